@@ -1,0 +1,297 @@
+"""Typed catalogs: the YAML files under catalogs/ checked by pydantic, with cross-references."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Annotated, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
+
+Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$")]
+Family = Literal["gpu", "tpu", "trainium", "inferentia", "cpu"]
+Cloud = Literal["aws", "azure", "gcp", "onprem"]
+Precision = Literal["fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4", "int4"]
+
+CATALOG_FILES = ("accelerators.yaml", "instances.yaml", "models.yaml", "workloads.yaml", "sources.yaml")
+
+
+class CatalogError(ValueError):
+    """A catalog file is missing, malformed, or refers to something that does not exist."""
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# ---------------------------------------------------------------- accelerators.yaml
+class SourceRef(Strict):
+    title: str
+    url: str | None = None
+    as_of: dt.date | None = None
+
+
+class Figure(Strict):
+    """One published figure; `value: null` means nobody published it, never a guess."""
+
+    value: float | None
+    source: str
+    unverified: bool = False
+    note: str | None = None
+
+
+class Accelerator(Strict):
+    name: str
+    family: Family
+    vendor: str
+    aliases: list[str] = Field(default_factory=list, description="raw benchmark strings that mean this chip")
+    memory_type: str | None = None
+    interconnect: str | None = None
+    peak_tflops: dict[Precision, Figure] = Field(default_factory=dict)
+    memory_gb: Figure
+    memory_bandwidth_tbps: Figure
+    tdp_w: Figure
+
+
+class AcceleratorsFile(Strict):
+    sources: dict[Slug, SourceRef]
+    accelerators: dict[Slug, Accelerator]
+
+
+# ---------------------------------------------------------------- instances.yaml
+class PriceComponent(Strict):
+    """GCP prices a VM as SKUs (per GPU, per vCPU, per GiB, per TPU chip); the offer is their sum."""
+
+    sku_description_prefix: str = Field(description="matches the SKU description up to ' running in <place>'")
+    quantity: float = Field(gt=0)
+
+
+class Instance(Strict):
+    cloud: Cloud
+    instance_type: str
+    accelerator: Slug
+    accelerator_count: int = Field(gt=0)
+    vcpu: int | None = None
+    memory_gib: float | None = None
+    note: str | None = None
+    source: str
+    price_components: list[PriceComponent] = Field(default_factory=list)
+
+    @property
+    def offer_key(self) -> str:
+        return f"{self.cloud}:{self.instance_type}"
+
+
+class InstancesFile(Strict):
+    instances: list[Instance]
+
+
+# ---------------------------------------------------------------- models.yaml
+class Model(Strict):
+    name: str
+    params: float = Field(gt=0)
+    active_params: float | None = None
+    layers: int = Field(gt=0)
+    hidden: int = Field(gt=0)
+    heads: int = Field(gt=0)
+    kv_heads: int = Field(gt=0)
+    head_dim: int = Field(gt=0)
+    source: str
+
+
+class ModelsFile(Strict):
+    models: dict[Slug, Model]
+
+
+# ---------------------------------------------------------------- workloads.yaml
+class TrainingBenchmark(Strict):
+    suite: Literal["mlperf_training"]
+    task: str = Field(description="MLPerf Training benchmark name, e.g. gpt3, llama2_70b_lora")
+
+
+class InferenceBenchmark(Strict):
+    suite: Literal["mlperf_inference"]
+    task: str = Field(description="MLPerf model name without the accuracy suffix, e.g. llama2-70b")
+    scenario: Literal["Server", "Offline", "Interactive"]
+
+
+class Slo(Strict):
+    ttft_ms: float | None = None
+    tpot_ms: float | None = None
+
+
+class TrainingWorkload(Strict):
+    kind: Literal["training"]
+    title: str
+    description: str
+    model: Slug
+    benchmark: TrainingBenchmark
+
+
+class InferenceWorkload(Strict):
+    kind: Literal["inference"]
+    title: str
+    description: str
+    model: Slug
+    benchmark: InferenceBenchmark
+    accuracy_target_pct: Literal[99.0, 99.9] = Field(
+        99.0, description="MLPerf accuracy target: results at -99.9 also satisfy a 99 target"
+    )
+    input_tokens: int = Field(gt=0)
+    output_tokens: int = Field(gt=0)
+    slo: Slo | Literal["offline"]
+
+
+Workload = Annotated[TrainingWorkload | InferenceWorkload, Field(discriminator="kind")]
+
+
+class WorkloadsFile(Strict):
+    workloads: dict[Slug, Workload]
+
+
+# ---------------------------------------------------------------- sources.yaml
+SourceKind = Literal["aws_pricing", "azure_retail", "gcp_billing", "mlperf_inference", "mlperf_training"]
+
+
+class SnapshotFile(Strict):
+    path: str = Field(description="relative to catalogs/")
+    as_of: dt.date
+    source: str = Field(description="where the figures come from")
+    region: str | None = Field(None, description="region a price page was fetched for, where the format does not say")
+
+
+class Source(Strict):
+    kind: SourceKind
+    enabled: bool = True
+    description: str
+    files: list[SnapshotFile] = Field(min_length=1)
+
+
+class SourcesFile(Strict):
+    sources: dict[Slug, Source]
+
+
+# ---------------------------------------------------------------- the whole catalog
+class Catalog(Strict):
+    root: Path
+    accelerators: AcceleratorsFile
+    instances: InstancesFile
+    models: ModelsFile
+    workloads: WorkloadsFile
+    sources: SourcesFile
+
+    @model_validator(mode="after")
+    def _cross_references(self) -> "Catalog":
+        errors: list[str] = []
+        known_sources = self.accelerators.sources
+        seen_alias: dict[str, str] = {}
+        for acc_id, acc in self.accelerators.accelerators.items():
+            figures = {f"peak_tflops.{p}": f for p, f in acc.peak_tflops.items()}
+            figures |= {"memory_gb": acc.memory_gb, "memory_bandwidth_tbps": acc.memory_bandwidth_tbps, "tdp_w": acc.tdp_w}
+            for key, fig in figures.items():
+                if fig.source not in known_sources:
+                    errors.append(
+                        f"accelerators.yaml: accelerators.{acc_id}.{key}.source: unknown source "
+                        f"{fig.source!r} (expected one of the ids under 'sources:')"
+                    )
+            for alias in acc.aliases:
+                norm = normalise_alias(alias)
+                if norm in seen_alias and seen_alias[norm] != acc_id:
+                    errors.append(
+                        f"accelerators.yaml: accelerators.{acc_id}.aliases: {alias!r} is already an alias of "
+                        f"{seen_alias[norm]!r} (an alias must name one accelerator)"
+                    )
+                seen_alias[norm] = acc_id
+        seen_offer: set[str] = set()
+        for i, inst in enumerate(self.instances.instances):
+            where = f"instances.yaml: instances[{i}] ({inst.offer_key})"
+            if inst.accelerator not in self.accelerators.accelerators:
+                errors.append(f"{where}.accelerator: unknown accelerator {inst.accelerator!r} (not in accelerators.yaml)")
+            if inst.source not in known_sources:
+                errors.append(f"{where}.source: unknown source {inst.source!r} (not under 'sources:' in accelerators.yaml)")
+            if inst.offer_key in seen_offer:
+                errors.append(f"{where}: duplicate instance type (each cloud:instance_type appears once)")
+            seen_offer.add(inst.offer_key)
+            if inst.cloud == "gcp" and not inst.price_components:
+                errors.append(f"{where}.price_components: a GCP instance needs the SKUs its price is made of")
+        for model_id, model in self.models.models.items():
+            if model.source not in known_sources:
+                errors.append(f"models.yaml: models.{model_id}.source: unknown source {model.source!r}")
+        for wl_id, wl in self.workloads.workloads.items():
+            if wl.model not in self.models.models:
+                errors.append(f"workloads.yaml: workloads.{wl_id}.model: unknown model {wl.model!r} (not in models.yaml)")
+        for src_id, src in self.sources.sources.items():
+            for j, f in enumerate(src.files):
+                if not (self.root / f.path).is_file():
+                    errors.append(f"sources.yaml: sources.{src_id}.files[{j}].path: no such file {f.path!r} under {self.root}")
+        if errors:
+            raise CatalogError("\n".join(errors))
+        return self
+
+    def alias_map(self) -> dict[str, str]:
+        """Normalised raw accelerator string -> accelerator id."""
+        return {
+            normalise_alias(a): acc_id
+            for acc_id, acc in self.accelerators.accelerators.items()
+            for a in acc.aliases
+        }
+
+
+def normalise_alias(raw: str) -> str:
+    """Aliases match exactly, ignoring case and surrounding or repeated whitespace."""
+    return " ".join(raw.split()).casefold()
+
+
+def _load_yaml(path: Path) -> object:
+    if not path.is_file():
+        raise CatalogError(f"{path.name}: file not found at {path}")
+    try:
+        with path.open(encoding="utf-8") as fh:
+            return yaml.safe_load(fh)
+    except yaml.YAMLError as exc:
+        raise CatalogError(f"{path.name}: not valid YAML: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise CatalogError(f"{path.name}: not UTF-8 text ({exc})") from exc
+
+
+def _format_validation_error(file_name: str, exc: ValidationError) -> str:
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        if err["type"] == "extra_forbidden":
+            lines.append(f"{file_name}: {loc}: unknown key (not part of the {file_name} schema)")
+        else:
+            lines.append(f"{file_name}: {loc}: {err['msg']} (got {err.get('input')!r})")
+    return "\n".join(lines)
+
+
+def load_catalog(root: Path | str) -> Catalog:
+    """Load and check every catalog file under `root`; raise CatalogError naming file, entry and key."""
+    root = Path(root)
+    parsed: dict[str, BaseModel] = {}
+    models = {
+        "accelerators": AcceleratorsFile,
+        "instances": InstancesFile,
+        "models": ModelsFile,
+        "workloads": WorkloadsFile,
+        "sources": SourcesFile,
+    }
+    errors = []
+    for name, model in models.items():
+        file_name = f"{name}.yaml"
+        try:
+            data = _load_yaml(root / file_name)
+            parsed[name] = model.model_validate(data if data is not None else {})
+        except CatalogError as exc:
+            errors.append(str(exc))
+        except ValidationError as exc:
+            errors.append(_format_validation_error(file_name, exc))
+    if errors:
+        raise CatalogError("\n".join(errors))
+    try:
+        return Catalog(root=root, **parsed)
+    except ValidationError as exc:
+        # model_validator errors arrive wrapped; unwrap our own message
+        messages = [e["ctx"]["error"] if "ctx" in e and "error" in e["ctx"] else e["msg"] for e in exc.errors()]
+        raise CatalogError("\n".join(str(m) for m in messages)) from None

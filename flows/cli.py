@@ -1,0 +1,113 @@
+"""The `hweval` command: run the pipeline, check the catalogs, query the warehouse."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import sys
+from pathlib import Path
+
+from flows import paths
+
+# Quiet, useful Prefect logs unless the user configured their own.
+PREFECT_DEFAULTS = {
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "DO_NOT_TRACK": "1",
+    "PREFECT_LOGGING_LEVEL": "WARNING",
+    "PREFECT_LOGGING_LOGGERS_PREFECT_FLOW_RUNS_LEVEL": "INFO",
+    "PREFECT_LOGGING_LOGGERS_PREFECT_TASK_RUNS_LEVEL": "WARNING",
+}
+
+
+def _date(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date (expected YYYY-MM-DD)") from None
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    for key, value in PREFECT_DEFAULTS.items():
+        os.environ.setdefault(key, value)
+    if not os.environ.get("PREFECT_API_URL"):
+        print("hweval: no PREFECT_API_URL set; Prefect starts a temporary local server for this run (~15 s).",
+              file=sys.stderr)
+    from flows.nightly import nightly
+
+    result = nightly(
+        as_of=args.as_of,
+        catalog_dir=str(args.catalog) if args.catalog else None,
+        warehouse_file=str(args.warehouse) if args.warehouse else None,
+        reports_dir=str(args.reports) if args.reports else None,
+    )
+    landed = sum(load.rows_landed for load in result.loads)
+    quarantined = sum(load.rows_quarantined for load in result.loads)
+    print(f"run {result.run_id} as of {result.as_of}: {landed} rows landed, {quarantined} quarantined")
+    print(f"warehouse: {result.warehouse}")
+    print(f"reports:   {result.reports}/index.md (also {result.reports.parent / 'latest'}/)")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from flows.catalog import load_catalog
+
+    catalog = load_catalog(args.catalog or paths.catalog_dir())
+    print(f"{catalog.root}: {len(catalog.accelerators.accelerators)} accelerators, "
+          f"{len(catalog.instances.instances)} instances, {len(catalog.models.models)} models, "
+          f"{len(catalog.workloads.workloads)} workloads, {len(catalog.sources.sources)} sources: OK")
+    return 0
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    import duckdb
+
+    path = args.warehouse or paths.warehouse_path()
+    if not Path(path).exists():
+        print(f"hweval: no warehouse at {path}; run `hweval run` first", file=sys.stderr)
+        return 1
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        con.sql(args.sql).show(max_rows=args.max_rows)
+    finally:
+        con.close()
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hweval", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run the nightly flow once: ingest, validate, build the warehouse, publish reports")
+    run.add_argument("--as-of", type=_date, default=None, help="as-of date of the run (default: today)")
+    run.add_argument("--catalog", type=Path, default=None, help="catalog folder (default: catalogs/)")
+    run.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: warehouse/hweval.duckdb)")
+    run.add_argument("--reports", type=Path, default=None, help="reports folder (default: reports/)")
+    run.set_defaults(func=cmd_run)
+
+    check = sub.add_parser("check", help="validate the catalogs and their cross-references")
+    check.add_argument("--catalog", type=Path, default=None, help="catalog folder (default: catalogs/)")
+    check.set_defaults(func=cmd_check)
+
+    query = sub.add_parser("query", help="run a SQL query against the warehouse, read-only")
+    query.add_argument("sql", help="the query, e.g. \"select * from marts.rankings limit 5\"")
+    query.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: warehouse/hweval.duckdb)")
+    query.add_argument("--max-rows", type=int, default=40, help="rows to print (default: 40)")
+    query.set_defaults(func=cmd_query)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from flows.catalog import CatalogError
+    from flows.sources._common import SourceFormatError
+
+    try:
+        return args.func(args)
+    except (CatalogError, SourceFormatError) as exc:
+        print(f"hweval: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

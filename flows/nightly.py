@@ -1,0 +1,92 @@
+"""The `nightly` Prefect flow: fetch -> land -> build -> render -> publish. Tasks sit at the I/O boundaries."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+
+from flows import paths, pipeline, warehouse
+from flows.catalog import Catalog, load_catalog
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run_id: str
+    as_of: dt.date
+    warehouse: Path
+    reports: Path
+    loads: list[pipeline.SourceLoad]
+
+
+@task(retries=2, retry_delay_seconds=5, cache_policy=NO_CACHE)
+def fetch(catalog: Catalog, source_id: str) -> pipeline.SourceBatch:
+    """Read one declared source into rows for its landed table."""
+    return pipeline.fetch_source(catalog, source_id)
+
+
+@task(cache_policy=NO_CACHE)
+def land(building: Path, catalog: Catalog, batches: list[pipeline.SourceBatch], run_id: str,
+         as_of: dt.date) -> list[pipeline.SourceLoad]:
+    """Validate every batch and land it, or quarantine its failing rows, in the warehouse being built."""
+    con = warehouse.connect(building)
+    try:
+        pipeline.prepare_warehouse(con, catalog, as_of)
+        return [pipeline.land_batch(con, batch, run_id, as_of, catalog) for batch in batches]
+    finally:
+        con.close()
+
+
+@task(cache_policy=NO_CACHE)
+def build_and_render(building: Path, catalog: Catalog, loads: list[pipeline.SourceLoad], run_id: str,
+                     as_of: dt.date, started_at: dt.datetime, staging_dir: Path) -> None:
+    """Build staging -> intermediate -> marts, check the SQL invariants, record the run, render reports aside."""
+    logger = get_run_logger()
+    con = warehouse.connect(building)
+    try:
+        for model in pipeline.build(con, run_id, as_of):
+            logger.info("built %s.%s: %d rows", model.layer, model.name, model.rows)
+        pipeline.record_run(con, run_id, as_of, started_at, catalog, loads)
+        pipeline.render_reports_to(con, as_of, staging_dir)
+        con.execute("checkpoint")
+    finally:
+        con.close()
+
+
+@task(cache_policy=NO_CACHE)
+def publish(building: Path, warehouse_file: Path, staging_dir: Path, reports_root: Path, as_of: dt.date) -> Path:
+    """Swap in the new warehouse, then the new reports: renames only, after everything else succeeded."""
+    warehouse.publish_copy(building, warehouse_file)
+    return pipeline.publish_reports(staging_dir, reports_root, as_of)
+
+
+@flow(name="nightly", log_prints=True)
+def nightly(
+    as_of: dt.date | None = None,
+    catalog_dir: str | None = None,
+    warehouse_file: str | None = None,
+    reports_dir: str | None = None,
+    run_id: str | None = None,
+) -> RunResult:
+    """Evaluate every workload on every offer from the sources declared in catalogs/sources.yaml."""
+    logger = get_run_logger()
+    started_at = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    as_of = as_of or dt.date.today()
+    run_id = run_id or pipeline.new_run_id(as_of)
+    catalog = load_catalog(catalog_dir or paths.catalog_dir())
+    warehouse_path = Path(warehouse_file) if warehouse_file else paths.warehouse_path()
+    reports_root = Path(reports_dir) if reports_dir else paths.reports_dir()
+    staging_dir = reports_root / f".{as_of.isoformat()}.rendering"
+    enabled = [s_id for s_id, s in catalog.sources.sources.items() if s.enabled]
+    logger.info("run %s as of %s: sources %s", run_id, as_of, ", ".join(enabled))
+
+    batches = [fetch(catalog, source_id) for source_id in enabled]
+    with warehouse.building_copy(warehouse_path) as building:
+        loads = land(building, catalog, batches, run_id, as_of)
+        build_and_render(building, catalog, loads, run_id, as_of, started_at, staging_dir)
+        dated = publish(building, warehouse_path, staging_dir, reports_root, as_of)
+    logger.info("warehouse: %s; reports: %s and %s", warehouse_path, dated, reports_root / "latest")
+    return RunResult(run_id, as_of, warehouse_path, dated, loads)

@@ -1,0 +1,184 @@
+"""The pipeline as plain functions: fetch -> land (validate at the door) -> build -> render -> publish.
+
+The Prefect flow in flows/nightly.py calls these; tests call them directly.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import os
+import shutil
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+from flows import reports, transform, warehouse
+from flows.catalog import Catalog
+from flows.sources import SOURCE_KINDS
+from flows.validate import load_suite_json, validate_rows
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SourceBatch:
+    """Rows one source produced for its landed table, before validation."""
+
+    source_id: str
+    kind: str
+    table: str
+    files: list[str]
+    data_as_of: dt.date
+    rows: list[dict] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SourceLoad:
+    source_id: str
+    table: str
+    rows_in: int
+    rows_landed: int
+    rows_quarantined: int
+
+
+def new_run_id(as_of: dt.date) -> str:
+    return f"{as_of.isoformat()}-{uuid.uuid4().hex[:8]}"
+
+
+def fetch_source(catalog: Catalog, source_id: str) -> SourceBatch:
+    """Read every file of one declared source with its kind's parser; rows carry where they came from."""
+    source = catalog.sources.sources[source_id]
+    module = SOURCE_KINDS[source.kind]
+    rows: list[dict] = []
+    for f in source.files:
+        label = f"catalogs/{f.path}"
+        for row in module.read_file(catalog.root / f.path, label, f.region):
+            rows.append(row | {"data_as_of": f.as_of})
+    for row_no, row in enumerate(rows):
+        row["row_no"] = row_no
+        row["source_id"] = source_id
+    return SourceBatch(
+        source_id=source_id,
+        kind=source.kind,
+        table=module.TABLE,
+        files=[f.path for f in source.files],
+        data_as_of=max(f.as_of for f in source.files),
+        rows=rows,
+    )
+
+
+def land_batch(
+    con: duckdb.DuckDBPyConnection,
+    batch: SourceBatch,
+    run_id: str,
+    as_of: dt.date,
+    catalog: Catalog,
+) -> SourceLoad:
+    """Validate a batch with its table's suite; land passing rows in raw.<table>, the rest in ops.quarantine."""
+    suite = load_suite_json(catalog.root / "expectations" / f"{batch.table}.json")
+    parameters = {"accelerator_alias_keys": sorted(catalog.alias_map())}
+    outcome = validate_rows(batch.rows, suite, parameters)
+    tag = {"run_id": run_id, "as_of": as_of}
+    warehouse.insert_rows(con, f"raw.{batch.table}", [row | tag for row in outcome.passed])
+    by_no = {row["row_no"]: row for row in outcome.failed}
+    warehouse.insert_rows(con, "ops.quarantine", [
+        {
+            **tag,
+            "source_id": batch.source_id,
+            "landed_table": f"raw.{batch.table}",
+            "row_no": failure.row_no,
+            "source_ref": by_no[failure.row_no]["source_ref"],
+            "expectation": failure.expectation,
+            "column_name": failure.column,
+            "unexpected_value": None if failure.value is None else str(failure.value),
+            "row_json": json.dumps(by_no[failure.row_no], default=str, sort_keys=True),
+        }
+        for failure in outcome.failures
+    ])
+    load = SourceLoad(batch.source_id, batch.table, len(batch.rows), len(outcome.passed), len(outcome.failed))
+    if load.rows_in != load.rows_landed + load.rows_quarantined:
+        raise AssertionError(f"{batch.source_id}: rows in {load.rows_in} != landed + quarantined")
+    warehouse.insert_rows(con, "ops.source_loads", [{
+        **tag,
+        "source_id": batch.source_id,
+        "kind": batch.kind,
+        "landed_table": f"raw.{batch.table}",
+        "data_as_of": batch.data_as_of,
+        "files": len(batch.files),
+        "rows_in": load.rows_in,
+        "rows_landed": load.rows_landed,
+        "rows_quarantined": load.rows_quarantined,
+        "status": "landed",
+    }])
+    log.info("%s: %d rows in, %d landed in raw.%s, %d quarantined",
+             batch.source_id, load.rows_in, load.rows_landed, batch.table, load.rows_quarantined)
+    return load
+
+
+def record_run(con, run_id: str, as_of: dt.date, started_at: dt.datetime, catalog: Catalog,
+               loads: list[SourceLoad]) -> None:
+    warehouse.insert_rows(con, "ops.runs", [{
+        "run_id": run_id,
+        "as_of": as_of,
+        "started_at": started_at,
+        "finished_at": dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
+        "status": "succeeded",
+        "catalog_dir": str(catalog.root),
+        "sources": ",".join(load.source_id for load in loads),
+        "rows_in": sum(load.rows_in for load in loads),
+        "rows_landed": sum(load.rows_landed for load in loads),
+        "rows_quarantined": sum(load.rows_quarantined for load in loads),
+    }])
+
+
+def prepare_warehouse(con: duckdb.DuckDBPyConnection, catalog: Catalog, as_of: dt.date) -> None:
+    warehouse.apply_ddl(con)
+    warehouse.clear_as_of(con, as_of)
+    warehouse.load_catalog_tables(con, catalog)
+
+
+def build(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date) -> list[transform.BuiltModel]:
+    built = transform.build_models(con, run_id, as_of)
+    transform.run_sql_tests(con)
+    return built
+
+
+def render_reports_to(con: duckdb.DuckDBPyConnection, as_of: dt.date, staging_dir: Path) -> list[Path]:
+    """Write this run's report pages into a fresh folder beside the published ones."""
+    if staging_dir.exists():
+        shutil.rmtree(staging_dir)
+    staging_dir.mkdir(parents=True)
+    written = []
+    for name, text in reports.render(con, as_of).items():
+        path = staging_dir / name
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def _swap_dir(new: Path, target: Path) -> None:
+    """Put `new` at `target` by renames only; the old folder is removed after the swap."""
+    old = target.with_name(f".{target.name}.old-{os.getpid()}")
+    if old.exists():
+        shutil.rmtree(old)
+    if target.exists():
+        os.replace(target, old)
+    os.replace(new, target)
+    if old.exists():
+        shutil.rmtree(old)
+
+
+def publish_reports(staging_dir: Path, reports_root: Path, as_of: dt.date) -> Path:
+    """Move the rendered folder to reports/<as-of>/ and copy it to reports/latest/."""
+    latest_staging = staging_dir.with_name(staging_dir.name + "-latest")
+    if latest_staging.exists():
+        shutil.rmtree(latest_staging)
+    shutil.copytree(staging_dir, latest_staging)
+    dated = reports_root / as_of.isoformat()
+    _swap_dir(staging_dir, dated)
+    _swap_dir(latest_staging, reports_root / "latest")
+    return dated

@@ -1,0 +1,194 @@
+"""Markdown reports from the marts: an index and one page per workload with its ranking table."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import duckdb
+
+OUTCOME_LABELS = {
+    "completed_run_usd": "completed-run USD",
+    "usd_per_million_tokens": "USD per million tokens",
+}
+DERIVED_NOTE = (
+    "Figures are derived by hweval from published MLPerf results and public prices; they are not official "
+    "MLPerf results."
+)
+
+
+def usd(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:,.2f}" if abs(value) >= 10 else f"{value:,.3f}"
+
+
+def num(value: float | None, digits: int = 2) -> str:
+    return "—" if value is None else f"{value:,.{digits}f}"
+
+
+def _rows(con: duckdb.DuckDBPyConnection, query: str, params: list | None = None) -> list[dict]:
+    cursor = con.cursor()
+    result = cursor.execute(query, params or [])
+    columns = [d[0] for d in result.description]
+    return [dict(zip(columns, row)) for row in result.fetchall()]
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _offer(r: dict) -> str:
+    return f"{r['cloud']} {r['instance_type']}"
+
+
+def _where(r: dict) -> str:
+    return f"{r['cloud']} / {r['region']}"
+
+
+def chip_hours(r: dict) -> float:
+    return r["chips"] * r["time_to_train_minutes"] / 60
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _reversal_lines(ranking: list[dict], metric_label: str, limit: int = 5) -> list[str]:
+    """Plain-language pairs where a candidate dearer per chip-hour is cheaper per outcome."""
+    lines = []
+    for better in sorted(ranking, key=lambda r: r["outcome_rank"]):
+        if not better["is_reversal"]:
+            continue
+        beaten = [w for w in ranking
+                  if w["outcome_value"] > better["outcome_value"] and w["usd_per_chip_hour"] < better["usd_per_chip_hour"]]
+        worse = min(beaten, key=lambda w: (w["usd_per_chip_hour"], w["outcome_value"]))
+        hour_ratio = better["usd_per_chip_hour"] / worse["usd_per_chip_hour"]
+        outcome_ratio = better["outcome_value"] / worse["outcome_value"]
+        reason = ""
+        if better["time_to_train_minutes"] and worse["time_to_train_minutes"]:
+            reason = (f"; the run takes {num(chip_hours(better), 0)} chip-hours ({int(better['chips'])} chips x "
+                      f"{num(better['time_to_train_minutes'])} min) against {num(chip_hours(worse), 0)} "
+                      f"({int(worse['chips'])} x {num(worse['time_to_train_minutes'])} min)")
+        elif better["tokens_per_s_per_chip"] and worse["tokens_per_s_per_chip"]:
+            reason = (f"; each chip produces {num(better['tokens_per_s_per_chip'], 0)} tokens/s against "
+                      f"{num(worse['tokens_per_s_per_chip'], 0)}")
+        lines.append(
+            f"- **{_offer(better)}** ({better['pricing_term']}, {better['accelerator_count']} x "
+            f"{better['accelerator_id']}) costs {hour_ratio:.2f}x as much per chip-hour as **{_offer(worse)}** "
+            f"({worse['pricing_term']}, {usd(better['usd_per_chip_hour'])} vs {usd(worse['usd_per_chip_hour'])} USD) "
+            f"but {outcome_ratio:.2f}x as much per outcome ({usd(better['outcome_value'])} vs "
+            f"{usd(worse['outcome_value'])} {metric_label}){reason}. It beats "
+            f"{plural(better['reversals'], 'candidate')} that {'is' if better['reversals'] == 1 else 'are'} "
+            f"cheaper per chip-hour."
+        )
+        if len(lines) == limit:
+            break
+    return lines
+
+
+def render_workload(workload: dict, ranking: list[dict], as_of: dt.date) -> str:
+    out = [f"# {workload['workload_id']}: {workload['title']}", "", workload["description"], ""]
+    if not ranking:
+        out += ["No candidate could be priced for this workload in this run: no offer of an accelerator with a "
+                "measured result for its benchmark.", ""]
+        return "\n".join(out)
+    metric = ranking[0]["outcome_metric"]
+    label = OUTCOME_LABELS[metric]
+    out += [
+        f"As of {as_of.isoformat()}. Ranked by **{label}** (lower is better); beside it, the rank by USD per "
+        f"chip-hour, the metric this ranking replaces. Benchmark: {workload['benchmark_task']}"
+        + (f" ({workload['benchmark_scenario']})" if workload["benchmark_scenario"] else "") + ".",
+        "",
+    ]
+    training = workload["kind"] == "training"
+    headers = ["rank", "offer", "accelerator x count", "cloud / region", "term", "USD per chip-hour",
+               "chip-hour rank"]
+    headers += (["chips", "time to train (min)", label] if training
+                else ["precision", "tokens/s per chip", label])
+    headers += ["basis", "price source (as of)", "benchmark (as of)"]
+    rows = []
+    for r in ranking:
+        row = [str(r["outcome_rank"]), _offer(r), f"{r['accelerator_id']} x {r['accelerator_count']}", _where(r),
+               r["pricing_term"], usd(r["usd_per_chip_hour"]), str(r["chip_hour_rank"])]
+        if training:
+            row += [f"{int(r['chips'])} ({plural(r['instances'], 'instance')})", num(r["time_to_train_minutes"]),
+                    usd(r["outcome_value"])]
+        else:
+            row += [r["precision"], num(r["tokens_per_s_per_chip"], 0), usd(r["outcome_value"])]
+        row += [r["basis"], f"{r['price_source_id']} ({r['price_as_of']})",
+                f"{r['benchmark_label']} ({r['benchmark_as_of']})"]
+        rows.append(row)
+    out += [_table(headers, rows), ""]
+    reversals = _reversal_lines(ranking, label)
+    out += ["## Where the hourly price disagrees", ""]
+    out += reversals or ["The ranking by outcome agrees with the ranking by USD per chip-hour for this workload."]
+    out += ["", f"_{DERIVED_NOTE}_", ""]
+    return "\n".join(out)
+
+
+def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str]:
+    """File name -> Markdown for every page of the run at `as_of`."""
+    workloads = _rows(con, "select * from catalog.workloads order by workload_id")
+    rankings = _rows(con, "select * from marts.rankings where as_of = ? order by workload_id, outcome_rank, "
+                          "usd_per_chip_hour, candidate_id", [as_of])
+    run = _rows(con, "select * from ops.runs where as_of = ?", [as_of])
+    loads = _rows(con, "select * from ops.source_loads where as_of = ? order by source_id", [as_of])
+    reasons = _rows(con, """
+        select source_id, expectation, column_name, count(*) as rows, min(unexpected_value) as example
+        from ops.quarantine where as_of = ? group by all order by rows desc, source_id, expectation, column_name
+        """, [as_of])
+    pages: dict[str, str] = {}
+    summary = []
+    for w in workloads:
+        ranking = [r for r in rankings if r["workload_id"] == w["workload_id"]]
+        pages[f"{w['workload_id']}.md"] = render_workload(w, ranking, as_of)
+        if ranking:
+            best = ranking[0]
+            cheapest_hour = min(ranking, key=lambda r: (r["chip_hour_rank"], r["outcome_rank"]))
+            summary.append([
+                f"[{w['workload_id']}]({w['workload_id']}.md)", w["kind"], OUTCOME_LABELS[best["outcome_metric"]],
+                f"{_offer(best)} ({best['pricing_term']}, {best['accelerator_id']} x {best['accelerator_count']})",
+                usd(best["outcome_value"]),
+                f"{_offer(cheapest_hour)} ({cheapest_hour['pricing_term']}, {usd(cheapest_hour['usd_per_chip_hour'])})",
+                "yes" if any(r["is_reversal"] for r in ranking) else "no",
+            ])
+        else:
+            summary.append([f"[{w['workload_id']}]({w['workload_id']}.md)", w["kind"], "—", "no candidate", "—", "—", "—"])
+    run_line = (f"Run `{run[0]['run_id']}`: {run[0]['rows_in']} rows in, {run[0]['rows_landed']} landed, "
+                f"{run[0]['rows_quarantined']} quarantined." if run else "")
+    index = [
+        f"# hweval report, as of {as_of.isoformat()}",
+        "",
+        "Price per accelerator-hour is the wrong metric: each workload is ranked by the cost of its outcome "
+        "(a completed training run, a million tokens), with the rank by USD per chip-hour beside it. "
+        "A reversal means a candidate dearer per chip-hour is cheaper per outcome.",
+        "",
+        run_line,
+        "",
+        "## Workloads",
+        "",
+        _table(["workload", "kind", "ranked by", "best offer", "best outcome", "cheapest per chip-hour", "reversal"],
+               summary),
+        "",
+        "## Sources",
+        "",
+        _table(["source", "kind", "data as of", "files", "rows in", "landed", "quarantined"],
+               [[r["source_id"], r["kind"], str(r["data_as_of"]), str(r["files"]), str(r["rows_in"]),
+                 str(r["rows_landed"]), str(r["rows_quarantined"])] for r in loads]),
+        "",
+        "## Quarantined rows by reason",
+        "",
+        _table(["source", "expectation", "column", "rows", "example value"],
+               [[r["source_id"], r["expectation"], r["column_name"] or "—", str(r["rows"]),
+                 "(empty)" if r["example"] == "" else str(r["example"])] for r in reasons])
+        if reasons else "No row was quarantined.",
+        "",
+        "Every rejected row is kept in `ops.quarantine` with the expectation it failed.",
+        "",
+        f"_{DERIVED_NOTE}_",
+        "",
+    ]
+    pages["index.md"] = "\n".join(index)
+    return pages

@@ -1,0 +1,76 @@
+"""Reading helpers shared by the source modules: every error names the file, the row or key, and what was expected."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+
+class SourceFormatError(ValueError):
+    """A source file or response is not in the format its kind expects."""
+
+
+def read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SourceFormatError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    except OSError as exc:
+        raise SourceFormatError(f"{path}: cannot be read ({exc.strerror})") from None
+
+
+def load_json(path: Path) -> Any:
+    text = read_text(path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SourceFormatError(
+            f"{path}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
+
+
+def load_csv(path: Path, skip_lines: int = 0) -> list[dict[str, str]]:
+    """Rows as dicts keyed by header name (columns vary between versions: read by name)."""
+    lines = io.StringIO(read_text(path))
+    for _ in range(skip_lines):
+        lines.readline()
+    reader = csv.DictReader(lines)
+    if not reader.fieldnames:
+        raise SourceFormatError(f"{path}: empty CSV, expected a header line")
+    rows = []
+    for row in reader:
+        if None in row:
+            raise SourceFormatError(
+                f"{path}: line {reader.line_num}: {len(reader.fieldnames) + len(row[None])} fields, "
+                f"expected {len(reader.fieldnames)} (the header's)"
+            )
+        rows.append(row)
+    return rows
+
+
+def require(obj: Any, key: str, where: str, kind: type | tuple[type, ...] | None = None) -> Any:
+    """obj[key], or a SourceFormatError saying where the key was expected and what type."""
+    if not isinstance(obj, dict):
+        raise SourceFormatError(f"{where}: expected an object with key {key!r}, got {type(obj).__name__}")
+    if key not in obj:
+        raise SourceFormatError(f"{where}: missing key {key!r}")
+    value = obj[key]
+    if kind is not None and not isinstance(value, kind):
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise SourceFormatError(f"{where}.{key}: expected {names}, got {type(value).__name__} {value!r:.60}")
+    return value
+
+
+def to_float(text: Any) -> float | None:
+    """A number from a JSON number or numeric string; None when it is not one (validation quarantines it)."""
+    if text is None or isinstance(text, bool):
+        return None
+    if isinstance(text, (int, float)):
+        return float(text)
+    try:
+        return float(str(text).strip())
+    except ValueError:
+        return None

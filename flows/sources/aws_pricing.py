@@ -1,0 +1,76 @@
+"""AWS Price List API (`pricing.get_products` for AmazonEC2) pages -> rows of raw.aws_pricing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from flows.sources._common import SourceFormatError, load_json, require, to_float
+
+TABLE = "aws_pricing"
+
+_ATTRIBUTES = {
+    "instance_type": "instanceType",
+    "region_code": "regionCode",
+    "location": "location",
+    "instance_family": "instanceFamily",
+    "operating_system": "operatingSystem",
+    "license_model": "licenseModel",
+    "pre_installed_sw": "preInstalledSw",
+    "tenancy": "tenancy",
+    "capacity_status": "capacitystatus",
+    "market_option": "marketoption",
+    "usage_type": "usagetype",
+    "vcpu": "vcpu",
+    "gpu": "gpu",
+}
+
+
+def price_rows(page: Any, where: str) -> Iterator[dict]:
+    """One row per price dimension of every term of every product on one get_products page."""
+    price_list = require(page, "PriceList", where, list)
+    for i, item in enumerate(price_list):
+        item_where = f"{where}: PriceList[{i}]"
+        if isinstance(item, str):  # the real API returns each product as a JSON string
+            try:
+                item = json.loads(item)
+            except json.JSONDecodeError as exc:
+                raise SourceFormatError(f"{item_where}: not valid JSON ({exc.msg} at char {exc.pos})") from None
+        product = require(item, "product", item_where, dict)
+        attrs = require(product, "attributes", f"{item_where}.product", dict)
+        base = {col: attrs.get(key) for col, key in _ATTRIBUTES.items()}
+        base["source_ref"] = item_where
+        base["sku"] = product.get("sku")
+        base["publication_date"] = item.get("publicationDate")
+        terms = require(item, "terms", item_where, dict)
+        for term_type, offers in terms.items():
+            for term_code, term in require(terms, term_type, f"{item_where}.terms", dict).items():
+                term_where = f"{item_where}.terms.{term_type}.{term_code}"
+                term_attrs = term.get("termAttributes") or {}
+                dims = require(term, "priceDimensions", term_where, dict)
+                for rate_code, dim in dims.items():
+                    price_text = require(require(dim, "pricePerUnit", f"{term_where}.{rate_code}", dict), "USD",
+                                         f"{term_where}.{rate_code}.pricePerUnit")
+                    yield base | {
+                        "term_type": term_type,
+                        "offer_term_code": term.get("offerTermCode"),
+                        "lease_contract_length": term_attrs.get("LeaseContractLength"),
+                        "purchase_option": term_attrs.get("PurchaseOption"),
+                        "offering_class": term_attrs.get("OfferingClass"),
+                        "rate_code": rate_code,
+                        "unit": dim.get("unit"),
+                        "price_text": price_text,
+                        "price_usd": to_float(price_text),
+                        "description": dim.get("description"),
+                    }
+
+
+def rows_from_pages(pages: Iterable[tuple[str, Any]]) -> list[dict]:
+    """Rows from (where, page) pairs; `where` names the file or request each page came from."""
+    return [row for where, page in pages for row in price_rows(page, where)]
+
+
+def read_file(path: Path, label: str, region: str | None = None) -> list[dict]:
+    """One snapshot page on disk, read exactly as a live `get_products` response."""
+    return rows_from_pages([(label, load_json(path))])

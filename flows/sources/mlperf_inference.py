@@ -1,0 +1,51 @@
+"""MLPerf Inference `summary_results.json` (one object per result) -> rows of raw.mlperf_inference."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from flows.catalog import normalise_alias
+from flows.sources._common import SourceFormatError, load_json, require, to_float
+
+TABLE = "mlperf_inference"
+
+_REQUIRED = ("ID", "Model", "Scenario", "Accelerator", "a#", "Nodes", "Performance_Result", "Performance_Units")
+_TEXT = {
+    "result_id": "ID",
+    "version": "version",
+    "submitter": "Submitter",
+    "availability": "Availability",
+    "division": "Category",
+    "suite": "Suite",
+    "system": "System",
+    "model": "Model",
+    "scenario": "Scenario",
+    "accelerator": "Accelerator",
+    "weight_data_types": "weight_data_types",
+    "performance_units": "Performance_Units",
+    "details_url": "Details",
+}
+
+
+def result_rows(results: Any, where: str) -> list[dict]:
+    if not isinstance(results, list):
+        raise SourceFormatError(f"{where}: expected a JSON list of result objects, got {type(results).__name__}")
+    rows = []
+    for i, result in enumerate(results):
+        row_where = f"{where}: [{i}]"
+        for key in _REQUIRED:
+            require(result, key, row_where)
+        row = {col: (None if result.get(key) is None else str(result.get(key))) for col, key in _TEXT.items()}
+        row["accelerator_key"] = normalise_alias(row["accelerator"] or "")
+        row["accelerators_per_node"] = to_float(result.get("a#"))
+        row["nodes"] = to_float(result.get("Nodes"))
+        row["performance_result"] = to_float(result.get("Performance_Result"))
+        row["has_power"] = bool(result.get("has_power"))
+        row["source_ref"] = f"{row_where} ({result.get('ID')}, {result.get('Model')}, {result.get('Scenario')})"
+        rows.append(row)
+    return rows
+
+
+def read_file(path: Path, label: str, region: str | None = None) -> list[dict]:
+    return result_rows(load_json(path), label)

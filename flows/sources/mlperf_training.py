@@ -1,0 +1,97 @@
+"""MLPerf Training result-summarizer output (detailed CSV, or summary JSON) -> rows of raw.mlperf_training.
+
+The summarizer writes one row per system with benchmarks side by side; we land one row per system x benchmark.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from flows.catalog import normalise_alias
+from flows.sources._common import SourceFormatError, load_csv, load_json, require, to_float
+
+TABLE = "mlperf_training"
+
+_SYSTEM_KEYS = (
+    "division", "availability", "submitter", "system", "number_of_nodes", "host_processor_model_name",
+    "host_processors_count", "accelerator_model_name", "accelerators_count", "framework", "notes",
+    "private_id", "details_url", "code_url",
+)
+_DETAIL_FIELDS = ("time_to_train", "Energy", "GBS", "samples_to_converge", "RCP", "rcp_scaling_factor")
+
+
+def _system(record: dict, where: str) -> dict:
+    for key in ("submitter", "system", "accelerator_model_name", "accelerators_count", "number_of_nodes"):
+        require(record, key, where)
+    accelerator = str(record.get("accelerator_model_name") or "")
+    return {
+        "division": record.get("division"),
+        "availability": record.get("availability"),
+        "submitter": record.get("submitter"),
+        "system": record.get("system"),
+        "accelerator": accelerator,
+        "accelerator_key": normalise_alias(accelerator),
+        "accelerators_count": to_float(record.get("accelerators_count")),
+        "number_of_nodes": to_float(record.get("number_of_nodes")),
+        "framework": record.get("framework"),
+        "details_url": record.get("details_url"),
+    }
+
+
+def detailed_rows(records: list[dict], where: str) -> list[dict]:
+    """Rows from the detailed output: `<benchmark>:time_to_train`, `:Energy`, `:GBS`, `:samples_to_converge`."""
+    if not records:
+        return []
+    benchmarks = sorted({k.split(":", 1)[0] for k in records[0] if k.endswith(":time_to_train")})
+    if not benchmarks:
+        raise SourceFormatError(f"{where}: no '<benchmark>:time_to_train' column; not a summarizer detailed output")
+    rows = []
+    for i, record in enumerate(records):
+        row_where = f"{where}: row {i + 2}"  # line 1 is the header
+        system = _system(record, row_where)
+        for bench in benchmarks:
+            minutes_text = record.get(f"{bench}:time_to_train")
+            if minutes_text in (None, ""):
+                continue  # the system did not submit this benchmark
+            rows.append(system | {
+                "benchmark": bench,
+                "time_to_train_text": minutes_text,
+                "time_to_train_minutes": to_float(minutes_text),
+                "energy": to_float(record.get(f"{bench}:Energy")),
+                "global_batch_size": to_float(record.get(f"{bench}:GBS")),
+                "samples_to_converge": to_float(record.get(f"{bench}:samples_to_converge")),
+                "source_ref": f"{row_where} ({system['system']}, {bench})",
+            })
+    return rows
+
+
+def summary_rows(records: Any, where: str) -> list[dict]:
+    """Rows from the summary JSON: benchmark names as keys, minutes as values, null where not submitted."""
+    if not isinstance(records, list):
+        raise SourceFormatError(f"{where}: expected a JSON list of systems, got {type(records).__name__}")
+    rows = []
+    for i, record in enumerate(records):
+        row_where = f"{where}: [{i}]"
+        system = _system(record, row_where)
+        for bench, minutes in record.items():
+            if bench in _SYSTEM_KEYS or minutes is None:
+                continue
+            rows.append(system | {
+                "benchmark": bench,
+                "time_to_train_text": str(minutes),
+                "time_to_train_minutes": to_float(minutes),
+                "energy": None,
+                "global_batch_size": None,
+                "samples_to_converge": None,
+                "source_ref": f"{row_where} ({system['system']}, {bench})",
+            })
+    return rows
+
+
+def read_file(path: Path, label: str, region: str | None = None) -> list[dict]:
+    if path.suffix == ".csv":
+        return detailed_rows(load_csv(path), label)
+    if path.suffix == ".json":
+        return summary_rows(load_json(path), label)
+    raise SourceFormatError(f"{label}: unknown file type {path.suffix!r}; expected .csv (detailed) or .json (summary)")

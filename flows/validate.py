@@ -1,0 +1,109 @@
+"""Great Expectations at the door: each landed table has a suite (catalogs/expectations/<table>.json);
+rows that fail a row-level expectation are split off for ops.quarantine, with the expectation's name."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Failure:
+    row_no: int
+    expectation: str
+    column: str | None
+    value: Any
+
+
+@dataclass
+class ValidationOutcome:
+    passed: list[dict] = field(default_factory=list)
+    failed: list[dict] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+
+
+class SuiteError(ValueError):
+    """An expectation suite file is missing or malformed."""
+
+
+def load_suite_json(path: Path) -> dict:
+    if not path.is_file():
+        raise SuiteError(f"{path}: no expectation suite for this table (expected a GX suite JSON file)")
+    try:
+        suite = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise SuiteError(f"{path}: not valid JSON at line {exc.lineno}: {exc.msg}") from None
+    if not isinstance(suite.get("expectations"), list):
+        raise SuiteError(f"{path}: key 'expectations' must be a list of {{type, kwargs}} objects")
+    return suite
+
+
+@lru_cache(maxsize=1)
+def _context():
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    context = gx.get_context(mode="ephemeral")
+    context.variables.progress_bars = ProgressBarsConfig(globally=False)
+    return context
+
+
+def _suite(suite_json: dict):
+    from great_expectations.core.expectation_suite import ExpectationSuite
+    from great_expectations.expectations.expectation_configuration import ExpectationConfiguration
+
+    expectations = []
+    for i, exp in enumerate(suite_json["expectations"]):
+        try:
+            expectations.append(ExpectationConfiguration(**exp).to_domain_obj())
+        except Exception as exc:  # GX raises several types for a bad config
+            raise SuiteError(f"suite {suite_json.get('name')!r}: expectations[{i}] ({exp.get('type')}): {exc}") from None
+    return ExpectationSuite(name=suite_json["name"], expectations=expectations)
+
+
+def validate_rows(rows: list[dict], suite_json: dict, parameters: dict[str, Any] | None = None) -> ValidationOutcome:
+    """Split `rows` (each with a unique `row_no`) into rows that pass every expectation and rows that fail one."""
+    outcome = ValidationOutcome()
+    if not rows:
+        return outcome
+    frame = pd.DataFrame(rows)
+    context = _context()
+    name = suite_json["name"]
+    asset_name = f"{name}_{id(frame)}"
+    source = context.data_sources.add_or_update_pandas(name="landed")
+    batch_definition = source.add_dataframe_asset(asset_name).add_batch_definition_whole_dataframe("whole")
+    try:
+        batch = batch_definition.get_batch(batch_parameters={"dataframe": frame})
+        result = batch.validate(
+            _suite(suite_json),
+            expectation_parameters=parameters or {},
+            result_format={"result_format": "COMPLETE", "unexpected_index_column_names": ["row_no"]},
+        )
+    finally:
+        source.delete_asset(asset_name)
+    failed_rows: set[int] = set()
+    for res in result.results:
+        config = res.expectation_config
+        if res.exception_info and res.exception_info.get("raised_exception"):
+            raise SuiteError(f"suite {name!r}: {config.type} raised: {res.exception_info.get('exception_message')}")
+        if res.success:
+            continue
+        column = config.kwargs.get("column")
+        unexpected = res.result.get("unexpected_index_list")
+        if unexpected is None:
+            raise SuiteError(f"suite {name!r}: {config.type} is not a row-level expectation (no failing row ids)")
+        for hit in unexpected:
+            row_no = int(hit["row_no"])
+            failed_rows.add(row_no)
+            outcome.failures.append(Failure(row_no, config.type, column, hit.get(column) if column else None))
+    for row in rows:
+        (outcome.failed if row["row_no"] in failed_rows else outcome.passed).append(row)
+    return outcome

@@ -1,0 +1,159 @@
+"""The DuckDB warehouse file: schema, catalog tables, landing, and the build-aside-and-swap that makes a run atomic."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import duckdb
+import pyarrow as pa
+
+from flows.catalog import Catalog, normalise_alias
+from flows.paths import SQL_DIR
+
+# DuckDB 1.x clients (analysts' CLIs, BI drivers) can open files written with this storage version.
+STORAGE_COMPATIBILITY = {"storage_compatibility_version": "v1.5.0"}
+RAW_TABLES = ("aws_pricing", "azure_retail", "gcp_billing", "mlperf_inference", "mlperf_training")
+
+
+def connect(path: Path) -> duckdb.DuckDBPyConnection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return duckdb.connect(str(path), config=STORAGE_COMPATIBILITY)
+
+
+def apply_ddl(con: duckdb.DuckDBPyConnection, sql_dir: Path = SQL_DIR) -> None:
+    """Create schemas and raw/ops tables (idempotent), then (re)define the cost macros."""
+    for ddl in sorted((sql_dir / "raw").glob("*.sql")):
+        con.execute(ddl.read_text())
+    con.execute((sql_dir / "macros.sql").read_text())
+
+
+@contextmanager
+def building_copy(path: Path) -> Iterator[Path]:
+    """Yield a private copy of the warehouse to build in; the caller swaps it in with `publish_copy`.
+
+    Nothing touches `path` until then, so a run that fails leaves the last good warehouse, and an analyst's
+    open read-only handle neither blocks the build nor sees it half done.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    building = path.with_name(f".{path.name}.building-{os.getpid()}")
+    for leftover in (building, building.with_name(building.name + ".wal")):
+        leftover.unlink(missing_ok=True)
+    if path.exists():
+        shutil.copy2(path, building)
+    try:
+        yield building
+    finally:
+        for leftover in (building, building.with_name(building.name + ".wal")):
+            leftover.unlink(missing_ok=True)
+
+
+def publish_copy(building: Path, path: Path) -> None:
+    """Atomically replace the warehouse with the finished copy (same directory, so a rename)."""
+    os.replace(building, path)
+
+
+def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> None:
+    """Replace catalog.* with the YAML catalogs as this run read them."""
+    accs = catalog.accelerators.accelerators
+    tables: dict[str, list[dict]] = {
+        "accelerators": [
+            {
+                "accelerator_id": acc_id,
+                "name": a.name,
+                "family": a.family,
+                "vendor": a.vendor,
+                "memory_gb": a.memory_gb.value,
+                "memory_bandwidth_tbps": a.memory_bandwidth_tbps.value,
+                "tdp_w": a.tdp_w.value,
+                **{f"peak_tflops_{p}": (a.peak_tflops[p].value if p in a.peak_tflops else None)
+                   for p in ("bf16", "fp16", "fp8", "int8", "fp4")},
+            }
+            for acc_id, a in accs.items()
+        ],
+        "accelerator_aliases": [
+            {"accelerator_id": acc_id, "alias": alias, "alias_key": normalise_alias(alias)}
+            for acc_id, a in accs.items()
+            for alias in a.aliases
+        ],
+        "instances": [
+            {
+                "cloud": i.cloud,
+                "instance_type": i.instance_type,
+                "accelerator_id": i.accelerator,
+                "accelerator_count": i.accelerator_count,
+                "vcpu": i.vcpu,
+                "memory_gib": i.memory_gib,
+            }
+            for i in catalog.instances.instances
+        ],
+        "instance_price_components": [
+            {"cloud": i.cloud, "instance_type": i.instance_type,
+             "sku_description_prefix": c.sku_description_prefix, "quantity": c.quantity}
+            for i in catalog.instances.instances
+            for c in i.price_components
+        ],
+        "models": [
+            {"model_id": m_id, "name": m.name, "params": m.params, "active_params": m.active_params,
+             "layers": m.layers, "hidden": m.hidden, "heads": m.heads, "kv_heads": m.kv_heads, "head_dim": m.head_dim}
+            for m_id, m in catalog.models.models.items()
+        ],
+        "workloads": [
+            {
+                "workload_id": w_id,
+                "kind": w.kind,
+                "title": w.title,
+                "description": w.description,
+                "model_id": w.model,
+                "benchmark_suite": w.benchmark.suite,
+                "benchmark_task": w.benchmark.task,
+                "benchmark_scenario": getattr(w.benchmark, "scenario", None),
+                "accuracy_target_pct": getattr(w, "accuracy_target_pct", None),
+                "input_tokens": getattr(w, "input_tokens", None),
+                "output_tokens": getattr(w, "output_tokens", None),
+                "slo": None if w.kind == "training" else json.dumps(
+                    w.slo if isinstance(w.slo, str) else w.slo.model_dump()),
+            }
+            for w_id, w in catalog.workloads.workloads.items()
+        ],
+        "sources": [
+            {"source_id": s_id, "kind": s.kind, "enabled": s.enabled, "description": s.description,
+             "path": f.path, "data_as_of": f.as_of, "source": f.source}
+            for s_id, s in catalog.sources.sources.items()
+            for f in s.files
+        ],
+    }
+    for name, rows in tables.items():
+        con.execute(f"drop table if exists catalog.{name}")
+        frame = pa.Table.from_pylist(rows) if rows else None
+        if frame is None:
+            raise ValueError(f"catalog table {name} would be empty")
+        con.register("_catalog_rows", frame)
+        con.execute(f"create table catalog.{name} as select * from _catalog_rows")
+        con.unregister("_catalog_rows")
+
+
+def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[dict]) -> None:
+    """Append rows to `table` by column name; columns the rows lack are left null."""
+    if not rows:
+        return
+    con.register("_rows", pa.Table.from_pylist(rows))
+    try:
+        con.execute(f"insert into {table} by name select * from _rows")
+    finally:
+        con.unregister("_rows")
+
+
+def clear_as_of(con: duckdb.DuckDBPyConnection, as_of) -> None:
+    """Re-running an as-of date replaces that date's rows instead of duplicating them."""
+    for table in [f"raw.{t}" for t in RAW_TABLES] + ["ops.source_loads", "ops.quarantine", "ops.runs"]:
+        con.execute(f"delete from {table} where as_of = ?", [as_of])
+    existing = {r[0] for r in con.execute(
+        "select table_name from information_schema.tables where table_schema = 'marts' and table_type = 'BASE TABLE'"
+    ).fetchall()}
+    for table in existing:
+        con.execute(f"delete from marts.{table} where as_of = ?", [as_of])

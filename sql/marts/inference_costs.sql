@@ -1,0 +1,42 @@
+-- marts.inference_costs — grain: one row per run x inference workload x offer x precision.
+-- Throughput per chip and USD per million tokens, from a measured MLPerf Inference result.
+with costs as (
+    select * from intermediate.int_inference_costs_computed
+),
+
+final as (
+    select
+        getvariable('run_id') as run_id,
+        cast(getvariable('as_of') as date) as as_of,
+        workload_id,
+        candidate_id,
+        offer_id,
+        cloud,
+        region,
+        instance_type,
+        pricing_term,
+        accelerator_id,
+        accelerator_count,
+        precision,
+        replica_chips,
+        instances_per_replica,
+        replicas_per_instance,
+        replica_tokens_per_s,
+        tokens_per_s_per_chip,
+        deployment_usd_per_hour,
+        deployment_tokens_per_s,
+        usd_per_hour,
+        usd_per_chip_hour,
+        usd_per_million_tokens,
+        basis,
+        price_source_id,
+        price_as_of,
+        price_ref,
+        benchmark_label,
+        benchmark_source_id,
+        benchmark_as_of,
+        benchmark_ref
+    from costs
+)
+
+select * from final

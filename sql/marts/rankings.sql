@@ -1,0 +1,97 @@
+-- marts.rankings — grain: one row per run x workload x candidate (a training or inference cost row).
+-- Candidates ranked by the outcome metric and, beside it, by USD per chip-hour. `reversals` counts the
+-- candidates this one beats on the outcome although it costs more per chip-hour.
+with training as (
+    select * from intermediate.int_training_costs_computed
+),
+
+inference as (
+    select * from intermediate.int_inference_costs_computed
+),
+
+workloads as (
+    select * from catalog.workloads
+),
+
+candidates as (
+    select
+        workload_id, candidate_id, offer_id, cloud, region, instance_type, pricing_term,
+        accelerator_id, accelerator_count, chips, instances, null as precision,
+        usd_per_hour, usd_per_chip_hour, basis,
+        'completed_run_usd' as outcome_metric,
+        completed_run_usd as outcome_value,
+        time_to_train_minutes, null::double as tokens_per_s_per_chip,
+        price_source_id, price_as_of, benchmark_label, benchmark_source_id, benchmark_as_of
+    from training
+    union all by name
+    select
+        workload_id, candidate_id, offer_id, cloud, region, instance_type, pricing_term,
+        accelerator_id, accelerator_count, replica_chips * instances_per_replica as chips,
+        instances_per_replica as instances, precision,
+        usd_per_hour, usd_per_chip_hour, basis,
+        'usd_per_million_tokens' as outcome_metric,
+        usd_per_million_tokens as outcome_value,
+        null::double as time_to_train_minutes, tokens_per_s_per_chip,
+        price_source_id, price_as_of, benchmark_label, benchmark_source_id, benchmark_as_of
+    from inference
+),
+
+ranked as (
+    select
+        *,
+        rank() over (partition by workload_id order by outcome_value) as outcome_rank,
+        rank() over (partition by workload_id order by usd_per_chip_hour) as chip_hour_rank
+    from candidates
+),
+
+reversals as (
+    select
+        better.candidate_id,
+        count(worse.candidate_id) as reversals
+    from ranked as better
+    left join ranked as worse
+        on worse.workload_id = better.workload_id
+        and worse.outcome_value > better.outcome_value
+        and worse.usd_per_chip_hour < better.usd_per_chip_hour
+    group by better.candidate_id
+),
+
+final as (
+    select
+        getvariable('run_id') as run_id,
+        cast(getvariable('as_of') as date) as as_of,
+        ranked.workload_id,
+        workloads.kind as workload_kind,
+        ranked.candidate_id,
+        ranked.offer_id,
+        ranked.cloud,
+        ranked.region,
+        ranked.instance_type,
+        ranked.pricing_term,
+        ranked.accelerator_id,
+        ranked.accelerator_count,
+        ranked.chips,
+        ranked.instances,
+        ranked.precision,
+        ranked.usd_per_hour,
+        ranked.usd_per_chip_hour,
+        ranked.chip_hour_rank,
+        ranked.outcome_metric,
+        ranked.outcome_value,
+        ranked.outcome_rank,
+        reversals.reversals,
+        reversals.reversals > 0 as is_reversal,
+        ranked.time_to_train_minutes,
+        ranked.tokens_per_s_per_chip,
+        ranked.basis,
+        ranked.price_source_id,
+        ranked.price_as_of,
+        ranked.benchmark_label,
+        ranked.benchmark_source_id,
+        ranked.benchmark_as_of
+    from ranked
+    inner join reversals using (candidate_id)
+    inner join workloads using (workload_id)
+)
+
+select * from final

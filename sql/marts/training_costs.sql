@@ -1,0 +1,37 @@
+-- marts.training_costs — grain: one row per run x training workload x offer x chip count.
+-- Cost of one completed training run, from a measured time-to-train priced on whole instances.
+with costs as (
+    select * from intermediate.int_training_costs_computed
+),
+
+final as (
+    select
+        getvariable('run_id') as run_id,
+        cast(getvariable('as_of') as date) as as_of,
+        workload_id,
+        candidate_id,
+        offer_id,
+        cloud,
+        region,
+        instance_type,
+        pricing_term,
+        accelerator_id,
+        accelerator_count,
+        chips,
+        instances,
+        usd_per_hour,
+        usd_per_chip_hour,
+        time_to_train_minutes,
+        completed_run_usd,
+        basis,
+        price_source_id,
+        price_as_of,
+        price_ref,
+        benchmark_label,
+        benchmark_source_id,
+        benchmark_as_of,
+        benchmark_ref
+    from costs
+)
+
+select * from final

@@ -1,0 +1,38 @@
+-- ops.*: what each run did. One row per run; one row per run x source; one row per rejected row x failed expectation.
+create table if not exists ops.runs (
+    run_id varchar primary key,
+    as_of date not null,
+    started_at timestamp not null,
+    finished_at timestamp,
+    status varchar not null,          -- succeeded (a failed run leaves no trace here: the warehouse is untouched)
+    catalog_dir varchar,
+    sources varchar,                  -- source ids, comma separated
+    rows_in bigint,
+    rows_landed bigint,
+    rows_quarantined bigint
+);
+create table if not exists ops.source_loads (
+    run_id varchar not null,
+    as_of date not null,
+    source_id varchar not null,
+    kind varchar not null,
+    landed_table varchar not null,
+    data_as_of date,
+    files integer,
+    rows_in bigint not null,
+    rows_landed bigint not null,
+    rows_quarantined bigint not null,
+    status varchar not null
+);
+create table if not exists ops.quarantine (
+    run_id varchar not null,
+    as_of date not null,
+    source_id varchar not null,
+    landed_table varchar not null,
+    row_no integer not null,
+    source_ref varchar not null,
+    expectation varchar not null,     -- the Great Expectations expectation type the row failed
+    column_name varchar,
+    unexpected_value varchar,
+    row_json varchar not null         -- the whole rejected row, kept
+);

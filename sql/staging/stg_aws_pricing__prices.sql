@@ -1,0 +1,40 @@
+-- Grain: one row per AWS price dimension landed this run. Classifies each row's pricing term and whether it
+-- is a plain Linux price (a Capacity Block, Windows, licence-included or dedicated row never poses as one).
+with source as (
+    select * from raw.aws_pricing where run_id = getvariable('run_id')
+),
+
+final as (
+    select
+        source_id,
+        data_as_of,
+        row_no,
+        source_ref,
+        'aws' as cloud,
+        region_code as region,
+        instance_type,
+        case
+            when term_type = 'OnDemand' and market_option = 'OnDemand' then 'on_demand'
+            when term_type = 'OnDemand' and market_option = 'CapacityBlock' then 'capacity_block'
+            when term_type = 'Reserved' then 'reserved'
+            else 'other'
+        end as pricing_term,
+        coalesce(
+            operating_system = 'Linux'
+            and license_model = 'No License required'
+            and pre_installed_sw = 'NA'
+            and tenancy = 'Shared'
+            and capacity_status = 'Used',
+            false
+        ) as is_plain_linux,
+        operating_system,
+        unit,
+        price_usd,
+        lease_contract_length,
+        purchase_option,
+        offering_class,
+        sku
+    from source
+)
+
+select * from final

@@ -1,0 +1,31 @@
+-- Grain: one row per Azure Retail Prices item landed this run. Linux and Windows share a meter and differ only
+-- in productName; Spot and Low Priority are Consumption rows marked in skuName / meterName.
+with source as (
+    select * from raw.azure_retail where run_id = getvariable('run_id')
+),
+
+final as (
+    select
+        source_id,
+        data_as_of,
+        row_no,
+        source_ref,
+        'azure' as cloud,
+        arm_region_name as region,
+        arm_sku_name as instance_type,
+        case
+            when price_type = 'Reservation' then 'reserved'
+            when price_type = 'DevTestConsumption' then 'dev_test'
+            when coalesce(sku_name, meter_name) like '% Spot' or meter_name like '% Spot' then 'spot'
+            when coalesce(sku_name, meter_name) like '% Low Priority' or meter_name like '% Low Priority' then 'low_priority'
+            when price_type = 'Consumption' then 'on_demand'
+            else 'other'
+        end as pricing_term,
+        case when product_name like '% Windows' then 'Windows' else 'Linux' end as operating_system,
+        unit_of_measure,
+        coalesce(retail_price, unit_price) as price_usd,
+        reservation_term
+    from source
+)
+
+select * from final

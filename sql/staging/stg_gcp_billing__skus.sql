@@ -1,0 +1,30 @@
+-- Grain: one row per GCP SKU x service region x tier landed this run. `sku_prefix` is the description without
+-- " running in <place>" and without the "Spot Preemptible " marker: what instances.yaml price components match.
+with source as (
+    select * from raw.gcp_billing where run_id = getvariable('run_id')
+),
+
+final as (
+    select
+        source_id,
+        data_as_of,
+        row_no,
+        source_ref,
+        sku_id,
+        description,
+        regexp_replace(regexp_replace(description, ' running in .*$', ''), '^Spot Preemptible ', '') as sku_prefix,
+        resource_group,
+        case usage_type
+            when 'OnDemand' then 'on_demand'
+            when 'Preemptible' then 'spot'
+            else lower(usage_type)
+        end as pricing_term,
+        region,
+        usage_unit,
+        start_usage_amount,
+        price_usd
+    from source
+    where start_usage_amount = 0
+)
+
+select * from final

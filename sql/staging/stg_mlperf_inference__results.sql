@@ -1,0 +1,42 @@
+-- Grain: one row per MLPerf Inference result landed this run, with the catalog accelerator id (through the
+-- declared aliases), total accelerators (`a#` is per node), the task without its accuracy suffix and the target.
+with source as (
+    select * from raw.mlperf_inference where run_id = getvariable('run_id')
+),
+
+aliases as (
+    select * from catalog.accelerator_aliases
+),
+
+final as (
+    select
+        source.source_id,
+        source.data_as_of,
+        source.row_no,
+        source.source_ref,
+        source.result_id,
+        source.version,
+        source.submitter,
+        source.system,
+        source.division,
+        source.availability,
+        source.model,
+        regexp_replace(source.model, '-99(\.9)?$', '') as task,
+        case
+            when source.model like '%-99.9' then 99.9
+            when source.model like '%-99' then 99.0
+        end as accuracy_target_pct,
+        source.scenario,
+        aliases.accelerator_id,
+        source.accelerator as accelerator_raw,
+        source.accelerators_per_node,
+        source.nodes,
+        source.accelerators_per_node * source.nodes as accelerators_total,
+        lower(source.weight_data_types) as precision,
+        source.performance_result,
+        source.performance_units
+    from source
+    inner join aliases on aliases.alias_key = source.accelerator_key
+)
+
+select * from final

@@ -1,0 +1,34 @@
+-- Grain: one row per MLPerf Training system x benchmark landed this run, with the catalog accelerator id.
+with source as (
+    select * from raw.mlperf_training where run_id = getvariable('run_id')
+),
+
+aliases as (
+    select * from catalog.accelerator_aliases
+),
+
+final as (
+    select
+        source.source_id,
+        source.data_as_of,
+        source.row_no,
+        source.source_ref,
+        source.division,
+        source.availability,
+        source.submitter,
+        source.system,
+        source.benchmark,
+        aliases.accelerator_id,
+        source.accelerator as accelerator_raw,
+        source.accelerators_count as chips,
+        source.number_of_nodes as nodes,
+        source.accelerators_count / source.number_of_nodes as chips_per_node,
+        source.time_to_train_minutes,
+        source.energy,
+        source.global_batch_size,
+        source.samples_to_converge
+    from source
+    inner join aliases on aliases.alias_key = source.accelerator_key
+)
+
+select * from final
