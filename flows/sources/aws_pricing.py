@@ -71,6 +71,19 @@ def rows_from_pages(pages: Iterable[tuple[str, Any]]) -> list[dict]:
     return [row for where, page in pages for row in price_rows(page, where)]
 
 
+def pages_from_api(client, regions: list[str], service_code: str = "AmazonEC2") -> Iterator[tuple[str, dict]]:
+    """`get_products` pages for accelerated instances in `regions`, through boto3's paginator."""
+    paginator = client.get_paginator("get_products")
+    for region in regions:
+        for family in ("GPU instance", "Machine Learning ASIC Instances"):
+            filters = [
+                {"Type": "TERM_MATCH", "Field": "regionCode", "Value": region},
+                {"Type": "TERM_MATCH", "Field": "instanceFamily", "Value": family},
+            ]
+            for n, page in enumerate(paginator.paginate(ServiceCode=service_code, Filters=filters), start=1):
+                yield f"pricing.get_products {region} {family!r} page {n}", page
+
+
 def read_file(path: Path, label: str, region: str | None = None) -> list[dict]:
     """One snapshot page on disk, read exactly as a live `get_products` response."""
     return rows_from_pages([(label, load_json(path))])

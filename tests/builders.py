@@ -1,0 +1,102 @@
+"""Small builders for source payloads in their real shapes (written for the tests, not copied samples)."""
+
+from __future__ import annotations
+
+import json
+
+
+def aws_product(instance_type: str, usd: str, *, region: str = "us-east-1", os: str = "Linux",
+                market: str = "OnDemand", sku: str = "SKU0000000000001", vcpu: str = "192", gpu: str = "8",
+                reserved: list[tuple[str, str, str, str]] | None = None) -> str:
+    """One PriceList item as the API returns it: a JSON *string*. `reserved`: (length, option, hourly, upfront)."""
+    attributes = {
+        "instanceType": instance_type, "regionCode": region, "location": "US East (N. Virginia)",
+        "instanceFamily": "GPU instance", "operatingSystem": os, "licenseModel": "No License required",
+        "preInstalledSw": "NA", "tenancy": "Shared", "capacitystatus": "Used", "marketoption": market,
+        "usagetype": f"BoxUsage:{instance_type}", "vcpu": vcpu, "gpu": gpu,
+    }
+    terms = {"OnDemand": {f"{sku}.JRTCKXETXF": {
+        "priceDimensions": {f"{sku}.JRTCKXETXF.6YS6EN2CT7": {
+            "unit": "Hrs", "endRange": "Inf", "description": f"${usd} per On Demand {os} {instance_type} Instance Hour",
+            "appliesTo": [], "rateCode": f"{sku}.JRTCKXETXF.6YS6EN2CT7", "beginRange": "0",
+            "pricePerUnit": {"USD": usd}}},
+        "sku": sku, "effectiveDate": "2026-09-01T00:00:00Z", "offerTermCode": "JRTCKXETXF", "termAttributes": {}}}}
+    for n, (length, option, hourly, upfront) in enumerate(reserved or []):
+        code = f"RESERVED{n}"
+        dims = {f"{sku}.{code}.6YS6EN2CT7": {"unit": "Hrs", "pricePerUnit": {"USD": hourly},
+                                              "description": "reserved hourly"}}
+        if upfront is not None:
+            dims[f"{sku}.{code}.2TG2D8R56U"] = {"unit": "Quantity", "pricePerUnit": {"USD": upfront},
+                                                 "description": "Upfront Fee"}
+        terms.setdefault("Reserved", {})[f"{sku}.{code}"] = {
+            "priceDimensions": dims, "sku": sku, "offerTermCode": code,
+            "termAttributes": {"LeaseContractLength": length, "PurchaseOption": option, "OfferingClass": "standard"}}
+    return json.dumps({"product": {"productFamily": "Compute Instance", "attributes": attributes, "sku": sku},
+                       "serviceCode": "AmazonEC2", "terms": terms, "version": "20260910195514",
+                       "publicationDate": "2026-09-10T19:55:14Z"})
+
+
+def aws_page(*items: str, next_token: str | None = None) -> dict:
+    page = {"FormatVersion": "aws_v1", "PriceList": list(items)}
+    if next_token:
+        page["NextToken"] = next_token
+    return page
+
+
+def azure_item(sku: str, price: float, *, product: str, meter: str, price_type: str = "Consumption",
+               region: str = "eastus") -> dict:
+    return {"currencyCode": "USD", "tierMinimumUnits": 0.0, "retailPrice": price, "unitPrice": price,
+            "armRegionName": region, "location": "US East", "effectiveStartDate": "2024-09-01T00:00:00Z",
+            "meterId": "m-1", "meterName": meter, "productId": "p-1", "skuId": "s-1", "productName": product,
+            "skuName": meter, "serviceName": "Virtual Machines", "serviceId": "DZH313Z7MMC8",
+            "serviceFamily": "Compute", "unitOfMeasure": "1 Hour", "type": price_type,
+            "isPrimaryMeterRegion": True, "armSkuName": sku}
+
+
+def azure_page(*items: dict, next_link: str | None = None) -> dict:
+    return {"BillingCurrency": "USD", "CustomerEntityId": "Default", "CustomerEntityType": "Retail",
+            "Items": list(items), "NextPageLink": next_link, "Count": len(items)}
+
+
+def gcp_sku(description: str, units: str, nanos: int, *, regions=("us-central1",), group: str = "GPU",
+            usage: str = "OnDemand", unit: str = "h") -> dict:
+    return {
+        "name": "services/6F81-5844-456A/skus/TEST-0000-0001", "skuId": "TEST-0000-0001", "description": description,
+        "category": {"serviceDisplayName": "Compute Engine", "resourceFamily": "Compute", "resourceGroup": group,
+                     "usageType": usage},
+        "serviceRegions": list(regions),
+        "pricingInfo": [{"summary": "", "pricingExpression": {
+            "usageUnit": unit, "displayQuantity": 1,
+            "tieredRates": [{"startUsageAmount": 0, "unitPrice": {"currencyCode": "USD", "units": units, "nanos": nanos}}],
+            "usageUnitDescription": "hour", "baseUnit": "s", "baseUnitConversionFactor": 3600,
+            "baseUnitDescription": "second"}, "currencyConversionRate": 1, "effectiveTime": "2026-10-01T00:00:00Z"}],
+        "serviceProviderName": "Google", "geoTaxonomy": {"type": "REGIONAL", "regions": list(regions)},
+    }
+
+
+def mlperf_inference_result(result_id: str, accelerator: str, model: str, scenario: str, tokens_per_s: float, *,
+                            per_node: float = 8.0, nodes: int = 1, precision: str = "fp16") -> dict:
+    return {"ID": result_id, "Submitter": "Test", "Availability": "available", "Category": "closed",
+            "Suite": "datacenter", "System": f"Test system ({int(per_node)}x {accelerator})", "Platform": "p",
+            "UsedModel": model, "Model": model, "Scenario": scenario, "Accuracy": "ROUGE1: 44.4", "Nodes": nodes,
+            "Processor": "cpu", "Accelerator": accelerator, "a#": per_node, "version": "v4.1", "has_power": False,
+            "weight_data_types": precision, "Performance_Result": tokens_per_s, "Performance_Units": "Tokens/s"}
+
+
+TRAINING_HEADER = [
+    "division", "availability", "submitter", "system", "number_of_nodes", "host_processor_model_name",
+    "host_processors_count", "accelerator_model_name", "accelerators_count", "framework", "notes", "private_id",
+    "gpt3:time_to_train", "gpt3:Energy", "gpt3:GBS", "gpt3:samples_to_converge", "gpt3:RCP", "gpt3:rcp_scaling_factor",
+    "llama2_70b_lora:time_to_train", "llama2_70b_lora:Energy", "llama2_70b_lora:GBS",
+    "llama2_70b_lora:samples_to_converge", "llama2_70b_lora:RCP", "llama2_70b_lora:rcp_scaling_factor",
+    "details_url", "code_url",
+]
+
+
+def training_csv_row(system: str, accelerator: str, chips: int, nodes: int, *, gpt3: str = "",
+                     lora: str = "") -> dict:
+    row = dict.fromkeys(TRAINING_HEADER, "")
+    row.update({"division": "closed", "availability": "Available on-premise", "submitter": "Test", "system": system,
+                "number_of_nodes": str(nodes), "accelerator_model_name": accelerator, "accelerators_count": str(chips),
+                "gpt3:time_to_train": gpt3, "llama2_70b_lora:time_to_train": lora})
+    return row

@@ -1,0 +1,97 @@
+"""Catalog integrity: the shipped catalogs load, and broken ones fail naming file, entry and key."""
+
+import pytest
+import yaml
+
+from flows.catalog import CatalogError, load_catalog
+
+FACTS_ACCELERATORS = {
+    "h100-sxm-80gb", "h200-sxm-141gb", "b200-sxm-180gb", "a100-sxm-40gb", "a100-sxm-80gb", "l4-24gb",
+    "l40s-48gb", "a10g-24gb", "mi300x-192gb", "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "trainium1",
+    "trainium2", "inferentia2",
+}
+
+
+def edit(path, change):
+    data = yaml.safe_load(path.read_text())
+    change(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def test_shipped_catalog_has_every_reference_accelerator_and_all_four_families(catalog):
+    accs = catalog.accelerators.accelerators
+    assert FACTS_ACCELERATORS <= set(accs)
+    assert {a.family for a in accs.values()} >= {"gpu", "tpu", "trainium", "inferentia"}
+
+
+def test_unknown_figures_stay_null_never_invented(catalog):
+    a10g = catalog.accelerators.accelerators["a10g-24gb"]
+    assert a10g.peak_tflops["bf16"].value is None
+    assert a10g.memory_gb.value == 24
+    assert catalog.accelerators.accelerators["trainium2"].tdp_w.value is None
+
+
+def test_gcp_tpu_slice_names_count_tensorcores_for_v5p(catalog):
+    by_type = {i.instance_type: i for i in catalog.instances.instances}
+    # tpu-v5p-8 counts TensorCores: 8 / 2 = 4 chips; tpu-v5litepod-8 counts chips: 8
+    assert by_type["tpu-v5p-8"].accelerator_count == 4
+    assert by_type["tpu-v5litepod-8"].accelerator_count == 8
+    assert sum(c.quantity for c in by_type["a3-highgpu-8g"].price_components if "GPU" in c.sku_description_prefix) == 8
+
+
+def test_workloads_required_by_the_skeleton_exist(catalog):
+    assert {"llama2-70b-lora-finetune", "gpt3-175b-pretrain", "llama2-70b-chat", "llama2-70b-batch"} <= set(
+        catalog.workloads.workloads)
+
+
+def test_unknown_key_is_rejected_with_file_entry_and_key(catalog_copy):
+    edit(catalog_copy / "accelerators.yaml",
+         lambda d: d["accelerators"]["h100-sxm-80gb"].update({"memroy_gb": 80}))
+    with pytest.raises(CatalogError) as err:
+        load_catalog(catalog_copy)
+    assert str(err.value) == (
+        "accelerators.yaml: accelerators.h100-sxm-80gb.memroy_gb: unknown key (not part of the accelerators.yaml schema)"
+    )
+
+
+def test_dangling_accelerator_reference_names_instance_and_key(catalog_copy):
+    def change(d):
+        d["instances"][0]["accelerator"] = "h900-imaginary"
+    edit(catalog_copy / "instances.yaml", change)
+    with pytest.raises(CatalogError) as err:
+        load_catalog(catalog_copy)
+    assert "instances.yaml: instances[0] (aws:p5.48xlarge).accelerator: unknown accelerator 'h900-imaginary'" in str(err.value)
+
+
+def test_dangling_model_reference_in_a_workload(catalog_copy):
+    edit(catalog_copy / "workloads.yaml", lambda d: d["workloads"]["llama2-70b-chat"].update({"model": "llama-9"}))
+    with pytest.raises(CatalogError, match=r"workloads.yaml: workloads.llama2-70b-chat.model: unknown model 'llama-9'"):
+        load_catalog(catalog_copy)
+
+
+def test_alias_claimed_by_two_accelerators_is_rejected(catalog_copy):
+    edit(catalog_copy / "accelerators.yaml",
+         lambda d: d["accelerators"]["h200-sxm-141gb"]["aliases"].append("nvidia h100-sxm-80gb"))
+    with pytest.raises(CatalogError, match=r"accelerators.h200-sxm-141gb.aliases: 'nvidia h100-sxm-80gb' is already "
+                                           r"an alias of 'h100-sxm-80gb'"):
+        load_catalog(catalog_copy)
+
+
+def test_wrong_type_names_key_and_value(catalog_copy):
+    edit(catalog_copy / "instances.yaml", lambda d: d["instances"][1].update({"accelerator_count": "eight"}))
+    with pytest.raises(CatalogError, match=r"instances.yaml: instances.1.accelerator_count: .*integer.* \(got 'eight'\)"):
+        load_catalog(catalog_copy)
+
+
+def test_snapshot_file_that_does_not_exist(catalog_copy):
+    edit(catalog_copy / "sources.yaml",
+         lambda d: d["sources"]["aws_pricing_snapshot"]["files"][0].update({"path": "snapshot/missing.json"}))
+    with pytest.raises(CatalogError, match=r"sources.yaml: sources.aws_pricing_snapshot.files\[0\].path: no such file "
+                                           r"'snapshot/missing.json'"):
+        load_catalog(catalog_copy)
+
+
+def test_yaml_syntax_error_names_the_file(catalog_copy):
+    (catalog_copy / "models.yaml").write_text("models:\n  llama: [unclosed\n")
+    with pytest.raises(CatalogError, match=r"^models.yaml: not valid YAML"):
+        load_catalog(catalog_copy)

@@ -1,0 +1,151 @@
+"""The SQL marts on given rows, against expected rows worked out by hand."""
+
+import datetime as dt
+
+import pytest
+from builders import aws_page, aws_product, mlperf_inference_result
+
+from flows import pipeline, transform
+from flows.sources import aws_pricing, mlperf_inference
+
+AS_OF = dt.date(2026, 11, 30)
+RUN = "run-marts"
+
+
+def land(con, catalog, kind, rows):
+    batch = pipeline.SourceBatch(kind, kind, kind, ["t"], AS_OF,
+                                 [r | {"row_no": i, "source_id": kind, "data_as_of": AS_OF} for i, r in enumerate(rows)])
+    return pipeline.land_batch(con, batch, RUN, AS_OF, catalog)
+
+
+def training_row(system, accelerator, chips, nodes, benchmark, minutes):
+    return {"source_ref": f"t.csv ({system}, {benchmark})", "division": "closed", "availability": "available",
+            "submitter": "Test", "system": system, "accelerator": accelerator,
+            "accelerator_key": accelerator.casefold(), "accelerators_count": float(chips),
+            "number_of_nodes": float(nodes), "framework": "f", "details_url": None, "benchmark": benchmark,
+            "time_to_train_text": str(minutes), "time_to_train_minutes": minutes, "energy": None,
+            "global_batch_size": None, "samples_to_converge": None}
+
+
+@pytest.fixture
+def built(fresh_db, catalog):
+    prices = aws_pricing.rows_from_pages([("p", aws_page(
+        aws_product("p5.48xlarge", "55.0400000000", sku="A000000000000001"),
+        aws_product("p5en.48xlarge", "63.2960000000", sku="A000000000000002"),
+        aws_product("p5.4xlarge", "6.8800000000", sku="A000000000000003", gpu="1"),
+        aws_product("p5.48xlarge", "58.8928000000", region="eu-north-1", sku="A000000000000004"),
+        aws_product("g6e.12xlarge", "10.4926400000", sku="A000000000000005", gpu="4"),
+    ))])
+    land(fresh_db, catalog, "aws_pricing", prices)
+    land(fresh_db, catalog, "mlperf_training", [
+        training_row("Eos", "NVIDIA H100-SXM5-80GB", 8, 1, "llama2_70b_lora", 28.16),
+        training_row("Slower", "NVIDIA H100-SXM5-80GB", 8, 1, "llama2_70b_lora", 30.0),
+        training_row("H200", "NVIDIA H200-SXM5-141GB", 8, 1, "llama2_70b_lora", 24.69),
+        training_row("Eos_n64", "NVIDIA H100-SXM5-80GB", 512, 64, "gpt3", 50.73),
+    ])
+    land(fresh_db, catalog, "mlperf_inference", mlperf_inference.result_rows([
+        mlperf_inference_result("hpe", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Offline", 24528.3),
+        mlperf_inference_result("hpe", "NVIDIA H100-SXM-80GB", "llama2-70b-99.9", "Offline", 24424.7),
+        mlperf_inference_result("fujitsu", "NVIDIA L40S", "llama2-70b-99", "Offline", 3717.74),
+        mlperf_inference_result("hpe", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Server", 23132.8),
+    ], "s.json"))
+    transform.build_models(fresh_db, RUN, AS_OF)
+    return fresh_db
+
+
+def rows(con, query):
+    cur = con.execute(query)
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+
+def test_offers_grain_and_chip_hour_price(built):
+    offers = {r["offer_id"]: r for r in rows(built, "select * from marts.offers")}
+    assert set(offers) == {
+        "aws:us-east-1:p5.48xlarge:on_demand", "aws:us-east-1:p5en.48xlarge:on_demand",
+        "aws:us-east-1:p5.4xlarge:on_demand", "aws:eu-north-1:p5.48xlarge:on_demand",
+        "aws:us-east-1:g6e.12xlarge:on_demand",
+    }
+    # 63.296 / 8 = 7.912; 10.49264 / 4 = 2.62316
+    assert offers["aws:us-east-1:p5en.48xlarge:on_demand"]["usd_per_chip_hour"] == pytest.approx(7.912)
+    assert offers["aws:us-east-1:g6e.12xlarge:on_demand"]["usd_per_chip_hour"] == pytest.approx(2.62316)
+    assert {r["run_id"] for r in offers.values()} == {RUN}
+
+
+def test_training_costs_from_measured_time_to_train(built):
+    got = {(r["workload_id"], r["offer_id"]): r for r in rows(built, "select * from marts.training_costs")}
+    assert set(got) == {
+        ("llama2-70b-lora-finetune", "aws:us-east-1:p5.48xlarge:on_demand"),
+        ("llama2-70b-lora-finetune", "aws:eu-north-1:p5.48xlarge:on_demand"),
+        ("llama2-70b-lora-finetune", "aws:us-east-1:p5en.48xlarge:on_demand"),
+        ("gpt3-175b-pretrain", "aws:us-east-1:p5.48xlarge:on_demand"),
+        ("gpt3-175b-pretrain", "aws:eu-north-1:p5.48xlarge:on_demand"),
+    }  # p5.4xlarge (1 chip) cannot hold the 8 chips per node the results were measured on
+    lora_p5 = got[("llama2-70b-lora-finetune", "aws:us-east-1:p5.48xlarge:on_demand")]
+    # the faster of two H100 results (28.16 < 30.0): 28.16 / 60 x 1 x 55.04 = 25.832107
+    assert (lora_p5["time_to_train_minutes"], lora_p5["instances"]) == (28.16, 1)
+    assert lora_p5["completed_run_usd"] == pytest.approx(25.832107, abs=1e-6)
+    # 24.69 / 60 x 63.296 = 26.046304
+    assert got[("llama2-70b-lora-finetune", "aws:us-east-1:p5en.48xlarge:on_demand")]["completed_run_usd"] == \
+        pytest.approx(26.046304, abs=1e-6)
+    gpt3 = got[("gpt3-175b-pretrain", "aws:us-east-1:p5.48xlarge:on_demand")]
+    # 512 chips / 8 = 64 instances; 50.73 / 60 x 64 x 55.04 = 0.8455 x 3522.56 = 2978.32448
+    assert (gpt3["chips"], gpt3["instances"]) == (512, 64)
+    assert gpt3["completed_run_usd"] == pytest.approx(2978.32448, abs=1e-5)
+    assert {r["basis"] for r in got.values()} == {"measured"}
+
+
+def test_inference_costs_per_million_tokens(built):
+    got = rows(built, "select * from marts.inference_costs where workload_id = 'llama2-70b-batch'")
+    # L40S was measured on 8 per node; g6e.12xlarge has 4: no measured candidate. H100 on p5 (2 regions).
+    assert sorted(r["offer_id"] for r in got) == ["aws:eu-north-1:p5.48xlarge:on_demand",
+                                                  "aws:us-east-1:p5.48xlarge:on_demand"]
+    p5 = next(r for r in got if r["region"] == "us-east-1")
+    # best of -99 (24528.3) and -99.9 (24424.7): 24528.3 tokens/s; per chip 24528.3 / 8 = 3066.0375
+    assert p5["replica_tokens_per_s"] == 24528.3
+    assert p5["tokens_per_s_per_chip"] == pytest.approx(3066.0375)
+    # 55.04 / (24528.3 x 3600) x 1e6 = 55.04 / 88,301,880 x 1e6 = 0.6233163
+    assert p5["usd_per_million_tokens"] == pytest.approx(0.6233163, abs=1e-7)
+    server = rows(built, "select * from marts.inference_costs where workload_id = 'llama2-70b-chat' "
+                         "and region = 'us-east-1'")
+    # the chat workload takes the Server result: 55.04 / (23132.8 x 3600) x 1e6 = 55.04 / 83,278,080 x 1e6 = 0.6609182
+    assert server[0]["usd_per_million_tokens"] == pytest.approx(0.6609182, abs=1e-7)
+
+
+def test_rankings_flag_a_reversal_against_usd_per_chip_hour(built):
+    ranking = {r["offer_id"]: r for r in rows(
+        built, "select * from marts.rankings where workload_id = 'llama2-70b-lora-finetune'")}
+    # outcome: p5 us-east-1 25.83 < p5en 26.05 < p5 eu-north-1 (28.16 / 60 x 58.8928 = 0.469333 x 58.8928 = 27.640354) ...
+    assert {k: v["outcome_rank"] for k, v in ranking.items()} == {
+        "aws:us-east-1:p5.48xlarge:on_demand": 1,
+        "aws:us-east-1:p5en.48xlarge:on_demand": 2,
+        "aws:eu-north-1:p5.48xlarge:on_demand": 3,
+    }
+    # ... while per chip-hour p5en (7.912) is dearer than eu-north-1 p5 (58.8928 / 8 = 7.3616)
+    assert {k: v["chip_hour_rank"] for k, v in ranking.items()} == {
+        "aws:us-east-1:p5.48xlarge:on_demand": 1,
+        "aws:eu-north-1:p5.48xlarge:on_demand": 2,
+        "aws:us-east-1:p5en.48xlarge:on_demand": 3,
+    }
+    assert {k: (v["reversals"], v["is_reversal"]) for k, v in ranking.items()} == {
+        "aws:us-east-1:p5.48xlarge:on_demand": (0, False),
+        "aws:us-east-1:p5en.48xlarge:on_demand": (1, True),
+        "aws:eu-north-1:p5.48xlarge:on_demand": (0, False),
+    }
+    assert ranking["aws:eu-north-1:p5.48xlarge:on_demand"]["outcome_value"] == pytest.approx(27.640354, abs=1e-6)
+
+
+def test_rebuilding_the_same_as_of_replaces_mart_rows(built):
+    before = built.execute("select count(*) from marts.rankings").fetchall()[0][0]
+    transform.build_models(built, RUN, AS_OF)
+    assert built.execute("select count(*) from marts.rankings").fetchall()[0][0] == before
+
+
+def test_sql_invariants_pass_on_clean_rows(built):
+    transform.run_sql_tests(built)
+
+
+def test_sql_invariant_reports_a_duplicate_offer(built):
+    built.execute("insert into intermediate.int_offers_priced select * from intermediate.int_offers_priced limit 1")
+    with pytest.raises(transform.ModelError, match=r"sql/tests/assert_offers_unique.sql: 1 offending row"):
+        transform.run_sql_tests(built)

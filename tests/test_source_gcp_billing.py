@@ -1,0 +1,62 @@
+"""gcp_billing: Billing Catalog SKUs -> raw rows; an offer's price is the sum of its SKU components."""
+
+import datetime as dt
+
+import pytest
+from builders import gcp_sku
+
+from flows import pipeline, transform
+from flows.sources import gcp_billing
+from flows.sources._common import SourceFormatError
+
+AS_OF = dt.date(2026, 11, 30)
+
+
+def land(con, catalog, skus):
+    rows = gcp_billing.rows_from_pages([("skus", {"skus": skus, "nextPageToken": ""})])
+    batch = pipeline.SourceBatch("gcp", "gcp_billing", "gcp_billing", ["t"], AS_OF,
+                                 [r | {"row_no": i, "source_id": "gcp", "data_as_of": AS_OF} for i, r in enumerate(rows)])
+    return pipeline.land_batch(con, batch, "run-1", AS_OF, catalog)
+
+
+def test_units_plus_nanos_and_one_row_per_region():
+    rows = gcp_billing.rows_from_pages([("p", {"skus": [
+        gcp_sku("Nvidia H100 80GB GPU running in Americas", "9", 796550569, regions=("us-east4", "us-east5"))]})])
+    # 9 + 796,550,569 / 1e9 = 9.796550569, once per service region
+    assert [(r["region"], r["price_usd"]) for r in rows] == [("us-east4", 9.796550569), ("us-east5", 9.796550569)]
+
+
+def test_vm_plus_gpu_composition_and_tpu_per_chip_pricing(fresh_db, catalog):
+    load = land(fresh_db, catalog, [
+        gcp_sku("Nvidia H100 80GB GPU running in Iowa", "4", 200761250),
+        gcp_sku("A3 Instance Core running in Iowa", "0", 29300000, group="CPU"),
+        gcp_sku("A3 Instance Ram running in Iowa", "0", 1797895, group="RAM", unit="GiBy.h"),
+        gcp_sku("TPU v5p chip running in Iowa", "4", 200000000, group="TPU"),
+        gcp_sku("TPU v5p chip running in Netherlands", "700", 0, group="TPU", regions=("europe-west4",)),
+        # a GPU price in us-east4 with no A3 core/RAM price there: no complete a3 offer in us-east4
+        gcp_sku("Nvidia H100 80GB GPU running in Americas", "9", 796550569, regions=("us-east4",)),
+    ])
+    # the 700.0 "not offered" placeholder is quarantined by the <= 100 USD per unit-hour expectation
+    assert (load.rows_landed, load.rows_quarantined) == (5, 1)
+    transform.build_models(fresh_db, "run-1", AS_OF)
+    offers = dict(fresh_db.execute("select offer_id, usd_per_hour from intermediate.int_offers_priced").fetchall())
+    # a3-highgpu-8g = 8 x 4.20076125 + 208 x 0.0293 + 1872 x 0.001797895 = 33.60609 + 6.0944 + 3.36566 = 43.06615
+    # tpu-v5p-8 = 4 chips x 4.20 = 16.80
+    assert offers == {
+        "gcp:us-central1:a3-highgpu-8g:on_demand": pytest.approx(43.06615, abs=1e-5),
+        "gcp:us-central1:tpu-v5p-8:on_demand": pytest.approx(16.8),
+    }
+
+
+def test_units_that_are_not_integers_name_the_rate():
+    sku = gcp_sku("TPU v5e chip running in Iowa", "1.2", 0, group="TPU")
+    with pytest.raises(SourceFormatError, match=r"skus\[0\]\.pricingInfo\[0\]\.pricingExpression\.tieredRates\[0\]"
+                                                r"\.unitPrice: units '1.2' / nanos 0 are not integers"):
+        gcp_billing.rows_from_pages([("p", {"skus": [sku]})])
+
+
+def test_sku_without_pricing_info_names_the_sku():
+    sku = gcp_sku("TPU v5e chip running in Iowa", "1", 0, group="TPU")
+    sku["pricingInfo"] = []
+    with pytest.raises(SourceFormatError, match=r"^p: skus\[0\]\.pricingInfo: empty"):
+        gcp_billing.rows_from_pages([("p", {"skus": [sku]})])

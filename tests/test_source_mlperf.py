@@ -1,0 +1,134 @@
+"""mlperf_inference and mlperf_training: result files -> raw rows; unknown accelerator strings are quarantined."""
+
+import csv
+import datetime as dt
+import json
+
+import pytest
+from builders import TRAINING_HEADER, mlperf_inference_result, training_csv_row
+
+from flows import pipeline
+from flows.sources import mlperf_inference, mlperf_training
+from flows.sources._common import SourceFormatError
+
+AS_OF = dt.date(2026, 11, 30)
+
+
+def batch_of(kind, rows):
+    return pipeline.SourceBatch(kind, kind, kind, ["t"], AS_OF,
+                                [r | {"row_no": i, "source_id": kind, "data_as_of": AS_OF} for i, r in enumerate(rows)])
+
+
+def test_inference_rows_keep_the_raw_accelerator_string_and_per_node_count(tmp_path):
+    path = tmp_path / "summary_results.json"
+    path.write_text(json.dumps([mlperf_inference_result("v4.1-0031", "NVIDIA H100-SXM-80GB", "llama2-70b-99",
+                                                        "Offline", 24528.3, per_node=8.0, nodes=1)]))
+    [row] = mlperf_inference.read_file(path, "s.json")
+    assert (row["accelerator"], row["accelerator_key"], row["accelerators_per_node"], row["nodes"]) == (
+        "NVIDIA H100-SXM-80GB", "nvidia h100-sxm-80gb", 8.0, 1.0)
+    assert row["source_ref"] == "s.json: [0] (v4.1-0031, llama2-70b-99, Offline)"
+
+
+def test_unknown_accelerator_string_is_quarantined_not_guessed(fresh_db, catalog):
+    rows = mlperf_inference.result_rows([
+        mlperf_inference_result("a", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Offline", 24528.3),
+        mlperf_inference_result("b", "NVIDIA H100-PCIe-80GB", "llama2-70b-99", "Offline", 9281.5),
+        mlperf_inference_result("c", "", "gptj-99", "Offline", 100.0),
+    ], "s.json")
+    load = pipeline.land_batch(fresh_db, batch_of("mlperf_inference", rows), "run-1", AS_OF, catalog)
+    assert (load.rows_in, load.rows_landed, load.rows_quarantined) == (3, 1, 2)
+    quarantined = fresh_db.execute(
+        "select expectation, column_name, unexpected_value, source_ref from ops.quarantine order by row_no").fetchall()
+    assert quarantined == [
+        ("expect_column_values_to_be_in_set", "accelerator_key", "nvidia h100-pcie-80gb",
+         "s.json: [1] (b, llama2-70b-99, Offline)"),
+        ("expect_column_values_to_be_in_set", "accelerator_key", "", "s.json: [2] (c, gptj-99, Offline)"),
+    ]
+    assert fresh_db.execute("select count(*) from ops.runs").fetchall() == [(0,)]
+    assert fresh_db.execute("select result_id from raw.mlperf_inference").fetchall() == [("a",)]
+
+
+def test_inference_result_missing_a_required_key():
+    result = mlperf_inference_result("x", "NVIDIA L40S", "llama2-70b-99", "Server", 3218.55)
+    del result["a#"]
+    with pytest.raises(SourceFormatError, match=r"^s.json: \[0\]: missing key 'a#'"):
+        mlperf_inference.result_rows([result], "s.json")
+
+
+def test_inference_file_that_is_not_a_list(tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text('{"ID": "x"}')
+    with pytest.raises(SourceFormatError, match=r"expected a JSON list of result objects, got dict"):
+        mlperf_inference.read_file(path, "s.json")
+
+
+def test_truncated_json_names_file_line_and_column(tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text('[\n {"ID": "x",\n')
+    with pytest.raises(SourceFormatError, match=rf"^{path}: not valid JSON at line 3 column 1"):
+        mlperf_inference.read_file(path, "s.json")
+
+
+def write_training_csv(path, rows):
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=TRAINING_HEADER)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def test_training_detailed_csv_lands_one_row_per_system_and_benchmark(tmp_path):
+    path = tmp_path / "detailed.csv"
+    write_training_csv(path, [
+        training_csv_row("tpu-v5p-1024", "TPU-v5p", 512, 128, gpt3="114.79388333333333"),
+        training_csv_row("Eos", "NVIDIA H100-SXM5-80GB", 8, 1, lora="28.1627830667789"),
+    ])
+    rows = mlperf_training.read_file(path, "d.csv")
+    assert [(r["system"], r["benchmark"], r["accelerators_count"], r["time_to_train_minutes"]) for r in rows] == [
+        ("tpu-v5p-1024", "gpt3", 512.0, 114.79388333333333),
+        ("Eos", "llama2_70b_lora", 8.0, 28.1627830667789),
+    ]
+    assert rows[1]["source_ref"] == "d.csv: row 3 (Eos, llama2_70b_lora)"
+
+
+def test_training_unknown_accelerator_and_bad_minutes_are_quarantined(tmp_path, fresh_db, catalog):
+    path = tmp_path / "detailed.csv"
+    write_training_csv(path, [
+        training_csv_row("Eos", "NVIDIA H100-SXM5-80GB", 8, 1, lora="28.16"),
+        training_csv_row("HLS-Gaudi2-PT", "Intel(R) Gaudi(R) 2 AI Accelerator", 8, 1, lora="78.1"),
+        training_csv_row("Bad", "NVIDIA H100-SXM5-80GB", 8, 1, lora="about an hour"),
+    ])
+    rows = mlperf_training.read_file(path, "d.csv")
+    load = pipeline.land_batch(fresh_db, batch_of("mlperf_training", rows), "run-1", AS_OF, catalog)
+    assert (load.rows_in, load.rows_landed, load.rows_quarantined) == (3, 1, 2)
+    reasons = fresh_db.execute("select source_ref, expectation, column_name from ops.quarantine order by row_no").fetchall()
+    assert reasons == [
+        ("d.csv: row 3 (HLS-Gaudi2-PT, llama2_70b_lora)", "expect_column_values_to_be_in_set", "accelerator_key"),
+        ("d.csv: row 4 (Bad, llama2_70b_lora)", "expect_column_values_to_not_be_null", "time_to_train_minutes"),
+    ]
+
+
+def test_training_csv_with_a_ragged_line(tmp_path):
+    path = tmp_path / "detailed.csv"
+    path.write_text(",".join(TRAINING_HEADER) + "\n" + ",".join(["x"] * (len(TRAINING_HEADER) + 2)) + "\n")
+    with pytest.raises(SourceFormatError, match=rf"line 2: {len(TRAINING_HEADER) + 2} fields, expected "
+                                                rf"{len(TRAINING_HEADER)}"):
+        mlperf_training.read_file(path, "d.csv")
+
+
+def test_training_csv_that_is_not_utf8(tmp_path):
+    path = tmp_path / "detailed.csv"
+    path.write_bytes(b"division,system\n\xff\xfeclosed,x\n")
+    with pytest.raises(SourceFormatError, match=r"not UTF-8 text \(byte 16"):
+        mlperf_training.read_file(path, "d.csv")
+
+
+def test_training_summary_json_uses_benchmark_keys_and_skips_nulls(tmp_path):
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps([{
+        "division": "closed", "availability": "Available cloud", "submitter": "Google", "system": "tpu-trillium-256",
+        "number_of_nodes": "64", "accelerator_model_name": "TPU-trillium", "accelerators_count": 256,
+        "framework": "MaxDiffusion", "notes": "", "private_id": "", "bert": None, "stable_diffusion": 4.44359693,
+        "details_url": "u", "code_url": "c"}]))
+    rows = mlperf_training.read_file(path, "s.json")
+    assert [(r["benchmark"], r["time_to_train_minutes"], r["accelerators_count"]) for r in rows] == [
+        ("stable_diffusion", 4.44359693, 256.0)]
