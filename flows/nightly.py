@@ -10,7 +10,8 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 from flows import paths, pipeline, warehouse
-from flows.catalog import Catalog, load_catalog
+from flows.catalog import Catalog, CatalogError, load_catalog
+from flows.sources._common import SourceFormatError
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,18 @@ class RunResult:
     loads: list[pipeline.SourceLoad]
 
 
-@task(retries=2, retry_delay_seconds=5, cache_policy=NO_CACHE)
+def _transient(task, task_run, state) -> bool:
+    """Retry network-style failures; a file in the wrong format fails the same way every time."""
+    try:
+        state.result()
+    except (SourceFormatError, CatalogError):
+        return False
+    except Exception:
+        return True
+    return False
+
+
+@task(retries=2, retry_delay_seconds=5, retry_condition_fn=_transient, cache_policy=NO_CACHE)
 def fetch(catalog: Catalog, source_id: str) -> pipeline.SourceBatch:
     """Read one declared source into rows for its landed table."""
     return pipeline.fetch_source(catalog, source_id)

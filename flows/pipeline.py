@@ -49,14 +49,22 @@ def new_run_id(as_of: dt.date) -> str:
     return f"{as_of.isoformat()}-{uuid.uuid4().hex[:8]}"
 
 
+def display_path(path: Path) -> str:
+    """A path as the user would type it: relative to the working directory when under it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def fetch_source(catalog: Catalog, source_id: str) -> SourceBatch:
     """Read every file of one declared source with its kind's parser; rows carry where they came from."""
     source = catalog.sources.sources[source_id]
     module = SOURCE_KINDS[source.kind]
     rows: list[dict] = []
     for f in source.files:
-        label = f"catalogs/{f.path}"
-        for row in module.read_file(catalog.root / f.path, label, f.region):
+        path = catalog.root / f.path
+        for row in module.read_file(path, display_path(path), f.region):
             rows.append(row | {"data_as_of": f.as_of})
     for row_no, row in enumerate(rows):
         row["row_no"] = row_no

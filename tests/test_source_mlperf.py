@@ -65,7 +65,7 @@ def test_inference_file_that_is_not_a_list(tmp_path):
 def test_truncated_json_names_file_line_and_column(tmp_path):
     path = tmp_path / "s.json"
     path.write_text('[\n {"ID": "x",\n')
-    with pytest.raises(SourceFormatError, match=rf"^{path}: not valid JSON at line 3 column 1"):
+    with pytest.raises(SourceFormatError, match=r"^s.json: not valid JSON at line 3 column 1"):
         mlperf_inference.read_file(path, "s.json")
 
 

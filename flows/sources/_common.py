@@ -13,38 +13,41 @@ class SourceFormatError(ValueError):
     """A source file or response is not in the format its kind expects."""
 
 
-def read_text(path: Path) -> str:
+def read_text(path: Path, label: str | None = None) -> str:
+    """The file's text; errors name `label` (how the user knows the file), else the path."""
+    name = label or path
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise SourceFormatError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+        raise SourceFormatError(f"{name}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     except OSError as exc:
-        raise SourceFormatError(f"{path}: cannot be read ({exc.strerror})") from None
+        raise SourceFormatError(f"{name}: cannot be read ({exc.strerror})") from None
 
 
-def load_json(path: Path) -> Any:
-    text = read_text(path)
+def load_json(path: Path, label: str | None = None) -> Any:
+    text = read_text(path, label)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise SourceFormatError(
-            f"{path}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+            f"{label or path}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
 
 
-def load_csv(path: Path, skip_lines: int = 0) -> list[dict[str, str]]:
+def load_csv(path: Path, label: str | None = None, skip_lines: int = 0) -> list[dict[str, str]]:
     """Rows as dicts keyed by header name (columns vary between versions: read by name)."""
-    lines = io.StringIO(read_text(path))
+    path_name = label or path
+    lines = io.StringIO(read_text(path, label))
     for _ in range(skip_lines):
         lines.readline()
     reader = csv.DictReader(lines)
     if not reader.fieldnames:
-        raise SourceFormatError(f"{path}: empty CSV, expected a header line")
+        raise SourceFormatError(f"{path_name}: empty CSV, expected a header line")
     rows = []
     for row in reader:
         if None in row:
             raise SourceFormatError(
-                f"{path}: line {reader.line_num}: {len(reader.fieldnames) + len(row[None])} fields, "
+                f"{path_name}: line {reader.line_num}: {len(reader.fieldnames) + len(row[None])} fields, "
                 f"expected {len(reader.fieldnames)} (the header's)"
             )
         rows.append(row)

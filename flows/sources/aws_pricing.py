@@ -86,4 +86,4 @@ def pages_from_api(client, regions: list[str], service_code: str = "AmazonEC2") 
 
 def read_file(path: Path, label: str, region: str | None = None) -> list[dict]:
     """One snapshot page on disk, read exactly as a live `get_products` response."""
-    return rows_from_pages([(label, load_json(path))])
+    return rows_from_pages([(label, load_json(path, label))])

@@ -46,4 +46,4 @@ def rows_from_pages(pages: Iterable[tuple[str, Any]]) -> list[dict]:
 
 def read_file(path: Path, label: str, region: str | None = None) -> list[dict]:
     """One snapshot page on disk, read exactly as a live Retail Prices response."""
-    return rows_from_pages([(label, load_json(path))])
+    return rows_from_pages([(label, load_json(path, label))])

@@ -48,4 +48,4 @@ def result_rows(results: Any, where: str) -> list[dict]:
 
 
 def read_file(path: Path, label: str, region: str | None = None) -> list[dict]:
-    return result_rows(load_json(path), label)
+    return result_rows(load_json(path, label), label)

@@ -91,7 +91,7 @@ def summary_rows(records: Any, where: str) -> list[dict]:
 
 def read_file(path: Path, label: str, region: str | None = None) -> list[dict]:
     if path.suffix == ".csv":
-        return detailed_rows(load_csv(path), label)
+        return detailed_rows(load_csv(path, label), label)
     if path.suffix == ".json":
-        return summary_rows(load_json(path), label)
+        return summary_rows(load_json(path, label), label)
     raise SourceFormatError(f"{label}: unknown file type {path.suffix!r}; expected .csv (detailed) or .json (summary)")

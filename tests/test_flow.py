@@ -1,0 +1,153 @@
+"""One run of the whole nightly flow on the embedded snapshot, its figures, its reports, and its failures."""
+
+import datetime as dt
+import filecmp
+import hashlib
+import os
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+from conftest import AS_OF, CATALOGS
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def query(result, sql, params=None):
+    con = duckdb.connect(str(result.warehouse), read_only=True)
+    try:
+        cur = con.execute(sql, params or [])
+        cols = [d[0] for d in cur.description]
+        return [dict(zip(cols, r)) for r in cur.fetchall()]
+    finally:
+        con.close()
+
+
+def ranking_row(result, workload, offer_id, **where):
+    rows = [r for r in query(result, "select * from marts.rankings where workload_id = ? and offer_id = ?",
+                             [workload, offer_id]) if all(r[k] == v for k, v in where.items())]
+    assert len(rows) == 1, rows
+    return rows[0]
+
+
+def test_llama2_lora_on_8_h200_p5en_costs_26_05(flow_run):
+    row = ranking_row(flow_run, "llama2-70b-lora-finetune", "aws:us-east-1:p5en.48xlarge:on_demand")
+    # FACTS worked check: 24.69 min / 60 x 63.296 = 26.05 USD
+    assert round(row["time_to_train_minutes"], 2) == 24.69
+    assert round(row["outcome_value"], 2) == 26.05
+    page = (flow_run.reports / "llama2-70b-lora-finetune.md").read_text()
+    assert "| aws p5en.48xlarge | h200-sxm-141gb x 8 | aws / us-east-1 | on_demand | 7.912 |" in page
+    assert "| 8 (1 instance) | 24.69 | 26.05 | measured |" in page
+
+
+def test_gpt3_on_512_tpu_v5p_and_512_h100(flow_run):
+    tpu = ranking_row(flow_run, "gpt3-175b-pretrain", "gcp:us-central1:tpu-v5p-8:on_demand", chips=512)
+    # 114.79 / 60 x 512 chips x 4.20 = 4,114 USD (128 tpu-v5p-8 slices of 4 chips)
+    assert tpu["instances"] == 128 and round(tpu["outcome_value"]) == 4114
+    h100 = ranking_row(flow_run, "gpt3-175b-pretrain", "aws:us-east-1:p5.48xlarge:on_demand", chips=512)
+    # 50.73 / 60 x 64 x 55.04 = 2,978 USD; cheaper per run although dearer per chip-hour (6.88 vs 4.20)
+    assert h100["instances"] == 64 and round(h100["outcome_value"]) == 2978
+    assert h100["outcome_rank"] < tpu["outcome_rank"] and h100["chip_hour_rank"] > tpu["chip_hour_rank"]
+    assert h100["is_reversal"]
+    page = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
+    assert "| 512 (128 instances) | 114.79 | 4,114.21 |" in page
+    assert "| 512 (64 instances) | 50.73 | 2,978.21 |" in page
+
+
+def test_llama2_batch_on_p5_costs_0_62_per_million_tokens(flow_run):
+    row = ranking_row(flow_run, "llama2-70b-batch", "aws:us-east-1:p5.48xlarge:on_demand")
+    # 55.04 / (24,528 x 3600) x 1e6 = 0.623 USD
+    assert round(row["outcome_value"], 3) == 0.623
+    assert "| fp16 | 3,066 | 0.623 | measured |" in (flow_run.reports / "llama2-70b-batch.md").read_text()
+
+
+def test_rows_in_equal_landed_plus_quarantined(flow_run):
+    [run] = query(flow_run, "select * from ops.runs")
+    loads = query(flow_run, "select * from ops.source_loads")
+    quarantined_rows = query(flow_run, "select count(distinct (source_id, row_no)) as n from ops.quarantine")[0]["n"]
+    assert run["status"] == "succeeded"
+    assert run["rows_in"] == run["rows_landed"] + run["rows_quarantined"]
+    assert run["rows_in"] == sum(r["rows_in"] for r in loads)
+    assert run["rows_quarantined"] == quarantined_rows
+    landed = sum(query(flow_run, f"select count(*) as n from raw.{t}")[0]["n"]
+                 for t in ("aws_pricing", "azure_retail", "gcp_billing", "mlperf_inference", "mlperf_training"))
+    assert landed == run["rows_landed"]
+
+
+def test_snapshot_traps_are_quarantined_with_their_expectation(flow_run):
+    reasons = {(r["source_id"], r["expectation"], r["unexpected_value"]) for r in query(
+        flow_run, "select source_id, expectation, unexpected_value from ops.quarantine")}
+    assert ("aws_pricing_snapshot", "expect_column_values_to_be_between", "0.0") in reasons  # $0 Capacity Block
+    assert ("gcp_billing_snapshot", "expect_column_values_to_be_between", "700.0") in reasons  # placeholder
+    assert ("mlperf_inference_snapshot", "expect_column_values_to_be_in_set", "nvidia h100-pcie-80gb") in reasons
+    assert ("mlperf_training_snapshot", "expect_column_values_to_be_in_set",
+            "intel(r) gaudi(r) 2 ai accelerator") in reasons
+
+
+def test_reports_are_published_dated_and_latest(flow_run):
+    dated = flow_run.reports
+    assert dated.name == AS_OF.isoformat()
+    latest = dated.parent / "latest"
+    names = sorted(p.name for p in dated.iterdir())
+    assert names == ["gpt3-175b-pretrain.md", "index.md", "llama2-70b-batch.md", "llama2-70b-chat.md",
+                     "llama2-70b-lora-finetune.md"]
+    assert not filecmp.dircmp(dated, latest).diff_files and sorted(p.name for p in latest.iterdir()) == names
+    assert [p.name for p in dated.parent.iterdir() if p.name.startswith(".")] == []
+
+
+@pytest.mark.parametrize("page", ["index.md", "llama2-70b-lora-finetune.md", "gpt3-175b-pretrain.md",
+                                  "llama2-70b-batch.md", "llama2-70b-chat.md"])
+def test_golden_report(flow_run, page):
+    """A change in report output shows as a reviewable diff; regenerate with UPDATE_GOLDEN=1."""
+    produced = (flow_run.reports / page).read_text()
+    golden = GOLDEN / page
+    if os.environ.get("UPDATE_GOLDEN"):
+        golden.write_text(produced)
+    assert produced == golden.read_text()
+
+
+def digest_tree(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def last_good(flow_run, tmp_path):
+    """A copy of a good run's warehouse and reports for a failing run to be pointed at."""
+    state = tmp_path / "state"
+    shutil.copytree(flow_run.warehouse.parent, state / "warehouse")
+    shutil.copytree(flow_run.reports.parent, state / "reports")
+    return state
+
+
+def run_against(last_good, catalog_dir, **kwargs):
+    from flows.nightly import nightly
+
+    return nightly(as_of=dt.date(2026, 12, 1), catalog_dir=str(catalog_dir),
+                   warehouse_file=str(last_good / "warehouse" / "hweval.duckdb"),
+                   reports_dir=str(last_good / "reports"), run_id="failing", **kwargs)
+
+
+def test_garbage_source_file_fails_the_run_and_leaves_the_last_good_state(last_good, catalog_copy):
+    before = digest_tree(last_good)
+    (catalog_copy / "snapshot/azure_retail/eastus.page-2.json").write_text('{"Items": [{"armSkuName": ')
+    from flows.sources._common import SourceFormatError
+
+    with pytest.raises(SourceFormatError, match=r"catalogs/snapshot/azure_retail/eastus.page-2.json: not valid JSON at line 1 column 27"):
+        run_against(last_good, catalog_copy)
+    assert digest_tree(last_good) == before
+
+
+def test_crash_in_the_model_build_leaves_the_last_good_state(last_good, monkeypatch):
+    before = digest_tree(last_good)
+    from flows import transform
+
+    def crash(con, *args, **kwargs):
+        con.execute("create or replace table staging.half_built as select 1 as x")
+        raise RuntimeError("injected crash during the model build")
+
+    monkeypatch.setattr(transform, "build_models", crash)
+    with pytest.raises(RuntimeError, match="injected crash"):
+        run_against(last_good, CATALOGS)
+    assert digest_tree(last_good) == before
