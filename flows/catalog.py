@@ -261,6 +261,8 @@ def _format_validation_error(file_name: str, exc: ValidationError) -> str:
         loc = ".".join(str(p) for p in err["loc"])
         if err["type"] == "extra_forbidden":
             lines.append(f"{file_name}: {loc}: unknown key (not part of the {file_name} schema)")
+        elif err["type"] == "missing":
+            lines.append(f"{file_name}: {loc}: missing required key")
         else:
             lines.append(f"{file_name}: {loc}: {err['msg']} (got {err.get('input')!r})")
     return "\n".join(lines)

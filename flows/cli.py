@@ -68,7 +68,7 @@ def cmd_query(args: argparse.Namespace) -> int:
         return 1
     con = duckdb.connect(str(path), read_only=True)
     try:
-        con.sql(args.sql).show(max_rows=args.max_rows)
+        con.sql(args.sql).show(max_rows=args.max_rows, max_width=args.max_width)
     finally:
         con.close()
     return 0
@@ -93,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("sql", help="the query, e.g. \"select * from marts.rankings limit 5\"")
     query.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: warehouse/hweval.duckdb)")
     query.add_argument("--max-rows", type=int, default=40, help="rows to print (default: 40)")
+    query.add_argument("--max-width", type=int, default=250, help="characters per line (default: 250)")
     query.set_defaults(func=cmd_query)
     return parser
 

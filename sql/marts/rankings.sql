@@ -26,7 +26,7 @@ candidates as (
     union all by name
     select
         workload_id, candidate_id, offer_id, cloud, region, instance_type, pricing_term,
-        accelerator_id, accelerator_count, replica_chips * instances_per_replica as chips,
+        accelerator_id, accelerator_count, cast(replica_chips * instances_per_replica as integer) as chips,
         instances_per_replica as instances, precision,
         usd_per_hour, usd_per_chip_hour, basis,
         'usd_per_million_tokens' as outcome_metric,

@@ -20,7 +20,7 @@ final as (
         source.benchmark,
         aliases.accelerator_id,
         source.accelerator as accelerator_raw,
-        source.accelerators_count as chips,
+        cast(source.accelerators_count as integer) as chips,
         source.number_of_nodes as nodes,
         source.accelerators_count / source.number_of_nodes as chips_per_node,
         source.time_to_train_minutes,

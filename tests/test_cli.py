@@ -1,0 +1,58 @@
+"""The `hweval` command: every subcommand works and is documented in the README."""
+
+import re
+
+from conftest import AS_OF, CATALOGS
+
+from flows.cli import build_parser, main
+from flows.paths import PROJECT_ROOT
+
+
+def test_every_subcommand_is_documented_in_the_readme():
+    readme = (PROJECT_ROOT / "README.md").read_text()
+    subcommands = build_parser()._subparsers._group_actions[0].choices
+    undocumented = [name for name in subcommands if f"hweval {name}" not in readme]
+    assert undocumented == []
+
+
+def test_readme_quickstart_is_the_two_make_commands():
+    readme = (PROJECT_ROOT / "README.md").read_text()
+    quickstart = readme.split("## Quickstart", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    assert [line.split("#")[0].strip() for line in quickstart.strip().splitlines()] == ["make run", "make test"]
+    assert "make test" in (PROJECT_ROOT / ".ci" / "run").read_text()
+
+
+def test_check_prints_what_it_loaded(capsys):
+    assert main(["check", "--catalog", str(CATALOGS)]) == 0
+    assert re.fullmatch(r".*catalogs: \d+ accelerators, \d+ instances, \d+ models, \d+ workloads, 5 sources: OK\n",
+                        capsys.readouterr().out)
+
+
+def test_check_reports_a_broken_catalog_and_exits_2(catalog_copy, capsys):
+    (catalog_copy / "workloads.yaml").write_text("workloads:\n  x-y:\n    kind: training\n    titel: oops\n")
+    assert main(["check", "--catalog", str(catalog_copy)]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        "hweval: workloads.yaml: workloads.x-y.training.title: missing required key",
+        "workloads.yaml: workloads.x-y.training.description: missing required key",
+        "workloads.yaml: workloads.x-y.training.model: missing required key",
+        "workloads.yaml: workloads.x-y.training.benchmark: missing required key",
+        "workloads.yaml: workloads.x-y.training.titel: unknown key (not part of the workloads.yaml schema)",
+    ]
+
+
+def test_run_prints_where_the_warehouse_and_reports_are(prefect_server, tmp_path, capsys):
+    code = main(["run", "--as-of", AS_OF.isoformat(), "--warehouse", str(tmp_path / "w.duckdb"),
+                 "--reports", str(tmp_path / "reports")])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert re.search(r"^run 2026-11-30-[0-9a-f]{8} as of 2026-11-30: \d+ rows landed, \d+ quarantined$", out, re.M)
+    assert f"warehouse: {tmp_path / 'w.duckdb'}" in out
+    assert f"reports:   {tmp_path / 'reports' / '2026-11-30'}/index.md" in out
+    assert main(["query", "select count(*) as n from marts.rankings", "--warehouse", str(tmp_path / "w.duckdb")]) == 0
+    assert "│" in capsys.readouterr().out
+
+
+def test_query_without_a_warehouse_says_how_to_make_one(tmp_path, capsys):
+    assert main(["query", "select 1", "--warehouse", str(tmp_path / "none.duckdb")]) == 1
+    assert "run `hweval run` first" in capsys.readouterr().err
