@@ -1,6 +1,10 @@
 """The `hweval` command: every subcommand works and is documented in the README."""
 
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 from conftest import AS_OF, CATALOGS
 
@@ -42,10 +46,16 @@ def test_check_reports_a_broken_catalog_and_exits_2(catalog_copy, capsys):
 
 
 def test_run_prints_where_the_warehouse_and_reports_are(prefect_server, tmp_path, capsys):
-    code = main(["run", "--as-of", AS_OF.isoformat(), "--warehouse", str(tmp_path / "w.duckdb"),
-                 "--reports", str(tmp_path / "reports")])
-    out = capsys.readouterr().out
-    assert code == 0
+    """The installed console script, in its own process, against the test server."""
+    from prefect.settings import PREFECT_API_URL
+
+    env = dict(os.environ, PREFECT_API_URL=PREFECT_API_URL.value())
+    proc = subprocess.run(
+        [str(Path(sys.executable).with_name("hweval")), "run", "--as-of", AS_OF.isoformat(),
+         "--warehouse", str(tmp_path / "w.duckdb"), "--reports", str(tmp_path / "reports")],
+        env=env, capture_output=True, text=True, timeout=300)
+    out = proc.stdout
+    assert proc.returncode == 0, proc.stderr[-3000:]
     assert re.search(r"^run 2026-11-30-[0-9a-f]{8} as of 2026-11-30: \d+ rows landed, \d+ quarantined$", out, re.M)
     assert f"warehouse: {tmp_path / 'w.duckdb'}" in out
     assert f"reports:   {tmp_path / 'reports' / '2026-11-30'}/index.md" in out
