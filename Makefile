@@ -19,3 +19,6 @@ test: $(STAMP)
 
 clean:
 	rm -rf $(VENV) warehouse .pytest_cache
+
+bench: $(STAMP)
+	$(PY) tests/bench_pipeline.py

@@ -44,10 +44,17 @@ def fetch(catalog: Catalog, source_id: str) -> pipeline.SourceBatch:
 def land(building: Path, catalog: Catalog, batches: list[pipeline.SourceBatch], run_id: str,
          as_of: dt.date) -> list[pipeline.SourceLoad]:
     """Validate every batch and land it, or quarantine its failing rows, in the warehouse being built."""
+    logger = get_run_logger()
     con = warehouse.connect(building)
     try:
         pipeline.prepare_warehouse(con, catalog, as_of)
-        return [pipeline.land_batch(con, batch, run_id, as_of, catalog) for batch in batches]
+        loads = []
+        for batch in batches:
+            load = pipeline.land_batch(con, batch, run_id, as_of, catalog)
+            logger.info("%s: %d rows in, %d landed in raw.%s, %d quarantined",
+                        load.source_id, load.rows_in, load.rows_landed, load.table, load.rows_quarantined)
+            loads.append(load)
+        return loads
     finally:
         con.close()
 
@@ -96,9 +103,12 @@ def nightly(
     logger.info("run %s as of %s: sources %s", run_id, as_of, ", ".join(enabled))
 
     batches = [fetch(catalog, source_id) for source_id in enabled]
-    with warehouse.building_copy(warehouse_path) as building:
-        loads = land(building, catalog, batches, run_id, as_of)
-        build_and_render(building, catalog, loads, run_id, as_of, started_at, staging_dir)
-        dated = publish(building, warehouse_path, staging_dir, reports_root, as_of)
+    try:
+        with warehouse.building_copy(warehouse_path) as building:
+            loads = land(building, catalog, batches, run_id, as_of)
+            build_and_render(building, catalog, loads, run_id, as_of, started_at, staging_dir)
+            dated = publish(building, warehouse_path, staging_dir, reports_root, as_of)
+    finally:
+        pipeline.discard_rendering(staging_dir)
     logger.info("warehouse: %s; reports: %s and %s", warehouse_path, dated, reports_root / "latest")
     return RunResult(run_id, as_of, warehouse_path, dated, loads)

@@ -180,6 +180,13 @@ def _swap_dir(new: Path, target: Path) -> None:
         shutil.rmtree(old)
 
 
+def discard_rendering(staging_dir: Path) -> None:
+    """Remove what a failed run rendered but never published."""
+    for leftover in (staging_dir, staging_dir.with_name(staging_dir.name + "-latest")):
+        if leftover.exists():
+            shutil.rmtree(leftover)
+
+
 def publish_reports(staging_dir: Path, reports_root: Path, as_of: dt.date) -> Path:
     """Move the rendered folder to reports/<as-of>/ and copy it to reports/latest/."""
     latest_staging = staging_dir.with_name(staging_dir.name + "-latest")

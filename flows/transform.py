@@ -38,6 +38,24 @@ def _table_exists(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> boo
     ).fetchall()[0][0])
 
 
+def _columns(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> dict[str, str]:
+    return dict(con.execute(
+        "select column_name, data_type from information_schema.columns where table_schema = ? and table_name = ? "
+        "order by ordinal_position", [schema, name]).fetchall())
+
+
+def _append_run(con: duckdb.DuckDBPyConnection, name: str, select: str, as_of: dt.date) -> None:
+    """Replace this as-of date's rows of a mart; a column the model gained is added (older rows read null)."""
+    con.execute(f"create or replace temp table _mart_rows as {select}")
+    existing = _columns(con, "marts", name)
+    for column, data_type, *_ in con.execute("describe _mart_rows").fetchall():
+        if column not in existing:
+            con.execute(f'alter table marts.{name} add column "{column}" {data_type}')
+    con.execute(f"delete from marts.{name} where as_of = ?", [as_of])
+    con.execute(f"insert into marts.{name} by name select * from _mart_rows")
+    con.execute("drop table _mart_rows")
+
+
 def _in_dependency_order(layer: str, paths: list[Path]) -> list[Path]:
     """Models of one layer, each after the models of the same layer it reads (`<layer>.<name>`)."""
     texts = {p.stem: p.read_text() for p in paths}
@@ -74,8 +92,7 @@ def build_models(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, sq
                 if layer != "marts":
                     con.execute(f"create or replace table {layer}.{name} as {select}")
                 elif _table_exists(con, "marts", name):
-                    con.execute(f"delete from marts.{name} where as_of = ?", [as_of])
-                    con.execute(f"insert into marts.{name} by name {select}")
+                    _append_run(con, name, select, as_of)
                 else:
                     con.execute(f"create table marts.{name} as {select}")
             except duckdb.Error as exc:

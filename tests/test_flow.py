@@ -151,3 +151,22 @@ def test_crash_in_the_model_build_leaves_the_last_good_state(last_good, monkeypa
     with pytest.raises(RuntimeError, match="injected crash"):
         run_against(last_good, CATALOGS)
     assert digest_tree(last_good) == before
+
+
+def test_disk_full_while_writing_reports_leaves_the_last_good_state(last_good, monkeypatch):
+    before = digest_tree(last_good)
+    real_write_text = Path.write_text
+    written = []
+
+    def full_after_one_page(self, *args, **kwargs):
+        if ".rendering" in str(self):
+            written.append(self)
+            if len(written) == 2:  # the first page is already in the rendering folder
+                raise OSError(28, "No space left on device")
+        return real_write_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", full_after_one_page)
+    with pytest.raises(OSError, match="No space left on device"):
+        run_against(last_good, CATALOGS)
+    assert len(written) == 2
+    assert digest_tree(last_good) == before

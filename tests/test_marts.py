@@ -149,3 +149,18 @@ def test_sql_invariant_reports_a_duplicate_offer(built):
     built.execute("insert into intermediate.int_offers_priced select * from intermediate.int_offers_priced limit 1")
     with pytest.raises(transform.ModelError, match=r"sql/tests/assert_offers_unique.sql: 1 offending row"):
         transform.run_sql_tests(built)
+
+
+def test_a_column_added_to_a_mart_model_is_added_to_the_existing_table(built, tmp_path):
+    sql_dir = tmp_path / "sql"
+    import shutil
+
+    from flows.paths import SQL_DIR
+
+    shutil.copytree(SQL_DIR, sql_dir)
+    offers = sql_dir / "marts" / "offers.sql"
+    offers.write_text(offers.read_text().replace("        price_ref\n", "        price_ref,\n        'new' as added_column\n"))
+    transform.build_models(built, RUN, AS_OF + dt.timedelta(days=1), sql_dir=sql_dir)
+    by_date = built.execute("select as_of, count(*), count(added_column) from marts.offers group by 1 order by 1").fetchall()
+    # the earlier date keeps its 5 rows with the new column null; the new date has it filled
+    assert by_date == [(AS_OF, 5, 0), (AS_OF + dt.timedelta(days=1), 5, 5)]

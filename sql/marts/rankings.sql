@@ -21,7 +21,7 @@ candidates as (
         'completed_run_usd' as outcome_metric,
         completed_run_usd as outcome_value,
         time_to_train_minutes, null::double as tokens_per_s_per_chip,
-        price_source_id, price_as_of, benchmark_label, benchmark_source_id, benchmark_as_of
+        price_source_id, price_as_of, price_ref, benchmark_label, benchmark_source_id, benchmark_as_of, benchmark_ref
     from training
     union all by name
     select
@@ -32,7 +32,7 @@ candidates as (
         'usd_per_million_tokens' as outcome_metric,
         usd_per_million_tokens as outcome_value,
         null::double as time_to_train_minutes, tokens_per_s_per_chip,
-        price_source_id, price_as_of, benchmark_label, benchmark_source_id, benchmark_as_of
+        price_source_id, price_as_of, price_ref, benchmark_label, benchmark_source_id, benchmark_as_of, benchmark_ref
     from inference
 ),
 
@@ -86,9 +86,11 @@ final as (
         ranked.basis,
         ranked.price_source_id,
         ranked.price_as_of,
+        ranked.price_ref,
         ranked.benchmark_label,
         ranked.benchmark_source_id,
-        ranked.benchmark_as_of
+        ranked.benchmark_as_of,
+        ranked.benchmark_ref
     from ranked
     inner join reversals using (candidate_id)
     inner join workloads using (workload_id)

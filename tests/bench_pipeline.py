@@ -1,0 +1,77 @@
+"""`make bench`: time each pipeline stage on a synthetic price list, as ratios against a baseline in the same process.
+
+The baseline is the irreducible cost of reading the input: `json.loads` of every PriceList item. Each stage is
+reported as a multiple of it, so the figures compare across machines; absolute seconds are printed beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from builders import aws_page, aws_product  # noqa: E402
+
+from flows import pipeline, transform, warehouse  # noqa: E402
+from flows.catalog import load_catalog  # noqa: E402
+from flows.paths import PROJECT_ROOT  # noqa: E402
+from flows.sources import aws_pricing  # noqa: E402
+
+AS_OF = dt.date(2026, 11, 30)
+TYPES = ["p5.48xlarge", "p5en.48xlarge", "p4d.24xlarge", "g6e.12xlarge", "trn1.32xlarge", "inf2.48xlarge"]
+RESERVED = [(length, option, "10.0000000000", None if option == "No Upfront" else "43800")
+            for length in ("1yr", "3yr") for option in ("No Upfront", "Partial Upfront", "All Upfront")]
+
+
+def synthetic_pages(products: int, per_page: int = 100) -> list[tuple[str, dict]]:
+    items = [aws_product(TYPES[i % len(TYPES)], f"{10 + i % 97}.0000000000", region=f"region-{i // len(TYPES)}",
+                         sku=f"SKU{i:013d}", reserved=RESERVED) for i in range(products)]
+    return [(f"page {n}", aws_page(*items[n:n + per_page])) for n in range(0, len(items), per_page)]
+
+
+def timed(fn, repeat: int = 1):
+    """The result and the best wall time of `repeat` calls (stages that write run once)."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - start)
+    return result, best
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--products", type=int, default=5000, help="synthetic products (each ~19 price rows)")
+    args = parser.parse_args()
+    catalog = load_catalog(PROJECT_ROOT / "catalogs")
+    pages = synthetic_pages(args.products)
+
+    _, baseline = timed(lambda: sum(1 for _, page in pages for item in page["PriceList"] if json.loads(item)), repeat=3)
+    rows, parse = timed(lambda: aws_pricing.rows_from_pages(pages), repeat=3)
+    batch = pipeline.SourceBatch("bench", "aws_pricing", "aws_pricing", ["bench"], AS_OF,
+                                 [r | {"row_no": i, "source_id": "bench", "data_as_of": AS_OF} for i, r in enumerate(rows)])
+    with tempfile.TemporaryDirectory() as tmp:
+        con = warehouse.connect(Path(tmp) / "bench.duckdb")
+        pipeline.prepare_warehouse(con, catalog, AS_OF)
+        pipeline.land_batch(con, pipeline.SourceBatch("warm", "aws_pricing", "aws_pricing", [], AS_OF, []),
+                            "bench", AS_OF, catalog)
+        _, land = timed(lambda: pipeline.land_batch(con, batch, "bench", AS_OF, catalog))
+        _, build = timed(lambda: transform.build_models(con, "bench", AS_OF))
+        con.close()
+
+    print(f"{len(rows):,} price rows from {args.products:,} products on {len(pages)} pages")
+    print(f"{'stage':<32}{'seconds':>10}{'x baseline':>12}")
+    for name, seconds in [("baseline: json.loads of items", baseline), ("parse into rows", parse),
+                          ("validate (GX) + land", land), ("build staging -> marts", build)]:
+        print(f"{name:<32}{seconds:>10.3f}{seconds / baseline:>12.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
