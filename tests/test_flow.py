@@ -170,3 +170,12 @@ def test_disk_full_while_writing_reports_leaves_the_last_good_state(last_good, m
         run_against(last_good, CATALOGS)
     assert len(written) == 2
     assert digest_tree(last_good) == before
+
+
+def test_warehouse_file_is_readable_by_duckdb_1x(flow_run):
+    """Storage version 64 in the file header is what DuckDB 0.10 and every 1.x release read."""
+    import struct
+
+    header = flow_run.warehouse.read_bytes()[:20]
+    assert header[8:12] == b"DUCK"
+    assert struct.unpack("<Q", header[12:20]) == (64,)
