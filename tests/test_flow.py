@@ -126,7 +126,7 @@ def run_against(last_good, catalog_dir, **kwargs):
 
     return nightly(as_of=dt.date(2026, 12, 1), catalog_dir=str(catalog_dir),
                    warehouse_file=str(last_good / "warehouse" / "hweval.duckdb"),
-                   reports_dir=str(last_good / "reports"), run_id="failing", **kwargs)
+                   reports_dir=str(last_good / "reports"), run_id="second-run", **kwargs)
 
 
 def test_garbage_source_file_fails_the_run_and_leaves_the_last_good_state(last_good, catalog_copy):
@@ -179,3 +179,22 @@ def test_warehouse_file_is_readable_by_duckdb_1x(flow_run):
     header = flow_run.warehouse.read_bytes()[:20]
     assert header[8:12] == b"DUCK"
     assert struct.unpack("<Q", header[12:20]) == (64,)
+
+
+def test_an_open_analyst_connection_neither_blocks_the_run_nor_sees_it_half_built(last_good):
+    warehouse_file = last_good / "warehouse" / "hweval.duckdb"
+    analyst = duckdb.connect(str(warehouse_file), read_only=True)
+    try:
+        before = analyst.execute("select count(*) from ops.runs").fetchall()
+        result = run_against(last_good, CATALOGS)
+        # the analyst's handle still reads the state it opened, whole
+        assert analyst.execute("select count(*) from ops.runs").fetchall() == before
+    finally:
+        analyst.close()
+    assert result.warehouse == warehouse_file
+    fresh = duckdb.connect(str(warehouse_file), read_only=True)
+    try:
+        runs = fresh.execute("select run_id from ops.runs order by as_of").fetchall()
+    finally:
+        fresh.close()
+    assert runs == [("2026-11-30-golden",), ("second-run",)]
