@@ -197,10 +197,11 @@ class Catalog(Strict):
                     )
             for alias in acc.aliases:
                 norm = normalise_alias(alias)
-                if norm in seen_alias and seen_alias[norm] != acc_id:
+                if norm in seen_alias:
+                    owner = "this accelerator" if seen_alias[norm] == acc_id else repr(seen_alias[norm])
                     errors.append(
                         f"accelerators.yaml: accelerators.{acc_id}.aliases: {alias!r} is already an alias of "
-                        f"{seen_alias[norm]!r} (an alias must name one accelerator)"
+                        f"{owner} (an alias must name one accelerator, once)"
                     )
                 seen_alias[norm] = acc_id
         seen_offer: set[str] = set()
@@ -243,26 +244,61 @@ def normalise_alias(raw: str) -> str:
     return " ".join(raw.split()).casefold()
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A YAML loader that rejects a key given twice in one mapping instead of keeping the last."""
+
+
+def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen: dict[object, int] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"key {key!r} appears twice (first on line {seen[key] + 1})", key_node.start_mark)
+        seen[key] = key_node.start_mark.line
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+
+
 def _load_yaml(path: Path) -> object:
     if not path.is_file():
         raise CatalogError(f"{path.name}: file not found at {path}")
     try:
         with path.open(encoding="utf-8") as fh:
-            return yaml.safe_load(fh)
+            return yaml.load(fh, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
-        raise CatalogError(f"{path.name}: not valid YAML: {exc}") from exc
+        raise CatalogError(f"{path.name}: not valid YAML: {' '.join(str(exc).split())}") from exc
     except UnicodeDecodeError as exc:
         raise CatalogError(f"{path.name}: not UTF-8 text ({exc})") from exc
 
 
-def _format_validation_error(file_name: str, exc: ValidationError) -> str:
+def _entry_label(file_name: str, loc: tuple, data: object) -> list[str]:
+    """The error location as the user wrote it: list entries by their name, workload kinds unwrapped."""
+    parts = [str(p) for p in loc]
+    if file_name == "instances.yaml" and len(loc) >= 2 and loc[0] == "instances" and isinstance(loc[1], int):
+        try:
+            entry = data["instances"][loc[1]]
+            parts[1] = f"[{loc[1]}] ({entry.get('cloud')}:{entry.get('instance_type')})"
+            return [parts[0] + parts[1], *parts[2:]]
+        except (KeyError, IndexError, TypeError, AttributeError):
+            pass
+    if file_name == "workloads.yaml" and len(loc) >= 3 and loc[2] in ("training", "inference"):
+        del parts[2]  # pydantic's discriminator tag, not a key the user wrote
+    return parts
+
+
+def _format_validation_error(file_name: str, exc: ValidationError, data: object = None) -> str:
     lines = []
     for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"])
+        loc = ".".join(_entry_label(file_name, err["loc"], data))
         if err["type"] == "extra_forbidden":
             lines.append(f"{file_name}: {loc}: unknown key (not part of the {file_name} schema)")
         elif err["type"] == "missing":
             lines.append(f"{file_name}: {loc}: missing required key")
+        elif err["type"] in ("union_tag_not_found", "union_tag_invalid"):
+            lines.append(f"{file_name}: {loc}.kind: missing or unknown kind (expected 'training' or 'inference')")
         else:
             lines.append(f"{file_name}: {loc}: {err['msg']} (got {err.get('input')!r})")
     return "\n".join(lines)
@@ -282,13 +318,14 @@ def load_catalog(root: Path | str) -> Catalog:
     errors = []
     for name, model in models.items():
         file_name = f"{name}.yaml"
+        data = None
         try:
             data = _load_yaml(root / file_name)
             parsed[name] = model.model_validate(data if data is not None else {})
         except CatalogError as exc:
             errors.append(str(exc))
         except ValidationError as exc:
-            errors.append(_format_validation_error(file_name, exc))
+            errors.append(_format_validation_error(file_name, exc, data))
     if errors:
         raise CatalogError("\n".join(errors))
     try:

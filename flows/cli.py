@@ -102,10 +102,12 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from flows.catalog import CatalogError
     from flows.sources._common import SourceFormatError
+    from flows.transform import ModelError
+    from flows.validate import SuiteError
 
     try:
         return args.func(args)
-    except (CatalogError, SourceFormatError) as exc:
+    except (CatalogError, SourceFormatError, SuiteError, ModelError) as exc:
         print(f"hweval: {exc}", file=sys.stderr)
         return 2
 

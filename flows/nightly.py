@@ -61,8 +61,11 @@ def land(building: Path, catalog: Catalog, batches: list[pipeline.SourceBatch], 
 
 @task(cache_policy=NO_CACHE)
 def build_and_render(building: Path, catalog: Catalog, loads: list[pipeline.SourceLoad], run_id: str,
-                     as_of: dt.date, started_at: dt.datetime, staging_dir: Path) -> None:
-    """Build staging -> intermediate -> marts, check the SQL invariants, record the run, render reports aside."""
+                     as_of: dt.date, started_at: dt.datetime, staging_dir: Path) -> bool:
+    """Build staging -> intermediate -> marts, check the SQL invariants, record the run, render reports aside.
+
+    Returns whether this run is the newest as-of date in the warehouse (a backfill is not).
+    """
     logger = get_run_logger()
     con = warehouse.connect(building)
     try:
@@ -70,16 +73,22 @@ def build_and_render(building: Path, catalog: Catalog, loads: list[pipeline.Sour
             logger.info("built %s.%s: %d rows", model.layer, model.name, model.rows)
         pipeline.record_run(con, run_id, as_of, started_at, catalog, loads)
         pipeline.render_reports_to(con, as_of, staging_dir)
+        newest = con.execute("select max(as_of) from ops.runs").fetchall()[0][0]
         con.execute("checkpoint")
     finally:
         con.close()
+    return as_of >= newest
 
 
 @task(cache_policy=NO_CACHE)
-def publish(building: Path, warehouse_file: Path, staging_dir: Path, reports_root: Path, as_of: dt.date) -> Path:
-    """Swap in the new warehouse, then the new reports: renames only, after everything else succeeded."""
-    warehouse.publish_copy(building, warehouse_file)
-    return pipeline.publish_reports(staging_dir, reports_root, as_of)
+def publish(building: Path, warehouse_file: Path, staging_dir: Path, reports_root: Path, as_of: dt.date,
+            is_newest: bool) -> Path:
+    """Swap in the new warehouse, then the new reports: renames only, after everything else succeeded.
+
+    If the reports cannot be moved into place, the previous warehouse is put back, so the two always agree.
+    """
+    with warehouse.swapped_in(building, warehouse_file):
+        return pipeline.publish_reports(staging_dir, reports_root, as_of, update_latest=is_newest)
 
 
 @flow(name="nightly", log_prints=True)
@@ -106,9 +115,10 @@ def nightly(
     try:
         with warehouse.building_copy(warehouse_path) as building:
             loads = land(building, catalog, batches, run_id, as_of)
-            build_and_render(building, catalog, loads, run_id, as_of, started_at, staging_dir)
-            dated = publish(building, warehouse_path, staging_dir, reports_root, as_of)
+            is_newest = build_and_render(building, catalog, loads, run_id, as_of, started_at, staging_dir)
+            dated = publish(building, warehouse_path, staging_dir, reports_root, as_of, is_newest)
     finally:
         pipeline.discard_rendering(staging_dir)
-    logger.info("warehouse: %s; reports: %s and %s", warehouse_path, dated, reports_root / "latest")
+    logger.info("warehouse: %s; reports: %s%s", warehouse_path, dated,
+                f" and {reports_root / 'latest'}" if is_newest else " (a backfill: reports/latest keeps the newer date)")
     return RunResult(run_id, as_of, warehouse_path, dated, loads)

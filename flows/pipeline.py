@@ -101,6 +101,8 @@ def land_batch(
             "row_no": failure.row_no,
             "source_ref": by_no[failure.row_no]["source_ref"],
             "expectation": failure.expectation,
+            "expectation_type": failure.expectation_type,
+            "reason": failure.reason,
             "column_name": failure.column,
             "unexpected_value": None if failure.value is None else str(failure.value),
             "row_json": json.dumps(by_no[failure.row_no], default=str, sort_keys=True),
@@ -187,13 +189,15 @@ def discard_rendering(staging_dir: Path) -> None:
             shutil.rmtree(leftover)
 
 
-def publish_reports(staging_dir: Path, reports_root: Path, as_of: dt.date) -> Path:
-    """Move the rendered folder to reports/<as-of>/ and copy it to reports/latest/."""
+def publish_reports(staging_dir: Path, reports_root: Path, as_of: dt.date, update_latest: bool = True) -> Path:
+    """Move the rendered folder to reports/<as-of>/ and, unless this is a backfill, copy it to reports/latest/."""
     latest_staging = staging_dir.with_name(staging_dir.name + "-latest")
     if latest_staging.exists():
         shutil.rmtree(latest_staging)
-    shutil.copytree(staging_dir, latest_staging)
+    if update_latest:
+        shutil.copytree(staging_dir, latest_staging)
     dated = reports_root / as_of.isoformat()
     _swap_dir(staging_dir, dated)
-    _swap_dir(latest_staging, reports_root / "latest")
+    if update_latest:
+        _swap_dir(latest_staging, reports_root / "latest")
     return dated

@@ -136,7 +136,7 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str]:
     run = _rows(con, "select * from ops.runs where as_of = ?", [as_of])
     loads = _rows(con, "select * from ops.source_loads where as_of = ? order by source_id", [as_of])
     reasons = _rows(con, """
-        select source_id, expectation, column_name, count(*) as rows, min(unexpected_value) as example
+        select source_id, expectation, column_name, reason, count(*) as rows, min(unexpected_value) as example
         from ops.quarantine where as_of = ? group by all order by rows desc, source_id, expectation, column_name
         """, [as_of])
     pages: dict[str, str] = {}
@@ -180,9 +180,10 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str]:
         "",
         "## Quarantined rows by reason",
         "",
-        _table(["source", "expectation", "column", "rows", "example value"],
+        _table(["source", "expectation", "column", "rows", "example value", "why it is rejected"],
                [[r["source_id"], r["expectation"], r["column_name"] or "—", str(r["rows"]),
-                 "(empty)" if r["example"] == "" else str(r["example"])] for r in reasons])
+                 {"": "(empty)", None: "(missing)"}.get(r["example"], r["example"]), r["reason"] or "—"]
+                for r in reasons])
         if reasons else "No row was quarantined.",
         "",
         "Every rejected row is kept in `ops.quarantine` with the expectation it failed.",

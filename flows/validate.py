@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -18,9 +19,11 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Failure:
     row_no: int
-    expectation: str
+    expectation: str  # the expectation's meta.name in the suite file
+    expectation_type: str
     column: str | None
     value: Any
+    reason: str | None  # the expectation's meta.why
 
 
 @dataclass
@@ -97,13 +100,18 @@ def validate_rows(rows: list[dict], suite_json: dict, parameters: dict[str, Any]
         if res.success:
             continue
         column = config.kwargs.get("column")
+        meta = config.meta or {}
+        name = meta.get("name") or f"{config.type}({column})"
         unexpected = res.result.get("unexpected_index_list")
         if unexpected is None:
             raise SuiteError(f"suite {name!r}: {config.type} is not a row-level expectation (no failing row ids)")
         for hit in unexpected:
             row_no = int(hit["row_no"])
             failed_rows.add(row_no)
-            outcome.failures.append(Failure(row_no, config.type, column, hit.get(column) if column else None))
+            value = hit.get(column) if column else None
+            if isinstance(value, float) and math.isnan(value):
+                value = None  # pandas' stand-in for a missing value
+            outcome.failures.append(Failure(row_no, name, config.type, column, value, meta.get("why")))
     for row in rows:
         (outcome.failed if row["row_no"] in failed_rows else outcome.passed).append(row)
     return outcome

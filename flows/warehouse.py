@@ -34,7 +34,7 @@ def apply_ddl(con: duckdb.DuckDBPyConnection, sql_dir: Path = SQL_DIR) -> None:
 
 @contextmanager
 def building_copy(path: Path) -> Iterator[Path]:
-    """Yield a private copy of the warehouse to build in; the caller swaps it in with `publish_copy`.
+    """Yield a private copy of the warehouse to build in; the caller swaps it in with `swapped_in`.
 
     Nothing touches `path` until then, so a run that fails leaves the last good warehouse, and an analyst's
     open read-only handle neither blocks the build nor sees it half done.
@@ -52,9 +52,25 @@ def building_copy(path: Path) -> Iterator[Path]:
             leftover.unlink(missing_ok=True)
 
 
-def publish_copy(building: Path, path: Path) -> None:
-    """Atomically replace the warehouse with the finished copy (same directory, so a rename)."""
+@contextmanager
+def swapped_in(building: Path, path: Path) -> Iterator[None]:
+    """Replace the warehouse with the finished copy (a rename); put the previous one back if the block fails."""
+    previous = path.with_name(f".{path.name}.previous-{os.getpid()}")
+    previous.unlink(missing_ok=True)
+    had_previous = path.exists()
+    if had_previous:
+        os.link(path, previous)  # a second name for the old file: the swap below never leaves `path` missing
     os.replace(building, path)
+    try:
+        yield
+    except BaseException:
+        if had_previous:
+            os.replace(previous, path)
+        else:
+            path.unlink(missing_ok=True)
+        raise
+    finally:
+        previous.unlink(missing_ok=True)
 
 
 def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> None:

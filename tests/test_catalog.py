@@ -79,7 +79,8 @@ def test_alias_claimed_by_two_accelerators_is_rejected(catalog_copy):
 
 def test_wrong_type_names_key_and_value(catalog_copy):
     edit(catalog_copy / "instances.yaml", lambda d: d["instances"][1].update({"accelerator_count": "eight"}))
-    with pytest.raises(CatalogError, match=r"instances.yaml: instances.1.accelerator_count: .*integer.* \(got 'eight'\)"):
+    with pytest.raises(CatalogError, match=r"instances.yaml: instances\[1\] \(aws:p5.4xlarge\).accelerator_count: "
+                                           r".*integer.* \(got 'eight'\)"):
         load_catalog(catalog_copy)
 
 
@@ -94,4 +95,36 @@ def test_snapshot_file_that_does_not_exist(catalog_copy):
 def test_yaml_syntax_error_names_the_file(catalog_copy):
     (catalog_copy / "models.yaml").write_text("models:\n  llama: [unclosed\n")
     with pytest.raises(CatalogError, match=r"^models.yaml: not valid YAML"):
+        load_catalog(catalog_copy)
+
+
+def test_unknown_key_in_a_list_entry_names_the_entry(catalog_copy):
+    edit(catalog_copy / "instances.yaml", lambda d: d["instances"][0].update({"memroy_gib": 2048}))
+    with pytest.raises(CatalogError) as err:
+        load_catalog(catalog_copy)
+    assert str(err.value) == ("instances.yaml: instances[0] (aws:p5.48xlarge).memroy_gib: unknown key "
+                              "(not part of the instances.yaml schema)")
+
+
+def test_workload_without_a_kind(catalog_copy):
+    edit(catalog_copy / "workloads.yaml", lambda d: d["workloads"]["llama2-70b-chat"].pop("kind"))
+    with pytest.raises(CatalogError) as err:
+        load_catalog(catalog_copy)
+    assert str(err.value) == ("workloads.yaml: workloads.llama2-70b-chat.kind: missing or unknown kind "
+                              "(expected 'training' or 'inference')")
+
+
+def test_a_key_given_twice_is_an_error_not_a_silent_overwrite(catalog_copy):
+    path = catalog_copy / "workloads.yaml"
+    path.write_text(path.read_text() + "  llama2-70b-batch:\n    kind: inference\n")
+    with pytest.raises(CatalogError, match=r"^workloads.yaml: not valid YAML: .*key 'llama2-70b-batch' appears twice "
+                                           r"\(first on line \d+\)"):
+        load_catalog(catalog_copy)
+
+
+def test_the_same_alias_twice_in_one_accelerator_is_rejected(catalog_copy):
+    edit(catalog_copy / "accelerators.yaml",
+         lambda d: d["accelerators"]["h100-sxm-80gb"]["aliases"].append("NVIDIA  h100-SXM-80GB"))
+    with pytest.raises(CatalogError, match=r"accelerators.h100-sxm-80gb.aliases: 'NVIDIA  h100-SXM-80GB' is already an "
+                                           r"alias of this accelerator"):
         load_catalog(catalog_copy)

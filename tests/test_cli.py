@@ -37,11 +37,11 @@ def test_check_reports_a_broken_catalog_and_exits_2(catalog_copy, capsys):
     assert main(["check", "--catalog", str(catalog_copy)]) == 2
     err = capsys.readouterr().err
     assert err.splitlines() == [
-        "hweval: workloads.yaml: workloads.x-y.training.title: missing required key",
-        "workloads.yaml: workloads.x-y.training.description: missing required key",
-        "workloads.yaml: workloads.x-y.training.model: missing required key",
-        "workloads.yaml: workloads.x-y.training.benchmark: missing required key",
-        "workloads.yaml: workloads.x-y.training.titel: unknown key (not part of the workloads.yaml schema)",
+        "hweval: workloads.yaml: workloads.x-y.title: missing required key",
+        "workloads.yaml: workloads.x-y.description: missing required key",
+        "workloads.yaml: workloads.x-y.model: missing required key",
+        "workloads.yaml: workloads.x-y.benchmark: missing required key",
+        "workloads.yaml: workloads.x-y.titel: unknown key (not part of the workloads.yaml schema)",
     ]
 
 

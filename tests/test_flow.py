@@ -78,11 +78,14 @@ def test_rows_in_equal_landed_plus_quarantined(flow_run):
 def test_snapshot_traps_are_quarantined_with_their_expectation(flow_run):
     reasons = {(r["source_id"], r["expectation"], r["unexpected_value"]) for r in query(
         flow_run, "select source_id, expectation, unexpected_value from ops.quarantine")}
-    assert ("aws_pricing_snapshot", "expect_column_values_to_be_between", "0.0") in reasons  # $0 Capacity Block
-    assert ("gcp_billing_snapshot", "expect_column_values_to_be_between", "700.0") in reasons  # placeholder
-    assert ("mlperf_inference_snapshot", "expect_column_values_to_be_in_set", "nvidia h100-pcie-80gb") in reasons
-    assert ("mlperf_training_snapshot", "expect_column_values_to_be_in_set",
-            "intel(r) gaudi(r) 2 ai accelerator") in reasons
+    assert reasons == {
+        ("aws_pricing_snapshot", "on_demand_hourly_price_positive", "0.0"),  # the $0.00 Capacity Block row
+        ("gcp_billing_snapshot", "price_not_placeholder", "700.0"),  # "not offered"
+        ("mlperf_inference_snapshot", "accelerator_has_alias", "nvidia h100-pcie-80gb"),  # a different part
+        ("mlperf_inference_snapshot", "accelerator_has_alias", ""),  # an empty Accelerator ...
+        ("mlperf_inference_snapshot", "accelerators_per_node_present", None),  # ... with an empty a#
+        ("mlperf_training_snapshot", "accelerator_has_alias", "intel(r) gaudi(r) 2 ai accelerator"),  # not in catalog
+    }
 
 
 def test_reports_are_published_dated_and_latest(flow_run):
@@ -198,3 +201,28 @@ def test_an_open_analyst_connection_neither_blocks_the_run_nor_sees_it_half_buil
     finally:
         fresh.close()
     assert runs == [("2026-11-30-golden",), ("second-run",)]
+
+
+def test_failure_moving_reports_into_place_puts_the_previous_warehouse_back(last_good, monkeypatch):
+    before = digest_tree(last_good)
+    from flows import pipeline
+
+    def fail(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pipeline, "publish_reports", fail)
+    with pytest.raises(OSError, match="No space left on device"):
+        run_against(last_good, CATALOGS)
+    assert digest_tree(last_good) == before
+
+
+def test_a_backfill_publishes_its_date_but_leaves_latest_on_the_newest(last_good):
+    from flows.nightly import nightly
+
+    latest_before = digest_tree(last_good / "reports" / "latest")
+    nightly(as_of=dt.date(2026, 11, 1), catalog_dir=str(CATALOGS),
+            warehouse_file=str(last_good / "warehouse" / "hweval.duckdb"), reports_dir=str(last_good / "reports"),
+            run_id="backfill")
+    assert (last_good / "reports" / "2026-11-01" / "index.md").read_text().startswith(
+        "# hweval report, as of 2026-11-01")
+    assert digest_tree(last_good / "reports" / "latest") == latest_before

@@ -44,9 +44,13 @@ def test_capacity_block_zero_and_windows_rows_never_become_linux_on_demand(fresh
     load = land_aws(fresh_db, catalog, aws_pricing.rows_from_pages([("p", page)]))
     # the $0.00 hourly on-demand row fails `price_usd > 0` and is quarantined, not dropped
     assert (load.rows_in, load.rows_landed, load.rows_quarantined) == (3, 2, 1)
-    quarantined = fresh_db.execute("select expectation, column_name, unexpected_value, row_json from ops.quarantine").fetchall()
-    assert quarantined[0][:3] == ("expect_column_values_to_be_between", "price_usd", "0.0")
-    assert json.loads(quarantined[0][3])["market_option"] == "CapacityBlock"
+    [(name, kind, column, value, reason, row_json)] = fresh_db.execute(
+        "select expectation, expectation_type, column_name, unexpected_value, reason, row_json from ops.quarantine"
+    ).fetchall()
+    assert (name, kind, column, value) == (
+        "on_demand_hourly_price_positive", "expect_column_values_to_be_between", "price_usd", "0.0")
+    assert reason.startswith("an hourly on-demand price of $0.00 is a placeholder")
+    assert json.loads(row_json)["market_option"] == "CapacityBlock"
     transform.build_models(fresh_db, "run-1", AS_OF)
     offers = fresh_db.execute(
         "select offer_id, usd_per_hour from intermediate.int_offers_priced where cloud = 'aws'").fetchall()
@@ -62,8 +66,8 @@ def test_price_that_is_not_a_number_is_quarantined_with_its_text(fresh_db, catal
     assert rows[0]["price_usd"] is None and rows[0]["price_text"] == "N/A"
     load = land_aws(fresh_db, catalog, rows)
     assert (load.rows_landed, load.rows_quarantined) == (0, 1)
-    assert fresh_db.execute("select expectation from ops.quarantine").fetchall() == [
-        ("expect_column_values_to_not_be_null",)]
+    assert fresh_db.execute("select expectation, reason from ops.quarantine").fetchall() == [
+        ("price_usd_present", "pricePerUnit.USD must be a number")]
 
 
 def test_item_that_is_not_json_names_the_page_and_item():
@@ -96,3 +100,18 @@ def test_api_pages_through_the_paginator_parse_like_snapshot_files():
     assert [(r["instance_type"], r["price_usd"]) for r in rows] == [
         ("p5.48xlarge", 55.04), ("p5en.48xlarge", 63.296), ("trn1.32xlarge", 21.5)]
     assert rows[1]["source_ref"] == "pricing.get_products us-east-1 'GPU instance' page 2: PriceList[0]"
+
+
+def test_a_priced_capacity_block_is_its_own_term_not_on_demand(fresh_db, catalog):
+    page = aws_page(
+        aws_product("p5.48xlarge", "55.0400000000", sku="LINUXSKU00000001"),
+        aws_product("p5.48xlarge", "31.4640000000", market="CapacityBlock", sku="CAPBLOCK00000001"),
+    )
+    load = land_aws(fresh_db, catalog, aws_pricing.rows_from_pages([("p", page)]))
+    assert (load.rows_landed, load.rows_quarantined) == (2, 0)
+    transform.build_models(fresh_db, "run-1", AS_OF)
+    assert fresh_db.execute("select market_option, pricing_term from staging.stg_aws_pricing__prices "
+                            "join raw.aws_pricing using (row_no) order by row_no").fetchall() == [
+        ("OnDemand", "on_demand"), ("CapacityBlock", "capacity_block")]
+    assert fresh_db.execute("select offer_id, usd_per_hour from intermediate.int_offers_priced").fetchall() == [
+        ("aws:us-east-1:p5.48xlarge:on_demand", 55.04)]

@@ -60,3 +60,25 @@ def test_sku_without_pricing_info_names_the_sku():
     sku["pricingInfo"] = []
     with pytest.raises(SourceFormatError, match=r"^p: skus\[0\]\.pricingInfo: empty"):
         gcp_billing.rows_from_pages([("p", {"skus": [sku]})])
+
+
+def test_a_price_component_that_matches_no_sku_fails_the_run(fresh_db, catalog):
+    land(fresh_db, catalog, [gcp_sku("Nvidia H100 80GB GPU running in Iowa", "4", 200761250)])
+    fresh_db.execute("update catalog.instance_price_components set sku_description_prefix = 'A3 Instance RAM' "
+                     "where sku_description_prefix = 'A3 Instance Ram'")
+    transform.build_models(fresh_db, "run-1", AS_OF)
+    with pytest.raises(transform.ModelError, match=r"assert_gcp_components_match_a_sku.sql: \d+ offending row"):
+        transform.run_sql_tests(fresh_db)
+
+
+def test_volume_tiers_land_but_offers_use_the_list_price(fresh_db, catalog):
+    tiered = gcp_sku("TPU v5p chip running in Iowa", "4", 200000000, group="TPU")
+    tiered["pricingInfo"][0]["pricingExpression"]["tieredRates"].append(
+        {"startUsageAmount": 1000, "unitPrice": {"currencyCode": "USD", "units": "3", "nanos": 0}})
+    load = land(fresh_db, catalog, [tiered])
+    assert load.rows_landed == 2
+    transform.build_models(fresh_db, "run-1", AS_OF)
+    # 4 chips x 4.20 at the first tier; the 3.00 tier from 1,000 hours on is kept in staging, not mixed in
+    assert fresh_db.execute("select usd_per_hour from intermediate.int_offers_priced").fetchall() == [
+        (pytest.approx(16.8),)]
+    assert fresh_db.execute("select count(*) from staging.stg_gcp_billing__skus").fetchall() == [(2,)]

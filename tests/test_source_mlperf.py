@@ -40,9 +40,8 @@ def test_unknown_accelerator_string_is_quarantined_not_guessed(fresh_db, catalog
     quarantined = fresh_db.execute(
         "select expectation, column_name, unexpected_value, source_ref from ops.quarantine order by row_no").fetchall()
     assert quarantined == [
-        ("expect_column_values_to_be_in_set", "accelerator_key", "nvidia h100-pcie-80gb",
-         "s.json: [1] (b, llama2-70b-99, Offline)"),
-        ("expect_column_values_to_be_in_set", "accelerator_key", "", "s.json: [2] (c, gptj-99, Offline)"),
+        ("accelerator_has_alias", "accelerator_key", "nvidia h100-pcie-80gb", "s.json: [1] (b, llama2-70b-99, Offline)"),
+        ("accelerator_has_alias", "accelerator_key", "", "s.json: [2] (c, gptj-99, Offline)"),
     ]
     assert fresh_db.execute("select count(*) from ops.runs").fetchall() == [(0,)]
     assert fresh_db.execute("select result_id from raw.mlperf_inference").fetchall() == [("a",)]
@@ -102,8 +101,8 @@ def test_training_unknown_accelerator_and_bad_minutes_are_quarantined(tmp_path, 
     assert (load.rows_in, load.rows_landed, load.rows_quarantined) == (3, 1, 2)
     reasons = fresh_db.execute("select source_ref, expectation, column_name from ops.quarantine order by row_no").fetchall()
     assert reasons == [
-        ("d.csv: row 3 (HLS-Gaudi2-PT, llama2_70b_lora)", "expect_column_values_to_be_in_set", "accelerator_key"),
-        ("d.csv: row 4 (Bad, llama2_70b_lora)", "expect_column_values_to_not_be_null", "time_to_train_minutes"),
+        ("d.csv: row 3 (HLS-Gaudi2-PT, llama2_70b_lora)", "accelerator_has_alias", "accelerator_key"),
+        ("d.csv: row 4 (Bad, llama2_70b_lora)", "time_to_train_minutes_present", "time_to_train_minutes"),
     ]
 
 
@@ -132,3 +131,23 @@ def test_training_summary_json_uses_benchmark_keys_and_skips_nulls(tmp_path):
     rows = mlperf_training.read_file(path, "s.json")
     assert [(r["benchmark"], r["time_to_train_minutes"], r["accelerators_count"]) for r in rows] == [
         ("stable_diffusion", 4.44359693, 256.0)]
+
+
+def test_a_result_with_no_node_count_is_quarantined_not_lost_later(fresh_db, catalog):
+    result = mlperf_inference_result("n", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Offline", 24528.3)
+    result["Nodes"] = None
+    load = pipeline.land_batch(fresh_db, batch_of("mlperf_inference", mlperf_inference.result_rows([result], "s.json")),
+                               "run-1", AS_OF, catalog)
+    assert (load.rows_landed, load.rows_quarantined) == (0, 1)
+    assert fresh_db.execute("select expectation, unexpected_value from ops.quarantine").fetchall() == [
+        ("nodes_present", None)]
+
+
+def test_a_training_row_with_no_node_count_is_quarantined(tmp_path, fresh_db, catalog):
+    path = tmp_path / "detailed.csv"
+    write_training_csv(path, [training_csv_row("H200", "NVIDIA H200-SXM5-141GB", 8, 1, lora="24.69")])
+    rows = mlperf_training.read_file(path, "d.csv")
+    rows[0]["number_of_nodes"] = None
+    load = pipeline.land_batch(fresh_db, batch_of("mlperf_training", rows), "run-1", AS_OF, catalog)
+    assert (load.rows_landed, load.rows_quarantined) == (0, 1)
+    assert fresh_db.execute("select expectation from ops.quarantine").fetchall() == [("number_of_nodes_present",)]

@@ -61,7 +61,9 @@ gcp_component_prices as (
         gcp.source_ref
     from components
     inner join gcp on gcp.sku_prefix = components.sku_description_prefix
-    where components.cloud = 'gcp' and gcp.pricing_term in ('on_demand', 'spot')
+    where components.cloud = 'gcp'
+        and gcp.pricing_term in ('on_demand', 'spot')
+        and gcp.start_usage_amount = 0  -- the list price; later tiers are volume discounts
 ),
 
 gcp_offers as (

@@ -31,7 +31,9 @@ create table if not exists ops.quarantine (
     landed_table varchar not null,
     row_no integer not null,
     source_ref varchar not null,
-    expectation varchar not null,     -- the Great Expectations expectation type the row failed
+    expectation varchar not null,     -- the name (meta.name) of the expectation the row failed, in its suite file
+    expectation_type varchar not null,-- its Great Expectations type, e.g. expect_column_values_to_be_in_set
+    reason varchar,                   -- why the expectation exists (meta.why)
     column_name varchar,
     unexpected_value varchar,
     row_json varchar not null         -- the whole rejected row, kept

@@ -1,5 +1,6 @@
 -- Grain: one row per GCP SKU x service region x tier landed this run. `sku_prefix` is the description without
 -- " running in <place>" and without the "Spot Preemptible " marker: what instances.yaml price components match.
+-- `start_usage_amount` > 0 marks a volume tier; offers are priced at the first tier (0).
 with source as (
     select * from raw.gcp_billing where run_id = getvariable('run_id')
 ),
@@ -24,7 +25,6 @@ final as (
         start_usage_amount,
         price_usd
     from source
-    where start_usage_amount = 0
 )
 
 select * from final

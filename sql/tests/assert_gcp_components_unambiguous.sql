@@ -3,5 +3,6 @@
 select components.instance_type, components.sku_description_prefix, skus.region, skus.pricing_term, count(*) as skus
 from catalog.instance_price_components as components
 inner join staging.stg_gcp_billing__skus as skus on skus.sku_prefix = components.sku_description_prefix
+where skus.start_usage_amount = 0
 group by all
 having count(*) > 1
