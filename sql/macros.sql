@@ -1,18 +1,93 @@
--- The cost formulas (../shared DESIGN "Cost model"), as DuckDB macros so marts and analysts call the same functions.
--- Units are in the names: usd, hours, minutes, seconds, tokens, chips.
+-- The cost formulas (DESIGN.md "Cost model"), as DuckDB macros so marts and analysts call the same functions.
+-- Units are in the names: usd, hours, minutes, seconds, tokens, chips, GB (1e9 bytes). Arguments are cast to
+-- double first, so literals such as 69.0 (a DECIMAL in DuckDB) neither overflow nor return decimals.
 
+-- ---------------------------------------------------------------- offers
 -- An instance's hourly price shared by its accelerators.
 create or replace macro usd_per_chip_hour(usd_per_hour, chips_per_instance) as
-    usd_per_hour / chips_per_instance;
+    usd_per_hour::double / chips_per_instance;
+
+-- Reserved terms amortise their upfront fee over the term (1yr = 8760 h, 3yr = 26280 h).
+create or replace macro effective_usd_per_hour(hourly_usd, upfront_usd, term_hours) as
+    hourly_usd::double + coalesce(upfront_usd::double, 0) / term_hours;
 
 -- Whole instances needed to hold `chips` accelerators at `chips_per_instance` each.
 create or replace macro instances_needed(chips, chips_per_instance) as
-    cast(ceil(chips / chips_per_instance) as integer);
+    cast(ceil(chips::double / chips_per_instance) as integer);
 
+-- ---------------------------------------------------------------- memory
+-- Bytes one parameter (or one cached value) takes at a precision.
+create or replace macro bytes_per_value(precision) as
+    case lower(precision)
+        when 'fp32' then 4.0::double when 'tf32' then 4.0::double
+        when 'bf16' then 2.0::double when 'fp16' then 2.0::double
+        when 'fp8' then 1.0::double when 'int8' then 1.0::double
+        when 'fp4' then 0.5::double when 'int4' then 0.5::double
+    end;
+
+-- Model weights at a precision, in GB.
+create or replace macro weights_gb(params, precision) as
+    params::double * bytes_per_value(precision) / 1e9;
+
+-- KV cache per token: keys and values for every layer and KV head.
+create or replace macro kv_cache_bytes_per_token(layers, kv_heads, head_dim, kv_precision) as
+    2.0 * layers::double * kv_heads * head_dim * bytes_per_value(kv_precision);
+
+-- Memory a group of chips offers after the runtime's share (activations, fragmentation), in GB.
+create or replace macro usable_memory_gb(chips, memory_gb_per_chip, usable_fraction) as
+    chips::double * memory_gb_per_chip::double * usable_fraction::double;
+
+-- Whether weights plus `batch` sequences of `tokens_per_sequence` tokens of KV cache fit on `chips` chips.
+create or replace macro fits_in_memory(weights_gb, kv_bytes_per_token, batch, tokens_per_sequence,
+                                       chips, memory_gb_per_chip, usable_fraction) as
+    weights_gb::double + batch::double * tokens_per_sequence::double * kv_bytes_per_token::double / 1e9
+        <= usable_memory_gb(chips, memory_gb_per_chip, usable_fraction);
+
+-- Tokens of KV cache that fit beside the weights on `chips` chips (negative: the weights alone do not fit).
+create or replace macro kv_tokens_that_fit(weights_gb, kv_bytes_per_token, chips, memory_gb_per_chip,
+                                           usable_fraction) as
+    (usable_memory_gb(chips, memory_gb_per_chip, usable_fraction) - weights_gb::double) * 1e9
+        / kv_bytes_per_token::double;
+
+-- Fewest chips whose usable memory holds `gb`.
+create or replace macro chips_to_hold(gb, memory_gb_per_chip, usable_fraction) as
+    cast(ceil(gb::double / (memory_gb_per_chip::double * usable_fraction::double)) as integer);
+
+-- Tensor-parallel groups come in powers of two: the smallest one of at least `chips`.
+create or replace macro tensor_parallel_group(chips) as
+    cast(pow(2, ceil(log2(greatest(chips::double, 1)))) as integer);
+
+-- ---------------------------------------------------------------- training
 -- Cost of one completed training run measured at `minutes` on `instances` instances.
 create or replace macro completed_run_usd(minutes, instances, usd_per_hour) as
-    minutes / 60.0 * instances * usd_per_hour;
+    minutes::double / 60 * instances * usd_per_hour::double;
 
+-- Training FLOPs of a dense transformer: 6 x parameters x tokens.
+create or replace macro training_flops(params, tokens) as
+    6 * params::double * tokens::double;
+
+-- Throughput lost to communication between instances: `efficiency_per_doubling` per doubling of instances.
+create or replace macro scaling_factor(efficiency_per_doubling, instances) as
+    pow(efficiency_per_doubling::double, log2(greatest(instances::double, 1)));
+
+-- Hours to train `tokens` tokens of a `params` model on `chips` chips at a model FLOPs utilization.
+create or replace macro training_hours(params, tokens, chips, peak_tflops, mfu, scaling) as
+    training_flops(params, tokens)
+        / (chips::double * peak_tflops::double * 1e12 * mfu::double * scaling::double) / 3600;
+
+-- Model FLOPs utilization a measured run achieved: its FLOPs over what the chips could do in the time.
+create or replace macro mfu_achieved(params, tokens, minutes, chips, peak_tflops) as
+    training_flops(params, tokens) / (minutes::double * 60 * chips::double * peak_tflops::double * 1e12);
+
+-- A completed run costs the expected rework of interruptions on top (e.g. 0.10 for spot: 10% redone).
+create or replace macro completed_run_usd_with_overhead(hours, instances, usd_per_hour, interruption_overhead) as
+    hours::double * instances * usd_per_hour::double * (1 + interruption_overhead::double);
+
+-- Energy drawn by the accelerators, at their TDP, times the data centre's PUE.
+create or replace macro energy_kwh(hours, chips, tdp_w, pue) as
+    hours::double * chips * tdp_w::double / 1000 * pue::double;
+
+-- ---------------------------------------------------------------- inference
 -- A serving replica of `replica_chips` chips: instances it spans (1 when it fits in one instance).
 create or replace macro replica_instances(replica_chips, chips_per_instance) as
     case when replica_chips <= chips_per_instance then 1
@@ -21,13 +96,42 @@ create or replace macro replica_instances(replica_chips, chips_per_instance) as
 -- Replicas of `replica_chips` chips that one instance holds (1 when a replica spans instances).
 create or replace macro replicas_per_instance(replica_chips, chips_per_instance) as
     case when replica_chips <= chips_per_instance
-         then cast(floor(chips_per_instance / replica_chips) as integer)
+         then cast(floor(chips_per_instance::double / replica_chips) as integer)
          else 1 end;
 
 -- USD per million tokens for a deployment that costs `usd_per_hour` and produces `tokens_per_s`.
 create or replace macro usd_per_million_tokens(usd_per_hour, tokens_per_s) as
-    usd_per_hour / (tokens_per_s * 3600.0) * 1e6;
+    usd_per_hour::double / (tokens_per_s::double * 3600) * 1e6;
 
--- Reserved terms amortise their upfront fee over the term (1yr = 8760 h, 3yr = 26280 h).
-create or replace macro effective_usd_per_hour(hourly_usd, upfront_usd, term_hours) as
-    hourly_usd + coalesce(upfront_usd, 0) / term_hours;
+-- One decode step of `batch` sequences (roofline): the slower of reading weights + KV cache and computing.
+create or replace macro decode_step_s(weights_gb, kv_gb_per_sequence, batch, params_active, precision_tflops,
+                                      chips, bandwidth_tbps, bandwidth_efficiency, compute_efficiency) as
+    greatest(
+        (weights_gb::double + batch::double * kv_gb_per_sequence::double) * 1e9
+            / (chips::double * bandwidth_tbps::double * 1e12 * bandwidth_efficiency::double),
+        2 * params_active::double * batch::double
+            / (chips::double * precision_tflops::double * 1e12 * compute_efficiency::double)
+    );
+
+-- Instances needed for the peak load, in whole instances (at least one).
+create or replace macro instances_for_peak(mean_requests_per_s, peak_factor, requests_per_s_per_instance) as
+    greatest(1, cast(ceil(mean_requests_per_s::double * peak_factor::double
+                          / requests_per_s_per_instance::double) as integer));
+
+-- Share of provisioned capacity the mean load uses; the rest is paid for idle.
+create or replace macro utilization(mean_requests_per_s, instances, requests_per_s_per_instance) as
+    mean_requests_per_s::double / (instances::double * requests_per_s_per_instance::double);
+
+-- Monthly cost of `instances` always-on instances (730 hours a month).
+create or replace macro monthly_usd(instances, usd_per_hour) as
+    instances::double * usd_per_hour::double * 730;
+
+-- USD per million requests that succeed, at the mean load over a month.
+create or replace macro usd_per_million_successful_requests(monthly_usd, mean_requests_per_s, success_rate) as
+    monthly_usd::double / (mean_requests_per_s::double * 3600 * 730 * success_rate::double) * 1e6;
+
+-- Lifetime cost: training plus months of serving; and the serving share of it.
+create or replace macro lifetime_usd(training_usd, months, monthly_inference_usd) as
+    coalesce(training_usd::double, 0) + months::double * monthly_inference_usd::double;
+create or replace macro inference_share(training_usd, months, monthly_inference_usd) as
+    months::double * monthly_inference_usd::double / lifetime_usd(training_usd, months, monthly_inference_usd);

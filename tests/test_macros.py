@@ -53,3 +53,93 @@ def test_effective_usd_per_hour_amortises_upfront_fee(fresh_db):
     assert value(fresh_db, "effective_usd_per_hour(10.0, 43800, 8760)") == pytest.approx(15.0)
     # no upfront fee: the hourly rate as is
     assert value(fresh_db, "effective_usd_per_hour(10.0, null, 8760)") == pytest.approx(10.0)
+
+
+# ---------------------------------------------------------------- memory
+def test_kv_cache_bytes_per_token_llama2_70b_bf16(fresh_db):
+    # 2 (K and V) x 80 layers x 8 KV heads x 128 head dim x 2 bytes = 327,680 bytes
+    assert value(fresh_db, "kv_cache_bytes_per_token(80, 8, 128, 'bf16')") == 327_680
+    # a 4,096-token sequence: 4,096 x 327,680 = 1,342,177,280 bytes, ~1.34 GB
+    assert value(fresh_db, "4096 * kv_cache_bytes_per_token(80, 8, 128, 'bf16') / 1e9") == pytest.approx(1.342, abs=1e-3)
+
+
+def test_llama2_70b_bf16_weights_do_not_fit_one_h200_and_need_two_h100(fresh_db):
+    # 69e9 parameters x 2 bytes = 138 GB; one H200 at 90%: 141 x 0.9 = 126.9 GB < 138
+    assert value(fresh_db, "weights_gb(69e9, 'bf16')") == pytest.approx(138.0)
+    assert value(fresh_db, "fits_in_memory(138.0, 327680, 0, 0, 1, 141, 0.9)") is False
+    # H100: 80 x 0.9 = 72 GB a chip; 138 / 72 = 1.92 -> 2 chips (144 GB)
+    assert value(fresh_db, "chips_to_hold(138.0, 80, 0.9)") == 2
+    assert value(fresh_db, "fits_in_memory(138.0, 327680, 0, 0, 2, 80, 0.9)") is True
+
+
+def test_llama2_70b_fp8_fits_one_h100_with_about_9000_tokens_of_kv_cache(fresh_db):
+    # 69e9 x 1 byte = 69 GB; 72 - 69 = 3 GB left; 3e9 / 327,680 = 9,155 tokens
+    assert value(fresh_db, "weights_gb(69e9, 'fp8')") == pytest.approx(69.0)
+    assert value(fresh_db, "kv_tokens_that_fit(69.0, 327680, 1, 80, 0.9)") == pytest.approx(9155.27, abs=0.01)
+    assert value(fresh_db, "fits_in_memory(69.0, 327680, 2, 4096, 1, 80, 0.9)") is True   # 2 x 4,096 = 8,192 tokens
+    assert value(fresh_db, "fits_in_memory(69.0, 327680, 3, 4096, 1, 80, 0.9)") is False  # 12,288 tokens > 9,155
+
+
+def test_tensor_parallel_groups_are_powers_of_two(fresh_db):
+    assert [value(fresh_db, f"tensor_parallel_group({n})") for n in (1, 2, 3, 5, 8, 9)] == [1, 2, 4, 8, 8, 16]
+
+
+# ---------------------------------------------------------------- training
+def test_training_hours_and_scaling_loss(fresh_db):
+    # Llama-3.1-8B on 1T tokens: 6 x 8e9 x 1e12 = 4.8e22 FLOPs; 64 H100 x 989.4e12 x 0.40 MFU = 2.533e16 FLOP/s
+    # 8 instances: 0.95 ^ log2(8) = 0.95^3 = 0.857375; 4.8e22 / (2.533e16 x 0.857375) / 3600 = 614.0 hours
+    assert value(fresh_db, "scaling_factor(0.95, 8)") == pytest.approx(0.857375)
+    assert value(fresh_db, "training_hours(8e9, 1e12, 64, 989.4, 0.40, 0.857375)") == pytest.approx(613.98, abs=0.01)
+
+
+def test_completed_run_cost_with_interruption_overhead(fresh_db):
+    # 100 h on 8 spot instances at 20 USD/h, 10% of the work redone after interruptions: 100 x 8 x 20 x 1.10 = 17,600
+    assert value(fresh_db, "completed_run_usd_with_overhead(100, 8, 20.0, 0.10)") == pytest.approx(17_600)
+    assert value(fresh_db, "completed_run_usd_with_overhead(100, 8, 20.0, 0.0)") == pytest.approx(16_000)
+
+
+def test_mfu_derived_from_an_mlperf_detailed_row(fresh_db):
+    # MLPerf Training v4.0, NVIDIA Eos_n64: gpt3 (175e9 parameters), 512 H100, 50.72797 minutes,
+    # samples_to_converge 1,193,803,776 (tokens for gpt3). FLOPs: 6 x 175e9 x 1.193803776e9 = 1.25349e21;
+    # per chip-second: 1.25349e21 / (50.72797 x 60 x 512) = 8.0437e14 = 804.4 TFLOP/s; at FP8 1,978.9 peak: 40.6%
+    mfu = value(fresh_db, "mfu_achieved(175e9, 1193803776, 50.72796666666667, 512, 1978.9)")
+    assert mfu == pytest.approx(0.4065, abs=1e-4)
+
+
+def test_energy_from_tdp(fresh_db):
+    # 10 h x 8 H100 x 0.700 kW x PUE 1.2 = 67.2 kWh
+    assert value(fresh_db, "energy_kwh(10, 8, 700, 1.2)") == pytest.approx(67.2)
+
+
+# ---------------------------------------------------------------- inference
+def test_roofline_step_llama2_70b_on_8_h100_matches_the_calibration(fresh_db):
+    # FACTS: per GPU, weights 17.25 GB + batch x 48.1 MB of KV (1,174 tokens x 327,680 B / 8); batch 512:
+    # memory: (138 + 512 x 0.3847) GB / (8 x 3.35e12 x 0.7) = 334.97e9 / 1.876e13 = 17.86 ms
+    # compute: 2 x 69e9 x 512 / (8 x 989.4e12 x 0.5) = 7.0656e13 / 3.9576e15 = 17.85 ms -> ~28,700 tokens/s
+    kv_gb = 1174 * 327680 / 1e9
+    step = value(fresh_db, f"decode_step_s(138.0, {kv_gb}, 512, 69e9, 989.4, 8, 3.35, 0.7, 0.5)")
+    assert step == pytest.approx(0.01786, abs=5e-5)
+    assert 512 / step == pytest.approx(28_670, rel=0.01)
+
+
+def test_utilization_from_traffic_on_whole_instances(fresh_db):
+    # 2 requests/s mean, peak 3x = 6 requests/s; an instance serves 40 requests/s: 1 instance, 2 / 40 = 5% used
+    assert value(fresh_db, "instances_for_peak(2, 3, 40)") == 1
+    assert value(fresh_db, "utilization(2, 1, 40)") == pytest.approx(0.05)
+    # 2,000 requests/s mean, peak 1.5x = 3,000: ceil(3000 / 40) = 75 instances; 2,000 / (75 x 40) = 66.7%
+    assert value(fresh_db, "instances_for_peak(2000, 1.5, 40)") == 75
+    assert value(fresh_db, "utilization(2000, 75, 40)") == pytest.approx(0.6667, abs=1e-4)
+
+
+def test_cost_per_million_successful_requests(fresh_db):
+    # one instance at 6.88 USD/h: 6.88 x 730 = 5,022.40 USD a month
+    assert value(fresh_db, "monthly_usd(1, 6.88)") == pytest.approx(5022.40)
+    # 2 requests/s x 3600 x 730 = 5,256,000 requests a month, 99% succeed: 5,203,440;
+    # 5,022.40 / 5,203,440 x 1e6 = 965.21 USD per million successful requests
+    assert value(fresh_db, "usd_per_million_successful_requests(5022.40, 2, 0.99)") == pytest.approx(965.21, abs=0.01)
+
+
+def test_lifetime_cost_and_inference_share(fresh_db):
+    # training 100,000 USD + 12 months x 50,000 USD = 700,000 USD; inference share 600,000 / 700,000 = 85.7%
+    assert value(fresh_db, "lifetime_usd(100000, 12, 50000)") == pytest.approx(700_000)
+    assert value(fresh_db, "inference_share(100000, 12, 50000)") == pytest.approx(0.857142, abs=1e-6)
