@@ -54,8 +54,22 @@ class Accelerator(Strict):
     tdp_w: Figure
 
 
+class FamilyDefaults(Strict):
+    """Declared assumptions for the estimated basis, per family; each names where it comes from."""
+
+    training_mfu: float = Field(gt=0, le=1, description="model FLOPs utilization of a training run")
+    bandwidth_efficiency: float = Field(gt=0, le=1, description="share of peak memory bandwidth a decode step reaches")
+    compute_efficiency: float = Field(gt=0, le=1, description="share of peak FLOPS a decode step reaches")
+    usable_memory_fraction: float = Field(gt=0, le=1, description="share of chip memory for weights and KV cache")
+    scaling_efficiency_per_doubling: float = Field(gt=0, le=1, description="throughput kept per doubling of instances")
+    pue: float = Field(ge=1, description="data-centre power usage effectiveness for energy")
+    can_train: bool = Field(True, description="false for inference-only parts (e.g. Inferentia)")
+    source: str
+
+
 class AcceleratorsFile(Strict):
     sources: dict[Slug, SourceRef]
+    family_defaults: dict[Family, FamilyDefaults]
     accelerators: dict[Slug, Accelerator]
 
 
@@ -83,11 +97,30 @@ class Instance(Strict):
         return f"{self.cloud}:{self.instance_type}"
 
 
+class PricingTerm(Strict):
+    interruption_overhead: float = Field(ge=0, description="share of a training run redone after interruptions")
+    source: str
+
+
 class InstancesFile(Strict):
+    pricing_terms: dict[Literal["on_demand", "spot", "reserved", "capacity_block", "dev_test", "low_priority"],
+                        PricingTerm]
     instances: list[Instance]
 
 
 # ---------------------------------------------------------------- models.yaml
+class PublishedTraining(Strict):
+    """A published training throughput of this model on an accelerator: the `scaled` basis."""
+
+    accelerator: Slug
+    chips: int | None = Field(None, gt=0)
+    precision: Precision
+    mfu: float = Field(gt=0, le=1)
+    tokens_per_s_per_chip: float | None = Field(None, gt=0)
+    sequence_length: int | None = None
+    source: str
+
+
 class Model(Strict):
     name: str
     params: float = Field(gt=0)
@@ -98,10 +131,20 @@ class Model(Strict):
     kv_heads: int = Field(gt=0)
     head_dim: int = Field(gt=0)
     source: str
+    published_training: list[PublishedTraining] = Field(default_factory=list)
+
+
+class MlperfTrainingTask(Strict):
+    """How to turn an MLPerf Training result into achieved FLOP/s: the model and tokens per counted sample."""
+
+    model: Slug
+    tokens_per_sample: float = Field(gt=0, description="samples_to_converge x this = tokens trained")
+    note: str | None = None
 
 
 class ModelsFile(Strict):
     models: dict[Slug, Model]
+    mlperf_training_tasks: dict[str, MlperfTrainingTask] = Field(default_factory=dict)
 
 
 # ---------------------------------------------------------------- workloads.yaml
@@ -122,11 +165,30 @@ class Slo(Strict):
 
 
 class TrainingWorkload(Strict):
+    """A training run: an MLPerf task (measured basis), or a model trained on a token count (scaled/estimated)."""
+
     kind: Literal["training"]
     title: str
     description: str
     model: Slug
-    benchmark: TrainingBenchmark
+    benchmark: TrainingBenchmark | None = None
+    tokens: float | None = Field(None, gt=0, description="tokens to train on, for a model + tokens workload")
+    precision: Precision = "bf16"
+    state_bytes_per_param: float = Field(16, gt=0, description="16 = bf16 weights and grads + fp32 Adam states")
+    chips: int | None = Field(None, gt=0, description="chips to train on; default: the fewest that hold the state")
+    deadline_hours: float | None = Field(None, gt=0, description="offers that cannot finish in time are excluded")
+    mfu: float | None = Field(None, gt=0, le=1, description="overrides published and default MFU")
+
+    @model_validator(mode="after")
+    def _one_definition(self) -> "TrainingWorkload":
+        if (self.benchmark is None) == (self.tokens is None):
+            raise ValueError("give either `benchmark` (an MLPerf task) or `tokens` (a model + token count), not both")
+        return self
+
+
+class Traffic(Strict):
+    mean_requests_per_s: float = Field(gt=0)
+    peak_factor: float = Field(1.0, ge=1, description="peak load / mean load; instances are sized for the peak")
 
 
 class InferenceWorkload(Strict):
@@ -134,13 +196,26 @@ class InferenceWorkload(Strict):
     title: str
     description: str
     model: Slug
-    benchmark: InferenceBenchmark
+    benchmark: InferenceBenchmark | None = None
+    precisions: list[Precision] = Field(
+        min_length=1, description="precisions whose accuracy the workload accepts (its accuracy floor)")
     accuracy_target_pct: Literal[99.0, 99.9] = Field(
-        99.0, description="MLPerf accuracy target: results at -99.9 also satisfy a 99 target"
+        99.0, description="MLPerf accuracy target a measured result must meet: -99.9 results also meet 99"
     )
     input_tokens: int = Field(gt=0)
     output_tokens: int = Field(gt=0)
     slo: Slo | Literal["offline"]
+    traffic: Traffic | None = Field(None, description="required unless slo is offline")
+    success_rate: float = Field(1.0, gt=0, le=1, description="share of requests that succeed")
+    months: float = Field(12, gt=0, description="months in service, for the lifetime cost")
+    trained_by: Slug | None = Field(None, description="training workload whose cost adds to the lifetime cost")
+    max_instances_per_replica: int = Field(1, ge=1, description="a replica may span this many instances")
+
+    @model_validator(mode="after")
+    def _traffic_for_services(self) -> "InferenceWorkload":
+        if self.slo != "offline" and self.traffic is None:
+            raise ValueError("a latency-bound service needs `traffic` (mean_requests_per_s, peak_factor)")
+        return self
 
 
 Workload = Annotated[TrainingWorkload | InferenceWorkload, Field(discriminator="kind")]
@@ -216,12 +291,38 @@ class Catalog(Strict):
             seen_offer.add(inst.offer_key)
             if inst.cloud == "gcp" and not inst.price_components:
                 errors.append(f"{where}.price_components: a GCP instance needs the SKUs its price is made of")
+        for family, defaults in self.accelerators.family_defaults.items():
+            if defaults.source not in known_sources:
+                errors.append(f"accelerators.yaml: family_defaults.{family}.source: unknown source {defaults.source!r}")
+        missing_families = {a.family for a in self.accelerators.accelerators.values()} - set(
+            self.accelerators.family_defaults)
+        for family in sorted(missing_families):
+            errors.append(f"accelerators.yaml: family_defaults.{family}: missing (accelerators of this family need "
+                          f"declared defaults for the estimated basis)")
+        for term, declared in self.instances.pricing_terms.items():
+            if declared.source not in known_sources:
+                errors.append(f"instances.yaml: pricing_terms.{term}.source: unknown source {declared.source!r}")
         for model_id, model in self.models.models.items():
             if model.source not in known_sources:
                 errors.append(f"models.yaml: models.{model_id}.source: unknown source {model.source!r}")
+            for j, pub in enumerate(model.published_training):
+                where = f"models.yaml: models.{model_id}.published_training[{j}]"
+                if pub.accelerator not in self.accelerators.accelerators:
+                    errors.append(f"{where}.accelerator: unknown accelerator {pub.accelerator!r}")
+                if pub.source not in known_sources:
+                    errors.append(f"{where}.source: unknown source {pub.source!r}")
+        for task, declared in self.models.mlperf_training_tasks.items():
+            if declared.model not in self.models.models:
+                errors.append(f"models.yaml: mlperf_training_tasks.{task}.model: unknown model {declared.model!r}")
         for wl_id, wl in self.workloads.workloads.items():
             if wl.model not in self.models.models:
                 errors.append(f"workloads.yaml: workloads.{wl_id}.model: unknown model {wl.model!r} (not in models.yaml)")
+            trained_by = getattr(wl, "trained_by", None)
+            if trained_by is not None:
+                other = self.workloads.workloads.get(trained_by)
+                if other is None or other.kind != "training":
+                    errors.append(f"workloads.yaml: workloads.{wl_id}.trained_by: {trained_by!r} is not a training "
+                                  f"workload in workloads.yaml")
         for src_id, src in self.sources.sources.items():
             for j, f in enumerate(src.files):
                 if not (self.root / f.path).is_file():

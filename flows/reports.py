@@ -9,6 +9,12 @@ import duckdb
 OUTCOME_LABELS = {
     "completed_run_usd": "completed-run USD",
     "usd_per_million_tokens": "USD per million tokens",
+    "usd_per_million_successful_requests": "USD per million successful requests",
+}
+BASIS_NOTES = {
+    "measured": "a benchmark of this accelerator on this task",
+    "scaled": "a benchmark or published figure of this accelerator, scaled to the workload",
+    "estimated": "the chip's specs with declared efficiencies (catalogs/accelerators.yaml family_defaults)",
 }
 DERIVED_NOTE = (
     "Figures are derived by hweval from published MLPerf results and public prices; they are not official "
@@ -24,6 +30,12 @@ def usd(value: float | None) -> str:
 
 def num(value: float | None, digits: int = 2) -> str:
     return "—" if value is None else f"{value:,.{digits}f}"
+
+
+def percent(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value * 100:.1f}%" if value < 0.1 else f"{value * 100:.0f}%"
 
 
 def _rows(con: duckdb.DuckDBPyConnection, query: str, params: list | None = None) -> list[dict]:
@@ -71,6 +83,12 @@ def _reversal_lines(ranking: list[dict], metric_label: str, limit: int = 5) -> l
             reason = (f"; the run takes {num(chip_hours(better), 0)} chip-hours ({int(better['chips'])} chips x "
                       f"{num(better['time_to_train_minutes'])} min) against {num(chip_hours(worse), 0)} "
                       f"({int(worse['chips'])} x {num(worse['time_to_train_minutes'])} min)")
+        elif better.get("utilization") is not None and worse.get("utilization") is not None and (
+                better["utilization"] > 1.5 * worse["utilization"]):
+            reason = (f"; whole instances are sized for the peak, and it runs at {percent(better['utilization'])} "
+                      f"utilization ({plural(better['accelerator_count'], 'chip')} an instance) against "
+                      f"{percent(worse['utilization'])} ({worse['accelerator_count']} chips an instance): the idle "
+                      f"capacity is paid for")
         elif better["tokens_per_s_per_chip"] and worse["tokens_per_s_per_chip"]:
             reason = (f"; each chip produces {num(better['tokens_per_s_per_chip'], 0)} tokens/s against "
                       f"{num(worse['tokens_per_s_per_chip'], 0)}")
@@ -88,42 +106,102 @@ def _reversal_lines(ranking: list[dict], metric_label: str, limit: int = 5) -> l
     return lines
 
 
-def render_workload(workload: dict, ranking: list[dict], as_of: dt.date) -> str:
-    out = [f"# {workload['workload_id']}: {workload['title']}", "", workload["description"], ""]
-    if not ranking:
-        out += ["No candidate could be priced for this workload in this run: no offer of an accelerator with a "
-                "measured result for its benchmark.", ""]
-        return "\n".join(out)
-    metric = ranking[0]["outcome_metric"]
-    label = OUTCOME_LABELS[metric]
-    out += [
-        f"As of {as_of.isoformat()}. Ranked by **{label}** (lower is better); beside it, the rank by USD per "
-        f"chip-hour, the metric this ranking replaces. Benchmark: {workload['benchmark_task']}"
-        + (f" ({workload['benchmark_scenario']})" if workload["benchmark_scenario"] else "") + ".",
-        "",
-    ]
-    training = workload["kind"] == "training"
+def _training_table(ranking: list[dict], costs: dict[str, dict], label: str) -> str:
     headers = ["rank", "offer", "accelerator x count", "cloud / region", "term", "USD per chip-hour",
-               "chip-hour rank"]
-    headers += (["chips", "time to train (min)", label] if training
-                else ["precision", "tokens/s per chip", label])
-    headers += ["basis", "price source (as of)", "benchmark (as of)"]
+               "chip-hour rank", "chips", "time to train", label, "energy (kWh)", "basis",
+               "price source (as of)", "benchmark or assumption (as of)"]
     rows = []
     for r in ranking:
+        c = costs.get(r["candidate_id"], {})
+        minutes = r["time_to_train_minutes"]
+        duration = f"{num(minutes)} min" if minutes < 600 else f"{num(minutes / 60, 0)} h"
+        rows.append([
+            str(r["outcome_rank"]), _offer(r), f"{r['accelerator_id']} x {r['accelerator_count']}", _where(r),
+            r["pricing_term"], usd(r["usd_per_chip_hour"]), str(r["chip_hour_rank"]),
+            f"{int(r['chips'])} ({plural(r['instances'], 'instance')})", duration, usd(r["outcome_value"]),
+            num(c.get("energy_kwh"), 0), r["basis"], f"{r['price_source_id']} ({r['price_as_of']})",
+            r["benchmark_label"] + (f" ({r['benchmark_as_of']})" if r["benchmark_as_of"] else ""),
+        ])
+    return _table(headers, rows)
+
+
+def _inference_table(ranking: list[dict], costs: dict[str, dict], label: str, offline: bool) -> str:
+    headers = ["rank", "offer", "accelerator x count", "cloud / region", "term", "USD per chip-hour",
+               "chip-hour rank", "precision", "tokens/s per chip"]
+    headers += [] if offline else ["instances", "utilization", "USD per month"]
+    headers += [label, "basis", "price source (as of)", "benchmark or estimate (as of)"]
+    rows = []
+    for r in ranking:
+        c = costs.get(r["candidate_id"], {})
         row = [str(r["outcome_rank"]), _offer(r), f"{r['accelerator_id']} x {r['accelerator_count']}", _where(r),
-               r["pricing_term"], usd(r["usd_per_chip_hour"]), str(r["chip_hour_rank"])]
-        if training:
-            row += [f"{int(r['chips'])} ({plural(r['instances'], 'instance')})", num(r["time_to_train_minutes"]),
-                    usd(r["outcome_value"])]
-        else:
-            row += [r["precision"], num(r["tokens_per_s_per_chip"], 0), usd(r["outcome_value"])]
-        row += [r["basis"], f"{r['price_source_id']} ({r['price_as_of']})",
-                f"{r['benchmark_label']} ({r['benchmark_as_of']})"]
+               r["pricing_term"], usd(r["usd_per_chip_hour"]), str(r["chip_hour_rank"]), r["precision"],
+               num(r["tokens_per_s_per_chip"], 0)]
+        if not offline:
+            row += [str(c.get("instances")), percent(c.get("utilization")), usd(c.get("monthly_usd"))]
+        row += [usd(r["outcome_value"]), r["basis"], f"{r['price_source_id']} ({r['price_as_of']})",
+                r["benchmark_label"] + (f" ({r['benchmark_as_of']})" if r["benchmark_as_of"] else "")]
         rows.append(row)
-    out += [_table(headers, rows), ""]
-    reversals = _reversal_lines(ranking, label)
-    out += ["## Where the hourly price disagrees", ""]
-    out += reversals or ["The ranking by outcome agrees with the ranking by USD per chip-hour for this workload."]
+    return _table(headers, rows)
+
+
+def _basis_lines(ranking: list[dict]) -> list[str]:
+    """Per accelerator family, the bases its candidates rest on; estimated-only families are called out."""
+    by_family: dict[str, set[str]] = {}
+    for r in ranking:
+        by_family.setdefault(r["family"], set()).add(r["basis"])
+    lines = []
+    for family in sorted(by_family):
+        bases = sorted(by_family[family], key=["measured", "scaled", "estimated"].index)
+        text = f"- **{family}**: " + ", ".join(f"{b} ({BASIS_NOTES[b]})" for b in bases)
+        if bases == ["estimated"]:
+            text += f". No benchmark of this task exists for {family}: its figures are estimates."
+        lines.append(text)
+    return lines
+
+
+def render_workload(workload: dict, ranking: list[dict], costs: dict[str, dict], excluded: list[dict],
+                    as_of: dt.date) -> str:
+    out = [f"# {workload['workload_id']}: {workload['title']}", "", workload["description"], ""]
+    if not ranking:
+        out += ["No candidate could be priced for this workload in this run.", ""]
+    else:
+        metric = ranking[0]["outcome_metric"]
+        label = OUTCOME_LABELS[metric]
+        benchmark = (f"Benchmark: {workload['benchmark_task']}"
+                     + (f" ({workload['benchmark_scenario']})" if workload["benchmark_scenario"] else "") + ". "
+                     if workload["benchmark_task"] else "")
+        out += [
+            f"As of {as_of.isoformat()}. Ranked by **{label}** (lower is better); beside it, the rank by USD per "
+            f"chip-hour, the metric this ranking replaces. {benchmark}"
+            f"{plural(len(ranking), 'candidate')}, {plural(len(excluded), 'exclusion')}.",
+            "",
+        ]
+        if workload["kind"] == "training":
+            out += [_training_table(ranking, costs, label), ""]
+        else:
+            out += [_inference_table(ranking, costs, label, workload["is_offline"]), ""]
+        out += ["## Where the hourly price disagrees", ""]
+        out += _reversal_lines(ranking, label) or [
+            "The ranking by outcome agrees with the ranking by USD per chip-hour for this workload."]
+        if workload["kind"] == "inference" and not workload["is_offline"]:
+            idle = [r for r in ranking if (costs.get(r["candidate_id"], {}).get("utilization") or 1) < 0.25]
+            out += ["", "## Utilization", "",
+                    f"Instances are whole and sized for the peak ({num(workload['mean_requests_per_s'], 0)} requests/s "
+                    f"on average, x{num(workload['peak_factor'], 1)} at the peak), so capacity beyond the load is paid "
+                    f"for idle. {plural(len(idle), 'candidate')} of {len(ranking)} run below 25% utilization"
+                    + (": for this traffic their instances are mostly idle." if idle else ".")]
+            best = costs.get(ranking[0]["candidate_id"], {})
+            if best.get("lifetime_usd") is not None and best.get("training_usd") is not None:
+                out += ["", f"Lifetime with the best offer: training {usd(best['training_usd'])} USD "
+                        f"(cheapest run of {workload['trained_by']}) + {num(workload['months'], 0)} months x "
+                        f"{usd(best['monthly_usd'])} USD = {usd(best['lifetime_usd'])} USD; serving is "
+                        f"{percent(best['inference_share'])} of it."]
+        out += ["", "## Bases", ""] + _basis_lines(ranking)
+    if excluded:
+        out += ["", "## Excluded", "", "Offers that cannot run this workload, and why:", "",
+                _table(["offer", "cloud / region", "term", "accelerator x count", "precision", "reason"],
+                       [[_offer(e), _where(e), e["pricing_term"], f"{e['accelerator_id']} x {e['accelerator_count']}",
+                         e["precision"] or "—", e["exclusion_reason"]] for e in excluded])]
     out += ["", f"_{DERIVED_NOTE}_", ""]
     return "\n".join(out)
 
@@ -134,6 +212,12 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str]:
     rankings = _rows(con, "select * from marts.rankings where as_of = ? order by workload_id, outcome_rank, "
                           "usd_per_chip_hour, candidate_id", [as_of])
     run = _rows(con, "select * from ops.runs where as_of = ?", [as_of])
+    training_costs = {r["candidate_id"]: r for r in _rows(
+        con, "select * from marts.training_costs where as_of = ?", [as_of])}
+    inference_costs = {r["candidate_id"]: r for r in _rows(
+        con, "select * from marts.inference_costs where as_of = ?", [as_of])}
+    excluded = _rows(con, "select * from marts.excluded_candidates where as_of = ? "
+                          "order by workload_id, exclusion_reason, offer_id, precision", [as_of])
     loads = _rows(con, "select * from ops.source_loads where as_of = ? order by source_id", [as_of])
     reasons = _rows(con, """
         select source_id, expectation, column_name, reason, count(*) as rows, min(unexpected_value) as example
@@ -143,19 +227,22 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str]:
     summary = []
     for w in workloads:
         ranking = [r for r in rankings if r["workload_id"] == w["workload_id"]]
-        pages[f"{w['workload_id']}.md"] = render_workload(w, ranking, as_of)
+        costs = training_costs if w["kind"] == "training" else inference_costs
+        pages[f"{w['workload_id']}.md"] = render_workload(
+            w, ranking, costs, [e for e in excluded if e["workload_id"] == w["workload_id"]], as_of)
         if ranking:
             best = ranking[0]
             cheapest_hour = min(ranking, key=lambda r: (r["chip_hour_rank"], r["outcome_rank"]))
             summary.append([
                 f"[{w['workload_id']}]({w['workload_id']}.md)", w["kind"], OUTCOME_LABELS[best["outcome_metric"]],
                 f"{_offer(best)} ({best['pricing_term']}, {best['accelerator_id']} x {best['accelerator_count']})",
-                usd(best["outcome_value"]),
+                usd(best["outcome_value"]), best["basis"],
                 f"{_offer(cheapest_hour)} ({cheapest_hour['pricing_term']}, {usd(cheapest_hour['usd_per_chip_hour'])})",
                 "yes" if any(r["is_reversal"] for r in ranking) else "no",
             ])
         else:
-            summary.append([f"[{w['workload_id']}]({w['workload_id']}.md)", w["kind"], "—", "no candidate", "—", "—", "—"])
+            summary.append([f"[{w['workload_id']}]({w['workload_id']}.md)", w["kind"], "—", "no candidate", "—", "—",
+                            "—", "—"])
     run_line = (f"Run `{run[0]['run_id']}`: {run[0]['rows_in']} rows in, {run[0]['rows_landed']} landed, "
                 f"{run[0]['rows_quarantined']} quarantined." if run else "")
     index = [
@@ -169,8 +256,12 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str]:
         "",
         "## Workloads",
         "",
-        _table(["workload", "kind", "ranked by", "best offer", "best outcome", "cheapest per chip-hour", "reversal"],
-               summary),
+        _table(["workload", "kind", "ranked by", "best offer", "best outcome", "basis", "cheapest per chip-hour",
+                "reversal"], summary),
+        "",
+        "Bases: measured (a benchmark of this accelerator on this task), scaled (a benchmark or published figure "
+        "of this accelerator, scaled to the workload), estimated (the chip's specs with declared efficiencies). "
+        "An estimate can rank above a measured result on another offer: read the basis before acting on a rank.",
         "",
         "## Sources",
         "",

@@ -87,7 +87,7 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
                 "memory_bandwidth_tbps": a.memory_bandwidth_tbps.value,
                 "tdp_w": a.tdp_w.value,
                 **{f"peak_tflops_{p}": (a.peak_tflops[p].value if p in a.peak_tflops else None)
-                   for p in ("bf16", "fp16", "fp8", "int8", "fp4")},
+                   for p in ("bf16", "fp16", "fp8", "int8", "fp4", "int4")},
             }
             for acc_id, a in accs.items()
         ],
@@ -125,16 +125,48 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
                 "title": w.title,
                 "description": w.description,
                 "model_id": w.model,
-                "benchmark_suite": w.benchmark.suite,
-                "benchmark_task": w.benchmark.task,
+                "benchmark_suite": w.benchmark.suite if w.benchmark else None,
+                "benchmark_task": w.benchmark.task if w.benchmark else None,
                 "benchmark_scenario": getattr(w.benchmark, "scenario", None),
+                "tokens": getattr(w, "tokens", None),
+                "training_precision": getattr(w, "precision", None),
+                "state_bytes_per_param": getattr(w, "state_bytes_per_param", None),
+                "training_chips": getattr(w, "chips", None),
+                "deadline_hours": getattr(w, "deadline_hours", None),
+                "mfu": getattr(w, "mfu", None),
                 "accuracy_target_pct": getattr(w, "accuracy_target_pct", None),
                 "input_tokens": getattr(w, "input_tokens", None),
                 "output_tokens": getattr(w, "output_tokens", None),
-                "slo": None if w.kind == "training" else json.dumps(
-                    w.slo if isinstance(w.slo, str) else w.slo.model_dump()),
+                "is_offline": w.kind == "inference" and w.slo == "offline",
+                "slo_ttft_ms": None if w.kind == "training" or w.slo == "offline" else w.slo.ttft_ms,
+                "slo_tpot_ms": None if w.kind == "training" or w.slo == "offline" else w.slo.tpot_ms,
+                "mean_requests_per_s": w.traffic.mean_requests_per_s if getattr(w, "traffic", None) else None,
+                "peak_factor": w.traffic.peak_factor if getattr(w, "traffic", None) else None,
+                "success_rate": getattr(w, "success_rate", None),
+                "months": getattr(w, "months", None),
+                "trained_by": getattr(w, "trained_by", None),
+                "max_instances_per_replica": getattr(w, "max_instances_per_replica", None),
             }
             for w_id, w in catalog.workloads.workloads.items()
+        ],
+        "workload_precisions": [
+            {"workload_id": w_id, "precision": p}
+            for w_id, w in catalog.workloads.workloads.items()
+            for p in getattr(w, "precisions", [])
+        ],
+        "family_defaults": [
+            {"family": family, **d.model_dump()} for family, d in catalog.accelerators.family_defaults.items()
+        ],
+        "pricing_terms": [
+            {"pricing_term": term, **t.model_dump()} for term, t in catalog.instances.pricing_terms.items()
+        ],
+        "published_training": [
+            {"model_id": m_id, **pub.model_dump()}
+            for m_id, m in catalog.models.models.items()
+            for pub in m.published_training
+        ],
+        "mlperf_training_tasks": [
+            {"task": task, **t.model_dump()} for task, t in catalog.models.mlperf_training_tasks.items()
         ],
         "sources": [
             {"source_id": s_id, "kind": s.kind, "enabled": s.enabled, "description": s.description,
@@ -143,13 +175,24 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
             for f in s.files
         ],
     }
+    # tables a catalog may leave empty still need their columns for the SQL models
+    prototypes = {
+        "workload_precisions": {"workload_id": "", "precision": ""},
+        "published_training": {"model_id": "", "accelerator": "", "chips": 0, "precision": "", "mfu": 0.0,
+                               "tokens_per_s_per_chip": 0.0, "sequence_length": 0, "source": ""},
+        "mlperf_training_tasks": {"task": "", "model": "", "tokens_per_sample": 0.0, "note": ""},
+        "instance_price_components": {"cloud": "", "instance_type": "", "sku_description_prefix": "", "quantity": 0.0},
+        "accelerator_aliases": {"accelerator_id": "", "alias": "", "alias_key": ""},
+    }
     for name, rows in tables.items():
         con.execute(f"drop table if exists catalog.{name}")
-        frame = pa.Table.from_pylist(rows) if rows else None
-        if frame is None:
-            raise ValueError(f"catalog table {name} would be empty")
-        con.register("_catalog_rows", frame)
-        con.execute(f"create table catalog.{name} as select * from _catalog_rows")
+        empty = not rows
+        if empty:
+            if name not in prototypes:
+                raise ValueError(f"catalog table {name} would be empty")
+            rows = [prototypes[name]]
+        con.register("_catalog_rows", pa.Table.from_pylist(rows))
+        con.execute(f"create table catalog.{name} as select * from _catalog_rows where {'false' if empty else 'true'}")
         con.unregister("_catalog_rows")
 
 

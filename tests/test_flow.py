@@ -38,7 +38,8 @@ def test_llama2_lora_on_8_h200_p5en_costs_26_05(flow_run):
     assert round(row["outcome_value"], 2) == 26.05
     page = (flow_run.reports / "llama2-70b-lora-finetune.md").read_text()
     assert "| aws p5en.48xlarge | h200-sxm-141gb x 8 | aws / us-east-1 | on_demand | 7.912 |" in page
-    assert "| 8 (1 instance) | 24.69 | 26.05 | measured |" in page
+    # energy: 24.69 / 60 h x 8 chips x 0.700 kW x PUE 1.2 = 2.77 kWh
+    assert "| 8 (1 instance) | 24.69 min | 26.05 | 3 | measured |" in page
 
 
 def test_gpt3_on_512_tpu_v5p_and_512_h100(flow_run):
@@ -51,12 +52,14 @@ def test_gpt3_on_512_tpu_v5p_and_512_h100(flow_run):
     assert h100["outcome_rank"] < tpu["outcome_rank"] and h100["chip_hour_rank"] > tpu["chip_hour_rank"]
     assert h100["is_reversal"]
     page = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
-    assert "| 512 (128 instances) | 114.79 | 4,114.21 |" in page
-    assert "| 512 (64 instances) | 50.73 | 2,978.21 |" in page
+    assert "| 512 (128 instances) | 114.79 min | 4,114.21 | — | measured |" in page  # TPU v5p TDP: not published
+    # energy: 50.73 / 60 h x 512 chips x 0.700 kW x PUE 1.2 = 363.6 kWh
+    assert "| 512 (64 instances) | 50.73 min | 2,978.21 | 364 | measured |" in page
 
 
 def test_llama2_batch_on_p5_costs_0_62_per_million_tokens(flow_run):
-    row = ranking_row(flow_run, "llama2-70b-batch", "aws:us-east-1:p5.48xlarge:on_demand")
+    row = ranking_row(flow_run, "llama2-70b-batch", "aws:us-east-1:p5.48xlarge:on_demand", precision="fp16")
+    assert row["basis"] == "measured"
     # 55.04 / (24,528 x 3600) x 1e6 = 0.623 USD
     assert round(row["outcome_value"], 3) == 0.623
     assert "| fp16 | 3,066 | 0.623 | measured |" in (flow_run.reports / "llama2-70b-batch.md").read_text()
@@ -94,13 +97,16 @@ def test_reports_are_published_dated_and_latest(flow_run):
     latest = dated.parent / "latest"
     names = sorted(p.name for p in dated.iterdir())
     assert names == ["gpt3-175b-pretrain.md", "index.md", "llama2-70b-batch.md", "llama2-70b-chat.md",
-                     "llama2-70b-lora-finetune.md"]
+                     "llama2-70b-lora-finetune.md", "llama31-405b-chat.md", "llama31-70b-pretrain-15t.md",
+                     "llama31-8b-chat-large.md", "llama31-8b-chat-small.md", "llama31-8b-pretrain-1t.md"]
     assert not filecmp.dircmp(dated, latest).diff_files and sorted(p.name for p in latest.iterdir()) == names
     assert [p.name for p in dated.parent.iterdir() if p.name.startswith(".")] == []
 
 
 @pytest.mark.parametrize("page", ["index.md", "llama2-70b-lora-finetune.md", "gpt3-175b-pretrain.md",
-                                  "llama2-70b-batch.md", "llama2-70b-chat.md"])
+                                  "llama2-70b-batch.md", "llama2-70b-chat.md", "llama31-8b-pretrain-1t.md",
+                                  "llama31-70b-pretrain-15t.md", "llama31-8b-chat-small.md",
+                                  "llama31-8b-chat-large.md", "llama31-405b-chat.md"])
 def test_golden_report(flow_run, page):
     """A change in report output shows as a reviewable diff; regenerate with UPDATE_GOLDEN=1."""
     produced = (flow_run.reports / page).read_text()
@@ -226,3 +232,36 @@ def test_a_backfill_publishes_its_date_but_leaves_latest_on_the_newest(last_good
     assert (last_good / "reports" / "2026-11-01" / "index.md").read_text().startswith(
         "# hweval report, as of 2026-11-01")
     assert digest_tree(last_good / "reports" / "latest") == latest_before
+
+
+def test_small_chat_ranks_a_one_chip_instance_above_8_chip_instances_by_utilization(flow_run):
+    rows = query(flow_run, "select * from marts.rankings where workload_id = 'llama31-8b-chat-small' "
+                           "order by outcome_rank")
+    best_one_chip = min(r["outcome_rank"] for r in rows if r["accelerator_count"] == 1)
+    best_eight_chip = min(r["outcome_rank"] for r in rows if r["accelerator_count"] == 8)
+    assert best_one_chip == 1 and best_eight_chip > best_one_chip
+    page = (flow_run.reports / "llama31-8b-chat-small.md").read_text()
+    reversals = page.split("## Where the hourly price disagrees", 1)[1].split("##", 1)[0]
+    assert "utilization (1 chip an instance) against" in reversals and "(8 chips an instance)" in reversals
+    assert "run below 25% utilization: for this traffic their instances are mostly idle." in page
+
+
+def test_405b_report_lists_the_offers_that_cannot_hold_the_model(flow_run):
+    page = (flow_run.reports / "llama31-405b-chat.md").read_text()
+    excluded = page.split("## Excluded", 1)[1]
+    assert ("| aws p5.48xlarge | aws / us-east-1 | on_demand | h100-sxm-80gb x 8 | bf16 | 811 GB of bf16 weights + KV "
+            "cache need 16 chips of 80 GB (90% usable); p5.48xlarge has 8 |") in excluded
+    ranked = page.split("## Where", 1)[0]
+    assert "| aws p5.48xlarge | h100-sxm-80gb x 8 | aws / us-east-1 | on_demand | 6.880 |" in ranked  # fp8 fits
+
+
+def test_every_family_appears_where_it_can_run_the_workload(flow_run):
+    families = {(r["workload_id"], r["family"], r["basis"]) for r in query(
+        flow_run, "select distinct workload_id, family, basis from marts.rankings")}
+    for workload in ("llama31-8b-chat-small", "llama2-70b-batch"):
+        assert {f for w, f, _ in families if w == workload} == {"gpu", "tpu", "trainium", "inferentia"}
+    # no TPU, Trainium or Inferentia LLM result in MLPerf: their inference figures are estimates, and say so
+    assert {b for w, f, b in families if f in ("tpu", "trainium", "inferentia") and w == "llama2-70b-batch"} == {
+        "estimated"}
+    assert "No benchmark of this task exists for trainium: its figures are estimates." in (
+        flow_run.reports / "llama2-70b-batch.md").read_text()

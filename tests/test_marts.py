@@ -73,7 +73,8 @@ def test_offers_grain_and_chip_hour_price(built):
 
 
 def test_training_costs_from_measured_time_to_train(built):
-    got = {(r["workload_id"], r["offer_id"]): r for r in rows(built, "select * from marts.training_costs")}
+    got = {(r["workload_id"], r["offer_id"]): r for r in rows(
+        built, "select * from marts.training_costs where basis = 'measured'")}
     assert set(got) == {
         ("llama2-70b-lora-finetune", "aws:us-east-1:p5.48xlarge:on_demand"),
         ("llama2-70b-lora-finetune", "aws:eu-north-1:p5.48xlarge:on_demand"),
@@ -96,7 +97,8 @@ def test_training_costs_from_measured_time_to_train(built):
 
 
 def test_inference_costs_per_million_tokens(built):
-    got = rows(built, "select * from marts.inference_costs where workload_id = 'llama2-70b-batch'")
+    got = rows(built, "select * from marts.inference_costs where workload_id = 'llama2-70b-batch' "
+                      "and basis = 'measured'")
     # L40S was measured on 8 per node; g6e.12xlarge has 4: no measured candidate. H100 on p5 (2 regions).
     assert sorted(r["offer_id"] for r in got) == ["aws:eu-north-1:p5.48xlarge:on_demand",
                                                   "aws:us-east-1:p5.48xlarge:on_demand"]
@@ -107,7 +109,7 @@ def test_inference_costs_per_million_tokens(built):
     # 55.04 / (24528.3 x 3600) x 1e6 = 55.04 / 88,301,880 x 1e6 = 0.6233163
     assert p5["usd_per_million_tokens"] == pytest.approx(0.6233163, abs=1e-7)
     server = rows(built, "select * from marts.inference_costs where workload_id = 'llama2-70b-chat' "
-                         "and region = 'us-east-1'")
+                         "and region = 'us-east-1' and basis = 'measured'")
     # the chat workload takes the Server result: 55.04 / (23132.8 x 3600) x 1e6 = 55.04 / 83,278,080 x 1e6 = 0.6609182
     assert server[0]["usd_per_million_tokens"] == pytest.approx(0.6609182, abs=1e-7)
 

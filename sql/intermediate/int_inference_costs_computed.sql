@@ -1,70 +1,97 @@
--- Grain: one row per inference workload x offer x precision. Basis `measured`: the best MLPerf Inference
--- result (tokens/s of the whole system) of this accelerator on the workload's task and scenario, at an
--- accuracy target at least the workload's. A replica is the measured system's chips; an instance holds
--- whole replicas, or a replica spans whole instances.
-with workloads as (
+-- Grain: one row per inference workload x offer x precision class that can serve it, with the best basis
+-- (measured beats estimated). A deployment unit is one instance holding whole replicas, or the instances one
+-- replica spans. Services are sized in whole units for their peak traffic, so utilization = mean load /
+-- provisioned capacity and the idle rest is paid for; offline work is priced at full utilization.
+with measured as (
+    select * from intermediate.int_inference_measured
+),
+
+estimates as (
+    select * from intermediate.int_inference_estimates_computed
+    where exclusion_reason is null
+),
+
+workloads as (
     select * from catalog.workloads where kind = 'inference'
 ),
 
-results as (
-    select * from staging.stg_mlperf_inference__results
-    where performance_units = 'Tokens/s'
-        and division = 'closed'
-        and availability = 'available'
-        and performance_result > 0
+training as (
+    -- the cheapest completed run of each training workload, for the lifetime cost
+    select workload_id as trained_by, min(completed_run_usd) as training_usd
+    from intermediate.int_training_costs_computed
+    group by workload_id
 ),
 
-offers as (
-    select * from intermediate.int_offers_priced
+candidates as (
+    select * exclude (precision_class), precision_class from measured
+    union all by name
+    select * exclude (exclusion_reason, weights_gb, kv_bytes_per_token, tpot_ms) from estimates
 ),
 
-matched as (
+best as (
+    select *
+    from candidates
+    qualify row_number() over (
+        partition by workload_id, offer_id, precision_class
+        order by case basis when 'measured' then 1 when 'scaled' then 2 else 3 end
+    ) = 1
+),
+
+units as (
     select
-        workloads.workload_id,
-        offers.*,
-        results.precision,
-        results.accelerators_total as replica_chips,
-        results.performance_result as replica_tokens_per_s,
-        results.performance_result / results.accelerators_total as tokens_per_s_per_chip,
-        replica_instances(results.accelerators_total, offers.accelerator_count) as instances_per_replica,
-        replicas_per_instance(results.accelerators_total, offers.accelerator_count) as replicas_per_instance,
-        results.source_id as benchmark_source_id,
-        results.data_as_of as benchmark_as_of,
-        results.source_ref as benchmark_ref,
-        'MLPerf Inference ' || results.version || ' ' || results.model || ' ' || results.scenario || ': '
-            || results.submitter || ' ' || results.system as benchmark_label
-    from workloads
-    inner join results
-        on results.task = workloads.benchmark_task
-        and results.scenario = workloads.benchmark_scenario
-        and results.accuracy_target_pct >= workloads.accuracy_target_pct
-    inner join offers
-        on offers.accelerator_id = results.accelerator_id
-        and offers.accelerator_count >= results.accelerators_per_node
+        best.*,
+        workloads.output_tokens,
+        workloads.is_offline,
+        workloads.mean_requests_per_s,
+        workloads.peak_factor,
+        workloads.success_rate,
+        workloads.months,
+        workloads.trained_by,
+        best.instances_per_replica * best.usd_per_hour as deployment_usd_per_hour,
+        best.replicas_per_instance * best.replica_tokens_per_s as deployment_tokens_per_s,
+        best.replicas_per_instance * best.replica_tokens_per_s / workloads.output_tokens
+            as deployment_requests_per_s
+    from best
+    inner join workloads using (workload_id)
+),
+
+sized as (
+    select
+        *,
+        usd_per_million_tokens(deployment_usd_per_hour, deployment_tokens_per_s) as usd_per_million_tokens,
+        case when not is_offline then
+            instances_for_peak(mean_requests_per_s, peak_factor, deployment_requests_per_s)
+        end as deployments
+    from units
 ),
 
 costed as (
     select
-        *,
-        instances_per_replica * usd_per_hour as deployment_usd_per_hour,
-        replicas_per_instance * replica_tokens_per_s as deployment_tokens_per_s,
-        usd_per_million_tokens(
-            instances_per_replica * usd_per_hour,
-            replicas_per_instance * replica_tokens_per_s
-        ) as usd_per_million_tokens
-    from matched
+        sized.*,
+        deployments * instances_per_replica as instances,
+        utilization(mean_requests_per_s, deployments, deployment_requests_per_s) as utilization,
+        monthly_usd(deployments * instances_per_replica, usd_per_hour) as monthly_usd,
+        usd_per_million_successful_requests(
+            monthly_usd(deployments * instances_per_replica, usd_per_hour), mean_requests_per_s, success_rate
+        ) as usd_per_million_successful_requests,
+        training.training_usd
+    from sized
+    left join training using (trained_by)
 ),
 
 final as (
     select
-        *,
-        'measured' as basis,
-        workload_id || '|' || offer_id || '|' || precision as candidate_id
+        * exclude (output_tokens, is_offline, mean_requests_per_s, peak_factor, success_rate, months, trained_by),
+        success_rate,
+        case when monthly_usd is not null then lifetime_usd(training_usd, months, monthly_usd) end as lifetime_usd,
+        case when monthly_usd is not null then inference_share(training_usd, months, monthly_usd) end
+            as inference_share,
+        case when is_offline then 'usd_per_million_tokens' else 'usd_per_million_successful_requests' end
+            as outcome_metric,
+        case when is_offline then usd_per_million_tokens else usd_per_million_successful_requests end
+            as outcome_value,
+        workload_id || '|' || offer_id || '|' || precision_class as candidate_id
     from costed
-    qualify row_number() over (
-        partition by workload_id, offer_id, precision
-        order by usd_per_million_tokens, benchmark_ref
-    ) = 1
 )
 
 select * from final

@@ -1,5 +1,7 @@
--- marts.inference_costs — grain: one row per run x inference workload x offer x precision.
--- Throughput per chip and USD per million tokens, from a measured MLPerf Inference result.
+-- marts.inference_costs — grain: one row per run x inference workload x offer x precision class.
+-- Throughput (measured from MLPerf, else the roofline estimate with batching), USD per million tokens, and for
+-- services the whole instances sized for peak traffic, utilization, monthly and lifetime cost, and USD per
+-- million successful requests.
 with costs as (
     select * from intermediate.int_inference_costs_computed
 ),
@@ -18,16 +20,30 @@ final as (
         accelerator_id,
         accelerator_count,
         precision,
+        precision_class,
         replica_chips,
         instances_per_replica,
         replicas_per_instance,
+        batch,
         replica_tokens_per_s,
         tokens_per_s_per_chip,
         deployment_usd_per_hour,
         deployment_tokens_per_s,
+        deployment_requests_per_s,
         usd_per_hour,
         usd_per_chip_hour,
         usd_per_million_tokens,
+        deployments,
+        instances,
+        utilization,
+        monthly_usd,
+        success_rate,
+        usd_per_million_successful_requests,
+        training_usd,
+        lifetime_usd,
+        inference_share,
+        outcome_metric,
+        outcome_value,
         basis,
         price_source_id,
         price_as_of,

@@ -13,25 +13,29 @@ workloads as (
     select * from catalog.workloads
 ),
 
+accelerators as (
+    select * from catalog.accelerators
+),
+
 candidates as (
     select
         workload_id, candidate_id, offer_id, cloud, region, instance_type, pricing_term,
-        accelerator_id, accelerator_count, chips, instances, null as precision,
+        accelerator_id, accelerator_count, cast(chips as integer) as chips, instances, precision,
         usd_per_hour, usd_per_chip_hour, basis,
         'completed_run_usd' as outcome_metric,
         completed_run_usd as outcome_value,
-        time_to_train_minutes, null::double as tokens_per_s_per_chip,
+        time_to_train_minutes, null::double as tokens_per_s_per_chip, null::double as utilization,
         price_source_id, price_as_of, price_ref, benchmark_label, benchmark_source_id, benchmark_as_of, benchmark_ref
     from training
     union all by name
     select
         workload_id, candidate_id, offer_id, cloud, region, instance_type, pricing_term,
-        accelerator_id, accelerator_count, cast(replica_chips * instances_per_replica as integer) as chips,
-        instances_per_replica as instances, precision,
+        accelerator_id, accelerator_count, replica_chips * instances_per_replica as chips,
+        coalesce(instances, instances_per_replica) as instances, precision,
         usd_per_hour, usd_per_chip_hour, basis,
-        'usd_per_million_tokens' as outcome_metric,
-        usd_per_million_tokens as outcome_value,
-        null::double as time_to_train_minutes, tokens_per_s_per_chip,
+        outcome_metric,
+        outcome_value,
+        null::double as time_to_train_minutes, tokens_per_s_per_chip, utilization,
         price_source_id, price_as_of, price_ref, benchmark_label, benchmark_source_id, benchmark_as_of, benchmark_ref
     from inference
 ),
@@ -83,6 +87,8 @@ final as (
         reversals.reversals > 0 as is_reversal,
         ranked.time_to_train_minutes,
         ranked.tokens_per_s_per_chip,
+        ranked.utilization,
+        accelerators.family,
         ranked.basis,
         ranked.price_source_id,
         ranked.price_as_of,
@@ -94,6 +100,7 @@ final as (
     from ranked
     inner join reversals using (candidate_id)
     inner join workloads using (workload_id)
+    inner join accelerators using (accelerator_id)
 )
 
 select * from final

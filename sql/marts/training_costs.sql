@@ -1,5 +1,6 @@
 -- marts.training_costs — grain: one row per run x training workload x offer x chip count.
--- Cost of one completed training run, from a measured time-to-train priced on whole instances.
+-- Cost of one completed training run: measured (MLPerf time-to-train), scaled (published or MLPerf-derived
+-- MFU) or estimated (declared MFU), priced on whole instances with the pricing term's interruption overhead.
 with costs as (
     select * from intermediate.int_training_costs_computed
 ),
@@ -17,12 +18,17 @@ final as (
         pricing_term,
         accelerator_id,
         accelerator_count,
+        precision,
         chips,
         instances,
         usd_per_hour,
         usd_per_chip_hour,
+        mfu,
         time_to_train_minutes,
+        run_hours,
+        interruption_overhead,
         completed_run_usd,
+        energy_kwh,
         basis,
         price_source_id,
         price_as_of,

@@ -1,0 +1,60 @@
+-- Grain: one row per inference workload x offer x precision class (16-bit results count as bf16). Basis
+-- `measured`: the best MLPerf Inference result (output tokens/s of the whole system) of this accelerator on the
+-- workload's task and scenario, at an accuracy target at least the workload's (a measured result has shown its
+-- accuracy, whatever its precision). A replica is the measured system's chips; an instance holds whole
+-- replicas, or a replica spans whole instances.
+with workloads as (
+    select * from catalog.workloads where kind = 'inference'
+),
+
+results as (
+    select * from staging.stg_mlperf_inference__results
+    where performance_units = 'Tokens/s'
+        and division = 'closed'
+        and availability = 'available'
+        and performance_result > 0
+),
+
+offers as (
+    select * from intermediate.int_offers_priced
+),
+
+matched as (
+    select
+        workloads.workload_id,
+        offers.*,
+        results.precision,
+        cast(results.accelerators_total as integer) as replica_chips,
+        results.performance_result as replica_tokens_per_s,
+        results.performance_result / results.accelerators_total as tokens_per_s_per_chip,
+        replica_instances(results.accelerators_total, offers.accelerator_count) as instances_per_replica,
+        replicas_per_instance(results.accelerators_total, offers.accelerator_count) as replicas_per_instance,
+        results.source_id as benchmark_source_id,
+        results.data_as_of as benchmark_as_of,
+        results.source_ref as benchmark_ref,
+        'MLPerf Inference ' || results.version || ' ' || results.model || ' ' || results.scenario || ': '
+            || results.submitter || ' ' || results.system as benchmark_label
+    from workloads
+    inner join results
+        on results.task = workloads.benchmark_task
+        and results.scenario = workloads.benchmark_scenario
+        and results.accuracy_target_pct >= workloads.accuracy_target_pct
+    inner join offers
+        on offers.accelerator_id = results.accelerator_id
+        and offers.accelerator_count >= results.accelerators_per_node
+),
+
+final as (
+    select
+        *,
+        case when precision in ('fp16', 'bf16') then 'bf16' else precision end as precision_class,
+        'measured' as basis,
+        null::integer as batch
+    from matched
+    qualify row_number() over (
+        partition by workload_id, offer_id, precision_class
+        order by replicas_per_instance * replica_tokens_per_s / instances_per_replica desc, benchmark_ref
+    ) = 1
+)
+
+select * from final

@@ -1,0 +1,162 @@
+"""The cost model on given rows (issue 3): bases, memory fit, batching, utilization, exclusions, the seeds' example."""
+
+import datetime as dt
+
+import pytest
+from builders import aws_page, aws_product
+
+from flows import pipeline, transform
+from flows.sources import aws_pricing
+
+AS_OF = dt.date(2026, 11, 30)
+RUN = "run-cost-model"
+
+
+def land(con, catalog, kind, rows):
+    batch = pipeline.SourceBatch(kind, kind, kind, ["t"], AS_OF,
+                                 [r | {"row_no": i, "source_id": kind, "data_as_of": AS_OF} for i, r in enumerate(rows)])
+    return pipeline.land_batch(con, batch, RUN, AS_OF, catalog)
+
+
+def land_prices(con, catalog, *products):
+    land(con, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(*products))]))
+
+
+def training_row(system, accelerator, chips, nodes, benchmark, minutes):
+    return {"source_ref": f"t.csv ({system})", "division": "closed", "availability": "available",
+            "submitter": "Test", "system": system, "accelerator": accelerator,
+            "accelerator_key": accelerator.casefold(), "accelerators_count": float(chips),
+            "number_of_nodes": float(nodes), "framework": "f", "details_url": None, "benchmark": benchmark,
+            "time_to_train_text": str(minutes), "time_to_train_minutes": minutes, "energy": None,
+            "global_batch_size": None, "samples_to_converge": None}
+
+
+def rows(con, query, params=None):
+    cur = con.execute(query, params or [])
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+
+def test_seeds_example_dearer_per_hour_cheaper_per_run(fresh_db, catalog):
+    # Offer A (8x H100) at X = 20 USD/h; offer B (8x H200) at 2.5X = 50 USD/h finishing in under a third of A's time
+    land_prices(fresh_db, catalog,
+                aws_product("p5.48xlarge", "20.0000000000", sku="A000000000000001"),
+                aws_product("p5en.48xlarge", "50.0000000000", sku="A000000000000002"))
+    land(fresh_db, catalog, "mlperf_training", [
+        training_row("A", "NVIDIA H100-SXM5-80GB", 8, 1, "llama2_70b_lora", 60.0),
+        training_row("B", "NVIDIA H200-SXM5-141GB", 8, 1, "llama2_70b_lora", 19.0),  # 19 < 60 / 3
+    ])
+    transform.build_models(fresh_db, RUN, AS_OF)
+    ranking = {r["instance_type"]: r for r in rows(
+        fresh_db, "select * from marts.rankings where workload_id = 'llama2-70b-lora-finetune'")}
+    a, b = ranking["p5.48xlarge"], ranking["p5en.48xlarge"]
+    # A: 60 / 60 x 20 = 20.00 USD a run, 20 / 8 = 2.50 USD per chip-hour
+    # B: 19 / 60 x 50 = 15.83 USD a run, 50 / 8 = 6.25 USD per chip-hour: 2.5 x 19/60 = 0.79 of A's cost
+    assert a["outcome_value"] == pytest.approx(20.0) and b["outcome_value"] == pytest.approx(15.8333, abs=1e-4)
+    assert (b["outcome_rank"], a["outcome_rank"]) == (1, 2)
+    assert (a["chip_hour_rank"], b["chip_hour_rank"]) == (1, 2)
+    assert b["is_reversal"] and b["reversals"] == 1 and not a["is_reversal"]
+
+
+def test_spot_training_pays_the_declared_interruption_overhead(fresh_db, catalog):
+    land_prices(fresh_db, catalog, aws_product("p5.48xlarge", "20.0000000000", sku="A000000000000001"))
+    land(fresh_db, catalog, "mlperf_training", [training_row("A", "NVIDIA H100-SXM5-80GB", 8, 1, "llama2_70b_lora", 60.0)])
+    fresh_db.execute("update catalog.pricing_terms set interruption_overhead = 0.15 where pricing_term = 'on_demand'")
+    transform.build_models(fresh_db, RUN, AS_OF)
+    [row] = rows(fresh_db, "select * from marts.training_costs where workload_id = 'llama2-70b-lora-finetune'")
+    # 1 h x 1 instance x 20 USD x (1 + 0.15) = 23.00 USD
+    assert (row["interruption_overhead"], row["completed_run_usd"]) == (0.15, pytest.approx(23.0))
+
+
+def test_model_and_tokens_training_on_published_mfu(fresh_db, catalog):
+    land_prices(fresh_db, catalog, aws_product("p5.48xlarge", "55.0400000000", sku="A000000000000001"))
+    transform.build_models(fresh_db, RUN, AS_OF)
+    [row] = rows(fresh_db, "select * from marts.training_costs where workload_id = 'llama31-8b-pretrain-1t'")
+    # 256 chips / 8 = 32 instances; scaling 0.95 ^ log2(32) = 0.95^5 = 0.773781; MFU 0.47 (Megatron GPT-3 on H100)
+    # 6 x 8e9 x 1e12 = 4.8e22 FLOPs / (256 x 989.4e12 x 0.47 x 0.773781) = 4.8e22 / 9.2115e16 = 521,088 s = 144.75 h
+    assert (row["chips"], row["instances"], row["basis"], row["mfu"]) == (256, 32, "scaled", 0.47)
+    assert row["run_hours"] == pytest.approx(144.747, abs=1e-3)
+    # 144.747 h x 32 x 55.04 USD = 254,941 USD; energy 144.747 h x 256 x 0.7 kW x 1.2 = 31,126 kWh
+    assert row["completed_run_usd"] == pytest.approx(254_941, abs=1)
+    assert row["energy_kwh"] == pytest.approx(31_126, abs=1)
+
+
+def test_estimated_training_uses_the_family_default_and_a_deadline_excludes(fresh_db, catalog):
+    land_prices(fresh_db, catalog,
+                aws_product("p5en.48xlarge", "63.2960000000", sku="A000000000000001"),
+                aws_product("trn1.32xlarge", "21.5000000000", sku="A000000000000002", gpu="0"),
+                aws_product("inf2.48xlarge", "12.9812700000", sku="A000000000000003", gpu="0"))
+    transform.build_models(fresh_db, RUN, AS_OF)
+    [h200] = rows(fresh_db, "select * from marts.training_costs where workload_id = 'llama31-8b-pretrain-1t'")
+    # no published figure for H200: the GPU default MFU 0.40; 4.8e22 / (256 x 989e12 x 0.40 x 0.773781) = 170.1 h
+    assert (h200["instance_type"], h200["basis"], h200["mfu"]) == ("p5en.48xlarge", "estimated", 0.40)
+    assert h200["run_hours"] == pytest.approx(170.15, abs=0.01)
+    excluded = {r["instance_type"]: r["exclusion_reason"] for r in rows(
+        fresh_db, "select * from marts.excluded_candidates where workload_id = 'llama31-8b-pretrain-1t'")}
+    # trn1: 16 instances, 0.93^4 = 0.748052; 4.8e22 / (256 x 190e12 x 0.35 x 0.748052) = 3,769,... s = 1,047 h > 720
+    assert excluded == {
+        "trn1.32xlarge": "needs 1047 h on 256 chips; the deadline is 720 h",
+        "inf2.48xlarge": "inferentia2 is an inference accelerator: it does not train",
+    }
+
+
+def test_inference_estimate_memory_fit_batching_and_utilization(fresh_db, catalog):
+    land_prices(fresh_db, catalog, aws_product("p5.4xlarge", "6.8800000000", sku="A000000000000001", gpu="1"))
+    transform.build_models(fresh_db, RUN, AS_OF)
+    row = rows(fresh_db, "select * from marts.inference_costs where workload_id = 'llama31-8b-chat-small' "
+                         "and precision = 'bf16'")[0]
+    # Llama-3.1-8B bf16: 16 GB of weights; KV 2 x 32 x 8 x 128 x 2 = 131,072 B a token; 1,024 + 256 = 1,280 tokens a
+    # sequence -> 0.1678 GB; one H100 holds 80 x 0.9 = 72 GB: 16 + B x 0.1678 <= 72 -> B <= 333 -> batch 256
+    assert (row["basis"], row["replica_chips"], row["batch"]) == ("estimated", 1, 256)
+    # decode step at batch 256, mean context 1,024 + 128 = 1,152 tokens (0.15099 GB a sequence):
+    # memory (16 + 256 x 0.15099) GB / (3.35e12 x 0.7) = 54.65e9 / 2.345e12 = 23.31 ms; compute 2 x 8e9 x 256 /
+    # (989.4e12 x 0.5) = 8.28 ms -> 23.31 ms <= the 100 ms TPOT SLO; 256 / 0.02331 = 10,984 tokens/s
+    assert row["replica_tokens_per_s"] == pytest.approx(10_984, abs=1)
+    # 10,984 / 256 output tokens = 42.9 requests/s; peak 2 x 3 = 6 -> 1 instance; utilization 2 / 42.9 = 4.66%
+    assert (row["deployments"], row["instances"]) == (1, 1)
+    assert row["utilization"] == pytest.approx(0.0466, abs=1e-4)
+    # 6.88 x 730 = 5,022.40 USD a month; 2 x 3600 x 730 x 0.99 = 5,203,440 successful requests -> 965.21 USD
+    assert row["monthly_usd"] == pytest.approx(5022.40)
+    assert row["outcome_metric"] == "usd_per_million_successful_requests"
+    assert row["outcome_value"] == pytest.approx(965.21, abs=0.01)
+
+
+def test_405b_bf16_does_not_fit_8_h100_but_fp8_does_and_bf16_fits_8_h200(fresh_db, catalog):
+    land_prices(fresh_db, catalog,
+                aws_product("p5.48xlarge", "55.0400000000", sku="A000000000000001"),
+                aws_product("p5en.48xlarge", "63.2960000000", sku="A000000000000002"))
+    transform.build_models(fresh_db, RUN, AS_OF)
+    ranked = {(r["instance_type"], r["precision"]): r for r in rows(
+        fresh_db, "select * from marts.inference_costs where workload_id = 'llama31-405b-chat'")}
+    # fp8: 405 GB + 2,560 tokens x 126 layers x 8 x 128 x 2 x 1 B = 0.66 GB -> 405.66 / 72 = 5.6 -> TP 8 on p5.48xlarge
+    # bf16 on H200: 810 + 1.32 GB = 811.3 / (141 x 0.9 = 126.9) = 6.4 -> TP 8 on p5en.48xlarge;
+    # fp8 on H200: 405.66 / 126.9 = 3.2 -> TP 4, two replicas an instance
+    assert {k: (r["replica_chips"], r["replicas_per_instance"]) for k, r in ranked.items()} == {
+        ("p5.48xlarge", "fp8"): (8, 1), ("p5en.48xlarge", "fp8"): (4, 2), ("p5en.48xlarge", "bf16"): (8, 1)}
+    [excluded] = rows(fresh_db, "select * from marts.excluded_candidates where workload_id = 'llama31-405b-chat'")
+    # bf16 on H100: 811.3 / 72 = 11.3 -> TP 16 = 2 instances; a replica must fit one instance
+    assert (excluded["instance_type"], excluded["precision"]) == ("p5.48xlarge", "bf16")
+    assert excluded["exclusion_reason"] == (
+        "811 GB of bf16 weights + KV cache need 16 chips of 80 GB (90% usable); p5.48xlarge has 8")
+
+
+def test_a_precision_the_chip_lacks_is_excluded_with_the_reason(fresh_db, catalog):
+    land_prices(fresh_db, catalog, aws_product("p4d.24xlarge", "21.9576420000", sku="A000000000000001"))
+    transform.build_models(fresh_db, RUN, AS_OF)
+    reasons = {r["precision"]: r["exclusion_reason"] for r in rows(
+        fresh_db, "select * from marts.excluded_candidates where workload_id = 'llama31-8b-chat-small'")}
+    assert reasons == {"fp8": "no published fp8 peak for a100-sxm-40gb: the chip cannot run the model at fp8"}
+
+
+def test_lifetime_cost_adds_the_cheapest_training_run(fresh_db, catalog):
+    land_prices(fresh_db, catalog, aws_product("p5.48xlarge", "55.0400000000", sku="A000000000000001"),
+                aws_product("p5.4xlarge", "6.8800000000", sku="A000000000000002", gpu="1"))
+    transform.build_models(fresh_db, RUN, AS_OF)
+    training = rows(fresh_db, "select min(completed_run_usd) as usd from marts.training_costs "
+                              "where workload_id = 'llama31-8b-pretrain-1t'")[0]["usd"]
+    row = rows(fresh_db, "select * from marts.inference_costs where workload_id = 'llama31-8b-chat-small' "
+                         "and instance_type = 'p5.4xlarge' and precision = 'bf16'")[0]
+    # lifetime = training + 12 months x 5,022.40; share = 60,268.80 / lifetime
+    assert row["training_usd"] == pytest.approx(training)
+    assert row["lifetime_usd"] == pytest.approx(training + 12 * 5022.40)
+    assert row["inference_share"] == pytest.approx(12 * 5022.40 / (training + 12 * 5022.40))
