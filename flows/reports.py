@@ -198,10 +198,13 @@ def render_workload(workload: dict, ranking: list[dict], costs: dict[str, dict],
                         f"{percent(best['inference_share'])} of it."]
         out += ["", "## Bases", ""] + _basis_lines(ranking)
     if excluded:
-        out += ["", "## Excluded", "", "Offers that cannot run this workload, and why:", "",
-                _table(["offer", "cloud / region", "term", "accelerator x count", "precision", "reason"],
-                       [[_offer(e), _where(e), e["pricing_term"], f"{e['accelerator_id']} x {e['accelerator_count']}",
-                         e["precision"] or "—", e["exclusion_reason"]] for e in excluded])]
+        by_reason: dict[str, list[str]] = {}
+        for e in excluded:
+            offer = f"{_offer(e)} {e['region']} {e['pricing_term']}" + (f" ({e['precision']})" if e["precision"] else "")
+            by_reason.setdefault(e["exclusion_reason"], []).append(offer)
+        out += ["", "## Excluded", "",
+                f"{plural(len(excluded), 'candidate')} cannot run this workload; each reason with the offers it excludes:",
+                "", _table(["reason", "offers"], [[reason, ", ".join(offers)] for reason, offers in by_reason.items()])]
     out += ["", f"_{DERIVED_NOTE}_", ""]
     return "\n".join(out)
 

@@ -133,7 +133,8 @@ def test_405b_bf16_does_not_fit_8_h100_but_fp8_does_and_bf16_fits_8_h200(fresh_d
     # fp8 on H200: 405.66 / 126.9 = 3.2 -> TP 4, two replicas an instance
     assert {k: (r["replica_chips"], r["replicas_per_instance"]) for k, r in ranked.items()} == {
         ("p5.48xlarge", "fp8"): (8, 1), ("p5en.48xlarge", "fp8"): (4, 2), ("p5en.48xlarge", "bf16"): (8, 1)}
-    [excluded] = rows(fresh_db, "select * from marts.excluded_candidates where workload_id = 'llama31-405b-chat'")
+    [excluded] = rows(fresh_db, "select * from marts.excluded_candidates where workload_id = 'llama31-405b-chat' "
+                                "and precision in ('bf16', 'fp8')")
     # bf16 on H100: 811.3 / 72 = 11.3 -> TP 16 = 2 instances; a replica must fit one instance
     assert (excluded["instance_type"], excluded["precision"]) == ("p5.48xlarge", "bf16")
     assert excluded["exclusion_reason"] == (
@@ -145,7 +146,11 @@ def test_a_precision_the_chip_lacks_is_excluded_with_the_reason(fresh_db, catalo
     transform.build_models(fresh_db, RUN, AS_OF)
     reasons = {r["precision"]: r["exclusion_reason"] for r in rows(
         fresh_db, "select * from marts.excluded_candidates where workload_id = 'llama31-8b-chat-small'")}
-    assert reasons == {"fp8": "no published fp8 peak for a100-sxm-40gb: the chip cannot run the model at fp8"}
+    assert reasons == {
+        "fp8": "no published fp8 peak for a100-sxm-40gb: the chip cannot run the model at fp8",
+        # A100 has int8 (624 TOPS), but the workload's accuracy floor accepts only bf16 and fp8
+        "int8": "int8 is below the workload's accuracy floor (it accepts bf16, fp8)",
+    }
 
 
 def test_lifetime_cost_adds_the_cheapest_training_run(fresh_db, catalog):

@@ -3,13 +3,31 @@
 -- Memory: weights + KV cache of one full sequence decide the tensor-parallel group (a power of two; a model
 -- too big for an instance spans instances, up to the workload's limit). Batching: the largest batch (1 .. 1024)
 -- whose KV cache fits beside the weights and whose decode step meets the TPOT SLO; offline work has no SLO.
--- KV cache is kept in bf16 for 16-bit weights and in fp8 for 8- and 4-bit weights.
+-- KV cache is kept in bf16 for 16-bit weights and in fp8 for 8- and 4-bit weights. Every lower precision a chip
+-- supports is tried too, and excluded when the workload's accuracy floor does not accept it.
 with workloads as (
     select * from catalog.workloads where kind = 'inference'
 ),
 
 allowed as (
     select * from catalog.workload_precisions
+),
+
+quantizations as (
+    -- every precision a candidate could run at: the workload's own, and every lower one a chip in the catalog
+    -- supports (the accuracy floor excludes the latter, and the report lists them with that reason)
+    select distinct workloads.workload_id, peaks.precision
+    from workloads
+    cross join (select distinct precision from intermediate.int_accelerator_precisions_listed
+                where precision in ('fp8', 'int8', 'fp4', 'int4')) as peaks
+    union
+    select workload_id, precision from allowed
+),
+
+accepted as (
+    select workload_id, string_agg(precision, ', ' order by precision) as accepted_precisions
+    from allowed
+    group by workload_id
 ),
 
 models as (
@@ -45,7 +63,9 @@ sized as (
         workloads.slo_tpot_ms,
         workloads.slo_ttft_ms,
         workloads.max_instances_per_replica,
-        allowed.precision,
+        quantizations.precision,
+        allowed.precision is not null as is_accurate_enough,
+        accepted.accepted_precisions,
         offers.*,
         accelerators.memory_gb,
         accelerators.memory_bandwidth_tbps,
@@ -55,18 +75,22 @@ sized as (
         defaults.scaling_efficiency_per_doubling,
         peaks.peak_tflops,
         coalesce(models.active_params, models.params) as params_active,
-        weights_gb(models.params, allowed.precision) as weights_gb,
+        weights_gb(models.params, quantizations.precision) as weights_gb,
         kv_cache_bytes_per_token(models.layers, models.kv_heads, models.head_dim,
-                                 case when bytes_per_value(allowed.precision) >= 2 then 'bf16' else 'fp8' end)
+                                 case when bytes_per_value(quantizations.precision) >= 2 then 'bf16' else 'fp8' end)
             as kv_bytes_per_token,
         workloads.input_tokens + workloads.output_tokens as tokens_per_sequence
     from workloads
-    inner join allowed using (workload_id)
+    inner join quantizations using (workload_id)
+    left join allowed using (workload_id, precision)
+    inner join accepted using (workload_id)
     inner join models on models.model_id = workloads.model_id
     cross join offers
     inner join accelerators on accelerators.accelerator_id = offers.accelerator_id
     inner join defaults on defaults.family = accelerators.family
-    left join peaks on peaks.accelerator_id = offers.accelerator_id and peaks.precision = allowed.precision
+    left join peaks on peaks.accelerator_id = offers.accelerator_id and peaks.precision = quantizations.precision
+    -- a lower precision the chip does not have is not a candidate at all
+    where allowed.precision is not null or peaks.peak_tflops is not null
 ),
 
 grouped as (
@@ -93,6 +117,8 @@ checked as (
     select
         *,
         case
+            when not is_accurate_enough then
+                precision || ' is below the workload''s accuracy floor (it accepts ' || accepted_precisions || ')'
             when peak_tflops is null then
                 'no published ' || precision || ' peak for ' || accelerator_id || ': the chip cannot run the model at '
                 || precision
