@@ -26,9 +26,26 @@ def connect(path: Path) -> duckdb.DuckDBPyConnection:
 
 
 def apply_ddl(con: duckdb.DuckDBPyConnection, sql_dir: Path = SQL_DIR) -> None:
-    """Create schemas and raw/ops tables (idempotent), then (re)define the cost macros."""
-    for ddl in sorted((sql_dir / "raw").glob("*.sql")):
-        con.execute(ddl.read_text())
+    """Create schemas and raw/ops tables, add the columns a newer DDL gained, then (re)define the cost macros.
+
+    A warehouse built by an older version keeps its rows: a new column is added and reads null for them.
+    """
+    scratch = duckdb.connect()  # the DDL applied to an empty database: the columns each table should have
+    try:
+        for ddl in sorted((sql_dir / "raw").glob("*.sql")):
+            scratch.execute(ddl.read_text())
+            con.execute(ddl.read_text())
+        wanted = scratch.execute(
+            "select table_schema, table_name, column_name, data_type from information_schema.columns "
+            "where table_schema in ('raw', 'ops') order by table_schema, table_name, ordinal_position").fetchall()
+    finally:
+        scratch.close()
+    have = {(r[0], r[1], r[2]) for r in con.execute(
+        "select table_schema, table_name, column_name from information_schema.columns "
+        "where table_schema in ('raw', 'ops')").fetchall()}
+    for schema, table, column, data_type in wanted:
+        if (schema, table, column) not in have:
+            con.execute(f'alter table {schema}.{table} add column "{column}" {data_type}')
     con.execute((sql_dir / "macros.sql").read_text())
 
 

@@ -166,3 +166,21 @@ def test_a_column_added_to_a_mart_model_is_added_to_the_existing_table(built, tm
     by_date = built.execute("select as_of, count(*), count(added_column) from marts.offers group by 1 order by 1").fetchall()
     # the earlier date keeps its 5 rows with the new column null; the new date has it filled
     assert by_date == [(AS_OF, 5, 0), (AS_OF + dt.timedelta(days=1), 5, 5)]
+
+
+def test_a_warehouse_from_an_older_version_gains_the_new_columns(tmp_path):
+    from flows import warehouse
+
+    con = warehouse.connect(tmp_path / "old.duckdb")
+    con.execute("create schema ops")
+    con.execute("create table ops.quarantine (run_id varchar, as_of date, source_id varchar, landed_table varchar, "
+                "row_no integer, source_ref varchar, expectation varchar, column_name varchar, "
+                "unexpected_value varchar, row_json varchar)")
+    con.execute("insert into ops.quarantine (run_id, expectation) values ('old-run', 'expect_x')")
+    warehouse.apply_ddl(con)
+    columns = [r[0] for r in con.execute("select column_name from information_schema.columns where "
+                                         "table_schema = 'ops' and table_name = 'quarantine'").fetchall()]
+    assert {"expectation_type", "reason"} <= set(columns)
+    assert con.execute("select run_id, expectation, reason from ops.quarantine").fetchall() == [
+        ("old-run", "expect_x", None)]
+    con.close()
