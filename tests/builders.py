@@ -100,3 +100,22 @@ def training_csv_row(system: str, accelerator: str, chips: int, nodes: int, *, g
                 "number_of_nodes": str(nodes), "accelerator_model_name": accelerator, "accelerators_count": str(chips),
                 "gpt3:time_to_train": gpt3, "llama2_70b_lora:time_to_train": lora})
     return row
+
+
+def landed_training_row(system: str, accelerator: str, chips: int, nodes: int, benchmark: str, minutes: float) -> dict:
+    """One row of raw.mlperf_training as the parser produces it (before run tags)."""
+    return {"source_ref": f"t.csv ({system}, {benchmark})", "division": "closed", "availability": "available",
+            "submitter": "Test", "system": system, "accelerator": accelerator,
+            "accelerator_key": accelerator.casefold(), "accelerators_count": float(chips),
+            "number_of_nodes": float(nodes), "framework": "f", "details_url": None, "benchmark": benchmark,
+            "time_to_train_text": str(minutes), "time_to_train_minutes": minutes, "energy": None,
+            "global_batch_size": None, "samples_to_converge": None}
+
+
+def land(con, catalog, kind: str, rows: list[dict], run_id: str, as_of):
+    """Validate and land `rows` as source `kind` (the kind's own table), the way a run does."""
+    from flows import pipeline
+
+    batch = pipeline.SourceBatch(kind, kind, kind, ["test"], as_of,
+                                 [r | {"row_no": i, "source_id": kind, "data_as_of": as_of} for i, r in enumerate(rows)])
+    return pipeline.land_batch(con, batch, run_id, as_of, catalog)

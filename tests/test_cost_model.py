@@ -3,32 +3,21 @@
 import datetime as dt
 
 import pytest
-from builders import aws_page, aws_product
+from builders import aws_page, aws_product, land, landed_training_row
 
-from flows import pipeline, transform
+from flows import transform
 from flows.sources import aws_pricing
 
 AS_OF = dt.date(2026, 11, 30)
 RUN = "run-cost-model"
 
 
-def land(con, catalog, kind, rows):
-    batch = pipeline.SourceBatch(kind, kind, kind, ["t"], AS_OF,
-                                 [r | {"row_no": i, "source_id": kind, "data_as_of": AS_OF} for i, r in enumerate(rows)])
-    return pipeline.land_batch(con, batch, RUN, AS_OF, catalog)
 
 
 def land_prices(con, catalog, *products):
-    land(con, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(*products))]))
+    land_rows(con, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(*products))]))
 
 
-def training_row(system, accelerator, chips, nodes, benchmark, minutes):
-    return {"source_ref": f"t.csv ({system})", "division": "closed", "availability": "available",
-            "submitter": "Test", "system": system, "accelerator": accelerator,
-            "accelerator_key": accelerator.casefold(), "accelerators_count": float(chips),
-            "number_of_nodes": float(nodes), "framework": "f", "details_url": None, "benchmark": benchmark,
-            "time_to_train_text": str(minutes), "time_to_train_minutes": minutes, "energy": None,
-            "global_batch_size": None, "samples_to_converge": None}
 
 
 def rows(con, query, params=None):
@@ -42,9 +31,9 @@ def test_seeds_example_dearer_per_hour_cheaper_per_run(fresh_db, catalog):
     land_prices(fresh_db, catalog,
                 aws_product("p5.48xlarge", "20.0000000000", sku="A000000000000001"),
                 aws_product("p5en.48xlarge", "50.0000000000", sku="A000000000000002"))
-    land(fresh_db, catalog, "mlperf_training", [
-        training_row("A", "NVIDIA H100-SXM5-80GB", 8, 1, "llama2_70b_lora", 60.0),
-        training_row("B", "NVIDIA H200-SXM5-141GB", 8, 1, "llama2_70b_lora", 19.0),  # 19 < 60 / 3
+    land_rows(fresh_db, catalog, "mlperf_training", [
+        landed_training_row("A", "NVIDIA H100-SXM5-80GB", 8, 1, "llama2_70b_lora", 60.0),
+        landed_training_row("B", "NVIDIA H200-SXM5-141GB", 8, 1, "llama2_70b_lora", 19.0),  # 19 < 60 / 3
     ])
     transform.build_models(fresh_db, RUN, AS_OF)
     ranking = {r["instance_type"]: r for r in rows(
@@ -60,7 +49,7 @@ def test_seeds_example_dearer_per_hour_cheaper_per_run(fresh_db, catalog):
 
 def test_spot_training_pays_the_declared_interruption_overhead(fresh_db, catalog):
     land_prices(fresh_db, catalog, aws_product("p5.48xlarge", "20.0000000000", sku="A000000000000001"))
-    land(fresh_db, catalog, "mlperf_training", [training_row("A", "NVIDIA H100-SXM5-80GB", 8, 1, "llama2_70b_lora", 60.0)])
+    land_rows(fresh_db, catalog, "mlperf_training", [landed_training_row("A", "NVIDIA H100-SXM5-80GB", 8, 1, "llama2_70b_lora", 60.0)])
     fresh_db.execute("update catalog.pricing_terms set interruption_overhead = 0.15 where pricing_term = 'on_demand'")
     transform.build_models(fresh_db, RUN, AS_OF)
     [row] = rows(fresh_db, "select * from marts.training_costs where workload_id = 'llama2-70b-lora-finetune'")
@@ -165,3 +154,7 @@ def test_lifetime_cost_adds_the_cheapest_training_run(fresh_db, catalog):
     assert row["training_usd"] == pytest.approx(training)
     assert row["lifetime_usd"] == pytest.approx(training + 12 * 5022.40)
     assert row["inference_share"] == pytest.approx(12 * 5022.40 / (training + 12 * 5022.40))
+
+
+def land_rows(con, catalog, kind, rows):
+    return land(con, catalog, kind, rows, RUN, AS_OF)

@@ -3,28 +3,17 @@
 import datetime as dt
 
 import pytest
-from builders import aws_page, aws_product, mlperf_inference_result
+from builders import aws_page, aws_product, land, landed_training_row, mlperf_inference_result
 
-from flows import pipeline, transform
+from flows import transform
 from flows.sources import aws_pricing, mlperf_inference
 
 AS_OF = dt.date(2026, 11, 30)
 RUN = "run-marts"
 
 
-def land(con, catalog, kind, rows):
-    batch = pipeline.SourceBatch(kind, kind, kind, ["t"], AS_OF,
-                                 [r | {"row_no": i, "source_id": kind, "data_as_of": AS_OF} for i, r in enumerate(rows)])
-    return pipeline.land_batch(con, batch, RUN, AS_OF, catalog)
 
 
-def training_row(system, accelerator, chips, nodes, benchmark, minutes):
-    return {"source_ref": f"t.csv ({system}, {benchmark})", "division": "closed", "availability": "available",
-            "submitter": "Test", "system": system, "accelerator": accelerator,
-            "accelerator_key": accelerator.casefold(), "accelerators_count": float(chips),
-            "number_of_nodes": float(nodes), "framework": "f", "details_url": None, "benchmark": benchmark,
-            "time_to_train_text": str(minutes), "time_to_train_minutes": minutes, "energy": None,
-            "global_batch_size": None, "samples_to_converge": None}
 
 
 @pytest.fixture
@@ -36,14 +25,14 @@ def built(fresh_db, catalog):
         aws_product("p5.48xlarge", "58.8928000000", region="eu-north-1", sku="A000000000000004"),
         aws_product("g6e.12xlarge", "10.4926400000", sku="A000000000000005", gpu="4"),
     ))])
-    land(fresh_db, catalog, "aws_pricing", prices)
-    land(fresh_db, catalog, "mlperf_training", [
-        training_row("Eos", "NVIDIA H100-SXM5-80GB", 8, 1, "llama2_70b_lora", 28.16),
-        training_row("Slower", "NVIDIA H100-SXM5-80GB", 8, 1, "llama2_70b_lora", 30.0),
-        training_row("H200", "NVIDIA H200-SXM5-141GB", 8, 1, "llama2_70b_lora", 24.69),
-        training_row("Eos_n64", "NVIDIA H100-SXM5-80GB", 512, 64, "gpt3", 50.73),
+    land_rows(fresh_db, catalog, "aws_pricing", prices)
+    land_rows(fresh_db, catalog, "mlperf_training", [
+        landed_training_row("Eos", "NVIDIA H100-SXM5-80GB", 8, 1, "llama2_70b_lora", 28.16),
+        landed_training_row("Slower", "NVIDIA H100-SXM5-80GB", 8, 1, "llama2_70b_lora", 30.0),
+        landed_training_row("H200", "NVIDIA H200-SXM5-141GB", 8, 1, "llama2_70b_lora", 24.69),
+        landed_training_row("Eos_n64", "NVIDIA H100-SXM5-80GB", 512, 64, "gpt3", 50.73),
     ])
-    land(fresh_db, catalog, "mlperf_inference", mlperf_inference.result_rows([
+    land_rows(fresh_db, catalog, "mlperf_inference", mlperf_inference.result_rows([
         mlperf_inference_result("hpe", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Offline", 24528.3),
         mlperf_inference_result("hpe", "NVIDIA H100-SXM-80GB", "llama2-70b-99.9", "Offline", 24424.7),
         mlperf_inference_result("fujitsu", "NVIDIA L40S", "llama2-70b-99", "Offline", 3717.74),
@@ -184,3 +173,7 @@ def test_a_warehouse_from_an_older_version_gains_the_new_columns(tmp_path):
     assert con.execute("select run_id, expectation, reason from ops.quarantine").fetchall() == [
         ("old-run", "expect_x", None)]
     con.close()
+
+
+def land_rows(con, catalog, kind, rows):
+    return land(con, catalog, kind, rows, RUN, AS_OF)
