@@ -165,7 +165,7 @@ class Slo(Strict):
 
 
 class TrainingWorkload(Strict):
-    """A training run: an MLPerf task (measured basis), or a model trained on a token count (scaled/estimated)."""
+    """A training run: an MLPerf task (measured basis) and/or a model trained on a token count (scaled/estimated)."""
 
     kind: Literal["training"]
     title: str
@@ -180,9 +180,10 @@ class TrainingWorkload(Strict):
     mfu: float | None = Field(None, gt=0, le=1, description="overrides published and default MFU")
 
     @model_validator(mode="after")
-    def _one_definition(self) -> "TrainingWorkload":
-        if (self.benchmark is None) == (self.tokens is None):
-            raise ValueError("give either `benchmark` (an MLPerf task) or `tokens` (a model + token count), not both")
+    def _defined(self) -> "TrainingWorkload":
+        if self.benchmark is None and self.tokens is None:
+            raise ValueError("give `benchmark` (an MLPerf task), `tokens` (a model + token count), or both "
+                             "(measured where the benchmark ran, estimated elsewhere)")
         return self
 
 

@@ -93,9 +93,10 @@ def _reversal_lines(ranking: list[dict], metric_label: str, limit: int = 5) -> l
             reason = (f"; each chip produces {num(better['tokens_per_s_per_chip'], 0)} tokens/s against "
                       f"{num(worse['tokens_per_s_per_chip'], 0)}")
         lines.append(
-            f"- **{_offer(better)}** ({better['pricing_term']}, {better['accelerator_count']} x "
+            f"- **{_offer(better)}** ({better['region']}, {better['pricing_term']}, {better['accelerator_count']} x "
             f"{better['accelerator_id']}) costs {hour_ratio:.2f}x as much per chip-hour as **{_offer(worse)}** "
-            f"({worse['pricing_term']}, {usd(better['usd_per_chip_hour'])} vs {usd(worse['usd_per_chip_hour'])} USD) "
+            f"({worse['region']}, {worse['pricing_term']}, {usd(better['usd_per_chip_hour'])} vs "
+            f"{usd(worse['usd_per_chip_hour'])} USD) "
             f"but {outcome_ratio:.2f}x as much per outcome ({usd(better['outcome_value'])} vs "
             f"{usd(worse['outcome_value'])} {metric_label}){reason}. It beats "
             f"{plural(better['reversals'], 'candidate')} that {'is' if better['reversals'] == 1 else 'are'} "
@@ -190,6 +191,16 @@ def render_workload(workload: dict, ranking: list[dict], costs: dict[str, dict],
                     f"on average, x{num(workload['peak_factor'], 1)} at the peak), so capacity beyond the load is paid "
                     f"for idle. {plural(len(idle), 'candidate')} of {len(ranking)} run below 25% utilization"
                     + (": for this traffic their instances are mostly idle." if idle else ".")]
+            one_chip = [r for r in ranking if r["accelerator_count"] == 1]
+            eight_chip = [r for r in ranking if r["accelerator_count"] >= 8 and r["family"] == "gpu"]
+            if one_chip and eight_chip and one_chip[0]["outcome_rank"] < eight_chip[0]["outcome_rank"]:
+                small, large = one_chip[0], eight_chip[0]
+                out += ["", f"The best one-chip offer, **{_offer(small)}** ({small['pricing_term']}, "
+                        f"{usd(small['usd_per_chip_hour'])} USD per chip-hour), serves this traffic for "
+                        f"{usd(small['outcome_value'])} {label} against {usd(large['outcome_value'])} on the best "
+                        f"{large['accelerator_count']}-GPU instance, **{_offer(large)}** ({large['pricing_term']}, "
+                        f"{usd(large['usd_per_chip_hour'])} USD per chip-hour), which runs at "
+                        f"{percent(large['utilization'])} utilization against {percent(small['utilization'])}."]
             best = costs.get(ranking[0]["candidate_id"], {})
             if best.get("lifetime_usd") is not None and best.get("training_usd") is not None:
                 out += ["", f"Lifetime with the best offer: training {usd(best['training_usd'])} USD "

@@ -102,14 +102,15 @@ def training_csv_row(system: str, accelerator: str, chips: int, nodes: int, *, g
     return row
 
 
-def landed_training_row(system: str, accelerator: str, chips: int, nodes: int, benchmark: str, minutes: float) -> dict:
+def landed_training_row(system: str, accelerator: str, chips: int, nodes: int, benchmark: str, minutes: float,
+                        samples_to_converge: float | None = None) -> dict:
     """One row of raw.mlperf_training as the parser produces it (before run tags)."""
     return {"source_ref": f"t.csv ({system}, {benchmark})", "division": "closed", "availability": "available",
             "submitter": "Test", "system": system, "accelerator": accelerator,
             "accelerator_key": accelerator.casefold(), "accelerators_count": float(chips),
             "number_of_nodes": float(nodes), "framework": "f", "details_url": None, "benchmark": benchmark,
             "time_to_train_text": str(minutes), "time_to_train_minutes": minutes, "energy": None,
-            "global_batch_size": None, "samples_to_converge": None}
+            "global_batch_size": None, "samples_to_converge": samples_to_converge}
 
 
 def land(con, catalog, kind: str, rows: list[dict], run_id: str, as_of):

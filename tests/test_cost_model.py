@@ -61,13 +61,14 @@ def test_model_and_tokens_training_on_published_mfu(fresh_db, catalog):
     land_prices(fresh_db, catalog, aws_product("p5.48xlarge", "55.0400000000", sku="A000000000000001"))
     transform.build_models(fresh_db, RUN, AS_OF)
     [row] = rows(fresh_db, "select * from marts.training_costs where workload_id = 'llama31-8b-pretrain-1t'")
-    # 256 chips / 8 = 32 instances; scaling 0.95 ^ log2(32) = 0.95^5 = 0.773781; MFU 0.47 (Megatron GPT-3 on H100)
-    # 6 x 8e9 x 1e12 = 4.8e22 FLOPs / (256 x 989.4e12 x 0.47 x 0.773781) = 4.8e22 / 9.2115e16 = 521,088 s = 144.75 h
+    # 256 chips / 8 = 32 instances; MFU 0.47 (Megatron GPT-3 on H100, published at scale: no extra scaling loss)
+    # 6 x 8e9 x 1e12 = 4.8e22 FLOPs / (256 x 989.4e12 x 0.47) = 4.8e22 / 1.19045e17 = 403,210 s = 112.003 h
     assert (row["chips"], row["instances"], row["basis"], row["mfu"]) == (256, 32, "scaled", 0.47)
-    assert row["run_hours"] == pytest.approx(144.747, abs=1e-3)
-    # 144.747 h x 32 x 55.04 USD = 254,941 USD; energy 144.747 h x 256 x 0.7 kW x 1.2 = 31,126 kWh
-    assert row["completed_run_usd"] == pytest.approx(254_941, abs=1)
-    assert row["energy_kwh"] == pytest.approx(31_126, abs=1)
+    assert row["run_hours"] == pytest.approx(112.003, abs=1e-3)
+    # 112.003 h x 32 x 55.04 USD = 197,268 USD; energy 112.003 h x 256 x 0.7 kW x 1.2 = 24,085 kWh
+    assert row["completed_run_usd"] == pytest.approx(197_268, abs=1)
+    assert row["energy_kwh"] == pytest.approx(24_085, abs=1)
+    assert row["benchmark_ref"] == "catalogs/models.yaml: models.gpt-3-175b.published_training (h100-sxm-80gb)"
 
 
 def test_estimated_training_uses_the_family_default_and_a_deadline_excludes(fresh_db, catalog):
@@ -95,15 +96,17 @@ def test_inference_estimate_memory_fit_batching_and_utilization(fresh_db, catalo
     row = rows(fresh_db, "select * from marts.inference_costs where workload_id = 'llama31-8b-chat-small' "
                          "and precision = 'bf16'")[0]
     # Llama-3.1-8B bf16: 16 GB of weights; KV 2 x 32 x 8 x 128 x 2 = 131,072 B a token; 1,024 + 256 = 1,280 tokens a
-    # sequence -> 0.1678 GB; one H100 holds 80 x 0.9 = 72 GB: 16 + B x 0.1678 <= 72 -> B <= 333 -> batch 256
-    assert (row["basis"], row["replica_chips"], row["batch"]) == ("estimated", 1, 256)
-    # decode step at batch 256, mean context 1,024 + 128 = 1,152 tokens (0.15099 GB a sequence):
-    # memory (16 + 256 x 0.15099) GB / (3.35e12 x 0.7) = 54.65e9 / 2.345e12 = 23.31 ms; compute 2 x 8e9 x 256 /
-    # (989.4e12 x 0.5) = 8.28 ms -> 23.31 ms <= the 100 ms TPOT SLO; 256 / 0.02331 = 10,984 tokens/s
-    assert row["replica_tokens_per_s"] == pytest.approx(10_984, abs=1)
-    # 10,984 / 256 output tokens = 42.9 requests/s; peak 2 x 3 = 6 -> 1 instance; utilization 2 / 42.9 = 4.66%
+    # sequence; one H100 holds 80 x 0.9 = 72 GB: (72 - 16) GB / 131,072 B = 427,246 tokens / 1,280 -> batch 333
+    # (the TPOT SLO of 100 ms would allow 1,447 on bandwidth and 3,091 on compute)
+    assert (row["basis"], row["replica_chips"], row["batch"]) == ("estimated", 1, 333)
+    # decode step at batch 333, mean context 1,024 + 128 = 1,152 tokens (0.150995 GB a sequence):
+    # memory (16 + 333 x 0.150995) GB / (3.35e12 x 0.7) = 66.28e9 / 2.345e12 = 28.26 ms; compute 2 x 8e9 x 333 /
+    # (989.4e12 x 0.5) = 10.77 ms -> 28.26 ms. Prefill of 1,024 tokens: 2 x 8e9 x 1024 / 4.947e14 = 33.12 ms.
+    # A batch decodes 256 steps and prefills 333 prompts: 333 x 256 / (256 x 0.02826 + 333 x 0.03312) = 4,667 tok/s
+    assert row["replica_tokens_per_s"] == pytest.approx(4667.4, abs=0.1)
+    # 4,667.4 / 256 output tokens = 18.23 requests/s; peak 2 x 3 = 6 -> 1 instance; utilization 2 / 18.23 = 10.97%
     assert (row["deployments"], row["instances"]) == (1, 1)
-    assert row["utilization"] == pytest.approx(0.0466, abs=1e-4)
+    assert row["utilization"] == pytest.approx(0.10970, abs=1e-5)
     # 6.88 x 730 = 5,022.40 USD a month; 2 x 3600 x 730 x 0.99 = 5,203,440 successful requests -> 965.21 USD
     assert row["monthly_usd"] == pytest.approx(5022.40)
     assert row["outcome_metric"] == "usd_per_million_successful_requests"
@@ -119,9 +122,9 @@ def test_405b_bf16_does_not_fit_8_h100_but_fp8_does_and_bf16_fits_8_h200(fresh_d
         fresh_db, "select * from marts.inference_costs where workload_id = 'llama31-405b-chat'")}
     # fp8: 405 GB + 2,560 tokens x 126 layers x 8 x 128 x 2 x 1 B = 0.66 GB -> 405.66 / 72 = 5.6 -> TP 8 on p5.48xlarge
     # bf16 on H200: 810 + 1.32 GB = 811.3 / (141 x 0.9 = 126.9) = 6.4 -> TP 8 on p5en.48xlarge;
-    # fp8 on H200: 405.66 / 126.9 = 3.2 -> TP 4, two replicas an instance
+    # fp8 on H200: 405.66 / 126.9 = 3.2 -> TP 4 fits, but TP 8 holds a larger batch and serves more per instance
     assert {k: (r["replica_chips"], r["replicas_per_instance"]) for k, r in ranked.items()} == {
-        ("p5.48xlarge", "fp8"): (8, 1), ("p5en.48xlarge", "fp8"): (4, 2), ("p5en.48xlarge", "bf16"): (8, 1)}
+        ("p5.48xlarge", "fp8"): (8, 1), ("p5en.48xlarge", "fp8"): (8, 1), ("p5en.48xlarge", "bf16"): (8, 1)}
     [excluded] = rows(fresh_db, "select * from marts.excluded_candidates where workload_id = 'llama31-405b-chat' "
                                 "and precision in ('bf16', 'fp8')")
     # bf16 on H100: 811.3 / 72 = 11.3 -> TP 16 = 2 instances; a replica must fit one instance
@@ -136,9 +139,9 @@ def test_a_precision_the_chip_lacks_is_excluded_with_the_reason(fresh_db, catalo
     reasons = {r["precision"]: r["exclusion_reason"] for r in rows(
         fresh_db, "select * from marts.excluded_candidates where workload_id = 'llama31-8b-chat-small'")}
     assert reasons == {
-        "fp8": "no published fp8 peak for a100-sxm-40gb: the chip cannot run the model at fp8",
+        "fp8": "the catalog has no fp8 peak for a100-sxm-40gb: it cannot be estimated at fp8",
         # A100 has int8 (624 TOPS), but the workload's accuracy floor accepts only bf16 and fp8
-        "int8": "int8 is below the workload's accuracy floor (it accepts bf16, fp8)",
+        "int8": "int8 is not among the precisions the workload accepts (bf16, fp8: its accuracy floor)",
     }
 
 
@@ -146,14 +149,27 @@ def test_lifetime_cost_adds_the_cheapest_training_run(fresh_db, catalog):
     land_prices(fresh_db, catalog, aws_product("p5.48xlarge", "55.0400000000", sku="A000000000000001"),
                 aws_product("p5.4xlarge", "6.8800000000", sku="A000000000000002", gpu="1"))
     transform.build_models(fresh_db, RUN, AS_OF)
-    training = rows(fresh_db, "select min(completed_run_usd) as usd from marts.training_costs "
-                              "where workload_id = 'llama31-8b-pretrain-1t'")[0]["usd"]
     row = rows(fresh_db, "select * from marts.inference_costs where workload_id = 'llama31-8b-chat-small' "
                          "and instance_type = 'p5.4xlarge' and precision = 'bf16'")[0]
-    # lifetime = training + 12 months x 5,022.40; share = 60,268.80 / lifetime
-    assert row["training_usd"] == pytest.approx(training)
-    assert row["lifetime_usd"] == pytest.approx(training + 12 * 5022.40)
-    assert row["inference_share"] == pytest.approx(12 * 5022.40 / (training + 12 * 5022.40))
+    # training (llama31-8b-pretrain-1t): 112.003 h x 256 chips x 6.88 USD per chip-hour = 197,268.35 USD on either
+    # offer; lifetime = 197,268.35 + 12 months x 5,022.40 = 257,537.15; serving share = 60,268.80 / 257,537.15
+    assert row["training_usd"] == pytest.approx(197_268.35, abs=0.01)
+    assert row["lifetime_usd"] == pytest.approx(257_537.15, abs=0.01)
+    assert row["inference_share"] == pytest.approx(0.23402, abs=1e-5)
+
+
+def test_mlperf_achieved_flops_scale_to_another_model(fresh_db, catalog):
+    land_prices(fresh_db, catalog, aws_product("p5en.48xlarge", "63.2960000000", sku="A000000000000001"))
+    land_rows(fresh_db, catalog, "mlperf_training", [landed_training_row(
+        "H200 x 512", "NVIDIA H200-SXM5-141GB", 512, 64, "gpt3", 50.0, samples_to_converge=1.2e9)])
+    transform.build_models(fresh_db, RUN, AS_OF)
+    [row] = rows(fresh_db, "select * from marts.training_costs where workload_id = 'llama31-8b-pretrain-1t'")
+    # gpt3 tokens = samples_to_converge x 1 = 1.2e9; MFU against the H200's fastest training peak (fp8 1,979):
+    # 6 x 175e9 x 1.2e9 / (50 x 60 s x 512 x 1979e12) = 1.26e21 / 3.03974e21 = 0.414508
+    assert (row["basis"], row["mfu"]) == ("scaled", pytest.approx(0.414508, abs=1e-6))
+    # applied at the workload's bf16 peak, no further scaling: 4.8e22 / (256 x 989e12 x 0.414508) / 3600 = 127.05 h
+    assert row["run_hours"] == pytest.approx(127.05, abs=0.01)
+    assert row["benchmark_ref"] == "t.csv (H200 x 512, gpt3)"
 
 
 def land_rows(con, catalog, kind, rows):

@@ -244,6 +244,11 @@ def test_small_chat_ranks_a_one_chip_instance_above_8_chip_instances_by_utilizat
     reversals = page.split("## Where the hourly price disagrees", 1)[1].split("##", 1)[0]
     assert "utilization (1 chip an instance) against" in reversals and "(8 chips an instance)" in reversals
     assert "run below 25% utilization: for this traffic their instances are mostly idle." in page
+    # the one-chip offer against the best 8-GPU instance, explained by utilization
+    one_chip = next(r for r in rows if r["accelerator_count"] == 1)
+    eight_gpu = next(r for r in rows if r["accelerator_count"] == 8 and r["family"] == "gpu")
+    assert eight_gpu["utilization"] < one_chip["utilization"]
+    assert f"The best one-chip offer, **{one_chip['cloud']} {one_chip['instance_type']}**" in page
 
 
 def test_405b_report_lists_the_offers_that_cannot_hold_the_model(flow_run):
@@ -258,10 +263,34 @@ def test_405b_report_lists_the_offers_that_cannot_hold_the_model(flow_run):
 def test_every_family_appears_where_it_can_run_the_workload(flow_run):
     families = {(r["workload_id"], r["family"], r["basis"]) for r in query(
         flow_run, "select distinct workload_id, family, basis from marts.rankings")}
-    for workload in ("llama31-8b-chat-small", "llama2-70b-batch"):
+    for workload in ("llama31-8b-chat-small", "llama31-8b-chat-large", "llama2-70b-batch", "llama2-70b-chat"):
         assert {f for w, f, _ in families if w == workload} == {"gpu", "tpu", "trainium", "inferentia"}
+    # Inferentia does not train; every other family appears in the training ranking that estimates the rest
+    assert {f for w, f, _ in families if w == "gpt3-175b-pretrain"} == {"gpu", "tpu", "trainium"}
+    # with a 720 h deadline, Trainium (1,047 h on 256 chips) is excluded, with the reason
+    assert {f for w, f, _ in families if w == "llama31-8b-pretrain-1t"} == {"gpu", "tpu"}
+    reasons = {r["exclusion_reason"] for r in query(
+        flow_run, "select exclusion_reason from marts.excluded_candidates where workload_id = 'llama31-8b-pretrain-1t' "
+                  "and accelerator_id = 'trainium1' and instance_type = 'trn1.32xlarge'")}
+    assert reasons == {"needs 1047 h on 256 chips; the deadline is 720 h"}
     # no TPU, Trainium or Inferentia LLM result in MLPerf: their inference figures are estimates, and say so
     assert {b for w, f, b in families if f in ("tpu", "trainium", "inferentia") and w == "llama2-70b-batch"} == {
         "estimated"}
     assert "No benchmark of this task exists for trainium: its figures are estimates." in (
         flow_run.reports / "llama2-70b-batch.md").read_text()
+
+
+def test_no_offer_is_silently_missing_from_a_workload(flow_run):
+    """Every offer x precision a workload could use is either ranked or excluded with a reason."""
+    missing = query(flow_run, """
+        with offers as (select offer_id, accelerator_id from marts.offers where as_of = ?),
+        expected as (
+            select w.workload_id, o.offer_id from catalog.workloads as w cross join offers as o
+        ),
+        seen as (
+            select workload_id, offer_id from marts.rankings where as_of = ?
+            union select workload_id, offer_id from marts.excluded_candidates where as_of = ?
+        )
+        select * from expected except select * from seen
+    """, [AS_OF, AS_OF, AS_OF])
+    assert missing == []

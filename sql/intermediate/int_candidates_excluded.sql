@@ -4,6 +4,39 @@ with training as (
     select * from intermediate.int_training_estimates_computed where exclusion_reason is not null
 ),
 
+measured_training as (
+    select workload_id, offer_id from intermediate.int_training_measured
+),
+
+unmeasured_training as (
+    -- MLPerf task workloads without a token count are priced only from measured runs: every other offer is
+    -- listed, with why no measured run covers it
+    select
+        workloads.workload_id,
+        offers.*,
+        null as precision,
+        null::integer as chips,
+        case
+            when exists (
+                select 1 from staging.stg_mlperf_training__results as results
+                where results.benchmark = workloads.benchmark_task and results.accelerator_id = offers.accelerator_id
+            ) then
+                'MLPerf ' || workloads.benchmark_task || ' was measured on ' || offers.accelerator_id
+                || ' with more chips a node than ' || offers.instance_type || ' has (' || offers.accelerator_count || ')'
+            else
+                'no MLPerf ' || workloads.benchmark_task || ' result for ' || offers.accelerator_id
+                || ', and the workload declares no token count to estimate from'
+        end as exclusion_reason
+    from catalog.workloads as workloads
+    cross join intermediate.int_offers_priced as offers
+    where workloads.kind = 'training' and workloads.tokens is null
+        and not exists (
+            select 1 from measured_training
+            where measured_training.workload_id = workloads.workload_id
+                and measured_training.offer_id = offers.offer_id
+        )
+),
+
 inference as (
     select * from intermediate.int_inference_estimates_computed where exclusion_reason is not null
 ),
@@ -17,6 +50,11 @@ final as (
     select workload_id, offer_id, cloud, region, instance_type, pricing_term, accelerator_id, accelerator_count,
            precision, chips, exclusion_reason
     from training
+    anti join measured_training using (workload_id, offer_id)
+    union all by name
+    select workload_id, offer_id, cloud, region, instance_type, pricing_term, accelerator_id, accelerator_count,
+           precision, chips, exclusion_reason
+    from unmeasured_training
     union all by name
     select inference.workload_id, inference.offer_id, inference.cloud, inference.region, inference.instance_type,
            inference.pricing_term, inference.accelerator_id, inference.accelerator_count, inference.precision,

@@ -1,8 +1,10 @@
 -- Grain: one row per inference workload x offer x allowed precision (eligible or excluded, with the reason).
--- Basis `estimated`: the roofline of DESIGN.md on the chip's specs with the family's declared efficiencies.
--- Memory: weights + KV cache of one full sequence decide the tensor-parallel group (a power of two; a model
--- too big for an instance spans instances, up to the workload's limit). Batching: the largest batch (1 .. 1024)
--- whose KV cache fits beside the weights and whose decode step meets the TPOT SLO; offline work has no SLO.
+-- Basis `estimated`: the decode roofline of DESIGN.md on the chip's specs with the family's declared
+-- efficiencies, plus the prefill of each request's prompt on the same chips. Memory: weights + KV cache of one
+-- full sequence decide the smallest tensor-parallel group (a power of two; a model too big for an instance
+-- spans instances, up to the workload's limit); larger groups are tried too and the one with the most tokens
+-- per instance-hour is kept. Batching: the largest batch whose KV cache fits and whose decode step meets the
+-- TPOT SLO (offline work has no SLO; batches stop at 4,096).
 -- KV cache is kept in bf16 for 16-bit weights and in fp8 for 8- and 4-bit weights. Every lower precision a chip
 -- supports is tried too, and excluded when the workload's accuracy floor does not accept it.
 with workloads as (
@@ -50,10 +52,6 @@ peaks as (
     select * from intermediate.int_accelerator_precisions_listed
 ),
 
-batches as (
-    select cast(pow(2, range) as integer) as batch from range(0, 11)
-),
-
 sized as (
     select
         workloads.workload_id,
@@ -73,6 +71,8 @@ sized as (
         defaults.bandwidth_efficiency,
         defaults.compute_efficiency,
         defaults.scaling_efficiency_per_doubling,
+        defaults.source as defaults_source,
+        accelerators.family,
         peaks.peak_tflops,
         coalesce(models.active_params, models.params) as params_active,
         weights_gb(models.params, quantizations.precision) as weights_gb,
@@ -98,19 +98,10 @@ grouped as (
         *,
         weights_gb + tokens_per_sequence * kv_bytes_per_token / 1e9 as one_sequence_gb,
         tensor_parallel_group(chips_to_hold(weights_gb + tokens_per_sequence * kv_bytes_per_token / 1e9,
-                                            memory_gb, usable_memory_fraction)) as replica_chips
-    from sized
-),
-
-placed as (
-    select
-        *,
-        replica_instances(replica_chips, accelerator_count) as instances_per_replica,
-        replicas_per_instance(replica_chips, accelerator_count) as replicas_per_instance,
+                                            memory_gb, usable_memory_fraction)) as smallest_group,
         -- mean context while decoding: the input plus half the output
-        (input_tokens + output_tokens / 2.0) * kv_bytes_per_token / 1e9 as kv_gb_per_sequence,
-        2 * params_active * input_tokens / (replica_chips * peak_tflops * 1e12 * compute_efficiency) as prefill_s
-    from grouped
+        (input_tokens + output_tokens / 2.0) * kv_bytes_per_token / 1e9 as kv_gb_per_sequence
+    from sized
 ),
 
 checked as (
@@ -118,51 +109,90 @@ checked as (
         *,
         case
             when not is_accurate_enough then
-                precision || ' is below the workload''s accuracy floor (it accepts ' || accepted_precisions || ')'
+                precision || ' is not among the precisions the workload accepts (' || accepted_precisions
+                || ': its accuracy floor)'
             when peak_tflops is null then
-                'no published ' || precision || ' peak for ' || accelerator_id || ': the chip cannot run the model at '
+                'the catalog has no ' || precision || ' peak for ' || accelerator_id || ': it cannot be estimated at '
                 || precision
             when memory_gb is null or memory_bandwidth_tbps is null then
-                'memory size or bandwidth of ' || accelerator_id || ' not published'
-            when instances_per_replica > max_instances_per_replica then
+                'the catalog has no memory size or bandwidth for ' || accelerator_id
+            when replica_instances(smallest_group, accelerator_count) > max_instances_per_replica then
                 cast(round(one_sequence_gb) as bigint) || ' GB of ' || precision || ' weights + KV cache need '
-                || replica_chips || ' chips of ' || cast(memory_gb as bigint) || ' GB (' || cast(round(
+                || smallest_group || ' chips of ' || cast(memory_gb as bigint) || ' GB (' || cast(round(
                 usable_memory_fraction * 100) as bigint) || '% usable); ' || instance_type || ' has '
                 || accelerator_count
-            when slo_ttft_ms is not null and prefill_s * 1000 > slo_ttft_ms then
-                'prefill of ' || input_tokens || ' tokens takes ' || cast(round(prefill_s * 1000) as bigint)
-                || ' ms, above the TTFT SLO of ' || cast(slo_ttft_ms as bigint) || ' ms'
-        end as exclusion_reason
-    from placed
+        end as precheck_reason
+    from grouped
 ),
 
-swept as (
+options as (
+    -- tensor-parallel groups from the smallest that fits up to the largest the workload lets a replica span:
+    -- a larger group holds more KV cache, so larger batches, and can be cheaper per token
     select
-        checked.workload_id,
-        checked.offer_id,
-        checked.precision,
-        batches.batch,
-        decode_step_s(checked.weights_gb, checked.kv_gb_per_sequence, batches.batch, checked.params_active,
-                      checked.peak_tflops, checked.replica_chips, checked.memory_bandwidth_tbps,
-                      checked.bandwidth_efficiency, checked.compute_efficiency) as step_s,
-        checked.slo_tpot_ms,
-        checked.is_offline
+        checked.*,
+        checked.smallest_group * cast(pow(2, doublings.range) as integer) as replica_chips
     from checked
-    inner join batches
-        on fits_in_memory(checked.weights_gb, checked.kv_bytes_per_token, batches.batch, checked.tokens_per_sequence,
-                          checked.replica_chips, checked.memory_gb, checked.usable_memory_fraction)
-    where checked.exclusion_reason is null
+    cross join range(0, 8) as doublings
+    where checked.precheck_reason is null
+        and checked.smallest_group * pow(2, doublings.range)
+            <= checked.accelerator_count * checked.max_instances_per_replica
+        and (checked.smallest_group * pow(2, doublings.range) <= checked.accelerator_count
+             or (checked.smallest_group * pow(2, doublings.range)) % checked.accelerator_count = 0)
 ),
 
-best_batch as (
-    select workload_id, offer_id, precision, batch, step_s
-    from swept
-    where is_offline or slo_tpot_ms is null or step_s * 1000 <= slo_tpot_ms
-    qualify row_number() over (partition by workload_id, offer_id, precision order by batch desc) = 1
+batched as (
+    select
+        *,
+        replica_instances(replica_chips, accelerator_count) as instances_per_replica,
+        replicas_per_instance(replica_chips, accelerator_count) as replicas_per_instance,
+        -- the largest batch whose KV cache fits beside the weights ...
+        floor(kv_tokens_that_fit(weights_gb, kv_bytes_per_token, replica_chips, memory_gb, usable_memory_fraction)
+              / tokens_per_sequence) as batch_memory,
+        -- ... and whose decode step meets the TPOT SLO, on the memory and on the compute side of the roofline
+        case when is_offline or slo_tpot_ms is null then 4096 else least(
+            floor((slo_tpot_ms / 1000 * replica_chips * memory_bandwidth_tbps * 1e12 * bandwidth_efficiency / 1e9
+                   - weights_gb) / kv_gb_per_sequence),
+            floor(slo_tpot_ms / 1000 * replica_chips * peak_tflops * 1e12 * compute_efficiency
+                  / (2 * params_active))
+        ) end as batch_slo,
+        2 * params_active * input_tokens / (replica_chips * peak_tflops * 1e12 * compute_efficiency) as prefill_s
+    from options
 ),
 
-batch_one as (
-    select workload_id, offer_id, precision, step_s from swept where batch = 1
+timed as (
+    select
+        *,
+        cast(least(batch_memory, batch_slo, 4096) as integer) as batch,
+        decode_step_s(weights_gb, kv_gb_per_sequence, least(batch_memory, batch_slo, 4096), params_active,
+                      peak_tflops, replica_chips, memory_bandwidth_tbps, bandwidth_efficiency, compute_efficiency)
+            as step_s
+    from batched
+),
+
+served as (
+    -- each batch decodes output_tokens steps and prefills its requests' prompts on the same chips
+    select
+        *,
+        batch * output_tokens / (output_tokens * step_s + batch * prefill_s)
+            * scaling_factor(scaling_efficiency_per_doubling, instances_per_replica) as replica_tokens_per_s
+    from timed
+    where batch >= 1 and (slo_ttft_ms is null or prefill_s * 1000 <= slo_ttft_ms)
+),
+
+best as (
+    select *
+    from served
+    qualify row_number() over (
+        partition by workload_id, offer_id, precision
+        order by replicas_per_instance * replica_tokens_per_s / instances_per_replica desc, replica_chips
+    ) = 1
+),
+
+smallest as (
+    -- the smallest group's figures, to say why nothing was feasible
+    select workload_id, offer_id, precision, batch, prefill_s, step_s
+    from timed
+    qualify row_number() over (partition by workload_id, offer_id, precision order by replica_chips) = 1
 ),
 
 final as (
@@ -175,33 +205,37 @@ final as (
         checked.precision as precision_class,
         checked.weights_gb,
         checked.kv_bytes_per_token,
-        checked.replica_chips,
-        checked.instances_per_replica,
-        checked.replicas_per_instance,
-        best_batch.batch,
-        best_batch.step_s * 1000 as tpot_ms,
-        best_batch.batch / best_batch.step_s
-            * scaling_factor(checked.scaling_efficiency_per_doubling, checked.instances_per_replica)
-            as replica_tokens_per_s,
-        best_batch.batch / best_batch.step_s
-            * scaling_factor(checked.scaling_efficiency_per_doubling, checked.instances_per_replica)
-            / checked.replica_chips as tokens_per_s_per_chip,
+        coalesce(best.replica_chips, checked.smallest_group) as replica_chips,
+        best.instances_per_replica,
+        best.replicas_per_instance,
+        best.batch,
+        best.step_s * 1000 as tpot_ms,
+        best.prefill_s * 1000 as prefill_ms,
+        best.replica_tokens_per_s,
+        best.replica_tokens_per_s / best.replica_chips as tokens_per_s_per_chip,
         'estimated' as basis,
-        'roofline on ' || checked.accelerator_id || ' specs: TP ' || checked.replica_chips || ', batch '
-            || coalesce(best_batch.batch, 0) || ', ' || checked.precision as benchmark_label,
-        null as benchmark_source_id,
+        'roofline on ' || checked.accelerator_id || ' specs: ' || checked.precision || ', TP '
+            || coalesce(best.replica_chips, checked.smallest_group) || ', batch ' || coalesce(best.batch, 0)
+            as benchmark_label,
+        checked.defaults_source as benchmark_source_id,
         null::date as benchmark_as_of,
-        null as benchmark_ref,
+        'catalogs/accelerators.yaml: family_defaults.' || checked.family || ' + accelerators.'
+            || checked.accelerator_id as benchmark_ref,
         coalesce(
-            checked.exclusion_reason,
-            case when best_batch.batch is null then
-                'cannot meet the TPOT SLO of ' || cast(checked.slo_tpot_ms as bigint) || ' ms even at batch 1 (a step takes '
-                || coalesce(cast(round(batch_one.step_s * 1000) as bigint) || ' ms)', 'the KV cache of one sequence does not fit)')
+            checked.precheck_reason,
+            case
+                when best.batch is not null then null
+                when smallest.batch is null or smallest.batch < 1 then
+                    'cannot meet the TPOT SLO of ' || cast(checked.slo_tpot_ms as bigint) || ' ms even at batch 1'
+                when checked.slo_ttft_ms is not null and smallest.prefill_s * 1000 > checked.slo_ttft_ms then
+                    'prefill of ' || checked.input_tokens || ' tokens takes ' || cast(round(smallest.prefill_s * 1000)
+                    as bigint) || ' ms, above the TTFT SLO of ' || cast(checked.slo_ttft_ms as bigint) || ' ms'
+                else 'no tensor-parallel group meets the SLOs'
             end
         ) as exclusion_reason
     from checked
-    left join best_batch using (workload_id, offer_id, precision)
-    left join batch_one using (workload_id, offer_id, precision)
+    left join best using (workload_id, offer_id, precision)
+    left join smallest using (workload_id, offer_id, precision)
 )
 
 select * from final

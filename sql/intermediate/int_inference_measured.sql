@@ -1,8 +1,8 @@
 -- Grain: one row per inference workload x offer x precision class (16-bit results count as bf16). Basis
 -- `measured`: the best MLPerf Inference result (output tokens/s of the whole system) of this accelerator on the
--- workload's task and scenario, at an accuracy target at least the workload's (a measured result has shown its
--- accuracy, whatever its precision). A replica is the measured system's chips; an instance holds whole
--- replicas, or a replica spans whole instances.
+-- workload's task and scenario, at an accuracy target at least the workload's and at a precision the workload
+-- accepts. A replica is the measured system's chips; an instance holds whole replicas, or a replica spans whole
+-- instances.
 with workloads as (
     select * from catalog.workloads where kind = 'inference'
 ),
@@ -17,6 +17,10 @@ results as (
 
 offers as (
     select * from intermediate.int_offers_priced
+),
+
+accepted as (
+    select * from catalog.workload_precisions
 ),
 
 matched as (
@@ -39,6 +43,9 @@ matched as (
         on results.task = workloads.benchmark_task
         and results.scenario = workloads.benchmark_scenario
         and results.accuracy_target_pct >= workloads.accuracy_target_pct
+    inner join accepted
+        on accepted.workload_id = workloads.workload_id
+        and accepted.precision = case when results.precision = 'fp16' then 'bf16' else results.precision end
     inner join offers
         on offers.accelerator_id = results.accelerator_id
         and offers.accelerator_count >= results.accelerators_per_node

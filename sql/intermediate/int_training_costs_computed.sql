@@ -1,5 +1,6 @@
--- Grain: one row per training workload x offer x chip count that can run it: the measured candidates of MLPerf
--- task workloads and the eligible scaled / estimated candidates of model + tokens workloads.
+-- Grain: one row per training workload x offer x chip count that can run it: measured candidates (MLPerf task
+-- workloads), and for offers no measurement covers, the eligible scaled / estimated candidates of workloads
+-- that declare a token count. Measured beats scaled beats estimated on the same offer.
 with measured as (
     select * from intermediate.int_training_measured
 ),
@@ -12,7 +13,9 @@ estimates as (
 final as (
     select * exclude (chips_per_node) from measured
     union all by name
-    select * exclude (exclusion_reason, scaling) from estimates
+    select * exclude (exclusion_reason, scaling, state_chips)
+    from estimates
+    anti join measured using (workload_id, offer_id)
 )
 
 select * from final

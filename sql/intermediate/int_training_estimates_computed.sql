@@ -1,9 +1,10 @@
 -- Grain: one row per model + tokens training workload x offer (eligible or excluded, with the reason).
 -- Chips: the workload's chip count, at least the fewest that hold the training state (params x
 -- state_bytes_per_param), rounded up to whole instances. Time: 6 x params x tokens over the chips' effective
--- FLOP/s, with the scaling loss between instances. Basis: `scaled` where a published training figure of this
--- accelerator exists (same model first, then another model: its MFU) or an MLPerf dense task measured it
--- (achieved FLOP/s); else `estimated` with the workload's MFU or the family default.
+-- FLOP/s. Basis `scaled` where this accelerator has a published training MFU (same model first, else the model
+-- closest in size) or an MLPerf dense-task result (its achieved FLOP/s as a share of the chip's fastest training
+-- peak); these figures were measured at scale, so no further scaling loss is applied. Basis `estimated` with the
+-- workload's MFU or the family default, times the scaling loss between instances.
 with workloads as (
     select * from catalog.workloads where kind = 'training' and tokens is not null
 ),
@@ -32,22 +33,35 @@ peaks as (
     select * from intermediate.int_accelerator_precisions_listed
 ),
 
-published as (
-    select * from catalog.published_training
+training_peaks as (
+    -- the fastest precision a chip publishes for training (bf16 or fp8): what an MLPerf run's MFU is measured against
+    select accelerator_id, max(peak_tflops) as peak_tflops
+    from peaks
+    where precision in ('bf16', 'fp8')
+    group by accelerator_id
 ),
 
-mlperf_achieved as (
-    -- achieved FLOP/s per chip of the best dense MLPerf Training result per accelerator
+published as (
+    select published_training.*, models.params as published_params
+    from catalog.published_training
+    inner join models on models.model_id = published_training.model_id
+),
+
+mlperf_mfu as (
+    -- the best MFU an MLPerf dense training task achieved per accelerator
     select
         results.accelerator_id,
-        training_flops(models.params, results.samples_to_converge * tasks.tokens_per_sample)
-            / (results.time_to_train_minutes * 60 * results.chips) as achieved_flops_per_chip,
+        mfu_achieved(models.params, results.samples_to_converge * tasks.tokens_per_sample,
+                     results.time_to_train_minutes, results.chips, training_peaks.peak_tflops) as mfu,
+        results.source_id,
+        results.data_as_of,
         results.source_ref
     from staging.stg_mlperf_training__results as results
     inner join catalog.mlperf_training_tasks as tasks on tasks.task = results.benchmark
     inner join models on models.model_id = tasks.model
+    inner join training_peaks on training_peaks.accelerator_id = results.accelerator_id
     where results.samples_to_converge > 0 and results.time_to_train_minutes > 0
-    qualify row_number() over (partition by results.accelerator_id order by achieved_flops_per_chip desc) = 1
+    qualify row_number() over (partition by results.accelerator_id order by mfu desc, results.source_ref) = 1
 ),
 
 sized as (
@@ -68,6 +82,7 @@ sized as (
         defaults.scaling_efficiency_per_doubling,
         defaults.pue,
         defaults.can_train,
+        defaults.source as defaults_source,
         peaks.peak_tflops,
         coalesce(terms.interruption_overhead, 0) as interruption_overhead,
         chips_to_hold(models.params * workloads.state_bytes_per_param / 1e9, accelerators.memory_gb,
@@ -88,59 +103,65 @@ sized as (
         on peaks.accelerator_id = offers.accelerator_id and peaks.precision = workloads.training_precision
 ),
 
-throughput as (
+sourced as (
     select
         sized.*,
         sized.instances * sized.accelerator_count as chips,
         same_model.mfu as same_model_mfu,
         same_model.source as same_model_source,
         other_model.mfu as other_model_mfu,
-        other_model.model_id || ' ' || other_model.source as other_model_source,
-        mlperf_achieved.achieved_flops_per_chip,
-        mlperf_achieved.source_ref as mlperf_ref
+        other_model.model_id as other_model_id,
+        other_model.source as other_model_source,
+        mlperf_mfu.mfu as mlperf_mfu,
+        mlperf_mfu.source_id as mlperf_source_id,
+        mlperf_mfu.data_as_of as mlperf_as_of,
+        mlperf_mfu.source_ref as mlperf_ref
     from sized
     left join published as same_model
         on same_model.model_id = sized.model_id and same_model.accelerator = sized.accelerator_id
     left join (
-        select * from published
-        qualify row_number() over (partition by accelerator order by mfu desc, model_id) = 1
+        -- another model's published figure on this accelerator: the one closest in size
+        select sized_keys.workload_id, published.*
+        from (select distinct workload_id, params from sized) as sized_keys
+        cross join published
+        qualify row_number() over (
+            partition by sized_keys.workload_id, published.accelerator
+            order by abs(ln(published.published_params / sized_keys.params)), published.model_id
+        ) = 1
     ) as other_model
-        on other_model.accelerator = sized.accelerator_id and other_model.model_id <> sized.model_id
-    left join mlperf_achieved on mlperf_achieved.accelerator_id = sized.accelerator_id
+        on other_model.workload_id = sized.workload_id
+        and other_model.accelerator = sized.accelerator_id
+        and other_model.model_id <> sized.model_id
+    left join mlperf_mfu on mlperf_mfu.accelerator_id = sized.accelerator_id
 ),
 
 based as (
     select
         *,
         case
-            when workload_mfu is not null then 'estimated'
-            when same_model_mfu is not null or other_model_mfu is not null then 'scaled'
-            when achieved_flops_per_chip <= peak_tflops * 1e12 then 'scaled'
-            else 'estimated'
-        end as basis,
-        case
-            when workload_mfu is not null then workload_mfu
-            when same_model_mfu is not null then same_model_mfu
-            when other_model_mfu is not null then other_model_mfu
-            when achieved_flops_per_chip <= peak_tflops * 1e12 then achieved_flops_per_chip / (peak_tflops * 1e12)
-            else default_mfu
-        end as mfu,
-        case
-            when workload_mfu is not null then 'MFU declared by the workload'
-            when same_model_mfu is not null then 'published MFU of this model: ' || same_model_source
-            when other_model_mfu is not null then 'published MFU of ' || other_model_source
-            when achieved_flops_per_chip <= peak_tflops * 1e12 then 'achieved FLOP/s of MLPerf ' || mlperf_ref
-            else 'family default MFU (declared assumption)'
-        end as benchmark_label
-    from throughput
+            when workload_mfu is not null then 'workload'
+            when same_model_mfu is not null then 'same_model'
+            when other_model_mfu is not null then 'other_model'
+            when mlperf_mfu is not null then 'mlperf'
+            else 'default'
+        end as mfu_from
+    from sourced
 ),
 
 timed as (
     select
         *,
-        scaling_factor(scaling_efficiency_per_doubling, instances) as scaling,
-        training_hours(params, tokens, chips, peak_tflops, mfu,
-                       scaling_factor(scaling_efficiency_per_doubling, instances)) as run_hours
+        case when mfu_from in ('same_model', 'other_model', 'mlperf') then 'scaled' else 'estimated' end as basis,
+        case mfu_from
+            when 'workload' then workload_mfu
+            when 'same_model' then same_model_mfu
+            when 'other_model' then other_model_mfu
+            when 'mlperf' then mlperf_mfu
+            else default_mfu
+        end as mfu,
+        -- published and MLPerf figures were measured at scale: no further scaling loss on top of them
+        case when mfu_from in ('same_model', 'other_model', 'mlperf') then 1.0
+             else scaling_factor(scaling_efficiency_per_doubling, instances) end as scaling
     from based
 ),
 
@@ -155,26 +176,48 @@ final as (
         state_chips,
         mfu,
         scaling,
-        run_hours,
-        run_hours * 60 as time_to_train_minutes,
+        training_hours(params, tokens, chips, peak_tflops, mfu, scaling) as run_hours,
+        training_hours(params, tokens, chips, peak_tflops, mfu, scaling) * 60 as time_to_train_minutes,
         interruption_overhead,
-        completed_run_usd_with_overhead(run_hours, instances, usd_per_hour, interruption_overhead) as completed_run_usd,
-        energy_kwh(run_hours, chips, tdp_w, pue) as energy_kwh,
+        completed_run_usd_with_overhead(training_hours(params, tokens, chips, peak_tflops, mfu, scaling), instances,
+                                        usd_per_hour, interruption_overhead) as completed_run_usd,
+        energy_kwh(training_hours(params, tokens, chips, peak_tflops, mfu, scaling), chips, tdp_w, pue) as energy_kwh,
         basis,
-        benchmark_label,
-        null as benchmark_source_id,
-        null::date as benchmark_as_of,
-        null as benchmark_ref,
+        case mfu_from
+            when 'workload' then 'MFU ' || mfu || ' declared by the workload'
+            when 'same_model' then 'published MFU ' || mfu || ' of this model on ' || accelerator_id
+            when 'other_model' then 'published MFU ' || mfu || ' of ' || other_model_id || ' on ' || accelerator_id
+            when 'mlperf' then 'MFU ' || round(mfu, 3) || ' achieved in MLPerf on ' || accelerator_id
+            else 'family default MFU ' || mfu || ' (declared assumption)'
+        end as benchmark_label,
+        case mfu_from
+            when 'workload' then 'workloads.yaml'
+            when 'same_model' then same_model_source
+            when 'other_model' then other_model_source
+            when 'mlperf' then mlperf_source_id
+            else defaults_source
+        end as benchmark_source_id,
+        case when mfu_from = 'mlperf' then mlperf_as_of end as benchmark_as_of,
+        case mfu_from
+            when 'workload' then 'catalogs/workloads.yaml: workloads.' || workload_id || '.mfu'
+            when 'same_model' then 'catalogs/models.yaml: models.' || model_id || '.published_training ('
+                || accelerator_id || ')'
+            when 'other_model' then 'catalogs/models.yaml: models.' || other_model_id || '.published_training ('
+                || accelerator_id || ')'
+            when 'mlperf' then mlperf_ref
+            else 'catalogs/accelerators.yaml: family_defaults.' || family
+        end as benchmark_ref,
         workload_id || '|' || offer_id || '|' || cast(chips as integer) as candidate_id,
         case
             when not can_train then accelerator_id || ' is an inference accelerator: it does not train'
             when peak_tflops is null then
-                'no published ' || precision || ' peak for ' || accelerator_id || ': the chip cannot be priced at '
+                'the catalog has no ' || precision || ' peak for ' || accelerator_id || ': it cannot be estimated at '
                 || precision
-            when memory_gb is null then 'memory of ' || accelerator_id || ' not published'
-            when deadline_hours is not null and run_hours > deadline_hours then
-                'needs ' || cast(round(run_hours) as bigint) || ' h on ' || chips || ' chips; the deadline is '
-                || cast(round(deadline_hours) as bigint) || ' h'
+            when memory_gb is null then 'the catalog has no memory size for ' || accelerator_id
+            when deadline_hours is not null
+                and training_hours(params, tokens, chips, peak_tflops, mfu, scaling) > deadline_hours then
+                'needs ' || cast(round(training_hours(params, tokens, chips, peak_tflops, mfu, scaling)) as bigint)
+                || ' h on ' || chips || ' chips; the deadline is ' || cast(round(deadline_hours) as bigint) || ' h'
         end as exclusion_reason
     from timed
 )

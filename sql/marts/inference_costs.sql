@@ -21,7 +21,7 @@ final as (
         accelerator_count,
         precision,
         precision_class,
-        replica_chips,
+        cast(replica_chips as integer) as replica_chips,
         instances_per_replica,
         replicas_per_instance,
         batch,
