@@ -80,8 +80,9 @@ def _reversal_lines(ranking: list[dict], metric_label: str, limit: int = 5) -> l
         outcome_ratio = better["outcome_value"] / worse["outcome_value"]
         reason = ""
         if better["time_to_train_minutes"] and worse["time_to_train_minutes"]:
-            reason = (f"; the run takes {num(chip_hours(better), 0)} chip-hours ({int(better['chips'])} chips x "
-                      f"{num(better['time_to_train_minutes'])} min) against {num(chip_hours(worse), 0)} "
+            digits = 0 if min(chip_hours(better), chip_hours(worse)) >= 100 else 1
+            reason = (f"; the run takes {num(chip_hours(better), digits)} chip-hours ({int(better['chips'])} chips x "
+                      f"{num(better['time_to_train_minutes'])} min) against {num(chip_hours(worse), digits)} "
                       f"({int(worse['chips'])} x {num(worse['time_to_train_minutes'])} min)")
         elif better.get("utilization") is not None and worse.get("utilization") is not None and (
                 better["utilization"] > 1.5 * worse["utilization"]):
