@@ -53,9 +53,9 @@ create or replace macro kv_tokens_that_fit(weights_gb, kv_bytes_per_token, chips
 create or replace macro chips_to_hold(gb, memory_gb_per_chip, usable_fraction) as
     cast(ceil(gb::double / (memory_gb_per_chip::double * usable_fraction::double)) as integer);
 
--- Tensor-parallel groups come in powers of two: the smallest one of at least `chips`.
-create or replace macro tensor_parallel_group(chips) as
-    cast(pow(2, ceil(log2(greatest(chips::double, 1)))) as integer);
+-- A tensor-parallel group tiles an instance (its size divides the chip count) or spans whole instances.
+create or replace macro tiles_instances(group_chips, chips_per_instance) as
+    chips_per_instance % group_chips = 0 or group_chips % chips_per_instance = 0;
 
 -- ---------------------------------------------------------------- training
 -- Cost of one completed training run measured at `minutes` on `instances` instances.

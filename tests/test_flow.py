@@ -254,7 +254,7 @@ def test_small_chat_ranks_a_one_chip_instance_above_8_chip_instances_by_utilizat
 def test_405b_report_lists_the_offers_that_cannot_hold_the_model(flow_run):
     page = (flow_run.reports / "llama31-405b-chat.md").read_text()
     excluded = page.split("## Excluded", 1)[1]
-    assert ("| 811 GB of bf16 weights + KV cache need 16 chips of 80 GB (90% usable); p5.48xlarge has 8 | "
+    assert ("| 811 GB of bf16 weights + KV cache need 12 chips of 80 GB (90% usable); p5.48xlarge has 8 | "
             "aws p5.48xlarge eu-north-1 on_demand (bf16), aws p5.48xlarge us-east-1 on_demand (bf16) |") in excluded
     ranked = page.split("## Where", 1)[0]
     assert "| aws p5.48xlarge | h100-sxm-80gb x 8 | aws / us-east-1 | on_demand | 6.880 |" in ranked  # fp8 fits
@@ -294,3 +294,13 @@ def test_no_offer_is_silently_missing_from_a_workload(flow_run):
         select * from expected except select * from seen
     """, [AS_OF, AS_OF, AS_OF])
     assert missing == []
+
+
+def test_every_estimate_meets_its_tpot_slo_with_prefill_counted(flow_run):
+    late = query(flow_run, """
+        select e.workload_id, e.offer_id, e.precision, e.tpot_ms, w.slo_tpot_ms
+        from intermediate.int_inference_estimates_computed as e
+        inner join catalog.workloads as w using (workload_id)
+        where e.exclusion_reason is null and w.slo_tpot_ms is not null and e.tpot_ms > w.slo_tpot_ms
+    """)
+    assert late == []

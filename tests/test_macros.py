@@ -80,8 +80,9 @@ def test_llama2_70b_fp8_fits_one_h100_with_about_9000_tokens_of_kv_cache(fresh_d
     assert value(fresh_db, "fits_in_memory(69.0, 327680, 3, 4096, 1, 80, 0.9)") is False  # 12,288 tokens > 9,155
 
 
-def test_tensor_parallel_groups_are_powers_of_two(fresh_db):
-    assert [value(fresh_db, f"tensor_parallel_group({n})") for n in (1, 2, 3, 5, 8, 9)] == [1, 2, 4, 8, 8, 16]
+def test_tensor_parallel_groups_tile_an_instance_or_span_whole_instances(fresh_db):
+    # on a 12-chip inf2.48xlarge: 1, 2, 3, 4, 6, 12 chips tile it, 24 spans two instances; 8 and 16 do neither
+    assert [n for n in range(1, 25) if value(fresh_db, f"tiles_instances({n}, 12)")] == [1, 2, 3, 4, 6, 12, 24]
 
 
 # ---------------------------------------------------------------- training

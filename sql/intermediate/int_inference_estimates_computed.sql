@@ -97,16 +97,31 @@ grouped as (
     select
         *,
         weights_gb + tokens_per_sequence * kv_bytes_per_token / 1e9 as one_sequence_gb,
-        tensor_parallel_group(chips_to_hold(weights_gb + tokens_per_sequence * kv_bytes_per_token / 1e9,
-                                            memory_gb, usable_memory_fraction)) as smallest_group,
+        chips_to_hold(weights_gb + tokens_per_sequence * kv_bytes_per_token / 1e9, memory_gb,
+                      usable_memory_fraction) as needed_chips,
         -- mean context while decoding: the input plus half the output
         (input_tokens + output_tokens / 2.0) * kv_bytes_per_token / 1e9 as kv_gb_per_sequence
     from sized
 ),
 
+options as (
+    -- every tensor-parallel group that holds one full sequence and tiles the instance (a divisor of its chip
+    -- count) or spans whole instances, up to the workload's limit: a larger group holds more KV cache, so
+    -- larger batches, and can be cheaper per token
+    select grouped.workload_id, grouped.offer_id, grouped.precision, groups.range as replica_chips
+    from grouped
+    inner join range(1, 257) as groups
+        on groups.range >= grouped.needed_chips
+        and groups.range <= grouped.accelerator_count * grouped.max_instances_per_replica
+        and tiles_instances(groups.range, grouped.accelerator_count)
+),
+
 checked as (
     select
-        *,
+        grouped.*,
+        (select min(options.replica_chips) from options
+         where options.workload_id = grouped.workload_id and options.offer_id = grouped.offer_id
+             and options.precision = grouped.precision) as smallest_group,
         case
             when not is_accurate_enough then
                 precision || ' is not among the precisions the workload accepts (' || accepted_precisions
@@ -116,28 +131,19 @@ checked as (
                 || precision
             when memory_gb is null or memory_bandwidth_tbps is null then
                 'the catalog has no memory size or bandwidth for ' || accelerator_id
-            when replica_instances(smallest_group, accelerator_count) > max_instances_per_replica then
+            when not exists (
+                select 1 from options
+                where options.workload_id = grouped.workload_id and options.offer_id = grouped.offer_id
+                    and options.precision = grouped.precision
+            ) then
                 cast(round(one_sequence_gb) as bigint) || ' GB of ' || precision || ' weights + KV cache need '
-                || smallest_group || ' chips of ' || cast(memory_gb as bigint) || ' GB (' || cast(round(
+                || needed_chips || ' chips of ' || cast(memory_gb as bigint) || ' GB (' || cast(round(
                 usable_memory_fraction * 100) as bigint) || '% usable); ' || instance_type || ' has '
                 || accelerator_count
+                || case when max_instances_per_replica > 1
+                        then ' and a replica may span ' || max_instances_per_replica || ' instances' else '' end
         end as precheck_reason
     from grouped
-),
-
-options as (
-    -- tensor-parallel groups from the smallest that fits up to the largest the workload lets a replica span:
-    -- a larger group holds more KV cache, so larger batches, and can be cheaper per token
-    select
-        checked.*,
-        checked.smallest_group * cast(pow(2, doublings.range) as integer) as replica_chips
-    from checked
-    cross join range(0, 8) as doublings
-    where checked.precheck_reason is null
-        and checked.smallest_group * pow(2, doublings.range)
-            <= checked.accelerator_count * checked.max_instances_per_replica
-        and (checked.smallest_group * pow(2, doublings.range) <= checked.accelerator_count
-             or (checked.smallest_group * pow(2, doublings.range)) % checked.accelerator_count = 0)
 ),
 
 batched as (
@@ -148,15 +154,28 @@ batched as (
         -- the largest batch whose KV cache fits beside the weights ...
         floor(kv_tokens_that_fit(weights_gb, kv_bytes_per_token, replica_chips, memory_gb, usable_memory_fraction)
               / tokens_per_sequence) as batch_memory,
-        -- ... and whose decode step meets the TPOT SLO, on the memory and on the compute side of the roofline
+        -- ... and whose time between tokens meets the TPOT SLO: a decode step plus the prompts prefilled in
+        -- between (batch x prefill / output_tokens), on the memory and on the compute side of the roofline
         case when is_offline or slo_tpot_ms is null then 4096 else least(
-            floor((slo_tpot_ms / 1000 * replica_chips * memory_bandwidth_tbps * 1e12 * bandwidth_efficiency / 1e9
-                   - weights_gb) / kv_gb_per_sequence),
-            floor(slo_tpot_ms / 1000 * replica_chips * peak_tflops * 1e12 * compute_efficiency
-                  / (2 * params_active))
+            floor((slo_tpot_ms / 1000 - weights_gb * 1e9 / (replica_chips * memory_bandwidth_tbps * 1e12
+                                                             * bandwidth_efficiency))
+                  / (kv_gb_per_sequence * 1e9 / (replica_chips * memory_bandwidth_tbps * 1e12 * bandwidth_efficiency)
+                     + prefill_s_ / output_tokens)),
+            floor(slo_tpot_ms / 1000
+                  / (2 * params_active / (replica_chips * peak_tflops * 1e12 * compute_efficiency)
+                     + prefill_s_ / output_tokens))
         ) end as batch_slo,
-        2 * params_active * input_tokens / (replica_chips * peak_tflops * 1e12 * compute_efficiency) as prefill_s
-    from options
+        prefill_s_ as prefill_s
+    from (
+        select
+            checked.* exclude (smallest_group),
+            options.replica_chips,
+            2 * checked.params_active * checked.input_tokens
+                / (options.replica_chips * checked.peak_tflops * 1e12 * checked.compute_efficiency) as prefill_s_
+        from checked
+        inner join options using (workload_id, offer_id, precision)
+        where checked.precheck_reason is null
+    )
 ),
 
 timed as (
@@ -209,7 +228,7 @@ final as (
         best.instances_per_replica,
         best.replicas_per_instance,
         best.batch,
-        best.step_s * 1000 as tpot_ms,
+        (best.step_s + best.batch * best.prefill_s / checked.output_tokens) * 1000 as tpot_ms,
         best.prefill_s * 1000 as prefill_ms,
         best.replica_tokens_per_s,
         best.replica_tokens_per_s / best.replica_chips as tokens_per_s_per_chip,
@@ -226,7 +245,8 @@ final as (
             case
                 when best.batch is not null then null
                 when smallest.batch is null or smallest.batch < 1 then
-                    'cannot meet the TPOT SLO of ' || cast(checked.slo_tpot_ms as bigint) || ' ms even at batch 1'
+                    coalesce('cannot meet the TPOT SLO of ' || cast(checked.slo_tpot_ms as bigint)
+                             || ' ms even at batch 1', 'the KV cache of one sequence does not fit beside the weights')
                 when checked.slo_ttft_ms is not null and smallest.prefill_s * 1000 > checked.slo_ttft_ms then
                     'prefill of ' || checked.input_tokens || ' tokens takes ' || cast(round(smallest.prefill_s * 1000)
                     as bigint) || ' ms, above the TTFT SLO of ' || cast(checked.slo_ttft_ms as bigint) || ' ms'

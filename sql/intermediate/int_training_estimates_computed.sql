@@ -3,8 +3,8 @@
 -- state_bytes_per_param), rounded up to whole instances. Time: 6 x params x tokens over the chips' effective
 -- FLOP/s. Basis `scaled` where this accelerator has a published training MFU (same model first, else the model
 -- closest in size) or an MLPerf dense-task result (its achieved FLOP/s as a share of the chip's fastest training
--- peak); these figures were measured at scale, so no further scaling loss is applied. Basis `estimated` with the
--- workload's MFU or the family default, times the scaling loss between instances.
+-- peak); these figures were measured at their own scale, so only instances beyond it pay the scaling loss.
+-- Basis `estimated` with the workload's MFU or the family default, times the scaling loss between instances.
 with workloads as (
     select * from catalog.workloads where kind = 'training' and tokens is not null
 ),
@@ -53,6 +53,7 @@ mlperf_mfu as (
         results.accelerator_id,
         mfu_achieved(models.params, results.samples_to_converge * tasks.tokens_per_sample,
                      results.time_to_train_minutes, results.chips, training_peaks.peak_tflops) as mfu,
+        results.chips,
         results.source_id,
         results.data_as_of,
         results.source_ref
@@ -109,10 +110,13 @@ sourced as (
         sized.instances * sized.accelerator_count as chips,
         same_model.mfu as same_model_mfu,
         same_model.source as same_model_source,
+        same_model.chips as same_model_chips,
         other_model.mfu as other_model_mfu,
+        other_model.chips as other_model_chips,
         other_model.model_id as other_model_id,
         other_model.source as other_model_source,
         mlperf_mfu.mfu as mlperf_mfu,
+        mlperf_mfu.chips as mlperf_chips,
         mlperf_mfu.source_id as mlperf_source_id,
         mlperf_mfu.data_as_of as mlperf_as_of,
         mlperf_mfu.source_ref as mlperf_ref
@@ -159,9 +163,15 @@ timed as (
             when 'mlperf' then mlperf_mfu
             else default_mfu
         end as mfu,
-        -- published and MLPerf figures were measured at scale: no further scaling loss on top of them
-        case when mfu_from in ('same_model', 'other_model', 'mlperf') then 1.0
-             else scaling_factor(scaling_efficiency_per_doubling, instances) end as scaling
+        -- published and MLPerf figures were measured at their own scale: only the instances beyond it lose more
+        -- (a figure without a chip count is taken as measured on one instance)
+        pow(scaling_efficiency_per_doubling, greatest(0, log2(instances) - log2(
+            case mfu_from
+                when 'same_model' then greatest(1, ceil(coalesce(same_model_chips, 1) / accelerator_count))
+                when 'other_model' then greatest(1, ceil(coalesce(other_model_chips, 1) / accelerator_count))
+                when 'mlperf' then greatest(1, ceil(mlperf_chips / accelerator_count))
+                else 1
+            end))) as scaling
     from based
 ),
 
