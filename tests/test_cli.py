@@ -65,3 +65,25 @@ def test_run_prints_where_the_warehouse_and_reports_are(prefect_server, tmp_path
 def test_query_without_a_warehouse_says_how_to_make_one(tmp_path, capsys):
     assert main(["query", "select 1", "--warehouse", str(tmp_path / "none.duckdb")]) == 1
     assert "run `hweval run` first" in capsys.readouterr().err
+
+
+def test_readme_report_excerpts_are_real_report_output():
+    """The README quotes report lines; they must match the reviewed golden reports word for word."""
+    readme = (PROJECT_ROOT / "README.md").read_text()
+    golden = "\n".join(p.read_text() for p in (PROJECT_ROOT / "tests" / "golden").glob("*.md"))
+    quotes, current = [], []
+    for line in readme.splitlines() + [""]:
+        if line.startswith("> "):
+            current.append(line[2:])
+        elif current:
+            quotes.append(" ".join(current))
+            current = []
+    assert len(quotes) >= 2
+    for quote in quotes:
+        assert quote.lstrip("- ") in golden, quote
+    table_rows = [line for line in readme.split("## What comes out", 1)[1].split("## How it works", 1)[0].splitlines()
+                  if line.startswith("| ") and not line.startswith("| rank")]
+    gpt3 = (PROJECT_ROOT / "tests" / "golden" / "gpt3-175b-pretrain.md").read_text()
+    for row in table_rows:
+        rank, offer, *_ , outcome, energy, basis = [c.strip() for c in row.strip("|").split("|")]
+        assert f"| {rank} | {offer} |" in gpt3 and f"| {outcome} | {energy} | {basis} |" in gpt3, row
