@@ -180,7 +180,7 @@ class TrainingWorkload(Strict):
     mfu: float | None = Field(None, gt=0, le=1, description="overrides published and default MFU")
 
     @model_validator(mode="after")
-    def _defined(self) -> "TrainingWorkload":
+    def _defined(self) -> TrainingWorkload:
         if self.benchmark is None and self.tokens is None:
             raise ValueError("give `benchmark` (an MLPerf task), `tokens` (a model + token count), or both "
                              "(measured where the benchmark ran, estimated elsewhere)")
@@ -213,7 +213,7 @@ class InferenceWorkload(Strict):
     max_instances_per_replica: int = Field(1, ge=1, description="a replica may span this many instances")
 
     @model_validator(mode="after")
-    def _traffic_for_services(self) -> "InferenceWorkload":
+    def _traffic_for_services(self) -> InferenceWorkload:
         if self.slo != "offline" and self.traffic is None:
             raise ValueError("a latency-bound service needs `traffic` (mean_requests_per_s, peak_factor)")
         return self
@@ -258,7 +258,7 @@ class Catalog(Strict):
     sources: SourcesFile
 
     @model_validator(mode="after")
-    def _cross_references(self) -> "Catalog":
+    def _cross_references(self) -> Catalog:
         errors: list[str] = []
         known_sources = self.accelerators.sources
         seen_alias: dict[str, str] = {}

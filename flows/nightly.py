@@ -101,7 +101,7 @@ def nightly(
 ) -> RunResult:
     """Evaluate every workload on every offer from the sources declared in catalogs/sources.yaml."""
     logger = get_run_logger()
-    started_at = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    started_at = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     as_of = as_of or dt.date.today()
     run_id = run_id or pipeline.new_run_id(as_of)
     catalog = load_catalog(catalog_dir or paths.catalog_dir())

@@ -135,7 +135,7 @@ def record_run(con, run_id: str, as_of: dt.date, started_at: dt.datetime, catalo
         "run_id": run_id,
         "as_of": as_of,
         "started_at": started_at,
-        "finished_at": dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
+        "finished_at": dt.datetime.now(dt.UTC).replace(tzinfo=None),
         "status": "succeeded",
         "catalog_dir": str(catalog.root),
         "sources": ",".join(load.source_id for load in loads),

@@ -4,7 +4,6 @@ rows that fail a row-level expectation are split off for ops.quarantine, with th
 from __future__ import annotations
 
 import json
-import logging
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -12,9 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-
-log = logging.getLogger(__name__)
-
 
 @dataclass(frozen=True)
 class Failure:

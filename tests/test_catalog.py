@@ -20,7 +20,7 @@ def edit(path, change):
 
 def test_shipped_catalog_has_every_reference_accelerator_and_all_four_families(catalog):
     accs = catalog.accelerators.accelerators
-    assert FACTS_ACCELERATORS <= set(accs)
+    assert set(accs) >= FACTS_ACCELERATORS
     assert {a.family for a in accs.values()} >= {"gpu", "tpu", "trainium", "inferentia"}
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
+from collections.abc import Iterable, Iterator
 
 from flows.sources._common import SourceFormatError, load_json, require, to_float
 
@@ -44,7 +45,7 @@ def price_rows(page: Any, where: str) -> Iterator[dict]:
         base["sku"] = product.get("sku")
         base["publication_date"] = item.get("publicationDate")
         terms = require(item, "terms", item_where, dict)
-        for term_type, offers in terms.items():
+        for term_type in terms:
             for term_code, term in require(terms, term_type, f"{item_where}.terms", dict).items():
                 term_where = f"{item_where}.terms.{term_type}.{term_code}"
                 term_attrs = term.get("termAttributes") or {}

@@ -18,7 +18,6 @@ _SYSTEM_KEYS = (
     "host_processors_count", "accelerator_model_name", "accelerators_count", "framework", "notes",
     "private_id", "details_url", "code_url",
 )
-_DETAIL_FIELDS = ("time_to_train", "Energy", "GBS", "samples_to_converge", "RCP", "rcp_scaling_factor")
 
 
 def _system(record: dict, where: str) -> dict:
