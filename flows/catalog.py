@@ -227,7 +227,8 @@ class WorkloadsFile(Strict):
 
 
 # ---------------------------------------------------------------- sources.yaml
-SourceKind = Literal["aws_pricing", "azure_retail", "gcp_billing", "mlperf_inference", "mlperf_training"]
+SourceKind = Literal["aws_pricing", "azure_retail", "gcp_billing", "mlperf_inference", "mlperf_training",
+                     "benchmark_runs"]
 
 
 class SnapshotFile(Strict):
@@ -235,6 +236,8 @@ class SnapshotFile(Strict):
     as_of: dt.date
     source: str = Field(description="where the figures come from")
     region: str | None = Field(None, description="region a price page was fetched for, where the format does not say")
+    metadata: dict[str, str | int | float] | None = Field(
+        None, description="what the file itself does not say, e.g. a vLLM result's accelerator, chips, model, precision")
 
 
 class Source(Strict):
@@ -326,6 +329,9 @@ class Catalog(Strict):
                                   f"workload in workloads.yaml")
         for src_id, src in self.sources.sources.items():
             for j, f in enumerate(src.files):
+                if f.metadata and src.kind != "benchmark_runs":
+                    errors.append(f"sources.yaml: sources.{src_id}.files[{j}].metadata: only benchmark_runs files take "
+                                  f"metadata (the other formats say what they measured)")
                 if not (self.root / f.path).is_file():
                     errors.append(f"sources.yaml: sources.{src_id}.files[{j}].path: no such file {f.path!r} under {self.root}")
         if errors:

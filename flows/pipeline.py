@@ -64,7 +64,8 @@ def fetch_source(catalog: Catalog, source_id: str) -> SourceBatch:
     rows: list[dict] = []
     for f in source.files:
         path = catalog.root / f.path
-        for row in module.read_file(path, display_path(path), f.region):
+        extra = {"metadata": f.metadata} if f.metadata else {}
+        for row in module.read_file(path, display_path(path), f.region, **extra):
             rows.append(row | {"data_as_of": f.as_of})
     for row_no, row in enumerate(rows):
         row["row_no"] = row_no
@@ -88,7 +89,11 @@ def land_batch(
 ) -> SourceLoad:
     """Validate a batch with its table's suite; land passing rows in raw.<table>, the rest in ops.quarantine."""
     suite = load_suite_json(catalog.root / "expectations" / f"{batch.table}.json")
-    parameters = {"accelerator_alias_keys": sorted(catalog.alias_map())}
+    parameters = {
+        "accelerator_alias_keys": sorted(catalog.alias_map()),
+        "accelerator_ids": sorted(catalog.accelerators.accelerators),
+        "model_ids": sorted(catalog.models.models),
+    }
     outcome = validate_rows(batch.rows, suite, parameters)
     tag = {"run_id": run_id, "as_of": as_of}
     warehouse.insert_rows(con, f"raw.{batch.table}", [row | tag for row in outcome.passed])

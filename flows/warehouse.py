@@ -16,7 +16,7 @@ from flows.paths import SQL_DIR
 
 # DuckDB 1.x clients (analysts' CLIs, BI drivers) can open files written with this storage version (checked with 1.1.3).
 STORAGE_COMPATIBILITY = {"storage_compatibility_version": "v1.0.0"}
-RAW_TABLES = ("aws_pricing", "azure_retail", "gcp_billing", "mlperf_inference", "mlperf_training")
+RAW_TABLES = ("aws_pricing", "azure_retail", "gcp_billing", "mlperf_inference", "mlperf_training", "benchmark_runs")
 
 
 def connect(path: Path) -> duckdb.DuckDBPyConnection:

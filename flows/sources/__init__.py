@@ -1,6 +1,13 @@
 """One module per source kind; each turns its format into rows of one landed table."""
 
-from flows.sources import aws_pricing, azure_retail, gcp_billing, mlperf_inference, mlperf_training
+from flows.sources import (
+    aws_pricing,
+    azure_retail,
+    benchmark_runs,
+    gcp_billing,
+    mlperf_inference,
+    mlperf_training,
+)
 
 # kind -> (module, landed table)
 SOURCE_KINDS = {
@@ -9,4 +16,5 @@ SOURCE_KINDS = {
     "gcp_billing": gcp_billing,
     "mlperf_inference": mlperf_inference,
     "mlperf_training": mlperf_training,
+    "benchmark_runs": benchmark_runs,
 }

@@ -1,7 +1,8 @@
 -- Grain: one row per inference workload x offer x precision class that can serve it, with the best basis
 -- (measured beats estimated). A deployment unit is one instance holding whole replicas, or the instances one
 -- replica spans. Services are sized in whole units for their peak traffic, so utilization = mean load /
--- provisioned capacity and the idle rest is paid for; offline work is priced at full utilization.
+-- provisioned capacity and the idle rest is paid for; offline work is priced at full utilization. The success
+-- rate is the measured one where an own run gives it, else the workload's.
 with measured as (
     select * from intermediate.int_inference_measured
 ),
@@ -44,7 +45,7 @@ units as (
         workloads.is_offline,
         workloads.mean_requests_per_s,
         workloads.peak_factor,
-        workloads.success_rate,
+        coalesce(best.run_success_rate, workloads.success_rate) as success_rate,
         workloads.months,
         workloads.trained_by,
         best.instances_per_replica * best.usd_per_hour as deployment_usd_per_hour,

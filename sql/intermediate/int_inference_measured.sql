@@ -1,8 +1,10 @@
 -- Grain: one row per inference workload x offer x precision class (16-bit results count as bf16). Basis
 -- `measured`: the best MLPerf Inference result (output tokens/s of the whole system) of this accelerator on the
 -- workload's task and scenario, at an accuracy target at least the workload's and at a precision the workload
--- accepts. A replica is the measured system's chips; an instance holds whole replicas, or a replica spans whole
--- instances.
+-- accepts; or the user's own run of the workload's model on this accelerator (benchmark_runs): of a setup's
+-- concurrency levels, the fastest whose p99 TTFT and TPOT meet the workload's SLO (any level for offline work),
+-- with its measured success rate. A replica is the measured system's chips; an instance holds whole replicas,
+-- or a replica spans whole instances.
 with workloads as (
     select * from catalog.workloads where kind = 'inference'
 ),
@@ -23,6 +25,11 @@ accepted as (
     select * from catalog.workload_precisions
 ),
 
+runs as (
+    select * from staging.stg_benchmark_runs__results
+    where output_tokens_per_s > 0
+),
+
 matched as (
     select
         workloads.workload_id,
@@ -37,7 +44,8 @@ matched as (
         results.data_as_of as benchmark_as_of,
         results.source_ref as benchmark_ref,
         'MLPerf Inference ' || results.version || ' ' || results.model || ' ' || results.scenario || ': '
-            || results.submitter || ' ' || results.system as benchmark_label
+            || results.submitter || ' ' || results.system as benchmark_label,
+        null::double as run_success_rate
     from workloads
     inner join results
         on results.task = workloads.benchmark_task
@@ -51,13 +59,42 @@ matched as (
         and offers.accelerator_count >= results.accelerators_per_node
 ),
 
+own_runs as (
+    select
+        workloads.workload_id,
+        offers.*,
+        runs.precision,
+        runs.chips as replica_chips,
+        runs.output_tokens_per_s as replica_tokens_per_s,
+        runs.tokens_per_s_per_chip,
+        replica_instances(runs.chips, offers.accelerator_count) as instances_per_replica,
+        replicas_per_instance(runs.chips, offers.accelerator_count) as replicas_per_instance,
+        runs.source_id as benchmark_source_id,
+        runs.data_as_of as benchmark_as_of,
+        runs.source_ref as benchmark_ref,
+        'own run: ' || coalesce(runs.run_source, runs.source_id) || ', ' || runs.chips || ' x ' || runs.accelerator_id
+            || ', concurrency ' || cast(runs.concurrency as bigint) || coalesce(' (' || runs.run_date || ')', '')
+            as benchmark_label,
+        runs.success_rate as run_success_rate
+    from workloads
+    inner join runs on runs.model_id = workloads.model_id
+    inner join accepted
+        on accepted.workload_id = workloads.workload_id and accepted.precision = runs.precision_class
+    inner join offers
+        on offers.accelerator_id = runs.accelerator_id
+        and (offers.accelerator_count >= runs.chips or runs.chips % offers.accelerator_count = 0)
+    where workloads.is_offline
+        or (runs.tpot_p99_ms <= coalesce(workloads.slo_tpot_ms, runs.tpot_p99_ms)
+            and runs.ttft_p99_ms <= coalesce(workloads.slo_ttft_ms, runs.ttft_p99_ms))
+),
+
 final as (
     select
         *,
         case when precision in ('fp16', 'bf16') then 'bf16' else precision end as precision_class,
         'measured' as basis,
         null::integer as batch
-    from matched
+    from (select * from matched union all by name select * from own_runs)
     qualify row_number() over (
         partition by workload_id, offer_id, precision_class
         order by replicas_per_instance * replica_tokens_per_s / instances_per_replica desc, benchmark_ref

@@ -1,0 +1,28 @@
+-- raw.benchmark_runs: one row per run of the user's own benchmarks (one concurrency level of one setup).
+create table if not exists raw.benchmark_runs (
+    run_id varchar not null,
+    as_of date not null,
+    source_id varchar not null,
+    data_as_of date not null,
+    row_no integer not null,
+    source_ref varchar not null,
+    accelerator varchar,              -- a catalog accelerator id
+    instance_type varchar,
+    chips double,
+    model varchar,                    -- a catalog model id
+    precision varchar,
+    concurrency double,
+    input_tokens double,              -- mean per request
+    output_tokens double,             -- mean per request
+    request_throughput double,        -- completed requests/s
+    output_tokens_per_s double,
+    ttft_p50_ms double,
+    ttft_p99_ms double,
+    tpot_p50_ms double,
+    tpot_p99_ms double,
+    completed double,
+    failed double,
+    power_w double,
+    run_source varchar,
+    run_date varchar
+);

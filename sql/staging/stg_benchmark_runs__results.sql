@@ -1,0 +1,38 @@
+-- Grain: one row per own benchmark run landed this run (one concurrency level of one setup): throughput per
+-- chip, latency percentiles, and the share of requests that succeeded.
+with source as (
+    select * from raw.benchmark_runs where run_id = getvariable('run_id')
+),
+
+final as (
+    select
+        source_id,
+        data_as_of,
+        row_no,
+        source_ref,
+        accelerator as accelerator_id,
+        instance_type,
+        cast(chips as integer) as chips,
+        model as model_id,
+        precision,
+        case when precision in ('fp16', 'bf16') then 'bf16' else precision end as precision_class,
+        concurrency,
+        input_tokens,
+        output_tokens,
+        request_throughput,
+        output_tokens_per_s,
+        output_tokens_per_s / chips as tokens_per_s_per_chip,
+        ttft_p50_ms,
+        ttft_p99_ms,
+        tpot_p50_ms,
+        tpot_p99_ms,
+        completed,
+        failed,
+        case when completed + failed > 0 then completed / (completed + failed) end as success_rate,
+        power_w,
+        run_source,
+        run_date
+    from source
+)
+
+select * from final
