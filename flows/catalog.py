@@ -151,12 +151,20 @@ class ModelsFile(Strict):
 class TrainingBenchmark(Strict):
     suite: Literal["mlperf_training"]
     task: str = Field(description="MLPerf Training benchmark name, e.g. gpt3, llama2_70b_lora")
+    divisions: list[str] = Field(["closed"], description="result divisions the workload accepts")
+    availabilities: list[str] = Field(
+        ["available", "available cloud", "available on-premise", "cloud", "onprem"],
+        description="availability categories the workload accepts (compared case-insensitively; the summarizer "
+                    "writes both 'Available cloud' and 'cloud'); preview and research results are left out")
 
 
 class InferenceBenchmark(Strict):
     suite: Literal["mlperf_inference"]
     task: str = Field(description="MLPerf model name without the accuracy suffix, e.g. llama2-70b")
     scenario: Literal["Server", "Offline", "Interactive"]
+    divisions: list[str] = Field(["closed"], description="result divisions (MLPerf `Category`) the workload accepts")
+    suites: list[str] = Field(["datacenter"], description="MLPerf suites the workload accepts")
+    availabilities: list[str] = Field(["available"], description="availability categories the workload accepts")
 
 
 class Slo(Strict):

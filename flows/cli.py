@@ -28,6 +28,13 @@ def _date(text: str) -> dt.date:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    source_files = {}
+    for spec in args.source or []:
+        source_id, sep, path = spec.partition("=")
+        if not sep or not path:
+            print(f"hweval: --source {spec!r}: expected SOURCE_ID=PATH", file=sys.stderr)
+            return 2
+        source_files[source_id] = path
     for key, value in PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
     if not os.environ.get("PREFECT_API_URL"):
@@ -37,12 +44,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     result = nightly(
         as_of=args.as_of,
+        source_files=source_files or None,
         catalog_dir=str(args.catalog) if args.catalog else None,
         warehouse_file=str(args.warehouse) if args.warehouse else None,
         reports_dir=str(args.reports) if args.reports else None,
     )
     landed = sum(load.rows_landed for load in result.loads)
     quarantined = sum(load.rows_quarantined for load in result.loads)
+    for load in result.loads:
+        print(f"  {load.source_id}: {load.rows_in} rows in, {load.rows_landed} landed, "
+              f"{load.rows_quarantined} quarantined")
     print(f"run {result.run_id} as of {result.as_of}: {landed} rows landed, {quarantined} quarantined")
     print(f"warehouse: {result.warehouse}")
     print(f"reports:   {result.reports}/index.md (also {result.reports.parent / 'latest'}/)")
@@ -83,6 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--catalog", type=Path, default=None, help="catalog folder (default: catalogs/)")
     run.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: warehouse/hweval.duckdb)")
     run.add_argument("--reports", type=Path, default=None, help="reports folder (default: reports/)")
+    run.add_argument("--source", action="append", metavar="SOURCE_ID=PATH",
+                     help="read this file instead of the source's declared files for this run (repeatable), e.g. "
+                          "mlperf_inference_snapshot=../shared/samples/mlperf_inference_v4.1_summary_results.json")
     run.set_defaults(func=cmd_run)
 
     check = sub.add_parser("check", help="validate the catalogs and their cross-references")

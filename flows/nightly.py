@@ -98,13 +98,19 @@ def nightly(
     warehouse_file: str | None = None,
     reports_dir: str | None = None,
     run_id: str | None = None,
+    source_files: dict[str, str] | None = None,
 ) -> RunResult:
-    """Evaluate every workload on every offer from the sources declared in catalogs/sources.yaml."""
+    """Evaluate every workload on every offer from the sources declared in catalogs/sources.yaml.
+
+    `source_files` maps a source id to a file that replaces that source's declared files for this run.
+    """
     logger = get_run_logger()
     started_at = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     as_of = as_of or dt.date.today()
     run_id = run_id or pipeline.new_run_id(as_of)
     catalog = load_catalog(catalog_dir or paths.catalog_dir())
+    if source_files:
+        catalog = pipeline.with_source_files(catalog, source_files, as_of)
     warehouse_path = Path(warehouse_file) if warehouse_file else paths.warehouse_path()
     reports_root = Path(reports_dir) if reports_dir else paths.reports_dir()
     staging_dir = reports_root / f".{as_of.isoformat()}.rendering"

@@ -17,7 +17,7 @@ from pathlib import Path
 import duckdb
 
 from flows import reports, transform, warehouse
-from flows.catalog import Catalog
+from flows.catalog import Catalog, CatalogError, SnapshotFile, SourcesFile
 from flows.sources import SOURCE_KINDS
 from flows.validate import load_suite_json, validate_rows
 
@@ -55,6 +55,21 @@ def display_path(path: Path) -> str:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
+
+
+def with_source_files(catalog: Catalog, source_files: dict[str, str], as_of: dt.date) -> Catalog:
+    """The catalog with some sources reading other files for this run (e.g. a whole MLPerf round)."""
+    sources = dict(catalog.sources.sources)
+    for source_id, path in source_files.items():
+        if source_id not in sources:
+            raise CatalogError(f"--source {source_id}=...: no source {source_id!r} in sources.yaml "
+                               f"(expected one of {', '.join(sorted(sources))})")
+        file = Path(path).resolve()
+        if not file.is_file():
+            raise CatalogError(f"--source {source_id}={path}: no such file")
+        sources[source_id] = sources[source_id].model_copy(update={"files": [
+            SnapshotFile(path=str(file), as_of=as_of, source=f"{file.name}, given on the command line")]})
+    return catalog.model_copy(update={"sources": SourcesFile(sources=sources)})
 
 
 def fetch_source(catalog: Catalog, source_id: str) -> SourceBatch:

@@ -144,6 +144,11 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
                 "benchmark_suite": w.benchmark.suite if w.benchmark else None,
                 "benchmark_task": w.benchmark.task if w.benchmark else None,
                 "benchmark_scenario": getattr(w.benchmark, "scenario", None),
+                "benchmark_divisions": [d.casefold() for d in w.benchmark.divisions] if w.benchmark else None,
+                "benchmark_suites": ([x.casefold() for x in w.benchmark.suites]
+                                     if w.benchmark and hasattr(w.benchmark, "suites") else None),
+                "benchmark_availabilities": ([a.casefold() for a in w.benchmark.availabilities]
+                                             if w.benchmark else None),
                 "tokens": getattr(w, "tokens", None),
                 "training_precision": getattr(w, "precision", None),
                 "state_bytes_per_param": getattr(w, "state_bytes_per_param", None),

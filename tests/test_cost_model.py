@@ -191,3 +191,22 @@ def test_a_twelve_chip_instance_is_tiled_by_groups_that_divide_it(fresh_db, cata
     assert got["bf16"]["replica_chips"] in (6, 12, 24) and got["fp8"]["replica_chips"] in (3, 4, 6, 12, 24)
     assert 12 % got["bf16"]["replica_chips"] == 0 or got["bf16"]["replica_chips"] % 12 == 0
     assert rows(fresh_db, "select * from marts.excluded_candidates where exclusion_reason is null") == []
+
+
+def test_divisions_and_availabilities_are_excluded_by_declared_rules(fresh_db, catalog):
+    from builders import mlperf_inference_result
+
+    from flows.sources import mlperf_inference
+
+    land_prices(fresh_db, catalog, aws_product("p5.48xlarge", "55.0400000000", sku="A000000000000001"))
+    open_result = mlperf_inference_result("o", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Offline", 30000.0)
+    open_result["Category"] = "open"
+    land_rows(fresh_db, catalog, "mlperf_inference", mlperf_inference.result_rows([open_result], "s.json"))
+    transform.build_models(fresh_db, RUN, AS_OF)
+    measured = "select count(*) from marts.inference_costs where workload_id = 'llama2-70b-batch' and basis = 'measured'"
+    # llama2-70b-batch accepts the closed division only (the default the catalog declares)
+    assert fresh_db.execute(measured).fetchall() == [(0,)]
+    fresh_db.execute("update catalog.workloads set benchmark_divisions = ['closed', 'open'] "
+                     "where workload_id = 'llama2-70b-batch'")
+    transform.build_models(fresh_db, RUN, AS_OF)
+    assert fresh_db.execute(measured).fetchall() == [(1,)]

@@ -304,3 +304,38 @@ def test_every_estimate_meets_its_tpot_slo_with_prefill_counted(flow_run):
         where e.exclusion_reason is null and w.slo_tpot_ms is not null and e.tpot_ms > w.slo_tpot_ms
     """)
     assert late == []
+
+
+def test_a_run_can_read_another_file_for_a_source(prefect_server, tmp_path):
+    """`hweval run --source ID=PATH`: e.g. a whole MLPerf round instead of the snapshot's rows."""
+    import json as json_module
+
+    from builders import mlperf_inference_result
+
+    from flows.nightly import nightly
+
+    round_file = tmp_path / "summary_results.json"
+    round_file.write_text(json_module.dumps([
+        mlperf_inference_result("r1", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Offline", 25000.0),
+        mlperf_inference_result("r2", "Unknown Accelerator 9000", "llama2-70b-99", "Offline", 1.0),
+    ]))
+    result = nightly(as_of=AS_OF, catalog_dir=str(CATALOGS), warehouse_file=str(tmp_path / "w.duckdb"),
+                     reports_dir=str(tmp_path / "reports"), run_id="override",
+                     source_files={"mlperf_inference_snapshot": str(round_file)})
+    [load] = [load for load in result.loads if load.source_id == "mlperf_inference_snapshot"]
+    assert (load.rows_in, load.rows_landed, load.rows_quarantined) == (2, 1, 1)
+    row = ranking_row(result, "llama2-70b-batch", "aws:us-east-1:p5.48xlarge:on_demand", precision="fp16")
+    # the report now uses the given file: 55.04 / (25,000 x 3600) x 1e6 = 0.6116 USD per million tokens
+    assert round(row["outcome_value"], 4) == 0.6116
+
+
+def test_an_unknown_source_id_on_the_command_line(capsys):
+    from flows.cli import main
+
+    assert main(["run", "--source", "nonsense"]) == 2
+    assert "expected SOURCE_ID=PATH" in capsys.readouterr().err
+    from flows.catalog import CatalogError, load_catalog
+    from flows.pipeline import with_source_files
+
+    with pytest.raises(CatalogError, match=r"no source 'mlperf_nope' in sources.yaml"):
+        with_source_files(load_catalog(CATALOGS), {"mlperf_nope": __file__}, AS_OF)

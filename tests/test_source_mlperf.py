@@ -1,6 +1,7 @@
 """mlperf_inference and mlperf_training: result files -> raw rows; unknown accelerator strings are quarantined."""
 
 import csv
+from pathlib import Path
 import datetime as dt
 import json
 
@@ -151,3 +152,43 @@ def test_a_training_row_with_no_node_count_is_quarantined(tmp_path, fresh_db, ca
     load = pipeline.land_batch(fresh_db, batch_of("mlperf_training", rows), "run-1", AS_OF, catalog)
     assert (load.rows_landed, load.rows_quarantined) == (0, 1)
     assert fresh_db.execute("select expectation from ops.quarantine").fetchall() == [("number_of_nodes_present",)]
+
+
+SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples"
+V41 = SAMPLES / "mlperf_inference_v4.1_summary_results.json"
+
+
+@pytest.mark.skipif(not V41.is_file(), reason="../shared/samples is not beside this checkout")
+def test_every_accelerator_string_of_the_whole_v41_round_is_mapped_or_quarantined(fresh_db, catalog):
+    rows = mlperf_inference.read_file(V41, "v4.1")
+    load = pipeline.land_batch(fresh_db, batch_of("mlperf_inference", rows), "run-1", AS_OF, catalog)
+    assert load.rows_in == len(json.loads(V41.read_text())) == load.rows_landed + load.rows_quarantined
+    aliases = catalog.alias_map()
+    landed = {r[0] for r in fresh_db.execute("select distinct accelerator_key from raw.mlperf_inference").fetchall()}
+    quarantined = {r[0] for r in fresh_db.execute(
+        "select distinct unexpected_value from ops.quarantine where expectation = 'accelerator_has_alias'").fetchall()}
+    assert landed <= set(aliases) and not (quarantined & set(aliases))
+    # a PCIe part is not the SXM part: never guessed onto it; the empty string is quarantined too
+    assert {"nvidia h100-pcie-80gb", ""} <= quarantined
+    assert aliases["nvidia h100-nvl-94gb"] == "h100-nvl-94gb" and "nvidia h100-pcie-80gb" not in aliases
+
+
+def test_awkward_rows_of_a_round(fresh_db, catalog):
+    """Float and int a#, several nodes, an empty Accelerator, and -99 / -99.9 twins of one result."""
+    results = [
+        mlperf_inference_result("t1", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Offline", 24528.3, per_node=8.0),
+        mlperf_inference_result("t1", "NVIDIA H100-SXM-80GB", "llama2-70b-99.9", "Offline", 24424.7, per_node=8.0),
+        mlperf_inference_result("t2", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Offline", 48000.0, per_node=8,
+                                nodes=2),
+        mlperf_inference_result("t3", "", "llama2-70b-99", "Offline", 1.0),
+    ]
+    load = pipeline.land_batch(fresh_db, batch_of("mlperf_inference", mlperf_inference.result_rows(results, "s.json")),
+                               "run-1", AS_OF, catalog)
+    assert (load.rows_landed, load.rows_quarantined) == (3, 1)
+    from flows import transform
+
+    transform.build_models(fresh_db, "run-1", AS_OF)
+    staged = fresh_db.execute("select result_id, accuracy_target_pct, accelerators_total from "
+                              "staging.stg_mlperf_inference__results order by row_no").fetchall()
+    # a# 8.0 x 1 node = 8; a# 8 (an int) x 2 nodes = 16; the twins land as two results at two accuracy targets
+    assert staged == [("t1", 99.0, 8.0), ("t1", 99.9, 8.0), ("t2", 99.0, 16.0)]

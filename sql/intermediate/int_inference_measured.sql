@@ -11,10 +11,7 @@ with workloads as (
 
 results as (
     select * from staging.stg_mlperf_inference__results
-    where performance_units = 'Tokens/s'
-        and division = 'closed'
-        and availability = 'available'
-        and performance_result > 0
+    where performance_units = 'Tokens/s' and performance_result > 0
 ),
 
 offers as (
@@ -51,6 +48,10 @@ matched as (
         on results.task = workloads.benchmark_task
         and results.scenario = workloads.benchmark_scenario
         and results.accuracy_target_pct >= workloads.accuracy_target_pct
+        -- the divisions, suites and availabilities the workload declares it accepts
+        and list_contains(workloads.benchmark_divisions, lower(results.division))
+        and list_contains(workloads.benchmark_suites, lower(results.suite))
+        and list_contains(workloads.benchmark_availabilities, lower(results.availability))
     inner join accepted
         on accepted.workload_id = workloads.workload_id
         and accepted.precision = case when results.precision = 'fp16' then 'bf16' else results.precision end

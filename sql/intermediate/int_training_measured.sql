@@ -8,7 +8,7 @@ with workloads as (
 
 results as (
     select * from staging.stg_mlperf_training__results
-    where division = 'closed' and time_to_train_minutes > 0
+    where time_to_train_minutes > 0
 ),
 
 offers as (
@@ -50,7 +50,11 @@ matched as (
         'MLPerf Training ' || results.benchmark || ': ' || results.submitter || ' ' || results.system
             || ' (' || cast(results.chips as integer) || ' chips)' as benchmark_label
     from workloads
-    inner join results on results.benchmark = workloads.benchmark_task
+    inner join results
+        on results.benchmark = workloads.benchmark_task
+        -- the divisions and availabilities the workload declares it accepts
+        and list_contains(workloads.benchmark_divisions, lower(results.division))
+        and list_contains(workloads.benchmark_availabilities, lower(results.availability))
     inner join offers
         on offers.accelerator_id = results.accelerator_id
         and offers.accelerator_count >= results.chips_per_node

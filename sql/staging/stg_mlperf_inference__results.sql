@@ -19,12 +19,13 @@ final as (
         source.submitter,
         source.system,
         source.division,
+        source.suite,
         source.availability,
         source.model,
         regexp_replace(source.model, '-99(\.9)?$', '') as task,
         case
-            when source.model like '%-99.9' then 99.9
-            else 99.0  -- `-99`, or a benchmark with a single target (llama3.1-8b: 99% of the reference)
+            when source.model like '%-99.9' then 99.9::double
+            else 99.0::double  -- `-99`, or a benchmark with a single target (llama3.1-8b: 99% of the reference)
         end as accuracy_target_pct,
         source.scenario,
         aliases.accelerator_id,
