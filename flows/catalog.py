@@ -109,18 +109,6 @@ class InstancesFile(Strict):
 
 
 # ---------------------------------------------------------------- models.yaml
-class PublishedTraining(Strict):
-    """A published training throughput of this model on an accelerator: the `scaled` basis."""
-
-    accelerator: Slug
-    chips: int | None = Field(None, gt=0)
-    precision: Precision
-    mfu: float = Field(gt=0, le=1)
-    tokens_per_s_per_chip: float | None = Field(None, gt=0)
-    sequence_length: int | None = None
-    source: str
-
-
 class Model(Strict):
     name: str
     params: float = Field(gt=0)
@@ -131,14 +119,15 @@ class Model(Strict):
     kv_heads: int = Field(gt=0)
     head_dim: int = Field(gt=0)
     source: str
-    published_training: list[PublishedTraining] = Field(default_factory=list)
 
 
 class MlperfTrainingTask(Strict):
     """How to turn an MLPerf Training result into achieved FLOP/s: the model and tokens per counted sample."""
 
     model: Slug
+    sequence_length: int = Field(gt=0, description="tokens in one training sequence of the benchmark")
     tokens_per_sample: float = Field(gt=0, description="samples_to_converge x this = tokens trained")
+    flops_per_token: float = Field(6.0, gt=0, description="training FLOPs per parameter and token (6 for dense)")
     note: str | None = None
 
 
@@ -317,12 +306,6 @@ class Catalog(Strict):
         for model_id, model in self.models.models.items():
             if model.source not in known_sources:
                 errors.append(f"models.yaml: models.{model_id}.source: unknown source {model.source!r}")
-            for j, pub in enumerate(model.published_training):
-                where = f"models.yaml: models.{model_id}.published_training[{j}]"
-                if pub.accelerator not in self.accelerators.accelerators:
-                    errors.append(f"{where}.accelerator: unknown accelerator {pub.accelerator!r}")
-                if pub.source not in known_sources:
-                    errors.append(f"{where}.source: unknown source {pub.source!r}")
         for task, declared in self.models.mlperf_training_tasks.items():
             if declared.model not in self.models.models:
                 errors.append(f"models.yaml: mlperf_training_tasks.{task}.model: unknown model {declared.model!r}")

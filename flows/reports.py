@@ -17,8 +17,8 @@ BASIS_NOTES = {
     "estimated": "the chip's specs with declared efficiencies (catalogs/accelerators.yaml family_defaults)",
 }
 DERIVED_NOTE = (
-    "Figures are derived by hweval from published MLPerf results and public prices; they are not official "
-    "MLPerf results."
+    "MLPerf figures on this page are derived from MLPerf, not an official MLPerf result: hweval combines "
+    "published results with public prices."
 )
 
 

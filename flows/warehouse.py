@@ -181,11 +181,6 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
         "pricing_terms": [
             {"pricing_term": term, **t.model_dump()} for term, t in catalog.instances.pricing_terms.items()
         ],
-        "published_training": [
-            {"model_id": m_id, **pub.model_dump()}
-            for m_id, m in catalog.models.models.items()
-            for pub in m.published_training
-        ],
         "mlperf_training_tasks": [
             {"task": task, **t.model_dump()} for task, t in catalog.models.mlperf_training_tasks.items()
         ],
@@ -199,9 +194,8 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
     # tables a catalog may leave empty still need their columns for the SQL models
     prototypes = {
         "workload_precisions": {"workload_id": "", "precision": ""},
-        "published_training": {"model_id": "", "accelerator": "", "chips": 0, "precision": "", "mfu": 0.0,
-                               "tokens_per_s_per_chip": 0.0, "sequence_length": 0, "source": ""},
-        "mlperf_training_tasks": {"task": "", "model": "", "tokens_per_sample": 0.0, "note": ""},
+        "mlperf_training_tasks": {"task": "", "model": "", "sequence_length": 0, "tokens_per_sample": 0.0,
+                                  "flops_per_token": 0.0, "note": ""},
         "instance_price_components": {"cloud": "", "instance_type": "", "sku_description_prefix": "", "quantity": 0.0},
         "accelerator_aliases": {"accelerator_id": "", "alias": "", "alias_key": ""},
     }

@@ -5,7 +5,7 @@ import datetime as dt
 import pytest
 from builders import aws_page, aws_product, land, landed_training_row
 
-from flows import transform
+from flows import pipeline, transform
 from flows.sources import aws_pricing
 
 AS_OF = dt.date(2026, 11, 30)
@@ -18,6 +18,12 @@ def land_prices(con, catalog, *products):
     land_rows(con, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(*products))]))
 
 
+
+
+def land_published(con, catalog):
+    """The snapshot's published training figures (benchmark_runs rows), as a run lands them."""
+    batch = pipeline.fetch_source(catalog, "published_benchmarks")
+    return pipeline.land_batch(con, batch, RUN, AS_OF, catalog)
 
 
 def rows(con, query, params=None):
@@ -59,6 +65,7 @@ def test_spot_training_pays_the_declared_interruption_overhead(fresh_db, catalog
 
 def test_model_and_tokens_training_on_published_mfu(fresh_db, catalog):
     land_prices(fresh_db, catalog, aws_product("p5.48xlarge", "55.0400000000", sku="A000000000000001"))
+    land_published(fresh_db, catalog)
     transform.build_models(fresh_db, RUN, AS_OF)
     [row] = rows(fresh_db, "select * from marts.training_costs where workload_id = 'llama31-8b-pretrain-1t'")
     # 256 chips / 8 = 32 instances; MFU 0.47 (Megatron GPT-3 on H100, published without a chip count, so taken as
@@ -69,7 +76,8 @@ def test_model_and_tokens_training_on_published_mfu(fresh_db, catalog):
     # 144.747 h x 32 x 55.04 USD = 254,941 USD; energy 144.747 h x 256 x 0.7 kW x 1.2 = 31,126 kWh
     assert row["completed_run_usd"] == pytest.approx(254_941, abs=1)
     assert row["energy_kwh"] == pytest.approx(31_126, abs=1)
-    assert row["benchmark_ref"] == "catalogs/models.yaml: models.gpt-3-175b.published_training (h100-sxm-80gb)"
+    assert row["benchmark_ref"] == "catalogs/snapshot/benchmark_runs/published_training.csv: row 6"
+    assert row["benchmark_source_id"] == "published_benchmarks" and row["benchmark_as_of"] == dt.date(2026, 11, 1)
 
 
 def test_estimated_training_uses_the_family_default_and_a_deadline_excludes(fresh_db, catalog):
@@ -149,6 +157,7 @@ def test_a_precision_the_chip_lacks_is_excluded_with_the_reason(fresh_db, catalo
 def test_lifetime_cost_adds_the_cheapest_training_run(fresh_db, catalog):
     land_prices(fresh_db, catalog, aws_product("p5.48xlarge", "55.0400000000", sku="A000000000000001"),
                 aws_product("p5.4xlarge", "6.8800000000", sku="A000000000000002", gpu="1"))
+    land_published(fresh_db, catalog)
     transform.build_models(fresh_db, RUN, AS_OF)
     row = rows(fresh_db, "select * from marts.inference_costs where workload_id = 'llama31-8b-chat-small' "
                          "and instance_type = 'p5.4xlarge' and precision = 'bf16'")[0]

@@ -73,8 +73,9 @@ def test_rows_in_equal_landed_plus_quarantined(flow_run):
     assert run["rows_in"] == run["rows_landed"] + run["rows_quarantined"]
     assert run["rows_in"] == sum(r["rows_in"] for r in loads)
     assert run["rows_quarantined"] == quarantined_rows
-    landed = sum(query(flow_run, f"select count(*) as n from raw.{t}")[0]["n"]
-                 for t in ("aws_pricing", "azure_retail", "gcp_billing", "mlperf_inference", "mlperf_training"))
+    from flows.warehouse import RAW_TABLES
+
+    landed = sum(query(flow_run, f"select count(*) as n from raw.{t}")[0]["n"] for t in RAW_TABLES)
     assert landed == run["rows_landed"]
 
 
@@ -339,3 +340,15 @@ def test_an_unknown_source_id_on_the_command_line(capsys):
 
     with pytest.raises(CatalogError, match=r"no source 'mlperf_nope' in sources.yaml"):
         with_source_files(load_catalog(CATALOGS), {"mlperf_nope": __file__}, AS_OF)
+
+
+def test_chat_uses_server_results_and_batch_offline_and_each_names_round_and_system(flow_run):
+    chat = query(flow_run, "select benchmark_label from marts.rankings where workload_id = 'llama2-70b-chat' "
+                           "and basis = 'measured'")
+    batch = query(flow_run, "select benchmark_label from marts.rankings where workload_id = 'llama2-70b-batch' "
+                            "and basis = 'measured'")
+    assert chat and all(" Server: " in r["benchmark_label"] for r in chat)
+    assert batch and all(" Offline: " in r["benchmark_label"] for r in batch)
+    page = (flow_run.reports / "llama2-70b-chat.md").read_text()
+    assert "MLPerf Inference v4.1 llama2-70b-99 Server: Supermicro" in page
+    assert "derived from MLPerf, not an official MLPerf result" in page

@@ -71,7 +71,7 @@ def test_generic_csv_and_its_missing_columns(tmp_path):
 def curve_catalog(catalog_copy):
     """The shipped catalog plus a benchmark_runs source: one setup measured at three concurrency levels."""
     runs = catalog_copy / "snapshot" / "benchmark_runs"
-    runs.mkdir()
+    runs.mkdir(exist_ok=True)
     levels = {8: (1000, 1000, 400.0, 40.0, 300.0), 32: (950, 1000, 900.0, 80.0, 900.0),
               128: (1000, 1000, 1500.0, 160.0, 2500.0)}
     for concurrency, args in levels.items():

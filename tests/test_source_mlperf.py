@@ -192,3 +192,10 @@ def test_awkward_rows_of_a_round(fresh_db, catalog):
                               "staging.stg_mlperf_inference__results order by row_no").fetchall()
     # a# 8.0 x 1 node = 8; a# 8 (an int) x 2 nodes = 16; the twins land as two results at two accuracy targets
     assert staged == [("t1", 99.0, 8.0), ("t1", 99.9, 8.0), ("t2", 99.0, 16.0)]
+
+
+def test_training_detailed_output_written_as_json(tmp_path):
+    path = tmp_path / "detailed.json"
+    path.write_text(json.dumps([training_csv_row("Eos", "NVIDIA H100-SXM5-80GB", 8, 1, lora="28.16")]))
+    [row] = mlperf_training.read_file(path, "d.json")
+    assert (row["benchmark"], row["time_to_train_minutes"], row["accelerators_count"]) == ("llama2_70b_lora", 28.16, 8.0)

@@ -1,4 +1,5 @@
-"""The user's own benchmark runs -> rows of raw.benchmark_runs, one per run (one concurrency level of a setup).
+"""Benchmark runs hweval did not get from MLPerf -> rows of raw.benchmark_runs: the user's own serving runs (one
+concurrency level of a setup each), and published training figures (tokens/s per chip, MFU).
 
 Two formats: vLLM's `benchmark_serving` result JSON (`--save-result`; what the file does not say -- the
 accelerator, chips, model, precision -- comes from the source file's `metadata` in sources.yaml or from the
@@ -14,18 +15,22 @@ from flows.sources._common import SourceFormatError, load_csv, load_json, requir
 
 TABLE = "benchmark_runs"
 
-# generic CSV columns: name -> required
+# generic CSV columns: name -> required in the header (values of serving-only columns may be empty on
+# training rows, and `kind` defaults to serving)
 CSV_COLUMNS = {
+    "kind": False,
     "accelerator": True, "instance_type": False, "chips": True, "model": True, "precision": True,
     "concurrency": True, "input_tokens": True, "output_tokens": True, "request_throughput": True,
     "output_tokens_per_s": True, "ttft_p50_ms": False, "ttft_p99_ms": False, "tpot_p50_ms": False,
-    "tpot_p99_ms": False, "completed": True, "failed": True, "power_w": False, "source": True, "date": True,
+    "tpot_p99_ms": False, "completed": True, "failed": True, "power_w": False,
+    "tokens_per_s_per_chip": False, "mfu": False, "sequence_length": False, "source": True, "date": True,
 }
 _SETUP_KEYS = ("accelerator", "chips", "model", "precision")
 
 
 def _run_row(values: dict[str, Any], where: str) -> dict:
     row = {
+        "kind": (values.get("kind") or "serving").strip().lower(),
         "accelerator": str(values.get("accelerator") or ""),
         "instance_type": values.get("instance_type") or None,
         "chips": to_float(values.get("chips")),
@@ -43,6 +48,9 @@ def _run_row(values: dict[str, Any], where: str) -> dict:
         "completed": to_float(values.get("completed")),
         "failed": to_float(values.get("failed")),
         "power_w": to_float(values.get("power_w")),
+        "tokens_per_s_per_chip": to_float(values.get("tokens_per_s_per_chip")),
+        "mfu": to_float(values.get("mfu")),
+        "sequence_length": to_float(values.get("sequence_length")),
         "run_source": values.get("source"),
         "run_date": str(values["date"]) if values.get("date") else None,
         "source_ref": where,

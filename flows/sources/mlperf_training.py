@@ -1,4 +1,4 @@
-"""MLPerf Training result-summarizer output (detailed CSV, or summary JSON) -> rows of raw.mlperf_training.
+"""MLPerf Training result-summarizer output (summary or detailed, JSON or CSV) -> rows of raw.mlperf_training.
 
 The summarizer writes one row per system with benchmarks side by side; we land one row per system x benchmark.
 """
@@ -92,5 +92,9 @@ def read_file(path: Path, label: str, region: str | None = None) -> list[dict]:
     if path.suffix == ".csv":
         return detailed_rows(load_csv(path, label), label)
     if path.suffix == ".json":
-        return summary_rows(load_json(path, label), label)
+        records = load_json(path, label)
+        if isinstance(records, list) and records and isinstance(records[0], dict) and any(
+                key.endswith(":time_to_train") for key in records[0]):
+            return detailed_rows(records, label)  # the detailed output, written as JSON
+        return summary_rows(records, label)
     raise SourceFormatError(f"{label}: unknown file type {path.suffix!r}; expected .csv (detailed) or .json (summary)")

@@ -24,7 +24,7 @@ accepted as (
 
 runs as (
     select * from staging.stg_benchmark_runs__results
-    where output_tokens_per_s > 0
+    where kind = 'serving' and output_tokens_per_s > 0
 ),
 
 matched as (

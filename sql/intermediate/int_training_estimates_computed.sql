@@ -1,8 +1,8 @@
 -- Grain: one row per model + tokens training workload x offer (eligible or excluded, with the reason).
 -- Chips: the workload's chip count, at least the fewest that hold the training state (params x
 -- state_bytes_per_param), rounded up to whole instances. Time: 6 x params x tokens over the chips' effective
--- FLOP/s. Basis `scaled` where this accelerator has a published training MFU (same model first, else the model
--- closest in size) or an MLPerf dense-task result (its achieved FLOP/s as a share of the chip's fastest training
+-- FLOP/s. Basis `scaled` where this accelerator has a published training MFU (a benchmark_runs training row:
+-- same model first, else the model closest in size) or an MLPerf dense-task result (its achieved FLOP/s as a share of the chip's fastest training
 -- peak); these figures were measured at their own scale, so only instances beyond it pay the scaling loss.
 -- Basis `estimated` with the workload's MFU or the family default, times the scaling loss between instances.
 with workloads as (
@@ -42,17 +42,31 @@ training_peaks as (
 ),
 
 published as (
-    select published_training.*, models.params as published_params
-    from catalog.published_training
-    inner join models on models.model_id = published_training.model_id
+    -- published training figures landed as benchmark_runs rows (kind training)
+    select
+        runs.model_id,
+        runs.accelerator_id as accelerator,
+        runs.chips,
+        runs.mfu,
+        runs.source_id,
+        runs.data_as_of,
+        runs.source_ref,
+        coalesce(runs.run_source, runs.source_id) as source,
+        models.params as published_params
+    from staging.stg_benchmark_runs__results as runs
+    inner join models on models.model_id = runs.model_id
+    where runs.kind = 'training' and runs.mfu > 0
+    qualify row_number() over (partition by runs.model_id, runs.accelerator_id order by runs.mfu desc) = 1
 ),
 
 mlperf_mfu as (
     -- the best MFU an MLPerf dense training task achieved per accelerator
     select
         results.accelerator_id,
+        -- mfu_achieved counts 6 FLOPs per parameter and token; a task declaring another factor scales it
         mfu_achieved(models.params, results.samples_to_converge * tasks.tokens_per_sample,
-                     results.time_to_train_minutes, results.chips, training_peaks.peak_tflops) as mfu,
+                     results.time_to_train_minutes, results.chips, training_peaks.peak_tflops)
+            * tasks.flops_per_token / 6 as mfu,
         results.chips,
         results.source_id,
         results.data_as_of,
@@ -110,9 +124,15 @@ sourced as (
         sized.instances * sized.accelerator_count as chips,
         same_model.mfu as same_model_mfu,
         same_model.source as same_model_source,
+        same_model.source_id as same_model_source_id,
+        same_model.data_as_of as same_model_as_of,
+        same_model.source_ref as same_model_ref,
         same_model.chips as same_model_chips,
         other_model.mfu as other_model_mfu,
         other_model.chips as other_model_chips,
+        other_model.source_id as other_model_source_id,
+        other_model.data_as_of as other_model_as_of,
+        other_model.source_ref as other_model_ref,
         other_model.model_id as other_model_id,
         other_model.source as other_model_source,
         mlperf_mfu.mfu as mlperf_mfu,
@@ -195,25 +215,29 @@ final as (
         basis,
         case mfu_from
             when 'workload' then 'MFU ' || mfu || ' declared by the workload'
-            when 'same_model' then 'published MFU ' || mfu || ' of this model on ' || accelerator_id
+            when 'same_model' then 'published MFU ' || mfu || ' of this model on ' || accelerator_id || ': '
+                || same_model_source
             when 'other_model' then 'published MFU ' || mfu || ' of ' || other_model_id || ' on ' || accelerator_id
+                || ': ' || other_model_source
             when 'mlperf' then 'MFU ' || round(mfu, 3) || ' achieved in MLPerf on ' || accelerator_id
             else 'family default MFU ' || mfu || ' (declared assumption)'
         end as benchmark_label,
         case mfu_from
             when 'workload' then 'workloads.yaml'
-            when 'same_model' then same_model_source
-            when 'other_model' then other_model_source
+            when 'same_model' then same_model_source_id
+            when 'other_model' then other_model_source_id
             when 'mlperf' then mlperf_source_id
             else defaults_source
         end as benchmark_source_id,
-        case when mfu_from = 'mlperf' then mlperf_as_of end as benchmark_as_of,
+        case mfu_from
+            when 'same_model' then same_model_as_of
+            when 'other_model' then other_model_as_of
+            when 'mlperf' then mlperf_as_of
+        end as benchmark_as_of,
         case mfu_from
             when 'workload' then 'catalogs/workloads.yaml: workloads.' || workload_id || '.mfu'
-            when 'same_model' then 'catalogs/models.yaml: models.' || model_id || '.published_training ('
-                || accelerator_id || ')'
-            when 'other_model' then 'catalogs/models.yaml: models.' || other_model_id || '.published_training ('
-                || accelerator_id || ')'
+            when 'same_model' then same_model_ref
+            when 'other_model' then other_model_ref
             when 'mlperf' then mlperf_ref
             else 'catalogs/accelerators.yaml: family_defaults.' || family
         end as benchmark_ref,

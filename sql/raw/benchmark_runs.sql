@@ -1,4 +1,5 @@
--- raw.benchmark_runs: one row per run of the user's own benchmarks (one concurrency level of one setup).
+-- raw.benchmark_runs: one row per benchmark run not from MLPerf: a serving run (one concurrency level of one
+-- setup) or a published training figure.
 create table if not exists raw.benchmark_runs (
     run_id varchar not null,
     as_of date not null,
@@ -6,6 +7,7 @@ create table if not exists raw.benchmark_runs (
     data_as_of date not null,
     row_no integer not null,
     source_ref varchar not null,
+    kind varchar,                     -- serving | training
     accelerator varchar,              -- a catalog accelerator id
     instance_type varchar,
     chips double,
@@ -23,6 +25,9 @@ create table if not exists raw.benchmark_runs (
     completed double,
     failed double,
     power_w double,
+    tokens_per_s_per_chip double,     -- training: published tokens/s per chip
+    mfu double,                       -- training: published model FLOPs utilization
+    sequence_length double,
     run_source varchar,
     run_date varchar
 );

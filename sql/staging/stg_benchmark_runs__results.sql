@@ -1,5 +1,6 @@
--- Grain: one row per own benchmark run landed this run (one concurrency level of one setup): throughput per
--- chip, latency percentiles, and the share of requests that succeeded.
+-- Grain: one row per benchmark run landed this run: a serving run (one concurrency level of one setup) with
+-- throughput per chip, latency percentiles and the share of requests that succeeded, or a published training
+-- figure with its MFU.
 with source as (
     select * from raw.benchmark_runs where run_id = getvariable('run_id')
 ),
@@ -10,6 +11,7 @@ final as (
         data_as_of,
         row_no,
         source_ref,
+        kind,
         accelerator as accelerator_id,
         instance_type,
         cast(chips as integer) as chips,
@@ -21,7 +23,9 @@ final as (
         output_tokens,
         request_throughput,
         output_tokens_per_s,
-        output_tokens_per_s / chips as tokens_per_s_per_chip,
+        coalesce(tokens_per_s_per_chip, output_tokens_per_s / chips) as tokens_per_s_per_chip,
+        mfu,
+        sequence_length,
         ttft_p50_ms,
         ttft_p99_ms,
         tpot_p50_ms,

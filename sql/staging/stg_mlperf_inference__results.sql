@@ -35,7 +35,8 @@ final as (
         source.accelerators_per_node * source.nodes as accelerators_total,
         lower(source.weight_data_types) as precision,
         source.performance_result,
-        source.performance_units
+        source.performance_units,
+        source.has_power
     from source
     inner join aliases on aliases.alias_key = source.accelerator_key
 )
