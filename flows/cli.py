@@ -28,13 +28,13 @@ def _date(text: str) -> dt.date:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    source_files = {}
+    source_files: dict[str, list[str]] = {}
     for spec in args.source or []:
         source_id, sep, path = spec.partition("=")
         if not sep or not path:
-            print(f"hweval: --source {spec!r}: expected SOURCE_ID=PATH", file=sys.stderr)
+            print(f"hweval: --source {spec!r}: expected SOURCE_ID=PATH[@YYYY-MM-DD]", file=sys.stderr)
             return 2
-        source_files[source_id] = path
+        source_files.setdefault(source_id, []).append(path)
     for key, value in PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
     if not os.environ.get("PREFECT_API_URL"):
@@ -94,9 +94,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--catalog", type=Path, default=None, help="catalog folder (default: catalogs/)")
     run.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: warehouse/hweval.duckdb)")
     run.add_argument("--reports", type=Path, default=None, help="reports folder (default: reports/)")
-    run.add_argument("--source", action="append", metavar="SOURCE_ID=PATH",
-                     help="read this file instead of the source's declared files for this run (repeatable), e.g. "
-                          "mlperf_inference_snapshot=../shared/samples/mlperf_inference_v4.1_summary_results.json")
+    run.add_argument("--source", action="append", metavar="SOURCE_ID=PATH[@AS_OF]",
+                     help="read this file instead of the source's declared files for this run; repeat to give a "
+                          "source several files; @YYYY-MM-DD is the data's as-of date (default: the run's), e.g. "
+                          "mlperf_inference_snapshot=../shared/samples/mlperf_inference_v4.1_summary_results.json"
+                          "@2024-08-28")
     run.set_defaults(func=cmd_run)
 
     check = sub.add_parser("check", help="validate the catalogs and their cross-references")

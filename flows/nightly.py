@@ -98,11 +98,11 @@ def nightly(
     warehouse_file: str | None = None,
     reports_dir: str | None = None,
     run_id: str | None = None,
-    source_files: dict[str, str] | None = None,
+    source_files: dict[str, list[str]] | None = None,
 ) -> RunResult:
     """Evaluate every workload on every offer from the sources declared in catalogs/sources.yaml.
 
-    `source_files` maps a source id to a file that replaces that source's declared files for this run.
+    `source_files` maps a source id to files (`PATH` or `PATH@YYYY-MM-DD`) that replace its declared files.
     """
     logger = get_run_logger()
     started_at = dt.datetime.now(dt.UTC).replace(tzinfo=None)

@@ -57,18 +57,28 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
-def with_source_files(catalog: Catalog, source_files: dict[str, str], as_of: dt.date) -> Catalog:
-    """The catalog with some sources reading other files for this run (e.g. a whole MLPerf round)."""
+def with_source_files(catalog: Catalog, source_files: dict[str, list[str]], as_of: dt.date) -> Catalog:
+    """The catalog with some sources reading other files for this run (e.g. a whole MLPerf round).
+
+    Each file is `PATH` or `PATH@YYYY-MM-DD` (the data's as-of date; default: the run's).
+    """
     sources = dict(catalog.sources.sources)
-    for source_id, path in source_files.items():
+    for source_id, specs in source_files.items():
         if source_id not in sources:
             raise CatalogError(f"--source {source_id}=...: no source {source_id!r} in sources.yaml "
                                f"(expected one of {', '.join(sorted(sources))})")
-        file = Path(path).resolve()
-        if not file.is_file():
-            raise CatalogError(f"--source {source_id}={path}: no such file")
-        sources[source_id] = sources[source_id].model_copy(update={"files": [
-            SnapshotFile(path=str(file), as_of=as_of, source=f"{file.name}, given on the command line")]})
+        files = []
+        for spec in [specs] if isinstance(specs, str) else specs:
+            path, _, date_text = spec.rpartition("@") if "@" in spec else (spec, "", "")
+            try:
+                data_as_of = dt.date.fromisoformat(date_text) if date_text else as_of
+            except ValueError:
+                raise CatalogError(f"--source {source_id}={spec}: {date_text!r} is not a date (YYYY-MM-DD)") from None
+            file = Path(path).resolve()
+            if not file.is_file():
+                raise CatalogError(f"--source {source_id}={spec}: no such file {path!r}")
+            files.append(SnapshotFile(path=str(file), as_of=data_as_of, source=f"{file.name}, given on the command line"))
+        sources[source_id] = sources[source_id].model_copy(update={"files": files})
     return catalog.model_copy(update={"sources": SourcesFile(sources=sources)})
 
 

@@ -322,12 +322,13 @@ def test_a_run_can_read_another_file_for_a_source(prefect_server, tmp_path):
     ]))
     result = nightly(as_of=AS_OF, catalog_dir=str(CATALOGS), warehouse_file=str(tmp_path / "w.duckdb"),
                      reports_dir=str(tmp_path / "reports"), run_id="override",
-                     source_files={"mlperf_inference_snapshot": str(round_file)})
+                     source_files={"mlperf_inference_snapshot": [f"{round_file}@2024-08-28"]})
     [load] = [load for load in result.loads if load.source_id == "mlperf_inference_snapshot"]
     assert (load.rows_in, load.rows_landed, load.rows_quarantined) == (2, 1, 1)
     row = ranking_row(result, "llama2-70b-batch", "aws:us-east-1:p5.48xlarge:on_demand", precision="fp16")
     # the report now uses the given file: 55.04 / (25,000 x 3600) x 1e6 = 0.6116 USD per million tokens
     assert round(row["outcome_value"], 4) == 0.6116
+    assert row["benchmark_as_of"] == dt.date(2024, 8, 28)
 
 
 def test_an_unknown_source_id_on_the_command_line(capsys):
@@ -339,7 +340,9 @@ def test_an_unknown_source_id_on_the_command_line(capsys):
     from flows.pipeline import with_source_files
 
     with pytest.raises(CatalogError, match=r"no source 'mlperf_nope' in sources.yaml"):
-        with_source_files(load_catalog(CATALOGS), {"mlperf_nope": __file__}, AS_OF)
+        with_source_files(load_catalog(CATALOGS), {"mlperf_nope": [__file__]}, AS_OF)
+    with pytest.raises(CatalogError, match=r"'28-08-2024' is not a date"):
+        with_source_files(load_catalog(CATALOGS), {"mlperf_inference_snapshot": [f"{__file__}@28-08-2024"]}, AS_OF)
 
 
 def test_chat_uses_server_results_and_batch_offline_and_each_names_round_and_system(flow_run):

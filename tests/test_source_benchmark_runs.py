@@ -114,3 +114,35 @@ def test_an_own_run_of_an_unknown_accelerator_is_quarantined(curve_catalog, fres
     assert (load.rows_landed, load.rows_quarantined) == (2, 1)
     assert fresh_db.execute("select expectation, unexpected_value from ops.quarantine").fetchall() == [
         ("accelerator_in_catalog", "nvidia h100")]
+
+
+def test_vllm_default_shape_without_a_concurrency_limit(tmp_path):
+    result = vllm_result(None, 100, 100, 400.0, 40.0, 300.0) | {"request_rate": "inf"}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(result))
+    [row] = benchmark_runs.read_file(path, "r.json", metadata=SETUP)
+    # no --max-concurrency and an unlimited request rate: neither is a number to label the point with
+    assert (row["concurrency"], row["request_rate"]) == (None, None)
+
+
+def test_infinite_or_missing_figures_are_quarantined_with_the_reason(fresh_db, catalog, tmp_path):
+    path = tmp_path / "runs.csv"
+    base = {"kind": "serving", "accelerator": "inferentia2", "chips": 1, "model": "llama-3.1-8b", "precision": "bf16",
+            "concurrency": 8, "input_tokens": 1024, "output_tokens": 256, "request_throughput": 1.5,
+            "output_tokens_per_s": 400, "ttft_p99_ms": 300, "tpot_p99_ms": 40, "completed": 100, "failed": 0,
+            "source": "t", "date": "2026-11-01"}
+    with path.open("w", newline="", encoding="utf-8-sig") as fh:  # a spreadsheet's byte-order mark
+        writer = csv.DictWriter(fh, fieldnames=list(benchmark_runs.CSV_COLUMNS))
+        writer.writeheader()
+        writer.writerow(base)
+        writer.writerow(base | {"output_tokens_per_s": "inf"})
+        writer.writerow(base | {"tpot_p99_ms": ""})
+    rows = benchmark_runs.read_file(path, "runs.csv")
+    batch = pipeline.SourceBatch("own", "benchmark_runs", "benchmark_runs", ["runs.csv"], AS_OF,
+                                 [r | {"row_no": i, "source_id": "own", "data_as_of": AS_OF} for i, r in enumerate(rows)])
+    load = pipeline.land_batch(fresh_db, batch, RUN, AS_OF, catalog)
+    assert (load.rows_landed, load.rows_quarantined) == (1, 2)
+    assert fresh_db.execute("select source_ref, expectation from ops.quarantine order by row_no").fetchall() == [
+        ("runs.csv: row 3", "output_tokens_per_s_present"),  # "inf" is not a finite number
+        ("runs.csv: row 4", "tpot_p99_ms_present"),  # a serving run's SLO cannot be checked without it
+    ]

@@ -199,3 +199,19 @@ def test_training_detailed_output_written_as_json(tmp_path):
     path.write_text(json.dumps([training_csv_row("Eos", "NVIDIA H100-SXM5-80GB", 8, 1, lora="28.16")]))
     [row] = mlperf_training.read_file(path, "d.json")
     assert (row["benchmark"], row["time_to_train_minutes"], row["accelerators_count"]) == ("llama2_70b_lora", 28.16, 8.0)
+
+
+def test_interactive_results_of_later_rounds_and_custom_parts(fresh_db, catalog):
+    from flows import transform
+
+    results = [
+        mlperf_inference_result("i1", "NVIDIA H200-SXM-141GB", "llama2-70b-interactive-99", "Server", 20000.0),
+        # the CTS part runs at 1000 W: not the cloud H200, so never mapped onto it
+        mlperf_inference_result("c1", "NVIDIA H200-SXM-141GB-CTS", "llama2-70b-99", "Offline", 34864.2),
+    ]
+    load = pipeline.land_batch(fresh_db, batch_of("mlperf_inference", mlperf_inference.result_rows(results, "s.json")),
+                               "run-1", AS_OF, catalog)
+    assert (load.rows_landed, load.rows_quarantined) == (1, 1)
+    transform.build_models(fresh_db, "run-1", AS_OF)
+    assert fresh_db.execute("select task, scenario, scenario_normalised from staging.stg_mlperf_inference__results"
+                            ).fetchall() == [("llama2-70b", "Server", "Interactive")]

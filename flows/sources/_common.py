@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +14,11 @@ class SourceFormatError(ValueError):
     """A source file or response is not in the format its kind expects."""
 
 
-def read_text(path: Path, label: str | None = None) -> str:
+def read_text(path: Path, label: str | None = None, encoding: str = "utf-8") -> str:
     """The file's text; errors name `label` (how the user knows the file), else the path."""
     name = label or path
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding=encoding)
     except UnicodeDecodeError as exc:
         raise SourceFormatError(f"{name}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     except OSError as exc:
@@ -37,7 +38,7 @@ def load_json(path: Path, label: str | None = None) -> Any:
 def load_csv(path: Path, label: str | None = None, skip_lines: int = 0) -> list[dict[str, str]]:
     """Rows as dicts keyed by header name (columns vary between versions: read by name)."""
     path_name = label or path
-    lines = io.StringIO(read_text(path, label))
+    lines = io.StringIO(read_text(path, label, encoding="utf-8-sig"))  # spreadsheets often write a byte-order mark
     for _ in range(skip_lines):
         lines.readline()
     reader = csv.DictReader(lines)
@@ -68,12 +69,19 @@ def require(obj: Any, key: str, where: str, kind: type | tuple[type, ...] | None
 
 
 def to_float(text: Any) -> float | None:
-    """A number from a JSON number or numeric string; None when it is not one (validation quarantines it)."""
+    """A finite number from a JSON number or numeric string; None when it is not one (validation quarantines it)."""
     if text is None or isinstance(text, bool):
         return None
-    if isinstance(text, (int, float)):
-        return float(text)
     try:
-        return float(str(text).strip())
+        value = float(text) if isinstance(text, (int, float)) else float(str(text).strip())
     except ValueError:
         return None
+    return value if math.isfinite(value) else None
+
+
+def to_bool(value: Any) -> bool | None:
+    """A JSON boolean, or the strings true/false/1/0 that CSV-born files carry."""
+    if isinstance(value, bool) or value is None:
+        return value
+    text = str(value).strip().lower()
+    return {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False, "": None}.get(text)

@@ -37,6 +37,7 @@ def _run_row(values: dict[str, Any], where: str) -> dict:
         "model": values.get("model"),
         "precision": (str(values.get("precision")).lower() if values.get("precision") else None),
         "concurrency": to_float(values.get("concurrency")),
+        "request_rate": to_float(values.get("request_rate")),
         "input_tokens": to_float(values.get("input_tokens")),
         "output_tokens": to_float(values.get("output_tokens")),
         "request_throughput": to_float(values.get("request_throughput")),
@@ -74,7 +75,9 @@ def vllm_rows(result: Any, where: str, metadata: dict | None = None) -> list[dic
     completed = to_float(result["completed"]) or 0.0
     return [_run_row({
         **setup,
-        "concurrency": result.get("max_concurrency") or result.get("request_rate"),
+        # vLLM writes max_concurrency null and request_rate "inf" when neither limit was set
+        "concurrency": result.get("max_concurrency"),
+        "request_rate": result.get("request_rate"),
         "input_tokens": result["total_input_tokens"] / completed if completed else None,
         "output_tokens": result["total_output_tokens"] / completed if completed else None,
         "request_throughput": result["request_throughput"],

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from flows.catalog import normalise_alias
-from flows.sources._common import SourceFormatError, load_json, require, to_float
+from flows.sources._common import SourceFormatError, load_json, require, to_bool, to_float
 
 TABLE = "mlperf_inference"
 
@@ -41,7 +41,7 @@ def result_rows(results: Any, where: str) -> list[dict]:
         row["accelerators_per_node"] = to_float(result.get("a#"))
         row["nodes"] = to_float(result.get("Nodes"))
         row["performance_result"] = to_float(result.get("Performance_Result"))
-        row["has_power"] = bool(result.get("has_power"))
+        row["has_power"] = to_bool(result.get("has_power"))
         row["source_ref"] = f"{row_where} ({result.get('ID')}, {result.get('Model')}, {result.get('Scenario')})"
         rows.append(row)
     return rows

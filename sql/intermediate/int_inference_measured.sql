@@ -46,7 +46,7 @@ matched as (
     from workloads
     inner join results
         on results.task = workloads.benchmark_task
-        and results.scenario = workloads.benchmark_scenario
+        and results.scenario_normalised = workloads.benchmark_scenario
         and results.accuracy_target_pct >= workloads.accuracy_target_pct
         -- the divisions, suites and availabilities the workload declares it accepts
         and list_contains(workloads.benchmark_divisions, lower(results.division))
@@ -74,8 +74,9 @@ own_runs as (
         runs.data_as_of as benchmark_as_of,
         runs.source_ref as benchmark_ref,
         'own run: ' || coalesce(runs.run_source, runs.source_id) || ', ' || runs.chips || ' x ' || runs.accelerator_id
-            || ', concurrency ' || cast(runs.concurrency as bigint) || coalesce(' (' || runs.run_date || ')', '')
-            as benchmark_label,
+            || coalesce(', concurrency ' || cast(runs.concurrency as bigint), '')
+            || coalesce(', ' || runs.request_rate || ' requests/s offered', '')
+            || coalesce(' (' || runs.run_date || ')', '') as benchmark_label,
         runs.success_rate as run_success_rate
     from workloads
     inner join runs on runs.model_id = workloads.model_id

@@ -13,7 +13,8 @@ create table if not exists raw.benchmark_runs (
     chips double,
     model varchar,                    -- a catalog model id
     precision varchar,
-    concurrency double,
+    concurrency double,               -- max concurrent requests (vLLM --max-concurrency); null when unlimited
+    request_rate double,              -- offered requests/s (vLLM --request-rate); null when unlimited
     input_tokens double,              -- mean per request
     output_tokens double,             -- mean per request
     request_throughput double,        -- completed requests/s

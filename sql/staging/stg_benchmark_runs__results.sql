@@ -19,6 +19,7 @@ final as (
         precision,
         case when precision in ('fp16', 'bf16') then 'bf16' else precision end as precision_class,
         concurrency,
+        request_rate,
         input_tokens,
         output_tokens,
         request_throughput,

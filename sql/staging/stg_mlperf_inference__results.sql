@@ -22,12 +22,15 @@ final as (
         source.suite,
         source.availability,
         source.model,
-        regexp_replace(source.model, '-99(\.9)?$', '') as task,
+        -- later rounds publish interactive results as model `<task>-interactive-99` under scenario Server
+        regexp_replace(regexp_replace(source.model, '-99(\.9)?$', ''), '-interactive$', '') as task,
         case
             when source.model like '%-99.9' then 99.9::double
             else 99.0::double  -- `-99`, or a benchmark with a single target (llama3.1-8b: 99% of the reference)
         end as accuracy_target_pct,
         source.scenario,
+        case when source.model like '%-interactive-%' then 'Interactive' else source.scenario end
+            as scenario_normalised,
         aliases.accelerator_id,
         source.accelerator as accelerator_raw,
         source.accelerators_per_node,
