@@ -215,3 +215,10 @@ def test_interactive_results_of_later_rounds_and_custom_parts(fresh_db, catalog)
     transform.build_models(fresh_db, "run-1", AS_OF)
     assert fresh_db.execute("select task, scenario, scenario_normalised from staging.stg_mlperf_inference__results"
                             ).fetchall() == [("llama2-70b", "Server", "Interactive")]
+
+
+def test_power_is_kept_where_the_result_has_it():
+    result = mlperf_inference_result("p1", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Offline", 20000.0)
+    result |= {"has_power": True, "Power_Result": 5210.4, "Power_Units": "Watts"}
+    [row] = mlperf_inference.result_rows([result], "s.json")
+    assert (row["has_power"], row["power_result"], row["power_units"]) == (True, 5210.4, "Watts")

@@ -42,6 +42,8 @@ def result_rows(results: Any, where: str) -> list[dict]:
         row["nodes"] = to_float(result.get("Nodes"))
         row["performance_result"] = to_float(result.get("Performance_Result"))
         row["has_power"] = to_bool(result.get("has_power"))
+        row["power_result"] = to_float(result.get("Power_Result"))  # where the submitter measured power
+        row["power_units"] = None if result.get("Power_Units") is None else str(result.get("Power_Units"))
         row["source_ref"] = f"{row_where} ({result.get('ID')}, {result.get('Model')}, {result.get('Scenario')})"
         rows.append(row)
     return rows

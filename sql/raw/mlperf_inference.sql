@@ -23,5 +23,7 @@ create table if not exists raw.mlperf_inference (
     accelerators_per_node double,     -- MLPerf `a#`
     nodes double,
     performance_result double,
-    has_power boolean
+    has_power boolean,
+    power_result double,              -- MLPerf `Power_Result`, where the result was measured for power
+    power_units varchar
 );

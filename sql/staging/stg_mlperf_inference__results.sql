@@ -39,7 +39,9 @@ final as (
         lower(source.weight_data_types) as precision,
         source.performance_result,
         source.performance_units,
-        source.has_power
+        source.has_power,
+        source.power_result,
+        source.power_units
     from source
     inner join aliases on aliases.alias_key = source.accelerator_key
 )
