@@ -1,0 +1,112 @@
+"""A corpus of malformed inputs across the source kinds: each names the file, the row or key, and what was expected."""
+
+import json
+
+import pytest
+from builders import TRAINING_HEADER, aws_page, aws_product, azure_item, azure_page, gcp_sku, mlperf_inference_result
+
+from flows.sources import SOURCE_KINDS
+from flows.sources._common import SourceFormatError
+
+AWS_OK = json.dumps(aws_page(aws_product("p5.48xlarge", "55.0400000000")))
+HEADER = ",".join(TRAINING_HEADER)
+
+
+def aws_with(mutate):
+    item = json.loads(aws_product("p5.48xlarge", "55.0400000000"))
+    mutate(item)
+    return json.dumps(aws_page(json.dumps(item)))
+
+
+def inference_with(**changes):
+    result = mlperf_inference_result("x", "NVIDIA L40S", "llama2-70b-99", "Offline", 3717.74)
+    for key, value in changes.items():
+        if value is ...:
+            del result[key]
+        else:
+            result[key] = value
+    return json.dumps([result])
+
+
+def gcp_with(mutate):
+    sku = gcp_sku("TPU v5e chip running in Iowa", "1", 200000000, group="TPU")
+    mutate(sku)
+    return json.dumps({"skus": [sku]})
+
+
+CASES = [
+    # (kind, file name, content, expected message)
+    ("aws_pricing", "p.json", b"", r"f: not valid JSON at line 1 column 1"),
+    ("aws_pricing", "p.json", AWS_OK[:-40].encode(), r"f: not valid JSON at line 1"),
+    ("aws_pricing", "p.json", b"\xff\xfe{}", r"f: not UTF-8 text \(byte 0"),
+    ("aws_pricing", "p.json", b"[]", r"f: expected an object with key 'PriceList', got list"),
+    ("aws_pricing", "p.json", b'{"FormatVersion": "aws_v1"}', r"f: missing key 'PriceList'"),
+    ("aws_pricing", "p.json", b'{"PriceList": "not a list"}', r"f.PriceList: expected list, got str"),
+    ("aws_pricing", "p.json", b'{"PriceList": ["{not json"]}', r"f: PriceList\[0\]: not valid JSON"),
+    ("aws_pricing", "p.json", aws_with(lambda i: i.pop("product")).encode(), r"f: PriceList\[0\]: missing key 'product'"),
+    ("aws_pricing", "p.json", aws_with(lambda i: i["product"].pop("attributes")).encode(),
+     r"f: PriceList\[0\].product: missing key 'attributes'"),
+    ("aws_pricing", "p.json", aws_with(lambda i: i.pop("terms")).encode(), r"f: PriceList\[0\]: missing key 'terms'"),
+    ("aws_pricing", "p.json",
+     aws_with(lambda i: [t.pop("priceDimensions") for t in i["terms"]["OnDemand"].values()]).encode(),
+     r"f: PriceList\[0\].terms.OnDemand.SKU0000000000001.JRTCKXETXF: missing key 'priceDimensions'"),
+    ("aws_pricing", "p.json",
+     aws_with(lambda i: [d.pop("pricePerUnit") for t in i["terms"]["OnDemand"].values()
+                         for d in t["priceDimensions"].values()]).encode(),
+     r"missing key 'pricePerUnit'"),
+    ("azure_retail", "a.json", b'{"NextPageLink": null}', r"f: missing key 'Items'"),
+    ("azure_retail", "a.json", b'{"Items": {}}', r"f.Items: expected list, got dict"),
+    ("azure_retail", "a.json", json.dumps(azure_page({"retailPrice": 1.0})).encode(),
+     r"f: Items\[0\]: missing key 'armSkuName'"),
+    ("azure_retail", "a.json", json.dumps(azure_page(azure_item(1, 1.0, product="p", meter="m"))).encode(),
+     r"f: Items\[0\].armSkuName: expected str, got int"),
+    ("azure_retail", "a.json", b'{"Items": [', r"f: not valid JSON at line 1 column 12"),
+    ("gcp_billing", "g.json", b'{"nextPageToken": ""}', r"f: missing key 'skus'"),
+    ("gcp_billing", "g.json", gcp_with(lambda s: s.pop("category")).encode(), r"f: skus\[0\]: missing key 'category'"),
+    ("gcp_billing", "g.json", gcp_with(lambda s: s.pop("serviceRegions")).encode(),
+     r"f: skus\[0\]: missing key 'serviceRegions'"),
+    ("gcp_billing", "g.json", gcp_with(lambda s: s.update(pricingInfo=[])).encode(),
+     r"f: skus\[0\].pricingInfo: empty, expected at least one pricing entry"),
+    ("gcp_billing", "g.json",
+     gcp_with(lambda s: s["pricingInfo"][0]["pricingExpression"]["tieredRates"][0].pop("unitPrice")).encode(),
+     r"tieredRates\[0\]: missing key 'unitPrice'"),
+    ("gcp_billing", "g.json",
+     gcp_with(lambda s: s["pricingInfo"][0]["pricingExpression"]["tieredRates"][0]["unitPrice"].update(
+         units="one")).encode(),
+     r"unitPrice: units 'one' / nanos 200000000 are not integers"),
+    ("mlperf_inference", "s.json", b'{"ID": "x"}', r"f: expected a JSON list of result objects, got dict"),
+    ("mlperf_inference", "s.json", inference_with(**{"a#": ...}).encode(), r"f: \[0\]: missing key 'a#'"),
+    ("mlperf_inference", "s.json", inference_with(Scenario=...).encode(), r"f: \[0\]: missing key 'Scenario'"),
+    ("mlperf_inference", "s.json", inference_with(Performance_Units=...).encode(),
+     r"f: \[0\]: missing key 'Performance_Units'"),
+    ("mlperf_inference", "s.json", b"[1, 2]", r"f: \[0\]: expected an object with key 'ID', got int"),
+    ("mlperf_training", "t.csv", b"", r"f: empty CSV, expected a header line"),
+    ("mlperf_training", "t.csv", b"division,system\nclosed,x\n",
+     r"f: no '<benchmark>:time_to_train' column; not a summarizer detailed output"),
+    ("mlperf_training", "t.csv", (HEADER + "\n" + ",".join(["x"] * (len(TRAINING_HEADER) + 1)) + "\n").encode(),
+     rf"f: line 2: {len(TRAINING_HEADER) + 1} fields, expected {len(TRAINING_HEADER)}"),
+    ("mlperf_training", "t.csv",
+     (HEADER + "\n" + ",".join(["closed"] + [""] * (len(TRAINING_HEADER) - 1)) + "\n").replace(
+         "accelerator_model_name", "accelerator").encode(),
+     r"f: row 2: missing key 'accelerator_model_name'"),
+    ("mlperf_training", "t.json", b'{"bert": 5.0}', r"f: expected a JSON list of systems, got dict"),
+    ("mlperf_training", "t.xlsx", b"PK", r"f: unknown file type '.xlsx'; expected .csv \(detailed\) or .json"),
+    ("benchmark_runs", "r.json", b"[]", r"f: expected a vLLM benchmark_serving result object, got list"),
+    ("benchmark_runs", "r.json", b'{"completed": 1}', r"f: missing key 'num_prompts'"),
+    ("benchmark_runs", "r.csv", b"accelerator,chips\ninferentia2,1\n", r"f: missing column\(s\) model, precision"),
+    ("benchmark_runs", "r.txt", b"x", r"f: unknown file type '.txt'; expected .json \(vLLM\) or .csv \(generic\)"),
+]
+
+
+@pytest.mark.parametrize(("kind", "name", "content", "message"), CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_malformed_input_names_file_and_place(tmp_path, kind, name, content, message):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(SourceFormatError, match=message):
+        SOURCE_KINDS[kind].read_file(path, "f")
+
+
+def test_the_corpus_covers_every_source_kind_with_at_least_30_inputs():
+    assert len(CASES) >= 30
+    assert {c[0] for c in CASES} == set(SOURCE_KINDS)
