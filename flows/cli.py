@@ -52,8 +52,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     landed = sum(load.rows_landed for load in result.loads)
     quarantined = sum(load.rows_quarantined for load in result.loads)
     for load in result.loads:
-        print(f"  {load.source_id}: {load.rows_in} rows in, {load.rows_landed} landed, "
-              f"{load.rows_quarantined} quarantined")
+        if load.status == "stale":
+            print(f"  {load.source_id}: STALE ({load.error}); using "
+                  + (f"its data as of {load.stale_since}" if load.stale_since else "no data from it"))
+        else:
+            print(f"  {load.source_id}: {load.rows_in} rows in, {load.rows_landed} landed, "
+                  f"{load.rows_quarantined} quarantined")
     print(f"run {result.run_id} as of {result.as_of}: {landed} rows landed, {quarantined} quarantined")
     print(f"warehouse: {result.warehouse}")
     print(f"reports:   {result.reports}/index.md (also {result.reports.parent / 'latest'}/)")

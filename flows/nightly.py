@@ -47,16 +47,17 @@ def land(building: Path, catalog: Catalog, batches: list[pipeline.SourceBatch], 
     logger = get_run_logger()
     con = warehouse.connect(building)
     try:
-        pipeline.prepare_warehouse(con, catalog, as_of)
-        loads = []
-        for batch in batches:
-            load = pipeline.land_batch(con, batch, run_id, as_of, catalog)
-            logger.info("%s: %d rows in, %d landed in raw.%s, %d quarantined",
-                        load.source_id, load.rows_in, load.rows_landed, load.table, load.rows_quarantined)
-            loads.append(load)
-        return loads
+        loads = pipeline.land_all(con, catalog, batches, run_id, as_of)
     finally:
         con.close()
+    for load in loads:
+        if load.status == "stale":
+            logger.warning("%s is stale (%s): the run uses %s", load.source_id, load.error,
+                           f"its data as of {load.stale_since}" if load.stale_since else "no data from it")
+        else:
+            logger.info("%s: %d rows in, %d landed in raw.%s, %d quarantined",
+                        load.source_id, load.rows_in, load.rows_landed, load.table, load.rows_quarantined)
+    return loads
 
 
 @task(cache_policy=NO_CACHE)
@@ -117,7 +118,14 @@ def nightly(
     enabled = [s_id for s_id, s in catalog.sources.sources.items() if s.enabled]
     logger.info("run %s as of %s: sources %s", run_id, as_of, ", ".join(enabled))
 
-    batches = [fetch(catalog, source_id) for source_id in enabled]
+    # a source that cannot be read does not stop the others: it is stale, and the run uses its last good data
+    batches = []
+    for source_id in enabled:
+        state = fetch(catalog, source_id, return_state=True)
+        if state.is_failed():
+            batches.append(pipeline.failed_batch(catalog, source_id, state.result(raise_on_failure=False)))
+        else:
+            batches.append(state.result())
     try:
         with warehouse.building_copy(warehouse_path) as building:
             loads = land(building, catalog, batches, run_id, as_of)

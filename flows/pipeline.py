@@ -32,8 +32,9 @@ class SourceBatch:
     kind: str
     table: str
     files: list[str]
-    data_as_of: dt.date
+    data_as_of: dt.date | None
     rows: list[dict] = field(default_factory=list)
+    error: str | None = None  # why the source could not be read this run: it is stale
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,9 @@ class SourceLoad:
     rows_in: int
     rows_landed: int
     rows_quarantined: int
+    status: str = "landed"  # landed | stale
+    error: str | None = None
+    stale_since: dt.date | None = None  # as-of date of the last good data a stale source runs on
 
 
 def new_run_id(as_of: dt.date) -> str:
@@ -105,6 +109,38 @@ def fetch_source(catalog: Catalog, source_id: str) -> SourceBatch:
     )
 
 
+def failed_batch(catalog: Catalog, source_id: str, error: BaseException) -> SourceBatch:
+    """What a source that could not be read contributes: no rows, and the reason."""
+    source = catalog.sources.sources[source_id]
+    return SourceBatch(source_id=source_id, kind=source.kind, table=SOURCE_KINDS[source.kind].TABLE,
+                       files=[f.path for f in source.files], data_as_of=None,
+                       error=f"{type(error).__name__}: {error}")
+
+
+def last_good_load(con: duckdb.DuckDBPyConnection, source_id: str, before: dt.date | None = None) -> tuple | None:
+    """(run id, as-of) of the latest run that landed this source, whose rows a stale source runs on."""
+    rows = con.execute(
+        "select used_run_id, coalesce(stale_since, as_of) from ops.source_loads "
+        "where source_id = ? and used_run_id is not null order by coalesce(stale_since, as_of) desc, as_of desc "
+        "limit 1", [source_id]).fetchall()
+    return rows[0] if rows else None
+
+
+def record_stale(con: duckdb.DuckDBPyConnection, batch: SourceBatch, run_id: str, as_of: dt.date,
+                 last_good: tuple | None) -> SourceLoad:
+    """A source that failed runs on its last good data; ops.source_loads says which, since when and why."""
+    used_run_id, stale_since = last_good if last_good else (None, None)
+    warehouse.insert_rows(con, "ops.source_loads", [{
+        "run_id": run_id, "as_of": as_of, "source_id": batch.source_id, "kind": batch.kind,
+        "landed_table": f"raw.{batch.table}", "data_as_of": stale_since, "files": len(batch.files),
+        "rows_in": 0, "rows_landed": 0, "rows_quarantined": 0, "status": "stale", "error": batch.error,
+        "used_run_id": used_run_id, "stale_since": stale_since,
+    }])
+    log.warning("%s is stale: %s; using %s", batch.source_id, batch.error,
+                f"its data as of {stale_since}" if stale_since else "no data (it never landed)")
+    return SourceLoad(batch.source_id, batch.table, 0, 0, 0, "stale", batch.error, stale_since)
+
+
 def land_batch(
     con: duckdb.DuckDBPyConnection,
     batch: SourceBatch,
@@ -153,6 +189,7 @@ def land_batch(
         "rows_landed": load.rows_landed,
         "rows_quarantined": load.rows_quarantined,
         "status": "landed",
+        "used_run_id": run_id,
     }])
     log.info("%s: %d rows in, %d landed in raw.%s, %d quarantined",
              batch.source_id, load.rows_in, load.rows_landed, batch.table, load.rows_quarantined)
@@ -166,7 +203,8 @@ def record_run(con, run_id: str, as_of: dt.date, started_at: dt.datetime, catalo
         "as_of": as_of,
         "started_at": started_at,
         "finished_at": dt.datetime.now(dt.UTC).replace(tzinfo=None),
-        "status": "succeeded",
+        "status": "succeeded" if all(load.status == "landed" for load in loads) else
+                  "succeeded with stale sources: " + ", ".join(l.source_id for l in loads if l.status == "stale"),
         "catalog_dir": str(catalog.root),
         "sources": ",".join(load.source_id for load in loads),
         "rows_in": sum(load.rows_in for load in loads),
@@ -175,10 +213,22 @@ def record_run(con, run_id: str, as_of: dt.date, started_at: dt.datetime, catalo
     }])
 
 
-def prepare_warehouse(con: duckdb.DuckDBPyConnection, catalog: Catalog, as_of: dt.date) -> None:
+def prepare_warehouse(con: duckdb.DuckDBPyConnection, catalog: Catalog, as_of: dt.date,
+                      keep_sources: set[str] = frozenset()) -> None:
+    """Schema and catalog tables, with this as-of date's earlier rows cleared (a stale source's are kept)."""
     warehouse.apply_ddl(con)
-    warehouse.clear_as_of(con, as_of)
+    warehouse.clear_as_of(con, as_of, keep_sources)
     warehouse.load_catalog_tables(con, catalog)
+
+
+def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[SourceBatch], run_id: str,
+             as_of: dt.date) -> list[SourceLoad]:
+    """Land every batch that was read; a source that failed runs on its last good data instead."""
+    warehouse.apply_ddl(con)
+    last_good = {b.source_id: last_good_load(con, b.source_id) for b in batches if b.error}
+    prepare_warehouse(con, catalog, as_of, keep_sources=set(last_good))
+    return [record_stale(con, b, run_id, as_of, last_good[b.source_id]) if b.error
+            else land_batch(con, b, run_id, as_of, catalog) for b in batches]
 
 
 def build(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date) -> list[transform.BuiltModel]:

@@ -221,6 +221,12 @@ def render_workload(workload: dict, ranking: list[dict], costs: dict[str, dict],
     return "\n".join(out)
 
 
+def _source_status(load: dict) -> str:
+    if load["status"] != "stale":
+        return load["status"]
+    return f"stale since {load['stale_since']}" if load["stale_since"] else "stale, no earlier data"
+
+
 def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str]:
     """File name -> Markdown for every page of the run at `as_of`."""
     workloads = _rows(con, "select * from catalog.workloads order by workload_id")
@@ -260,6 +266,10 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str]:
                             "—", "—"])
     run_line = (f"Run `{run[0]['run_id']}`: {run[0]['rows_in']} rows in, {run[0]['rows_landed']} landed, "
                 f"{run[0]['rows_quarantined']} quarantined." if run else "")
+    stale = [r for r in loads if r["status"] == "stale"]
+    if stale:
+        run_line += (" **Stale sources** (could not be read this run; their last good data is used, see Sources): "
+                     + ", ".join(f"{r['source_id']} ({_source_status(r)})" for r in stale) + ".")
     index = [
         f"# hweval report, as of {as_of.isoformat()}",
         "",
@@ -280,9 +290,10 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str]:
         "",
         "## Sources",
         "",
-        _table(["source", "kind", "data as of", "files", "rows in", "landed", "quarantined"],
-               [[r["source_id"], r["kind"], str(r["data_as_of"]), str(r["files"]), str(r["rows_in"]),
-                 str(r["rows_landed"]), str(r["rows_quarantined"])] for r in loads]),
+        _table(["source", "kind", "status", "data as of", "files", "rows in", "landed", "quarantined", "why stale"],
+               [[r["source_id"], r["kind"], _source_status(r), str(r["data_as_of"] or "—"), str(r["files"]),
+                 str(r["rows_in"]), str(r["rows_landed"]), str(r["rows_quarantined"]), r["error"] or "—"]
+                for r in loads]),
         "",
         "## Quarantined rows by reason",
         "",

@@ -222,9 +222,15 @@ def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[dict]) ->
         con.unregister("_rows")
 
 
-def clear_as_of(con: duckdb.DuckDBPyConnection, as_of) -> None:
-    """Re-running an as-of date replaces that date's rows instead of duplicating them."""
-    for table in [f"raw.{t}" for t in RAW_TABLES] + ["ops.source_loads", "ops.quarantine", "ops.runs"]:
+def clear_as_of(con: duckdb.DuckDBPyConnection, as_of, keep_sources: set[str] = frozenset()) -> None:
+    """Re-running an as-of date replaces that date's rows instead of duplicating them.
+
+    Landed rows of `keep_sources` (stale this run) stay: they may be the last good data the run falls back on.
+    """
+    keep = sorted(keep_sources) or [""]
+    for table in [f"raw.{t}" for t in RAW_TABLES]:
+        con.execute(f"delete from {table} where as_of = ? and source_id not in (select unnest(?))", [as_of, keep])
+    for table in ["ops.source_loads", "ops.quarantine", "ops.runs"]:
         con.execute(f"delete from {table} where as_of = ?", [as_of])
     existing = {r[0] for r in con.execute(
         "select table_name from information_schema.tables where table_schema = 'marts' and table_type = 'BASE TABLE'"

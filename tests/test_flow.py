@@ -139,14 +139,37 @@ def run_against(last_good, catalog_dir, **kwargs):
                    reports_dir=str(last_good / "reports"), run_id="second-run", **kwargs)
 
 
-def test_garbage_source_file_fails_the_run_and_leaves_the_last_good_state(last_good, catalog_copy):
-    before = digest_tree(last_good)
+def test_a_source_returning_garbage_is_stale_and_the_run_goes_on_with_its_last_good_data(last_good, catalog_copy):
     (catalog_copy / "snapshot/azure_retail/eastus.page-2.json").write_text('{"Items": [{"armSkuName": ')
-    from flows.sources._common import SourceFormatError
+    result = run_against(last_good, catalog_copy)
+    [azure] = [load for load in result.loads if load.source_id == "azure_retail_snapshot"]
+    # the last good Azure data is the golden run's (as of 2026-11-30); the other sources landed as usual
+    assert (azure.status, azure.stale_since) == ("stale", AS_OF)
+    assert azure.error.startswith("SourceFormatError: ") and "eastus.page-2.json: not valid JSON at line 1" in azure.error
+    assert {load.source_id for load in result.loads if load.status == "landed"} == {
+        "aws_pricing_snapshot", "gcp_billing_snapshot", "mlperf_inference_snapshot", "mlperf_training_snapshot",
+        "published_benchmarks"}
+    offers = query(result, "select as_of, offer_id, usd_per_hour, price_as_of from marts.offers "
+                           "where cloud = 'azure' order by as_of, offer_id")
+    before = [(o["offer_id"], o["usd_per_hour"], o["price_as_of"]) for o in offers if o["as_of"] == AS_OF]
+    after = [(o["offer_id"], o["usd_per_hour"], o["price_as_of"]) for o in offers if o["as_of"] == dt.date(2026, 12, 1)]
+    assert after == before and len(after) == 4  # Linux on-demand and spot of both Azure instance types
+    [run] = query(result, "select status from ops.runs where run_id = 'second-run'")
+    assert run["status"] == "succeeded with stale sources: azure_retail_snapshot"
+    index = (result.reports / "index.md").read_text()
+    assert "| azure_retail_snapshot | azure_retail | stale since 2026-11-30 |" in index
 
-    with pytest.raises(SourceFormatError, match=r"catalogs/snapshot/azure_retail/eastus.page-2.json: not valid JSON at line 1 column 27"):
-        run_against(last_good, catalog_copy)
-    assert digest_tree(last_good) == before
+
+def test_a_source_that_never_landed_is_stale_without_data(prefect_server, tmp_path, catalog_copy):
+    from flows.nightly import nightly
+
+    (catalog_copy / "snapshot/gcp_billing/compute-engine.skus.page-1.json").write_bytes(b"\xff not json")
+    result = nightly(as_of=AS_OF, catalog_dir=str(catalog_copy), warehouse_file=str(tmp_path / "w.duckdb"),
+                     reports_dir=str(tmp_path / "reports"), run_id="first")
+    [gcp] = [load for load in result.loads if load.source_id == "gcp_billing_snapshot"]
+    assert (gcp.status, gcp.stale_since) == ("stale", None)
+    assert query(result, "select count(*) as n from marts.offers where cloud = 'gcp'") == [{"n": 0}]
+    assert "| gcp_billing_snapshot | gcp_billing | stale, no earlier data |" in (result.reports / "index.md").read_text()
 
 
 def test_crash_in_the_model_build_leaves_the_last_good_state(last_good, monkeypatch):

@@ -4,7 +4,7 @@ create table if not exists ops.runs (
     as_of date not null,
     started_at timestamp not null,
     finished_at timestamp,
-    status varchar not null,          -- succeeded (a failed run leaves no trace here: the warehouse is untouched)
+    status varchar not null,          -- succeeded, or succeeded with stale sources (a failed run leaves no trace)
     catalog_dir varchar,
     sources varchar,                  -- source ids, comma separated
     rows_in bigint,
@@ -22,7 +22,10 @@ create table if not exists ops.source_loads (
     rows_in bigint not null,
     rows_landed bigint not null,
     rows_quarantined bigint not null,
-    status varchar not null
+    status varchar not null,          -- landed | stale (the source could not be read: the run uses its last good data)
+    error varchar,                    -- why a stale source could not be read
+    used_run_id varchar,              -- the run whose landed rows of this source the models read
+    stale_since date                  -- as-of date of the last good data a stale source runs on
 );
 create table if not exists ops.quarantine (
     run_id varchar not null,

@@ -1,7 +1,9 @@
 -- Grain: one row per AWS price dimension landed this run. Classifies each row's pricing term and whether it
 -- is a plain Linux price (a Capacity Block, Windows, licence-included or dedicated row never poses as one).
 with source as (
-    select * from raw.aws_pricing where run_id = getvariable('run_id')
+    -- this run's rows, or a stale source's last good ones
+    select * from raw.aws_pricing
+    semi join staging.stg_ops__source_runs_used using (source_id, run_id)
 ),
 
 final as (

@@ -1,7 +1,9 @@
 -- Grain: one row per Azure Retail Prices item landed this run. Linux and Windows share a meter and differ only
 -- in productName; Spot and Low Priority are Consumption rows marked in skuName / meterName.
 with source as (
-    select * from raw.azure_retail where run_id = getvariable('run_id')
+    -- this run's rows, or a stale source's last good ones
+    select * from raw.azure_retail
+    semi join staging.stg_ops__source_runs_used using (source_id, run_id)
 ),
 
 final as (

@@ -2,7 +2,9 @@
 -- throughput per chip, latency percentiles and the share of requests that succeeded, or a published training
 -- figure with its MFU.
 with source as (
-    select * from raw.benchmark_runs where run_id = getvariable('run_id')
+    -- this run's rows, or a stale source's last good ones
+    select * from raw.benchmark_runs
+    semi join staging.stg_ops__source_runs_used using (source_id, run_id)
 ),
 
 final as (

@@ -2,7 +2,9 @@
 -- " running in <place>" and without the "Spot Preemptible " marker: what instances.yaml price components match.
 -- `start_usage_amount` > 0 marks a volume tier; offers are priced at the first tier (0).
 with source as (
-    select * from raw.gcp_billing where run_id = getvariable('run_id')
+    -- this run's rows, or a stale source's last good ones
+    select * from raw.gcp_billing
+    semi join staging.stg_ops__source_runs_used using (source_id, run_id)
 ),
 
 final as (

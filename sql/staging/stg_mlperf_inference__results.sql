@@ -1,7 +1,9 @@
 -- Grain: one row per MLPerf Inference result landed this run, with the catalog accelerator id (through the
 -- declared aliases), total accelerators (`a#` is per node), the task without its accuracy suffix and the target.
 with source as (
-    select * from raw.mlperf_inference where run_id = getvariable('run_id')
+    -- this run's rows, or a stale source's last good ones
+    select * from raw.mlperf_inference
+    semi join staging.stg_ops__source_runs_used using (source_id, run_id)
 ),
 
 aliases as (

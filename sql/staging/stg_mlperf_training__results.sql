@@ -1,6 +1,8 @@
 -- Grain: one row per MLPerf Training system x benchmark landed this run, with the catalog accelerator id.
 with source as (
-    select * from raw.mlperf_training where run_id = getvariable('run_id')
+    -- this run's rows, or a stale source's last good ones
+    select * from raw.mlperf_training
+    semi join staging.stg_ops__source_runs_used using (source_id, run_id)
 ),
 
 aliases as (
