@@ -9,7 +9,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from conftest import AS_OF, CATALOGS
+from conftest import AS_OF, CATALOGS, RUN_ID
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -378,3 +378,18 @@ def test_chat_uses_server_results_and_batch_offline_and_each_names_round_and_sys
     page = (flow_run.reports / "llama2-70b-chat.md").read_text()
     assert "MLPerf Inference v4.1 llama2-70b-99 Server: Supermicro" in page
     assert "derived from MLPerf, not an official MLPerf result" in page
+
+
+def test_re_running_the_same_date_with_a_broken_source_keeps_its_earlier_rows(last_good, catalog_copy):
+    from flows.nightly import nightly
+
+    (catalog_copy / "snapshot/azure_retail/eastus.page-1.json").write_text("[]")
+    result = nightly(as_of=AS_OF, catalog_dir=str(catalog_copy),
+                     warehouse_file=str(last_good / "warehouse" / "hweval.duckdb"),
+                     reports_dir=str(last_good / "reports"), run_id="rerun")
+    [azure] = [load for load in result.loads if load.source_id == "azure_retail_snapshot"]
+    assert (azure.status, azure.stale_since) == ("stale", AS_OF)
+    # the golden run's Azure rows of the same as-of date were kept, and the re-run reads them
+    assert query(result, "select distinct run_id from raw.azure_retail") == [{"run_id": RUN_ID}]
+    assert query(result, "select count(*) as n from marts.offers where cloud = 'azure'") == [{"n": 4}]
+    assert query(result, "select count(distinct run_id) as n from raw.aws_pricing") == [{"n": 1}]
