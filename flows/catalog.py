@@ -242,6 +242,9 @@ class Source(Strict):
     enabled: bool = True
     description: str
     files: list[SnapshotFile] = Field(min_length=1)
+    max_row_drop: float = Field(
+        0.5, ge=0, le=1,
+        description="a run reading more than this share fewer rows than the source's last good run marks it stale")
 
 
 class SourcesFile(Strict):

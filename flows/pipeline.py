@@ -11,7 +11,7 @@ import logging
 import os
 import shutil
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import duckdb
@@ -221,10 +221,26 @@ def prepare_warehouse(con: duckdb.DuckDBPyConnection, catalog: Catalog, as_of: d
     warehouse.load_catalog_tables(con, catalog)
 
 
+def table_level_problem(con: duckdb.DuckDBPyConnection, catalog: Catalog, batch: SourceBatch) -> str | None:
+    """Why a batch that parsed cannot be trusted as a whole (no rows, far fewer rows than last time), or None."""
+    if not batch.rows:
+        return "no rows: the source returned nothing"
+    last = con.execute(
+        "select rows_in from ops.source_loads where source_id = ? and status = 'landed' "
+        "order by as_of desc, run_id desc limit 1", [batch.source_id]).fetchall()
+    allowed = catalog.sources.sources[batch.source_id].max_row_drop
+    if last and last[0][0] and len(batch.rows) < last[0][0] * (1 - allowed):
+        return (f"{len(batch.rows)} rows, {1 - len(batch.rows) / last[0][0]:.0%} fewer than the last good run's "
+                f"{last[0][0]} (more than the {allowed:.0%} drop sources.yaml allows)")
+    return None
+
+
 def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[SourceBatch], run_id: str,
              as_of: dt.date) -> list[SourceLoad]:
-    """Land every batch that was read; a source that failed runs on its last good data instead."""
+    """Land every batch that was read and passes the table-level checks; the rest run on their last good data."""
     warehouse.apply_ddl(con)
+    batches = [b if b.error else replace(b, error=problem) if (problem := table_level_problem(con, catalog, b)) else b
+               for b in batches]
     last_good = {b.source_id: last_good_load(con, b.source_id) for b in batches if b.error}
     prepare_warehouse(con, catalog, as_of, keep_sources=set(last_good))
     return [record_stale(con, b, run_id, as_of, last_good[b.source_id]) if b.error

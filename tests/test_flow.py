@@ -2,6 +2,7 @@
 
 import datetime as dt
 import filecmp
+import json
 import hashlib
 import os
 import shutil
@@ -393,3 +394,22 @@ def test_re_running_the_same_date_with_a_broken_source_keeps_its_earlier_rows(la
     assert query(result, "select distinct run_id from raw.azure_retail") == [{"run_id": RUN_ID}]
     assert query(result, "select count(*) as n from marts.offers where cloud = 'azure'") == [{"n": 4}]
     assert query(result, "select count(distinct run_id) as n from raw.aws_pricing") == [{"n": 1}]
+
+
+def test_a_source_with_far_fewer_rows_than_last_time_is_stale(last_good, catalog_copy):
+    # keep 1 of the AWS pages' 18 rows: 17 of 18 gone is more than the 50% drop sources.yaml allows
+    page = catalog_copy / "snapshot/aws_pricing/us-east-1.page-1.json"
+    data = json.loads(page.read_text())
+    data["PriceList"] = data["PriceList"][:1]
+    page.write_text(json.dumps(data))
+    for other in ("us-east-1.page-2.json", "eu-north-1.page-1.json"):
+        (catalog_copy / "snapshot/aws_pricing" / other).write_text(json.dumps({"FormatVersion": "aws_v1",
+                                                                                "PriceList": []}))
+    result = run_against(last_good, catalog_copy)
+    [aws] = [load for load in result.loads if load.source_id == "aws_pricing_snapshot"]
+    assert (aws.status, aws.stale_since) == ("stale", AS_OF)
+    assert aws.error == ("1 rows, 94% fewer than the last good run's 18 (more than the 50% drop sources.yaml "
+                         "allows)")
+    # the run still prices AWS offers, from the last good rows
+    assert query(result, "select count(*) as n from marts.offers where cloud = 'aws' and as_of = ?",
+                 [dt.date(2026, 12, 1)]) == [{"n": 16}]  # 15 in us-east-1 and p5.48xlarge in eu-north-1
