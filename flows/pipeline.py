@@ -117,7 +117,7 @@ def failed_batch(catalog: Catalog, source_id: str, error: BaseException) -> Sour
                        error=f"{type(error).__name__}: {error}")
 
 
-def last_good_load(con: duckdb.DuckDBPyConnection, source_id: str, before: dt.date | None = None) -> tuple | None:
+def last_good_load(con: duckdb.DuckDBPyConnection, source_id: str) -> tuple | None:
     """(run id, as-of) of the latest run that landed this source, whose rows a stale source runs on."""
     rows = con.execute(
         "select used_run_id, coalesce(stale_since, as_of) from ops.source_loads "
