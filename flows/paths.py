@@ -19,7 +19,3 @@ def warehouse_path() -> Path:
 
 def reports_dir() -> Path:
     return Path(os.environ.get("HWEVAL_REPORTS_DIR", PROJECT_ROOT / "reports"))
-
-
-def expectations_dir(catalog: Path) -> Path:
-    return catalog / "expectations"
