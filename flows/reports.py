@@ -6,6 +6,8 @@ import datetime as dt
 
 import duckdb
 
+from flows.warehouse import fetch_dicts
+
 OUTCOME_LABELS = {
     "completed_run_usd": "completed-run USD",
     "usd_per_million_tokens": "USD per million tokens",
@@ -36,13 +38,6 @@ def percent(value: float | None) -> str:
     if value is None:
         return "—"
     return f"{value * 100:.1f}%" if value < 0.1 else f"{value * 100:.0f}%"
-
-
-def _rows(con: duckdb.DuckDBPyConnection, query: str, params: list | None = None) -> list[dict]:
-    cursor = con.cursor()
-    result = cursor.execute(query, params or [])
-    columns = [d[0] for d in result.description]
-    return [dict(zip(columns, row)) for row in result.fetchall()]
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:
@@ -229,18 +224,18 @@ def _source_status(load: dict) -> str:
 
 def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str]:
     """File name -> Markdown for every page of the run at `as_of`."""
-    workloads = _rows(con, "select * from catalog.workloads order by workload_id")
-    rankings = _rows(con, "select * from marts.rankings where as_of = ? order by workload_id, outcome_rank, "
+    workloads = fetch_dicts(con, "select * from catalog.workloads order by workload_id")
+    rankings = fetch_dicts(con, "select * from marts.rankings where as_of = ? order by workload_id, outcome_rank, "
                           "usd_per_chip_hour, candidate_id", [as_of])
-    run = _rows(con, "select * from ops.runs where as_of = ?", [as_of])
-    training_costs = {r["candidate_id"]: r for r in _rows(
+    run = fetch_dicts(con, "select * from ops.runs where as_of = ?", [as_of])
+    training_costs = {r["candidate_id"]: r for r in fetch_dicts(
         con, "select * from marts.training_costs where as_of = ?", [as_of])}
-    inference_costs = {r["candidate_id"]: r for r in _rows(
+    inference_costs = {r["candidate_id"]: r for r in fetch_dicts(
         con, "select * from marts.inference_costs where as_of = ?", [as_of])}
-    excluded = _rows(con, "select * from marts.excluded_candidates where as_of = ? "
+    excluded = fetch_dicts(con, "select * from marts.excluded_candidates where as_of = ? "
                           "order by workload_id, exclusion_reason, offer_id, precision", [as_of])
-    loads = _rows(con, "select * from ops.source_loads where as_of = ? order by source_id", [as_of])
-    reasons = _rows(con, """
+    loads = fetch_dicts(con, "select * from ops.source_loads where as_of = ? order by source_id", [as_of])
+    reasons = fetch_dicts(con, """
         select source_id, expectation, column_name, reason, count(*) as rows, min(unexpected_value) as example
         from ops.quarantine where as_of = ? group by all order by rows desc, source_id, expectation, column_name
         """, [as_of])

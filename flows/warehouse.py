@@ -24,6 +24,14 @@ def connect(path: Path) -> duckdb.DuckDBPyConnection:
     return duckdb.connect(str(path), config=STORAGE_COMPATIBILITY)
 
 
+def fetch_dicts(con: duckdb.DuckDBPyConnection, query: str, params: list | None = None) -> list[dict]:
+    """Rows of a query as dicts keyed by column name (on a cursor of its own, so no result is left open)."""
+    cursor = con.cursor()
+    result = cursor.execute(query, params or [])
+    columns = [d[0] for d in result.description]
+    return [dict(zip(columns, row, strict=True)) for row in result.fetchall()]
+
+
 def apply_ddl(con: duckdb.DuckDBPyConnection, sql_dir: Path = SQL_DIR) -> None:
     """Create schemas and raw/ops tables, add the columns a newer DDL gained, then (re)define the cost macros.
 

@@ -7,6 +7,7 @@ from builders import aws_page, aws_product, land, landed_training_row
 
 from flows import pipeline, transform
 from flows.sources import aws_pricing
+from flows.warehouse import fetch_dicts
 
 AS_OF = dt.date(2026, 11, 30)
 RUN = "run-cost-model"
@@ -27,9 +28,7 @@ def land_published(con, catalog):
 
 
 def rows(con, query, params=None):
-    cur = con.execute(query, params or [])
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, r)) for r in cur.fetchall()]
+    return fetch_dicts(con, query, params)
 
 
 def test_seeds_example_dearer_per_hour_cheaper_per_run(fresh_db, catalog):

@@ -2,8 +2,8 @@
 
 import datetime as dt
 import filecmp
-import json
 import hashlib
+import json
 import os
 import shutil
 from pathlib import Path
@@ -12,15 +12,15 @@ import duckdb
 import pytest
 from conftest import AS_OF, CATALOGS, RUN_ID
 
+from flows.warehouse import fetch_dicts
+
 GOLDEN = Path(__file__).parent / "golden"
 
 
 def query(result, sql, params=None):
     con = duckdb.connect(str(result.warehouse), read_only=True)
     try:
-        cur = con.execute(sql, params or [])
-        cols = [d[0] for d in cur.description]
-        return [dict(zip(cols, r)) for r in cur.fetchall()]
+        return fetch_dicts(con, sql, params)
     finally:
         con.close()
 

@@ -7,6 +7,7 @@ from builders import aws_page, aws_product, land, landed_training_row, mlperf_in
 
 from flows import transform
 from flows.sources import aws_pricing, mlperf_inference
+from flows.warehouse import fetch_dicts
 
 AS_OF = dt.date(2026, 11, 30)
 RUN = "run-marts"
@@ -42,10 +43,8 @@ def built(fresh_db, catalog):
     return fresh_db
 
 
-def rows(con, query):
-    cur = con.execute(query)
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, r)) for r in cur.fetchall()]
+def rows(con, query, params=None):
+    return fetch_dicts(con, query, params)
 
 
 def test_offers_grain_and_chip_hour_price(built):
