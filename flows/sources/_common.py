@@ -85,3 +85,10 @@ def to_bool(value: Any) -> bool | None:
         return value
     text = str(value).strip().lower()
     return {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False, "": None}.get(text)
+
+
+class LiveSourceError(RuntimeError):
+    """A live source could not be fetched: no credentials, access denied, throttled past its retries, network down.
+
+    The message says which source and why, and never carries a secret (keys, tokens, signed URLs are redacted).
+    """
