@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
@@ -97,14 +97,18 @@ class Instance(Strict):
         return f"{self.cloud}:{self.instance_type}"
 
 
+PricingTermName = Literal["on_demand", "spot", "reserved", "capacity_block", "dev_test", "low_priority", "private",
+                          "owned"]
+PAY_AS_YOU_GO_TERMS = ["on_demand", "spot", "capacity_block", "low_priority", "private", "owned"]
+
+
 class PricingTerm(Strict):
     interruption_overhead: float = Field(ge=0, description="share of a training run redone after interruptions")
     source: str
 
 
 class InstancesFile(Strict):
-    pricing_terms: dict[Literal["on_demand", "spot", "reserved", "capacity_block", "dev_test", "low_priority"],
-                        PricingTerm]
+    pricing_terms: dict[PricingTermName, PricingTerm]
     instances: list[Instance]
 
 
@@ -175,9 +179,15 @@ class TrainingWorkload(Strict):
     chips: int | None = Field(None, gt=0, description="chips to train on; default: the fewest that hold the state")
     deadline_hours: float | None = Field(None, gt=0, description="offers that cannot finish in time are excluded")
     mfu: float | None = Field(None, gt=0, le=1, description="overrides published and default MFU")
+    pricing_terms: list[PricingTermName] = Field(
+        default_factory=lambda: list(PAY_AS_YOU_GO_TERMS),
+        description="pricing terms the run may be bought on (a reserved term commits for a year or more: not per run)")
 
     @model_validator(mode="after")
     def _defined(self) -> TrainingWorkload:
+        if "reserved" in self.pricing_terms:
+            raise ValueError("pricing_terms: a training run is priced per run; a reserved term commits for a year or "
+                             "more (list it on the inference workloads that run that long)")
         if self.benchmark is None and self.tokens is None:
             raise ValueError("give `benchmark` (an MLPerf task), `tokens` (a model + token count), or both "
                              "(measured where the benchmark ran, estimated elsewhere)")
@@ -208,6 +218,9 @@ class InferenceWorkload(Strict):
     months: float = Field(12, gt=0, description="months in service, for the lifetime cost")
     trained_by: Slug | None = Field(None, description="training workload whose cost adds to the lifetime cost")
     max_instances_per_replica: int = Field(1, ge=1, description="a replica may span this many instances")
+    pricing_terms: list[PricingTermName] = Field(
+        default_factory=lambda: [*PAY_AS_YOU_GO_TERMS, "reserved"],
+        description="pricing terms the service may be bought on; a reserved term counts where `months` covers it")
 
     @model_validator(mode="after")
     def _traffic_for_services(self) -> InferenceWorkload:
@@ -224,8 +237,9 @@ class WorkloadsFile(Strict):
 
 
 # ---------------------------------------------------------------- sources.yaml
-SourceKind = Literal["aws_pricing", "azure_retail", "gcp_billing", "mlperf_inference", "mlperf_training",
-                     "benchmark_runs"]
+SourceKind = Literal["aws_pricing", "aws_spot", "aws_offer_file", "azure_retail", "gcp_billing", "price_sheet",
+                     "mlperf_inference", "mlperf_training", "benchmark_runs"]
+LIVE_KINDS = {"aws_pricing", "aws_spot", "aws_offer_file", "azure_retail", "gcp_billing"}
 
 
 class SnapshotFile(Strict):
@@ -241,13 +255,24 @@ class Source(Strict):
     kind: SourceKind
     enabled: bool = True
     description: str
-    files: list[SnapshotFile] = Field(min_length=1)
+    files: list[SnapshotFile] = Field(default_factory=list, description="the embedded snapshot (or the user's files)")
+    live: dict[str, Any] | None = Field(
+        None, description="options of the kind's API fetch (regions, filters, endpoint); used by `hweval run --live`")
     max_row_drop: float = Field(
         0.5, ge=0, le=1,
         description="a run reading more than this share fewer rows than the source's last good run marks it stale")
+    max_price_change: float | None = Field(
+        None, gt=1,
+        description="a price source whose median price per offer moved by more than this factor since its last good "
+                    "run (up or down) is stale: e.g. 3 means a price tripled or fell to a third overnight")
+
+    def reads_live(self, mode: str) -> bool:
+        return mode == "live" and self.live is not None
 
 
 class SourcesFile(Strict):
+    mode: Literal["snapshot", "live"] = Field(
+        "snapshot", description="snapshot: read `files`; live: fetch every source with a `live:` block from its API")
     sources: dict[Slug, Source]
 
 
@@ -322,6 +347,12 @@ class Catalog(Strict):
                     errors.append(f"workloads.yaml: workloads.{wl_id}.trained_by: {trained_by!r} is not a training "
                                   f"workload in workloads.yaml")
         for src_id, src in self.sources.sources.items():
+            if not src.files and src.live is None:
+                errors.append(f"sources.yaml: sources.{src_id}: needs `files` (a snapshot or your own files) or "
+                              f"`live` (options of its API fetch), or both")
+            if src.live is not None and src.kind not in LIVE_KINDS:
+                errors.append(f"sources.yaml: sources.{src_id}.live: kind {src.kind!r} has no live fetch "
+                              f"(live kinds: {', '.join(sorted(LIVE_KINDS))})")
             for j, f in enumerate(src.files):
                 if f.metadata and src.kind != "benchmark_runs":
                     errors.append(f"sources.yaml: sources.{src_id}.files[{j}].metadata: only benchmark_runs files take "

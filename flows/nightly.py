@@ -11,7 +11,7 @@ from prefect.cache_policies import NO_CACHE
 
 from flows import paths, pipeline, warehouse
 from flows.catalog import Catalog, CatalogError, load_catalog
-from flows.sources._common import SourceFormatError
+from flows.sources._common import LiveSourceError, SourceFormatError
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ def _transient(task, task_run, state) -> bool:
     """Retry network-style failures; a file in the wrong format fails the same way every time."""
     try:
         state.result()
-    except (SourceFormatError, CatalogError):
+    except (SourceFormatError, CatalogError, LiveSourceError):  # a live source already retried what can be retried
         return False
     except Exception:
         return True
@@ -100,10 +100,12 @@ def nightly(
     reports_dir: str | None = None,
     run_id: str | None = None,
     source_files: dict[str, list[str]] | None = None,
+    live: bool | None = None,
 ) -> RunResult:
     """Evaluate every workload on every offer from the sources declared in catalogs/sources.yaml.
 
     `source_files` maps a source id to files (`PATH` or `PATH@YYYY-MM-DD`) that replace its declared files.
+    `live` fetches every source that has a `live:` block from its API (default: sources.yaml's `mode`).
     """
     logger = get_run_logger()
     started_at = dt.datetime.now(dt.UTC).replace(tzinfo=None)
@@ -112,11 +114,13 @@ def nightly(
     catalog = load_catalog(catalog_dir or paths.catalog_dir())
     if source_files:
         catalog = pipeline.with_source_files(catalog, source_files, as_of)
+    if live is not None:
+        catalog = pipeline.with_mode(catalog, "live" if live else "snapshot")
     warehouse_path = Path(warehouse_file) if warehouse_file else paths.warehouse_path()
     reports_root = Path(reports_dir) if reports_dir else paths.reports_dir()
     staging_dir = reports_root / f".{as_of.isoformat()}.rendering"
-    enabled = [s_id for s_id, s in catalog.sources.sources.items() if s.enabled]
-    logger.info("run %s as of %s: sources %s", run_id, as_of, ", ".join(enabled))
+    enabled = pipeline.sources_to_run(catalog)
+    logger.info("run %s as of %s (%s): sources %s", run_id, as_of, catalog.sources.mode, ", ".join(enabled))
 
     # a source that cannot be read does not stop the others: it is stale, and the run uses its last good data
     batches = []

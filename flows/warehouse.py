@@ -16,7 +16,8 @@ from flows.paths import SQL_DIR
 
 # DuckDB 1.x clients (analysts' CLIs, BI drivers) can open files written with this storage version (checked with 1.1.3).
 STORAGE_COMPATIBILITY = {"storage_compatibility_version": "v1.0.0"}
-RAW_TABLES = ("aws_pricing", "azure_retail", "gcp_billing", "mlperf_inference", "mlperf_training", "benchmark_runs")
+RAW_TABLES = ("aws_pricing", "aws_spot", "azure_retail", "gcp_billing", "price_sheet", "mlperf_inference", "mlperf_training",
+              "benchmark_runs")
 
 
 def connect(path: Path) -> duckdb.DuckDBPyConnection:
@@ -175,6 +176,7 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
                 "months": getattr(w, "months", None),
                 "trained_by": getattr(w, "trained_by", None),
                 "max_instances_per_replica": getattr(w, "max_instances_per_replica", None),
+                "pricing_terms": list(w.pricing_terms),
             }
             for w_id, w in catalog.workloads.workloads.items()
         ],

@@ -11,6 +11,22 @@ create or replace macro usd_per_chip_hour(usd_per_hour, chips_per_instance) as
 create or replace macro effective_usd_per_hour(hourly_usd, upfront_usd, term_hours) as
     hourly_usd::double + coalesce(upfront_usd::double, 0) / term_hours;
 
+-- Hours in a commitment of `months` months (730 h a month: 1yr = 8760 h, 3yr = 26280 h, as AWS counts them).
+create or replace macro term_hours(months) as
+    months::double * 730;
+
+-- Hardware you own, per hour: capex over its life + power at the facility's PUE + operating cost.
+create or replace macro on_prem_usd_per_hour(capex_usd, life_months, power_kw, pue, usd_per_kwh, opex_usd_per_month) as
+    capex_usd::double / term_hours(life_months)
+    + power_kw::double * coalesce(pue::double, 1.0) * usd_per_kwh::double
+    + coalesce(opex_usd_per_month::double, 0) / 730;
+
+-- Whether a workload may buy an offer's pricing term: the workload lists the term, and a reserved or committed
+-- term lasts no longer than the service runs (a training workload has no months: terms with a length never count).
+create or replace macro offer_term_accepted(workload_terms, pricing_term, term_months, workload_months) as
+    list_contains(workload_terms, pricing_term)
+    and (term_months is null or term_months <= coalesce(workload_months, 0));
+
 -- Whole instances needed to hold `chips` accelerators at `chips_per_instance` each.
 create or replace macro instances_needed(chips, chips_per_instance) as
     cast(ceil(chips::double / chips_per_instance) as integer);

@@ -86,8 +86,8 @@ def test_wrong_type_names_key_and_value(catalog_copy):
 
 def test_snapshot_file_that_does_not_exist(catalog_copy):
     edit(catalog_copy / "sources.yaml",
-         lambda d: d["sources"]["aws_pricing_snapshot"]["files"][0].update({"path": "snapshot/missing.json"}))
-    with pytest.raises(CatalogError, match=r"sources.yaml: sources.aws_pricing_snapshot.files\[0\].path: no such file "
+         lambda d: d["sources"]["aws_pricing"]["files"][0].update({"path": "snapshot/missing.json"}))
+    with pytest.raises(CatalogError, match=r"sources.yaml: sources.aws_pricing.files\[0\].path: no such file "
                                            r"'snapshot/missing.json'"):
         load_catalog(catalog_copy)
 

@@ -84,8 +84,8 @@ def test_snapshot_traps_are_quarantined_with_their_expectation(flow_run):
     reasons = {(r["source_id"], r["expectation"], r["unexpected_value"]) for r in query(
         flow_run, "select source_id, expectation, unexpected_value from ops.quarantine")}
     assert reasons == {
-        ("aws_pricing_snapshot", "on_demand_hourly_price_positive", "0.0"),  # the $0.00 Capacity Block row
-        ("gcp_billing_snapshot", "price_not_placeholder", "700.0"),  # "not offered"
+        ("aws_pricing", "on_demand_hourly_price_positive", "0.0"),  # the $0.00 Capacity Block row
+        ("gcp_billing", "price_not_placeholder", "700.0"),  # "not offered"
         ("mlperf_inference_snapshot", "accelerator_has_alias", "nvidia h100-pcie-80gb"),  # a different part
         ("mlperf_inference_snapshot", "accelerator_has_alias", ""),  # an empty Accelerator ...
         ("mlperf_inference_snapshot", "accelerators_per_node_present", None),  # ... with an empty a#
@@ -143,12 +143,12 @@ def run_against(last_good, catalog_dir, **kwargs):
 def test_a_source_returning_garbage_is_stale_and_the_run_goes_on_with_its_last_good_data(last_good, catalog_copy):
     (catalog_copy / "snapshot/azure_retail/eastus.page-2.json").write_text('{"Items": [{"armSkuName": ')
     result = run_against(last_good, catalog_copy)
-    [azure] = [load for load in result.loads if load.source_id == "azure_retail_snapshot"]
+    [azure] = [load for load in result.loads if load.source_id == "azure_retail"]
     # the last good Azure data is the golden run's (as of 2026-11-30); the other sources landed as usual
     assert (azure.status, azure.stale_since) == ("stale", AS_OF)
     assert azure.error.startswith("SourceFormatError: ") and "eastus.page-2.json: not valid JSON at line 1" in azure.error
     assert {load.source_id for load in result.loads if load.status == "landed"} == {
-        "aws_pricing_snapshot", "gcp_billing_snapshot", "mlperf_inference_snapshot", "mlperf_training_snapshot",
+        "aws_pricing", "gcp_billing", "mlperf_inference_snapshot", "mlperf_training_snapshot",
         "published_benchmarks"}
     offers = query(result, "select as_of, offer_id, usd_per_hour, price_as_of from marts.offers "
                            "where cloud = 'azure' order by as_of, offer_id")
@@ -156,9 +156,9 @@ def test_a_source_returning_garbage_is_stale_and_the_run_goes_on_with_its_last_g
     after = [(o["offer_id"], o["usd_per_hour"], o["price_as_of"]) for o in offers if o["as_of"] == dt.date(2026, 12, 1)]
     assert after == before and len(after) == 4  # Linux on-demand and spot of both Azure instance types
     [run] = query(result, "select status from ops.runs where run_id = 'second-run'")
-    assert run["status"] == "succeeded with stale sources: azure_retail_snapshot"
+    assert run["status"] == "succeeded with stale sources: azure_retail"
     index = (result.reports / "index.md").read_text()
-    assert "| azure_retail_snapshot | azure_retail | stale since 2026-11-30 |" in index
+    assert "| azure_retail | azure_retail | stale since 2026-11-30 |" in index
 
 
 def test_a_source_that_never_landed_is_stale_without_data(prefect_server, tmp_path, catalog_copy):
@@ -167,10 +167,10 @@ def test_a_source_that_never_landed_is_stale_without_data(prefect_server, tmp_pa
     (catalog_copy / "snapshot/gcp_billing/compute-engine.skus.page-1.json").write_bytes(b"\xff not json")
     result = nightly(as_of=AS_OF, catalog_dir=str(catalog_copy), warehouse_file=str(tmp_path / "w.duckdb"),
                      reports_dir=str(tmp_path / "reports"), run_id="first")
-    [gcp] = [load for load in result.loads if load.source_id == "gcp_billing_snapshot"]
+    [gcp] = [load for load in result.loads if load.source_id == "gcp_billing"]
     assert (gcp.status, gcp.stale_since) == ("stale", None)
     assert query(result, "select count(*) as n from marts.offers where cloud = 'gcp'") == [{"n": 0}]
-    assert "| gcp_billing_snapshot | gcp_billing | stale, no earlier data |" in (result.reports / "index.md").read_text()
+    assert "| gcp_billing | gcp_billing | stale, no earlier data |" in (result.reports / "index.md").read_text()
 
 
 def test_crash_in_the_model_build_leaves_the_last_good_state(last_good, monkeypatch):
@@ -388,7 +388,7 @@ def test_re_running_the_same_date_with_a_broken_source_keeps_its_earlier_rows(la
     result = nightly(as_of=AS_OF, catalog_dir=str(catalog_copy),
                      warehouse_file=str(last_good / "warehouse" / "hweval.duckdb"),
                      reports_dir=str(last_good / "reports"), run_id="rerun")
-    [azure] = [load for load in result.loads if load.source_id == "azure_retail_snapshot"]
+    [azure] = [load for load in result.loads if load.source_id == "azure_retail"]
     assert (azure.status, azure.stale_since) == ("stale", AS_OF)
     # the golden run's Azure rows of the same as-of date were kept, and the re-run reads them
     assert query(result, "select distinct run_id from raw.azure_retail") == [{"run_id": RUN_ID}]
@@ -406,7 +406,7 @@ def test_a_source_with_far_fewer_rows_than_last_time_is_stale(last_good, catalog
         (catalog_copy / "snapshot/aws_pricing" / other).write_text(json.dumps({"FormatVersion": "aws_v1",
                                                                                 "PriceList": []}))
     result = run_against(last_good, catalog_copy)
-    [aws] = [load for load in result.loads if load.source_id == "aws_pricing_snapshot"]
+    [aws] = [load for load in result.loads if load.source_id == "aws_pricing"]
     assert (aws.status, aws.stale_since) == ("stale", AS_OF)
     assert aws.error == ("1 rows, 94% fewer than the last good run's 18 (more than the 50% drop sources.yaml "
                          "allows)")

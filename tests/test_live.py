@@ -18,3 +18,43 @@ def test_aws_price_list_pages_parse_into_linux_on_demand_rows():
     assert rows, "the Price List API returned no accelerated-instance products"
     assert {r["term_type"] for r in rows} <= {"OnDemand", "Reserved"}
     assert any(r["operating_system"] == "Linux" and r["price_usd"] for r in rows)
+
+
+def test_azure_retail_prices_for_one_vm_size_in_eastus():
+    """The public Retail Prices API (no credentials): Standard_NC40ads_H100_v5 in eastus, every page."""
+    import time
+
+    from flows.sources import azure_retail
+    from flows.sources._common import LiveSourceError
+
+    sku = "Standard_NC40ads_H100_v5"
+    try:
+        rows = azure_retail.fetch_live({"regions": ["eastus"], "arm_sku_names": [sku]},
+                                       sleep=lambda s: time.sleep(min(s, 2.0)))
+    except LiveSourceError as exc:
+        if "network error" in str(exc):
+            pytest.skip(f"no network: {exc}")
+        raise
+    assert rows, "the Retail Prices API returned no rows for Standard_NC40ads_H100_v5 in eastus"
+    assert {(r["arm_sku_name"], r["arm_region_name"]) for r in rows} == {(sku, "eastus")}
+    assert all(r["source_ref"].startswith("azure retail prices eastus page ") for r in rows)
+    linux = [r for r in rows if r["price_type"] == "Consumption" and not r["product_name"].endswith("Windows")
+             and "Spot" not in r["meter_name"] and "Low Priority" not in r["meter_name"]]
+    assert linux and all(r["retail_price"] and r["retail_price"] > 0 for r in linux)
+
+
+def test_gcp_billing_catalog_h100_skus_in_us_central1():
+    """The Cloud Billing Catalog API with an API key from GOOGLE_API_KEY; skipped without one."""
+    import os
+
+    from flows.sources import gcp_billing
+
+    key = os.environ.get("GOOGLE_API_KEY")
+    if not key:
+        pytest.skip("GOOGLE_API_KEY is not set (a Google Cloud API key with the Cloud Billing API enabled)")
+    rows = gcp_billing.fetch_live({"services": [gcp_billing.COMPUTE_ENGINE], "description_contains": ["H100"],
+                                   "regions": ["us-central1"]})
+    assert rows, "no H100 SKU in us-central1 in the Compute Engine catalog"
+    assert all("h100" in r["description"].lower() and r["region"] == "us-central1" for r in rows)
+    assert any(r["price_usd"] > 0 and r["currency_code"] == "USD" for r in rows)
+    assert all(key not in r["source_ref"] for r in rows)

@@ -2,18 +2,22 @@
 
 from flows.sources import (
     aws_pricing,
+    aws_spot,
     azure_retail,
     benchmark_runs,
     gcp_billing,
     mlperf_inference,
     mlperf_training,
+    price_sheet,
 )
 
-# kind -> (module, landed table)
+# kind -> module (its TABLE names the landed table)
 SOURCE_KINDS = {
     "aws_pricing": aws_pricing,
+    "aws_spot": aws_spot,
     "azure_retail": azure_retail,
     "gcp_billing": gcp_billing,
+    "price_sheet": price_sheet,
     "mlperf_inference": mlperf_inference,
     "mlperf_training": mlperf_training,
     "benchmark_runs": benchmark_runs,

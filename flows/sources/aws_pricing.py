@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 from collections.abc import Iterable, Iterator
 
+from flows.sources import _aws
 from flows.sources._common import SourceFormatError, load_json, require, to_float
 
 TABLE = "aws_pricing"
@@ -72,17 +74,46 @@ def rows_from_pages(pages: Iterable[tuple[str, Any]]) -> list[dict]:
     return [row for where, page in pages for row in price_rows(page, where)]
 
 
-def pages_from_api(client, regions: list[str], service_code: str = "AmazonEC2") -> Iterator[tuple[str, dict]]:
-    """`get_products` pages for accelerated instances in `regions`, through boto3's paginator."""
-    paginator = client.get_paginator("get_products")
+ACCELERATED_FAMILIES = ("GPU instance", "Machine Learning ASIC Instances")
+LIVE_OPTIONS = {"regions", "endpoint_region", "instance_families"}
+
+
+def pages_from_api(client, regions: list[str], service_code: str = "AmazonEC2",
+                   families: tuple[str, ...] = ACCELERATED_FAMILIES, sleep=time.sleep) -> Iterator[tuple[str, dict]]:
+    """`get_products` pages for accelerated instances in `regions`, through boto3's paginator.
+
+    Every term comes back (OnDemand and Reserved, all operating systems): staging classifies them, so a Capacity
+    Block, a Windows or a licence-included row is landed as what it is and never poses as Linux on-demand.
+    """
     for region in regions:
-        for family in ("GPU instance", "Machine Learning ASIC Instances"):
+        for family in families:
+            what = f"pricing.get_products {region} {family!r}"
             filters = [
                 {"Type": "TERM_MATCH", "Field": "regionCode", "Value": region},
                 {"Type": "TERM_MATCH", "Field": "instanceFamily", "Value": family},
             ]
-            for n, page in enumerate(paginator.paginate(ServiceCode=service_code, Filters=filters), start=1):
-                yield f"pricing.get_products {region} {family!r} page {n}", page
+            for n, page in enumerate(_aws.pages(client, "get_products", what, sleep=sleep,
+                                                ServiceCode=service_code, Filters=filters), start=1):
+                yield f"{what} page {n}", page
+
+
+def fetch_live(options: dict, *, session=None, sleep=time.sleep) -> list[dict]:
+    """Rows for the regions in `options` from the Price List API (credentials from boto3's standard chain).
+
+    Options: `regions` (required), `endpoint_region` (us-east-1, eu-central-1 or ap-south-1; default us-east-1),
+    `instance_families` (default: GPU instance, Machine Learning ASIC Instances).
+    """
+    _aws.check_options(options, LIVE_OPTIONS, {"regions"}, "aws_pricing")
+    endpoint = options.get("endpoint_region", "us-east-1")
+    if endpoint not in PRICE_LIST_ENDPOINTS:
+        raise SourceFormatError(f"aws_pricing: live option endpoint_region {endpoint!r}: the Price List API is served "
+                                f"from {', '.join(PRICE_LIST_ENDPOINTS)}")
+    client = _aws.client("pricing", endpoint, session)
+    families = tuple(options.get("instance_families") or ACCELERATED_FAMILIES)
+    return rows_from_pages(pages_from_api(client, list(options["regions"]), families=families, sleep=sleep))
+
+
+PRICE_LIST_ENDPOINTS = ("us-east-1", "eu-central-1", "ap-south-1")
 
 
 def read_file(path: Path, label: str, region: str | None = None) -> list[dict]:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterable, Iterator
 
-from flows.sources._common import load_json, require, to_float
+from flows.sources import _http
+from flows.sources._common import SourceFormatError, load_json, require, to_float
 
 TABLE = "azure_retail"
 
@@ -48,3 +50,84 @@ def rows_from_pages(pages: Iterable[tuple[str, Any]]) -> list[dict]:
 def read_file(path: Path, label: str, region: str | None = None) -> list[dict]:
     """One snapshot page on disk, read exactly as a live Retail Prices response."""
     return rows_from_pages([(label, load_json(path, label))])
+
+
+# ---------------------------------------------------------------- live fetch (public API, no credentials)
+ENDPOINT = "https://prices.azure.com/api/retail/prices"
+API_VERSION = "2023-01-01-preview"
+OPTION_KEYS = ("regions", "arm_sku_names", "endpoint", "api_version")
+
+
+def _odata(value: str) -> str:
+    """An OData string literal: single quotes, an inner quote doubled."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _string_list(options: dict, key: str, required: bool) -> list[str] | None:
+    value = options.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v.strip() for v in value):
+        hint = "" if required else f" (leave `{key}` out for no filter)"
+        raise SourceFormatError(f"azure_retail live options: {key!r}: expected a non-empty list of names, "
+                                f"got {value!r:.80}{hint}")
+    return [v.strip() for v in value]
+
+
+def check_options(options: dict) -> None:
+    """SourceFormatError for an options block this source cannot use: unknown keys, missing or empty regions."""
+    if not isinstance(options, dict):
+        raise SourceFormatError(f"azure_retail live options: expected a mapping, got {type(options).__name__}")
+    for key in options:
+        if key not in OPTION_KEYS:
+            raise SourceFormatError(
+                f"azure_retail live options: unknown key {key!r} (allowed: {', '.join(OPTION_KEYS)})")
+    _string_list(options, "regions", required=True)
+    _string_list(options, "arm_sku_names", required=False)
+    for key in ("endpoint", "api_version"):
+        if key in options and not (isinstance(options[key], str) and options[key].strip()):
+            raise SourceFormatError(f"azure_retail live options: {key!r}: expected a non-empty string, "
+                                    f"got {options[key]!r:.80}")
+
+
+def region_filter(region: str, arm_sku_names: list[str] | None = None) -> str:
+    """The `$filter` for Virtual Machines prices in one region, optionally only the named ARM SKUs."""
+    text = f"serviceName eq 'Virtual Machines' and armRegionName eq {_odata(region)}"
+    if arm_sku_names:
+        text += " and (" + " or ".join(f"armSkuName eq {_odata(name)}" for name in arm_sku_names) + ")"
+    return text
+
+
+def pages_from_api(options: dict, *, sleep=time.sleep) -> Iterator[tuple[str, dict]]:
+    """(where, page) for every Retail Prices page of every region in `options["regions"]`, following NextPageLink.
+
+    `where` names the region and page ("azure retail prices eastus page 2"); rows point at it in `source_ref`.
+    """
+    check_options(options)
+    endpoint = options.get("endpoint", ENDPOINT)
+    skus = _string_list(options, "arm_sku_names", required=False)
+    for region in _string_list(options, "regions", required=True):
+        params = {"api-version": options.get("api_version", API_VERSION), "currencyCode": "'USD'",
+                  "$filter": region_filter(region, skus)}
+        url: str | None = endpoint
+        seen: set[str] = set()
+        page_no = 0
+        while url:
+            page_no += 1
+            where = f"azure retail prices {region} page {page_no}"
+            page = _http.get_json(url, params=params, what=where, sleep=sleep)
+            yield where, page
+            next_link = page.get("NextPageLink") if isinstance(page, dict) else None
+            if next_link is not None and not isinstance(next_link, str):
+                raise SourceFormatError(f"{where}.NextPageLink: expected a URL or null, got {next_link!r:.80}")
+            if next_link and next_link in seen:
+                raise SourceFormatError(f"{where}.NextPageLink: leads back to an earlier page "
+                                        f"({_http.redact(next_link)}); stopping instead of looping")
+            if next_link:
+                seen.add(next_link)
+            url, params = next_link or None, None  # the link already carries the whole query
+
+
+def fetch_live(options: dict, *, sleep=time.sleep) -> list[dict]:
+    """Rows of raw.azure_retail fetched from the public Retail Prices API (no credentials)."""
+    return rows_from_pages(pages_from_api(options, sleep=sleep))

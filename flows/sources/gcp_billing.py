@@ -2,21 +2,62 @@
 
 from __future__ import annotations
 
+import logging
+import os
+import time
+import urllib.parse
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterable, Iterator
 
-from flows.sources._common import SourceFormatError, load_json, require
+from flows.sources import _http
+from flows.sources._common import LiveSourceError, SourceFormatError, load_json, require
 
 TABLE = "gcp_billing"
 
+log = logging.getLogger(__name__)
 
-def price_rows(page: Any, where: str) -> Iterator[dict]:
+
+@dataclass
+class SkuFilter:
+    """Which SKUs become rows (scope, not validation): counts what it read and kept so the run can say so.
+
+    A SKU is kept when its description contains any of `description_contains` (case-insensitive) and, with
+    `regions`, when any of its serviceRegions is listed; a kept SKU gets rows for the listed regions only.
+    """
+
+    description_contains: Collection[str] | None = None
+    regions: Collection[str] | None = None
+    read: int = 0
+    kept: int = 0
+
+    def keep(self, sku: Any, where: str) -> bool:
+        self.read += 1
+        if self.description_contains:
+            text = require(sku, "description", where, str).lower()
+            if not any(part.lower() in text for part in self.description_contains):
+                return False
+        if self.regions and not any(r in self.regions for r in require(sku, "serviceRegions", where, list)):
+            return False
+        self.kept += 1
+        return True
+
+    def regions_of(self, regions: list) -> list:
+        return [r for r in regions if r in self.regions] if self.regions else regions
+
+
+def price_rows(page: Any, where: str, *, sku_filter: SkuFilter | None = None) -> Iterator[dict]:
+    """One row per SKU x service region x price tier of one page; `sku_filter` (default none) narrows the SKUs."""
     skus = require(page, "skus", where, list)
     for i, sku in enumerate(skus):
         sku_where = f"{where}: skus[{i}]"
+        if sku_filter is not None and not sku_filter.keep(sku, sku_where):
+            continue
         category = require(sku, "category", sku_where, dict)
         regions = require(sku, "serviceRegions", sku_where, list)
+        if sku_filter is not None:
+            regions = sku_filter.regions_of(regions)
         pricing = require(sku, "pricingInfo", sku_where, list)
         if not pricing:
             raise SourceFormatError(f"{sku_where}.pricingInfo: empty, expected at least one pricing entry")
@@ -52,10 +93,97 @@ def price_rows(page: Any, where: str) -> Iterator[dict]:
                 }
 
 
-def rows_from_pages(pages: Iterable[tuple[str, Any]]) -> list[dict]:
-    return [row for where, page in pages for row in price_rows(page, where)]
+def rows_from_pages(pages: Iterable[tuple[str, Any]], *, sku_filter: SkuFilter | None = None) -> list[dict]:
+    return [row for where, page in pages for row in price_rows(page, where, sku_filter=sku_filter)]
 
 
 def read_file(path: Path, label: str, region: str | None = None) -> list[dict]:
     """One snapshot page on disk, read exactly as a live Billing Catalog response."""
     return rows_from_pages([(label, load_json(path, label))])
+
+
+# ---------------------------------------------------------------- live fetch (Cloud Billing Catalog API v1)
+ENDPOINT = "https://cloudbilling.googleapis.com"
+COMPUTE_ENGINE = "6F81-5844-456A"  # GPUs, VM cores/RAM, and TPU v5e/v5p/v6e chips
+CLOUD_TPU = "E000-3F24-B8AA"  # the older Cloud TPU service: TPU v2/v3/v4 devices and pods
+SERVICES = (COMPUTE_ENGINE, CLOUD_TPU)
+PAGE_SIZE = 5000  # the API's maximum
+OPTION_KEYS = ("services", "api_key_env", "endpoint", "description_contains", "regions")
+
+
+def _string_list(options: Mapping, key: str) -> list[str] | None:
+    value = options.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v.strip() for v in value):
+        raise SourceFormatError(f"gcp_billing live options: {key!r}: expected a non-empty list of strings, "
+                                f"got {value!r:.80} (leave `{key}` out for the default)")
+    return [v.strip() for v in value]
+
+
+def check_options(options: Mapping) -> None:
+    """SourceFormatError for an options block this source cannot use (unknown keys, wrong types)."""
+    if not isinstance(options, Mapping):
+        raise SourceFormatError(f"gcp_billing live options: expected a mapping, got {type(options).__name__}")
+    for key in options:
+        if key not in OPTION_KEYS:
+            raise SourceFormatError(
+                f"gcp_billing live options: unknown key {key!r} (allowed: {', '.join(OPTION_KEYS)})")
+    for key in ("services", "description_contains", "regions"):
+        _string_list(options, key)
+    for key in ("endpoint", "api_key_env"):
+        if key in options and not (isinstance(options[key], str) and options[key].strip()):
+            raise SourceFormatError(f"gcp_billing live options: {key!r}: expected a non-empty string, "
+                                    f"got {options[key]!r:.80}")
+
+
+def sku_filter(options: Mapping) -> SkuFilter:
+    return SkuFilter(description_contains=_string_list(options, "description_contains"),
+                     regions=_string_list(options, "regions"))
+
+
+def pages_from_api(options: Mapping, *, sleep=time.sleep, environ: Mapping[str, str] = os.environ
+                   ) -> Iterator[tuple[str, dict]]:
+    """(where, page) for every `services/{id}/skus` page of each service, following nextPageToken.
+
+    The API key comes from the environment variable `options["api_key_env"]` (GOOGLE_API_KEY) and is sent as
+    the `key` query parameter; `where` ("gcp billing services/6F81-5844-456A/skus page 2") never carries it.
+    """
+    check_options(options)
+    key_env = options.get("api_key_env", "GOOGLE_API_KEY")
+    api_key = (environ.get(key_env) or "").strip()
+    if not api_key:
+        raise LiveSourceError(
+            f"gcp billing: no API key: set {key_env} (a Google Cloud API key with the Cloud Billing API enabled)")
+    endpoint = options.get("endpoint", ENDPOINT).rstrip("/")
+    for service in _string_list(options, "services") or list(SERVICES):
+        service_id = service.removeprefix("services/")
+        url = f"{endpoint}/v1/services/{urllib.parse.quote(service_id, safe='')}/skus"
+        token, seen, page_no = "", set(), 0
+        while True:
+            page_no += 1
+            where = f"gcp billing services/{service_id}/skus page {page_no}"
+            params = {"pageSize": PAGE_SIZE, "currencyCode": "USD", "key": api_key}
+            if token:
+                params["pageToken"] = token
+            page = _http.get_json(url, params=params, what=where, sleep=sleep)
+            yield where, page
+            token = page.get("nextPageToken") if isinstance(page, dict) else None
+            if token is not None and not isinstance(token, str):
+                raise SourceFormatError(f"{where}.nextPageToken: expected a string, got {type(token).__name__}")
+            if not token:
+                break
+            if token in seen:
+                raise SourceFormatError(f"{where}.nextPageToken: repeats an earlier page's token; "
+                                        "stopping instead of looping")
+            seen.add(token)
+
+
+def fetch_live(options: Mapping, *, sleep=time.sleep, environ: Mapping[str, str] = os.environ) -> list[dict]:
+    """Rows of raw.gcp_billing from the Billing Catalog API, narrowed by the options' SKU filters (logged)."""
+    check_options(options)
+    scope = sku_filter(options)
+    rows = rows_from_pages(pages_from_api(options, sleep=sleep, environ=environ), sku_filter=scope)
+    log.info("gcp billing: kept %d of %d SKUs read (description_contains=%s, regions=%s); %d rows",
+             scope.kept, scope.read, scope.description_contains or "any", scope.regions or "any", len(rows))
+    return rows

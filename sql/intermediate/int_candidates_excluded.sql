@@ -28,7 +28,7 @@ unmeasured_training as (
                 || ', and the workload declares no token count to estimate from'
         end as exclusion_reason
     from catalog.workloads as workloads
-    cross join intermediate.int_offers_priced as offers
+    inner join intermediate.int_offers_priced as offers on offer_term_accepted(workloads.pricing_terms, offers.pricing_term, offers.term_months, workloads.months)
     where workloads.kind = 'training' and workloads.tokens is null
         and not exists (
             select 1 from measured_training

@@ -85,7 +85,7 @@ sized as (
     left join allowed using (workload_id, precision)
     inner join accepted using (workload_id)
     inner join models on models.model_id = workloads.model_id
-    cross join offers
+    inner join offers on offer_term_accepted(workloads.pricing_terms, offers.pricing_term, offers.term_months, workloads.months)
     inner join accelerators on accelerators.accelerator_id = offers.accelerator_id
     inner join defaults on defaults.family = accelerators.family
     left join peaks on peaks.accelerator_id = offers.accelerator_id and peaks.precision = quantizations.precision

@@ -58,6 +58,7 @@ matched as (
     inner join offers
         on offers.accelerator_id = results.accelerator_id
         and offers.accelerator_count >= results.accelerators_per_node
+        and offer_term_accepted(workloads.pricing_terms, offers.pricing_term, offers.term_months, workloads.months)
 ),
 
 own_runs as (
@@ -85,6 +86,7 @@ own_runs as (
     inner join offers
         on offers.accelerator_id = runs.accelerator_id
         and (offers.accelerator_count >= runs.chips or runs.chips % offers.accelerator_count = 0)
+        and offer_term_accepted(workloads.pricing_terms, offers.pricing_term, offers.term_months, workloads.months)
     where workloads.is_offline
         or (runs.tpot_p99_ms <= coalesce(workloads.slo_tpot_ms, runs.tpot_p99_ms)
             and runs.ttft_p99_ms <= coalesce(workloads.slo_ttft_ms, runs.ttft_p99_ms))

@@ -1,8 +1,15 @@
--- Grain: one row per offer = cloud x region x instance type x pricing term, priced this run, for instances in
--- the catalog. AWS and Azure price an instance per hour; GCP composes it from SKUs (GPUs or TPU chips, vCPUs,
--- RAM) and an offer exists only where every component has a price in that region.
+-- Grain: one row per offer = cloud x region x instance type x pricing term (x term detail, for reserved and
+-- private terms), priced this run. AWS and Azure price an instance per hour; GCP composes it from SKUs (GPUs or
+-- TPU chips, vCPUs, RAM) and an offer exists only where every component has a price in that region. Reserved
+-- terms are amortised: recurring hourly + upfront / term hours. Spot takes the lowest latest price among a
+-- region's zones. The user's price sheet adds private quotes, discounts off these public prices, and on-prem
+-- systems. Offers of instance types the catalog does not know are in int_offers_unknown.
 with aws as (
     select * from staging.stg_aws_pricing__prices
+),
+
+aws_spot as (
+    select * from staging.stg_aws_spot__prices
 ),
 
 azure as (
@@ -13,6 +20,10 @@ gcp as (
     select * from staging.stg_gcp_billing__skus
 ),
 
+sheet as (
+    select * from staging.stg_price_sheet__entries
+),
+
 instances as (
     select * from catalog.instances
 ),
@@ -21,10 +32,15 @@ components as (
     select * from catalog.instance_price_components
 ),
 
-aws_offers as (
+aws_on_demand as (
     select
         cloud, region, instance_type, pricing_term,
+        null as term_detail,
+        null::integer as term_months,
+        price_usd as recurring_usd_per_hour,
+        null::double as upfront_usd,
         price_usd as usd_per_hour,
+        null as price_note,
         source_id as price_source_id,
         data_as_of as price_as_of,
         source_ref as price_ref
@@ -32,15 +48,75 @@ aws_offers as (
     where is_plain_linux and unit = 'Hrs' and pricing_term = 'on_demand'
 ),
 
-azure_offers as (
+aws_reserved as (
+    -- one reserved offer = one offer term of one SKU: its hourly rate and, for Partial / All Upfront, its fee
     select
         cloud, region, instance_type, pricing_term,
+        any_value(term_detail) as term_detail,
+        any_value(term_months) as term_months,
+        coalesce(sum(price_usd) filter (where unit = 'Hrs'), 0) as recurring_usd_per_hour,
+        coalesce(sum(price_usd) filter (where unit = 'Quantity'), 0) as upfront_usd,
+        effective_usd_per_hour(recurring_usd_per_hour, upfront_usd, term_hours(any_value(term_months)))
+            as usd_per_hour,
+        null as price_note,
+        min(source_id) as price_source_id,
+        min(data_as_of) as price_as_of,
+        string_agg(source_ref, '; ' order by source_ref) as price_ref
+    from aws
+    where is_plain_linux and pricing_term = 'reserved'
+    group by cloud, region, instance_type, pricing_term, sku, offer_term_code
+),
+
+aws_spot_offers as (
+    select
+        cloud, region, instance_type, pricing_term,
+        null as term_detail,
+        null::integer as term_months,
+        min(price_usd) as recurring_usd_per_hour,
+        null::double as upfront_usd,
+        min(price_usd) as usd_per_hour,
+        'lowest latest price of ' || count(*) || ' zone(s): ' || arg_min(availability_zone, price_usd)
+            || ' at ' || arg_min(price_timestamp, price_usd)
+            || case when count(*) > 1 then ' (highest ' || max(price_usd) || ')' else '' end as price_note,
+        min(source_id) as price_source_id,
+        min(data_as_of) as price_as_of,
+        arg_min(source_ref, price_usd) as price_ref
+    from aws_spot
+    where is_plain_linux
+    group by cloud, region, instance_type, pricing_term
+),
+
+azure_hourly as (
+    select
+        cloud, region, instance_type, pricing_term,
+        null as term_detail,
+        null::integer as term_months,
+        price_usd as recurring_usd_per_hour,
+        null::double as upfront_usd,
         price_usd as usd_per_hour,
+        null as price_note,
         source_id as price_source_id,
         data_as_of as price_as_of,
         source_ref as price_ref
     from azure
     where operating_system = 'Linux' and unit_of_measure = '1 Hour' and pricing_term in ('on_demand', 'spot')
+),
+
+azure_reserved as (
+    -- a Reservation's retailPrice is the total for the whole term, not an hourly price
+    select
+        cloud, region, instance_type, pricing_term,
+        term_detail,
+        term_months,
+        0.0 as recurring_usd_per_hour,
+        price_usd as upfront_usd,
+        effective_usd_per_hour(0.0, price_usd, term_hours(term_months)) as usd_per_hour,
+        'the reservation price ' || price_usd || ' USD is the total for ' || term_detail as price_note,
+        source_id as price_source_id,
+        data_as_of as price_as_of,
+        source_ref as price_ref
+    from azure
+    where operating_system = 'Linux' and pricing_term = 'reserved' and term_months is not null
 ),
 
 component_counts as (
@@ -55,6 +131,8 @@ gcp_component_prices as (
         components.instance_type,
         gcp.region,
         gcp.pricing_term,
+        gcp.term_detail,
+        gcp.term_months,
         components.quantity * gcp.price_usd as component_usd_per_hour,
         gcp.source_id,
         gcp.data_as_of,
@@ -62,48 +140,148 @@ gcp_component_prices as (
     from components
     inner join gcp on gcp.sku_prefix = components.sku_description_prefix
     where components.cloud = 'gcp'
-        and gcp.pricing_term in ('on_demand', 'spot')
+        and gcp.pricing_term in ('on_demand', 'spot', 'reserved')
         and gcp.start_usage_amount = 0  -- the list price; later tiers are volume discounts
 ),
 
 gcp_offers as (
     select
         prices.cloud, prices.region, prices.instance_type, prices.pricing_term,
+        prices.term_detail,
+        any_value(prices.term_months) as term_months,
+        sum(prices.component_usd_per_hour) as recurring_usd_per_hour,
+        null::double as upfront_usd,
         sum(prices.component_usd_per_hour) as usd_per_hour,
+        null as price_note,
         min(prices.source_id) as price_source_id,
         min(prices.data_as_of) as price_as_of,
         string_agg(prices.source_ref, '; ' order by prices.source_ref) as price_ref
     from gcp_component_prices as prices
     inner join component_counts using (cloud, instance_type)
-    group by prices.cloud, prices.region, prices.instance_type, prices.pricing_term, component_counts.components_required
+    group by prices.cloud, prices.region, prices.instance_type, prices.pricing_term, prices.term_detail,
+        component_counts.components_required
     having count(*) = component_counts.components_required
 ),
 
-priced as (
-    select * from aws_offers
+public as (
+    select * from aws_on_demand
     union all by name
-    select * from azure_offers
+    select * from aws_reserved
+    union all by name
+    select * from aws_spot_offers
+    union all by name
+    select * from azure_hourly
+    union all by name
+    select * from azure_reserved
     union all by name
     select * from gcp_offers
 ),
 
-final as (
+quotes as (
     select
-        priced.cloud || ':' || priced.region || ':' || priced.instance_type || ':' || priced.pricing_term as offer_id,
-        priced.cloud,
-        priced.region,
-        priced.instance_type,
-        priced.pricing_term,
+        cloud, region, instance_type, pricing_term,
+        coalesce(note, quoted_source) as term_detail,
+        term_months,
+        usd_per_hour as recurring_usd_per_hour,
+        upfront_usd,
+        case when term_months is null then usd_per_hour
+             else effective_usd_per_hour(usd_per_hour, upfront_usd, term_hours(term_months)) end as usd_per_hour,
+        'private quote: ' || quoted_source as price_note,
+        source_id as price_source_id,
+        data_as_of as price_as_of,
+        source_ref as price_ref
+    from sheet
+    where entry_kind = 'quote'
+),
+
+discounts as (
+    -- a negotiated share off a public price: each public offer it applies to gets a private twin
+    select
+        public.cloud, public.region, public.instance_type,
+        'private' as pricing_term,
+        concat_ws(' ', public.pricing_term, public.term_detail) || ' less ' || sheet.percent_off || '%' as term_detail,
+        public.term_months,
+        public.recurring_usd_per_hour * (1 - sheet.percent_off / 100) as recurring_usd_per_hour,
+        public.upfront_usd * (1 - sheet.percent_off / 100) as upfront_usd,
+        public.usd_per_hour * (1 - sheet.percent_off / 100) as usd_per_hour,
+        sheet.percent_off || '% off the public ' || public.pricing_term || ' price ' || round(public.usd_per_hour, 4)
+            || ' USD/h (' || sheet.quoted_source || ')' as price_note,
+        sheet.source_id as price_source_id,
+        least(sheet.data_as_of, public.price_as_of) as price_as_of,
+        sheet.source_ref || '; ' || public.price_ref as price_ref
+    from sheet
+    inner join public
+        on public.cloud = sheet.cloud
+        and public.pricing_term = sheet.applies_to
+        and (sheet.instance_type = '*' or public.instance_type = sheet.instance_type)
+        and (sheet.region is null or public.region = sheet.region)
+    where sheet.entry_kind = 'discount'
+),
+
+priced as (
+    select * from public
+    union all by name
+    select * from quotes
+    union all by name
+    select * from discounts
+),
+
+cloud_offers as (
+    select
+        priced.*,
         instances.accelerator_id,
-        instances.accelerator_count,
-        priced.usd_per_hour,
-        usd_per_chip_hour(priced.usd_per_hour, instances.accelerator_count) as usd_per_chip_hour,
-        priced.price_source_id,
-        priced.price_as_of,
-        priced.price_ref
+        instances.accelerator_count
     from priced
     inner join instances
         on instances.cloud = priced.cloud and instances.instance_type = priced.instance_type
+),
+
+on_prem as (
+    select
+        cloud, region, instance_type, pricing_term,
+        null as term_detail,
+        null::integer as term_months,
+        on_prem_usd_per_hour as recurring_usd_per_hour,
+        null::double as upfront_usd,
+        on_prem_usd_per_hour as usd_per_hour,
+        'owned: capex over its life + power + operating cost (' || quoted_source || ')' as price_note,
+        source_id as price_source_id,
+        data_as_of as price_as_of,
+        source_ref as price_ref,
+        accelerator_id,
+        accelerator_count
+    from sheet
+    where entry_kind = 'on_prem'
+),
+
+offers as (
+    select * from cloud_offers
+    union all by name
+    select * from on_prem
+),
+
+final as (
+    select
+        cloud || ':' || region || ':' || instance_type || ':' || pricing_term
+            || coalesce(':' || nullif(trim(regexp_replace(lower(term_detail), '[^a-z0-9.]+', '-', 'g'), '-'), ''), '')
+            as offer_id,
+        cloud,
+        region,
+        instance_type,
+        pricing_term,
+        term_detail,
+        term_months,
+        accelerator_id,
+        accelerator_count,
+        recurring_usd_per_hour,
+        upfront_usd,
+        usd_per_hour,
+        usd_per_chip_hour(usd_per_hour, accelerator_count) as usd_per_chip_hour,
+        price_note,
+        price_source_id,
+        price_as_of,
+        price_ref
+    from offers
 )
 
 select * from final

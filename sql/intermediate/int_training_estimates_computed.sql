@@ -110,7 +110,7 @@ sized as (
         ) as instances
     from workloads
     inner join models on models.model_id = workloads.model_id
-    cross join offers
+    inner join offers on offer_term_accepted(workloads.pricing_terms, offers.pricing_term, offers.term_months, workloads.months)
     inner join accelerators on accelerators.accelerator_id = offers.accelerator_id
     inner join defaults on defaults.family = accelerators.family
     left join terms on terms.pricing_term = offers.pricing_term

@@ -58,6 +58,7 @@ matched as (
     inner join offers
         on offers.accelerator_id = results.accelerator_id
         and offers.accelerator_count >= results.chips_per_node
+        and offer_term_accepted(workloads.pricing_terms, offers.pricing_term, offers.term_months, workloads.months)
     inner join accelerators on accelerators.accelerator_id = offers.accelerator_id
     inner join defaults on defaults.family = accelerators.family
     left join terms on terms.pricing_term = offers.pricing_term

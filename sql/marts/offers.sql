@@ -1,5 +1,6 @@
 -- marts.offers — grain: one row per run x offer (cloud x region x instance type x pricing term).
--- The whole-instance hourly price, the accelerators it carries, and the price per accelerator-hour.
+-- The whole-instance hourly price (reserved terms amortised), the accelerators it carries, and the price per
+-- accelerator-hour. On-demand, spot, reserved, private and owned terms side by side.
 with offers as (
     select * from intermediate.int_offers_priced
 ),
@@ -13,10 +14,15 @@ final as (
         region,
         instance_type,
         pricing_term,
+        term_detail,
+        term_months,
         accelerator_id,
         accelerator_count,
+        recurring_usd_per_hour,
+        upfront_usd,
         usd_per_hour,
         usd_per_chip_hour,
+        price_note,
         price_source_id,
         price_as_of,
         price_ref

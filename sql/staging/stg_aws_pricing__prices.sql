@@ -30,11 +30,17 @@ final as (
             false
         ) as is_plain_linux,
         operating_system,
+        gpu,
         unit,
         price_usd,
         lease_contract_length,
         purchase_option,
         offering_class,
+        case when term_type = 'Reserved' then
+            concat_ws(' ', lease_contract_length, purchase_option, offering_class)
+        end as term_detail,
+        try_cast(nullif(regexp_extract(lease_contract_length, '^(\d+)\s*yr', 1), '') as integer) * 12 as term_months,
+        offer_term_code,
         sku
     from source
 )

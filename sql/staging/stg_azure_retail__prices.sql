@@ -25,8 +25,10 @@ final as (
         end as pricing_term,
         case when product_name like '% Windows' then 'Windows' else 'Linux' end as operating_system,
         unit_of_measure,
-        coalesce(retail_price, unit_price) as price_usd,
-        reservation_term
+        coalesce(retail_price, unit_price) as price_usd,  -- for a Reservation: the total for the whole term
+        reservation_term,
+        case when price_type = 'Reservation' then reservation_term end as term_detail,
+        case reservation_term when '1 Year' then 12 when '3 Years' then 36 when '5 Years' then 60 end as term_months
     from source
 )
 

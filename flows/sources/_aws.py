@@ -1,0 +1,94 @@
+"""boto3 plumbing shared by the AWS sources: clients from the standard credential chain, pages with retries.
+
+botocore's own retries are turned off so that one layer decides: a throttled page is retried here, with
+exponential backoff, from the page it stopped at; a denied call or a missing credential fails the source at once
+with the reason (never the credentials themselves).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from flows.sources._common import LiveSourceError, SourceFormatError
+
+log = logging.getLogger(__name__)
+
+THROTTLING_CODES = {"Throttling", "ThrottlingException", "RequestLimitExceeded", "TooManyRequestsException",
+                    "RequestThrottled", "RequestThrottledException", "SlowDown", "PriorRequestNotComplete"}
+DENIED_CODES = {"AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "UnrecognizedClientException",
+                "InvalidClientTokenId", "ExpiredToken", "ExpiredTokenException", "AuthFailure", "SignatureDoesNotMatch",
+                "OptInRequired"}
+
+
+def client(service: str, region: str, session: Any = None):
+    """A boto3 client whose credentials come from boto3's standard chain (environment, profile, SSO, role)."""
+    import boto3
+    from botocore.config import Config
+
+    session = session or boto3.Session()
+    return session.client(service, region_name=region,
+                          config=Config(retries={"total_max_attempts": 1}, connect_timeout=10, read_timeout=60))
+
+
+def check_options(options: dict, allowed: set[str], required: set[str], what: str) -> None:
+    unknown = sorted(set(options) - allowed)
+    if unknown:
+        raise SourceFormatError(f"{what}: unknown live option(s) {', '.join(unknown)} "
+                                f"(expected: {', '.join(sorted(allowed))})")
+    missing = sorted(k for k in required if not options.get(k))
+    if missing:
+        raise SourceFormatError(f"{what}: live option(s) {', '.join(missing)} missing")
+
+
+def pages(api_client, operation: str, what: str, *, attempts: int = 5, backoff_s: float = 1.0,
+          sleep=time.sleep, **kwargs) -> Iterator[dict]:
+    """Every page of `operation` through its boto3 paginator; a throttled page is retried where it stopped."""
+    from botocore.exceptions import (BotoCoreError, ClientError, ConnectionClosedError, ConnectTimeoutError,
+                                     EndpointConnectionError, NoCredentialsError, PartialCredentialsError,
+                                     ReadTimeoutError)
+
+    transient_network = (ConnectionClosedError, ConnectTimeoutError, EndpointConnectionError, ReadTimeoutError)
+
+    paginator = api_client.get_paginator(operation)
+    token, throttled, page_no = None, 0, 0
+    while True:
+        config = {"StartingToken": token} if token else {}
+        try:
+            for page in paginator.paginate(**kwargs, PaginationConfig=config):
+                page_no += 1
+                throttled = 0
+                log.info("%s: page %d", what, page_no)
+                yield page
+                token = page.get("NextToken") or None
+            return
+        except ClientError as exc:
+            error = exc.response.get("Error", {})
+            code, message = error.get("Code", "?"), error.get("Message", "")
+            if code in THROTTLING_CODES and throttled < attempts - 1:
+                throttled += 1
+                wait = backoff_s * 2 ** (throttled - 1)
+                log.warning("%s: throttled (%s); retrying page %d in %.1f s (%d of %d)",
+                            what, code, page_no + 1, wait, throttled, attempts - 1)
+                sleep(wait)
+                continue
+            if code in THROTTLING_CODES:
+                raise LiveSourceError(f"{what}: still throttled ({code}) after {attempts} attempts") from None
+            if code in DENIED_CODES:
+                raise LiveSourceError(f"{what}: access denied ({code}): {message}") from None
+            raise LiveSourceError(f"{what}: {code}: {message}") from None
+        except transient_network as exc:
+            if throttled < attempts - 1:
+                throttled += 1
+                wait = backoff_s * 2 ** (throttled - 1)
+                log.warning("%s: %s; retrying page %d in %.1f s", what, type(exc).__name__, page_no + 1, wait)
+                sleep(wait)
+                continue
+            raise LiveSourceError(f"{what}: {type(exc).__name__} after {attempts} attempts: {exc}") from None
+        except (NoCredentialsError, PartialCredentialsError):
+            raise LiveSourceError(f"{what}: no AWS credentials in boto3's standard chain (environment variables, "
+                                  f"~/.aws/config profile, SSO or an instance role)") from None
+        except BotoCoreError as exc:  # endpoint unreachable, timeouts: the message names the endpoint, no secret
+            raise LiveSourceError(f"{what}: {type(exc).__name__}: {exc}") from None

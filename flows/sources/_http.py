@@ -1,0 +1,174 @@
+"""A JSON GET for the live sources, on the standard library only: retries, backoff, and no secret in any message.
+
+Retried: HTTP 429, 500, 502, 503, 504 and network errors (refused, reset, timed out), with exponential backoff
+(`backoff_s`, 2 x, 4 x ...) or the server's `Retry-After` when it sends one. Not retried: 401/403 (access denied)
+and other 4xx, which raise `LiveSourceError` at once with the server's own error message. A body that is not JSON
+raises `SourceFormatError`. URLs in messages and logs go through `redact`; headers are never logged.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import http.client
+import json
+import logging
+import math
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from typing import Any
+
+from flows.sources._common import LiveSourceError, SourceFormatError
+
+log = logging.getLogger(__name__)
+
+SECRET_PARAMS = frozenset({"key", "api_key", "access_token", "token", "sig", "signature", "code"})
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+MAX_RETRY_AFTER_S = 300.0  # a server asking for longer than this is not going to answer tonight
+_EXCERPT_CHARS = 300
+_USER_AGENT = "hweval/0.1 (+urllib)"
+
+
+def redact(url: str) -> str:
+    """`url` with the values of secret query parameters (key, token, sig ...; any case) and any password as ***."""
+    parts = urllib.parse.urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, host = netloc.rsplit("@", 1)
+        user = userinfo.split(":", 1)[0]
+        netloc = f"{user}:***@{host}" if ":" in userinfo else f"{userinfo}@{host}"
+    fields = []
+    for field in parts.query.split("&") if parts.query else []:
+        name = field.split("=", 1)[0]
+        if urllib.parse.unquote_plus(name).strip().lower() in SECRET_PARAMS:
+            field = f"{name}=***"
+        fields.append(field)
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "&".join(fields), parts.fragment))
+
+
+def _secret_values(url: str) -> list[str]:
+    """The secret values a URL carries, raw and decoded, longest first (to scrub them from server text)."""
+    values: set[str] = set()
+    for field in urllib.parse.urlsplit(url).query.split("&"):
+        name, _, value = field.partition("=")
+        if value and urllib.parse.unquote_plus(name).strip().lower() in SECRET_PARAMS:
+            values |= {value, urllib.parse.unquote_plus(value)}
+    return sorted((v for v in values if v), key=len, reverse=True)
+
+
+def _scrub(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, "***")
+    return text
+
+
+def _excerpt(body: bytes, secrets: list[str]) -> str:
+    """The server's error message: `error.message` of a Google/Azure JSON error body, else the body's start."""
+    text = body.decode("utf-8", errors="replace")
+    message = None
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        doc = None
+    if isinstance(doc, dict):
+        err = doc.get("error", doc.get("Error"))
+        if isinstance(err, dict):
+            message = err.get("message", err.get("Message"))
+        elif isinstance(err, str):
+            message = err
+        elif isinstance(doc.get("message"), str):
+            message = doc["message"]
+    text = " ".join(str(message if message is not None else text).split())
+    if len(text) > _EXCERPT_CHARS:
+        text = text[:_EXCERPT_CHARS] + "..."
+    return _scrub(text, secrets) or "(empty body)"
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds, or an HTTP date); None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when is None:
+            return None
+        seconds = when.timestamp() - time.time()
+    if not math.isfinite(seconds):
+        return None
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
+
+
+def get_json(
+    url: str,
+    *,
+    params: dict | None = None,
+    headers: dict | None = None,
+    what: str,
+    retries: int = 5,
+    backoff_s: float = 1.0,
+    timeout_s: float = 60,
+    sleep: Callable[[float], Any] = time.sleep,
+) -> Any:
+    """GET `url` (plus `params`, encoded onto its query) and parse the JSON body.
+
+    `what` names the request in every message (e.g. "azure retail prices eastus page 2"). At most `retries`
+    retries follow the first attempt.
+    """
+    if params:
+        # %20 for spaces and a literal `$` (OData's `$filter`), as the APIs' own next-page links are written
+        query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None},
+                                       safe="$", quote_via=urllib.parse.quote)
+        url = f"{url}{'&' if urllib.parse.urlsplit(url).query else '?'}{query}"
+    shown = redact(url)
+    secrets = _secret_values(url)
+    request = urllib.request.Request(
+        url, headers={"Accept": "application/json", "User-Agent": _USER_AGENT} | dict(headers or {}), method="GET")
+    attempts = max(0, retries) + 1
+    last = ""
+    for attempt in range(1, attempts + 1):
+        wait = backoff_s * 2 ** (attempt - 1)
+        started = time.monotonic()
+        try:
+            with urllib.request.urlopen(request, timeout=timeout_s) as response:
+                body = response.read()
+                status = response.status
+        except urllib.error.HTTPError as exc:
+            status = exc.code
+            try:
+                err_body = exc.read()
+            except (OSError, http.client.HTTPException):
+                err_body = b""
+            excerpt = _excerpt(err_body, secrets)
+            if status in (401, 403):
+                raise LiveSourceError(f"{what}: access denied (HTTP {status}) from {shown}: {excerpt}") from None
+            if status not in RETRY_STATUSES:
+                raise LiveSourceError(f"{what}: HTTP {status} {exc.reason} from {shown}: {excerpt}") from None
+            last = f"HTTP {status}: {excerpt}"
+            header_wait = _retry_after(exc.headers.get("Retry-After") if exc.headers else None)
+            if header_wait is not None:
+                wait = header_wait
+        except (OSError, http.client.HTTPException) as exc:  # URLError, timeouts, resets, truncated bodies
+            reason = getattr(exc, "reason", None) or exc
+            last = f"network error: {_scrub(f'{type(exc).__name__}: {reason}', secrets)}"
+        else:
+            log.info("GET %s -> HTTP %d, %d bytes in %.1fs (%s)", shown, status, len(body),
+                     time.monotonic() - started, what)
+            try:
+                return json.loads(body.decode("utf-8-sig"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                detail = exc.reason if isinstance(exc, UnicodeDecodeError) else (
+                    f"{exc.msg} at line {exc.lineno} column {exc.colno}")
+                raise SourceFormatError(
+                    f"{what}: response from {shown} is not JSON ({detail}): {_excerpt(body, secrets)}") from None
+        if attempt < attempts:
+            log.warning("%s: %s from %s; retry %d of %d in %.1fs", what, last, shown, attempt, attempts - 1, wait)
+            sleep(wait)
+    raise LiveSourceError(f"{what}: gave up after {attempts} attempts to GET {shown}; last: {last}")

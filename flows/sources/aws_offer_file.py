@@ -1,0 +1,268 @@
+"""AWS EC2 bulk offer file (`index.csv`, public, no credentials) -> rows of raw.aws_pricing.
+
+The file is what `https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/{region}/index.csv`
+serves: 5 metadata lines (`"FormatVersion","v1.0"`, Disclaimer, Publication Date, Version, OfferCode), a header
+line, then one line per price dimension (a SKU's on-demand hourly price, each reserved term's hourly price and
+upfront fee, ...). A region's file is hundreds of MB (us-east-1: several GB), so DuckDB scans it and only the rows of
+accelerated instances (instance family "GPU instance" or "Machine Learning ASIC Instances", product family
+"Compute Instance", every term type) become Python dicts, with the same keys as `aws_pricing.price_rows`.
+
+Columns are read by name: their order changes between versions. "NA" is a value ("Pre Installed S/W" = "NA" means
+no pre-installed software) and stays the string "NA"; only empty fields become None.
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+import re
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+
+from flows.sources._common import LiveSourceError, SourceFormatError, to_float
+
+TABLE = "aws_pricing"
+
+log = logging.getLogger(__name__)
+
+# row key -> offer-file column, in the order aws_pricing.price_rows yields its keys
+PRODUCT_FIELDS = {
+    "instance_type": "Instance Type",
+    "region_code": "Region Code",
+    "location": "Location",
+    "instance_family": "Instance Family",
+    "operating_system": "Operating System",
+    "license_model": "License Model",
+    "pre_installed_sw": "Pre Installed S/W",
+    "tenancy": "Tenancy",
+    "capacity_status": "CapacityStatus",
+    "market_option": "MarketOption",
+    "usage_type": "usageType",
+    "vcpu": "vCPU",
+    "gpu": "GPU",
+}
+PRICE_FIELDS = {
+    "sku": "SKU",
+    "term_type": "TermType",
+    "offer_term_code": "OfferTermCode",
+    "lease_contract_length": "LeaseContractLength",
+    "purchase_option": "PurchaseOption",
+    "offering_class": "OfferingClass",
+    "rate_code": "RateCode",
+    "unit": "Unit",
+    "price_text": "PricePerUnit",
+    "description": "PriceDescription",
+}
+FIELDS = PRODUCT_FIELDS | PRICE_FIELDS
+# every header column read_file needs: the fields above and the product family it filters on
+REQUIRED_COLUMNS = (*FIELDS.values(), "Product Family")
+
+ACCELERATED_FAMILIES = ("GPU instance", "Machine Learning ASIC Instances")
+PRODUCT_FAMILY = "Compute Instance"
+METADATA_KEYS = ("FormatVersion", "Disclaimer", "Publication Date", "Version", "OfferCode")
+HEADER_LINE = len(METADATA_KEYS) + 1  # 1-based line number of the header; data starts on the next line
+
+DEFAULT_ENDPOINT = "https://pricing.us-east-1.amazonaws.com"
+OFFER_PATH = "/offers/v1.0/aws/AmazonEC2/current/{region}/index.csv"
+LIVE_OPTIONS = {"regions", "endpoint", "timeout_s"}
+RETRIES = 3
+BACKOFF_S = 1.0
+CHUNK_BYTES = 1 << 20
+_MAX_PREAMBLE_LINE = 1 << 20
+
+
+def _sql_text(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _sql_name(value: str) -> str:
+    return '"' + value.replace('"', '""') + '"'
+
+
+def read_preamble(path: Path, label: str) -> tuple[dict[str, str], list[str]]:
+    """The 5 metadata lines as {key: value} and the header's column names; SourceFormatError if the file is not
+    an offer file (names `label`, the line and what was expected)."""
+    try:
+        with path.open("rb") as f:
+            raw = [f.readline(_MAX_PREAMBLE_LINE) for _ in range(HEADER_LINE)]
+    except OSError as exc:
+        raise SourceFormatError(f"{label}: cannot be read ({exc.strerror})") from None
+    if not raw[0]:
+        raise SourceFormatError(f"{label}: empty file, expected an AWS offer file ({len(METADATA_KEYS)} metadata "
+                                f"lines starting with \"FormatVersion\", a header, rows)")
+    lines = []
+    for n, data in enumerate(raw, start=1):
+        if not data:
+            break
+        try:
+            text = data.decode("utf-8-sig" if n == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise SourceFormatError(f"{label}: line {n}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+        lines.append(next(csv.reader([text.rstrip("\r\n")]), []))
+    if not lines[0] or lines[0][0] != "FormatVersion":
+        raise SourceFormatError(f"{label}: not an AWS offer file: line 1 must be \"FormatVersion\",\"v1.0\", "
+                                f"got {','.join(lines[0])[:60]!r}")
+    if len(lines) < HEADER_LINE:
+        raise SourceFormatError(f"{label}: ends after {len(lines)} lines, expected {len(METADATA_KEYS)} metadata "
+                                f"lines and a header line before the rows")
+    metadata = {}
+    for n, fields in enumerate(lines[:-1], start=1):
+        if len(fields) != 2:
+            raise SourceFormatError(
+                f"{label}: line {n}: expected {len(METADATA_KEYS)} metadata lines (\"key\",\"value\") before the "
+                f"header, got {len(fields)} fields (is a metadata line missing?)")
+        metadata[fields[0]] = fields[1]
+    if "Publication Date" not in metadata:
+        raise SourceFormatError(f"{label}: no \"Publication Date\" metadata line in lines 1-{len(METADATA_KEYS)} "
+                                f"(found {', '.join(metadata)})")
+    header = lines[-1]
+    missing = [c for c in REQUIRED_COLUMNS if c not in header]
+    if missing:
+        raise SourceFormatError(f"{label}: line {HEADER_LINE} (header): missing required column(s) "
+                                f"{', '.join(repr(c) for c in missing)}")
+    duplicates = sorted({c for c in header if header.count(c) > 1})
+    if duplicates:
+        raise SourceFormatError(f"{label}: line {HEADER_LINE} (header): duplicate column(s) {', '.join(duplicates)}")
+    return metadata, header
+
+
+def _scan_query(path: Path, header: list[str], region: str | None) -> str:
+    """SQL that numbers every data line (in file order) and keeps the accelerated Compute Instance ones."""
+    columns = "{" + ", ".join(f"{_sql_text(c)}: 'VARCHAR'" for c in header) + "}"
+    wanted = ", ".join(_sql_name(c) for c in REQUIRED_COLUMNS)
+    fields = ", ".join(_sql_name(c) for c in FIELDS.values())
+    families = ", ".join(_sql_text(f) for f in ACCELERATED_FAMILIES)
+    region_filter = f" and {_sql_name('Region Code')} = {_sql_text(region)}" if region else ""
+    # The header is parsed above and passed as `columns`: no sniffing, strict parsing, a ragged line is an error.
+    # row_number() over () is a streaming window: it sees the scan in file order and the filter stays above it.
+    return (
+        f"with numbered as (select row_number() over () + {HEADER_LINE} as line_no, {wanted} "
+        f"from read_csv({_sql_text(str(path))}, skip={HEADER_LINE}, header=false, auto_detect=false, "
+        f"columns={columns}, all_varchar=true, delim=',', quote='\"', escape='\"', strict_mode=true, "
+        f"encoding='utf-8')) "
+        f"select line_no, {fields} from numbered where {_sql_name('Product Family')} = {_sql_text(PRODUCT_FAMILY)} "
+        f"and {_sql_name('Instance Family')} in ({families}){region_filter} order by line_no"
+    )
+
+
+def _format_error(label: str, header: list[str], exc: duckdb.Error) -> SourceFormatError:
+    """DuckDB's CSV error as a SourceFormatError naming the file, the line and the problem."""
+    message = str(exc)
+    line = re.search(r"CSV Error on Line: (\d+)", message)
+    where = f"{label}: line {line.group(1)}" if line else label
+    if "Invalid unicode" in message:
+        return SourceFormatError(f"{where}: not UTF-8 text")
+    counts = re.search(r"Expected Number of Columns: (\d+) Found: (\d+)", message)
+    if counts:
+        expected, found = int(counts.group(1)), int(counts.group(2))
+        found_text = f"more than {expected}" if found > expected else str(found)
+        return SourceFormatError(f"{where}: {found_text} fields, expected {len(header)} (the header's)")
+    detail = next((s.strip() for s in message.splitlines() if s.strip()), message)
+    return SourceFormatError(f"{where}: not a valid offer-file CSV line ({detail[:200]})")
+
+
+def read_file(path: Path, label: str, region: str | None = None) -> list[dict]:
+    """The accelerated-instance price rows of one offer file, one per price dimension; `region`, when given, keeps
+    only that Region Code's rows. `source_ref` is `"{label}: line N"`, N the 1-based line in the file."""
+    metadata, header = read_preamble(path, label)
+    started = time.monotonic()
+    con = duckdb.connect(config={"preserve_insertion_order": True})
+    try:
+        records = con.execute(_scan_query(path, header, region)).fetchall()
+    except duckdb.Error as exc:
+        raise _format_error(label, header, exc) from None
+    finally:
+        con.close()
+    publication_date = metadata["Publication Date"]
+    rows = []
+    for line_no, *values in records:
+        record = {key: value if value != "" else None for key, value in zip(FIELDS, values, strict=True)}
+        row = {key: record[key] for key in PRODUCT_FIELDS}
+        row |= {"source_ref": f"{label}: line {line_no}", "sku": record["sku"], "publication_date": publication_date}
+        row |= {key: record[key] for key in PRICE_FIELDS if key not in ("sku", "description")}
+        row |= {"price_usd": to_float(record["price_text"]), "description": record["description"]}
+        rows.append(row)
+    if region and not rows:
+        log.warning("%s: no accelerated Compute Instance rows for region %s (is it that region's offer file?)",
+                    label, region)
+    log.info("%s: kept %d accelerated-instance price rows (published %s) in %.1f s",
+             label, len(rows), publication_date, time.monotonic() - started)
+    return rows
+
+
+def offer_file_url(region: str, endpoint: str = DEFAULT_ENDPOINT) -> str:
+    """Where the public EC2 offer file of `region` is served."""
+    return endpoint.rstrip("/") + OFFER_PATH.format(region=region)
+
+
+def download(url: str, target: Path, *, timeout_s: float = 60.0, sleep: Callable[[float], None] = time.sleep) -> int:
+    """Stream `url` to `target` in chunks; retry HTTP 429/5xx up to RETRIES times with exponential backoff.
+
+    Returns the number of bytes written; LiveSourceError (URL and status or reason) when it cannot be fetched.
+    """
+    for attempt in range(RETRIES + 1):
+        try:
+            with urllib.request.urlopen(url, timeout=timeout_s) as response, target.open("wb") as out:
+                expected = response.headers.get("Content-Length")
+                written, next_report = 0, 256 * CHUNK_BYTES
+                while chunk := response.read(CHUNK_BYTES):
+                    out.write(chunk)
+                    written += len(chunk)
+                    if written >= next_report:
+                        log.info("%s: %d MiB downloaded", url, written >> 20)
+                        next_report += 256 * CHUNK_BYTES
+            if expected is not None and expected.isdigit() and int(expected) != written:
+                raise LiveSourceError(f"{url}: download truncated: {written} of {expected} bytes")
+            log.info("%s: downloaded %d bytes", url, written)
+            return written
+        except urllib.error.HTTPError as exc:
+            exc.close()
+            retryable = exc.code == 429 or exc.code >= 500
+            if not retryable or attempt == RETRIES:
+                tries = f" after {attempt + 1} tries" if retryable else ""
+                raise LiveSourceError(f"{url}: HTTP {exc.code} {exc.reason}{tries}") from None
+            delay = BACKOFF_S * 2 ** attempt
+            log.warning("%s: HTTP %d, retrying in %.0f s (%d/%d)", url, exc.code, delay, attempt + 1, RETRIES)
+            sleep(delay)
+        except urllib.error.URLError as exc:
+            raise LiveSourceError(f"{url}: cannot be reached ({exc.reason})") from None
+        except (OSError, ValueError) as exc:  # connection reset or timeout mid-download, IncompleteRead
+            raise LiveSourceError(f"{url}: download failed ({type(exc).__name__}: {exc})") from None
+    raise AssertionError("unreachable")
+
+
+def fetch_live(options: dict, *, sleep: Callable[[float], None] = time.sleep) -> list[dict]:
+    """Download each region's public offer file to a temporary file, read it with `read_file` (label = the URL)
+    and delete it. options: `regions` (list of region codes), optional `endpoint` and `timeout_s`.
+
+    The temporary file goes to the default temp directory (TMPDIR): us-east-1's file needs several GB there.
+    """
+    unknown = sorted(set(options) - LIVE_OPTIONS)
+    if unknown:
+        raise SourceFormatError(f"aws_offer_file options: unknown key(s) {', '.join(map(repr, unknown))}; "
+                                f"allowed: {', '.join(sorted(LIVE_OPTIONS))}")
+    regions = options.get("regions")
+    if not isinstance(regions, list) or not regions or not all(isinstance(r, str) and r for r in regions):
+        raise SourceFormatError(f"aws_offer_file options: 'regions' must be a non-empty list of region codes, "
+                                f"got {regions!r}")
+    endpoint = options.get("endpoint", DEFAULT_ENDPOINT)
+    timeout_s = float(options.get("timeout_s", 60.0))
+    rows: list[dict] = []
+    for region in regions:
+        url = offer_file_url(region, endpoint)
+        with tempfile.NamedTemporaryFile(prefix=f"aws-offer-{region}-", suffix=".csv", delete=False) as tmp:
+            target = Path(tmp.name)
+        try:
+            download(url, target, timeout_s=timeout_s, sleep=sleep)
+            region_rows = read_file(target, url, region)
+        finally:
+            target.unlink(missing_ok=True)
+        log.info("%s: %d rows kept", url, len(region_rows))
+        rows.extend(region_rows)
+    return rows

@@ -1,0 +1,85 @@
+"""EC2 spot price history (`ec2.describe_spot_price_history`) pages -> rows of raw.aws_spot.
+
+One row per price point as published; staging keeps the latest price per region, availability zone and
+instance type, with its timestamp. Spot is its own pricing term: it never stands in for on-demand.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from flows.sources import _aws
+from flows.sources._common import SourceFormatError, load_json, require, to_float
+
+TABLE = "aws_spot"
+LIVE_OPTIONS = {"regions", "instance_types", "product_descriptions", "lookback_hours"}
+
+_REGION_OF_ZONE = re.compile(r"^([a-z]{2}(?:-gov)?-[a-z]+-\d+)")
+
+
+def region_of_zone(zone: str | None) -> str | None:
+    """us-east-1a -> us-east-1 (also for Local Zones such as us-east-1-bos-1a)."""
+    match = _REGION_OF_ZONE.match(zone or "")
+    return match.group(1) if match else None
+
+
+def price_rows(page: Any, where: str, region: str | None = None) -> Iterator[dict]:
+    history = require(page, "SpotPriceHistory", where, list)
+    for i, item in enumerate(history):
+        item_where = f"{where}: SpotPriceHistory[{i}]"
+        zone = require(item, "AvailabilityZone", item_where, str)
+        stamp = require(item, "Timestamp", item_where)
+        if isinstance(stamp, dt.datetime):  # boto3 parses it; a saved response holds the ISO text
+            stamp = stamp.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        price_text = item.get("SpotPrice")
+        yield {
+            "region": region or region_of_zone(zone),
+            "availability_zone": zone,
+            "availability_zone_id": item.get("AvailabilityZoneId"),
+            "instance_type": item.get("InstanceType"),
+            "product_description": item.get("ProductDescription"),
+            "price_text": None if price_text is None else str(price_text),
+            "price_usd": to_float(price_text),
+            "price_timestamp": str(stamp),
+            "source_ref": item_where,
+        }
+
+
+def rows_from_pages(pages: Iterable[tuple[str, Any, str | None]]) -> list[dict]:
+    return [row for where, page, region in pages for row in price_rows(page, where, region)]
+
+
+def pages_from_api(session, options: dict, *, now: dt.datetime | None = None,
+                   sleep=time.sleep) -> Iterator[tuple[str, dict, str]]:
+    """Spot price history pages per region, from `lookback_hours` ago (default 6) to now."""
+    now = now or dt.datetime.now(dt.UTC)
+    start = now - dt.timedelta(hours=float(options.get("lookback_hours", 6)))
+    for region in options["regions"]:
+        client = _aws.client("ec2", region, session)
+        what = f"ec2.describe_spot_price_history {region}"
+        kwargs = {"StartTime": start, "EndTime": now,
+                  "ProductDescriptions": list(options.get("product_descriptions") or ["Linux/UNIX"])}
+        if options.get("instance_types"):
+            kwargs["InstanceTypes"] = list(options["instance_types"])
+        for n, page in enumerate(_aws.pages(client, "describe_spot_price_history", what, sleep=sleep, **kwargs),
+                                 start=1):
+            yield f"{what} page {n}", page, region
+
+
+def fetch_live(options: dict, *, session=None, now: dt.datetime | None = None, sleep=time.sleep) -> list[dict]:
+    """Spot prices for `regions` (required); `instance_types` narrows the call (default: every type)."""
+    _aws.check_options(options, LIVE_OPTIONS, {"regions"}, "aws_spot")
+    return rows_from_pages(pages_from_api(session, options, now=now, sleep=sleep))
+
+
+def read_file(path: Path, label: str, region: str | None = None) -> list[dict]:
+    """A saved describe_spot_price_history response (Timestamp as ISO text), read exactly as a live page."""
+    page = load_json(path, label)
+    if not isinstance(page, dict):
+        raise SourceFormatError(f"{label}: expected a describe_spot_price_history response object")
+    return rows_from_pages([(label, page, region)])

@@ -1,0 +1,85 @@
+"""Your own prices (a CSV or YAML price sheet) -> rows of raw.price_sheet.
+
+Three kinds of entry, one row each:
+
+- `quote`: a private price for an instance (`cloud`, `region`, `instance_type`, `usd_per_hour`; a commitment may
+  add `term_months` and `upfront_usd`, amortised like a reserved term);
+- `discount`: a negotiated `percent_off` a public price (`cloud`, `instance_type` or `*`, `applies_to` a pricing
+  term, optionally one `region`);
+- `on_prem`: hardware you own (`site`, `name`, `accelerator`, `accelerator_count`, `capex_usd` over `life_months`,
+  `power_kw` at `usd_per_kwh` and `pue`, `opex_usd_per_month`).
+
+Every entry names its `source` (who quoted it, which invoice). The reader checks the shape (an entry kind it knows,
+keys it knows, numbers where numbers go); the expectation suite checks the values.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from flows.sources._common import SourceFormatError, load_csv, read_text, to_float
+
+TABLE = "price_sheet"
+
+KINDS = {"quote", "discount", "on_prem"}
+TEXT_FIELDS = ["kind", "cloud", "region", "instance_type", "pricing_term", "applies_to", "site", "name",
+               "accelerator", "source", "note"]
+NUMBER_FIELDS = ["usd_per_hour", "upfront_usd", "term_months", "accelerator_count", "percent_off", "capex_usd",
+                 "life_months", "power_kw", "usd_per_kwh", "pue", "opex_usd_per_month"]
+
+
+def entry_row(entry: Any, where: str) -> dict:
+    """One price-sheet entry (a YAML mapping or a CSV row) as a raw.price_sheet row."""
+    if not isinstance(entry, dict):
+        raise SourceFormatError(f"{where}: expected a mapping of field: value, got {type(entry).__name__}")
+    unknown = sorted(set(entry) - set(TEXT_FIELDS) - set(NUMBER_FIELDS))
+    if unknown:
+        raise SourceFormatError(f"{where}: unknown field(s) {', '.join(map(str, unknown))} "
+                                f"(expected some of: {', '.join(TEXT_FIELDS + NUMBER_FIELDS)})")
+    kind = entry.get("kind")
+    if kind not in KINDS:
+        raise SourceFormatError(f"{where}.kind: {kind!r}, expected one of {', '.join(sorted(KINDS))}")
+    row: dict[str, Any] = {"entry_kind": kind, "source_ref": where}
+    for name in TEXT_FIELDS[1:]:
+        value = entry.get(name)
+        row[name if name != "source" else "quoted_source"] = None if value in (None, "") else str(value)
+    for name in NUMBER_FIELDS:
+        value = entry.get(name)
+        if value in (None, ""):
+            row[name] = None
+            continue
+        number = to_float(value)
+        if number is None:
+            raise SourceFormatError(f"{where}.{name}: {value!r} is not a number")
+        row[name] = number
+    if kind == "on_prem":  # an on-prem system is an offer of its own: its site is the region, its name the instance
+        row["cloud"] = "on_prem"
+        row["region"] = row.pop("site") or row["region"]
+        row["instance_type"] = row.pop("name") or row["instance_type"]
+        row["pricing_term"] = "owned"
+    else:
+        row.pop("site"), row.pop("name")
+        if kind == "quote":
+            row["pricing_term"] = row["pricing_term"] or "private"
+    return row
+
+
+def read_file(path: Path, label: str, region: str | None = None) -> list[dict]:
+    """A price sheet: YAML (`entries:` list) or CSV (one entry per line, header by name)."""
+    if path.suffix.lower() == ".csv":
+        return [entry_row({k: v for k, v in row.items() if v != ""}, f"{label}: line {n}")
+                for n, row in enumerate(load_csv(path, label), start=2)]
+    if path.suffix.lower() not in (".yaml", ".yml"):
+        raise SourceFormatError(f"{label}: a price sheet is a .csv or .yaml file")
+    try:
+        data = yaml.safe_load(read_text(path, label))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        raise SourceFormatError(f"{label}: not valid YAML{at}: {getattr(exc, 'problem', exc)}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
+        raise SourceFormatError(f"{label}: expected a mapping with an `entries:` list")
+    return [entry_row(entry, f"{label}: entries[{i}]") for i, entry in enumerate(data["entries"])]

@@ -1,0 +1,315 @@
+"""aws_offer_file: the public EC2 bulk offer file -> the same raw.aws_pricing rows as the Price List API gives."""
+
+from __future__ import annotations
+
+import http.server
+import logging
+import os
+import re
+import socket
+import tempfile
+import threading
+
+import offer_file_builder as ofb
+import pandas
+import pytest
+
+from flows.sources import aws_offer_file, aws_pricing
+from flows.sources._common import LiveSourceError, SourceFormatError
+
+OFFER_PATH = "/offers/v1.0/aws/AmazonEC2/current/us-east-1/index.csv"
+
+
+@pytest.fixture(scope="module")
+def big_offer(tmp_path_factory):
+    """(products, path, data lines) of a >= 200,000-line offer file, generated once for the module."""
+    items = ofb.products(min_rows=200_000)
+    path = tmp_path_factory.mktemp("offer") / "index.csv"
+    return items, path, ofb.write_offer_file(path, items)
+
+
+@pytest.fixture(scope="module")
+def small_offer(tmp_path_factory):
+    """(products, path) of a small offer file: every accelerated product and a few hundred other lines."""
+    items = ofb.products(min_rows=3_000, other=60)
+    path = tmp_path_factory.mktemp("small") / "index.csv"
+    ofb.write_offer_file(path, items)
+    return items, path
+
+
+def without_ref(row: dict) -> dict:
+    return {k: v for k, v in row.items() if k != "source_ref"}
+
+
+def test_200k_line_offer_file_gives_the_same_prices_as_the_api_pages(big_offer):
+    items, path, written = big_offer
+    assert written >= 200_000
+    with path.open(encoding="utf-8") as f:
+        assert sum(1 for _ in f) == written + 6  # 5 metadata lines and the header
+
+    rows = aws_offer_file.read_file(path, "us-east-1/index.csv")
+    api_rows = aws_pricing.rows_from_pages(ofb.api_pages(items))
+
+    accelerated = [p for p in items if ofb.is_accelerated(p)]
+    # nothing silently dropped: one row per accelerated price dimension, and none of the ~197k others
+    assert len(rows) == ofb.row_count(accelerated) == len(api_rows)
+    assert {r["sku"] for r in rows} == {p["sku"] for p in accelerated}
+    assert {(r["instance_family"]) for r in rows} == set(ofb.ACCELERATED_FAMILIES)
+
+    compared = ("price_usd", "unit", "term_type", "operating_system", "pre_installed_sw", "tenancy", "market_option",
+                "lease_contract_length", "purchase_option", "offering_class")
+    by_key = {(r["sku"], r["offer_term_code"], r["rate_code"]): r for r in rows}
+    api_by_key = {(r["sku"], r["offer_term_code"], r["rate_code"]): r for r in api_rows}
+    assert len(by_key) == len(rows) and by_key.keys() == api_by_key.keys()
+    assert {k: tuple(r[c] for c in compared) for k, r in by_key.items()} == {
+        k: tuple(r[c] for c in compared) for k, r in api_by_key.items()}
+    # and every other key too (only source_ref differs: a file line vs a PriceList index)
+    assert {k: without_ref(r) for k, r in by_key.items()} == {k: without_ref(r) for k, r in api_by_key.items()}
+
+    # the cases that matter are really in there
+    kinds = {(r["term_type"], r["unit"], r["purchase_option"], r["offering_class"]) for r in rows}
+    assert ("Reserved", "Quantity", "Partial Upfront", "standard") in kinds
+    assert ("Reserved", "Quantity", "All Upfront", "convertible") in kinds
+    assert ("Reserved", "Quantity", "No Upfront", "standard") not in kinds
+    assert {r["price_usd"] for r in rows if r["purchase_option"] == "All Upfront" and r["unit"] == "Hrs"} == {0.0}
+    [block] = [r for r in rows if r["market_option"] == "CapacityBlock" and r["instance_type"] == "p5.48xlarge"]
+    assert (block["price_text"], block["price_usd"], block["term_type"]) == ("0.0000000000", 0.0, "OnDemand")
+    assert {"Shared", "Dedicated"} <= {r["tenancy"] for r in rows}
+    assert {"Linux", "Windows"} <= {r["operating_system"] for r in rows}
+    assert {"p5.48xlarge", "p4d.24xlarge", "g6.2xlarge", "trn1.32xlarge", "inf2.xlarge"} <= {
+        r["instance_type"] for r in rows}
+
+
+def test_na_is_a_value_not_a_missing_one(small_offer):
+    items, path = small_offer
+    rows = aws_offer_file.read_file(path, "index.csv")
+    expected_na = sum(len(t["dims"]) for p in items if ofb.is_accelerated(p) and p["attrs"]["Pre Installed S/W"] == "NA"
+                      for t in p["terms"])
+    assert expected_na > 0
+    assert sum(r["pre_installed_sw"] == "NA" for r in rows) == expected_na
+    assert {r["pre_installed_sw"] for r in rows} == {"NA", "SQL Web", "SQL Std"}
+    # only empty fields are None: an on-demand term has no lease, an Inferentia instance no GPU count
+    on_demand = next(r for r in rows if r["term_type"] == "OnDemand" and r["instance_type"] == "inf2.xlarge")
+    assert (on_demand["lease_contract_length"], on_demand["gpu"], on_demand["vcpu"]) == (None, None, "4")
+    # why it matters: pandas' defaults read the same "NA" as missing, and a filter on it finds nothing
+    assert pandas.read_csv(path, skiprows=5, usecols=["Pre Installed S/W"])["Pre Installed S/W"].isna().any()
+
+
+def test_source_ref_names_the_line_of_the_row(big_offer):
+    _, path, _ = big_offer
+    label = "us-east-1/index.csv"
+    rows = aws_offer_file.read_file(path, label)
+    wanted = {}
+    for row in rows:
+        prefix, line_no = row["source_ref"].rsplit(": line ", 1)
+        assert prefix == label
+        wanted[int(line_no)] = row["rate_code"]
+    assert len(wanted) == len(rows)
+    with path.open(encoding="utf-8") as f:
+        found = {n: line for n, line in enumerate(f, start=1) if n in wanted}
+    assert found.keys() == wanted.keys()
+    assert all(f'"{rate_code}"' in found[n] for n, rate_code in wanted.items())
+
+
+def test_region_keeps_only_that_regions_rows(small_offer, caplog):
+    _, path = small_offer
+    assert {r["region_code"] for r in aws_offer_file.read_file(path, "index.csv", "us-east-1")} == {"us-east-1"}
+    with caplog.at_level(logging.WARNING, logger=aws_offer_file.__name__):
+        assert aws_offer_file.read_file(path, "index.csv", "eu-west-1") == []
+    assert "no accelerated Compute Instance rows for region eu-west-1" in caplog.text
+
+
+def _few_products():
+    return [p for p in ofb.accelerated_products() if p["attrs"]["Instance Type"] == "g6.2xlarge"][:3]
+
+
+def _replace_line(path, line_no, edit):
+    lines = path.read_bytes().split(b"\n")
+    lines[line_no - 1] = edit(lines[line_no - 1])
+    path.write_bytes(b"\n".join(lines))
+
+
+def _missing_metadata_line(path):
+    ofb.write_offer_file(path, _few_products(), metadata_lines=4)
+
+
+def _not_an_offer_file(path):
+    path.write_text('"SKU","RateCode","PricePerUnit"\n"A","A.B.C","1.0"\n', encoding="utf-8")
+
+
+def _missing_column(path):
+    ofb.write_offer_file(path, _few_products(), columns=[c for c in ofb.COLUMNS if c != "PricePerUnit"])
+
+
+def _empty(path):
+    path.write_bytes(b"")
+
+
+def _only_metadata(path):
+    ofb.write_offer_file(path, [])
+    path.write_text("\n".join(path.read_text(encoding="utf-8").splitlines()[:5]) + "\n", encoding="utf-8")
+
+
+def _latin1_row(path):
+    ofb.write_offer_file(path, _few_products())
+    _replace_line(path, 9, lambda line: line.replace(b"No License required", "No Licence réquired".encode("latin-1")))
+
+
+def _latin1_metadata(path):
+    ofb.write_offer_file(path, _few_products())
+    _replace_line(path, 2, lambda line: line.replace(b"informational", "informatif é".encode("latin-1")))
+
+
+def _ragged_row(path):
+    ofb.write_offer_file(path, _few_products())
+    _replace_line(path, 10, lambda line: line.rsplit(b",", 1)[0])
+
+
+def _duplicate_column(path):
+    ofb.write_offer_file(path, _few_products(), columns=[*ofb.COLUMNS, "SKU"])
+
+
+@pytest.mark.parametrize(("write", "problem"), [
+    (_missing_metadata_line, 'line 5: expected 5 metadata lines ("key","value") before the header, got 40 fields'),
+    (_not_an_offer_file, 'not an AWS offer file: line 1 must be "FormatVersion","v1.0"'),
+    (_missing_column, "line 6 (header): missing required column(s) 'PricePerUnit'"),
+    (_duplicate_column, "line 6 (header): duplicate column(s) SKU"),
+    (_empty, "empty file, expected an AWS offer file"),
+    (_only_metadata, "ends after 5 lines, expected 5 metadata lines and a header line"),
+    (_latin1_row, "line 9: not UTF-8 text"),
+    (_latin1_metadata, "line 2: not UTF-8 text"),
+    (_ragged_row, "line 10: 39 fields, expected 40 (the header's)"),
+], ids=lambda v: v.__name__.strip("_") if callable(v) else "")
+def test_malformed_offer_files_name_the_file_and_the_problem(tmp_path, write, problem):
+    path = tmp_path / "index.csv"
+    write(path)
+    with pytest.raises(SourceFormatError, match=re.escape(f"offers/us-east-1/index.csv: {problem}")):
+        aws_offer_file.read_file(path, "offers/us-east-1/index.csv")
+
+
+class OfferServer:
+    """What the fake pricing endpoint answers: queued error statuses first, then the file; requests are logged."""
+
+    def __init__(self, body: bytes):
+        self.body = body
+        self.errors: list[int] = []
+        self.requests: list[str] = []
+        self.endpoint = ""
+
+
+@pytest.fixture
+def offer_server(small_offer):
+    """A real HTTP server on 127.0.0.1 (port 0) serving the small offer file at the us-east-1 path."""
+    state = OfferServer(small_offer[1].read_bytes())
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            state.requests.append(self.path)
+            if self.path != OFFER_PATH:
+                self.send_error(404)
+            elif state.errors:
+                self.send_error(state.errors.pop(0))
+            else:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/csv")
+                self.send_header("Content-Length", str(len(state.body)))
+                self.end_headers()
+                self.wfile.write(state.body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    state.endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+    yield state
+    server.shutdown()
+    server.server_close()
+    thread.join(5)
+
+
+@pytest.fixture
+def private_tmp(tmp_path, monkeypatch):
+    """The temporary download goes here, so a test can see it was deleted."""
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
+def test_fetch_live_streams_the_file_and_reads_it(offer_server, small_offer, private_tmp):
+    sleeps = []
+    rows = aws_offer_file.fetch_live({"regions": ["us-east-1"], "endpoint": offer_server.endpoint},
+                                     sleep=sleeps.append)
+    url = offer_server.endpoint + OFFER_PATH
+    assert [without_ref(r) for r in rows] == [without_ref(r) for r in aws_offer_file.read_file(small_offer[1], "x")]
+    assert all(r["source_ref"].startswith(f"{url}: line ") for r in rows)
+    assert offer_server.requests == [OFFER_PATH] and sleeps == []
+    assert list(private_tmp.iterdir()) == []  # the temporary file is gone
+
+
+def test_fetch_live_retries_503_with_backoff(offer_server, private_tmp):
+    offer_server.errors = [503, 503]
+    sleeps = []
+    rows = aws_offer_file.fetch_live({"regions": ["us-east-1"], "endpoint": offer_server.endpoint},
+                                     sleep=sleeps.append)
+    assert rows and sleeps == [1.0, 2.0] and len(offer_server.requests) == 3
+    assert list(private_tmp.iterdir()) == []
+
+
+def test_fetch_live_gives_up_after_three_retries(offer_server, private_tmp):
+    offer_server.errors = [429, 503, 500, 502]
+    sleeps = []
+    with pytest.raises(LiveSourceError, match=re.escape(f"{offer_server.endpoint}{OFFER_PATH}: HTTP 502")):
+        aws_offer_file.fetch_live({"regions": ["us-east-1"], "endpoint": offer_server.endpoint}, sleep=sleeps.append)
+    assert sleeps == [1.0, 2.0, 4.0] and len(offer_server.requests) == 4
+    assert list(private_tmp.iterdir()) == []
+
+
+def test_fetch_live_404_names_the_url_and_status(offer_server, private_tmp):
+    sleeps = []
+    url = f"{offer_server.endpoint}/offers/v1.0/aws/AmazonEC2/current/xx-nowhere-1/index.csv"
+    with pytest.raises(LiveSourceError, match=re.escape(f"{url}: HTTP 404")):
+        aws_offer_file.fetch_live({"regions": ["xx-nowhere-1"], "endpoint": offer_server.endpoint},
+                                  sleep=sleeps.append)
+    assert sleeps == []  # a 404 is not retried
+    assert list(private_tmp.iterdir()) == []
+
+
+def test_fetch_live_unreachable_endpoint():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again before the request: nothing listens there
+    with pytest.raises(LiveSourceError, match=re.escape(f"http://127.0.0.1:{port}{OFFER_PATH}: cannot be reached")):
+        aws_offer_file.fetch_live({"regions": ["us-east-1"], "endpoint": f"http://127.0.0.1:{port}"})
+
+
+@pytest.mark.parametrize(("options", "problem"), [
+    ({"regions": ["us-east-1"], "regoin": "x"}, "unknown key(s) 'regoin'; allowed: endpoint, regions, timeout_s"),
+    ({"regions": "us-east-1"}, "'regions' must be a non-empty list of region codes, got 'us-east-1'"),
+    ({}, "'regions' must be a non-empty list of region codes, got None"),
+], ids=["unknown-key", "regions-not-a-list", "no-regions"])
+def test_fetch_live_rejects_bad_options(options, problem):
+    with pytest.raises(SourceFormatError, match=re.escape(problem)):
+        aws_offer_file.fetch_live(options, sleep=lambda s: pytest.fail("nothing to retry"))
+
+
+@pytest.mark.live
+def test_live_offer_file_of_a_small_region():
+    """Downloads one real offer file from the public endpoint (no credentials) and reads it.
+
+    us-east-1's file is ~4 GB, so this uses a small region: ap-south-2 (Hyderabad) by default, or the one in
+    HWEVAL_OFFER_REGION. Skipped when the endpoint cannot be reached. Run with `pytest -m live -k offer_file`.
+    """
+    region = os.environ.get("HWEVAL_OFFER_REGION", "ap-south-2")
+    try:
+        rows = aws_offer_file.fetch_live({"regions": [region], "timeout_s": 120})
+    except LiveSourceError as exc:
+        if "cannot be reached" in str(exc):
+            pytest.skip(f"no network: {exc}")
+        raise
+    assert rows, f"{region}'s offer file has no accelerated Compute Instance rows"
+    assert {r["region_code"] for r in rows} == {region}
+    assert {r["term_type"] for r in rows} <= {"OnDemand", "Reserved"}
+    assert any(r["term_type"] == "OnDemand" and r["operating_system"] == "Linux" and r["price_usd"] for r in rows)

@@ -1,0 +1,391 @@
+"""Live fetching for azure_retail and gcp_billing against a scripted local HTTP server (no network).
+
+Responses are written here in the APIs' real shapes: Azure Retail Prices pages (BillingCurrency ...
+NextPageLink, Count) and Cloud Billing Catalog `services/{id}/skus` pages (skus, nextPageToken).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+import time
+import urllib.parse
+from collections import defaultdict, deque
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from flows.sources import _http, azure_retail, gcp_billing
+from flows.sources._common import LiveSourceError, SourceFormatError
+
+API_KEY = "AIzaSyTEST-not-a-real-key_0123456789"
+ENV = {"GOOGLE_API_KEY": API_KEY}
+GCE = "6F81-5844-456A"
+TPU = "E000-3F24-B8AA"
+
+
+# ---------------------------------------------------------------- a scripted HTTP server
+@dataclass
+class Seen:
+    path: str
+    query: dict[str, list[str]]
+    raw: str  # path + query as sent
+
+
+class FakeApi:
+    """ThreadingHTTPServer on 127.0.0.1:<free port>; each path answers from its own queue, in order."""
+
+    def __init__(self):
+        self.queues: dict[str, deque] = defaultdict(deque)
+        self.requests: list[Seen] = []
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                split = urllib.parse.urlsplit(self.path)
+                api.requests.append(Seen(split.path, urllib.parse.parse_qs(split.query, keep_blank_values=True),
+                                         self.path))
+                if api.queues[split.path]:
+                    status, headers, body, delay = api.queues[split.path].popleft()
+                else:
+                    status, headers, body, delay = 404, {}, b'{"error": {"message": "nothing scripted"}}', 0.0
+                time.sleep(delay)
+                try:
+                    self.send_response(status)
+                    for name, value in headers.items():
+                        self.send_header(name, value)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
+                    pass
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def add(self, path: str, body, *, status: int = 200, headers: dict | None = None, delay: float = 0.0):
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body)
+            headers = {"Content-Type": "application/json; charset=utf-8"} | (headers or {})
+        if isinstance(body, str):
+            body = body.encode()
+        self.queues[path].append((status, headers or {}, body, delay))
+
+    def paths(self) -> list[str]:
+        return [r.path for r in self.requests]
+
+
+@pytest.fixture
+def api():
+    server = FakeApi()
+    server.thread.start()
+    yield server
+    server.httpd.shutdown()
+    server.httpd.server_close()
+
+
+class Sleeps(list):
+    """A recording stand-in for time.sleep."""
+
+    def __call__(self, seconds):
+        self.append(seconds)
+
+
+# ---------------------------------------------------------------- payloads in the real shapes
+def az_item(sku: str, price: float, *, product: str, meter: str, region: str, location: str,
+            price_type: str = "Consumption", term: str | None = None) -> dict:
+    """`meter` as Azure writes meterName ("ND96isrH100v5 Spot"); skuName is spelled with spaces."""
+    sku_name = meter.replace("H100v5", " H100 v5")
+    item = {
+        "currencyCode": "USD", "tierMinimumUnits": 0.0, "retailPrice": price, "unitPrice": price,
+        "armRegionName": region, "location": location, "effectiveStartDate": "2025-03-01T00:00:00Z",
+        "meterId": f"00000000-0000-4000-8000-{len(meter) * 1000 + len(product):012d}",
+        "meterName": meter, "productId": "DZH318ZTEST1", "skuId": "DZH318ZTEST1/0001",
+        "availabilityId": None, "productName": product, "skuName": sku_name,
+        "serviceName": "Virtual Machines", "serviceId": "DZH313Z7MMC8", "serviceFamily": "Compute",
+        "unitOfMeasure": "1 Hour", "type": price_type, "isPrimaryMeterRegion": True, "armSkuName": sku,
+    }
+    if term:
+        item["reservationTerm"] = term
+    if price_type == "Consumption" and "Spot" not in meter and "Windows" not in product:
+        item["savingsPlan"] = [{"unitPrice": round(price * 0.65, 4), "retailPrice": round(price * 0.65, 4),
+                                "term": "1 Year"}]
+    return item
+
+
+def az_page(items: list[dict], next_link: str | None) -> dict:
+    return {"BillingCurrency": "USD", "CustomerEntityId": "Default", "CustomerEntityType": "Retail",
+            "Items": items, "NextPageLink": next_link, "Count": len(items)}
+
+
+def g_sku(sku_id: str, description: str, units: str, nanos: int, *, regions: tuple[str, ...],
+          group: str = "GPU", usage: str = "OnDemand", service: str = GCE) -> dict:
+    return {
+        "name": f"services/{service}/skus/{sku_id}", "skuId": sku_id, "description": description,
+        "category": {"serviceDisplayName": "Compute Engine" if service == GCE else "Cloud TPU",
+                     "resourceFamily": "Compute", "resourceGroup": group, "usageType": usage},
+        "serviceRegions": list(regions),
+        "pricingInfo": [{
+            "effectiveTime": "2026-10-01T00:00:00Z",
+            "pricingExpression": {
+                "usageUnit": "h", "displayQuantity": 1,
+                "tieredRates": [{"startUsageAmount": 0,
+                                 "unitPrice": {"currencyCode": "USD", "units": units, "nanos": nanos}}],
+                "usageUnitDescription": "hour", "baseUnit": "s", "baseUnitConversionFactor": 3600,
+                "baseUnitDescription": "second"},
+            "currencyConversionRate": 1, "summary": ""}],
+        "serviceProviderName": "Google",
+        "geoTaxonomy": {"type": "REGIONAL" if len(regions) == 1 else "MULTI_REGIONAL", "regions": list(regions)},
+    }
+
+
+def g_page(skus: list[dict], next_token: str = "") -> dict:
+    return {"skus": skus, "nextPageToken": next_token}
+
+
+AZ_PATH = "/api/retail/prices"
+ND = "Standard_ND96isr_H100_v5"
+NC = "Standard_NC40ads_H100_v5"
+
+
+def az_filter(region: str) -> str:
+    return (f"serviceName eq 'Virtual Machines' and armRegionName eq '{region}'"
+            f" and (armSkuName eq '{ND}' or armSkuName eq '{NC}')")
+
+
+def az_next_link(base: str, region: str) -> str:
+    """Page 2's link as Azure writes it: absolute, the whole query again, plus $skip."""
+    query = urllib.parse.quote(az_filter(region), safe="")
+    return f"{base}{AZ_PATH}?api-version=2023-01-01-preview&currencyCode=%27USD%27&$filter={query}&$skip=100"
+
+
+# ---------------------------------------------------------------- redact
+def test_redact_hides_secret_query_values_in_any_case_and_keeps_the_rest():
+    url = ("https://user:hunter2@example.com/v1/skus?key=AIza123&pageSize=5000&Access_Token=ya29.x&SIG=abc%2Fdef"
+           "&$filter=armRegionName%20eq%20%27eastus%27&code=42&keys=visible&signature=s&token=t&api_key=k")
+    assert _http.redact(url) == (
+        "https://user:***@example.com/v1/skus?key=***&pageSize=5000&Access_Token=***&SIG=***"
+        "&$filter=armRegionName%20eq%20%27eastus%27&code=***&keys=visible&signature=***&token=***&api_key=***")
+    assert _http.redact("https://prices.azure.com/api/retail/prices") == "https://prices.azure.com/api/retail/prices"
+
+
+# ---------------------------------------------------------------- azure_retail
+def test_azure_two_regions_two_pages_each_follow_next_page_link(api):
+    east, west = ("eastus", "US East"), ("westus3", "US West 3")
+    for (region, location) in (east, west):
+        api.add(AZ_PATH, az_page([
+            az_item(ND, 98.32, product="Virtual Machines NDsr H100 v5 Series", meter="ND96isrH100v5",
+                    region=region, location=location),
+            az_item(ND, 102.736, product="Virtual Machines NDsr H100 v5 Series Windows", meter="ND96isrH100v5",
+                    region=region, location=location),
+        ], az_next_link(api.base, region)))
+        api.add(AZ_PATH, az_page([
+            az_item(ND, 18.169536, product="Virtual Machines NDsr H100 v5 Series", meter="ND96isrH100v5 Spot",
+                    region=region, location=location),
+            az_item(NC, 34920.0, product="Virtual Machines NCadsH100v5 Series", meter="NC40adsH100v5",
+                    region=region, location=location, price_type="Reservation", term="1 Year"),
+        ], None))
+    sleeps = Sleeps()
+    options = {"regions": ["eastus", "westus3"], "arm_sku_names": [ND, NC], "endpoint": api.base + AZ_PATH}
+
+    rows = azure_retail.fetch_live(options, sleep=sleeps)
+
+    assert api.paths() == [AZ_PATH] * 4 and sleeps == []
+    for n, region in enumerate(["eastus", "eastus", "westus3", "westus3"]):
+        query = api.requests[n].query
+        assert query["$filter"] == [az_filter(region)], f"request {n}"
+        assert query["api-version"] == ["2023-01-01-preview"] and query["currencyCode"] == ["'USD'"]
+        assert query.get("$skip") == (["100"] if n % 2 else None)  # page 2 is the NextPageLink, as given
+    assert len(rows) == 8
+    by_ref = {r["source_ref"]: r for r in rows}
+    spot = by_ref["azure retail prices westus3 page 2: Items[0]"]
+    assert (spot["arm_region_name"], spot["meter_name"], spot["sku_name"], spot["retail_price"]) == (
+        "westus3", "ND96isrH100v5 Spot", "ND96isr H100 v5 Spot", 18.169536)
+    windows = by_ref["azure retail prices eastus page 1: Items[1]"]
+    assert (windows["product_name"], windows["retail_price"], windows["unit_price"]) == (
+        "Virtual Machines NDsr H100 v5 Series Windows", 102.736, 102.736)
+    reserved = by_ref["azure retail prices eastus page 2: Items[1]"]
+    # a Reservation row's price is the whole 1-year term, landed as given: 34,920 / 8,760 h = 3.986 per hour
+    assert (reserved["price_type"], reserved["reservation_term"], reserved["retail_price"]) == (
+        "Reservation", "1 Year", 34920.0)
+
+
+def test_azure_pages_name_region_and_page(api):
+    api.add(AZ_PATH, az_page([], api.base + AZ_PATH + "?$skip=100"))
+    api.add(AZ_PATH, az_page([], None))
+    wheres = [w for w, _ in azure_retail.pages_from_api({"regions": ["eastus"], "endpoint": api.base + AZ_PATH})]
+    assert wheres == ["azure retail prices eastus page 1", "azure retail prices eastus page 2"]
+    assert api.requests[0].query["$filter"] == ["serviceName eq 'Virtual Machines' and armRegionName eq 'eastus'"]
+    assert api.requests[1].raw == AZ_PATH + "?$skip=100"  # the link is followed exactly, nothing added
+
+
+def test_azure_unknown_or_missing_options_are_format_errors():
+    with pytest.raises(SourceFormatError, match=r"unknown key 'region' \(allowed: regions, arm_sku_names, "
+                                                r"endpoint, api_version\)"):
+        azure_retail.fetch_live({"region": ["eastus"]})
+    with pytest.raises(SourceFormatError, match=r"'regions': expected a non-empty list"):
+        azure_retail.fetch_live({"regions": []})
+
+
+# ---------------------------------------------------------------- gcp_billing
+def gce_path(service: str = GCE) -> str:
+    return f"/v1/services/{service}/skus"
+
+
+def test_gcp_pages_follow_next_page_token_and_the_key_stays_secret(api, caplog):
+    caplog.set_level(logging.INFO)
+    api.add(gce_path(), g_page([
+        g_sku("A1B2-0000-0001", "Nvidia H100 80GB GPU running in Iowa", "4", 200761250, regions=("us-central1",)),
+        g_sku("A1B2-0000-0002", "A3 Instance Core running in Iowa", "0", 29300000, regions=("us-central1",),
+              group="CPU"),
+    ], next_token="CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA"))
+    api.add(gce_path(), g_page([
+        g_sku("A1B2-0000-0003", "Nvidia H100 80GB GPU running in Americas", "9", 796550569,
+              regions=("us-east4", "us-east5")),
+    ]))
+    rows = gcp_billing.fetch_live({"services": [GCE], "endpoint": api.base}, environ=ENV)
+
+    first, second = api.requests
+    assert first.query == {"pageSize": ["5000"], "currencyCode": ["USD"], "key": [API_KEY]}
+    assert second.query == first.query | {"pageToken": ["CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA"]}
+    # 4 + 200,761,250 / 1e9 = 4.20076125; 0 + 29,300,000 / 1e9 = 0.0293; 9.796550569 once per region
+    assert [(r["sku_id"], r["region"], r["price_usd"]) for r in rows] == [
+        ("A1B2-0000-0001", "us-central1", 4.20076125),
+        ("A1B2-0000-0002", "us-central1", 0.0293),
+        ("A1B2-0000-0003", "us-east4", 9.796550569),
+        ("A1B2-0000-0003", "us-east5", 9.796550569),
+    ]
+    assert rows[2]["source_ref"] == f"gcp billing services/{GCE}/skus page 2: skus[0]"
+    assert all(API_KEY not in r["source_ref"] for r in rows)
+    messages = [rec.getMessage() for rec in caplog.records]
+    assert sum("GET " in m for m in messages) == 2 and any("key=***" in m for m in messages)
+    assert all(API_KEY not in m for m in messages)
+    assert "gcp billing: kept 3 of 3 SKUs read" in caplog.text
+
+
+def test_gcp_default_services_are_compute_engine_and_cloud_tpu(api):
+    api.add(gce_path(GCE), g_page([g_sku("A1B2-0000-0004", "TPU v5p chip running in Iowa", "4", 200000000,
+                                         regions=("us-central1",), group="TPU")]))
+    api.add(gce_path(TPU), g_page([g_sku("A1B2-0000-0005", "Tpu-v4 Pod running in Central US", "3", 220000000,
+                                         regions=("us-central2",), group="TPU", service=TPU)]))
+    rows = gcp_billing.fetch_live({"endpoint": api.base}, environ=ENV)
+    assert api.paths() == [gce_path(GCE), gce_path(TPU)]
+    assert [(r["description"], r["price_usd"]) for r in rows] == [
+        ("TPU v5p chip running in Iowa", 4.2), ("Tpu-v4 Pod running in Central US", 3.22)]
+
+
+def test_gcp_filters_keep_declared_skus_and_regions_and_say_how_many(api, caplog):
+    caplog.set_level(logging.INFO, logger="flows.sources.gcp_billing")
+    api.add(gce_path(), g_page([
+        g_sku("A1B2-0000-0011", "Nvidia H100 80GB GPU running in Iowa", "4", 200761250, regions=("us-central1",)),
+        g_sku("A1B2-0000-0012", "A3 Instance Core running in Iowa", "0", 29300000, regions=("us-central1",),
+              group="CPU"),
+        g_sku("A1B2-0000-0013", "Nvidia H100 80GB GPU running in Americas", "9", 796550569,
+              regions=("us-east4", "us-east5", "us-west1")),
+        g_sku("A1B2-0000-0014", "TPU v5p chip running in Netherlands", "700", 0, regions=("europe-west4",),
+              group="TPU"),
+    ], next_token="page-2"))
+    api.add(gce_path(), g_page([
+        g_sku("A1B2-0000-0015", "TPU v5e chip running in Iowa", "1", 200000000, regions=("us-central1",),
+              group="TPU"),
+        g_sku("A1B2-0000-0016", "TPU v5p chip running in Iowa", "4", 200000000, regions=("us-central1",),
+              group="TPU"),
+    ]))
+    options = {"services": [GCE], "endpoint": api.base, "description_contains": ["h100", "TPU V5P"],
+               "regions": ["us-central1", "us-east5"]}
+    rows = gcp_billing.fetch_live(options, environ=ENV)
+    # kept: H100 Iowa, H100 Americas (us-east5 only), v5p Iowa; dropped: A3 core and v5e (description),
+    # v5p Netherlands (region)
+    assert [(r["sku_id"], r["region"], r["source_ref"].rsplit(" ", 1)[-1]) for r in rows] == [
+        ("A1B2-0000-0011", "us-central1", "skus[0]"),
+        ("A1B2-0000-0013", "us-east5", "skus[2]"),
+        ("A1B2-0000-0016", "us-central1", "skus[1]"),
+    ]
+    assert "gcp billing: kept 3 of 6 SKUs read" in caplog.text
+
+
+def test_gcp_missing_api_key_and_unknown_options(api):
+    with pytest.raises(LiveSourceError, match=r"^gcp billing: no API key: set GOOGLE_API_KEY \(a Google Cloud API "
+                                              r"key with the Cloud Billing API enabled\)$"):
+        gcp_billing.fetch_live({"endpoint": api.base}, environ={})
+    with pytest.raises(LiveSourceError, match=r"set HWEVAL_GCP_KEY"):
+        gcp_billing.fetch_live({"endpoint": api.base, "api_key_env": "HWEVAL_GCP_KEY"}, environ=ENV)
+    with pytest.raises(SourceFormatError, match=r"unknown key 'service' \(allowed: services, api_key_env, "
+                                                r"endpoint, description_contains, regions\)"):
+        gcp_billing.fetch_live({"service": [GCE]}, environ=ENV)
+    assert api.requests == []
+
+
+def test_gcp_access_denied_is_not_retried_and_hides_the_key(api, caplog):
+    caplog.set_level(logging.INFO)
+    api.add(gce_path(), {"error": {
+        "code": 403, "status": "PERMISSION_DENIED",
+        "message": f"Cloud Billing API has not been used in project 123456 before or it is disabled (key {API_KEY})."}},
+        status=403)
+    sleeps = Sleeps()
+    with pytest.raises(LiveSourceError) as err:
+        gcp_billing.fetch_live({"services": [GCE], "endpoint": api.base}, environ=ENV, sleep=sleeps)
+    text = str(err.value)
+    assert text.startswith(f"gcp billing services/{GCE}/skus page 1: access denied (HTTP 403) from ")
+    assert "key=***" in text and "Cloud Billing API has not been used in project 123456" in text
+    assert API_KEY not in text and API_KEY not in caplog.text
+    assert len(api.requests) == 1 and sleeps == []
+
+
+# ---------------------------------------------------------------- get_json: retries and bad bodies
+def test_429_with_retry_after_is_retried_after_that_many_seconds(api, caplog):
+    api.add("/x", {"error": {"message": "Too many requests"}}, status=429, headers={"Retry-After": "2"})
+    api.add("/x", {"ok": True})
+    sleeps = Sleeps()
+    with caplog.at_level(logging.WARNING, logger="flows.sources._http"):
+        assert _http.get_json(api.base + "/x", params={"key": "s3cret"}, what="t", sleep=sleeps) == {"ok": True}
+    assert sleeps == [2.0] and len(api.requests) == 2
+    assert "t: HTTP 429: Too many requests from" in caplog.text and "retry 1 of 5 in 2.0s" in caplog.text
+    assert "s3cret" not in caplog.text
+
+
+def test_503_past_the_retry_budget_names_the_attempts(api):
+    for _ in range(3):
+        api.add("/x", "Service Unavailable", status=503)
+    sleeps = Sleeps()
+    with pytest.raises(LiveSourceError, match=r"^t: gave up after 3 attempts to GET http://127\.0\.0\.1:\d+/x\?"
+                                              r"key=\*\*\*; last: HTTP 503: Service Unavailable$"):
+        _http.get_json(api.base + "/x", params={"key": "s3cret"}, what="t", retries=2, backoff_s=0.5, sleep=sleeps)
+    assert sleeps == [0.5, 1.0] and len(api.requests) == 3
+
+
+def test_network_errors_and_timeouts_are_retried(api):
+    with socket.socket() as s:  # a port nobody listens on: connection refused
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}/x"
+    sleeps = Sleeps()
+    with pytest.raises(LiveSourceError, match=r"gave up after 2 attempts .*; last: network error: "):
+        _http.get_json(closed, what="t", retries=1, sleep=sleeps)
+    assert sleeps == [1.0]
+    api.add("/slow", {"late": True}, delay=1.0)
+    api.add("/slow", {"ok": True})
+    assert _http.get_json(api.base + "/slow", what="t", timeout_s=0.2, sleep=sleeps) == {"ok": True}
+    assert sleeps == [1.0, 1.0]
+
+
+def test_other_4xx_fails_at_once_with_the_server_message(api):
+    api.add("/x", {"Error": {"Code": "BadRequest", "Message": "Invalid OData filter"}}, status=400)
+    with pytest.raises(LiveSourceError, match=r"^t: HTTP 400 Bad Request from .*: Invalid OData filter$"):
+        _http.get_json(api.base + "/x", what="t", sleep=Sleeps())
+    assert len(api.requests) == 1
+
+
+def test_a_page_that_is_not_json_is_a_format_error_naming_the_redacted_url(api):
+    api.add(f"/v1/services/{GCE}/skus", "<html><body>Sign in</body></html>", headers={"Content-Type": "text/html"})
+    with pytest.raises(SourceFormatError, match=rf"^gcp billing services/{GCE}/skus page 1: response from "
+                                                rf"http://127\.0\.0\.1:\d+/v1/services/{GCE}/skus\?pageSize=5000&"
+                                                r"currencyCode=USD&key=\*\*\* is not JSON") as err:
+        gcp_billing.fetch_live({"services": [GCE], "endpoint": api.base}, environ=ENV)
+    assert API_KEY not in str(err.value)
