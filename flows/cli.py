@@ -48,6 +48,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         catalog_dir=str(args.catalog) if args.catalog else None,
         warehouse_file=str(args.warehouse) if args.warehouse else None,
         reports_dir=str(args.reports) if args.reports else None,
+        live=True if args.live else None,
     )
     landed = sum(load.rows_landed for load in result.loads)
     quarantined = sum(load.rows_quarantined for load in result.loads)
@@ -71,6 +72,51 @@ def cmd_check(args: argparse.Namespace) -> int:
     print(f"{catalog.root}: {len(catalog.accelerators.accelerators)} accelerators, "
           f"{len(catalog.instances.instances)} instances, {len(catalog.models.models)} models, "
           f"{len(catalog.workloads.workloads)} workloads, {len(catalog.sources.sources)} sources: OK")
+    return 0
+
+
+def cmd_sources(args: argparse.Namespace) -> int:
+    """Each declared source: kind, whether it runs, what it reads in this mode, and its last good fetch."""
+    import duckdb
+
+    from flows.catalog import load_catalog
+
+    catalog = load_catalog(args.catalog or paths.catalog_dir())
+    mode = "live" if args.live else catalog.sources.mode
+    path = Path(args.warehouse or paths.warehouse_path())
+    history: dict[str, tuple] = {}
+    if path.exists():
+        con = duckdb.connect(str(path), read_only=True)
+        try:
+            for row in con.execute("""
+                select source_id,
+                       max(as_of) filter (where status = 'landed') as last_good_run,
+                       arg_max(data_as_of, as_of) filter (where status = 'landed') as last_good_data,
+                       arg_max(rows_landed, as_of) filter (where status = 'landed') as rows_landed,
+                       arg_max(status, as_of) as last_status,
+                       arg_max(error, as_of) as last_error
+                from ops.source_loads group by source_id""").fetchall():
+                history[row[0]] = row[1:]
+        finally:
+            con.close()
+    print(f"mode: {mode} (sources.yaml says {catalog.sources.mode}; `--live` fetches sources with a live block)")
+    print(f"warehouse: {path}" + ("" if path.exists() else " (not built yet)"))
+    for source_id, source in catalog.sources.sources.items():
+        if not source.enabled:
+            state = "disabled"
+        elif source.reads_live(mode):
+            regions = source.live.get("regions") or []
+            state = "live: " + (", ".join(regions) if regions else "every region")
+        elif source.files:
+            state = f"files ({len(source.files)})"
+        else:
+            state = "live only: waits for --live"
+        last_good_run, last_good_data, rows, status, error = history.get(source_id, (None,) * 5)
+        last = (f"last good run {last_good_run} (data as of {last_good_data}, {rows} rows landed)"
+                if last_good_run else "never landed")
+        if status == "stale":
+            last += f"; STALE in the latest run: {error}"
+        print(f"  {source_id:<28} {source.kind:<17} {state:<44} {last}")
     return 0
 
 
@@ -103,7 +149,17 @@ def build_parser() -> argparse.ArgumentParser:
                           "source several files; @YYYY-MM-DD is the data's as-of date (default: the run's), e.g. "
                           "mlperf_inference_snapshot=../shared/samples/mlperf_inference_v4.1_summary_results.json"
                           "@2024-08-28")
+    run.add_argument("--live", action="store_true",
+                     help="fetch every source that has a `live:` block in sources.yaml from its API (AWS through "
+                          "boto3's credential chain, Azure Retail Prices, GCP Billing Catalog with GOOGLE_API_KEY); "
+                          "a source that cannot be fetched is stale and the run uses its last good data")
     run.set_defaults(func=cmd_run)
+
+    sources = sub.add_parser("sources", help="list the declared sources, what they read, and their last good fetch")
+    sources.add_argument("--catalog", type=Path, default=None, help="catalog folder (default: catalogs/)")
+    sources.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: warehouse/hweval.duckdb)")
+    sources.add_argument("--live", action="store_true", help="show what a live run would fetch")
+    sources.set_defaults(func=cmd_sources)
 
     check = sub.add_parser("check", help="validate the catalogs and their cross-references")
     check.add_argument("--catalog", type=Path, default=None, help="catalog folder (default: catalogs/)")

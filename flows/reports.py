@@ -216,6 +216,57 @@ def render_workload(workload: dict, ranking: list[dict], costs: dict[str, dict],
     return "\n".join(out)
 
 
+def _term_label(o: dict) -> str:
+    return o["pricing_term"] + (f" ({o['term_detail']})" if o["term_detail"] else "")
+
+
+def render_offers(offers: list[dict], unknown: list[dict], as_of: dt.date) -> str:
+    """Every priced term of every offer side by side, the cheapest term per offer, and offers the catalog lacks."""
+    by_instance: dict[tuple, list[dict]] = {}
+    for o in offers:
+        by_instance.setdefault((o["cloud"], o["region"], o["instance_type"]), []).append(o)
+    rows = []
+    for (cloud, region, instance_type), terms in sorted(by_instance.items()):
+        cheapest = min(terms, key=lambda o: (o["usd_per_hour"], o["offer_id"]))
+        on_demand = [o for o in terms if o["pricing_term"] == "on_demand"]
+        spot = [o for o in terms if o["pricing_term"] == "spot"]
+        reserved = sorted((o for o in terms if o["pricing_term"] == "reserved"), key=lambda o: o["usd_per_hour"])
+        saving = (f"{1 - cheapest['usd_per_hour'] / on_demand[0]['usd_per_hour']:.0%}"
+                  if on_demand and cheapest is not on_demand[0] else "—")
+        rows.append([
+            f"{cloud} {instance_type}", region, f"{cheapest['accelerator_id']} x {cheapest['accelerator_count']}",
+            usd(on_demand[0]["usd_per_hour"]) if on_demand else "—",
+            usd(spot[0]["usd_per_hour"]) if spot else "—",
+            f"{usd(reserved[0]['usd_per_hour'])} ({reserved[0]['term_detail']})" if reserved else "—",
+            f"**{_term_label(cheapest)}**", usd(cheapest["usd_per_hour"]), usd(cheapest["usd_per_chip_hour"]), saving,
+            f"{cheapest['price_source_id']} ({cheapest['price_as_of']})",
+        ])
+    out = [
+        f"# Offers and pricing terms, as of {as_of.isoformat()}", "",
+        "Every priced term of every offer side by side (USD per instance-hour; reserved terms amortised: "
+        "recurring hourly + upfront fee / term hours), and the cheapest term per offer. A cheaper term is not "
+        "always a better buy: spot can be reclaimed (training runs pay a declared rework overhead), a reserved "
+        "term is paid whether or not the instance runs. The workload pages rank only the terms each workload "
+        "accepts (`pricing_terms` in catalogs/workloads.yaml).", "",
+        _table(["offer", "region", "accelerators", "on-demand", "spot", "cheapest reserved", "cheapest term",
+                "USD per hour", "USD per chip-hour", "saving vs on-demand", "price source (as of)"], rows)
+        if rows else "No offer could be priced in this run.", "",
+        "## Offers the catalog does not know", "",
+    ]
+    if unknown:
+        out += [f"{plural(len(unknown), 'listing')} from the price sources {'names' if len(unknown) == 1 else 'name'} instance types (or GCP accelerator "
+                "SKUs) that catalogs/instances.yaml does not know: they are landed, not ranked. Add them to the "
+                "catalog to rank them.", "",
+                _table(["cloud", "region", "instance type or SKU", "term", "price", "unit", "accelerators listed",
+                        "price source (as of)", "where"],
+                       [[u["cloud"], u["region"], u["instance_type"], u["pricing_term"], usd(u["usd_per_hour"]),
+                         u["unit"], u["accelerators_listed"] or "—", f"{u['price_source_id']} ({u['price_as_of']})",
+                         u["price_ref"]] for u in unknown])]
+    else:
+        out += ["Every listed instance type is in the catalog."]
+    return "\n".join(out + ["", f"_{DERIVED_NOTE}_", ""])
+
+
 def _source_status(load: dict) -> str:
     if load["status"] != "stale":
         return load["status"]
@@ -239,7 +290,10 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str]:
         select source_id, expectation, column_name, reason, count(*) as rows, min(unexpected_value) as example
         from ops.quarantine where as_of = ? group by all order by rows desc, source_id, expectation, column_name
         """, [as_of])
-    pages: dict[str, str] = {}
+    offers = fetch_dicts(con, "select * from marts.offers where as_of = ? order by offer_id", [as_of])
+    unknown = fetch_dicts(con, "select * from marts.unknown_offers where as_of = ? "
+                          "order by cloud, region, instance_type, pricing_term, price_ref", [as_of])
+    pages: dict[str, str] = {"offers.md": render_offers(offers, unknown, as_of)}
     summary = []
     for w in workloads:
         ranking = [r for r in rankings if r["workload_id"] == w["workload_id"]]
@@ -282,6 +336,12 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str]:
         "Bases: measured (a benchmark of this accelerator on this task), scaled (a benchmark or published figure "
         "of this accelerator, scaled to the workload), estimated (the chip's specs with declared efficiencies). "
         "An estimate can rank above a measured result on another offer: read the basis before acting on a rank.",
+        "",
+        "## Offers",
+        "",
+        f"{plural(len(offers), 'priced offer')} ({', '.join(sorted({o['pricing_term'] for o in offers}))}); "
+        f"the cheapest term of each offer and {plural(len(unknown), 'listing')} the catalog does not know: "
+        f"[offers.md](offers.md).",
         "",
         "## Sources",
         "",

@@ -63,7 +63,8 @@ def test_200k_line_offer_file_gives_the_same_prices_as_the_api_pages(big_offer):
     assert len(by_key) == len(rows) and by_key.keys() == api_by_key.keys()
     assert {k: tuple(r[c] for c in compared) for k, r in by_key.items()} == {
         k: tuple(r[c] for c in compared) for k, r in api_by_key.items()}
-    # and every other key too (only source_ref differs: a file line vs a PriceList index)
+    # and every other key too (only source_ref differs: a file line vs a PriceList index), in the same order
+    assert list(rows[0]) == list(api_rows[0])
     assert {k: without_ref(r) for k, r in by_key.items()} == {k: without_ref(r) for k, r in api_by_key.items()}
 
     # the cases that matter are really in there
@@ -169,17 +170,21 @@ def _duplicate_column(path):
     ofb.write_offer_file(path, _few_products(), columns=[*ofb.COLUMNS, "SKU"])
 
 
-@pytest.mark.parametrize(("write", "problem"), [
-    (_missing_metadata_line, 'line 5: expected 5 metadata lines ("key","value") before the header, got 40 fields'),
-    (_not_an_offer_file, 'not an AWS offer file: line 1 must be "FormatVersion","v1.0"'),
-    (_missing_column, "line 6 (header): missing required column(s) 'PricePerUnit'"),
-    (_duplicate_column, "line 6 (header): duplicate column(s) SKU"),
-    (_empty, "empty file, expected an AWS offer file"),
-    (_only_metadata, "ends after 5 lines, expected 5 metadata lines and a header line"),
-    (_latin1_row, "line 9: not UTF-8 text"),
-    (_latin1_metadata, "line 2: not UTF-8 text"),
-    (_ragged_row, "line 10: 39 fields, expected 40 (the header's)"),
-], ids=lambda v: v.__name__.strip("_") if callable(v) else "")
+MALFORMED = {  # how the file is broken -> what the error must say after the file's name
+    _missing_metadata_line: 'line 5: expected 5 metadata lines ("key","value") before the header, got 40 fields',
+    _not_an_offer_file: 'not an AWS offer file: line 1 must be "FormatVersion","v1.0"',
+    _missing_column: "line 6 (header): missing required column(s) 'PricePerUnit'",
+    _duplicate_column: "line 6 (header): duplicate column(s) SKU",
+    _empty: "empty file, expected an AWS offer file",
+    _only_metadata: "ends after 5 lines, expected 5 metadata lines and a header line",
+    _latin1_row: "line 9: not UTF-8 text",
+    _latin1_metadata: "line 2: not UTF-8 text",
+    _ragged_row: "line 10: 39 fields, expected 40 (the header's)",
+}
+
+
+@pytest.mark.parametrize(("write", "problem"), [pytest.param(w, p, id=w.__name__.strip("_"))
+                                                for w, p in MALFORMED.items()])
 def test_malformed_offer_files_name_the_file_and_the_problem(tmp_path, write, problem):
     path = tmp_path / "index.csv"
     write(path)
