@@ -1,6 +1,7 @@
 """One module per source kind; each turns its format into rows of one landed table."""
 
 from flows.sources import (
+    aws_offer_file,
     aws_pricing,
     aws_spot,
     azure_retail,
@@ -15,6 +16,7 @@ from flows.sources import (
 SOURCE_KINDS = {
     "aws_pricing": aws_pricing,
     "aws_spot": aws_spot,
+    "aws_offer_file": aws_offer_file,
     "azure_retail": azure_retail,
     "gcp_billing": gcp_billing,
     "price_sheet": price_sheet,
