@@ -16,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 
-from flows import reports, transform, warehouse
+from flows import checks, reports, transform, warehouse
 from flows.catalog import Catalog, CatalogError, SnapshotFile, SourcesFile
 from flows.sources import SOURCE_KINDS
 from flows.validate import load_suite_json, validate_rows
@@ -169,7 +169,8 @@ def land_batch(
     }
     outcome = validate_rows(batch.rows, suite, parameters)
     tag = {"run_id": run_id, "as_of": as_of}
-    warehouse.insert_rows(con, f"raw.{batch.table}", [row | tag for row in outcome.passed])
+    warehouse.insert_rows(con, f"raw.{batch.table}", [
+        {k: v for k, v in row.items() if not k.startswith(checks.CHECK_PREFIX)} | tag for row in outcome.passed])
     by_no = {row["row_no"]: row for row in outcome.failed}
     warehouse.insert_rows(con, "ops.quarantine", [
         {
@@ -251,8 +252,10 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
              as_of: dt.date) -> list[SourceLoad]:
     """Land every batch that was read and passes the table-level checks; the rest run on their last good data."""
     warehouse.apply_ddl(con)
+    checks.check_catalog(catalog)
     batches = [b if b.error else replace(b, error=problem) if (problem := table_level_problem(con, catalog, b)) else b
                for b in batches]
+    checks.add_check_columns([b for b in batches if not b.error], catalog, con)
     last_good = {b.source_id: last_good_load(con, b.source_id) for b in batches if b.error}
     prepare_warehouse(con, catalog, as_of, keep_sources=set(last_good))
     return [record_stale(con, b, run_id, as_of, last_good[b.source_id]) if b.error
