@@ -1,0 +1,196 @@
+"""Live AWS sources through their real boto3 call path, with botocore's Stubber answering in the APIs' real shapes
+(PriceList items as JSON strings; SpotPriceHistory with datetimes): paging, reserved terms, the trap rows, an
+instance type the catalog does not know, a throttled page retried, access denied and missing credentials."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+from flows import transform
+from flows.sources import _aws, aws_pricing, aws_spot
+from flows.sources._common import LiveSourceError
+from tests.builders import aws_page, aws_product, land
+from tests.conftest import AS_OF
+
+FAKE_KEY_ID, FAKE_SECRET = "AKIAFAKEFAKEFAKE0001", "fake/secret/never+logged"
+GPU = [{"Type": "TERM_MATCH", "Field": "regionCode", "Value": "us-east-1"},
+       {"Type": "TERM_MATCH", "Field": "instanceFamily", "Value": "GPU instance"}]
+ASIC = [GPU[0], {"Type": "TERM_MATCH", "Field": "instanceFamily", "Value": "Machine Learning ASIC Instances"}]
+
+
+class Sleeps(list):
+    def __call__(self, seconds):
+        self.append(seconds)
+
+
+def stubbed(service: str, region: str = "us-east-1"):
+    client = boto3.client(service, region_name=region, aws_access_key_id=FAKE_KEY_ID,
+                          aws_secret_access_key=FAKE_SECRET)
+    return client, Stubber(client)
+
+
+@pytest.fixture
+def pricing(monkeypatch):
+    """A real pricing client with a Stubber; fetch_live gets it where it would build one from the standard chain."""
+    client, stubber = stubbed("pricing")
+    monkeypatch.setattr(_aws, "client", lambda service, region, session=None: client)
+    with stubber:
+        yield stubber
+    stubber.assert_no_pending_responses()
+
+
+def price_list_pages(stubber: Stubber, *, throttle_page_2: bool = False) -> None:
+    """Two GPU pages and one ML ASIC page for us-east-1, in the order the fetch asks for them."""
+    p5 = aws_product("p5.48xlarge", "55.0400000000", sku="P5LINUXSKU000001", reserved=[
+        ("1yr", "No Upfront", "35.0000000000", None),
+        ("3yr", "All Upfront", "0.0000000000", "600000"),
+        ("3yr", "Partial Upfront", "12.0000000000", "300000"),
+    ])
+    capacity_block = aws_product("p5.48xlarge", "0.0000000000", market="CapacityBlock", sku="P5CAPBLOCKSKU001")
+    windows = aws_product("p5.48xlarge", "63.8720000000", os="Windows", sku="P5WINDOWSSKU0001")
+    unknown = aws_product("p7-x200.48xlarge", "150.0000000000", sku="P7UNKNOWNSKU0001")
+    stubber.add_response("get_products", aws_page(p5, capacity_block, next_token="page-2"),
+                         {"ServiceCode": "AmazonEC2", "Filters": GPU})
+    if throttle_page_2:
+        stubber.add_client_error("get_products", service_error_code="ThrottlingException",
+                                 service_message="Rate exceeded", http_status_code=400,
+                                 expected_params={"ServiceCode": "AmazonEC2", "Filters": GPU, "NextToken": "page-2"})
+    stubber.add_response("get_products", aws_page(windows, unknown),
+                         {"ServiceCode": "AmazonEC2", "Filters": GPU, "NextToken": "page-2"})
+    stubber.add_response("get_products", aws_page(aws_product("trn1.32xlarge", "21.5000000000", gpu="16")),
+                         {"ServiceCode": "AmazonEC2", "Filters": ASIC})
+
+
+def test_price_list_fetch_pages_every_term_and_retries_a_throttled_page(pricing, caplog):
+    price_list_pages(pricing, throttle_page_2=True)
+    sleeps = Sleeps()
+    rows = aws_pricing.fetch_live({"regions": ["us-east-1"]}, sleep=sleeps)
+    assert sleeps == [1.0]  # one throttled page, retried after the first backoff step, from page 2 (not page 1)
+    by_term = {(r["instance_type"], r["term_type"], r["market_option"], r["operating_system"], r["unit"],
+                r["lease_contract_length"], r["purchase_option"]): r["price_usd"] for r in rows}
+    assert by_term == {
+        ("p5.48xlarge", "OnDemand", "OnDemand", "Linux", "Hrs", None, None): 55.04,
+        ("p5.48xlarge", "Reserved", "OnDemand", "Linux", "Hrs", "1yr", "No Upfront"): 35.0,
+        ("p5.48xlarge", "Reserved", "OnDemand", "Linux", "Hrs", "3yr", "All Upfront"): 0.0,
+        ("p5.48xlarge", "Reserved", "OnDemand", "Linux", "Quantity", "3yr", "All Upfront"): 600000.0,
+        ("p5.48xlarge", "Reserved", "OnDemand", "Linux", "Hrs", "3yr", "Partial Upfront"): 12.0,
+        ("p5.48xlarge", "Reserved", "OnDemand", "Linux", "Quantity", "3yr", "Partial Upfront"): 300000.0,
+        ("p5.48xlarge", "OnDemand", "CapacityBlock", "Linux", "Hrs", None, None): 0.0,
+        ("p5.48xlarge", "OnDemand", "OnDemand", "Windows", "Hrs", None, None): 63.872,
+        ("p7-x200.48xlarge", "OnDemand", "OnDemand", "Linux", "Hrs", None, None): 150.0,
+        ("trn1.32xlarge", "OnDemand", "OnDemand", "Linux", "Hrs", None, None): 21.5,
+    }
+    assert rows[-1]["source_ref"] == ("pricing.get_products us-east-1 'Machine Learning ASIC Instances' page 1: "
+                                      "PriceList[0]")
+    assert "throttled (ThrottlingException); retrying page 2" in caplog.text
+    assert FAKE_KEY_ID not in caplog.text and FAKE_SECRET not in caplog.text
+
+
+def test_reserved_terms_are_amortised_and_trap_rows_never_pose_as_linux_on_demand(pricing, fresh_db, catalog):
+    price_list_pages(pricing)
+    rows = aws_pricing.fetch_live({"regions": ["us-east-1"]}, sleep=Sleeps())
+    load = land(fresh_db, catalog, "aws_pricing", rows, "run-1", AS_OF)
+    assert (load.rows_in, load.rows_landed, load.rows_quarantined) == (10, 9, 1)  # the $0.00 Capacity Block
+    transform.build_models(fresh_db, "run-1", AS_OF)
+    offers = dict(fresh_db.execute(
+        "select offer_id, round(usd_per_hour, 4) from intermediate.int_offers_priced order by offer_id").fetchall())
+    assert offers == {
+        "aws:us-east-1:p5.48xlarge:on_demand": 55.04,  # the Linux row; the Windows row (63.872) is not an offer
+        "aws:us-east-1:p5.48xlarge:reserved:1yr-no-upfront-standard": 35.0,  # 35.00 + 0 / 8,760 h
+        "aws:us-east-1:p5.48xlarge:reserved:3yr-all-upfront-standard": 22.8311,  # 0 + 600,000 / 26,280 h = 22.8311
+        "aws:us-east-1:p5.48xlarge:reserved:3yr-partial-upfront-standard": 23.4155,  # 12 + 300,000 / 26,280 = 23.4155
+        "aws:us-east-1:trn1.32xlarge:on_demand": 21.5,
+    }
+    assert fresh_db.execute(
+        "select upfront_usd, recurring_usd_per_hour, term_months from intermediate.int_offers_priced "
+        "where offer_id like '%3yr-partial%'").fetchall() == [(300000.0, 12.0, 36)]
+    assert fresh_db.execute("select instance_type, usd_per_hour, accelerators_listed from "
+                            "intermediate.int_offers_unknown").fetchall() == [
+        ("p7-x200.48xlarge", 150.0, "gpu attribute: 8")]  # landed and listed, so the catalog can be extended
+
+
+def test_access_denied_fails_the_source_at_once_with_the_reason(pricing):
+    pricing.add_client_error("get_products", service_error_code="AccessDeniedException",
+                             service_message="User: arn:aws:iam::123456789012:user/ci is not authorized to perform: "
+                                             "pricing:GetProducts", http_status_code=400)
+    sleeps = Sleeps()
+    with pytest.raises(LiveSourceError, match=r"pricing.get_products us-east-1 'GPU instance': access denied "
+                                              r"\(AccessDeniedException\): User: .* pricing:GetProducts") as err:
+        aws_pricing.fetch_live({"regions": ["us-east-1"]}, sleep=sleeps)
+    assert sleeps == []  # not retried
+    assert FAKE_KEY_ID not in str(err.value) and FAKE_SECRET not in str(err.value)
+
+
+def test_throttled_past_every_retry_fails_the_source(pricing):
+    for _ in range(5):
+        pricing.add_client_error("get_products", service_error_code="ThrottlingException", http_status_code=400)
+    sleeps = Sleeps()
+    with pytest.raises(LiveSourceError, match=r"still throttled \(ThrottlingException\) after 5 attempts"):
+        aws_pricing.fetch_live({"regions": ["us-east-1"]}, sleep=sleeps)
+    assert sleeps == [1.0, 2.0, 4.0, 8.0]  # exponential backoff between the 5 attempts
+
+
+def test_no_credentials_in_the_standard_chain_fails_cleanly(monkeypatch, tmp_path):
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
+                 "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+                 "AWS_WEB_IDENTITY_TOKEN_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")  # no instance role lookup: nothing leaves the machine
+    with pytest.raises(LiveSourceError, match="no AWS credentials in boto3's standard chain"):
+        aws_pricing.fetch_live({"regions": ["us-east-1"]})
+
+
+def test_live_options_are_checked():
+    with pytest.raises(Exception, match=r"aws_pricing: unknown live option\(s\) region "):
+        aws_pricing.fetch_live({"region": "us-east-1"})
+    with pytest.raises(Exception, match="the Price List API is served from us-east-1, eu-central-1, ap-south-1"):
+        aws_pricing.fetch_live({"regions": ["us-east-1"], "endpoint_region": "us-west-2"})
+
+
+def spot_item(zone: str, instance_type: str, price: str, hour: int) -> dict:
+    return {"AvailabilityZone": zone, "InstanceType": instance_type, "ProductDescription": "Linux/UNIX",
+            "SpotPrice": price, "Timestamp": dt.datetime(2026, 11, 30, hour, tzinfo=dt.UTC)}
+
+
+def test_spot_history_pages_per_region_keep_timestamps_and_retry_throttling(monkeypatch, fresh_db, catalog):
+    client, stubber = stubbed("ec2")
+    monkeypatch.setattr(_aws, "client", lambda service, region, session=None: client)
+    now = dt.datetime(2026, 11, 30, 6, tzinfo=dt.UTC)
+    params = {"StartTime": now - dt.timedelta(hours=6), "EndTime": now, "ProductDescriptions": ["Linux/UNIX"],
+              "InstanceTypes": ["p5.48xlarge"]}
+    stubber.add_response("describe_spot_price_history", {"SpotPriceHistory": [
+        spot_item("us-east-1a", "p5.48xlarge", "10.240000", 5),
+        spot_item("us-east-1a", "p5.48xlarge", "12.500000", 2),  # older: not the zone's price
+    ], "NextToken": "n2"}, params)
+    stubber.add_client_error("describe_spot_price_history", service_error_code="RequestLimitExceeded",
+                             http_status_code=503, expected_params=params | {"NextToken": "n2"})
+    stubber.add_response("describe_spot_price_history", {"SpotPriceHistory": [
+        spot_item("us-east-1b", "p5.48xlarge", "21.150000", 4)], "NextToken": ""}, params | {"NextToken": "n2"})
+    sleeps = Sleeps()
+    with stubber:
+        rows = aws_spot.fetch_live({"regions": ["us-east-1"], "instance_types": ["p5.48xlarge"]}, now=now,
+                                   sleep=sleeps)
+    assert sleeps == [1.0]
+    assert [(r["region"], r["availability_zone"], r["price_usd"], r["price_timestamp"]) for r in rows] == [
+        ("us-east-1", "us-east-1a", 10.24, "2026-11-30T05:00:00Z"),
+        ("us-east-1", "us-east-1a", 12.5, "2026-11-30T02:00:00Z"),
+        ("us-east-1", "us-east-1b", 21.15, "2026-11-30T04:00:00Z"),
+    ]
+    assert land(fresh_db, catalog, "aws_spot", rows, "run-1", AS_OF).rows_landed == 3
+    transform.build_models(fresh_db, "run-1", AS_OF)
+    # the offer takes the lowest of each zone's latest price: min(10.24 (1a at 05:00), 21.15 (1b)) = 10.24
+    assert fresh_db.execute("select offer_id, usd_per_hour, price_note from intermediate.int_offers_priced").fetchall() == [
+        ("aws:us-east-1:p5.48xlarge:spot", 10.24,
+         "lowest latest price of 2 zone(s): us-east-1a at 2026-11-30T05:00:00Z (highest 21.15)")]
+
+
+def test_zone_names_give_their_region():
+    assert [aws_spot.region_of_zone(z) for z in ("us-east-1a", "eu-north-1c", "us-east-1-bos-1a", "us-gov-west-1a",
+                                                 "", None)] == [
+        "us-east-1", "eu-north-1", "us-east-1", "us-gov-west-1", None, None]
