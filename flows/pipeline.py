@@ -234,17 +234,57 @@ def prepare_warehouse(con: duckdb.DuckDBPyConnection, catalog: Catalog, as_of: d
     warehouse.load_catalog_tables(con, catalog)
 
 
+# Price tables: the columns that identify one price across runs, and the price column, for the overnight check.
+PRICE_KEYS = {
+    "aws_pricing": (("sku", "rate_code"), "price_usd"),
+    "aws_spot": (("availability_zone", "instance_type", "product_description"), "price_usd"),
+    "azure_retail": (("arm_region_name", "meter_id", "product_name", "price_type", "reservation_term"), "retail_price"),
+    "gcp_billing": (("sku_id", "region", "start_usage_amount"), "price_usd"),
+}
+
+
+def price_change_problem(con: duckdb.DuckDBPyConnection, batch: SourceBatch, factor: float) -> str | None:
+    """Whether this batch's prices moved by more than `factor` (up or down, median over the prices it shares with
+    the source's last good run): a feed that switched units or currency overnight is not trusted as a whole."""
+    if batch.table not in PRICE_KEYS:
+        return None
+    key, price = PRICE_KEYS[batch.table]
+    last = con.execute("select used_run_id from ops.source_loads where source_id = ? and status = 'landed' "
+                       "order by as_of desc, run_id desc limit 1", [batch.source_id]).fetchall()
+    if not last:
+        return None
+    previous: dict[tuple, float] = {}
+    columns = ", ".join(key)
+    for *values, value in con.execute(
+            f"select {columns}, {price} from raw.{batch.table} where source_id = ? and run_id = ? and {price} > 0",
+            [batch.source_id, last[0][0]]).fetchall():
+        previous[tuple(values)] = value
+    ratios = sorted(row[price] / previous[k] for row in batch.rows
+                    if (row.get(price) or 0) > 0 and (k := tuple(row.get(c) for c in key)) in previous)
+    if not ratios:
+        return None
+    median = ratios[len(ratios) // 2] if len(ratios) % 2 else (ratios[len(ratios) // 2 - 1] + ratios[len(ratios) // 2]) / 2
+    if median > factor or median < 1 / factor:
+        return (f"prices moved {median:.3g}x (median over {len(ratios)} prices shared with the last good run), more "
+                f"than the {factor:g}x sources.yaml allows (max_price_change): a unit or currency change?")
+    return None
+
+
 def table_level_problem(con: duckdb.DuckDBPyConnection, catalog: Catalog, batch: SourceBatch) -> str | None:
-    """Why a batch that parsed cannot be trusted as a whole (no rows, far fewer rows than last time), or None."""
+    """Why a batch that parsed cannot be trusted as a whole (no rows, far fewer rows than last time, prices that
+    moved by more than the declared factor overnight), or None."""
     if not batch.rows:
         return "no rows: the source returned nothing"
     last = con.execute(
         "select rows_in from ops.source_loads where source_id = ? and status = 'landed' "
         "order by as_of desc, run_id desc limit 1", [batch.source_id]).fetchall()
-    allowed = catalog.sources.sources[batch.source_id].max_row_drop
+    source = catalog.sources.sources[batch.source_id]
+    allowed = source.max_row_drop
     if last and last[0][0] and len(batch.rows) < last[0][0] * (1 - allowed):
         return (f"{len(batch.rows)} rows, {1 - len(batch.rows) / last[0][0]:.0%} fewer than the last good run's "
                 f"{last[0][0]} (more than the {allowed:.0%} drop sources.yaml allows)")
+    if source.max_price_change is not None:
+        return price_change_problem(con, batch, source.max_price_change)
     return None
 
 

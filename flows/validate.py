@@ -12,6 +12,8 @@ from typing import Any
 
 import pandas as pd
 
+CHECK_PREFIX = "check_"  # derived columns (flows/checks.py); a batch without them is not checked by them
+
 @dataclass(frozen=True)
 class Failure:
     row_no: int
@@ -68,12 +70,36 @@ def _suite(suite_json: dict):
     return ExpectationSuite(name=suite_json["name"], expectations=expectations)
 
 
+def _missing_as_none(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None  # pandas' stand-in for a missing value
+    return value
+
+
+def _pair(kwargs: dict) -> tuple[str, str] | None:
+    """A column-pair expectation's (row's own column, column it is compared with): a derived check_ column is the
+    one compared with."""
+    a, b = kwargs.get("column_A"), kwargs.get("column_B")
+    if not (a and b):
+        return None
+    return (b, a) if a.startswith(CHECK_PREFIX) and not b.startswith(CHECK_PREFIX) else (a, b)
+
+
+def _derived_columns(suite_json: dict) -> set[str]:
+    """Derived `check_*` columns the suite reads (see flows/checks.py)."""
+    return {value for exp in suite_json["expectations"] for key, value in (exp.get("kwargs") or {}).items()
+            if key in ("column", "column_A", "column_B") and isinstance(value, str) and value.startswith(CHECK_PREFIX)}
+
+
 def validate_rows(rows: list[dict], suite_json: dict, parameters: dict[str, Any] | None = None) -> ValidationOutcome:
     """Split `rows` (each with a unique `row_no`) into rows that pass every expectation and rows that fail one."""
     outcome = ValidationOutcome()
     if not rows:
         return outcome
     frame = pd.DataFrame(rows)
+    for column in _derived_columns(suite_json):
+        if column not in frame.columns:
+            frame[column] = None  # not derived for this batch (e.g. rows landed without add_check_columns): no check
     context = _context()
     name = suite_json["name"]
     asset_name = f"{name}_{id(frame)}"
@@ -96,6 +122,9 @@ def validate_rows(rows: list[dict], suite_json: dict, parameters: dict[str, Any]
         if res.success:
             continue
         column = config.kwargs.get("column")
+        pair = None if column else _pair(config.kwargs)
+        if pair:
+            column = pair[0]
         meta = config.meta or {}
         name = meta.get("name") or f"{config.type}({column})"
         unexpected = res.result.get("unexpected_index_list")
@@ -104,9 +133,9 @@ def validate_rows(rows: list[dict], suite_json: dict, parameters: dict[str, Any]
         for hit in unexpected:
             row_no = int(hit["row_no"])
             failed_rows.add(row_no)
-            value = hit.get(column) if column else None
-            if isinstance(value, float) and math.isnan(value):
-                value = None  # pandas' stand-in for a missing value
+            value = _missing_as_none(hit.get(column)) if column else None
+            if pair:  # the row's own value, then the value it was compared with
+                value = f"{value} ({pair[1]}: {_missing_as_none(hit.get(pair[1]))})"
             outcome.failures.append(Failure(row_no, name, config.type, column, value, meta.get("why")))
     for row in rows:
         (outcome.failed if row["row_no"] in failed_rows else outcome.passed).append(row)

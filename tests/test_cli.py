@@ -28,7 +28,7 @@ def test_readme_quickstart_is_the_two_make_commands():
 
 def test_check_prints_what_it_loaded(capsys):
     assert main(["check", "--catalog", str(CATALOGS)]) == 0
-    assert re.fullmatch(r".*catalogs: \d+ accelerators, \d+ instances, \d+ models, \d+ workloads, 6 sources: OK\n",
+    assert re.fullmatch(r".*catalogs: \d+ accelerators, \d+ instances, \d+ models, \d+ workloads, 9 sources: OK\n",
                         capsys.readouterr().out)
 
 

@@ -1,0 +1,375 @@
+"""Every trap FACTS.md lists ("Traps seen in real published catalogs") has a fixture here, caught by a named
+expectation: the row is quarantined with that name (or the catalog is refused with it), and rows in = landed +
+quarantined. Rows go through pipeline.land_all, as in a run, so the derived check_* columns are added."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+
+import pandas as pd
+import pytest
+from builders import aws_page, aws_product, azure_item, azure_page, gcp_sku, mlperf_inference_result
+
+from flows import checks, pipeline, transform
+from flows.catalog import CatalogError, load_catalog
+from flows.sources import aws_pricing, aws_spot, azure_retail, gcp_billing, mlperf_inference, price_sheet
+
+AS_OF = dt.date(2026, 11, 30)
+RUN = "2026-11-30-traps"
+ND = "Standard_ND96isr_H100_v5"
+ND_LINUX = "Virtual Machines NDsr H100 v5 Series"
+
+
+# ---------------------------------------------------------------- helpers
+def batch(source_id: str, kind: str, table: str, rows: list[dict], as_of: dt.date = AS_OF) -> pipeline.SourceBatch:
+    return pipeline.SourceBatch(source_id, kind, table, ["test"], as_of,
+                                [r | {"row_no": i, "source_id": source_id, "data_as_of": as_of}
+                                 for i, r in enumerate(rows)])
+
+
+def land(con, catalog, *batches: pipeline.SourceBatch, as_of: dt.date = AS_OF, run_id: str = RUN) -> dict:
+    """Land batches as a run does; every load's rows in = landed + quarantined."""
+    loads = pipeline.land_all(con, catalog, list(batches), run_id, as_of)
+    for load in loads:
+        assert load.status == "landed", load.error
+        assert load.rows_in == load.rows_landed + load.rows_quarantined
+    return {load.source_id: (load.rows_in, load.rows_landed, load.rows_quarantined) for load in loads}
+
+
+def quarantined(con, as_of: dt.date = AS_OF) -> list[tuple]:
+    """(source_id, row_no, expectation, column, value) of every quarantined failure, in order."""
+    return con.execute("select source_id, row_no, expectation, column_name, unexpected_value from ops.quarantine "
+                       "where as_of = ? order by source_id, row_no, expectation", [as_of]).fetchall()
+
+
+def reason_of(con, expectation: str) -> str:
+    [(reason,)] = con.execute("select distinct reason from ops.quarantine where expectation = ?",
+                              [expectation]).fetchall()
+    return reason
+
+
+def aws_item(instance_type: str, usd: str, sku: str, **attributes) -> str:
+    """A Price List item; `attributes` override the product's (None removes one)."""
+    item = json.loads(aws_product(instance_type, usd, sku=sku))
+    attrs = item["product"]["attributes"]
+    for key, value in attributes.items():
+        if value is None:
+            attrs.pop(key)
+        else:
+            attrs[key] = value
+    return json.dumps(item)
+
+
+def aws_rows(*items: str) -> list[dict]:
+    return aws_pricing.rows_from_pages([("price-list page 1", aws_page(*items))])
+
+
+def aws_batch(*items: str, as_of: dt.date = AS_OF) -> pipeline.SourceBatch:
+    return batch("aws_pricing", "aws_pricing", "aws_pricing", aws_rows(*items), as_of)
+
+
+def azure(sku: str, price: float, meter_id: str, *, product: str = ND_LINUX, meter: str = "ND96isr H100 v5",
+          price_type: str = "Consumption", term: str | None = None) -> dict:
+    """A Retail Prices item with its own meter and SKU id (as real items have)."""
+    item = azure_item(sku, price, product=product, meter=meter, price_type=price_type)
+    item.update(meterId=meter_id, skuId=f"sku-{meter_id}")
+    if term is not None:
+        item["reservationTerm"] = term
+    return item
+
+
+def azure_batch(*items: dict) -> pipeline.SourceBatch:
+    rows = azure_retail.rows_from_pages([("eastus page 1", azure_page(*items))])
+    return batch("azure_retail", "azure_retail", "azure_retail", rows)
+
+
+def gcp_batch(*skus: dict) -> pipeline.SourceBatch:
+    for n, sku in enumerate(skus):
+        sku["skuId"] = f"TEST-0000-{n:04d}"
+    rows = gcp_billing.rows_from_pages([("skus page 1", {"skus": list(skus), "nextPageToken": ""})])
+    return batch("gcp_billing", "gcp_billing", "gcp_billing", rows)
+
+
+def spot_batch(*points: tuple[str, str, str], as_of: dt.date = AS_OF) -> pipeline.SourceBatch:
+    """(zone, instance type, SpotPrice) points of one describe_spot_price_history page."""
+    page = {"SpotPriceHistory": [{"AvailabilityZone": zone, "InstanceType": itype, "ProductDescription": "Linux/UNIX",
+                                  "SpotPrice": price, "Timestamp": "2026-11-20T06:00:00Z"}
+                                 for zone, itype, price in points]}
+    return batch("aws_spot", "aws_spot", "aws_spot", aws_spot.rows_from_pages([("spot page 1", page, None)]), as_of)
+
+
+def sheet_batch(*entries: dict) -> pipeline.SourceBatch:
+    rows = [price_sheet.entry_row(e, f"sheet.yaml: entries[{i}]") for i, e in enumerate(entries)]
+    return batch("price_sheet", "price_sheet", "price_sheet", rows)
+
+
+# ---------------------------------------------------------------- "a $0.00 AWS row for p5.48xlarge (a Capacity Block)"
+def test_zero_dollar_capacity_block_row_is_quarantined(fresh_db, catalog):
+    loads = land(fresh_db, catalog, aws_batch(
+        aws_item("p5.48xlarge", "55.0400000000", "LINUXSKU00000001"),
+        aws_item("p5.48xlarge", "0.0000000000", "CAPBLOCK00000001", marketoption="CapacityBlock")))
+    assert loads == {"aws_pricing": (2, 1, 1)}
+    assert quarantined(fresh_db) == [("aws_pricing", 1, "on_demand_hourly_price_positive", "price_usd", "0.0")]
+
+
+# ---------------------------------------------------------------- "Windows and license-included rows beside Linux"
+def test_windows_and_licence_included_rows_land_but_never_pose_as_linux(fresh_db, catalog):
+    loads = land(fresh_db, catalog, aws_batch(
+        aws_item("p5.48xlarge", "55.0400000000", "LINUXSKU00000001"),
+        aws_item("p5.48xlarge", "63.8720000000", "WINDOWSSKU000001", operatingSystem="Windows"),
+        aws_item("p5.48xlarge", "70.0000000000", "SQLSKU0000000001", operatingSystem="Windows",
+                 licenseModel="License included", preInstalledSw="SQL Std")))
+    assert loads == {"aws_pricing": (3, 3, 0)}  # landed as what they are: classified in staging
+    transform.build_models(fresh_db, RUN, AS_OF)
+    assert fresh_db.execute("select offer_id, usd_per_hour from intermediate.int_offers_priced").fetchall() == [
+        ("aws:us-east-1:p5.48xlarge:on_demand", 55.04)]
+
+
+@pytest.mark.parametrize(("attribute", "expectation"), [
+    ("operatingSystem", "operating_system_present"),
+    ("licenseModel", "license_model_present"),
+    ("preInstalledSw", "pre_installed_sw_present"),
+    ("tenancy", "tenancy_present"),
+    ("capacitystatus", "capacity_status_present"),
+    ("marketoption", "market_option_present"),
+])
+def test_a_row_missing_a_classifying_attribute_is_quarantined(fresh_db, catalog, attribute, expectation):
+    # without the attribute, a Windows / licence-included / dedicated / Capacity Block row could pass for Linux
+    loads = land(fresh_db, catalog, aws_batch(
+        aws_item("p5.48xlarge", "55.0400000000", "LINUXSKU00000001"),
+        aws_item("p5.48xlarge", "63.8720000000", "UNKNOWNSKU000001", **{attribute: None})))
+    assert loads == {"aws_pricing": (2, 1, 1)}
+    [(_, row_no, name, _, value)] = quarantined(fresh_db)
+    assert (row_no, name, value) == (1, expectation, None)
+
+
+# ---------------------------------------------------------------- "GCP TPU price 700.0 used as a placeholder"
+def test_gcp_700_placeholder_is_quarantined(fresh_db, catalog):
+    loads = land(fresh_db, catalog, gcp_batch(
+        gcp_sku("TPU v5p chip running in Iowa", "4", 200000000, group="TPU"),
+        gcp_sku("TPU v5p chip running in Netherlands", "700", 0, group="TPU", regions=("europe-west4",))))
+    assert loads == {"gcp_billing": (2, 1, 1)}
+    assert quarantined(fresh_db) == [("gcp_billing", 1, "price_not_placeholder", "price_usd", "700.0")]
+
+
+# ---------------------------------------------------------------- "duplicate rows"
+def test_aws_exact_duplicate_lands_once(fresh_db, catalog):
+    p5 = aws_item("p5.48xlarge", "55.0400000000", "LINUXSKU00000001")
+    loads = land(fresh_db, catalog, aws_batch(p5, aws_item("p5en.48xlarge", "63.2960000000", "P5ENSKU000000001"), p5))
+    assert loads == {"aws_pricing": (3, 2, 1)}
+    # the first copy lands, the later one names it
+    assert quarantined(fresh_db) == [("aws_pricing", 2, "natural_key_unique", "check_duplicate_of",
+                                      "row 0 (same values)")]
+    assert fresh_db.execute("select row_no from raw.aws_pricing order by 1").fetchall() == [(0,), (1,)]
+
+
+def test_aws_conflicting_duplicates_are_all_quarantined(fresh_db, catalog):
+    loads = land(fresh_db, catalog, aws_batch(
+        aws_item("p5.48xlarge", "55.0400000000", "LINUXSKU00000001"),
+        aws_item("p5.48xlarge", "98.3200000000", "LINUXSKU00000001")))
+    assert loads == {"aws_pricing": (2, 0, 2)}  # which price is right? neither can be trusted
+    rows = quarantined(fresh_db)
+    assert [(row_no, name) for _, row_no, name, _, _ in rows] == [(0, "natural_key_unique"),
+                                                                 (1, "natural_key_unique")]
+    assert {value for *_, value in rows} == {"rows 0, 1 disagree on price_text, price_usd, description"}
+    assert "none can be trusted" in reason_of(fresh_db, "natural_key_unique")
+
+
+def test_mlperf_duplicates_exact_and_conflicting(fresh_db, catalog):
+    results = [
+        mlperf_inference_result("4.1-0001", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Offline", 24528.3),
+        mlperf_inference_result("4.1-0001", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Offline", 24528.3),  # copy
+        mlperf_inference_result("4.1-0002", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Server", 21000.0),
+        mlperf_inference_result("4.1-0002", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Server", 23000.0),  # differs
+        mlperf_inference_result("4.1-0002", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Offline", 24000.0),  # other key
+    ]
+    rows = mlperf_inference.result_rows(results, "summary_results.json")
+    loads = land(fresh_db, catalog, batch("mlperf_inference_snapshot", "mlperf_inference", "mlperf_inference", rows))
+    assert loads == {"mlperf_inference_snapshot": (5, 2, 3)}
+    assert [(row_no, name, value) for _, row_no, name, _, value in quarantined(fresh_db)] == [
+        (1, "natural_key_unique", "row 0 (same values)"),
+        (2, "natural_key_unique", "rows 2, 3 disagree on performance_result"),
+        (3, "natural_key_unique", "rows 2, 3 disagree on performance_result"),
+    ]
+
+
+def test_rows_without_any_key_are_not_duplicates_of_each_other():
+    rows = [{"row_no": 0, "sku": None, "offer_term_code": None, "rate_code": None, "price_usd": 1.0},
+            {"row_no": 1, "sku": None, "offer_term_code": None, "rate_code": None, "price_usd": 2.0}]
+    assert checks.duplicate_notes(rows, checks.NATURAL_KEYS["aws_pricing"]) == {}
+
+
+# ---------------------------------------------------------------- "an Azure ND96isr_H100_v5 listed with 12 GPUs"
+def test_quote_with_more_gpus_than_the_instance_has_is_quarantined(fresh_db, catalog):
+    # Azure Retail rows carry no GPU count: the count comes with a quote in the user's price sheet
+    loads = land(fresh_db, catalog, sheet_batch(
+        {"kind": "quote", "cloud": "azure", "region": "eastus", "instance_type": ND, "usd_per_hour": 80.0,
+         "accelerator_count": 12, "source": "reseller quote"},
+        {"kind": "quote", "cloud": "aws", "region": "us-east-1", "instance_type": "p5.48xlarge", "usd_per_hour": 40.0,
+         "accelerator_count": 8, "source": "private pricing agreement"}))
+    assert loads == {"price_sheet": (2, 1, 1)}
+    assert quarantined(fresh_db) == [("price_sheet", 0, "accelerator_count_matches_catalog", "accelerator_count",
+                                      "12.0 (check_catalog_accelerator_count: 8.0)")]
+
+
+def test_aws_row_with_more_gpus_than_the_catalog_is_quarantined(fresh_db, catalog):
+    loads = land(fresh_db, catalog, aws_batch(
+        aws_item("p5.48xlarge", "55.0400000000", "LINUXSKU00000001", gpu="12"),
+        aws_item("p5en.48xlarge", "63.2960000000", "P5ENSKU000000001", gpu="8"),
+        aws_item("trn1.32xlarge", "21.5000000000", "TRN1SKU000000001", gpu=None),  # ML ASIC: no gpu attribute
+        aws_item("inf2.48xlarge", "12.9812700000", "INF2SKU000000001", gpu="0")))  # no GPUs: its chips are not GPUs
+    assert loads == {"aws_pricing": (4, 3, 1)}
+    assert quarantined(fresh_db) == [("aws_pricing", 0, "accelerator_count_matches_catalog", "gpu",
+                                      "12 (check_catalog_accelerator_count: 8)")]
+
+
+# ---------------------------------------------------------------- "a spot price equal to on-demand" (Azure)
+def test_azure_spot_equal_to_on_demand_is_quarantined(fresh_db, catalog):
+    loads = land(fresh_db, catalog, azure_batch(
+        azure(ND, 98.32, "m-linux"),
+        azure(ND, 102.736, "m-windows", product=f"{ND_LINUX} Windows"),
+        azure(ND, 98.32, "m-spot", meter="ND96isr H100 v5 Spot"),  # = the Linux on-demand price
+        azure("Standard_NC40ads_H100_v5", 6.98, "m-nc", product="Virtual Machines NCadsH100v5 Series",
+              meter="NC40ads H100 v5"),
+        azure("Standard_NC40ads_H100_v5", 2.19, "m-nc-spot", product="Virtual Machines NCadsH100v5 Series",
+              meter="NC40ads H100 v5 Spot")))
+    assert loads == {"azure_retail": (5, 4, 1)}
+    assert quarantined(fresh_db) == [("azure_retail", 2, "spot_below_on_demand", "retail_price",
+                                      "98.32 (check_on_demand_usd_per_hour: 98.32)")]
+
+
+# ---------------------------------------------------------------- "spot prices above on-demand"
+def test_aws_spot_above_on_demand_in_the_same_run_is_quarantined(fresh_db, catalog):
+    loads = land(fresh_db, catalog,
+                 aws_batch(aws_item("p5.48xlarge", "55.0400000000", "LINUXSKU00000001"),
+                           aws_item("p5.48xlarge", "63.8720000000", "WINDOWSSKU000001", operatingSystem="Windows")),
+                 spot_batch(("us-east-1a", "p5.48xlarge", "60.000000"),  # above Linux on-demand (below Windows)
+                            ("us-east-1b", "p5.48xlarge", "10.240000"),
+                            ("us-east-2a", "p5e.48xlarge", "63.000000")))  # no on-demand price to compare with
+    assert loads == {"aws_pricing": (2, 2, 0), "aws_spot": (3, 2, 1)}
+    assert quarantined(fresh_db) == [("aws_spot", 0, "spot_below_on_demand", "price_usd",
+                                      "60.0 (check_on_demand_usd_per_hour: 55.04)")]
+
+
+def test_aws_spot_is_compared_with_the_last_landed_on_demand_price(fresh_db, catalog):
+    yesterday = AS_OF - dt.timedelta(days=1)
+    land(fresh_db, catalog, aws_batch(aws_item("p5.48xlarge", "55.0400000000", "LINUXSKU00000001"), as_of=yesterday),
+         as_of=yesterday, run_id="yesterday")
+    loads = land(fresh_db, catalog, spot_batch(("us-east-1a", "p5.48xlarge", "55.040000"),
+                                               ("us-east-1b", "p5.48xlarge", "21.150000")))
+    assert loads == {"aws_spot": (2, 1, 1)}
+    assert quarantined(fresh_db) == [("aws_spot", 0, "spot_below_on_demand", "price_usd",
+                                      "55.04 (check_on_demand_usd_per_hour: 55.04)")]
+
+
+def test_gcp_spot_sku_above_its_on_demand_sku_is_quarantined(fresh_db, catalog):
+    loads = land(fresh_db, catalog, gcp_batch(
+        gcp_sku("Nvidia H100 80GB GPU running in Iowa", "4", 200761250),
+        gcp_sku("Spot Preemptible Nvidia H100 80GB GPU running in Iowa", "5", 0, usage="Preemptible"),
+        gcp_sku("TPU v5e chip running in Iowa", "1", 200000000, group="TPU"),
+        gcp_sku("Spot Preemptible TPU v5e chip running in Iowa", "0", 245000000, group="TPU", usage="Preemptible")))
+    assert loads == {"gcp_billing": (4, 3, 1)}
+    assert quarantined(fresh_db) == [("gcp_billing", 1, "spot_below_on_demand", "price_usd",
+                                      "5.0 (check_on_demand_usd_per_hour: 4.20076125)")]
+
+
+# ---------------------------------------------------------------- "trn2 memory given as 512 GiB per chip (it is 96)"
+def test_embedded_catalog_figures_are_plausible(catalog):
+    checks.check_catalog(catalog)
+
+
+def test_trn2_memory_of_512_per_chip_refuses_the_catalog(catalog_copy, fresh_db):
+    path = catalog_copy / "accelerators.yaml"
+    text = path.read_text()
+    assert text.count("memory_gb: {value: 96, source: aws-neuron-trainium2") == 1
+    path.write_text(text.replace("memory_gb: {value: 96, source: aws-neuron-trainium2",
+                                 "memory_gb: {value: 512, source: aws-neuron-trainium2"))
+    broken = load_catalog(catalog_copy)  # a well-formed catalog: only the figure is wrong
+    message = (r"^accelerators\.yaml: accelerators\.trainium2\.memory_gb: 512 fails memory_per_chip_plausible: "
+               r"memory_gb is per chip: between 8 and 288 GB")
+    with pytest.raises(CatalogError, match=message):
+        checks.check_catalog(broken)
+    with pytest.raises(CatalogError, match=message):  # a run stops before landing anything
+        pipeline.land_all(fresh_db, broken, [aws_batch(aws_item("p5.48xlarge", "55.04", "LINUXSKU00000001"))],
+                          RUN, AS_OF)
+    assert fresh_db.execute("select count(*) from ops.source_loads").fetchone() == (0,)
+
+
+# ---------------------------------------------------------------- "fractional GPUs (g6f: 0.25 of an L4)"
+def test_fractional_gpu_row_is_quarantined(fresh_db, catalog):
+    loads = land(fresh_db, catalog, aws_batch(
+        aws_item("g6.2xlarge", "0.9776000000", "G6SKU00000000001", gpu="1"),
+        aws_item("g6f.large", "0.2000000000", "G6FSKU0000000001", gpu="0.25", vcpu="2")))
+    assert loads == {"aws_pricing": (2, 1, 1)}
+    assert quarantined(fresh_db) == [("aws_pricing", 1, "whole_accelerators", "gpu", "0.25")]
+    assert reason_of(fresh_db, "whole_accelerators").startswith("fractional GPUs are not supported")
+
+
+# ---------------------------------------------------------------- the offer file's "NA" read as null
+def test_pre_installed_sw_na_read_as_null_is_quarantined(fresh_db, catalog):
+    # pandas' default reader turns the offer file's "NA" (no pre-installed software) into a missing value
+    frame = pd.read_csv(io.StringIO("Pre Installed S/W,Operating System\nNA,Linux\n"))
+    assert frame["Pre Installed S/W"].isna().all()
+    rows = aws_rows(aws_item("p5.48xlarge", "55.0400000000", "LINUXSKU00000001"),
+                    aws_item("p5en.48xlarge", "63.2960000000", "P5ENSKU000000001"))
+    rows[1]["pre_installed_sw"] = None  # what such a reader hands on
+    loads = land(fresh_db, catalog, batch("aws_pricing", "aws_pricing", "aws_pricing", rows))
+    assert loads == {"aws_pricing": (2, 1, 1)}
+    assert quarantined(fresh_db) == [("aws_pricing", 1, "pre_installed_sw_present", "pre_installed_sw", None)]
+    reason = reason_of(fresh_db, "pre_installed_sw_present")
+    assert '"NA"' in reason and "pandas" in reason and "silently finds no plain-Linux row" in reason
+
+
+# ---------------------------------------------------------------- "Azure reservation retailPrice is the term total"
+def test_reservation_without_a_known_term_is_quarantined(fresh_db, catalog):
+    loads = land(fresh_db, catalog, azure_batch(
+        azure(ND, 98.32, "m-linux"),
+        azure(ND, 525600.0, "m-res-none", price_type="Reservation"),
+        azure(ND, 700000.0, "m-res-2y", price_type="Reservation", term="2 Years")))
+    assert loads == {"azure_retail": (3, 1, 2)}
+    assert quarantined(fresh_db) == [
+        ("azure_retail", 1, "reservation_term_present", "reservation_term", None),
+        ("azure_retail", 2, "reservation_term_known", "reservation_term", "2 Years"),
+    ]
+
+
+def test_reservation_total_is_amortised_over_its_term(fresh_db, catalog):
+    loads = land(fresh_db, catalog, azure_batch(
+        azure(ND, 98.32, "m-linux"),
+        azure(ND, 525600.0, "m-res-1y", price_type="Reservation", term="1 Year")))
+    assert loads == {"azure_retail": (2, 2, 0)}  # a 525,600 USD total is no hourly price: the ceiling skips it
+    transform.build_models(fresh_db, RUN, AS_OF)
+    offers = fresh_db.execute("select offer_id, upfront_usd, usd_per_hour from intermediate.int_offers_priced "
+                              "where pricing_term = 'reserved'").fetchall()
+    # 1 year = 12 months x 730 h = 8,760 h; 525,600 USD / 8,760 h = 60.0 USD/h (not 525,600 USD/h)
+    assert offers == [(f"azure:eastus:{ND}:reserved:1-year", 525600.0, pytest.approx(60.0))]
+
+
+# ---------------------------------------------------------------- issue 6: prices below a declared ceiling, in USD
+def test_aws_hourly_price_above_the_ceiling_is_quarantined(fresh_db, catalog):
+    loads = land(fresh_db, catalog, aws_batch(
+        aws_item("p5.48xlarge", "55.0400000000", "LINUXSKU00000001"),
+        aws_item("p5en.48xlarge", "40176.0000000000", "MONTHLYSKU000001")))  # 55.04 x 730: a month, not an hour
+    assert loads == {"aws_pricing": (2, 1, 1)}
+    assert quarantined(fresh_db) == [("aws_pricing", 1, "hourly_price_below_ceiling", "price_usd", "40176.0")]
+
+
+def test_azure_consumption_price_above_the_ceiling_is_quarantined(fresh_db, catalog):
+    loads = land(fresh_db, catalog, azure_batch(
+        azure(ND, 71773.6, "m-monthly"),  # 98.32 x 730: a monthly total as an hourly price
+        azure(ND, 0.0, "m-zero", product=f"{ND_LINUX} Windows"),
+        azure(ND, 1576800.0, "m-res-3y", price_type="Reservation", term="3 Years")))  # a term total: no ceiling
+    assert loads == {"azure_retail": (3, 1, 2)}
+    assert quarantined(fresh_db) == [("azure_retail", 0, "hourly_price_below_ceiling", "retail_price", "71773.6"),
+                                     ("azure_retail", 1, "price_positive", "retail_price", "0.0")]
+
+
+def test_gcp_price_not_in_usd_is_quarantined(fresh_db, catalog):
+    euro = gcp_sku("TPU v6e chip running in Iowa", "2", 500000000, group="TPU")
+    euro["pricingInfo"][0]["pricingExpression"]["tieredRates"][0]["unitPrice"]["currencyCode"] = "EUR"
+    loads = land(fresh_db, catalog, gcp_batch(gcp_sku("TPU v5e chip running in Iowa", "1", 200000000, group="TPU"),
+                                              euro))
+    assert loads == {"gcp_billing": (2, 1, 1)}
+    assert quarantined(fresh_db) == [("gcp_billing", 1, "currency_usd", "currency_code", "EUR")]
