@@ -111,9 +111,10 @@ def aws_catalog_counts(rows: list[dict], catalog) -> dict[int, str]:
         if known is None or not isinstance(gpu, str) or not _WHOLE_NUMBER.match(gpu.strip()):
             continue
         count, family = known
-        if int(gpu) == 0 and family != "gpu":
+        listed = int(gpu)
+        if listed == 0 and family != "gpu":
             continue
-        out[row["row_no"]] = gpu.strip() if int(gpu) == count else str(count)
+        out[row["row_no"]] = gpu.strip() if listed == count else str(count)  # "08" matches 8
     return out
 
 

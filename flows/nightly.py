@@ -9,7 +9,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
-from flows import paths, pipeline, warehouse
+from flows import data_docs, paths, pipeline, warehouse
 from flows.catalog import Catalog, CatalogError, load_catalog
 from flows.sources._common import LiveSourceError, SourceFormatError
 
@@ -42,14 +42,17 @@ def fetch(catalog: Catalog, source_id: str) -> pipeline.SourceBatch:
 
 @task(cache_policy=NO_CACHE)
 def land(building: Path, catalog: Catalog, batches: list[pipeline.SourceBatch], run_id: str,
-         as_of: dt.date) -> list[pipeline.SourceLoad]:
-    """Validate every batch and land it, or quarantine its failing rows, in the warehouse being built."""
+         as_of: dt.date, docs_dir: Path) -> list[pipeline.SourceLoad]:
+    """Validate every batch and land it, or quarantine its failing rows, in the warehouse being built; write the
+    Great Expectations Data Docs of these validations into `docs_dir` (published with the reports)."""
     logger = get_run_logger()
     con = warehouse.connect(building)
+    validated: list[data_docs.ValidatedBatch] = []
     try:
-        loads = pipeline.land_all(con, catalog, batches, run_id, as_of)
+        loads = pipeline.land_all(con, catalog, batches, run_id, as_of, validated)
     finally:
         con.close()
+    data_docs.build_site(validated, docs_dir, f"hweval data quality, run {run_id} as of {as_of.isoformat()}")
     for load in loads:
         if load.status == "stale":
             logger.warning("%s is stale (%s): the run uses %s", load.source_id, load.error,
@@ -132,7 +135,7 @@ def nightly(
             batches.append(state.result())
     try:
         with warehouse.building_copy(warehouse_path) as building:
-            loads = land(building, catalog, batches, run_id, as_of)
+            loads = land(building, catalog, batches, run_id, as_of, pipeline.docs_dir_for(staging_dir))
             is_newest = build_and_render(building, catalog, loads, run_id, as_of, started_at, staging_dir)
             dated = publish(building, warehouse_path, staging_dir, reports_root, as_of, is_newest)
     finally:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 
-from flows import checks, reports, transform, warehouse
+from flows import checks, data_docs, reports, transform, warehouse
 from flows.catalog import Catalog, CatalogError, SnapshotFile, SourcesFile
 from flows.sources import SOURCE_KINDS
 from flows.validate import load_suite_json, validate_rows
@@ -159,8 +159,12 @@ def land_batch(
     run_id: str,
     as_of: dt.date,
     catalog: Catalog,
+    validated: list[data_docs.ValidatedBatch] | None = None,
 ) -> SourceLoad:
-    """Validate a batch with its table's suite; land passing rows in raw.<table>, the rest in ops.quarantine."""
+    """Validate a batch with its table's suite; land passing rows in raw.<table>, the rest in ops.quarantine.
+
+    The GX validation result is appended to `validated` (for the run's Data Docs) when given.
+    """
     suite = load_suite_json(catalog.root / "expectations" / f"{batch.table}.json")
     parameters = {
         "accelerator_alias_keys": sorted(catalog.alias_map()),
@@ -189,6 +193,9 @@ def land_batch(
         for failure in outcome.failures
     ])
     load = SourceLoad(batch.source_id, batch.table, len(batch.rows), len(outcome.passed), len(outcome.failed))
+    if validated is not None and outcome.result is not None:
+        validated.append(data_docs.ValidatedBatch(batch.source_id, batch.table, load.rows_in, load.rows_quarantined,
+                                                  outcome.result))
     if load.rows_in != load.rows_landed + load.rows_quarantined:
         raise AssertionError(f"{batch.source_id}: rows in {load.rows_in} != landed + quarantined")
     warehouse.insert_rows(con, "ops.source_loads", [{
@@ -289,7 +296,7 @@ def table_level_problem(con: duckdb.DuckDBPyConnection, catalog: Catalog, batch:
 
 
 def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[SourceBatch], run_id: str,
-             as_of: dt.date) -> list[SourceLoad]:
+             as_of: dt.date, validated: list[data_docs.ValidatedBatch] | None = None) -> list[SourceLoad]:
     """Land every batch that was read and passes the table-level checks; the rest run on their last good data."""
     warehouse.apply_ddl(con)
     checks.check_catalog(catalog)
@@ -299,7 +306,7 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
     last_good = {b.source_id: last_good_load(con, b.source_id) for b in batches if b.error}
     prepare_warehouse(con, catalog, as_of, keep_sources=set(last_good))
     return [record_stale(con, b, run_id, as_of, last_good[b.source_id]) if b.error
-            else land_batch(con, b, run_id, as_of, catalog) for b in batches]
+            else land_batch(con, b, run_id, as_of, catalog, validated) for b in batches]
 
 
 def build(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date) -> list[transform.BuiltModel]:
@@ -308,11 +315,18 @@ def build(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date) -> list[t
     return built
 
 
+def docs_dir_for(staging_dir: Path) -> Path:
+    """Where the land step writes this run's Data Docs before the reports are rendered beside them."""
+    return staging_dir.with_name(staging_dir.name + "-docs")
+
+
 def render_reports_to(con: duckdb.DuckDBPyConnection, as_of: dt.date, staging_dir: Path) -> list[Path]:
-    """Write this run's report pages into a fresh folder beside the published ones."""
+    """Write this run's report pages (and its Data Docs, if built) into a fresh folder beside the published ones."""
     if staging_dir.exists():
         shutil.rmtree(staging_dir)
     staging_dir.mkdir(parents=True)
+    if docs_dir_for(staging_dir).exists():
+        os.replace(docs_dir_for(staging_dir), staging_dir / "data-docs")
     written = []
     for name, text in reports.render(con, as_of).items():
         path = staging_dir / name
@@ -335,7 +349,7 @@ def _swap_dir(new: Path, target: Path) -> None:
 
 def discard_rendering(staging_dir: Path) -> None:
     """Remove what a failed run rendered but never published."""
-    for leftover in (staging_dir, staging_dir.with_name(staging_dir.name + "-latest")):
+    for leftover in (staging_dir, staging_dir.with_name(staging_dir.name + "-latest"), docs_dir_for(staging_dir)):
         if leftover.exists():
             shutil.rmtree(leftover)
 

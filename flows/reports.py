@@ -358,7 +358,8 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str]:
                 for r in reasons])
         if reasons else "No row was quarantined.",
         "",
-        "Every rejected row is kept in `ops.quarantine` with the expectation it failed.",
+        "Every rejected row is kept in `ops.quarantine` with the expectation it failed. The Great Expectations "
+        "Data Docs of this run's validations, one page per source batch: [data-docs/index.html](data-docs/index.html).",
         "",
         f"_{DERIVED_NOTE}_",
         "",

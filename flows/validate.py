@@ -29,6 +29,7 @@ class ValidationOutcome:
     passed: list[dict] = field(default_factory=list)
     failed: list[dict] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
+    result: Any = None  # the GX ExpectationSuiteValidationResult, rendered into the run's Data Docs
 
 
 class SuiteError(ValueError):
@@ -114,6 +115,7 @@ def validate_rows(rows: list[dict], suite_json: dict, parameters: dict[str, Any]
         )
     finally:
         source.delete_asset(asset_name)
+    outcome.result = result
     failed_rows: set[int] = set()
     for res in result.results:
         config = res.expectation_config
