@@ -1,0 +1,121 @@
+"""The user's price sheet: private quotes, discounts off public prices and on-prem systems, priced by hand."""
+
+from __future__ import annotations
+
+import datetime as dt
+import textwrap
+
+import pytest
+
+from flows import pipeline, transform
+from flows.sources import aws_pricing, price_sheet
+from flows.sources._common import SourceFormatError
+from tests.builders import aws_page, aws_product
+from tests.conftest import AS_OF, CATALOGS
+
+
+def land(con, catalog, source_id: str, kind: str, table: str, rows: list[dict], run_id: str = "run-1"):
+    rows = [r | {"row_no": i, "source_id": source_id, "data_as_of": AS_OF} for i, r in enumerate(rows)]
+    return pipeline.SourceBatch(source_id, kind, table, ["test"], AS_OF, rows)
+
+
+def land_all(con, catalog, batches):
+    return {load.source_id: load for load in pipeline.land_all(con, catalog, batches, "run-1", AS_OF)}
+
+
+def write(tmp_path, name: str, text: str):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_the_example_sheet_prices_a_quote_a_discount_and_an_on_prem_system(fresh_db, catalog):
+    rows = price_sheet.read_file(CATALOGS / "price_sheet.example.yaml", "price_sheet.example.yaml")
+    assert [r["entry_kind"] for r in rows] == ["quote", "discount", "on_prem"]
+    aws = aws_pricing.rows_from_pages([("p", aws_page(aws_product("p5.48xlarge", "55.0400000000")))])
+    azure_rows = [{"arm_region_name": "eastus", "location": "US East", "arm_sku_name": "Standard_ND96isr_H100_v5",
+                   "sku_name": "ND96isr H100 v5", "meter_name": "ND96isr H100 v5",
+                   "product_name": "Virtual Machines NDsr H100 v5 Series", "service_name": "Virtual Machines",
+                   "price_type": "Consumption", "unit_of_measure": "1 Hour", "currency_code": "USD",
+                   "reservation_term": None, "effective_start_date": "2024-09-01T00:00:00Z", "sku_id": "s",
+                   "meter_id": "m", "retail_price": 98.32, "unit_price": 98.32, "source_ref": "az"}]
+    loads = land_all(fresh_db, catalog, [
+        land(fresh_db, catalog, "aws_pricing", "aws_pricing", "aws_pricing", aws),
+        land(fresh_db, catalog, "azure_retail", "azure_retail", "azure_retail", azure_rows),
+        land(fresh_db, catalog, "price_sheet", "price_sheet", "price_sheet", rows),
+    ])
+    assert (loads["price_sheet"].rows_landed, loads["price_sheet"].rows_quarantined) == (3, 0)
+    transform.build_models(fresh_db, "run-1", AS_OF)
+    offers = {r[0]: r[1:] for r in fresh_db.execute(
+        "select offer_id, pricing_term, round(usd_per_hour, 4), accelerator_id, accelerator_count "
+        "from intermediate.int_offers_priced order by offer_id").fetchall()}
+    # quote: 30.00 USD/h + 50,000 USD upfront over 12 months x 730 h = 30 + 50,000 / 8,760 = 35.7078
+    assert offers["aws:us-east-1:p5.48xlarge:private:illustrative-a-1-year-private-pricing-agreement"] == (
+        "private", 35.7078, "h100-sxm-80gb", 8)
+    # discount: 15% off Azure's public on-demand 98.32 = 98.32 x 0.85 = 83.572
+    assert offers["azure:eastus:Standard_ND96isr_H100_v5:private:on-demand-less-15.0"] == (
+        "private", 83.572, "h100-sxm-80gb", 8)
+    # on-prem: 320,000 / (48 x 730) + 10.2 kW x 1.35 x 0.11 + 2,000 / 730
+    #        = 9.132420 + 1.514700 + 2.739726 = 13.386846
+    assert offers["on_prem:home-dc:dgx-h100-01:owned"] == ("owned", 13.3868, "h100-sxm-80gb", 8)
+    # the public prices stay as they are, beside the private ones
+    assert offers["aws:us-east-1:p5.48xlarge:on_demand"][1] == 55.04
+    assert offers["azure:eastus:Standard_ND96isr_H100_v5:on_demand"][1] == 98.32
+
+
+def test_a_csv_sheet_reads_like_the_yaml_one(tmp_path):
+    path = write(tmp_path, "prices.csv", """\
+        kind,cloud,region,instance_type,usd_per_hour,source,site,name,accelerator,accelerator_count,capex_usd,life_months,power_kw,usd_per_kwh,pue
+        quote,gcp,us-central1,a3-highgpu-8g,30.5,broker quote 42,,,,,,,,,
+        on_prem,,,,,PO 17,lab,box-1,l40s-48gb,4,60000,36,2.1,0.2,1.2
+        """)
+    rows = price_sheet.read_file(path, "prices.csv")
+    assert [(r["entry_kind"], r["cloud"], r["region"], r["instance_type"], r["usd_per_hour"], r["source_ref"])
+            for r in rows] == [
+        ("quote", "gcp", "us-central1", "a3-highgpu-8g", 30.5, "prices.csv: line 2"),
+        ("on_prem", "on_prem", "lab", "box-1", None, "prices.csv: line 3")]
+    assert rows[1]["accelerator_count"] == 4.0 and rows[1]["quoted_source"] == "PO 17"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("entries:\n  - {kind: rebate, cloud: aws}\n",
+     r"s.yaml: entries\[0\].kind: 'rebate', expected one of discount, on_prem, quote"),
+    ("entries:\n  - {kind: quote, cloud: aws, usd_per_hr: 3}\n",
+     r"s.yaml: entries\[0\]: unknown field\(s\) usd_per_hr \(expected some of: kind, cloud"),
+    ("entries:\n  - {kind: quote, cloud: aws, usd_per_hour: thirty}\n",
+     r"s.yaml: entries\[0\].usd_per_hour: 'thirty' is not a number"),
+    ("quotes: []\n", r"s.yaml: expected a mapping with an `entries:` list"),
+    ("entries: [\n", r"s.yaml: not valid YAML at line 2"),
+])
+def test_malformed_sheets_name_the_entry_and_what_was_expected(tmp_path, text, message):
+    with pytest.raises(SourceFormatError, match=message):
+        price_sheet.read_file(write(tmp_path, "s.yaml", text), "s.yaml")
+
+
+def test_implausible_entries_are_quarantined_with_their_expectation(fresh_db, catalog, tmp_path):
+    path = write(tmp_path, "s.yaml", """\
+        entries:
+          - {kind: discount, cloud: aws, instance_type: "*", applies_to: on_demand, percent_off: 100, source: typo}
+          - {kind: on_prem, site: lab, name: box, accelerator: h100-sxm-80gb, accelerator_count: 8, capex_usd: 1,
+             life_months: 12, power_kw: 10200, usd_per_kwh: 0.11, source: watts typed as kW}
+          - {kind: on_prem, site: lab, name: box2, accelerator: h100-pcie-80gb, accelerator_count: 8, capex_usd: 1,
+             life_months: 12, power_kw: 10, usd_per_kwh: 11, source: "cents typed as dollars, unknown part"}
+          - {kind: quote, cloud: aws, region: us-east-1, instance_type: p5.48xlarge, usd_per_hour: 40}
+        """)
+    rows = price_sheet.read_file(path, "s.yaml")
+    loads = land_all(fresh_db, catalog, [land(fresh_db, catalog, "price_sheet", "price_sheet", "price_sheet", rows)])
+    assert (loads["price_sheet"].rows_in, loads["price_sheet"].rows_landed,
+            loads["price_sheet"].rows_quarantined) == (4, 0, 4)
+    failed = set(fresh_db.execute("select source_ref, expectation from ops.quarantine").fetchall())
+    assert {("s.yaml: entries[0]", "discount_percent_a_share"),
+            ("s.yaml: entries[1]", "power_plausible"),
+            ("s.yaml: entries[2]", "usd_per_kwh_plausible"),
+            ("s.yaml: entries[2]", "accelerator_in_catalog"),
+            ("s.yaml: entries[3]", "quoted_source_present")} <= failed
+
+
+def test_example_sheet_as_of_date_is_declared():
+    from flows.catalog import load_catalog
+
+    source = load_catalog(CATALOGS).sources.sources["price_sheet"]
+    assert source.enabled is False and source.files[0].as_of == dt.date(2026, 11, 30)
