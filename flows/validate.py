@@ -128,17 +128,18 @@ def validate_rows(rows: list[dict], suite_json: dict, parameters: dict[str, Any]
         if pair:
             column = pair[0]
         meta = config.meta or {}
-        name = meta.get("name") or f"{config.type}({column})"
+        expectation_name = meta.get("name") or f"{config.type}({column})"
         unexpected = res.result.get("unexpected_index_list")
         if unexpected is None:
-            raise SuiteError(f"suite {name!r}: {config.type} is not a row-level expectation (no failing row ids)")
+            raise SuiteError(f"suite {name!r}: {expectation_name} ({config.type}) is not a row-level expectation "
+                             f"(no failing row ids)")
         for hit in unexpected:
             row_no = int(hit["row_no"])
             failed_rows.add(row_no)
             value = _missing_as_none(hit.get(column)) if column else None
             if pair:  # the row's own value, then the value it was compared with
                 value = f"{value} ({pair[1]}: {_missing_as_none(hit.get(pair[1]))})"
-            outcome.failures.append(Failure(row_no, name, config.type, column, value, meta.get("why")))
+            outcome.failures.append(Failure(row_no, expectation_name, config.type, column, value, meta.get("why")))
     for row in rows:
         (outcome.failed if row["row_no"] in failed_rows else outcome.passed).append(row)
     return outcome

@@ -95,6 +95,25 @@ CASES = [
     ("benchmark_runs", "r.json", b'{"completed": 1}', r"f: missing key 'num_prompts'"),
     ("benchmark_runs", "r.csv", b"accelerator,chips\ninferentia2,1\n", r"f: missing column\(s\) model, precision"),
     ("benchmark_runs", "r.txt", b"x", r"f: unknown file type '.txt'; expected .json \(vLLM\) or .csv \(generic\)"),
+    ("aws_spot", "s.json", b"[]", r"f: expected a describe_spot_price_history response object"),
+    ("aws_spot", "s.json", b'{"NextToken": ""}', r"f: missing key 'SpotPriceHistory'"),
+    ("aws_spot", "s.json", b'{"SpotPriceHistory": [{"InstanceType": "p5.48xlarge", "SpotPrice": "1.0", '
+                           b'"Timestamp": "2026-11-30T00:00:00Z"}]}',
+     r"f: SpotPriceHistory\[0\]: missing key 'AvailabilityZone'"),
+    ("aws_spot", "s.json", b'{"SpotPriceHistory": [{"AvailabilityZone": "us-east-1a", "SpotPrice": "1.0"}]}',
+     r"f: SpotPriceHistory\[0\]: missing key 'Timestamp'"),
+    ("aws_offer_file", "index.csv", b"", r"f: .*empty"),
+    ("aws_offer_file", "index.csv", b'"SKU","OfferTermCode"\n"A","B"\n', r"f: .*FormatVersion"),
+    ("aws_offer_file", "index.csv",
+     b'"FormatVersion","v1.0"\n"Disclaimer","x"\n"Publication Date","2026-09-10T00:00:00Z"\n"Version","1"\n'
+     b'"OfferCode","AmazonEC2"\n"SKU","OfferTermCode"\n"A","B"\n',
+     r"f: line 6 \(header\): missing required column\(s\)"),
+    ("price_sheet", "p.yaml", b"entries:\n  - {kind: rebate}\n",
+     r"f: entries\[0\].kind: 'rebate', expected one of discount, on_prem, quote"),
+    ("price_sheet", "p.yaml", b"entries:\n  - {kind: quote, usd_per_hour: thirty}\n",
+     r"f: entries\[0\].usd_per_hour: 'thirty' is not a number"),
+    ("price_sheet", "p.csv", b"kind,cloud\nquote,aws,extra\n", r"f: line 2: 3 fields, expected 2"),
+    ("price_sheet", "p.json", b"{}", r"f: a price sheet is a .csv or .yaml file"),
 ]
 
 
