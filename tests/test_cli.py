@@ -62,6 +62,20 @@ def test_run_prints_where_the_warehouse_and_reports_are(prefect_server, tmp_path
     assert "│" in capsys.readouterr().out
 
 
+def test_sources_lists_each_source_with_what_it_reads_and_its_last_good_fetch(flow_run, capsys):
+    assert main(["sources", "--warehouse", str(flow_run.warehouse)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("mode: snapshot")
+    lines = {line.split()[0]: line for line in out.splitlines()[2:]}
+    assert "files (3)" in lines["aws_pricing"]
+    assert "last good run 2026-11-30 (data as of 2026-09-10, 17 rows landed)" in lines["aws_pricing"]
+    assert "disabled" in lines["price_sheet"] and "never landed" in lines["price_sheet"]
+    assert main(["sources", "--live", "--warehouse", str(flow_run.warehouse)]) == 0
+    live = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[2:]}
+    assert "live: us-east-1, us-east-2, us-west-2, eu-north-1" in live["aws_pricing"]
+    assert "files (2)" in live["mlperf_inference_snapshot"]  # no live API: it reads its files in either mode
+
+
 def test_query_without_a_warehouse_says_how_to_make_one(tmp_path, capsys):
     assert main(["query", "select 1", "--warehouse", str(tmp_path / "none.duckdb")]) == 1
     assert "run `hweval run` first" in capsys.readouterr().err

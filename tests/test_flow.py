@@ -98,17 +98,35 @@ def test_reports_are_published_dated_and_latest(flow_run):
     assert dated.name == AS_OF.isoformat()
     latest = dated.parent / "latest"
     names = sorted(p.name for p in dated.iterdir())
-    assert names == ["gpt3-175b-pretrain.md", "index.md", "llama2-70b-batch.md", "llama2-70b-chat.md",
+    assert names == ["data-docs", "gpt3-175b-pretrain.md", "index.md", "llama2-70b-batch.md", "llama2-70b-chat.md",
                      "llama2-70b-lora-finetune.md", "llama31-405b-chat.md", "llama31-70b-pretrain-15t.md",
-                     "llama31-8b-chat-large.md", "llama31-8b-chat-small.md", "llama31-8b-pretrain-1t.md"]
+                     "llama31-8b-chat-large.md", "llama31-8b-chat-small.md", "llama31-8b-pretrain-1t.md",
+                     "offers.md"]
     assert not filecmp.dircmp(dated, latest).diff_files and sorted(p.name for p in latest.iterdir()) == names
     assert [p.name for p in dated.parent.iterdir() if p.name.startswith(".")] == []
+
+
+def test_data_docs_are_built_from_the_runs_validations_and_linked(flow_run):
+    """The GX Data Docs site: an index and one validation page per source that landed, linked from index.md."""
+    docs = flow_run.reports / "data-docs"
+    landed = sorted(load.source_id for load in flow_run.loads if load.status == "landed")
+    assert sorted(p.name for p in docs.iterdir()) == sorted([f"{s}.html" for s in landed] + ["index.html"])
+    index = (docs / "index.html").read_text()
+    for source_id in landed:
+        assert f'<a href="{source_id}.html">{source_id}</a>' in index
+    # aws_pricing quarantined its $0.00 Capacity Block row: 1 of 18 rows, and its page shows the failed check
+    assert "<td>aws_pricing</a></td>" not in index and "<td>raw.aws_pricing</td><td>18</td><td>1</td>" in index
+    page = (docs / "aws_pricing.html").read_text()
+    assert "Great Expectations" in page and "price_usd" in page
+    assert "[data-docs/index.html](data-docs/index.html)" in (flow_run.reports / "index.md").read_text()
+    dated_and_latest = filecmp.dircmp(docs, flow_run.reports.parent / "latest" / "data-docs")
+    assert dated_and_latest.left_only == dated_and_latest.right_only == dated_and_latest.diff_files == []
 
 
 @pytest.mark.parametrize("page", ["index.md", "llama2-70b-lora-finetune.md", "gpt3-175b-pretrain.md",
                                   "llama2-70b-batch.md", "llama2-70b-chat.md", "llama31-8b-pretrain-1t.md",
                                   "llama31-70b-pretrain-15t.md", "llama31-8b-chat-small.md",
-                                  "llama31-8b-chat-large.md", "llama31-405b-chat.md"])
+                                  "llama31-8b-chat-large.md", "llama31-405b-chat.md", "offers.md"])
 def test_golden_report(flow_run, page):
     """A change in report output shows as a reviewable diff; regenerate with UPDATE_GOLDEN=1."""
     produced = (flow_run.reports / page).read_text()
@@ -148,7 +166,7 @@ def test_a_source_returning_garbage_is_stale_and_the_run_goes_on_with_its_last_g
     assert (azure.status, azure.stale_since) == ("stale", AS_OF)
     assert azure.error.startswith("SourceFormatError: ") and "eastus.page-2.json: not valid JSON at line 1" in azure.error
     assert {load.source_id for load in result.loads if load.status == "landed"} == {
-        "aws_pricing", "gcp_billing", "mlperf_inference_snapshot", "mlperf_training_snapshot",
+        "aws_pricing", "aws_spot", "gcp_billing", "mlperf_inference_snapshot", "mlperf_training_snapshot",
         "published_benchmarks"}
     offers = query(result, "select as_of, offer_id, usd_per_hour, price_as_of from marts.offers "
                            "where cloud = 'azure' order by as_of, offer_id")
@@ -267,7 +285,7 @@ def test_small_chat_ranks_a_one_chip_instance_above_8_chip_instances_by_utilizat
     assert best_one_chip == 1 and best_eight_chip > best_one_chip
     page = (flow_run.reports / "llama31-8b-chat-small.md").read_text()
     reversals = page.split("## Where the hourly price disagrees", 1)[1].split("##", 1)[0]
-    assert "utilization (1 chip an instance) against" in reversals and "(8 chips an instance)" in reversals
+    assert "utilization (1 chip an instance) against" in reversals and "(16 chips an instance)" in reversals
     assert "run below 25% utilization: for this traffic their instances are mostly idle." in page
     # the one-chip offer against the best 8-GPU instance, explained by utilization
     one_chip = next(r for r in rows if r["accelerator_count"] == 1)
@@ -280,7 +298,8 @@ def test_405b_report_lists_the_offers_that_cannot_hold_the_model(flow_run):
     page = (flow_run.reports / "llama31-405b-chat.md").read_text()
     excluded = page.split("## Excluded", 1)[1]
     assert ("| 811 GB of bf16 weights + KV cache need 12 chips of 80 GB (90% usable); p5.48xlarge has 8 | "
-            "aws p5.48xlarge eu-north-1 on_demand (bf16), aws p5.48xlarge us-east-1 on_demand (bf16) |") in excluded
+            "aws p5.48xlarge eu-north-1 on_demand (bf16), aws p5.48xlarge eu-north-1 spot (bf16), "
+            "aws p5.48xlarge us-east-1 on_demand (bf16), aws p5.48xlarge us-east-1 spot (bf16) |") in excluded
     ranked = page.split("## Where", 1)[0]
     assert "| aws p5.48xlarge | h100-sxm-80gb x 8 | aws / us-east-1 | on_demand | 6.880 |" in ranked  # fp8 fits
 
@@ -292,8 +311,12 @@ def test_every_family_appears_where_it_can_run_the_workload(flow_run):
         assert {f for w, f, _ in families if w == workload} == {"gpu", "tpu", "trainium", "inferentia"}
     # Inferentia does not train; every other family appears in the training ranking that estimates the rest
     assert {f for w, f, _ in families if w == "gpt3-175b-pretrain"} == {"gpu", "tpu", "trainium"}
-    # with a 720 h deadline, Trainium (1,047 h on 256 chips) is excluded, with the reason
-    assert {f for w, f, _ in families if w == "llama31-8b-pretrain-1t"} == {"gpu", "tpu"}
+    # with a 720 h deadline, Trainium1 (1,047 h on 256 chips) is excluded, with the reason; Trainium2 (trn2.48xlarge,
+    # priced by its spot price only) finishes in 298 h and is ranked
+    assert {f for w, f, _ in families if w == "llama31-8b-pretrain-1t"} == {"gpu", "tpu", "trainium"}
+    assert {r["accelerator_id"] for r in query(
+        flow_run, "select accelerator_id from marts.rankings where workload_id = 'llama31-8b-pretrain-1t' "
+                  "and family = 'trainium'")} == {"trainium2"}
     reasons = {r["exclusion_reason"] for r in query(
         flow_run, "select exclusion_reason from marts.excluded_candidates where workload_id = 'llama31-8b-pretrain-1t' "
                   "and accelerator_id = 'trainium1' and instance_type = 'trn1.32xlarge'")}
@@ -412,4 +435,4 @@ def test_a_source_with_far_fewer_rows_than_last_time_is_stale(last_good, catalog
                          "allows)")
     # the run still prices AWS offers, from the last good rows
     assert query(result, "select count(*) as n from marts.offers where cloud = 'aws' and as_of = ?",
-                 [dt.date(2026, 12, 1)]) == [{"n": 16}]  # 15 in us-east-1 and p5.48xlarge in eu-north-1
+                 [dt.date(2026, 12, 1)]) == [{"n": 31}]  # 16 on-demand from the last good rows + 15 spot (aws_spot)
