@@ -100,6 +100,7 @@ class Instance(Strict):
 PricingTermName = Literal["on_demand", "spot", "reserved", "capacity_block", "dev_test", "low_priority", "private",
                           "owned"]
 PAY_AS_YOU_GO_TERMS = ["on_demand", "spot", "capacity_block", "low_priority", "private", "owned"]
+RECLAIMABLE_TERMS = {"spot", "low_priority"}  # the cloud can take the capacity back at short notice
 
 
 class PricingTerm(Strict):
@@ -219,14 +220,25 @@ class InferenceWorkload(Strict):
     trained_by: Slug | None = Field(None, description="training workload whose cost adds to the lifetime cost")
     max_instances_per_replica: int = Field(1, ge=1, description="a replica may span this many instances")
     pricing_terms: list[PricingTermName] = Field(
-        default_factory=lambda: [*PAY_AS_YOU_GO_TERMS, "reserved"],
-        description="pricing terms the service may be bought on; a reserved term counts where `months` covers it")
+        description="pricing terms the workload may be bought on; a reserved term counts where `months` covers it. "
+                    "Default: a latency-bound service does not run on capacity that can be reclaimed (no spot or "
+                    "low priority); an offline batch job may")
 
     @model_validator(mode="after")
     def _traffic_for_services(self) -> InferenceWorkload:
         if self.slo != "offline" and self.traffic is None:
             raise ValueError("a latency-bound service needs `traffic` (mean_requests_per_s, peak_factor)")
         return self
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_pricing_terms(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("pricing_terms") is None:
+            terms = [*PAY_AS_YOU_GO_TERMS, "reserved"]
+            if data.get("slo") != "offline":
+                terms = [t for t in terms if t not in RECLAIMABLE_TERMS]
+            data = {**data, "pricing_terms": terms}
+        return data
 
 
 Workload = Annotated[TrainingWorkload | InferenceWorkload, Field(discriminator="kind")]

@@ -1,5 +1,6 @@
 -- Grain: one row per workload x offer x precision (inference) or chip count (training) that cannot run the
--- workload, with the reason. Nothing is dropped silently: the reports list these beside the rankings.
+-- workload, with the reason, and offers on a pricing term the workload does not buy. Nothing is dropped
+-- silently: the reports list these beside the rankings.
 with training as (
     select * from intermediate.int_training_estimates_computed where exclusion_reason is not null
 ),
@@ -46,7 +47,31 @@ measured_inference as (
     select workload_id, offer_id, precision_class from intermediate.int_inference_measured
 ),
 
+terms_not_bought as (
+    -- offers on a pricing term the workload does not buy (or a commitment longer than it runs): listed, not ranked
+    select
+        workloads.workload_id, offers.offer_id, offers.cloud, offers.region, offers.instance_type,
+        offers.pricing_term, offers.accelerator_id, offers.accelerator_count,
+        null as precision,
+        null::integer as chips,
+        case
+            when not list_contains(workloads.pricing_terms, offers.pricing_term) then
+                'the workload does not buy ' || offers.pricing_term || ' capacity (pricing_terms in '
+                || 'workloads.yaml: ' || array_to_string(workloads.pricing_terms, ', ') || ')'
+            else
+                'a ' || offers.term_months || '-month ' || offers.pricing_term || ' term outlasts the workload ('
+                || coalesce(cast(workloads.months as varchar) || ' months', 'a training run is paid per run') || ')'
+        end as exclusion_reason
+    from catalog.workloads as workloads
+    cross join intermediate.int_offers_priced as offers
+    where not offer_term_accepted(workloads.pricing_terms, offers.pricing_term, offers.term_months, workloads.months)
+),
+
 final as (
+    select workload_id, offer_id, cloud, region, instance_type, pricing_term, accelerator_id, accelerator_count,
+           precision, chips, exclusion_reason
+    from terms_not_bought
+    union all by name
     select workload_id, offer_id, cloud, region, instance_type, pricing_term, accelerator_id, accelerator_count,
            precision, chips, exclusion_reason
     from training
