@@ -1,0 +1,274 @@
+"""Fault injection: a source raising mid-fetch, a source returning garbage or far fewer rows, a crash in the model
+build (a run killed between landing and publishing), disk full while writing reports, a failure moving them into
+place, a duplicate re-run, an analyst connection held open. After each, the warehouse and reports/latest equal the
+last good state (compared by digest, not assumed) or, where the run goes on, every row is accounted for:
+rows in = landed + quarantined, and a stale source runs on its last good rows."""
+
+import datetime as dt
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+from conftest import AS_OF, CATALOGS, RUN_ID
+from test_flow import query
+
+
+def assert_rows_accounted(result) -> None:
+    """Per source of the run: rows in = landed + quarantined, and raw holds exactly the landed rows."""
+    loads = query(result, "select source_id, landed_table, rows_in, rows_landed, rows_quarantined, status "
+                          "from ops.source_loads where run_id = ?", [result.run_id])
+    assert loads
+    for load in loads:
+        assert load["rows_in"] == load["rows_landed"] + load["rows_quarantined"], load
+        landed = query(result, f"select count(*) as n from {load['landed_table']} where run_id = ? and source_id = ?",
+                       [result.run_id, load["source_id"]])
+        assert landed == [{"n": load["rows_landed"]}], load
+        quarantined = query(result, "select count(distinct row_no) as n from ops.quarantine where run_id = ? "
+                                    "and source_id = ?", [result.run_id, load["source_id"]])
+        assert quarantined == [{"n": load["rows_quarantined"]}], load
+
+
+def digest_tree(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def last_good(flow_run, tmp_path):
+    """A copy of a good run's warehouse and reports for a failing run to be pointed at."""
+    state = tmp_path / "state"
+    shutil.copytree(flow_run.warehouse.parent, state / "warehouse")
+    shutil.copytree(flow_run.reports.parent, state / "reports")
+    return state
+
+
+def run_against(last_good, catalog_dir, **kwargs):
+    from flows.nightly import nightly
+
+    return nightly(as_of=dt.date(2026, 12, 1), catalog_dir=str(catalog_dir),
+                   warehouse_file=str(last_good / "warehouse" / "hweval.duckdb"),
+                   reports_dir=str(last_good / "reports"), run_id="second-run", **kwargs)
+
+
+def test_a_source_returning_garbage_is_stale_and_the_run_goes_on_with_its_last_good_data(last_good, catalog_copy):
+    (catalog_copy / "snapshot/azure_retail/eastus.page-2.json").write_text('{"Items": [{"armSkuName": ')
+    result = run_against(last_good, catalog_copy)
+    [azure] = [load for load in result.loads if load.source_id == "azure_retail"]
+    # the last good Azure data is the golden run's (as of 2026-11-30); the other sources landed as usual
+    assert (azure.status, azure.stale_since) == ("stale", AS_OF)
+    assert azure.error.startswith("SourceFormatError: ") and "eastus.page-2.json: not valid JSON at line 1" in azure.error
+    assert {load.source_id for load in result.loads if load.status == "landed"} == {
+        "aws_pricing", "aws_spot", "gcp_billing", "mlperf_inference_snapshot", "mlperf_training_snapshot",
+        "published_benchmarks"}
+    offers = query(result, "select as_of, offer_id, usd_per_hour, price_as_of from marts.offers "
+                           "where cloud = 'azure' order by as_of, offer_id")
+    before = [(o["offer_id"], o["usd_per_hour"], o["price_as_of"]) for o in offers if o["as_of"] == AS_OF]
+    after = [(o["offer_id"], o["usd_per_hour"], o["price_as_of"]) for o in offers if o["as_of"] == dt.date(2026, 12, 1)]
+    assert after == before and len(after) == 4  # Linux on-demand and spot of both Azure instance types
+    [run] = query(result, "select status from ops.runs where run_id = 'second-run'")
+    assert run["status"] == "succeeded with stale sources: azure_retail"
+    index = (result.reports / "index.md").read_text()
+    assert "| azure_retail | azure_retail | stale since 2026-11-30 |" in index
+    assert_rows_accounted(result)
+
+
+def test_a_source_that_never_landed_is_stale_without_data(prefect_server, tmp_path, catalog_copy):
+    from flows.nightly import nightly
+
+    (catalog_copy / "snapshot/gcp_billing/compute-engine.skus.page-1.json").write_bytes(b"\xff not json")
+    result = nightly(as_of=AS_OF, catalog_dir=str(catalog_copy), warehouse_file=str(tmp_path / "w.duckdb"),
+                     reports_dir=str(tmp_path / "reports"), run_id="first")
+    [gcp] = [load for load in result.loads if load.source_id == "gcp_billing"]
+    assert (gcp.status, gcp.stale_since) == ("stale", None)
+    assert query(result, "select count(*) as n from marts.offers where cloud = 'gcp'") == [{"n": 0}]
+    assert "| gcp_billing | gcp_billing | stale, no earlier data |" in (result.reports / "index.md").read_text()
+
+
+def test_crash_in_the_model_build_leaves_the_last_good_state(last_good, monkeypatch):
+    before = digest_tree(last_good)
+    from flows import transform
+
+    def crash(con, *args, **kwargs):
+        con.execute("create or replace table staging.half_built as select 1 as x")
+        raise RuntimeError("injected crash during the model build")
+
+    monkeypatch.setattr(transform, "build_models", crash)
+    with pytest.raises(RuntimeError, match="injected crash"):
+        run_against(last_good, CATALOGS)
+    assert digest_tree(last_good) == before
+
+
+def test_disk_full_while_writing_reports_leaves_the_last_good_state(last_good, monkeypatch):
+    before = digest_tree(last_good)
+    real_write_text = Path.write_text
+    written = []
+
+    def full_after_one_page(self, *args, **kwargs):
+        if ".rendering" in str(self):
+            written.append(self)
+            if len(written) == 2:  # the first page is already in the rendering folder
+                raise OSError(28, "No space left on device")
+        return real_write_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", full_after_one_page)
+    with pytest.raises(OSError, match="No space left on device"):
+        run_against(last_good, CATALOGS)
+    assert len(written) == 2
+    assert digest_tree(last_good) == before
+
+
+def test_an_open_analyst_connection_neither_blocks_the_run_nor_sees_it_half_built(last_good):
+    warehouse_file = last_good / "warehouse" / "hweval.duckdb"
+    analyst = duckdb.connect(str(warehouse_file), read_only=True)
+    try:
+        before = analyst.execute("select count(*) from ops.runs").fetchall()
+        result = run_against(last_good, CATALOGS)
+        # the analyst's handle still reads the state it opened, whole
+        assert analyst.execute("select count(*) from ops.runs").fetchall() == before
+    finally:
+        analyst.close()
+    assert result.warehouse == warehouse_file
+    fresh = duckdb.connect(str(warehouse_file), read_only=True)
+    try:
+        runs = fresh.execute("select run_id from ops.runs order by as_of").fetchall()
+    finally:
+        fresh.close()
+    assert runs == [("2026-11-30-golden",), ("second-run",)]
+
+
+def test_failure_moving_reports_into_place_puts_the_previous_warehouse_back(last_good, monkeypatch):
+    before = digest_tree(last_good)
+    from flows import pipeline
+
+    def fail(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pipeline, "publish_reports", fail)
+    with pytest.raises(OSError, match="No space left on device"):
+        run_against(last_good, CATALOGS)
+    assert digest_tree(last_good) == before
+
+
+def test_a_backfill_publishes_its_date_but_leaves_latest_on_the_newest(last_good):
+    from flows.nightly import nightly
+
+    latest_before = digest_tree(last_good / "reports" / "latest")
+    nightly(as_of=dt.date(2026, 11, 1), catalog_dir=str(CATALOGS),
+            warehouse_file=str(last_good / "warehouse" / "hweval.duckdb"), reports_dir=str(last_good / "reports"),
+            run_id="backfill")
+    assert (last_good / "reports" / "2026-11-01" / "index.md").read_text().startswith(
+        "# hweval report, as of 2026-11-01")
+    assert digest_tree(last_good / "reports" / "latest") == latest_before
+
+
+def test_re_running_the_same_date_with_a_broken_source_keeps_its_earlier_rows(last_good, catalog_copy):
+    from flows.nightly import nightly
+
+    (catalog_copy / "snapshot/azure_retail/eastus.page-1.json").write_text("[]")
+    result = nightly(as_of=AS_OF, catalog_dir=str(catalog_copy),
+                     warehouse_file=str(last_good / "warehouse" / "hweval.duckdb"),
+                     reports_dir=str(last_good / "reports"), run_id="rerun")
+    [azure] = [load for load in result.loads if load.source_id == "azure_retail"]
+    assert (azure.status, azure.stale_since) == ("stale", AS_OF)
+    # the golden run's Azure rows of the same as-of date were kept, and the re-run reads them
+    assert query(result, "select distinct run_id from raw.azure_retail") == [{"run_id": RUN_ID}]
+    assert query(result, "select count(*) as n from marts.offers where cloud = 'azure'") == [{"n": 4}]
+    assert query(result, "select count(distinct run_id) as n from raw.aws_pricing") == [{"n": 1}]
+
+
+def test_a_source_with_far_fewer_rows_than_last_time_is_stale(last_good, catalog_copy):
+    # keep 1 of the AWS pages' 18 rows: 17 of 18 gone is more than the 50% drop sources.yaml allows
+    page = catalog_copy / "snapshot/aws_pricing/us-east-1.page-1.json"
+    data = json.loads(page.read_text())
+    data["PriceList"] = data["PriceList"][:1]
+    page.write_text(json.dumps(data))
+    for other in ("us-east-1.page-2.json", "eu-north-1.page-1.json"):
+        (catalog_copy / "snapshot/aws_pricing" / other).write_text(json.dumps({"FormatVersion": "aws_v1",
+                                                                                "PriceList": []}))
+    result = run_against(last_good, catalog_copy)
+    [aws] = [load for load in result.loads if load.source_id == "aws_pricing"]
+    assert (aws.status, aws.stale_since) == ("stale", AS_OF)
+    assert_rows_accounted(result)
+    assert aws.error == ("1 rows, 94% fewer than the last good run's 18 (more than the 50% drop sources.yaml "
+                         "allows)")
+    # the run still prices AWS offers, from the last good rows
+    assert query(result, "select count(*) as n from marts.offers where cloud = 'aws' and as_of = ?",
+                 [dt.date(2026, 12, 1)]) == [{"n": 31}]  # 16 on-demand from the last good rows + 15 spot (aws_spot)
+
+
+def test_a_source_raising_mid_fetch_is_retried_and_lands_once(last_good, monkeypatch):
+    """A connection reset while reading the second spot file: the fetch task is retried and lands every row once."""
+    from flows.sources import aws_spot
+
+    real_read_file, calls = aws_spot.read_file, []
+
+    def reset_once(path, *args, **kwargs):
+        calls.append(path.name)
+        if path.name == "us-east-2.json" and calls.count("us-east-2.json") == 1:
+            raise ConnectionResetError(104, "Connection reset by peer")
+        return real_read_file(path, *args, **kwargs)
+
+    monkeypatch.setattr(aws_spot, "read_file", reset_once)
+    result = run_against(last_good, CATALOGS)
+    assert calls == ["us-east-1.json", "us-east-2.json", "us-east-1.json", "us-east-2.json", "eu-north-1.json"]
+    [spot] = [load for load in result.loads if load.source_id == "aws_spot"]
+    assert (spot.status, spot.rows_in, spot.rows_landed) == ("landed", 22, 22)  # not 22 + the 19 of the first try
+    assert_rows_accounted(result)
+
+
+def test_a_source_failing_mid_fetch_writes_none_of_its_rows_and_is_stale(last_good, monkeypatch):
+    from flows.sources import aws_spot
+    from flows.sources._common import LiveSourceError
+
+    real_read_file = aws_spot.read_file
+
+    def fail_on_second_file(path, *args, **kwargs):
+        if path.name == "us-east-2.json":
+            raise LiveSourceError("ec2.describe_spot_price_history us-east-2: access denied (UnauthorizedOperation)")
+        return real_read_file(path, *args, **kwargs)
+
+    monkeypatch.setattr(aws_spot, "read_file", fail_on_second_file)
+    result = run_against(last_good, CATALOGS)
+    [spot] = [load for load in result.loads if load.source_id == "aws_spot"]
+    assert (spot.status, spot.stale_since) == ("stale", AS_OF)
+    assert "access denied (UnauthorizedOperation)" in spot.error
+    # none of the first file's rows were written by the failed fetch; the run reads the golden run's 22 rows
+    assert query(result, "select count(*) as n from raw.aws_spot where run_id = 'second-run'") == [{"n": 0}]
+    assert query(result, "select count(*) as n from marts.offers where pricing_term = 'spot' and cloud = 'aws' "
+                         "and as_of = ?", [dt.date(2026, 12, 1)]) == [{"n": 15}]
+    assert_rows_accounted(result)
+
+
+def test_a_duplicate_re_run_replaces_the_date_and_leaves_the_same_state(last_good):
+    """Re-running the same as-of date on the same inputs: the date's rows are replaced, never duplicated, and the
+    warehouse and reports equal what the first run left (only the run id differs)."""
+    from flows.nightly import nightly
+
+    def state():
+        con = duckdb.connect(str(last_good / "warehouse" / "hweval.duckdb"), read_only=True)
+        try:
+            raw = con.execute("select source_id, count(*) from raw.aws_pricing group by all union all "
+                              "select source_id, count(*) from raw.mlperf_inference group by all order by 1").fetchall()
+            offers = con.execute("select * exclude (run_id) from marts.offers order by offer_id").fetchall()
+            rankings = con.execute("select * exclude (run_id) from marts.rankings order by candidate_id").fetchall()
+            runs = con.execute("select count(*) from ops.runs").fetchall()
+        finally:
+            con.close()
+        return raw, offers, rankings, runs
+
+    before = state()
+    pages_before = digest_tree(last_good / "reports" / "latest")
+    index_before = (last_good / "reports" / "latest" / "index.md").read_text()
+    result = nightly(as_of=AS_OF, catalog_dir=str(CATALOGS), warehouse_file=str(last_good / "warehouse" / "hweval.duckdb"),
+                     reports_dir=str(last_good / "reports"), run_id="rerun")
+    assert state() == before
+    assert_rows_accounted(result)
+    pages_after = digest_tree(last_good / "reports" / "latest")
+    assert pages_after.keys() == pages_before.keys()
+    changed = {name for name in pages_before if pages_before[name] != pages_after[name]}
+    # the index names the run; Data Docs pages carry their validation time
+    assert {name for name in changed if not name.startswith("data-docs/")} == {"index.md"}
+    assert (last_good / "reports" / "latest" / "index.md").read_text() == index_before.replace(RUN_ID, "rerun")
