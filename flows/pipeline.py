@@ -82,7 +82,8 @@ def with_source_files(catalog: Catalog, source_files: dict[str, list[str]], as_o
             if not file.is_file():
                 raise CatalogError(f"--source {source_id}={spec}: no such file {path!r}")
             files.append(SnapshotFile(path=str(file), as_of=data_as_of, source=f"{file.name}, given on the command line"))
-        sources[source_id] = sources[source_id].model_copy(update={"files": files, "live": None})
+        # files given for a source are read in this run, live or not, even if sources.yaml leaves it disabled
+        sources[source_id] = sources[source_id].model_copy(update={"files": files, "live": None, "enabled": True})
     return catalog.model_copy(update={"sources": SourcesFile(sources=sources)})
 
 

@@ -13,11 +13,11 @@ import duckdb
 import pytest
 import yaml
 from botocore.stub import Stubber
+from conftest import AS_OF
+from test_source_aws_live import FAKE_KEY_ID, FAKE_SECRET, price_list_pages, spot_item
+from test_source_http_live import FakeApi
 
 from flows.sources import _aws
-from tests.conftest import AS_OF
-from tests.test_source_aws_live import FAKE_KEY_ID, FAKE_SECRET, price_list_pages, spot_item
-from tests.test_source_http_live import FakeApi
 
 GCE = "6F81-5844-456A"
 API_KEY = "AIzaSyTEST-live-run-key-000000000000"

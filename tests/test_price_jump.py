@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 
+from builders import aws_page, aws_product
+
 from flows import pipeline, warehouse
 from flows.sources import aws_pricing
-from tests.builders import aws_page, aws_product
 
 DAY1, DAY2 = dt.date(2026, 11, 29), dt.date(2026, 11, 30)
 

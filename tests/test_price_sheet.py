@@ -6,12 +6,12 @@ import datetime as dt
 import textwrap
 
 import pytest
+from builders import aws_page, aws_product
+from conftest import AS_OF, CATALOGS
 
 from flows import pipeline, transform
 from flows.sources import aws_pricing, price_sheet
 from flows.sources._common import SourceFormatError
-from tests.builders import aws_page, aws_product
-from tests.conftest import AS_OF, CATALOGS
 
 
 def land(con, catalog, source_id: str, kind: str, table: str, rows: list[dict], run_id: str = "run-1"):

@@ -9,12 +9,12 @@ import datetime as dt
 import boto3
 import pytest
 from botocore.stub import Stubber
+from builders import aws_page, aws_product, land
+from conftest import AS_OF
 
 from flows import transform
 from flows.sources import _aws, aws_pricing, aws_spot
 from flows.sources._common import LiveSourceError
-from tests.builders import aws_page, aws_product, land
-from tests.conftest import AS_OF
 
 FAKE_KEY_ID, FAKE_SECRET = "AKIAFAKEFAKEFAKE0001", "fake/secret/never+logged"
 GPU = [{"Type": "TERM_MATCH", "Field": "regionCode", "Value": "us-east-1"},

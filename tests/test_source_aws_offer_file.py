@@ -318,3 +318,34 @@ def test_live_offer_file_of_a_small_region():
     assert {r["region_code"] for r in rows} == {region}
     assert {r["term_type"] for r in rows} <= {"OnDemand", "Reserved"}
     assert any(r["term_type"] == "OnDemand" and r["operating_system"] == "Linux" and r["price_usd"] for r in rows)
+
+
+def test_an_offer_file_given_to_a_run_prices_on_demand_and_reserved_offers(tmp_path, fresh_db, catalog):
+    """`hweval run --source aws_offer_file=index.csv`: the file lands in raw.aws_pricing like the API's pages, its
+    reserved terms are amortised into offers and its instance types the catalog lacks are listed as unknown."""
+    import datetime as dt
+
+    from conftest import AS_OF
+
+    from flows import pipeline, transform
+
+    path = tmp_path / "index.csv"
+    ofb.write_offer_file(path, ofb.accelerated_products())
+    run_catalog = pipeline.with_source_files(catalog, {"aws_offer_file": [f"{path}@2026-09-10"]}, AS_OF)
+    assert "aws_offer_file" in pipeline.sources_to_run(run_catalog)  # disabled in sources.yaml, enabled by --source
+    batch = pipeline.fetch_source(run_catalog, "aws_offer_file")
+    assert batch.table == "aws_pricing" and batch.data_as_of == dt.date(2026, 9, 10)
+    [load] = pipeline.land_all(fresh_db, run_catalog, [batch], "run-1", AS_OF)
+    assert load.rows_in == load.rows_landed + load.rows_quarantined
+    transform.build_models(fresh_db, "run-1", AS_OF)
+    p5 = dict(fresh_db.execute(
+        "select coalesce(term_detail, pricing_term), round(usd_per_hour, 4) from intermediate.int_offers_priced "
+        "where instance_type = 'p5.48xlarge'").fetchall())
+    assert p5["on_demand"] == 55.04
+    assert len(p5) == 1 + 12  # on-demand and the 12 reserved variants (1yr/3yr x 3 payment options x 2 classes)
+    hourly, upfront = fresh_db.execute(
+        "select recurring_usd_per_hour, upfront_usd from intermediate.int_offers_priced "
+        "where instance_type = 'p5.48xlarge' and term_detail = '3yr Partial Upfront standard'").fetchall()[0]
+    assert p5["3yr Partial Upfront standard"] == round(hourly + upfront / 26280, 4)  # hourly + fee / (3 x 8,760 h)
+    unknown = {r[0] for r in fresh_db.execute("select instance_type from intermediate.int_offers_unknown").fetchall()}
+    assert unknown == {"g5.xlarge"}  # in the file, not in catalogs/instances.yaml

@@ -1,9 +1,9 @@
 """mlperf_inference and mlperf_training: result files -> raw rows; unknown accelerator strings are quarantined."""
 
 import csv
-from pathlib import Path
 import datetime as dt
 import json
+from pathlib import Path
 
 import pytest
 from builders import TRAINING_HEADER, mlperf_inference_result, training_csv_row

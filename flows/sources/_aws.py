@@ -46,9 +46,16 @@ def check_options(options: dict, allowed: set[str], required: set[str], what: st
 def pages(api_client, operation: str, what: str, *, attempts: int = 5, backoff_s: float = 1.0,
           sleep=time.sleep, **kwargs) -> Iterator[dict]:
     """Every page of `operation` through its boto3 paginator; a throttled page is retried where it stopped."""
-    from botocore.exceptions import (BotoCoreError, ClientError, ConnectionClosedError, ConnectTimeoutError,
-                                     EndpointConnectionError, NoCredentialsError, PartialCredentialsError,
-                                     ReadTimeoutError)
+    from botocore.exceptions import (
+        BotoCoreError,
+        ClientError,
+        ConnectionClosedError,
+        ConnectTimeoutError,
+        EndpointConnectionError,
+        NoCredentialsError,
+        PartialCredentialsError,
+        ReadTimeoutError,
+    )
 
     transient_network = (ConnectionClosedError, ConnectTimeoutError, EndpointConnectionError, ReadTimeoutError)
 

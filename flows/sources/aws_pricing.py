@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterable, Iterator
 
 from flows.sources import _aws
 from flows.sources._common import SourceFormatError, load_json, require, to_float
