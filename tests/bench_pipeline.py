@@ -18,10 +18,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from builders import aws_page, aws_product  # noqa: E402
 
-from flows import pipeline, transform, warehouse  # noqa: E402
+import offer_file_builder  # noqa: E402
+
+from flows import checks, pipeline, transform, warehouse  # noqa: E402
 from flows.catalog import load_catalog  # noqa: E402
 from flows.paths import PROJECT_ROOT  # noqa: E402
-from flows.sources import aws_pricing  # noqa: E402
+from flows.sources import aws_offer_file, aws_pricing  # noqa: E402
 
 AS_OF = dt.date(2026, 11, 30)
 TYPES = ["p5.48xlarge", "p5en.48xlarge", "p4d.24xlarge", "g6e.12xlarge", "trn1.32xlarge", "inf2.48xlarge"]
@@ -48,6 +50,7 @@ def timed(fn, repeat: int = 1):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--products", type=int, default=5000, help="synthetic products (each ~19 price rows)")
+    parser.add_argument("--offer-file-lines", type=int, default=500_000, help="lines of the synthetic offer file")
     args = parser.parse_args()
     catalog = load_catalog(PROJECT_ROOT / "catalogs")
     pages = synthetic_pages(args.products)
@@ -61,6 +64,7 @@ def main() -> int:
         pipeline.prepare_warehouse(con, catalog, AS_OF)
         pipeline.land_batch(con, pipeline.SourceBatch("warm", "aws_pricing", "aws_pricing", [], AS_OF, []),
                             "bench", AS_OF, catalog)
+        _, derive = timed(lambda: checks.add_check_columns([batch], catalog, con))
         _, land = timed(lambda: pipeline.land_batch(con, batch, "bench", AS_OF, catalog))
         _, build = timed(lambda: transform.build_models(con, "bench", AS_OF))
         con.close()
@@ -68,8 +72,28 @@ def main() -> int:
     print(f"{len(rows):,} price rows from {args.products:,} products on {len(pages)} pages")
     print(f"{'stage':<32}{'seconds':>10}{'x baseline':>12}")
     for name, seconds in [("baseline: json.loads of items", baseline), ("parse into rows", parse),
-                          ("validate (GX) + land", land), ("build staging -> marts", build)]:
+                          ("derive multi-row checks", derive), ("validate (GX) + land", land),
+                          ("build staging -> marts", build)]:
         print(f"{name:<32}{seconds:>10.3f}{seconds / baseline:>12.1f}")
+
+    # The bulk offer file: DuckDB's filtered scan against reading every line with Python's csv module.
+    import csv
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "index.csv"
+        lines = offer_file_builder.write_offer_file(path, offer_file_builder.products(min_rows=args.offer_file_lines))
+
+        def read_every_line():
+            with path.open(encoding="utf-8", newline="") as f:
+                return sum(1 for _ in csv.reader(f))
+
+        _, csv_baseline = timed(read_every_line, repeat=3)
+        kept, scan = timed(lambda: aws_offer_file.read_file(path, "index.csv"), repeat=3)
+        size_mb = path.stat().st_size / 1e6
+    print(f"\noffer file: {lines:,} lines ({size_mb:,.0f} MB), {len(kept):,} accelerated price rows kept")
+    print(f"{'stage':<32}{'seconds':>10}{'x baseline':>12}")
+    for name, seconds in [("baseline: csv.reader every line", csv_baseline), ("DuckDB scan + filter", scan)]:
+        print(f"{name:<32}{seconds:>10.3f}{seconds / csv_baseline:>12.2f}")
     return 0
 
 
