@@ -358,6 +358,11 @@ class Catalog(Strict):
                 if other is None or other.kind != "training":
                     errors.append(f"workloads.yaml: workloads.{wl_id}.trained_by: {trained_by!r} is not a training "
                                   f"workload in workloads.yaml")
+        aws_price_sources = [s_id for s_id, s in self.sources.sources.items()
+                             if s.enabled and s.kind in ("aws_pricing", "aws_offer_file")]
+        if len(aws_price_sources) > 1:
+            errors.append(f"sources.yaml: sources {', '.join(aws_price_sources)} are all enabled, and each lands the "
+                          f"same AWS SKUs in raw.aws_pricing (expected one: set enabled: false on the others)")
         for src_id, src in self.sources.sources.items():
             if not src.files and src.live is None:
                 errors.append(f"sources.yaml: sources.{src_id}: needs `files` (a snapshot or your own files) or "

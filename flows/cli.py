@@ -49,6 +49,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         warehouse_file=str(args.warehouse) if args.warehouse else None,
         reports_dir=str(args.reports) if args.reports else None,
         live=True if args.live else None,
+        accept_changes=args.accept_changes or None,
     )
     landed = sum(load.rows_landed for load in result.loads)
     quarantined = sum(load.rows_quarantined for load in result.loads)
@@ -87,6 +88,13 @@ def cmd_sources(args: argparse.Namespace) -> int:
     history: dict[str, tuple] = {}
     if path.exists():
         con = duckdb.connect(str(path), read_only=True)
+        columns = {r[0] for r in con.execute("select column_name from information_schema.columns "
+                                             "where table_schema = 'ops' and table_name = 'source_loads'").fetchall()}
+        if not {"status", "error"} <= columns:  # built by an older version; the next run adds the columns
+            con.close()
+            print(f"hweval: {path} was built by an older hweval (no status in ops.source_loads); "
+                  f"run `hweval run` once to upgrade it", file=sys.stderr)
+            return 1
         try:
             for row in con.execute("""
                 select source_id,
@@ -153,6 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="fetch every source that has a `live:` block in sources.yaml from its API (AWS through "
                           "boto3's credential chain, Azure Retail Prices, GCP Billing Catalog with GOOGLE_API_KEY); "
                           "a source that cannot be fetched is stale and the run uses its last good data")
+    run.add_argument("--accept-changes", action="append", metavar="SOURCE_ID",
+                     help="land this source even if it has far fewer rows than its last good run or its prices "
+                          "moved past max_price_change (a real change, reviewed); repeat for several sources")
     run.set_defaults(func=cmd_run)
 
     sources = sub.add_parser("sources", help="list the declared sources, what they read, and their last good fetch")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,14 +43,14 @@ def fetch(catalog: Catalog, source_id: str) -> pipeline.SourceBatch:
 
 @task(cache_policy=NO_CACHE)
 def land(building: Path, catalog: Catalog, batches: list[pipeline.SourceBatch], run_id: str,
-         as_of: dt.date, docs_dir: Path) -> list[pipeline.SourceLoad]:
+         as_of: dt.date, docs_dir: Path, accept_changes: frozenset[str] = frozenset()) -> list[pipeline.SourceLoad]:
     """Validate every batch and land it, or quarantine its failing rows, in the warehouse being built; write the
     Great Expectations Data Docs of these validations into `docs_dir` (published with the reports)."""
     logger = get_run_logger()
     con = warehouse.connect(building)
     validated: list[data_docs.ValidatedBatch] = []
     try:
-        loads = pipeline.land_all(con, catalog, batches, run_id, as_of, validated)
+        loads = pipeline.land_all(con, catalog, batches, run_id, as_of, validated, accept_changes)
     finally:
         con.close()
     data_docs.build_site(validated, docs_dir, f"hweval data quality, run {run_id} as of {as_of.isoformat()}")
@@ -104,11 +105,13 @@ def nightly(
     run_id: str | None = None,
     source_files: dict[str, list[str]] | None = None,
     live: bool | None = None,
+    accept_changes: list[str] | None = None,
 ) -> RunResult:
     """Evaluate every workload on every offer from the sources declared in catalogs/sources.yaml.
 
     `source_files` maps a source id to files (`PATH` or `PATH@YYYY-MM-DD`) that replace its declared files.
     `live` fetches every source that has a `live:` block from its API (default: sources.yaml's `mode`).
+    `accept_changes` names sources whose table-level checks (row-count drop, price change) are skipped this run.
     """
     logger = get_run_logger()
     started_at = dt.datetime.now(dt.UTC).replace(tzinfo=None)
@@ -121,7 +124,8 @@ def nightly(
         catalog = pipeline.with_mode(catalog, "live" if live else "snapshot")
     warehouse_path = Path(warehouse_file) if warehouse_file else paths.warehouse_path()
     reports_root = Path(reports_dir) if reports_dir else paths.reports_dir()
-    staging_dir = reports_root / f".{as_of.isoformat()}.rendering"
+    staging_dir = reports_root / f".{as_of.isoformat()}.rendering-{os.getpid()}"
+    warehouse.remove_leftovers_of_killed_runs(reports_root, ".")  # what a killed run left: never published
     enabled = pipeline.sources_to_run(catalog)
     logger.info("run %s as of %s (%s): sources %s", run_id, as_of, catalog.sources.mode, ", ".join(enabled))
 
@@ -135,7 +139,8 @@ def nightly(
             batches.append(state.result())
     try:
         with warehouse.building_copy(warehouse_path) as building:
-            loads = land(building, catalog, batches, run_id, as_of, pipeline.docs_dir_for(staging_dir))
+            loads = land(building, catalog, batches, run_id, as_of, pipeline.docs_dir_for(staging_dir),
+                         frozenset(accept_changes or ()))
             is_newest = build_and_render(building, catalog, loads, run_id, as_of, started_at, staging_dir)
             dated = publish(building, warehouse_path, staging_dir, reports_root, as_of, is_newest)
     finally:

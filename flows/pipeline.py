@@ -15,11 +15,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
 from flows import checks, data_docs, reports, transform, warehouse
 from flows.catalog import Catalog, CatalogError, SnapshotFile, SourcesFile
 from flows.sources import SOURCE_KINDS
-from flows.validate import load_suite_json, validate_rows
+from flows.sources._common import redact_text
+from flows.validate import BatchDataError, load_suite_json, validate_rows
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +37,7 @@ class SourceBatch:
     data_as_of: dt.date | None
     rows: list[dict] = field(default_factory=list)
     error: str | None = None  # why the source could not be read this run: it is stale
+    rejected_by: str | None = None  # the table-level check that rejected the rows it read (they are quarantined)
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,9 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
+AWS_PRICE_KINDS = {"aws_pricing", "aws_offer_file"}  # both land raw.aws_pricing from the same SKUs
+
+
 def with_source_files(catalog: Catalog, source_files: dict[str, list[str]], as_of: dt.date) -> Catalog:
     """The catalog with some sources reading other files for this run (e.g. a whole MLPerf round).
 
@@ -84,6 +90,13 @@ def with_source_files(catalog: Catalog, source_files: dict[str, list[str]], as_o
             files.append(SnapshotFile(path=str(file), as_of=data_as_of, source=f"{file.name}, given on the command line"))
         # files given for a source are read in this run, live or not, even if sources.yaml leaves it disabled
         sources[source_id] = sources[source_id].model_copy(update={"files": files, "live": None, "enabled": True})
+        # an offer file and the Price List API price the same SKUs: the one given on the command line replaces the other
+        if sources[source_id].kind in AWS_PRICE_KINDS:
+            for other_id, other in sources.items():
+                if other_id not in source_files and other.enabled and other.kind in AWS_PRICE_KINDS:
+                    log.warning("--source %s: %s is not read in this run (both price the same AWS SKUs)",
+                                source_id, other_id)
+                    sources[other_id] = other.model_copy(update={"enabled": False})
     return catalog.model_copy(update={"sources": SourcesFile(sources=sources)})
 
 
@@ -127,13 +140,13 @@ def failed_batch(catalog: Catalog, source_id: str, error: BaseException) -> Sour
     source = catalog.sources.sources[source_id]
     return SourceBatch(source_id=source_id, kind=source.kind, table=SOURCE_KINDS[source.kind].TABLE,
                        files=[f.path for f in source.files], data_as_of=None,
-                       error=f"{type(error).__name__}: {error}")
+                       error=redact_text(f"{type(error).__name__}: {error}"))
 
 
 def last_good_load(con: duckdb.DuckDBPyConnection, source_id: str) -> tuple | None:
-    """(run id, as-of) of the latest run that landed this source, whose rows a stale source runs on."""
+    """(run id, since, data as-of) of the latest run that landed this source, whose rows a stale source runs on."""
     rows = con.execute(
-        "select used_run_id, coalesce(stale_since, as_of) from ops.source_loads "
+        "select used_run_id, coalesce(stale_since, as_of), data_as_of from ops.source_loads "
         "where source_id = ? and used_run_id is not null order by coalesce(stale_since, as_of) desc, as_of desc "
         "limit 1", [source_id]).fetchall()
     return rows[0] if rows else None
@@ -141,17 +154,30 @@ def last_good_load(con: duckdb.DuckDBPyConnection, source_id: str) -> tuple | No
 
 def record_stale(con: duckdb.DuckDBPyConnection, batch: SourceBatch, run_id: str, as_of: dt.date,
                  last_good: tuple | None) -> SourceLoad:
-    """A source that failed runs on its last good data; ops.source_loads says which, since when and why."""
-    used_run_id, stale_since = last_good if last_good else (None, None)
+    """A source that failed runs on its last good data; ops.source_loads says which, since when and why.
+
+    Rows it did read (a batch a table-level check rejected) are kept in ops.quarantine with that check and the
+    reason, so that rows in = landed + quarantined holds for stale sources too.
+    """
+    used_run_id, stale_since, data_as_of = last_good if last_good else (None, None, None)
+    tag = {"run_id": run_id, "as_of": as_of}
+    warehouse.insert_rows(con, "ops.quarantine", [
+        {**tag, "source_id": batch.source_id, "landed_table": f"raw.{batch.table}", "row_no": row["row_no"],
+         "source_ref": row.get("source_ref"), "expectation": batch.rejected_by, "expectation_type": "table_level",
+         "reason": batch.error, "column_name": None, "unexpected_value": None,
+         "row_json": json.dumps(row, default=str, sort_keys=True)}
+        for row in (batch.rows if batch.rejected_by else [])
+    ])
+    rows_in = len(batch.rows) if batch.rejected_by else 0
     warehouse.insert_rows(con, "ops.source_loads", [{
-        "run_id": run_id, "as_of": as_of, "source_id": batch.source_id, "kind": batch.kind,
-        "landed_table": f"raw.{batch.table}", "data_as_of": stale_since, "files": len(batch.files),
-        "rows_in": 0, "rows_landed": 0, "rows_quarantined": 0, "status": "stale", "error": batch.error,
+        **tag, "source_id": batch.source_id, "kind": batch.kind,
+        "landed_table": f"raw.{batch.table}", "data_as_of": data_as_of, "files": len(batch.files),
+        "rows_in": rows_in, "rows_landed": 0, "rows_quarantined": rows_in, "status": "stale", "error": batch.error,
         "used_run_id": used_run_id, "stale_since": stale_since,
     }])
     log.warning("%s is stale: %s; using %s", batch.source_id, batch.error,
                 f"its data as of {stale_since}" if stale_since else "no data (it never landed)")
-    return SourceLoad(batch.source_id, batch.table, 0, 0, 0, "stale", batch.error, stale_since)
+    return SourceLoad(batch.source_id, batch.table, rows_in, 0, rows_in, "stale", batch.error, stale_since)
 
 
 def land_batch(
@@ -278,36 +304,72 @@ def price_change_problem(con: duckdb.DuckDBPyConnection, batch: SourceBatch, fac
     return None
 
 
-def table_level_problem(con: duckdb.DuckDBPyConnection, catalog: Catalog, batch: SourceBatch) -> str | None:
-    """Why a batch that parsed cannot be trusted as a whole (no rows, far fewer rows than last time, prices that
-    moved by more than the declared factor overnight), or None."""
+def table_level_problem(con: duckdb.DuckDBPyConnection, catalog: Catalog,
+                        batch: SourceBatch) -> tuple[str, str] | None:
+    """(check, why) when a batch that parsed cannot be trusted as a whole: no rows, far fewer rows than its last
+    good run, prices that moved by more than the declared factor overnight; else None."""
     if not batch.rows:
-        return "no rows: the source returned nothing"
+        return "no_rows", "no rows: the source returned nothing"
     last = con.execute(
         "select rows_in from ops.source_loads where source_id = ? and status = 'landed' "
         "order by as_of desc, run_id desc limit 1", [batch.source_id]).fetchall()
     source = catalog.sources.sources[batch.source_id]
     allowed = source.max_row_drop
     if last and last[0][0] and len(batch.rows) < last[0][0] * (1 - allowed):
-        return (f"{len(batch.rows)} rows, {1 - len(batch.rows) / last[0][0]:.0%} fewer than the last good run's "
-                f"{last[0][0]} (more than the {allowed:.0%} drop sources.yaml allows)")
+        return "row_count_drop", (
+            f"{len(batch.rows)} rows, {1 - len(batch.rows) / last[0][0]:.0%} fewer than the last good run's "
+            f"{last[0][0]} (more than the {allowed:.0%} drop sources.yaml allows; if the change is real, "
+            f"`hweval run --accept-changes {batch.source_id}` lands it)")
     if source.max_price_change is not None:
-        return price_change_problem(con, batch, source.max_price_change)
+        problem = price_change_problem(con, batch, source.max_price_change)
+        if problem:
+            return "price_change", problem
     return None
 
 
+# Errors in a batch's data that fail that source for the run (it is stale) rather than the run: a value that cannot
+# take its column's type, a row the database rejects. A broken suite or catalog, a full disk, a bug: the run fails.
+BATCH_DATA_ERRORS = (pa.ArrowException, duckdb.ConversionException, duckdb.InvalidInputException,
+                     duckdb.ConstraintException, duckdb.OutOfRangeException)
+
+
 def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[SourceBatch], run_id: str,
-             as_of: dt.date, validated: list[data_docs.ValidatedBatch] | None = None) -> list[SourceLoad]:
-    """Land every batch that was read and passes the table-level checks; the rest run on their last good data."""
+             as_of: dt.date, validated: list[data_docs.ValidatedBatch] | None = None,
+             accept_changes: frozenset[str] = frozenset()) -> list[SourceLoad]:
+    """Land every batch that was read and passes the table-level checks; the rest run on their last good data.
+
+    Each batch lands in its own transaction: a batch whose data the database rejects is rolled back, whole, and
+    its source is stale. `accept_changes` names sources whose table-level checks are skipped this run (a real
+    change in a feed that would otherwise stay stale).
+    """
     warehouse.apply_ddl(con)
     checks.check_catalog(catalog)
-    batches = [b if b.error else replace(b, error=problem) if (problem := table_level_problem(con, catalog, b)) else b
-               for b in batches]
-    checks.add_check_columns([b for b in batches if not b.error], catalog, con)
-    last_good = {b.source_id: last_good_load(con, b.source_id) for b in batches if b.error}
+    checked = []
+    for b in batches:
+        problem = None if b.error or b.source_id in accept_changes else table_level_problem(con, catalog, b)
+        checked.append(replace(b, rejected_by=problem[0], error=problem[1]) if problem else b)
+    checks.add_check_columns([b for b in checked if not b.error], catalog, con)
+    last_good = {b.source_id: last_good_load(con, b.source_id) for b in checked if b.error}  # before clearing
     prepare_warehouse(con, catalog, as_of, keep_sources=set(last_good))
-    return [record_stale(con, b, run_id, as_of, last_good[b.source_id]) if b.error
-            else land_batch(con, b, run_id, as_of, catalog, validated) for b in batches]
+    loads = []
+    for b in checked:
+        if b.error:
+            loads.append(record_stale(con, b, run_id, as_of, last_good[b.source_id]))
+            continue
+        con.begin()
+        try:
+            load = land_batch(con, b, run_id, as_of, catalog, validated)
+        except (*BATCH_DATA_ERRORS, BatchDataError) as exc:
+            con.rollback()
+            failed = replace(b, rows=[], error=redact_text(f"{type(exc).__name__} while landing: {exc}"))
+            loads.append(record_stale(con, failed, run_id, as_of, last_good_load(con, b.source_id)))
+            continue
+        except BaseException:
+            con.rollback()
+            raise
+        con.commit()
+        loads.append(load)
+    return loads
 
 
 def build(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date) -> list[transform.BuiltModel]:
@@ -336,16 +398,28 @@ def render_reports_to(con: duckdb.DuckDBPyConnection, as_of: dt.date, staging_di
     return written
 
 
-def _swap_dir(new: Path, target: Path) -> None:
-    """Put `new` at `target` by renames only; the old folder is removed after the swap."""
+def _swap_in(new: Path, target: Path) -> Path | None:
+    """Put `new` at `target` by renames; return where the previous `target` was moved (None if there was none)."""
     old = target.with_name(f".{target.name}.old-{os.getpid()}")
     if old.exists():
         shutil.rmtree(old)
     if target.exists():
         os.replace(target, old)
-    os.replace(new, target)
-    if old.exists():
-        shutil.rmtree(old)
+    try:
+        os.replace(new, target)
+    except BaseException:
+        if old.exists():
+            os.replace(old, target)
+        raise
+    return old if old.exists() else None
+
+
+def _swap_back(target: Path, old: Path | None) -> None:
+    """Undo `_swap_in`: the previous folder goes back to `target` (or `target` goes, if there was none)."""
+    if target.exists():
+        shutil.rmtree(target)
+    if old is not None:
+        os.replace(old, target)
 
 
 def discard_rendering(staging_dir: Path) -> None:
@@ -356,14 +430,25 @@ def discard_rendering(staging_dir: Path) -> None:
 
 
 def publish_reports(staging_dir: Path, reports_root: Path, as_of: dt.date, update_latest: bool = True) -> Path:
-    """Move the rendered folder to reports/<as-of>/ and, unless this is a backfill, copy it to reports/latest/."""
+    """Move the rendered folder to reports/<as-of>/ and, unless this is a backfill, copy it to reports/latest/.
+
+    Both moves are renames; if the second fails, the first is undone, so the published folders change together.
+    """
     latest_staging = staging_dir.with_name(staging_dir.name + "-latest")
     if latest_staging.exists():
         shutil.rmtree(latest_staging)
     if update_latest:
         shutil.copytree(staging_dir, latest_staging)
     dated = reports_root / as_of.isoformat()
-    _swap_dir(staging_dir, dated)
+    previous_dated = _swap_in(staging_dir, dated)
+    previous_latest = None
     if update_latest:
-        _swap_dir(latest_staging, reports_root / "latest")
+        try:
+            previous_latest = _swap_in(latest_staging, reports_root / "latest")
+        except BaseException:
+            _swap_back(dated, previous_dated)
+            raise
+    for old in (previous_dated, previous_latest):
+        if old is not None and old.exists():
+            shutil.rmtree(old)
     return dated

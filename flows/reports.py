@@ -220,7 +220,7 @@ def _term_label(o: dict) -> str:
     return o["pricing_term"] + (f" ({o['term_detail']})" if o["term_detail"] else "")
 
 
-def render_offers(offers: list[dict], unknown: list[dict], as_of: dt.date) -> str:
+def render_offers(offers: list[dict], unknown: list[dict], as_of: dt.date, unmatched: list[dict] = ()) -> str:
     """Every priced term of every offer side by side, the cheapest term per offer, and offers the catalog lacks."""
     by_instance: dict[tuple, list[dict]] = {}
     for o in offers:
@@ -264,6 +264,12 @@ def render_offers(offers: list[dict], unknown: list[dict], as_of: dt.date) -> st
                          u["price_ref"]] for u in unknown])]
     else:
         out += ["Every listed instance type is in the catalog."]
+    if unmatched:
+        out += ["", "## Price components that matched no SKU", "",
+                "These GCP price components (catalogs/instances.yaml `price_components`) matched no SKU landed in "
+                "this run, so their instances could not be priced: a typo, or a SKU renamed upstream.", "",
+                _table(["instance type", "SKU description prefix"],
+                       [[u["instance_type"], u["sku_description_prefix"]] for u in unmatched])]
     return "\n".join(out + ["", f"_{DERIVED_NOTE}_", ""])
 
 
@@ -293,7 +299,9 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str]:
     offers = fetch_dicts(con, "select * from marts.offers where as_of = ? order by offer_id", [as_of])
     unknown = fetch_dicts(con, "select * from marts.unknown_offers where as_of = ? "
                           "order by cloud, region, instance_type, pricing_term, price_ref", [as_of])
-    pages: dict[str, str] = {"offers.md": render_offers(offers, unknown, as_of)}
+    unmatched = fetch_dicts(con, "select * from intermediate.int_price_components_unmatched "
+                                 "order by instance_type, sku_description_prefix")
+    pages: dict[str, str] = {"offers.md": render_offers(offers, unknown, as_of, unmatched)}
     summary = []
     for w in workloads:
         ranking = [r for r in rankings if r["workload_id"] == w["workload_id"]]

@@ -36,6 +36,11 @@ class SuiteError(ValueError):
     """An expectation suite file is missing or malformed."""
 
 
+class BatchDataError(ValueError):
+    """An expectation could not be evaluated on a batch's data (e.g. a text value where a number belongs): the
+    batch cannot be trusted, its source is stale for the run; the suite itself is fine."""
+
+
 def load_suite_json(path: Path) -> dict:
     if not path.is_file():
         raise SuiteError(f"{path}: no expectation suite for this table (expected a GX suite JSON file)")
@@ -120,7 +125,8 @@ def validate_rows(rows: list[dict], suite_json: dict, parameters: dict[str, Any]
     for res in result.results:
         config = res.expectation_config
         if res.exception_info and res.exception_info.get("raised_exception"):
-            raise SuiteError(f"suite {name!r}: {config.type} raised: {res.exception_info.get('exception_message')}")
+            raise BatchDataError(f"suite {name!r}: {(config.meta or {}).get('name') or config.type} could not be "
+                                 f"evaluated on this batch: {res.exception_info.get('exception_message')}")
         if res.success:
             continue
         column = config.kwargs.get("column")
@@ -131,6 +137,9 @@ def validate_rows(rows: list[dict], suite_json: dict, parameters: dict[str, Any]
         expectation_name = meta.get("name") or f"{config.type}({column})"
         unexpected = res.result.get("unexpected_index_list")
         if unexpected is None:
+            if res.result.get("partial_unexpected_list") is None and res.result.get("unexpected_count") is None:
+                raise BatchDataError(f"suite {name!r}: {expectation_name} ({config.type}) could not be evaluated on "
+                                     f"this batch (no result for its rows: a value of the wrong type?)")
             raise SuiteError(f"suite {name!r}: {expectation_name} ({config.type}) is not a row-level expectation "
                              f"(no failing row ids)")
         for hit in unexpected:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -57,6 +59,34 @@ def apply_ddl(con: duckdb.DuckDBPyConnection, sql_dir: Path = SQL_DIR) -> None:
     con.execute((sql_dir / "macros.sql").read_text())
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, someone else's
+        return True
+    return True
+
+
+def remove_leftovers_of_killed_runs(folder: Path, prefix: str) -> list[Path]:
+    """Remove the private files and folders (`<prefix>...-<pid>[...]`) that a run killed mid-way left in `folder`.
+
+    They never were the published state; a run still alive (its pid exists) keeps its own.
+    """
+    removed = []
+    for leftover in folder.glob(f"{prefix}*") if folder.exists() else []:
+        match = re.search(r"-(\d+)(?:\.wal|-latest|-docs)?$", leftover.name)
+        if not match or _pid_alive(int(match.group(1))) and int(match.group(1)) != os.getpid():
+            continue
+        if leftover.is_dir():
+            shutil.rmtree(leftover)
+        else:
+            leftover.unlink(missing_ok=True)
+        removed.append(leftover)
+    return removed
+
+
 @contextmanager
 def building_copy(path: Path) -> Iterator[Path]:
     """Yield a private copy of the warehouse to build in; the caller swaps it in with `swapped_in`.
@@ -65,6 +95,7 @@ def building_copy(path: Path) -> Iterator[Path]:
     open read-only handle neither blocks the build nor sees it half done.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_leftovers_of_killed_runs(path.parent, f".{path.name}.")
     building = path.with_name(f".{path.name}.building-{os.getpid()}")
     for leftover in (building, building.with_name(building.name + ".wal")):
         leftover.unlink(missing_ok=True)
@@ -221,11 +252,43 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
         con.unregister("_catalog_rows")
 
 
+_ARROW_TYPES = {"VARCHAR": pa.string(), "DOUBLE": pa.float64(), "INTEGER": pa.int32(), "BIGINT": pa.int64(),
+                "DATE": pa.date32(), "BOOLEAN": pa.bool_(), "TIMESTAMP": pa.timestamp("us")}
+
+
+def _as_text(value):
+    """A value for a text column: a number or a flag that a source wrote where text belongs is kept as its text."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, default=str) if isinstance(value, (dict, list)) else str(value)
+
+
 def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[dict]) -> None:
-    """Append rows to `table` by column name; columns the rows lack are left null."""
+    """Append rows to `table` by column name, typed as the table's columns; columns the rows lack are left null.
+
+    A value that cannot take its column's type raises pyarrow.ArrowInvalid naming the column: the caller decides
+    whether that fails one source (the run goes on) or the run.
+    """
     if not rows:
         return
-    con.register("_rows", pa.Table.from_pylist(rows))
+    schema_name, _, table_name = table.rpartition(".")
+    types = dict(con.execute("select column_name, data_type from information_schema.columns "
+                             "where table_schema = ? and table_name = ?", [schema_name or "main", table_name]).fetchall())
+    names = list(dict.fromkeys(key for row in rows for key in row))
+    unknown = [n for n in names if n not in types]
+    if unknown:
+        raise KeyError(f"{table}: no column(s) {', '.join(unknown)}")
+    columns = {}
+    for name in names:
+        values = [row.get(name) for row in rows]
+        arrow_type = _ARROW_TYPES.get(types[name])
+        if arrow_type == pa.string():
+            values = [_as_text(v) for v in values]
+        try:
+            columns[name] = pa.array(values, type=arrow_type)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise pa.ArrowInvalid(f"{table}.{name}: a value is not a {types[name]}: {exc}") from None
+    con.register("_rows", pa.table(columns))
     try:
         con.execute(f"insert into {table} by name select * from _rows")
     finally:

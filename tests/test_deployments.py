@@ -37,4 +37,4 @@ def test_prefect_deploy_all_registers_nightly_and_on_demand(prefect_server):
     assert nightly.entrypoint == on_demand.entrypoint == "flows/nightly.py:nightly"
     assert nightly.work_pool_name == "hweval"
     assert set(json.loads(json.dumps(nightly.parameter_openapi_schema))["properties"]) == {
-        "as_of", "catalog_dir", "warehouse_file", "reports_dir", "run_id", "source_files", "live"}
+        "as_of", "catalog_dir", "warehouse_file", "reports_dir", "run_id", "source_files", "live", "accept_changes"}

@@ -193,7 +193,11 @@ def test_a_source_with_far_fewer_rows_than_last_time_is_stale(last_good, catalog
     assert (aws.status, aws.stale_since) == ("stale", AS_OF)
     assert_rows_accounted(result)
     assert aws.error == ("1 rows, 94% fewer than the last good run's 18 (more than the 50% drop sources.yaml "
-                         "allows)")
+                         "allows; if the change is real, `hweval run --accept-changes aws_pricing` lands it)")
+    # the one row read is kept in quarantine with the check that rejected the batch
+    assert query(result, "select expectation, expectation_type from ops.quarantine where run_id = 'second-run' "
+                         "and source_id = 'aws_pricing'") == [{"expectation": "row_count_drop",
+                                                               "expectation_type": "table_level"}]
     # the run still prices AWS offers, from the last good rows
     assert query(result, "select count(*) as n from marts.offers where cloud = 'aws' and as_of = ?",
                  [dt.date(2026, 12, 1)]) == [{"n": 31}]  # 16 on-demand from the last good rows + 15 spot (aws_spot)
@@ -272,3 +276,117 @@ def test_a_duplicate_re_run_replaces_the_date_and_leaves_the_same_state(last_goo
     # the index names the run; Data Docs pages carry their validation time
     assert {name for name in changed if not name.startswith("data-docs/")} == {"index.md"}
     assert (last_good / "reports" / "latest" / "index.md").read_text() == index_before.replace(RUN_ID, "rerun")
+
+
+def published(root: Path) -> dict[str, str]:
+    """The published state: the warehouse file and every report folder, without a run's private leftovers."""
+    return {name: digest for name, digest in digest_tree(root).items()
+            if not any(part.startswith(".") for part in Path(name).parts)}
+
+
+def test_a_run_killed_between_landing_and_publishing_leaves_the_last_good_state(last_good, prefect_server):
+    """A real SIGKILL in a separate process, in the middle of the model build: nothing published changes, and the
+    next run clears what the killed one left behind."""
+    import os
+    import subprocess
+    import sys
+
+    from prefect.settings import PREFECT_API_URL
+
+    before = published(last_good)
+    script = f"""
+import os, signal, datetime as dt
+from flows import transform
+from flows.nightly import nightly
+
+def killed(con, *args, **kwargs):
+    con.execute("create or replace table staging.half_built as select 1 as x")
+    os.kill(os.getpid(), signal.SIGKILL)
+
+transform.build_models = killed
+nightly(as_of=dt.date(2026, 12, 1), catalog_dir={str(CATALOGS)!r},
+        warehouse_file={str(last_good / "warehouse" / "hweval.duckdb")!r},
+        reports_dir={str(last_good / "reports")!r}, run_id="killed")
+"""
+    env = dict(os.environ, PREFECT_API_URL=PREFECT_API_URL.value())
+    proc = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    _, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == -9, stderr[-2000:]  # killed, not a clean failure
+    leftovers = [p.name for p in (last_good / "warehouse").iterdir() if p.name.startswith(".")]
+    assert leftovers and all(f"-{proc.pid}" in name for name in leftovers)  # the killed run's private copy
+    assert published(last_good) == before
+    run_against(last_good, CATALOGS)
+    assert [p.name for p in (last_good / "warehouse").iterdir() if p.name.startswith(".")] == []
+    assert [p.name for p in (last_good / "reports").iterdir() if p.name.startswith(".")] == []
+
+
+def test_disk_full_while_landing_fails_the_run_and_leaves_the_last_good_state(last_good, monkeypatch):
+    from flows import warehouse
+
+    before = digest_tree(last_good)
+    real_insert = warehouse.insert_rows
+
+    def full_on_quarantine(con, table, rows):
+        if table == "ops.quarantine" and rows:
+            raise OSError(28, "No space left on device")
+        return real_insert(con, table, rows)
+
+    monkeypatch.setattr(warehouse, "insert_rows", full_on_quarantine)
+    with pytest.raises(OSError, match="No space left on device"):  # not a data problem: the run fails, whole
+        run_against(last_good, CATALOGS)
+    assert digest_tree(last_good) == before
+
+
+def test_failure_swapping_in_latest_puts_the_dated_reports_and_the_warehouse_back(last_good, monkeypatch):
+    from flows import pipeline
+
+    before = digest_tree(last_good)
+    real_swap_in = pipeline._swap_in
+
+    def fail_on_latest(new, target):
+        if target.name == "latest":
+            raise OSError(28, "No space left on device")
+        return real_swap_in(new, target)
+
+    monkeypatch.setattr(pipeline, "_swap_in", fail_on_latest)
+    with pytest.raises(OSError, match="No space left on device"):
+        run_against(last_good, CATALOGS)
+    assert digest_tree(last_good) == before  # reports/2026-12-01 was swapped in, then taken out again
+
+
+def test_a_batch_the_database_rejects_makes_its_source_stale_and_the_others_land(last_good, monkeypatch):
+    """A value that cannot take its column's type (here a date that is not one) fails that source, not the run."""
+    from flows.sources import mlperf_training
+
+    real_read_file = mlperf_training.read_file
+
+    def bad_type(path, *args, **kwargs):  # a column no expectation reads, so only the database can object
+        rows = real_read_file(path, *args, **kwargs)
+        return [row | {"global_batch_size": "a lot"} if i == 0 else row for i, row in enumerate(rows)]
+
+    monkeypatch.setattr(mlperf_training, "read_file", bad_type)
+    result = run_against(last_good, CATALOGS)
+    [training] = [load for load in result.loads if load.source_id == "mlperf_training_snapshot"]
+    assert training.status == "stale" and "while landing" in training.error
+    assert query(result, "select count(*) as n from raw.mlperf_training where run_id = 'second-run'") == [{"n": 0}]
+    assert {load.status for load in result.loads if load.source_id != "mlperf_training_snapshot"} == {"landed"}
+    assert_rows_accounted(result)
+
+
+def test_a_batch_an_expectation_cannot_evaluate_makes_its_source_stale(last_good, monkeypatch):
+    """Text where an expectation compares numbers: GX cannot evaluate it on this batch; the source is stale, the
+    suite is not blamed and the run goes on."""
+    from flows.sources import mlperf_training
+
+    real_read_file = mlperf_training.read_file
+
+    def text_minutes(path, *args, **kwargs):
+        rows = real_read_file(path, *args, **kwargs)
+        return [row | {"time_to_train_minutes": "twelve"} if i == 0 else row for i, row in enumerate(rows)]
+
+    monkeypatch.setattr(mlperf_training, "read_file", text_minutes)
+    result = run_against(last_good, CATALOGS)
+    [training] = [load for load in result.loads if load.source_id == "mlperf_training_snapshot"]
+    assert training.status == "stale" and "BatchDataError" in training.error and "time_to_train" in training.error
+    assert_rows_accounted(result)

@@ -50,7 +50,7 @@ def test_the_example_sheet_prices_a_quote_a_discount_and_an_on_prem_system(fresh
         "select offer_id, pricing_term, round(usd_per_hour, 4), accelerator_id, accelerator_count "
         "from intermediate.int_offers_priced order by offer_id").fetchall()}
     # quote: 30.00 USD/h + 50,000 USD upfront over 12 months x 730 h = 30 + 50,000 / 8,760 = 35.7078
-    assert offers["aws:us-east-1:p5.48xlarge:private:illustrative-a-1-year-private-pricing-agreement"] == (
+    assert offers["aws:us-east-1:p5.48xlarge:private:illustrative-a-1-year-private-pricing-agreement-12-month-term"] == (
         "private", 35.7078, "h100-sxm-80gb", 8)
     # discount: 15% off Azure's public on-demand 98.32 = 98.32 x 0.85 = 83.572
     assert offers["azure:eastus:Standard_ND96isr_H100_v5:private:on-demand-less-15.0"] == (

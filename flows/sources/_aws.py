@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from flows.sources._common import LiveSourceError, SourceFormatError
+from flows.sources._common import LiveSourceError, SourceFormatError, redact_text
 
 log = logging.getLogger(__name__)
 
@@ -84,8 +84,8 @@ def pages(api_client, operation: str, what: str, *, attempts: int = 5, backoff_s
             if code in THROTTLING_CODES:
                 raise LiveSourceError(f"{what}: still throttled ({code}) after {attempts} attempts") from None
             if code in DENIED_CODES:
-                raise LiveSourceError(f"{what}: access denied ({code}): {message}") from None
-            raise LiveSourceError(f"{what}: {code}: {message}") from None
+                raise LiveSourceError(redact_text(f"{what}: access denied ({code}): {message}")) from None
+            raise LiveSourceError(redact_text(f"{what}: {code}: {message}")) from None
         except transient_network as exc:
             if throttled < attempts - 1:
                 throttled += 1

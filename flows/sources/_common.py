@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -92,3 +93,13 @@ class LiveSourceError(RuntimeError):
 
     The message says which source and why, and never carries a secret (keys, tokens, signed URLs are redacted).
     """
+
+
+_SECRET_IN_TEXT = re.compile(r"(?i)([?&](?:key|api_key|access_token|token|sig|signature|code)=)[^&\s'\"]+")
+_ACCOUNT_IN_ARN = re.compile(r"(arn:aws[a-z-]*:[a-z0-9-]*:[a-z0-9-]*:)\d{12}(:)")
+
+
+def redact_text(text: str) -> str:
+    """A last line of defence for messages that reach logs, ops tables and reports: secret query parameters
+    (key=, token=, sig= ...) and AWS account ids inside ARNs become ***."""
+    return _ACCOUNT_IN_ARN.sub(r"\1***\2", _SECRET_IN_TEXT.sub(r"\1***", text))

@@ -129,8 +129,11 @@ def get_json(
         url = f"{url}{'&' if urllib.parse.urlsplit(url).query else '?'}{query}"
     shown = redact(url)
     secrets = _secret_values(url)
-    request = urllib.request.Request(
-        url, headers={"Accept": "application/json", "User-Agent": _USER_AGENT} | dict(headers or {}), method="GET")
+    try:
+        request = urllib.request.Request(
+            url, headers={"Accept": "application/json", "User-Agent": _USER_AGENT} | dict(headers or {}), method="GET")
+    except ValueError as exc:  # e.g. an endpoint without http(s)://; urllib's message would carry the whole URL
+        raise LiveSourceError(f"{what}: not a URL that can be fetched: {shown} ({type(exc).__name__})") from None
     attempts = max(0, retries) + 1
     last = ""
     for attempt in range(1, attempts + 1):

@@ -180,7 +180,7 @@ public as (
 quotes as (
     select
         cloud, region, instance_type, pricing_term,
-        coalesce(note, quoted_source) as term_detail,
+        coalesce(note, quoted_source) || coalesce(', ' || term_months || '-month term', '') as term_detail,
         term_months,
         usd_per_hour as recurring_usd_per_hour,
         upfront_usd,

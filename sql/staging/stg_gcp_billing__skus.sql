@@ -18,7 +18,7 @@ final as (
         description,
         regexp_replace(
             regexp_replace(description, ' running in .*$', ''),
-            '^(Spot Preemptible |Commitment v1: |Commitment: )', ''
+            '^(Spot Preemptible |Preemptible |Commitment v1: |Commitment: )', ''
         ) as sku_prefix,
         resource_group,
         case
