@@ -257,6 +257,9 @@ def record_run(con, run_id: str, as_of: dt.date, started_at: dt.datetime, catalo
         "rows_in": sum(load.rows_in for load in loads),
         "rows_landed": sum(load.rows_landed for load in loads),
         "rows_quarantined": sum(load.rows_quarantined for load in loads),
+        "stale_sources": "; ".join(
+            f"{load.source_id} (since {load.stale_since or 'never landed'}): {load.error}"
+            for load in loads if load.status == "stale") or None,
     }])
 
 

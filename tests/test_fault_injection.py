@@ -68,8 +68,9 @@ def test_a_source_returning_garbage_is_stale_and_the_run_goes_on_with_its_last_g
     before = [(o["offer_id"], o["usd_per_hour"], o["price_as_of"]) for o in offers if o["as_of"] == AS_OF]
     after = [(o["offer_id"], o["usd_per_hour"], o["price_as_of"]) for o in offers if o["as_of"] == dt.date(2026, 12, 1)]
     assert after == before and len(after) == 4  # Linux on-demand and spot of both Azure instance types
-    [run] = query(result, "select status from ops.runs where run_id = 'second-run'")
+    [run] = query(result, "select status, stale_sources from ops.runs where run_id = 'second-run'")
     assert run["status"] == "succeeded with stale sources: azure_retail"
+    assert run["stale_sources"].startswith("azure_retail (since 2026-11-30): SourceFormatError: ")
     index = (result.reports / "index.md").read_text()
     assert "| azure_retail | azure_retail | stale since 2026-11-30 |" in index
     assert_rows_accounted(result)

@@ -58,3 +58,24 @@ def test_gcp_billing_catalog_h100_skus_in_us_central1():
     assert all("h100" in r["description"].lower() and r["region"] == "us-central1" for r in rows)
     assert any(r["price_usd"] > 0 and r["currency_code"] == "USD" for r in rows)
     assert all(key not in r["source_ref"] for r in rows)
+
+
+def test_ec2_spot_price_history_gives_latest_prices_per_zone():
+    """boto3 ec2.describe_spot_price_history in us-east-1 for p5.48xlarge over the last 6 hours."""
+    session = boto3.Session()
+    if session.get_credentials() is None:
+        pytest.skip("no AWS credentials in the standard chain")
+    from flows.sources import aws_spot
+
+    rows = aws_spot.fetch_live({"regions": ["us-east-1"], "instance_types": ["p5.48xlarge"]}, session=session)
+    assert rows, "no spot price in the last 6 hours"
+    assert all(r["region"] == "us-east-1" and r["price_usd"] and r["price_timestamp"] for r in rows)
+
+
+def test_price_list_fetch_live_rows():
+    session = boto3.Session()
+    if session.get_credentials() is None:
+        pytest.skip("no AWS credentials in the standard chain")
+    rows = aws_pricing.fetch_live({"regions": ["us-east-1"], "instance_families": ["Machine Learning ASIC Instances"]},
+                                  session=session)
+    assert any(r["instance_type"] == "trn1.32xlarge" and r["term_type"] == "OnDemand" for r in rows)

@@ -53,6 +53,7 @@ CASES = [
     ("aws_pricing", "p.json",
      aws_with(lambda i: [d.pop("pricePerUnit") for t in i["terms"]["OnDemand"].values()
                          for d in t["priceDimensions"].values()]).encode(),
+     r"f: PriceList\[0\].terms.OnDemand.SKU0000000000001.JRTCKXETXF.SKU0000000000001.JRTCKXETXF.6YS6EN2CT7: "
      r"missing key 'pricePerUnit'"),
     ("azure_retail", "a.json", b'{"NextPageLink": null}', r"f: missing key 'Items'"),
     ("azure_retail", "a.json", b'{"Items": {}}', r"f.Items: expected list, got dict"),
@@ -102,8 +103,9 @@ CASES = [
      r"f: SpotPriceHistory\[0\]: missing key 'AvailabilityZone'"),
     ("aws_spot", "s.json", b'{"SpotPriceHistory": [{"AvailabilityZone": "us-east-1a", "SpotPrice": "1.0"}]}',
      r"f: SpotPriceHistory\[0\]: missing key 'Timestamp'"),
-    ("aws_offer_file", "index.csv", b"", r"f: .*empty"),
-    ("aws_offer_file", "index.csv", b'"SKU","OfferTermCode"\n"A","B"\n', r"f: .*FormatVersion"),
+    ("aws_offer_file", "index.csv", b"", r"f: empty file, expected an AWS offer file \(5 metadata lines"),
+    ("aws_offer_file", "index.csv", b'"SKU","OfferTermCode"\n"A","B"\n',
+     r'f: not an AWS offer file: line 1 must be "FormatVersion","v1.0"'),
     ("aws_offer_file", "index.csv",
      b'"FormatVersion","v1.0"\n"Disclaimer","x"\n"Publication Date","2026-09-10T00:00:00Z"\n"Version","1"\n'
      b'"OfferCode","AmazonEC2"\n"SKU","OfferTermCode"\n"A","B"\n',
@@ -129,3 +131,34 @@ def test_malformed_input_names_file_and_place(tmp_path, kind, name, content, mes
 def test_the_corpus_covers_every_source_kind_with_at_least_30_inputs():
     assert len(CASES) >= 30
     assert {c[0] for c in CASES} == set(SOURCE_KINDS)
+
+
+SOURCE_OF_KIND = {"aws_pricing": "aws_pricing", "aws_spot": "aws_spot", "aws_offer_file": "aws_offer_file",
+                  "azure_retail": "azure_retail", "gcp_billing": "gcp_billing", "price_sheet": "price_sheet",
+                  "mlperf_inference": "mlperf_inference_snapshot", "mlperf_training": "mlperf_training_snapshot",
+                  "benchmark_runs": "published_benchmarks"}
+
+
+@pytest.mark.parametrize("kind", sorted(SOURCE_KINDS))
+def test_a_malformed_file_writes_nothing_and_only_its_source_is_stale(tmp_path, fresh_db, catalog, kind):
+    """Through the run's own steps: the source that reads a malformed file fails as a whole (no partial rows) and
+    is stale; the good file of another source lands beside it."""
+    from conftest import AS_OF
+
+    from flows import pipeline
+
+    _, name, content, message = next(c for c in CASES if c[0] == kind)
+    path = tmp_path / name
+    path.write_bytes(content)
+    source_id = SOURCE_OF_KIND[kind]
+    run_catalog = pipeline.with_source_files(catalog, {source_id: [str(path)]}, AS_OF)
+    with pytest.raises(SourceFormatError, match=name):
+        pipeline.fetch_source(run_catalog, source_id)
+    failed = pipeline.failed_batch(run_catalog, source_id, SourceFormatError(f"{path}: broken"))
+    good_id = "gcp_billing" if kind != "gcp_billing" else "aws_spot"
+    loads = {load.source_id: load for load in pipeline.land_all(
+        fresh_db, run_catalog, [failed, pipeline.fetch_source(run_catalog, good_id)], "run-1", AS_OF)}
+    assert (loads[source_id].status, loads[source_id].rows_in) == ("stale", 0)
+    assert loads[good_id].status == "landed" and loads[good_id].rows_landed > 0
+    table = SOURCE_KINDS[kind].TABLE
+    assert fresh_db.execute(f"select count(*) from raw.{table} where source_id = ?", [source_id]).fetchall() == [(0,)]

@@ -166,7 +166,7 @@ def test_spot_history_pages_per_region_keep_timestamps_and_retry_throttling(monk
               "InstanceTypes": ["p5.48xlarge"]}
     stubber.add_response("describe_spot_price_history", {"SpotPriceHistory": [
         spot_item("us-east-1a", "p5.48xlarge", "10.240000", 5),
-        spot_item("us-east-1a", "p5.48xlarge", "12.500000", 2),  # older: not the zone's price
+        spot_item("us-east-1a", "p5.48xlarge", "9.000000", 2),  # older and lower: not the zone's price any more
     ], "NextToken": "n2"}, params)
     stubber.add_client_error("describe_spot_price_history", service_error_code="RequestLimitExceeded",
                              http_status_code=503, expected_params=params | {"NextToken": "n2"})
@@ -179,12 +179,12 @@ def test_spot_history_pages_per_region_keep_timestamps_and_retry_throttling(monk
     assert sleeps == [1.0]
     assert [(r["region"], r["availability_zone"], r["price_usd"], r["price_timestamp"]) for r in rows] == [
         ("us-east-1", "us-east-1a", 10.24, "2026-11-30T05:00:00Z"),
-        ("us-east-1", "us-east-1a", 12.5, "2026-11-30T02:00:00Z"),
+        ("us-east-1", "us-east-1a", 9.0, "2026-11-30T02:00:00Z"),
         ("us-east-1", "us-east-1b", 21.15, "2026-11-30T04:00:00Z"),
     ]
     assert land(fresh_db, catalog, "aws_spot", rows, "run-1", AS_OF).rows_landed == 3
     transform.build_models(fresh_db, "run-1", AS_OF)
-    # the offer takes the lowest of each zone's latest price: min(10.24 (1a at 05:00), 21.15 (1b)) = 10.24
+    # the offer takes the lowest of each zone's latest price: min(10.24 (1a at 05:00, not 9.00 at 02:00), 21.15) = 10.24
     assert fresh_db.execute("select offer_id, usd_per_hour, price_note from intermediate.int_offers_priced").fetchall() == [
         ("aws:us-east-1:p5.48xlarge:spot", 10.24,
          "lowest latest price of 2 zone(s): us-east-1a at 2026-11-30T05:00:00Z (highest 21.15)")]

@@ -9,7 +9,8 @@ create table if not exists ops.runs (
     sources varchar,                  -- source ids, comma separated
     rows_in bigint,
     rows_landed bigint,
-    rows_quarantined bigint
+    rows_quarantined bigint,
+    stale_sources varchar             -- each stale source: since when (its last good data) and why
 );
 create table if not exists ops.source_loads (
     run_id varchar not null,
