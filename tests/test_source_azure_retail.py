@@ -53,3 +53,16 @@ def test_item_without_arm_sku_name_names_the_item():
     del item["armSkuName"]
     with pytest.raises(SourceFormatError, match=r"^p1: Items\[0\]: missing key 'armSkuName'"):
         azure_retail.rows_from_pages([("p1", azure_page(item))])
+
+
+def test_linux_low_priority_is_its_own_offer(fresh_db, catalog):
+    page = azure_page(azure_item(ND, 29.5, product="Virtual Machines NDsr H100 v5 Series",
+                                 meter="ND96isr H100 v5 Low Priority"))
+    rows = azure_retail.rows_from_pages([("p", page)])
+    batch = pipeline.SourceBatch("az", "azure_retail", "azure_retail", ["t"], AS_OF,
+                                 [r | {"row_no": i, "source_id": "az", "data_as_of": AS_OF} for i, r in enumerate(rows)])
+    pipeline.land_batch(fresh_db, batch, "run-1", AS_OF, catalog)
+    transform.build_models(fresh_db, "run-1", AS_OF)
+    # 29.50 / 8 GPUs = 3.6875 per chip-hour; a reclaimable term, like spot (interruption overhead in instances.yaml)
+    assert fresh_db.execute("select offer_id, usd_per_hour, usd_per_chip_hour from intermediate.int_offers_priced"
+                            ).fetchall() == [("azure:eastus:Standard_ND96isr_H100_v5:low_priority", 29.5, 3.6875)]

@@ -86,3 +86,27 @@ def test_volume_tiers_land_but_offers_use_the_list_price(fresh_db, catalog):
     assert fresh_db.execute("select usd_per_hour from intermediate.int_offers_priced").fetchall() == [
         (pytest.approx(16.8),)]
     assert fresh_db.execute("select count(*) from staging.stg_gcp_billing__skus").fetchall() == [(2,)]
+
+
+def test_commitments_are_reserved_terms_and_other_usage_types_are_kept_apart(fresh_db, catalog):
+    """Committed-use SKUs price a reserved offer of their length; a usage type hweval does not price (here DWS's
+    flex-start) is landed and classified under its own name, never mixed into on-demand."""
+    skus = [
+        gcp_sku("TPU v5e chip running in Iowa", "1", 200000000, group="TPU"),
+        gcp_sku("Commitment v1: TPU v5e chip running in Iowa", "0", 756000000, group="TPU", usage="Commit1Yr"),
+        gcp_sku("Commitment v1: TPU v5e chip running in Iowa", "0", 540000000, group="TPU", usage="Commit3Yr"),
+        gcp_sku("TPU v5e chip running in Iowa", "0", 600000000, group="TPU", usage="FlexStart"),
+    ]
+    for n, sku in enumerate(skus):
+        sku["skuId"] = f"TEST-0000-000{n}"
+    assert land(fresh_db, catalog, skus).rows_landed == 4
+    transform.build_models(fresh_db, "run-1", AS_OF)
+    assert fresh_db.execute("select pricing_term, term_detail from staging.stg_gcp_billing__skus order by row_no"
+                            ).fetchall() == [("on_demand", None), ("reserved", "1yr commitment"),
+                                             ("reserved", "3yr commitment"), ("flexstart", None)]
+    offers = fresh_db.execute("select offer_id, round(usd_per_hour, 4), term_months from intermediate.int_offers_priced "
+                              "where instance_type = 'tpu-v5litepod-8' order by usd_per_hour").fetchall()
+    # 8 chips x 0.54 (3yr) = 4.32; 8 x 0.756 (1yr) = 6.048; 8 x 1.20 on-demand = 9.60; the flex-start SKU prices none
+    assert offers == [("gcp:us-central1:tpu-v5litepod-8:reserved:3yr-commitment", 4.32, 36),
+                      ("gcp:us-central1:tpu-v5litepod-8:reserved:1yr-commitment", 6.048, 12),
+                      ("gcp:us-central1:tpu-v5litepod-8:on_demand", 9.6, None)]

@@ -99,7 +99,7 @@ azure_hourly as (
         data_as_of as price_as_of,
         source_ref as price_ref
     from azure
-    where operating_system = 'Linux' and unit_of_measure = '1 Hour' and pricing_term in ('on_demand', 'spot')
+    where operating_system = 'Linux' and unit_of_measure = '1 Hour' and pricing_term in ('on_demand', 'spot', 'low_priority')
 ),
 
 azure_reserved as (
