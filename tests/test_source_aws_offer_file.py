@@ -286,8 +286,12 @@ def test_fetch_live_unreachable_endpoint():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again before the request: nothing listens there
-    with pytest.raises(LiveSourceError, match=re.escape(f"http://127.0.0.1:{port}{OFFER_PATH}: cannot be reached")):
-        aws_offer_file.fetch_live({"regions": ["us-east-1"], "endpoint": f"http://127.0.0.1:{port}"})
+    sleeps = []
+    with pytest.raises(LiveSourceError, match=re.escape(f"http://127.0.0.1:{port}{OFFER_PATH}: cannot be reached")
+                       + r" \(.*\) after 4 tries"):
+        aws_offer_file.fetch_live({"regions": ["us-east-1"], "endpoint": f"http://127.0.0.1:{port}"},
+                                  sleep=sleeps.append)
+    assert sleeps == [1.0, 2.0, 4.0]  # a network error is retried like a 5xx
 
 
 @pytest.mark.parametrize(("options", "problem"), [

@@ -202,7 +202,8 @@ def offer_file_url(region: str, endpoint: str = DEFAULT_ENDPOINT) -> str:
 
 
 def download(url: str, target: Path, *, timeout_s: float = 60.0, sleep: Callable[[float], None] = time.sleep) -> int:
-    """Stream `url` to `target` in chunks; retry HTTP 429/5xx up to RETRIES times with exponential backoff.
+    """Stream `url` to `target` in chunks; retry HTTP 429/5xx and network errors up to RETRIES times with
+    exponential backoff.
 
     Returns the number of bytes written; LiveSourceError (URL and status or reason) when it cannot be fetched.
     """
@@ -230,10 +231,14 @@ def download(url: str, target: Path, *, timeout_s: float = 60.0, sleep: Callable
             delay = BACKOFF_S * 2 ** attempt
             log.warning("%s: HTTP %d, retrying in %.0f s (%d/%d)", url, exc.code, delay, attempt + 1, RETRIES)
             sleep(delay)
-        except urllib.error.URLError as exc:
-            raise LiveSourceError(f"{url}: cannot be reached ({exc.reason})") from None
-        except (OSError, ValueError) as exc:  # connection reset or timeout mid-download, IncompleteRead
-            raise LiveSourceError(f"{url}: download failed ({type(exc).__name__}: {exc})") from None
+        except (urllib.error.URLError, OSError, ValueError) as exc:  # unreachable, reset or timed out mid-download
+            problem = (f"cannot be reached ({exc.reason})" if isinstance(exc, urllib.error.URLError)
+                       else f"download failed ({type(exc).__name__}: {exc})")
+            if attempt == RETRIES:
+                raise LiveSourceError(f"{url}: {problem} after {attempt + 1} tries") from None
+            delay = BACKOFF_S * 2 ** attempt
+            log.warning("%s: %s, retrying in %.0f s (%d/%d)", url, problem, delay, attempt + 1, RETRIES)
+            sleep(delay)
     raise AssertionError("unreachable")
 
 
