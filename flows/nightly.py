@@ -92,8 +92,11 @@ def publish(building: Path, warehouse_file: Path, staging_dir: Path, reports_roo
 
     If the reports cannot be moved into place, the previous warehouse is put back, so the two always agree.
     """
+    pipeline.stage_latest(staging_dir, update_latest=is_newest)
     with warehouse.swapped_in(building, warehouse_file):
-        return pipeline.publish_reports(staging_dir, reports_root, as_of, update_latest=is_newest)
+        dated, replaced = pipeline.publish_reports(staging_dir, reports_root, as_of, update_latest=is_newest)
+    pipeline.remove_replaced(replaced)  # the publish is committed: the previous warehouse link is gone
+    return dated
 
 
 @flow(name="nightly", log_prints=True)
@@ -125,7 +128,14 @@ def nightly(
     warehouse_path = Path(warehouse_file) if warehouse_file else paths.warehouse_path()
     reports_root = Path(reports_dir) if reports_dir else paths.reports_dir()
     staging_dir = reports_root / f".{as_of.isoformat()}.rendering-{os.getpid()}"
-    warehouse.remove_leftovers_of_killed_runs(reports_root, ".")  # what a killed run left: never published
+    for action in warehouse.recover_killed_publish(warehouse_path, reports_root):
+        logger.warning("%s", action)
+    # what a killed run rendered but never published
+    warehouse.remove_leftovers_of_killed_runs(reports_root, r"\.\d{4}-\d\d-\d\d\.rendering-(?P<pid>\d+)(-latest|-docs)?")
+    unknown = sorted(set(accept_changes or ()) - set(catalog.sources.sources))
+    if unknown:
+        raise CatalogError(f"--accept-changes {', '.join(unknown)}: no such source in sources.yaml "
+                           f"(expected one of {', '.join(sorted(catalog.sources.sources))})")
     enabled = pipeline.sources_to_run(catalog)
     logger.info("run %s as of %s (%s): sources %s", run_id, as_of, catalog.sources.mode, ", ".join(enabled))
 

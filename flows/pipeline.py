@@ -18,7 +18,7 @@ import duckdb
 import pyarrow as pa
 
 from flows import checks, data_docs, reports, transform, warehouse
-from flows.catalog import Catalog, CatalogError, SnapshotFile, SourcesFile
+from flows.catalog import Catalog, CatalogError, SnapshotFile
 from flows.sources import SOURCE_KINDS
 from flows.sources._common import redact_text
 from flows.validate import BatchDataError, load_suite_json, validate_rows
@@ -97,7 +97,7 @@ def with_source_files(catalog: Catalog, source_files: dict[str, list[str]], as_o
                     log.warning("--source %s: %s is not read in this run (both price the same AWS SKUs)",
                                 source_id, other_id)
                     sources[other_id] = other.model_copy(update={"enabled": False})
-    return catalog.model_copy(update={"sources": SourcesFile(sources=sources)})
+    return catalog.model_copy(update={"sources": catalog.sources.model_copy(update={"sources": sources})})
 
 
 def with_mode(catalog: Catalog, mode: str) -> Catalog:
@@ -352,8 +352,10 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
         problem = None if b.error or b.source_id in accept_changes else table_level_problem(con, catalog, b)
         checked.append(replace(b, rejected_by=problem[0], error=problem[1]) if problem else b)
     checks.add_check_columns([b for b in checked if not b.error], catalog, con)
-    last_good = {b.source_id: last_good_load(con, b.source_id) for b in checked if b.error}  # before clearing
-    prepare_warehouse(con, catalog, as_of, keep_sources=set(last_good))
+    # found before this date's rows are cleared: on a same-date re-run the earlier run may be the last good one
+    last_good = {b.source_id: last_good_load(con, b.source_id) for b in checked}
+    # every source of this run keeps its same-date rows until its own batch replaces them, in its transaction
+    prepare_warehouse(con, catalog, as_of, keep_sources={b.source_id for b in checked})
     loads = []
     for b in checked:
         if b.error:
@@ -361,11 +363,13 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
             continue
         con.begin()
         try:
+            con.execute(f"delete from raw.{b.table} where as_of = ? and source_id = ?", [as_of, b.source_id])
             load = land_batch(con, b, run_id, as_of, catalog, validated)
         except (*BATCH_DATA_ERRORS, BatchDataError) as exc:
-            con.rollback()
-            failed = replace(b, rows=[], error=redact_text(f"{type(exc).__name__} while landing: {exc}"))
-            loads.append(record_stale(con, failed, run_id, as_of, last_good_load(con, b.source_id)))
+            con.rollback()  # the batch's rows and the delete of its earlier same-date rows, undone together
+            failed = replace(b, rejected_by="landing_rejected",
+                             error=redact_text(f"{type(exc).__name__} while landing: {exc}"))
+            loads.append(record_stale(con, failed, run_id, as_of, last_good[b.source_id]))
             continue
         except BaseException:
             con.rollback()
@@ -432,17 +436,31 @@ def discard_rendering(staging_dir: Path) -> None:
             shutil.rmtree(leftover)
 
 
-def publish_reports(staging_dir: Path, reports_root: Path, as_of: dt.date, update_latest: bool = True) -> Path:
-    """Move the rendered folder to reports/<as-of>/ and, unless this is a backfill, copy it to reports/latest/.
-
-    Both moves are renames; if the second fails, the first is undone, so the published folders change together.
-    """
+def stage_latest(staging_dir: Path, update_latest: bool) -> Path | None:
+    """Copy the rendered folder for reports/latest/ beforehand, so that publishing is renames only."""
     latest_staging = staging_dir.with_name(staging_dir.name + "-latest")
     if latest_staging.exists():
         shutil.rmtree(latest_staging)
-    if update_latest:
-        shutil.copytree(staging_dir, latest_staging)
+    if not update_latest:
+        return None
+    shutil.copytree(staging_dir, latest_staging)
+    return latest_staging
+
+
+def publish_reports(staging_dir: Path, reports_root: Path, as_of: dt.date,
+                    update_latest: bool = True) -> tuple[Path, list[Path]]:
+    """Rename the rendered folder to reports/<as-of>/ and, unless this is a backfill, its copy to reports/latest/.
+
+    If the second rename fails, the first is undone, so the published folders change together. Returns the dated
+    folder and the previous folders moved aside (`.<name>.old-<pid>`), to remove once the publish is committed.
+    """
+    latest_staging = staging_dir.with_name(staging_dir.name + "-latest")
+    if update_latest and not latest_staging.exists():
+        latest_staging = stage_latest(staging_dir, True)
     dated = reports_root / as_of.isoformat()
+    journal = reports_root / f".publish-{os.getpid()}.json"  # what a killed publish was placing, for recovery
+    placing = [dated] + ([reports_root / "latest"] if update_latest else [])
+    journal.write_text(json.dumps({folder.name: folder.exists() for folder in placing}), encoding="utf-8")
     previous_dated = _swap_in(staging_dir, dated)
     previous_latest = None
     if update_latest:
@@ -450,8 +468,15 @@ def publish_reports(staging_dir: Path, reports_root: Path, as_of: dt.date, updat
             previous_latest = _swap_in(latest_staging, reports_root / "latest")
         except BaseException:
             _swap_back(dated, previous_dated)
+            journal.unlink(missing_ok=True)
             raise
-    for old in (previous_dated, previous_latest):
-        if old is not None and old.exists():
-            shutil.rmtree(old)
-    return dated
+    return dated, [old for old in (previous_dated, previous_latest, journal) if old is not None]
+
+
+def remove_replaced(leftovers: list[Path]) -> None:
+    """Best effort, after the publish is committed: what is left here is removed by the next run."""
+    for leftover in leftovers:
+        if leftover.is_dir():
+            shutil.rmtree(leftover, ignore_errors=True)
+        else:
+            leftover.unlink(missing_ok=True)

@@ -106,6 +106,12 @@ def validate_rows(rows: list[dict], suite_json: dict, parameters: dict[str, Any]
     for column in _derived_columns(suite_json):
         if column not in frame.columns:
             frame[column] = None  # not derived for this batch (e.g. rows landed without add_check_columns): no check
+    named = {value for exp in suite_json["expectations"] for key, value in (exp.get("kwargs") or {}).items()
+             if key in ("column", "column_A", "column_B") and isinstance(value, str)}
+    missing = sorted(named - set(frame.columns))
+    if missing:  # the suite names a column its table's rows do not have: a typo in the suite, not bad data
+        raise SuiteError(f"suite {suite_json['name']!r}: column(s) {', '.join(missing)} are not in the rows of this "
+                         f"table (expected some of: {', '.join(sorted(c for c in frame.columns if c != 'row_no'))})")
     context = _context()
     name = suite_json["name"]
     asset_name = f"{name}_{id(frame)}"

@@ -69,15 +69,16 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def remove_leftovers_of_killed_runs(folder: Path, prefix: str) -> list[Path]:
-    """Remove the private files and folders (`<prefix>...-<pid>[...]`) that a run killed mid-way left in `folder`.
+def remove_leftovers_of_killed_runs(folder: Path, pattern: str) -> list[Path]:
+    """Remove the private files and folders a run killed mid-way left in `folder`: names matching the regular
+    expression `pattern`, whose group `pid` is a process that no longer exists (a live run keeps its own).
 
-    They never were the published state; a run still alive (its pid exists) keeps its own.
+    They never were the published state. Only exact patterns of hweval's own private names are given here.
     """
     removed = []
-    for leftover in folder.glob(f"{prefix}*") if folder.exists() else []:
-        match = re.search(r"-(\d+)(?:\.wal|-latest|-docs)?$", leftover.name)
-        if not match or _pid_alive(int(match.group(1))) and int(match.group(1)) != os.getpid():
+    for leftover in sorted(folder.iterdir()) if folder.exists() else []:
+        match = re.fullmatch(pattern, leftover.name)
+        if not match or _pid_alive(int(match.group("pid"))) and int(match.group("pid")) != os.getpid():
             continue
         if leftover.is_dir():
             shutil.rmtree(leftover)
@@ -85,6 +86,40 @@ def remove_leftovers_of_killed_runs(folder: Path, prefix: str) -> list[Path]:
             leftover.unlink(missing_ok=True)
         removed.append(leftover)
     return removed
+
+
+def recover_killed_publish(path: Path, reports_root: Path) -> list[str]:
+    """Finish or undo a publish that a killed run left half done, so the warehouse and the reports agree again.
+
+    A publish holds `.<warehouse>.previous-<pid>` (the old warehouse) until both report folders are renamed in,
+    moving the old ones aside as `.<name>.old-<pid>`. If the previous warehouse is still there, the publish did
+    not finish: the old warehouse and the old report folders go back. If not, it did: the old folders go.
+    """
+    actions = []
+    previous_re = re.compile(rf"\.{re.escape(path.name)}\.previous-(?P<pid>\d+)")
+    for previous in sorted(path.parent.iterdir()) if path.parent.exists() else []:
+        match = previous_re.fullmatch(previous.name)
+        if not match or _pid_alive(int(match.group("pid"))):
+            continue
+        pid = match.group("pid")
+        os.replace(previous, path)
+        actions.append(f"restored the warehouse a killed run (pid {pid}) was replacing")
+        journal = reports_root / f".publish-{pid}.json"
+        placing = json.loads(journal.read_text(encoding="utf-8")) if journal.exists() else {}
+        for name, existed in placing.items():  # each folder the killed publish was placing: put the old one back
+            target, old = reports_root / name, reports_root / f".{name}.old-{pid}"
+            if old.exists():
+                if target.exists():
+                    shutil.rmtree(target)
+                os.replace(old, target)
+                actions.append(f"restored reports/{name}")
+            elif not existed and target.exists():  # a new folder (a new date) the killed run had placed
+                shutil.rmtree(target)
+                actions.append(f"removed reports/{name}, which the killed run had just placed")
+        journal.unlink(missing_ok=True)
+    for old in remove_leftovers_of_killed_runs(reports_root, r"\.(?:.+\.old|publish)-(?P<pid>\d+)(\.json)?"):
+        actions.append(f"removed {old.name}, left by a publish that finished")
+    return actions
 
 
 @contextmanager
@@ -95,7 +130,7 @@ def building_copy(path: Path) -> Iterator[Path]:
     open read-only handle neither blocks the build nor sees it half done.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    remove_leftovers_of_killed_runs(path.parent, f".{path.name}.")
+    remove_leftovers_of_killed_runs(path.parent, rf"\.{re.escape(path.name)}\.building-(?P<pid>\d+)(\.wal)?")
     building = path.with_name(f".{path.name}.building-{os.getpid()}")
     for leftover in (building, building.with_name(building.name + ".wal")):
         leftover.unlink(missing_ok=True)
@@ -284,6 +319,10 @@ def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[dict]) ->
         arrow_type = _ARROW_TYPES.get(types[name])
         if arrow_type == pa.string():
             values = [_as_text(v) for v in values]
+        elif arrow_type in (pa.int32(), pa.int64()):
+            bad = next((v for v in values if isinstance(v, float) and not v.is_integer()), None)
+            if bad is not None:
+                raise pa.ArrowInvalid(f"{table}.{name}: {bad!r} is not a whole number")
         try:
             columns[name] = pa.array(values, type=arrow_type)
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:

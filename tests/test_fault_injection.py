@@ -391,3 +391,81 @@ def test_a_batch_an_expectation_cannot_evaluate_makes_its_source_stale(last_good
     [training] = [load for load in result.loads if load.source_id == "mlperf_training_snapshot"]
     assert training.status == "stale" and "BatchDataError" in training.error and "time_to_train" in training.error
     assert_rows_accounted(result)
+
+
+@pytest.mark.parametrize("kill_at", ["dated", "latest"])
+def test_a_run_killed_in_the_middle_of_publishing_is_undone_by_the_next_run(last_good, prefect_server, kill_at):
+    """SIGKILL while the report folders are renamed in (after the new warehouse is in place): the published state
+    is briefly half new, and the next run's recovery puts the old warehouse and the old reports back before it
+    builds, so the two always agree."""
+    import os
+    import subprocess
+    import sys
+
+    from prefect.settings import PREFECT_API_URL
+
+    from flows import warehouse
+
+    before = published(last_good)
+    script = f"""
+import os, signal, datetime as dt
+from flows import pipeline
+from flows.nightly import nightly
+
+real_swap_in = pipeline._swap_in
+
+def killed(new, target):
+    if target.name == {"2026-12-01" if kill_at == "dated" else "latest"!r}:
+        old = target.with_name("." + target.name + ".old-" + str(os.getpid()))
+        if target.exists():
+            os.replace(target, old)  # half way through the swap: the target is missing
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real_swap_in(new, target)
+
+pipeline._swap_in = killed
+nightly(as_of=dt.date(2026, 12, 1), catalog_dir={str(CATALOGS)!r},
+        warehouse_file={str(last_good / "warehouse" / "hweval.duckdb")!r},
+        reports_dir={str(last_good / "reports")!r}, run_id="killed")
+"""
+    env = dict(os.environ, PREFECT_API_URL=PREFECT_API_URL.value())
+    proc = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    _, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == -9, stderr[-2000:]
+    assert published(last_good) != before  # the new warehouse is in, the reports half moved
+    actions = warehouse.recover_killed_publish(last_good / "warehouse" / "hweval.duckdb", last_good / "reports")
+    assert actions[0] == f"restored the warehouse a killed run (pid {proc.pid}) was replacing"
+    assert published(last_good) == before
+    hidden = [p.name for p in (last_good / "reports").iterdir() if p.name.startswith(".")]
+    assert all(".rendering-" in name for name in hidden)  # only what it rendered and never published ...
+    run_against(last_good, CATALOGS)  # ... which the next run removes; that run publishes normally
+    assert [p.name for p in (last_good / "reports").iterdir() if p.name.startswith(".")] == []
+    assert (last_good / "reports" / "2026-12-01" / "index.md").exists()
+
+
+def test_a_same_date_re_run_whose_batch_is_rejected_keeps_that_dates_good_rows(last_good, monkeypatch):
+    """The earlier run of the same date is the last good one: its rows stay (the delete and the failed insert are
+    rolled back together), the re-run reads them, and the rows it read are quarantined with the reason."""
+    from flows.nightly import nightly
+    from flows.sources import mlperf_training
+
+    real_read_file = mlperf_training.read_file
+
+    def bad_type(path, *args, **kwargs):
+        rows = real_read_file(path, *args, **kwargs)
+        return [row | {"global_batch_size": "a lot"} if i == 0 else row for i, row in enumerate(rows)]
+
+    monkeypatch.setattr(mlperf_training, "read_file", bad_type)
+    result = nightly(as_of=AS_OF, catalog_dir=str(CATALOGS), warehouse_file=str(last_good / "warehouse" / "hweval.duckdb"),
+                     reports_dir=str(last_good / "reports"), run_id="rerun")
+    [training] = [load for load in result.loads if load.source_id == "mlperf_training_snapshot"]
+    assert (training.status, training.stale_since, training.rows_in, training.rows_quarantined) == (
+        "stale", AS_OF, 13, 13)
+    assert query(result, "select distinct run_id from raw.mlperf_training") == [{"run_id": RUN_ID}]
+    assert query(result, "select count(*) as n from raw.mlperf_training") == [{"n": 11}]  # the golden run's rows
+    assert query(result, "select distinct expectation from ops.quarantine where run_id = 'rerun' "
+                         "and source_id = 'mlperf_training_snapshot'") == [{"expectation": "landing_rejected"}]
+    assert_rows_accounted(result)
+    # the measured training costs still come from those rows
+    assert query(result, "select count(*) > 0 as ok from marts.training_costs where as_of = ? and basis = 'measured'",
+                 [AS_OF]) == [{"ok": True}]

@@ -95,11 +95,13 @@ class LiveSourceError(RuntimeError):
     """
 
 
-_SECRET_IN_TEXT = re.compile(r"(?i)([?&](?:key|api_key|access_token|token|sig|signature|code)=)[^&\s'\"]+")
+_SECRET_IN_TEXT = re.compile(
+    r"(?i)([?&][\w.-]*(?:key|token|sig|signature|credential|secret|password|code)[\w.-]*=)[^&\s'\"]+")
+_USERINFO = re.compile(r"(://[^/\s:@]+:)[^@/\s]+@")
 _ACCOUNT_IN_ARN = re.compile(r"(arn:aws[a-z-]*:[a-z0-9-]*:[a-z0-9-]*:)\d{12}(:)")
 
 
 def redact_text(text: str) -> str:
     """A last line of defence for messages that reach logs, ops tables and reports: secret query parameters
     (key=, token=, sig= ...) and AWS account ids inside ARNs become ***."""
-    return _ACCOUNT_IN_ARN.sub(r"\1***\2", _SECRET_IN_TEXT.sub(r"\1***", text))
+    return _USERINFO.sub(r"\1***@", _ACCOUNT_IN_ARN.sub(r"\1***\2", _SECRET_IN_TEXT.sub(r"\1***", text)))

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import duckdb
 
-from flows.sources._common import LiveSourceError, SourceFormatError, to_float
+from flows.sources import _http
+from flows.sources._common import LiveSourceError, SourceFormatError, redact_text, to_float
 
 TABLE = "aws_pricing"
 
@@ -207,6 +208,7 @@ def download(url: str, target: Path, *, timeout_s: float = 60.0, sleep: Callable
 
     Returns the number of bytes written; LiveSourceError (URL and status or reason) when it cannot be fetched.
     """
+    shown = redact_text(_http.redact(url))  # a signed or mirrored URL may carry a key: never in a message or a row
     for attempt in range(RETRIES + 1):
         try:
             with urllib.request.urlopen(url, timeout=timeout_s) as response, target.open("wb") as out:
@@ -216,28 +218,28 @@ def download(url: str, target: Path, *, timeout_s: float = 60.0, sleep: Callable
                     out.write(chunk)
                     written += len(chunk)
                     if written >= next_report:
-                        log.info("%s: %d MiB downloaded", url, written >> 20)
+                        log.info("%s: %d MiB downloaded", shown, written >> 20)
                         next_report += 256 * CHUNK_BYTES
             if expected is not None and expected.isdigit() and int(expected) != written:
-                raise LiveSourceError(f"{url}: download truncated: {written} of {expected} bytes")
-            log.info("%s: downloaded %d bytes", url, written)
+                raise LiveSourceError(f"{shown}: download truncated: {written} of {expected} bytes")
+            log.info("%s: downloaded %d bytes", shown, written)
             return written
         except urllib.error.HTTPError as exc:
             exc.close()
             retryable = exc.code == 429 or exc.code >= 500
             if not retryable or attempt == RETRIES:
                 tries = f" after {attempt + 1} tries" if retryable else ""
-                raise LiveSourceError(f"{url}: HTTP {exc.code} {exc.reason}{tries}") from None
+                raise LiveSourceError(f"{shown}: HTTP {exc.code} {exc.reason}{tries}") from None
             delay = BACKOFF_S * 2 ** attempt
-            log.warning("%s: HTTP %d, retrying in %.0f s (%d/%d)", url, exc.code, delay, attempt + 1, RETRIES)
+            log.warning("%s: HTTP %d, retrying in %.0f s (%d/%d)", shown, exc.code, delay, attempt + 1, RETRIES)
             sleep(delay)
         except (urllib.error.URLError, OSError, ValueError) as exc:  # unreachable, reset or timed out mid-download
             problem = (f"cannot be reached ({exc.reason})" if isinstance(exc, urllib.error.URLError)
                        else f"download failed ({type(exc).__name__}: {exc})")
             if attempt == RETRIES:
-                raise LiveSourceError(f"{url}: {problem} after {attempt + 1} tries") from None
+                raise LiveSourceError(f"{shown}: {problem} after {attempt + 1} tries") from None
             delay = BACKOFF_S * 2 ** attempt
-            log.warning("%s: %s, retrying in %.0f s (%d/%d)", url, problem, delay, attempt + 1, RETRIES)
+            log.warning("%s: %s, retrying in %.0f s (%d/%d)", shown, problem, delay, attempt + 1, RETRIES)
             sleep(delay)
     raise AssertionError("unreachable")
 
@@ -265,7 +267,7 @@ def fetch_live(options: dict, *, sleep: Callable[[float], None] = time.sleep) ->
             target = Path(tmp.name)
         try:
             download(url, target, timeout_s=timeout_s, sleep=sleep)
-            region_rows = read_file(target, url, region)
+            region_rows = read_file(target, redact_text(_http.redact(url)), region)
         finally:
             target.unlink(missing_ok=True)
         log.info("%s: %d rows kept", url, len(region_rows))

@@ -102,10 +102,21 @@ def csv_rows(records: list[dict], where: str) -> list[dict]:
     return [_run_row(record, f"{where}: row {i + 2}") for i, record in enumerate(records)]
 
 
+METADATA_KEYS = ("kind", "accelerator", "instance_type", "chips", "model", "precision", "concurrency",
+                 "input_tokens", "output_tokens", "sequence_length", "source", "date")
+
+
 def read_file(path: Path, label: str, region: str | None = None, metadata: dict | None = None) -> list[dict]:
+    """A vLLM result (.json) or a generic CSV; `metadata` (sources.yaml) fills what the file does not say."""
+    unknown = sorted(set(metadata or {}) - set(METADATA_KEYS))
+    if unknown:
+        raise SourceFormatError(f"{label}: metadata key(s) {', '.join(unknown)} unknown "
+                                f"(expected some of: {', '.join(METADATA_KEYS)})")
     if path.suffix == ".json":
         return vllm_rows(load_json(path, label), label, metadata)
     if path.suffix == ".csv":
         rows = csv_rows(load_csv(path, label), label)
-        return [row | {k: v for k, v in (metadata or {}).items() if row.get(k) in (None, "")} for row in rows]
+        column = {"source": "run_source", "date": "run_date"}  # metadata keys as the row names them
+        fill = {column.get(k, k): v for k, v in (metadata or {}).items()}
+        return [row | {k: v for k, v in fill.items() if row.get(k) in (None, "")} for row in rows]
     raise SourceFormatError(f"{label}: unknown file type {path.suffix!r}; expected .json (vLLM) or .csv (generic)")

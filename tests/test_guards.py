@@ -1,0 +1,97 @@
+"""Guards around the edges of a run: secrets redacted from any message, values typed to their columns, a suite
+that names a column no row has, metadata keys, --source in live mode, --accept-changes."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pyarrow as pa
+import pytest
+from builders import aws_page, aws_product
+from conftest import AS_OF, CATALOGS
+
+from flows import pipeline, warehouse
+from flows.sources import aws_pricing, benchmark_runs
+from flows.sources._common import SourceFormatError, redact_text
+from flows.validate import SuiteError, validate_rows
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("GET https://cloudbilling.googleapis.com/v1/skus?pageSize=5&key=AIzaSyREAL&x=1",
+     "GET https://cloudbilling.googleapis.com/v1/skus?pageSize=5&key=***&x=1"),
+    ("https://bucket.s3.amazonaws.com/index.csv?X-Amz-Credential=AKIA1/x&X-Amz-Signature=f00d",
+     "https://bucket.s3.amazonaws.com/index.csv?X-Amz-Credential=***&X-Amz-Signature=***"),
+    ("https://mirror:hunter2@files.example.com/index.csv", "https://mirror:***@files.example.com/index.csv"),
+    ("User: arn:aws:iam::123456789012:user/ci is not authorized", "User: arn:aws:iam::***:user/ci is not authorized"),
+    ("prices moved 100x (median over 3 prices)", "prices moved 100x (median over 3 prices)"),  # nothing to hide
+])
+def test_secrets_in_any_message_are_redacted(text, shown):
+    assert redact_text(text) == shown
+
+
+def test_values_take_their_columns_types_or_fail_naming_the_column(fresh_db):
+    fresh_db.execute("create table main.t (name varchar, n integer, x double)")
+    # a number or a flag where text belongs is kept as its text; a JSON object as JSON
+    warehouse.insert_rows(fresh_db, "main.t", [{"name": 12, "n": 3, "x": 1.5}, {"name": {"a": 1}, "n": 4.0}])
+    assert fresh_db.execute("select * from main.t order by n").fetchall() == [("12", 3, 1.5), ('{"a": 1}', 4, None)]
+    with pytest.raises(pa.ArrowInvalid, match=r"main.t.n: 8.5 is not a whole number"):  # never truncated to 8
+        warehouse.insert_rows(fresh_db, "main.t", [{"n": 8.5}])
+    with pytest.raises(pa.ArrowInvalid, match=r"main.t.x: a value is not a DOUBLE"):
+        warehouse.insert_rows(fresh_db, "main.t", [{"x": "a lot"}])
+    with pytest.raises(KeyError, match="main.t: no column"):
+        warehouse.insert_rows(fresh_db, "main.t", [{"nmae": "typo"}])
+
+
+def test_a_suite_naming_a_column_no_row_has_is_a_suite_error():
+    suite = {"name": "s", "expectations": [
+        {"type": "expect_column_values_to_not_be_null", "kwargs": {"column": "prcie_usd"}, "meta": {"name": "typo"}}]}
+    with pytest.raises(SuiteError, match=r"suite 's': column\(s\) prcie_usd are not in the rows of this table"):
+        validate_rows([{"row_no": 0, "price_usd": 1.0}], suite)
+
+
+def test_unknown_metadata_keys_of_a_benchmark_file_are_named(tmp_path):
+    path = tmp_path / "runs.csv"
+    path.write_text("accelerator,chips,model,precision,concurrency,input_tokens,output_tokens,request_throughput,"
+                    "output_tokens_per_s,ttft_p99_ms,tpot_p99_ms,completed,failed,source,date\n"
+                    "inferentia2,1,llama-3.1-8b,bf16,32,1024,256,3.5,900,400,30,100,0,,\n")
+    with pytest.raises(SourceFormatError, match=r"runs.csv: metadata key\(s\) notes unknown \(expected some of: kind"):
+        benchmark_runs.read_file(path, "runs.csv", metadata={"notes": "x"})
+    [row] = benchmark_runs.read_file(path, "runs.csv", metadata={"source": "our run", "date": "2026-11-20"})
+    assert (row["run_source"], row["run_date"]) == ("our run", "2026-11-20")
+
+
+def test_a_source_file_given_in_live_mode_keeps_the_run_live(catalog):
+    live = pipeline.with_mode(catalog, "live")
+    run = pipeline.with_source_files(live, {"mlperf_inference_snapshot": [str(
+        CATALOGS / "snapshot/mlperf_inference/v4.1.summary_results.json")]}, AS_OF)
+    assert run.sources.mode == "live"
+    assert run.sources.sources["aws_pricing"].reads_live(run.sources.mode)
+
+
+def test_accept_changes_lands_a_source_a_table_level_check_would_hold_back(fresh_db, catalog):
+    def batch(prices: dict[str, str], as_of: dt.date) -> pipeline.SourceBatch:
+        gpus = {"p5.48xlarge": "8", "g6.2xlarge": "1"}
+        rows = aws_pricing.rows_from_pages([("page", aws_page(
+            *(aws_product(t, usd, sku=f"SKU-{t}", gpu=gpus[t]) for t, usd in prices.items())))])
+        rows = [r | {"row_no": i, "source_id": "aws_pricing", "data_as_of": as_of} for i, r in enumerate(rows)]
+        return pipeline.SourceBatch("aws_pricing", "aws_pricing", "aws_pricing", ["page"], as_of, rows)
+
+    pipeline.land_all(fresh_db, catalog, [batch({"p5.48xlarge": "55.04", "g6.2xlarge": "0.9776"},
+                                                dt.date(2026, 11, 29))], "run-1", dt.date(2026, 11, 29))
+    doubled_thrice = {"p5.48xlarge": "440.32", "g6.2xlarge": "7.8208"}  # x8: past max_price_change 3
+    [held] = pipeline.land_all(fresh_db, catalog, [batch(doubled_thrice, AS_OF)], "run-2", AS_OF)
+    assert (held.status, held.rows_in, held.rows_quarantined) == ("stale", 2, 2)  # kept, with the check's name
+    assert fresh_db.execute("select distinct expectation from ops.quarantine where run_id = 'run-2'").fetchall() == [
+        ("price_change",)]
+    [accepted] = pipeline.land_all(fresh_db, catalog, [batch(doubled_thrice, AS_OF)], "run-3", AS_OF,
+                                   accept_changes=frozenset({"aws_pricing"}))
+    assert (accepted.status, accepted.rows_landed) == ("landed", 2)
+
+
+def test_accept_changes_names_a_source_that_does_not_exist(prefect_server, tmp_path):
+    from flows.catalog import CatalogError
+    from flows.nightly import nightly
+
+    with pytest.raises(CatalogError, match=r"--accept-changes aws_pricnig: no such source in sources.yaml"):
+        nightly(as_of=AS_OF, catalog_dir=str(CATALOGS), warehouse_file=str(tmp_path / "w.duckdb"),
+                reports_dir=str(tmp_path / "r"), accept_changes=["aws_pricnig"])
