@@ -1,13 +1,16 @@
-"""Great Expectations Data Docs for a run: one page per validated batch (GX's own validation-results renderer)
-and an index, published with the reports under reports/<date>/data-docs/."""
+"""Great Expectations Data Docs for a run: GX builds its own site (index and one page per validated batch) from
+the run's validation results, published with the reports under reports/<date>/data-docs/."""
 
 from __future__ import annotations
 
-import html
+import datetime as dt
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+SITE_NAME = "hweval_run"
 
 
 @dataclass(frozen=True)
@@ -17,36 +20,63 @@ class ValidatedBatch:
     rows_in: int
     rows_quarantined: int
     result: Any  # great_expectations ExpectationSuiteValidationResult
+    suite: Any = None  # the ExpectationSuite it was validated against (the site gets a page for it)
 
 
-def page_name(source_id: str) -> str:
-    return f"{source_id}.html"
+def build_site(batches: list[ValidatedBatch], site_dir: Path, run_id: str,
+               run_time: dt.datetime | None = None) -> Path:
+    """Build the GX Data Docs site of these validations into `site_dir` (replaced); return its index.html.
 
-
-def build_site(batches: list[ValidatedBatch], site_dir: Path, title: str) -> Path:
-    """Write the Data Docs pages and their index into `site_dir` (replaced); return the index path."""
-    from great_expectations.render.renderer import ValidationResultsPageRenderer
-    from great_expectations.render.view import DefaultJinjaPageView
+    A fresh in-memory GX context holds only this run's results, so the site shows this run and nothing else.
+    Static files no page refers to (GX ships fonts and tutorial images, ~4 MB) are left out of each run's copy.
+    """
+    import great_expectations as gx
+    from great_expectations.core.run_identifier import RunIdentifier
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+    from great_expectations.data_context.types.resource_identifiers import (ExpectationSuiteIdentifier,
+                                                                            ValidationResultIdentifier)
 
     if site_dir.exists():
         shutil.rmtree(site_dir)
     site_dir.mkdir(parents=True)
-    renderer, view = ValidationResultsPageRenderer(), DefaultJinjaPageView()
-    rows = []
+    context = gx.get_context(mode="ephemeral")
+    context.variables.progress_bars = ProgressBarsConfig(globally=False)
+    context.add_data_docs_site(SITE_NAME, {
+        "class_name": "SiteBuilder",
+        "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(site_dir)},
+        "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
+    })
+    run = RunIdentifier(run_name=run_id, run_time=run_time or dt.datetime.now(dt.UTC))
+    for suite in {batch.suite.name: batch.suite for batch in batches if batch.suite is not None}.values():
+        context.suites.add(suite)
     for batch in batches:
-        (site_dir / page_name(batch.source_id)).write_text(view.render(renderer.render(batch.result)), encoding="utf-8")
-        stats = batch.result.statistics
-        rows.append(
-            f"<tr><td><a href=\"{html.escape(page_name(batch.source_id))}\">{html.escape(batch.source_id)}</a></td>"
-            f"<td>raw.{html.escape(batch.table)}</td><td>{batch.rows_in}</td><td>{batch.rows_quarantined}</td>"
-            f"<td>{stats['successful_expectations']} of {stats['evaluated_expectations']}</td>"
-            f"<td>{'passed' if batch.result.success else 'rows quarantined'}</td></tr>")
-    index = site_dir / "index.html"
-    index.write_text(
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>" + html.escape(title) + "</title></head><body>"
-        f"<h1>{html.escape(title)}</h1><p>One Great Expectations validation per source batch, run before it landed. "
-        "A failed expectation quarantines the rows that failed it (ops.quarantine); the others land.</p>"
-        "<table border=\"1\" cellpadding=\"4\"><tr><th>source</th><th>table</th><th>rows in</th><th>quarantined</th>"
-        "<th>expectations met</th><th>result</th></tr>" + "".join(rows) + "</table></body></html>\n",
-        encoding="utf-8")
-    return index
+        key = ValidationResultIdentifier(
+            expectation_suite_identifier=ExpectationSuiteIdentifier(name=batch.result.suite_name),
+            run_id=run, batch_identifier=batch.source_id)
+        context.validation_results_store.set(key, batch.result)
+    context.build_data_docs(site_names=[SITE_NAME])
+    _prune_static(site_dir)
+    return site_dir / "index.html"
+
+
+def page_of(site_dir: Path, source_id: str) -> Path:
+    """The validation page of one source's batch in a built site."""
+    [page] = site_dir.glob(f"validations/*/*/*/{source_id}.html")
+    return page
+
+
+def _prune_static(site_dir: Path) -> None:
+    """Keep only the static files that the site's pages refer to."""
+    static = site_dir / "static"
+    if not static.exists():
+        return
+    used = set()
+    for page in site_dir.rglob("*.html"):
+        for ref in re.findall(r"(?:\.\./|\./)*static/[\w./-]+", page.read_text(encoding="utf-8")):
+            used.add(ref[ref.index("static/"):])
+    for path in sorted(static.rglob("*"), reverse=True):
+        relative = path.relative_to(site_dir).as_posix()
+        if path.is_file() and relative not in used:
+            path.unlink()
+        elif path.is_dir() and not any(path.iterdir()):
+            path.rmdir()

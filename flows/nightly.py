@@ -53,7 +53,7 @@ def land(building: Path, catalog: Catalog, batches: list[pipeline.SourceBatch], 
         loads = pipeline.land_all(con, catalog, batches, run_id, as_of, validated, accept_changes)
     finally:
         con.close()
-    data_docs.build_site(validated, docs_dir, f"hweval data quality, run {run_id} as of {as_of.isoformat()}")
+    data_docs.build_site(validated, docs_dir, run_id)
     for load in loads:
         if load.status == "stale":
             logger.warning("%s is stale (%s): the run uses %s", load.source_id, load.error,

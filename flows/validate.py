@@ -30,6 +30,7 @@ class ValidationOutcome:
     failed: list[dict] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
     result: Any = None  # the GX ExpectationSuiteValidationResult, rendered into the run's Data Docs
+    suite: Any = None  # the GX ExpectationSuite it was validated against
 
 
 class SuiteError(ValueError):
@@ -119,8 +120,9 @@ def validate_rows(rows: list[dict], suite_json: dict, parameters: dict[str, Any]
     batch_definition = source.add_dataframe_asset(asset_name).add_batch_definition_whole_dataframe("whole")
     try:
         batch = batch_definition.get_batch(batch_parameters={"dataframe": frame})
+        outcome.suite = _suite(suite_json)
         result = batch.validate(
-            _suite(suite_json),
+            outcome.suite,
             expectation_parameters=parameters or {},
             result_format={"result_format": "COMPLETE", "unexpected_index_column_names": ["row_no"]},
         )

@@ -104,20 +104,31 @@ def test_reports_are_published_dated_and_latest(flow_run):
 
 
 def test_data_docs_are_built_from_the_runs_validations_and_linked(flow_run):
-    """The GX Data Docs site: an index and one validation page per source that landed, linked from index.md."""
+    """GX builds its Data Docs site from this run's validations: an index linking one page per source that landed,
+    each under its suite and run, published with the reports and linked from index.md."""
+    from flows import data_docs
+
     docs = flow_run.reports / "data-docs"
     landed = sorted(load.source_id for load in flow_run.loads if load.status == "landed")
-    assert sorted(p.name for p in docs.iterdir()) == sorted([f"{s}.html" for s in landed] + ["index.html"])
     index = (docs / "index.html").read_text()
     for source_id in landed:
-        assert f'<a href="{source_id}.html">{source_id}</a>' in index
-    # aws_pricing quarantined its $0.00 Capacity Block row: 1 of 18 rows, and its page shows the failed check
-    assert "<td>aws_pricing</a></td>" not in index and "<td>raw.aws_pricing</td><td>18</td><td>1</td>" in index
-    page = (docs / "aws_pricing.html").read_text()
-    assert "Great Expectations" in page and "price_usd" in page
+        page = data_docs.page_of(docs, source_id)
+        assert f"/{flow_run.run_id}/" in page.as_posix()  # the run's own results, nothing older
+        assert page.relative_to(docs).as_posix() in index
+    # aws_pricing quarantined its $0.00 Capacity Block row: its page shows the failed expectation and the row
+    import re
+
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", data_docs.page_of(docs, "aws_pricing").read_text()))
+    assert "Status: Failed" in text and "Unsuccessful Expectations 1 " in text
+    assert ('If term_type=="OnDemand" and unit=="Hrs" , then values must be greater than 0.0 . '
+            "1 unexpected values found.") in text
+    # each page links its suite's page, which the site builds too
+    assert (docs / "expectations" / "aws_pricing.html").exists()
+    assert sorted(p.name for p in docs.glob("validations/*/*/*/*.html")) == sorted(f"{s}.html" for s in landed)
     assert "[data-docs/index.html](data-docs/index.html)" in (flow_run.reports / "index.md").read_text()
     dated_and_latest = filecmp.dircmp(docs, flow_run.reports.parent / "latest" / "data-docs")
     assert dated_and_latest.left_only == dated_and_latest.right_only == dated_and_latest.diff_files == []
+    assert sum(f.stat().st_size for f in docs.rglob("*") if f.is_file()) < 2_000_000  # GX's unused static pruned
 
 
 @pytest.mark.parametrize("page", ["index.md", "llama2-70b-lora-finetune.md", "gpt3-175b-pretrain.md",
