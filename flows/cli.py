@@ -56,7 +56,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     for load in result.loads:
         if load.status == "stale":
             print(f"  {load.source_id}: STALE ({load.error}); using "
-                  + (f"its data as of {load.stale_since}" if load.stale_since else "no data from it"))
+                  + (f"the rows of its last good run (as of {load.stale_since})" if load.stale_since else "no data from it"))
         else:
             print(f"  {load.source_id}: {load.rows_in} rows in, {load.rows_landed} landed, "
                   f"{load.rows_quarantined} quarantined")

@@ -57,7 +57,7 @@ def land(building: Path, catalog: Catalog, batches: list[pipeline.SourceBatch], 
     for load in loads:
         if load.status == "stale":
             logger.warning("%s is stale (%s): the run uses %s", load.source_id, load.error,
-                           f"its data as of {load.stale_since}" if load.stale_since else "no data from it")
+                           f"the rows of its last good run (as of {load.stale_since})" if load.stale_since else "no data from it")
         else:
             logger.info("%s: %d rows in, %d landed in raw.%s, %d quarantined",
                         load.source_id, load.rows_in, load.rows_landed, load.table, load.rows_quarantined)

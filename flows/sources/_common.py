@@ -96,7 +96,7 @@ class LiveSourceError(RuntimeError):
 
 
 _SECRET_IN_TEXT = re.compile(
-    r"(?i)([?&][\w.-]*(?:key|token|sig|signature|credential|secret|password|code)[\w.-]*=)[^&\s'\"]+")
+    r"(?i)([?&](?:[\w.-]*(?:key|token|sig|credential|secret|password)[\w.-]*|code)=)[^&\s'\"]+")
 _USERINFO = re.compile(r"(://[^/\s:@]+:)[^@/\s]+@")
 _ACCOUNT_IN_ARN = re.compile(r"(arn:aws[a-z-]*:[a-z0-9-]*:[a-z0-9-]*:)\d{12}(:)")
 
