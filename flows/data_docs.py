@@ -16,9 +16,6 @@ SITE_NAME = "hweval_run"
 @dataclass(frozen=True)
 class ValidatedBatch:
     source_id: str
-    table: str
-    rows_in: int
-    rows_quarantined: int
     result: Any  # great_expectations ExpectationSuiteValidationResult
     suite: Any = None  # the ExpectationSuite it was validated against (the site gets a page for it)
 

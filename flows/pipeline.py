@@ -221,8 +221,7 @@ def land_batch(
     ])
     load = SourceLoad(batch.source_id, batch.table, len(batch.rows), len(outcome.passed), len(outcome.failed))
     if validated is not None and outcome.result is not None:
-        validated.append(data_docs.ValidatedBatch(batch.source_id, batch.table, load.rows_in, load.rows_quarantined,
-                                                  outcome.result, outcome.suite))
+        validated.append(data_docs.ValidatedBatch(batch.source_id, outcome.result, outcome.suite))
     if load.rows_in != load.rows_landed + load.rows_quarantined:
         raise AssertionError(f"{batch.source_id}: rows in {load.rows_in} != landed + quarantined")
     warehouse.insert_rows(con, "ops.source_loads", [{
