@@ -370,6 +370,14 @@ class Catalog(Strict):
             if src.live is not None and src.kind not in LIVE_KINDS:
                 errors.append(f"sources.yaml: sources.{src_id}.live: kind {src.kind!r} has no live fetch "
                               f"(live kinds: {', '.join(sorted(LIVE_KINDS))})")
+            elif src.live is not None:
+                from flows.sources import SOURCE_KINDS  # the kinds' own option checks (a late import: no cycle)
+                from flows.sources._common import SourceFormatError
+
+                try:
+                    SOURCE_KINDS[src.kind].check_live_options(dict(src.live))
+                except SourceFormatError as exc:
+                    errors.append(f"sources.yaml: sources.{src_id}.live: {exc}")
             for j, f in enumerate(src.files):
                 if f.metadata and src.kind != "benchmark_runs":
                     errors.append(f"sources.yaml: sources.{src_id}.files[{j}].metadata: only benchmark_runs files take "

@@ -128,3 +128,11 @@ def test_the_same_alias_twice_in_one_accelerator_is_rejected(catalog_copy):
     with pytest.raises(CatalogError, match=r"accelerators.h100-sxm-80gb.aliases: 'NVIDIA  h100-SXM-80GB' is already an "
                                            r"alias of this accelerator"):
         load_catalog(catalog_copy)
+
+
+def test_a_live_block_with_a_typo_is_named_by_hweval_check(catalog_copy):
+    edit(catalog_copy / "sources.yaml",
+         lambda d: d["sources"]["aws_spot"]["live"].update({"region": ["us-east-1"]}))
+    with pytest.raises(CatalogError, match=r"sources.yaml: sources.aws_spot.live: aws_spot: unknown live option\(s\) "
+                                           r"region \(expected: instance_types, lookback_hours"):
+        load_catalog(catalog_copy)

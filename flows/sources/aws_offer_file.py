@@ -244,12 +244,8 @@ def download(url: str, target: Path, *, timeout_s: float = 60.0, sleep: Callable
     raise AssertionError("unreachable")
 
 
-def fetch_live(options: dict, *, sleep: Callable[[float], None] = time.sleep) -> list[dict]:
-    """Download each region's public offer file to a temporary file, read it with `read_file` (label = the URL)
-    and delete it. options: `regions` (list of region codes), optional `endpoint` and `timeout_s`.
-
-    The temporary file goes to the default temp directory (TMPDIR): us-east-1's file needs several GB there.
-    """
+def check_live_options(options: dict) -> None:
+    """SourceFormatError for a `live:` block this source cannot use (also run by `hweval check`)."""
     unknown = sorted(set(options) - LIVE_OPTIONS)
     if unknown:
         raise SourceFormatError(f"aws_offer_file options: unknown key(s) {', '.join(map(repr, unknown))}; "
@@ -258,6 +254,16 @@ def fetch_live(options: dict, *, sleep: Callable[[float], None] = time.sleep) ->
     if not isinstance(regions, list) or not regions or not all(isinstance(r, str) and r for r in regions):
         raise SourceFormatError(f"aws_offer_file options: 'regions' must be a non-empty list of region codes, "
                                 f"got {regions!r}")
+
+
+def fetch_live(options: dict, *, sleep: Callable[[float], None] = time.sleep) -> list[dict]:
+    """Download each region's public offer file to a temporary file, read it with `read_file` (label = the URL)
+    and delete it. options: `regions` (list of region codes), optional `endpoint` and `timeout_s`.
+
+    The temporary file goes to the default temp directory (TMPDIR): us-east-1's file needs several GB there.
+    """
+    check_live_options(options)
+    regions = options["regions"]
     endpoint = options.get("endpoint", DEFAULT_ENDPOINT)
     timeout_s = float(options.get("timeout_s", 60.0))
     rows: list[dict] = []
@@ -270,6 +276,6 @@ def fetch_live(options: dict, *, sleep: Callable[[float], None] = time.sleep) ->
             region_rows = read_file(target, redact_text(_http.redact(url)), region)
         finally:
             target.unlink(missing_ok=True)
-        log.info("%s: %d rows kept", url, len(region_rows))
+        log.info("%s: %d rows kept", redact_text(_http.redact(url)), len(region_rows))
         rows.extend(region_rows)
     return rows

@@ -103,17 +103,23 @@ def fetch_live(options: dict, *, session=None, sleep=time.sleep) -> list[dict]:
     Options: `regions` (required), `endpoint_region` (us-east-1, eu-central-1 or ap-south-1; default us-east-1),
     `instance_families` (default: GPU instance, Machine Learning ASIC Instances).
     """
-    _aws.check_options(options, LIVE_OPTIONS, {"regions"}, "aws_pricing")
+    check_live_options(options)
     endpoint = options.get("endpoint_region", "us-east-1")
-    if endpoint not in PRICE_LIST_ENDPOINTS:
-        raise SourceFormatError(f"aws_pricing: live option endpoint_region {endpoint!r}: the Price List API is served "
-                                f"from {', '.join(PRICE_LIST_ENDPOINTS)}")
     client = _aws.client("pricing", endpoint, session)
     families = tuple(options.get("instance_families") or ACCELERATED_FAMILIES)
     return rows_from_pages(pages_from_api(client, list(options["regions"]), families=families, sleep=sleep))
 
 
 PRICE_LIST_ENDPOINTS = ("us-east-1", "eu-central-1", "ap-south-1")
+
+
+def check_live_options(options: dict) -> None:
+    """SourceFormatError for a `live:` block this source cannot use (also run by `hweval check`)."""
+    _aws.check_options(options, LIVE_OPTIONS, {"regions"}, "aws_pricing")
+    endpoint = options.get("endpoint_region", "us-east-1")
+    if endpoint not in PRICE_LIST_ENDPOINTS:
+        raise SourceFormatError(f"aws_pricing: live option endpoint_region {endpoint!r}: the Price List API is served "
+                                f"from {', '.join(PRICE_LIST_ENDPOINTS)}")
 
 
 def read_file(path: Path, label: str, region: str | None = None) -> list[dict]:

@@ -71,9 +71,14 @@ def pages_from_api(session, options: dict, *, now: dt.datetime | None = None,
             yield f"{what} page {n}", page, region
 
 
+def check_live_options(options: dict) -> None:
+    """SourceFormatError for a `live:` block this source cannot use (also run by `hweval check`)."""
+    _aws.check_options(options, LIVE_OPTIONS, {"regions"}, "aws_spot")
+
+
 def fetch_live(options: dict, *, session=None, now: dt.datetime | None = None, sleep=time.sleep) -> list[dict]:
     """Spot prices for `regions` (required); `instance_types` narrows the call (default: every type)."""
-    _aws.check_options(options, LIVE_OPTIONS, {"regions"}, "aws_spot")
+    check_live_options(options)
     return rows_from_pages(pages_from_api(session, options, now=now, sleep=sleep))
 
 

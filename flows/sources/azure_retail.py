@@ -131,3 +131,6 @@ def pages_from_api(options: dict, *, sleep=time.sleep) -> Iterator[tuple[str, di
 def fetch_live(options: dict, *, sleep=time.sleep) -> list[dict]:
     """Rows of raw.azure_retail fetched from the public Retail Prices API (no credentials)."""
     return rows_from_pages(pages_from_api(options, sleep=sleep))
+
+
+check_live_options = check_options  # the name every live kind gives it (run by `hweval check` too)
