@@ -7,7 +7,10 @@ rows in = landed + quarantined, and a stale source runs on its last good rows.""
 import datetime as dt
 import hashlib
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -45,12 +48,51 @@ def last_good(flow_run, tmp_path):
     return state
 
 
-def run_against(last_good, catalog_dir, **kwargs):
+def run_against(last_good, catalog_dir, as_of=dt.date(2026, 12, 1), run_id="second-run", **kwargs):
     from flows.nightly import nightly
 
-    return nightly(as_of=dt.date(2026, 12, 1), catalog_dir=str(catalog_dir),
+    return nightly(as_of=as_of, catalog_dir=str(catalog_dir),
                    warehouse_file=str(last_good / "warehouse" / "hweval.duckdb"),
-                   reports_dir=str(last_good / "reports"), run_id="second-run", **kwargs)
+                   reports_dir=str(last_good / "reports"), run_id=run_id, **kwargs)
+
+
+def published(root: Path) -> dict[str, str]:
+    """The published state: the warehouse file and every report folder, without a run's private leftovers."""
+    return {name: digest for name, digest in digest_tree(root).items()
+            if not any(part.startswith(".") for part in Path(name).parts)}
+
+
+def first_training_row_with(monkeypatch, **values) -> None:
+    """The MLPerf training source's first row, as read, with `values` written over it (a type the row cannot hold)."""
+    from flows.sources import mlperf_training
+
+    real_read_file = mlperf_training.read_file
+
+    def changed(path, *args, **kwargs):
+        rows = real_read_file(path, *args, **kwargs)
+        return [row | values if i == 0 else row for i, row in enumerate(rows)]
+
+    monkeypatch.setattr(mlperf_training, "read_file", changed)
+
+
+def killed_run(last_good, patch: str) -> int:
+    """Run the nightly flow in a separate process, against `last_good`, with `patch` (Python, run first) killing it
+    with SIGKILL somewhere; return its pid once it has died of the kill."""
+    from prefect.settings import PREFECT_API_URL
+
+    script = f"""import os, signal, datetime as dt
+{patch}
+from flows.nightly import nightly
+nightly(as_of=dt.date(2026, 12, 1), catalog_dir={str(CATALOGS)!r},
+        warehouse_file={str(last_good / "warehouse" / "hweval.duckdb")!r},
+        reports_dir={str(last_good / "reports")!r}, run_id="killed")
+"""
+    env = dict(os.environ, PREFECT_API_URL=PREFECT_API_URL.value())
+    proc = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    _, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == -9, stderr[-2000:]  # killed, not a clean failure
+    return proc.pid
 
 
 def test_a_source_returning_garbage_is_stale_and_the_run_goes_on_with_its_last_good_data(last_good, catalog_copy):
@@ -154,24 +196,16 @@ def test_failure_moving_reports_into_place_puts_the_previous_warehouse_back(last
 
 
 def test_a_backfill_publishes_its_date_but_leaves_latest_on_the_newest(last_good):
-    from flows.nightly import nightly
-
     latest_before = digest_tree(last_good / "reports" / "latest")
-    nightly(as_of=dt.date(2026, 11, 1), catalog_dir=str(CATALOGS),
-            warehouse_file=str(last_good / "warehouse" / "hweval.duckdb"), reports_dir=str(last_good / "reports"),
-            run_id="backfill")
+    run_against(last_good, CATALOGS, as_of=dt.date(2026, 11, 1), run_id="backfill")
     assert (last_good / "reports" / "2026-11-01" / "index.md").read_text().startswith(
         "# hweval report, as of 2026-11-01")
     assert digest_tree(last_good / "reports" / "latest") == latest_before
 
 
 def test_re_running_the_same_date_with_a_broken_source_keeps_its_earlier_rows(last_good, catalog_copy):
-    from flows.nightly import nightly
-
     (catalog_copy / "snapshot/azure_retail/eastus.page-1.json").write_text("[]")
-    result = nightly(as_of=AS_OF, catalog_dir=str(catalog_copy),
-                     warehouse_file=str(last_good / "warehouse" / "hweval.duckdb"),
-                     reports_dir=str(last_good / "reports"), run_id="rerun")
+    result = run_against(last_good, catalog_copy, as_of=AS_OF, run_id="rerun")
     [azure] = [load for load in result.loads if load.source_id == "azure_retail"]
     assert (azure.status, azure.stale_since) == ("stale", AS_OF)
     # the golden run's Azure rows of the same as-of date were kept, and the re-run reads them
@@ -250,7 +284,6 @@ def test_a_source_failing_mid_fetch_writes_none_of_its_rows_and_is_stale(last_go
 def test_a_duplicate_re_run_replaces_the_date_and_leaves_the_same_state(last_good):
     """Re-running the same as-of date on the same inputs: the date's rows are replaced, never duplicated, and the
     warehouse and reports equal what the first run left (only the run id differs)."""
-    from flows.nightly import nightly
 
     def state():
         con = duckdb.connect(str(last_good / "warehouse" / "hweval.duckdb"), read_only=True)
@@ -267,8 +300,7 @@ def test_a_duplicate_re_run_replaces_the_date_and_leaves_the_same_state(last_goo
     before = state()
     pages_before = digest_tree(last_good / "reports" / "latest")
     index_before = (last_good / "reports" / "latest" / "index.md").read_text()
-    result = nightly(as_of=AS_OF, catalog_dir=str(CATALOGS), warehouse_file=str(last_good / "warehouse" / "hweval.duckdb"),
-                     reports_dir=str(last_good / "reports"), run_id="rerun")
+    result = run_against(last_good, CATALOGS, as_of=AS_OF, run_id="rerun")
     assert state() == before
     assert_rows_accounted(result)
     pages_after = digest_tree(last_good / "reports" / "latest")
@@ -280,43 +312,21 @@ def test_a_duplicate_re_run_replaces_the_date_and_leaves_the_same_state(last_goo
     assert (last_good / "reports" / "latest" / "index.md").read_text() == index_before.replace(RUN_ID, "rerun")
 
 
-def published(root: Path) -> dict[str, str]:
-    """The published state: the warehouse file and every report folder, without a run's private leftovers."""
-    return {name: digest for name, digest in digest_tree(root).items()
-            if not any(part.startswith(".") for part in Path(name).parts)}
-
-
 def test_a_run_killed_between_landing_and_publishing_leaves_the_last_good_state(last_good, prefect_server):
     """A real SIGKILL in a separate process, in the middle of the model build: nothing published changes, and the
     next run clears what the killed one left behind."""
-    import os
-    import subprocess
-    import sys
-
-    from prefect.settings import PREFECT_API_URL
-
     before = published(last_good)
-    script = f"""
-import os, signal, datetime as dt
+    pid = killed_run(last_good, """
 from flows import transform
-from flows.nightly import nightly
 
 def killed(con, *args, **kwargs):
     con.execute("create or replace table staging.half_built as select 1 as x")
     os.kill(os.getpid(), signal.SIGKILL)
 
 transform.build_models = killed
-nightly(as_of=dt.date(2026, 12, 1), catalog_dir={str(CATALOGS)!r},
-        warehouse_file={str(last_good / "warehouse" / "hweval.duckdb")!r},
-        reports_dir={str(last_good / "reports")!r}, run_id="killed")
-"""
-    env = dict(os.environ, PREFECT_API_URL=PREFECT_API_URL.value())
-    proc = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    _, stderr = proc.communicate(timeout=300)
-    assert proc.returncode == -9, stderr[-2000:]  # killed, not a clean failure
+""")
     leftovers = [p.name for p in (last_good / "warehouse").iterdir() if p.name.startswith(".")]
-    assert leftovers and all(f"-{proc.pid}" in name for name in leftovers)  # the killed run's private copy
+    assert leftovers and all(f"-{pid}" in name for name in leftovers)  # the killed run's private copy
     assert published(last_good) == before
     run_against(last_good, CATALOGS)
     assert [p.name for p in (last_good / "warehouse").iterdir() if p.name.startswith(".")] == []
@@ -359,15 +369,7 @@ def test_failure_swapping_in_latest_puts_the_dated_reports_and_the_warehouse_bac
 
 def test_a_batch_the_database_rejects_makes_its_source_stale_and_the_others_land(last_good, monkeypatch):
     """A value that cannot take its column's type (here a date that is not one) fails that source, not the run."""
-    from flows.sources import mlperf_training
-
-    real_read_file = mlperf_training.read_file
-
-    def bad_type(path, *args, **kwargs):  # a column no expectation reads, so only the database can object
-        rows = real_read_file(path, *args, **kwargs)
-        return [row | {"global_batch_size": "a lot"} if i == 0 else row for i, row in enumerate(rows)]
-
-    monkeypatch.setattr(mlperf_training, "read_file", bad_type)
+    first_training_row_with(monkeypatch, global_batch_size="a lot")  # a column no expectation reads: the database
     result = run_against(last_good, CATALOGS)
     [training] = [load for load in result.loads if load.source_id == "mlperf_training_snapshot"]
     assert training.status == "stale" and "while landing" in training.error
@@ -379,15 +381,7 @@ def test_a_batch_the_database_rejects_makes_its_source_stale_and_the_others_land
 def test_a_batch_an_expectation_cannot_evaluate_makes_its_source_stale(last_good, monkeypatch):
     """Text where an expectation compares numbers: GX cannot evaluate it on this batch; the source is stale, the
     suite is not blamed and the run goes on."""
-    from flows.sources import mlperf_training
-
-    real_read_file = mlperf_training.read_file
-
-    def text_minutes(path, *args, **kwargs):
-        rows = real_read_file(path, *args, **kwargs)
-        return [row | {"time_to_train_minutes": "twelve"} if i == 0 else row for i, row in enumerate(rows)]
-
-    monkeypatch.setattr(mlperf_training, "read_file", text_minutes)
+    first_training_row_with(monkeypatch, time_to_train_minutes="twelve")
     result = run_against(last_good, CATALOGS)
     [training] = [load for load in result.loads if load.source_id == "mlperf_training_snapshot"]
     assert training.status == "stale" and "BatchDataError" in training.error and "time_to_train" in training.error
@@ -399,19 +393,11 @@ def test_a_run_killed_in_the_middle_of_publishing_is_undone_by_the_next_run(last
     """SIGKILL while the report folders are renamed in (after the new warehouse is in place): the published state
     is briefly half new, and the next run's recovery puts the old warehouse and the old reports back before it
     builds, so the two always agree."""
-    import os
-    import subprocess
-    import sys
-
-    from prefect.settings import PREFECT_API_URL
-
     from flows import warehouse
 
     before = published(last_good)
-    script = f"""
-import os, signal, datetime as dt
+    pid = killed_run(last_good, f"""
 from flows import pipeline
-from flows.nightly import nightly
 
 real_swap_in = pipeline._swap_in
 
@@ -424,18 +410,10 @@ def killed(new, target):
     return real_swap_in(new, target)
 
 pipeline._swap_in = killed
-nightly(as_of=dt.date(2026, 12, 1), catalog_dir={str(CATALOGS)!r},
-        warehouse_file={str(last_good / "warehouse" / "hweval.duckdb")!r},
-        reports_dir={str(last_good / "reports")!r}, run_id="killed")
-"""
-    env = dict(os.environ, PREFECT_API_URL=PREFECT_API_URL.value())
-    proc = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    _, stderr = proc.communicate(timeout=300)
-    assert proc.returncode == -9, stderr[-2000:]
+""")
     assert published(last_good) != before  # the new warehouse is in, the reports half moved
     actions = warehouse.recover_killed_publish(last_good / "warehouse" / "hweval.duckdb", last_good / "reports")
-    assert actions[0] == f"restored the warehouse a killed run (pid {proc.pid}) was replacing"
+    assert actions[0] == f"restored the warehouse a killed run (pid {pid}) was replacing"
     assert published(last_good) == before
     hidden = [p.name for p in (last_good / "reports").iterdir() if p.name.startswith(".")]
     assert all(".rendering-" in name for name in hidden)  # only what it rendered and never published ...
@@ -447,18 +425,8 @@ nightly(as_of=dt.date(2026, 12, 1), catalog_dir={str(CATALOGS)!r},
 def test_a_same_date_re_run_whose_batch_is_rejected_keeps_that_dates_good_rows(last_good, monkeypatch):
     """The earlier run of the same date is the last good one: its rows stay (the delete and the failed insert are
     rolled back together), the re-run reads them, and the rows it read are quarantined with the reason."""
-    from flows.nightly import nightly
-    from flows.sources import mlperf_training
-
-    real_read_file = mlperf_training.read_file
-
-    def bad_type(path, *args, **kwargs):
-        rows = real_read_file(path, *args, **kwargs)
-        return [row | {"global_batch_size": "a lot"} if i == 0 else row for i, row in enumerate(rows)]
-
-    monkeypatch.setattr(mlperf_training, "read_file", bad_type)
-    result = nightly(as_of=AS_OF, catalog_dir=str(CATALOGS), warehouse_file=str(last_good / "warehouse" / "hweval.duckdb"),
-                     reports_dir=str(last_good / "reports"), run_id="rerun")
+    first_training_row_with(monkeypatch, global_batch_size="a lot")
+    result = run_against(last_good, CATALOGS, as_of=AS_OF, run_id="rerun")
     [training] = [load for load in result.loads if load.source_id == "mlperf_training_snapshot"]
     assert (training.status, training.stale_since, training.rows_in, training.rows_quarantined) == (
         "stale", AS_OF, 13, 13)
