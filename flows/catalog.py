@@ -251,7 +251,6 @@ class WorkloadsFile(Strict):
 # ---------------------------------------------------------------- sources.yaml
 SourceKind = Literal["aws_pricing", "aws_spot", "aws_offer_file", "azure_retail", "gcp_billing", "price_sheet",
                      "mlperf_inference", "mlperf_training", "benchmark_runs"]
-LIVE_KINDS = {"aws_pricing", "aws_spot", "aws_offer_file", "azure_retail", "gcp_billing"}
 
 
 class SnapshotFile(Strict):
@@ -358,8 +357,11 @@ class Catalog(Strict):
                 if other is None or other.kind != "training":
                     errors.append(f"workloads.yaml: workloads.{wl_id}.trained_by: {trained_by!r} is not a training "
                                   f"workload in workloads.yaml")
+        from flows.sources import LIVE_KINDS, SAME_SKU_KINDS, SOURCE_KINDS  # late: the sources import no catalog
+        from flows.sources._common import SourceFormatError
+
         aws_price_sources = [s_id for s_id, s in self.sources.sources.items()
-                             if s.enabled and s.kind in ("aws_pricing", "aws_offer_file")]
+                             if s.enabled and s.kind in SAME_SKU_KINDS]
         if len(aws_price_sources) > 1:
             errors.append(f"sources.yaml: sources {', '.join(aws_price_sources)} are all enabled, and each lands the "
                           f"same AWS SKUs in raw.aws_pricing (expected one: set enabled: false on the others)")
@@ -371,9 +373,6 @@ class Catalog(Strict):
                 errors.append(f"sources.yaml: sources.{src_id}.live: kind {src.kind!r} has no live fetch "
                               f"(live kinds: {', '.join(sorted(LIVE_KINDS))})")
             elif src.live is not None:
-                from flows.sources import SOURCE_KINDS  # the kinds' own option checks (a late import: no cycle)
-                from flows.sources._common import SourceFormatError
-
                 try:
                     SOURCE_KINDS[src.kind].check_live_options(dict(src.live))
                 except SourceFormatError as exc:

@@ -30,8 +30,10 @@ def build_site(batches: list[ValidatedBatch], site_dir: Path, run_id: str,
     import great_expectations as gx
     from great_expectations.core.run_identifier import RunIdentifier
     from great_expectations.data_context.types.base import ProgressBarsConfig
-    from great_expectations.data_context.types.resource_identifiers import (ExpectationSuiteIdentifier,
-                                                                            ValidationResultIdentifier)
+    from great_expectations.data_context.types.resource_identifiers import (
+        ExpectationSuiteIdentifier,
+        ValidationResultIdentifier,
+    )
 
     if site_dir.exists():
         shutil.rmtree(site_dir)

@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from flows import checks, data_docs, reports, transform, warehouse
 from flows.catalog import Catalog, CatalogError, SnapshotFile
-from flows.sources import SOURCE_KINDS
+from flows.sources import SAME_SKU_KINDS, SOURCE_KINDS
 from flows.sources._common import redact_text
 from flows.validate import BatchDataError, load_suite_json, validate_rows
 
@@ -64,9 +64,6 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
-AWS_PRICE_KINDS = {"aws_pricing", "aws_offer_file"}  # both land raw.aws_pricing from the same SKUs
-
-
 def with_source_files(catalog: Catalog, source_files: dict[str, list[str]], as_of: dt.date) -> Catalog:
     """The catalog with some sources reading other files for this run (e.g. a whole MLPerf round).
 
@@ -91,9 +88,9 @@ def with_source_files(catalog: Catalog, source_files: dict[str, list[str]], as_o
         # files given for a source are read in this run, live or not, even if sources.yaml leaves it disabled
         sources[source_id] = sources[source_id].model_copy(update={"files": files, "live": None, "enabled": True})
         # an offer file and the Price List API price the same SKUs: the one given on the command line replaces the other
-        if sources[source_id].kind in AWS_PRICE_KINDS:
+        if sources[source_id].kind in SAME_SKU_KINDS:
             for other_id, other in sources.items():
-                if other_id not in source_files and other.enabled and other.kind in AWS_PRICE_KINDS:
+                if other_id not in source_files and other.enabled and other.kind in SAME_SKU_KINDS:
                     log.warning("--source %s: %s is not read in this run (both price the same AWS SKUs)",
                                 source_id, other_id)
                     sources[other_id] = other.model_copy(update={"enabled": False})
@@ -152,6 +149,15 @@ def last_good_load(con: duckdb.DuckDBPyConnection, source_id: str) -> tuple | No
     return rows[0] if rows else None
 
 
+def quarantine_row(tag: dict, batch: SourceBatch, row: dict, expectation: str | None, expectation_type: str,
+                   reason: str | None, column: str | None = None, value=None) -> dict:
+    """One ops.quarantine row: the rejected source row whole, with what rejected it and why."""
+    return {**tag, "source_id": batch.source_id, "landed_table": f"raw.{batch.table}", "row_no": row["row_no"],
+            "source_ref": row.get("source_ref"), "expectation": expectation, "expectation_type": expectation_type,
+            "reason": reason, "column_name": column, "unexpected_value": None if value is None else str(value),
+            "row_json": json.dumps(row, default=str, sort_keys=True)}
+
+
 def record_stale(con: duckdb.DuckDBPyConnection, batch: SourceBatch, run_id: str, as_of: dt.date,
                  last_good: tuple | None) -> SourceLoad:
     """A source that failed runs on its last good data; ops.source_loads says which, since when and why.
@@ -162,10 +168,7 @@ def record_stale(con: duckdb.DuckDBPyConnection, batch: SourceBatch, run_id: str
     used_run_id, stale_since, data_as_of = last_good if last_good else (None, None, None)
     tag = {"run_id": run_id, "as_of": as_of}
     warehouse.insert_rows(con, "ops.quarantine", [
-        {**tag, "source_id": batch.source_id, "landed_table": f"raw.{batch.table}", "row_no": row["row_no"],
-         "source_ref": row.get("source_ref"), "expectation": batch.rejected_by, "expectation_type": "table_level",
-         "reason": batch.error, "column_name": None, "unexpected_value": None,
-         "row_json": json.dumps(row, default=str, sort_keys=True)}
+        quarantine_row(tag, batch, row, batch.rejected_by, "table_level", batch.error)
         for row in (batch.rows if batch.rejected_by else [])
     ])
     rows_in = len(batch.rows) if batch.rejected_by else 0
@@ -204,19 +207,8 @@ def land_batch(
         {k: v for k, v in row.items() if not k.startswith(checks.CHECK_PREFIX)} | tag for row in outcome.passed])
     by_no = {row["row_no"]: row for row in outcome.failed}
     warehouse.insert_rows(con, "ops.quarantine", [
-        {
-            **tag,
-            "source_id": batch.source_id,
-            "landed_table": f"raw.{batch.table}",
-            "row_no": failure.row_no,
-            "source_ref": by_no[failure.row_no]["source_ref"],
-            "expectation": failure.expectation,
-            "expectation_type": failure.expectation_type,
-            "reason": failure.reason,
-            "column_name": failure.column,
-            "unexpected_value": None if failure.value is None else str(failure.value),
-            "row_json": json.dumps(by_no[failure.row_no], default=str, sort_keys=True),
-        }
+        quarantine_row(tag, batch, by_no[failure.row_no], failure.expectation, failure.expectation_type,
+                       failure.reason, failure.column, failure.value)
         for failure in outcome.failures
     ])
     load = SourceLoad(batch.source_id, batch.table, len(batch.rows), len(outcome.passed), len(outcome.failed))

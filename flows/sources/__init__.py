@@ -24,3 +24,9 @@ SOURCE_KINDS = {
     "mlperf_training": mlperf_training,
     "benchmark_runs": benchmark_runs,
 }
+
+# Kinds that price the same AWS SKUs into raw.aws_pricing: one of them is read in a run.
+SAME_SKU_KINDS = {"aws_pricing", "aws_offer_file"}
+
+# Kinds that can fetch from an API (`live:` in sources.yaml).
+LIVE_KINDS = {kind for kind, module in SOURCE_KINDS.items() if hasattr(module, "fetch_live")}
