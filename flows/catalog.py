@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator, model_validator
 
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$")]
 Family = Literal["gpu", "tpu", "trainium", "inferentia", "cpu"]
@@ -15,6 +15,7 @@ Cloud = Literal["aws", "azure", "gcp", "onprem"]
 Precision = Literal["fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4", "int4"]
 
 CATALOG_FILES = ("accelerators.yaml", "instances.yaml", "models.yaml", "workloads.yaml", "sources.yaml")
+OPTIONAL_CATALOG_FILES = ("notifications.yaml",)  # absent: its model's defaults (no channels, nothing sent)
 
 
 class CatalogError(ValueError):
@@ -262,6 +263,10 @@ class SnapshotFile(Strict):
         None, description="what the file itself does not say, e.g. a vLLM result's accelerator, chips, model, precision")
 
 
+# Price feeds go stale within days (spot moves hourly); benchmark rounds and price sheets change a few times a year.
+DEFAULT_MAX_STALE_DAYS = {"aws_pricing": 2, "aws_offer_file": 2, "aws_spot": 2, "azure_retail": 2, "gcp_billing": 2}
+
+
 class Source(Strict):
     kind: SourceKind
     enabled: bool = True
@@ -276,6 +281,17 @@ class Source(Strict):
         None, gt=1,
         description="a price source whose median price per offer moved by more than this factor since its last good "
                     "run (up or down) is stale: e.g. 3 means a price tripled or fell to a third overnight")
+    max_stale_days: int | None = Field(
+        None, ge=0,
+        description="a source stale (unreadable) for more days than this fails the run after its reports are "
+                    "published (exit status 3); default: 2 for price feeds, 30 for benchmarks and price sheets")
+
+    @property
+    def stale_limit_days(self) -> int:
+        """The declared max_stale_days, or its kind's default."""
+        if self.max_stale_days is not None:
+            return self.max_stale_days
+        return DEFAULT_MAX_STALE_DAYS.get(self.kind, 30)
 
     def reads_live(self, mode: str) -> bool:
         return mode == "live" and self.live is not None
@@ -284,7 +300,38 @@ class Source(Strict):
 class SourcesFile(Strict):
     mode: Literal["snapshot", "live"] = Field(
         "snapshot", description="snapshot: read `files`; live: fetch every source with a `live:` block from its API")
+    price_move_threshold: float = Field(
+        0.05, gt=0,
+        description="a price per offer and term that moved by more than this share since the previous run is listed "
+                    "in marts.changes and the reports' What changed")
     sources: dict[Slug, Source]
+
+
+# ---------------------------------------------------------------- notifications.yaml
+NotificationEvent = Literal["best_offer_changed", "source_stale_past_limit", "run_failed"]
+EnvVarName = Annotated[str, StringConstraints(pattern=r"^[A-Z_][A-Z0-9_]*$")]
+
+
+class Channel(Strict):
+    """Where one message per run goes: an apprise URL read from the environment, never from this file."""
+
+    url_env: EnvVarName = Field(description="environment variable holding the channel's apprise URL (a secret)")
+    events: list[NotificationEvent] = Field(min_length=1, description="events the channel is told about")
+    max_lines: int = Field(10, ge=1, le=100, description="event lines in one message; the rest are counted")
+
+    @field_validator("events")
+    @classmethod
+    def _events_once(cls, events: list[str]) -> list[str]:
+        repeated = sorted({e for e in events if events.count(e) > 1})
+        if repeated:
+            raise ValueError(f"{', '.join(repeated)} listed more than once")
+        return events
+
+
+class NotificationsFile(Strict):
+    report_url: str | None = Field(
+        None, description="base URL where reports/ is served; messages link <report_url>/<as_of>/index.md")
+    channels: dict[Slug, Channel] = Field(default_factory=dict)
 
 
 # ---------------------------------------------------------------- the whole catalog
@@ -295,6 +342,7 @@ class Catalog(Strict):
     models: ModelsFile
     workloads: WorkloadsFile
     sources: SourcesFile
+    notifications: NotificationsFile = Field(default_factory=NotificationsFile)
 
     @model_validator(mode="after")
     def _cross_references(self) -> Catalog:
@@ -471,10 +519,13 @@ def load_catalog(root: Path | str) -> Catalog:
         "models": ModelsFile,
         "workloads": WorkloadsFile,
         "sources": SourcesFile,
+        "notifications": NotificationsFile,
     }
     errors = []
     for name, model in models.items():
         file_name = f"{name}.yaml"
+        if file_name in OPTIONAL_CATALOG_FILES and not (root / file_name).exists():
+            continue
         data = None
         try:
             data = _load_yaml(root / file_name)

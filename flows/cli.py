@@ -1,4 +1,9 @@
-"""The `hweval` command: run the pipeline, check the catalogs, query the warehouse."""
+"""The `hweval` command: run the pipeline, check the catalogs, query the warehouse.
+
+Exit status of `hweval run`: 0 the run succeeded (sources stale within their limit included); 1 an unexpected
+failure (a traceback); 2 bad input (a catalog, a source file, a SQL model); 3 sources stale past their
+max_stale_days (the reports were published with a warning); 4 another run held the warehouse past --wait.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,9 @@ import sys
 from pathlib import Path
 
 from flows import paths
+
+EXIT_STALE_PAST_LIMIT = 3
+EXIT_LOCK_TIMEOUT = 4
 
 # Quiet, useful Prefect logs unless the user configured their own.
 PREFECT_DEFAULTS = {
@@ -40,17 +48,27 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not os.environ.get("PREFECT_API_URL"):
         print("hweval: no PREFECT_API_URL set; Prefect starts a temporary local server for this run (~15 s).",
               file=sys.stderr)
-    from flows.nightly import nightly
+    from flows.nightly import StalePastLimit, nightly
+    from flows.runlock import DEFAULT_WAIT_S, RunLockTimeout
 
-    result = nightly(
-        as_of=args.as_of,
-        source_files=source_files or None,
-        catalog_dir=str(args.catalog) if args.catalog else None,
-        warehouse_file=str(args.warehouse) if args.warehouse else None,
-        reports_dir=str(args.reports) if args.reports else None,
-        live=True if args.live else None,
-        accept_changes=args.accept_changes or None,
-    )
+    wait_s = args.wait if args.wait is not None else float(os.environ.get("HWEVAL_LOCK_WAIT_S", DEFAULT_WAIT_S))
+    status = 0
+    try:
+        result = nightly(
+            as_of=args.as_of,
+            source_files=source_files or None,
+            catalog_dir=str(args.catalog) if args.catalog else None,
+            warehouse_file=str(args.warehouse) if args.warehouse else None,
+            reports_dir=str(args.reports) if args.reports else None,
+            live=True if args.live else None,
+            accept_changes=args.accept_changes or None,
+            wait_s=wait_s,
+        )
+    except RunLockTimeout as exc:
+        print(f"hweval: {exc}", file=sys.stderr)
+        return EXIT_LOCK_TIMEOUT
+    except StalePastLimit as exc:
+        result, status = exc.result, EXIT_STALE_PAST_LIMIT
     landed = sum(load.rows_landed for load in result.loads)
     quarantined = sum(load.rows_quarantined for load in result.loads)
     for load in result.loads:
@@ -62,8 +80,14 @@ def cmd_run(args: argparse.Namespace) -> int:
                   f"{load.rows_quarantined} quarantined")
     print(f"run {result.run_id} as of {result.as_of}: {landed} rows landed, {quarantined} quarantined")
     print(f"warehouse: {result.warehouse}")
-    print(f"reports:   {result.reports}/index.md (also {result.reports.parent / 'latest'}/)")
-    return 0
+    print(f"reports:   {result.reports}/index.md " + (f"(also {result.reports.parent / 'latest'}/)" if result.latest_updated
+                                                      else "(a backfill: reports/latest keeps a newer date)"))
+    for line in result.stale_past_limit:
+        print(f"hweval: STALE PAST ITS LIMIT: {line}", file=sys.stderr)
+    if status:
+        print(f"hweval: the run is marked failed (exit status {status}): sources stale past their max_stale_days; "
+              f"the reports were published with a warning", file=sys.stderr)
+    return status
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -147,7 +171,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hweval", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    run = sub.add_parser("run", help="run the nightly flow once: ingest, validate, build the warehouse, publish reports")
+    run = sub.add_parser("run", help="run the nightly flow once: ingest, validate, build the warehouse, publish reports",
+                         epilog="exit status: 0 succeeded; 1 unexpected failure; 2 bad input; 3 sources stale past "
+                                "their max_stale_days (reports published with a warning); 4 another run held the "
+                                "warehouse past --wait")
     run.add_argument("--as-of", type=_date, default=None, help="as-of date of the run (default: today)")
     run.add_argument("--catalog", type=Path, default=None, help="catalog folder (default: catalogs/)")
     run.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: warehouse/hweval.duckdb)")
@@ -164,6 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--accept-changes", action="append", metavar="SOURCE_ID",
                      help="land this source even if it has far fewer rows than its last good run or its prices "
                           "moved past max_price_change (a real change, reviewed); repeat for several sources")
+    run.add_argument("--wait", type=float, default=None, metavar="SECONDS",
+                     help="how long to wait when another run holds the warehouse or reports (default: "
+                          "HWEVAL_LOCK_WAIT_S or 1800); past it the run exits with status 4 and changes nothing")
     run.set_defaults(func=cmd_run)
 
     sources = sub.add_parser("sources", help="list the declared sources, what they read, and their last good fetch")

@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
+from prefect.runtime import flow_run
 
-from flows import data_docs, paths, pipeline, warehouse
+from flows import data_docs, notify, paths, pipeline, reports, runlock, warehouse
 from flows.catalog import Catalog, CatalogError, load_catalog
-from flows.sources._common import LiveSourceError, SourceFormatError
+from flows.sources._common import LiveSourceError, SourceFormatError, redact_text
+
+ARTIFACT_TOP_ROWS = 10  # rows of each ranking in its table artifact
 
 
 @dataclass(frozen=True)
@@ -22,6 +28,24 @@ class RunResult:
     warehouse: Path
     reports: Path
     loads: list[pipeline.SourceLoad]
+    latest_updated: bool = True
+    stale_past_limit: tuple[str, ...] = ()  # one line per source stale longer than its max_stale_days
+    events: tuple[notify.Event, ...] = ()  # what the notification channels are told
+
+
+class StalePastLimit(RuntimeError):
+    """Sources stale past their max_stale_days: the reports are published, but the run must not look fine."""
+
+    def __init__(self, result: RunResult):
+        super().__init__("sources stale past their limit (reports published with a warning): "
+                         + "; ".join(result.stale_past_limit))
+        self.result = result
+
+
+def _run_name() -> str:
+    """Flow run names carry the as-of date, e.g. hweval-2026-11-30 (today's for a scheduled run)."""
+    as_of = flow_run.parameters.get("as_of") or dt.date.today()
+    return f"hweval-{as_of}"
 
 
 def _transient(task, task_run, state) -> bool:
@@ -99,7 +123,62 @@ def publish(building: Path, warehouse_file: Path, staging_dir: Path, reports_roo
     return dated
 
 
-@flow(name="nightly", log_prints=True)
+@task(cache_policy=NO_CACHE)
+def publish_artifacts(warehouse_file: Path, dated: Path, as_of: dt.date) -> list[str]:
+    """Markdown artifacts of the index and each workload page (stable keys, so Prefect versions them) and a table
+    artifact of each ranking's top rows; returns the keys."""
+    keys = []
+    index = dated / "index.md"
+    create_markdown_artifact(key="hweval-index", markdown=index.read_text(encoding="utf-8"),
+                             description=f"hweval report index, as of {as_of}")
+    keys.append("hweval-index")
+    con = warehouse.connect_read_only(warehouse_file)
+    try:
+        workloads = [r[0] for r in con.execute("select workload_id from catalog.workloads order by 1").fetchall()]
+        for workload_id in workloads:
+            key = artifact_key(workload_id)
+            page = dated / f"{workload_id}.md"
+            create_markdown_artifact(key=key, markdown=page.read_text(encoding="utf-8"),
+                                     description=f"{workload_id}: ranked offers, as of {as_of}")
+            top = warehouse.fetch_dicts(con, """
+                select outcome_rank as rank, cloud, region, instance_type, pricing_term, precision, accelerator_id,
+                       accelerator_count, outcome_metric, round(outcome_value, 4) as outcome_usd,
+                       chip_hour_rank, round(usd_per_chip_hour, 4) as usd_per_chip_hour, basis
+                from marts.rankings where as_of = ? and workload_id = ?
+                order by outcome_rank, usd_per_chip_hour, candidate_id limit ?""",
+                [as_of, workload_id, ARTIFACT_TOP_ROWS])
+            create_table_artifact(key=f"{key}-top", table=top,
+                                  description=f"{workload_id}: top {ARTIFACT_TOP_ROWS} by outcome cost, as of {as_of}")
+            keys += [key, f"{key}-top"]
+    finally:
+        con.close()
+    return keys
+
+
+def artifact_key(workload_id: str) -> str:
+    """A Prefect artifact key (lowercase letters, digits, dashes) for a workload's page."""
+    return "hweval-" + re.sub(r"[^a-z0-9-]+", "-", workload_id.lower()).strip("-")
+
+
+def change_events(warehouse_file: Path, as_of: dt.date, stale_past_limit: tuple[str, ...]) -> list[notify.Event]:
+    """What the people who follow this run are told: sources stale past their limit, best offers that changed."""
+    events = [notify.Event("source_stale_past_limit", line) for line in stale_past_limit]
+    con = warehouse.connect_read_only(warehouse_file)
+    try:
+        changed = warehouse.fetch_dicts(con, "select * from marts.changes where as_of = ? and change_kind = "
+                                        "'best_offer_changed' order by workload_id", [as_of])
+    finally:
+        con.close()
+    return events + [notify.Event("best_offer_changed", reports.best_offer_sentence(c)) for c in changed]
+
+
+def _say(message: str) -> None:
+    """Tell the person at the terminal and the Prefect log (a run waiting for another one)."""
+    get_run_logger().warning("%s", message)
+    print(f"hweval: {message}", file=sys.stderr)
+
+
+@flow(name="nightly", flow_run_name=_run_name, log_prints=True)
 def nightly(
     as_of: dt.date | None = None,
     catalog_dir: str | None = None,
@@ -109,29 +188,52 @@ def nightly(
     source_files: dict[str, list[str]] | None = None,
     live: bool | None = None,
     accept_changes: list[str] | None = None,
+    wait_s: float | None = None,
 ) -> RunResult:
     """Evaluate every workload on every offer from the sources declared in catalogs/sources.yaml.
 
     `source_files` maps a source id to files (`PATH` or `PATH@YYYY-MM-DD`) that replace its declared files.
     `live` fetches every source that has a `live:` block from its API (default: sources.yaml's `mode`).
     `accept_changes` names sources whose table-level checks (row-count drop, price change) are skipped this run.
+    `wait_s`: how long to wait for another run holding the warehouse or reports (default 1800 s).
+
+    A source stale past its `max_stale_days` still publishes the reports (with a warning), then fails the run.
     """
     logger = get_run_logger()
     started_at = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     as_of = as_of or dt.date.today()
     run_id = run_id or pipeline.new_run_id(as_of)
     catalog = load_catalog(catalog_dir or paths.catalog_dir())
+    warehouse_path = Path(warehouse_file) if warehouse_file else paths.warehouse_path()
+    reports_root = Path(reports_dir) if reports_dir else paths.reports_dir()
+    try:
+        result = _evaluate(catalog, as_of, run_id, started_at, warehouse_path, reports_root, source_files, live,
+                           accept_changes, runlock.DEFAULT_WAIT_S if wait_s is None else wait_s)
+    except Exception as exc:
+        error = redact_text(f"{type(exc).__name__}: {exc}")
+        logger.error("run %s as of %s failed: %s", run_id, as_of, error)
+        notify.send(catalog.notifications, [notify.Event("run_failed", error)], as_of=as_of, run_id=run_id,
+                    link=notify.report_link(catalog.notifications, reports_root, as_of))
+        raise
+    for delivery in notify.send(catalog.notifications, list(result.events), as_of=as_of, run_id=run_id,
+                                link=notify.report_link(catalog.notifications, reports_root, as_of)):
+        logger.info("notification %s: %s (%s)", delivery.channel, delivery.status, delivery.detail)
+    if result.stale_past_limit:
+        for line in result.stale_past_limit:
+            logger.error("stale past its limit: %s", line)
+        raise StalePastLimit(result)
+    return result
+
+
+def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.datetime, warehouse_path: Path,
+              reports_root: Path, source_files: dict[str, list[str]] | None, live: bool | None,
+              accept_changes: list[str] | None, wait_s: float) -> RunResult:
+    """fetch -> (one writer at a time) land -> build and render -> publish."""
+    logger = get_run_logger()
     if source_files:
         catalog = pipeline.with_source_files(catalog, source_files, as_of)
     if live is not None:
         catalog = pipeline.with_mode(catalog, "live" if live else "snapshot")
-    warehouse_path = Path(warehouse_file) if warehouse_file else paths.warehouse_path()
-    reports_root = Path(reports_dir) if reports_dir else paths.reports_dir()
-    staging_dir = reports_root / f".{as_of.isoformat()}.rendering-{os.getpid()}"
-    for action in warehouse.recover_killed_publish(warehouse_path, reports_root):
-        logger.warning("%s", action)
-    # what a killed run rendered but never published
-    warehouse.remove_leftovers_of_killed_runs(reports_root, r"\.\d{4}-\d\d-\d\d\.rendering-(?P<pid>\d+)(-latest|-docs)?")
     unknown = sorted(set(accept_changes or ()) - set(catalog.sources.sources))
     if unknown:
         raise CatalogError(f"--accept-changes {', '.join(unknown)}: no such source in sources.yaml "
@@ -147,14 +249,25 @@ def nightly(
             batches.append(pipeline.failed_batch(catalog, source_id, state.result(raise_on_failure=False)))
         else:
             batches.append(state.result())
-    try:
-        with warehouse.building_copy(warehouse_path) as building:
-            loads = land(building, catalog, batches, run_id, as_of, pipeline.docs_dir_for(staging_dir),
-                         frozenset(accept_changes or ()))
-            is_newest = build_and_render(building, catalog, loads, run_id, as_of, started_at, staging_dir)
-            dated = publish(building, warehouse_path, staging_dir, reports_root, as_of, is_newest)
-    finally:
-        pipeline.discard_rendering(staging_dir)
+    staging_dir = reports_root / f".{as_of.isoformat()}.rendering-{os.getpid()}"
+    with runlock.exclusive(warehouse_path, reports_root, wait_s, _say):
+        for action in warehouse.recover_killed_publish(warehouse_path, reports_root):
+            logger.warning("%s", action)
+        # what a killed run rendered but never published
+        warehouse.remove_leftovers_of_killed_runs(
+            reports_root, r"\.\d{4}-\d\d-\d\d\.rendering-(?P<pid>\d+)(-latest|-docs)?")
+        try:
+            with warehouse.building_copy(warehouse_path) as building:
+                loads = land(building, catalog, batches, run_id, as_of, pipeline.docs_dir_for(staging_dir),
+                             frozenset(accept_changes or ()))
+                is_newest = build_and_render(building, catalog, loads, run_id, as_of, started_at, staging_dir)
+                dated = publish(building, warehouse_path, staging_dir, reports_root, as_of, is_newest)
+        finally:
+            pipeline.discard_rendering(staging_dir)
+        # read back while no other run can replace what this one published
+        stale_past_limit = tuple(pipeline.stale_past_limit(catalog, loads, as_of))
+        events = change_events(warehouse_path, as_of, stale_past_limit)
+        publish_artifacts(warehouse_path, dated, as_of)
     logger.info("warehouse: %s; reports: %s%s", warehouse_path, dated,
                 f" and {reports_root / 'latest'}" if is_newest else " (a backfill: reports/latest keeps the newer date)")
-    return RunResult(run_id, as_of, warehouse_path, dated, loads)
+    return RunResult(run_id, as_of, warehouse_path, dated, loads, is_newest, stale_past_limit, tuple(events))

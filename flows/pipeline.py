@@ -234,15 +234,45 @@ def land_batch(
     return load
 
 
+def days_stale(load: SourceLoad, as_of: dt.date) -> int | None:
+    """Days since a stale source's last good data (None: it never landed); None for a source that landed."""
+    if load.status != "stale" or load.stale_since is None:
+        return None
+    return (as_of - load.stale_since).days
+
+
+def stale_past_limit(catalog: Catalog, loads: list[SourceLoad], as_of: dt.date) -> list[str]:
+    """One line per source stale for longer than its max_stale_days (or never landed): the run must not look fine."""
+    lines = []
+    for load in loads:
+        if load.status != "stale":
+            continue
+        limit = catalog.sources.sources[load.source_id].stale_limit_days
+        days = days_stale(load, as_of)
+        if days is None:
+            lines.append(f"{load.source_id} has never landed (limit {limit} days): {load.error}")
+        elif days > limit:
+            lines.append(f"{load.source_id} stale for {days} days since {load.stale_since} "
+                         f"(limit {limit} days): {load.error}")
+    return lines
+
+
 def record_run(con, run_id: str, as_of: dt.date, started_at: dt.datetime, catalog: Catalog,
                loads: list[SourceLoad]) -> None:
+    past_limit = stale_past_limit(catalog, loads, as_of)
+    stale_ids = [load.source_id for load in loads if load.status == "stale"]
+    if past_limit:
+        status = "failed: sources stale past their limit: " + ", ".join(line.split()[0] for line in past_limit)
+    elif stale_ids:
+        status = "succeeded with stale sources: " + ", ".join(stale_ids)
+    else:
+        status = "succeeded"
     warehouse.insert_rows(con, "ops.runs", [{
         "run_id": run_id,
         "as_of": as_of,
         "started_at": started_at,
         "finished_at": dt.datetime.now(dt.UTC).replace(tzinfo=None),
-        "status": "succeeded" if all(load.status == "landed" for load in loads) else
-                  "succeeded with stale sources: " + ", ".join(l.source_id for l in loads if l.status == "stale"),
+        "status": status,
         "catalog_dir": str(catalog.root),
         "sources": ",".join(load.source_id for load in loads),
         "rows_in": sum(load.rows_in for load in loads),
@@ -251,6 +281,8 @@ def record_run(con, run_id: str, as_of: dt.date, started_at: dt.datetime, catalo
         "stale_sources": "; ".join(
             f"{load.source_id} (since {load.stale_since or 'never landed'}): {load.error}"
             for load in loads if load.status == "stale") or None,
+        "stale_past_limit": "; ".join(past_limit) or None,
+        "catalog_digest": con.execute("select catalog_digest from intermediate.int_catalog_digested").fetchall()[0][0],
     }])
 
 

@@ -157,8 +157,8 @@ def _basis_lines(ranking: list[dict]) -> list[str]:
 
 
 def render_workload(workload: dict, ranking: list[dict], costs: dict[str, dict], excluded: list[dict],
-                    as_of: dt.date) -> str:
-    out = [f"# {workload['workload_id']}: {workload['title']}", "", workload["description"], ""]
+                    as_of: dt.date, changed: list[str] = ()) -> str:
+    out = [f"# {workload['workload_id']}: {workload['title']}", "", *changed, workload["description"], ""]
     if not ranking:
         out += ["No candidate could be priced for this workload in this run.", ""]
     else:
@@ -273,6 +273,103 @@ def render_offers(offers: list[dict], unknown: list[dict], as_of: dt.date, unmat
     return "\n".join(out + ["", f"_{DERIVED_NOTE}_", ""])
 
 
+CHANGE_HEADINGS = {
+    "offer_added": "New offers",
+    "offer_removed": "Offers withdrawn",
+    "price_moved": "Prices that moved",
+    "benchmark_added": "New benchmark results",
+    "benchmark_withdrawn": "Benchmark results withdrawn",
+    "source_stale": "Sources that turned stale",
+    "source_fresh": "Sources fresh again",
+    "catalog_changed": "Catalog",
+}
+CHANGES_LISTED = 8  # lines of one kind of change shown before "and N more"
+
+
+_MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*[]|#"} | {"<": "&lt;", ">": "&gt;", "&": "&amp;"})
+
+
+def md_escape(text: str) -> str:
+    """Text from data, safe inside a Markdown line: no emphasis, links, code, table cells or HTML."""
+    return text.translate(_MARKDOWN_SPECIAL)
+
+
+def _ratio(value: float) -> str:
+    return f"{value:.2f}x" if value < 10 else f"{value:,.0f}x"
+
+
+def best_offer_sentence(c: dict) -> str:
+    """One line for a person: the workload's new best offer, the old one, why, and what it does to the outcome."""
+    label = OUTCOME_LABELS.get(c["unit"], c["unit"] or "outcome")
+    if c["offer_id"] is None:
+        return f"No candidate for {c['workload_id']} in this run (was {c['previous_label']}): {c['reason_detail']}."
+    if c["previous_offer_id"] is None:
+        return f"Best for {c['workload_id']} is {c['label']}; the previous run had no candidate."
+    text = (f"Best for {c['workload_id']} is now {c['label']} (was {c['previous_label']}): {c['reason_detail']}; "
+            f"{label} {usd(c['after_value'])} instead of {usd(c['before_value'])} USD")
+    if c["previous_pick_now_value"] is not None:
+        text += f" ({c['previous_label']} would now cost {usd(c['previous_pick_now_value'])})"
+    return text + "."
+
+
+def change_sentence(c: dict) -> str:
+    """One line for a person for any row of marts.changes."""
+    kind = c["change_kind"]
+    if kind == "best_offer_changed":
+        return best_offer_sentence(c)
+    if kind == "offer_added":
+        return f"{c['label']}: {usd(c['after_value'])} USD per hour."
+    if kind == "offer_removed":
+        return f"{c['label']} (was {usd(c['before_value'])} USD per hour)."
+    if kind == "price_moved":
+        direction = "rose" if c["after_value"] > c["before_value"] else "fell"
+        return (f"{c['label']} {direction} {_ratio(c['ratio'])}: {usd(c['before_value'])} to "
+                f"{usd(c['after_value'])} USD per hour.")
+    return f"{c['label']}."
+
+
+def render_changes(changes: list[dict], previous_as_of: dt.date | None, workload_id: str | None = None,
+                   previous_tracked: bool = True) -> list[str]:
+    """The "What changed" section: the index lists every change; a workload page its best offer, then the rest."""
+    if previous_as_of is None:
+        return ["## What changed", "", "This is the first run in this warehouse: there is nothing to compare with.", ""]
+    if not previous_tracked:
+        return ["## What changed", "", f"The previous run ({previous_as_of.isoformat()}) was built before hweval "
+                "kept price and rank history: there is nothing to compare with yet.", ""]
+    out = [f"## What changed since {previous_as_of.isoformat()}", ""]
+    best = [c for c in changes if c["change_kind"] == "best_offer_changed"
+            and (workload_id is None or c["workload_id"] == workload_id)]
+    others = [c for c in changes if c["change_kind"] != "best_offer_changed"]
+    if workload_id is not None and not best:
+        out += [f"The best offer is the same as on {previous_as_of.isoformat()}."]
+    out += [f"- **{md_escape(best_offer_sentence(c))}**" for c in best]
+    if not best and not others and workload_id is None:
+        out += [f"Nothing changed since {previous_as_of.isoformat()}: the same offers, prices (within the "
+                f"threshold), results and best offers."]
+    if others and workload_id is not None:
+        out += ["", f"{plural(len(others), 'other market change')} since {previous_as_of.isoformat()}: see the "
+                f"[index](index.md)."]
+    elif others:
+        out += ["", "Market changes:", ""]
+        for kind, heading in CHANGE_HEADINGS.items():
+            of_kind = [c for c in others if c["change_kind"] == kind]
+            if not of_kind:
+                continue
+            shown = [md_escape(change_sentence(c)) for c in of_kind[:CHANGES_LISTED]]
+            more = f" … and {len(of_kind) - CHANGES_LISTED} more (marts.changes)" if len(of_kind) > CHANGES_LISTED else ""
+            out += [f"- {heading}: " + " ".join(shown) + more]
+    return out + [""]
+
+
+def stale_banner(stale_past_limit: str | None) -> list[str]:
+    """A warning at the top of every page when a source has been stale past its limit (the run is marked Failed)."""
+    if not stale_past_limit:
+        return []
+    return ["> **Warning: data stale past its limit.** This run could not refresh "
+            + md_escape(stale_past_limit)
+            + ". The figures below use the last good data of these sources; the run is marked failed.", ""]
+
+
 def _source_status(load: dict) -> str:
     if load["status"] != "stale":
         return load["status"]
@@ -301,13 +398,20 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str]:
                           "order by cloud, region, instance_type, pricing_term, price_ref", [as_of])
     unmatched = fetch_dicts(con, "select * from intermediate.int_price_components_unmatched "
                                  "order by instance_type, sku_description_prefix")
+    changes = fetch_dicts(con, "select * from marts.changes where as_of = ? order by change_kind, workload_id, subject",
+                          [as_of])
+    previous_as_of = con.execute("select max(as_of) from ops.runs where as_of < ?", [as_of]).fetchall()[0][0]
+    previous_tracked = previous_as_of is not None and con.execute(
+        "select count(*) from marts.rank_history where as_of = ?", [previous_as_of]).fetchall()[0][0] > 0
+    banner = stale_banner(run[0]["stale_past_limit"] if run else None)
     pages: dict[str, str] = {"offers.md": render_offers(offers, unknown, as_of, unmatched)}
     summary = []
     for w in workloads:
         ranking = [r for r in rankings if r["workload_id"] == w["workload_id"]]
         costs = training_costs if w["kind"] == "training" else inference_costs
         pages[f"{w['workload_id']}.md"] = render_workload(
-            w, ranking, costs, [e for e in excluded if e["workload_id"] == w["workload_id"]], as_of)
+            w, ranking, costs, [e for e in excluded if e["workload_id"] == w["workload_id"]], as_of,
+            banner + render_changes(changes, previous_as_of, w["workload_id"], previous_tracked))
         if ranking:
             best = ranking[0]
             cheapest_hour = min(ranking, key=lambda r: (r["chip_hour_rank"], r["outcome_rank"]))
@@ -330,6 +434,8 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str]:
     index = [
         f"# hweval report, as of {as_of.isoformat()}",
         "",
+        *banner,
+        *render_changes(changes, previous_as_of, None, previous_tracked),
         "Price per accelerator-hour is the wrong metric: each workload is ranked by the cost of its outcome "
         "(a completed training run, a million tokens), with the rank by USD per chip-hour beside it. "
         "A reversal means a candidate dearer per chip-hour is cheaper per outcome.",

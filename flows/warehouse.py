@@ -27,6 +27,10 @@ def connect(path: Path) -> duckdb.DuckDBPyConnection:
     return duckdb.connect(str(path), config=STORAGE_COMPATIBILITY)
 
 
+def connect_read_only(path: Path) -> duckdb.DuckDBPyConnection:
+    return duckdb.connect(str(path), read_only=True)
+
+
 def fetch_dicts(con: duckdb.DuckDBPyConnection, query: str, params: list | None = None) -> list[dict]:
     """Rows of a query as dicts keyed by column name (on a cursor of its own, so no result is left open)."""
     cursor = con.cursor()
@@ -94,12 +98,15 @@ def recover_killed_publish(path: Path, reports_root: Path) -> list[str]:
     A publish holds `.<warehouse>.previous-<pid>` (the old warehouse) until both report folders are renamed in,
     moving the old ones aside as `.<name>.old-<pid>`. If the previous warehouse is still there, the publish did
     not finish: the old warehouse and the old report folders go back. If not, it did: the old folders go.
+    Recovery assumes the caller holds `runlock.exclusive`: no other run is publishing, so whatever a publish left
+    here is a dead run's, whether or not its pid has since been given to another process (or to this one). That
+    run's previous warehouse is the last committed one: every earlier run finished or was recovered before it.
     """
     actions = []
     previous_re = re.compile(rf"\.{re.escape(path.name)}\.previous-(?P<pid>\d+)")
     for previous in sorted(path.parent.iterdir()) if path.parent.exists() else []:
         match = previous_re.fullmatch(previous.name)
-        if not match or _pid_alive(int(match.group("pid"))):
+        if not match:
             continue
         pid = match.group("pid")
         os.replace(previous, path)
@@ -117,8 +124,14 @@ def recover_killed_publish(path: Path, reports_root: Path) -> list[str]:
                 shutil.rmtree(target)
                 actions.append(f"removed reports/{name}, which the killed run had just placed")
         journal.unlink(missing_ok=True)
-    for old in remove_leftovers_of_killed_runs(reports_root, r"\.(?:.+\.old|publish)-(?P<pid>\d+)(\.json)?"):
-        actions.append(f"removed {old.name}, left by a publish that finished")
+    finished_re = re.compile(r"\.(?:.+\.old|publish)-\d+(\.json)?")
+    for old in sorted(reports_root.iterdir()) if reports_root.exists() else []:
+        if finished_re.fullmatch(old.name):
+            if old.is_dir():
+                shutil.rmtree(old)
+            else:
+                old.unlink(missing_ok=True)
+            actions.append(f"removed {old.name}, left by a publish that finished")
     return actions
 
 
@@ -260,6 +273,7 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
         "mlperf_training_tasks": [
             {"task": task, **t.model_dump()} for task, t in catalog.models.mlperf_training_tasks.items()
         ],
+        "settings": [{"price_move_threshold": catalog.sources.price_move_threshold}],
         "sources": [
             {"source_id": s_id, "kind": s.kind, "enabled": s.enabled, "description": s.description,
              "path": f.path, "data_as_of": f.as_of, "source": f.source}

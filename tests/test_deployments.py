@@ -36,5 +36,6 @@ def test_prefect_deploy_all_registers_nightly_and_on_demand(prefect_server):
     assert on_demand.schedules == []
     assert nightly.entrypoint == on_demand.entrypoint == "flows/nightly.py:nightly"
     assert nightly.work_pool_name == "hweval"
+    assert nightly.parameters == {"live": True} and on_demand.parameters == {}  # nightly fetches live prices
     assert set(json.loads(json.dumps(nightly.parameter_openapi_schema))["properties"]) == {
-        "as_of", "catalog_dir", "warehouse_file", "reports_dir", "run_id", "source_files", "live", "accept_changes"}
+        "as_of", "catalog_dir", "warehouse_file", "reports_dir", "run_id", "source_files", "live", "accept_changes", "wait_s"}

@@ -29,4 +29,6 @@ def test_columns_are_documented_and_grain_is_unique(flow_run, model):
     documented = set(CONTRACT[model]["columns"])
     assert sorted(set(built) - documented) == [], "undocumented columns"
     assert sorted(documented - set(built)) == [], "documented columns the mart no longer has"
-    assert rows > 0 and duplicates == []
+    assert duplicates == []
+    # a first run has nothing to compare with: changes is empty then (tests/test_changes.py fills it)
+    assert rows > 0 or model == "changes"

@@ -4,13 +4,16 @@ create table if not exists ops.runs (
     as_of date not null,
     started_at timestamp not null,
     finished_at timestamp,
-    status varchar not null,          -- succeeded, or succeeded with stale sources (a failed run leaves no trace)
+    status varchar not null,          -- succeeded; succeeded with stale sources; failed: sources stale past their limit
+                                      -- (its reports are published); any other failure leaves no trace
     catalog_dir varchar,
     sources varchar,                  -- source ids, comma separated
     rows_in bigint,
     rows_landed bigint,
     rows_quarantined bigint,
-    stale_sources varchar             -- each stale source: since when (its last good data) and why
+    stale_sources varchar,            -- each stale source: since when (its last good data) and why
+    stale_past_limit varchar,         -- sources stale for longer than their max_stale_days (the run failed)
+    catalog_digest varchar            -- digest of the catalogs the run read (intermediate.int_catalog_digested)
 );
 create table if not exists ops.source_loads (
     run_id varchar not null,

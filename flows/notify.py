@@ -1,0 +1,201 @@
+"""Notifications: one short message per channel and run, sent with apprise to URLs read from the environment."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import logging
+import os
+import re
+import traceback
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import get_args
+
+import apprise
+
+from flows.catalog import Channel, NotificationEvent, NotificationsFile
+from flows.sources._common import redact_text
+
+log = logging.getLogger(__name__)
+
+EVENTS: tuple[str, ...] = get_args(NotificationEvent)
+LINE_ORDER = ("run_failed", "source_stale_past_limit", "best_offer_changed")  # most severe first, in title and body
+NOTIFY_TYPES = {"run_failed": apprise.NotifyType.FAILURE, "source_stale_past_limit": apprise.NotifyType.WARNING,
+                "best_offer_changed": apprise.NotifyType.INFO}
+
+MAX_LINE_CHARS = 300  # one event line; longer text (an error message) is cut with an ellipsis
+MAX_BODY_CHARS = 4000  # the event lines of one message together; the lines past it are counted, not shown
+CONNECT_TIMEOUT_S = 3.0  # apprise `cto`: the wait for a channel's server to accept the connection
+READ_TIMEOUT_S = 5.0  # apprise `rto`: the wait for each answer from it; a URL that sets cto or rto keeps its own
+MIN_SECRET_PIECE_CHARS = 4  # parts of a channel URL this long or longer are masked in the log records below
+# apprise logs a channel's URL, password included, at its TRACE level; urllib3 logs the request path at DEBUG
+SCRUBBED_LOGGERS = ("apprise", "urllib3.connectionpool", "urllib3.connection", "urllib3.util.retry")
+MASK = "***"
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something a person should hear about after a run, as one plain-text line."""
+
+    kind: NotificationEvent
+    text: str
+
+    def __post_init__(self) -> None:
+        if self.kind not in EVENTS:
+            raise ValueError(f"unknown notification event {self.kind!r} (expected one of {', '.join(EVENTS)})")
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """What became of one channel's message: sent, skipped, failed or nothing to send, and why (never the URL)."""
+
+    channel: str
+    status: str
+    detail: str
+
+
+def report_link(notifications: NotificationsFile, reports_root: Path, as_of: dt.date) -> str:
+    """The run's report index: under the served `report_url` when the catalog gives one, else the local path."""
+    if notifications.report_url:
+        return f"{notifications.report_url.rstrip('/')}/{as_of.isoformat()}/index.md"
+    return str(reports_root / as_of.isoformat() / "index.md")
+
+
+def _one_line(text: str) -> str:
+    """Event text from data as one redacted line of at most MAX_LINE_CHARS."""
+    line = redact_text(" ".join(text.split()))
+    return line if len(line) <= MAX_LINE_CHARS else line[: MAX_LINE_CHARS - 1] + "…"
+
+
+def _plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
+def _title(events: list[Event], as_of: dt.date) -> str:
+    """`hweval <date>: ` and what happened, counted per kind, most severe first."""
+    counts = {kind: sum(e.kind == kind for e in events) for kind in LINE_ORDER}
+    parts = []
+    if counts["run_failed"]:
+        parts.append("run failed")
+    if counts["source_stale_past_limit"]:
+        stale = counts["source_stale_past_limit"]
+        parts.append(f"{_plural(stale, 'source', 'sources')} stale past {'its' if stale == 1 else 'their'} limit")
+    if counts["best_offer_changed"]:
+        parts.append(f"best offer changed for {_plural(counts['best_offer_changed'], 'workload', 'workloads')}")
+    return f"hweval {as_of.isoformat()}: {'; '.join(parts)}"
+
+
+def compose(events: list[Event], *, as_of: dt.date, run_id: str, link: str, max_lines: int) -> tuple[str, str]:
+    """The (title, body) of one message: event lines, most severe kind first, then the report link and run id."""
+    ordered = sorted(events, key=lambda e: LINE_ORDER.index(e.kind))
+    shown: list[str] = []
+    used_chars = 0
+    for event in ordered:
+        line = _one_line(event.text)
+        if len(shown) == max_lines or used_chars + len(line) + 1 > MAX_BODY_CHARS:
+            break
+        shown.append(line)
+        used_chars += len(line) + 1
+    if len(ordered) > len(shown):
+        shown.append(f"… and {len(ordered) - len(shown)} more")
+    body = "\n".join([*shown, "", f"Report: {redact_text(link)}", f"Run: {redact_text(run_id)}"])
+    return _title(ordered, as_of), body
+
+
+def _with_timeouts(url: str) -> str:
+    """The apprise URL with CONNECT_TIMEOUT_S and READ_TIMEOUT_S appended, unless it sets its own."""
+    query = url.partition("?")[2]
+    given = {pair.partition("=")[0] for pair in query.split("&")}
+    extra = [f"{key}={value:g}" for key, value in (("cto", CONNECT_TIMEOUT_S), ("rto", READ_TIMEOUT_S))
+             if key not in given]
+    if not extra:
+        return url
+    separator = "&" if query else "" if url.endswith("?") else "?"
+    return url + separator + "&".join(extra)
+
+
+class _Scrubber(logging.Filter):
+    """Masks a channel URL and its parts in every record of SCRUBBED_LOGGERS while that channel is sent to."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        after_scheme = url.partition("://")[2]
+        pieces = {p for p in re.split(r"[/:@?&=#,;\s]+", after_scheme) if len(p) >= MIN_SECRET_PIECE_CHARS}
+        self.secrets = sorted({url, after_scheme, *pieces} - {""}, key=len, reverse=True)
+
+    def scrub(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, MASK)
+        return redact_text(text)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if record.exc_info:
+            message += "\n" + "".join(traceback.format_exception(*record.exc_info)).rstrip()
+        record.msg, record.args = self.scrub(message), ()
+        record.exc_info, record.exc_text, record.stack_info = None, None, None
+        return True
+
+
+@contextlib.contextmanager
+def _logs_scrubbed(scrubber: _Scrubber) -> Iterator[None]:
+    """Installs `scrubber` on the loggers of apprise and its HTTP client for the duration of one delivery."""
+    loggers = [logging.getLogger(name) for name in SCRUBBED_LOGGERS]
+    for logger in loggers:
+        logger.addFilter(scrubber)
+    try:
+        yield
+    finally:
+        for logger in loggers:
+            logger.removeFilter(scrubber)
+
+
+def _deliver(url: str, url_env: str, title: str, body: str, notify_type: apprise.NotifyType) -> tuple[str, str]:
+    """Send one message to one apprise URL; (status, detail) with no part of the URL in the detail."""
+    scrubber = _Scrubber(url)
+    try:
+        with _logs_scrubbed(scrubber):
+            sender = apprise.Apprise()
+            if not sender.add(_with_timeouts(url)):
+                return "failed", f"{url_env} is not a URL apprise understands"
+            delivered = sender.notify(title=title, body=body, notify_type=notify_type,
+                                      body_format=apprise.NotifyFormat.TEXT)
+    except Exception as exc:  # a notification must never fail or alter the run
+        return "failed", f"{type(exc).__name__}: {scrubber.scrub(str(exc))}"
+    if not delivered:
+        return "failed", (f"the service at {url_env} refused the message or did not answer in time; "
+                          "apprise's log says which")
+    return "sent", f"one message via {url_env}"
+
+
+def _send_to_channel(channel_id: str, channel: Channel, events: list[Event], environ: Mapping[str, str], *,
+                     as_of: dt.date, run_id: str, link: str) -> Delivery:
+    """The delivery of one channel's message, holding only the events it subscribes to."""
+    chosen = [e for e in events if e.kind in channel.events]
+    if not chosen:
+        return Delivery(channel_id, "nothing to send", f"none of its events ({', '.join(channel.events)}) happened")
+    url = environ.get(channel.url_env, "").strip()
+    if not url:
+        return Delivery(channel_id, "skipped", f"{channel.url_env} is not set")
+    title, body = compose(chosen, as_of=as_of, run_id=run_id, link=link, max_lines=channel.max_lines)
+    worst = min(chosen, key=lambda e: LINE_ORDER.index(e.kind)).kind
+    status, detail = _deliver(url, channel.url_env, title, body, NOTIFY_TYPES[worst])
+    return Delivery(channel_id, status, detail)
+
+
+def send(notifications: NotificationsFile, events: list[Event], *, as_of: dt.date, run_id: str, link: str,
+         environ: Mapping[str, str] | None = None) -> list[Delivery]:
+    """Send each channel its message for this run and say what became of it; never raises."""
+    environ = os.environ if environ is None else environ
+    deliveries = []
+    for channel_id, channel in notifications.channels.items():
+        try:
+            delivery = _send_to_channel(channel_id, channel, events, environ, as_of=as_of, run_id=run_id, link=link)
+        except Exception as exc:  # a notification must never fail or alter the run
+            delivery = Delivery(channel_id, "failed", f"{type(exc).__name__}: {redact_text(str(exc))}")
+        level = logging.WARNING if delivery.status == "failed" else logging.INFO
+        log.log(level, "notification channel %s: %s (%s)", channel_id, delivery.status, delivery.detail)
+        deliveries.append(delivery)
+    return deliveries

@@ -1,0 +1,57 @@
+-- Grain: one row per benchmark result this run reads (MLPerf Inference, MLPerf Training, the user's own runs),
+-- with a key that identifies the result across runs: its source and natural key, not its file row number.
+with inference as (
+    select * from staging.stg_mlperf_inference__results
+),
+
+training as (
+    select * from staging.stg_mlperf_training__results
+),
+
+own_runs as (
+    select * from staging.stg_benchmark_runs__results
+),
+
+listed as (
+    select
+        source_id,
+        concat_ws('|', source_id, result_id, model, scenario) as result_key,
+        accelerator_id,
+        task,
+        system || ' (' || submitter || '), ' || model || ' ' || scenario as result_label,
+        source_ref,
+        data_as_of
+    from inference
+    union all
+    select
+        source_id,
+        concat_ws('|', source_id, submitter, system, benchmark, chips, division) as result_key,
+        accelerator_id,
+        benchmark as task,
+        system || ' (' || submitter || '), ' || benchmark || ' on ' || chips || ' chips' as result_label,
+        source_ref,
+        data_as_of
+    from training
+    union all
+    select
+        source_id,
+        concat_ws('|', source_id, kind, accelerator_id, coalesce(instance_type, ''), chips, model_id, precision,
+                  coalesce(concurrency::varchar, ''), coalesce(request_rate::varchar, ''),
+                  coalesce(input_tokens::varchar, ''), coalesce(output_tokens::varchar, ''),
+                  coalesce(sequence_length::varchar, ''), coalesce(run_source, '')) as result_key,
+        accelerator_id,
+        model_id as task,
+        kind || ' run of ' || model_id || ' ' || precision || ' on ' || chips || ' x ' || accelerator_id
+            || coalesce(' at concurrency ' || concurrency, '') as result_label,
+        source_ref,
+        data_as_of
+    from own_runs
+),
+
+final as (
+    -- a result listed twice in one source (exact copies are quarantined; this keeps the key unique regardless)
+    select * from listed
+    qualify row_number() over (partition by result_key order by source_ref) = 1
+)
+
+select * from final

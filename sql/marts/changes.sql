@@ -1,0 +1,258 @@
+-- marts.changes — grain: one row per run x change_kind x subject: everything that differs from the run it is
+-- compared with (the latest committed run with an earlier as-of date; none for the first run): offers added and
+-- removed, prices that moved by more than catalog.settings.price_move_threshold (per offer and term), benchmark
+-- results new and withdrawn, sources that turned stale or fresh, a catalog edit, and per workload whether its best
+-- offer changed, with the reason and the money per outcome.
+with runs as (
+    select * from intermediate.int_runs_compared
+),
+
+sources as (
+    select * from intermediate.int_source_loads_compared
+),
+
+prices_now as (
+    select * from marts.price_history where as_of = (select as_of from runs)
+),
+
+prices_before as (
+    select * from marts.price_history where as_of = (select previous_as_of from runs)
+),
+
+ranks_now as (
+    select * from marts.rank_history where as_of = (select as_of from runs)
+),
+
+ranks_before as (
+    select * from marts.rank_history where as_of = (select previous_as_of from runs)
+),
+
+results_now as (
+    select * from marts.benchmark_results where as_of = (select as_of from runs)
+),
+
+results_before as (
+    select * from marts.benchmark_results where as_of = (select previous_as_of from runs)
+),
+
+compared as (
+    -- nothing is compared on the first run, nor with a run built before these history marts existed
+    select * from runs
+    where previous_as_of is not null
+        and (exists (select 1 from prices_before) or exists (select 1 from ranks_before))
+),
+
+offers_added as (
+    select
+        'offer_added' as change_kind, now.offer_id as subject, now.offer_id,
+        now.cloud || ' ' || now.instance_type || ' ' || now.region || ' ' || now.pricing_term
+            || coalesce(' (' || now.term_detail || ')', '') as label,
+        null::double as before_value, now.usd_per_hour as after_value, 'usd_per_hour' as unit
+    from prices_now as now
+    anti join prices_before as before using (offer_id)
+),
+
+offers_removed as (
+    select
+        'offer_removed' as change_kind, before.offer_id as subject, before.offer_id,
+        before.cloud || ' ' || before.instance_type || ' ' || before.region || ' ' || before.pricing_term
+            || coalesce(' (' || before.term_detail || ')', '') as label,
+        before.usd_per_hour as before_value, null::double as after_value, 'usd_per_hour' as unit
+    from prices_before as before
+    anti join prices_now as now using (offer_id)
+),
+
+prices_moved as (
+    select
+        'price_moved' as change_kind, now.offer_id as subject, now.offer_id,
+        now.cloud || ' ' || now.instance_type || ' ' || now.region || ' ' || now.pricing_term
+            || coalesce(' (' || now.term_detail || ')', '') as label,
+        before.usd_per_hour as before_value, now.usd_per_hour as after_value, 'usd_per_hour' as unit
+    from prices_now as now
+    inner join prices_before as before using (offer_id)
+    where before.usd_per_hour > 0
+        and abs(now.usd_per_hour / before.usd_per_hour - 1) > (select price_move_threshold from runs)
+),
+
+results_added as (
+    select
+        'benchmark_added' as change_kind, now.result_key as subject, null as offer_id,
+        now.result_label || ' [' || now.source_ref || ']' as label,
+        null::double as before_value, null::double as after_value, null as unit
+    from results_now as now
+    anti join results_before as before using (result_key)
+),
+
+results_withdrawn as (
+    select
+        'benchmark_withdrawn' as change_kind, before.result_key as subject, null as offer_id,
+        before.result_label || ' [' || before.source_ref || ']' as label,
+        null::double as before_value, null::double as after_value, null as unit
+    from results_before as before
+    anti join results_now as now using (result_key)
+),
+
+sources_changed as (
+    select
+        case when status = 'stale' then 'source_stale' else 'source_fresh' end as change_kind,
+        source_id as subject, null as offer_id,
+        source_id || case when status = 'stale'
+            then ' is stale (' || coalesce(error, 'no reason recorded') || ')'
+                || coalesce('; using its data as of ' || stale_since, '; no earlier data')
+            else ' is fresh again' end as label,
+        null::double as before_value, null::double as after_value, null as unit
+    from sources
+    where (status = 'stale' and coalesce(previous_status, 'landed') <> 'stale')
+        or (status = 'landed' and previous_status = 'stale')
+),
+
+catalog_changed as (
+    select
+        'catalog_changed' as change_kind, 'catalog' as subject, null as offer_id,
+        'the catalogs (accelerators, instances, models, workloads, pricing terms) changed' as label,
+        null::double as before_value, null::double as after_value, null as unit
+    from runs
+    where previous_catalog_digest is not null and previous_catalog_digest <> catalog_digest
+),
+
+picks as (
+    select
+        coalesce(now.workload_id, before.workload_id) as workload_id,
+        now.candidate_id, now.offer_id, now.outcome_metric, now.outcome_value, now.basis, now.benchmark_ref,
+        now.price_source_id, now.benchmark_source_id,
+        now.cloud || ' ' || now.instance_type || ' ' || now.region || ' ' || now.pricing_term
+            || coalesce(' ' || now.precision, '') as label,
+        before.candidate_id as previous_candidate_id, before.offer_id as previous_offer_id,
+        before.outcome_metric as previous_outcome_metric, before.outcome_value as previous_outcome_value,
+        before.price_source_id as previous_price_source_id, before.benchmark_source_id as previous_benchmark_source_id,
+        before.cloud || ' ' || before.instance_type || ' ' || before.region || ' ' || before.pricing_term
+            || coalesce(' ' || before.precision, '') as previous_label
+    from (select * from ranks_now where is_pick) as now
+    full outer join (select * from ranks_before where is_pick) as before using (workload_id)
+    where now.candidate_id is distinct from before.candidate_id
+),
+
+explained as (
+    select
+        picks.*,
+        previous_now.outcome_value as previous_pick_now_value,
+        previous_now.basis as previous_pick_now_basis,
+        pick_before.basis as pick_previous_basis,
+        pick_before.benchmark_ref as pick_previous_benchmark_ref,
+        (select any_value(label) from offers_added where offer_id = picks.offer_id) as pick_offer_added,
+        (select any_value(label) from offers_removed where offer_id = picks.previous_offer_id) as previous_offer_removed,
+        (select any_value(after_value / before_value) from prices_moved
+         where offer_id = picks.previous_offer_id and after_value > before_value) as previous_price_ratio,
+        (select any_value(before_value) from prices_moved where offer_id = picks.previous_offer_id) as previous_price_before,
+        (select any_value(after_value) from prices_moved where offer_id = picks.previous_offer_id) as previous_price_after,
+        (select any_value(after_value / before_value) from prices_moved
+         where offer_id = picks.offer_id and after_value < before_value) as pick_price_ratio,
+        (select any_value(before_value) from prices_moved where offer_id = picks.offer_id) as pick_price_before,
+        (select any_value(after_value) from prices_moved where offer_id = picks.offer_id) as pick_price_after,
+        (select any_value(label) from results_added
+         where split_part(subject, '|', 1) = picks.benchmark_source_id
+           and ends_with(label, '[' || picks.benchmark_ref || ']')) as pick_result_added,
+        (select string_agg(subject, ', ' order by subject) from sources_changed
+         where change_kind = 'source_stale'
+           and subject in (picks.price_source_id, picks.benchmark_source_id,
+                           picks.previous_price_source_id, picks.previous_benchmark_source_id)) as stale_sources,
+        (select count(*) from catalog_changed) > 0 as catalog_edited
+    from picks
+    left join ranks_now as previous_now on previous_now.candidate_id = picks.previous_candidate_id
+    left join ranks_before as pick_before on pick_before.candidate_id = picks.candidate_id
+),
+
+best_changed as (
+    select
+        'best_offer_changed' as change_kind,
+        workload_id as subject,
+        workload_id,
+        offer_id,
+        previous_offer_id,
+        label,
+        previous_label,
+        previous_outcome_value as before_value,
+        outcome_value as after_value,
+        coalesce(outcome_metric, previous_outcome_metric) as unit,
+        previous_pick_now_value,
+        case
+            when candidate_id is null then 'no candidate'
+            when previous_offer_removed is not null then 'offer withdrawn'
+            when previous_price_ratio is not null then 'price move'
+            when pick_price_ratio is not null then 'price move'
+            when pick_offer_added is not null then 'new offer'
+            when pick_result_added is not null
+                or pick_previous_basis is distinct from basis
+                or pick_previous_benchmark_ref is distinct from benchmark_ref then 'new result'
+            when stale_sources is not null then 'stale source'
+            when catalog_edited then 'catalog edit'
+            else 'smaller moves'
+        end as reason,
+        case
+            when candidate_id is null then 'no candidate can run it in this run'
+            when previous_offer_removed is not null then previous_label || ' is no longer offered'
+            when previous_price_ratio is not null
+                then previous_label || ' price rose ' || printf('%.2f', previous_price_ratio) || 'x ('
+                     || printf('%.2f', previous_price_before) || ' to ' || printf('%.2f', previous_price_after)
+                     || ' USD per hour)'
+            when pick_price_ratio is not null
+                then label || ' price fell to ' || printf('%.2f', pick_price_ratio) || 'x ('
+                     || printf('%.2f', pick_price_before) || ' to ' || printf('%.2f', pick_price_after)
+                     || ' USD per hour)'
+            when pick_offer_added is not null then label || ' is a new offer'
+            when pick_result_added is not null then 'a new benchmark result: ' || pick_result_added
+            when pick_previous_basis is distinct from basis
+                or pick_previous_benchmark_ref is distinct from benchmark_ref
+                then label || ' is now ' || basis || coalesce(' (' || benchmark_ref || ')', '')
+            when stale_sources is not null then 'stale: ' || stale_sources
+            when catalog_edited then 'the catalogs changed since the previous run'
+            else 'prices or results moved by less than the threshold each'
+        end as reason_detail
+    from explained
+),
+
+listed as (
+    select change_kind, subject, null as workload_id, offer_id, null as previous_offer_id, label,
+           null as previous_label, before_value, after_value, unit, null::double as previous_pick_now_value,
+           null as reason, null as reason_detail
+    from (
+        select * from offers_added
+        union all select * from offers_removed
+        union all select * from prices_moved
+        union all select * from results_added
+        union all select * from results_withdrawn
+        union all select * from sources_changed
+        union all select * from catalog_changed
+    )
+    union all
+    select change_kind, subject, workload_id, offer_id, previous_offer_id, label, previous_label, before_value,
+           after_value, unit, previous_pick_now_value, reason, reason_detail
+    from best_changed
+),
+
+final as (
+    select
+        compared.run_id,
+        compared.as_of,
+        compared.previous_run_id,
+        compared.previous_as_of,
+        listed.change_kind,
+        listed.subject,
+        listed.workload_id,
+        listed.offer_id,
+        listed.previous_offer_id,
+        listed.label,
+        listed.previous_label,
+        listed.before_value,
+        listed.after_value,
+        case when listed.before_value > 0 then listed.after_value / listed.before_value end as ratio,
+        listed.after_value - listed.before_value as delta_value,
+        listed.unit,
+        listed.previous_pick_now_value,
+        listed.reason,
+        listed.reason_detail
+    from listed
+    cross join compared
+)
+
+select * from final

@@ -1,0 +1,260 @@
+"""Notifications: one short message per channel, sent with apprise to a webhook on 127.0.0.1, never leaking a secret."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+import yaml
+
+from flows import notify
+from flows.catalog import CatalogError, NotificationsFile, load_catalog
+from flows.notify import Delivery, Event, compose, report_link, send
+
+AS_OF = dt.date(2026, 11, 30)
+RUN_ID = "2026-11-30-nightly"
+LINK = "https://reports.example.org/hweval/2026-11-30/index.md"
+ALL_EVENTS = ["best_offer_changed", "source_stale_past_limit", "run_failed"]
+SECRET_PASSWORD = "s3cr3tpass"
+SECRET_TOKEN = "abcd1234"
+
+BEST_CHANGED = Event("best_offer_changed", "Best for llama31-8b-chat-small is now aws g6.2xlarge spot "
+                                           "(was azure Standard_NC40ads_H100_v5 on_demand): 0.42 USD per 1M tokens")
+STALE = Event("source_stale_past_limit", "aws_pricing stale for 9 days (limit 7): LiveSourceError: access denied\n"
+                                         "fetching https://pricing.example/p?X-Amz-Signature=deadbeef")
+FAILED = Event("run_failed",
+               "run 2026-11-30-nightly failed: CatalogError: sources.yaml: sources.aws_pricing: unknown key")
+
+
+class Receiver:
+    """A webhook on 127.0.0.1 that records each request and answers with `status`."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+        self.status = 200
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                receiver.requests.append({"path": self.path, "headers": dict(self.headers),
+                                          "body": self.rfile.read(length)})
+                self.send_response(receiver.status)
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
+                                       daemon=True)
+        self.thread.start()
+
+    def url(self, path: str = "/hook") -> str:
+        return f"json://127.0.0.1:{self.port}{path}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
+@pytest.fixture
+def webhook():
+    """A running webhook receiver on 127.0.0.1, shut down after the test."""
+    receiver = Receiver()
+    yield receiver
+    receiver.close()
+
+
+def channels(**events_by_channel: list[str]) -> NotificationsFile:
+    return NotificationsFile.model_validate({"channels": {
+        name: {"url_env": f"HWEVAL_NOTIFY_{name.upper()}", "events": events}
+        for name, events in events_by_channel.items()}})
+
+
+def test_a_channel_on_every_event_gets_one_message_with_the_lines_and_the_link(webhook):
+    config = channels(team=ALL_EVENTS)
+    deliveries = send(config, [BEST_CHANGED, STALE, FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
+                      environ={"HWEVAL_NOTIFY_TEAM": webhook.url()})
+    assert deliveries == [Delivery("team", "sent", "one message via HWEVAL_NOTIFY_TEAM")]
+    [request] = webhook.requests
+    assert request["path"] == "/hook"
+    payload = json.loads(request["body"])
+    assert set(payload) >= {"title", "message", "type", "version"}
+    assert payload["type"] == "failure"
+    assert payload["title"] == ("hweval 2026-11-30: run failed; 1 source stale past its limit; "
+                                "best offer changed for 1 workload")
+    assert payload["message"] == (
+        "run 2026-11-30-nightly failed: CatalogError: sources.yaml: sources.aws_pricing: unknown key\n"
+        "aws_pricing stale for 9 days (limit 7): LiveSourceError: access denied fetching "
+        "https://pricing.example/p?X-Amz-Signature=***\n"
+        "Best for llama31-8b-chat-small is now aws g6.2xlarge spot (was azure Standard_NC40ads_H100_v5 on_demand): "
+        "0.42 USD per 1M tokens\n"
+        "\n"
+        "Report: https://reports.example.org/hweval/2026-11-30/index.md\n"
+        "Run: 2026-11-30-nightly"
+    )
+
+
+def test_a_channel_gets_only_its_events_and_nothing_when_none_happened(webhook):
+    config = channels(oncall=["run_failed"], analysts=["best_offer_changed"])
+    environ = {"HWEVAL_NOTIFY_ONCALL": webhook.url("/oncall"), "HWEVAL_NOTIFY_ANALYSTS": webhook.url("/analysts")}
+    deliveries = send(config, [BEST_CHANGED, BEST_CHANGED], as_of=AS_OF, run_id=RUN_ID, link=LINK, environ=environ)
+    assert deliveries == [
+        Delivery("oncall", "nothing to send", "none of its events (run_failed) happened"),
+        Delivery("analysts", "sent", "one message via HWEVAL_NOTIFY_ANALYSTS"),
+    ]
+    assert [r["path"] for r in webhook.requests] == ["/analysts"]
+    payload = json.loads(webhook.requests[0]["body"])
+    assert payload["title"] == "hweval 2026-11-30: best offer changed for 2 workloads"
+    assert payload["type"] == "info"
+
+
+def test_an_unset_variable_skips_the_channel_and_the_others_still_go(webhook, caplog):
+    caplog.set_level(logging.INFO, logger="flows.notify")
+    config = channels(team=ALL_EVENTS, oncall=["run_failed"])
+    deliveries = send(config, [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
+                      environ={"HWEVAL_NOTIFY_ONCALL": webhook.url()})
+    assert deliveries == [Delivery("team", "skipped", "HWEVAL_NOTIFY_TEAM is not set"),
+                          Delivery("oncall", "sent", "one message via HWEVAL_NOTIFY_ONCALL")]
+    assert len(webhook.requests) == 1
+    assert "notification channel team: skipped (HWEVAL_NOTIFY_TEAM is not set)" in caplog.text
+
+
+def test_no_secret_of_the_url_reaches_the_log_or_a_delivery(webhook, caplog):
+    caplog.set_level(1)  # everything, apprise's TRACE included: it logs the URL it unpacks there
+    secret_url = f"json://user:{SECRET_PASSWORD}@127.0.0.1:{webhook.port}/hook?token={SECRET_TOKEN}"
+    not_a_url = f"https://example.invalid/hook?token={SECRET_TOKEN}&password={SECRET_PASSWORD}"
+    config = channels(team=ALL_EVENTS, broken=ALL_EVENTS)
+    deliveries = send(config, [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
+                      environ={"HWEVAL_NOTIFY_TEAM": secret_url, "HWEVAL_NOTIFY_BROKEN": not_a_url})
+    assert deliveries == [
+        Delivery("team", "sent", "one message via HWEVAL_NOTIFY_TEAM"),
+        Delivery("broken", "failed", "HWEVAL_NOTIFY_BROKEN is not a URL apprise understands"),
+    ]
+    assert webhook.requests[0]["headers"]["Authorization"].startswith("Basic ")  # the secret URL was used
+    assert "apprise" in {r.name for r in caplog.records}
+    shown = caplog.text + "".join(d.detail for d in deliveries)
+    assert SECRET_PASSWORD not in shown and SECRET_TOKEN not in shown
+
+
+def test_an_exception_inside_apprise_is_a_failed_delivery_without_the_url(webhook, monkeypatch, caplog):
+    secret_url = f"json://user:{SECRET_PASSWORD}@127.0.0.1:{webhook.port}/hook"
+
+    def explode(*args: object, **kwargs: object) -> bool:
+        raise RuntimeError(f"could not reach {secret_url}")
+
+    monkeypatch.setattr(notify.apprise.Apprise, "notify", explode)
+    deliveries = send(channels(team=ALL_EVENTS), [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
+                      environ={"HWEVAL_NOTIFY_TEAM": secret_url})
+    assert deliveries == [Delivery("team", "failed", "RuntimeError: could not reach ***")]
+    assert SECRET_PASSWORD not in caplog.text
+
+
+def test_a_receiver_answering_500_is_a_failed_delivery_not_an_exception(webhook):
+    webhook.status = 500
+    deliveries = send(channels(team=ALL_EVENTS), [STALE], as_of=AS_OF, run_id=RUN_ID, link=LINK,
+                      environ={"HWEVAL_NOTIFY_TEAM": webhook.url()})
+    assert deliveries == [Delivery("team", "failed", "the service at HWEVAL_NOTIFY_TEAM refused the message or did "
+                                                     "not answer in time; apprise's log says which")]
+    assert len(webhook.requests) == 1
+
+
+def test_an_endpoint_that_never_answers_costs_at_most_the_declared_timeouts(monkeypatch):
+    monkeypatch.setattr(notify, "CONNECT_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(notify, "READ_TIMEOUT_S", 0.5)
+    with socket.socket() as silent:  # accepts connections into its backlog, never reads or answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(1)
+        started = time.monotonic()
+        [delivery] = send(channels(team=ALL_EVENTS), [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
+                          environ={"HWEVAL_NOTIFY_TEAM": f"json://127.0.0.1:{silent.getsockname()[1]}/hook"})
+        elapsed_s = time.monotonic() - started
+    assert delivery.status == "failed"
+    assert elapsed_s < 3  # apprise's own read timeout is 4 s: the declared 0.5 s applied
+
+
+def test_more_events_than_max_lines_are_counted_not_shown():
+    events = [Event("best_offer_changed", f"Best for workload-{i} changed") for i in range(5)]
+    title, body = compose(events, as_of=AS_OF, run_id=RUN_ID, link=LINK, max_lines=2)
+    assert title == "hweval 2026-11-30: best offer changed for 5 workloads"
+    assert body == ("Best for workload-0 changed\n"
+                    "Best for workload-1 changed\n"
+                    "… and 3 more\n"
+                    "\n"
+                    f"Report: {LINK}\n"
+                    f"Run: {RUN_ID}")
+
+
+def test_long_lines_are_cut_and_the_body_is_bounded():
+    events = [Event("source_stale_past_limit", f"src{i} " + "x" * 1000) for i in range(100)]
+    title, body = compose(events, as_of=AS_OF, run_id=RUN_ID, link=LINK, max_lines=100)
+    lines = body.split("\n")
+    assert title == "hweval 2026-11-30: 100 sources stale past their limit"
+    assert len(lines[0]) == notify.MAX_LINE_CHARS and lines[0].endswith("…")
+    shown = len(lines) - 4  # the "… and N more" line, a blank line, Report and Run
+    assert sum(len(line) + 1 for line in lines[:shown]) <= notify.MAX_BODY_CHARS
+    assert lines[shown] == f"… and {100 - shown} more"
+
+
+def test_the_report_link_uses_report_url_or_the_local_path(tmp_path):
+    served = NotificationsFile(report_url="https://reports.example.org/hweval/")
+    assert report_link(served, tmp_path, AS_OF) == "https://reports.example.org/hweval/2026-11-30/index.md"
+    assert report_link(NotificationsFile(), tmp_path, AS_OF) == str(tmp_path / "2026-11-30" / "index.md")
+
+
+def test_an_unknown_event_kind_is_a_programming_error():
+    with pytest.raises(ValueError, match="unknown notification event 'price_dropped'"):
+        Event("price_dropped", "text")
+
+
+def write_notifications(catalog_dir: Path, data: dict) -> None:
+    (catalog_dir / "notifications.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def test_the_shipped_notifications_catalog_reads_the_url_from_the_environment(catalog):
+    team = catalog.notifications.channels["team"]
+    assert (team.url_env, team.events, team.max_lines) == ("HWEVAL_NOTIFY_URL", ALL_EVENTS, 10)
+    assert catalog.notifications.report_url is None
+
+
+def test_a_url_written_in_the_catalog_is_rejected(catalog_copy):
+    write_notifications(catalog_copy, {"channels": {"team": {"url": "json://host/hook", "events": ["run_failed"]}}})
+    with pytest.raises(CatalogError) as err:
+        load_catalog(catalog_copy)
+    assert str(err.value) == ("notifications.yaml: channels.team.url_env: missing required key\n"
+                              "notifications.yaml: channels.team.url: unknown key (not part of the notifications.yaml "
+                              "schema)")
+
+
+def test_a_missing_notifications_catalog_means_no_channels(catalog_copy):
+    (catalog_copy / "notifications.yaml").unlink()
+    assert load_catalog(catalog_copy).notifications == NotificationsFile()
+
+
+def test_an_unknown_event_name_is_rejected_naming_the_channel(catalog_copy):
+    write_notifications(catalog_copy, {"channels": {"team": {"url_env": "HWEVAL_NOTIFY_URL",
+                                                             "events": ["run_failed", "price_dropped"]}}})
+    with pytest.raises(CatalogError) as err:
+        load_catalog(catalog_copy)
+    assert str(err.value).startswith("notifications.yaml: channels.team.events.1: Input should be ")
+    assert "(got 'price_dropped')" in str(err.value)
+
+
+def test_an_event_listed_twice_or_a_lowercase_variable_is_rejected(catalog_copy):
+    write_notifications(catalog_copy, {"channels": {"team": {"url_env": "hweval_url",
+                                                             "events": ["run_failed", "run_failed"]}}})
+    with pytest.raises(CatalogError) as err:
+        load_catalog(catalog_copy)
+    message = str(err.value)
+    assert "notifications.yaml: channels.team.url_env: String should match pattern" in message
+    assert "notifications.yaml: channels.team.events: Value error, run_failed listed more than once" in message
