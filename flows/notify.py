@@ -25,7 +25,7 @@ LINE_ORDER = ("run_failed", "source_stale_past_limit", "best_offer_changed")  # 
 NOTIFY_TYPES = {"run_failed": apprise.NotifyType.FAILURE, "source_stale_past_limit": apprise.NotifyType.WARNING,
                 "best_offer_changed": apprise.NotifyType.INFO}
 
-MAX_LINE_CHARS = 300  # one event line; longer text (an error message) is cut with an ellipsis
+MAX_LINE_CHARS = 500  # one event line; longer text (an error message) is cut with an ellipsis
 MAX_BODY_CHARS = 4000  # the event lines of one message together; the lines past it are counted, not shown
 CONNECT_TIMEOUT_S = 3.0  # apprise `cto`: the wait for a channel's server to accept the connection
 READ_TIMEOUT_S = 5.0  # apprise `rto`: the wait for each answer from it; a URL that sets cto or rto keeps its own

@@ -332,7 +332,7 @@ def render_changes(changes: list[dict], previous_as_of: dt.date | None, workload
                    previous_tracked: bool = True) -> list[str]:
     """The "What changed" section: the index lists every change; a workload page its best offer, then the rest."""
     if previous_as_of is None:
-        return ["## What changed", "", "This is the first run in this warehouse: there is nothing to compare with.", ""]
+        return ["## What changed", "", "No earlier run in this warehouse to compare with.", ""]
     if not previous_tracked:
         return ["## What changed", "", f"The previous run ({previous_as_of.isoformat()}) was built before hweval "
                 "kept price and rank history: there is nothing to compare with yet.", ""]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import os
 import shutil
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -69,3 +71,45 @@ def flow_run(prefect_server, tmp_path_factory):
         run_id=RUN_ID,
     )
     return result
+
+
+class Receiver:
+    """A webhook on 127.0.0.1 that records each request and answers with `status`."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+        self.status = 200
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                receiver.requests.append({"path": self.path, "headers": dict(self.headers),
+                                          "body": self.rfile.read(length)})
+                self.send_response(receiver.status)
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
+                                       daemon=True)
+        self.thread.start()
+
+    def url(self, path: str = "/hook") -> str:
+        return f"json://127.0.0.1:{self.port}{path}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
+@pytest.fixture
+def webhook():
+    """A running webhook receiver on 127.0.0.1, shut down after the test."""
+    receiver = Receiver()
+    yield receiver
+    receiver.close()

@@ -119,11 +119,14 @@ def test_a_source_returning_garbage_is_stale_and_the_run_goes_on_with_its_last_g
 
 
 def test_a_source_that_never_landed_is_stale_without_data(prefect_server, tmp_path, catalog_copy):
-    from flows.nightly import nightly
+    from flows.nightly import StalePastLimit, nightly
 
     (catalog_copy / "snapshot/gcp_billing/compute-engine.skus.page-1.json").write_bytes(b"\xff not json")
-    result = nightly(as_of=AS_OF, catalog_dir=str(catalog_copy), warehouse_file=str(tmp_path / "w.duckdb"),
-                     reports_dir=str(tmp_path / "reports"), run_id="first")
+    with pytest.raises(StalePastLimit) as failed:  # never landed: past any limit, reports published all the same
+        nightly(as_of=AS_OF, catalog_dir=str(catalog_copy), warehouse_file=str(tmp_path / "w.duckdb"),
+                reports_dir=str(tmp_path / "reports"), run_id="first")
+    result = failed.value.result
+    assert [line.split(" (limit")[0] for line in result.stale_past_limit] == ["gcp_billing has never landed"]
     [gcp] = [load for load in result.loads if load.source_id == "gcp_billing"]
     assert (gcp.status, gcp.stale_since) == ("stale", None)
     assert query(result, "select count(*) as n from marts.offers where cloud = 'gcp'") == [{"n": 0}]

@@ -127,7 +127,13 @@ def test_a_source_denied_live_is_stale_and_the_others_land(prefect_server, catal
                                             service_message="not authorized to perform: pricing:GetProducts")
     aws_clients["ec2"].add_response("describe_spot_price_history", {"SpotPriceHistory": [
         spot_item("us-east-1a", "p5.48xlarge", "10.240000", 5)]})
-    result = run_live(catalog_dir, tmp_path, monkeypatch)
+    from flows.nightly import StalePastLimit
+
+    # aws_pricing never landed: stale past any limit, so the run publishes, then fails
+    with pytest.raises(StalePastLimit, match="aws_pricing has never landed") as failed:
+        run_live(catalog_dir, tmp_path, monkeypatch)
+    result = failed.value.result
+    assert [line.split()[0] for line in result.stale_past_limit] == ["aws_pricing"]
     loads = {load.source_id: load for load in result.loads}
     assert loads["aws_pricing"].status == "stale"
     assert "access denied (AccessDeniedException)" in loads["aws_pricing"].error

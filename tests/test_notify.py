@@ -6,9 +6,7 @@ import datetime as dt
 import json
 import logging
 import socket
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -31,48 +29,6 @@ STALE = Event("source_stale_past_limit", "aws_pricing stale for 9 days (limit 7)
                                          "fetching https://pricing.example/p?X-Amz-Signature=deadbeef")
 FAILED = Event("run_failed",
                "run 2026-11-30-nightly failed: CatalogError: sources.yaml: sources.aws_pricing: unknown key")
-
-
-class Receiver:
-    """A webhook on 127.0.0.1 that records each request and answers with `status`."""
-
-    def __init__(self) -> None:
-        self.requests: list[dict] = []
-        self.status = 200
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length", 0))
-                receiver.requests.append({"path": self.path, "headers": dict(self.headers),
-                                          "body": self.rfile.read(length)})
-                self.send_response(receiver.status)
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
-                                       daemon=True)
-        self.thread.start()
-
-    def url(self, path: str = "/hook") -> str:
-        return f"json://127.0.0.1:{self.port}{path}"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join()
-
-
-@pytest.fixture
-def webhook():
-    """A running webhook receiver on 127.0.0.1, shut down after the test."""
-    receiver = Receiver()
-    yield receiver
-    receiver.close()
 
 
 def channels(**events_by_channel: list[str]) -> NotificationsFile:

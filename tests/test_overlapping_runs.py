@@ -192,12 +192,12 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-def start_run(root: Path, as_of: dt.date, name: str, **env) -> subprocess.Popen:
+def start_run(root: Path, as_of: dt.date, logs: Path, **env) -> subprocess.Popen:
     """`hweval run --as-of` into root/warehouse and root/reports, in its own process; its output goes to
-    root/<name>.out and root/<name>.err."""
+    `logs`.out and `logs`.err."""
     from prefect.settings import PREFECT_API_URL
 
-    out, err = (open(root / f"{name}.{stream}", "w") for stream in ("out", "err"))  # noqa: SIM115
+    out, err = (open(logs.with_suffix(f".{stream}"), "w") for stream in ("out", "err"))  # noqa: SIM115
     with out, err:
         return subprocess.Popen(
             [sys.executable, "-c", PAUSE, "run", "--as-of", as_of.isoformat(), "--wait", "600",
@@ -238,7 +238,7 @@ def assert_runs_and_reports_agree(root: Path) -> dict[dt.date, str]:
 
 
 def test_two_runs_started_together_run_one_after_the_other(prefect_server, tmp_path):
-    runs = {as_of: start_run(tmp_path, as_of, f"run-{as_of}") for as_of in (D1, D2)}
+    runs = {as_of: start_run(tmp_path, as_of, tmp_path / f"run-{as_of}") for as_of in (D1, D2)}
     for as_of, proc in runs.items():
         assert proc.wait(timeout=400) == 0, (tmp_path / f"run-{as_of}.err").read_text()[-3000:]
     errs = {as_of: (tmp_path / f"run-{as_of}.err").read_text() for as_of in (D1, D2)}
@@ -249,24 +249,28 @@ def test_two_runs_started_together_run_one_after_the_other(prefect_server, tmp_p
 
 
 @pytest.mark.parametrize("pause_in", ["build", "publish"])
-def test_a_run_killed_while_another_waits_loses_nothing_committed(prefect_server, last_good, pause_in):  # noqa: F811
+def test_a_run_killed_while_another_waits_loses_nothing_committed(prefect_server, last_good, tmp_path, pause_in):  # noqa: F811
     """Run A holds the lock, paused in its build or half way through its publish; run B waits; A is SIGKILLed.
     B goes on: the golden run committed before A is kept, B is committed and published, nothing of A is."""
     before = published(last_good)
-    paused = last_good / "a.paused"
-    a = start_run(last_good, D1, "a", HWEVAL_TEST_PAUSE_IN=pause_in, HWEVAL_TEST_PAUSED=str(paused))
+    paused = tmp_path / "a.paused"
+    a = start_run(last_good, D1, tmp_path / "a", HWEVAL_TEST_PAUSE_IN=pause_in, HWEVAL_TEST_PAUSED=str(paused))
     try:
         wait_for(paused.exists, f"run A to pause in its {pause_in}")
-        b = start_run(last_good, D2, "b")
-        wait_for(lambda: "waiting up to 600 s" in (last_good / "b.err").read_text(), "run B to wait for run A")
+        b = start_run(last_good, D2, tmp_path / "b")
+        wait_for(lambda: "waiting up to 600 s" in (tmp_path / "b.err").read_text(), "run B to wait for run A")
         if pause_in == "build":
             assert published(last_good) == before
+        # B is stopped while A is killed and reaped: a dead child not yet reaped still answers `kill -0`, and B
+        # would keep what that run rendered as if it were alive
+        os.kill(b.pid, signal.SIGSTOP)
     finally:
         a.kill()
-    assert a.wait(timeout=10) == -signal.SIGKILL
-    assert b.wait(timeout=400) == 0, (last_good / "b.err").read_text()[-3000:]
+        assert a.wait(timeout=10) == -signal.SIGKILL
+    os.kill(b.pid, signal.SIGCONT)
+    assert b.wait(timeout=400) == 0, (tmp_path / "b.err").read_text()[-3000:]
     runs = assert_runs_and_reports_agree(last_good)
     assert list(runs) == [AS_OF, D2] and runs[AS_OF] == RUN_ID
     assert published_run_id(last_good / "reports" / AS_OF.isoformat()) == RUN_ID
     if pause_in == "publish":
-        assert "restored the warehouse a killed run (pid {})".format(a.pid) in (last_good / "b.err").read_text()
+        assert f"restored the warehouse a killed run (pid {a.pid}) was replacing" in (tmp_path / "b.err").read_text()

@@ -77,7 +77,7 @@ prices_moved as (
 results_added as (
     select
         'benchmark_added' as change_kind, now.result_key as subject, null as offer_id,
-        now.result_label || ' [' || now.source_ref || ']' as label,
+        now.result_label || ' (' || now.source_ref || ')' as label,
         null::double as before_value, null::double as after_value, null as unit
     from results_now as now
     anti join results_before as before using (result_key)
@@ -86,7 +86,7 @@ results_added as (
 results_withdrawn as (
     select
         'benchmark_withdrawn' as change_kind, before.result_key as subject, null as offer_id,
-        before.result_label || ' [' || before.source_ref || ']' as label,
+        before.result_label || ' (' || before.source_ref || ')' as label,
         null::double as before_value, null::double as after_value, null as unit
     from results_before as before
     anti join results_now as now using (result_key)
@@ -151,7 +151,7 @@ explained as (
         (select any_value(after_value) from prices_moved where offer_id = picks.offer_id) as pick_price_after,
         (select any_value(label) from results_added
          where split_part(subject, '|', 1) = picks.benchmark_source_id
-           and ends_with(label, '[' || picks.benchmark_ref || ']')) as pick_result_added,
+           and ends_with(label, '(' || picks.benchmark_ref || ')')) as pick_result_added,
         (select string_agg(subject, ', ' order by subject) from sources_changed
          where change_kind = 'source_stale'
            and subject in (picks.price_source_id, picks.benchmark_source_id,

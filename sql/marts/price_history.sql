@@ -19,7 +19,8 @@ final as (
         usd_per_hour,
         usd_per_chip_hour,
         price_source_id,
-        price_as_of
+        price_as_of,
+        price_ref
     from offers
 )
 

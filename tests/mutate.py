@@ -1,0 +1,261 @@
+"""`make mutate`: plant one small bug at a time in the cost SQL (and a few Python spots) and count those the tests catch.
+
+Each mutation is a text replacement in one file, made in a scratch copy of the project: the working tree is never
+touched, so a suite running beside it is not disturbed, and Ctrl-C leaves nothing to restore. The copy runs only
+the fast test modules that exercise the mutated code (no Prefect server), stopping at the first failure. A
+mutation is *caught* when a test fails, *survives* when they all pass. Exit status: 0 all caught, 1 some survived,
+2 the list no longer matches the code or the unmutated copy fails its tests.
+
+    .venv/bin/python tests/mutate.py                        # every mutation
+    .venv/bin/python tests/mutate.py --list                 # names only
+    .venv/bin/python tests/mutate.py reserved-rows-swapped  # some, by name
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+MACROS = "sql/macros.sql"
+OFFERS = "sql/intermediate/int_offers_priced.sql"
+INFERENCE = "sql/intermediate/int_inference_estimates_computed.sql"
+TRAINING = "sql/intermediate/int_training_estimates_computed.sql"
+MEASURED = "sql/intermediate/int_training_measured.sql"
+
+COST_TESTS = ("tests/test_macros.py", "tests/test_cost_model.py", "tests/test_marts.py")
+OFFER_TESTS = ("tests/test_macros.py", "tests/test_traps.py", "tests/test_price_sheet.py",
+               "tests/test_source_aws_offer_file.py::test_an_offer_file_given_to_a_run_prices_on_demand_and_reserved_offers")
+CATALOG_TESTS = ("tests/test_traps.py",)
+AWS_PARSER_TESTS = ("tests/test_source_aws_pricing.py",)
+
+
+@dataclass(frozen=True)
+class Mutation:
+    name: str
+    path: str
+    old: str  # must occur exactly once in the file
+    new: str
+    tests: tuple[str, ...]
+
+
+MUTATIONS = (
+    # ---------------------------------------------------------------- the six bugs issue 19 planted
+    Mutation("reserved-rows-swapped", OFFERS,
+             "(where unit = 'Hrs'), 0) as recurring_usd_per_hour,\n"
+             "        coalesce(sum(price_usd) filter (where unit = 'Quantity'), 0) as upfront_usd,",
+             "(where unit = 'Quantity'), 0) as recurring_usd_per_hour,\n"
+             "        coalesce(sum(price_usd) filter (where unit = 'Hrs'), 0) as upfront_usd,", OFFER_TESTS),
+    Mutation("worst-tensor-parallel-group", INFERENCE,
+             "replicas_per_instance * replica_tokens_per_s / instances_per_replica desc",
+             "replicas_per_instance * replica_tokens_per_s / instances_per_replica asc", COST_TESTS),
+    Mutation("check-catalog-returns-at-once", "flows/checks.py",
+             "    rows = accelerator_rows(catalog)\n    suite = load_suite_json(",
+             "    return\n    suite = load_suite_json(", CATALOG_TESTS),
+    Mutation("aws-live-option-runtime-error", "flows/sources/aws_pricing.py",
+             'raise SourceFormatError(f"aws_pricing: live option endpoint_region',
+             'raise RuntimeError(f"aws_pricing: live option endpoint_region', AWS_PARSER_TESTS),
+    Mutation("completed-run-ignores-instances", MACROS,
+             "hours::double * instances * usd_per_hour::double * (1 + interruption_overhead::double)",
+             "hours::double * usd_per_hour::double * (1 + interruption_overhead::double)", COST_TESTS),
+    Mutation("term-hours-720-a-month", MACROS, "months::double * 730;", "months::double * 720;", OFFER_TESTS),
+    Mutation("on-prem-ignores-pue", MACROS,
+             "power_kw::double * coalesce(pue::double, 1.0) * usd_per_kwh::double",
+             "power_kw::double * usd_per_kwh::double", OFFER_TESTS),
+    Mutation("term-as-long-as-the-service-refused", MACROS,
+             "term_months <= coalesce(workload_months, 0)", "term_months < coalesce(workload_months, 0)", COST_TESTS),
+    # ---------------------------------------------------------------- cost macros
+    Mutation("every-term-amortised-over-one-year", MACROS,
+             "coalesce(upfront_usd::double, 0) / term_hours;", "coalesce(upfront_usd::double, 0) / 8760;",
+             OFFER_TESTS),
+    Mutation("on-prem-opex-not-per-hour", MACROS,
+             "coalesce(opex_usd_per_month::double, 0) / 730;", "coalesce(opex_usd_per_month::double, 0) / 720;",
+             OFFER_TESTS),
+    Mutation("instances-rounded-down", MACROS,
+             "cast(ceil(chips::double / chips_per_instance) as integer);",
+             "cast(floor(chips::double / chips_per_instance) as integer);", COST_TESTS),
+    Mutation("fp8-as-two-bytes", MACROS, "when 'fp8' then 1.0::double", "when 'fp8' then 2.0::double", COST_TESTS),
+    Mutation("kv-cache-keys-only", MACROS, "2.0 * layers::double * kv_heads", "1.0 * layers::double * kv_heads",
+             COST_TESTS),
+    Mutation("all-memory-usable", MACROS,
+             "chips::double * memory_gb_per_chip::double * usable_fraction::double;",
+             "chips::double * memory_gb_per_chip::double;", COST_TESTS),
+    Mutation("memory-fit-strict", MACROS,
+             "        <= usable_memory_gb(chips, memory_gb_per_chip, usable_fraction);",
+             "        < usable_memory_gb(chips, memory_gb_per_chip, usable_fraction);", COST_TESTS),
+    Mutation("scaling-loss-one-doubling-early", MACROS,
+             "log2(greatest(instances::double, 1))", "log2(greatest(instances::double, 1) + 1)", COST_TESTS),
+    Mutation("mfu-minutes-not-seconds", MACROS,
+             "(minutes::double * 60 * chips::double", "(minutes::double * chips::double", COST_TESTS),
+    Mutation("energy-without-pue", MACROS,
+             "tdp_w::double / 1000 * pue::double;", "tdp_w::double / 1000;", COST_TESTS),
+    Mutation("replicas-per-instance-rounded-up", MACROS,
+             "then cast(floor(chips_per_instance::double / replica_chips) as integer)",
+             "then cast(ceil(chips_per_instance::double / replica_chips) as integer)", COST_TESTS),
+    Mutation("tokens-per-minute-not-hour", MACROS,
+             "usd_per_hour::double / (tokens_per_s::double * 3600) * 1e6",
+             "usd_per_hour::double / (tokens_per_s::double * 60) * 1e6", COST_TESTS),
+    Mutation("decode-step-the-faster-side", MACROS, "    greatest(\n        (weights_gb::double",
+             "    least(\n        (weights_gb::double", COST_TESTS),
+    Mutation("peak-factor-ignored", MACROS,
+             "ceil(mean_requests_per_s::double * peak_factor::double", "ceil(mean_requests_per_s::double",
+             COST_TESTS),
+    Mutation("failed-requests-counted", MACROS,
+             "(mean_requests_per_s::double * 3600 * 730 * success_rate::double)",
+             "(mean_requests_per_s::double * 3600 * 730)", COST_TESTS),
+    Mutation("lifetime-without-training", MACROS,
+             "coalesce(training_usd::double, 0) + months::double", "months::double", COST_TESTS),
+    # ---------------------------------------------------------------- cost models
+    Mutation("spot-highest-zone-price", OFFERS,
+             "        min(price_usd) as usd_per_hour,\n        'lowest latest price",
+             "        max(price_usd) as usd_per_hour,\n        'lowest latest price", OFFER_TESTS),
+    Mutation("discount-taken-as-tenths", OFFERS,
+             "public.usd_per_hour * (1 - sheet.percent_off / 100) as usd_per_hour",
+             "public.usd_per_hour * (1 - sheet.percent_off / 1000) as usd_per_hour", OFFER_TESTS),
+    Mutation("kv-context-full-output", INFERENCE,
+             "(input_tokens + output_tokens / 2.0) * kv_bytes_per_token", "(input_tokens + output_tokens) * kv_bytes_per_token",
+             COST_TESTS),
+    Mutation("measured-run-minutes-as-hours", MEASURED,
+             "completed_run_usd_with_overhead(\n            results.time_to_train_minutes / 60,",
+             "completed_run_usd_with_overhead(\n            results.time_to_train_minutes,", COST_TESTS),
+    Mutation("published-mfu-ignored", TRAINING,
+             "when 'same_model' then same_model_mfu\n", "when 'same_model' then default_mfu\n", COST_TESTS),
+)
+
+
+@dataclass
+class Outcome:
+    mutation: Mutation
+    status: str  # caught | survived | error
+    detail: str
+    seconds: float
+    line: int = 0
+
+
+def project_files(root: Path) -> list[str]:
+    """The working tree's files as git sees them (tracked and new, not ignored)."""
+    out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=root,
+                         check=True, capture_output=True).stdout.decode()
+    return sorted({name for name in out.split("\0") if name and (root / name).is_file()})
+
+
+def scratch_copy(root: Path, files: list[str], into: Path) -> Path:
+    for name in files:
+        target = into / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(root / name, target)
+    return into
+
+
+def line_of(text: str, old: str) -> int:
+    return text[:text.index(old)].count("\n") + 1
+
+
+def pytest(copy: Path, tests: tuple[str, ...]) -> subprocess.CompletedProcess:
+    """The copy's tests against the copy's code: PYTHONPATH puts its `flows` ahead of the editable install."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(copy), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+               PYTHONDONTWRITEBYTECODE="1")
+    return subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
+                          cwd=copy, env=env, capture_output=True, text=True)
+
+
+def first_failure(output: str) -> str:
+    found = re.search(r"^(?:FAILED|ERROR) (\S+)", output, re.M)
+    return found.group(1) if found else output.strip().splitlines()[-1] if output.strip() else "(no output)"
+
+
+def try_mutation(copy: Path, mutation: Mutation) -> Outcome:
+    path = copy / mutation.path
+    original = path.read_text()
+    count = original.count(mutation.old)
+    if count != 1:
+        return Outcome(mutation, "error", f"the text to replace occurs {count} times in {mutation.path}", 0.0)
+    line = line_of(original, mutation.old)
+    start = time.monotonic()
+    path.write_text(original.replace(mutation.old, mutation.new))
+    try:
+        proc = pytest(copy, mutation.tests)
+    finally:
+        path.write_text(original)
+    seconds = time.monotonic() - start
+    if proc.returncode == 1:
+        return Outcome(mutation, "caught", first_failure(proc.stdout + proc.stderr), seconds, line)
+    if proc.returncode == 0:
+        return Outcome(mutation, "survived", "all of " + " ".join(mutation.tests) + " passed", seconds, line)
+    return Outcome(mutation, "error", f"pytest exit status {proc.returncode}: {first_failure(proc.stdout + proc.stderr)}",
+                   seconds, line)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="*", help="mutations to try (default: all)")
+    parser.add_argument("--list", action="store_true", help="print the mutations and exit")
+    parser.add_argument("--jobs", type=int, default=1, help="mutations tried at once, each in its own copy")
+    parser.add_argument("--no-baseline", action="store_true", help="skip running the tests on the unmutated copy")
+    args = parser.parse_args(argv)
+
+    by_name = {m.name: m for m in MUTATIONS}
+    unknown = [n for n in args.names if n not in by_name]
+    if unknown:
+        parser.error(f"unknown mutation(s) {', '.join(unknown)}; see --list")
+    chosen = [by_name[n] for n in args.names] or list(MUTATIONS)
+    if args.list:
+        for m in chosen:
+            print(f"{m.name:40} {m.path}")
+        return 0
+
+    files = project_files(ROOT)
+    jobs = max(1, min(args.jobs, len(chosen)))
+    with tempfile.TemporaryDirectory(prefix="hweval-mutate-") as scratch:
+        copies = [scratch_copy(ROOT, files, Path(scratch) / f"copy{i}") for i in range(jobs)]
+        stale = [m for m in chosen if (copies[0] / m.path).read_text().count(m.old) != 1]
+        for m in stale:
+            print(f"mutate: {m.name}: its text no longer occurs exactly once in {m.path}; update tests/mutate.py")
+        if stale:
+            return 2
+        if not args.no_baseline:
+            selected = list(dict.fromkeys(t for m in chosen for t in m.tests))
+            print(f"mutate: baseline: {' '.join(selected)}", flush=True)
+            proc = pytest(copies[0], tuple(selected))
+            if proc.returncode != 0:
+                print(proc.stdout[-3000:] + proc.stderr[-2000:])
+                print("mutate: the unmutated copy fails its tests; fix them first")
+                return 2
+        print(f"mutate: {len(chosen)} mutations, each in a scratch copy of the project", flush=True)
+        free = list(copies)
+
+        def run(mutation: Mutation) -> Outcome:
+            copy = free.pop()
+            try:
+                outcome = try_mutation(copy, mutation)
+            finally:
+                free.append(copy)
+            where = f"{mutation.path}:{outcome.line}"
+            print(f"  {outcome.status:8} {mutation.name:40} {where:58} {outcome.seconds:5.1f} s  {outcome.detail}",
+                  flush=True)
+            return outcome
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            outcomes = list(pool.map(run, chosen))
+
+    caught = sum(o.status == "caught" for o in outcomes)
+    survived = [o for o in outcomes if o.status == "survived"]
+    errors = [o for o in outcomes if o.status == "error"]
+    print(f"mutate: caught {caught} / tried {len(outcomes)}"
+          + (f"; survived: {', '.join(o.mutation.name for o in survived)}" if survived else "")
+          + (f"; errors: {', '.join(o.mutation.name for o in errors)}" if errors else ""))
+    return 2 if errors else 1 if survived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,241 @@
+"""A recurring evaluation: what changed since the previous run, Prefect artifacts, runs that fail when data is stale
+past its limit, and the notification that says so."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+from conftest import AS_OF, CATALOGS
+
+from flows.cli import EXIT_STALE_PAST_LIMIT, main
+from flows.warehouse import fetch_dicts
+
+DAY_2 = dt.date(2026, 12, 2)
+SNAPSHOT = CATALOGS / "snapshot"
+NEW_RESULT = ('training,trainium1,,32,llama-3.1-8b,bf16,,,,,,,,,,,,,2100,0.40,8192,'
+              '"Neuron on trn1 x 32 (a result new on day 2)",\n')
+
+
+def day_two_files(folder: Path) -> dict[str, list[str]]:
+    """Day 2's sources: the p5.48xlarge us-east-1 spot price x2.5 in both zones, a new inf2.xlarge spot offer, no
+    eu-north-1 spot file (its p5.48xlarge spot offer is withdrawn), one new benchmark row."""
+    spot = json.loads((SNAPSHOT / "aws_spot" / "us-east-1.json").read_text())
+    for row in spot["SpotPriceHistory"]:
+        if row["InstanceType"] == "p5.48xlarge":  # 10.24 -> 25.60 (us-east-1a), 21.15 -> 52.875 (us-east-1b)
+            row["SpotPrice"] = f"{float(row['SpotPrice']) * 2.5:.6f}"
+    spot["SpotPriceHistory"].append({"AvailabilityZone": "us-east-1a", "InstanceType": "inf2.xlarge",
+                                     "ProductDescription": "Linux/UNIX", "SpotPrice": "0.230000",
+                                     "Timestamp": "2026-12-01T06:00:00Z"})
+    (folder / "us-east-1.json").write_text(json.dumps(spot))
+    runs = (SNAPSHOT / "benchmark_runs" / "published_training.csv").read_text() + NEW_RESULT
+    (folder / "published_training.csv").write_text(runs)
+    return {"aws_spot": [f"{folder / 'us-east-1.json'}@2026-12-01",
+                         f"{SNAPSHOT / 'aws_spot' / 'us-east-2.json'}@2026-11-20"],
+            "published_benchmarks": [f"{folder / 'published_training.csv'}@2026-12-01"]}
+
+
+def copy_of_day_one(flow_run, root: Path) -> tuple[Path, Path]:
+    """The session's day-1 run (the embedded snapshot, as of AS_OF), copied so this module can add days to it."""
+    warehouse, reports = root / "warehouse" / "hweval.duckdb", root / "reports"
+    warehouse.parent.mkdir(parents=True)
+    shutil.copy2(flow_run.warehouse, warehouse)
+    shutil.copytree(flow_run.reports.parent, reports)
+    return warehouse, reports
+
+
+@pytest.fixture(scope="module")
+def two_days(flow_run, prefect_server, tmp_path_factory):
+    """Day 1 on the embedded snapshot, day 2 with the changes of `day_two_files`, then a backfill between them."""
+    from flows.nightly import nightly
+
+    root = tmp_path_factory.mktemp("two-days")
+    warehouse, reports = copy_of_day_one(flow_run, root)
+    files = root / "day-2"
+    files.mkdir()
+    common = dict(catalog_dir=str(CATALOGS), warehouse_file=str(warehouse), reports_dir=str(reports))
+    day_2 = nightly(as_of=DAY_2, source_files=day_two_files(files), run_id="day-2", **common)
+    backfill = nightly(as_of=DAY_2 - dt.timedelta(days=1), run_id="backfill", **common)
+    return day_2, backfill
+
+
+def changes(warehouse: Path, as_of: dt.date) -> dict[tuple[str, str], dict]:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        return {(c["change_kind"], c["subject"]): c
+                for c in fetch_dicts(con, "select * from marts.changes where as_of = ?", [as_of])}
+    finally:
+        con.close()
+
+
+def test_changes_list_the_moved_added_and_removed_offers_and_the_new_result(two_days):
+    day_2, _ = two_days
+    found = changes(day_2.warehouse, DAY_2)
+    moved = found["price_moved", "aws:us-east-1:p5.48xlarge:spot"]
+    # spot is the lowest latest zone price: us-east-1a 10.24 before, 10.24 x 2.5 = 25.60 after
+    assert (moved["before_value"], moved["after_value"], moved["ratio"]) == pytest.approx((10.24, 25.60, 2.5))
+    assert found["offer_added", "aws:us-east-1:inf2.xlarge:spot"]["after_value"] == pytest.approx(0.23)
+    assert found["offer_removed", "aws:eu-north-1:p5.48xlarge:spot"]["before_value"] == pytest.approx(28.32)
+    [added] = [c for (kind, _), c in found.items() if kind == "benchmark_added"]
+    assert added["subject"].startswith("published_benchmarks|training|trainium1||32|llama-3.1-8b|bf16")
+    assert "published_training.csv" in added["label"]
+    assert {c["previous_as_of"] for c in found.values()} == {AS_OF}
+    # nothing else moved: the other 42 offers and every other result are as on day 1
+    assert sorted(kind for kind, _ in found) == sorted([
+        "price_moved", "offer_added", "offer_removed", "benchmark_added",
+        "best_offer_changed", "best_offer_changed"])
+
+
+def test_best_offer_changes_name_the_new_pick_the_reason_and_the_money(two_days):
+    day_2, _ = two_days
+    found = changes(day_2.warehouse, DAY_2)
+    lora = found["best_offer_changed", "llama2-70b-lora-finetune"]
+    # MLPerf Training llama2_70b_lora: Eos (8 x H100) 28.1627831 min, H200 (8 x H200) 24.6891646 min; spot pays the
+    # declared 15% rework. Day 1: p5.48xlarge spot 28.1627831 / 60 x 10.24 x 1.15 = 5.5274 USD.
+    # Day 2: p5.48xlarge 28.1627831 / 60 x 25.60 x 1.15 = 13.8185; p5en.48xlarge 24.6891646 / 60 x 16.56 x 1.15 = 7.8363.
+    assert (lora["previous_offer_id"], lora["offer_id"]) == ("aws:us-east-1:p5.48xlarge:spot",
+                                                             "aws:us-east-1:p5en.48xlarge:spot")
+    assert lora["before_value"] == pytest.approx(28.1627831 / 60 * 10.24 * 1.15, rel=1e-6)
+    assert lora["after_value"] == pytest.approx(24.6891646 / 60 * 16.56 * 1.15, rel=1e-6)
+    assert lora["previous_pick_now_value"] == pytest.approx(28.1627831 / 60 * 25.60 * 1.15, rel=1e-6)
+    assert lora["delta_value"] == pytest.approx(7.8363408 - 5.5274156, abs=1e-4)
+    assert (lora["reason"], lora["reason_detail"]) == (
+        "price move", "aws p5.48xlarge us-east-1 spot price rose 2.50x (10.24 to 25.60 USD per hour)")
+
+    batch = found["best_offer_changed", "llama2-70b-batch"]
+    # USD per million tokens = USD per hour / (tokens/s x 3600) x 1e6: the measured p5.48xlarge throughput is the
+    # same on both days, so its cost moves with its price, x2.5; the new pick's price (13.03, spot) did not move.
+    assert batch["previous_offer_id"] == "aws:us-east-1:p5.48xlarge:spot"
+    assert batch["offer_id"] == "aws:us-east-1:p6-b200.48xlarge:spot"
+    assert batch["previous_pick_now_value"] == pytest.approx(batch["before_value"] * 2.5, rel=1e-9)
+    assert batch["reason"] == "price move"
+
+    index = (day_2.reports / "index.md").read_text()
+    assert index.index("## What changed since 2026-11-30") < index.index("## Workloads")
+    assert ("- **Best for llama2-70b-lora-finetune is now aws p5en.48xlarge us-east-1 spot (was aws p5.48xlarge "
+            "us-east-1 spot): aws p5.48xlarge us-east-1 spot price rose 2.50x (10.24 to 25.60 USD per hour); "
+            "completed-run USD 7.836 instead of 5.527 USD (aws p5.48xlarge us-east-1 spot would now cost 13.82).**"
+            in index)
+    assert "- Prices that moved: aws p5.48xlarge us-east-1 spot rose 2.50x: 10.24 to 25.60 USD per hour." in index
+    assert "- New offers: aws inf2.xlarge us-east-1 spot: 0.230 USD per hour." in index
+    assert "- Offers withdrawn: aws p5.48xlarge eu-north-1 spot (was 28.32 USD per hour)." in index
+    assert ("- New benchmark results: training run of llama-3.1-8b bf16 on 32 x trainium1 "
+            f"({day_2.reports.parents[1] / 'day-2' / 'published_training.csv'}: row 7).") in index
+    page = (day_2.reports / "llama2-70b-lora-finetune.md").read_text()
+    assert page.splitlines()[2] == "## What changed since 2026-11-30"
+    assert "Best for llama2-70b-lora-finetune is now aws p5en.48xlarge" in page
+    unchanged = (day_2.reports / "llama31-8b-chat-small.md").read_text()
+    assert "The best offer is the same as on 2026-11-30." in unchanged
+
+
+def test_the_first_run_has_nothing_to_compare_with(flow_run):
+    index = (flow_run.reports / "index.md").read_text()
+    assert "## What changed\n\nNo earlier run in this warehouse to compare with.\n" in index
+    assert changes(flow_run.warehouse, AS_OF) == {}
+
+
+def test_a_backfill_compares_with_the_run_before_its_date_and_keeps_latest(two_days):
+    day_2, backfill = two_days
+    # the backfill (2026-12-01, snapshot prices) is compared with 2026-11-30 (same prices), not with day 2
+    assert changes(backfill.warehouse, backfill.as_of) == {}
+    assert "Nothing changed since 2026-11-30" in (backfill.reports / "index.md").read_text()
+    assert not backfill.latest_updated
+    assert "as of 2026-12-02" in (backfill.reports.parent / "latest" / "index.md").read_text()
+    assert len(changes(day_2.warehouse, DAY_2)) == 6  # day 2's changes are not rewritten by the backfill
+
+
+def test_history_marts_keep_every_run(two_days):
+    day_2, _ = two_days
+    con = duckdb.connect(str(day_2.warehouse), read_only=True)
+    try:
+        prices = con.execute("select as_of, usd_per_hour from marts.price_history "
+                             "where offer_id = 'aws:us-east-1:p5.48xlarge:spot' order by as_of").fetchall()
+        picks = con.execute("select as_of, offer_id from marts.rank_history where is_pick "
+                            "and workload_id = 'llama2-70b-lora-finetune' order by as_of").fetchall()
+    finally:
+        con.close()
+    assert prices == [(AS_OF, 10.24), (dt.date(2026, 12, 1), 10.24), (DAY_2, 25.6)]
+    assert picks == [(AS_OF, "aws:us-east-1:p5.48xlarge:spot"), (dt.date(2026, 12, 1), "aws:us-east-1:p5.48xlarge:spot"),
+                     (DAY_2, "aws:us-east-1:p5en.48xlarge:spot")]
+
+
+def test_artifacts_are_published_under_stable_keys_and_runs_carry_the_as_of(flow_run):
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey, FlowRunFilter, FlowRunFilterName
+
+    keys = ["hweval-index", "hweval-llama31-8b-chat-small", "hweval-llama31-8b-chat-small-top"]
+    with get_client(sync_client=True) as client:
+        artifacts = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=keys)))
+        runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(name=FlowRunFilterName(any_=["hweval-2026-11-30"])))
+    by_key: dict[str, list] = {}
+    for artifact in artifacts:
+        by_key.setdefault(artifact.key, []).append(artifact)
+    assert sorted(by_key) == sorted(keys)
+    index = (flow_run.reports / "index.md").read_text()
+    assert any(a.type == "markdown" and a.data == index for a in by_key["hweval-index"])
+    page = (flow_run.reports / "llama31-8b-chat-small.md").read_text()
+    assert any(a.data == page for a in by_key["hweval-llama31-8b-chat-small"])
+    tables = [json.loads(a.data) if isinstance(a.data, str) else a.data
+              for a in by_key["hweval-llama31-8b-chat-small-top"]]
+    # the golden index: the best for llama31-8b-chat-small is aws inf2.xlarge on demand, 212.74 USD per M requests
+    assert any(t[0]["instance_type"] == "inf2.xlarge" and t[0]["outcome_usd"] == pytest.approx(212.74, abs=0.005)
+               and len(t) == 10 for t in tables)
+    assert runs and all(r.name == "hweval-2026-11-30" for r in runs)
+
+
+def test_a_source_stale_past_its_limit_publishes_fails_and_notifies(flow_run, prefect_server, tmp_path, webhook,
+                                                                    monkeypatch, capsys):
+    """Day 1 landed aws_spot as of 2026-11-30; on 2026-12-05 its file is garbage: stale for 5 days, limit 2."""
+    from flows.nightly import StalePastLimit, nightly
+
+    warehouse, reports = copy_of_day_one(flow_run, tmp_path)
+    garbage = tmp_path / "spot.json"
+    garbage.write_text("{not json")
+    monkeypatch.setenv("HWEVAL_NOTIFY_URL", webhook.url())
+    as_of = dt.date(2026, 12, 5)
+    args = ["run", "--as-of", as_of.isoformat(), "--catalog", str(CATALOGS), "--warehouse", str(warehouse),
+            "--reports", str(reports), "--source", f"aws_spot={garbage}"]
+    assert main(args) == EXIT_STALE_PAST_LIMIT == 3
+    err = capsys.readouterr().err
+    assert "STALE PAST ITS LIMIT: aws_spot stale for 5 days since 2026-11-30 (limit 2 days)" in err
+    index = (reports / "latest" / "index.md").read_text()
+    assert "as of 2026-12-05" in index  # published all the same, with the banner at the top
+    assert index.splitlines()[2].startswith("> **Warning: data stale past its limit.** This run could not refresh "
+                                            "aws_spot stale for 5 days since 2026-11-30 (limit 2 days): ")
+    [message] = webhook.requests
+    body = json.loads(message["body"])
+    assert body["title"] == "hweval 2026-12-05: 1 source stale past its limit"
+    assert "aws_spot stale for 5 days since 2026-11-30 (limit 2 days)" in body["message"]
+    assert f"Report: {reports / '2026-12-05' / 'index.md'}" in body["message"]
+
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        [(status, past_limit)] = con.execute("select status, stale_past_limit from ops.runs where as_of = ?",
+                                             [as_of]).fetchall()
+    finally:
+        con.close()
+    assert status == "failed: sources stale past their limit: aws_spot"
+    assert past_limit.startswith("aws_spot stale for 5 days")
+
+    # the same run through Prefect: the flow run's state is Failed, its message names the source
+    state = nightly(as_of=as_of, catalog_dir=str(CATALOGS), warehouse_file=str(warehouse), reports_dir=str(reports),
+                    source_files={"aws_spot": [str(garbage)]}, return_state=True)
+    assert state.is_failed()
+    assert "aws_spot stale for 5 days" in state.message
+    assert isinstance(state.result(raise_on_failure=False), StalePastLimit)
+
+
+def test_a_stale_source_within_its_limit_is_not_a_failure(flow_run, prefect_server, tmp_path, capsys):
+    warehouse, reports = copy_of_day_one(flow_run, tmp_path)
+    garbage = tmp_path / "spot.json"
+    garbage.write_text("{not json")
+    args = ["run", "--as-of", "2026-12-02", "--catalog", str(CATALOGS), "--warehouse", str(warehouse),
+            "--reports", str(reports), "--source", f"aws_spot={garbage}"]
+    assert main(args) == 0  # stale for 2 days, limit 2 days
+    out = capsys.readouterr().out
+    assert "aws_spot: STALE" in out
+    assert "Warning: data stale past its limit" not in (reports / "latest" / "index.md").read_text()
