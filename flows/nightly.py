@@ -1,4 +1,5 @@
-"""The `nightly` Prefect flow: fetch -> land -> build -> render -> publish. Tasks sit at the I/O boundaries."""
+"""The `nightly` Prefect flow: fetch -> (one writer at a time) land -> build -> render -> publish -> artifacts ->
+notify. Tasks sit at the I/O boundaries."""
 
 from __future__ import annotations
 

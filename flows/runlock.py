@@ -40,7 +40,10 @@ def exclusive(warehouse_path: Path, reports_root: Path, wait_s: float, say: Call
     """
     deadline = time.monotonic() + max(wait_s, 0.0)
     warehouse_lock, reports_lock = lock_files(warehouse_path, reports_root)
-    yield
+    with ExitStack() as held:
+        held.enter_context(_held(warehouse_lock, warehouse_path, wait_s, deadline, say))
+        held.enter_context(_held(reports_lock, reports_root, wait_s, deadline, say))
+        yield
 
 
 @contextmanager

@@ -205,7 +205,7 @@ def start_run(root: Path, as_of: dt.date, logs: Path, **env) -> subprocess.Popen
             env=dict(os.environ, PREFECT_API_URL=PREFECT_API_URL.value(), **env), stdout=out, stderr=err)
 
 
-def wait_for(condition, what: str, timeout_s: float = 240) -> None:
+def wait_for(condition, what: str, timeout_s: float = 120) -> None:
     deadline = time.monotonic() + timeout_s
     while not condition():
         assert time.monotonic() < deadline, f"gave up waiting for {what}"
