@@ -63,26 +63,17 @@ def apply_ddl(con: duckdb.DuckDBPyConnection, sql_dir: Path = SQL_DIR) -> None:
     con.execute((sql_dir / "macros.sql").read_text())
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, someone else's
-        return True
-    return True
-
-
 def remove_leftovers_of_killed_runs(folder: Path, pattern: str) -> list[Path]:
     """Remove the private files and folders a run killed mid-way left in `folder`: names matching the regular
-    expression `pattern`, whose group `pid` is a process that no longer exists (a live run keeps its own).
+    expression `pattern` (group `pid`: the run's process id).
 
-    They never were the published state. Only exact patterns of hweval's own private names are given here.
+    The caller holds runlock.exclusive, so no other run is writing: every match is a killed run's, even when its
+    pid has since been given to another process. They never were the published state. Only exact patterns of
+    hweval's own private names are given here.
     """
     removed = []
     for leftover in sorted(folder.iterdir()) if folder.exists() else []:
-        match = re.fullmatch(pattern, leftover.name)
-        if not match or _pid_alive(int(match.group("pid"))) and int(match.group("pid")) != os.getpid():
+        if not re.fullmatch(pattern, leftover.name):
             continue
         if leftover.is_dir():
             shutil.rmtree(leftover)
