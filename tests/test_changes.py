@@ -239,3 +239,26 @@ def test_a_stale_source_within_its_limit_is_not_a_failure(flow_run, prefect_serv
     out = capsys.readouterr().out
     assert "aws_spot: STALE" in out
     assert "Warning: data stale past its limit" not in (reports / "latest" / "index.md").read_text()
+
+
+def test_a_failed_run_notifies_and_leaves_the_last_good_state(flow_run, prefect_server, tmp_path, webhook,
+                                                              monkeypatch):
+    from flows import transform
+    from flows.nightly import nightly
+
+    warehouse, reports = copy_of_day_one(flow_run, tmp_path)
+    before = warehouse.read_bytes()
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("injected crash in the model build")
+
+    monkeypatch.setattr(transform, "build_models", crash)
+    monkeypatch.setenv("HWEVAL_NOTIFY_URL", webhook.url())
+    state = nightly(as_of=dt.date(2026, 12, 3), catalog_dir=str(CATALOGS), warehouse_file=str(warehouse),
+                    reports_dir=str(reports), return_state=True)
+    assert state.is_failed() and "injected crash in the model build" in state.message
+    [message] = webhook.requests
+    body = json.loads(message["body"])
+    assert body["title"] == "hweval 2026-12-03: run failed"
+    assert body["message"].splitlines()[0] == "RuntimeError: injected crash in the model build"
+    assert warehouse.read_bytes() == before and not (reports / "2026-12-03").exists()
