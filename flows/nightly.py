@@ -99,7 +99,7 @@ def build_and_render(building: Path, catalog: Catalog, loads: list[pipeline.Sour
     logger = get_run_logger()
     con = warehouse.connect(building)
     try:
-        for model in pipeline.build(con, run_id, as_of):
+        for model in pipeline.build(con, run_id, as_of, catalog):
             logger.info("built %s.%s: %d rows", model.layer, model.name, model.rows)
         pipeline.record_run(con, run_id, as_of, started_at, catalog, loads)
         pipeline.render_reports_to(con, as_of, staging_dir)

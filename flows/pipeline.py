@@ -6,6 +6,7 @@ The Prefect flow in flows/nightly.py calls these; tests call them directly.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import logging
 import os
@@ -282,7 +283,7 @@ def record_run(con, run_id: str, as_of: dt.date, started_at: dt.datetime, catalo
             f"{load.source_id} (since {load.stale_since or 'never landed'}): {load.error}"
             for load in loads if load.status == "stale") or None,
         "stale_past_limit": "; ".join(past_limit) or None,
-        "catalog_digest": con.execute("select catalog_digest from intermediate.int_catalog_digested").fetchall()[0][0],
+        "catalog_digest": catalog_digest(catalog),
     }])
 
 
@@ -402,7 +403,15 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
     return loads
 
 
-def build(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date) -> list[transform.BuiltModel]:
+def catalog_digest(catalog: Catalog) -> str:
+    """A digest of what the rankings rest on (accelerators, instances, models, workloads), to tell a catalog edit."""
+    parts = [part.model_dump_json() for part in (catalog.accelerators, catalog.instances, catalog.models,
+                                                 catalog.workloads)]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def build(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, catalog: Catalog) -> list[transform.BuiltModel]:
+    con.execute("set variable catalog_digest = ?", [catalog_digest(catalog)])
     built = transform.build_models(con, run_id, as_of)
     transform.run_sql_tests(con)
     return built

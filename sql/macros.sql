@@ -74,9 +74,8 @@ create or replace macro tiles_instances(group_chips, chips_per_instance) as
     chips_per_instance % group_chips = 0 or group_chips % chips_per_instance = 0;
 
 -- ---------------------------------------------------------------- training
--- Cost of one completed training run measured at `minutes` on `instances` instances.
-create or replace macro completed_run_usd(minutes, instances, usd_per_hour) as
-    minutes::double / 60 * instances * usd_per_hour::double;
+-- completed_run_usd(minutes, ...) is gone (no model called it): drop it from warehouses built before.
+drop macro if exists completed_run_usd;
 
 -- Training FLOPs of a dense transformer: 6 x parameters x tokens.
 create or replace macro training_flops(params, tokens) as

@@ -262,3 +262,21 @@ def test_a_failed_run_notifies_and_leaves_the_last_good_state(flow_run, prefect_
     assert body["title"] == "hweval 2026-12-03: run failed"
     assert body["message"].splitlines()[0] == "RuntimeError: injected crash in the model build"
     assert warehouse.read_bytes() == before and not (reports / "2026-12-03").exists()
+
+
+def test_a_catalog_edit_is_the_reason_when_nothing_else_moved(flow_run, prefect_server, tmp_path, catalog_copy):
+    """The LoRA workload stops accepting spot: its pick moves from p5.48xlarge spot to the best on-demand offer."""
+    from flows.nightly import nightly
+
+    warehouse, reports = copy_of_day_one(flow_run, tmp_path)
+    workloads = catalog_copy / "workloads.yaml"
+    workloads.write_text(workloads.read_text().replace(
+        "    benchmark: {suite: mlperf_training, task: llama2_70b_lora}\n",
+        "    benchmark: {suite: mlperf_training, task: llama2_70b_lora}\n    pricing_terms: [on_demand]\n", 1))
+    result = nightly(as_of=dt.date(2026, 12, 1), catalog_dir=str(catalog_copy), warehouse_file=str(warehouse),
+                     reports_dir=str(reports))
+    found = changes(result.warehouse, result.as_of)
+    assert sorted(found) == [("best_offer_changed", "llama2-70b-lora-finetune"), ("catalog_changed", "catalog")]
+    lora = found["best_offer_changed", "llama2-70b-lora-finetune"]
+    assert (lora["reason"], lora["previous_offer_id"]) == ("catalog edit", "aws:us-east-1:p5.48xlarge:spot")
+    assert lora["offer_id"].endswith(":on_demand") and lora["previous_pick_now_value"] is None

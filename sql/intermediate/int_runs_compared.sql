@@ -8,8 +8,7 @@ this_run as (
     select
         getvariable('run_id') as run_id,
         cast(getvariable('as_of') as date) as as_of,
-        catalog_digest
-    from intermediate.int_catalog_digested
+        getvariable('catalog_digest') as catalog_digest  -- pipeline.catalog_digest: accelerators, instances, ...
 ),
 
 previous as (

@@ -119,6 +119,7 @@ picks as (
     select
         coalesce(now.workload_id, before.workload_id) as workload_id,
         now.candidate_id, now.offer_id, now.outcome_metric, now.outcome_value, now.basis, now.benchmark_ref,
+        now.benchmark_label,
         now.price_source_id, now.benchmark_source_id,
         now.cloud || ' ' || now.instance_type || ' ' || now.region || ' ' || now.pricing_term
             || coalesce(' ' || now.precision, '') as label,
@@ -138,7 +139,7 @@ explained as (
         previous_now.outcome_value as previous_pick_now_value,
         previous_now.basis as previous_pick_now_basis,
         pick_before.basis as pick_previous_basis,
-        pick_before.benchmark_ref as pick_previous_benchmark_ref,
+        pick_before.benchmark_label as pick_previous_benchmark_label,
         (select any_value(label) from offers_added where offer_id = picks.offer_id) as pick_offer_added,
         (select any_value(label) from offers_removed where offer_id = picks.previous_offer_id) as previous_offer_removed,
         (select any_value(after_value / before_value) from prices_moved
@@ -183,7 +184,7 @@ best_changed as (
             when pick_offer_added is not null then 'new offer'
             when pick_result_added is not null
                 or pick_previous_basis is distinct from basis
-                or pick_previous_benchmark_ref is distinct from benchmark_ref then 'new result'
+                or pick_previous_benchmark_label is distinct from benchmark_label then 'new result'
             when stale_sources is not null then 'stale source'
             when catalog_edited then 'catalog edit'
             else 'smaller moves'
@@ -202,8 +203,8 @@ best_changed as (
             when pick_offer_added is not null then label || ' is a new offer'
             when pick_result_added is not null then 'a new benchmark result: ' || pick_result_added
             when pick_previous_basis is distinct from basis
-                or pick_previous_benchmark_ref is distinct from benchmark_ref
-                then label || ' is now ' || basis || coalesce(' (' || benchmark_ref || ')', '')
+                or pick_previous_benchmark_label is distinct from benchmark_label
+                then label || ' is now ' || basis || coalesce(': ' || benchmark_label, '')
             when stale_sources is not null then 'stale: ' || stale_sources
             when catalog_edited then 'the catalogs changed since the previous run'
             else 'prices or results moved by less than the threshold each'

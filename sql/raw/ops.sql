@@ -13,7 +13,7 @@ create table if not exists ops.runs (
     rows_quarantined bigint,
     stale_sources varchar,            -- each stale source: since when (its last good data) and why
     stale_past_limit varchar,         -- sources stale for longer than their max_stale_days (the run failed)
-    catalog_digest varchar            -- digest of the catalogs the run read (intermediate.int_catalog_digested)
+    catalog_digest varchar            -- digest of the catalogs the run read (pipeline.catalog_digest)
 );
 create table if not exists ops.source_loads (
     run_id varchar not null,
