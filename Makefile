@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench clean
+.PHONY: run test bench mutate clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -14,11 +14,15 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(VENV)/bin/hweval run
 
+# two workers: this project's machines have two cores
 test: $(STAMP)
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q -n 2
 
 clean:
 	rm -rf $(VENV) warehouse .pytest_cache
 
 bench: $(STAMP)
 	$(PY) tests/bench_pipeline.py
+
+mutate: $(STAMP)
+	$(PY) tests/mutate.py

@@ -1,14 +1,15 @@
-"""`make mutate`: plant one small bug at a time in the cost SQL (and a few Python spots) and count those the tests catch.
+"""`make mutate`: plant one small bug at a time in the cost SQL and a few Python spots; count the ones tests catch.
 
 Each mutation is a text replacement in one file, made in a scratch copy of the project: the working tree is never
 touched, so a suite running beside it is not disturbed, and Ctrl-C leaves nothing to restore. The copy runs only
 the fast test modules that exercise the mutated code (no Prefect server), stopping at the first failure. A
 mutation is *caught* when a test fails, *survives* when they all pass. Exit status: 0 all caught, 1 some survived,
-2 the list no longer matches the code or the unmutated copy fails its tests.
+2 the list no longer matches the code, the unmutated copy fails its tests or a mutation's tests could not run.
 
     .venv/bin/python tests/mutate.py                        # every mutation
     .venv/bin/python tests/mutate.py --list                 # names only
     .venv/bin/python tests/mutate.py reserved-rows-swapped  # some, by name
+    .venv/bin/python tests/mutate.py NAME -v --tests tests/test_x.py::test_y  # which line of that test fails
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -34,8 +37,10 @@ TRAINING = "sql/intermediate/int_training_estimates_computed.sql"
 MEASURED = "sql/intermediate/int_training_measured.sql"
 
 COST_TESTS = ("tests/test_macros.py", "tests/test_cost_model.py", "tests/test_marts.py")
-OFFER_TESTS = ("tests/test_macros.py", "tests/test_traps.py", "tests/test_price_sheet.py",
-               "tests/test_source_aws_offer_file.py::test_an_offer_file_given_to_a_run_prices_on_demand_and_reserved_offers")
+OFFER_FILE_RUN = ("tests/test_source_aws_offer_file.py::"
+                  "test_an_offer_file_given_to_a_run_prices_on_demand_and_reserved_offers")
+OFFER_TESTS = ("tests/test_macros.py", OFFER_FILE_RUN, "tests/test_price_sheet.py", "tests/test_marts.py",
+               "tests/test_traps.py")
 CATALOG_TESTS = ("tests/test_traps.py",)
 AWS_PARSER_TESTS = ("tests/test_source_aws_pricing.py",)
 
@@ -50,7 +55,8 @@ class Mutation:
 
 
 MUTATIONS = (
-    # ---------------------------------------------------------------- the six bugs issue 19 planted
+    # ---------------------------------------------------------------- issue 19: the four bugs it planted, the macro
+    # the marts and README use (in place of the dead completed_run_usd) and the three macros that had no test
     Mutation("reserved-rows-swapped", OFFERS,
              "(where unit = 'Hrs'), 0) as recurring_usd_per_hour,\n"
              "        coalesce(sum(price_usd) filter (where unit = 'Quantity'), 0) as upfront_usd,",
@@ -65,6 +71,9 @@ MUTATIONS = (
     Mutation("aws-live-option-runtime-error", "flows/sources/aws_pricing.py",
              'raise SourceFormatError(f"aws_pricing: live option endpoint_region',
              'raise RuntimeError(f"aws_pricing: live option endpoint_region', AWS_PARSER_TESTS),
+    Mutation("aws-bad-json-runtime-error", "flows/sources/aws_pricing.py",
+             'raise SourceFormatError(f"{item_where}: not valid JSON',
+             'raise RuntimeError(f"{item_where}: not valid JSON', AWS_PARSER_TESTS),
     Mutation("completed-run-ignores-instances", MACROS,
              "hours::double * instances * usd_per_hour::double * (1 + interruption_overhead::double)",
              "hours::double * usd_per_hour::double * (1 + interruption_overhead::double)", COST_TESTS),
@@ -116,6 +125,9 @@ MUTATIONS = (
     Mutation("lifetime-without-training", MACROS,
              "coalesce(training_usd::double, 0) + months::double", "months::double", COST_TESTS),
     # ---------------------------------------------------------------- cost models
+    Mutation("windows-priced-as-linux", OFFERS,
+             "where is_plain_linux and unit = 'Hrs' and pricing_term = 'on_demand'",
+             "where unit = 'Hrs' and pricing_term = 'on_demand'", OFFER_TESTS),
     Mutation("spot-highest-zone-price", OFFERS,
              "        min(price_usd) as usd_per_hour,\n        'lowest latest price",
              "        max(price_usd) as usd_per_hour,\n        'lowest latest price", OFFER_TESTS),
@@ -123,13 +135,13 @@ MUTATIONS = (
              "public.usd_per_hour * (1 - sheet.percent_off / 100) as usd_per_hour",
              "public.usd_per_hour * (1 - sheet.percent_off / 1000) as usd_per_hour", OFFER_TESTS),
     Mutation("kv-context-full-output", INFERENCE,
-             "(input_tokens + output_tokens / 2.0) * kv_bytes_per_token", "(input_tokens + output_tokens) * kv_bytes_per_token",
-             COST_TESTS),
+             "(input_tokens + output_tokens / 2.0) * kv_bytes_per_token",
+             "(input_tokens + output_tokens) * kv_bytes_per_token", COST_TESTS),
     Mutation("measured-run-minutes-as-hours", MEASURED,
              "completed_run_usd_with_overhead(\n            results.time_to_train_minutes / 60,",
              "completed_run_usd_with_overhead(\n            results.time_to_train_minutes,", COST_TESTS),
     Mutation("published-mfu-ignored", TRAINING,
-             "when 'same_model' then same_model_mfu\n", "when 'same_model' then default_mfu\n", COST_TESTS),
+             "when 'other_model' then other_model_mfu\n", "when 'other_model' then default_mfu\n", COST_TESTS),
 )
 
 
@@ -161,20 +173,39 @@ def line_of(text: str, old: str) -> int:
     return text[:text.index(old)].count("\n") + 1
 
 
+RUNNING: set[subprocess.Popen] = set()  # pytest processes to stop if mutate.py is interrupted
+STOPPING = threading.Event()
+
+
 def pytest(copy: Path, tests: tuple[str, ...]) -> subprocess.CompletedProcess:
     """The copy's tests against the copy's code: PYTHONPATH puts its `flows` ahead of the editable install."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(copy), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
                PYTHONDONTWRITEBYTECODE="1")
-    return subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
-                          cwd=copy, env=env, capture_output=True, text=True)
+    args = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
+    with subprocess.Popen(args, cwd=copy, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        RUNNING.add(proc)
+        try:
+            out, err = proc.communicate()
+        finally:
+            RUNNING.discard(proc)
+    return subprocess.CompletedProcess(args, proc.returncode, out, err)
 
 
-def first_failure(output: str) -> str:
+def stop_running() -> None:
+    STOPPING.set()
+    for proc in list(RUNNING):
+        proc.terminate()
+
+
+def first_failure(output: str, verbose: bool = False) -> str:
+    """The first failing test's id (and, verbose, the first line of its error)."""
     found = re.search(r"^(?:FAILED|ERROR) (\S+)", output, re.M)
-    return found.group(1) if found else output.strip().splitlines()[-1] if output.strip() else "(no output)"
+    what = found.group(1) if found else output.strip().splitlines()[-1] if output.strip() else "(no output)"
+    error = re.search(r"^E +(.+)$", output, re.M)
+    return f"{what}\n{'':11}{error.group(1).strip()}" if verbose and error else what
 
 
-def try_mutation(copy: Path, mutation: Mutation) -> Outcome:
+def try_mutation(copy: Path, mutation: Mutation, tests: tuple[str, ...] = (), verbose: bool = False) -> Outcome:
     path = copy / mutation.path
     original = path.read_text()
     count = original.count(mutation.old)
@@ -184,16 +215,16 @@ def try_mutation(copy: Path, mutation: Mutation) -> Outcome:
     start = time.monotonic()
     path.write_text(original.replace(mutation.old, mutation.new))
     try:
-        proc = pytest(copy, mutation.tests)
+        proc = pytest(copy, tests or mutation.tests)
     finally:
         path.write_text(original)
     seconds = time.monotonic() - start
     if proc.returncode == 1:
-        return Outcome(mutation, "caught", first_failure(proc.stdout + proc.stderr), seconds, line)
+        return Outcome(mutation, "caught", first_failure(proc.stdout + proc.stderr, verbose), seconds, line)
     if proc.returncode == 0:
-        return Outcome(mutation, "survived", "all of " + " ".join(mutation.tests) + " passed", seconds, line)
-    return Outcome(mutation, "error", f"pytest exit status {proc.returncode}: {first_failure(proc.stdout + proc.stderr)}",
-                   seconds, line)
+        return Outcome(mutation, "survived", "all of " + " ".join(tests or mutation.tests) + " passed", seconds, line)
+    detail = f"pytest exit status {proc.returncode}: {first_failure(proc.stdout + proc.stderr)}"
+    return Outcome(mutation, "error", detail, seconds, line)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -202,7 +233,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="print the mutations and exit")
     parser.add_argument("--jobs", type=int, default=1, help="mutations tried at once, each in its own copy")
     parser.add_argument("--no-baseline", action="store_true", help="skip running the tests on the unmutated copy")
+    parser.add_argument("--tests", nargs="+", default=[], metavar="TEST",
+                        help="run these tests (pytest ids) instead of each mutation's own")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show the first error line of a caught mutation")
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))  # clean up as on Ctrl-C
 
     by_name = {m.name: m for m in MUTATIONS}
     unknown = [n for n in args.names if n not in by_name]
@@ -224,29 +259,36 @@ def main(argv: list[str] | None = None) -> int:
         if stale:
             return 2
         if not args.no_baseline:
-            selected = list(dict.fromkeys(t for m in chosen for t in m.tests))
+            selected = args.tests or list(dict.fromkeys(t for m in chosen for t in m.tests))
             print(f"mutate: baseline: {' '.join(selected)}", flush=True)
             proc = pytest(copies[0], tuple(selected))
             if proc.returncode != 0:
                 print(proc.stdout[-3000:] + proc.stderr[-2000:])
                 print("mutate: the unmutated copy fails its tests; fix them first")
                 return 2
-        print(f"mutate: {len(chosen)} mutations, each in a scratch copy of the project", flush=True)
+        print(f"mutate: {len(chosen)} mutation(s), each in a scratch copy of the project", flush=True)
         free = list(copies)
 
         def run(mutation: Mutation) -> Outcome:
             copy = free.pop()
             try:
-                outcome = try_mutation(copy, mutation)
+                outcome = try_mutation(copy, mutation, tuple(args.tests), args.verbose)
             finally:
                 free.append(copy)
+            if STOPPING.is_set():
+                return outcome
             where = f"{mutation.path}:{outcome.line}"
             print(f"  {outcome.status:8} {mutation.name:40} {where:58} {outcome.seconds:5.1f} s  {outcome.detail}",
                   flush=True)
             return outcome
 
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
+        pool = ThreadPoolExecutor(max_workers=jobs)
+        try:
             outcomes = list(pool.map(run, chosen))
+        finally:  # interrupted: start no more, stop the running ones; the scratch copies are deleted on the way out
+            pool.shutdown(wait=False, cancel_futures=True)
+            stop_running()
+            pool.shutdown(wait=True)
 
     caught = sum(o.status == "caught" for o in outcomes)
     survived = [o for o in outcomes if o.status == "survived"]
@@ -258,4 +300,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("mutate: interrupted (the working tree was never changed; the scratch copies are deleted)")
+        sys.exit(130)

@@ -194,10 +194,28 @@ def test_a_twelve_chip_instance_is_tiled_by_groups_that_divide_it(fresh_db, cata
     transform.run_sql_tests(fresh_db)
     got = {r["precision"]: r for r in rows(fresh_db, "select * from marts.inference_costs "
                                                      "where workload_id = 'llama2-70b-batch'")}
-    # bf16: 138 GB + 1,324 tokens x 327,680 B = 138.43 GB / (32 x 0.9 = 28.8 GB) = 4.8 -> 5 chips; the groups that
-    # tile 12 chips or span two instances: 6, 12, 24; fp8: 69.22 / 28.8 = 2.4 -> 3 chips: 3, 4, 6, 12, 24
-    assert got["bf16"]["replica_chips"] in (6, 12, 24) and got["fp8"]["replica_chips"] in (3, 4, 6, 12, 24)
-    assert 12 % got["bf16"]["replica_chips"] == 0 or got["bf16"]["replica_chips"] % 12 == 0
+    # Inferentia2: 32 GB x 0.9 = 28.8 GB usable, 0.82 TB/s x 0.6 = 0.492e12 B/s, 190 TFLOPS x 0.4 = 76e12 FLOP/s a chip.
+    # bf16: 138 GB + 1,324 tokens x 327,680 B = 138.43 GB / 28.8 GB = 4.8 -> 5 chips; the groups that tile 12 chips
+    # or span two instances: 6, 12, 24. Each at the largest batch that fits, floor((c x 28.8 - 138) GB / 0.43385 GB),
+    # decode step (mean context 1,024 + 300 / 2 = 1,174 tokens) = max(memory (138 GB + B x 1,174 x 327,680 B)
+    # / (c x 0.492e12), compute 2 x 69e9 x B / (c x 76e12)),
+    # prefill = 2 x 69e9 x 1,024 / (c x 76e12); tokens/s = B x 300 / (300 x step + B x prefill):
+    #   TP 6:  B = 80,  step 57.17 ms (memory), prefill 309.90 ms ->   572.20 tokens/s x 2 replicas = 1,144.39
+    #   TP 12: B = 478, step 72.33 ms (compute), prefill 154.95 ms -> 478 x 300 / (21.70 + 74.06) s = 1,497.44
+    #   TP 24: B = 1,275, step 96.46 ms, prefill 77.47 ms -> 2,994.88 x 0.9 (one doubling) / 2 instances = 1,347.69
+    # so the best group is TP 12, one replica on one instance
+    bf16 = got["bf16"]
+    assert (bf16["replica_chips"], bf16["replicas_per_instance"], bf16["batch"]) == (12, 1, 478)
+    assert bf16["deployment_tokens_per_s"] == pytest.approx(1497.44, abs=0.01)
+    # 12.98127 USD/h / (1,497.44 x 3600) x 1e6 = 2.4081 USD per million tokens
+    assert bf16["usd_per_million_tokens"] == pytest.approx(2.4081, abs=1e-4)
+    # fp8: 69.22 GB / 28.8 = 2.4 -> 3 chips: 3, 4, 6, 12, 24. TP 3 is memory-bound (B = 80, 359.63 tokens/s x 4 =
+    # 1,438.52); TP 4, 6 and 12 are compute-bound, so an instance makes 12 x 76e12 x 300 / (2 x 69e9 x 1,324) =
+    # 1,497.44 tokens/s whichever of them it runs (the tie goes to the smallest); TP 24 again 1,347.69
+    fp8 = got["fp8"]
+    assert fp8["replica_chips"] in (4, 6, 12)
+    assert fp8["replicas_per_instance"] * fp8["replica_chips"] == 12
+    assert fp8["deployment_tokens_per_s"] == pytest.approx(1497.44, abs=0.01)
     assert rows(fresh_db, "select * from marts.excluded_candidates where exclusion_reason is null") == []
 
 

@@ -1,5 +1,7 @@
 """The cost macros in sql/macros.sql, each checked against arithmetic done by hand."""
 
+import re
+
 import pytest
 
 
@@ -20,13 +22,15 @@ def test_instances_needed_rounds_up_to_whole_instances(fresh_db):
 
 
 def test_completed_run_usd_llama2_lora_on_p5en(fresh_db):
-    # FACTS worked check: 24.69 min / 60 x 1 instance x 63.296 USD/h = 26.0463 USD
-    assert value(fresh_db, "completed_run_usd(24.69, 1, 63.296)") == pytest.approx(26.0463, abs=1e-4)
+    # FACTS worked check: 24.69 min / 60 = 0.4115 h x 1 instance x 63.296 USD/h x (1 + 0 on demand) = 26.0463 USD
+    usd = value(fresh_db, "completed_run_usd_with_overhead(24.69 / 60, 1, 63.296, 0)")
+    assert usd == pytest.approx(26.0463, abs=1e-4)
 
 
 def test_completed_run_usd_gpt3_on_512_tpu_v5p(fresh_db):
-    # 114.79 / 60 x 128 instances x (4 chips x 4.20) = 1.91317 x 2150.4 = 4114.07 USD
-    assert value(fresh_db, "completed_run_usd(114.79, 128, 16.8)") == pytest.approx(4114.07, abs=0.01)
+    # 114.79 min / 60 = 1.91317 h x 128 instances x (4 chips x 4.20 = 16.80 USD/h) = 1.91317 x 2150.4 = 4114.07 USD
+    usd = value(fresh_db, "completed_run_usd_with_overhead(114.79 / 60, 128, 16.8, 0)")
+    assert usd == pytest.approx(4114.07, abs=0.01)
 
 
 def test_usd_per_million_tokens_llama2_70b_on_p5(fresh_db):
@@ -39,6 +43,8 @@ def test_replicas_of_a_small_system_share_an_instance(fresh_db):
     assert value(fresh_db, "replicas_per_instance(1, 8)") == 8
     assert value(fresh_db, "replica_instances(1, 8)") == 1
     assert value(fresh_db, "replicas_per_instance(8, 8)") == 1
+    # a 3-chip replica on an 8-chip instance: floor(8 / 3) = 2 replicas (6 chips), 2 chips idle
+    assert value(fresh_db, "replicas_per_instance(3, 8)") == 2
 
 
 def test_a_large_replica_spans_whole_instances(fresh_db):
@@ -51,8 +57,38 @@ def test_a_large_replica_spans_whole_instances(fresh_db):
 def test_effective_usd_per_hour_amortises_upfront_fee(fresh_db):
     # 1-yr partial upfront: 10.00 USD/h + 43,800 USD / 8760 h = 10 + 5 = 15.00 USD/h
     assert value(fresh_db, "effective_usd_per_hour(10.0, 43800, 8760)") == pytest.approx(15.0)
+    # 3-yr all upfront: 0 USD/h + 262,800 USD / 26,280 h = 10.00 USD/h
+    assert value(fresh_db, "effective_usd_per_hour(0.0, 262800, 26280)") == pytest.approx(10.0)
     # no upfront fee: the hourly rate as is
     assert value(fresh_db, "effective_usd_per_hour(10.0, null, 8760)") == pytest.approx(10.0)
+
+
+def test_term_hours_counts_730_hours_a_month(fresh_db):
+    # 12 x 730 = 8,760 h (1 year); 36 x 730 = 26,280 h (3 years); 60 x 730 = 43,800 h (a 5-year hardware life)
+    assert [value(fresh_db, f"term_hours({months})") for months in (12, 36, 60)] == [8760, 26280, 43800]
+
+
+def test_on_prem_usd_per_hour_capex_power_and_opex(fresh_db):
+    # 300,000 USD over 60 months: 300,000 / (60 x 730 = 43,800 h) = 6.849315 USD/h
+    # 10.2 kW x PUE 1.3 x 0.12 USD/kWh = 1.591200 USD/h; 1,460 USD a month / 730 h = 2.000000 USD/h
+    # 6.849315 + 1.591200 + 2.000000 = 10.440515 USD/h
+    usd = value(fresh_db, "on_prem_usd_per_hour(300000, 60, 10.2, 1.3, 0.12, 1460)")
+    assert usd == pytest.approx(10.440515, abs=1e-6)
+    # no PUE given: 1.0 (the power as metered); no operating cost: 0 -> 6.849315 + 10.2 x 0.12 = 8.073315
+    usd = value(fresh_db, "on_prem_usd_per_hour(300000, 60, 10.2, null, 0.12, null)")
+    assert usd == pytest.approx(8.073315, abs=1e-6)
+
+
+def test_offer_term_accepted_lists_the_term_and_fits_the_service(fresh_db):
+    def accepted(pricing_term, term_months, workload_months):
+        return value(fresh_db, f"offer_term_accepted(['on_demand', 'reserved'], '{pricing_term}', {term_months}, "
+                               f"{workload_months})")
+
+    assert accepted("on_demand", "null", 12) is True     # no term length: always fits
+    assert accepted("spot", "null", 12) is False         # not a term the workload lists
+    assert accepted("reserved", 12, 12) is True          # a 1-year term for a 12-month service: 12 <= 12
+    assert accepted("reserved", 36, 12) is False         # a 3-year term outlasts it: 36 > 12
+    assert accepted("reserved", 12, "null") is False     # training (no months): 12 > 0, no term with a length
 
 
 # ---------------------------------------------------------------- memory
@@ -80,16 +116,37 @@ def test_llama2_70b_fp8_fits_one_h100_with_about_9000_tokens_of_kv_cache(fresh_d
     assert value(fresh_db, "fits_in_memory(69.0, 327680, 3, 4096, 1, 80, 0.9)") is False  # 12,288 tokens > 9,155
 
 
+def test_a_sequence_that_exactly_fills_usable_memory_fits(fresh_db):
+    # 1 chip x 80 GB x 0.75 = 60 GB usable; 59 GB of weights + 1 x 1,000 tokens x 1e6 B = 1 GB of KV: 60 <= 60
+    assert value(fresh_db, "usable_memory_gb(1, 80, 0.75)") == 60.0
+    assert value(fresh_db, "fits_in_memory(59.0, 1e6, 1, 1000, 1, 80, 0.75)") is True
+    assert value(fresh_db, "fits_in_memory(59.0, 1e6, 1, 1001, 1, 80, 0.75)") is False  # 60.001 > 60
+
+
+def test_bytes_per_value_by_precision(fresh_db):
+    # fp32/tf32 4 bytes, bf16/fp16 2, fp8/int8 1, fp4/int4 half a byte; case does not matter
+    got = {p: value(fresh_db, f"bytes_per_value('{p}')") for p in ("fp32", "tf32", "BF16", "fp16", "fp8", "int8",
+                                                                   "fp4", "int4", "fp6")}
+    assert got == {"fp32": 4, "tf32": 4, "BF16": 2, "fp16": 2, "fp8": 1, "int8": 1, "fp4": 0.5, "int4": 0.5,
+                   "fp6": None}
+
+
 def test_tensor_parallel_groups_tile_an_instance_or_span_whole_instances(fresh_db):
     # on a 12-chip inf2.48xlarge: 1, 2, 3, 4, 6, 12 chips tile it, 24 spans two instances; 8 and 16 do neither
     assert [n for n in range(1, 25) if value(fresh_db, f"tiles_instances({n}, 12)")] == [1, 2, 3, 4, 6, 12, 24]
 
 
 # ---------------------------------------------------------------- training
+def test_training_flops_of_a_dense_transformer(fresh_db):
+    # 6 x 8e9 parameters x 1e12 tokens = 4.8e22 FLOPs
+    assert value(fresh_db, "training_flops(8e9, 1e12)") == pytest.approx(4.8e22)
+
+
 def test_training_hours_and_scaling_loss(fresh_db):
     # Llama-3.1-8B on 1T tokens: 6 x 8e9 x 1e12 = 4.8e22 FLOPs; 64 H100 x 989.4e12 x 0.40 MFU = 2.533e16 FLOP/s
     # 8 instances: 0.95 ^ log2(8) = 0.95^3 = 0.857375; 4.8e22 / (2.533e16 x 0.857375) / 3600 = 614.0 hours
     assert value(fresh_db, "scaling_factor(0.95, 8)") == pytest.approx(0.857375)
+    assert value(fresh_db, "scaling_factor(0.95, 1)") == pytest.approx(1.0)  # one instance: log2(1) = 0 doublings
     assert value(fresh_db, "training_hours(8e9, 1e12, 64, 989.4, 0.40, 0.857375)") == pytest.approx(613.98, abs=0.01)
 
 
@@ -144,3 +201,15 @@ def test_lifetime_cost_and_inference_share(fresh_db):
     # training 100,000 USD + 12 months x 50,000 USD = 700,000 USD; inference share 600,000 / 700,000 = 85.7%
     assert value(fresh_db, "lifetime_usd(100000, 12, 50000)") == pytest.approx(700_000)
     assert value(fresh_db, "inference_share(100000, 12, 50000)") == pytest.approx(0.857142, abs=1e-6)
+
+
+def test_every_macro_has_a_test_here(fresh_db):
+    """The README promises a unit test per macro: each one in sql/macros.sql is called in this module."""
+    from pathlib import Path
+
+    from flows.paths import SQL_DIR
+
+    macros = re.findall(r"^create or replace macro (\w+)\(", (SQL_DIR / "macros.sql").read_text(), re.M)
+    tested = Path(__file__).read_text().split("def test_every_macro_has_a_test_here", 1)[0]
+    assert "usd_per_chip_hour" in macros and len(macros) == len(set(macros))
+    assert [m for m in macros if f"{m}(" not in tested] == []

@@ -6,7 +6,7 @@ import pytest
 from builders import aws_page, aws_product, land, landed_training_row, mlperf_inference_result
 
 from flows import transform
-from flows.sources import aws_pricing, mlperf_inference
+from flows.sources import aws_pricing, aws_spot, mlperf_inference
 from flows.warehouse import fetch_dicts
 
 AS_OF = dt.date(2026, 11, 30)
@@ -102,6 +102,24 @@ def test_inference_costs_per_million_tokens(built):
     assert server[0]["usd_per_million_tokens"] == pytest.approx(0.6609182, abs=1e-7)
 
 
+def test_a_spot_offer_takes_the_lowest_latest_price_among_its_zones(fresh_db, catalog):
+    def point(zone, price, hour):
+        return {"AvailabilityZone": zone, "InstanceType": "p5.48xlarge", "ProductDescription": "Linux/UNIX",
+                "SpotPrice": price, "Timestamp": f"2026-11-20T{hour:02d}:00:00Z"}
+
+    page = {"SpotPriceHistory": [point("us-east-1a", "12.500000", 6), point("us-east-1a", "9.000000", 2),
+                                 point("us-east-1b", "10.240000", 5), point("us-east-1c", "14.000000", 6)]}
+    land_rows(fresh_db, catalog, "aws_spot", aws_spot.rows_from_pages([("spot page 1", page, None)]))
+    transform.build_models(fresh_db, RUN, AS_OF)
+    [offer] = rows(fresh_db, "select * from marts.offers where pricing_term = 'spot'")
+    # latest a zone: 1a 12.50 (its 9.00 at 02:00 is older), 1b 10.24, 1c 14.00 -> the lowest, 10.24 USD/h in 1b;
+    # 10.24 / 8 chips = 1.28 USD per chip-hour
+    assert (offer["offer_id"], offer["usd_per_hour"], offer["usd_per_chip_hour"]) == (
+        "aws:us-east-1:p5.48xlarge:spot", 10.24, pytest.approx(1.28))
+    assert offer["price_note"] == ("lowest latest price of 3 zone(s): us-east-1b at 2026-11-20T05:00:00Z "
+                                   "(highest 14.0)")
+
+
 def test_rankings_flag_a_reversal_against_usd_per_chip_hour(built):
     ranking = {r["offer_id"]: r for r in rows(
         built, "select * from marts.rankings where workload_id = 'llama2-70b-lora-finetune'")}
@@ -132,7 +150,17 @@ def test_rebuilding_the_same_as_of_replaces_mart_rows(built):
 
 
 def test_sql_invariants_pass_on_clean_rows(built):
-    transform.run_sql_tests(built)
+    from flows.paths import SQL_DIR
+
+    # each sql/tests query returns its offending rows: none on these rows ...
+    offending = {p.name: built.sql(p.read_text()).fetchall() for p in sorted((SQL_DIR / "tests").glob("*.sql"))}
+    assert {"assert_costs_positive.sql", "assert_gcp_components_unambiguous.sql", "assert_offers_unique.sql"} <= set(
+        offending)
+    assert offending == dict.fromkeys(offending, [])
+    assert transform.run_sql_tests(built) is None
+    # ... which are there to check: the 5 offers landed, each priced once
+    assert built.execute("select count(*), count(distinct offer_id) from intermediate.int_offers_priced").fetchall() \
+        == [(5, 5)]
 
 
 def test_sql_invariant_reports_a_duplicate_offer(built):

@@ -347,9 +347,20 @@ def test_an_offer_file_given_to_a_run_prices_on_demand_and_reserved_offers(tmp_p
         "where instance_type = 'p5.48xlarge'").fetchall())
     assert p5["on_demand"] == 55.04
     assert len(p5) == 1 + 12  # on-demand and the 12 reserved variants (1yr/3yr x 3 payment options x 2 classes)
-    hourly, upfront = fresh_db.execute(
-        "select recurring_usd_per_hour, upfront_usd from intermediate.int_offers_priced "
-        "where instance_type = 'p5.48xlarge' and term_detail = '3yr Partial Upfront standard'").fetchall()[0]
-    assert p5["3yr Partial Upfront standard"] == round(hourly + upfront / 26280, 4)  # hourly + fee / (3 x 8,760 h)
+    reserved = {detail: (hourly, upfront) for detail, hourly, upfront in fresh_db.execute(
+        "select term_detail, recurring_usd_per_hour, upfront_usd from intermediate.int_offers_priced "
+        "where instance_type = 'p5.48xlarge' and pricing_term = 'reserved'").fetchall()}
+    # offer_file_builder prices a 3yr standard term at 42% of on-demand: 55.04 x 0.42 = 23.1168 USD/h, half of it
+    # hourly (11.5584 USD/h) and half as a fee: round(11.5584 x 26,280 h) = round(303,754.752) = 303,755 USD;
+    # amortised: 11.5584 + 303,755 / 26,280 = 11.5584 + 11.5584 = 23.1168 USD/h
+    assert reserved["3yr Partial Upfront standard"] == (pytest.approx(11.5584), 303_755.0)
+    assert p5["3yr Partial Upfront standard"] == pytest.approx(23.1168)
+    # 1yr All Upfront standard: no hourly part, a fee of round(55.04 x 0.62 x 0.98 x 8,760 h) = round(292,954.58)
+    # = 292,955 USD; 292,955 / 8,760 = 33.4424 USD/h
+    assert reserved["1yr All Upfront standard"] == (0.0, 292_955.0)
+    assert p5["1yr All Upfront standard"] == pytest.approx(33.4424)
+    # 1yr No Upfront standard: 55.04 x 0.62 x 1.05 = 35.831 USD/h, no fee
+    assert reserved["1yr No Upfront standard"] == (pytest.approx(35.83104), 0.0)
+    assert p5["1yr No Upfront standard"] == pytest.approx(35.831)
     unknown = {r[0] for r in fresh_db.execute("select instance_type from intermediate.int_offers_unknown").fetchall()}
     assert unknown == {"g5.xlarge"}  # in the file, not in catalogs/instances.yaml

@@ -115,3 +115,30 @@ def test_a_priced_capacity_block_is_its_own_term_not_on_demand(fresh_db, catalog
         ("OnDemand", "on_demand"), ("CapacityBlock", "capacity_block")]
     assert fresh_db.execute("select offer_id, usd_per_hour from intermediate.int_offers_priced").fetchall() == [
         ("aws:us-east-1:p5.48xlarge:on_demand", 55.04)]
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"regions": ["us-east-1"], "endpoint_region": "us-west-2"},
+     "aws_pricing: live option endpoint_region 'us-west-2': the Price List API is served from us-east-1, "
+     "eu-central-1, ap-south-1"),
+    ({"regions": ["us-east-1"], "region": "us-east-1"},
+     "aws_pricing: unknown live option(s) region (expected: endpoint_region, instance_families, regions)"),
+    ({"endpoint_region": "us-east-1"}, "aws_pricing: live option(s) regions missing"),
+], ids=["endpoint-region", "unknown-option", "no-regions"])
+def test_a_live_block_this_source_cannot_use_is_a_source_format_error(options, message):
+    with pytest.raises(SourceFormatError) as refused:
+        aws_pricing.check_live_options(options)
+    assert type(refused.value) is SourceFormatError and str(refused.value) == message
+
+
+def test_hweval_check_names_a_bad_live_option_in_one_line_and_exits_2(catalog_copy, capsys):
+    from flows.cli import main
+
+    sources = catalog_copy / "sources.yaml"
+    text = sources.read_text()
+    assert text.count("endpoint_region: us-east-1 ") == 1
+    sources.write_text(text.replace("endpoint_region: us-east-1 ", "endpoint_region: us-west-2 "))
+    assert main(["check", "--catalog", str(catalog_copy)]) == 2
+    assert capsys.readouterr() == ("", "hweval: sources.yaml: sources.aws_pricing.live: aws_pricing: live option "
+                                       "endpoint_region 'us-west-2': the Price List API is served from us-east-1, "
+                                       "eu-central-1, ap-south-1\n")

@@ -277,7 +277,38 @@ def test_gcp_spot_sku_above_its_on_demand_sku_is_quarantined(fresh_db, catalog):
 
 # ---------------------------------------------------------------- "trn2 memory given as 512 GiB per chip (it is 96)"
 def test_embedded_catalog_figures_are_plausible(catalog):
-    checks.check_catalog(catalog)
+    assert checks.check_catalog(catalog) is None
+
+
+H100 = "accelerators.yaml: accelerators.h100-sxm-80gb"
+
+
+@pytest.mark.parametrize(("figure", "wrong", "message"), [
+    ("memory_gb: {value: 80,", "memory_gb: {value: 640,",  # the 8-GPU instance's 640 GB
+     f"{H100}.memory_gb: 640 fails memory_per_chip_plausible: memory_gb is per chip: between 8 and 288 GB (the "
+     f"largest HBM stack shipped is 288 GB); a larger figure is usually a whole instance's host memory divided "
+     f"wrongly (e.g. trn2 listed as 512 GiB per chip; it has 96 GB)"),
+    ("memory_bandwidth_tbps: {value: 3.35,", "memory_bandwidth_tbps: {value: 3350,",  # GB/s typed as TB/s
+     f"{H100}.memory_bandwidth_tbps: 3350 fails memory_bandwidth_per_chip_plausible: memory_bandwidth_tbps is per "
+     f"chip in TB/s: between 0.1 and 20 (HBM3e chips reach about 8); a larger figure is a whole system's, a smaller "
+     f"one GB/s typed as TB/s"),
+    ("tdp_w: {value: 700,", "tdp_w: {value: 5600,",  # 8 x 700 W: the server's
+     f"{H100}.tdp_w: 5600 fails tdp_per_chip_plausible: tdp_w is one chip's power in watts: between 10 and 2,000; a "
+     f"larger figure is a whole server's or kW typed as W"),
+    ("bf16: {value: 989.4,", "bf16: {value: 7915.2,",  # 8 x 989.4: the system's
+     f"{H100}.peak_tflops.bf16: 7915.2 fails peak_bf16_per_chip_plausible: peak_tflops.bf16 is one chip's dense "
+     f"peak: between 1 and 5,000 TFLOPS (B200: 2,250); a larger figure is a whole system's or a sparse headline of "
+     f"a future part"),
+], ids=["memory", "bandwidth", "tdp", "peak-bf16"])
+def test_each_implausible_per_chip_figure_refuses_the_catalog(catalog_copy, figure, wrong, message):
+    path = catalog_copy / "accelerators.yaml"
+    text = path.read_text()
+    h100 = text.index("  h100-sxm-80gb:\n")
+    assert text.count(figure, h100, text.index("\n\n", h100)) == 1
+    path.write_text(text[:h100] + text[h100:].replace(figure, wrong, 1))
+    with pytest.raises(CatalogError) as refused:
+        checks.check_catalog(load_catalog(catalog_copy))
+    assert str(refused.value) == message
 
 
 def test_trn2_memory_of_512_per_chip_refuses_the_catalog(catalog_copy, fresh_db):
