@@ -8,8 +8,11 @@ max_stale_days (the reports were published with a warning); 4 another run held t
 from __future__ import annotations
 
 import argparse
+import csv
 import datetime as dt
+import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -152,6 +155,20 @@ def cmd_sources(args: argparse.Namespace) -> int:
     return 0
 
 
+def sql_error_line(exc: Exception) -> str:
+    """A DuckDB error as one line: its first line, the position DuckDB marks (line, column), and its hint."""
+    lines = [line for line in str(exc).splitlines() if line.strip()]
+    text = lines[0]
+    for i, line in enumerate(lines[1:], start=1):
+        marker = re.match(r"LINE (\d+): ", line)
+        if marker and i + 1 < len(lines) and "^" in lines[i + 1]:
+            text += f" (line {marker.group(1)}, column {lines[i + 1].index('^') - len(marker.group(0)) + 1})"
+            break
+        if not marker and "^" not in line:
+            text += f" {line.strip()}"
+    return text
+
+
 def cmd_query(args: argparse.Namespace) -> int:
     import duckdb
 
@@ -161,7 +178,22 @@ def cmd_query(args: argparse.Namespace) -> int:
         return 1
     con = duckdb.connect(str(path), read_only=True)
     try:
-        con.sql(args.sql).show(max_rows=args.max_rows, max_width=args.max_width)
+        result = con.sql(args.sql)
+        if result is None:  # a statement without rows (e.g. a `set`)
+            return 0
+        if args.format == "table":
+            result.show(max_rows=args.max_rows, max_width=args.max_width)
+            return 0
+        columns, rows = result.columns, result.fetchall()
+        if args.format == "csv":
+            writer = csv.writer(sys.stdout, lineterminator="\n")
+            writer.writerow(columns)
+            writer.writerows(rows)
+        else:
+            print(json.dumps([dict(zip(columns, row, strict=True)) for row in rows], default=str, indent=1))
+    except duckdb.Error as exc:
+        print(f"hweval query: {sql_error_line(exc)}", file=sys.stderr)
+        return 2
     finally:
         con.close()
     return 0
@@ -206,9 +238,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--catalog", type=Path, default=None, help="catalog folder (default: catalogs/)")
     check.set_defaults(func=cmd_check)
 
-    query = sub.add_parser("query", help="run a SQL query against the warehouse, read-only")
+    query = sub.add_parser("query", help="run a SQL query against the warehouse, read-only",
+                           epilog="a SQL error prints one line with its position and exits with status 2")
     query.add_argument("sql", help="the query, e.g. \"select * from marts.rankings limit 5\"")
     query.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: warehouse/hweval.duckdb)")
+    query.add_argument("--format", choices=["table", "csv", "json"], default="table",
+                       help="table (default: aligned, cut to --max-rows), or every row as CSV or JSON")
     query.add_argument("--max-rows", type=int, default=40, help="rows to print (default: 40)")
     query.add_argument("--max-width", type=int, default=250, help="characters per line (default: 250)")
     query.set_defaults(func=cmd_query)

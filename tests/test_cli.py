@@ -1,11 +1,13 @@
 """The `hweval` command: every subcommand works and is documented in the README."""
 
+import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
 from conftest import AS_OF, CATALOGS
 
 from flows.cli import build_parser, main
@@ -112,3 +114,29 @@ def test_readme_report_excerpts_are_real_report_output():
     for row in table_rows:
         rank, offer, *_ , outcome, energy, basis = [c.strip() for c in row.strip("|").split("|")]
         assert f"| {rank} | {offer} |" in gpt3 and f"| {outcome} | {energy} | {basis} |" in gpt3, row
+
+
+def test_query_prints_a_sql_error_as_one_line_with_its_position_and_exits_2(tmp_path, capsys):
+    path = tmp_path / "q.duckdb"
+    duckdb.connect(str(path)).close()
+    assert main(["query", "select a,, b from t", "--warehouse", str(path)]) == 2
+    # the second comma is the 10th character of the line
+    assert capsys.readouterr().err == 'hweval query: Parser Error: syntax error at or near "," (line 1, column 10)\n'
+    assert main(["query", "select 1 from\n  wherever limit", "--warehouse", str(path)]) == 2
+    # "limit" starts at the 12th character of the second line ("  wherever " is 11 characters)
+    assert capsys.readouterr().err == ('hweval query: Parser Error: syntax error at or near "limit" '
+                                       '(line 2, column 12)\n')
+    assert main(["query", "select * from nope", "--warehouse", str(path)]) == 2
+    assert capsys.readouterr().err.startswith("hweval query: Catalog Error: Table with name nope does not exist!")
+
+
+def test_query_writes_every_row_as_csv_or_json(tmp_path, capsys):
+    path = tmp_path / "q.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("create table t as select * from (values (1, 'a,b', date '2026-11-30'), (2, null, null)) v(n, s, d)")
+    con.close()
+    assert main(["query", "select * from t order by n", "--format", "csv", "--warehouse", str(path)]) == 0
+    assert capsys.readouterr().out == 'n,s,d\n1,"a,b",2026-11-30\n2,,\n'
+    assert main(["query", "select * from t order by n", "--format", "json", "--warehouse", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out) == [{"n": 1, "s": "a,b", "d": "2026-11-30"},
+                                                  {"n": 2, "s": None, "d": None}]
