@@ -400,7 +400,8 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str]:
                                  "order by instance_type, sku_description_prefix")
     changes = fetch_dicts(con, "select * from marts.changes where as_of = ? order by change_kind, workload_id, subject",
                           [as_of])
-    previous_as_of = con.execute("select max(as_of) from ops.runs where as_of < ?", [as_of]).fetchall()[0][0]
+    # the run this one is compared with, by the rule the changes mart uses
+    previous_as_of = con.execute("select previous_as_of from intermediate.int_runs_compared").fetchall()[0][0]
     previous_tracked = previous_as_of is not None and con.execute(
         "select count(*) from marts.rank_history where as_of = ?", [previous_as_of]).fetchall()[0][0] > 0
     banner = stale_banner(run[0]["stale_past_limit"] if run else None)

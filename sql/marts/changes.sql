@@ -11,20 +11,38 @@ sources as (
     select * from intermediate.int_source_loads_compared
 ),
 
+prices as (
+    -- an offer in words, as the reports name it
+    select
+        *,
+        cloud || ' ' || instance_type || ' ' || region || ' ' || pricing_term
+            || coalesce(' (' || term_detail || ')', '') as label
+    from marts.price_history
+),
+
 prices_now as (
-    select * from marts.price_history where as_of = (select as_of from runs)
+    select * from prices where as_of = (select as_of from runs)
 ),
 
 prices_before as (
-    select * from marts.price_history where as_of = (select previous_as_of from runs)
+    select * from prices where as_of = (select previous_as_of from runs)
+),
+
+ranks as (
+    -- a candidate in words: its offer and, for inference, its precision
+    select
+        *,
+        cloud || ' ' || instance_type || ' ' || region || ' ' || pricing_term || coalesce(' ' || precision, '')
+            as label
+    from marts.rank_history
 ),
 
 ranks_now as (
-    select * from marts.rank_history where as_of = (select as_of from runs)
+    select * from ranks where as_of = (select as_of from runs)
 ),
 
 ranks_before as (
-    select * from marts.rank_history where as_of = (select previous_as_of from runs)
+    select * from ranks where as_of = (select previous_as_of from runs)
 ),
 
 results_now as (
@@ -45,8 +63,7 @@ compared as (
 offers_added as (
     select
         'offer_added' as change_kind, now.offer_id as subject, now.offer_id,
-        now.cloud || ' ' || now.instance_type || ' ' || now.region || ' ' || now.pricing_term
-            || coalesce(' (' || now.term_detail || ')', '') as label,
+        now.label,
         null::double as before_value, now.usd_per_hour as after_value, 'usd_per_hour' as unit
     from prices_now as now
     anti join prices_before as before using (offer_id)
@@ -55,8 +72,7 @@ offers_added as (
 offers_removed as (
     select
         'offer_removed' as change_kind, before.offer_id as subject, before.offer_id,
-        before.cloud || ' ' || before.instance_type || ' ' || before.region || ' ' || before.pricing_term
-            || coalesce(' (' || before.term_detail || ')', '') as label,
+        before.label,
         before.usd_per_hour as before_value, null::double as after_value, 'usd_per_hour' as unit
     from prices_before as before
     anti join prices_now as now using (offer_id)
@@ -65,8 +81,7 @@ offers_removed as (
 prices_moved as (
     select
         'price_moved' as change_kind, now.offer_id as subject, now.offer_id,
-        now.cloud || ' ' || now.instance_type || ' ' || now.region || ' ' || now.pricing_term
-            || coalesce(' (' || now.term_detail || ')', '') as label,
+        now.label,
         before.usd_per_hour as before_value, now.usd_per_hour as after_value, 'usd_per_hour' as unit
     from prices_now as now
     inner join prices_before as before using (offer_id)
@@ -120,14 +135,11 @@ picks as (
         coalesce(now.workload_id, before.workload_id) as workload_id,
         now.candidate_id, now.offer_id, now.outcome_metric, now.outcome_value, now.basis, now.benchmark_ref,
         now.benchmark_label,
-        now.price_source_id, now.benchmark_source_id,
-        now.cloud || ' ' || now.instance_type || ' ' || now.region || ' ' || now.pricing_term
-            || coalesce(' ' || now.precision, '') as label,
+        now.price_source_id, now.benchmark_source_id, now.label,
         before.candidate_id as previous_candidate_id, before.offer_id as previous_offer_id,
         before.outcome_metric as previous_outcome_metric, before.outcome_value as previous_outcome_value,
         before.price_source_id as previous_price_source_id, before.benchmark_source_id as previous_benchmark_source_id,
-        before.cloud || ' ' || before.instance_type || ' ' || before.region || ' ' || before.pricing_term
-            || coalesce(' ' || before.precision, '') as previous_label
+        before.label as previous_label
     from (select * from ranks_now where is_pick) as now
     full outer join (select * from ranks_before where is_pick) as before using (workload_id)
     where now.candidate_id is distinct from before.candidate_id
