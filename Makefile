@@ -2,6 +2,9 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# a DuckDB 1.x client, as analysts' CLIs and BI drivers often are: tests/test_analytics.py reads the warehouse with it
+DUCKDB1_VENV := .venv-duckdb1
+DUCKDB1_STAMP := $(DUCKDB1_VENV)/.installed
 
 .PHONY: run test bench mutate clean
 
@@ -11,15 +14,20 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/uv pip install --quiet --python $(PY) --compile-bytecode -e '.[dev]'
 	touch $(STAMP)
 
+$(DUCKDB1_STAMP): $(STAMP)
+	test -x $(DUCKDB1_VENV)/bin/python || python3 -m venv --without-pip $(DUCKDB1_VENV)
+	$(VENV)/bin/uv pip install --quiet --python $(DUCKDB1_VENV)/bin/python duckdb==1.1.3
+	touch $(DUCKDB1_STAMP)
+
 run: $(STAMP)
 	$(VENV)/bin/hweval run
 
 # two workers: this project's machines have two cores
-test: $(STAMP)
+test: $(STAMP) $(DUCKDB1_STAMP)
 	$(VENV)/bin/pytest -q -n 2
 
 clean:
-	rm -rf $(VENV) warehouse .pytest_cache
+	rm -rf $(VENV) $(DUCKDB1_VENV) warehouse .pytest_cache
 
 bench: $(STAMP)
 	$(PY) tests/bench_pipeline.py

@@ -18,7 +18,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from flows import checks, data_docs, reports, transform, warehouse
+from flows import analytics, checks, data_docs, reports, transform, warehouse
 from flows.catalog import Catalog, CatalogError, SnapshotFile
 from flows.sources import SAME_SKU_KINDS, SOURCE_KINDS
 from flows.sources._common import redact_text
@@ -414,6 +414,7 @@ def build(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, catalog: 
     con.execute("set variable catalog_digest = ?", [catalog_digest(catalog)])
     built = transform.build_models(con, run_id, as_of)
     transform.run_sql_tests(con)
+    analytics.create_views(con)
     return built
 
 
@@ -430,9 +431,13 @@ def render_reports_to(con: duckdb.DuckDBPyConnection, as_of: dt.date, staging_di
     if docs_dir_for(staging_dir).exists():
         os.replace(docs_dir_for(staging_dir), staging_dir / "data-docs")
     written = []
-    for name, text in reports.render(con, as_of).items():
+    for name, content in reports.render(con, as_of).items():
         path = staging_dir / name
-        path.write_text(text, encoding="utf-8")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
         written.append(path)
     return written
 

@@ -168,6 +168,41 @@ def swapped_in(building: Path, path: Path) -> Iterator[None]:
         previous.unlink(missing_ok=True)
 
 
+PEAK_TFLOPS_PRECISIONS = ("bf16", "fp16", "fp8", "int8", "fp4", "int4")
+_DOUBLE, _BIGINT, _TEXT, _TEXTS = pa.float64(), pa.int64(), pa.string(), pa.list_(pa.string())
+# Catalog columns that can be null in every row (nobody published an FP16 peak; a catalog of training workloads
+# only has no SLO): their types, the ones the values get when there are some, so a column is never typed NULL.
+NULLABLE_CATALOG_COLUMNS: dict[str, dict[str, pa.DataType]] = {
+    "accelerators": {"memory_gb": _DOUBLE, "memory_bandwidth_tbps": _DOUBLE, "tdp_w": _DOUBLE,
+                     **{f"peak_tflops_{p}": _DOUBLE for p in PEAK_TFLOPS_PRECISIONS}},
+    "instances": {"vcpu": _BIGINT, "memory_gib": _DOUBLE},
+    "models": {"active_params": _DOUBLE},
+    "mlperf_training_tasks": {"note": _TEXT},
+    "workloads": {
+        "benchmark_suite": _TEXT, "benchmark_task": _TEXT, "benchmark_scenario": _TEXT,
+        "benchmark_divisions": _TEXTS, "benchmark_suites": _TEXTS, "benchmark_availabilities": _TEXTS,
+        "tokens": _DOUBLE, "training_precision": _TEXT, "state_bytes_per_param": _DOUBLE, "training_chips": _BIGINT,
+        "deadline_hours": _DOUBLE, "mfu": _DOUBLE, "accuracy_target_pct": _DOUBLE, "input_tokens": _BIGINT,
+        "output_tokens": _BIGINT, "slo_ttft_ms": _DOUBLE, "slo_tpot_ms": _DOUBLE, "mean_requests_per_s": _DOUBLE,
+        "peak_factor": _DOUBLE, "success_rate": _DOUBLE, "months": _DOUBLE, "trained_by": _TEXT,
+        "max_instances_per_replica": _BIGINT, "pricing_terms": _TEXTS,
+    },
+}
+
+
+def typed_catalog_table(name: str, table: pa.Table) -> pa.Table:
+    """The rows of catalog.`name` with the declared types of its nullable columns; any other column that Arrow
+    could only type null (every value None, or every list empty) is text."""
+    declared = NULLABLE_CATALOG_COLUMNS.get(name, {})
+    for i, field in enumerate(table.schema):
+        if field.name in declared:
+            table = table.set_column(i, field.name, table.column(i).cast(declared[field.name]))
+        elif pa.types.is_null(field.type) or (pa.types.is_list(field.type) and pa.types.is_null(field.type.value_type)):
+            wanted = _TEXTS if pa.types.is_list(field.type) else _TEXT
+            table = table.set_column(i, field.name, table.column(i).cast(wanted))
+    return table
+
+
 def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> None:
     """Replace catalog.* with the YAML catalogs as this run read them."""
     accs = catalog.accelerators.accelerators
@@ -182,7 +217,7 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
                 "memory_bandwidth_tbps": a.memory_bandwidth_tbps.value,
                 "tdp_w": a.tdp_w.value,
                 **{f"peak_tflops_{p}": (a.peak_tflops[p].value if p in a.peak_tflops else None)
-                   for p in ("bf16", "fp16", "fp8", "int8", "fp4", "int4")},
+                   for p in PEAK_TFLOPS_PRECISIONS},
             }
             for acc_id, a in accs.items()
         ],
@@ -287,7 +322,7 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
             if name not in prototypes:
                 raise ValueError(f"catalog table {name} would be empty")
             rows = [prototypes[name]]
-        con.register("_catalog_rows", pa.Table.from_pylist(rows))
+        con.register("_catalog_rows", typed_catalog_table(name, pa.Table.from_pylist(rows)))
         con.execute(f"create table catalog.{name} as select * from _catalog_rows where {'false' if empty else 'true'}")
         con.unregister("_catalog_rows")
 

@@ -12,6 +12,7 @@ import duckdb
 import pytest
 from conftest import AS_OF, CATALOGS
 
+from flows.analytics import load_contract
 from flows.cli import EXIT_STALE_PAST_LIMIT, main
 from flows.warehouse import fetch_dicts
 
@@ -161,6 +162,27 @@ def test_history_marts_keep_every_run(two_days):
     assert prices == [(AS_OF, 10.24), (dt.date(2026, 12, 1), 10.24), (DAY_2, 25.6)]
     assert picks == [(AS_OF, "aws:us-east-1:p5.48xlarge:spot"), (dt.date(2026, 12, 1), "aws:us-east-1:p5.48xlarge:spot"),
                      (DAY_2, "aws:us-east-1:p5en.48xlarge:spot")]
+
+
+def _query(path: Path, sql: str, params: list | None = None) -> list[dict]:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return fetch_dicts(con, sql, params)
+    finally:
+        con.close()
+
+
+def test_the_latest_views_hold_the_newest_runs_rows_and_a_backfill_does_not_replace_them(two_days):
+    _, backfill = two_days  # runs as of 2026-11-30, 2026-12-02, then the backfill of 2026-12-01
+    runs = _query(backfill.warehouse, "select as_of from ops.runs order by finished_at")
+    assert [r["as_of"] for r in runs] == [AS_OF, DAY_2, DAY_2 - dt.timedelta(days=1)]
+    for name, view in load_contract()["views"].items():
+        dates = _query(backfill.warehouse, f"select as_of, count(*) as n from analytics.{name} group by as_of")
+        [newest] = _query(backfill.warehouse, f"select count(*) as n from marts.{view['mart']} where as_of = ?",
+                         [DAY_2])
+        assert dates == [{"as_of": DAY_2, "n": newest["n"]}], name
+    # day 2's six changes (tests/test_changes.py), not the backfill's none
+    assert len(_query(backfill.warehouse, "select * from analytics.latest_changes")) == 6
 
 
 def test_artifacts_are_published_under_stable_keys_and_runs_carry_the_as_of(flow_run):

@@ -95,10 +95,12 @@ def test_reports_are_published_dated_and_latest(flow_run):
     assert dated.name == AS_OF.isoformat()
     latest = dated.parent / "latest"
     names = sorted(p.name for p in dated.iterdir())
-    assert names == ["data-docs", "gpt3-175b-pretrain.md", "index.md", "llama2-70b-batch.md", "llama2-70b-chat.md",
-                     "llama2-70b-lora-finetune.md", "llama31-405b-chat.md", "llama31-70b-pretrain-15t.md",
-                     "llama31-8b-chat-large.md", "llama31-8b-chat-small.md", "llama31-8b-pretrain-1t.md",
-                     "offers.md"]
+    workloads = ["gpt3-175b-pretrain", "llama2-70b-batch", "llama2-70b-chat", "llama2-70b-lora-finetune",
+                 "llama31-405b-chat", "llama31-70b-pretrain-15t", "llama31-8b-chat-large", "llama31-8b-chat-small",
+                 "llama31-8b-pretrain-1t"]
+    # a page and its full ranking as CSV per workload, the charts folder, the Data Docs, the index and the offers
+    assert names == sorted(["charts", "data-docs", "index.md", "offers.md"] + [f"{w}.md" for w in workloads]
+                           + [f"{w}.csv" for w in workloads])
     assert not filecmp.dircmp(dated, latest).diff_files and sorted(p.name for p in latest.iterdir()) == names
     assert [p.name for p in dated.parent.iterdir() if p.name.startswith(".")] == []
 
@@ -144,6 +146,21 @@ def test_golden_report(flow_run, page):
     assert produced == golden.read_text()
 
 
+def test_the_readme_chart_is_the_runs_chart(flow_run):
+    """README "What comes out" shows a chart of the embedded snapshot; regenerate with UPDATE_GOLDEN=1."""
+    name = "charts/gpt3-175b-pretrain-outcome-vs-chip-hour.png"
+    assert f"](tests/golden/{name})" in (GOLDEN.parent.parent / "README.md").read_text()
+    produced = (flow_run.reports / name).read_bytes()
+    golden = GOLDEN / name
+    if os.environ.get("UPDATE_GOLDEN"):
+        golden.parent.mkdir(exist_ok=True)
+        golden.write_bytes(produced)
+    # the charts are drawn without a version or a date in the file: the same data gives the same bytes
+    assert produced == golden.read_bytes()
+    assert f"![gpt3-175b-pretrain: USD per completed run against USD per chip-hour, 38 candidates]({name})" in (
+        flow_run.reports / "gpt3-175b-pretrain.md").read_text()
+
+
 def test_warehouse_file_is_readable_by_duckdb_1x(flow_run):
     """Storage version 64 in the file header is what DuckDB 0.10 and every 1.x release read."""
     import struct
@@ -176,7 +193,7 @@ def test_405b_report_lists_the_offers_that_cannot_hold_the_model(flow_run):
     # a latency-bound service does not buy spot: those offers are listed with that reason, not ranked
     assert ("| the workload does not buy spot capacity (pricing_terms in workloads.yaml: on_demand, capacity_block, "
             "private, owned, reserved) | ") in excluded
-    ranked = page.split("## Where", 1)[0]
+    ranked = page.split("## Full ranking", 1)[1].split("## Excluded", 1)[0]
     assert "| aws p5.48xlarge | h100-sxm-80gb x 8 | aws / us-east-1 | on_demand | 6.880 |" in ranked  # fp8 fits
 
 

@@ -1,0 +1,459 @@
+"""Static PNG charts for the workload pages: data from a mart plus a spec, drawn on Matplotlib's Agg canvas.
+
+Each chart is a query of the marts (its `data`, exactly the rows plotted), a pure function that draws a `Figure`
+from that frame, and a one-line caption that says what to read from it. Matplotlib is imported on first use, so
+importing this module costs nothing to a command that draws no chart.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import io
+import pickle
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import duckdb
+import polars as pl
+
+from flows.formatting import ratio, usd
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+DRAWN_KEPT = 128  # charts (about 40 KB each) this process keeps to reuse when the same data comes again
+TOP_BARS = 10  # candidates in the top-candidates bar chart
+HISTORY_RUNS = 90  # runs (as-of dates) the history chart looks back over, ending at the page's as-of
+HISTORY_MIN_RUNS = 2  # fewer runs than this draw no history chart: one point is no trend
+HISTORY_DATE_TICKS = 6  # up to this many runs, each run's date is a tick; more, and the dates are spaced evenly
+LOG_SPAN = 20.0  # an axis turns logarithmic when its largest value is more than this many times its smallest
+FIGURE_INCHES = (7.0, 4.0)  # width x height of every chart
+DPI = 100  # pixels per inch of the PNG: 700 x 400 pixels
+LABEL_POINTS = 8  # font size of tick labels, annotations and bar values
+TITLE_POINTS = 10  # font size of a chart's title
+BAR_LABEL_CHARS = 56  # a longer bar label is cut with an ellipsis, so the bars keep half the width
+# margins as fractions of the figure, fixed: a layout engine would draw each chart twice
+LEFT, RIGHT, BOTTOM, TOP = 0.12, 0.97, 0.13, 0.86
+SCATTER_RIGHT = 0.74  # the scatter's legend sits right of it
+BARS_BOTTOM = 0.2  # the bars' basis legend sits under the axis label
+HISTORY_LEFT = 0.14  # the history's outcome label takes two lines
+ANNOTATION_OFFSET = 16  # pixels from a marked point to its label
+ANNOTATION_STEPS = 4  # label heights a label may move away from its point to clear the others
+
+OUTCOME_UNITS = {
+    "completed_run_usd": "USD per completed run",
+    "usd_per_million_tokens": "USD per million tokens",
+    "usd_per_million_successful_requests": "USD per million successful requests",
+}
+# Okabe-Ito colours: told apart with the common colour-vision deficiencies
+FAMILY_COLOURS = {"gpu": "#0072B2", "tpu": "#E69F00", "trainium": "#009E73", "inferentia": "#CC79A7",
+                  "cpu": "#56B4E9"}
+OTHER_FAMILY_COLOUR = "#7F7F7F"
+# basis -> (fill colour, hatch): the hatch tells the bases apart in grey print too
+BASIS_STYLES = {"measured": ("#0072B2", ""), "scaled": ("#56B4E9", "//"), "estimated": ("#D9D9D9", "..")}
+OTHER_BASIS_STYLE = ("#FFFFFF", "xx")
+MARK_COLOUR = "#D55E00"  # the pick and the cheapest chip-hour
+
+CANDIDATES_SQL = """
+select candidate_id, offer_id, cloud, region, instance_type, pricing_term, precision, chips, family, basis,
+       usd_per_chip_hour, chip_hour_rank, outcome_metric, outcome_value, outcome_rank
+from marts.rankings
+where as_of = $as_of and workload_id = $workload_id
+order by outcome_rank, usd_per_chip_hour, candidate_id
+"""
+
+TOP_CANDIDATES_SQL = """
+select candidate_id, offer_id, cloud, region, instance_type, pricing_term, precision, chips, basis,
+       outcome_metric, outcome_value, outcome_rank
+from marts.rankings
+where as_of = $as_of and workload_id = $workload_id
+order by outcome_rank, usd_per_chip_hour, candidate_id
+limit $limit
+"""
+
+HISTORY_SQL = """
+with picks as (
+    select as_of, offer_id, cloud, instance_type, pricing_term, outcome_metric, outcome_value
+    from marts.rank_history
+    where workload_id = $workload_id and is_pick and as_of <= $as_of
+),
+
+current_pick as (
+    select offer_id, cloud, instance_type, pricing_term from picks where as_of = $as_of
+),
+
+runs as (
+    select * from picks order by as_of desc limit $limit
+),
+
+final as (
+    select
+        runs.as_of,
+        runs.offer_id as pick_offer_id,
+        runs.outcome_metric,
+        runs.outcome_value,
+        current_pick.offer_id as current_offer_id,
+        current_pick.cloud as current_cloud,
+        current_pick.instance_type as current_instance_type,
+        current_pick.pricing_term as current_pricing_term,
+        prices.usd_per_hour as current_offer_usd_per_hour
+    from runs
+    cross join current_pick
+    left join marts.price_history as prices
+        on prices.as_of = runs.as_of and prices.offer_id = current_pick.offer_id
+)
+
+select * from final order by as_of
+"""
+
+
+@dataclass(frozen=True)
+class Chart:
+    file_name: str  # relative to the report folder, e.g. "charts/gpt3-175b-pretrain-outcome-vs-chip-hour.png"
+    title: str  # also the image's alt text
+    caption: str  # one line of plain text: what to read from the chart
+    data: pl.DataFrame  # exactly the rows plotted, as queried from the marts
+    image: bytes  # PNG
+
+
+def workload_charts(con: duckdb.DuckDBPyConnection, as_of: dt.date, workload_id: str) -> list[Chart]:
+    """The charts of one workload page, in page order; [] when the workload has no ranked candidate."""
+    params = {"as_of": as_of, "workload_id": workload_id}
+    candidates = con.sql(CANDIDATES_SQL, params=params).pl()
+    if candidates.is_empty():
+        return []
+    top = con.sql(TOP_CANDIDATES_SQL, params=params | {"limit": TOP_BARS}).pl()
+    history = con.sql(HISTORY_SQL, params=params | {"limit": HISTORY_RUNS}).pl()
+    charts = [
+        _chart(f"{workload_id}-outcome-vs-chip-hour.png", outcome_vs_chip_hour_title(workload_id, candidates),
+               outcome_vs_chip_hour_caption(candidates), candidates, outcome_vs_chip_hour_figure),
+        _chart(f"{workload_id}-top-candidates.png", top_candidates_title(workload_id, top),
+               top_candidates_caption(top, candidates.height), top, top_candidates_figure),
+    ]
+    if history.height >= HISTORY_MIN_RUNS:
+        charts.append(_chart(f"{workload_id}-history.png", history_title(workload_id, history),
+                             history_caption(history), history, history_figure))
+    return charts
+
+
+def _chart(name: str, title: str, caption: str, data: pl.DataFrame,
+           draw: Callable[[pl.DataFrame, str], Figure]) -> Chart:
+    key = hashlib.sha256(pickle.dumps((draw.__name__, title, data.columns, data.rows()))).hexdigest()
+    image = _drawn.get(key)
+    if image is None:
+        figure = draw(data, title)
+        image = png_bytes(figure)
+        figure.clear()  # free the artists now rather than at the next garbage collection
+        _drawn[key] = image
+        while len(_drawn) > DRAWN_KEPT:
+            _drawn.popitem(last=False)
+    else:
+        _drawn.move_to_end(key)
+    return Chart(file_name=f"charts/{name}", title=title, caption=caption, data=data, image=image)
+
+
+# The same data and title give the same bytes (png_bytes writes no version or date), so a chart this process has
+# drawn already is not drawn again: a worker that runs the flow every night redraws only what changed.
+_drawn: OrderedDict[str, bytes] = OrderedDict()
+
+
+def png_bytes(figure: Figure) -> bytes:
+    """The figure as PNG without the Software entry, so the same chart gives the same bytes."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(figure)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
+    return buffer.getvalue()
+
+
+# Wording shared by the charts.
+
+def offer_label(row: dict, *, prefix: str = "") -> str:
+    """`cloud instance_type (pricing_term)`, the way the charts name an offer."""
+    return f"{row[prefix + 'cloud']} {row[prefix + 'instance_type']} ({row[prefix + 'pricing_term']})"
+
+
+def outcome_unit(frame: pl.DataFrame) -> str:
+    return OUTCOME_UNITS.get(frame["outcome_metric"][0], "USD per outcome")
+
+
+def _times(value: float, base: float) -> str:
+    """How many times `base` the value is, by the reports' ratio filter: 2.70x, 12x."""
+    return ratio(value / base if base else None)
+
+
+def pick_row(candidates: pl.DataFrame) -> dict:
+    """The workload's pick: lowest outcome, then lowest chip-hour price, then candidate id (as rank_history)."""
+    return candidates.sort(["outcome_rank", "usd_per_chip_hour", "candidate_id"]).row(0, named=True)
+
+
+def cheapest_chip_hour_row(candidates: pl.DataFrame) -> dict:
+    """The cheapest candidate per chip-hour; of equal chip-hour prices, the one with the best outcome."""
+    return candidates.sort(["chip_hour_rank", "outcome_rank", "candidate_id"]).row(0, named=True)
+
+
+# 1. Outcome cost against USD per chip-hour: one point per candidate, coloured by accelerator family.
+
+def outcome_vs_chip_hour_title(workload_id: str, candidates: pl.DataFrame) -> str:
+    return f"{workload_id}: {outcome_unit(candidates)} against USD per chip-hour, {candidates.height} candidates"
+
+
+def outcome_vs_chip_hour_caption(candidates: pl.DataFrame) -> str:
+    pick, cheapest = pick_row(candidates), cheapest_chip_hour_row(candidates)
+    text = (f"Lower is better on both axes; the pick, {offer_label(pick)}, sits at "
+            f"{usd(pick['usd_per_chip_hour'])} USD per chip-hour")
+    if cheapest["candidate_id"] == pick["candidate_id"]:
+        return text + " and is also the cheapest chip-hour."
+    per_outcome = outcome_unit(candidates).removeprefix("USD ")
+    return (text + f"; the cheapest chip-hour, {offer_label(cheapest)}, costs "
+            f"{_times(cheapest['outcome_value'], pick['outcome_value'])} as much {per_outcome}.")
+
+
+def outcome_vs_chip_hour_figure(candidates: pl.DataFrame, title: str) -> Figure:
+    """A scatter of outcome cost against USD per chip-hour, one collection per family, pick and cheapest marked."""
+    figure, ax = _figure(title, right=SCATTER_RIGHT)
+    for family in sorted(candidates["family"].unique().to_list(), key=_family_order):
+        points = candidates.filter(pl.col("family").eq_missing(family))
+        ax.scatter(points["usd_per_chip_hour"].to_list(), points["outcome_value"].to_list(), s=28, alpha=0.85,
+                   color=FAMILY_COLOURS.get(family, OTHER_FAMILY_COLOUR), edgecolors="white", linewidths=0.5,
+                   label=family or "other", zorder=2)
+    _scale(ax, "x", candidates["usd_per_chip_hour"], "USD per chip-hour")
+    _scale(ax, "y", candidates["outcome_value"], outcome_unit(candidates))
+    pick, cheapest = pick_row(candidates), cheapest_chip_hour_row(candidates)
+    same = cheapest["candidate_id"] == pick["candidate_id"]
+    ax.plot([pick["usd_per_chip_hour"]], [pick["outcome_value"]], linestyle="none", marker="*", markersize=13,
+            markerfacecolor="none", markeredgecolor=MARK_COLOUR, markeredgewidth=1.4, label="pick", zorder=3)
+    if not same:
+        ax.plot([cheapest["usd_per_chip_hour"]], [cheapest["outcome_value"]], linestyle="none", marker="D",
+                markersize=9, markerfacecolor="none", markeredgecolor=MARK_COLOUR, markeredgewidth=1.2,
+                label="cheapest chip-hour", zorder=3)
+    ax.autoscale_view()  # limits final before the labels are placed against them
+    if same:
+        _annotate(ax, [(pick, "pick and cheapest chip-hour: " + offer_label(pick))])
+    else:
+        _annotate(ax, [(pick, "pick: " + offer_label(pick)),
+                       (cheapest, "cheapest chip-hour: " + offer_label(cheapest))])
+    figure.legend(*ax.get_legend_handles_labels(), loc="upper left", bbox_to_anchor=(SCATTER_RIGHT + 0.01, TOP),
+                  fontsize=LABEL_POINTS, frameon=False)
+    return figure
+
+
+def _family_order(family: str | None) -> tuple[int, str]:
+    known = list(FAMILY_COLOURS)
+    return (known.index(family), "") if family in known else (len(known), family or "")
+
+
+def _annotate(ax: Axes, marks: list[tuple[dict, str]]) -> None:
+    """Label marked points: each label beside its point, inside the axes and clear of the marks and labels so far."""
+    height = LABEL_POINTS * 1.5 * DPI / 72
+    (axes_left, axes_bottom), (axes_right, axes_top) = ax.transAxes.transform([(0, 0), (1, 1)])
+    points = [tuple(ax.transData.transform((row["usd_per_chip_hour"], row["outcome_value"]))) for row, _ in marks]
+    mark = ANNOTATION_OFFSET * 0.75  # half the side of the square a marker keeps clear
+    taken = [(x - mark, y - mark, x + mark, y + mark) for x, y in points]  # boxes in pixels: left, bottom, right, top
+
+    def clear(box: tuple[float, float, float, float]) -> bool:
+        inside = axes_bottom <= box[1] and box[3] <= axes_top
+        return inside and not any(box[0] < o[2] and o[0] < box[2] and box[1] < o[3] and o[1] < box[3] for o in taken)
+
+    for (row, text), (x, y) in zip(marks, points, strict=True):
+        width = _text_width([text]) * FIGURE_INCHES[0] * DPI
+        lefts = [x + ANNOTATION_OFFSET, x - ANNOTATION_OFFSET - width]
+        if axes_right - x < x - axes_left:
+            lefts.reverse()
+        ups = [True, False] if axes_top - y > y - axes_bottom else [False, True]
+        lefts = [min(max(left, axes_left), axes_right - width) for left in lefts]  # slid into the axes
+        boxes = [(left, bottom, left + width, bottom + height)
+                 for step in range(ANNOTATION_STEPS) for up in ups for left in lefts
+                 for bottom in [y + ANNOTATION_OFFSET + step * height if up
+                                else y - ANNOTATION_OFFSET - (step + 1) * height]]
+        box = next((b for b in boxes if clear(b)), boxes[0])
+        taken.append(box)
+        ax.annotate(text, xy=(row["usd_per_chip_hour"], row["outcome_value"]), xytext=(box[0] - x, box[1] - y),
+                    textcoords="offset pixels", ha="left", va="bottom", fontsize=LABEL_POINTS, color=MARK_COLOUR,
+                    zorder=4, arrowprops={"arrowstyle": "-", "color": MARK_COLOUR, "linewidth": 0.8, "shrinkA": 0})
+
+
+# 2. Top candidates: horizontal bars of the outcome cost, styled by basis.
+
+def top_candidates_title(workload_id: str, top: pl.DataFrame) -> str:
+    return f"{workload_id}: the {top.height} cheapest candidates by {outcome_unit(top)}"
+
+
+def top_candidates_caption(top: pl.DataFrame, candidates: int) -> str:
+    first, last = top.row(0, named=True), top.row(top.height - 1, named=True)
+    text = (f"Shorter is better; of {candidates} candidates the pick, {offer_label(first)}, costs "
+            f"{usd(first['outcome_value'])} {outcome_unit(top)}")
+    if top.height > 1:
+        text += (f" and number {top.height} {usd(last['outcome_value'])}, "
+                 f"{_times(last['outcome_value'], first['outcome_value'])} as much")
+    return text + "; the fill tells a measured cost from one scaled from a benchmark or estimated from specs."
+
+
+def bar_labels(top: pl.DataFrame) -> list[str]:
+    """Offer, term and precision per bar, with the region and then the chips where that leaves two bars alike."""
+    rows = top.to_dicts()
+    labels = [offer_label(r) + (f", {r['precision']}" if r["precision"] else "") for r in rows]
+    for extra in (lambda r: r["region"], lambda r: f"{r['chips']} chips"):
+        alike = {label for label in labels if labels.count(label) > 1}
+        labels = [f"{label}, {extra(r)}" if label in alike else label for label, r in zip(labels, rows, strict=True)]
+    return [label if len(label) <= BAR_LABEL_CHARS else label[:BAR_LABEL_CHARS - 1] + "…" for label in labels]
+
+
+def top_candidates_figure(top: pl.DataFrame, title: str) -> Figure:
+    """Horizontal bars of the outcome cost, the pick on top, its value at each bar's end, fill and hatch by basis."""
+    from matplotlib.patches import Patch
+
+    labels = bar_labels(top)
+    left = _text_width(labels) + 0.035
+    figure, ax = _figure(title, left=left, bottom=BARS_BOTTOM)
+    values = top["outcome_value"].to_list()
+    value_labels = [usd(v) for v in values]
+    styles = [BASIS_STYLES.get(basis, OTHER_BASIS_STYLE) for basis in top["basis"].to_list()]
+    bars = ax.barh(list(range(top.height)), values, height=0.7, color=[fill for fill, _ in styles],
+                   edgecolor="#404040", linewidth=0.6, zorder=2)
+    for bar, (_, hatch) in zip(bars, styles, strict=True):  # one by one: barh takes a list of hatches only since 3.10
+        bar.set_hatch(hatch)
+    ax.bar_label(bars, labels=value_labels, padding=3, fontsize=LABEL_POINTS)
+    ax.set_yticks(list(range(top.height)), labels=labels)
+    ax.set_ylim(top.height - 0.5, -0.5)  # the pick on top
+    room = (_text_width(value_labels) + 0.015) / (RIGHT - left)  # share of the axes the values written need
+    ax.set_xlim(0, max(values) / max(1 - room, 0.5))
+    ax.xaxis.set_major_locator(_linear_locator())
+    ax.xaxis.set_major_formatter(_plain_number_formatter())
+    ax.set_xlabel(outcome_unit(top), fontsize=LABEL_POINTS + 1)
+    ax.grid(False, axis="y")
+    bases = top["basis"].to_list()
+    present = [b for b in BASIS_STYLES if b in bases] + sorted({str(b) for b in bases if b not in BASIS_STYLES})
+    handles = [Patch(facecolor=fill, hatch=hatch, edgecolor="#404040", label=b)
+               for b in present for fill, hatch in [BASIS_STYLES.get(b, OTHER_BASIS_STYLE)]]
+    figure.legend(handles=handles, loc="lower right", bbox_to_anchor=(RIGHT, 0.0), ncols=len(present),
+                  title="basis:", alignment="left", fontsize=LABEL_POINTS, title_fontsize=LABEL_POINTS, frameon=False)
+    return figure
+
+
+# 3. History: the best outcome per run, and the price of the current pick's offer in those runs.
+
+def history_title(workload_id: str, history: pl.DataFrame) -> str:
+    return f"{workload_id}: the best {outcome_unit(history)} in each of the last {history.height} runs"
+
+
+def history_caption(history: pl.DataFrame) -> str:
+    first, last = history.row(0, named=True), history.row(history.height - 1, named=True)
+    best, best_then = usd(last["outcome_value"]), usd(first["outcome_value"])
+    text = (f"The best {outcome_unit(history)} stayed at {best} from {first['as_of']} to {last['as_of']}"
+            if best == best_then else
+            f"The best {outcome_unit(history)} went from {best_then} on {first['as_of']} to {best} on "
+            f"{last['as_of']} ({_times(last['outcome_value'], first['outcome_value'])})")
+    changes = history["pick_offer_id"].ne(history["pick_offer_id"].shift(1)).sum()
+    text += {0: ", with the same pick", 1: ", the pick changing once"}.get(changes,
+                                                                         f", the pick changing {changes} times")
+    price, price_then = usd(last["current_offer_usd_per_hour"]), first["current_offer_usd_per_hour"]
+    text += f"; the current pick, {offer_label(last, prefix='current_')}, costs {price} USD per hour"
+    if price_then is None:
+        return text + f" and was not priced on {first['as_of']}."
+    return text + (f", as on {first['as_of']}." if usd(price_then) == price else
+                   f" against {usd(price_then)} on {first['as_of']}.")
+
+
+def history_figure(history: pl.DataFrame, title: str) -> Figure:
+    """Two panels over the runs' as-of dates: the best outcome cost, and the current pick offer's USD per hour."""
+    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter, DateFormatter
+
+    figure, (outcome_ax, price_ax) = _figure(title, panels=2, left=HISTORY_LEFT)
+    dates = history["as_of"].to_list()
+    outcome_ax.plot(dates, history["outcome_value"].to_list(), marker="o", markersize=4, linewidth=1.4,
+                    color=FAMILY_COLOURS["gpu"], zorder=2)
+    _scale(outcome_ax, "y", history["outcome_value"], _two_lines(outcome_unit(history)))
+    outcome_ax.set_title("the best outcome of each run", fontsize=LABEL_POINTS, loc="left")
+    prices = [float("nan") if v is None else v for v in history["current_offer_usd_per_hour"].to_list()]
+    price_ax.plot(dates, prices, marker="o", markersize=4, linewidth=1.4, color=MARK_COLOUR, zorder=2)
+    _scale(price_ax, "y", history["current_offer_usd_per_hour"], "USD per hour")
+    current = offer_label(history.row(0, named=True), prefix="current_")
+    price_ax.set_title(f"the price of the current pick's offer, {current}, in each run", fontsize=LABEL_POINTS,
+                       loc="left")
+    if len(dates) <= HISTORY_DATE_TICKS:
+        price_ax.set_xticks(dates)
+        price_ax.xaxis.set_major_formatter(DateFormatter("%Y-%m-%d"))
+    else:
+        locator = AutoDateLocator(maxticks=HISTORY_DATE_TICKS + 2)
+        price_ax.xaxis.set_major_locator(locator)
+        price_ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
+    price_ax.set_xlabel("as-of date of the run", fontsize=LABEL_POINTS + 1)
+    return figure
+
+
+def _two_lines(label: str) -> str:
+    """A long axis label broken at the space that makes its two lines most even."""
+    spaces = [i for i, c in enumerate(label) if c == " "]
+    if not spaces:
+        return label
+    cut = min(spaces, key=lambda i: max(i, len(label) - i - 1))
+    return label[:cut] + "\n" + label[cut + 1:]
+
+
+# Figure plumbing.
+
+def _figure(title: str, *, panels: int = 1, left: float = LEFT, right: float = RIGHT, bottom: float = BOTTOM):
+    """A titled figure of `panels` axes stacked over one x axis, with the house grid and tick size."""
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=FIGURE_INCHES, dpi=DPI)
+    figure.subplots_adjust(left=left, right=right, bottom=bottom, top=TOP, hspace=0.35)
+    axes = figure.subplots(panels, 1, sharex=True, squeeze=False)[:, 0]
+    figure.suptitle(title, fontsize=TITLE_POINTS, y=0.985, va="top", wrap=True)
+    for ax in axes:
+        ax.grid(True, linewidth=0.4, color="#DDDDDD", zorder=0)
+        ax.tick_params(labelsize=LABEL_POINTS)
+    return (figure, axes[0]) if panels == 1 else (figure, tuple(axes))
+
+
+def _text_width(texts: list[str]) -> float:
+    """The widest of these labels as a fraction of the figure's width."""
+    from matplotlib.backends.backend_agg import RendererAgg
+    from matplotlib.font_manager import FontProperties
+
+    renderer, font = RendererAgg(1, 1, DPI), FontProperties(size=LABEL_POINTS)
+    widest = max(renderer.get_text_width_height_descent(text, font, ismath=False)[0] for text in texts)
+    return widest / (FIGURE_INCHES[0] * DPI)
+
+
+def wide_span(values: pl.Series) -> bool:
+    """Whether positive values span more than LOG_SPAN times, so that a log scale shows them better."""
+    values = values.drop_nulls()
+    return values.len() > 0 and values.min() > 0 and values.max() / values.min() > LOG_SPAN
+
+
+def _scale(ax: Axes, axis: str, values: pl.Series, label: str) -> None:
+    """Linear or log scale by the values' span, plain-number ticks (1-2-5 per decade on a log scale), the label."""
+    from matplotlib.ticker import LogLocator, NullLocator
+
+    log = wide_span(values)
+    which = getattr(ax, f"{axis}axis")
+    getattr(ax, f"set_{axis}scale")("log" if log else "linear")
+    which.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)) if log else _linear_locator())
+    which.set_minor_locator(NullLocator())  # minor ticks cost more to draw than they tell
+    which.set_major_formatter(_plain_number_formatter())
+    which.set_label_text(label + (" (log scale)" if log else ""), fontsize=LABEL_POINTS + 1)
+
+
+def _linear_locator():
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10])
+
+
+def _plain_number_formatter():
+    """Tick labels as plain numbers: 0.5, 250, 2,500, 25M."""
+    from matplotlib.ticker import FuncFormatter
+
+    def plain(value: float, _position: int) -> str:
+        if abs(value) >= 1e6:
+            return f"{value / 1e6:,g}M"
+        return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:g}"
+
+    return FuncFormatter(plain)

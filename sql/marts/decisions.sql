@@ -1,0 +1,90 @@
+-- marts.decisions — grain: one row per run x workload that has a ranked candidate. The decision a person reads
+-- first: the pick, the runner-up (the best candidate on another offer) and the gap, and what ranking by USD per
+-- chip-hour would have picked instead and what that choice costs more per outcome (zero when it is the pick).
+with rankings as (
+    select * from marts.rankings
+    where as_of = cast(getvariable('as_of') as date)
+),
+
+ordered as (
+    select
+        *,
+        -- the same order as the report tables and rank_history.is_pick
+        row_number() over (partition by workload_id order by outcome_value, usd_per_chip_hour, candidate_id)
+            as outcome_order,
+        -- what a ranking by the hourly price would pick: the cheapest chip-hour, its best candidate
+        row_number() over (partition by workload_id order by usd_per_chip_hour, outcome_value, candidate_id)
+            as chip_hour_order
+    from rankings
+),
+
+picks as (
+    select * from ordered where outcome_order = 1
+),
+
+runners_up as (
+    select
+        ordered.*,
+        row_number() over (partition by ordered.workload_id order by ordered.outcome_order) as runner_up_order
+    from ordered
+    inner join picks using (workload_id)
+    where ordered.offer_id <> picks.offer_id
+),
+
+chip_hour_picks as (
+    select * from ordered where chip_hour_order = 1
+),
+
+final as (
+    select
+        picks.run_id,
+        picks.as_of,
+        picks.workload_id,
+        picks.workload_kind,
+        picks.outcome_metric,
+        picks.candidate_id as pick_candidate_id,
+        picks.offer_id as pick_offer_id,
+        picks.cloud as pick_cloud,
+        picks.region as pick_region,
+        picks.instance_type as pick_instance_type,
+        picks.pricing_term as pick_pricing_term,
+        picks.precision as pick_precision,
+        picks.accelerator_id as pick_accelerator_id,
+        picks.chips as pick_chips,
+        picks.basis as pick_basis,
+        picks.usd_per_chip_hour as pick_usd_per_chip_hour,
+        picks.outcome_value as pick_outcome_value,
+        runners_up.candidate_id as runner_up_candidate_id,
+        runners_up.offer_id as runner_up_offer_id,
+        runners_up.cloud as runner_up_cloud,
+        runners_up.region as runner_up_region,
+        runners_up.instance_type as runner_up_instance_type,
+        runners_up.pricing_term as runner_up_pricing_term,
+        runners_up.precision as runner_up_precision,
+        runners_up.basis as runner_up_basis,
+        runners_up.outcome_value as runner_up_outcome_value,
+        runners_up.outcome_value / picks.outcome_value - 1 as runner_up_gap,
+        chip_hour_picks.candidate_id as chip_hour_pick_candidate_id,
+        chip_hour_picks.offer_id as chip_hour_pick_offer_id,
+        chip_hour_picks.cloud as chip_hour_pick_cloud,
+        chip_hour_picks.region as chip_hour_pick_region,
+        chip_hour_picks.instance_type as chip_hour_pick_instance_type,
+        chip_hour_picks.pricing_term as chip_hour_pick_pricing_term,
+        chip_hour_picks.precision as chip_hour_pick_precision,
+        chip_hour_picks.basis as chip_hour_pick_basis,
+        chip_hour_picks.usd_per_chip_hour as chip_hour_pick_usd_per_chip_hour,
+        chip_hour_picks.outcome_value as chip_hour_pick_outcome_value,
+        chip_hour_picks.offer_id = picks.offer_id as is_chip_hour_pick_same_offer,
+        -- the money the hourly ranking leaves on the table; zero when both rankings pick the same offer
+        case when chip_hour_picks.offer_id = picks.offer_id then 0.0
+            else chip_hour_picks.outcome_value - picks.outcome_value end as chip_hour_pick_extra_usd,
+        case when chip_hour_picks.offer_id = picks.offer_id then 1.0
+            else chip_hour_picks.outcome_value / picks.outcome_value end as chip_hour_pick_ratio
+    from picks
+    left join runners_up
+        on runners_up.workload_id = picks.workload_id and runners_up.runner_up_order = 1
+    inner join chip_hour_picks
+        on chip_hour_picks.workload_id = picks.workload_id
+)
+
+select * from final

@@ -1,0 +1,276 @@
+"""The workload pages' charts: valid PNGs that plot exactly what the marts hold, the pick and the cheapest chip-hour
+marked, and a history chart once a warehouse has two runs."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import math
+
+import duckdb
+import polars as pl
+import pytest
+from conftest import AS_OF, CATALOGS
+from polars.testing import assert_frame_equal
+from test_changes import DAY_2, copy_of_day_one, day_two_files
+
+from flows import charts
+from flows.formatting import usd
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+LORA = "llama2-70b-lora-finetune"
+
+
+@pytest.fixture(scope="module")
+def day_one(flow_run):
+    """The session's run on the embedded snapshot, read-only."""
+    con = duckdb.connect(str(flow_run.warehouse), read_only=True)
+    yield con
+    con.close()
+
+
+@pytest.fixture(scope="module")
+def day_one_charts(day_one) -> dict[str, list[charts.Chart]]:
+    """Every workload's charts as of the session's run."""
+    workloads = [w for (w,) in day_one.execute("select workload_id from catalog.workloads order by 1").fetchall()]
+    return {w: charts.workload_charts(day_one, AS_OF, w) for w in workloads}
+
+
+@pytest.fixture(scope="module")
+def two_runs(flow_run, prefect_server, tmp_path_factory):
+    """The session's run copied, then day 2 of tests/test_changes.py on top (the lora pick changes)."""
+    from flows.nightly import nightly
+
+    root = tmp_path_factory.mktemp("charts-two-runs")
+    warehouse, reports = copy_of_day_one(flow_run, root)
+    files = root / "day-2"
+    files.mkdir()
+    nightly(as_of=DAY_2, source_files=day_two_files(files), run_id="day-2", catalog_dir=str(CATALOGS),
+            warehouse_file=str(warehouse), reports_dir=str(reports))
+    con = duckdb.connect(str(warehouse), read_only=True)
+    yield con
+    con.close()
+
+
+def offer(row: dict) -> str:
+    return f"{row['cloud']} {row['instance_type']} ({row['pricing_term']})"
+
+
+def query(con, sql: str, params: list):
+    return con.execute(sql, params).fetchall()
+
+
+def test_every_workload_has_two_charts_of_valid_png(day_one_charts):
+    from PIL import Image
+
+    assert len(day_one_charts) == 9
+    for workload_id, found in day_one_charts.items():
+        assert [c.file_name for c in found] == [f"charts/{workload_id}-outcome-vs-chip-hour.png",
+                                                f"charts/{workload_id}-top-candidates.png"]
+        for chart in found:
+            assert chart.image.startswith(PNG_SIGNATURE) and len(chart.image) > 5_000, chart.file_name
+            with Image.open(io.BytesIO(chart.image)) as image:
+                image.load()
+                assert (image.format, image.size) == ("PNG", (700, 400))
+                assert "Software" not in image.info
+            assert chart.title.startswith(f"{workload_id}: ") and "\n" not in chart.caption
+
+
+def test_a_chart_is_its_figure_drawn_the_same_every_time(day_one_charts):
+    chart = day_one_charts["gpt3-175b-pretrain"][0]
+    figure = charts.outcome_vs_chip_hour_figure(chart.data, chart.title)
+    assert charts.png_bytes(figure) == chart.image
+
+
+def test_a_chart_drawn_before_in_this_process_is_reused_and_new_data_is_drawn(day_one_charts):
+    chart = day_one_charts["gpt3-175b-pretrain"][0]
+    calls = []
+
+    def draw(frame, title):
+        calls.append(title)
+        return charts.outcome_vs_chip_hour_figure(frame, title)
+
+    first = charts._chart("a.png", "reuse test", "", chart.data, draw)
+    again = charts._chart("a.png", "reuse test", "", chart.data, draw)
+    assert calls == ["reuse test"] and again.image == first.image
+    cheaper = chart.data.with_columns(chart.data["outcome_value"] * 0.5)  # every outcome halved: another chart
+    assert charts._chart("a.png", "reuse test", "", cheaper, draw).image != first.image and len(calls) == 2
+
+
+def test_captions_say_what_to_read(day_one_charts):
+    # gpt3-175b-pretrain: the pick tpu-v6e-8 spot at 4.35 / 8 USD per chip-hour, 488.63 USD per run; trn1.32xlarge spot
+    # is the cheapest chip-hour (0.151875) at 1,321.34 USD per run, 2.70x as much
+    scatter, bars = day_one_charts["gpt3-175b-pretrain"]
+    assert scatter.title == "gpt3-175b-pretrain: USD per completed run against USD per chip-hour, 38 candidates"
+    assert scatter.caption == (
+        "Lower is better on both axes; the pick, gcp tpu-v6e-8 (spot), sits at 0.544 USD per chip-hour; the "
+        "cheapest chip-hour, aws trn1.32xlarge (spot), costs 2.70x as much per completed run.")
+    assert bars.title == "gpt3-175b-pretrain: the 10 cheapest candidates by USD per completed run"
+    assert bars.caption == (
+        "Shorter is better; of 38 candidates the pick, gcp tpu-v6e-8 (spot), costs 488.63 USD per completed run "
+        "and number 10 1,762.25, 3.61x as much; the fill tells a measured cost from one scaled from a benchmark or "
+        "estimated from specs.")
+    assert day_one_charts[LORA][0].caption == (
+        "Lower is better on both axes; the pick, aws p5.48xlarge (spot), sits at 1.280 USD per chip-hour and is also "
+        "the cheapest chip-hour.")
+
+
+def test_the_scatter_plots_every_ranked_candidate_of_the_mart(day_one, day_one_charts):
+    for workload_id, (chart, _) in day_one_charts.items():
+        expected = day_one.sql(
+            "select candidate_id, offer_id, cloud, region, instance_type, pricing_term, precision, chips, family, "
+            "basis, usd_per_chip_hour, chip_hour_rank, outcome_metric, outcome_value, outcome_rank "
+            "from marts.rankings where as_of = ? and workload_id = ? order by outcome_rank, usd_per_chip_hour, "
+            "candidate_id", params=[AS_OF, workload_id]).pl()
+        assert_frame_equal(chart.data, expected)
+        figure = charts.outcome_vs_chip_hour_figure(chart.data, chart.title)
+        ax = figure.axes[0]
+        plotted = {c.get_label(): sorted(map(tuple, c.get_offsets().tolist())) for c in ax.collections}
+        by_family: dict[str, list] = {}
+        for family, x, y in query(day_one, "select family, usd_per_chip_hour, outcome_value from marts.rankings "
+                                  "where as_of = ? and workload_id = ?", [AS_OF, workload_id]):
+            by_family.setdefault(family, []).append((x, y))
+        assert plotted == {family: sorted(points) for family, points in by_family.items()}, workload_id
+        [unit] = {charts.OUTCOME_UNITS[m] for m in chart.data["outcome_metric"]}
+        assert ax.get_xlabel().startswith("USD per chip-hour") and ax.get_ylabel().startswith(unit)
+        # 38 gpt3 candidates cost 488.63 to 13,589.97 USD per run (28x): a log scale; lora's 5.53 to 46.15 (8.3x) not
+        assert ax.get_yscale() == ("log" if charts.wide_span(chart.data["outcome_value"]) else "linear")
+    gpt3 = day_one_charts["gpt3-175b-pretrain"][0]
+    assert charts.outcome_vs_chip_hour_figure(gpt3.data, "").axes[0].get_yscale() == "log"
+    assert charts.outcome_vs_chip_hour_figure(day_one_charts[LORA][0].data, "").axes[0].get_yscale() == "linear"
+
+
+def test_the_pick_and_the_cheapest_chip_hour_are_marked_and_labelled(day_one, day_one_charts):
+    for workload_id, (chart, _) in day_one_charts.items():
+        [pick] = day_one.sql("select * from marts.rank_history where as_of = ? and workload_id = ? and is_pick",
+                             params=[AS_OF, workload_id]).pl().to_dicts()
+        cheapest = day_one.sql("select * from marts.rankings where as_of = ? and workload_id = ? "
+                               "and chip_hour_rank = 1 order by outcome_rank, candidate_id limit 1",
+                               params=[AS_OF, workload_id]).pl().row(0, named=True)
+        ax = charts.outcome_vs_chip_hour_figure(chart.data, chart.title).axes[0]
+        labels = {t.get_text(): t.xy for t in ax.texts}
+        marks = {line.get_label(): (line.get_xdata()[0], line.get_ydata()[0]) for line in ax.lines}
+        at_pick = (pick["usd_per_chip_hour"], pick["outcome_value"])
+        at_cheapest = (cheapest["usd_per_chip_hour"], cheapest["outcome_value"])
+        if cheapest["candidate_id"] == pick["candidate_id"]:
+            assert labels == {f"pick and cheapest chip-hour: {offer(pick)}": at_pick}, workload_id
+            assert marks == {"pick": at_pick}
+        else:
+            assert labels == {f"pick: {offer(pick)}": at_pick,
+                              f"cheapest chip-hour: {offer(cheapest)}": at_cheapest}, workload_id
+            assert marks == {"pick": at_pick, "cheapest chip-hour": at_cheapest}
+    # the snapshot has both cases
+    assert "is also the cheapest chip-hour" in day_one_charts[LORA][0].caption
+    assert "the cheapest chip-hour, aws trn1.32xlarge" in day_one_charts["gpt3-175b-pretrain"][0].caption
+
+
+def test_the_bars_are_the_ten_best_outcomes_with_their_values_and_basis(day_one, day_one_charts):
+    for workload_id, (_, chart) in day_one_charts.items():
+        expected = day_one.sql(
+            "select candidate_id, offer_id, cloud, region, instance_type, pricing_term, precision, chips, basis, "
+            "outcome_metric, outcome_value, outcome_rank from marts.rankings where as_of = ? and workload_id = ? "
+            "order by outcome_rank, usd_per_chip_hour, candidate_id limit 10", params=[AS_OF, workload_id]).pl()
+        assert_frame_equal(chart.data, expected)
+        figure = charts.top_candidates_figure(chart.data, chart.title)
+        ax = figure.axes[0]
+        assert [bar.get_width() for bar in ax.patches] == expected["outcome_value"].to_list(), workload_id
+        assert [t.get_text() for t in ax.texts] == [usd(v) for v in expected["outcome_value"]]
+        assert [bar.get_hatch() or "" for bar in ax.patches] == [charts.BASIS_STYLES[b][1] for b in expected["basis"]]
+        assert [t.get_text() for t in figure.legends[0].get_texts()] == [
+            b for b in charts.BASIS_STYLES if b in expected["basis"].to_list()]
+        ticks = [t.get_text() for t in ax.get_yticklabels()]
+        assert len(set(ticks)) == len(ticks) == expected.height
+        assert all(t.startswith(offer(r)) for t, r in zip(ticks, expected.to_dicts(), strict=True))
+    # gpt3: p5.48xlarge spot is offered in two regions, told apart by the region
+    ticks = [t.get_text() for t in charts.top_candidates_figure(day_one_charts["gpt3-175b-pretrain"][1].data, "")
+             .axes[0].get_yticklabels()]
+    assert ticks[1] == "aws p5.48xlarge (spot), us-east-1" and ticks[9] == "aws p5.48xlarge (spot), eu-north-1"
+
+
+def test_no_candidate_no_charts(day_one):
+    assert charts.workload_charts(day_one, AS_OF, "no-such-workload") == []
+    assert charts.workload_charts(day_one, DAY_2, LORA) == []  # no run on that date
+
+
+def test_history_needs_two_runs_up_to_the_as_of(day_one_charts, two_runs):
+    assert not any(c.file_name.endswith("-history.png") for found in day_one_charts.values() for c in found)
+    # the day-1 page drawn again after day 2 ran: day 2 is later than its as-of, so still one run
+    assert [c.file_name for c in charts.workload_charts(two_runs, AS_OF, LORA)] == [
+        f"charts/{LORA}-outcome-vs-chip-hour.png", f"charts/{LORA}-top-candidates.png"]
+
+
+def test_history_plots_the_pick_of_each_run_and_the_current_offer_price(two_runs):
+    found = charts.workload_charts(two_runs, DAY_2, LORA)
+    assert [c.file_name for c in found] == [f"charts/{LORA}-outcome-vs-chip-hour.png",
+                                            f"charts/{LORA}-top-candidates.png", f"charts/{LORA}-history.png"]
+    history = found[2]
+    picks = query(two_runs, "select as_of, offer_id, outcome_value from marts.rank_history "
+                  "where workload_id = ? and is_pick order by as_of", [LORA])
+    # test_changes: the pick moves from p5.48xlarge spot (5.527 USD per run) to p5en.48xlarge spot (7.836)
+    assert [(d, o) for d, o, _ in picks] == [(AS_OF, "aws:us-east-1:p5.48xlarge:spot"),
+                                             (DAY_2, "aws:us-east-1:p5en.48xlarge:spot")]
+    prices = query(two_runs, "select as_of, usd_per_hour from marts.price_history "
+                   "where offer_id = 'aws:us-east-1:p5en.48xlarge:spot' order by as_of", [])
+    assert history.data["as_of"].to_list() == [AS_OF, DAY_2]
+    assert history.data["outcome_value"].to_list() == [v for _, _, v in picks]
+    assert history.data["current_offer_usd_per_hour"].to_list() == [p for _, p in prices]
+    outcome_ax, price_ax = charts.history_figure(history.data, history.title).axes
+    [outcome_line], [price_line] = outcome_ax.lines, price_ax.lines
+    assert list(outcome_line.get_xdata()) == [AS_OF, DAY_2] == list(price_line.get_xdata())
+    assert list(outcome_line.get_ydata()) == [v for _, _, v in picks]
+    assert list(price_line.get_ydata()) == [p for _, p in prices]
+    assert outcome_ax.get_ylabel() == "USD per\ncompleted run" and price_ax.get_ylabel() == "USD per hour"
+    assert history.title == f"{LORA}: the best USD per completed run in each of the last 2 runs"
+    assert history.caption == (
+        "The best USD per completed run went from 5.527 on 2026-11-30 to 7.836 on 2026-12-02 (1.42x), the pick "
+        "changing once; the current pick, aws p5en.48xlarge (spot), costs 16.56 USD per hour, as on 2026-11-30.")
+
+
+def test_history_looks_back_over_history_runs_at_most(two_runs, monkeypatch):
+    monkeypatch.setattr(charts, "HISTORY_RUNS", 1)
+    assert not any(c.file_name.endswith("-history.png") for c in charts.workload_charts(two_runs, DAY_2, LORA))
+
+
+def test_families_and_bases_the_spec_does_not_know_get_the_fallback_style():
+    from matplotlib.colors import to_hex
+
+    frame = pl.DataFrame({
+        "candidate_id": ["w|a|8", "w|b|8", "w|c|8"], "cloud": ["aws", "gcp", "on_prem"],
+        "instance_type": ["p5.48xlarge", "tpu-v6e-8", "rack-1"], "pricing_term": ["spot", "on_demand", "owned"],
+        "region": ["us-east-1", "us-central1", "lab"], "precision": [None, "bf16", "fp8"], "chips": [8, 8, 8],
+        "family": ["gpu", "tpu", "npu"], "basis": ["measured", "estimated", "vendor claim"],
+        "usd_per_chip_hour": [10.0, 0.1, 2.0], "chip_hour_rank": [3, 1, 2],
+        "outcome_metric": ["usd_per_million_tokens"] * 3, "outcome_value": [1.0, 5.0, 2.0], "outcome_rank": [1, 3, 2],
+    })
+    ax = charts.outcome_vs_chip_hour_figure(frame, "t").axes[0]
+    assert {c.get_label(): to_hex(c.get_facecolor()[0]) for c in ax.collections} == {
+        "gpu": charts.FAMILY_COLOURS["gpu"].lower(), "tpu": charts.FAMILY_COLOURS["tpu"].lower(),
+        "npu": charts.OTHER_FAMILY_COLOUR.lower()}
+    # chip-hour prices span 100x, outcomes 5x
+    assert (ax.get_xscale(), ax.get_yscale()) == ("log", "linear")
+    assert ax.get_ylabel() == "USD per million tokens" and ax.get_xlabel() == "USD per chip-hour (log scale)"
+    figure = charts.top_candidates_figure(frame.sort("outcome_rank"), "t")
+    assert [bar.get_hatch() or "" for bar in figure.axes[0].patches] == ["", "xx", ".."]
+    assert [t.get_text() for t in figure.legends[0].get_texts()] == ["measured", "estimated", "vendor claim"]
+    assert charts.png_bytes(figure).startswith(PNG_SIGNATURE)
+
+
+def test_a_long_history_with_a_gap_in_the_price():
+    days = [AS_OF + dt.timedelta(days=i) for i in range(30)]
+    frame = pl.DataFrame({
+        "as_of": days,
+        "pick_offer_id": ["aws:us-east-1:p5.48xlarge:spot"] * 10 + ["gcp:us-central1:tpu-v6e-8:spot"] * 20,
+        "outcome_metric": ["completed_run_usd"] * 30, "outcome_value": [100.0 - i for i in range(30)],
+        "current_offer_id": ["gcp:us-central1:tpu-v6e-8:spot"] * 30, "current_cloud": ["gcp"] * 30,
+        "current_instance_type": ["tpu-v6e-8"] * 30, "current_pricing_term": ["spot"] * 30,
+        "current_offer_usd_per_hour": [None] * 10 + [4.35] * 20,
+    })
+    assert charts.history_caption(frame) == (
+        "The best USD per completed run went from 100.00 on 2026-11-30 to 71.00 on 2026-12-29 (0.71x), the pick "
+        "changing once; the current pick, gcp tpu-v6e-8 (spot), costs 4.350 USD per hour and was not priced on "
+        "2026-11-30.")
+    figure = charts.history_figure(frame, charts.history_title("w", frame))
+    price_line = figure.axes[1].lines[0]
+    assert [math.isnan(y) for y in price_line.get_ydata()] == [True] * 10 + [False] * 20  # no price, no point
+    assert len(figure.axes[1].get_xticks()) <= charts.HISTORY_DATE_TICKS + 2
+    assert charts.png_bytes(figure).startswith(PNG_SIGNATURE)

@@ -1,0 +1,155 @@
+"""The reports a person acts on: a decision per workload, a short table, the ranking as CSV, quarantine by value,
+wording from templates with text from data escaped."""
+
+from __future__ import annotations
+
+import re
+
+import duckdb
+import polars as pl
+
+from flows import reports
+from flows.formatting import md_escape, ratio, signed_usd, usd
+
+TRAINING_DECISION = (
+    "- **[gpt3-175b-pretrain](gpt3-175b-pretrain.md)**: pick gcp tpu-v6e-8 (us-central1, spot, bf16, scaled): "
+    "488.63 USD per completed run. Runner-up aws p5.48xlarge (us-east-1, spot, measured): 637.20, 30% more. "
+    "Choosing the cheapest chip-hour, aws trn1.32xlarge (us-east-1, spot, bf16, estimated) at 0.152 USD per "
+    "chip-hour, would cost 2.70x per completed run: +832.71 USD.")
+
+
+def _ranking_row(page: str, rank: int, offer: str, term: str) -> list[str]:
+    """A row of a page's full ranking table, as cells."""
+    full = page.split("## Full ranking", 1)[1]
+    line = next(line for line in full.splitlines() if line.startswith(f"| {rank} | {offer} |") and f"| {term} |" in line)
+    return [cell.strip() for cell in line.strip("|").split("|")]
+
+
+def test_the_index_opens_with_a_decision_per_workload_and_the_money_of_the_hourly_ranking(flow_run):
+    index = (flow_run.reports / "index.md").read_text()
+    assert index.index("## Decisions") < index.index("## What changed") < index.index("## Workloads")
+    gpt3 = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
+    # the full ranking: rank 1 is tpu-v6e-8 spot at 488.63 USD per completed run; rank 2, on another offer,
+    # p5.48xlarge spot at 637.20: 637.20 / 488.63 - 1 = 0.304, "30% more"; the cheapest chip-hour (chip-hour rank 1)
+    # is trn1.32xlarge spot at 0.152 USD and 1,321.34 per run: 1,321.34 - 488.63 = +832.71 USD, 1,321.34 / 488.63 = 2.70x
+    assert _ranking_row(gpt3, 1, "gcp tpu-v6e-8", "spot")[9] == "488.63"
+    assert _ranking_row(gpt3, 2, "aws p5.48xlarge", "spot")[9] == "637.20"
+    trn1 = _ranking_row(gpt3, 5, "aws trn1.32xlarge", "spot")
+    assert (trn1[5], trn1[6], trn1[9]) == ("0.152", "1", "1,321.34")
+    assert TRAINING_DECISION in index
+    # llama2-70b-chat: a3-highgpu-8g on demand 604.18 USD per million successful requests; the cheapest chip-hour,
+    # inf2.48xlarge on demand at 1.082 USD, serves it for 1,639.05: 1,639.05 - 604.18 = +1,034.87; 1,639.05 / 604.18
+    # = 2.71x; the runner-up p5.48xlarge on demand at 772.17: 772.17 / 604.18 - 1 = 0.278, "28% more"
+    chat = (flow_run.reports / "llama2-70b-chat.md").read_text()
+    inf2 = next(line for line in chat.split("## Full ranking", 1)[1].splitlines()
+                if line.startswith("| ") and "| aws inf2.48xlarge |" in line and "| bf16 |" in line)
+    assert "| 1.082 | 1 | bf16 |" in inf2 and "| 1,639.05 |" in inf2
+    assert ("- **[llama2-70b-chat](llama2-70b-chat.md)**: pick gcp a3-highgpu-8g (us-central1, on_demand, fp16, "
+            "measured): 604.18 USD per million successful requests. Runner-up aws p5.48xlarge (us-east-1, on_demand, "
+            "fp16, measured): 772.17, 28% more. Choosing the cheapest chip-hour, aws inf2.48xlarge (us-east-1, "
+            "on_demand, bf16, estimated) at 1.082 USD per chip-hour, would cost 2.71x per million successful "
+            "requests: +1,034.87 USD.") in index
+    assert ("| [gpt3-175b-pretrain](gpt3-175b-pretrain.md) | training | completed-run USD | gcp tpu-v6e-8 (spot, "
+            "tpu-v6e) | 488.63 | scaled | aws trn1.32xlarge (spot, 0.152) | +832.71 (2.70x) |") in index
+    assert "reversal" not in index.split("## Workloads", 1)[1].split("## Offers", 1)[0]
+
+
+def test_a_pick_that_is_also_the_cheapest_chip_hour_shows_no_reversal(flow_run):
+    index = (flow_run.reports / "index.md").read_text()
+    # llama31-8b-chat-small: inf2.xlarge on demand is rank 1 by outcome and chip-hour rank 1 (0.758 USD)
+    assert ("- **[llama31-8b-chat-small](llama31-8b-chat-small.md)**: pick aws inf2.xlarge (us-east-1, on_demand, "
+            "fp8, estimated): 212.74 USD per million successful requests. Runner-up aws trn1.2xlarge (us-east-1, "
+            "on_demand, fp8, estimated): 377.03, 77% more. It is also the cheapest chip-hour (0.758 USD): ranking by "
+            "the hourly price picks the same offer (+0.00 USD).") in index
+    assert "| aws inf2.xlarge (on_demand, 0.758) | nothing (same offer) |" in index
+    con = duckdb.connect(str(flow_run.warehouse), read_only=True)
+    try:
+        row = con.execute("select chip_hour_pick_extra_usd, chip_hour_pick_ratio, is_chip_hour_pick_same_offer "
+                          "from marts.decisions where workload_id = 'llama31-8b-chat-small'").fetchall()
+    finally:
+        con.close()
+    assert row == [(0.0, 1.0, True)]
+
+
+def test_a_workload_page_leads_with_a_short_table_and_links_its_ranking_as_csv(flow_run):
+    page = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
+    short = page.split("## Top 10", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in short.splitlines() if line.startswith("| ")]
+    assert rows[0] == "| rank | offer | term | precision | completed-run USD | chip-hour rank | basis |"
+    assert len(rows) == 1 + 10 and all(row.count(" | ") == 6 for row in rows)
+    assert rows[1] == "| 1 | gcp tpu-v6e-8 (us-central1) | spot | bf16 | 488.63 | 6 | scaled |"
+    assert page.index("## Top 10") < page.index("## Where the hourly price disagrees") < page.index("## Full ranking")
+    assert "[gpt3-175b-pretrain.csv](gpt3-175b-pretrain.csv)" in page
+
+
+def test_the_csv_beside_a_page_has_the_rows_of_the_warehouse_ranking(flow_run):
+    con = duckdb.connect(str(flow_run.warehouse), read_only=True)
+    try:
+        for workload_id in ("gpt3-175b-pretrain", "llama31-8b-chat-small"):
+            ranking = con.sql("select * from marts.rankings where workload_id = ? "
+                              "order by outcome_rank, usd_per_chip_hour, candidate_id", params=[workload_id]).pl()
+            written = pl.read_csv(flow_run.reports / f"{workload_id}.csv", infer_schema_length=None)
+            assert written.columns == ranking.columns
+            assert written["candidate_id"].to_list() == ranking["candidate_id"].to_list()
+            assert written["outcome_value"].to_list() == ranking["outcome_value"].to_list()
+            assert written["outcome_rank"].to_list() == ranking["outcome_rank"].to_list()
+            assert written["basis"].to_list() == ranking["basis"].to_list()
+    finally:
+        con.close()
+
+
+def test_quarantine_is_grouped_by_value_with_what_to_do(flow_run):
+    index = (flow_run.reports / "index.md").read_text()
+    quarantine = index.split("## Quarantined rows", 1)[1]
+    assert ("- **mlperf_training_snapshot**, `accelerator_has_alias` on accelerator_key: 2 rows: the raw accelerator "
+            "string must match an alias in catalogs/accelerators.yaml: add it to the accelerator it names, never "
+            "guess.\n  Values: intel(r) gaudi(r) 2 ai accelerator (2).\n  What to do: add each string as an alias of "
+            "the accelerator it names in catalogs/accelerators.yaml") in quarantine
+    assert "Values: (empty) (1), nvidia h100-pcie-80gb (1)." in quarantine
+
+
+def test_quarantine_groups_name_the_most_frequent_values_and_count_the_rest():
+    rows = [{"source_id": "mlperf_inference", "expectation": "accelerator_has_alias", "column_name": "accelerator_key",
+             "reason": "no alias", "value": f"chip {i}", "rows": 100 - i} for i in range(20)]
+    rows.append({"source_id": "aws_pricing", "expectation": "price_positive", "column_name": "price_usd",
+                 "reason": None, "value": None, "rows": 3})
+    groups = reports._quarantine_groups(rows)
+    assert [g["source_id"] for g in groups] == ["mlperf_inference", "aws_pricing"]
+    listed = groups[0]["top_values"]
+    assert [v["value"] for v in listed] == [f"chip {i}" for i in range(reports.QUARANTINE_VALUES_LISTED)]
+    # 20 values of 100 down to 81 rows: the first 12 listed, 8 more (88 + 87 + ... + 81 = 676 rows)
+    assert (groups[0]["more_values"], groups[0]["more_rows"]) == (8, sum(range(81, 89)))
+    assert groups[0]["rows"] == sum(range(81, 101))
+    assert groups[1]["top_values"] == [{"value": "(missing)", "rows": 3}]
+    assert groups[1]["reason"] == "no reason declared"
+
+
+def test_text_from_data_is_escaped_and_numbers_are_formatted_in_one_place():
+    decision = reports.MARKDOWN.get_template("_sentences.j2").module.decision({
+        "outcome_metric": "completed_run_usd", "pick_cloud": "aws", "pick_instance_type": "<script>x</script>",
+        "pick_region": "us|east", "pick_pricing_term": "spot", "pick_precision": None, "pick_basis": "measured",
+        "pick_outcome_value": 1234.5, "runner_up_offer_id": None, "is_chip_hour_pick_same_offer": True,
+        "pick_usd_per_chip_hour": 2.5})
+    assert str(decision) == ("pick aws &lt;script&gt;x&lt;/script&gt; (us\\|east, spot, measured): 1,234.50 USD per "
+                             "completed run. No other offer can run it. It is also the cheapest chip-hour (2.500 USD): "
+                             "ranking by the hourly price picks the same offer (+0.00 USD).")
+    assert md_escape("a *b* [c](d) `e` #f") == "a \\*b\\* \\[c\\](d) \\`e\\` \\#f"
+    assert (usd(2978.214), usd(0.1523), signed_usd(832.71), signed_usd(-0.5), ratio(2.7043), ratio(1204.4)) == (
+        "2,978.21", "0.152", "+832.71", "-0.500", "2.70x", "1,204x")
+
+
+def test_a_notification_sentence_is_plain_text():
+    change = {"unit": "completed_run_usd", "offer_id": "aws:us-east-1:p5.48xlarge:spot", "previous_offer_id": "x",
+              "workload_id": "gpt3", "label": "aws p5.48xlarge [spot]", "previous_label": "gcp a3 <old>",
+              "reason_detail": "price move", "after_value": 637.2, "before_value": 488.63,
+              "previous_pick_now_value": None}
+    assert reports.best_offer_sentence(change) == (
+        "Best for gpt3 is now aws p5.48xlarge [spot] (was gcp a3 <old>): price move; completed-run USD 637.20 "
+        "instead of 488.63 USD.")
+
+
+def test_every_page_links_only_files_that_exist(flow_run):
+    for page in flow_run.reports.glob("*.md"):
+        for target in re.findall(r"\]\(([^)#]+)\)", page.read_text()):
+            if "://" not in target:
+                assert (flow_run.reports / target).exists(), f"{page.name} links {target}"
