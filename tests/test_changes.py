@@ -49,18 +49,25 @@ def copy_of_day_one(flow_run, root: Path) -> tuple[Path, Path]:
     return warehouse, reports
 
 
+def run_day_two(flow_run, root: Path):
+    """A copy of the session's run (day 1), then day 2 with the changes of `day_two_files` on top."""
+    from flows.nightly import nightly
+
+    warehouse, reports = copy_of_day_one(flow_run, root)
+    files = root / "day-2"
+    files.mkdir()
+    return nightly(as_of=DAY_2, source_files=day_two_files(files), run_id="day-2", catalog_dir=str(CATALOGS),
+                   warehouse_file=str(warehouse), reports_dir=str(reports))
+
+
 @pytest.fixture(scope="module")
 def two_days(flow_run, prefect_server, tmp_path_factory):
     """Day 1 on the embedded snapshot, day 2 with the changes of `day_two_files`, then a backfill between them."""
     from flows.nightly import nightly
 
-    root = tmp_path_factory.mktemp("two-days")
-    warehouse, reports = copy_of_day_one(flow_run, root)
-    files = root / "day-2"
-    files.mkdir()
-    common = dict(catalog_dir=str(CATALOGS), warehouse_file=str(warehouse), reports_dir=str(reports))
-    day_2 = nightly(as_of=DAY_2, source_files=day_two_files(files), run_id="day-2", **common)
-    backfill = nightly(as_of=DAY_2 - dt.timedelta(days=1), run_id="backfill", **common)
+    day_2 = run_day_two(flow_run, tmp_path_factory.mktemp("two-days"))
+    backfill = nightly(as_of=DAY_2 - dt.timedelta(days=1), run_id="backfill", catalog_dir=str(CATALOGS),
+                       warehouse_file=str(day_2.warehouse), reports_dir=str(day_2.reports.parent))
     return day_2, backfill
 
 

@@ -10,9 +10,9 @@ import math
 import duckdb
 import polars as pl
 import pytest
-from conftest import AS_OF, CATALOGS
+from conftest import AS_OF
 from polars.testing import assert_frame_equal
-from test_changes import DAY_2, copy_of_day_one, day_two_files
+from test_changes import DAY_2, run_day_two
 
 from flows import charts
 from flows.formatting import usd
@@ -39,14 +39,7 @@ def day_one_charts(day_one) -> dict[str, list[charts.Chart]]:
 @pytest.fixture(scope="module")
 def two_runs(flow_run, prefect_server, tmp_path_factory):
     """The session's run copied, then day 2 of tests/test_changes.py on top (the lora pick changes)."""
-    from flows.nightly import nightly
-
-    root = tmp_path_factory.mktemp("charts-two-runs")
-    warehouse, reports = copy_of_day_one(flow_run, root)
-    files = root / "day-2"
-    files.mkdir()
-    nightly(as_of=DAY_2, source_files=day_two_files(files), run_id="day-2", catalog_dir=str(CATALOGS),
-            warehouse_file=str(warehouse), reports_dir=str(reports))
+    warehouse = run_day_two(flow_run, tmp_path_factory.mktemp("charts-two-runs")).warehouse
     con = duckdb.connect(str(warehouse), read_only=True)
     yield con
     con.close()
