@@ -9,7 +9,29 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator, model_validator
 
-Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$")]
+from flows.safe_yaml import MAX_QUOTED_CHARS, BoundedSafeLoader, YamlLimitError, cut, quoted
+
+# Limits on what a catalog may say. Past them a value is a typo or a unit slip, and the run could not hold what it
+# derives from it (chip and instance counts are DuckDB INTEGERs); each is 10-1000x the largest real value.
+MAX_ID_CHARS = 100  # an id (slug) is a short name
+MAX_WAREHOUSE_INTEGER = 2**31 - 1  # DuckDB INTEGER: every whole number in a catalog lands in one
+MAX_CHIPS = 1_000_000  # chips in one instance, or in one training run (the largest clusters hold ~100,000)
+MAX_INSTANCES_PER_REPLICA = 1_024  # instances one inference replica may span
+MAX_MODEL_PARAMS = 1e14  # parameters of one model (the largest published have ~2e12)
+MAX_MODEL_DIMENSION = 1_048_576  # hidden size (the largest published: 16,384 - 25,600)
+MAX_LAYERS = 1_024  # transformer layers (the largest published: ~130)
+MAX_HEADS = 1_024  # attention heads and KV heads (the largest published: 128)
+MAX_HEAD_DIM = 1_024  # values per head (the largest published: 256)
+MAX_SEQUENCE_TOKENS = 10_000_000  # tokens in one request or training sequence (the longest contexts: ~10M)
+MAX_TRAINING_TOKENS = 1e15  # tokens one training run trains on (the largest published: ~3.6e13)
+MAX_STATE_BYTES_PER_PARAM = 64  # training state per parameter (bf16 weights + grads + fp32 Adam: 16)
+MAX_REQUESTS_PER_S = 1e6  # a service's mean load
+MAX_PEAK_FACTOR = 100.0  # peak load / mean load
+MIN_USABLE_MEMORY_FRACTION = 0.01  # chip memory left for weights and KV cache; below it, chips-to-hold overflows
+MAX_ERROR_LINES = 50  # lines of one catalog error; the rest are counted
+
+Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=MAX_ID_CHARS)]
+WholeNumber = Annotated[int, Field(ge=-MAX_WAREHOUSE_INTEGER, le=MAX_WAREHOUSE_INTEGER)]
 Family = Literal["gpu", "tpu", "trainium", "inferentia", "cpu"]
 Cloud = Literal["aws", "azure", "gcp", "onprem"]
 Precision = Literal["fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4", "int4"]
@@ -23,7 +45,8 @@ class CatalogError(ValueError):
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # inf and nan are never a figure, a count or a price: they would reach the SQL as a number
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 # ---------------------------------------------------------------- accelerators.yaml
@@ -61,7 +84,8 @@ class FamilyDefaults(Strict):
     training_mfu: float = Field(gt=0, le=1, description="model FLOPs utilization of a training run")
     bandwidth_efficiency: float = Field(gt=0, le=1, description="share of peak memory bandwidth a decode step reaches")
     compute_efficiency: float = Field(gt=0, le=1, description="share of peak FLOPS a decode step reaches")
-    usable_memory_fraction: float = Field(gt=0, le=1, description="share of chip memory for weights and KV cache")
+    usable_memory_fraction: float = Field(ge=MIN_USABLE_MEMORY_FRACTION, le=1,
+                                          description="share of chip memory for weights and KV cache")
     scaling_efficiency_per_doubling: float = Field(gt=0, le=1, description="throughput kept per doubling of instances")
     pue: float = Field(ge=1, description="data-centre power usage effectiveness for energy")
     can_train: bool = Field(True, description="false for inference-only parts (e.g. Inferentia)")
@@ -70,8 +94,8 @@ class FamilyDefaults(Strict):
 
 class AcceleratorsFile(Strict):
     sources: dict[Slug, SourceRef]
-    family_defaults: dict[Family, FamilyDefaults]
-    accelerators: dict[Slug, Accelerator]
+    family_defaults: dict[Family, FamilyDefaults] = Field(min_length=1)
+    accelerators: dict[Slug, Accelerator] = Field(min_length=1)
 
 
 # ---------------------------------------------------------------- instances.yaml
@@ -86,8 +110,8 @@ class Instance(Strict):
     cloud: Cloud
     instance_type: str
     accelerator: Slug
-    accelerator_count: int = Field(gt=0)
-    vcpu: int | None = None
+    accelerator_count: int = Field(gt=0, le=MAX_CHIPS)
+    vcpu: int | None = Field(None, gt=0, le=MAX_WAREHOUSE_INTEGER)
     memory_gib: float | None = None
     note: str | None = None
     source: str
@@ -110,35 +134,45 @@ class PricingTerm(Strict):
 
 
 class InstancesFile(Strict):
-    pricing_terms: dict[PricingTermName, PricingTerm]
-    instances: list[Instance]
+    pricing_terms: dict[PricingTermName, PricingTerm] = Field(min_length=1)
+    instances: list[Instance] = Field(min_length=1)
 
 
 # ---------------------------------------------------------------- models.yaml
 class Model(Strict):
     name: str
-    params: float = Field(gt=0)
-    active_params: float | None = None
-    layers: int = Field(gt=0)
-    hidden: int = Field(gt=0)
-    heads: int = Field(gt=0)
-    kv_heads: int = Field(gt=0)
-    head_dim: int = Field(gt=0)
+    params: float = Field(gt=0, le=MAX_MODEL_PARAMS)
+    active_params: float | None = Field(None, gt=0, le=MAX_MODEL_PARAMS)
+    layers: int = Field(gt=0, le=MAX_LAYERS)
+    hidden: int = Field(gt=0, le=MAX_MODEL_DIMENSION)
+    heads: int = Field(gt=0, le=MAX_HEADS)
+    kv_heads: int = Field(gt=0, le=MAX_HEADS)
+    head_dim: int = Field(gt=0, le=MAX_HEAD_DIM)
     source: str
+
+    @model_validator(mode="after")
+    def _shapes_agree(self) -> Model:
+        if self.kv_heads > self.heads:
+            raise ValueError(f"kv_heads: {self.kv_heads} is more than heads ({self.heads}); KV heads are shared by "
+                             f"query heads, never more")
+        if self.active_params is not None and self.active_params > self.params:
+            raise ValueError(f"active_params: {self.active_params:g} is more than params ({self.params:g})")
+        return self
 
 
 class MlperfTrainingTask(Strict):
     """How to turn an MLPerf Training result into achieved FLOP/s: the model and tokens per counted sample."""
 
     model: Slug
-    sequence_length: int = Field(gt=0, description="tokens in one training sequence of the benchmark")
+    sequence_length: int = Field(gt=0, le=MAX_SEQUENCE_TOKENS,
+                                 description="tokens in one training sequence of the benchmark")
     tokens_per_sample: float = Field(gt=0, description="samples_to_converge x this = tokens trained")
     flops_per_token: float = Field(6.0, gt=0, description="training FLOPs per parameter and token (6 for dense)")
     note: str | None = None
 
 
 class ModelsFile(Strict):
-    models: dict[Slug, Model]
+    models: dict[Slug, Model] = Field(min_length=1)
     mlperf_training_tasks: dict[str, MlperfTrainingTask] = Field(default_factory=dict)
 
 
@@ -175,10 +209,13 @@ class TrainingWorkload(Strict):
     description: str
     model: Slug
     benchmark: TrainingBenchmark | None = None
-    tokens: float | None = Field(None, gt=0, description="tokens to train on, for a model + tokens workload")
+    tokens: float | None = Field(None, gt=0, le=MAX_TRAINING_TOKENS,
+                                 description="tokens to train on, for a model + tokens workload")
     precision: Precision = "bf16"
-    state_bytes_per_param: float = Field(16, gt=0, description="16 = bf16 weights and grads + fp32 Adam states")
-    chips: int | None = Field(None, gt=0, description="chips to train on; default: the fewest that hold the state")
+    state_bytes_per_param: float = Field(16, gt=0, le=MAX_STATE_BYTES_PER_PARAM,
+                                         description="16 = bf16 weights and grads + fp32 Adam states")
+    chips: int | None = Field(None, gt=0, le=MAX_CHIPS,
+                              description="chips to train on; default: the fewest that hold the state")
     deadline_hours: float | None = Field(None, gt=0, description="offers that cannot finish in time are excluded")
     mfu: float | None = Field(None, gt=0, le=1, description="overrides published and default MFU")
     pricing_terms: list[PricingTermName] = Field(
@@ -197,8 +234,9 @@ class TrainingWorkload(Strict):
 
 
 class Traffic(Strict):
-    mean_requests_per_s: float = Field(gt=0)
-    peak_factor: float = Field(1.0, ge=1, description="peak load / mean load; instances are sized for the peak")
+    mean_requests_per_s: float = Field(gt=0, le=MAX_REQUESTS_PER_S)
+    peak_factor: float = Field(1.0, ge=1, le=MAX_PEAK_FACTOR,
+                               description="peak load / mean load; instances are sized for the peak")
 
 
 class InferenceWorkload(Strict):
@@ -212,14 +250,15 @@ class InferenceWorkload(Strict):
     accuracy_target_pct: Literal[99.0, 99.9] = Field(
         99.0, description="MLPerf accuracy target a measured result must meet: -99.9 results also meet 99"
     )
-    input_tokens: int = Field(gt=0)
-    output_tokens: int = Field(gt=0)
+    input_tokens: int = Field(gt=0, le=MAX_SEQUENCE_TOKENS)
+    output_tokens: int = Field(gt=0, le=MAX_SEQUENCE_TOKENS)
     slo: Slo | Literal["offline"]
     traffic: Traffic | None = Field(None, description="required unless slo is offline")
     success_rate: float = Field(1.0, gt=0, le=1, description="share of requests that succeed")
     months: float = Field(12, gt=0, description="months in service, for the lifetime cost")
     trained_by: Slug | None = Field(None, description="training workload whose cost adds to the lifetime cost")
-    max_instances_per_replica: int = Field(1, ge=1, description="a replica may span this many instances")
+    max_instances_per_replica: int = Field(1, ge=1, le=MAX_INSTANCES_PER_REPLICA,
+                                           description="a replica may span this many instances")
     pricing_terms: list[PricingTermName] = Field(
         description="pricing terms the workload may be bought on; a reserved term counts where `months` covers it. "
                     "Default: a latency-bound service does not run on capacity that can be reclaimed (no spot or "
@@ -246,7 +285,7 @@ Workload = Annotated[TrainingWorkload | InferenceWorkload, Field(discriminator="
 
 
 class WorkloadsFile(Strict):
-    workloads: dict[Slug, Workload]
+    workloads: dict[Slug, Workload] = Field(min_length=1)
 
 
 # ---------------------------------------------------------------- sources.yaml
@@ -259,7 +298,7 @@ class SnapshotFile(Strict):
     as_of: dt.date
     source: str = Field(description="where the figures come from")
     region: str | None = Field(None, description="region a price page was fetched for, where the format does not say")
-    metadata: dict[str, str | int | float] | None = Field(
+    metadata: dict[str, str | WholeNumber | float] | None = Field(
         None, description="what the file itself does not say, e.g. a vLLM result's accelerator, chips, model, precision")
 
 
@@ -285,6 +324,20 @@ class Source(Strict):
         None, ge=0,
         description="a source stale (unreadable) for more days than this fails the run after its reports are "
                     "published (exit status 3); default: 2 for price feeds, 30 for benchmarks and price sheets")
+    max_pages: int | None = Field(
+        None, ge=1,
+        description="most pages a live fetch follows in one listing (a region, service or filter); past it, or when "
+                    "a page token repeats an earlier one, the source is stale; default: 2,000")
+    max_file_bytes: int | None = Field(
+        None, ge=1,
+        description="largest file or API response read, in bytes; a larger one is refused unread and the source is "
+                    "stale; default: 268,435,456 (256 MiB), 8,589,934,592 (8 GiB) for aws_offer_file, whose "
+                    "region files DuckDB scans without loading them")
+    max_line_bytes: int | None = Field(
+        None, ge=1,
+        description="longest line of a CSV file (or CSV record, when a quoted field spans lines) read, in bytes; "
+                    "a longer one is refused without reading it whole and the source is stale; default: 1,048,576 "
+                    "(1 MiB)")
 
     @property
     def stale_limit_days(self) -> int:
@@ -304,7 +357,7 @@ class SourcesFile(Strict):
         0.05, gt=0,
         description="a price per offer and term that moved by more than this share since the previous run is listed "
                     "in marts.changes and the reports' What changed")
-    sources: dict[Slug, Source]
+    sources: dict[Slug, Source] = Field(min_length=1)
 
 
 # ---------------------------------------------------------------- notifications.yaml
@@ -356,24 +409,28 @@ class Catalog(Strict):
                 if fig.source not in known_sources:
                     errors.append(
                         f"accelerators.yaml: accelerators.{acc_id}.{key}.source: unknown source "
-                        f"{fig.source!r} (expected one of the ids under 'sources:')"
+                        f"{quoted(fig.source)} (expected one of the ids under 'sources:')"
                     )
             for alias in acc.aliases:
                 norm = normalise_alias(alias)
+                if not norm:
+                    errors.append(f"accelerators.yaml: accelerators.{acc_id}.aliases: {quoted(alias)} is empty (it "
+                                  f"would match every benchmark row that names no accelerator)")
+                    continue
                 if norm in seen_alias:
                     owner = "this accelerator" if seen_alias[norm] == acc_id else repr(seen_alias[norm])
                     errors.append(
-                        f"accelerators.yaml: accelerators.{acc_id}.aliases: {alias!r} is already an alias of "
+                        f"accelerators.yaml: accelerators.{acc_id}.aliases: {quoted(alias)} is already an alias of "
                         f"{owner} (an alias must name one accelerator, once)"
                     )
                 seen_alias[norm] = acc_id
         seen_offer: set[str] = set()
         for i, inst in enumerate(self.instances.instances):
-            where = f"instances.yaml: instances[{i}] ({inst.offer_key})"
+            where = f"instances.yaml: instances[{i}] ({cut(inst.offer_key)})"
             if inst.accelerator not in self.accelerators.accelerators:
-                errors.append(f"{where}.accelerator: unknown accelerator {inst.accelerator!r} (not in accelerators.yaml)")
+                errors.append(f"{where}.accelerator: unknown accelerator {quoted(inst.accelerator)} (not in accelerators.yaml)")
             if inst.source not in known_sources:
-                errors.append(f"{where}.source: unknown source {inst.source!r} (not under 'sources:' in accelerators.yaml)")
+                errors.append(f"{where}.source: unknown source {quoted(inst.source)} (not under 'sources:' in accelerators.yaml)")
             if inst.offer_key in seen_offer:
                 errors.append(f"{where}: duplicate instance type (each cloud:instance_type appears once)")
             seen_offer.add(inst.offer_key)
@@ -381,7 +438,7 @@ class Catalog(Strict):
                 errors.append(f"{where}.price_components: a GCP instance needs the SKUs its price is made of")
         for family, defaults in self.accelerators.family_defaults.items():
             if defaults.source not in known_sources:
-                errors.append(f"accelerators.yaml: family_defaults.{family}.source: unknown source {defaults.source!r}")
+                errors.append(f"accelerators.yaml: family_defaults.{family}.source: unknown source {quoted(defaults.source)}")
         missing_families = {a.family for a in self.accelerators.accelerators.values()} - set(
             self.accelerators.family_defaults)
         for family in sorted(missing_families):
@@ -389,21 +446,26 @@ class Catalog(Strict):
                           f"declared defaults for the estimated basis)")
         for term, declared in self.instances.pricing_terms.items():
             if declared.source not in known_sources:
-                errors.append(f"instances.yaml: pricing_terms.{term}.source: unknown source {declared.source!r}")
+                errors.append(f"instances.yaml: pricing_terms.{term}.source: unknown source {quoted(declared.source)}")
         for model_id, model in self.models.models.items():
             if model.source not in known_sources:
-                errors.append(f"models.yaml: models.{model_id}.source: unknown source {model.source!r}")
+                errors.append(f"models.yaml: models.{model_id}.source: unknown source {quoted(model.source)}")
         for task, declared in self.models.mlperf_training_tasks.items():
             if declared.model not in self.models.models:
-                errors.append(f"models.yaml: mlperf_training_tasks.{task}.model: unknown model {declared.model!r}")
+                errors.append(f"models.yaml: mlperf_training_tasks.{cut(task)}.model: unknown model "
+                              f"{quoted(declared.model)}")
         for wl_id, wl in self.workloads.workloads.items():
             if wl.model not in self.models.models:
-                errors.append(f"workloads.yaml: workloads.{wl_id}.model: unknown model {wl.model!r} (not in models.yaml)")
+                errors.append(f"workloads.yaml: workloads.{wl_id}.model: unknown model {quoted(wl.model)} (not in models.yaml)")
+            undeclared = [t for t in wl.pricing_terms if t not in self.instances.pricing_terms]
+            if undeclared:
+                errors.append(f"workloads.yaml: workloads.{wl_id}.pricing_terms: {', '.join(undeclared)} not declared "
+                              f"under pricing_terms in instances.yaml (offers on them would be dropped unseen)")
             trained_by = getattr(wl, "trained_by", None)
             if trained_by is not None:
                 other = self.workloads.workloads.get(trained_by)
                 if other is None or other.kind != "training":
-                    errors.append(f"workloads.yaml: workloads.{wl_id}.trained_by: {trained_by!r} is not a training "
+                    errors.append(f"workloads.yaml: workloads.{wl_id}.trained_by: {quoted(trained_by)} is not a training "
                                   f"workload in workloads.yaml")
         from flows.sources import LIVE_KINDS, SAME_SKU_KINDS, SOURCE_KINDS  # late: the sources import no catalog
         from flows.sources._common import SourceFormatError
@@ -424,13 +486,14 @@ class Catalog(Strict):
                 try:
                     SOURCE_KINDS[src.kind].check_live_options(dict(src.live))
                 except SourceFormatError as exc:
-                    errors.append(f"sources.yaml: sources.{src_id}.live: {exc}")
+                    errors.append(f"sources.yaml: sources.{src_id}.live: {cut(str(exc), 4 * MAX_QUOTED_CHARS)}")
             for j, f in enumerate(src.files):
                 if f.metadata and src.kind != "benchmark_runs":
                     errors.append(f"sources.yaml: sources.{src_id}.files[{j}].metadata: only benchmark_runs files take "
                                   f"metadata (the other formats say what they measured)")
-                if not (self.root / f.path).is_file():
-                    errors.append(f"sources.yaml: sources.{src_id}.files[{j}].path: no such file {f.path!r} under {self.root}")
+                if not _is_file(self.root / f.path):
+                    errors.append(f"sources.yaml: sources.{src_id}.files[{j}].path: no such file {quoted(f.path)} "
+                                  f"under {self.root}")
         if errors:
             raise CatalogError("\n".join(errors))
         return self
@@ -444,13 +507,21 @@ class Catalog(Strict):
         }
 
 
+def _is_file(path: Path) -> bool:
+    """Whether `path` is a readable file's; a name the system refuses (too long, a NUL byte) is not."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def normalise_alias(raw: str) -> str:
     """Aliases match exactly, ignoring case and surrounding or repeated whitespace."""
     return " ".join(raw.split()).casefold()
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A YAML loader that rejects a key given twice in one mapping instead of keeping the last."""
+class _UniqueKeyLoader(BoundedSafeLoader):
+    """A bounded YAML loader that rejects a key given twice in one mapping instead of keeping the last."""
 
 
 def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
@@ -459,7 +530,7 @@ def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, 
         key = loader.construct_object(key_node, deep=deep)
         if key in seen:
             raise yaml.constructor.ConstructorError(
-                None, None, f"key {key!r} appears twice (first on line {seen[key] + 1})", key_node.start_mark)
+                None, None, f"key {quoted(key)} appears twice (first on line {seen[key] + 1})", key_node.start_mark)
         seen[key] = key_node.start_mark.line
     return loader.construct_mapping(node, deep=deep)
 
@@ -472,20 +543,22 @@ def _load_yaml(path: Path) -> object:
         raise CatalogError(f"{path.name}: file not found at {path}")
     try:
         with path.open(encoding="utf-8") as fh:
-            return yaml.load(fh, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+            return yaml.load(fh, Loader=_UniqueKeyLoader)
+    except YamlLimitError as exc:
+        raise CatalogError(f"{path.name}: {exc}") from None
     except yaml.YAMLError as exc:
-        raise CatalogError(f"{path.name}: not valid YAML: {' '.join(str(exc).split())}") from exc
+        raise CatalogError(f"{path.name}: not valid YAML: {cut(' '.join(str(exc).split()), 4 * MAX_QUOTED_CHARS)}") from exc
     except UnicodeDecodeError as exc:
         raise CatalogError(f"{path.name}: not UTF-8 text ({exc})") from exc
 
 
 def _entry_label(file_name: str, loc: tuple, data: object) -> list[str]:
     """The error location as the user wrote it: list entries by their name, workload kinds unwrapped."""
-    parts = [str(p) for p in loc]
+    parts = [cut(str(p)) for p in loc]
     if file_name == "instances.yaml" and len(loc) >= 2 and loc[0] == "instances" and isinstance(loc[1], int):
         try:
             entry = data["instances"][loc[1]]
-            parts[1] = f"[{loc[1]}] ({entry.get('cloud')}:{entry.get('instance_type')})"
+            parts[1] = f"[{loc[1]}] ({cut(str(entry.get('cloud')))}:{cut(str(entry.get('instance_type')))})"
             return [parts[0] + parts[1], *parts[2:]]
         except (KeyError, IndexError, TypeError, AttributeError):
             pass
@@ -505,12 +578,15 @@ def _format_validation_error(file_name: str, exc: ValidationError, data: object 
         elif err["type"] in ("union_tag_not_found", "union_tag_invalid"):
             lines.append(f"{file_name}: {loc}.kind: missing or unknown kind (expected 'training' or 'inference')")
         else:
-            lines.append(f"{file_name}: {loc}: {err['msg']} (got {err.get('input')!r})")
+            lines.append(f"{file_name}: {loc}: {cut(err['msg'], 4 * MAX_QUOTED_CHARS)} (got {quoted(err.get('input'))})")
     return "\n".join(lines)
 
 
-def load_catalog(root: Path | str) -> Catalog:
-    """Load and check every catalog file under `root`; raise CatalogError naming file, entry and key."""
+def load_catalog(root: Path | str, check_figures: bool = True) -> Catalog:
+    """Load and check every catalog file under `root`; raise CatalogError naming file, entry and key.
+
+    `check_figures=False` leaves out the per-chip figures' plausibility suite (a test of the run's own check).
+    """
     root = Path(root)
     parsed: dict[str, BaseModel] = {}
     models = {
@@ -535,10 +611,23 @@ def load_catalog(root: Path | str) -> Catalog:
         except ValidationError as exc:
             errors.append(_format_validation_error(file_name, exc, data))
     if errors:
-        raise CatalogError("\n".join(errors))
+        raise _catalog_error(errors)
     try:
-        return Catalog(root=root, **parsed)
+        catalog = Catalog(root=root, **parsed)
     except ValidationError as exc:
         # model_validator errors arrive wrapped; unwrap our own message
         messages = [e["ctx"]["error"] if "ctx" in e and "error" in e["ctx"] else e["msg"] for e in exc.errors()]
-        raise CatalogError("\n".join(str(m) for m in messages)) from None
+        raise _catalog_error([str(m) for m in messages]) from None
+    if check_figures:
+        from flows.checks import check_catalog  # late: checks reads the catalog's expectation suites
+
+        check_catalog(catalog)  # the per-chip figures `hweval run` checks before it lands anything
+    return catalog
+
+
+def _catalog_error(errors: list[str]) -> CatalogError:
+    """One CatalogError of at most MAX_ERROR_LINES lines; the rest are counted."""
+    lines = "\n".join(errors).splitlines()
+    if len(lines) > MAX_ERROR_LINES:
+        lines = [*lines[:MAX_ERROR_LINES], f"... and {len(lines) - MAX_ERROR_LINES:,} more"]
+    return CatalogError("\n".join(lines))

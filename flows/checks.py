@@ -31,7 +31,8 @@ NATURAL_KEYS: dict[str, tuple[str, ...]] = {
     # term_months too: a 1-year and a 3-year quote for one instance are two offers
     "price_sheet": ("entry_kind", "cloud", "region", "instance_type", "pricing_term", "applies_to", "term_months"),
     "mlperf_inference": ("result_id", "model", "scenario"),
-    "mlperf_training": ("system", "benchmark", "submitter", "accelerators_count", "division"),
+    # details_url too: it names the system description file; two submissions may share a system name
+    "mlperf_training": ("system", "benchmark", "submitter", "accelerators_count", "division", "details_url"),
 }
 
 # columns that say where a row came from, not what it says: two copies of a row may differ in them
@@ -61,6 +62,11 @@ def _set_column(rows: list[dict], column: str, values: dict[int, Any]) -> None:
 
 
 # ---------------------------------------------------------------- duplicates
+def _where(row: dict) -> str:
+    """Where a row is in its file, as the user finds it (its source_ref), else its position in the batch."""
+    return row.get("source_ref") or f"row {row['row_no']}"
+
+
 def duplicate_notes(rows: list[dict], key: tuple[str, ...]) -> dict[int, str]:
     """row_no -> why it is a duplicate. A later exact copy names the first; copies that disagree all fail."""
     groups: dict[tuple, list[dict]] = defaultdict(list)
@@ -79,12 +85,12 @@ def duplicate_notes(rows: list[dict], key: tuple[str, ...]) -> dict[int, str]:
         first = members[0]
         disagree = [c for c in columns if any(_value(r.get(c)) != _value(first.get(c)) for r in members[1:])]
         if disagree:
-            text = (f"rows {', '.join(str(r['row_no']) for r in members)} disagree on {', '.join(disagree)}")
+            text = f"{' and '.join(_where(r) for r in members)} disagree on {', '.join(disagree)}"
             for row in members:
                 notes[row["row_no"]] = text
         else:
             for row in members[1:]:
-                notes[row["row_no"]] = f"row {first['row_no']} (same values)"
+                notes[row["row_no"]] = f"same values as {_where(first)}"
     return notes
 
 

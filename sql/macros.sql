@@ -131,7 +131,7 @@ create or replace macro decode_step_s(weights_gb, kv_gb_per_sequence, batch, par
 -- Instances needed for the peak load, in whole instances (at least one).
 create or replace macro instances_for_peak(mean_requests_per_s, peak_factor, requests_per_s_per_instance) as
     greatest(1, cast(ceil(mean_requests_per_s::double * peak_factor::double
-                          / requests_per_s_per_instance::double) as integer));
+                          / requests_per_s_per_instance::double) as bigint));
 
 -- Share of provisioned capacity the mean load uses; the rest is paid for idle.
 create or replace macro utilization(mean_requests_per_s, instances, requests_per_s_per_instance) as

@@ -186,6 +186,9 @@ def test_utilization_from_traffic_on_whole_instances(fresh_db):
     assert value(fresh_db, "utilization(2, 1, 40)") == pytest.approx(0.05)
     # 2,000 requests/s mean, peak 1.5x = 3,000: ceil(3000 / 40) = 75 instances; 2,000 / (75 x 40) = 66.7%
     assert value(fresh_db, "instances_for_peak(2000, 1.5, 40)") == 75
+    # a million requests/s, x100 at the peak, on instances that serve 0.001 each: 1e8 / 1e-3 = 1e11 instances, past
+    # a 32-bit integer (an absurd fleet, but an error in the SQL build would fail the whole run instead of ranking it)
+    assert value(fresh_db, "instances_for_peak(1e6, 100, 0.001)") == 100_000_000_000
     assert value(fresh_db, "utilization(2000, 75, 40)") == pytest.approx(0.6667, abs=1e-4)
 
 

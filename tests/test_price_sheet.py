@@ -119,3 +119,9 @@ def test_example_sheet_as_of_date_is_declared():
 
     source = load_catalog(CATALOGS).sources.sources["price_sheet"]
     assert source.enabled is False and source.files[0].as_of == dt.date(2026, 11, 30)
+
+
+def test_a_kind_that_is_a_list_is_a_format_error_not_a_type_error(tmp_path):
+    path = write(tmp_path, "s.yaml", "entries:\n  - {kind: [quote], cloud: aws}\n")
+    with pytest.raises(SourceFormatError, match=r"^s.yaml: entries\[0\].kind: \['quote'\], expected one of discount"):
+        price_sheet.read_file(path, "s.yaml")

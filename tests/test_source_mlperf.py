@@ -222,3 +222,39 @@ def test_power_is_kept_where_the_result_has_it():
     result |= {"has_power": True, "Power_Result": 5210.4, "Power_Units": "Watts"}
     [row] = mlperf_inference.result_rows([result], "s.json")
     assert (row["has_power"], row["power_result"], row["power_units"]) == (True, 5210.4, "Watts")
+
+
+def test_two_submissions_of_one_system_name_with_different_description_files_both_land(tmp_path, fresh_db, catalog):
+    from flows import checks
+
+    path = tmp_path / "detailed.csv"
+    older = training_csv_row("Eos", "NVIDIA H100-SXM5-80GB", 8, 1, lora="28.16")
+    newer = training_csv_row("Eos", "NVIDIA H100-SXM5-80GB", 8, 1, lora="25.02")
+    copy = dict(newer)
+    older["details_url"] = "https://github.com/mlcommons/training_results_v4.0/blob/main/T/systems/eos_ngc23.04_pytorch.json"
+    newer["details_url"] = copy["details_url"] = older["details_url"].replace("23.04", "24.04")
+    write_training_csv(path, [older, newer, copy])
+    batch = batch_of("mlperf_training", mlperf_training.read_file(path, "d.csv"))
+    checks.add_check_columns([batch], catalog, fresh_db)
+    load = pipeline.land_batch(fresh_db, batch, "run-1", AS_OF, catalog)
+    assert (load.rows_landed, load.rows_quarantined) == (2, 1)
+    assert fresh_db.execute("select time_to_train_minutes from raw.mlperf_training order by row_no").fetchall() == [
+        (28.16,), (25.02,)]
+    assert fresh_db.execute("select source_ref, unexpected_value from ops.quarantine").fetchall() == [
+        ("d.csv: row 4 (Eos, llama2_70b_lora)", "same values as d.csv: row 3 (Eos, llama2_70b_lora)")]
+    # both are results of their own in the warehouse: their description files tell their keys apart
+    from flows import transform
+
+    transform.build_models(fresh_db, "run-1", AS_OF)
+    keys = [k for (k,) in fresh_db.execute("select result_key from marts.benchmark_results "
+                                            "where result_key like '%|Eos|%' order by 1").fetchall()]
+    assert len(keys) == 2 and keys[0].endswith("eos_ngc23.04_pytorch.json") and keys[1].endswith(
+        "eos_ngc24.04_pytorch.json")
+
+
+def test_the_detailed_output_written_as_json_names_rows_by_their_index(tmp_path):
+    path = tmp_path / "detailed.json"
+    path.write_text(json.dumps([training_csv_row("Eos", "NVIDIA H100-SXM5-80GB", 8, 1, lora="28.16"),
+                                training_csv_row("H200", "NVIDIA H200-SXM5-141GB", 8, 1, lora="24.69")]))
+    rows = mlperf_training.read_file(path, "d.json")
+    assert [r["source_ref"] for r in rows] == ["d.json: [0] (Eos, llama2_70b_lora)", "d.json: [1] (H200, llama2_70b_lora)"]

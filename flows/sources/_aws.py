@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from flows.sources._common import LiveSourceError, SourceFormatError, redact_text
+from flows.sources._common import DEFAULT_LIMITS, LiveSourceError, SourceFormatError, SourceLimits, redact_text
 
 log = logging.getLogger(__name__)
 
@@ -43,9 +43,13 @@ def check_options(options: dict, allowed: set[str], required: set[str], what: st
         raise SourceFormatError(f"{what}: live option(s) {', '.join(missing)} missing")
 
 
-def pages(api_client, operation: str, what: str, *, attempts: int = 5, backoff_s: float = 1.0,
-          sleep=time.sleep, **kwargs) -> Iterator[dict]:
-    """Every page of `operation` through its boto3 paginator; a throttled page is retried where it stopped."""
+def pages(api_client, operation: str, what: str, *, limits: SourceLimits = DEFAULT_LIMITS, attempts: int = 5,
+          backoff_s: float = 1.0, sleep=time.sleep, **kwargs) -> Iterator[dict]:
+    """Every page of `operation` through its boto3 paginator; a throttled page is retried where it stopped.
+
+    At most `limits.max_pages` pages; a NextToken that repeats an earlier page's (A, B, A ...) stops the listing
+    with a SourceFormatError instead of following it forever (botocore only notices the same token twice in a row).
+    """
     from botocore.exceptions import (
         BotoCoreError,
         ClientError,
@@ -61,6 +65,7 @@ def pages(api_client, operation: str, what: str, *, attempts: int = 5, backoff_s
 
     paginator = api_client.get_paginator(operation)
     token, throttled, page_no = None, 0, 0
+    seen: dict[str, int] = {}  # NextToken -> the page that returned it
     while True:
         config = {"StartingToken": token} if token else {}
         try:
@@ -70,6 +75,14 @@ def pages(api_client, operation: str, what: str, *, attempts: int = 5, backoff_s
                 log.info("%s: page %d", what, page_no)
                 yield page
                 token = page.get("NextToken") or None
+                if token is None:
+                    continue
+                if token in seen:
+                    raise SourceFormatError(f"{what}: page {page_no}'s NextToken repeats page {seen[token]}'s: the "
+                                            f"API is going round in a loop; stopping instead of following it")
+                if page_no >= limits.max_pages:
+                    raise limits.exceeded(what, "max_pages", "the listing has more pages")
+                seen[token] = page_no
             return
         except ClientError as exc:
             error = exc.response.get("Error", {})

@@ -1,58 +1,291 @@
-"""Reading helpers shared by the source modules: every error names the file, the row or key, and what was expected."""
+"""Reading helpers shared by the source modules: every error names the file, the row or key, and what was expected.
+
+Every read is bounded by the source's limits (`SourceLimits`: pages, file bytes, line bytes; declared per source in
+sources.yaml, defaults below) and by format bounds that no real source comes near (number digits, JSON nesting).
+Past one of them the source fails with a `SourceLimitError` (a `SourceFormatError`: never retried) that names the
+file, the limit, its value and how to raise it.
+"""
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import math
 import re
+import reprlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
+
+# Defaults of the limits a source may raise in sources.yaml (`sources.<id>.max_pages` ...; see catalog.Source).
+MAX_PAGES = 2_000  # pages one live listing (a region, service or filter) follows; real ones take tens, or hundreds
+MAX_FILE_BYTES = 256 * MIB  # a file or API response; JSON is parsed whole, at several times its size in memory
+MAX_LINE_BYTES = 1 * MIB  # a line of a CSV file, or one CSV record (a quoted field may span lines)
+LIMIT_NAMES = ("max_pages", "max_file_bytes", "max_line_bytes")
+
+# Format bounds, the same for every source: no price, count or rate needs more, and past them parsing costs
+# quadratic time (digits) or the interpreter's stack (nesting).
+MAX_NUMBER_DIGITS = 1_000  # characters of one JSON number; Python itself refuses integers over 4,300 digits
+MAX_JSON_DEPTH = 500  # where a JSON document too deep for the parser is reported
+EXCERPT_CHARS = 200  # data quoted in a message
 
 
 class SourceFormatError(ValueError):
     """A source file or response is not in the format its kind expects."""
 
 
-def read_text(path: Path, label: str | None = None, encoding: str = "utf-8") -> str:
+class SourceLimitError(SourceFormatError):
+    """A source file, line or listing is larger than a limit its source declares (or the default)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SourceLimits:
+    """The bounds one source's reads run under; `source_id` (when known) makes the messages say where to raise them."""
+
+    max_pages: int = MAX_PAGES
+    max_file_bytes: int = MAX_FILE_BYTES
+    max_line_bytes: int = MAX_LINE_BYTES
+    source_id: str | None = None
+
+    def exceeded(self, where: str, name: str, what: str) -> SourceLimitError:
+        """The error for `what` (e.g. "line 3 is longer") past the limit `name`: its value and how to raise it."""
+        value = getattr(self, name)
+        shown = f"{value:,} pages" if name == "max_pages" else _bytes(value)
+        entry = f"sources.{self.source_id}" if self.source_id else "the source's entry"
+        return SourceLimitError(f"{where}: {what} than {name} allows ({shown}); if that is right, raise it with "
+                                f"`{name}: N` under {entry} in catalogs/sources.yaml")
+
+
+DEFAULT_LIMITS = SourceLimits()
+
+
+def _bytes(n: int) -> str:
+    for unit, size in (("GiB", GIB), ("MiB", MIB), ("KiB", KIB)):
+        if n >= size and n % size == 0:
+            return f"{n:,} bytes = {n // size:,} {unit}"
+    return f"{n:,} bytes"
+
+
+def limits_for(source: Any, source_id: str | None = None) -> SourceLimits:
+    """The limits of a declared source (catalog.Source): what sources.yaml says, else its kind's defaults."""
+    from flows.sources import SOURCE_KINDS  # the kinds import this module
+
+    defaults = getattr(SOURCE_KINDS[source.kind], "DEFAULT_LIMITS", DEFAULT_LIMITS)
+    declared = {name: getattr(source, name) for name in LIMIT_NAMES if getattr(source, name, None) is not None}
+    return dataclasses.replace(defaults, source_id=source_id, **declared)
+
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = EXCERPT_CHARS
+_REPR.maxlevel = 3
+
+
+def clip(text: str) -> str:
+    """`text` cut to at most a few hundred characters, for a message."""
+    return text if len(text) <= EXCERPT_CHARS else f"{text[:EXCERPT_CHARS]}... ({len(text):,} characters)"
+
+
+def excerpt(value: Any) -> str:
+    """`value` as a message quotes it: its repr, at most a few hundred characters."""
+    if isinstance(value, str) and len(value) > EXCERPT_CHARS:
+        return repr(value[:EXCERPT_CHARS]) + f"... ({len(value):,} characters)"
+    return _REPR.repr(value)
+
+
+def _line_col(text: str, pos: int) -> str:
+    line, line_start = text.count("\n", 0, pos) + 1, text.rfind("\n", 0, pos) + 1
+    return f"line {line} column {pos - line_start + 1}"
+
+
+def read_at_most(stream: Any, limit: int, chunk: int = MIB) -> bytes | None:
+    """The rest of `stream` (a file or an HTTP response), or None as soon as it passes `limit` bytes: read in
+    chunks, since read(limit + 1) would allocate the whole limit up front."""
+    parts, total = [], 0
+    while part := stream.read(chunk):
+        total += len(part)
+        if total > limit:
+            return None
+        parts.append(part)
+    return b"".join(parts)
+
+
+def read_bytes(path: Path, label: str | Path, limits: SourceLimits = DEFAULT_LIMITS) -> bytes:
+    """The file's bytes, refused unread when it is larger than `max_file_bytes` (never more than that is read)."""
+    try:
+        with path.open("rb") as f:
+            size = path.stat().st_size
+            if size > limits.max_file_bytes:
+                raise limits.exceeded(str(label), "max_file_bytes", f"the file ({size:,} bytes) is larger")
+            data = f.read(size + 1)
+            if len(data) > size:  # the file grew since stat said its size (or is not a regular file)
+                room = limits.max_file_bytes - len(data)
+                rest = read_at_most(f, room) if room >= 0 else None
+                if rest is None:
+                    raise limits.exceeded(str(label), "max_file_bytes", "the file is larger")
+                data += rest
+    except OSError as exc:
+        raise SourceFormatError(f"{label}: cannot be read ({exc.strerror})") from None
+    return data
+
+
+def read_text(path: Path, label: str | None = None, encoding: str = "utf-8",
+              limits: SourceLimits = DEFAULT_LIMITS) -> str:
     """The file's text; errors name `label` (how the user knows the file), else the path."""
     name = label or path
+    data = read_bytes(path, name, limits)
     try:
-        return path.read_text(encoding=encoding)
+        return data.decode(encoding)
     except UnicodeDecodeError as exc:
-        raise SourceFormatError(f"{name}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise SourceFormatError(f"{name}: not UTF-8 text (byte {exc.start}: {exc.reason}) on line {line}") from None
+
+
+class _LongNumber(Exception):
+    def __init__(self, text: str):
+        super().__init__(text[:EXCERPT_CHARS])
+        self.text = text
+
+
+def _parse_int(text: str) -> int:
+    if len(text) > MAX_NUMBER_DIGITS:
+        raise _LongNumber(text)
+    return int(text)
+
+
+def _parse_float(text: str) -> float:
+    if len(text) > MAX_NUMBER_DIGITS:
+        raise _LongNumber(text)
+    return float(text)
+
+
+_JSON_NESTING = re.compile(r'"(?:[^"\\]+|\\.)*"|[\[\]{}]')
+
+
+def _too_deep(text: str) -> str:
+    """Where `text` first nests deeper than MAX_JSON_DEPTH (strings skipped)."""
+    depth = 0
+    for match in _JSON_NESTING.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return f"{_line_col(text, match.start())}: nested more than {MAX_JSON_DEPTH:,} levels deep"
+        elif token in "]}":
+            depth -= 1
+    return "nested too deeply for the JSON parser"
+
+
+def parse_json(text: str, where: str, not_json: Callable[[str], SourceFormatError] | None = None) -> Any:
+    """`text` as JSON; every way it can fail (syntax, digits, nesting, memory) is a SourceFormatError naming `where`
+    and the line (`not_json(detail)` words a syntax error, when given). A number longer than MAX_NUMBER_DIGITS is
+    refused; a shorter one too large for a float parses (to_float makes it None: validation quarantines its row)."""
+    try:
+        return json.loads(text, parse_int=_parse_int, parse_float=_parse_float)
+    except json.JSONDecodeError as exc:
+        if not_json is not None:
+            raise not_json(f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        raise SourceFormatError(f"{where}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except _LongNumber as exc:
+        at = text.find(exc.text)
+        place = f"{_line_col(text, at)}: " if at >= 0 else ""
+        raise SourceFormatError(f"{where}: {place}a number {len(exc.text):,} characters long (more than the "
+                                f"{MAX_NUMBER_DIGITS:,} a number may have): {excerpt(exc.text)}") from None
+    except RecursionError:
+        raise SourceFormatError(f"{where}: {_too_deep(text)}") from None
+    except MemoryError:
+        raise SourceFormatError(f"{where}: too large to parse in memory ({len(text):,} characters); "
+                                f"lower max_file_bytes so that such a file is refused before it is read") from None
+
+
+def load_json(path: Path, label: str | None = None, limits: SourceLimits = DEFAULT_LIMITS) -> Any:
+    name = label or str(path)
+    return parse_json(read_text(path, name, limits=limits), name)
+
+
+class _BoundedLines:
+    """A file's lines as text for csv.reader, none longer than max_line_bytes (a longer one is refused after reading
+    max_line_bytes of it); `record_bytes` adds up the lines since `next_record`, so that one CSV record (a quoted
+    field may span lines) is bounded too."""
+
+    def __init__(self, f: io.BufferedIOBase, name: str, limits: SourceLimits):
+        self.f, self.name, self.limits = f, name, limits
+        self.line_no = 0  # lines read so far
+        self.offset = 0  # bytes read so far
+        self.record_start, self.record_bytes = 1, 0
+
+    def next_record(self) -> None:
+        self.record_start, self.record_bytes = self.line_no + 1, 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> str:
+        limit = self.limits.max_line_bytes
+        data = self.f.readline(limit + 2)  # room for "\r\n"
+        if not data:
+            raise StopIteration
+        self.line_no += 1
+        size = len(data.rstrip(b"\r\n"))
+        if size > limit:
+            raise self.limits.exceeded(self.name, "max_line_bytes", f"line {self.line_no} is longer")
+        self.record_bytes += size
+        if self.record_bytes > limit:
+            raise self.limits.exceeded(
+                self.name, "max_line_bytes",
+                f"lines {self.record_start}-{self.line_no} (one CSV record: a quoted field spans them) are longer")
+        if self.offset + len(data) > self.limits.max_file_bytes:  # a file that grows while it is read
+            raise self.limits.exceeded(self.name, "max_file_bytes", "the file is larger")
+        try:
+            # spreadsheets often write a byte-order mark
+            text = data.decode("utf-8-sig" if self.line_no == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise SourceFormatError(f"{self.name}: not UTF-8 text (byte {self.offset + exc.start}: {exc.reason}) "
+                                    f"on line {self.line_no}") from None
+        self.offset += len(data)
+        return text
+
+
+def load_csv(path: Path, label: str | None = None, skip_lines: int = 0,
+             limits: SourceLimits = DEFAULT_LIMITS) -> list[dict[str, str | None]]:
+    """Rows as dicts keyed by header name (columns vary between versions: read by name); a short row's missing
+    fields are None. Read line by line: a line or record longer than max_line_bytes is refused, not read whole."""
+    name = str(label or path)
+    if csv.field_size_limit() < limits.max_line_bytes:
+        # the csv module's own bound (131,072 characters) would refuse fields that max_line_bytes allows;
+        # _BoundedLines bounds every record at max_line_bytes instead
+        csv.field_size_limit(limits.max_line_bytes)
+    rows: list[dict[str, str | None]] = []
+    try:
+        with path.open("rb") as f:
+            size = path.stat().st_size
+            if size > limits.max_file_bytes:
+                raise limits.exceeded(name, "max_file_bytes", f"the file ({size:,} bytes) is larger")
+            lines = _BoundedLines(f, name, limits)
+            for _ in range(skip_lines):
+                next(lines, None)
+            lines.next_record()
+            reader = csv.reader(lines)
+            header = next(reader, None)
+            if not header:
+                raise SourceFormatError(f"{name}: empty CSV, expected a header line")
+            for row in reader:
+                lines.next_record()
+                if not row:
+                    continue
+                if len(row) > len(header):
+                    raise SourceFormatError(f"{name}: line {lines.line_no}: {len(row)} fields, "
+                                            f"expected {len(header)} (the header's)")
+                record: dict[str, str | None] = dict.fromkeys(header)
+                record.update(zip(header, row))
+                rows.append(record)
+    except csv.Error as exc:
+        raise SourceFormatError(f"{name}: line {lines.line_no}: not valid CSV ({exc})") from None
     except OSError as exc:
         raise SourceFormatError(f"{name}: cannot be read ({exc.strerror})") from None
-
-
-def load_json(path: Path, label: str | None = None) -> Any:
-    text = read_text(path, label)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SourceFormatError(
-            f"{label or path}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from None
-
-
-def load_csv(path: Path, label: str | None = None, skip_lines: int = 0) -> list[dict[str, str]]:
-    """Rows as dicts keyed by header name (columns vary between versions: read by name)."""
-    path_name = label or path
-    lines = io.StringIO(read_text(path, label, encoding="utf-8-sig"))  # spreadsheets often write a byte-order mark
-    for _ in range(skip_lines):
-        lines.readline()
-    reader = csv.DictReader(lines)
-    if not reader.fieldnames:
-        raise SourceFormatError(f"{path_name}: empty CSV, expected a header line")
-    rows = []
-    for row in reader:
-        if None in row:
-            raise SourceFormatError(
-                f"{path_name}: line {reader.line_num}: {len(reader.fieldnames) + len(row[None])} fields, "
-                f"expected {len(reader.fieldnames)} (the header's)"
-            )
-        rows.append(row)
     return rows
 
 
@@ -65,17 +298,18 @@ def require(obj: Any, key: str, where: str, kind: type | tuple[type, ...] | None
     value = obj[key]
     if kind is not None and not isinstance(value, kind):
         names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-        raise SourceFormatError(f"{where}.{key}: expected {names}, got {type(value).__name__} {value!r:.60}")
+        raise SourceFormatError(f"{where}.{key}: expected {names}, got {type(value).__name__} {excerpt(value)}")
     return value
 
 
 def to_float(text: Any) -> float | None:
-    """A finite number from a JSON number or numeric string; None when it is not one (validation quarantines it)."""
-    if text is None or isinstance(text, bool):
+    """A finite number from a JSON number or numeric string; None when it is not one, is too large for a float or
+    is not finite (validation quarantines its row, saying the value is not a number)."""
+    if text is None or isinstance(text, bool) or not isinstance(text, (int, float, str)):
         return None
     try:
-        value = float(text) if isinstance(text, (int, float)) else float(str(text).strip())
-    except ValueError:
+        value = float(text) if isinstance(text, (int, float)) else float(text.strip())
+    except (ValueError, OverflowError):  # OverflowError: an integer of hundreds of digits
         return None
     return value if math.isfinite(value) else None
 

@@ -2,8 +2,8 @@
 
 Retried: HTTP 429, 500, 502, 503, 504 and network errors (refused, reset, timed out), with exponential backoff
 (`backoff_s`, 2 x, 4 x ...) or the server's `Retry-After` when it sends one. Not retried: 401/403 (access denied)
-and other 4xx, which raise `LiveSourceError` at once with the server's own error message. A body that is not JSON
-raises `SourceFormatError`. URLs in messages and logs go through `redact`; headers are never logged.
+and other 4xx, which raise `LiveSourceError` at once with the server's own error message. A body that is not JSON,
+or is larger than the source's `max_file_bytes`, raises `SourceFormatError` (never retried). URLs in messages and logs go through `redact`; headers are never logged.
 """
 
 from __future__ import annotations
@@ -20,7 +20,14 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any
 
-from flows.sources._common import LiveSourceError, SourceFormatError
+from flows.sources._common import (
+    DEFAULT_LIMITS,
+    LiveSourceError,
+    SourceFormatError,
+    SourceLimits,
+    parse_json,
+    read_at_most,
+)
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +35,7 @@ SECRET_PARAMS = frozenset({"key", "api_key", "access_token", "token", "sig", "si
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_RETRY_AFTER_S = 300.0  # a server asking for longer than this is not going to answer tonight
 _EXCERPT_CHARS = 300
+_ERROR_BODY_BYTES = 64 * 1024  # of an error response: enough for any API's error message
 _USER_AGENT = "hweval/0.1 (+urllib)"
 
 
@@ -66,11 +74,11 @@ def _scrub(text: str, secrets: list[str]) -> str:
 
 def _excerpt(body: bytes, secrets: list[str]) -> str:
     """The server's error message: `error.message` of a Google/Azure JSON error body, else the body's start."""
-    text = body.decode("utf-8", errors="replace")
+    text = body[:_ERROR_BODY_BYTES].decode("utf-8", errors="replace")
     message = None
     try:
-        doc = json.loads(text)
-    except ValueError:
+        doc = json.loads(text) if len(body) <= _ERROR_BODY_BYTES else None
+    except (ValueError, RecursionError):
         doc = None
     if isinstance(doc, dict):
         err = doc.get("error", doc.get("Error"))
@@ -116,11 +124,12 @@ def get_json(
     backoff_s: float = 1.0,
     timeout_s: float = 60,
     sleep: Callable[[float], Any] = time.sleep,
+    limits: SourceLimits = DEFAULT_LIMITS,
 ) -> Any:
     """GET `url` (plus `params`, encoded onto its query) and parse the JSON body.
 
     `what` names the request in every message (e.g. "azure retail prices eastus page 2"). At most `retries`
-    retries follow the first attempt.
+    retries follow the first attempt. A body over `limits.max_file_bytes` is refused without reading the rest.
     """
     if params:
         # %20 for spaces and a literal `$` (OData's `$filter`), as the APIs' own next-page links are written
@@ -141,12 +150,19 @@ def get_json(
         started = time.monotonic()
         try:
             with urllib.request.urlopen(request, timeout=timeout_s) as response:
-                body = response.read()
+                length = (response.headers.get("Content-Length") or "").strip()
+                if length.isdigit() and int(length) > limits.max_file_bytes:
+                    raise limits.exceeded(f"{what}: response from {shown}", "max_file_bytes",
+                                          f"the body ({int(length):,} bytes) is larger")
+                # with a Content-Length, read() stops there; without one, read_at_most stops past the limit
+                body = response.read() if length.isdigit() else read_at_most(response, limits.max_file_bytes)
                 status = response.status
+            if body is None:
+                raise limits.exceeded(f"{what}: response from {shown}", "max_file_bytes", "the body is larger")
         except urllib.error.HTTPError as exc:
             status = exc.code
             try:
-                err_body = exc.read()
+                err_body = exc.read(_ERROR_BODY_BYTES)
             except (OSError, http.client.HTTPException):
                 err_body = b""
             excerpt = _excerpt(err_body, secrets)
@@ -164,13 +180,16 @@ def get_json(
         else:
             log.info("GET %s -> HTTP %d, %d bytes in %.1fs (%s)", shown, status, len(body),
                      time.monotonic() - started, what)
+
+            def not_json(detail: str, body: bytes = body) -> SourceFormatError:
+                return SourceFormatError(
+                    f"{what}: response from {shown} is not JSON ({detail}): {_excerpt(body, secrets)}")
+
             try:
-                return json.loads(body.decode("utf-8-sig"))
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                detail = exc.reason if isinstance(exc, UnicodeDecodeError) else (
-                    f"{exc.msg} at line {exc.lineno} column {exc.colno}")
-                raise SourceFormatError(
-                    f"{what}: response from {shown} is not JSON ({detail}): {_excerpt(body, secrets)}") from None
+                text = body.decode("utf-8-sig")
+            except UnicodeDecodeError as exc:
+                raise not_json(exc.reason) from None
+            return parse_json(text, f"{what}: response from {shown}", not_json=not_json)
         if attempt < attempts:
             log.warning("%s: %s from %s; retry %d of %d in %.1fs", what, last, shown, attempt, attempts - 1, wait)
             sleep(wait)

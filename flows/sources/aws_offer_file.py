@@ -26,7 +26,14 @@ from pathlib import Path
 import duckdb
 
 from flows.sources import _http
-from flows.sources._common import LiveSourceError, SourceFormatError, redact_text, to_float
+from flows.sources._common import (
+    GIB,
+    LiveSourceError,
+    SourceFormatError,
+    SourceLimits,
+    redact_text,
+    to_float,
+)
 
 TABLE = "aws_pricing"
 
@@ -75,7 +82,8 @@ LIVE_OPTIONS = {"regions", "endpoint", "timeout_s"}
 RETRIES = 3
 BACKOFF_S = 1.0
 CHUNK_BYTES = 1 << 20
-_MAX_PREAMBLE_LINE = 1 << 20
+# A region's offer file is hundreds of MB (us-east-1 several GB): DuckDB scans it from disk, never whole in memory.
+DEFAULT_LIMITS = SourceLimits(max_file_bytes=8 * GIB)
 
 
 def _sql_text(value: str) -> str:
@@ -86,14 +94,20 @@ def _sql_name(value: str) -> str:
     return '"' + value.replace('"', '""') + '"'
 
 
-def read_preamble(path: Path, label: str) -> tuple[dict[str, str], list[str]]:
+def read_preamble(path: Path, label: str, limits: SourceLimits = DEFAULT_LIMITS) -> tuple[dict[str, str], list[str]]:
     """The 5 metadata lines as {key: value} and the header's column names; SourceFormatError if the file is not
     an offer file (names `label`, the line and what was expected)."""
     try:
+        size = path.stat().st_size
+        if size > limits.max_file_bytes:
+            raise limits.exceeded(label, "max_file_bytes", f"the file ({size:,} bytes) is larger")
         with path.open("rb") as f:
-            raw = [f.readline(_MAX_PREAMBLE_LINE) for _ in range(HEADER_LINE)]
+            raw = [f.readline(limits.max_line_bytes + 2) for _ in range(HEADER_LINE)]  # room for "\r\n"
     except OSError as exc:
         raise SourceFormatError(f"{label}: cannot be read ({exc.strerror})") from None
+    for n, data in enumerate(raw, start=1):
+        if len(data.rstrip(b"\r\n")) > limits.max_line_bytes:
+            raise limits.exceeded(label, "max_line_bytes", f"line {n} is longer")
     if not raw[0]:
         raise SourceFormatError(f"{label}: empty file, expected an AWS offer file ({len(METADATA_KEYS)} metadata "
                                 f"lines starting with \"FormatVersion\", a header, rows)")
@@ -133,7 +147,7 @@ def read_preamble(path: Path, label: str) -> tuple[dict[str, str], list[str]]:
     return metadata, header
 
 
-def _scan_query(path: Path, header: list[str], region: str | None) -> str:
+def _scan_query(path: Path, header: list[str], region: str | None, max_line_bytes: int) -> str:
     """SQL that numbers every data line (in file order) and keeps the accelerated Compute Instance ones."""
     columns = "{" + ", ".join(f"{_sql_text(c)}: 'VARCHAR'" for c in header) + "}"
     wanted = ", ".join(_sql_name(c) for c in REQUIRED_COLUMNS)
@@ -146,17 +160,19 @@ def _scan_query(path: Path, header: list[str], region: str | None) -> str:
         f"with numbered as (select row_number() over () + {HEADER_LINE} as line_no, {wanted} "
         f"from read_csv({_sql_text(str(path))}, skip={HEADER_LINE}, header=false, auto_detect=false, "
         f"columns={columns}, all_varchar=true, delim=',', quote='\"', escape='\"', strict_mode=true, "
-        f"encoding='utf-8')) "
+        f"encoding='utf-8', max_line_size={int(max_line_bytes)})) "
         f"select line_no, {fields} from numbered where {_sql_name('Product Family')} = {_sql_text(PRODUCT_FAMILY)} "
         f"and {_sql_name('Instance Family')} in ({families}){region_filter} order by line_no"
     )
 
 
-def _format_error(label: str, header: list[str], exc: duckdb.Error) -> SourceFormatError:
+def _format_error(label: str, header: list[str], exc: duckdb.Error, limits: SourceLimits) -> SourceFormatError:
     """DuckDB's CSV error as a SourceFormatError naming the file, the line and the problem."""
     message = str(exc)
     line = re.search(r"CSV Error on Line: (\d+)", message)
     where = f"{label}: line {line.group(1)}" if line else label
+    if "Maximum line size" in message:
+        return limits.exceeded(label, "max_line_bytes", f"line {line.group(1) if line else '?'} is longer")
     if "Invalid unicode" in message:
         return SourceFormatError(f"{where}: not UTF-8 text")
     counts = re.search(r"Expected Number of Columns: (\d+) Found: (\d+)", message)
@@ -168,16 +184,17 @@ def _format_error(label: str, header: list[str], exc: duckdb.Error) -> SourceFor
     return SourceFormatError(f"{where}: not a valid offer-file CSV line ({detail[:200]})")
 
 
-def read_file(path: Path, label: str, region: str | None = None) -> list[dict]:
+def read_file(path: Path, label: str, region: str | None = None, *,
+              limits: SourceLimits = DEFAULT_LIMITS) -> list[dict]:
     """The accelerated-instance price rows of one offer file, one per price dimension; `region`, when given, keeps
     only that Region Code's rows. `source_ref` is `"{label}: line N"`, N the 1-based line in the file."""
-    metadata, header = read_preamble(path, label)
+    metadata, header = read_preamble(path, label, limits)
     started = time.monotonic()
     con = duckdb.connect(config={"preserve_insertion_order": True})
     try:
-        records = con.execute(_scan_query(path, header, region)).fetchall()
+        records = con.execute(_scan_query(path, header, region, limits.max_line_bytes)).fetchall()
     except duckdb.Error as exc:
-        raise _format_error(label, header, exc) from None
+        raise _format_error(label, header, exc, limits) from None
     finally:
         con.close()
     publication_date = metadata["Publication Date"]
@@ -202,19 +219,25 @@ def offer_file_url(region: str, endpoint: str = DEFAULT_ENDPOINT) -> str:
     return endpoint.rstrip("/") + OFFER_PATH.format(region=region)
 
 
-def download(url: str, target: Path, *, timeout_s: float = 60.0, sleep: Callable[[float], None] = time.sleep) -> int:
+def download(url: str, target: Path, *, timeout_s: float = 60.0, sleep: Callable[[float], None] = time.sleep,
+             limits: SourceLimits = DEFAULT_LIMITS) -> int:
     """Stream `url` to `target` in chunks; retry HTTP 429/5xx and network errors up to RETRIES times with
     exponential backoff.
 
-    Returns the number of bytes written; LiveSourceError (URL and status or reason) when it cannot be fetched.
+    Returns the number of bytes written; LiveSourceError (URL and status or reason) when it cannot be fetched;
+    SourceLimitError, not retried, as soon as the file is larger than `limits.max_file_bytes`.
     """
     shown = redact_text(_http.redact(url))  # a signed or mirrored URL may carry a key: never in a message or a row
     for attempt in range(RETRIES + 1):
         try:
             with urllib.request.urlopen(url, timeout=timeout_s) as response, target.open("wb") as out:
                 expected = response.headers.get("Content-Length")
+                if expected is not None and expected.isdigit() and int(expected) > limits.max_file_bytes:
+                    raise limits.exceeded(shown, "max_file_bytes", f"the file ({int(expected):,} bytes) is larger")
                 written, next_report = 0, 256 * CHUNK_BYTES
                 while chunk := response.read(CHUNK_BYTES):
+                    if written + len(chunk) > limits.max_file_bytes:
+                        raise limits.exceeded(shown, "max_file_bytes", "the file is larger")
                     out.write(chunk)
                     written += len(chunk)
                     if written >= next_report:
@@ -224,6 +247,8 @@ def download(url: str, target: Path, *, timeout_s: float = 60.0, sleep: Callable
                 raise LiveSourceError(f"{shown}: download truncated: {written} of {expected} bytes")
             log.info("%s: downloaded %d bytes", shown, written)
             return written
+        except SourceFormatError:  # past max_file_bytes: the same file would be just as large on a retry
+            raise
         except urllib.error.HTTPError as exc:
             exc.close()
             retryable = exc.code == 429 or exc.code >= 500
@@ -256,7 +281,8 @@ def check_live_options(options: dict) -> None:
                                 f"got {regions!r}")
 
 
-def fetch_live(options: dict, *, sleep: Callable[[float], None] = time.sleep) -> list[dict]:
+def fetch_live(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS,
+               sleep: Callable[[float], None] = time.sleep) -> list[dict]:
     """Download each region's public offer file to a temporary file, read it with `read_file` (label = the URL)
     and delete it. options: `regions` (list of region codes), optional `endpoint` and `timeout_s`.
 
@@ -272,8 +298,8 @@ def fetch_live(options: dict, *, sleep: Callable[[float], None] = time.sleep) ->
         with tempfile.NamedTemporaryFile(prefix=f"aws-offer-{region}-", suffix=".csv", delete=False) as tmp:
             target = Path(tmp.name)
         try:
-            download(url, target, timeout_s=timeout_s, sleep=sleep)
-            region_rows = read_file(target, redact_text(_http.redact(url)), region)
+            download(url, target, timeout_s=timeout_s, sleep=sleep, limits=limits)
+            region_rows = read_file(target, redact_text(_http.redact(url)), region, limits=limits)
         finally:
             target.unlink(missing_ok=True)
         log.info("%s: %d rows kept", redact_text(_http.redact(url)), len(region_rows))

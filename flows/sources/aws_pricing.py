@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from flows.sources import _aws
-from flows.sources._common import SourceFormatError, load_json, require, to_float
+from flows.sources._common import (
+    DEFAULT_LIMITS,
+    SourceFormatError,
+    SourceLimits,
+    load_json,
+    parse_json,
+    require,
+    to_float,
+)
 
 TABLE = "aws_pricing"
 
@@ -36,10 +43,7 @@ def price_rows(page: Any, where: str) -> Iterator[dict]:
     for i, item in enumerate(price_list):
         item_where = f"{where}: PriceList[{i}]"
         if isinstance(item, str):  # the real API returns each product as a JSON string
-            try:
-                item = json.loads(item)
-            except json.JSONDecodeError as exc:
-                raise SourceFormatError(f"{item_where}: not valid JSON ({exc.msg} at char {exc.pos})") from None
+            item = parse_json(item, item_where)
         product = require(item, "product", item_where, dict)
         attrs = require(product, "attributes", f"{item_where}.product", dict)
         base = {col: attrs.get(key) for col, key in _ATTRIBUTES.items()}
@@ -79,7 +83,8 @@ LIVE_OPTIONS = {"regions", "endpoint_region", "instance_families"}
 
 
 def pages_from_api(client, regions: list[str], service_code: str = "AmazonEC2",
-                   families: tuple[str, ...] = ACCELERATED_FAMILIES, sleep=time.sleep) -> Iterator[tuple[str, dict]]:
+                   families: tuple[str, ...] = ACCELERATED_FAMILIES, sleep=time.sleep,
+                   limits: SourceLimits = DEFAULT_LIMITS) -> Iterator[tuple[str, dict]]:
     """`get_products` pages for accelerated instances in `regions`, through boto3's paginator.
 
     Every term comes back (OnDemand and Reserved, all operating systems): staging classifies them, so a Capacity
@@ -92,12 +97,12 @@ def pages_from_api(client, regions: list[str], service_code: str = "AmazonEC2",
                 {"Type": "TERM_MATCH", "Field": "regionCode", "Value": region},
                 {"Type": "TERM_MATCH", "Field": "instanceFamily", "Value": family},
             ]
-            for n, page in enumerate(_aws.pages(client, "get_products", what, sleep=sleep,
+            for n, page in enumerate(_aws.pages(client, "get_products", what, sleep=sleep, limits=limits,
                                                 ServiceCode=service_code, Filters=filters), start=1):
                 yield f"{what} page {n}", page
 
 
-def fetch_live(options: dict, *, session=None, sleep=time.sleep) -> list[dict]:
+def fetch_live(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS, session=None, sleep=time.sleep) -> list[dict]:
     """Rows for the regions in `options` from the Price List API (credentials from boto3's standard chain).
 
     Options: `regions` (required), `endpoint_region` (us-east-1, eu-central-1 or ap-south-1; default us-east-1),
@@ -107,7 +112,8 @@ def fetch_live(options: dict, *, session=None, sleep=time.sleep) -> list[dict]:
     endpoint = options.get("endpoint_region", "us-east-1")
     client = _aws.client("pricing", endpoint, session)
     families = tuple(options.get("instance_families") or ACCELERATED_FAMILIES)
-    return rows_from_pages(pages_from_api(client, list(options["regions"]), families=families, sleep=sleep))
+    return rows_from_pages(pages_from_api(client, list(options["regions"]), families=families, sleep=sleep,
+                                          limits=limits))
 
 
 PRICE_LIST_ENDPOINTS = ("us-east-1", "eu-central-1", "ap-south-1")
@@ -122,6 +128,7 @@ def check_live_options(options: dict) -> None:
                                 f"from {', '.join(PRICE_LIST_ENDPOINTS)}")
 
 
-def read_file(path: Path, label: str, region: str | None = None) -> list[dict]:
+def read_file(path: Path, label: str, region: str | None = None, *,
+              limits: SourceLimits = DEFAULT_LIMITS) -> list[dict]:
     """One snapshot page on disk, read exactly as a live `get_products` response."""
-    return rows_from_pages([(label, load_json(path, label))])
+    return rows_from_pages([(label, load_json(path, label, limits))])

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from flows.sources import _aws
-from flows.sources._common import SourceFormatError, load_json, require, to_float
+from flows.sources._common import DEFAULT_LIMITS, SourceFormatError, SourceLimits, load_json, require, to_float
 
 TABLE = "aws_spot"
 LIVE_OPTIONS = {"regions", "instance_types", "product_descriptions", "lookback_hours"}
@@ -54,8 +54,8 @@ def rows_from_pages(pages: Iterable[tuple[str, Any, str | None]]) -> list[dict]:
     return [row for where, page, region in pages for row in price_rows(page, where, region)]
 
 
-def pages_from_api(session, options: dict, *, now: dt.datetime | None = None,
-                   sleep=time.sleep) -> Iterator[tuple[str, dict, str]]:
+def pages_from_api(session, options: dict, *, now: dt.datetime | None = None, sleep=time.sleep,
+                   limits: SourceLimits = DEFAULT_LIMITS) -> Iterator[tuple[str, dict, str]]:
     """Spot price history pages per region, from `lookback_hours` ago (default 6) to now."""
     now = now or dt.datetime.now(dt.UTC)
     start = now - dt.timedelta(hours=float(options.get("lookback_hours", 6)))
@@ -66,7 +66,8 @@ def pages_from_api(session, options: dict, *, now: dt.datetime | None = None,
                   "ProductDescriptions": list(options.get("product_descriptions") or ["Linux/UNIX"])}
         if options.get("instance_types"):
             kwargs["InstanceTypes"] = list(options["instance_types"])
-        for n, page in enumerate(_aws.pages(client, "describe_spot_price_history", what, sleep=sleep, **kwargs),
+        for n, page in enumerate(_aws.pages(client, "describe_spot_price_history", what, sleep=sleep,
+                                                limits=limits, **kwargs),
                                  start=1):
             yield f"{what} page {n}", page, region
 
@@ -76,15 +77,17 @@ def check_live_options(options: dict) -> None:
     _aws.check_options(options, LIVE_OPTIONS, {"regions"}, "aws_spot")
 
 
-def fetch_live(options: dict, *, session=None, now: dt.datetime | None = None, sleep=time.sleep) -> list[dict]:
+def fetch_live(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS, session=None, now: dt.datetime | None = None,
+               sleep=time.sleep) -> list[dict]:
     """Spot prices for `regions` (required); `instance_types` narrows the call (default: every type)."""
     check_live_options(options)
-    return rows_from_pages(pages_from_api(session, options, now=now, sleep=sleep))
+    return rows_from_pages(pages_from_api(session, options, now=now, sleep=sleep, limits=limits))
 
 
-def read_file(path: Path, label: str, region: str | None = None) -> list[dict]:
+def read_file(path: Path, label: str, region: str | None = None, *,
+              limits: SourceLimits = DEFAULT_LIMITS) -> list[dict]:
     """A saved describe_spot_price_history response (Timestamp as ISO text), read exactly as a live page."""
-    page = load_json(path, label)
+    page = load_json(path, label, limits)
     if not isinstance(page, dict):
         raise SourceFormatError(f"{label}: expected a describe_spot_price_history response object")
     return rows_from_pages([(label, page, region)])

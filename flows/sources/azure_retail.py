@@ -8,7 +8,16 @@ from pathlib import Path
 from typing import Any
 
 from flows.sources import _http
-from flows.sources._common import SourceFormatError, load_json, require, to_float
+from flows.sources._common import (
+    DEFAULT_LIMITS,
+    SourceFormatError,
+    SourceLimits,
+    clip,
+    excerpt,
+    load_json,
+    require,
+    to_float,
+)
 
 TABLE = "azure_retail"
 
@@ -47,9 +56,10 @@ def rows_from_pages(pages: Iterable[tuple[str, Any]]) -> list[dict]:
     return [row for where, page in pages for row in price_rows(page, where)]
 
 
-def read_file(path: Path, label: str, region: str | None = None) -> list[dict]:
+def read_file(path: Path, label: str, region: str | None = None, *,
+              limits: SourceLimits = DEFAULT_LIMITS) -> list[dict]:
     """One snapshot page on disk, read exactly as a live Retail Prices response."""
-    return rows_from_pages([(label, load_json(path, label))])
+    return rows_from_pages([(label, load_json(path, label, limits))])
 
 
 # ---------------------------------------------------------------- live fetch (public API, no credentials)
@@ -70,7 +80,7 @@ def _string_list(options: dict, key: str, required: bool) -> list[str] | None:
     if not isinstance(value, list) or not value or not all(isinstance(v, str) and v.strip() for v in value):
         hint = "" if required else f" (leave `{key}` out for no filter)"
         raise SourceFormatError(f"azure_retail live options: {key!r}: expected a non-empty list of names, "
-                                f"got {value!r:.80}{hint}")
+                                f"got {excerpt(value)}{hint}")
     return [v.strip() for v in value]
 
 
@@ -87,7 +97,7 @@ def check_options(options: dict) -> None:
     for key in ("endpoint", "api_version"):
         if key in options and not (isinstance(options[key], str) and options[key].strip()):
             raise SourceFormatError(f"azure_retail live options: {key!r}: expected a non-empty string, "
-                                    f"got {options[key]!r:.80}")
+                                    f"got {excerpt(options[key])}")
 
 
 def region_filter(region: str, arm_sku_names: list[str] | None = None) -> str:
@@ -98,8 +108,10 @@ def region_filter(region: str, arm_sku_names: list[str] | None = None) -> str:
     return text
 
 
-def pages_from_api(options: dict, *, sleep=time.sleep) -> Iterator[tuple[str, dict]]:
-    """(where, page) for every Retail Prices page of every region in `options["regions"]`, following NextPageLink.
+def pages_from_api(options: dict, *, sleep=time.sleep,
+                   limits: SourceLimits = DEFAULT_LIMITS) -> Iterator[tuple[str, dict]]:
+    """(where, page) for every Retail Prices page of every region in `options["regions"]`, following NextPageLink,
+    at most `limits.max_pages` per region (a link back to an earlier page stops the region at once).
 
     `where` names the region and page ("azure retail prices eastus page 2"); rows point at it in `source_ref`.
     """
@@ -115,22 +127,24 @@ def pages_from_api(options: dict, *, sleep=time.sleep) -> Iterator[tuple[str, di
         while url:
             page_no += 1
             where = f"azure retail prices {region} page {page_no}"
-            page = _http.get_json(url, params=params, what=where, sleep=sleep)
+            page = _http.get_json(url, params=params, what=where, sleep=sleep, limits=limits)
             yield where, page
             next_link = page.get("NextPageLink") if isinstance(page, dict) else None
             if next_link is not None and not isinstance(next_link, str):
-                raise SourceFormatError(f"{where}.NextPageLink: expected a URL or null, got {next_link!r:.80}")
+                raise SourceFormatError(f"{where}.NextPageLink: expected a URL or null, got {excerpt(next_link)}")
             if next_link and next_link in seen:
                 raise SourceFormatError(f"{where}.NextPageLink: leads back to an earlier page "
-                                        f"({_http.redact(next_link)}); stopping instead of looping")
+                                        f"({clip(_http.redact(next_link))}); stopping instead of looping")
+            if next_link and page_no >= limits.max_pages:
+                raise limits.exceeded(f"azure retail prices {region}", "max_pages", "the listing has more pages")
             if next_link:
                 seen.add(next_link)
             url, params = next_link or None, None  # the link already carries the whole query
 
 
-def fetch_live(options: dict, *, sleep=time.sleep) -> list[dict]:
+def fetch_live(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS, sleep=time.sleep) -> list[dict]:
     """Rows of raw.azure_retail fetched from the public Retail Prices API (no credentials)."""
-    return rows_from_pages(pages_from_api(options, sleep=sleep))
+    return rows_from_pages(pages_from_api(options, sleep=sleep, limits=limits))
 
 
 check_live_options = check_options  # the name every live kind gives it (run by `hweval check` too)

@@ -11,7 +11,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from flows.sources._common import SourceFormatError, load_csv, load_json, require, to_float
+from flows.sources._common import (
+    DEFAULT_LIMITS,
+    SourceFormatError,
+    SourceLimits,
+    load_csv,
+    load_json,
+    require,
+    to_float,
+)
 
 TABLE = "benchmark_runs"
 
@@ -73,13 +81,14 @@ def vllm_rows(result: Any, where: str, metadata: dict | None = None) -> list[dic
             f"{where}: the vLLM result does not say its {', '.join(missing)}; declare them under the file's "
             f"`metadata` in sources.yaml (or pass vLLM --metadata {missing[0]}=...)")
     completed = to_float(result["completed"]) or 0.0
+    input_total, output_total = to_float(result["total_input_tokens"]), to_float(result["total_output_tokens"])
     return [_run_row({
         **setup,
         # vLLM writes max_concurrency null and request_rate "inf" when neither limit was set
         "concurrency": result.get("max_concurrency"),
         "request_rate": result.get("request_rate"),
-        "input_tokens": result["total_input_tokens"] / completed if completed else None,
-        "output_tokens": result["total_output_tokens"] / completed if completed else None,
+        "input_tokens": to_float(input_total / completed) if completed and input_total is not None else None,
+        "output_tokens": to_float(output_total / completed) if completed and output_total is not None else None,
         "request_throughput": result["request_throughput"],
         "output_tokens_per_s": result["output_throughput"],
         "ttft_p50_ms": result.get("median_ttft_ms"),
@@ -106,16 +115,17 @@ METADATA_KEYS = ("kind", "accelerator", "instance_type", "chips", "model", "prec
                  "input_tokens", "output_tokens", "sequence_length", "source", "date")
 
 
-def read_file(path: Path, label: str, region: str | None = None, metadata: dict | None = None) -> list[dict]:
+def read_file(path: Path, label: str, region: str | None = None, metadata: dict | None = None, *,
+              limits: SourceLimits = DEFAULT_LIMITS) -> list[dict]:
     """A vLLM result (.json) or a generic CSV; `metadata` (sources.yaml) fills what the file does not say."""
     unknown = sorted(set(metadata or {}) - set(METADATA_KEYS))
     if unknown:
         raise SourceFormatError(f"{label}: metadata key(s) {', '.join(unknown)} unknown "
                                 f"(expected some of: {', '.join(METADATA_KEYS)})")
     if path.suffix == ".json":
-        return vllm_rows(load_json(path, label), label, metadata)
+        return vllm_rows(load_json(path, label, limits), label, metadata)
     if path.suffix == ".csv":
-        rows = csv_rows(load_csv(path, label), label)
+        rows = csv_rows(load_csv(path, label, limits=limits), label)
         column = {"source": "run_source", "date": "run_date"}  # metadata keys as the row names them
         fill = {column.get(k, k): v for k, v in (metadata or {}).items()}
         return [row | {k: v for k, v in fill.items() if row.get(k) in (None, "")} for row in rows]

@@ -12,7 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from flows.sources import _http
-from flows.sources._common import LiveSourceError, SourceFormatError, load_json, require
+from flows.sources._common import (
+    DEFAULT_LIMITS,
+    LiveSourceError,
+    SourceFormatError,
+    SourceLimits,
+    excerpt,
+    load_json,
+    require,
+    to_float,
+)
 
 TABLE = "gcp_billing"
 
@@ -47,6 +56,12 @@ class SkuFilter:
         return [r for r in regions if r in self.regions] if self.regions else regions
 
 
+def _price(units: int, nanos: int) -> float | None:
+    """USD from the API's Money (whole units plus billionths); None when it does not fit a float."""
+    whole, part = to_float(units), to_float(nanos)
+    return None if whole is None or part is None else whole + part / 1e9
+
+
 def price_rows(page: Any, where: str, *, sku_filter: SkuFilter | None = None) -> Iterator[dict]:
     """One row per SKU x service region x price tier of one page; `sku_filter` (default none) narrows the SKUs."""
     skus = require(page, "skus", where, list)
@@ -69,11 +84,17 @@ def price_rows(page: Any, where: str, *, sku_filter: SkuFilter | None = None) ->
             unit_price = require(rate, "unitPrice", rate_where, dict)
             units, nanos = unit_price.get("units", "0"), unit_price.get("nanos", 0)
             try:
-                price_usd = int(units) + int(nanos) / 1e9
+                units_int, nanos_int = int(units), int(nanos)
             except (TypeError, ValueError):
                 raise SourceFormatError(
-                    f"{rate_where}.unitPrice: units {units!r} / nanos {nanos!r} are not integers"
+                    f"{rate_where}.unitPrice: units {excerpt(units)} / nanos {excerpt(nanos)} are not integers"
                 ) from None
+            # None (the row is quarantined as not a number) when units or nanos are too large for a float
+            price_usd = _price(units_int, nanos_int)
+            start = rate.get("startUsageAmount") or 0
+            start_usage_amount = to_float(start)
+            if start_usage_amount is None:
+                raise SourceFormatError(f"{rate_where}.startUsageAmount: {excerpt(start)} is not a number")
             for region in regions:
                 yield {
                     "sku_id": sku.get("skuId"),
@@ -83,10 +104,10 @@ def price_rows(page: Any, where: str, *, sku_filter: SkuFilter | None = None) ->
                     "usage_type": category.get("usageType"),
                     "region": region,
                     "usage_unit": expr.get("usageUnit"),
-                    "start_usage_amount": float(rate.get("startUsageAmount") or 0),
+                    "start_usage_amount": start_usage_amount,
                     "currency_code": unit_price.get("currencyCode"),
                     "units": str(units),
-                    "nanos": int(nanos),
+                    "nanos": nanos_int if abs(nanos_int) < 1 << 63 else None,
                     "price_usd": price_usd,
                     "effective_time": info.get("effectiveTime"),
                     "source_ref": sku_where,
@@ -97,9 +118,10 @@ def rows_from_pages(pages: Iterable[tuple[str, Any]], *, sku_filter: SkuFilter |
     return [row for where, page in pages for row in price_rows(page, where, sku_filter=sku_filter)]
 
 
-def read_file(path: Path, label: str, region: str | None = None) -> list[dict]:
+def read_file(path: Path, label: str, region: str | None = None, *,
+              limits: SourceLimits = DEFAULT_LIMITS) -> list[dict]:
     """One snapshot page on disk, read exactly as a live Billing Catalog response."""
-    return rows_from_pages([(label, load_json(path, label))])
+    return rows_from_pages([(label, load_json(path, label, limits))])
 
 
 # ---------------------------------------------------------------- live fetch (Cloud Billing Catalog API v1)
@@ -117,7 +139,7 @@ def _string_list(options: Mapping, key: str) -> list[str] | None:
         return None
     if not isinstance(value, list) or not value or not all(isinstance(v, str) and v.strip() for v in value):
         raise SourceFormatError(f"gcp_billing live options: {key!r}: expected a non-empty list of strings, "
-                                f"got {value!r:.80} (leave `{key}` out for the default)")
+                                f"got {excerpt(value)} (leave `{key}` out for the default)")
     return [v.strip() for v in value]
 
 
@@ -134,7 +156,7 @@ def check_options(options: Mapping) -> None:
     for key in ("endpoint", "api_key_env"):
         if key in options and not (isinstance(options[key], str) and options[key].strip()):
             raise SourceFormatError(f"gcp_billing live options: {key!r}: expected a non-empty string, "
-                                    f"got {options[key]!r:.80}")
+                                    f"got {excerpt(options[key])}")
 
 
 def sku_filter(options: Mapping) -> SkuFilter:
@@ -142,9 +164,10 @@ def sku_filter(options: Mapping) -> SkuFilter:
                      regions=_string_list(options, "regions"))
 
 
-def pages_from_api(options: Mapping, *, sleep=time.sleep, environ: Mapping[str, str] = os.environ
-                   ) -> Iterator[tuple[str, dict]]:
-    """(where, page) for every `services/{id}/skus` page of each service, following nextPageToken.
+def pages_from_api(options: Mapping, *, sleep=time.sleep, environ: Mapping[str, str] = os.environ,
+                   limits: SourceLimits = DEFAULT_LIMITS) -> Iterator[tuple[str, dict]]:
+    """(where, page) for every `services/{id}/skus` page of each service, following nextPageToken, at most
+    `limits.max_pages` per service (a token that repeats an earlier one stops the service at once).
 
     The API key comes from the environment variable `options["api_key_env"]` (GOOGLE_API_KEY) and is sent as
     the `key` query parameter; `where` ("gcp billing services/6F81-5844-456A/skus page 2") never carries it.
@@ -166,7 +189,7 @@ def pages_from_api(options: Mapping, *, sleep=time.sleep, environ: Mapping[str, 
             params = {"pageSize": PAGE_SIZE, "currencyCode": "USD", "key": api_key}
             if token:
                 params["pageToken"] = token
-            page = _http.get_json(url, params=params, what=where, sleep=sleep)
+            page = _http.get_json(url, params=params, what=where, sleep=sleep, limits=limits)
             yield where, page
             token = page.get("nextPageToken") if isinstance(page, dict) else None
             if token is not None and not isinstance(token, str):
@@ -176,14 +199,18 @@ def pages_from_api(options: Mapping, *, sleep=time.sleep, environ: Mapping[str, 
             if token in seen:
                 raise SourceFormatError(f"{where}.nextPageToken: repeats an earlier page's token; "
                                         "stopping instead of looping")
+            if page_no >= limits.max_pages:
+                raise limits.exceeded(f"gcp billing services/{service_id}/skus", "max_pages",
+                                      "the listing has more pages")
             seen.add(token)
 
 
-def fetch_live(options: Mapping, *, sleep=time.sleep, environ: Mapping[str, str] = os.environ) -> list[dict]:
+def fetch_live(options: Mapping, *, limits: SourceLimits = DEFAULT_LIMITS, sleep=time.sleep,
+               environ: Mapping[str, str] = os.environ) -> list[dict]:
     """Rows of raw.gcp_billing from the Billing Catalog API, narrowed by the options' SKU filters (logged)."""
     check_options(options)
     scope = sku_filter(options)
-    rows = rows_from_pages(pages_from_api(options, sleep=sleep, environ=environ), sku_filter=scope)
+    rows = rows_from_pages(pages_from_api(options, sleep=sleep, environ=environ, limits=limits), sku_filter=scope)
     log.info("gcp billing: kept %d of %d SKUs read (description_contains=%s, regions=%s); %d rows",
              scope.kept, scope.read, scope.description_contains or "any", scope.regions or "any", len(rows))
     return rows

@@ -6,7 +6,15 @@ from pathlib import Path
 from typing import Any
 
 from flows.catalog import normalise_alias
-from flows.sources._common import SourceFormatError, load_json, require, to_bool, to_float
+from flows.sources._common import (
+    DEFAULT_LIMITS,
+    SourceFormatError,
+    SourceLimits,
+    load_json,
+    require,
+    to_bool,
+    to_float,
+)
 
 TABLE = "mlperf_inference"
 
@@ -49,5 +57,6 @@ def result_rows(results: Any, where: str) -> list[dict]:
     return rows
 
 
-def read_file(path: Path, label: str, region: str | None = None) -> list[dict]:
-    return result_rows(load_json(path, label), label)
+def read_file(path: Path, label: str, region: str | None = None, *,
+              limits: SourceLimits = DEFAULT_LIMITS) -> list[dict]:
+    return result_rows(load_json(path, label, limits), label)

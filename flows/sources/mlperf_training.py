@@ -9,7 +9,15 @@ from pathlib import Path
 from typing import Any
 
 from flows.catalog import normalise_alias
-from flows.sources._common import SourceFormatError, load_csv, load_json, require, to_float
+from flows.sources._common import (
+    DEFAULT_LIMITS,
+    SourceFormatError,
+    SourceLimits,
+    load_csv,
+    load_json,
+    require,
+    to_float,
+)
 
 TABLE = "mlperf_training"
 
@@ -38,8 +46,11 @@ def _system(record: dict, where: str) -> dict:
     }
 
 
-def detailed_rows(records: list[dict], where: str) -> list[dict]:
-    """Rows from the detailed output: `<benchmark>:time_to_train`, `:Energy`, `:GBS`, `:samples_to_converge`."""
+def detailed_rows(records: list[dict], where: str, csv_rows: bool = True) -> list[dict]:
+    """Rows from the detailed output: `<benchmark>:time_to_train`, `:Energy`, `:GBS`, `:samples_to_converge`.
+
+    A record is named as the user finds it in the file: `row N` of a CSV (the header is row 1), `[i]` of a JSON list.
+    """
     if not records:
         return []
     benchmarks = sorted({k.split(":", 1)[0] for k in records[0] if k.endswith(":time_to_train")})
@@ -47,7 +58,7 @@ def detailed_rows(records: list[dict], where: str) -> list[dict]:
         raise SourceFormatError(f"{where}: no '<benchmark>:time_to_train' column; not a summarizer detailed output")
     rows = []
     for i, record in enumerate(records):
-        row_where = f"{where}: row {i + 2}"  # line 1 is the header
+        row_where = f"{where}: row {i + 2}" if csv_rows else f"{where}: [{i}]"  # row 1 of a CSV is its header
         system = _system(record, row_where)
         for bench in benchmarks:
             minutes_text = record.get(f"{bench}:time_to_train")
@@ -88,13 +99,14 @@ def summary_rows(records: Any, where: str) -> list[dict]:
     return rows
 
 
-def read_file(path: Path, label: str, region: str | None = None) -> list[dict]:
+def read_file(path: Path, label: str, region: str | None = None, *,
+              limits: SourceLimits = DEFAULT_LIMITS) -> list[dict]:
     if path.suffix == ".csv":
-        return detailed_rows(load_csv(path, label), label)
+        return detailed_rows(load_csv(path, label, limits=limits), label)
     if path.suffix == ".json":
-        records = load_json(path, label)
+        records = load_json(path, label, limits)
         if isinstance(records, list) and records and isinstance(records[0], dict) and any(
                 key.endswith(":time_to_train") for key in records[0]):
-            return detailed_rows(records, label)  # the detailed output, written as JSON
+            return detailed_rows(records, label, csv_rows=False)  # the detailed output, written as JSON
         return summary_rows(records, label)
     raise SourceFormatError(f"{label}: unknown file type {path.suffix!r}; expected .csv (detailed) or .json (summary)")

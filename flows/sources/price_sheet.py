@@ -20,7 +20,9 @@ from typing import Any
 
 import yaml
 
-from flows.sources._common import SourceFormatError, load_csv, read_text, to_float
+from flows import safe_yaml
+from flows.safe_yaml import cut, quoted
+from flows.sources._common import DEFAULT_LIMITS, SourceFormatError, SourceLimits, load_csv, read_text, to_float
 
 TABLE = "price_sheet"
 
@@ -35,13 +37,15 @@ def entry_row(entry: Any, where: str) -> dict:
     """One price-sheet entry (a YAML mapping or a CSV row) as a raw.price_sheet row."""
     if not isinstance(entry, dict):
         raise SourceFormatError(f"{where}: expected a mapping of field: value, got {type(entry).__name__}")
-    unknown = sorted(set(entry) - set(TEXT_FIELDS) - set(NUMBER_FIELDS))
+    unknown = [key for key in entry if key not in TEXT_FIELDS and key not in NUMBER_FIELDS]  # in the file's order
     if unknown:
-        raise SourceFormatError(f"{where}: unknown field(s) {', '.join(map(str, unknown))} "
+        shown = (cut(u) if isinstance(u, str) else quoted(u) for u in unknown[:10])
+        raise SourceFormatError(f"{where}: unknown field(s) {', '.join(shown)}"
+                                f"{' ...' if len(unknown) > 10 else ''} "
                                 f"(expected some of: {', '.join(TEXT_FIELDS + NUMBER_FIELDS)})")
     kind = entry.get("kind")
-    if kind not in KINDS:
-        raise SourceFormatError(f"{where}.kind: {kind!r}, expected one of {', '.join(sorted(KINDS))}")
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise SourceFormatError(f"{where}.kind: {quoted(kind)}, expected one of {', '.join(sorted(KINDS))}")
     row: dict[str, Any] = {"entry_kind": kind, "source_ref": where}
     for name in TEXT_FIELDS[1:]:
         value = entry.get(name)
@@ -53,7 +57,7 @@ def entry_row(entry: Any, where: str) -> dict:
             continue
         number = to_float(value)
         if number is None:
-            raise SourceFormatError(f"{where}.{name}: {value!r} is not a number")
+            raise SourceFormatError(f"{where}.{name}: {quoted(value)} is not a number")
         row[name] = number
     if kind == "on_prem":  # an on-prem system is an offer of its own: its site is the region, its name the instance
         row["cloud"] = "on_prem"
@@ -67,19 +71,22 @@ def entry_row(entry: Any, where: str) -> dict:
     return row
 
 
-def read_file(path: Path, label: str, region: str | None = None) -> list[dict]:
+def read_file(path: Path, label: str, region: str | None = None, *,
+              limits: SourceLimits = DEFAULT_LIMITS) -> list[dict]:
     """A price sheet: YAML (`entries:` list) or CSV (one entry per line, header by name)."""
     if path.suffix.lower() == ".csv":
         return [entry_row({k: v for k, v in row.items() if v != ""}, f"{label}: line {n}")
-                for n, row in enumerate(load_csv(path, label), start=2)]
+                for n, row in enumerate(load_csv(path, label, limits=limits), start=2)]
     if path.suffix.lower() not in (".yaml", ".yml"):
         raise SourceFormatError(f"{label}: a price sheet is a .csv or .yaml file")
     try:
-        data = yaml.safe_load(read_text(path, label))
+        data = safe_yaml.load(read_text(path, label, limits=limits))
+    except safe_yaml.YamlLimitError as exc:
+        raise SourceFormatError(f"{label}: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        raise SourceFormatError(f"{label}: not valid YAML{at}: {getattr(exc, 'problem', exc)}") from None
+        raise SourceFormatError(f"{label}: not valid YAML{at}: {cut(str(getattr(exc, 'problem', exc)))}") from None
     if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
         raise SourceFormatError(f"{label}: expected a mapping with an `entries:` list")
     return [entry_row(entry, f"{label}: entries[{i}]") for i, entry in enumerate(data["entries"])]

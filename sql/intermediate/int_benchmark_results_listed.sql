@@ -25,7 +25,11 @@ listed as (
     union all
     select
         source_id,
-        concat_ws('|', source_id, submitter, system, benchmark, chips, division) as result_key,
+        -- two submissions of one system name differ by their system description file: only then is it in the key,
+        -- so the keys of results that never shared a name stay what they were
+        concat_ws('|', source_id, submitter, system, benchmark, chips, division)
+            || case when count(*) over (partition by source_id, submitter, system, benchmark, chips, division) > 1
+                then '|' || coalesce(details_url, '') else '' end as result_key,
         accelerator_id,
         benchmark as task,
         system || ' (' || submitter || '), ' || benchmark || ' on ' || chips || ' chips' as result_label,

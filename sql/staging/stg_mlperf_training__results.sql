@@ -28,7 +28,8 @@ final as (
         source.time_to_train_minutes,
         source.energy,
         source.global_batch_size,
-        source.samples_to_converge
+        source.samples_to_converge,
+        source.details_url
     from source
     inner join aliases on aliases.alias_key = source.accelerator_key
 )

@@ -1,0 +1,134 @@
+"""YAML read safely from user files: bounded alias expansion and nesting, and error messages that quote data briefly.
+
+A "billion laughs" document (anchors whose lists alias the previous list nine times, nine levels deep) is a few
+hundred bytes of text that means 387 million nodes: PyYAML shares the aliased objects, but whatever walks the result
+(pydantic, a repr in an error message) expands it. The loader here measures the expanded size of the composed
+document before constructing it, and refuses past a bound.
+"""
+
+from __future__ import annotations
+
+import reprlib
+import sys
+from typing import Any
+
+import yaml
+
+# Nodes that aliases may add to a document once each is expanded in place: the catalogs use none, a price sheet that
+# merges a block of defaults (`<<: *defaults`) into 5,000 entries adds about 50,000. Past this the file is refused
+# before it is built (a "billion laughs" document would add 387 million).
+MAX_YAML_ALIAS_NODES = 100_000
+# Nesting depth of mappings and lists; the catalogs nest 6 deep. Deeper is refused (PyYAML composes recursively).
+MAX_YAML_DEPTH = 100
+# Characters of data an error message quotes (a value, a key); longer data is cut with its length said.
+MAX_QUOTED_CHARS = 200
+
+
+class YamlLimitError(yaml.YAMLError):
+    """A YAML document past MAX_YAML_ALIAS_NODES or MAX_YAML_DEPTH."""
+
+
+class BoundedSafeLoader(yaml.SafeLoader):
+    """A SafeLoader that refuses documents whose aliases expand past `max_alias_nodes` or that nest too deep."""
+
+    max_alias_nodes = MAX_YAML_ALIAS_NODES
+    max_depth = MAX_YAML_DEPTH
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+        self._depth += 1
+        try:
+            if self._depth > self.max_depth:
+                line = self.peek_event().start_mark.line + 1
+                raise YamlLimitError(f"refused: nested deeper than {self.max_depth} levels "
+                                     f"(MAX_YAML_DEPTH in flows/safe_yaml.py), at line {line}")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        check_alias_expansion(node, self.max_alias_nodes)
+        return super().construct_document(node)
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        try:
+            return super().construct_yaml_int(node)
+        except ValueError:  # past sys.get_int_max_str_digits() (4,300 by default)
+            line, most = node.start_mark.line + 1, sys.get_int_max_str_digits()
+            raise YamlLimitError(f"refused: a whole number of {len(node.value):,} digits at line {line}, past the "
+                                 f"{most:,} Python reads") from None
+
+
+BoundedSafeLoader.add_constructor("tag:yaml.org,2002:int", BoundedSafeLoader.construct_yaml_int)
+
+
+def check_alias_expansion(root: yaml.Node, limit: int = MAX_YAML_ALIAS_NODES) -> None:
+    """Raise YamlLimitError when expanding every alias under `root` would add more than `limit` nodes.
+
+    A node reached from two places is an alias; the expanded size is computed once per distinct node, so the check
+    costs what the text costs, whatever the document would expand to.
+    """
+    children: dict[int, list[yaml.Node]] = {}
+    order: list[yaml.Node] = []  # every distinct node once, after all of its children (depth-first post-order)
+    stack, on_path = [(root, False)], set()
+    while stack:
+        node, done = stack.pop()
+        if done:
+            on_path.discard(id(node))
+            order.append(node)
+            continue
+        if id(node) in on_path:
+            raise YamlLimitError(f"refused: an alias refers to a node that contains it (line {node.start_mark.line + 1}),"
+                                 f" so it would expand without end")
+        if id(node) in children:
+            continue
+        kids = [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else (
+            list(node.value) if isinstance(node, yaml.SequenceNode) else [])
+        children[id(node)] = kids
+        on_path.add(id(node))
+        stack.append((node, True))
+        stack.extend((kid, False) for kid in reversed(kids))
+    written = len(order)
+    expanded: dict[int, int] = {}
+    for node in order:
+        size = 1 + sum(expanded[id(kid)] for kid in children[id(node)])
+        if size - written > limit:  # a part already past the bound: the whole document is too
+            raise YamlLimitError(
+                f"refused: its aliases (*name) would expand its {written:,} nodes to more than {written + limit:,} "
+                f"(at most {limit:,} more than written: MAX_YAML_ALIAS_NODES in flows/safe_yaml.py)")
+        expanded[id(node)] = size
+
+
+def load(text: str) -> Any:
+    """The YAML document in `text`, read with BoundedSafeLoader."""
+    return yaml.load(text, Loader=BoundedSafeLoader)
+
+
+class _ShortRepr(reprlib.Repr):
+    def repr_int(self, x: int, level: int) -> str:
+        if abs(x).bit_length() > 4 * self.maxlong:  # described, not printed: str() refuses past 4,300 digits
+            return f"<an integer of about {abs(x).bit_length() * 0.30103:,.0f} digits>"
+        return super().repr_int(x, level)
+
+
+_REPR = _ShortRepr()
+_REPR.maxstring = MAX_QUOTED_CHARS
+_REPR.maxother = MAX_QUOTED_CHARS
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 8
+_REPR.maxlevel = 3
+
+
+def cut(text: str, limit: int = MAX_QUOTED_CHARS) -> str:
+    """`text` as a message shows it: at most `limit` characters, saying how long it was when cut."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
+def quoted(value: Any) -> str:
+    """repr(value) in about MAX_QUOTED_CHARS characters, saying how long a cut string was; never the whole repr."""
+    text = _REPR.repr(value)
+    if isinstance(value, str) and len(value) > MAX_QUOTED_CHARS:
+        return f"{text} ({len(value):,} characters)"
+    return text if len(text) <= MAX_QUOTED_CHARS + 20 else f"{text[:MAX_QUOTED_CHARS]}... ({type(value).__name__}, cut)"

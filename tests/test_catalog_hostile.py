@@ -1,0 +1,238 @@
+"""Hostile catalogs and price sheets: alias bombs, deep nesting and huge values fail fast with short messages, and
+what `hweval check` passes `hweval run` can load."""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+
+import pytest
+import yaml
+
+from flows import catalog as catalog_module
+from flows import safe_yaml, warehouse
+from flows.catalog import MAX_ERROR_LINES, CatalogError, load_catalog
+from flows.cli import main as hweval
+from flows.sources import price_sheet
+from flows.sources._common import SourceFormatError
+
+
+def edit(path, change):
+    data = yaml.safe_load(path.read_text())
+    change(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def billion_laughs(key: str = "lol", levels: int = 9, fan: int = 9) -> str:
+    """A YAML mapping whose 9 levels of 9-fold aliased lists expand to 9**9 (387 million) strings."""
+    lines = [f"{key}0: &{key}0 [" + ", ".join(['"lol"'] * fan) + "]"]
+    lines += [f"{key}{i}: &{key}{i} [" + ", ".join([f"*{key}{i - 1}"] * fan) + "]" for i in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------- alias expansion and nesting
+def test_a_billion_laughs_catalog_is_refused_fast_naming_the_file(catalog_copy):
+    path = catalog_copy / "accelerators.yaml"
+    path.write_text(path.read_text() + billion_laughs())
+    started = time.perf_counter()
+    with pytest.raises(CatalogError) as refused:
+        load_catalog(catalog_copy)
+    assert time.perf_counter() - started < 1.0
+    message = str(refused.value)
+    assert message.startswith("accelerators.yaml: refused: its aliases (*name) would expand its ")
+    assert "MAX_YAML_ALIAS_NODES" in message and len(message) < 400
+
+
+def test_a_billion_laughs_document_is_refused_before_it_is_built():
+    tracemalloc.start()
+    try:
+        with pytest.raises(safe_yaml.YamlLimitError, match=r"at most 100,000 more than written"):
+            safe_yaml.load(billion_laughs())
+        _, peak_bytes = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak_bytes < 5_000_000
+
+
+def test_a_billion_laughs_price_sheet_is_a_format_error_naming_the_file(tmp_path):
+    path = tmp_path / "sheet.yaml"
+    path.write_text(billion_laughs() + "entries: [*lol8]\n")
+    started = time.perf_counter()
+    with pytest.raises(SourceFormatError, match=r"^s.yaml: refused: its aliases \(\*name\) would expand"):
+        price_sheet.read_file(path, "s.yaml")
+    assert time.perf_counter() - started < 1.0
+
+
+def test_a_block_reused_by_anchor_and_merge_key_still_loads(tmp_path):
+    path = tmp_path / "sheet.yaml"
+    path.write_text("defaults: &aws {kind: quote, cloud: aws, region: us-east-1, source: invoice 7}\n"
+                    "entries:\n"
+                    "  - {<<: *aws, instance_type: p5.48xlarge, usd_per_hour: 40}\n"
+                    "  - {<<: *aws, instance_type: p5.4xlarge, usd_per_hour: 5}\n")
+    rows = price_sheet.read_file(path, "s.yaml")
+    assert [(r["cloud"], r["instance_type"], r["usd_per_hour"]) for r in rows] == [
+        ("aws", "p5.48xlarge", 40.0), ("aws", "p5.4xlarge", 5.0)]
+
+
+def test_an_alias_inside_its_own_anchor_is_refused():
+    with pytest.raises(safe_yaml.YamlLimitError, match=r"an alias refers to a node that contains it"):
+        safe_yaml.load("entries: &loop [1, *loop]\n")
+
+
+def test_nesting_past_the_depth_limit_is_refused_not_a_recursion_error(catalog_copy):
+    (catalog_copy / "models.yaml").write_text("models: " + "[" * 50_000 + "]" * 50_000 + "\n")
+    with pytest.raises(CatalogError, match=r"^models.yaml: refused: nested deeper than 100 levels \(MAX_YAML_DEPTH"):
+        load_catalog(catalog_copy)
+
+
+# ---------------------------------------------------------------- error messages quote data briefly
+def test_a_megabyte_value_is_quoted_in_a_few_hundred_characters(catalog_copy):
+    edit(catalog_copy / "accelerators.yaml", lambda d: d["accelerators"]["h100-sxm-80gb"].update(family="x" * 1_000_000))
+    with pytest.raises(CatalogError) as refused:
+        load_catalog(catalog_copy)
+    message = str(refused.value)
+    assert message.startswith("accelerators.yaml: accelerators.h100-sxm-80gb.family: Input should be 'gpu'")
+    assert message.endswith("(1,000,000 characters))") and len(message) < 600
+
+
+def test_a_megabyte_reference_and_a_megabyte_key_are_cut(catalog_copy):
+    edit(catalog_copy / "instances.yaml", lambda d: d["instances"][0].update(source="s" * 1_000_000))
+    edit(catalog_copy / "models.yaml", lambda d: d["mlperf_training_tasks"].update(
+        {"t" * 1_000_000: {"model": "missing", "sequence_length": 1, "tokens_per_sample": 1}}))
+    with pytest.raises(CatalogError) as refused:
+        load_catalog(catalog_copy)
+    lines = str(refused.value).splitlines()
+    assert lines[0].startswith("instances.yaml: instances[0] (aws:p5.48xlarge).source: unknown source 'sssss")
+    assert lines[1].startswith("models.yaml: mlperf_training_tasks.tttt")
+    assert all(len(line) < 700 for line in lines)
+
+
+def test_a_five_thousand_digit_number_is_refused_with_its_line(catalog_copy):
+    path = catalog_copy / "models.yaml"
+    text = path.read_text()
+    path.write_text(text.replace("layers: 80\n", f"layers: {'9' * 5000}\n", 1))
+    line = text[:text.index("layers: 80\n")].count("\n") + 1
+    with pytest.raises(CatalogError) as refused:
+        load_catalog(catalog_copy)
+    assert str(refused.value) == (f"models.yaml: refused: a whole number of 5,000 digits at line {line}, past the "
+                                  f"4,300 Python reads")
+
+
+def test_a_four_hundred_digit_number_is_quoted_cut(catalog_copy):
+    path = catalog_copy / "models.yaml"
+    path.write_text(path.read_text().replace("layers: 80\n", f"layers: {'9' * 400}\n", 1))
+    with pytest.raises(CatalogError) as refused:
+        load_catalog(catalog_copy)
+    assert str(refused.value) == ("models.yaml: models.llama-2-70b.layers: Input should be less than or equal to 1024 "
+                                  "(got <an integer of about 400 digits>)")
+
+
+def test_a_five_thousand_digit_price_is_a_format_error_naming_the_file(tmp_path):
+    path = tmp_path / "sheet.yaml"
+    path.write_text("entries:\n  - {kind: quote, usd_per_hour: " + "9" * 5000 + "}\n")
+    with pytest.raises(SourceFormatError, match=r"^s.yaml: refused: a whole number of 5,000 digits at line 2"):
+        price_sheet.read_file(path, "s.yaml")
+
+
+def test_a_price_sheet_quotes_a_huge_value_briefly(tmp_path):
+    path = tmp_path / "sheet.yaml"
+    path.write_text("entries:\n  - {kind: quote, usd_per_hour: " + "x" * 1_000_000 + "}\n")
+    with pytest.raises(SourceFormatError) as refused:
+        price_sheet.read_file(path, "s.yaml")
+    assert str(refused.value).startswith("s.yaml: entries[0].usd_per_hour: 'xxx")
+    assert len(str(refused.value)) < 400
+
+
+def test_ten_thousand_errors_are_cut_to_a_count(catalog_copy):
+    edit(catalog_copy / "instances.yaml", lambda d: d.update(instances=[
+        {**d["instances"][0], "instance_type": f"t{i}", "accelerator": "nope"} for i in range(10_000)]))
+    with pytest.raises(CatalogError) as refused:
+        load_catalog(catalog_copy)
+    lines = str(refused.value).splitlines()
+    assert len(lines) == MAX_ERROR_LINES + 1 and lines[-1] == f"... and {10_000 - MAX_ERROR_LINES:,} more"
+
+
+# ---------------------------------------------------------------- what `hweval check` passes, `hweval run` can load
+def first_inference(d):
+    return next(w for w in d["workloads"].values() if w["kind"] == "inference")
+
+
+def first_training(d):
+    return next(w for w in d["workloads"].values() if w["kind"] == "training")
+
+
+@pytest.mark.parametrize(("file_name", "change", "message"), [
+    # each passed `hweval check` and then failed `hweval run` with a traceback or a SQL error
+    ("models.yaml", lambda d: d["models"]["llama-2-70b"].update(layers=10**20),
+     "models.yaml: models.llama-2-70b.layers: Input should be less than or equal to 1024 (got 100000000000000000000)"),
+    ("instances.yaml", lambda d: d["instances"][0].update(vcpu=10**20),
+     "instances.yaml: instances[0] (aws:p5.48xlarge).vcpu: Input should be less than or equal to 2147483647"),
+    ("workloads.yaml", lambda d: first_training(d).update(chips=2**40),
+     "workloads.yaml: workloads.llama2-70b-lora-finetune.chips: Input should be less than or equal to 1000000"),
+    ("models.yaml", lambda d: d["models"]["llama-2-70b"].update(params=1e30),
+     "models.yaml: models.llama-2-70b.params: Input should be less than or equal to 100000000000000 (got 1e+30)"),
+    ("accelerators.yaml", lambda d: d["accelerators"]["h100-sxm-80gb"]["memory_gb"].update(value=float("inf")),
+     "accelerators.yaml: accelerators.h100-sxm-80gb.memory_gb.value: Input should be a finite number (got inf)"),
+    ("accelerators.yaml", lambda d: d["accelerators"]["h100-sxm-80gb"]["memory_gb"].update(value=640),
+     "accelerators.yaml: accelerators.h100-sxm-80gb.memory_gb: 640 fails memory_per_chip_plausible"),
+    ("workloads.yaml", lambda d: d.update(workloads={}),
+     "workloads.yaml: workloads: Dictionary should have at least 1 item after validation, not 0 (got {})"),
+    ("sources.yaml", lambda d: d.update(sources={}),
+     "sources.yaml: sources: Dictionary should have at least 1 item after validation, not 0 (got {})"),
+    ("instances.yaml", lambda d: d["pricing_terms"].pop("spot"),
+     ("workloads.yaml: workloads.llama2-70b-lora-finetune.pricing_terms: spot not declared under pricing_terms in "
+      "instances.yaml")),
+    ("accelerators.yaml", lambda d: d["accelerators"]["l4-24gb"]["aliases"].append("  "),
+     "accelerators.yaml: accelerators.l4-24gb.aliases: '  ' is empty"),
+    ("models.yaml", lambda d: d["models"]["llama-2-70b"].update(kv_heads=128),
+     "models.yaml: models.llama-2-70b: Value error, kv_heads: 128 is more than heads (64)"),
+    ("sources.yaml", lambda d: d["sources"]["aws_spot"]["files"][0].update(path="x" * 5000),
+     "sources.yaml: sources.aws_spot.files[0].path: no such file 'xxxx"),
+], ids=["int-past-duckdb", "vcpu-past-integer", "chips-past-integer", "params-overflow-chip-count", "inf-figure",
+        "implausible-figure", "no-workloads", "no-sources", "undeclared-pricing-term", "empty-alias",
+        "more-kv-heads-than-heads", "path-too-long"])
+def test_what_run_would_reject_check_rejects_naming_file_entry_and_key(catalog_copy, file_name, change, message):
+    edit(catalog_copy / file_name, change)
+    with pytest.raises(CatalogError) as refused:
+        load_catalog(catalog_copy)
+    assert str(refused.value).startswith(message)
+
+
+def test_hweval_check_exits_2_with_the_message(catalog_copy, capsys):
+    edit(catalog_copy / "workloads.yaml", lambda d: first_inference(d).update(max_instances_per_replica=10**20))
+    assert hweval(["check", "--catalog", str(catalog_copy)]) == 2
+    assert capsys.readouterr().err.startswith(
+        "hweval: workloads.yaml: workloads.llama2-70b-chat.max_instances_per_replica: Input should be less than or "
+        "equal to 1024")
+
+
+def test_a_catalog_at_every_limit_loads_into_the_warehouse(catalog_copy, tmp_path):
+    c = catalog_module
+
+    def models(d):
+        for m in d["models"].values():
+            m.update(params=c.MAX_MODEL_PARAMS, active_params=None, layers=c.MAX_LAYERS, hidden=c.MAX_MODEL_DIMENSION,
+                     heads=c.MAX_HEADS, kv_heads=c.MAX_HEADS, head_dim=c.MAX_HEAD_DIM)
+        for task in d["mlperf_training_tasks"].values():
+            task.update(sequence_length=c.MAX_SEQUENCE_TOKENS)
+
+    def workloads(d):
+        for w in d["workloads"].values():
+            if w["kind"] == "training":
+                w.update(tokens=c.MAX_TRAINING_TOKENS, state_bytes_per_param=c.MAX_STATE_BYTES_PER_PARAM,
+                         chips=c.MAX_CHIPS)
+            else:
+                w.update(input_tokens=c.MAX_SEQUENCE_TOKENS, output_tokens=c.MAX_SEQUENCE_TOKENS,
+                         max_instances_per_replica=c.MAX_INSTANCES_PER_REPLICA)
+
+    edit(catalog_copy / "models.yaml", models)
+    edit(catalog_copy / "workloads.yaml", workloads)
+    edit(catalog_copy / "instances.yaml", lambda d: [i.update(accelerator_count=c.MAX_CHIPS,
+                                                              vcpu=c.MAX_WAREHOUSE_INTEGER) for i in d["instances"]])
+    edit(catalog_copy / "accelerators.yaml", lambda d: [f.update(usable_memory_fraction=c.MIN_USABLE_MEMORY_FRACTION)
+                                                        for f in d["family_defaults"].values()])
+    con = warehouse.connect(tmp_path / "w.duckdb")
+    warehouse.apply_ddl(con)
+    warehouse.load_catalog_tables(con, load_catalog(catalog_copy))
+    assert con.execute("select max(layers), max(head_dim) from catalog.models").fetchone() == (1024, 1024)
+    con.close()
