@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 DUCKDB1_VENV := .venv-duckdb1
 DUCKDB1_STAMP := $(DUCKDB1_VENV)/.installed
 
-.PHONY: run test bench mutate clean
+.PHONY: run test bench mutate fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -28,6 +28,10 @@ test: $(STAMP) $(DUCKDB1_STAMP)
 
 clean:
 	rm -rf $(VENV) $(DUCKDB1_VENV) warehouse .pytest_cache
+
+# the source parsers' fuzz tests at length (make test runs a few examples of each)
+fuzz: $(STAMP)
+	$(VENV)/bin/pytest -q -n 2 -m fuzz tests/test_fuzz_sources.py
 
 bench: $(STAMP)
 	$(PY) tests/bench_pipeline.py

@@ -84,11 +84,6 @@ _REPR.maxstring = _REPR.maxother = EXCERPT_CHARS
 _REPR.maxlevel = 3
 
 
-def clip(text: str) -> str:
-    """`text` cut to at most a few hundred characters, for a message."""
-    return text if len(text) <= EXCERPT_CHARS else f"{text[:EXCERPT_CHARS]}... ({len(text):,} characters)"
-
-
 def excerpt(value: Any) -> str:
     """`value` as a message quotes it: its repr, at most a few hundred characters."""
     if isinstance(value, str) and len(value) > EXCERPT_CHARS:

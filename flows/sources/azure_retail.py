@@ -7,12 +7,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from flows.safe_yaml import cut
 from flows.sources import _http
 from flows.sources._common import (
     DEFAULT_LIMITS,
     SourceFormatError,
     SourceLimits,
-    clip,
     excerpt,
     load_json,
     require,
@@ -134,7 +134,7 @@ def pages_from_api(options: dict, *, sleep=time.sleep,
                 raise SourceFormatError(f"{where}.NextPageLink: expected a URL or null, got {excerpt(next_link)}")
             if next_link and next_link in seen:
                 raise SourceFormatError(f"{where}.NextPageLink: leads back to an earlier page "
-                                        f"({clip(_http.redact(next_link))}); stopping instead of looping")
+                                        f"({cut(_http.redact(next_link))}); stopping instead of looping")
             if next_link and page_no >= limits.max_pages:
                 raise limits.exceeded(f"azure retail prices {region}", "max_pages", "the listing has more pages")
             if next_link:
