@@ -1,8 +1,9 @@
 """The `hweval` command: run the pipeline, check the catalogs, query the warehouse.
 
 Exit status of `hweval run`: 0 the run succeeded (sources stale within their limit included); 1 an unexpected
-failure (a traceback); 2 bad input (a catalog, a source file, a SQL model); 3 sources stale past their
-max_stale_days (the reports were published with a warning); 4 another run held the warehouse past --wait.
+failure (a traceback); 2 bad input (a catalog, a source file, a SQL model, an as-of date past tomorrow); 3 sources
+stale past their max_stale_days (the reports were published with a warning); 4 another run held the warehouse past
+--wait.
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ def _date(text: str) -> dt.date:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from flows.pipeline import check_as_of
+
+    if args.as_of:
+        check_as_of(args.as_of, args.allow_future_as_of)  # before a Prefect server is started for nothing
     source_files: dict[str, list[str]] = {}
     for spec in args.source or []:
         source_id, sep, path = spec.partition("=")
@@ -51,7 +56,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not os.environ.get("PREFECT_API_URL"):
         print("hweval: no PREFECT_API_URL set; Prefect starts a temporary local server for this run (~15 s).",
               file=sys.stderr)
-    from flows.nightly import StalePastLimit, nightly
+    from flows.nightly import StalePastLimit, absolute, nightly
     from flows.runlock import DEFAULT_WAIT_S, RunLockTimeout
 
     wait_s = args.wait if args.wait is not None else float(os.environ.get("HWEVAL_LOCK_WAIT_S", DEFAULT_WAIT_S))
@@ -60,12 +65,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         result = nightly(
             as_of=args.as_of,
             source_files=source_files or None,
-            catalog_dir=str(args.catalog) if args.catalog else None,
-            warehouse_file=str(args.warehouse) if args.warehouse else None,
-            reports_dir=str(args.reports) if args.reports else None,
+            catalog_dir=str(absolute(args.catalog)) if args.catalog else None,
+            warehouse_file=str(absolute(args.warehouse)) if args.warehouse else None,
+            reports_dir=str(absolute(args.reports)) if args.reports else None,
             live=True if args.live else None,
             accept_changes=args.accept_changes or None,
             wait_s=wait_s,
+            allow_future_as_of=args.allow_future_as_of,
         )
     except RunLockTimeout as exc:
         print(f"hweval: {exc}", file=sys.stderr)
@@ -207,7 +213,12 @@ def build_parser() -> argparse.ArgumentParser:
                          epilog="exit status: 0 succeeded; 1 unexpected failure; 2 bad input; 3 sources stale past "
                                 "their max_stale_days (reports published with a warning); 4 another run held the "
                                 "warehouse past --wait")
-    run.add_argument("--as-of", type=_date, default=None, help="as-of date of the run (default: today)")
+    run.add_argument("--as-of", type=_date, default=None,
+                     help="as-of date of the run (default: today); a date later than tomorrow (UTC) is refused")
+    run.add_argument("--allow-future-as-of", action="store_true",
+                     help="accept an --as-of later than tomorrow (UTC; also HWEVAL_ALLOW_FUTURE_AS_OF=1): "
+                          "reports/latest then shows that date until it comes, and every run dated before it is a "
+                          "backfill")
     run.add_argument("--catalog", type=Path, default=None, help="catalog folder (default: catalogs/)")
     run.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: warehouse/hweval.duckdb)")
     run.add_argument("--reports", type=Path, default=None, help="reports folder (default: reports/)")
@@ -253,13 +264,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from flows.catalog import CatalogError
+    from flows.pipeline import AsOfError
     from flows.sources._common import SourceFormatError
     from flows.transform import ModelError
     from flows.validate import SuiteError
 
     try:
         return args.func(args)
-    except (CatalogError, SourceFormatError, SuiteError, ModelError) as exc:
+    except (CatalogError, SourceFormatError, SuiteError, ModelError, AsOfError) as exc:
         print(f"hweval: {exc}", file=sys.stderr)
         return 2
 

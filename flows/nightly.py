@@ -29,7 +29,7 @@ class RunResult:
     warehouse: Path
     reports: Path
     loads: list[pipeline.SourceLoad]
-    latest_updated: bool = True
+    latest_updated: bool  # whether this run replaced reports/latest (a backfill does not)
     stale_past_limit: tuple[str, ...] = ()  # one line per source stale longer than its max_stale_days
     events: tuple[notify.Event, ...] = ()  # what the notification channels are told
 
@@ -68,14 +68,18 @@ def fetch(catalog: Catalog, source_id: str) -> pipeline.SourceBatch:
 
 @task(cache_policy=NO_CACHE)
 def land(building: Path, catalog: Catalog, batches: list[pipeline.SourceBatch], run_id: str,
-         as_of: dt.date, docs_dir: Path, accept_changes: frozenset[str] = frozenset()) -> list[pipeline.SourceLoad]:
+         as_of: dt.date, docs_dir: Path, accept_changes: frozenset[str] = frozenset(),
+         fallbacks: dict[str, list[str]] | None = None) -> list[pipeline.SourceLoad]:
     """Validate every batch and land it, or quarantine its failing rows, in the warehouse being built; write the
-    Great Expectations Data Docs of these validations into `docs_dir` (published with the reports)."""
+    Great Expectations Data Docs of these validations into `docs_dir` (published with the reports).
+
+    `fallbacks`: the sources each file given on the command line replaces, whose last good rows stand in if it fails.
+    """
     logger = get_run_logger()
     con = warehouse.connect(building)
     validated: list[data_docs.ValidatedBatch] = []
     try:
-        loads = pipeline.land_all(con, catalog, batches, run_id, as_of, validated, accept_changes)
+        loads = pipeline.land_all(con, catalog, batches, run_id, as_of, validated, accept_changes, fallbacks)
     finally:
         con.close()
     data_docs.build_site(validated, docs_dir, run_id)
@@ -91,10 +95,11 @@ def land(building: Path, catalog: Catalog, batches: list[pipeline.SourceBatch], 
 
 @task(cache_policy=NO_CACHE)
 def build_and_render(building: Path, catalog: Catalog, loads: list[pipeline.SourceLoad], run_id: str,
-                     as_of: dt.date, started_at: dt.datetime, staging_dir: Path) -> bool:
+                     as_of: dt.date, started_at: dt.datetime, staging_dir: Path) -> tuple[str, dt.date]:
     """Build staging -> intermediate -> marts, check the SQL invariants, record the run, render reports aside.
 
-    Returns whether this run is the newest as-of date in the warehouse (a backfill is not).
+    Returns the newest run in the warehouse (run id, as-of): what reports/latest shows once it is published; this
+    run unless it is a backfill.
     """
     logger = get_run_logger()
     con = warehouse.connect(building)
@@ -103,25 +108,24 @@ def build_and_render(building: Path, catalog: Catalog, loads: list[pipeline.Sour
             logger.info("built %s.%s: %d rows", model.layer, model.name, model.rows)
         pipeline.record_run(con, run_id, as_of, started_at, catalog, loads)
         pipeline.render_reports_to(con, as_of, staging_dir)
-        newest = con.execute("select max(as_of) from ops.runs").fetchall()[0][0]
+        # one run per as-of date: a re-run replaces its date's run
+        [(newest_run_id, newest_as_of)] = con.execute(
+            "select run_id, as_of from ops.runs order by as_of desc limit 1").fetchall()
         con.execute("checkpoint")
     finally:
         con.close()
-    return as_of >= newest
+    return newest_run_id, newest_as_of
 
 
 @task(cache_policy=NO_CACHE)
 def publish(building: Path, warehouse_file: Path, staging_dir: Path, reports_root: Path, as_of: dt.date,
-            is_newest: bool) -> Path:
-    """Swap in the new warehouse, then the new reports: renames only, after everything else succeeded.
+            run_id: str, latest_run: tuple[str, dt.date]) -> tuple[Path, bool]:
+    """Swap in the new warehouse, then the new reports, then reports/latest.json (the commit): renames only, after
+    everything else succeeded. Returns the dated folder and whether reports/latest was replaced.
 
-    If the reports cannot be moved into place, the previous warehouse is put back, so the two always agree.
+    If a step fails, the steps before it are undone, so the two always agree.
     """
-    pipeline.stage_latest(staging_dir, update_latest=is_newest)
-    with warehouse.swapped_in(building, warehouse_file):
-        dated, replaced = pipeline.publish_reports(staging_dir, reports_root, as_of, update_latest=is_newest)
-    pipeline.remove_replaced(replaced)  # the publish is committed: the previous warehouse link is gone
-    return dated
+    return pipeline.publish_run(building, warehouse_file, staging_dir, reports_root, as_of, run_id, latest_run)
 
 
 @task(cache_policy=NO_CACHE)
@@ -190,6 +194,7 @@ def nightly(
     live: bool | None = None,
     accept_changes: list[str] | None = None,
     wait_s: float | None = None,
+    allow_future_as_of: bool = False,
 ) -> RunResult:
     """Evaluate every workload on every offer from the sources declared in catalogs/sources.yaml.
 
@@ -197,16 +202,20 @@ def nightly(
     `live` fetches every source that has a `live:` block from its API (default: sources.yaml's `mode`).
     `accept_changes` names sources whose table-level checks (row-count drop, price change) are skipped this run.
     `wait_s`: how long to wait for another run holding the warehouse or reports (default 1800 s).
+    `allow_future_as_of`: accept an as-of date later than tomorrow (UTC), as HWEVAL_ALLOW_FUTURE_AS_OF=1 does; it
+    holds reports/latest until it comes.
 
     A source stale past its `max_stale_days` still publishes the reports (with a warning), then fails the run.
     """
     logger = get_run_logger()
     started_at = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     as_of = as_of or dt.date.today()
+    pipeline.check_as_of(as_of, allow_future_as_of)
     run_id = run_id or pipeline.new_run_id(as_of)
-    catalog = load_catalog(catalog_dir or paths.catalog_dir())
-    warehouse_path = Path(warehouse_file) if warehouse_file else paths.warehouse_path()
-    reports_root = Path(reports_dir) if reports_dir else paths.reports_dir()
+    # absolute from here on: the Data Docs builder, the lock messages and the recovery journal take them as given
+    catalog = load_catalog(absolute(catalog_dir or paths.catalog_dir()))
+    warehouse_path = absolute(warehouse_file or paths.warehouse_path())
+    reports_root = absolute(reports_dir or paths.reports_dir())
     try:
         result = _evaluate(catalog, as_of, run_id, started_at, warehouse_path, reports_root, source_files, live,
                            accept_changes, runlock.DEFAULT_WAIT_S if wait_s is None else wait_s)
@@ -226,11 +235,17 @@ def nightly(
     return result
 
 
+def absolute(path: str | Path) -> Path:
+    """A path given relative to the working directory (or with ~), made absolute as the run starts."""
+    return Path(os.path.abspath(Path(path).expanduser()))
+
+
 def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.datetime, warehouse_path: Path,
               reports_root: Path, source_files: dict[str, list[str]] | None, live: bool | None,
               accept_changes: list[str] | None, wait_s: float) -> RunResult:
     """fetch -> (one writer at a time) land -> build and render -> publish."""
     logger = get_run_logger()
+    fallbacks = pipeline.replaced_sources(catalog, source_files)
     if source_files:
         catalog = pipeline.with_source_files(catalog, source_files, as_of)
     if live is not None:
@@ -260,9 +275,10 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
         try:
             with warehouse.building_copy(warehouse_path) as building:
                 loads = land(building, catalog, batches, run_id, as_of, pipeline.docs_dir_for(staging_dir),
-                             frozenset(accept_changes or ()))
-                is_newest = build_and_render(building, catalog, loads, run_id, as_of, started_at, staging_dir)
-                dated = publish(building, warehouse_path, staging_dir, reports_root, as_of, is_newest)
+                             frozenset(accept_changes or ()), fallbacks)
+                latest_run = build_and_render(building, catalog, loads, run_id, as_of, started_at, staging_dir)
+                dated, latest_updated = publish(building, warehouse_path, staging_dir, reports_root, as_of, run_id,
+                                                latest_run)
         finally:
             pipeline.discard_rendering(staging_dir)
         # read back while no other run can replace what this one published
@@ -270,5 +286,6 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
         events = change_events(warehouse_path, as_of, stale_past_limit)
         publish_artifacts(warehouse_path, dated, as_of)
     logger.info("warehouse: %s; reports: %s%s", warehouse_path, dated,
-                f" and {reports_root / 'latest'}" if is_newest else " (a backfill: reports/latest keeps the newer date)")
-    return RunResult(run_id, as_of, warehouse_path, dated, loads, is_newest, stale_past_limit, tuple(events))
+                f" and {reports_root / 'latest'}" if latest_updated
+                else f" (a backfill: reports/latest keeps {latest_run[1]})")
+    return RunResult(run_id, as_of, warehouse_path, dated, loads, latest_updated, stale_past_limit, tuple(events))

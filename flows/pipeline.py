@@ -21,7 +21,7 @@ import pyarrow as pa
 from flows import analytics, checks, data_docs, reports, transform, warehouse
 from flows.catalog import Catalog, CatalogError, SnapshotFile
 from flows.sources import SAME_SKU_KINDS, SOURCE_KINDS
-from flows.sources._common import redact_text
+from flows.sources._common import limits_for, redact_text
 from flows.validate import BatchDataError, load_suite_json, validate_rows
 
 log = logging.getLogger(__name__)
@@ -51,6 +51,29 @@ class SourceLoad:
     status: str = "landed"  # landed | stale
     error: str | None = None
     stale_since: dt.date | None = None  # as-of date of the last good data a stale source runs on
+
+
+# How far past today (UTC) an as-of date may lie: a later one would hold reports/latest until that date comes, every
+# run before it being a backfill. `hweval run --allow-future-as-of`, HWEVAL_ALLOW_FUTURE_AS_OF=1 or the flow
+# parameter allow_future_as_of lifts it (the test suite, whose fixtures are dated 2026-11-30 and later, sets it).
+MAX_AS_OF_DAYS_AHEAD = 1
+ALLOW_FUTURE_AS_OF_ENV = "HWEVAL_ALLOW_FUTURE_AS_OF"
+
+
+class AsOfError(ValueError):
+    """An as-of date the run refuses (later than tomorrow, UTC, without allow_future_as_of)."""
+
+
+def check_as_of(as_of: dt.date, allow_future: bool = False, today: dt.date | None = None) -> None:
+    """Refuse an as-of date later than tomorrow (UTC) unless allowed: it would freeze reports/latest."""
+    today = today or dt.datetime.now(dt.UTC).date()
+    last_allowed = today + dt.timedelta(days=MAX_AS_OF_DAYS_AHEAD)
+    allowed = allow_future or os.environ.get(ALLOW_FUTURE_AS_OF_ENV, "") not in ("", "0")
+    if as_of > last_allowed and not allowed:
+        raise AsOfError(
+            f"--as-of {as_of.isoformat()} is later than tomorrow ({last_allowed.isoformat()}, UTC): reports/latest "
+            f"would show that date until it comes, and every run dated before it would be a backfill. Pass "
+            f"--allow-future-as-of (or set {ALLOW_FUTURE_AS_OF_ENV}=1) if that is what you want")
 
 
 def new_run_id(as_of: dt.date) -> str:
@@ -88,14 +111,26 @@ def with_source_files(catalog: Catalog, source_files: dict[str, list[str]], as_o
             files.append(SnapshotFile(path=str(file), as_of=data_as_of, source=f"{file.name}, given on the command line"))
         # files given for a source are read in this run, live or not, even if sources.yaml leaves it disabled
         sources[source_id] = sources[source_id].model_copy(update={"files": files, "live": None, "enabled": True})
-        # an offer file and the Price List API price the same SKUs: the one given on the command line replaces the other
-        if sources[source_id].kind in SAME_SKU_KINDS:
-            for other_id, other in sources.items():
-                if other_id not in source_files and other.enabled and other.kind in SAME_SKU_KINDS:
-                    log.warning("--source %s: %s is not read in this run (both price the same AWS SKUs)",
-                                source_id, other_id)
-                    sources[other_id] = other.model_copy(update={"enabled": False})
+    for source_id, replaced in replaced_sources(catalog, source_files).items():
+        for other_id in replaced:
+            log.warning("--source %s: %s is not read in this run (both price the same AWS SKUs); if %s fails, the "
+                        "run uses the last good rows of %s", source_id, other_id, source_id, other_id)
+            sources[other_id] = sources[other_id].model_copy(update={"enabled": False})
     return catalog.model_copy(update={"sources": catalog.sources.model_copy(update={"sources": sources})})
+
+
+def replaced_sources(catalog: Catalog, source_files: dict[str, list[str]] | None) -> dict[str, list[str]]:
+    """The sources that files given on the command line replace for a run: an offer file and the Price List API
+    price the same SKUs, so the one given replaces the other (which is its fallback if it fails)."""
+    sources = catalog.sources.sources
+    replaced: dict[str, list[str]] = {}
+    for source_id in source_files or {}:
+        if source_id in sources and sources[source_id].kind in SAME_SKU_KINDS:
+            others = [other_id for other_id, other in sources.items()
+                      if other_id not in source_files and other.enabled and other.kind in SAME_SKU_KINDS]
+            if others:
+                replaced[source_id] = others
+    return replaced
 
 
 def with_mode(catalog: Catalog, mode: str) -> Catalog:
@@ -113,17 +148,18 @@ def fetch_source(catalog: Catalog, source_id: str) -> SourceBatch:
     """Read one declared source, from its API in live mode or from its files; rows carry where they came from."""
     source = catalog.sources.sources[source_id]
     module = SOURCE_KINDS[source.kind]
+    limits = limits_for(source, source_id)
     rows: list[dict] = []
     if source.reads_live(catalog.sources.mode):
         fetched_on = dt.datetime.now(dt.UTC).date()
         log.info("%s: fetching live (%s)", source_id, source.kind)
-        rows = [row | {"data_as_of": fetched_on} for row in module.fetch_live(dict(source.live))]
+        rows = [row | {"data_as_of": fetched_on} for row in module.fetch_live(dict(source.live), limits=limits)]
         files, data_as_of = [f"live {source.kind} API"], fetched_on
     else:
         for f in source.files:
             path = catalog.root / f.path
             extra = {"metadata": f.metadata} if f.metadata else {}
-            for row in module.read_file(path, display_path(path), f.region, **extra):
+            for row in module.read_file(path, display_path(path), f.region, limits=limits, **extra):
                 rows.append(row | {"data_as_of": f.as_of})
         files, data_as_of = [f.path for f in source.files], max(f.as_of for f in source.files)
     for row_no, row in enumerate(rows):
@@ -362,12 +398,15 @@ BATCH_DATA_ERRORS = (pa.ArrowException, duckdb.ConversionException, duckdb.Inval
 
 def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[SourceBatch], run_id: str,
              as_of: dt.date, validated: list[data_docs.ValidatedBatch] | None = None,
-             accept_changes: frozenset[str] = frozenset()) -> list[SourceLoad]:
+             accept_changes: frozenset[str] = frozenset(),
+             fallbacks: dict[str, list[str]] | None = None) -> list[SourceLoad]:
     """Land every batch that was read and passes the table-level checks; the rest run on their last good data.
 
     Each batch lands in its own transaction: a batch whose data the database rejects is rolled back, whole, and
     its source is stale. `accept_changes` names sources whose table-level checks are skipped this run (a real
-    change in a feed that would otherwise stay stale).
+    change in a feed that would otherwise stay stale). `fallbacks` maps a source given on the command line to the
+    sources it replaces this run (`replaced_sources`): if it is stale with no last good data of its own, the run
+    uses their last good rows instead, and they are listed as stale.
     """
     warehouse.apply_ddl(con)
     checks.check_catalog(catalog)
@@ -376,10 +415,14 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
         problem = None if b.error or b.source_id in accept_changes else table_level_problem(con, catalog, b)
         checked.append(replace(b, rejected_by=problem[0], error=problem[1]) if problem else b)
     checks.add_check_columns([b for b in checked if not b.error], catalog, con)
+    fallbacks = {s_id: replaced for s_id, replaced in (fallbacks or {}).items()
+                 if s_id in {b.source_id for b in checked}}
+    fallback_ids = {other_id for replaced in fallbacks.values() for other_id in replaced}
     # found before this date's rows are cleared: on a same-date re-run the earlier run may be the last good one
-    last_good = {b.source_id: last_good_load(con, b.source_id) for b in checked}
-    # every source of this run keeps its same-date rows until its own batch replaces them, in its transaction
-    prepare_warehouse(con, catalog, as_of, keep_sources={b.source_id for b in checked})
+    last_good = {s_id: last_good_load(con, s_id) for s_id in {b.source_id for b in checked} | fallback_ids}
+    # every source of this run (and each one it may fall back on) keeps its same-date rows until its own batch
+    # replaces them, in its transaction
+    prepare_warehouse(con, catalog, as_of, keep_sources={b.source_id for b in checked} | fallback_ids)
     loads = []
     for b in checked:
         if b.error:
@@ -400,7 +443,21 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
             raise
         con.commit()
         loads.append(load)
+    for load in [load for load in loads if load.source_id in fallbacks]:
+        if load.status == "stale" and last_good[load.source_id] is None:
+            loads += [record_stale(con, replaced_batch(catalog, other_id, load.source_id), run_id, as_of,
+                                   last_good[other_id])
+                      for other_id in fallbacks[load.source_id] if last_good[other_id] is not None]
     return loads
+
+
+def replaced_batch(catalog: Catalog, source_id: str, replaced_by: str) -> SourceBatch:
+    """What a source replaced this run by a file given on the command line contributes when that file failed: no
+    rows read, and the reason it runs on its last good rows."""
+    source = catalog.sources.sources[source_id]
+    return SourceBatch(source_id=source_id, kind=source.kind, table=SOURCE_KINDS[source.kind].TABLE,
+                       files=[f.path for f in source.files], data_as_of=None,
+                       error=f"not read in this run: --source {replaced_by} replaced it and failed")
 
 
 def catalog_digest(catalog: Catalog) -> str:
@@ -484,36 +541,72 @@ def stage_latest(staging_dir: Path, update_latest: bool) -> Path | None:
     return latest_staging
 
 
-def publish_reports(staging_dir: Path, reports_root: Path, as_of: dt.date,
-                    update_latest: bool = True) -> tuple[Path, list[Path]]:
-    """Rename the rendered folder to reports/<as-of>/ and, unless this is a backfill, its copy to reports/latest/.
+def publish_run(building: Path, warehouse_file: Path, staging_dir: Path, reports_root: Path, as_of: dt.date,
+                run_id: str, latest_run: tuple[str, dt.date]) -> tuple[Path, bool]:
+    """Publish a run by renames: the warehouse, reports/<as-of>/ and (unless it is a backfill) reports/latest/, then
+    reports/latest.json, written last: that rename commits the publish. Returns the dated folder and whether
+    reports/latest/ was replaced.
 
-    If the second rename fails, the first is undone, so the published folders change together. Returns the dated
-    folder and the previous folders moved aside (`.<name>.old-<pid>`), to remove once the publish is committed.
+    `latest_run` (run id, as-of) is the newest run in the new warehouse: this one unless it is a backfill. A failure
+    before the commit puts everything back. A kill leaves the journal `.publish-<pid>.json`, written before anything
+    moves, from which the next run's recovery (warehouse.recover_killed_publish) finishes a committed publish or
+    undoes one that was not.
+    """
+    update_latest = latest_run[0] == run_id
+    stage_latest(staging_dir, update_latest)
+    dated = reports_root / as_of.isoformat()
+    publish_id = uuid.uuid4().hex
+    journal = warehouse.write_publish_journal(reports_root, publish_id, run_id, warehouse_file,
+                                              [dated] + ([reports_root / "latest"] if update_latest else []))
+    manifest = {"run_id": run_id, "as_of": as_of.isoformat(), "latest_run_id": latest_run[0],
+                "latest_as_of": latest_run[1].isoformat(), "warehouse": str(warehouse_file),
+                "committed_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "publish_id": publish_id}
+    try:
+        with warehouse.swapped_in(building, warehouse_file) as previous_warehouse:
+            replaced = publish_reports(staging_dir, reports_root, as_of, update_latest, manifest)
+    except BaseException:
+        journal.unlink(missing_ok=True)  # everything was put back
+        raise
+    # committed: reports/latest.json names this run
+    remove_replaced([path for path in (previous_warehouse, *replaced) if path is not None] + [journal])
+    return dated, update_latest
+
+
+def publish_reports(staging_dir: Path, reports_root: Path, as_of: dt.date, update_latest: bool,
+                    manifest: dict) -> list[Path]:
+    """Rename the rendered folder to reports/<as-of>/ and, unless this is a backfill, its copy to reports/latest/,
+    then write `manifest` as reports/latest.json (the commit).
+
+    If a step fails, the renames before it are undone, so the published folders change together. Returns the
+    previous folders moved aside (`.<name>.old-<pid>`), to remove once the publish is committed.
     """
     latest_staging = staging_dir.with_name(staging_dir.name + "-latest")
     if update_latest and not latest_staging.exists():
         latest_staging = stage_latest(staging_dir, True)
-    dated = reports_root / as_of.isoformat()
-    journal = reports_root / f".publish-{os.getpid()}.json"  # what a killed publish was placing, for recovery
-    placing = [dated] + ([reports_root / "latest"] if update_latest else [])
-    journal.write_text(json.dumps({folder.name: folder.exists() for folder in placing}), encoding="utf-8")
-    previous_dated = _swap_in(staging_dir, dated)
-    previous_latest = None
+    moves = [(staging_dir, reports_root / as_of.isoformat())]
     if update_latest:
-        try:
-            previous_latest = _swap_in(latest_staging, reports_root / "latest")
-        except BaseException:
-            _swap_back(dated, previous_dated)
-            journal.unlink(missing_ok=True)
-            raise
-    return dated, [old for old in (previous_dated, previous_latest, journal) if old is not None]
+        moves.append((latest_staging, reports_root / "latest"))
+    placed: list[tuple[Path, Path | None]] = []
+    try:
+        for new, target in moves:
+            placed.append((target, _swap_in(new, target)))
+        warehouse.write_manifest(reports_root, manifest)
+    except BaseException:
+        for target, previous in reversed(placed):
+            _swap_back(target, previous)
+        raise
+    return [previous for _, previous in placed if previous is not None]
 
 
 def remove_replaced(leftovers: list[Path]) -> None:
-    """Best effort, after the publish is committed: what is left here is removed by the next run."""
+    """Best effort, in order, after the publish is committed: at the first failure the rest (the journal, last) is
+    left for the next run's recovery, which finishes the committed publish."""
     for leftover in leftovers:
-        if leftover.is_dir():
-            shutil.rmtree(leftover, ignore_errors=True)
-        else:
-            leftover.unlink(missing_ok=True)
+        try:
+            if leftover.is_dir():
+                shutil.rmtree(leftover)
+            else:
+                leftover.unlink(missing_ok=True)
+        except OSError as exc:
+            log.warning("could not remove %s (the next run will): %s", leftover, exc)
+            return

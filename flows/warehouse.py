@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import re
@@ -83,28 +84,91 @@ def remove_leftovers_of_killed_runs(folder: Path, pattern: str) -> list[Path]:
     return removed
 
 
+MANIFEST_NAME = "latest.json"  # in the reports folder: the run a publish committed, written last
+
+
+def write_publish_journal(reports_root: Path, publish_id: str, run_id: str, warehouse_file: Path,
+                          placing: list[Path]) -> Path:
+    """Write `.publish-<pid>.json` before a publish moves anything: what it is about to replace, for recovery."""
+    reports_root.mkdir(parents=True, exist_ok=True)
+    journal = reports_root / f".publish-{os.getpid()}.json"
+    journal.write_text(json.dumps({
+        "publish_id": publish_id, "run_id": run_id, "warehouse": str(warehouse_file),
+        "warehouse_existed": warehouse_file.exists(), "placing": {folder.name: folder.exists() for folder in placing},
+    }), encoding="utf-8")
+    return journal
+
+
+def write_manifest(reports_root: Path, manifest: dict) -> None:
+    """Write reports/latest.json by one rename: the step that commits a publish."""
+    path = reports_root / MANIFEST_NAME
+    new = reports_root / f".{MANIFEST_NAME}.new-{os.getpid()}"
+    new.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    try:
+        os.replace(new, path)
+    except BaseException:
+        new.unlink(missing_ok=True)
+        raise
+
+
+def read_manifest(reports_root: Path) -> dict:
+    """reports/latest.json: the last committed publish (empty before the first)."""
+    path = reports_root / MANIFEST_NAME
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def _read_journal(journal: Path | None) -> dict:
+    """A killed publish's journal; one cut short by the kill (nothing had moved yet) or missing reads as empty."""
+    try:
+        data = json.loads(journal.read_text(encoding="utf-8")) if journal else {}
+    except (OSError, ValueError):
+        data = {}
+    if "placing" not in data and "run_id" not in data:  # written by an earlier hweval: {folder name: existed}
+        data = {"placing": data}
+    return {"publish_id": None, "warehouse": None, "warehouse_existed": True, "placing": {}} | data
+
+
 def recover_killed_publish(path: Path, reports_root: Path) -> list[str]:
     """Finish or undo a publish that a killed run left half done, so the warehouse and the reports agree again.
 
-    A publish holds `.<warehouse>.previous-<pid>` (the old warehouse) until both report folders are renamed in,
-    moving the old ones aside as `.<name>.old-<pid>`. If the previous warehouse is still there, the publish did
-    not finish: the old warehouse and the old report folders go back. If not, it did: the old folders go.
+    A publish writes its journal `.publish-<pid>.json` first, then renames the new warehouse in (keeping the old one
+    as `.<warehouse>.previous-<pid>`) and the report folders (moving the old ones aside as `.<name>.old-<pid>`), then
+    reports/latest.json (the commit). If latest.json names the killed publish, it was committed: what it moved aside
+    goes. If not, the old warehouse and the old report folders go back, and what it had newly placed goes.
     Recovery assumes the caller holds `runlock.exclusive`: no other run is publishing, so whatever a publish left
     here is a dead run's, whether or not its pid has since been given to another process (or to this one). That
     run's previous warehouse is the last committed one: every earlier run finished or was recovered before it.
     """
     actions = []
+    journal_re = re.compile(r"\.publish-(?P<pid>\d+)\.json")
     previous_re = re.compile(rf"\.{re.escape(path.name)}\.previous-(?P<pid>\d+)")
-    for previous in sorted(path.parent.iterdir()) if path.parent.exists() else []:
-        match = previous_re.fullmatch(previous.name)
-        if not match:
+    journals = {m.group("pid"): p for p in _entries(reports_root) if (m := journal_re.fullmatch(p.name))}
+    previous = {m.group("pid"): p for p in _entries(path.parent) if (m := previous_re.fullmatch(p.name))}
+    committed = read_manifest(reports_root).get("publish_id")
+    left: set[str] = set()
+    for pid in sorted(journals.keys() | previous.keys(), key=int):
+        journal = _read_journal(journals.get(pid))
+        if journal["warehouse"] is not None and Path(journal["warehouse"]).resolve() != path.resolve():
+            # a publish to another warehouse (sharing this reports folder): not this run's to touch
+            left.add(pid)
+            actions.append(f"left a killed publish (pid {pid}) to {journal['warehouse']} for a run on that warehouse")
             continue
-        pid = match.group("pid")
-        os.replace(previous, path)
-        actions.append(f"restored the warehouse a killed run (pid {pid}) was replacing")
-        journal = reports_root / f".publish-{pid}.json"
-        placing = json.loads(journal.read_text(encoding="utf-8")) if journal.exists() else {}
-        for name, existed in placing.items():  # each folder the killed publish was placing: put the old one back
+        if journal["publish_id"] is not None and journal["publish_id"] == committed:
+            if pid in previous:
+                previous[pid].unlink()
+            actions.append(f"finished the publish of run {journal['run_id']}, committed before it was killed "
+                           f"(pid {pid})")
+            continue
+        if pid in previous:
+            if path.exists() and os.path.samefile(previous[pid], path):  # killed before its rename: a rename of
+                previous[pid].unlink()  # one name of a file onto another does nothing, so the link goes instead
+            else:
+                os.replace(previous[pid], path)
+            actions.append(f"restored the warehouse a killed run (pid {pid}) was replacing")
+        elif not journal["warehouse_existed"] and path.exists():  # the first warehouse, placed by the killed run
+            path.unlink()
+            actions.append(f"removed the warehouse a killed run (pid {pid}) had just placed (there was none before)")
+        for name, existed in journal["placing"].items():  # each folder the killed publish was placing: the old back
             target, old = reports_root / name, reports_root / f".{name}.old-{pid}"
             if old.exists():
                 if target.exists():
@@ -114,16 +178,23 @@ def recover_killed_publish(path: Path, reports_root: Path) -> list[str]:
             elif not existed and target.exists():  # a new folder (a new date) the killed run had placed
                 shutil.rmtree(target)
                 actions.append(f"removed reports/{name}, which the killed run had just placed")
-        journal.unlink(missing_ok=True)
-    finished_re = re.compile(r"\.(?:.+\.old|publish)-\d+(\.json)?")
-    for old in sorted(reports_root.iterdir()) if reports_root.exists() else []:
-        if finished_re.fullmatch(old.name):
-            if old.is_dir():
-                shutil.rmtree(old)
+        if pid in journals:
+            journals[pid].unlink()
+    finished_re = re.compile(rf"\.(?:.+\.old-(?P<old>\d+)|publish-(?P<journal>\d+)\.json|"
+                             rf"{re.escape(MANIFEST_NAME)}\.new-(?P<manifest>\d+))")
+    for leftover in _entries(reports_root):
+        match = finished_re.fullmatch(leftover.name)
+        if match and not {match.group("old"), match.group("journal"), match.group("manifest")} & left:
+            if leftover.is_dir():
+                shutil.rmtree(leftover)
             else:
-                old.unlink(missing_ok=True)
-            actions.append(f"removed {old.name}, left by a publish that finished")
+                leftover.unlink(missing_ok=True)
+            actions.append(f"removed {leftover.name}, left by a publish that finished")
     return actions
+
+
+def _entries(folder: Path) -> list[Path]:
+    return sorted(folder.iterdir()) if folder.exists() else []
 
 
 @contextmanager
@@ -148,8 +219,12 @@ def building_copy(path: Path) -> Iterator[Path]:
 
 
 @contextmanager
-def swapped_in(building: Path, path: Path) -> Iterator[None]:
-    """Replace the warehouse with the finished copy (a rename); put the previous one back if the block fails."""
+def swapped_in(building: Path, path: Path) -> Iterator[Path | None]:
+    """Replace the warehouse with the finished copy (a rename); put the previous one back if the block fails.
+
+    Yields `.<name>.previous-<pid>`, a second name for the previous file (None if there was none), for the caller to
+    remove once the publish is committed: until then recovery puts it back.
+    """
     previous = path.with_name(f".{path.name}.previous-{os.getpid()}")
     previous.unlink(missing_ok=True)
     had_previous = path.exists()
@@ -157,15 +232,13 @@ def swapped_in(building: Path, path: Path) -> Iterator[None]:
         os.link(path, previous)  # a second name for the old file: the swap below never leaves `path` missing
     os.replace(building, path)
     try:
-        yield
+        yield previous if had_previous else None
     except BaseException:
         if had_previous:
             os.replace(previous, path)
         else:
             path.unlink(missing_ok=True)
         raise
-    finally:
-        previous.unlink(missing_ok=True)
 
 
 PEAK_TFLOPS_PRECISIONS = ("bf16", "fp16", "fp8", "int8", "fp4", "int4")
@@ -314,6 +387,9 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
                                   "flops_per_token": 0.0, "note": ""},
         "instance_price_components": {"cloud": "", "instance_type": "", "sku_description_prefix": "", "quantity": 0.0},
         "accelerator_aliases": {"accelerator_id": "", "alias": "", "alias_key": ""},
+        # a catalog whose sources are all live-only declares no files
+        "sources": {"source_id": "", "kind": "", "enabled": True, "description": "", "path": "",
+                    "data_as_of": dt.date(2000, 1, 1), "source": ""},
     }
     for name, rows in tables.items():
         con.execute(f"drop table if exists catalog.{name}")

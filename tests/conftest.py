@@ -18,6 +18,8 @@ from flows.paths import PROJECT_ROOT
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+# the fixtures are dated 2026-11-30 and later, whatever the clock says (tests of the refusal unset it)
+os.environ.setdefault("HWEVAL_ALLOW_FUTURE_AS_OF", "1")
 
 CATALOGS = PROJECT_ROOT / "catalogs"
 AS_OF = dt.date(2026, 11, 30)

@@ -236,3 +236,19 @@ def test_a_catalog_at_every_limit_loads_into_the_warehouse(catalog_copy, tmp_pat
     warehouse.load_catalog_tables(con, load_catalog(catalog_copy))
     assert con.execute("select max(layers), max(head_dim) from catalog.models").fetchone() == (1024, 1024)
     con.close()
+
+
+def test_a_catalog_whose_sources_are_all_live_only_loads_into_the_warehouse(catalog_copy, tmp_path):
+    """Every source with a `live:` block and no files is a valid setup: the catalog tables still build."""
+    def live_only(d):
+        d["sources"] = {s_id: {k: v for k, v in s.items() if k != "files"}
+                        for s_id, s in d["sources"].items() if s.get("live")}
+
+    edit(catalog_copy / "sources.yaml", live_only)
+    catalog = load_catalog(catalog_copy)
+    assert catalog.sources.sources and all(not s.files for s in catalog.sources.sources.values())
+    con = warehouse.connect(tmp_path / "w.duckdb")
+    warehouse.apply_ddl(con)
+    warehouse.load_catalog_tables(con, catalog)
+    assert con.execute("select count(*) from catalog.sources").fetchone() == (0,)
+    con.close()

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pytest
 from conftest import AS_OF, CATALOGS
 
 from flows.cli import build_parser, main
@@ -140,3 +141,32 @@ def test_query_writes_every_row_as_csv_or_json(tmp_path, capsys):
     assert main(["query", "select * from t order by n", "--format", "json", "--warehouse", str(path)]) == 0
     assert json.loads(capsys.readouterr().out) == [{"n": 1, "s": "a,b", "d": "2026-11-30"},
                                                   {"n": 2, "s": None, "d": None}]
+
+
+@pytest.mark.parametrize("latest_updated", [True, False])
+def test_run_takes_relative_paths_from_the_working_directory_and_says_what_happened_to_latest(
+        tmp_path, monkeypatch, capsys, latest_updated):
+    """The flow gets absolute paths; the line about reports/latest says what the run did (the flow's result)."""
+    import datetime as dt
+
+    from flows import nightly
+
+    given = {}
+
+    def flow(**kwargs):
+        given.update(kwargs)
+        return nightly.RunResult("r1", dt.date(2026, 11, 1), Path(kwargs["warehouse_file"]),
+                                 Path(kwargs["reports_dir"]) / "2026-11-01", [], latest_updated)
+
+    monkeypatch.setattr(nightly, "nightly", flow)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # not reached: the flow is replaced
+    assert main(["run", "--as-of", "2026-11-01", "--catalog", "cat", "--warehouse", "w/h.duckdb",
+                 "--reports", "../r"]) == 0
+    assert (given["catalog_dir"], given["warehouse_file"], given["reports_dir"]) == (
+        str(tmp_path / "cat"), str(tmp_path / "w" / "h.duckdb"), str(tmp_path.parent / "r"))
+    assert given["allow_future_as_of"] is False
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last == f"reports:   {tmp_path.parent / 'r' / '2026-11-01'}/index.md " + (
+        f"(also {tmp_path.parent / 'r' / 'latest'}/)" if latest_updated
+        else "(a backfill: reports/latest keeps a newer date)")

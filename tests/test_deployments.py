@@ -38,4 +38,5 @@ def test_prefect_deploy_all_registers_nightly_and_on_demand(prefect_server):
     assert nightly.work_pool_name == "hweval"
     assert nightly.parameters == {"live": True} and on_demand.parameters == {}  # nightly fetches live prices
     assert set(json.loads(json.dumps(nightly.parameter_openapi_schema))["properties"]) == {
-        "as_of", "catalog_dir", "warehouse_file", "reports_dir", "run_id", "source_files", "live", "accept_changes", "wait_s"}
+        "as_of", "catalog_dir", "warehouse_file", "reports_dir", "run_id", "source_files", "live", "accept_changes", "wait_s",
+        "allow_future_as_of"}

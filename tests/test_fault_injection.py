@@ -1,6 +1,7 @@
 """Fault injection: a source raising mid-fetch, a source returning garbage or far fewer rows, a crash in the model
 build (a run killed between landing and publishing), disk full while writing reports, a failure moving them into
-place, a duplicate re-run, an analyst connection held open. After each, the warehouse and reports/latest equal the
+place or writing reports/latest.json, a kill before each file operation of the publish, a duplicate re-run, an
+analyst connection held open. After each, the warehouse and reports/latest equal the
 last good state (compared by digest, not assumed) or, where the run goes on, every row is accounted for:
 rows in = landed + quarantined, and a stale source runs on its last good rows."""
 
@@ -8,15 +9,20 @@ import datetime as dt
 import hashlib
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
+import traceback
 from pathlib import Path
 
 import duckdb
 import pytest
 from conftest import AS_OF, CATALOGS, RUN_ID
 from test_flow import query
+
+from flows import warehouse
 
 
 def assert_rows_accounted(result) -> None:
@@ -199,11 +205,24 @@ def test_failure_moving_reports_into_place_puts_the_previous_warehouse_back(last
 
 
 def test_a_backfill_publishes_its_date_but_leaves_latest_on_the_newest(last_good):
+    """A backfill as far back as year 1, through `hweval run`: its date is published, reports/latest and what
+    reports/latest.json names as latest stay on the newest run, and the command says so."""
+    from test_hostile_runs import hweval
+
     latest_before = digest_tree(last_good / "reports" / "latest")
-    run_against(last_good, CATALOGS, as_of=dt.date(2026, 11, 1), run_id="backfill")
-    assert (last_good / "reports" / "2026-11-01" / "index.md").read_text().startswith(
-        "# hweval report, as of 2026-11-01")
+    manifest_before = warehouse.read_manifest(last_good / "reports")
+    run = hweval(["run", "--as-of", "0001-01-01", "--catalog", str(CATALOGS),
+                  "--warehouse", str(last_good / "warehouse" / "hweval.duckdb"),
+                  "--reports", str(last_good / "reports")], cwd=last_good)
+    assert run.status == 0, run.err[-3000:]
+    assert (last_good / "reports" / "0001-01-01" / "index.md").read_text().startswith(
+        "# hweval report, as of 0001-01-01")
     assert digest_tree(last_good / "reports" / "latest") == latest_before
+    assert run.out.endswith(f"reports:   {last_good / 'reports' / '0001-01-01'}/index.md "
+                            "(a backfill: reports/latest keeps a newer date)\n")
+    manifest = warehouse.read_manifest(last_good / "reports")
+    assert (manifest["as_of"], manifest["latest_as_of"], manifest["latest_run_id"]) == (
+        "0001-01-01", manifest_before["latest_as_of"], manifest_before["latest_run_id"])
 
 
 def test_re_running_the_same_date_with_a_broken_source_keeps_its_earlier_rows(last_good, catalog_copy):
@@ -447,3 +466,209 @@ def test_a_same_date_re_run_whose_batch_is_rejected_keeps_that_dates_good_rows(l
     # the measured training costs still come from those rows
     assert query(result, "select count(*) > 0 as ok from marts.training_costs where as_of = ? and basis = 'measured'",
                  [AS_OF]) == [{"ok": True}]
+
+
+# Kills at every step of the publish. The publish (pipeline.publish_run) runs in a forked child that SIGKILLs itself
+# just before its k-th file operation, for every k; it publishes a prepared new warehouse and rendered folder (the
+# golden run's, renamed `killed`), so each kill costs a fork, not a whole run.
+
+FILE_OPERATIONS = [(os, "replace", 2), (os, "link", 2), (os, "unlink", 1), (shutil, "rmtree", 1),
+                   (shutil, "copytree", 2), (Path, "write_text", 1), (Path, "unlink", 1)]  # (module, name, paths)
+D1 = dt.date(2026, 12, 1)
+NEW_RUN = "insert into ops.runs (run_id, as_of, started_at, status) values ('killed', ?, now(), 'succeeded')"
+KILL_SCENARIOS = {  # the killed run's as-of date and how its warehouse differs from the golden run's in ops.runs
+    "next day": (D1, NEW_RUN),
+    "same-date re-run": (AS_OF, "update ops.runs set run_id = 'killed' where as_of = ?"),
+    "backfill": (dt.date(2026, 11, 1), NEW_RUN),
+    "first run": (AS_OF, "update ops.runs set run_id = 'killed' where as_of = ?"),
+}
+
+
+def run_of(folder: Path) -> str | None:
+    """The run a published report folder names (None: no folder there)."""
+    index = folder / "index.md"
+    return re.search(r"^Run `([^`]+)`", index.read_text(), re.MULTILINE).group(1) if index.exists() else None
+
+
+def warehouse_runs(warehouse_file: Path) -> dict[dt.date, str]:
+    if not warehouse_file.exists():
+        return {}
+    con = duckdb.connect(str(warehouse_file), read_only=True)
+    try:
+        return dict(con.execute("select as_of, run_id from ops.runs").fetchall())
+    finally:
+        con.close()
+
+
+def direct_view(root: Path) -> tuple[str | None, str | None]:
+    """What a reader of the two names sees: the warehouse's newest run and the run reports/latest/ holds."""
+    runs = warehouse_runs(root / "warehouse" / "hweval.duckdb")
+    return (runs[max(runs)] if runs else None), run_of(root / "reports" / "latest")
+
+
+def manifest_view(root: Path) -> tuple[str | None, str | None, str | None]:
+    """What a reader who follows reports/latest.json sees: the run it names as latest, the run of the dated folder
+    of that date, and the warehouse's run of that date."""
+    manifest = warehouse.read_manifest(root / "reports")
+    if not manifest:
+        return None, None, None
+    as_of = dt.date.fromisoformat(manifest["latest_as_of"])
+    return (manifest["latest_run_id"], run_of(root / "reports" / as_of.isoformat()),
+            warehouse_runs(root / "warehouse" / "hweval.duckdb").get(as_of))
+
+
+def publish_inputs(template: Path, inputs: Path, scenario: str) -> Path:
+    """A finished new warehouse and a rendered folder, as a run has them just before it publishes: the golden run's,
+    renamed `killed` and dated as `scenario` says."""
+    as_of, change = KILL_SCENARIOS[scenario]
+    inputs.mkdir()
+    shutil.copy(template / "warehouse" / "hweval.duckdb", inputs / "building.duckdb")
+    con = duckdb.connect(str(inputs / "building.duckdb"))
+    try:
+        con.execute(change, [as_of])
+    finally:
+        con.close()
+    shutil.copytree(template / "reports" / AS_OF.isoformat(), inputs / "rendering")
+    index = inputs / "rendering" / "index.md"
+    index.write_text(index.read_text().replace(RUN_ID, "killed"))
+    return inputs
+
+
+def prepare_publish(template: Path, inputs: Path, root: Path, scenario: str) -> tuple:
+    """`root` holding the last good state (none for a first run) with `inputs` beside it; returns
+    pipeline.publish_run's arguments. A publish only renames, links and unlinks: hard links stand in for copies."""
+    as_of = KILL_SCENARIOS[scenario][0]
+    if scenario == "first run":
+        (root / "warehouse").mkdir(parents=True)
+        (root / "reports").mkdir()
+    else:
+        shutil.copytree(template, root, copy_function=os.link)
+    building = root / "warehouse" / ".hweval.duckdb.building-1"
+    os.link(inputs / "building.duckdb", building)
+    rendering = root / "reports" / f".{as_of}.rendering-1"
+    shutil.copytree(inputs / "rendering", rendering, copy_function=os.link)
+    runs = warehouse_runs(building)
+    return (building, root / "warehouse" / "hweval.duckdb", rendering, root / "reports", as_of, "killed",
+            (runs[max(runs)], max(runs)))
+
+
+def published_state(root: Path) -> dict[str, str]:
+    """`published`, with reports/latest.json read for the run it names (it also holds a time and a publish id)."""
+    state = published(root)
+    if state.pop("reports/latest.json", None):
+        state["reports/latest.json"] = warehouse.read_manifest(root / "reports")["run_id"]
+    return state
+
+
+def publish_killed_before(operation_no: int | None, args: tuple, log: Path) -> bool:
+    """Run pipeline.publish_run(*args) in a forked child that SIGKILLs itself just before its file operation number
+    `operation_no` (a rename, link, unlink, removal, copy or write; None: never). Each operation it starts is logged in
+    `log`. Returns whether the child was killed (False: it finished with fewer operations)."""
+    from flows import pipeline
+
+    child = os.fork()
+    if child == 0:  # the child never returns into pytest
+        try:
+            started, depth = [], [0]
+
+            def counted(name, real, paths):
+                def operation(*args, **kwargs):
+                    if depth[0]:  # inside a counted operation (rmtree's unlinks): part of it
+                        return real(*args, **kwargs)
+                    if len(started) == operation_no:
+                        os.kill(os.getpid(), signal.SIGKILL)
+                    started.append(name)
+                    with open(log, "a") as out:
+                        out.write(f"{name} {' -> '.join(Path(a).name for a in args[:paths])}\n")
+                    depth[0] += 1
+                    try:
+                        return real(*args, **kwargs)
+                    finally:
+                        depth[0] -= 1
+                return operation
+
+            for owner, name, paths in FILE_OPERATIONS:
+                setattr(owner, name, counted(name, getattr(owner, name), paths))
+            pipeline.publish_run(*args)
+            os._exit(0)
+        except BaseException:  # noqa: BLE001  (anything but the kill: the child fails, saying why)
+            traceback.print_exc()
+            os._exit(1)
+    _, status = os.waitpid(child, 0)
+    if os.WIFSIGNALED(status):
+        assert os.WTERMSIG(status) == signal.SIGKILL
+        return True
+    assert os.WEXITSTATUS(status) == 0, log.read_text()
+    return False
+
+
+@pytest.mark.parametrize("scenario", list(KILL_SCENARIOS))
+def test_a_kill_at_any_step_of_the_publish_never_pairs_a_new_warehouse_with_old_reports(last_good, tmp_path,
+                                                                                        scenario):
+    """For a kill before each file operation of the publish: a reader of reports/latest.json sees the warehouse and
+    the reports of one run; a reader of the two names sees them disagree only between the rename of the warehouse
+    and the rename of reports/latest (the window README states); and the next run's recovery leaves the last
+    committed publish whole, the old one before reports/latest.json names the new run, the new one after."""
+    inputs = publish_inputs(last_good, tmp_path / "inputs", scenario)
+    # the publish without a kill: its operations, in order, and what it leaves
+    complete = tmp_path / "complete"
+    args = prepare_publish(last_good, inputs, complete, scenario)
+    before = published_state(complete)
+    assert not publish_killed_before(None, args, tmp_path / "complete.log")
+    operations = (tmp_path / "complete.log").read_text().splitlines()
+    after = published_state(complete)
+    assert after["reports/latest.json"] == "killed"
+    assert run_of(complete / "reports" / "latest") == (RUN_ID if scenario == "backfill" else "killed")
+    warehouse_renamed = operations.index("replace .hweval.duckdb.building-1 -> hweval.duckdb")
+    latest_renamed = next((i for i, op in enumerate(operations) if op.endswith("-latest -> latest")), None)
+    assert (latest_renamed is None) == (scenario == "backfill")
+    committed_at = next(i for i, op in enumerate(operations) if op.endswith(" -> latest.json"))
+    assert warehouse_renamed < committed_at < len(operations) - 1  # then the clean-up
+    assert latest_renamed is None or warehouse_renamed < latest_renamed < committed_at
+
+    for k in range(len(operations)):
+        root = tmp_path / f"kill-{k}"
+        args = prepare_publish(last_good, inputs, root, scenario)
+        assert publish_killed_before(k, args, tmp_path / f"kill-{k}.log"), operations[k]
+        where = f"killed before {operations[k]!r} ({scenario})"
+        # a reader of the two names: they disagree exactly between the two renames
+        in_window = latest_renamed is not None and warehouse_renamed < k <= latest_renamed
+        warehouse_run, latest_run = direct_view(root)
+        assert (warehouse_run != latest_run) == in_window, where
+        # a reader of reports/latest.json: the run it names, in the dated folder and in the warehouse
+        named, folder_run, warehouse_date_run = manifest_view(root)
+        if scenario == "same-date re-run" and warehouse_renamed < k <= committed_at:
+            # the date's run is replaced in the new warehouse: the reader sees it is not the one named
+            assert (named, warehouse_date_run) == (RUN_ID, "killed"), where
+        elif named is not None:
+            assert named == folder_run == warehouse_date_run, where
+        # the next run's recovery: the publish is committed once reports/latest.json names it
+        actions = warehouse.recover_killed_publish(root / "warehouse" / "hweval.duckdb", root / "reports")
+        assert published_state(root) == (after if k > committed_at else before), (where, actions)
+        assert warehouse.recover_killed_publish(root / "warehouse" / "hweval.duckdb", root / "reports") == []
+        hidden = [p.name for p in [*(root / "reports").iterdir(), *(root / "warehouse").iterdir()]
+                  if p.name.startswith(".")]
+        # what the killed run rendered or built and never published, which the next run removes before it builds
+        assert all(re.fullmatch(r"\.\d{4}-\d\d-\d\d\.rendering-1(-latest)?|\.hweval\.duckdb\.building-1", name)
+                   for name in hidden), (where, hidden)
+        shutil.rmtree(root)
+
+
+def test_a_failure_writing_the_manifest_puts_the_warehouse_and_reports_back(last_good, tmp_path, monkeypatch):
+    """Disk full when reports/latest.json is written (the commit): the warehouse, the dated folder and reports/latest
+    are put back, and nothing of the publish is left."""
+    from flows import pipeline
+
+    root = tmp_path / "publishing"
+    args = prepare_publish(last_good, publish_inputs(last_good, tmp_path / "inputs", "next day"), root, "next day")
+    before = published(root)
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(warehouse, "write_manifest", full)
+    with pytest.raises(OSError, match="No space left on device"):
+        pipeline.publish_run(*args)
+    assert published(root) == before
+    assert [p.name for p in [*(root / "reports").iterdir(), *(root / "warehouse").iterdir()]
+            if p.name.startswith(".")] == []

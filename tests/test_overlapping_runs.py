@@ -135,7 +135,9 @@ def killed_publish(tmp_path: Path, pid: int) -> tuple[Path, Path]:
     (reports_root / "2026-12-01" / "index.md").write_text("the killed run's report")
     (reports_root / ".latest.old-{pid}".format(pid=pid)).mkdir()
     (reports_root / f".latest.old-{pid}" / "index.md").write_text("the last committed report")
-    (reports_root / f".publish-{pid}.json").write_text(json.dumps({"2026-12-01": False, "latest": True}))
+    (reports_root / f".publish-{pid}.json").write_text(json.dumps({
+        "publish_id": "0" * 32, "run_id": "killed", "warehouse": str(warehouse_file), "warehouse_existed": True,
+        "placing": {"2026-12-01": False, "latest": True}}))
     return warehouse_file, reports_root
 
 
@@ -225,14 +227,17 @@ def published_run_id(folder: Path) -> str:
 
 
 def assert_runs_and_reports_agree(root: Path) -> dict[dt.date, str]:
-    """Every run in ops.runs has its dated report, naming it; reports/latest is the newest; no other date is
-    published and nothing private is left behind."""
+    """Every run in ops.runs has its dated report, naming it; reports/latest is the newest, and reports/latest.json
+    names it; no other date is published and nothing private is left behind."""
     runs = committed_runs(root)
     reports = root / "reports"
-    assert sorted(p.name for p in reports.iterdir()) == sorted([d.isoformat() for d in runs] + ["latest"])
+    assert sorted(p.name for p in reports.iterdir()) == sorted([d.isoformat() for d in runs] + ["latest",
+                                                                                               "latest.json"])
     for as_of, run_id in runs.items():
         assert published_run_id(reports / as_of.isoformat()) == run_id
     assert published_run_id(reports / "latest") == runs[max(runs)]
+    manifest = warehouse.read_manifest(reports)
+    assert (manifest["latest_run_id"], manifest["latest_as_of"]) == (runs[max(runs)], max(runs).isoformat())
     assert [p.name for p in (root / "warehouse").iterdir()] == ["hweval.duckdb"]
     return runs
 
