@@ -2,16 +2,20 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+UV_VERSION := 0.13.9
 # a DuckDB 1.x client, as analysts' CLIs and BI drivers often are: tests/test_analytics.py reads the warehouse with it
 DUCKDB1_VENV := .venv-duckdb1
 DUCKDB1_STAMP := $(DUCKDB1_VENV)/.installed
 
 .PHONY: run test bench mutate fuzz clean
 
-$(STAMP): pyproject.toml
+# Installs exactly the versions in uv.lock (`--locked` fails if pyproject.toml changed without `uv lock`);
+# `--inexact` keeps uv itself, which the lockfile does not list.
+$(STAMP): pyproject.toml uv.lock
 	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check uv
-	$(VENV)/bin/uv pip install --quiet --python $(PY) --compile-bytecode -e '.[dev]'
+	$(PY) -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+	UV_PROJECT_ENVIRONMENT=$(VENV) $(VENV)/bin/uv sync --quiet --locked --inexact --extra dev --compile-bytecode \
+		--python $(PY)
 	touch $(STAMP)
 
 $(DUCKDB1_STAMP): $(STAMP)
