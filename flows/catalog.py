@@ -350,6 +350,23 @@ class Source(Strict):
         return mode == "live" and self.live is not None
 
 
+# Past this many requests at once, a public price API answers with throttling, whatever the machine could do.
+MAX_FETCH_CONCURRENCY = 64
+
+
+class FetchConcurrency(Strict):
+    """The most fetches in flight at once to each cloud, shared by every source of that cloud in a run: each region
+    (or service) of a live source holds one while it is fetched, and so does each source read from files."""
+
+    aws: int = Field(4, ge=1, le=MAX_FETCH_CONCURRENCY,
+                     description="Price List, EC2 spot price history and offer-file downloads, one region each")
+    azure: int = Field(2, ge=1, le=MAX_FETCH_CONCURRENCY, description="Azure Retail Prices listings, one region each")
+    gcp: int = Field(2, ge=1, le=MAX_FETCH_CONCURRENCY,
+                     description="Cloud Billing Catalog listings, one service each")
+    default: int = Field(4, ge=1, le=MAX_FETCH_CONCURRENCY,
+                         description="sources of no cloud (benchmark results, price sheets), one source each")
+
+
 class SourcesFile(Strict):
     mode: Literal["snapshot", "live"] = Field(
         "snapshot", description="snapshot: read `files`; live: fetch every source with a `live:` block from its API")
@@ -357,6 +374,10 @@ class SourcesFile(Strict):
         0.05, gt=0,
         description="a price per offer and term that moved by more than this share since the previous run is listed "
                     "in marts.changes and the reports' What changed")
+    fetch_concurrency: FetchConcurrency = Field(
+        default_factory=FetchConcurrency,
+        description="fetches in flight at once per cloud (default aws 4, azure 2, gcp 2, default 4); sources are "
+                    "fetched side by side, and so are the regions of a live source")
     sources: dict[Slug, Source] = Field(min_length=1)
 
 

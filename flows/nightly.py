@@ -13,11 +13,13 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
+from prefect.futures import wait
 from prefect.runtime import flow_run
 
 from flows import data_docs, notify, paths, pipeline, reports, runlock, warehouse
 from flows.catalog import Catalog, CatalogError, load_catalog
 from flows.sources._common import LiveSourceError, SourceFormatError, redact_text
+from flows.sources._concurrency import FetchSlots
 
 ARTIFACT_TOP_ROWS = 10  # rows of each ranking in its table artifact
 
@@ -61,9 +63,28 @@ def _transient(task, task_run, state) -> bool:
 
 
 @task(retries=2, retry_delay_seconds=5, retry_condition_fn=_transient, cache_policy=NO_CACHE)
-def fetch(catalog: Catalog, source_id: str) -> pipeline.SourceBatch:
-    """Read one declared source into rows for its landed table."""
-    return pipeline.fetch_source(catalog, source_id)
+def fetch(catalog: Catalog, source_id: str, slots: FetchSlots | None = None) -> pipeline.SourceBatch:
+    """Read one declared source into rows for its landed table, within its cloud's share of `slots`."""
+    return pipeline.fetch_source(catalog, source_id, slots)
+
+
+def fetch_all(catalog: Catalog, source_ids: list[str]) -> list[pipeline.SourceBatch]:
+    """Fetch the sources side by side through the task runner, each cloud within its `fetch_concurrency`; the
+    batches come back in the order of `source_ids`, however the fetches finish.
+
+    A source that cannot be read does not stop the others: its batch has no rows and says why (it is stale).
+    """
+    slots = FetchSlots(catalog.sources.fetch_concurrency.model_dump())
+    futures = [fetch.submit(catalog, source_id, slots) for source_id in source_ids]
+    wait(futures)
+    batches = []
+    for source_id, future in zip(source_ids, futures, strict=True):
+        state = future.state
+        if state.is_failed():
+            batches.append(pipeline.failed_batch(catalog, source_id, state.result(raise_on_failure=False)))
+        else:
+            batches.append(future.result())
+    return batches
 
 
 @task(cache_policy=NO_CACHE)
@@ -258,13 +279,7 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
     logger.info("run %s as of %s (%s): sources %s", run_id, as_of, catalog.sources.mode, ", ".join(enabled))
 
     # a source that cannot be read does not stop the others: it is stale, and the run uses its last good data
-    batches = []
-    for source_id in enabled:
-        state = fetch(catalog, source_id, return_state=True)
-        if state.is_failed():
-            batches.append(pipeline.failed_batch(catalog, source_id, state.result(raise_on_failure=False)))
-        else:
-            batches.append(state.result())
+    batches = fetch_all(catalog, enabled)
     staging_dir = reports_root / f".{as_of.isoformat()}.rendering-{os.getpid()}"
     with runlock.exclusive(warehouse_path, reports_root, wait_s, _say):
         for action in warehouse.recover_killed_publish(warehouse_path, reports_root):

@@ -22,6 +22,7 @@ from flows import analytics, checks, data_docs, reports, transform, warehouse
 from flows.catalog import Catalog, CatalogError, SnapshotFile
 from flows.sources import SAME_SKU_KINDS, SOURCE_KINDS
 from flows.sources._common import limits_for, redact_text
+from flows.sources._concurrency import FetchSlots, held
 from flows.validate import BatchDataError, load_suite_json, validate_rows
 
 log = logging.getLogger(__name__)
@@ -144,23 +145,30 @@ def sources_to_run(catalog: Catalog) -> list[str]:
     return [s_id for s_id, s in catalog.sources.sources.items() if s.enabled and (s.files or s.reads_live(mode))]
 
 
-def fetch_source(catalog: Catalog, source_id: str) -> SourceBatch:
-    """Read one declared source, from its API in live mode or from its files; rows carry where they came from."""
+def fetch_source(catalog: Catalog, source_id: str, slots: FetchSlots | None = None) -> SourceBatch:
+    """Read one declared source, from its API in live mode or from its files; rows carry where they came from.
+
+    With `slots` (a run's, shared by the sources fetched at once), a live source fetches its regions side by side
+    within its cloud's share, and a source read from files holds one slot of it while it reads.
+    """
     source = catalog.sources.sources[source_id]
     module = SOURCE_KINDS[source.kind]
     limits = limits_for(source, source_id)
+    cloud_slots = slots.of(getattr(module, "CLOUD", None)) if slots else None
     rows: list[dict] = []
     if source.reads_live(catalog.sources.mode):
         fetched_on = dt.datetime.now(dt.UTC).date()
         log.info("%s: fetching live (%s)", source_id, source.kind)
-        rows = [row | {"data_as_of": fetched_on} for row in module.fetch_live(dict(source.live), limits=limits)]
+        fetched = module.fetch_live(dict(source.live), limits=limits, slots=cloud_slots)
+        rows = [row | {"data_as_of": fetched_on} for row in fetched]
         files, data_as_of = [f"live {source.kind} API"], fetched_on
     else:
-        for f in source.files:
-            path = catalog.root / f.path
-            extra = {"metadata": f.metadata} if f.metadata else {}
-            for row in module.read_file(path, display_path(path), f.region, limits=limits, **extra):
-                rows.append(row | {"data_as_of": f.as_of})
+        with held(cloud_slots):
+            for f in source.files:
+                path = catalog.root / f.path
+                extra = {"metadata": f.metadata} if f.metadata else {}
+                for row in module.read_file(path, display_path(path), f.region, limits=limits, **extra):
+                    rows.append(row | {"data_as_of": f.as_of})
         files, data_as_of = [f.path for f in source.files], max(f.as_of for f in source.files)
     for row_no, row in enumerate(rows):
         row["row_no"] = row_no

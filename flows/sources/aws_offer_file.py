@@ -34,8 +34,10 @@ from flows.sources._common import (
     redact_text,
     to_float,
 )
+from flows.sources._concurrency import CloudSlots, in_order
 
 TABLE = "aws_pricing"
+CLOUD = "aws"  # whose fetch_concurrency slots its regions hold
 
 log = logging.getLogger(__name__)
 
@@ -282,26 +284,28 @@ def check_live_options(options: dict) -> None:
 
 
 def fetch_live(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS,
-               sleep: Callable[[float], None] = time.sleep) -> list[dict]:
+               sleep: Callable[[float], None] = time.sleep, slots: CloudSlots | None = None) -> list[dict]:
     """Download each region's public offer file to a temporary file, read it with `read_file` (label = the URL)
-    and delete it. options: `regions` (list of region codes), optional `endpoint` and `timeout_s`.
+    and delete it. options: `regions` (list of region codes), optional `endpoint` and `timeout_s`. With `slots`,
+    regions are fetched side by side, each holding one of AWS's slots; rows come in region order either way.
 
-    The temporary file goes to the default temp directory (TMPDIR): us-east-1's file needs several GB there.
+    The temporary files go to the default temp directory (TMPDIR): us-east-1's file needs several GB there, and as
+    many region files as AWS's `fetch_concurrency` lie there at once.
     """
     check_live_options(options)
-    regions = options["regions"]
     endpoint = options.get("endpoint", DEFAULT_ENDPOINT)
     timeout_s = float(options.get("timeout_s", 60.0))
-    rows: list[dict] = []
-    for region in regions:
+
+    def region_rows(region: str) -> list[dict]:
         url = offer_file_url(region, endpoint)
         with tempfile.NamedTemporaryFile(prefix=f"aws-offer-{region}-", suffix=".csv", delete=False) as tmp:
             target = Path(tmp.name)
         try:
             download(url, target, timeout_s=timeout_s, sleep=sleep, limits=limits)
-            region_rows = read_file(target, redact_text(_http.redact(url)), region, limits=limits)
+            rows = read_file(target, redact_text(_http.redact(url)), region, limits=limits)
         finally:
             target.unlink(missing_ok=True)
-        log.info("%s: %d rows kept", redact_text(_http.redact(url)), len(region_rows))
-        rows.extend(region_rows)
-    return rows
+        log.info("%s: %d rows kept", redact_text(_http.redact(url)), len(rows))
+        return rows
+
+    return [row for rows in in_order(region_rows, list(options["regions"]), slots) for row in rows]

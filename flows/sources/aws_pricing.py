@@ -17,8 +17,10 @@ from flows.sources._common import (
     require,
     to_float,
 )
+from flows.sources._concurrency import CloudSlots, in_order
 
 TABLE = "aws_pricing"
+CLOUD = "aws"  # whose fetch_concurrency slots its regions hold
 
 _ATTRIBUTES = {
     "instance_type": "instanceType",
@@ -91,29 +93,41 @@ def pages_from_api(client, regions: list[str], service_code: str = "AmazonEC2",
     Block, a Windows or a licence-included row is landed as what it is and never poses as Linux on-demand.
     """
     for region in regions:
-        for family in families:
-            what = f"pricing.get_products {region} {family!r}"
-            filters = [
-                {"Type": "TERM_MATCH", "Field": "regionCode", "Value": region},
-                {"Type": "TERM_MATCH", "Field": "instanceFamily", "Value": family},
-            ]
-            for n, page in enumerate(_aws.pages(client, "get_products", what, sleep=sleep, limits=limits,
-                                                ServiceCode=service_code, Filters=filters), start=1):
-                yield f"{what} page {n}", page
+        yield from region_pages(client, region, service_code, families, sleep=sleep, limits=limits)
 
 
-def fetch_live(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS, session=None, sleep=time.sleep) -> list[dict]:
+def region_pages(client, region: str, service_code: str = "AmazonEC2",
+                 families: tuple[str, ...] = ACCELERATED_FAMILIES, sleep=time.sleep,
+                 limits: SourceLimits = DEFAULT_LIMITS) -> Iterator[tuple[str, dict]]:
+    """`get_products` pages for the accelerated instances of one region, one instance family after another."""
+    for family in families:
+        what = f"pricing.get_products {region} {family!r}"
+        filters = [
+            {"Type": "TERM_MATCH", "Field": "regionCode", "Value": region},
+            {"Type": "TERM_MATCH", "Field": "instanceFamily", "Value": family},
+        ]
+        for n, page in enumerate(_aws.pages(client, "get_products", what, sleep=sleep, limits=limits,
+                                            ServiceCode=service_code, Filters=filters), start=1):
+            yield f"{what} page {n}", page
+
+
+def fetch_live(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS, session=None, sleep=time.sleep,
+               slots: CloudSlots | None = None) -> list[dict]:
     """Rows for the regions in `options` from the Price List API (credentials from boto3's standard chain).
 
     Options: `regions` (required), `endpoint_region` (us-east-1, eu-central-1 or ap-south-1; default us-east-1),
-    `instance_families` (default: GPU instance, Machine Learning ASIC Instances).
+    `instance_families` (default: GPU instance, Machine Learning ASIC Instances). With `slots`, regions are fetched
+    side by side, each holding one of AWS's slots; rows come in region order either way.
     """
     check_live_options(options)
     endpoint = options.get("endpoint_region", "us-east-1")
-    client = _aws.client("pricing", endpoint, session)
+    client = _aws.client("pricing", endpoint, session)  # one client, made here: boto3 clients are thread-safe
     families = tuple(options.get("instance_families") or ACCELERATED_FAMILIES)
-    return rows_from_pages(pages_from_api(client, list(options["regions"]), families=families, sleep=sleep,
-                                          limits=limits))
+
+    def region_rows(region: str) -> list[dict]:
+        return rows_from_pages(region_pages(client, region, families=families, sleep=sleep, limits=limits))
+
+    return [row for rows in in_order(region_rows, list(options["regions"]), slots) for row in rows]
 
 
 PRICE_LIST_ENDPOINTS = ("us-east-1", "eu-central-1", "ap-south-1")

@@ -15,8 +15,10 @@ from typing import Any
 
 from flows.sources import _aws
 from flows.sources._common import DEFAULT_LIMITS, SourceFormatError, SourceLimits, load_json, require, to_float
+from flows.sources._concurrency import CloudSlots, in_order
 
 TABLE = "aws_spot"
+CLOUD = "aws"  # whose fetch_concurrency slots its regions hold
 LIVE_OPTIONS = {"regions", "instance_types", "product_descriptions", "lookback_hours"}
 
 _REGION_OF_ZONE = re.compile(r"^([a-z]{2}(?:-gov)?-[a-z]+-\d+)")
@@ -54,22 +56,31 @@ def rows_from_pages(pages: Iterable[tuple[str, Any, str | None]]) -> list[dict]:
     return [row for where, page, region in pages for row in price_rows(page, where, region)]
 
 
+def _history_query(options: dict, now: dt.datetime) -> dict:
+    """describe_spot_price_history arguments: `lookback_hours` ago (default 6) to now, the options' filters."""
+    start = now - dt.timedelta(hours=float(options.get("lookback_hours", 6)))
+    kwargs = {"StartTime": start, "EndTime": now,
+              "ProductDescriptions": list(options.get("product_descriptions") or ["Linux/UNIX"])}
+    if options.get("instance_types"):
+        kwargs["InstanceTypes"] = list(options["instance_types"])
+    return kwargs
+
+
+def region_pages(client, region: str, query: dict, *, sleep=time.sleep,
+                 limits: SourceLimits = DEFAULT_LIMITS) -> Iterator[tuple[str, dict, str]]:
+    """One region's spot price history pages, through that region's EC2 client."""
+    what = f"ec2.describe_spot_price_history {region}"
+    for n, page in enumerate(_aws.pages(client, "describe_spot_price_history", what, sleep=sleep, limits=limits,
+                                        **query), start=1):
+        yield f"{what} page {n}", page, region
+
+
 def pages_from_api(session, options: dict, *, now: dt.datetime | None = None, sleep=time.sleep,
                    limits: SourceLimits = DEFAULT_LIMITS) -> Iterator[tuple[str, dict, str]]:
     """Spot price history pages per region, from `lookback_hours` ago (default 6) to now."""
-    now = now or dt.datetime.now(dt.UTC)
-    start = now - dt.timedelta(hours=float(options.get("lookback_hours", 6)))
+    query = _history_query(options, now or dt.datetime.now(dt.UTC))
     for region in options["regions"]:
-        client = _aws.client("ec2", region, session)
-        what = f"ec2.describe_spot_price_history {region}"
-        kwargs = {"StartTime": start, "EndTime": now,
-                  "ProductDescriptions": list(options.get("product_descriptions") or ["Linux/UNIX"])}
-        if options.get("instance_types"):
-            kwargs["InstanceTypes"] = list(options["instance_types"])
-        for n, page in enumerate(_aws.pages(client, "describe_spot_price_history", what, sleep=sleep,
-                                                limits=limits, **kwargs),
-                                 start=1):
-            yield f"{what} page {n}", page, region
+        yield from region_pages(_aws.client("ec2", region, session), region, query, sleep=sleep, limits=limits)
 
 
 def check_live_options(options: dict) -> None:
@@ -78,10 +89,19 @@ def check_live_options(options: dict) -> None:
 
 
 def fetch_live(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS, session=None, now: dt.datetime | None = None,
-               sleep=time.sleep) -> list[dict]:
-    """Spot prices for `regions` (required); `instance_types` narrows the call (default: every type)."""
+               sleep=time.sleep, slots: CloudSlots | None = None) -> list[dict]:
+    """Spot prices for `regions` (required); `instance_types` narrows the call (default: every type). With `slots`,
+    regions are fetched side by side, each holding one of AWS's slots; rows come in region order either way."""
     check_live_options(options)
-    return rows_from_pages(pages_from_api(session, options, now=now, sleep=sleep, limits=limits))
+    query = _history_query(options, now or dt.datetime.now(dt.UTC))
+    regions = list(options["regions"])
+    # every client made here, before the threads: a boto3 session is not thread-safe (its clients are)
+    clients = {region: _aws.client("ec2", region, session) for region in regions}
+
+    def region_rows(region: str) -> list[dict]:
+        return rows_from_pages(region_pages(clients[region], region, query, sleep=sleep, limits=limits))
+
+    return [row for rows in in_order(region_rows, regions, slots) for row in rows]
 
 
 def read_file(path: Path, label: str, region: str | None = None, *,

@@ -18,8 +18,10 @@ from flows.sources._common import (
     require,
     to_float,
 )
+from flows.sources._concurrency import CloudSlots, in_order
 
 TABLE = "azure_retail"
+CLOUD = "azure"  # whose fetch_concurrency slots its regions hold
 
 _FIELDS = {
     "arm_region_name": "armRegionName",
@@ -116,35 +118,49 @@ def pages_from_api(options: dict, *, sleep=time.sleep,
     `where` names the region and page ("azure retail prices eastus page 2"); rows point at it in `source_ref`.
     """
     check_options(options)
+    for region in _string_list(options, "regions", required=True):
+        yield from region_pages(options, region, sleep=sleep, limits=limits)
+
+
+def region_pages(options: dict, region: str, *, sleep=time.sleep,
+                 limits: SourceLimits = DEFAULT_LIMITS) -> Iterator[tuple[str, dict]]:
+    """(where, page) for every Retail Prices page of one region (options already checked)."""
     endpoint = options.get("endpoint", ENDPOINT)
     skus = _string_list(options, "arm_sku_names", required=False)
-    for region in _string_list(options, "regions", required=True):
-        params = {"api-version": options.get("api_version", API_VERSION), "currencyCode": "'USD'",
-                  "$filter": region_filter(region, skus)}
-        url: str | None = endpoint
-        seen: set[str] = set()
-        page_no = 0
-        while url:
-            page_no += 1
-            where = f"azure retail prices {region} page {page_no}"
-            page = _http.get_json(url, params=params, what=where, sleep=sleep, limits=limits)
-            yield where, page
-            next_link = page.get("NextPageLink") if isinstance(page, dict) else None
-            if next_link is not None and not isinstance(next_link, str):
-                raise SourceFormatError(f"{where}.NextPageLink: expected a URL or null, got {excerpt(next_link)}")
-            if next_link and next_link in seen:
-                raise SourceFormatError(f"{where}.NextPageLink: leads back to an earlier page "
-                                        f"({cut(_http.redact(next_link))}); stopping instead of looping")
-            if next_link and page_no >= limits.max_pages:
-                raise limits.exceeded(f"azure retail prices {region}", "max_pages", "the listing has more pages")
-            if next_link:
-                seen.add(next_link)
-            url, params = next_link or None, None  # the link already carries the whole query
+    params = {"api-version": options.get("api_version", API_VERSION), "currencyCode": "'USD'",
+              "$filter": region_filter(region, skus)}
+    url: str | None = endpoint
+    seen: set[str] = set()
+    page_no = 0
+    while url:
+        page_no += 1
+        where = f"azure retail prices {region} page {page_no}"
+        page = _http.get_json(url, params=params, what=where, sleep=sleep, limits=limits)
+        yield where, page
+        next_link = page.get("NextPageLink") if isinstance(page, dict) else None
+        if next_link is not None and not isinstance(next_link, str):
+            raise SourceFormatError(f"{where}.NextPageLink: expected a URL or null, got {excerpt(next_link)}")
+        if next_link and next_link in seen:
+            raise SourceFormatError(f"{where}.NextPageLink: leads back to an earlier page "
+                                    f"({cut(_http.redact(next_link))}); stopping instead of looping")
+        if next_link and page_no >= limits.max_pages:
+            raise limits.exceeded(f"azure retail prices {region}", "max_pages", "the listing has more pages")
+        if next_link:
+            seen.add(next_link)
+        url, params = next_link or None, None  # the link already carries the whole query
 
 
-def fetch_live(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS, sleep=time.sleep) -> list[dict]:
-    """Rows of raw.azure_retail fetched from the public Retail Prices API (no credentials)."""
-    return rows_from_pages(pages_from_api(options, sleep=sleep, limits=limits))
+def fetch_live(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS, sleep=time.sleep,
+               slots: CloudSlots | None = None) -> list[dict]:
+    """Rows of raw.azure_retail fetched from the public Retail Prices API (no credentials). With `slots`, regions
+    are fetched side by side, each holding one of Azure's slots; rows come in region order either way."""
+    check_options(options)
+
+    def region_rows(region: str) -> list[dict]:
+        return rows_from_pages(region_pages(options, region, sleep=sleep, limits=limits))
+
+    return [row for rows in in_order(region_rows, _string_list(options, "regions", required=True), slots)
+            for row in rows]
 
 
 check_live_options = check_options  # the name every live kind gives it (run by `hweval check` too)

@@ -22,8 +22,10 @@ from flows.sources._common import (
     require,
     to_float,
 )
+from flows.sources._concurrency import CloudSlots, in_order
 
 TABLE = "gcp_billing"
+CLOUD = "gcp"  # whose fetch_concurrency slots its services hold
 
 log = logging.getLogger(__name__)
 
@@ -173,46 +175,71 @@ def pages_from_api(options: Mapping, *, sleep=time.sleep, environ: Mapping[str, 
     the `key` query parameter; `where` ("gcp billing services/6F81-5844-456A/skus page 2") never carries it.
     """
     check_options(options)
+    api_key = _api_key(options, environ)
+    for service in _services(options):
+        yield from service_pages(options, service, api_key, sleep=sleep, limits=limits)
+
+
+def _api_key(options: Mapping, environ: Mapping[str, str]) -> str:
     key_env = options.get("api_key_env", "GOOGLE_API_KEY")
     api_key = (environ.get(key_env) or "").strip()
     if not api_key:
         raise LiveSourceError(
             f"gcp billing: no API key: set {key_env} (a Google Cloud API key with the Cloud Billing API enabled)")
+    return api_key
+
+
+def _services(options: Mapping) -> list[str]:
+    return _string_list(options, "services") or list(SERVICES)
+
+
+def service_pages(options: Mapping, service: str, api_key: str, *, sleep=time.sleep,
+                  limits: SourceLimits = DEFAULT_LIMITS) -> Iterator[tuple[str, dict]]:
+    """(where, page) for every `services/{id}/skus` page of one service (options already checked)."""
     endpoint = options.get("endpoint", ENDPOINT).rstrip("/")
-    for service in _string_list(options, "services") or list(SERVICES):
-        service_id = service.removeprefix("services/")
-        url = f"{endpoint}/v1/services/{urllib.parse.quote(service_id, safe='')}/skus"
-        token, seen, page_no = "", set(), 0
-        while True:
-            page_no += 1
-            where = f"gcp billing services/{service_id}/skus page {page_no}"
-            params = {"pageSize": PAGE_SIZE, "currencyCode": "USD", "key": api_key}
-            if token:
-                params["pageToken"] = token
-            page = _http.get_json(url, params=params, what=where, sleep=sleep, limits=limits)
-            yield where, page
-            token = page.get("nextPageToken") if isinstance(page, dict) else None
-            if token is not None and not isinstance(token, str):
-                raise SourceFormatError(f"{where}.nextPageToken: expected a string, got {type(token).__name__}")
-            if not token:
-                break
-            if token in seen:
-                raise SourceFormatError(f"{where}.nextPageToken: repeats an earlier page's token; "
-                                        "stopping instead of looping")
-            if page_no >= limits.max_pages:
-                raise limits.exceeded(f"gcp billing services/{service_id}/skus", "max_pages",
-                                      "the listing has more pages")
-            seen.add(token)
+    service_id = service.removeprefix("services/")
+    url = f"{endpoint}/v1/services/{urllib.parse.quote(service_id, safe='')}/skus"
+    token, seen, page_no = "", set(), 0
+    while True:
+        page_no += 1
+        where = f"gcp billing services/{service_id}/skus page {page_no}"
+        params = {"pageSize": PAGE_SIZE, "currencyCode": "USD", "key": api_key}
+        if token:
+            params["pageToken"] = token
+        page = _http.get_json(url, params=params, what=where, sleep=sleep, limits=limits)
+        yield where, page
+        token = page.get("nextPageToken") if isinstance(page, dict) else None
+        if token is not None and not isinstance(token, str):
+            raise SourceFormatError(f"{where}.nextPageToken: expected a string, got {type(token).__name__}")
+        if not token:
+            break
+        if token in seen:
+            raise SourceFormatError(f"{where}.nextPageToken: repeats an earlier page's token; "
+                                    "stopping instead of looping")
+        if page_no >= limits.max_pages:
+            raise limits.exceeded(f"gcp billing services/{service_id}/skus", "max_pages",
+                                  "the listing has more pages")
+        seen.add(token)
 
 
 def fetch_live(options: Mapping, *, limits: SourceLimits = DEFAULT_LIMITS, sleep=time.sleep,
-               environ: Mapping[str, str] = os.environ) -> list[dict]:
-    """Rows of raw.gcp_billing from the Billing Catalog API, narrowed by the options' SKU filters (logged)."""
+               environ: Mapping[str, str] = os.environ, slots: CloudSlots | None = None) -> list[dict]:
+    """Rows of raw.gcp_billing from the Billing Catalog API, narrowed by the options' SKU filters (logged). With
+    `slots`, services are fetched side by side, each holding one of GCP's slots; rows come in service order."""
     check_options(options)
+    api_key = _api_key(options, environ)
+
+    def fetch_service(service: str) -> tuple[list[dict], SkuFilter]:
+        scope = sku_filter(options)  # one per service: the threads never count into the same one
+        return rows_from_pages(service_pages(options, service, api_key, sleep=sleep, limits=limits),
+                               sku_filter=scope), scope
+
+    fetched = in_order(fetch_service, _services(options), slots)
+    rows = [row for service_rows, _ in fetched for row in service_rows]
     scope = sku_filter(options)
-    rows = rows_from_pages(pages_from_api(options, sleep=sleep, environ=environ, limits=limits), sku_filter=scope)
     log.info("gcp billing: kept %d of %d SKUs read (description_contains=%s, regions=%s); %d rows",
-             scope.kept, scope.read, scope.description_contains or "any", scope.regions or "any", len(rows))
+             sum(s.kept for _, s in fetched), sum(s.read for _, s in fetched),
+             scope.description_contains or "any", scope.regions or "any", len(rows))
     return rows
 
 
