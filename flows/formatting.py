@@ -8,7 +8,7 @@ _MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*[]|#"} | {"<": "&lt
 
 
 def md_escape(text: object) -> str:
-    """Text from data, safe inside a Markdown line: no emphasis, links, code, table cells or HTML.
+    """Text from data, safe inside a Markdown line: no emphasis, links, code, table cells, HTML or line breaks.
 
     Markup (text the templates built on purpose, e.g. a link) passes as it is.
     """
@@ -16,7 +16,7 @@ def md_escape(text: object) -> str:
         return "—"
     if isinstance(text, Markup):
         return str(text)
-    return str(text).translate(_MARKDOWN_SPECIAL)
+    return " ".join(str(text).splitlines()).translate(_MARKDOWN_SPECIAL)
 
 
 def usd(value: float | None) -> str:
@@ -52,7 +52,7 @@ def ratio(value: float | None) -> str:
 
 
 def plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
 
 def count(n: int | None) -> str:

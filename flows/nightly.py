@@ -57,8 +57,10 @@ def _transient(task, task_run, state) -> bool:
         state.result()
     except (SourceFormatError, CatalogError, LiveSourceError):  # a live source already retried what can be retried
         return False
-    except Exception:
+    except (OSError, TimeoutError):  # a file system or a connection that may answer next time (URLError is an OSError)
         return True
+    except Exception:  # anything else is a bug or bad data: reading it again gives the same answer
+        return False
     return False
 
 

@@ -15,7 +15,7 @@ import jinja2
 from markupsafe import Markup
 
 from flows import charts
-from flows.formatting import FILTERS, md_escape, num, percent, plural, ratio, signed_usd, usd
+from flows.formatting import FILTERS, count, md_escape, num, percent, plural, ratio, signed_usd, usd
 from flows.warehouse import fetch_dicts
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
@@ -121,7 +121,7 @@ def _inference_rows(ranking: list[dict], costs: dict[str, dict], offline: bool) 
                f"{r['cloud']} / {r['region']}", r["pricing_term"], usd(r["usd_per_chip_hour"]), str(r["chip_hour_rank"]),
                r["precision"], num(r["tokens_per_s_per_chip"], 0)]
         if not offline:
-            row += [str(c.get("instances")), percent(c.get("utilization")), usd(c.get("monthly_usd"))]
+            row += [count(c.get("instances")), percent(c.get("utilization")), usd(c.get("monthly_usd"))]
         row += [usd(r["outcome_value"]), r["basis"], f"{r['price_source_id']} ({r['price_as_of']})", _benchmark(r)]
         rows.append(row)
     return headers, rows
@@ -309,8 +309,8 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
         stale_loads=[{"source_id": r["source_id"], "status_text": _source_status(r)} for r in loads
                      if r["status"] == "stale"],
         workload_rows=workload_rows, offers=offers, terms=sorted({o["pricing_term"] for o in offers}), unknown=unknown,
-        source_rows=[[r["source_id"], r["kind"], _source_status(r), str(r["data_as_of"] or "—"), str(r["files"]),
-                      str(r["rows_in"]), str(r["rows_landed"]), str(r["rows_quarantined"]), r["error"] or "—"]
+        source_rows=[[r["source_id"], r["kind"], _source_status(r), str(r["data_as_of"] or "—"), count(r["files"]),
+                      count(r["rows_in"]), count(r["rows_landed"]), count(r["rows_quarantined"]), r["error"] or "—"]
                      for r in loads],
         quarantine=_quarantine_groups(quarantined))
     return pages

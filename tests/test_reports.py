@@ -153,3 +153,20 @@ def test_every_page_links_only_files_that_exist(flow_run):
         for target in re.findall(r"\]\(([^)#]+)\)", page.read_text()):
             if "://" not in target:
                 assert (flow_run.reports / target).exists(), f"{page.name} links {target}"
+
+
+def test_every_chart_on_disk_is_a_png_linked_from_its_page(flow_run):
+    from PIL import Image
+
+    written = sorted((flow_run.reports / "charts").glob("*.png"))
+    assert len(written) == 2 * 9  # two per workload on a first run (the history chart needs two runs)
+    for path in written:
+        assert path.stat().st_size > 5_000
+        with Image.open(path) as image:
+            assert image.format == "PNG" and image.size == (700, 400)
+        workload = path.name.rsplit("-outcome-vs-chip-hour", 1)[0].rsplit("-top-candidates", 1)[0]
+        assert f"](charts/{path.name})" in (flow_run.reports / f"{workload}.md").read_text(), path.name
+
+
+def test_text_from_data_never_breaks_a_line_or_a_table_cell():
+    assert md_escape("line one\nline two | three\r\n- four") == "line one line two \\| three - four"

@@ -528,3 +528,13 @@ def test_a_limit_declared_in_sources_yaml_reaches_the_reader(catalog, tmp_path):
         pipeline.fetch_source(limited, "published_benchmarks")
     with pytest.raises(SourceFormatError, match="missing column"):  # the default (1 MiB) reads the line
         pipeline.fetch_source(with_file, "published_benchmarks")
+
+
+def test_only_network_style_failures_are_retried():
+    """A file system or connection error may pass on a retry; a parser bug or bad data gives the same answer again."""
+    import urllib.error
+
+    for exc in (ConnectionResetError("reset"), TimeoutError("slow"), urllib.error.URLError("down"), OSError("nfs")):
+        assert nightly._transient(None, None, Failed(exc)) is True, exc
+    for exc in (TypeError("bug"), KeyError("x"), OverflowError("big"), ValueError("bad"), SourceFormatError("f")):
+        assert nightly._transient(None, None, Failed(exc)) is False, exc
