@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import functools
 import io
 import json
+import tempfile
 import tracemalloc
 from pathlib import Path
 
+import offer_file_builder as ofb
 import pytest
 import yaml
 from conftest import AS_OF, CATALOGS
@@ -35,6 +38,7 @@ SHAPES = {
     "mlperf_training_csv": "snapshot/mlperf_training/v4.0.summary_detailed.csv",
     "published_benchmarks": "snapshot/benchmark_runs/published_training.csv",
     "price_sheet": "price_sheet.example.yaml",
+    "aws_offer_file": "index.csv",  # no snapshot file: a small offer file from tests/offer_file_builder.py
 }
 SOURCE_OF = {"mlperf_training_csv": "mlperf_training_snapshot"}
 
@@ -76,8 +80,17 @@ def _mutate(document, draw_value, paths: list[int]):
     return copy
 
 
+@functools.cache
+def _offer_file_text() -> str:
+    """An offer file of six accelerated products (46 rate lines) in the real layout: preamble, header, rows."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "index.csv"
+        ofb.write_offer_file(path, ofb.accelerated_products()[:6])
+        return path.read_text()
+
+
 def _load(shape: str):
-    text = (CATALOGS / SHAPES[shape]).read_text()
+    text = _offer_file_text() if shape == "aws_offer_file" else (CATALOGS / SHAPES[shape]).read_text()
     suffix = Path(SHAPES[shape]).suffix
     if suffix == ".json":
         return json.loads(text)

@@ -364,3 +364,11 @@ def test_an_offer_file_given_to_a_run_prices_on_demand_and_reserved_offers(tmp_p
     assert p5["1yr No Upfront standard"] == pytest.approx(35.831)
     unknown = {r[0] for r in fresh_db.execute("select instance_type from intermediate.int_offers_unknown").fetchall()}
     assert unknown == {"g5.xlarge"}  # in the file, not in catalogs/instances.yaml
+
+
+def test_a_bare_carriage_return_in_the_preamble_is_a_format_error_naming_the_file(tmp_path):
+    # found by tests/test_fuzz_sources.py: csv raised its own error, not one naming the file
+    path = tmp_path / "index.csv"
+    path.write_bytes(b"\r\xc2\x80")
+    with pytest.raises(SourceFormatError, match=r"^index\.csv: line 1: not a CSV line"):
+        aws_offer_file.read_file(path, "index.csv")

@@ -121,7 +121,10 @@ def read_preamble(path: Path, label: str, limits: SourceLimits = DEFAULT_LIMITS)
             text = data.decode("utf-8-sig" if n == 1 else "utf-8")
         except UnicodeDecodeError as exc:
             raise SourceFormatError(f"{label}: line {n}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
-        lines.append(next(csv.reader([text.rstrip("\r\n")]), []))
+        try:
+            lines.append(next(csv.reader([text.rstrip("\r\n")]), []))
+        except csv.Error as exc:  # e.g. a bare carriage return inside a line
+            raise SourceFormatError(f"{label}: line {n}: not a CSV line ({exc})") from None
     if not lines[0] or lines[0][0] != "FormatVersion":
         raise SourceFormatError(f"{label}: not an AWS offer file: line 1 must be \"FormatVersion\",\"v1.0\", "
                                 f"got {','.join(lines[0])[:60]!r}")
