@@ -16,7 +16,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.futures import wait
 from prefect.runtime import flow_run
 
-from flows import data_docs, notify, paths, pipeline, reports, runlock, warehouse
+from flows import data_docs, notify, paths, pipeline, publishing, reports, runlock, warehouse
 from flows.catalog import Catalog, CatalogError, load_catalog
 from flows.sources._common import LiveSourceError, SourceFormatError, redact_text
 from flows.sources._concurrency import FetchSlots
@@ -130,7 +130,7 @@ def build_and_render(building: Path, catalog: Catalog, loads: list[pipeline.Sour
         for model in pipeline.build(con, run_id, as_of, catalog):
             logger.info("built %s.%s: %d rows", model.layer, model.name, model.rows)
         pipeline.record_run(con, run_id, as_of, started_at, catalog, loads)
-        pipeline.render_reports_to(con, as_of, staging_dir)
+        publishing.render_reports_to(con, as_of, staging_dir)
         # one run per as-of date: a re-run replaces its date's run
         [(newest_run_id, newest_as_of)] = con.execute(
             "select run_id, as_of from ops.runs order by as_of desc limit 1").fetchall()
@@ -148,7 +148,7 @@ def publish(building: Path, warehouse_file: Path, staging_dir: Path, reports_roo
 
     If a step fails, the steps before it are undone, so the two always agree.
     """
-    return pipeline.publish_run(building, warehouse_file, staging_dir, reports_root, as_of, run_id, latest_run)
+    return publishing.publish_run(building, warehouse_file, staging_dir, reports_root, as_of, run_id, latest_run)
 
 
 @task(cache_policy=NO_CACHE)
@@ -284,20 +284,20 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
     batches = fetch_all(catalog, enabled)
     staging_dir = reports_root / f".{as_of.isoformat()}.rendering-{os.getpid()}"
     with runlock.exclusive(warehouse_path, reports_root, wait_s, _say):
-        for action in warehouse.recover_killed_publish(warehouse_path, reports_root):
+        for action in publishing.recover_killed_publish(warehouse_path, reports_root):
             logger.warning("%s", action)
         # what a killed run rendered but never published
-        warehouse.remove_leftovers_of_killed_runs(
+        publishing.remove_leftovers_of_killed_runs(
             reports_root, r"\.\d{4}-\d\d-\d\d\.rendering-(?P<pid>\d+)(-latest|-docs)?")
         try:
-            with warehouse.building_copy(warehouse_path) as building:
-                loads = land(building, catalog, batches, run_id, as_of, pipeline.docs_dir_for(staging_dir),
+            with publishing.building_copy(warehouse_path) as building:
+                loads = land(building, catalog, batches, run_id, as_of, publishing.docs_dir_for(staging_dir),
                              frozenset(accept_changes or ()), fallbacks)
                 latest_run = build_and_render(building, catalog, loads, run_id, as_of, started_at, staging_dir)
                 dated, latest_updated = publish(building, warehouse_path, staging_dir, reports_root, as_of, run_id,
                                                 latest_run)
         finally:
-            pipeline.discard_rendering(staging_dir)
+            publishing.discard_rendering(staging_dir)
         # read back while no other run can replace what this one published
         stale_past_limit = tuple(pipeline.stale_past_limit(catalog, loads, as_of))
         events = change_events(warehouse_path, as_of, stale_past_limit)

@@ -10,7 +10,6 @@ import hashlib
 import json
 import logging
 import os
-import shutil
 import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -18,7 +17,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from flows import analytics, checks, data_docs, reports, transform, warehouse
+from flows import analytics, checks, data_docs, transform, warehouse
 from flows.catalog import Catalog, CatalogError, SnapshotFile
 from flows.sources import SAME_SKU_KINDS, SOURCE_KINDS
 from flows.sources._common import limits_for, redact_text
@@ -483,138 +482,3 @@ def build(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, catalog: 
     return built
 
 
-def docs_dir_for(staging_dir: Path) -> Path:
-    """Where the land step writes this run's Data Docs before the reports are rendered beside them."""
-    return staging_dir.with_name(staging_dir.name + "-docs")
-
-
-def render_reports_to(con: duckdb.DuckDBPyConnection, as_of: dt.date, staging_dir: Path) -> list[Path]:
-    """Write this run's report pages (and its Data Docs, if built) into a fresh folder beside the published ones."""
-    if staging_dir.exists():
-        shutil.rmtree(staging_dir)
-    staging_dir.mkdir(parents=True)
-    if docs_dir_for(staging_dir).exists():
-        os.replace(docs_dir_for(staging_dir), staging_dir / "data-docs")
-    written = []
-    for name, content in reports.render(con, as_of).items():
-        path = staging_dir / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content, encoding="utf-8")
-        written.append(path)
-    return written
-
-
-def _swap_in(new: Path, target: Path) -> Path | None:
-    """Put `new` at `target` by renames; return where the previous `target` was moved (None if there was none)."""
-    old = target.with_name(f".{target.name}.old-{os.getpid()}")
-    if old.exists():
-        shutil.rmtree(old)
-    if target.exists():
-        os.replace(target, old)
-    try:
-        os.replace(new, target)
-    except BaseException:
-        if old.exists():
-            os.replace(old, target)
-        raise
-    return old if old.exists() else None
-
-
-def _swap_back(target: Path, old: Path | None) -> None:
-    """Undo `_swap_in`: the previous folder goes back to `target` (or `target` goes, if there was none)."""
-    if target.exists():
-        shutil.rmtree(target)
-    if old is not None:
-        os.replace(old, target)
-
-
-def discard_rendering(staging_dir: Path) -> None:
-    """Remove what a failed run rendered but never published."""
-    for leftover in (staging_dir, staging_dir.with_name(staging_dir.name + "-latest"), docs_dir_for(staging_dir)):
-        if leftover.exists():
-            shutil.rmtree(leftover)
-
-
-def stage_latest(staging_dir: Path, update_latest: bool) -> Path | None:
-    """Copy the rendered folder for reports/latest/ beforehand, so that publishing is renames only."""
-    latest_staging = staging_dir.with_name(staging_dir.name + "-latest")
-    if latest_staging.exists():
-        shutil.rmtree(latest_staging)
-    if not update_latest:
-        return None
-    shutil.copytree(staging_dir, latest_staging)
-    return latest_staging
-
-
-def publish_run(building: Path, warehouse_file: Path, staging_dir: Path, reports_root: Path, as_of: dt.date,
-                run_id: str, latest_run: tuple[str, dt.date]) -> tuple[Path, bool]:
-    """Publish a run by renames: the warehouse, reports/<as-of>/ and (unless it is a backfill) reports/latest/, then
-    reports/latest.json, written last: that rename commits the publish. Returns the dated folder and whether
-    reports/latest/ was replaced.
-
-    `latest_run` (run id, as-of) is the newest run in the new warehouse: this one unless it is a backfill. A failure
-    before the commit puts everything back. A kill leaves the journal `.publish-<pid>.json`, written before anything
-    moves, from which the next run's recovery (warehouse.recover_killed_publish) finishes a committed publish or
-    undoes one that was not.
-    """
-    update_latest = latest_run[0] == run_id
-    stage_latest(staging_dir, update_latest)
-    dated = reports_root / as_of.isoformat()
-    publish_id = uuid.uuid4().hex
-    journal = warehouse.write_publish_journal(reports_root, publish_id, run_id, warehouse_file,
-                                              [dated] + ([reports_root / "latest"] if update_latest else []))
-    manifest = {"run_id": run_id, "as_of": as_of.isoformat(), "latest_run_id": latest_run[0],
-                "latest_as_of": latest_run[1].isoformat(), "warehouse": str(warehouse_file),
-                "committed_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "publish_id": publish_id}
-    try:
-        with warehouse.swapped_in(building, warehouse_file) as previous_warehouse:
-            replaced = publish_reports(staging_dir, reports_root, as_of, update_latest, manifest)
-    except BaseException:
-        journal.unlink(missing_ok=True)  # everything was put back
-        raise
-    # committed: reports/latest.json names this run
-    remove_replaced([path for path in (previous_warehouse, *replaced) if path is not None] + [journal])
-    return dated, update_latest
-
-
-def publish_reports(staging_dir: Path, reports_root: Path, as_of: dt.date, update_latest: bool,
-                    manifest: dict) -> list[Path]:
-    """Rename the rendered folder to reports/<as-of>/ and, unless this is a backfill, its copy to reports/latest/,
-    then write `manifest` as reports/latest.json (the commit).
-
-    If a step fails, the renames before it are undone, so the published folders change together. Returns the
-    previous folders moved aside (`.<name>.old-<pid>`), to remove once the publish is committed.
-    """
-    latest_staging = staging_dir.with_name(staging_dir.name + "-latest")
-    if update_latest and not latest_staging.exists():
-        latest_staging = stage_latest(staging_dir, True)
-    moves = [(staging_dir, reports_root / as_of.isoformat())]
-    if update_latest:
-        moves.append((latest_staging, reports_root / "latest"))
-    placed: list[tuple[Path, Path | None]] = []
-    try:
-        for new, target in moves:
-            placed.append((target, _swap_in(new, target)))
-        warehouse.write_manifest(reports_root, manifest)
-    except BaseException:
-        for target, previous in reversed(placed):
-            _swap_back(target, previous)
-        raise
-    return [previous for _, previous in placed if previous is not None]
-
-
-def remove_replaced(leftovers: list[Path]) -> None:
-    """Best effort, in order, after the publish is committed: at the first failure the rest (the journal, last) is
-    left for the next run's recovery, which finishes the committed publish."""
-    for leftover in leftovers:
-        try:
-            if leftover.is_dir():
-                shutil.rmtree(leftover)
-            else:
-                leftover.unlink(missing_ok=True)
-        except OSError as exc:
-            log.warning("could not remove %s (the next run will): %s", leftover, exc)
-            return

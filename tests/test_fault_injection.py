@@ -22,7 +22,7 @@ import pytest
 from conftest import AS_OF, CATALOGS, RUN_ID
 from test_flow import query
 
-from flows import warehouse
+from flows import publishing, warehouse
 
 
 def assert_rows_accounted(result) -> None:
@@ -193,12 +193,11 @@ def test_an_open_analyst_connection_neither_blocks_the_run_nor_sees_it_half_buil
 
 def test_failure_moving_reports_into_place_puts_the_previous_warehouse_back(last_good, monkeypatch):
     before = digest_tree(last_good)
-    from flows import pipeline
 
     def fail(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(pipeline, "publish_reports", fail)
+    monkeypatch.setattr(publishing, "publish_reports", fail)
     with pytest.raises(OSError, match="No space left on device"):
         run_against(last_good, CATALOGS)
     assert digest_tree(last_good) == before
@@ -210,7 +209,7 @@ def test_a_backfill_publishes_its_date_but_leaves_latest_on_the_newest(last_good
     from test_hostile_runs import hweval
 
     latest_before = digest_tree(last_good / "reports" / "latest")
-    manifest_before = warehouse.read_manifest(last_good / "reports")
+    manifest_before = publishing.read_manifest(last_good / "reports")
     run = hweval(["run", "--as-of", "0001-01-01", "--catalog", str(CATALOGS),
                   "--warehouse", str(last_good / "warehouse" / "hweval.duckdb"),
                   "--reports", str(last_good / "reports")], cwd=last_good)
@@ -220,7 +219,7 @@ def test_a_backfill_publishes_its_date_but_leaves_latest_on_the_newest(last_good
     assert digest_tree(last_good / "reports" / "latest") == latest_before
     assert run.out.endswith(f"reports:   {last_good / 'reports' / '0001-01-01'}/index.md "
                             "(a backfill: reports/latest keeps a newer date)\n")
-    manifest = warehouse.read_manifest(last_good / "reports")
+    manifest = publishing.read_manifest(last_good / "reports")
     assert (manifest["as_of"], manifest["latest_as_of"], manifest["latest_run_id"]) == (
         "0001-01-01", manifest_before["latest_as_of"], manifest_before["latest_run_id"])
 
@@ -362,7 +361,6 @@ transform.build_models = killed
 
 
 def test_disk_full_while_landing_fails_the_run_and_leaves_the_last_good_state(last_good, monkeypatch):
-    from flows import warehouse
 
     before = digest_tree(last_good)
     real_insert = warehouse.insert_rows
@@ -379,17 +377,16 @@ def test_disk_full_while_landing_fails_the_run_and_leaves_the_last_good_state(la
 
 
 def test_failure_swapping_in_latest_puts_the_dated_reports_and_the_warehouse_back(last_good, monkeypatch):
-    from flows import pipeline
 
     before = digest_tree(last_good)
-    real_swap_in = pipeline._swap_in
+    real_swap_in = publishing._swap_in
 
     def fail_on_latest(new, target):
         if target.name == "latest":
             raise OSError(28, "No space left on device")
         return real_swap_in(new, target)
 
-    monkeypatch.setattr(pipeline, "_swap_in", fail_on_latest)
+    monkeypatch.setattr(publishing, "_swap_in", fail_on_latest)
     with pytest.raises(OSError, match="No space left on device"):
         run_against(last_good, CATALOGS)
     assert digest_tree(last_good) == before  # reports/2026-12-01 was swapped in, then taken out again
@@ -421,13 +418,12 @@ def test_a_run_killed_in_the_middle_of_publishing_is_undone_by_the_next_run(last
     """SIGKILL while the report folders are renamed in (after the new warehouse is in place): the published state
     is briefly half new, and the next run's recovery puts the old warehouse and the old reports back before it
     builds, so the two always agree."""
-    from flows import warehouse
 
     before = published(last_good)
     pid = killed_run(last_good, f"""
-from flows import pipeline
+from flows import publishing
 
-real_swap_in = pipeline._swap_in
+real_swap_in = publishing._swap_in
 
 def killed(new, target):
     if target.name == {"2026-12-01" if kill_at == "dated" else "latest"!r}:
@@ -437,10 +433,10 @@ def killed(new, target):
         os.kill(os.getpid(), signal.SIGKILL)
     return real_swap_in(new, target)
 
-pipeline._swap_in = killed
+publishing._swap_in = killed
 """)
     assert published(last_good) != before  # the new warehouse is in, the reports half moved
-    actions = warehouse.recover_killed_publish(last_good / "warehouse" / "hweval.duckdb", last_good / "reports")
+    actions = publishing.recover_killed_publish(last_good / "warehouse" / "hweval.duckdb", last_good / "reports")
     assert actions[0] == f"restored the warehouse a killed run (pid {pid}) was replacing"
     assert published(last_good) == before
     hidden = [p.name for p in (last_good / "reports").iterdir() if p.name.startswith(".") and not p.name.endswith(".lock")]
@@ -468,7 +464,7 @@ def test_a_same_date_re_run_whose_batch_is_rejected_keeps_that_dates_good_rows(l
                  [AS_OF]) == [{"ok": True}]
 
 
-# Kills at every step of the publish. The publish (pipeline.publish_run) runs in a forked child that SIGKILLs itself
+# Kills at every step of the publish. The publish (publishing.publish_run) runs in a forked child that SIGKILLs itself
 # just before its k-th file operation, for every k; it publishes a prepared new warehouse and rendered folder (the
 # golden run's, renamed `killed`), so each kill costs a fork, not a whole run.
 
@@ -509,7 +505,7 @@ def direct_view(root: Path) -> tuple[str | None, str | None]:
 def manifest_view(root: Path) -> tuple[str | None, str | None, str | None]:
     """What a reader who follows reports/latest.json sees: the run it names as latest, the run of the dated folder
     of that date, and the warehouse's run of that date."""
-    manifest = warehouse.read_manifest(root / "reports")
+    manifest = publishing.read_manifest(root / "reports")
     if not manifest:
         return None, None, None
     as_of = dt.date.fromisoformat(manifest["latest_as_of"])
@@ -536,7 +532,7 @@ def publish_inputs(template: Path, inputs: Path, scenario: str) -> Path:
 
 def prepare_publish(template: Path, inputs: Path, root: Path, scenario: str) -> tuple:
     """`root` holding the last good state (none for a first run) with `inputs` beside it; returns
-    pipeline.publish_run's arguments. A publish only renames, links and unlinks: hard links stand in for copies."""
+    publishing.publish_run's arguments. A publish only renames, links and unlinks: hard links stand in for copies."""
     as_of = KILL_SCENARIOS[scenario][0]
     if scenario == "first run":
         (root / "warehouse").mkdir(parents=True)
@@ -556,15 +552,14 @@ def published_state(root: Path) -> dict[str, str]:
     """`published`, with reports/latest.json read for the run it names (it also holds a time and a publish id)."""
     state = published(root)
     if state.pop("reports/latest.json", None):
-        state["reports/latest.json"] = warehouse.read_manifest(root / "reports")["run_id"]
+        state["reports/latest.json"] = publishing.read_manifest(root / "reports")["run_id"]
     return state
 
 
 def publish_killed_before(operation_no: int | None, args: tuple, log: Path) -> bool:
-    """Run pipeline.publish_run(*args) in a forked child that SIGKILLs itself just before its file operation number
+    """Run publishing.publish_run(*args) in a forked child that SIGKILLs itself just before its file operation number
     `operation_no` (a rename, link, unlink, removal, copy or write; None: never). Each operation it starts is logged in
     `log`. Returns whether the child was killed (False: it finished with fewer operations)."""
-    from flows import pipeline
 
     child = os.fork()
     if child == 0:  # the child never returns into pytest
@@ -589,7 +584,7 @@ def publish_killed_before(operation_no: int | None, args: tuple, log: Path) -> b
 
             for owner, name, paths in FILE_OPERATIONS:
                 setattr(owner, name, counted(name, getattr(owner, name), paths))
-            pipeline.publish_run(*args)
+            publishing.publish_run(*args)
             os._exit(0)
         except BaseException:  # noqa: BLE001  (anything but the kill: the child fails, saying why)
             traceback.print_exc()
@@ -643,9 +638,9 @@ def test_a_kill_at_any_step_of_the_publish_never_pairs_a_new_warehouse_with_old_
         elif named is not None:
             assert named == folder_run == warehouse_date_run, where
         # the next run's recovery: the publish is committed once reports/latest.json names it
-        actions = warehouse.recover_killed_publish(root / "warehouse" / "hweval.duckdb", root / "reports")
+        actions = publishing.recover_killed_publish(root / "warehouse" / "hweval.duckdb", root / "reports")
         assert published_state(root) == (after if k > committed_at else before), (where, actions)
-        assert warehouse.recover_killed_publish(root / "warehouse" / "hweval.duckdb", root / "reports") == []
+        assert publishing.recover_killed_publish(root / "warehouse" / "hweval.duckdb", root / "reports") == []
         hidden = [p.name for p in [*(root / "reports").iterdir(), *(root / "warehouse").iterdir()]
                   if p.name.startswith(".")]
         # what the killed run rendered or built and never published, which the next run removes before it builds
@@ -657,7 +652,6 @@ def test_a_kill_at_any_step_of_the_publish_never_pairs_a_new_warehouse_with_old_
 def test_a_failure_writing_the_manifest_puts_the_warehouse_and_reports_back(last_good, tmp_path, monkeypatch):
     """Disk full when reports/latest.json is written (the commit): the warehouse, the dated folder and reports/latest
     are put back, and nothing of the publish is left."""
-    from flows import pipeline
 
     root = tmp_path / "publishing"
     args = prepare_publish(last_good, publish_inputs(last_good, tmp_path / "inputs", "next day"), root, "next day")
@@ -666,9 +660,9 @@ def test_a_failure_writing_the_manifest_puts_the_warehouse_and_reports_back(last
     def full(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(warehouse, "write_manifest", full)
+    monkeypatch.setattr(publishing, "write_manifest", full)
     with pytest.raises(OSError, match="No space left on device"):
-        pipeline.publish_run(*args)
+        publishing.publish_run(*args)
     assert published(root) == before
     assert [p.name for p in [*(root / "reports").iterdir(), *(root / "warehouse").iterdir()]
             if p.name.startswith(".")] == []

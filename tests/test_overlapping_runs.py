@@ -19,7 +19,7 @@ import pytest
 from conftest import AS_OF, RUN_ID
 from test_fault_injection import last_good, published  # noqa: F401  (last_good is a fixture)
 
-from flows import runlock, warehouse
+from flows import publishing, runlock
 
 HOLDER = """import sys
 from pathlib import Path
@@ -133,7 +133,7 @@ def killed_publish(tmp_path: Path, pid: int) -> tuple[Path, Path]:
     warehouse_file.write_text("the killed run's warehouse")
     (reports_root / "2026-12-01").mkdir(parents=True)
     (reports_root / "2026-12-01" / "index.md").write_text("the killed run's report")
-    (reports_root / ".latest.old-{pid}".format(pid=pid)).mkdir()
+    (reports_root / f".latest.old-{pid}").mkdir()
     (reports_root / f".latest.old-{pid}" / "index.md").write_text("the last committed report")
     (reports_root / f".publish-{pid}.json").write_text(json.dumps({
         "publish_id": "0" * 32, "run_id": "killed", "warehouse": str(warehouse_file), "warehouse_existed": True,
@@ -150,7 +150,7 @@ def test_recovery_undoes_a_killed_publish_even_when_its_pid_is_in_use_again(tmp_
     try:
         pid = sleeper.pid if pid_now == "another process" else os.getpid()
         warehouse_file, reports_root = killed_publish(tmp_path, pid)
-        actions = warehouse.recover_killed_publish(warehouse_file, reports_root)
+        actions = publishing.recover_killed_publish(warehouse_file, reports_root)
     finally:
         sleeper.kill()
         sleeper.wait()
@@ -167,7 +167,7 @@ def test_recovery_undoes_a_killed_publish_even_when_its_pid_is_in_use_again(tmp_
 D1, D2 = dt.date(2026, 12, 1), dt.date(2026, 12, 2)
 PAUSE = """import os, sys, time
 from pathlib import Path
-from flows import pipeline, transform
+from flows import publishing, transform
 
 def pause():
     Path(os.environ["HWEVAL_TEST_PAUSED"]).write_text(str(os.getpid()))
@@ -177,7 +177,7 @@ def pause():
 if os.environ.get("HWEVAL_TEST_PAUSE_IN") == "build":
     transform.build_models = lambda *args, **kwargs: pause()
 elif os.environ.get("HWEVAL_TEST_PAUSE_IN") == "publish":
-    real_swap_in = pipeline._swap_in
+    real_swap_in = publishing._swap_in
 
     def paused_swap_in(new, target):
         if target.name == "latest":  # the warehouse and the dated folder are in, reports/latest is moved aside
@@ -187,7 +187,7 @@ elif os.environ.get("HWEVAL_TEST_PAUSE_IN") == "publish":
             pause()
         return real_swap_in(new, target)
 
-    pipeline._swap_in = paused_swap_in
+    publishing._swap_in = paused_swap_in
 
 from flows.cli import main
 sys.exit(main(sys.argv[1:]))
@@ -223,7 +223,7 @@ def committed_runs(root: Path) -> dict[dt.date, str]:
 
 
 def published_run_id(folder: Path) -> str:
-    return re.search(r"^Run `([^`]+)`", (folder / "index.md").read_text(), re.M).group(1)
+    return re.search(r"^Run `([^`]+)`", (folder / "index.md").read_text(), re.MULTILINE).group(1)
 
 
 def assert_runs_and_reports_agree(root: Path) -> dict[dt.date, str]:
@@ -236,7 +236,7 @@ def assert_runs_and_reports_agree(root: Path) -> dict[dt.date, str]:
     for as_of, run_id in runs.items():
         assert published_run_id(reports / as_of.isoformat()) == run_id
     assert published_run_id(reports / "latest") == runs[max(runs)]
-    manifest = warehouse.read_manifest(reports)
+    manifest = publishing.read_manifest(reports)
     assert (manifest["latest_run_id"], manifest["latest_as_of"]) == (runs[max(runs)], max(runs).isoformat())
     assert [p.name for p in (root / "warehouse").iterdir()] == ["hweval.duckdb"]
     return runs

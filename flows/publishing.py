@@ -1,0 +1,333 @@
+"""Publishing a run: the warehouse built aside and swapped in, the reports renamed into place, the journal a killed
+publish leaves and the recovery that finishes or undoes it, and reports/latest.json, renamed in last, that commits.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import os
+import re
+import shutil
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+
+from flows import reports
+
+log = logging.getLogger(__name__)
+
+MANIFEST_NAME = "latest.json"  # in the reports folder: the run a publish committed, written last
+def remove_leftovers_of_killed_runs(folder: Path, pattern: str) -> list[Path]:
+    """Remove the private files and folders a run killed mid-way left in `folder`: names matching the regular
+    expression `pattern` (group `pid`: the run's process id).
+
+    The caller holds runlock.exclusive, so no other run is writing: every match is a killed run's, even when its
+    pid has since been given to another process. They never were the published state. Only exact patterns of
+    hweval's own private names are given here.
+    """
+    removed = []
+    for leftover in sorted(folder.iterdir()) if folder.exists() else []:
+        if not re.fullmatch(pattern, leftover.name):
+            continue
+        if leftover.is_dir():
+            shutil.rmtree(leftover)
+        else:
+            leftover.unlink(missing_ok=True)
+        removed.append(leftover)
+    return removed
+
+
+def write_publish_journal(reports_root: Path, publish_id: str, run_id: str, warehouse_file: Path,
+                          placing: list[Path]) -> Path:
+    """Write `.publish-<pid>.json` before a publish moves anything: what it is about to replace, for recovery."""
+    reports_root.mkdir(parents=True, exist_ok=True)
+    journal = reports_root / f".publish-{os.getpid()}.json"
+    journal.write_text(json.dumps({
+        "publish_id": publish_id, "run_id": run_id, "warehouse": str(warehouse_file),
+        "warehouse_existed": warehouse_file.exists(), "placing": {folder.name: folder.exists() for folder in placing},
+    }), encoding="utf-8")
+    return journal
+
+
+def write_manifest(reports_root: Path, manifest: dict) -> None:
+    """Write reports/latest.json by one rename: the step that commits a publish."""
+    path = reports_root / MANIFEST_NAME
+    new = reports_root / f".{MANIFEST_NAME}.new-{os.getpid()}"
+    new.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    try:
+        os.replace(new, path)
+    except BaseException:
+        new.unlink(missing_ok=True)
+        raise
+
+
+def read_manifest(reports_root: Path) -> dict:
+    """reports/latest.json: the last committed publish (empty before the first)."""
+    path = reports_root / MANIFEST_NAME
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def _read_journal(journal: Path | None) -> dict:
+    """A killed publish's journal; one cut short by the kill (nothing had moved yet) or missing reads as empty."""
+    try:
+        data = json.loads(journal.read_text(encoding="utf-8")) if journal else {}
+    except (OSError, ValueError):
+        data = {}
+    if "placing" not in data and "run_id" not in data:  # written by an earlier hweval: {folder name: existed}
+        data = {"placing": data}
+    return {"publish_id": None, "warehouse": None, "warehouse_existed": True, "placing": {}} | data
+
+
+def recover_killed_publish(path: Path, reports_root: Path) -> list[str]:
+    """Finish or undo a publish that a killed run left half done, so the warehouse and the reports agree again.
+
+    A publish writes its journal `.publish-<pid>.json` first, then renames the new warehouse in (keeping the old one
+    as `.<warehouse>.previous-<pid>`) and the report folders (moving the old ones aside as `.<name>.old-<pid>`), then
+    reports/latest.json (the commit). If latest.json names the killed publish, it was committed: what it moved aside
+    goes. If not, the old warehouse and the old report folders go back, and what it had newly placed goes.
+    Recovery assumes the caller holds `runlock.exclusive`: no other run is publishing, so whatever a publish left
+    here is a dead run's, whether or not its pid has since been given to another process (or to this one). That
+    run's previous warehouse is the last committed one: every earlier run finished or was recovered before it.
+    """
+    actions = []
+    journal_re = re.compile(r"\.publish-(?P<pid>\d+)\.json")
+    previous_re = re.compile(rf"\.{re.escape(path.name)}\.previous-(?P<pid>\d+)")
+    journals = {m.group("pid"): p for p in _entries(reports_root) if (m := journal_re.fullmatch(p.name))}
+    previous = {m.group("pid"): p for p in _entries(path.parent) if (m := previous_re.fullmatch(p.name))}
+    committed = read_manifest(reports_root).get("publish_id")
+    left: set[str] = set()
+    for pid in sorted(journals.keys() | previous.keys(), key=int):
+        journal = _read_journal(journals.get(pid))
+        if journal["warehouse"] is not None and Path(journal["warehouse"]).resolve() != path.resolve():
+            # a publish to another warehouse (sharing this reports folder): not this run's to touch
+            left.add(pid)
+            actions.append(f"left a killed publish (pid {pid}) to {journal['warehouse']} for a run on that warehouse")
+            continue
+        if journal["publish_id"] is not None and journal["publish_id"] == committed:
+            if pid in previous:
+                previous[pid].unlink()
+            actions.append(f"finished the publish of run {journal['run_id']}, committed before it was killed "
+                           f"(pid {pid})")
+            continue
+        if pid in previous:
+            if path.exists() and os.path.samefile(previous[pid], path):  # killed before its rename: a rename of
+                previous[pid].unlink()  # one name of a file onto another does nothing, so the link goes instead
+            else:
+                os.replace(previous[pid], path)
+            actions.append(f"restored the warehouse a killed run (pid {pid}) was replacing")
+        elif not journal["warehouse_existed"] and path.exists():  # the first warehouse, placed by the killed run
+            path.unlink()
+            actions.append(f"removed the warehouse a killed run (pid {pid}) had just placed (there was none before)")
+        for name, existed in journal["placing"].items():  # each folder the killed publish was placing: the old back
+            target, old = reports_root / name, reports_root / f".{name}.old-{pid}"
+            if old.exists():
+                if target.exists():
+                    shutil.rmtree(target)
+                os.replace(old, target)
+                actions.append(f"restored reports/{name}")
+            elif not existed and target.exists():  # a new folder (a new date) the killed run had placed
+                shutil.rmtree(target)
+                actions.append(f"removed reports/{name}, which the killed run had just placed")
+        if pid in journals:
+            journals[pid].unlink()
+    finished_re = re.compile(rf"\.(?:.+\.old-(?P<old>\d+)|publish-(?P<journal>\d+)\.json|"
+                             rf"{re.escape(MANIFEST_NAME)}\.new-(?P<manifest>\d+))")
+    for leftover in _entries(reports_root):
+        match = finished_re.fullmatch(leftover.name)
+        if match and not {match.group("old"), match.group("journal"), match.group("manifest")} & left:
+            if leftover.is_dir():
+                shutil.rmtree(leftover)
+            else:
+                leftover.unlink(missing_ok=True)
+            actions.append(f"removed {leftover.name}, left by a publish that finished")
+    return actions
+
+
+def _entries(folder: Path) -> list[Path]:
+    return sorted(folder.iterdir()) if folder.exists() else []
+
+
+@contextmanager
+def building_copy(path: Path) -> Iterator[Path]:
+    """Yield a private copy of the warehouse to build in; the caller swaps it in with `swapped_in`.
+
+    Nothing touches `path` until then, so a run that fails leaves the last good warehouse, and an analyst's
+    open read-only handle neither blocks the build nor sees it half done.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    remove_leftovers_of_killed_runs(path.parent, rf"\.{re.escape(path.name)}\.building-(?P<pid>\d+)(\.wal)?")
+    building = path.with_name(f".{path.name}.building-{os.getpid()}")
+    for leftover in (building, building.with_name(building.name + ".wal")):
+        leftover.unlink(missing_ok=True)
+    if path.exists():
+        shutil.copy2(path, building)
+    try:
+        yield building
+    finally:
+        for leftover in (building, building.with_name(building.name + ".wal")):
+            leftover.unlink(missing_ok=True)
+
+
+@contextmanager
+def swapped_in(building: Path, path: Path) -> Iterator[Path | None]:
+    """Replace the warehouse with the finished copy (a rename); put the previous one back if the block fails.
+
+    Yields `.<name>.previous-<pid>`, a second name for the previous file (None if there was none), for the caller to
+    remove once the publish is committed: until then recovery puts it back.
+    """
+    previous = path.with_name(f".{path.name}.previous-{os.getpid()}")
+    previous.unlink(missing_ok=True)
+    had_previous = path.exists()
+    if had_previous:
+        os.link(path, previous)  # a second name for the old file: the swap below never leaves `path` missing
+    os.replace(building, path)
+    try:
+        yield previous if had_previous else None
+    except BaseException:
+        if had_previous:
+            os.replace(previous, path)
+        else:
+            path.unlink(missing_ok=True)
+        raise
+
+
+def docs_dir_for(staging_dir: Path) -> Path:
+    """Where the land step writes this run's Data Docs before the reports are rendered beside them."""
+    return staging_dir.with_name(staging_dir.name + "-docs")
+
+
+def render_reports_to(con: duckdb.DuckDBPyConnection, as_of: dt.date, staging_dir: Path) -> list[Path]:
+    """Write this run's report pages (and its Data Docs, if built) into a fresh folder beside the published ones."""
+    if staging_dir.exists():
+        shutil.rmtree(staging_dir)
+    staging_dir.mkdir(parents=True)
+    if docs_dir_for(staging_dir).exists():
+        os.replace(docs_dir_for(staging_dir), staging_dir / "data-docs")
+    written = []
+    for name, content in reports.render(con, as_of).items():
+        path = staging_dir / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def _swap_in(new: Path, target: Path) -> Path | None:
+    """Put `new` at `target` by renames; return where the previous `target` was moved (None if there was none)."""
+    old = target.with_name(f".{target.name}.old-{os.getpid()}")
+    if old.exists():
+        shutil.rmtree(old)
+    if target.exists():
+        os.replace(target, old)
+    try:
+        os.replace(new, target)
+    except BaseException:
+        if old.exists():
+            os.replace(old, target)
+        raise
+    return old if old.exists() else None
+
+
+def _swap_back(target: Path, old: Path | None) -> None:
+    """Undo `_swap_in`: the previous folder goes back to `target` (or `target` goes, if there was none)."""
+    if target.exists():
+        shutil.rmtree(target)
+    if old is not None:
+        os.replace(old, target)
+
+
+def discard_rendering(staging_dir: Path) -> None:
+    """Remove what a failed run rendered but never published."""
+    for leftover in (staging_dir, staging_dir.with_name(staging_dir.name + "-latest"), docs_dir_for(staging_dir)):
+        if leftover.exists():
+            shutil.rmtree(leftover)
+
+
+def stage_latest(staging_dir: Path, update_latest: bool) -> Path | None:
+    """Copy the rendered folder for reports/latest/ beforehand, so that publishing is renames only."""
+    latest_staging = staging_dir.with_name(staging_dir.name + "-latest")
+    if latest_staging.exists():
+        shutil.rmtree(latest_staging)
+    if not update_latest:
+        return None
+    shutil.copytree(staging_dir, latest_staging)
+    return latest_staging
+
+
+def publish_run(building: Path, warehouse_file: Path, staging_dir: Path, reports_root: Path, as_of: dt.date,
+                run_id: str, latest_run: tuple[str, dt.date]) -> tuple[Path, bool]:
+    """Publish a run by renames: the warehouse, reports/<as-of>/ and (unless it is a backfill) reports/latest/, then
+    reports/latest.json, written last: that rename commits the publish. Returns the dated folder and whether
+    reports/latest/ was replaced.
+
+    `latest_run` (run id, as-of) is the newest run in the new warehouse: this one unless it is a backfill. A failure
+    before the commit puts everything back. A kill leaves the journal `.publish-<pid>.json`, written before anything
+    moves, from which the next run's recovery (warehouse.recover_killed_publish) finishes a committed publish or
+    undoes one that was not.
+    """
+    update_latest = latest_run[0] == run_id
+    stage_latest(staging_dir, update_latest)
+    dated = reports_root / as_of.isoformat()
+    publish_id = uuid.uuid4().hex
+    journal = write_publish_journal(reports_root, publish_id, run_id, warehouse_file,
+                                              [dated] + ([reports_root / "latest"] if update_latest else []))
+    manifest = {"run_id": run_id, "as_of": as_of.isoformat(), "latest_run_id": latest_run[0],
+                "latest_as_of": latest_run[1].isoformat(), "warehouse": str(warehouse_file),
+                "committed_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "publish_id": publish_id}
+    try:
+        with swapped_in(building, warehouse_file) as previous_warehouse:
+            replaced = publish_reports(staging_dir, reports_root, as_of, update_latest, manifest)
+    except BaseException:
+        journal.unlink(missing_ok=True)  # everything was put back
+        raise
+    # committed: reports/latest.json names this run
+    remove_replaced([path for path in (previous_warehouse, *replaced) if path is not None] + [journal])
+    return dated, update_latest
+
+
+def publish_reports(staging_dir: Path, reports_root: Path, as_of: dt.date, update_latest: bool,
+                    manifest: dict) -> list[Path]:
+    """Rename the rendered folder to reports/<as-of>/ and, unless this is a backfill, its copy to reports/latest/,
+    then write `manifest` as reports/latest.json (the commit).
+
+    If a step fails, the renames before it are undone, so the published folders change together. Returns the
+    previous folders moved aside (`.<name>.old-<pid>`), to remove once the publish is committed.
+    """
+    latest_staging = staging_dir.with_name(staging_dir.name + "-latest")
+    if update_latest and not latest_staging.exists():
+        latest_staging = stage_latest(staging_dir, True)
+    moves = [(staging_dir, reports_root / as_of.isoformat())]
+    if update_latest:
+        moves.append((latest_staging, reports_root / "latest"))
+    placed: list[tuple[Path, Path | None]] = []
+    try:
+        for new, target in moves:
+            placed.append((target, _swap_in(new, target)))
+        write_manifest(reports_root, manifest)
+    except BaseException:
+        for target, previous in reversed(placed):
+            _swap_back(target, previous)
+        raise
+    return [previous for _, previous in placed if previous is not None]
+
+
+def remove_replaced(leftovers: list[Path]) -> None:
+    """Best effort, in order, after the publish is committed: at the first failure the rest (the journal, last) is
+    left for the next run's recovery, which finishes the committed publish."""
+    for leftover in leftovers:
+        try:
+            if leftover.is_dir():
+                shutil.rmtree(leftover)
+            else:
+                leftover.unlink(missing_ok=True)
+        except OSError as exc:
+            log.warning("could not remove %s (the next run will): %s", leftover, exc)
+            return
