@@ -171,9 +171,30 @@ class MlperfTrainingTask(Strict):
     note: str | None = None
 
 
+class ScenarioLatency(Strict):
+    """The latency bounds an MLPerf Inference scenario imposes (p99 time to first token, p99 time per output token)."""
+
+    ttft_ms: float = Field(gt=0, le=3_600_000)
+    tpot_ms: float = Field(gt=0, le=3_600_000)
+
+
+class MlperfInferenceTask(Strict):
+    """What an MLPerf Inference LLM task serves: the model, the mean request shape and each scenario's latency bounds.
+
+    The back-test estimates a result of this task with this shape, so the estimate and the measurement serve the same
+    requests; a scenario without bounds (Offline) has no latency objective."""
+
+    model: Slug
+    input_tokens: int = Field(gt=0, le=MAX_SEQUENCE_TOKENS, description="mean prompt tokens of the task's dataset")
+    output_tokens: int = Field(gt=0, le=MAX_SEQUENCE_TOKENS, description="mean output tokens of the task's dataset")
+    latency: dict[Literal["Server", "Interactive"], ScenarioLatency] = Field(default_factory=dict)
+    source: str = Field(min_length=1, max_length=2000, description="where the shape and bounds come from")
+
+
 class ModelsFile(Strict):
     models: dict[Slug, Model] = Field(min_length=1)
     mlperf_training_tasks: dict[str, MlperfTrainingTask] = Field(default_factory=dict)
+    mlperf_inference_tasks: dict[str, MlperfInferenceTask] = Field(default_factory=dict)
 
 
 # ---------------------------------------------------------------- workloads.yaml
@@ -475,6 +496,10 @@ class Catalog(Strict):
             if declared.model not in self.models.models:
                 errors.append(f"models.yaml: mlperf_training_tasks.{cut(task)}.model: unknown model "
                               f"{quoted(declared.model)}")
+        for task, serving in self.models.mlperf_inference_tasks.items():
+            if serving.model not in self.models.models:
+                errors.append(f"models.yaml: mlperf_inference_tasks.{cut(task)}.model: unknown model "
+                              f"{quoted(serving.model)}")
         for wl_id, wl in self.workloads.workloads.items():
             if wl.model not in self.models.models:
                 errors.append(f"workloads.yaml: workloads.{wl_id}.model: unknown model {quoted(wl.model)} (not in models.yaml)")

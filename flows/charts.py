@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import io
+import math
 import pickle
 from collections import OrderedDict
 from collections.abc import Callable
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING
 import duckdb
 import polars as pl
 
-from flows.formatting import ratio, usd
+from flows.formatting import num, percent, ratio, usd
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -43,6 +44,18 @@ BARS_BOTTOM = 0.2  # the bars' basis legend sits under the axis label
 HISTORY_LEFT = 0.14  # the history's outcome label takes two lines
 ANNOTATION_OFFSET = 16  # pixels from a marked point to its label
 ANNOTATION_STEPS = 4  # label heights a label may move away from its point to clear the others
+FRONTIER_LINES = 6  # offers (candidates) the cost-against-interactivity chart draws at most, the cheapest first
+FRONTIER_MIN_POINTS = 2  # an offer needs this many load points with a per-user speed for a frontier worth drawing
+FRONTIER_LEGEND_MIN_RIGHT = 0.5  # the frontier's legend of offer names takes at most the figure's right half
+FRONTIER_LABEL_CHARS = 44  # a longer offer name in the frontier's legend is cut with an ellipsis
+LEGEND_HANDLE_WIDTH = 0.1  # share of the figure's width a legend entry's marker and padding take beside its text
+# the back-test's goals (issue 13): a calibrated estimate within this share of the measurement, either way
+SERVING_ESTIMATE_GOAL = 0.15
+TRAINING_ESTIMATE_GOAL = 0.20
+BACKTEST_PHASES = {"serving": SERVING_ESTIMATE_GOAL, "training": TRAINING_ESTIMATE_GOAL}  # panel order, left to right
+BACKTEST_LEFT, BACKTEST_BOTTOM, BACKTEST_WSPACE = 0.11, 0.27, 0.35  # the family legend sits under the two panels
+BACKTEST_TICK_DECADES = 2  # a log axis of a back-test panel spanning more decades than this ticks at powers of ten only
+BACKTEST_FILE = "estimate-backtest.png"
 
 OUTCOME_UNITS = {
     "completed_run_usd": "USD per completed run",
@@ -53,10 +66,15 @@ OUTCOME_UNITS = {
 FAMILY_COLOURS = {"gpu": "#0072B2", "tpu": "#E69F00", "trainium": "#009E73", "inferentia": "#CC79A7",
                   "cpu": "#56B4E9"}
 OTHER_FAMILY_COLOUR = "#7F7F7F"
-# basis -> (fill colour, hatch): the hatch tells the bases apart in grey print too
-BASIS_STYLES = {"measured": ("#0072B2", ""), "scaled": ("#56B4E9", "//"), "estimated": ("#D9D9D9", "..")}
+# basis -> (fill colour, hatch), from the most measured to the least: one blue paling towards grey (told apart with
+# the common colour-vision deficiencies), and a hatch that tells the bases apart in grey print too
+BASIS_STYLES = {"measured": ("#0072B2", ""), "scaled": ("#56B4E9", "//"), "calibrated": ("#B4DBF3", "\\\\"),
+                "estimated": ("#D9D9D9", "..")}
 OTHER_BASIS_STYLE = ("#FFFFFF", "xx")
 MARK_COLOUR = "#D55E00"  # the pick and the cheapest chip-hour
+# one colour per offer line of the frontier: Okabe-Ito without the mark colour and the yellow that vanishes on white
+LINE_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#000000")
+FLOOR_BASIS = "scenario p99 TPOT bound (a floor)"  # serving_load_points: a per-user speed that is a lower bound
 
 CANDIDATES_SQL = """
 select candidate_id, offer_id, cloud, region, instance_type, pricing_term, precision, chips, family, basis,
@@ -110,6 +128,53 @@ final as (
 select * from final order by as_of
 """
 
+FRONTIER_SQL = """
+with points as (
+    select candidate_id, offer_id, cloud, region, instance_type, pricing_term, precision, precision_class, load_point,
+           tokens_per_s_per_user, tokens_per_s_per_user_basis, usd_per_million_tokens, meets_slo, is_selected
+    from marts.serving_load_points
+    where as_of = $as_of and workload_id = $workload_id and tokens_per_s_per_user > 0
+        and usd_per_million_tokens > 0
+        -- an offline workload has no user waiting on tokens: its cost alone decides
+        and workload_id not in (select workload_id from catalog.workloads where is_offline)
+),
+
+lines as (
+    select
+        candidate_id,
+        count(*) as points,
+        min(usd_per_million_tokens) filter (where is_selected) as selected_usd,
+        min(usd_per_million_tokens) as cheapest_usd
+    from points
+    group by candidate_id
+),
+
+kept as (
+    -- the offers with a frontier first, then the cheapest at the point the latency objective selects
+    select
+        candidate_id,
+        row_number() over (
+            order by points >= $min_points desc, selected_usd nulls last, cheapest_usd, candidate_id
+        ) as line_rank
+    from lines
+    where (select max(points) from lines) >= $min_points
+    qualify line_rank <= $limit
+)
+
+select kept.line_rank, points.*
+from points
+inner join kept using (candidate_id)
+order by kept.line_rank, points.tokens_per_s_per_user, points.load_point
+"""
+
+BACKTEST_SQL = """
+select comparison_id, phase, family, accelerator_id, precision, model_id, chips, measurement_basis, unit, measured,
+       estimated, loo_estimated, loo_measurements, loo_ratio, benchmark_label
+from marts.estimate_backtest
+where as_of = $as_of and measured > 0 and loo_estimated > 0
+order by phase, comparison_id
+"""
+
 
 @dataclass(frozen=True)
 class Chart:
@@ -137,7 +202,30 @@ def workload_charts(con: duckdb.DuckDBPyConnection, as_of: dt.date, workload_id:
     if history.height >= HISTORY_MIN_RUNS:
         charts.append(_chart(f"{workload_id}-history.png", history_title(workload_id, history),
                              history_caption(history), history, history_figure))
+    if _table_exists(con, "marts", "serving_load_points"):
+        frontier = con.sql(FRONTIER_SQL, params=params | {"limit": FRONTIER_LINES,
+                                                          "min_points": FRONTIER_MIN_POINTS}).pl()
+        if not frontier.is_empty():
+            charts.append(_chart(f"{workload_id}-cost-vs-interactivity.png", frontier_title(workload_id, frontier),
+                                 frontier_caption(frontier), frontier, frontier_figure))
     return charts
+
+
+def backtest_chart(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> Chart | None:
+    """Estimated against measured for every result marts.estimate_backtest holds at `as_of`; None when it holds none."""
+    if not _table_exists(con, "marts", "estimate_backtest"):
+        return None
+    comparisons = con.sql(BACKTEST_SQL, params={"as_of": as_of}).pl()
+    if comparisons.is_empty():
+        return None
+    return _chart(BACKTEST_FILE, backtest_title(comparisons), backtest_caption(comparisons), comparisons,
+                  backtest_figure)
+
+
+def _table_exists(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> bool:
+    """Whether the warehouse has this table yet (a warehouse built before the mart existed has not)."""
+    return bool(con.execute("select count(*) from information_schema.tables where table_schema = ? and table_name = ?",
+                            [schema, name]).fetchall()[0][0])
 
 
 def _chart(name: str, title: str, caption: str, data: pl.DataFrame,
@@ -248,11 +336,12 @@ def _family_order(family: str | None) -> tuple[int, str]:
     return (known.index(family), "") if family in known else (len(known), family or "")
 
 
-def _annotate(ax: Axes, marks: list[tuple[dict, str]]) -> None:
+def _annotate(ax: Axes, marks: list[tuple[dict, str]], x_key: str = "usd_per_chip_hour",
+              y_key: str = "outcome_value") -> None:
     """Label marked points: each label beside its point, inside the axes and clear of the marks and labels so far."""
     height = LABEL_POINTS * 1.5 * DPI / 72
     (axes_left, axes_bottom), (axes_right, axes_top) = ax.transAxes.transform([(0, 0), (1, 1)])
-    points = [tuple(ax.transData.transform((row["usd_per_chip_hour"], row["outcome_value"]))) for row, _ in marks]
+    points = [tuple(ax.transData.transform((row[x_key], row[y_key]))) for row, _ in marks]
     mark = ANNOTATION_OFFSET * 0.75  # half the side of the square a marker keeps clear
     taken = [(x - mark, y - mark, x + mark, y + mark) for x, y in points]  # boxes in pixels: left, bottom, right, top
 
@@ -273,7 +362,7 @@ def _annotate(ax: Axes, marks: list[tuple[dict, str]]) -> None:
                                 else y - ANNOTATION_OFFSET - (step + 1) * height]]
         box = next((b for b in boxes if clear(b)), boxes[0])
         taken.append(box)
-        ax.annotate(text, xy=(row["usd_per_chip_hour"], row["outcome_value"]), xytext=(box[0] - x, box[1] - y),
+        ax.annotate(text, xy=(row[x_key], row[y_key]), xytext=(box[0] - x, box[1] - y),
                     textcoords="offset pixels", ha="left", va="bottom", fontsize=LABEL_POINTS, color=MARK_COLOUR,
                     zorder=4, arrowprops={"arrowstyle": "-", "color": MARK_COLOUR, "linewidth": 0.8, "shrinkA": 0})
 
@@ -291,6 +380,9 @@ def top_candidates_caption(top: pl.DataFrame, candidates: int) -> str:
     if top.height > 1:
         text += (f" and number {top.height} {usd(last['outcome_value'])}, "
                  f"{_times(last['outcome_value'], first['outcome_value'])} as much")
+    if "calibrated" in top["basis"].to_list():
+        return text + ("; the fill tells a measured cost from one scaled from a benchmark, calibrated on "
+                       "measurements of the chip, or estimated from specs alone.")
     return text + "; the fill tells a measured cost from one scaled from a benchmark or estimated from specs."
 
 
@@ -396,15 +488,204 @@ def _two_lines(label: str) -> str:
     return label[:cut] + "\n" + label[cut + 1:]
 
 
+# 4. Cost against interactivity: USD per million tokens at each load point against the output tokens/s per user.
+
+def frontier_title(workload_id: str, frontier: pl.DataFrame) -> str:
+    lines = frontier["candidate_id"].n_unique()
+    return (f"{workload_id}: USD per million tokens against output tokens/s per user, "
+            f"{lines} offer{'' if lines == 1 else 's'}")
+
+
+def frontier_caption(frontier: pl.DataFrame) -> str:
+    labels = dict(zip(frontier["candidate_id"].unique(maintain_order=True).to_list(), frontier_line_labels(frontier),
+                      strict=True))
+    text = ("Each line is one offer at the load points measured; further right is faster for each user, lower is "
+            "cheaper per token")
+    selected = frontier.filter(pl.col("is_selected"))
+    if selected.is_empty():
+        text += "; none of the points drawn is the one the workload is priced at"
+    else:
+        best = selected.row(0, named=True)
+        text += (f"; the latency objective selects {labels[best['candidate_id']]} at {best['load_point']}: "
+                 f"{usd(best['usd_per_million_tokens'])} USD per million tokens at "
+                 f"{num(best['tokens_per_s_per_user'], 1)} tokens/s per user")
+    if frontier["tokens_per_s_per_user_basis"].eq(FLOOR_BASIS).any():
+        text += "; an MLPerf scenario's speed (triangle) is a floor, from its p99 TPOT bound"
+    if not frontier["meets_slo"].all():
+        text += "; hollow points miss the objective"
+    return text + "."
+
+
+def frontier_line_labels(frontier: pl.DataFrame) -> list[str]:
+    """One label per line, in line order: the offer, with the precision and then the region where two lines are alike."""
+    rows = frontier.unique("candidate_id", keep="first", maintain_order=True).to_dicts()
+    labels = [offer_label(r) for r in rows]
+    for extra in (lambda r: r["precision_class"], lambda r: r["region"]):
+        alike = {label for label in labels if labels.count(label) > 1}
+        labels = [f"{label}, {extra(r)}" if label in alike else label for label, r in zip(labels, rows, strict=True)]
+    return [label if len(label) <= FRONTIER_LABEL_CHARS else label[:FRONTIER_LABEL_CHARS - 1] + "…"
+            for label in labels]
+
+
+def frontier_figure(frontier: pl.DataFrame, title: str) -> Figure:
+    """One line per offer through its load points, hollow where the objective is missed, the selected points ringed."""
+    from matplotlib.lines import Line2D
+
+    labels = frontier_line_labels(frontier)
+    keys = ["measured per-user speed", "MLPerf bound: at least this fast", "misses the objective",
+            "selected by the latency objective"]
+    right = max(RIGHT - _text_width(labels + keys) - LEGEND_HANDLE_WIDTH, FRONTIER_LEGEND_MIN_RIGHT)
+    figure, ax = _figure(title, right=right)
+    floor = pl.col("tokens_per_s_per_user_basis").eq_missing(FLOOR_BASIS)
+    for i, (line, label) in enumerate(zip(frontier.partition_by("line_rank", maintain_order=True), labels,
+                                          strict=True)):
+        colour = LINE_COLOURS[i % len(LINE_COLOURS)]
+        ax.plot(line["tokens_per_s_per_user"].to_list(), line["usd_per_million_tokens"].to_list(), color=colour,
+                linewidth=1.3, label=label, zorder=2)
+        for is_floor, meets in ((False, True), (False, False), (True, True), (True, False)):
+            points = line.filter(floor.eq(is_floor) & pl.col("meets_slo").eq(meets))
+            if not points.is_empty():
+                ax.plot(points["tokens_per_s_per_user"].to_list(), points["usd_per_million_tokens"].to_list(),
+                        linestyle="none", marker=">" if is_floor else "o", markersize=6,
+                        markerfacecolor=colour if meets else "white", markeredgecolor=colour, markeredgewidth=1.2,
+                        zorder=3)
+    selected = frontier.filter(pl.col("is_selected"))
+    if not selected.is_empty():
+        ax.plot(selected["tokens_per_s_per_user"].to_list(), selected["usd_per_million_tokens"].to_list(),
+                linestyle="none", marker="o", markersize=13, markerfacecolor="none", markeredgecolor=MARK_COLOUR,
+                markeredgewidth=1.4, zorder=4)
+    _scale(ax, "x", frontier["tokens_per_s_per_user"], "output tokens/s per user")
+    _scale(ax, "y", frontier["usd_per_million_tokens"], "USD per million tokens")
+    ax.autoscale_view()  # limits final before the label is placed against them
+    if not selected.is_empty():
+        best = selected.row(0, named=True)
+        _annotate(ax, [(best, "selected: " + best["load_point"])], "tokens_per_s_per_user", "usd_per_million_tokens")
+    grey = "#404040"
+    handles, _ = ax.get_legend_handles_labels()
+    if not frontier["tokens_per_s_per_user_basis"].eq_missing(FLOOR_BASIS).all():
+        handles.append(Line2D([], [], linestyle="none", marker="o", markersize=6, color=grey,
+                              label="measured per-user speed"))
+    if frontier["tokens_per_s_per_user_basis"].eq(FLOOR_BASIS).any():
+        handles.append(Line2D([], [], linestyle="none", marker=">", markersize=6, color=grey,
+                              label="MLPerf bound: at least this fast"))
+    if not frontier["meets_slo"].all():
+        handles.append(Line2D([], [], linestyle="none", marker="o", markersize=6, markerfacecolor="white",
+                              markeredgecolor=grey, markeredgewidth=1.2, label="misses the objective"))
+    if not selected.is_empty():
+        handles.append(Line2D([], [], linestyle="none", marker="o", markersize=13, markerfacecolor="none",
+                              markeredgecolor=MARK_COLOUR, markeredgewidth=1.4,
+                              label="selected by the latency objective"))
+    figure.legend(handles=handles, loc="upper left", bbox_to_anchor=(right + 0.01, TOP), fontsize=LABEL_POINTS,
+                  frameon=False)
+    return figure
+
+
+# 5. The back-test: each measured result against the estimate calibrated without it (marts.estimate_backtest).
+
+def backtest_title(comparisons: pl.DataFrame) -> str:
+    return f"Estimated against measured: {comparisons.height} results, each estimate calibrated without it"
+
+
+def backtest_phases(comparisons: pl.DataFrame) -> list[str]:
+    """The panels, left to right: serving, training, then any other phase the mart holds."""
+    present = set(comparisons["phase"].drop_nulls().to_list())
+    return [p for p in BACKTEST_PHASES if p in present] + sorted(present - set(BACKTEST_PHASES))
+
+
+def median_absolute_error(comparisons: pl.DataFrame) -> float:
+    """The median of |leave-one-out estimate / measurement - 1|."""
+    return (comparisons["loo_ratio"] - 1).abs().median()
+
+
+def backtest_caption(comparisons: pl.DataFrame) -> str:
+    parts = []
+    for phase in backtest_phases(comparisons):
+        rows = comparisons.filter(pl.col("phase") == phase)
+        goal = BACKTEST_PHASES.get(phase)
+        calibrated = rows.filter(pl.col("loo_measurements") > 0)
+        notes = ([f"{percent(median_absolute_error(calibrated))} over the {calibrated.height} calibrated"]
+                 if 0 < calibrated.height < rows.height else []) + ([f"goal ±{percent(goal)}"] if goal else [])
+        parts.append(f"{phase} {percent(median_absolute_error(rows))} over {rows.height}"
+                     + (f" ({'; '.join(notes)})" if notes else ""))
+    text = (f"{comparisons.height} comparisons, on the line where the estimate is right; leave-one-out median "
+            f"absolute error: {', '.join(parts)}")
+    if comparisons["loo_measurements"].eq(0).any():
+        text += "; hollow points had no other measurement to calibrate them"
+    return text + "."
+
+
+def backtest_figure(comparisons: pl.DataFrame, title: str) -> Figure:
+    """A panel per phase: the leave-one-out estimate against the measurement on equal axes, y = x and the goal dashed."""
+    from matplotlib.lines import Line2D
+
+    phases = backtest_phases(comparisons)
+    figure, axes = _figure(title, panels=len(phases), side_by_side=True, left=BACKTEST_LEFT, bottom=BACKTEST_BOTTOM)
+    axes = axes if isinstance(axes, tuple) else (axes,)
+    families = sorted(set(comparisons["family"].to_list()), key=_family_order)
+    for ax, phase in zip(axes, phases, strict=True):
+        rows = comparisons.filter(pl.col("phase") == phase)
+        values = pl.concat([rows["measured"], rows["loo_estimated"]])
+        low, high = values.min(), values.max()
+        if wide_span(values):
+            low, high = low / 1.3, high * 1.3
+        else:
+            pad = (high - low) * 0.08 or high * 0.1
+            low, high = max(low - pad, 0.0), high + pad
+        ax.plot([low, high], [low, high], color="#404040", linewidth=0.9, zorder=1)
+        goal = BACKTEST_PHASES.get(phase)
+        if goal:
+            for factor in (1 - goal, 1 + goal):
+                ax.plot([low, high], [low * factor, high * factor], color="#808080", linestyle="--", linewidth=0.8,
+                        zorder=1)
+        for family in families:
+            colour = FAMILY_COLOURS.get(family, OTHER_FAMILY_COLOUR)
+            points = rows.filter(pl.col("family").eq_missing(family))
+            for calibrated in (True, False):
+                some = points.filter(pl.col("loo_measurements").gt(0).eq(calibrated))
+                if not some.is_empty():
+                    ax.scatter(some["measured"].to_list(), some["loo_estimated"].to_list(), s=30, zorder=3,
+                               facecolors=colour if calibrated else "none",
+                               edgecolors="white" if calibrated else colour, linewidths=0.5 if calibrated else 1.2)
+        _scale(ax, "x", values, "measured")
+        _scale(ax, "y", values, "estimated, leave-one-out")
+        if wide_span(values) and math.log10(high / low) > BACKTEST_TICK_DECADES:
+            from matplotlib.ticker import LogLocator
+
+            for axis in (ax.xaxis, ax.yaxis):  # 1-2-5 ticks of three decades crowd a half-width panel
+                axis.set_major_locator(LogLocator())
+        ax.set_xlim(low, high)
+        ax.set_ylim(low, high)
+        ax.set_title(f"{phase}: {rows['unit'][0]}", fontsize=LABEL_POINTS, loc="left")
+    handles = [Line2D([], [], linestyle="none", marker="o", markersize=6, color=FAMILY_COLOURS.get(f, OTHER_FAMILY_COLOUR),
+                      label=f or "other") for f in families]
+    if comparisons["loo_measurements"].eq(0).any():
+        handles.append(Line2D([], [], linestyle="none", marker="o", markersize=6, markerfacecolor="none",
+                              markeredgecolor="#404040", label="uncalibrated"))
+    handles.append(Line2D([], [], color="#404040", linewidth=0.9, label="estimate = measured"))
+    goals = [f"±{percent(BACKTEST_PHASES[p])} {p}" for p in phases if p in BACKTEST_PHASES]
+    if goals:
+        handles.append(Line2D([], [], color="#808080", linestyle="--", linewidth=0.8,
+                              label="goal: " + ", ".join(goals)))
+    figure.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0), ncols=min(len(handles), 4),
+                  fontsize=LABEL_POINTS, frameon=False)
+    return figure
+
+
 # Figure plumbing.
 
-def _figure(title: str, *, panels: int = 1, left: float = LEFT, right: float = RIGHT, bottom: float = BOTTOM):
-    """A titled figure of `panels` axes stacked over one x axis, with the house grid and tick size."""
+def _figure(title: str, *, panels: int = 1, left: float = LEFT, right: float = RIGHT, bottom: float = BOTTOM,
+            side_by_side: bool = False):
+    """A titled figure of `panels` axes stacked over one x axis (or side by side, each its own axes), with the
+    house grid and tick size."""
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=FIGURE_INCHES, dpi=DPI)
-    figure.subplots_adjust(left=left, right=right, bottom=bottom, top=TOP, hspace=0.35)
-    axes = figure.subplots(panels, 1, sharex=True, squeeze=False)[:, 0]
+    if side_by_side:
+        figure.subplots_adjust(left=left, right=right, bottom=bottom, top=TOP, wspace=BACKTEST_WSPACE)
+        axes = figure.subplots(1, panels, squeeze=False)[0, :]
+    else:
+        figure.subplots_adjust(left=left, right=right, bottom=bottom, top=TOP, hspace=0.35)
+        axes = figure.subplots(panels, 1, sharex=True, squeeze=False)[:, 0]
     figure.suptitle(title, fontsize=TITLE_POINTS, y=0.985, va="top", wrap=True)
     for ax in axes:
         ax.grid(True, linewidth=0.4, color="#DDDDDD", zorder=0)

@@ -18,7 +18,7 @@ import duckdb
 import pyarrow as pa
 
 from flows import analytics, checks, data_docs, transform, warehouse
-from flows.catalog import Catalog, CatalogError, SnapshotFile
+from flows.catalog import Catalog, CatalogError, SnapshotFile, normalise_alias
 from flows.sources import SAME_SKU_KINDS, SOURCE_KINDS
 from flows.sources._common import limits_for, redact_text
 from flows.sources._concurrency import FetchSlots, held
@@ -244,6 +244,14 @@ def land_batch(
         "accelerator_alias_keys": sorted(catalog.alias_map()),
         "accelerator_ids": sorted(catalog.accelerators.accelerators),
         "model_ids": sorted(catalog.models.models),
+        # a price sheet names its accelerator by id or alias; its quotes' instance types, listed or not
+        "accelerator_keys": sorted(set(catalog.alias_map())
+                                   | {normalise_alias(a_id) for a_id in catalog.accelerators.accelerators}),
+        "instance_types": sorted({i.instance_type for i in catalog.instances.instances}),
+        # own training runs name the workload they measured
+        "workload_ids": sorted(catalog.workloads.workloads),
+        "non_training_workload_ids": sorted(w_id for w_id, w in catalog.workloads.workloads.items()
+                                            if w.kind != "training"),
     }
     outcome = validate_rows(batch.rows, suite, parameters)
     tag = {"run_id": run_id, "as_of": as_of}

@@ -28,7 +28,15 @@ TOP_ROWS = 10  # rows of the short table at the top of a workload page
 REVERSALS_LISTED = 5  # pairs under "Where the hourly price disagrees"
 CHANGES_LISTED = 8  # lines of one kind of change shown before "and N more"
 QUARANTINE_VALUES_LISTED = 12  # distinct rejected values named per source and expectation before "and N others"
-BASES = ["measured", "scaled", "estimated"]
+BASES = ["measured", "scaled", "calibrated", "estimated"]
+# The back-test's goals (issue 13): leave-one-out median absolute error, over comparisons another measurement
+# calibrated. (name, short name, phase, family or None for every family, goal, what the figure covers)
+ESTIMATE_GOALS = [
+    ("Serving throughput, GPUs", "GPU serving", "serving", "gpu", charts.SERVING_ESTIMATE_GOAL,
+     "GPU results whose accelerator has another measurement at that precision and model"),
+    ("Training time", "training", "training", None, charts.TRAINING_ESTIMATE_GOAL,
+     "training results whose accelerator has another measurement"),
+]
 
 def _environment(markdown: bool) -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES_DIR), undefined=jinja2.StrictUndefined,
@@ -92,8 +100,8 @@ def reversal_pairs(ranking: list[dict], limit: int = REVERSALS_LISTED) -> list[d
 
 def _training_rows(ranking: list[dict], costs: dict[str, dict]) -> tuple[list[str], list[list[str]]]:
     headers = ["rank", "offer", "accelerator x count", "cloud / region", "term", "USD per chip-hour",
-               "chip-hour rank", "chips", "time to train", OUTCOME_LABELS["completed_run_usd"], "energy (kWh)",
-               "basis", "price source (as of)", "benchmark or assumption (as of)"]
+               "chip-hour rank", "chips", "time to train", OUTCOME_LABELS["completed_run_usd"], "likely range",
+               "energy (kWh)", "basis", "price source (as of)", "benchmark or assumption (as of)"]
     rows = []
     for r in ranking:
         minutes = r["time_to_train_minutes"]
@@ -102,7 +110,7 @@ def _training_rows(ranking: list[dict], costs: dict[str, dict]) -> tuple[list[st
             f"{r['cloud']} / {r['region']}", r["pricing_term"], usd(r["usd_per_chip_hour"]), str(r["chip_hour_rank"]),
             f"{int(r['chips'])} ({plural(r['instances'], 'instance')})",
             f"{num(minutes)} min" if minutes < 600 else f"{num(minutes / 60, 0)} h", usd(r["outcome_value"]),
-            num(costs.get(r["candidate_id"], {}).get("energy_kwh"), 0), r["basis"],
+            likely_range(r), num(costs.get(r["candidate_id"], {}).get("energy_kwh"), 0), r["basis"],
             f"{r['price_source_id']} ({r['price_as_of']})", _benchmark(r),
         ])
     return headers, rows
@@ -113,7 +121,7 @@ def _inference_rows(ranking: list[dict], costs: dict[str, dict], offline: bool) 
     headers = ["rank", "offer", "accelerator x count", "cloud / region", "term", "USD per chip-hour",
                "chip-hour rank", "precision", "tokens/s per chip"]
     headers += [] if offline else ["instances", "utilization", "USD per month"]
-    headers += [label, "basis", "price source (as of)", "benchmark or estimate (as of)"]
+    headers += [label, "likely range", "basis", "price source (as of)", "benchmark or estimate (as of)"]
     rows = []
     for r in ranking:
         c = costs.get(r["candidate_id"], {})
@@ -122,14 +130,21 @@ def _inference_rows(ranking: list[dict], costs: dict[str, dict], offline: bool) 
                r["precision"], num(r["tokens_per_s_per_chip"], 0)]
         if not offline:
             row += [count(c.get("instances")), percent(c.get("utilization")), usd(c.get("monthly_usd"))]
-        row += [usd(r["outcome_value"]), r["basis"], f"{r['price_source_id']} ({r['price_as_of']})", _benchmark(r)]
+        row += [usd(r["outcome_value"]), likely_range(r), r["basis"], f"{r['price_source_id']} ({r['price_as_of']})", _benchmark(r)]
         rows.append(row)
     return headers, rows
 
 
+def likely_range(r: dict) -> str:
+    """An estimate's error band from the back-test, as `low to high`; a measured row (no band) gets a dash."""
+    if r.get("outcome_low") is None or r.get("outcome_high") is None:
+        return "—"
+    return f"{usd(r['outcome_low'])} to {usd(r['outcome_high'])}"
+
+
 def _top_rows(ranking: list[dict]) -> list[list[str]]:
     return [[str(r["outcome_rank"]), f"{_offer(r)} ({r['region']})", r["pricing_term"], r["precision"] or "—",
-             usd(r["outcome_value"]), str(r["chip_hour_rank"]), r["basis"]] for r in ranking[:TOP_ROWS]]
+             usd(r["outcome_value"]), likely_range(r), str(r["chip_hour_rank"]), r["basis"]] for r in ranking[:TOP_ROWS]]
 
 
 def _utilization(workload: dict, ranking: list[dict], costs: dict[str, dict]) -> dict | None:
@@ -150,6 +165,41 @@ def _basis_by_family(ranking: list[dict]) -> list[tuple[str, list[str]]]:
     for r in ranking:
         by_family.setdefault(r["family"], set()).add(r["basis"])
     return [(family, sorted(bases, key=BASES.index)) for family, bases in sorted(by_family.items())]
+
+
+def _estimates_page(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dict[str, str | bytes], list[dict]]:
+    """The back-test page: how far estimates land from measurements, per family and phase, against the goals."""
+    comparisons = fetch_dicts(con, "select * from marts.estimate_backtest where as_of = ? "
+                                   "order by phase, accelerator_id, precision, model_id, comparison_id", [as_of])
+    summary = fetch_dicts(con, """
+        select phase, family, count(*) as comparisons, count(*) filter (loo_measurements > 0) as calibrated,
+            median(loo_abs_error) filter (loo_measurements > 0) as calibrated_median,
+            max(loo_abs_error) filter (loo_measurements > 0) as calibrated_worst,
+            median(abs(ratio - 1)) as uncalibrated_median, max(abs(ratio - 1)) as uncalibrated_worst
+        from marts.estimate_backtest where as_of = ? group by all order by phase, family""", [as_of])
+    goals = []
+    for name, short, phase, family, goal, scope in ESTIMATE_GOALS:
+        row = con.execute(
+            "select median(loo_abs_error), count(*) from marts.estimate_backtest where as_of = ? and phase = ? "
+            "and (? is null or family = ?) and loo_measurements > 0", [as_of, phase, family, family]).fetchall()[0]
+        goals.append({"name": name, "short": short, "goal": goal, "value": row[0], "comparisons": row[1], "scope": scope})
+    factors = fetch_dicts(con, "select * from marts.estimate_calibration where as_of = ? "
+                               "order by phase, accelerator_id, precision_class, model_id", [as_of])
+    chart = charts.backtest_chart(con, as_of)
+    page = MARKDOWN.get_template("estimates.md.j2").render(
+        as_of=as_of.isoformat(), comparisons=comparisons, goals=goals, chart=chart,
+        summary_rows=[[r["phase"], r["family"], count(r["comparisons"]), count(r["calibrated"]),
+                       percent(r["calibrated_median"]), percent(r["calibrated_worst"]),
+                       percent(r["uncalibrated_median"]), percent(r["uncalibrated_worst"])] for r in summary],
+        factor_rows=[[f["phase"], f["accelerator_id"], f["precision_class"], f["model_id"], num(f["factor"], 2),
+                      f"{count(f['measurements'])} ({count(f['setups'])})", f["measured_by"],
+                      f"{num(f['min_ratio'], 2)} to {num(f['max_ratio'], 2)}"] for f in factors],
+        comparison_rows=[[c["phase"], c["accelerator_id"], c["precision"], c["model_id"], count(c["chips"]),
+                          num(c["measured"], 1), num(c["estimated"], 1), num(c["loo_estimated"], 1)
+                          + ("" if c["loo_measurements"] else " (uncalibrated)"),
+                          percent(c["loo_ratio"] - 1), c["unit"],
+                          _benchmark(c)] for c in comparisons])
+    return {"estimates.md": page} | ({chart.file_name: chart.image} if chart else {}), goals
 
 
 def ranking_csv(con: duckdb.DuckDBPyConnection, as_of: dt.date, workload_id: str) -> str:
@@ -252,7 +302,8 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
               "previous_as_of": previous_as_of, "previous_tracked": previous_tracked, "changes_listed": CHANGES_LISTED,
               "other_changes": [c for c in changes if c["change_kind"] != "best_offer_changed"]}
 
-    pages: dict[str, str | bytes] = {"offers.md": MARKDOWN.get_template("offers.md.j2").render(
+    pages, estimate_goals = _estimates_page(con, as_of)
+    pages |= {"offers.md": MARKDOWN.get_template("offers.md.j2").render(
         as_of=as_of.isoformat(), offer_rows=_offer_rows(offers), unknown=unknown,
         unknown_rows=[[u["cloud"], u["region"], u["instance_type"], u["pricing_term"], usd(u["usd_per_hour"]),
                        u["unit"], u["accelerators_listed"] or "—", f"{u['price_source_id']} ({u['price_as_of']})",
@@ -303,7 +354,7 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
         ])
 
     pages["index.md"] = MARKDOWN.get_template("index.md.j2").render(
-        **common, best_changes=best_changes,
+        **common, best_changes=best_changes, estimate_goals=estimate_goals,
         workloads=[{"workload_id": w["workload_id"], "decision": decisions.get(w["workload_id"])} for w in workloads],
         run=run[0] if run else None,
         stale_loads=[{"source_id": r["source_id"], "status_text": _source_status(r)} for r in loads

@@ -71,6 +71,7 @@ NULLABLE_CATALOG_COLUMNS: dict[str, dict[str, pa.DataType]] = {
     "instances": {"vcpu": _BIGINT, "memory_gib": _DOUBLE},
     "models": {"active_params": _DOUBLE},
     "mlperf_training_tasks": {"note": _TEXT},
+    "mlperf_inference_tasks": {"ttft_ms": _DOUBLE, "tpot_ms": _DOUBLE},
     "workloads": {
         "benchmark_suite": _TEXT, "benchmark_task": _TEXT, "benchmark_scenario": _TEXT,
         "benchmark_divisions": _TEXTS, "benchmark_suites": _TEXTS, "benchmark_availabilities": _TEXTS,
@@ -192,6 +193,13 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
         "mlperf_training_tasks": [
             {"task": task, **t.model_dump()} for task, t in catalog.models.mlperf_training_tasks.items()
         ],
+        "mlperf_inference_tasks": [
+            {"task": task, "scenario": scenario, "model": t.model, "input_tokens": t.input_tokens,
+             "output_tokens": t.output_tokens, "ttft_ms": bounds.ttft_ms if bounds else None,
+             "tpot_ms": bounds.tpot_ms if bounds else None, "source": t.source}
+            for task, t in catalog.models.mlperf_inference_tasks.items()
+            for scenario, bounds in [("Offline", None), *sorted(t.latency.items())]
+        ],
         "settings": [{"price_move_threshold": catalog.sources.price_move_threshold}],
         "sources": [
             {"source_id": s_id, "kind": s.kind, "enabled": s.enabled, "description": s.description,
@@ -205,6 +213,8 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
         "workload_precisions": {"workload_id": "", "precision": ""},
         "mlperf_training_tasks": {"task": "", "model": "", "sequence_length": 0, "tokens_per_sample": 0.0,
                                   "flops_per_token": 0.0, "note": ""},
+        "mlperf_inference_tasks": {"task": "", "scenario": "", "model": "", "input_tokens": 0, "output_tokens": 0,
+                                   "ttft_ms": 0.0, "tpot_ms": 0.0, "source": ""},
         "instance_price_components": {"cloud": "", "instance_type": "", "sku_description_prefix": "", "quantity": 0.0},
         "accelerator_aliases": {"accelerator_id": "", "alias": "", "alias_key": ""},
         # a catalog whose sources are all live-only declares no files

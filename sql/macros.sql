@@ -128,6 +128,71 @@ create or replace macro decode_step_s(weights_gb, kv_gb_per_sequence, batch, par
             / (chips::double * precision_tflops::double * 1e12 * compute_efficiency::double)
     );
 
+-- Prefill of one request's prompt on a group of chips: 2 FLOPs per active parameter and prompt token (compute side).
+create or replace macro prefill_s(params_active, input_tokens, chips, precision_tflops, compute_efficiency) as
+    2 * params_active::double * input_tokens::double
+        / (chips::double * precision_tflops::double * 1e12 * compute_efficiency::double);
+
+-- The largest batch whose KV cache (`tokens_per_sequence` tokens a sequence) fits beside the weights on the group.
+create or replace macro batch_memory(weights_gb, kv_bytes_per_token, tokens_per_sequence, chips, memory_gb_per_chip,
+                                     usable_fraction) as
+    floor(kv_tokens_that_fit(weights_gb, kv_bytes_per_token, chips, memory_gb_per_chip, usable_fraction)
+          / tokens_per_sequence::double);
+
+-- The largest batch whose time between tokens meets a TPOT objective: a decode step plus the prompts prefilled in
+-- between (batch x prefill / output_tokens), on the memory and on the compute side of the roofline. No objective
+-- (offline work): 4,096, the most a batch holds.
+create or replace macro batch_for_tpot(slo_tpot_ms, weights_gb, kv_gb_per_sequence, params_active, precision_tflops,
+                                       chips, bandwidth_tbps, bandwidth_efficiency, compute_efficiency, prefill_s,
+                                       output_tokens) as
+    case when slo_tpot_ms is null then 4096 else least(
+        floor((slo_tpot_ms::double / 1000 - weights_gb::double * 1e9
+                  / (chips::double * bandwidth_tbps::double * 1e12 * bandwidth_efficiency::double))
+              / (kv_gb_per_sequence::double * 1e9
+                    / (chips::double * bandwidth_tbps::double * 1e12 * bandwidth_efficiency::double)
+                 + prefill_s::double / output_tokens::double)),
+        floor(slo_tpot_ms::double / 1000
+              / (2 * params_active::double / (chips::double * precision_tflops::double * 1e12
+                                              * compute_efficiency::double)
+                 + prefill_s::double / output_tokens::double))
+    ) end;
+
+-- Output tokens per second of one replica: each batch decodes `output_tokens` steps and prefills its requests'
+-- prompts on the same chips.
+create or replace macro replica_tokens_per_s(batch, output_tokens, step_s, prefill_s) as
+    batch::double * output_tokens::double / (output_tokens::double * step_s::double + batch::double * prefill_s::double);
+
+-- The batch a replica of `chips` chips runs: the given one (an own run's concurrency) or 4,096, cut to what memory
+-- holds and what the TPOT objective allows (the mean context while decoding: the input plus half the output).
+create or replace macro serving_batch(fixed_batch, weights_gb, kv_bytes_per_token, input_tokens, output_tokens,
+                                      params_active, precision_tflops, memory_gb_per_chip, usable_fraction,
+                                      bandwidth_tbps, bandwidth_efficiency, compute_efficiency, chips, slo_tpot_ms) as
+    least(
+        coalesce(fixed_batch, 4096),
+        batch_memory(weights_gb, kv_bytes_per_token, input_tokens + output_tokens, chips, memory_gb_per_chip,
+                     usable_fraction),
+        batch_for_tpot(slo_tpot_ms, weights_gb, (input_tokens + output_tokens / 2.0) * kv_bytes_per_token / 1e9,
+                       params_active, precision_tflops, chips, bandwidth_tbps, bandwidth_efficiency,
+                       compute_efficiency,
+                       prefill_s(params_active, input_tokens, chips, precision_tflops, compute_efficiency),
+                       output_tokens)
+    );
+
+-- Output tokens per second of one replica at `batch` (the roofline estimate); null when the batch is empty or the
+-- prefill alone breaks the TTFT objective.
+create or replace macro serving_tokens_per_s(batch, weights_gb, kv_bytes_per_token, input_tokens, output_tokens,
+                                             params_active, precision_tflops, bandwidth_tbps, bandwidth_efficiency,
+                                             compute_efficiency, chips, slo_ttft_ms) as
+    case when batch >= 1 and (slo_ttft_ms is null or prefill_s(params_active, input_tokens, chips, precision_tflops,
+                                                                compute_efficiency) * 1000 <= slo_ttft_ms)
+    then replica_tokens_per_s(
+        batch, output_tokens,
+        decode_step_s(weights_gb, (input_tokens + output_tokens / 2.0) * kv_bytes_per_token / 1e9, batch,
+                      params_active, precision_tflops, chips, bandwidth_tbps, bandwidth_efficiency,
+                      compute_efficiency),
+        prefill_s(params_active, input_tokens, chips, precision_tflops, compute_efficiency))
+    end;
+
 -- Instances needed for the peak load, in whole instances (at least one).
 create or replace macro instances_for_peak(mean_requests_per_s, peak_factor, requests_per_s_per_instance) as
     greatest(1, cast(ceil(mean_requests_per_s::double * peak_factor::double

@@ -91,18 +91,19 @@ def test_a_chart_drawn_before_in_this_process_is_reused_and_new_data_is_drawn(da
 
 
 def test_captions_say_what_to_read(day_one_charts):
-    # gpt3-175b-pretrain: the pick tpu-v6e-8 spot at 4.35 / 8 USD per chip-hour, 488.63 USD per run; trn1.32xlarge spot
-    # is the cheapest chip-hour (0.151875) at 1,321.34 USD per run, 2.70x as much
+    # gpt3-175b-pretrain: the pick tpu-v6e-8 spot at 4.35 / 8 USD per chip-hour, 529.09 USD per run; trn1.32xlarge spot
+    # is the cheapest chip-hour (0.151875) at 1,321.34 USD per run, 1,321.34 / 529.09 = 2.50x as much; number 10 of
+    # the bars costs 1,762.25, 1,762.25 / 529.09 = 3.33x
     scatter, bars = day_one_charts["gpt3-175b-pretrain"]
     assert scatter.title == "gpt3-175b-pretrain: USD per completed run against USD per chip-hour, 38 candidates"
     assert scatter.caption == (
         "Lower is better on both axes; the pick, gcp tpu-v6e-8 (spot), sits at 0.544 USD per chip-hour; the "
-        "cheapest chip-hour, aws trn1.32xlarge (spot), costs 2.70x as much per completed run.")
+        "cheapest chip-hour, aws trn1.32xlarge (spot), costs 2.50x as much per completed run.")
     assert bars.title == "gpt3-175b-pretrain: the 10 cheapest candidates by USD per completed run"
     assert bars.caption == (
-        "Shorter is better; of 38 candidates the pick, gcp tpu-v6e-8 (spot), costs 488.63 USD per completed run "
-        "and number 10 1,762.25, 3.61x as much; the fill tells a measured cost from one scaled from a benchmark or "
-        "estimated from specs.")
+        "Shorter is better; of 38 candidates the pick, gcp tpu-v6e-8 (spot), costs 529.09 USD per completed run "
+        "and number 10 1,762.25, 3.33x as much; the fill tells a measured cost from one scaled "
+        "from a benchmark, calibrated on measurements of the chip, or estimated from specs alone.")
     assert day_one_charts[LORA][0].caption == (
         "Lower is better on both axes; the pick, aws p5.48xlarge (spot), sits at 1.280 USD per chip-hour and is also "
         "the cheapest chip-hour.")

@@ -37,7 +37,7 @@ def test_llama2_lora_on_8_h200_p5en_costs_26_05(flow_run):
     page = (flow_run.reports / "llama2-70b-lora-finetune.md").read_text()
     assert "| aws p5en.48xlarge | h200-sxm-141gb x 8 | aws / us-east-1 | on_demand | 7.912 |" in page
     # energy: 24.69 / 60 h x 8 chips x 0.700 kW x PUE 1.2 = 2.77 kWh
-    assert "| 8 (1 instance) | 24.69 min | 26.05 | 3 | measured |" in page
+    assert "| 8 (1 instance) | 24.69 min | 26.05 | — | 3 | measured |" in page  # measured: no likely range
 
 
 def test_gpt3_on_512_tpu_v5p_and_512_h100(flow_run):
@@ -50,9 +50,9 @@ def test_gpt3_on_512_tpu_v5p_and_512_h100(flow_run):
     assert h100["outcome_rank"] < tpu["outcome_rank"] and h100["chip_hour_rank"] > tpu["chip_hour_rank"]
     assert h100["is_reversal"]
     page = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
-    assert "| 512 (128 instances) | 114.79 min | 4,114.21 | — | measured |" in page  # TPU v5p TDP: not published
+    assert "| 512 (128 instances) | 114.79 min | 4,114.21 | — | — | measured |" in page  # no range; no TPU v5p TDP
     # energy: 50.73 / 60 h x 512 chips x 0.700 kW x PUE 1.2 = 363.6 kWh
-    assert "| 512 (64 instances) | 50.73 min | 2,978.21 | 364 | measured |" in page
+    assert "| 512 (64 instances) | 50.73 min | 2,978.21 | — | 364 | measured |" in page
 
 
 def test_llama2_batch_on_p5_costs_0_62_per_million_tokens(flow_run):
@@ -60,7 +60,7 @@ def test_llama2_batch_on_p5_costs_0_62_per_million_tokens(flow_run):
     assert row["basis"] == "measured"
     # 55.04 / (24,528 x 3600) x 1e6 = 0.623 USD
     assert round(row["outcome_value"], 3) == 0.623
-    assert "| fp16 | 3,066 | 0.623 | measured |" in (flow_run.reports / "llama2-70b-batch.md").read_text()
+    assert "| fp16 | 3,066 | 0.623 | — | measured |" in (flow_run.reports / "llama2-70b-batch.md").read_text()
 
 
 def test_rows_in_equal_landed_plus_quarantined(flow_run):
@@ -98,8 +98,10 @@ def test_reports_are_published_dated_and_latest(flow_run):
     workloads = ["gpt3-175b-pretrain", "llama2-70b-batch", "llama2-70b-chat", "llama2-70b-lora-finetune",
                  "llama31-405b-chat", "llama31-70b-pretrain-15t", "llama31-8b-chat-large", "llama31-8b-chat-small",
                  "llama31-8b-pretrain-1t"]
-    # a page and its full ranking as CSV per workload, the charts folder, the Data Docs, the index and the offers
-    assert names == sorted(["charts", "data-docs", "index.md", "offers.md"] + [f"{w}.md" for w in workloads]
+    # a page and its full ranking as CSV per workload, the charts folder, the Data Docs, the index, the offers and
+    # the back-test of the estimates
+    assert names == sorted(["charts", "data-docs", "estimates.md", "index.md", "offers.md"]
+                           + [f"{w}.md" for w in workloads]
                            + [f"{w}.csv" for w in workloads])
     assert not filecmp.dircmp(dated, latest).diff_files and sorted(p.name for p in latest.iterdir()) == names
     assert [p.name for p in dated.parent.iterdir() if p.name.startswith(".")] == []
@@ -136,7 +138,7 @@ def test_data_docs_are_built_from_the_runs_validations_and_linked(flow_run):
 @pytest.mark.parametrize("page", ["index.md", "llama2-70b-lora-finetune.md", "gpt3-175b-pretrain.md",
                                   "llama2-70b-batch.md", "llama2-70b-chat.md", "llama31-8b-pretrain-1t.md",
                                   "llama31-70b-pretrain-15t.md", "llama31-8b-chat-small.md",
-                                  "llama31-8b-chat-large.md", "llama31-405b-chat.md", "offers.md"])
+                                  "llama31-8b-chat-large.md", "llama31-405b-chat.md", "offers.md", "estimates.md"])
 def test_golden_report(flow_run, page):
     """A change in report output shows as a reviewable diff; regenerate with UPDATE_GOLDEN=1."""
     produced = (flow_run.reports / page).read_text()

@@ -180,6 +180,50 @@ def test_roofline_step_llama2_70b_on_8_h100_matches_the_calibration(fresh_db):
     assert 512 / step == pytest.approx(28_670, rel=0.01)
 
 
+# The roofline of one replica: Llama-2-70B-like, 70e9 parameters, 140 GB of bf16 weights, 327,680 B of KV cache a
+# token, 1,024 prompt + 300 output tokens, on 8 chips of 80 GB (90% usable), 3.35 TB/s at 0.7 and 1,000 TFLOP/s at 0.5.
+ROOFLINE = "140, 327680, 1024, 300, 70e9, 1000"
+
+
+def test_prefill_of_one_prompt(fresh_db):
+    # 2 x 70e9 x 1,024 / (8 x 1,000e12 x 0.5) = 1.4336e14 / 4e15 = 0.03584 s
+    assert value(fresh_db, "prefill_s(70e9, 1024, 8, 1000, 0.5)") == pytest.approx(0.03584)
+
+
+def test_batch_memory_holds(fresh_db):
+    # (8 x 80 x 0.9 - 140) GB = 436 GB of KV cache / 327,680 B = 1,330,566 tokens / 1,324 a sequence = 1,004.96 -> 1,004
+    assert value(fresh_db, "batch_memory(140, 327680, 1324, 8, 80, 0.9)") == 1004
+
+
+def test_batch_a_tpot_objective_allows(fresh_db):
+    # bandwidth 8 x 3.35e12 x 0.7 = 1.876e13 B/s; mean context (1,024 + 150) x 327,680 B = 0.384696 GB a sequence
+    # memory side: (0.200 - 140e9 / 1.876e13) / (0.384696e9 / 1.876e13 + 0.03584 / 300) = 0.192537 / 1.39978e-4
+    #   = 1,375.5 -> 1,375
+    # compute side: 0.200 / (2 x 70e9 / 4e15 + 0.03584 / 300) = 0.200 / 1.54467e-4 = 1,294.8 -> 1,294: the smaller
+    args = "140, 0.38469632, 70e9, 1000, 8, 3.35, 0.7, 0.5, 0.03584, 300"
+    assert value(fresh_db, f"batch_for_tpot(200, {args})") == 1294
+    assert value(fresh_db, f"batch_for_tpot(null, {args})") == 4096  # no objective: offline work
+
+
+def test_replica_tokens_per_s_decodes_and_prefills(fresh_db):
+    # a batch of 100 decodes 300 steps of 20 ms and prefills 100 prompts of 35 ms: 100 x 300 / (6 + 3.5) s
+    assert value(fresh_db, "replica_tokens_per_s(100, 300, 0.02, 0.035)") == pytest.approx(3157.894737)
+
+
+def test_serving_batch_and_tokens_per_s(fresh_db):
+    # the batch: least(4,096, memory 1,004, TPOT 1,294) = 1,004; a given concurrency of 64 is kept
+    batch = f"serving_batch(null, {ROOFLINE}, 80, 0.9, 3.35, 0.7, 0.5, 8, 200)"
+    assert value(fresh_db, batch) == 1004
+    assert value(fresh_db, f"serving_batch(64, {ROOFLINE}, 80, 0.9, 3.35, 0.7, 0.5, 8, 200)") == 64
+    # batch 1,004: step = max((140 + 1,004 x 0.384696) GB / 1.876e13, 2 x 70e9 x 1,004 / 4e15) = max(28.05, 35.14) ms
+    # = 35.14 ms; tokens/s = 1,004 x 300 / (300 x 0.03514 + 1,004 x 0.03584) = 301,200 / 46.525 = 6,473.89
+    tokens = f"serving_tokens_per_s({batch}, {ROOFLINE}, 3.35, 0.7, 0.5, 8, 2000)"
+    assert value(fresh_db, tokens) == pytest.approx(6473.889, abs=1e-3)
+    # a TTFT objective the prefill alone breaks (35.84 ms > 30 ms), or an empty batch: no estimate
+    assert value(fresh_db, f"serving_tokens_per_s({batch}, {ROOFLINE}, 3.35, 0.7, 0.5, 8, 30)") is None
+    assert value(fresh_db, f"serving_tokens_per_s(0, {ROOFLINE}, 3.35, 0.7, 0.5, 8, null)") is None
+
+
 def test_utilization_from_traffic_on_whole_instances(fresh_db):
     # 2 requests/s mean, peak 3x = 6 requests/s; an instance serves 40 requests/s: 1 instance, 2 / 40 = 5% used
     assert value(fresh_db, "instances_for_peak(2, 3, 40)") == 1

@@ -189,6 +189,16 @@ elif os.environ.get("HWEVAL_TEST_PAUSE_IN") == "publish":
 
     publishing._swap_in = paused_swap_in
 
+if os.environ.get("HWEVAL_TEST_HOLD_BUILD_UNTIL"):  # the build waits for the test to say go
+    real_build_models = transform.build_models
+
+    def held_build_models(*args, **kwargs):
+        while not Path(os.environ["HWEVAL_TEST_HOLD_BUILD_UNTIL"]).exists():
+            time.sleep(0.2)
+        return real_build_models(*args, **kwargs)
+
+    transform.build_models = held_build_models
+
 from flows.cli import main
 sys.exit(main(sys.argv[1:]))
 """
@@ -243,7 +253,14 @@ def assert_runs_and_reports_agree(root: Path) -> dict[dt.date, str]:
 
 
 def test_two_runs_started_together_run_one_after_the_other(prefect_server, tmp_path):
-    runs = {as_of: start_run(tmp_path, as_of, tmp_path / f"run-{as_of}") for as_of in (D1, D2)}
+    # the run that takes the lock first holds it in its build until the other is seen waiting (on a loaded machine
+    # the second could otherwise start after the first had finished)
+    go = tmp_path / "go"
+    runs = {as_of: start_run(tmp_path, as_of, tmp_path / f"run-{as_of}", HWEVAL_TEST_HOLD_BUILD_UNTIL=str(go))
+            for as_of in (D1, D2)}
+    wait_for(lambda: any("waiting up to 600 s" in (tmp_path / f"run-{as_of}.err").read_text() for as_of in (D1, D2)),
+             "one run to wait for the other", timeout_s=300)
+    go.touch()
     for as_of, proc in runs.items():
         assert proc.wait(timeout=400) == 0, (tmp_path / f"run-{as_of}.err").read_text()[-3000:]
     errs = {as_of: (tmp_path / f"run-{as_of}.err").read_text() for as_of in (D1, D2)}

@@ -29,9 +29,9 @@ def write(tmp_path, name: str, text: str):
     return path
 
 
-def test_the_example_sheet_prices_a_quote_a_discount_and_an_on_prem_system(fresh_db, catalog):
+def test_the_example_sheet_prices_quotes_a_discount_and_an_on_prem_system(fresh_db, catalog):
     rows = price_sheet.read_file(CATALOGS / "price_sheet.example.yaml", "price_sheet.example.yaml")
-    assert [r["entry_kind"] for r in rows] == ["quote", "discount", "on_prem"]
+    assert [r["entry_kind"] for r in rows] == ["quote", "quote", "discount", "on_prem"]
     aws = aws_pricing.rows_from_pages([("p", aws_page(aws_product("p5.48xlarge", "55.0400000000")))])
     azure_rows = [{"arm_region_name": "eastus", "location": "US East", "arm_sku_name": "Standard_ND96isr_H100_v5",
                    "sku_name": "ND96isr H100 v5", "meter_name": "ND96isr H100 v5",
@@ -44,7 +44,7 @@ def test_the_example_sheet_prices_a_quote_a_discount_and_an_on_prem_system(fresh
         land(fresh_db, catalog, "azure_retail", "azure_retail", "azure_retail", azure_rows),
         land(fresh_db, catalog, "price_sheet", "price_sheet", "price_sheet", rows),
     ])
-    assert (loads["price_sheet"].rows_landed, loads["price_sheet"].rows_quarantined) == (3, 0)
+    assert (loads["price_sheet"].rows_landed, loads["price_sheet"].rows_quarantined) == (4, 0)
     transform.build_models(fresh_db, "run-1", AS_OF)
     offers = {r[0]: r[1:] for r in fresh_db.execute(
         "select offer_id, pricing_term, round(usd_per_hour, 4), accelerator_id, accelerator_count "
@@ -52,6 +52,9 @@ def test_the_example_sheet_prices_a_quote_a_discount_and_an_on_prem_system(fresh
     # quote: 30.00 USD/h + 50,000 USD upfront over 12 months x 730 h = 30 + 50,000 / 8,760 = 35.7078
     assert offers["aws:us-east-1:p5.48xlarge:private:illustrative-a-1-year-private-pricing-agreement-12-month-term"] == (
         "private", 35.7078, "h100-sxm-80gb", 8)
+    # a quote for a box the catalog does not list: its own hardware, at its plain 19.92 USD/h
+    assert offers["neocloud:us-west:8x-h100-sxm-box:private:illustrative-a-neocloud-s-on-demand-list-price-for-an-8-x-"
+                  "h100-sxm-box"] == ("private", 19.92, "h100-sxm-80gb", 8)
     # discount: 15% off Azure's public on-demand 98.32 = 98.32 x 0.85 = 83.572
     assert offers["azure:eastus:Standard_ND96isr_H100_v5:private:on-demand-less-15.0"] == (
         "private", 83.572, "h100-sxm-80gb", 8)

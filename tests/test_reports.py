@@ -12,10 +12,11 @@ from flows import reports
 from flows.formatting import md_escape, ratio, signed_usd, usd
 
 TRAINING_DECISION = (
-    "- **[gpt3-175b-pretrain](gpt3-175b-pretrain.md)**: pick gcp tpu-v6e-8 (us-central1, spot, bf16, scaled): "
-    "488.63 USD per completed run. Runner-up aws p5.48xlarge (us-east-1, spot, measured): 637.20, 30% more. "
-    "Choosing the cheapest chip-hour, aws trn1.32xlarge (us-east-1, spot, bf16, estimated) at 0.152 USD per "
-    "chip-hour, would cost 2.70x per completed run: +832.71 USD.")
+    "- **[gpt3-175b-pretrain](gpt3-175b-pretrain.md)**: pick gcp tpu-v6e-8 (us-central1, spot, bf16, calibrated): "
+    "529.09 USD per completed run (likely 469.58 to 642.99). Runner-up aws p5.48xlarge (us-east-1, spot, measured): "
+    "637.20, 20% more. **Too close to call**: the two overlap within the estimates' error; a measured run of this "
+    "workload on tpu-v6e (gcp tpu-v6e-8) would settle it. Choosing the cheapest chip-hour, aws trn1.32xlarge "
+    "(us-east-1, spot, bf16, estimated) at 0.152 USD per chip-hour, would cost 2.50x per completed run: +792.25 USD.")
 
 
 def _ranking_row(page: str, rank: int, offer: str, term: str) -> list[str]:
@@ -29,10 +30,12 @@ def test_the_index_opens_with_a_decision_per_workload_and_the_money_of_the_hourl
     index = (flow_run.reports / "index.md").read_text()
     assert index.index("## Decisions") < index.index("## What changed") < index.index("## Workloads")
     gpt3 = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
-    # the full ranking: rank 1 is tpu-v6e-8 spot at 488.63 USD per completed run; rank 2, on another offer,
-    # p5.48xlarge spot at 637.20: 637.20 / 488.63 - 1 = 0.304, "30% more"; the cheapest chip-hour (chip-hour rank 1)
-    # is trn1.32xlarge spot at 0.152 USD and 1,321.34 per run: 1,321.34 - 488.63 = +832.71 USD, 1,321.34 / 488.63 = 2.70x
-    assert _ranking_row(gpt3, 1, "gcp tpu-v6e-8", "spot")[9] == "488.63"
+    # the full ranking: rank 1 is tpu-v6e-8 spot at 529.09 USD per completed run (calibrated: its likely range is
+    # 529.09 x 0.887513 = 469.58 to 529.09 x 1.215259 = 642.99, the TPU training back-test's smallest and largest
+    # cost ratios); rank 2, on another offer, p5.48xlarge spot at 637.20 (measured): 637.20 / 529.09 - 1 = 0.204,
+    # "20% more", and inside the pick's range: too close to call; the cheapest chip-hour (chip-hour rank 1) is
+    # trn1.32xlarge spot at 0.152 USD and 1,321.34 per run: 1,321.34 - 529.09 = +792.25 USD, 1,321.34 / 529.09 = 2.50x
+    assert _ranking_row(gpt3, 1, "gcp tpu-v6e-8", "spot")[9:11] == ["529.09", "469.58 to 642.99"]
     assert _ranking_row(gpt3, 2, "aws p5.48xlarge", "spot")[9] == "637.20"
     trn1 = _ranking_row(gpt3, 5, "aws trn1.32xlarge", "spot")
     assert (trn1[5], trn1[6], trn1[9]) == ("0.152", "1", "1,321.34")
@@ -50,17 +53,21 @@ def test_the_index_opens_with_a_decision_per_workload_and_the_money_of_the_hourl
             "on_demand, bf16, estimated) at 1.082 USD per chip-hour, would cost 2.71x per million successful "
             "requests: +1,034.87 USD.") in index
     assert ("| [gpt3-175b-pretrain](gpt3-175b-pretrain.md) | training | completed-run USD | gcp tpu-v6e-8 (spot, "
-            "tpu-v6e) | 488.63 | scaled | aws trn1.32xlarge (spot, 0.152) | +832.71 (2.70x) |") in index
+            "tpu-v6e) | 529.09 | calibrated | aws trn1.32xlarge (spot, 0.152) | +792.25 (2.50x) |") in index
     assert "reversal" not in index.split("## Workloads", 1)[1].split("## Offers", 1)[0]
 
 
 def test_a_pick_that_is_also_the_cheapest_chip_hour_shows_no_reversal(flow_run):
     index = (flow_run.reports / "index.md").read_text()
     # llama31-8b-chat-small: inf2.xlarge on demand is rank 1 by outcome and chip-hour rank 1 (0.758 USD)
+    # both estimated, uncalibrated: their likely ranges (x 0.199056 to x 2.399884, the GPU serving back-test's
+    # uncalibrated cost ratios, lent to every family) overlap, and the pick's measurement would settle it
     assert ("- **[llama31-8b-chat-small](llama31-8b-chat-small.md)**: pick aws inf2.xlarge (us-east-1, on_demand, "
-            "fp8, estimated): 212.74 USD per million successful requests. Runner-up aws trn1.2xlarge (us-east-1, "
-            "on_demand, fp8, estimated): 377.03, 77% more. It is also the cheapest chip-hour (0.758 USD): ranking by "
-            "the hourly price picks the same offer (+0.00 USD).") in index
+            "fp8, estimated): 212.74 USD per million successful requests (likely 42.35 to 510.55). Runner-up aws "
+            "trn1.2xlarge (us-east-1, on_demand, fp8, estimated): 377.03 (likely 75.05 to 904.84), 77% more. "
+            "**Too close to call**: the two overlap within the estimates' error; a measured run of this workload on "
+            "inferentia2 (aws inf2.xlarge) would settle it. It is also the cheapest chip-hour (0.758 USD): ranking "
+            "by the hourly price picks the same offer (+0.00 USD).") in index
     assert "| aws inf2.xlarge (on_demand, 0.758) | nothing (same offer) |" in index
     con = duckdb.connect(str(flow_run.warehouse), read_only=True)
     try:
@@ -75,9 +82,10 @@ def test_a_workload_page_leads_with_a_short_table_and_links_its_ranking_as_csv(f
     page = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
     short = page.split("## Top 10", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in short.splitlines() if line.startswith("| ")]
-    assert rows[0] == "| rank | offer | term | precision | completed-run USD | chip-hour rank | basis |"
-    assert len(rows) == 1 + 10 and all(row.count(" | ") == 6 for row in rows)
-    assert rows[1] == "| 1 | gcp tpu-v6e-8 (us-central1) | spot | bf16 | 488.63 | 6 | scaled |"
+    assert rows[0] == ("| rank | offer | term | precision | completed-run USD | likely range | chip-hour rank | "
+                       "basis |")
+    assert len(rows) == 1 + 10 and all(row.count(" | ") == 7 for row in rows)
+    assert rows[1] == "| 1 | gcp tpu-v6e-8 (us-central1) | spot | bf16 | 529.09 | 469.58 to 642.99 | 6 | calibrated |"
     assert page.index("## Top 10") < page.index("## Where the hourly price disagrees") < page.index("## Full ranking")
     assert "[gpt3-175b-pretrain.csv](gpt3-175b-pretrain.csv)" in page
 
@@ -128,11 +136,28 @@ def test_text_from_data_is_escaped_and_numbers_are_formatted_in_one_place():
     decision = reports.MARKDOWN.get_template("_sentences.j2").module.decision({
         "outcome_metric": "completed_run_usd", "pick_cloud": "aws", "pick_instance_type": "<script>x</script>",
         "pick_region": "us|east", "pick_pricing_term": "spot", "pick_precision": None, "pick_basis": "measured",
-        "pick_outcome_value": 1234.5, "runner_up_offer_id": None, "is_chip_hour_pick_same_offer": True,
-        "pick_usd_per_chip_hour": 2.5})
+        "pick_outcome_value": 1234.5, "pick_outcome_low": None, "pick_outcome_high": None, "runner_up_offer_id": None,
+        "is_chip_hour_pick_same_offer": True, "pick_usd_per_chip_hour": 2.5})
     assert str(decision) == ("pick aws &lt;script&gt;x&lt;/script&gt; (us\\|east, spot, measured): 1,234.50 USD per "
                              "completed run. No other offer can run it. It is also the cheapest chip-hour (2.500 USD): "
                              "ranking by the hourly price picks the same offer (+0.00 USD).")
+    # too close to call: the candidate that would settle it is named from data, escaped too
+    close = reports.MARKDOWN.get_template("_sentences.j2").module.decision({
+        "outcome_metric": "usd_per_million_tokens", "pick_cloud": "aws", "pick_instance_type": "p5.48xlarge",
+        "pick_region": "us-east-1", "pick_pricing_term": "spot", "pick_precision": "fp8", "pick_basis": "measured",
+        "pick_outcome_value": 0.1, "pick_outcome_low": None, "pick_outcome_high": None, "pick_candidate_id": "a",
+        "runner_up_offer_id": "b", "runner_up_candidate_id": "b", "runner_up_cloud": "neo|cloud",
+        "runner_up_instance_type": "box*8", "runner_up_region": "r", "runner_up_pricing_term": "private",
+        "runner_up_precision": "fp8", "runner_up_basis": "estimated", "runner_up_outcome_value": 0.12,
+        "runner_up_outcome_low": 0.06, "runner_up_outcome_high": 0.24, "runner_up_gap": 0.2,
+        "runner_up_accelerator_id": "mi300x-192gb", "too_close_to_call": True, "settle_candidate_id": "b",
+        "is_chip_hour_pick_same_offer": True, "pick_usd_per_chip_hour": 1.28})
+    assert str(close) == (
+        "pick aws p5.48xlarge (us-east-1, spot, fp8, measured): 0.100 USD per million tokens. Runner-up neo\\|cloud "
+        "box\\*8 (r, private, fp8, estimated): 0.120 (likely 0.060 to 0.240), 20% more. **Too close to call**: the two "
+        "overlap within the estimates' error; a measured run of this workload on mi300x-192gb (neo\\|cloud box\\*8) "
+        "would settle it. It is also the cheapest chip-hour (1.280 USD): ranking by the hourly price picks the same "
+        "offer (+0.00 USD).")
     assert md_escape("a *b* [c](d) `e` #f") == "a \\*b\\* \\[c\\](d) \\`e\\` \\#f"
     assert (usd(2978.214), usd(0.1523), signed_usd(832.71), signed_usd(-0.5), ratio(2.7043), ratio(1204.4)) == (
         "2,978.21", "0.152", "+832.71", "-0.500", "2.70x", "1,204x")
@@ -159,13 +184,15 @@ def test_every_chart_on_disk_is_a_png_linked_from_its_page(flow_run):
     from PIL import Image
 
     written = sorted((flow_run.reports / "charts").glob("*.png"))
-    assert len(written) == 2 * 9  # two per workload on a first run (the history chart needs two runs)
+    # two per workload on a first run (the history chart needs two runs), and the back-test's on estimates.md
+    assert len(written) == 2 * 9 + 1
     for path in written:
         assert path.stat().st_size > 5_000
         with Image.open(path) as image:
             assert image.format == "PNG" and image.size == (700, 400)
-        workload = path.name.rsplit("-outcome-vs-chip-hour", 1)[0].rsplit("-top-candidates", 1)[0]
-        assert f"](charts/{path.name})" in (flow_run.reports / f"{workload}.md").read_text(), path.name
+        page = "estimates" if path.name == "estimate-backtest.png" else (
+            path.name.rsplit("-outcome-vs-chip-hour", 1)[0].rsplit("-top-candidates", 1)[0])
+        assert f"](charts/{path.name})" in (flow_run.reports / f"{page}.md").read_text(), path.name
 
 
 def test_text_from_data_never_breaks_a_line_or_a_table_cell():

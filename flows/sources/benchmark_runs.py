@@ -1,5 +1,6 @@
 """Benchmark runs hweval did not get from MLPerf -> rows of raw.benchmark_runs: the user's own serving runs (one
-concurrency level of a setup each), and published training figures (tokens/s per chip, MFU).
+concurrency level of a setup each), the user's own training runs (a catalog training `workload` run on `chips`
+in `time_to_train_minutes`), and published training figures (tokens/s per chip, MFU).
 
 Two formats: vLLM's `benchmark_serving` result JSON (`--save-result`; what the file does not say -- the
 accelerator, chips, model, precision -- comes from the source file's `metadata` in sources.yaml or from the
@@ -24,15 +25,18 @@ from flows.sources._common import (
 TABLE = "benchmark_runs"
 
 # generic CSV columns: name -> required in the header (values of serving-only columns may be empty on
-# training rows, and `kind` defaults to serving)
+# training rows, `kind` defaults to serving, and a file without the own-training-run columns still reads)
 CSV_COLUMNS = {
     "kind": False,
     "accelerator": True, "instance_type": False, "chips": True, "model": True, "precision": True,
     "concurrency": True, "input_tokens": True, "output_tokens": True, "request_throughput": True,
     "output_tokens_per_s": True, "ttft_p50_ms": False, "ttft_p99_ms": False, "tpot_p50_ms": False,
     "tpot_p99_ms": False, "completed": True, "failed": True, "power_w": False,
-    "tokens_per_s_per_chip": False, "mfu": False, "sequence_length": False, "source": True, "date": True,
+    "tokens_per_s_per_chip": False, "mfu": False, "sequence_length": False, "workload": False,
+    "time_to_train_minutes": False, "source": True, "date": True,
 }
+# required in the header of a file of training rows only (the serving columns need not be there at all)
+TRAINING_CSV_COLUMNS = ("accelerator", "chips", "model", "precision", "source", "date")
 _SETUP_KEYS = ("accelerator", "chips", "model", "precision")
 
 
@@ -60,6 +64,8 @@ def _run_row(values: dict[str, Any], where: str) -> dict:
         "tokens_per_s_per_chip": to_float(values.get("tokens_per_s_per_chip")),
         "mfu": to_float(values.get("mfu")),
         "sequence_length": to_float(values.get("sequence_length")),
+        "workload": str(values.get("workload") or "").strip() or None,
+        "time_to_train_minutes": to_float(values.get("time_to_train_minutes")),
         "run_source": values.get("source"),
         "run_date": str(values["date"]) if values.get("date") else None,
         "source_ref": where,
@@ -105,7 +111,9 @@ def vllm_rows(result: Any, where: str, metadata: dict | None = None) -> list[dic
 
 def csv_rows(records: list[dict], where: str) -> list[dict]:
     if records:
-        missing = [c for c, required in CSV_COLUMNS.items() if required and c not in records[0]]
+        training_only = all((r.get("kind") or "").strip().lower() == "training" for r in records)
+        missing = [c for c, required in CSV_COLUMNS.items()
+                   if (c in TRAINING_CSV_COLUMNS if training_only else required) and c not in records[0]]
         if missing:
             raise SourceFormatError(f"{where}: missing column(s) {', '.join(missing)} (see README, 'Your own runs')")
     return [_run_row(record, f"{where}: row {i + 2}") for i, record in enumerate(records)]

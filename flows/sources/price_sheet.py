@@ -3,11 +3,14 @@
 Three kinds of entry, one row each:
 
 - `quote`: a private price for an instance (`cloud`, `region`, `instance_type`, `usd_per_hour`; a commitment may
-  add `term_months` and `upfront_usd`, amortised like a reserved term);
+  add `term_months` and `upfront_usd`, amortised like a reserved term); an instance type catalogs/instances.yaml
+  does not list (a neocloud's box, a reseller's system) gives its hardware: `accelerator` and `accelerator_count`;
 - `discount`: a negotiated `percent_off` a public price (`cloud`, `instance_type` or `*`, `applies_to` a pricing
   term, optionally one `region`);
 - `on_prem`: hardware you own (`site`, `name`, `accelerator`, `accelerator_count`, `capex_usd` over `life_months`,
   `power_kw` at `usd_per_kwh` and `pue`, `opex_usd_per_month`).
+
+An `accelerator` is a catalog id or one of its aliases (`accelerator_key` is the string as aliases are matched).
 
 Every entry names its `source` (who quoted it, which invoice). The reader checks the shape (an entry kind it knows,
 keys it knows, numbers where numbers go); the expectation suite checks the values.
@@ -21,6 +24,7 @@ from typing import Any
 import yaml
 
 from flows import safe_yaml
+from flows.catalog import normalise_alias
 from flows.safe_yaml import cut, quoted
 from flows.sources._common import DEFAULT_LIMITS, SourceFormatError, SourceLimits, load_csv, read_text, to_float
 
@@ -59,6 +63,7 @@ def entry_row(entry: Any, where: str) -> dict:
         if number is None:
             raise SourceFormatError(f"{where}.{name}: {quoted(value)} is not a number")
         row[name] = number
+    row["accelerator_key"] = normalise_alias(row["accelerator"]) if row["accelerator"] else None
     if kind == "on_prem":  # an on-prem system is an offer of its own: its site is the region, its name the instance
         row["cloud"] = "on_prem"
         row["region"] = row.pop("site") or row["region"]

@@ -26,7 +26,9 @@ training as (
 candidates as (
     select * exclude (precision_class), precision_class from measured
     union all by name
-    select * exclude (exclusion_reason, weights_gb, kv_bytes_per_token, tpot_ms) from estimates
+    -- an estimate reads no benchmark precision to doubt
+    select * exclude (exclusion_reason, weights_gb, kv_bytes_per_token, tpot_ms), false as precision_doubtful
+    from estimates
 ),
 
 best as (

@@ -52,6 +52,10 @@ peaks as (
     select * from intermediate.int_accelerator_precisions_listed
 ),
 
+calibration as (
+    select * from intermediate.int_estimate_calibration where phase = 'serving'
+),
+
 sized as (
     select
         workloads.workload_id,
@@ -68,8 +72,13 @@ sized as (
         accelerators.memory_gb,
         accelerators.memory_bandwidth_tbps,
         defaults.usable_memory_fraction,
-        defaults.bandwidth_efficiency,
-        defaults.compute_efficiency,
+        -- a calibrated estimate runs at the family's efficiencies times the factor this chip's measurements fit
+        defaults.bandwidth_efficiency * coalesce(calibration.factor, 1.0) as bandwidth_efficiency,
+        defaults.compute_efficiency * coalesce(calibration.factor, 1.0) as compute_efficiency,
+        calibration.factor as calibration_factor,
+        calibration.measurements as calibration_measurements,
+        calibration.measured_by as calibration_measured_by,
+        calibration.measurement_refs as calibration_refs,
         defaults.scaling_efficiency_per_doubling,
         defaults.source as defaults_source,
         accelerators.family,
@@ -89,6 +98,11 @@ sized as (
     inner join accelerators on accelerators.accelerator_id = offers.accelerator_id
     inner join defaults on defaults.family = accelerators.family
     left join peaks on peaks.accelerator_id = offers.accelerator_id and peaks.precision = quantizations.precision
+    left join calibration
+        on calibration.accelerator_id = offers.accelerator_id
+        and calibration.precision_class = case when quantizations.precision in ('fp16', 'bf16') then 'bf16'
+                                               else quantizations.precision end
+        and calibration.model_id = workloads.model_id
     -- a lower precision the chip does not have is not a candidate at all
     where allowed.precision is not null or peaks.peak_tflops is not null
 ),
@@ -152,26 +166,18 @@ batched as (
         replica_instances(replica_chips, accelerator_count) as instances_per_replica,
         replicas_per_instance(replica_chips, accelerator_count) as replicas_per_instance,
         -- the largest batch whose KV cache fits beside the weights ...
-        floor(kv_tokens_that_fit(weights_gb, kv_bytes_per_token, replica_chips, memory_gb, usable_memory_fraction)
-              / tokens_per_sequence) as batch_memory,
-        -- ... and whose time between tokens meets the TPOT SLO: a decode step plus the prompts prefilled in
-        -- between (batch x prefill / output_tokens), on the memory and on the compute side of the roofline
-        case when is_offline or slo_tpot_ms is null then 4096 else least(
-            floor((slo_tpot_ms / 1000 - weights_gb * 1e9 / (replica_chips * memory_bandwidth_tbps * 1e12
-                                                             * bandwidth_efficiency))
-                  / (kv_gb_per_sequence * 1e9 / (replica_chips * memory_bandwidth_tbps * 1e12 * bandwidth_efficiency)
-                     + prefill_s_ / output_tokens)),
-            floor(slo_tpot_ms / 1000
-                  / (2 * params_active / (replica_chips * peak_tflops * 1e12 * compute_efficiency)
-                     + prefill_s_ / output_tokens))
-        ) end as batch_slo,
-        prefill_s_ as prefill_s
+        batch_memory(weights_gb, kv_bytes_per_token, tokens_per_sequence, replica_chips, memory_gb,
+                     usable_memory_fraction) as batch_memory,
+        -- ... and whose time between tokens meets the TPOT SLO (offline work: none)
+        batch_for_tpot(case when not is_offline then slo_tpot_ms end, weights_gb, kv_gb_per_sequence,
+                       params_active, peak_tflops, replica_chips, memory_bandwidth_tbps, bandwidth_efficiency,
+                       compute_efficiency, prefill_s, output_tokens) as batch_slo
     from (
         select
             checked.* exclude (smallest_group),
             options.replica_chips,
-            2 * checked.params_active * checked.input_tokens
-                / (options.replica_chips * checked.peak_tflops * 1e12 * checked.compute_efficiency) as prefill_s_
+            prefill_s(checked.params_active, checked.input_tokens, options.replica_chips, checked.peak_tflops,
+                      checked.compute_efficiency) as prefill_s
         from checked
         inner join options using (workload_id, offer_id, precision)
         where checked.precheck_reason is null
@@ -192,7 +198,7 @@ served as (
     -- each batch decodes output_tokens steps and prefills its requests' prompts on the same chips
     select
         *,
-        batch * output_tokens / (output_tokens * step_s + batch * prefill_s)
+        replica_tokens_per_s(batch, output_tokens, step_s, prefill_s)
             * scaling_factor(scaling_efficiency_per_doubling, instances_per_replica) as replica_tokens_per_s
     from timed
     where batch >= 1 and (slo_ttft_ms is null or prefill_s * 1000 <= slo_ttft_ms)
@@ -232,14 +238,27 @@ final as (
         best.prefill_s * 1000 as prefill_ms,
         best.replica_tokens_per_s,
         best.replica_tokens_per_s / best.replica_chips as tokens_per_s_per_chip,
-        'estimated' as basis,
+        case when checked.calibration_factor is not null then 'calibrated' else 'estimated' end as basis,
+        checked.calibration_factor,
+        checked.calibration_measurements,
         'roofline on ' || checked.accelerator_id || ' specs: ' || checked.precision || ', TP '
             || coalesce(best.replica_chips, checked.smallest_group) || ', batch ' || coalesce(best.batch, 0)
-            as benchmark_label,
-        checked.defaults_source as benchmark_source_id,
+            || case when checked.calibration_factor is not null then
+                    '; efficiencies x ' || printf('%.3f', checked.calibration_factor) || ' fitted from '
+                    || checked.calibration_measurements || ' ' || checked.calibration_measured_by || ' result'
+                    || case when checked.calibration_measurements > 1 then 's' else '' end || ' of '
+                    || checked.accelerator_id || ' at ' || checked.precision || ' on this model'
+                else '; uncalibrated: no measurement of this model on ' || checked.accelerator_id || ' at '
+                    || checked.precision || ', family defaults'
+            end as benchmark_label,
+        case when checked.calibration_factor is not null then 'marts.estimate_backtest'
+             else checked.defaults_source end as benchmark_source_id,
         null::date as benchmark_as_of,
-        'catalogs/accelerators.yaml: family_defaults.' || checked.family || ' + accelerators.'
-            || checked.accelerator_id as benchmark_ref,
+        case when checked.calibration_factor is not null then
+                'fitted from ' || array_to_string(checked.calibration_refs, '; ')
+            else 'catalogs/accelerators.yaml: family_defaults.' || checked.family || ' + accelerators.'
+                || checked.accelerator_id
+        end as benchmark_ref,
         coalesce(
             checked.precheck_reason,
             case

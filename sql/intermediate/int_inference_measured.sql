@@ -4,7 +4,8 @@
 -- accepts; or the user's own run of the workload's model on this accelerator (benchmark_runs): of a setup's
 -- concurrency levels, the fastest whose p99 TTFT and TPOT meet the workload's SLO (any level for offline work),
 -- with its measured success rate. A replica is the measured system's chips; an instance holds whole replicas,
--- or a replica spans whole instances.
+-- or a replica spans whole instances. A result whose declared precision the staging cross-check doubts says so
+-- in its label and `precision_doubtful` (an own run: false).
 with workloads as (
     select * from catalog.workloads where kind = 'inference'
 ),
@@ -41,7 +42,9 @@ matched as (
         results.data_as_of as benchmark_as_of,
         results.source_ref as benchmark_ref,
         'MLPerf Inference ' || results.version || ' ' || results.model || ' ' || results.scenario || ': '
-            || results.submitter || ' ' || results.system as benchmark_label,
+            || results.submitter || ' ' || results.system
+            || coalesce('; precision doubtful: ' || results.precision_note, '') as benchmark_label,
+        results.precision_doubtful,
         null::double as run_success_rate
     from workloads
     inner join results
@@ -78,6 +81,7 @@ own_runs as (
             || coalesce(', concurrency ' || cast(runs.concurrency as bigint), '')
             || coalesce(', ' || runs.request_rate || ' requests/s offered', '')
             || coalesce(' (' || runs.run_date || ')', '') as benchmark_label,
+        false as precision_doubtful,
         runs.success_rate as run_success_rate
     from workloads
     inner join runs on runs.model_id = workloads.model_id

@@ -3,7 +3,8 @@
 -- TPU chips, vCPUs, RAM) and an offer exists only where every component has a price in that region. Reserved
 -- terms are amortised: recurring hourly + upfront / term hours. Spot takes the lowest latest price among a
 -- region's zones. The user's price sheet adds private quotes, discounts off these public prices, and on-prem
--- systems. Offers of instance types the catalog does not know are in int_offers_unknown.
+-- systems; a quote for an instance type the catalog does not list brings its own hardware (accelerator and
+-- count). Offers of instance types the catalog does not know are in int_offers_unknown.
 with aws as (
     select * from staging.stg_aws_pricing__prices
 ),
@@ -189,7 +190,9 @@ quotes as (
         'private quote: ' || quoted_source as price_note,
         source_id as price_source_id,
         data_as_of as price_as_of,
-        source_ref as price_ref
+        source_ref as price_ref,
+        accelerator_id as quoted_accelerator_id,
+        accelerator_count as quoted_accelerator_count
     from sheet
     where entry_kind = 'quote'
 ),
@@ -228,12 +231,24 @@ priced as (
 
 cloud_offers as (
     select
-        priced.*,
+        priced.* exclude (quoted_accelerator_id, quoted_accelerator_count),
         instances.accelerator_id,
         instances.accelerator_count
     from priced
     inner join instances
         on instances.cloud = priced.cloud and instances.instance_type = priced.instance_type
+),
+
+unlisted_quotes as (
+    -- hardware the catalog does not list (a neocloud's or a reseller's box): the quote says what it holds
+    select
+        quotes.* exclude (quoted_accelerator_id, quoted_accelerator_count),
+        quoted_accelerator_id as accelerator_id,
+        quoted_accelerator_count as accelerator_count
+    from quotes
+    anti join instances
+        on instances.cloud = quotes.cloud and instances.instance_type = quotes.instance_type
+    where quoted_accelerator_id is not null and quoted_accelerator_count > 0
 ),
 
 on_prem as (
@@ -256,6 +271,8 @@ on_prem as (
 
 offers as (
     select * from cloud_offers
+    union all by name
+    select * from unlisted_quotes
     union all by name
     select * from on_prem
 ),

@@ -23,7 +23,9 @@ gcp as (
 ),
 
 sheet as (
-    select * from staging.stg_price_sheet__entries where entry_kind = 'quote'
+    -- a quote that gives its own hardware is an offer (int_offers_priced), not an unknown one
+    select * from staging.stg_price_sheet__entries
+    where entry_kind = 'quote' and (accelerator_id is null or accelerator_count is null)
 ),
 
 instances as (

@@ -1,10 +1,11 @@
 -- Grain: one row per model + tokens training workload x offer (eligible or excluded, with the reason).
 -- Chips: the workload's chip count, at least the fewest that hold the training state (params x
 -- state_bytes_per_param), rounded up to whole instances. Time: 6 x params x tokens over the chips' effective
--- FLOP/s. Basis `scaled` where this accelerator has a published training MFU (a benchmark_runs training row:
--- same model first, else the model closest in size) or an MLPerf dense-task result (its achieved FLOP/s as a share of the chip's fastest training
--- peak); these figures were measured at their own scale, so only instances beyond it pay the scaling loss.
--- Basis `estimated` with the workload's MFU or the family default, times the scaling loss between instances.
+-- FLOP/s. Basis `scaled` where this accelerator has a published training MFU of this very model (a benchmark_runs
+-- training row), measured at its own scale, so only instances beyond it pay the scaling loss. Basis `calibrated`
+-- where the accelerator has training measurements of any model (own runs first, then MLPerf and published MFUs):
+-- the family default MFU times the factor they fit (int_estimate_calibration), with the scaling loss between
+-- instances. Basis `estimated` with the workload's declared MFU, or the family default (uncalibrated).
 with workloads as (
     select * from catalog.workloads where kind = 'training' and tokens is not null
 ),
@@ -33,12 +34,8 @@ peaks as (
     select * from intermediate.int_accelerator_precisions_listed
 ),
 
-training_peaks as (
-    -- the fastest precision a chip publishes for training (bf16 or fp8): what an MLPerf run's MFU is measured against
-    select accelerator_id, max(peak_tflops) as peak_tflops
-    from peaks
-    where precision in ('bf16', 'fp8')
-    group by accelerator_id
+calibration as (
+    select * from intermediate.int_estimate_calibration where phase = 'training'
 ),
 
 published as (
@@ -57,26 +54,6 @@ published as (
     inner join models on models.model_id = runs.model_id
     where runs.kind = 'training' and runs.mfu > 0
     qualify row_number() over (partition by runs.model_id, runs.accelerator_id order by runs.mfu desc) = 1
-),
-
-mlperf_mfu as (
-    -- the best MFU an MLPerf dense training task achieved per accelerator
-    select
-        results.accelerator_id,
-        -- mfu_achieved counts 6 FLOPs per parameter and token; a task declaring another factor scales it
-        mfu_achieved(models.params, results.samples_to_converge * tasks.tokens_per_sample,
-                     results.time_to_train_minutes, results.chips, training_peaks.peak_tflops)
-            * tasks.flops_per_token / 6 as mfu,
-        results.chips,
-        results.source_id,
-        results.data_as_of,
-        results.source_ref
-    from staging.stg_mlperf_training__results as results
-    inner join catalog.mlperf_training_tasks as tasks on tasks.task = results.benchmark
-    inner join models on models.model_id = tasks.model
-    inner join training_peaks on training_peaks.accelerator_id = results.accelerator_id
-    where results.samples_to_converge > 0 and results.time_to_train_minutes > 0
-    qualify row_number() over (partition by results.accelerator_id order by mfu desc, results.source_ref) = 1
 ),
 
 sized as (
@@ -128,35 +105,14 @@ sourced as (
         same_model.data_as_of as same_model_as_of,
         same_model.source_ref as same_model_ref,
         same_model.chips as same_model_chips,
-        other_model.mfu as other_model_mfu,
-        other_model.chips as other_model_chips,
-        other_model.source_id as other_model_source_id,
-        other_model.data_as_of as other_model_as_of,
-        other_model.source_ref as other_model_ref,
-        other_model.model_id as other_model_id,
-        other_model.source as other_model_source,
-        mlperf_mfu.mfu as mlperf_mfu,
-        mlperf_mfu.chips as mlperf_chips,
-        mlperf_mfu.source_id as mlperf_source_id,
-        mlperf_mfu.data_as_of as mlperf_as_of,
-        mlperf_mfu.source_ref as mlperf_ref
+        calibration.factor as calibration_factor,
+        calibration.measurements as calibration_measurements,
+        calibration.measured_by as calibration_measured_by,
+        calibration.measurement_refs as calibration_refs
     from sized
     left join published as same_model
         on same_model.model_id = sized.model_id and same_model.accelerator = sized.accelerator_id
-    left join (
-        -- another model's published figure on this accelerator: the one closest in size
-        select sized_keys.workload_id, published.*
-        from (select distinct workload_id, params from sized) as sized_keys
-        cross join published
-        qualify row_number() over (
-            partition by sized_keys.workload_id, published.accelerator
-            order by abs(ln(published.published_params / sized_keys.params)), published.model_id
-        ) = 1
-    ) as other_model
-        on other_model.workload_id = sized.workload_id
-        and other_model.accelerator = sized.accelerator_id
-        and other_model.model_id <> sized.model_id
-    left join mlperf_mfu on mlperf_mfu.accelerator_id = sized.accelerator_id
+    left join calibration on calibration.accelerator_id = sized.accelerator_id
 ),
 
 based as (
@@ -165,8 +121,7 @@ based as (
         case
             when workload_mfu is not null then 'workload'
             when same_model_mfu is not null then 'same_model'
-            when other_model_mfu is not null then 'other_model'
-            when mlperf_mfu is not null then 'mlperf'
+            when calibration_factor is not null then 'calibrated'
             else 'default'
         end as mfu_from
     from sourced
@@ -175,21 +130,20 @@ based as (
 timed as (
     select
         *,
-        case when mfu_from in ('same_model', 'other_model', 'mlperf') then 'scaled' else 'estimated' end as basis,
+        case mfu_from when 'same_model' then 'scaled' when 'calibrated' then 'calibrated' else 'estimated' end
+            as basis,
         case mfu_from
             when 'workload' then workload_mfu
             when 'same_model' then same_model_mfu
-            when 'other_model' then other_model_mfu
-            when 'mlperf' then mlperf_mfu
+            -- the factor was fitted against estimates that pay the scaling loss: it is a scale-free efficiency
+            when 'calibrated' then default_mfu * calibration_factor
             else default_mfu
         end as mfu,
-        -- published and MLPerf figures were measured at their own scale: only the instances beyond it lose more
+        -- a published figure of this model was measured at its own scale: only the instances beyond it lose more
         -- (a figure without a chip count is taken as measured on one instance)
         pow(scaling_efficiency_per_doubling, greatest(0, log2(instances) - log2(
             case mfu_from
                 when 'same_model' then greatest(1, ceil(coalesce(same_model_chips, 1) / accelerator_count))
-                when 'other_model' then greatest(1, ceil(coalesce(other_model_chips, 1) / accelerator_count))
-                when 'mlperf' then greatest(1, ceil(mlperf_chips / accelerator_count))
                 else 1
             end))) as scaling
     from based
@@ -217,28 +171,26 @@ final as (
             when 'workload' then 'MFU ' || mfu || ' declared by the workload'
             when 'same_model' then 'published MFU ' || mfu || ' of this model on ' || accelerator_id || ': '
                 || same_model_source
-            when 'other_model' then 'published MFU ' || mfu || ' of ' || other_model_id || ' on ' || accelerator_id
-                || ': ' || other_model_source
-            when 'mlperf' then 'MFU ' || round(mfu, 3) || ' achieved in MLPerf on ' || accelerator_id
-            else 'family default MFU ' || mfu || ' (declared assumption)'
+            when 'calibrated' then 'calibrated MFU ' || printf('%.3f', mfu) || ' (family default ' || default_mfu
+                || ' x ' || printf('%.3f', calibration_factor) || ' fitted from ' || calibration_measurements || ' '
+                || calibration_measured_by || ' result' || case when calibration_measurements > 1 then 's' else '' end
+                || ' of ' || accelerator_id || ')'
+            else 'family default MFU ' || mfu || ' (declared assumption; uncalibrated: no training measurement of '
+                || accelerator_id || ')'
         end as benchmark_label,
         case mfu_from
             when 'workload' then 'workloads.yaml'
             when 'same_model' then same_model_source_id
-            when 'other_model' then other_model_source_id
-            when 'mlperf' then mlperf_source_id
+            when 'calibrated' then 'marts.estimate_backtest'
             else defaults_source
         end as benchmark_source_id,
         case mfu_from
             when 'same_model' then same_model_as_of
-            when 'other_model' then other_model_as_of
-            when 'mlperf' then mlperf_as_of
         end as benchmark_as_of,
         case mfu_from
             when 'workload' then 'catalogs/workloads.yaml: workloads.' || workload_id || '.mfu'
             when 'same_model' then same_model_ref
-            when 'other_model' then other_model_ref
-            when 'mlperf' then mlperf_ref
+            when 'calibrated' then 'fitted from ' || array_to_string(calibration_refs, '; ')
             else 'catalogs/accelerators.yaml: family_defaults.' || family
         end as benchmark_ref,
         workload_id || '|' || offer_id || '|' || cast(chips as integer) as candidate_id,

@@ -1,7 +1,10 @@
--- Grain: one row per MLPerf-task training workload x offer x measured chip count. Basis `measured`: an MLPerf
--- Training time-to-train of this accelerator on this task, priced on whole instances of the offer, plus the
--- pricing term's interruption overhead. An offer qualifies when its instance holds at least the chips per node
--- the result was measured on.
+-- Grain: one row per training workload x offer x measured chip count. Basis `measured`: an MLPerf Training
+-- time-to-train of this accelerator on the workload's task, or the user's own run of the workload (benchmark_runs:
+-- workload, chips, time_to_train_minutes), priced on whole instances of the offer, plus the pricing term's
+-- interruption overhead. An offer qualifies for an MLPerf result when its instance holds at least the chips per
+-- node the result was measured on; for an own run when its instance holds the run's chips or its chip count
+-- divides them. At one chip count the user's own run prices the offer (it measured the user's own stack), else the
+-- fastest MLPerf result.
 with workloads as (
     select * from catalog.workloads where kind = 'training'
 ),
@@ -9,6 +12,11 @@ with workloads as (
 results as (
     select * from staging.stg_mlperf_training__results
     where time_to_train_minutes > 0
+),
+
+runs as (
+    select * from staging.stg_benchmark_runs__results
+    where kind = 'training' and workload_id is not null and chips > 0 and time_to_train_minutes > 0
 ),
 
 offers as (
@@ -64,16 +72,52 @@ matched as (
     left join terms on terms.pricing_term = offers.pricing_term
 ),
 
+own_runs as (
+    select
+        workloads.workload_id,
+        offers.*,
+        runs.chips,
+        null::double as chips_per_node,
+        runs.precision,
+        instances_needed(runs.chips, offers.accelerator_count) as instances,
+        runs.time_to_train_minutes,
+        runs.time_to_train_minutes / 60 as run_hours,
+        coalesce(terms.interruption_overhead, 0) as interruption_overhead,
+        completed_run_usd_with_overhead(
+            runs.time_to_train_minutes / 60,
+            instances_needed(runs.chips, offers.accelerator_count),
+            offers.usd_per_hour,
+            coalesce(terms.interruption_overhead, 0)
+        ) as completed_run_usd,
+        energy_kwh(runs.time_to_train_minutes / 60, runs.chips, accelerators.tdp_w, defaults.pue) as energy_kwh,
+        runs.source_id as benchmark_source_id,
+        runs.data_as_of as benchmark_as_of,
+        runs.source_ref as benchmark_ref,
+        'own run: ' || coalesce(runs.run_source, runs.source_id) || ', ' || runs.chips || ' x ' || runs.accelerator_id
+            || ', ' || printf('%.1f', runs.time_to_train_minutes) || ' min'
+            || coalesce(' (' || runs.run_date || ')', '') as benchmark_label,
+        true as is_own_run
+    from workloads
+    inner join runs on runs.workload_id = workloads.workload_id
+    inner join offers
+        on offers.accelerator_id = runs.accelerator_id
+        and (offers.accelerator_count >= runs.chips or runs.chips % offers.accelerator_count = 0)
+        and offer_term_accepted(workloads.pricing_terms, offers.pricing_term, offers.term_months, workloads.months)
+    inner join accelerators on accelerators.accelerator_id = offers.accelerator_id
+    inner join defaults on defaults.family = accelerators.family
+    left join terms on terms.pricing_term = offers.pricing_term
+),
+
 final as (
     select
-        *,
+        * exclude (is_own_run),
         'measured' as basis,
         null::double as mfu,
         workload_id || '|' || offer_id || '|' || cast(chips as integer) as candidate_id
-    from matched
+    from (select * from matched union all by name select * from own_runs)
     qualify row_number() over (
         partition by workload_id, offer_id, chips
-        order by time_to_train_minutes, benchmark_ref
+        order by coalesce(is_own_run, false) desc, time_to_train_minutes, benchmark_ref
     ) = 1
 )
 

@@ -1,6 +1,8 @@
 -- marts.decisions — grain: one row per run x workload that has a ranked candidate. The decision a person reads
 -- first: the pick, the runner-up (the best candidate on another offer) and the gap, and what ranking by USD per
--- chip-hour would have picked instead and what that choice costs more per outcome (zero when it is the pick).
+-- chip-hour would have picked instead and what that choice costs more per outcome (zero when it is the pick); and
+-- whether the error bands of the pick and the runner-up overlap (too close to call), with the candidate whose
+-- measurement would settle it.
 with rankings as (
     select * from marts.rankings
     where as_of = cast(getvariable('as_of') as date)
@@ -35,7 +37,7 @@ chip_hour_picks as (
     select * from ordered where chip_hour_order = 1
 ),
 
-final as (
+decided as (
     select
         picks.run_id,
         picks.as_of,
@@ -54,6 +56,8 @@ final as (
         picks.basis as pick_basis,
         picks.usd_per_chip_hour as pick_usd_per_chip_hour,
         picks.outcome_value as pick_outcome_value,
+        picks.outcome_low as pick_outcome_low,
+        picks.outcome_high as pick_outcome_high,
         runners_up.candidate_id as runner_up_candidate_id,
         runners_up.offer_id as runner_up_offer_id,
         runners_up.cloud as runner_up_cloud,
@@ -64,6 +68,23 @@ final as (
         runners_up.basis as runner_up_basis,
         runners_up.outcome_value as runner_up_outcome_value,
         runners_up.outcome_value / picks.outcome_value - 1 as runner_up_gap,
+        runners_up.outcome_low as runner_up_outcome_low,
+        runners_up.outcome_high as runner_up_outcome_high,
+        runners_up.accelerator_id as runner_up_accelerator_id,
+        -- the error bands overlap: the runner-up may well be the cheaper one
+        coalesce(coalesce(picks.outcome_high, picks.outcome_value)
+                 >= coalesce(runners_up.outcome_low, runners_up.outcome_value)
+                 and (picks.outcome_high is not null or runners_up.outcome_low is not null), false)
+            as too_close_to_call,
+        -- the measurement that would settle it: of the two, the one not measured with the wider band
+        case
+            when runners_up.candidate_id is null then null
+            when picks.outcome_high is null then runners_up.candidate_id
+            when runners_up.outcome_high is null then picks.candidate_id
+            when runners_up.outcome_high / runners_up.outcome_low > picks.outcome_high / picks.outcome_low
+                then runners_up.candidate_id
+            else picks.candidate_id
+        end as settle_candidate_id,
         chip_hour_picks.candidate_id as chip_hour_pick_candidate_id,
         chip_hour_picks.offer_id as chip_hour_pick_offer_id,
         chip_hour_picks.cloud as chip_hour_pick_cloud,
@@ -85,6 +106,11 @@ final as (
         on runners_up.workload_id = picks.workload_id and runners_up.runner_up_order = 1
     inner join chip_hour_picks
         on chip_hour_picks.workload_id = picks.workload_id
+),
+
+final as (
+    select * replace (case when too_close_to_call then settle_candidate_id end as settle_candidate_id)
+    from decided
 )
 
 select * from final

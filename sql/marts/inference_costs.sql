@@ -49,6 +49,7 @@ final as (
         price_as_of,
         price_ref,
         benchmark_label,
+        precision_doubtful,
         benchmark_source_id,
         benchmark_as_of,
         benchmark_ref

@@ -1,5 +1,6 @@
 -- marts.rankings — grain: one row per run x workload x candidate (a training or inference cost row).
--- Candidates ranked by the outcome metric and, beside it, by USD per chip-hour. `reversals` counts the
+-- Candidates ranked by the outcome metric and, beside it, by USD per chip-hour; scaled, calibrated and estimated rows
+-- carry an error band from the back-test (int_estimate_bands). `reversals` counts the
 -- candidates this one beats on the outcome although it costs more per chip-hour.
 with training as (
     select * from intermediate.int_training_costs_computed
@@ -17,6 +18,10 @@ accelerators as (
     select * from catalog.accelerators
 ),
 
+bands as (
+    select * from intermediate.int_estimate_bands
+),
+
 candidates as (
     select
         workload_id, candidate_id, offer_id, cloud, region, instance_type, pricing_term,
@@ -25,7 +30,8 @@ candidates as (
         'completed_run_usd' as outcome_metric,
         completed_run_usd as outcome_value,
         time_to_train_minutes, null::double as tokens_per_s_per_chip, null::double as utilization,
-        price_source_id, price_as_of, price_ref, benchmark_label, benchmark_source_id, benchmark_as_of, benchmark_ref
+        price_source_id, price_as_of, price_ref, benchmark_label, benchmark_source_id, benchmark_as_of, benchmark_ref,
+        false as precision_doubtful  -- training results' precision is not cross-checked
     from training
     union all by name
     select
@@ -36,7 +42,8 @@ candidates as (
         outcome_metric,
         outcome_value,
         null::double as time_to_train_minutes, tokens_per_s_per_chip, utilization,
-        price_source_id, price_as_of, price_ref, benchmark_label, benchmark_source_id, benchmark_as_of, benchmark_ref
+        price_source_id, price_as_of, price_ref, benchmark_label, benchmark_source_id, benchmark_as_of, benchmark_ref,
+        precision_doubtful
     from inference
 ),
 
@@ -83,6 +90,12 @@ final as (
         ranked.outcome_metric,
         ranked.outcome_value,
         ranked.outcome_rank,
+        -- the error band: where the outcome would land if this estimate were as wrong as the back-test's best and
+        -- worst (a measured row has none)
+        ranked.outcome_value * bands.low_ratio as outcome_low,
+        ranked.outcome_value * bands.high_ratio as outcome_high,
+        bands.comparisons as band_comparisons,
+        bands.scope as band_scope,
         reversals.reversals,
         reversals.reversals > 0 as is_reversal,
         ranked.time_to_train_minutes,
@@ -94,6 +107,7 @@ final as (
         ranked.price_as_of,
         ranked.price_ref,
         ranked.benchmark_label,
+        ranked.precision_doubtful,
         ranked.benchmark_source_id,
         ranked.benchmark_as_of,
         ranked.benchmark_ref
@@ -101,6 +115,11 @@ final as (
     inner join reversals using (candidate_id)
     inner join workloads using (workload_id)
     inner join accelerators using (accelerator_id)
+    left join bands
+        on bands.phase = case workloads.kind when 'training' then 'training' else 'serving' end
+        and bands.family = accelerators.family
+        and bands.band_kind = case ranked.basis when 'estimated' then 'uncalibrated' when 'measured' then null
+                                                else 'calibrated' end
 )
 
 select * from final

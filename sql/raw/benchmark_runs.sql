@@ -1,5 +1,5 @@
 -- raw.benchmark_runs: one row per benchmark run not from MLPerf: a serving run (one concurrency level of one
--- setup) or a published training figure.
+-- setup), an own training run of a catalog workload (its time to train), or a published training figure.
 create table if not exists raw.benchmark_runs (
     run_id varchar not null,
     as_of date not null,
@@ -29,6 +29,8 @@ create table if not exists raw.benchmark_runs (
     tokens_per_s_per_chip double,     -- training: published tokens/s per chip
     mfu double,                       -- training: published model FLOPs utilization
     sequence_length double,
+    workload varchar,                 -- training: the catalog training workload an own run measured
+    time_to_train_minutes double,     -- training: how long that own run took
     run_source varchar,
     run_date varchar
 );

@@ -12,7 +12,8 @@ create table if not exists raw.price_sheet (
     instance_type varchar,            -- for on_prem: the system's name; for a discount: a type or *
     pricing_term varchar,             -- quote: private (default) or a term; on_prem: owned
     applies_to varchar,               -- discount: the public pricing term it takes a share off
-    accelerator varchar,              -- on_prem: accelerator id
+    accelerator varchar,              -- on_prem, or a quote for an unlisted instance type: accelerator id or alias
+    accelerator_key varchar,          -- accelerator as aliases are matched (case and spaces folded)
     quoted_source varchar,            -- who quoted it / which invoice
     note varchar,
     usd_per_hour double,

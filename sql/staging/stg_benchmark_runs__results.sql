@@ -1,6 +1,6 @@
 -- Grain: one row per benchmark run landed this run: a serving run (one concurrency level of one setup) with
--- throughput per chip, latency percentiles and the share of requests that succeeded, or a published training
--- figure with its MFU.
+-- throughput per chip, latency percentiles and the share of requests that succeeded, an own training run of a
+-- catalog workload with its time to train, or a published training figure with its MFU.
 with source as (
     -- this run's rows, or a stale source's last good ones
     select * from raw.benchmark_runs
@@ -29,6 +29,8 @@ final as (
         coalesce(tokens_per_s_per_chip, output_tokens_per_s / chips) as tokens_per_s_per_chip,
         mfu,
         sequence_length,
+        workload as workload_id,
+        time_to_train_minutes,
         ttft_p50_ms,
         ttft_p99_ms,
         tpot_p50_ms,

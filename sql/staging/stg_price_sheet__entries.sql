@@ -1,10 +1,18 @@
 -- Grain: one row per entry of the user's price sheet landed this run: quotes, discounts and on-prem systems.
 -- An on-prem system's hourly cost is worked out here: capex over its life, power at the declared rate and PUE,
--- and operating cost (730 hours a month).
+-- and operating cost (730 hours a month). An accelerator is named by its catalog id or one of its aliases.
 with source as (
     -- this run's rows, or a stale source's last good ones
     select * from raw.price_sheet
     semi join staging.stg_ops__source_runs_used using (source_id, run_id)
+),
+
+accelerators as (
+    select * from catalog.accelerators
+),
+
+aliases as (
+    select * from catalog.accelerator_aliases
 ),
 
 final as (
@@ -19,7 +27,7 @@ final as (
         instance_type,
         pricing_term,
         applies_to,
-        accelerator as accelerator_id,
+        coalesce(accelerators.accelerator_id, aliases.accelerator_id, source.accelerator) as accelerator_id,
         cast(accelerator_count as integer) as accelerator_count,
         quoted_source,
         note,
@@ -31,6 +39,8 @@ final as (
             on_prem_usd_per_hour(capex_usd, life_months, power_kw, pue, usd_per_kwh, opex_usd_per_month)
         end as on_prem_usd_per_hour
     from source
+    left join accelerators on accelerators.accelerator_id = source.accelerator_key
+    left join aliases on aliases.alias_key = source.accelerator_key
 )
 
 select * from final

@@ -1,0 +1,48 @@
+-- Grain: one row per phase x accelerator x precision class x model (serving; training: '*' for both) that has
+-- measurements: the efficiency factor fitted from them, which a `calibrated` estimate multiplies the
+-- family's declared efficiencies by (serving: memory-bandwidth and compute efficiency; training: the MFU). The
+-- factor is the geometric mean of the measurements' efficiency ratios (int_serving_backtest, int_training_backtest:
+-- how many times more efficient the measurement was than the family default); the user's own runs first: where an
+-- accelerator has any, MLPerf and published figures do not count. Training fits one factor per accelerator (an MFU
+-- is a share of the peak at the precision it ran, and the back-test finds it carries across models); serving fits one
+-- per precision class and model and lends it to no other (the factor absorbs the request shape as much as the chip:
+-- the back-test found 3.7 for Llama-2-70B at bf16 and 0.55 for Llama-3.1-8B at fp8 on the same H100). Declared defaults stay in the catalogs; fitted factors live here.
+with comparisons as (
+    select phase, accelerator_id, precision_class, model_id, efficiency_ratio, measurement_basis, setup_key,
+        benchmark_ref, benchmark_label
+    from intermediate.int_serving_backtest
+    union all by name
+    select phase, accelerator_id, '*' as precision_class, '*' as model_id, efficiency_ratio, measurement_basis,
+        setup_key, benchmark_ref, benchmark_label
+    from intermediate.int_training_backtest
+),
+
+tiered as (
+    -- own runs first
+    select *
+    from comparisons
+    qualify dense_rank() over (
+        partition by phase, accelerator_id, precision_class, model_id
+        order by case measurement_basis when 'own run' then 1 else 2 end
+    ) = 1
+),
+
+final as (
+    select
+        phase,
+        accelerator_id,
+        precision_class,
+        model_id,
+        exp(avg(ln(efficiency_ratio))) as factor,
+        count(*) as measurements,
+        count(distinct setup_key) as setups,
+        string_agg(distinct measurement_basis, ', ' order by measurement_basis) as measured_by,
+        list(benchmark_ref order by benchmark_ref) as measurement_refs,
+        min(efficiency_ratio) as min_ratio,
+        max(efficiency_ratio) as max_ratio
+    from tiered
+    where efficiency_ratio > 0
+    group by phase, accelerator_id, precision_class, model_id
+)
+
+select * from final

@@ -1,0 +1,167 @@
+-- Grain: one row per measured serving result this run holds (an MLPerf Inference LLM result of a task that
+-- catalog.mlperf_inference_tasks describes, or a serving row of the user's own runs that gives its request shape),
+-- with what the roofline estimator says for the same accelerator, chips, precision, model, request shape and latency
+-- bounds at the family's declared efficiencies (`estimated_per_chip`), and the measured/estimated ratio that
+-- calibrates the efficiencies (int_estimate_calibration). MLPerf: the system's chips hold replicas of the best
+-- tensor-parallel group that tiles one node, at the largest batch memory and the scenario's TPOT bound allow, and
+-- the scenario's TTFT bound must hold. Own run: one replica on all its chips, at its concurrency as the batch.
+with tasks as (
+    select * from catalog.mlperf_inference_tasks
+),
+
+models as (
+    select * from catalog.models
+),
+
+accelerators as (
+    select * from catalog.accelerators
+),
+
+defaults as (
+    select * from catalog.family_defaults
+),
+
+peaks as (
+    select * from intermediate.int_accelerator_precisions_listed
+),
+
+mlperf as (
+    select
+        results.source_ref as comparison_id,
+        'MLPerf Inference' as measurement_basis,
+        -- one submission (round, submitter, system): its results never calibrate each other's predictions
+        results.version || '|' || results.submitter || '|' || results.system as setup_key,
+        results.accelerator_id,
+        results.precision,
+        tasks.model as model_id,
+        cast(results.accelerators_total as integer) as chips,
+        cast(results.accelerators_per_node as integer) as group_limit,
+        null::integer as fixed_batch,
+        tasks.input_tokens,
+        tasks.output_tokens,
+        tasks.tpot_ms as slo_tpot_ms,
+        tasks.ttft_ms as slo_ttft_ms,
+        results.performance_result / results.accelerators_total as measured_per_chip,
+        results.source_id as benchmark_source_id,
+        results.data_as_of as benchmark_as_of,
+        results.source_ref as benchmark_ref,
+        'MLPerf Inference ' || results.version || ' ' || results.model || ' ' || results.scenario_normalised || ': '
+            || results.submitter || ' ' || results.system as benchmark_label
+    from staging.stg_mlperf_inference__results as results
+    inner join tasks on tasks.task = results.task and tasks.scenario = results.scenario_normalised
+    where results.performance_units = 'Tokens/s' and results.performance_result > 0
+        and results.accelerators_total > 0
+),
+
+own_runs as (
+    select
+        runs.source_ref as comparison_id,
+        'own run' as measurement_basis,
+        -- one setup's concurrency levels are one measurement of it
+        runs.source_id || '|' || runs.accelerator_id || '|' || runs.chips || '|' || runs.model_id || '|'
+            || runs.precision || '|' || coalesce(runs.instance_type, '') as setup_key,
+        runs.accelerator_id,
+        runs.precision,
+        runs.model_id,
+        runs.chips,
+        runs.chips as group_limit,
+        cast(runs.concurrency as integer) as fixed_batch,
+        cast(runs.input_tokens as bigint) as input_tokens,
+        cast(runs.output_tokens as bigint) as output_tokens,
+        null::double as slo_tpot_ms,
+        null::double as slo_ttft_ms,
+        runs.output_tokens_per_s / runs.chips as measured_per_chip,
+        runs.source_id as benchmark_source_id,
+        runs.data_as_of as benchmark_as_of,
+        runs.source_ref as benchmark_ref,
+        'own run: ' || coalesce(runs.run_source, runs.source_id) || ', ' || runs.chips || ' x ' || runs.accelerator_id
+            || coalesce(', concurrency ' || cast(runs.concurrency as bigint), '') as benchmark_label
+    from staging.stg_benchmark_runs__results as runs
+    where runs.kind = 'serving' and runs.output_tokens_per_s > 0 and runs.chips > 0
+        and runs.input_tokens > 0 and runs.output_tokens > 0
+),
+
+cases as (
+    select
+        measured.*,
+        case when measured.precision in ('fp16', 'bf16') then 'bf16' else measured.precision end as precision_class,
+        accelerators.family,
+        accelerators.memory_gb,
+        accelerators.memory_bandwidth_tbps,
+        defaults.usable_memory_fraction,
+        defaults.bandwidth_efficiency,
+        defaults.compute_efficiency,
+        -- an fp16 result is estimated at the chip's fp16 peak, else its bf16 one (the same on every chip listed)
+        coalesce(peaks.peak_tflops, bf16_peaks.peak_tflops) as peak_tflops,
+        coalesce(models.active_params, models.params) as params_active,
+        weights_gb(models.params, measured.precision) as weights_gb,
+        kv_cache_bytes_per_token(models.layers, models.kv_heads, models.head_dim,
+                                 case when bytes_per_value(measured.precision) >= 2 then 'bf16' else 'fp8' end)
+            as kv_bytes_per_token
+    from (select * from mlperf union all by name select * from own_runs) as measured
+    inner join models on models.model_id = measured.model_id
+    inner join accelerators on accelerators.accelerator_id = measured.accelerator_id
+    inner join defaults on defaults.family = accelerators.family
+    left join peaks on peaks.accelerator_id = measured.accelerator_id and peaks.precision = measured.precision
+    left join peaks as bf16_peaks
+        on bf16_peaks.accelerator_id = measured.accelerator_id and bf16_peaks.precision = 'bf16'
+        and measured.precision = 'fp16'
+    where bytes_per_value(measured.precision) is not null
+),
+
+estimated as (
+    -- every tensor-parallel group that tiles the system's node (own runs: all the run's chips), at the family's
+    -- declared efficiencies
+    select
+        cases.*,
+        groups.range as group_chips,
+        serving_batch(cases.fixed_batch, cases.weights_gb, cases.kv_bytes_per_token, cases.input_tokens,
+                      cases.output_tokens, cases.params_active, cases.peak_tflops, cases.memory_gb,
+                      cases.usable_memory_fraction, cases.memory_bandwidth_tbps, cases.bandwidth_efficiency,
+                      cases.compute_efficiency, groups.range, cases.slo_tpot_ms) as batch
+    from cases
+    inner join range(1, 257) as groups
+        on (cases.fixed_batch is null and cases.group_limit % groups.range = 0)
+        or (cases.fixed_batch is not null and groups.range = cases.chips)
+),
+
+served as (
+    select
+        *,
+        serving_tokens_per_s(batch, weights_gb, kv_bytes_per_token, input_tokens, output_tokens, params_active,
+                             peak_tflops, memory_bandwidth_tbps, bandwidth_efficiency, compute_efficiency,
+                             group_chips, slo_ttft_ms) / group_chips as estimated_per_chip
+    from estimated
+),
+
+final as (
+    select
+        comparison_id,
+        'serving' as phase,
+        family,
+        accelerator_id,
+        precision,
+        precision_class,
+        model_id,
+        chips,
+        measurement_basis,
+        'output tokens/s per chip' as unit,
+        measured_per_chip as measured,
+        estimated_per_chip as estimated,
+        measured_per_chip / estimated_per_chip as efficiency_ratio,
+        group_chips,
+        cast(batch as integer) as batch,
+        setup_key,
+        group_limit, fixed_batch, input_tokens, output_tokens, slo_tpot_ms, slo_ttft_ms, weights_gb,
+        kv_bytes_per_token, params_active, peak_tflops, memory_gb, usable_memory_fraction, memory_bandwidth_tbps,
+        bandwidth_efficiency, compute_efficiency,
+        benchmark_source_id,
+        benchmark_as_of,
+        benchmark_ref,
+        benchmark_label
+    from served
+    where estimated_per_chip is not null
+    qualify row_number() over (partition by comparison_id order by estimated_per_chip desc, group_chips) = 1
+)
+
+select * from final

@@ -1,0 +1,180 @@
+-- Grain: one row per measured training result this run holds, with what the estimator says for the same
+-- accelerator, chips, model and tokens at the family's default MFU (`estimated`, minutes), and the estimated/measured
+-- time ratio that calibrates the MFU (int_estimate_calibration): above 1, the chip trains faster than its default.
+-- Measured results: MLPerf Training rows of a task catalog.mlperf_training_tasks describes (estimated at the chip's
+-- fastest training precision, bf16 or fp8: MLPerf summaries declare none), the user's own runs of a workload in
+-- minutes, and published MFU figures (benchmark_runs training rows), compared as minutes to train 1e9 tokens at the
+-- published MFU. Scaling: the estimate loses the family's efficiency per doubling of instances, an instance being
+-- the largest the catalog sells of that accelerator (a run without a chip count: one instance).
+with models as (
+    select * from catalog.models
+),
+
+accelerators as (
+    select * from catalog.accelerators
+),
+
+defaults as (
+    select * from catalog.family_defaults
+),
+
+peaks as (
+    select * from intermediate.int_accelerator_precisions_listed
+),
+
+training_peaks as (
+    -- the fastest precision a chip publishes for training: what an MLPerf run is estimated at
+    select accelerator_id, arg_max(precision, peak_tflops) as precision, max(peak_tflops) as peak_tflops
+    from peaks
+    where precision in ('bf16', 'fp8')
+    group by accelerator_id
+),
+
+node_chips as (
+    select accelerator_id, max(accelerator_count) as chips_per_instance
+    from catalog.instances
+    group by accelerator_id
+),
+
+mlperf as (
+    select
+        results.source_ref as comparison_id,
+        'MLPerf Training' as measurement_basis,
+        results.source_ref as setup_key,
+        results.accelerator_id,
+        training_peaks.precision,
+        training_peaks.peak_tflops,
+        tasks.model as model_id,
+        results.chips,
+        cast(greatest(1, ceil(results.chips / results.chips_per_node)) as integer) as instances,
+        -- training_flops counts 6 FLOPs per parameter and token; a task declaring another factor scales the tokens
+        results.samples_to_converge * tasks.tokens_per_sample * tasks.flops_per_token / 6 as tokens,
+        results.time_to_train_minutes as measured,
+        'minutes to train' as unit,
+        null::double as published_mfu,
+        results.source_id as benchmark_source_id,
+        results.data_as_of as benchmark_as_of,
+        results.source_ref as benchmark_ref,
+        'MLPerf Training ' || results.benchmark || ': ' || results.submitter || ' ' || results.system
+            || ' (' || results.chips || ' chips)' as benchmark_label
+    from staging.stg_mlperf_training__results as results
+    inner join catalog.mlperf_training_tasks as tasks on tasks.task = results.benchmark
+    inner join training_peaks on training_peaks.accelerator_id = results.accelerator_id
+    where results.samples_to_converge > 0 and results.time_to_train_minutes > 0 and results.chips > 0
+),
+
+runs as (
+    select runs.*, models.params, node_chips.chips_per_instance
+    from staging.stg_benchmark_runs__results as runs
+    left join node_chips using (accelerator_id)
+    left join models using (model_id)
+    where runs.kind = 'training'
+),
+
+own_runs as (
+    -- the user's own run of a workload, in minutes
+    select
+        runs.source_ref as comparison_id,
+        'own run' as measurement_basis,
+        runs.source_ref as setup_key,
+        runs.accelerator_id,
+        coalesce(runs.precision, workloads.training_precision) as precision,
+        peaks.peak_tflops,
+        workloads.model_id,
+        runs.chips,
+        cast(greatest(1, ceil(runs.chips / coalesce(instances.accelerator_count, runs.chips_per_instance, runs.chips)))
+             as integer) as instances,
+        workloads.tokens,
+        runs.time_to_train_minutes as measured,
+        'minutes to train' as unit,
+        null::double as published_mfu,
+        runs.source_id as benchmark_source_id,
+        runs.data_as_of as benchmark_as_of,
+        runs.source_ref as benchmark_ref,
+        'own run: ' || coalesce(runs.run_source, runs.source_id) || ', ' || runs.chips || ' x ' || runs.accelerator_id
+            || ', ' || workloads.workload_id as benchmark_label
+    from runs
+    inner join catalog.workloads as workloads on workloads.workload_id = runs.workload_id
+    left join catalog.instances as instances on instances.instance_type = runs.instance_type
+    inner join peaks
+        on peaks.accelerator_id = runs.accelerator_id
+        and peaks.precision = coalesce(runs.precision, workloads.training_precision)
+    where runs.time_to_train_minutes > 0 and runs.chips > 0 and workloads.tokens > 0
+),
+
+published as (
+    -- a published MFU: minutes to train 1e9 tokens at that MFU on the run's chips
+    select
+        runs.source_ref as comparison_id,
+        'published MFU' as measurement_basis,
+        runs.source_ref as setup_key,
+        runs.accelerator_id,
+        runs.precision,
+        peaks.peak_tflops,
+        runs.model_id,
+        coalesce(runs.chips, runs.chips_per_instance) as chips,
+        cast(greatest(1, ceil(coalesce(runs.chips, runs.chips_per_instance) / runs.chips_per_instance)) as integer)
+            as instances,
+        1e9 as tokens,
+        training_hours(runs.params, 1e9, coalesce(runs.chips, runs.chips_per_instance), peaks.peak_tflops, runs.mfu, 1)
+            * 60 as measured,
+        'minutes to train 1e9 tokens' as unit,
+        runs.mfu as published_mfu,
+        runs.source_id as benchmark_source_id,
+        runs.data_as_of as benchmark_as_of,
+        runs.source_ref as benchmark_ref,
+        'published MFU ' || runs.mfu || ' of ' || runs.model_id || ' on ' || coalesce(runs.chips || ' x ', '')
+            || runs.accelerator_id || ': ' || coalesce(runs.run_source, runs.source_id) as benchmark_label
+    from runs
+    inner join peaks on peaks.accelerator_id = runs.accelerator_id and peaks.precision = runs.precision
+    where runs.mfu > 0 and runs.time_to_train_minutes is null and runs.params > 0 and runs.chips_per_instance > 0
+),
+
+cases as (
+    select
+        measured.*,
+        accelerators.family,
+        defaults.training_mfu as default_mfu,
+        scaling_factor(defaults.scaling_efficiency_per_doubling, measured.instances) as scaling,
+        models.params
+    from (select * from mlperf union all by name select * from own_runs union all by name select * from published)
+        as measured
+    inner join models on models.model_id = measured.model_id
+    inner join accelerators on accelerators.accelerator_id = measured.accelerator_id
+    inner join defaults on defaults.family = accelerators.family
+    where defaults.can_train
+),
+
+final as (
+    select
+        comparison_id,
+        'training' as phase,
+        family,
+        accelerator_id,
+        precision,
+        null::varchar as precision_class,
+        model_id,
+        chips,
+        measurement_basis,
+        unit,
+        measured,
+        training_hours(params, tokens, chips, peak_tflops, default_mfu, scaling) * 60 as estimated,
+        -- above 1: the run was faster than the default MFU says (serving: measured over estimated throughput)
+        training_hours(params, tokens, chips, peak_tflops, default_mfu, scaling) * 60 / measured
+            as efficiency_ratio,
+        setup_key,
+        instances,
+        tokens,
+        params,
+        peak_tflops,
+        default_mfu,
+        scaling,
+        published_mfu,
+        benchmark_source_id,
+        benchmark_as_of,
+        benchmark_ref,
+        benchmark_label
+    from cases
+)
+
+select * from final

@@ -1,0 +1,158 @@
+"""Estimates checked against measurements (issue 13): the back-test, the calibrated basis, leave-one-out predictions,
+error bands and "too close to call", worked by hand on given rows."""
+
+import datetime as dt
+import math
+
+import pytest
+from builders import aws_page, aws_product, land, mlperf_inference_result
+
+from flows import transform
+from flows.sources import aws_pricing, mlperf_inference
+from flows.warehouse import fetch_dicts
+
+AS_OF = dt.date(2026, 11, 30)
+RUN = "run-calibration"
+H100 = "NVIDIA H100-SXM-80GB"
+P5 = "aws:us-east-1:p5.48xlarge:on_demand"
+
+# The uncalibrated roofline of Llama-2-70B (69e9 parameters, 138 GB of bf16 weights, 327,680 B of KV cache a token)
+# serving 1,024 + 300 tokens offline on 8 H100 (80 GB, 90% usable; 3.35 TB/s x 0.7; 989.4 TFLOP/s x 0.5):
+# TP 8 holds floor((8 x 72 - 138) GB / 327,680 B / 1,324) = 1,009 sequences; prefill 2 x 69e9 x 1,024 /
+# (8 x 989.4e12 x 0.5) = 35.706 ms; decode step max((138 + 1,009 x 0.384696) GB / 1.876e13 B/s,
+# 2 x 69e9 x 1,009 / 3.9576e15) = max(28.05, 35.18) = 35.183 ms; 1,009 x 300 / (300 x 0.035183 + 1,009 x 0.035706)
+# = 6,498.10 tokens/s = 812.262 a chip (TP 4: 777.1 a chip; TP 2: 177.2)
+ESTIMATE = 812.2619
+
+
+def result(result_id, tokens_per_s_per_chip, *, submitter, scenario="Offline"):
+    return mlperf_inference_result(result_id, H100, "llama2-70b-99", scenario, 8 * tokens_per_s_per_chip) | {
+        "Submitter": submitter}
+
+
+@pytest.fixture
+def built(fresh_db, catalog):
+    land(fresh_db, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(
+        aws_product("p5.48xlarge", "55.0400000000", sku="A000000000000001"),
+        aws_product("p5en.48xlarge", "63.2960000000", sku="A000000000000002"),
+    ))]), RUN, AS_OF)
+    # two submissions of the same system: 3,000 and 3,300 tokens/s a chip
+    land(fresh_db, catalog, "mlperf_inference", mlperf_inference.result_rows([
+        result("a", 3000.0, submitter="Acme"),
+        result("b", 3300.0, submitter="Beta"),
+    ], "s.json"), RUN, AS_OF)
+    # the task's shape is the workload's (1,024 + 300 tokens), so the back-test estimate is the workload's too
+    fresh_db.execute("update catalog.mlperf_inference_tasks set output_tokens = 300 where task = 'llama2-70b'")
+    transform.build_models(fresh_db, RUN, AS_OF)
+    transform.run_sql_tests(fresh_db)
+    return fresh_db
+
+
+def backtest(con):
+    return {r["benchmark_ref"].rsplit("(", 1)[0].strip(): r for r in fetch_dicts(
+        con, "select * from marts.estimate_backtest where phase = 'serving' order by benchmark_ref")}
+
+
+def test_the_back_test_sets_each_measurement_beside_its_uncalibrated_estimate(built):
+    rows = list(backtest(built).values())
+    assert [(r["accelerator_id"], r["precision"], r["model_id"], r["chips"], r["measurement_basis"]) for r in rows] == [
+        ("h100-sxm-80gb", "fp16", "llama-2-70b", 8, "MLPerf Inference")] * 2
+    assert sorted(r["measured"] for r in rows) == [3000.0, 3300.0]
+    assert all(r["estimated"] == pytest.approx(ESTIMATE, abs=1e-3) for r in rows)
+    # efficiency ratios 3,000 / 812.262 = 3.693393 and 3,300 / 812.262 = 4.062733
+    assert sorted(r["efficiency_ratio"] for r in rows) == [pytest.approx(3.693393, abs=1e-5),
+                                                           pytest.approx(4.062733, abs=1e-5)]
+
+
+def test_leave_one_out_predicts_each_result_from_the_other(built):
+    by_measured = {r["measured"]: r for r in backtest(built).values()}
+    # offline, the batch is memory's: throughput scales with the efficiency factor, so calibrating the 3,000 result on
+    # the 3,300 one (factor 3,300 / 812.262) predicts 812.262 x 3,300 / 812.262 = 3,300: 10% high; and the other way
+    # 3,000 for 3,300: 9.09% low
+    first, second = by_measured[3000.0], by_measured[3300.0]
+    assert (first["loo_measurements"], second["loo_measurements"]) == (1, 1)
+    assert first["loo_estimated"] == pytest.approx(3300.0, abs=1e-6)
+    assert first["loo_ratio"] == pytest.approx(1.1) and first["loo_abs_error"] == pytest.approx(0.1)
+    assert second["loo_ratio"] == pytest.approx(3000 / 3300)
+    # serving costs scale with 1 / throughput: the estimate's dollar would really have been loo_ratio dollars
+    assert first["loo_cost_ratio"] == pytest.approx(1.1)
+
+
+def test_a_result_never_calibrates_another_of_its_own_submission(fresh_db, catalog):
+    land(fresh_db, catalog, "mlperf_inference", mlperf_inference.result_rows([
+        result("a-offline", 3000.0, submitter="Acme"),
+        result("a-server", 2800.0, submitter="Acme", scenario="Server"),
+    ], "s.json"), RUN, AS_OF)
+    transform.build_models(fresh_db, RUN, AS_OF)
+    rows = fetch_dicts(fresh_db, "select loo_measurements, loo_estimated, estimated from marts.estimate_backtest")
+    # one submission (round, submitter, system): nothing else to calibrate on, the prediction stays uncalibrated
+    assert [(r["loo_measurements"], r["loo_estimated"] == r["estimated"]) for r in rows] == [(0, True)] * 2
+
+
+def test_a_chip_with_two_measurements_gets_their_geometric_mean_factor(built):
+    [factor] = fetch_dicts(built, "select * from marts.estimate_calibration where phase = 'serving'")
+    # sqrt(3.693393 x 4.062733) = sqrt(3,000 x 3,300) / 812.262 = 3,146.427 / 812.262 = 3.873660
+    assert (factor["accelerator_id"], factor["precision_class"], factor["model_id"]) == (
+        "h100-sxm-80gb", "bf16", "llama-2-70b")
+    assert factor["factor"] == pytest.approx(math.sqrt(3000 * 3300) / ESTIMATE, abs=1e-5)
+    assert (factor["measurements"], factor["setups"], factor["measured_by"]) == (2, 2, "MLPerf Inference")
+
+
+def test_a_workload_without_a_measurement_on_the_offer_gets_a_calibrated_estimate(built):
+    [row] = fetch_dicts(built, "select * from intermediate.int_inference_estimates_computed "
+                               "where workload_id = 'llama2-70b-batch' and offer_id = ? and precision = 'bf16'", [P5])
+    # the efficiencies x 3.873660: offline throughput scales with them, 812.262 x 3.873660 = 3,146.427 a chip, the
+    # geometric mean of the two measurements
+    assert row["basis"] == "calibrated"
+    assert row["tokens_per_s_per_chip"] == pytest.approx(math.sqrt(3000 * 3300), abs=1e-3)
+    assert row["benchmark_label"] == (
+        "roofline on h100-sxm-80gb specs: bf16, TP 8, batch 1009; efficiencies x 3.874 fitted from 2 MLPerf Inference "
+        "results of h100-sxm-80gb at bf16 on this model")
+    assert row["benchmark_ref"].startswith("fitted from s.json")
+    # another chip has no measurement: it keeps its family defaults and says so
+    [h200] = fetch_dicts(built, "select basis, benchmark_label from intermediate.int_inference_estimates_computed "
+                                "where workload_id = 'llama2-70b-batch' and accelerator_id = 'h200-sxm-141gb' "
+                                "and precision = 'bf16'")
+    assert h200["basis"] == "estimated"
+    assert h200["benchmark_label"].endswith(
+        "; uncalibrated: no measurement of this model on h200-sxm-141gb at bf16, family defaults")
+
+
+def test_an_estimated_row_carries_the_band_of_the_uncalibrated_back_test(built):
+    rankings = {(r["instance_type"], r["precision"]): r for r in fetch_dicts(
+        built, "select * from marts.rankings where workload_id = 'llama2-70b-batch'")}
+    h200 = rankings[("p5en.48xlarge", "bf16")]
+    # uncalibrated cost ratios: 812.262 / 3,000 = 0.270754 and 812.262 / 3,300 = 0.246140 (the estimates were 3.7 to
+    # 4.1 times too slow, so the outcome would cost a quarter of what they say)
+    assert h200["basis"] == "estimated" and h200["band_comparisons"] == 2 and h200["band_scope"] == "family"
+    assert h200["outcome_low"] == pytest.approx(h200["outcome_value"] * ESTIMATE / 3300, rel=1e-6)
+    assert h200["outcome_high"] == pytest.approx(h200["outcome_value"] * ESTIMATE / 3000, rel=1e-6)
+    # a measured row has no band
+    measured = rankings[("p5.48xlarge", "fp16")]
+    assert measured["basis"] == "measured" and (measured["outcome_low"], measured["outcome_high"]) == (None, None)
+
+
+def test_a_calibrated_row_carries_the_leave_one_out_band(built):
+    [row] = fetch_dicts(built, "select * from marts.rankings where workload_id = 'llama2-70b-chat' "
+                               "and instance_type = 'p5.48xlarge' and basis = 'calibrated'")
+    # calibrated cost ratios 3,000 / 3,300 = 0.909091 and 3,300 / 3,000 = 1.1
+    assert row["outcome_low"] == pytest.approx(row["outcome_value"] * 3000 / 3300, rel=1e-6)
+    assert row["outcome_high"] == pytest.approx(row["outcome_value"] * 1.1, rel=1e-6)
+
+
+def test_overlapping_bands_are_too_close_to_call_and_name_the_settling_measurement(built):
+    decisions = {d["workload_id"]: d for d in fetch_dicts(built, "select * from marts.decisions")}
+    for d in decisions.values():
+        pick_high = d["pick_outcome_high"] if d["pick_outcome_high"] is not None else d["pick_outcome_value"]
+        runner_low = (d["runner_up_outcome_low"] if d["runner_up_outcome_low"] is not None
+                      else d["runner_up_outcome_value"])
+        banded = d["pick_outcome_high"] is not None or d["runner_up_outcome_low"] is not None
+        expected = d["runner_up_candidate_id"] is not None and banded and pick_high >= runner_low
+        assert d["too_close_to_call"] == expected, d["workload_id"]
+        assert (d["settle_candidate_id"] is not None) == expected
+    # llama2-70b-batch: the measured pick on p5 (3,300 a chip) against the H200 estimate, whose band (a quarter of
+    # its value and less) reaches below the pick: too close to call, settled by measuring the H200
+    batch = decisions["llama2-70b-batch"]
+    assert (batch["pick_basis"], batch["runner_up_basis"]) == ("measured", "estimated")
+    assert batch["too_close_to_call"] and batch["settle_candidate_id"] == batch["runner_up_candidate_id"]
+    assert batch["runner_up_accelerator_id"] == "h200-sxm-141gb"
