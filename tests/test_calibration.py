@@ -156,3 +156,72 @@ def test_overlapping_bands_are_too_close_to_call_and_name_the_settling_measureme
     assert (batch["pick_basis"], batch["runner_up_basis"]) == ("measured", "estimated")
     assert batch["too_close_to_call"] and batch["settle_candidate_id"] == batch["runner_up_candidate_id"]
     assert batch["runner_up_accelerator_id"] == "h200-sxm-141gb"
+
+
+# ---------------------------------------------------------------- own runs in the back-test, first in calibration
+def land_own_runs(con, catalog, tmp_path, rows):
+    from test_own_runs import runs_batch
+
+    from flows import pipeline
+
+    # land_all starts the run's loads afresh: call it before landing anything else
+    [load] = pipeline.land_all(con, catalog, [runs_batch(tmp_path, *rows)], RUN, AS_OF)
+    assert (load.status, load.rows_quarantined) == ("landed", 0), load.error
+
+
+def test_an_own_serving_run_is_back_tested_at_its_concurrency_and_calibrates_first(fresh_db, catalog, tmp_path):
+    from test_own_runs import SERVING
+
+    # the issue's case: a user's Inferentia2 run of Llama-3.1-8B at 300 tokens/s (concurrency 32, 1,024 + 256 tokens)
+    land_own_runs(fresh_db, catalog, tmp_path, [SERVING | {
+        "concurrency": 32, "output_tokens_per_s": 300.0, "request_throughput": 300 / 256, "ttft_p99_ms": 900,
+        "tpot_p99_ms": 95}])
+    land(fresh_db, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(
+        aws_product("inf2.xlarge", "0.7582000000", sku="A000000000000001", gpu="0")))]), RUN, AS_OF)
+    transform.build_models(fresh_db, RUN, AS_OF)
+    [row] = fetch_dicts(fresh_db, "select * from marts.estimate_backtest")
+    # one replica on its 1 chip at batch 32 (memory holds floor((28.8 - 16) GB / 131,072 B / 1,280) = 76):
+    # prefill 2 x 8e9 x 1,024 / (190e12 x 0.4) = 215.58 ms; step max((16 + 32 x 0.150995) GB / 0.492e12 B/s,
+    # 2 x 8e9 x 32 / 76e12) = 42.34 ms; 32 x 256 / (256 x 0.042341 + 32 x 0.215579) = 461.84 tokens/s
+    assert (row["measurement_basis"], row["accelerator_id"], row["precision"], row["chips"]) == (
+        "own run", "inferentia2", "bf16", 1)
+    assert row["estimated"] == pytest.approx(461.837, abs=1e-3)
+    assert row["efficiency_ratio"] == pytest.approx(300 / 461.837, abs=1e-6)  # 0.64958
+    assert row["loo_measurements"] == 0  # nothing else measured this chip
+    [factor] = fetch_dicts(fresh_db, "select * from marts.estimate_calibration")
+    assert (factor["measured_by"], factor["factor"]) == ("own run", pytest.approx(0.649580, abs=1e-6))
+    # the workload's estimate on inf2.xlarge at bf16 runs at the fitted efficiencies, and says so
+    [est] = fetch_dicts(fresh_db, "select basis, benchmark_label from intermediate.int_inference_estimates_computed "
+                                  "where workload_id = 'llama31-8b-chat-small' and precision = 'bf16'")
+    assert est["basis"] == "calibrated"
+    assert "efficiencies x 0.650 fitted from 1 own run result of inferentia2 at bf16 on this model" in (
+        est["benchmark_label"])
+
+
+def test_own_training_runs_calibrate_before_mlperf(fresh_db, catalog, tmp_path):
+    from builders import landed_training_row
+    from test_own_runs import OWN_RUN
+
+    land_own_runs(fresh_db, catalog, tmp_path, [OWN_RUN | {"time_to_train_minutes": 900}])  # first: it resets the run's loads
+    land(fresh_db, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(
+        aws_product("p5.48xlarge", "55.0400000000", sku="A000000000000001")))]), RUN, AS_OF)
+    land(fresh_db, catalog, "mlperf_training", [landed_training_row(
+        "Eos", "NVIDIA H100-SXM5-80GB", 512, 64, "gpt3", 50.0, samples_to_converge=1.2e9)], RUN, AS_OF)
+    transform.build_models(fresh_db, RUN, AS_OF)
+    bases = {r["measurement_basis"]: r for r in fetch_dicts(
+        fresh_db, "select * from marts.estimate_backtest where phase = 'training'")}
+    assert set(bases) == {"own run", "MLPerf Training"}
+    # the own run: GPT-3 (1.2e9 tokens) on 64 H100 = 8 instances of the largest (8 chips), scaling 0.95^3 = 0.857375:
+    # 6 x 175e9 x 1.2e9 / (64 x 989.4e12 x 0.40 x 0.857375) = 58,021 s = 967.02 min estimated against 900 measured
+    own = bases["own run"]
+    assert (own["unit"], own["measured"]) == ("minutes to train", 900.0)
+    assert own["estimated"] == pytest.approx(967.023, abs=1e-3)
+    assert own["efficiency_ratio"] == pytest.approx(967.023 / 900, abs=1e-6)  # 1.074470
+    # the user's run first: the H100's factor is the own run's alone, whatever MLPerf says
+    [factor] = fetch_dicts(fresh_db, "select * from marts.estimate_calibration where phase = 'training'")
+    assert (factor["measured_by"], factor["measurements"]) == ("own run", 1)
+    assert factor["factor"] == pytest.approx(1.074470, abs=1e-6)
+    # a workload without a measurement on the offer: the default MFU x 1.074470 = 0.429788
+    [row] = fetch_dicts(fresh_db, "select basis, mfu from marts.training_costs "
+                                  "where workload_id = 'llama31-8b-pretrain-1t'")
+    assert (row["basis"], row["mfu"]) == ("calibrated", pytest.approx(0.429788, abs=1e-6))

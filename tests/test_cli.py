@@ -113,8 +113,8 @@ def test_readme_report_excerpts_are_real_report_output():
                   if line.startswith("| ") and not line.startswith("| rank")]
     gpt3 = (PROJECT_ROOT / "tests" / "golden" / "gpt3-175b-pretrain.md").read_text()
     for row in table_rows:
-        rank, offer, *_ , outcome, energy, basis = [c.strip() for c in row.strip("|").split("|")]
-        assert f"| {rank} | {offer} |" in gpt3 and f"| {outcome} | {energy} | {basis} |" in gpt3, row
+        rank, offer, *_ , outcome, likely, energy, basis = [c.strip() for c in row.strip("|").split("|")]
+        assert f"| {rank} | {offer} |" in gpt3 and f"| {outcome} | {likely} | {energy} | {basis} |" in gpt3, row
 
 
 def test_query_prints_a_sql_error_as_one_line_with_its_position_and_exits_2(tmp_path, capsys):
