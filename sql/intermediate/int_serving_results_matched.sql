@@ -1,0 +1,139 @@
+-- Grain: one row per inference workload x offer x measured serving point that could run it: every MLPerf Inference
+-- result of the workload's task (every scenario: Offline, Server, Interactive) at an accuracy target at least the
+-- workload's, in a division, suite and availability it accepts and at a precision it accepts, and every concurrency
+-- level (or offered request rate) of the user's own runs of its model. A replica is the measured system's chips: an
+-- instance holds whole replicas, or a replica spans whole instances. `is_candidate` says which points may price the
+-- workload (int_inference_measured keeps the best): an MLPerf result of the workload's own scenario, an own-run
+-- level whose p99 TTFT and TPOT meet the workload's SLO (any level for offline work). Per point, the output tokens/s
+-- one user sees (int_serving_load_points draws them): an own run's 1000 / median TPOT (else throughput /
+-- concurrency); an MLPerf scenario's 1000 / its p99 TPOT bound, a floor (Offline has none: null). A result whose
+-- declared precision the staging cross-check doubts says so in its label and `precision_doubtful`.
+with workloads as (
+    select * from catalog.workloads where kind = 'inference'
+),
+
+results as (
+    select * from staging.stg_mlperf_inference__results
+    where performance_units = 'Tokens/s' and performance_result > 0
+),
+
+scenarios as (
+    select * from catalog.mlperf_inference_tasks
+),
+
+offers as (
+    select * from intermediate.int_offers_priced
+),
+
+accepted as (
+    select * from catalog.workload_precisions
+),
+
+runs as (
+    select * from staging.stg_benchmark_runs__results
+    where kind = 'serving' and output_tokens_per_s > 0
+),
+
+mlperf as (
+    select
+        workloads.workload_id,
+        offers.*,
+        results.scenario_normalised = workloads.benchmark_scenario as is_candidate,
+        results.precision,
+        cast(results.accelerators_total as integer) as replica_chips,
+        results.performance_result as replica_tokens_per_s,
+        results.performance_result / results.accelerators_total as tokens_per_s_per_chip,
+        replica_instances(results.accelerators_total, offers.accelerator_count) as instances_per_replica,
+        replicas_per_instance(results.accelerators_total, offers.accelerator_count) as replicas_per_instance,
+        'MLPerf ' || results.version || ' ' || results.scenario_normalised as load_point,
+        1000 / nullif(scenarios.tpot_ms, 0) as tokens_per_s_per_user,
+        case when scenarios.tpot_ms > 0 then 'scenario p99 TPOT bound (a floor)' end as tokens_per_s_per_user_basis,
+        scenarios.tpot_ms as tpot_p99_ms,
+        scenarios.ttft_ms as ttft_p99_ms,
+        -- the scenario's bounds within the workload's; Offline has none, so it shows no latency a service can rely on
+        workloads.is_offline or coalesce(
+            scenarios.tpot_ms <= coalesce(workloads.slo_tpot_ms, scenarios.tpot_ms)
+            and scenarios.ttft_ms <= coalesce(workloads.slo_ttft_ms, scenarios.ttft_ms), false
+        ) as meets_slo,
+        results.source_id as benchmark_source_id,
+        results.data_as_of as benchmark_as_of,
+        results.source_ref as benchmark_ref,
+        'MLPerf Inference ' || results.version || ' ' || results.model || ' ' || results.scenario || ': '
+            || results.submitter || ' ' || results.system
+            || coalesce('; precision doubtful: ' || results.precision_note, '') as benchmark_label,
+        results.precision_doubtful,
+        null::double as run_success_rate
+    from workloads
+    inner join results
+        on results.task = workloads.benchmark_task
+        and results.accuracy_target_pct >= workloads.accuracy_target_pct
+        -- the divisions, suites and availabilities the workload declares it accepts
+        and list_contains(workloads.benchmark_divisions, lower(results.division))
+        and list_contains(workloads.benchmark_suites, lower(results.suite))
+        and list_contains(workloads.benchmark_availabilities, lower(results.availability))
+    left join scenarios
+        on scenarios.task = results.task and scenarios.scenario = results.scenario_normalised
+    inner join accepted
+        on accepted.workload_id = workloads.workload_id
+        and accepted.precision = case when results.precision = 'fp16' then 'bf16' else results.precision end
+    inner join offers
+        on offers.accelerator_id = results.accelerator_id
+        and offers.accelerator_count >= results.accelerators_per_node
+        and offer_term_accepted(workloads.pricing_terms, offers.pricing_term, offers.term_months, workloads.months)
+),
+
+own_runs as (
+    select
+        workloads.workload_id,
+        offers.*,
+        workloads.is_offline or coalesce(
+            runs.tpot_p99_ms <= coalesce(workloads.slo_tpot_ms, runs.tpot_p99_ms)
+            and runs.ttft_p99_ms <= coalesce(workloads.slo_ttft_ms, runs.ttft_p99_ms), false
+        ) as is_candidate,
+        runs.precision,
+        runs.chips as replica_chips,
+        runs.output_tokens_per_s as replica_tokens_per_s,
+        runs.tokens_per_s_per_chip,
+        replica_instances(runs.chips, offers.accelerator_count) as instances_per_replica,
+        replicas_per_instance(runs.chips, offers.accelerator_count) as replicas_per_instance,
+        coalesce('concurrency ' || cast(runs.concurrency as bigint), runs.request_rate || ' requests/s offered',
+                 'own run ' || runs.source_ref) as load_point,
+        coalesce(1000 / nullif(runs.tpot_p50_ms, 0), runs.output_tokens_per_s / nullif(runs.concurrency, 0))
+            as tokens_per_s_per_user,
+        case
+            when runs.tpot_p50_ms > 0 then 'median TPOT'
+            when runs.concurrency > 0 then 'throughput / concurrency'
+        end as tokens_per_s_per_user_basis,
+        runs.tpot_p99_ms,
+        runs.ttft_p99_ms,
+        workloads.is_offline or coalesce(
+            runs.tpot_p99_ms <= coalesce(workloads.slo_tpot_ms, runs.tpot_p99_ms)
+            and runs.ttft_p99_ms <= coalesce(workloads.slo_ttft_ms, runs.ttft_p99_ms), false
+        ) as meets_slo,
+        runs.source_id as benchmark_source_id,
+        runs.data_as_of as benchmark_as_of,
+        runs.source_ref as benchmark_ref,
+        'own run: ' || coalesce(runs.run_source, runs.source_id) || ', ' || runs.chips || ' x ' || runs.accelerator_id
+            || coalesce(', concurrency ' || cast(runs.concurrency as bigint), '')
+            || coalesce(', ' || runs.request_rate || ' requests/s offered', '')
+            || coalesce(' (' || runs.run_date || ')', '') as benchmark_label,
+        false as precision_doubtful,
+        runs.success_rate as run_success_rate
+    from workloads
+    inner join runs on runs.model_id = workloads.model_id
+    inner join accepted
+        on accepted.workload_id = workloads.workload_id and accepted.precision = runs.precision_class
+    inner join offers
+        on offers.accelerator_id = runs.accelerator_id
+        and (offers.accelerator_count >= runs.chips or runs.chips % offers.accelerator_count = 0)
+        and offer_term_accepted(workloads.pricing_terms, offers.pricing_term, offers.term_months, workloads.months)
+),
+
+final as (
+    select
+        *,
+        case when precision in ('fp16', 'bf16') then 'bf16' else precision end as precision_class
+    from (select * from mlperf union all by name select * from own_runs)
+)
+
+select * from final
