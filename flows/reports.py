@@ -29,6 +29,7 @@ REVERSALS_LISTED = 5  # pairs under "Where the hourly price disagrees"
 CHANGES_LISTED = 8  # lines of one kind of change shown before "and N more"
 QUARANTINE_VALUES_LISTED = 12  # distinct rejected values named per source and expectation before "and N others"
 BASES = ["measured", "scaled", "calibrated", "estimated"]
+COMPARISONS_LISTED = 60  # rows of the back-test page's "Every comparison" table; the rest are in the warehouse
 # The back-test's goals (issue 13): leave-one-out median absolute error, over comparisons another measurement
 # calibrated. (name, short name, phase, family or None for every family, goal, what the figure covers)
 ESTIMATE_GOALS = [
@@ -172,33 +173,38 @@ def _estimates_page(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dic
     comparisons = fetch_dicts(con, "select * from marts.estimate_backtest where as_of = ? "
                                    "order by phase, accelerator_id, precision, model_id, comparison_id", [as_of])
     summary = fetch_dicts(con, """
-        select phase, family, count(*) as comparisons, count(*) filter (loo_measurements > 0) as calibrated,
-            median(loo_abs_error) filter (loo_measurements > 0) as calibrated_median,
-            max(loo_abs_error) filter (loo_measurements > 0) as calibrated_worst,
-            median(abs(ratio - 1)) as uncalibrated_median, max(abs(ratio - 1)) as uncalibrated_worst
+        select phase, family, count(*) as comparisons, count(*) filter (precision_doubtful) as doubtful,
+            count(*) filter (loo_measurements > 0 and not precision_doubtful) as calibrated,
+            median(loo_abs_error) filter (loo_measurements > 0 and not precision_doubtful) as calibrated_median,
+            max(loo_abs_error) filter (loo_measurements > 0 and not precision_doubtful) as calibrated_worst,
+            median(abs(ratio - 1)) filter (not precision_doubtful) as uncalibrated_median,
+            max(abs(ratio - 1)) filter (not precision_doubtful) as uncalibrated_worst
         from marts.estimate_backtest where as_of = ? group by all order by phase, family""", [as_of])
     goals = []
     for name, short, phase, family, goal, scope in ESTIMATE_GOALS:
         row = con.execute(
             "select median(loo_abs_error), count(*) from marts.estimate_backtest where as_of = ? and phase = ? "
-            "and (? is null or family = ?) and loo_measurements > 0", [as_of, phase, family, family]).fetchall()[0]
+            "and (? is null or family = ?) and loo_measurements > 0 and not precision_doubtful",
+            [as_of, phase, family, family]).fetchall()[0]
         goals.append({"name": name, "short": short, "goal": goal, "value": row[0], "comparisons": row[1], "scope": scope})
     factors = fetch_dicts(con, "select * from marts.estimate_calibration where as_of = ? "
                                "order by phase, accelerator_id, precision_class, model_id", [as_of])
     chart = charts.backtest_chart(con, as_of)
     page = MARKDOWN.get_template("estimates.md.j2").render(
         as_of=as_of.isoformat(), comparisons=comparisons, goals=goals, chart=chart,
-        summary_rows=[[r["phase"], r["family"], count(r["comparisons"]), count(r["calibrated"]),
+        listed=COMPARISONS_LISTED, more_comparisons=max(0, len(comparisons) - COMPARISONS_LISTED),
+        summary_rows=[[r["phase"], r["family"], count(r["comparisons"]), count(r["doubtful"]), count(r["calibrated"]),
                        percent(r["calibrated_median"]), percent(r["calibrated_worst"]),
                        percent(r["uncalibrated_median"]), percent(r["uncalibrated_worst"])] for r in summary],
         factor_rows=[[f["phase"], f["accelerator_id"], f["precision_class"], f["model_id"], num(f["factor"], 2),
                       f"{count(f['measurements'])} ({count(f['setups'])})", f["measured_by"],
-                      f"{num(f['min_ratio'], 2)} to {num(f['max_ratio'], 2)}"] for f in factors],
+                      f"{num(f['min_ratio'], 2)} to {num(f['max_ratio'], 2)}",
+                      "yes" if f["exceeds_peak"] else "no"] for f in factors],
         comparison_rows=[[c["phase"], c["accelerator_id"], c["precision"], c["model_id"], count(c["chips"]),
                           num(c["measured"], 1), num(c["estimated"], 1), num(c["loo_estimated"], 1)
                           + ("" if c["loo_measurements"] else " (uncalibrated)"),
                           percent(c["loo_ratio"] - 1), c["unit"],
-                          _benchmark(c)] for c in comparisons])
+                          _benchmark(c)] for c in comparisons[:COMPARISONS_LISTED]])
     return {"estimates.md": page} | ({chart.file_name: chart.image} if chart else {}), goals
 
 

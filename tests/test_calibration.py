@@ -105,9 +105,11 @@ def test_a_workload_without_a_measurement_on_the_offer_gets_a_calibrated_estimat
     # geometric mean of the two measurements
     assert row["basis"] == "calibrated"
     assert row["tokens_per_s_per_chip"] == pytest.approx(math.sqrt(3000 * 3300), abs=1e-3)
+    # 0.7 x 3.873660 = 2.71 of the memory bandwidth: past the chip's peak, which the label says
     assert row["benchmark_label"] == (
         "roofline on h100-sxm-80gb specs: bf16, TP 8, batch 1009; efficiencies x 3.874 fitted from 2 MLPerf Inference "
-        "results of h100-sxm-80gb at bf16 on this model")
+        "results of h100-sxm-80gb at bf16 on this model (past the chip's peak: their precision or request shape is not "
+        "what the estimate assumes)")
     assert row["benchmark_ref"].startswith("fitted from s.json")
     # another chip has no measurement: it keeps its family defaults and says so
     [h200] = fetch_dicts(built, "select basis, benchmark_label from intermediate.int_inference_estimates_computed "
@@ -116,6 +118,57 @@ def test_a_workload_without_a_measurement_on_the_offer_gets_a_calibrated_estimat
     assert h200["basis"] == "estimated"
     assert h200["benchmark_label"].endswith(
         "; uncalibrated: no measurement of this model on h200-sxm-141gb at bf16, family defaults")
+
+
+def test_a_third_workload_is_ranked_on_the_calibrated_estimate(built):
+    # llama2-70b-chat (Server: TPOT 200 ms, TTFT 2 s) has no measurement of its scenario: on p5.48xlarge at bf16 the
+    # estimate runs at 0.7 x 3.873660 and 0.5 x 3.873660. TP 8: memory holds 1,009; the TPOT allows
+    # floor((0.2 - 138e9 / 7.2664e13) / (0.384696e9 / 7.2664e13 + 0.0092178 / 300)) = 5,499 and
+    # floor(0.2 / (2 x 69e9 / 1.53296e16 + 0.0092178 / 300)) = 5,034: batch 1,009, step max(7.24, 9.08) ms = 9.083 ms;
+    # 1,009 x 300 / (300 x 0.0090827 + 1,009 x 0.0092178) = 25,171.41 tokens/s = 3,146.43 a chip (TP 4: 3,010.3)
+    [row] = fetch_dicts(built, "select * from marts.rankings where workload_id = 'llama2-70b-chat' "
+                               "and offer_id = ? and precision = 'bf16'", [P5])
+    assert row["basis"] == "calibrated"
+    assert row["tokens_per_s_per_chip"] == pytest.approx(3146.4266, abs=1e-3)
+    assert row["benchmark_ref"] == ("fitted from s.json: [0] (a, llama2-70b-99, Offline); "
+                                  "s.json: [1] (b, llama2-70b-99, Offline)")
+
+
+def test_a_doubtful_precision_calibrates_nothing_and_a_99_9_twin_counts_once(fresh_db, catalog):
+    h200 = "NVIDIA H200-SXM-141GB"
+    land(fresh_db, catalog, "mlperf_inference", mlperf_inference.result_rows([
+        # the -99 and -99.9 results of one system at one throughput: one measurement
+        mlperf_inference_result("x-99", h200, "llama2-70b-99", "Offline", 8 * 4000.0) | {"Submitter": "X"},
+        mlperf_inference_result("x-999", h200, "llama2-70b-99.9", "Offline", 8 * 4000.0) | {"Submitter": "X"},
+        # a later round's fp8 at 4,400 / 4,000 = 1.10 of it: the fp16 declaration is doubtful
+        mlperf_inference_result("y", h200, "llama2-70b-99", "Offline", 8 * 4400.0, precision="fp8")
+        | {"Submitter": "Y", "version": "v5.1"},
+    ], "s.json"), RUN, AS_OF)
+    transform.build_models(fresh_db, RUN, AS_OF)
+    rows = fetch_dicts(fresh_db, "select precision, precision_doubtful from marts.estimate_backtest order by 1")
+    assert rows == [{"precision": "fp16", "precision_doubtful": True}, {"precision": "fp8", "precision_doubtful": False}]
+    # no bf16 factor from a doubtful result; the fp8 one stands
+    assert fetch_dicts(fresh_db, "select precision_class, measurements from marts.estimate_calibration") == [
+        {"precision_class": "fp8", "measurements": 1}]
+    # and no band rests on it: the serving GPU bands have the fp8 comparison only, too few for a band of its own
+    assert fresh_db.execute("select count(*) from intermediate.int_estimate_bands where phase = 'serving'"
+                            ).fetchall() == [(0,)]
+
+
+def test_one_submissions_training_results_never_calibrate_each_other(fresh_db, catalog):
+    from builders import landed_training_row
+
+    land(fresh_db, catalog, "mlperf_training", [
+        landed_training_row("v5p-1024", "TPU-v5p", 512, 128, "gpt3", 114.8, samples_to_converge=1.2e9),
+        landed_training_row("v5p-2048", "TPU-v5p", 1024, 256, "gpt3", 57.0, samples_to_converge=1.2e9),
+    ], RUN, AS_OF)
+    transform.build_models(fresh_db, RUN, AS_OF)
+    rows = fetch_dicts(fresh_db, "select loo_measurements, loo_estimated = estimated as uncalibrated "
+                                 "from marts.estimate_backtest")
+    # one file, one submitter, one task: the same submission at two sizes, so neither calibrates the other
+    assert rows == [{"loo_measurements": 0, "uncalibrated": True}] * 2
+    [factor] = fetch_dicts(fresh_db, "select measurements, setups from marts.estimate_calibration")
+    assert (factor["measurements"], factor["setups"]) == (2, 1)
 
 
 def test_an_estimated_row_carries_the_band_of_the_uncalibrated_back_test(built):

@@ -1,7 +1,7 @@
 -- Grain: one row per measured result (int_serving_backtest, int_training_backtest) with its leave-one-out
 -- prediction: the estimate calibrated by the *other* measurements of the same accelerator (serving: at the same
 -- precision class and model; own runs first; never another result of the same submission or setup), as a calibrated estimate
--- for a workload would be. No other measurement: the prediction is the uncalibrated estimate (loo_measurements 0).
+-- for a workload would be; a result whose declared precision is doubtful calibrates no other. No other measurement: the prediction is the uncalibrated estimate (loo_measurements 0).
 -- Serving predictions are re-estimated with the fitted efficiencies (the batch the objectives allow changes with
 -- them); a training prediction is the estimate over the fitted factor (time scales with 1 / MFU).
 with serving as (
@@ -14,11 +14,11 @@ training as (
 
 comparisons as (
     select comparison_id, phase, accelerator_id, precision_class, model_id, efficiency_ratio, measurement_basis,
-        setup_key
+        setup_key, precision_doubtful
     from serving
     union all by name
     select comparison_id, phase, accelerator_id, '*' as precision_class, '*' as model_id, efficiency_ratio,
-        measurement_basis, setup_key
+        measurement_basis, setup_key, precision_doubtful
     from training
 ),
 
@@ -36,6 +36,7 @@ others as (
         and other.precision_class = this.precision_class
         and other.model_id = this.model_id
         and other.efficiency_ratio > 0
+        and not other.precision_doubtful
 ),
 
 chosen as (
@@ -79,7 +80,7 @@ unioned as (
     select
         serving.comparison_id, serving.phase, serving.family, serving.accelerator_id, serving.precision,
         serving.model_id, serving.chips, serving.measurement_basis, serving.unit, serving.measured,
-        serving.estimated, serving.efficiency_ratio, serving.setup_key,
+        serving.estimated, serving.efficiency_ratio, serving.setup_key, serving.precision_doubtful,
         coalesce(loo.loo_factor, 1.0) as loo_factor,
         coalesce(loo.loo_measurements, 0) as loo_measurements,
         coalesce(serving_loo.loo_estimated, serving.estimated) as loo_estimated,
@@ -91,7 +92,7 @@ unioned as (
     select
         training.comparison_id, training.phase, training.family, training.accelerator_id, training.precision,
         training.model_id, training.chips, training.measurement_basis, training.unit, training.measured,
-        training.estimated, training.efficiency_ratio, training.setup_key,
+        training.estimated, training.efficiency_ratio, training.setup_key, training.precision_doubtful,
         coalesce(loo.loo_factor, 1.0) as loo_factor,
         coalesce(loo.loo_measurements, 0) as loo_measurements,
         training.estimated / coalesce(loo.loo_factor, 1.0) as loo_estimated,

@@ -6,7 +6,8 @@
 -- BAND_MIN_COMPARISONS = 2 comparisons of a kind borrows the spread of every family of the phase (scope `phase`);
 -- a phase with none has no band.
 with backtest as (
-    select * from intermediate.int_estimate_backtest
+    -- a doubtful declared precision makes a comparison of another setup than the estimate's: left out
+    select * from intermediate.int_estimate_backtest where not precision_doubtful
 ),
 
 ratios as (

@@ -8,9 +8,11 @@
 -- per precision class and model and lends it to no other (the factor absorbs the request shape as much as the chip:
 -- the back-test found 3.7 for Llama-2-70B at bf16 and 0.55 for Llama-3.1-8B at fp8 on the same H100). Declared defaults stay in the catalogs; fitted factors live here.
 with comparisons as (
+    -- a result whose declared precision is doubtful calibrates nothing
     select phase, accelerator_id, precision_class, model_id, efficiency_ratio, measurement_basis, setup_key,
         benchmark_ref, benchmark_label
     from intermediate.int_serving_backtest
+    where not precision_doubtful
     union all by name
     select phase, accelerator_id, '*' as precision_class, '*' as model_id, efficiency_ratio, measurement_basis,
         setup_key, benchmark_ref, benchmark_label
@@ -27,7 +29,7 @@ tiered as (
     ) = 1
 ),
 
-final as (
+fitted as (
     select
         phase,
         accelerator_id,
@@ -43,6 +45,20 @@ final as (
     from tiered
     where efficiency_ratio > 0
     group by phase, accelerator_id, precision_class, model_id
+),
+
+final as (
+    -- a factor that takes an efficiency past 1 (more than the chip's peak bandwidth or FLOP/s) is kept, and said:
+    -- the measurements' precision or request shape, or the chip's specs, are not what the estimate assumed
+    select
+        fitted.*,
+        case fitted.phase
+            when 'serving' then greatest(defaults.bandwidth_efficiency, defaults.compute_efficiency) * fitted.factor
+            else defaults.training_mfu * fitted.factor
+        end > 1 as exceeds_peak
+    from fitted
+    inner join catalog.accelerators as accelerators using (accelerator_id)
+    inner join catalog.family_defaults as defaults on defaults.family = accelerators.family
 )
 
 select * from final

@@ -78,6 +78,7 @@ sized as (
         calibration.factor as calibration_factor,
         calibration.measurements as calibration_measurements,
         calibration.measured_by as calibration_measured_by,
+        calibration.exceeds_peak as calibration_exceeds_peak,
         calibration.measurement_refs as calibration_refs,
         defaults.scaling_efficiency_per_doubling,
         defaults.source as defaults_source,
@@ -248,6 +249,9 @@ final as (
                     || checked.calibration_measurements || ' ' || checked.calibration_measured_by || ' result'
                     || case when checked.calibration_measurements > 1 then 's' else '' end || ' of '
                     || checked.accelerator_id || ' at ' || checked.precision || ' on this model'
+                    || case when checked.calibration_exceeds_peak then
+                            ' (past the chip''s peak: their precision or request shape is not what the estimate assumes)'
+                       else '' end
                 else '; uncalibrated: no measurement of this model on ' || checked.accelerator_id || ' at '
                     || checked.precision || ', family defaults'
             end as benchmark_label,
@@ -255,7 +259,11 @@ final as (
              else checked.defaults_source end as benchmark_source_id,
         null::date as benchmark_as_of,
         case when checked.calibration_factor is not null then
-                'fitted from ' || array_to_string(checked.calibration_refs, '; ')
+                -- the first 5 measurements by name (all of them: marts.estimate_calibration)
+                'fitted from ' || array_to_string(list_slice(checked.calibration_refs, 1, 5), '; ')
+                || case when len(checked.calibration_refs) > 5 then
+                        '; and ' || (len(checked.calibration_refs) - 5) || ' more (marts.estimate_calibration)'
+                   else '' end
             else 'catalogs/accelerators.yaml: family_defaults.' || checked.family || ' + accelerators.'
                 || checked.accelerator_id
         end as benchmark_ref,

@@ -4,7 +4,9 @@
 -- bounds at the family's declared efficiencies (`estimated_per_chip`), and the measured/estimated ratio that
 -- calibrates the efficiencies (int_estimate_calibration). MLPerf: the system's chips hold replicas of the best
 -- tensor-parallel group that tiles one node, at the largest batch memory and the scenario's TPOT bound allow, and
--- the scenario's TTFT bound must hold. Own run: one replica on all its chips, at its concurrency as the batch.
+-- the scenario's TTFT bound must hold. Own run: one replica on all its chips, at its concurrency as the batch. A
+-- system's -99 and -99.9 results at one throughput count once; a result whose declared precision the staging
+-- cross-check doubts is kept and marked (`precision_doubtful`): it calibrates nothing.
 with tasks as (
     select * from catalog.mlperf_inference_tasks
 ),
@@ -46,11 +48,19 @@ mlperf as (
         results.data_as_of as benchmark_as_of,
         results.source_ref as benchmark_ref,
         'MLPerf Inference ' || results.version || ' ' || results.model || ' ' || results.scenario_normalised || ': '
-            || results.submitter || ' ' || results.system as benchmark_label
+            || results.submitter || ' ' || results.system
+            || coalesce('; precision doubtful: ' || results.precision_note, '') as benchmark_label,
+        results.precision_doubtful
     from staging.stg_mlperf_inference__results as results
     inner join tasks on tasks.task = results.task and tasks.scenario = results.scenario_normalised
     where results.performance_units = 'Tokens/s' and results.performance_result > 0
         and results.accelerators_total > 0
+    -- a system's -99 and -99.9 results at the same throughput are one measurement, counted once
+    qualify row_number() over (
+        partition by results.version, results.submitter, results.system, results.task, results.scenario_normalised,
+            results.precision, results.performance_result
+        order by results.source_ref
+    ) = 1
 ),
 
 own_runs as (
@@ -75,7 +85,8 @@ own_runs as (
         runs.data_as_of as benchmark_as_of,
         runs.source_ref as benchmark_ref,
         'own run: ' || coalesce(runs.run_source, runs.source_id) || ', ' || runs.chips || ' x ' || runs.accelerator_id
-            || coalesce(', concurrency ' || cast(runs.concurrency as bigint), '') as benchmark_label
+            || coalesce(', concurrency ' || cast(runs.concurrency as bigint), '') as benchmark_label,
+        false as precision_doubtful
     from staging.stg_benchmark_runs__results as runs
     where runs.kind = 'serving' and runs.output_tokens_per_s > 0 and runs.chips > 0
         and runs.input_tokens > 0 and runs.output_tokens > 0
@@ -152,6 +163,7 @@ final as (
         group_chips,
         cast(batch as integer) as batch,
         setup_key,
+        precision_doubtful,
         group_limit, fixed_batch, input_tokens, output_tokens, slo_tpot_ms, slo_ttft_ms, weights_gb,
         kv_bytes_per_token, params_active, peak_tflops, memory_gb, usable_memory_fraction, memory_bandwidth_tbps,
         bandwidth_efficiency, compute_efficiency,

@@ -40,7 +40,9 @@ mlperf as (
     select
         results.source_ref as comparison_id,
         'MLPerf Training' as measurement_basis,
-        results.source_ref as setup_key,
+        -- one submission (round file, submitter, task) at several system sizes is one setup: its results never
+        -- calibrate each other's predictions
+        results.source_id || '|' || results.submitter || '|' || results.benchmark as setup_key,
         results.accelerator_id,
         training_peaks.precision,
         training_peaks.peak_tflops,
@@ -163,6 +165,7 @@ final as (
         training_hours(params, tokens, chips, peak_tflops, default_mfu, scaling) * 60 / measured
             as efficiency_ratio,
         setup_key,
+        false as precision_doubtful,
         instances,
         tokens,
         params,

@@ -108,6 +108,7 @@ sourced as (
         calibration.factor as calibration_factor,
         calibration.measurements as calibration_measurements,
         calibration.measured_by as calibration_measured_by,
+        calibration.exceeds_peak as calibration_exceeds_peak,
         calibration.measurement_refs as calibration_refs
     from sized
     left join published as same_model
@@ -175,6 +176,8 @@ final as (
                 || ' x ' || printf('%.3f', calibration_factor) || ' fitted from ' || calibration_measurements || ' '
                 || calibration_measured_by || ' result' || case when calibration_measurements > 1 then 's' else '' end
                 || ' of ' || accelerator_id || ')'
+                || case when calibration_exceeds_peak then '; the factor takes the MFU past 1: the measurements are not '
+                        || 'the setup the estimate assumes' else '' end
             else 'family default MFU ' || mfu || ' (declared assumption; uncalibrated: no training measurement of '
                 || accelerator_id || ')'
         end as benchmark_label,
@@ -190,7 +193,11 @@ final as (
         case mfu_from
             when 'workload' then 'catalogs/workloads.yaml: workloads.' || workload_id || '.mfu'
             when 'same_model' then same_model_ref
-            when 'calibrated' then 'fitted from ' || array_to_string(calibration_refs, '; ')
+            -- the first 5 measurements by name (all of them: marts.estimate_calibration)
+            when 'calibrated' then 'fitted from ' || array_to_string(list_slice(calibration_refs, 1, 5), '; ')
+                || case when len(calibration_refs) > 5 then
+                        '; and ' || (len(calibration_refs) - 5) || ' more (marts.estimate_calibration)'
+                   else '' end
             else 'catalogs/accelerators.yaml: family_defaults.' || family
         end as benchmark_ref,
         workload_id || '|' || offer_id || '|' || cast(chips as integer) as candidate_id,

@@ -17,6 +17,7 @@ final as (
         model_id,
         chips,
         measurement_basis,
+        precision_doubtful,
         unit,
         measured,
         estimated,

@@ -19,6 +19,7 @@ final as (
         measured_by,
         min_ratio,
         max_ratio,
+        exceeds_peak,
         array_to_string(measurement_refs, '; ') as measurement_refs
     from calibration
 )
