@@ -187,11 +187,28 @@ def _estimates_page(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dic
             "and (? is null or family = ?) and loo_measurements > 0 and not precision_doubtful",
             [as_of, phase, family, family]).fetchall()[0]
         goals.append({"name": name, "short": short, "goal": goal, "value": row[0], "comparisons": row[1], "scope": scope})
+    # what this run holds against what it compared: results of a task no catalog entry describes, of a chip without a
+    # peak at their precision, or a serving run without its request shape cannot be estimated
+    held = fetch_dicts(con, """
+        select 'MLPerf Inference' as kind, count(*) as held,
+            count(distinct (version, submitter, system, task, scenario_normalised, precision, performance_result))
+                as distinct_held
+        from staging.stg_mlperf_inference__results where performance_units = 'Tokens/s' and performance_result > 0
+        union all
+        select 'MLPerf Training', count(*), count(*) from staging.stg_mlperf_training__results
+        where time_to_train_minutes > 0
+        union all
+        select 'own or published', count(*), count(*) from staging.stg_benchmark_runs__results""")
+    compared = dict(con.execute(
+        "select case when measurement_basis in ('own run', 'published MFU') then 'own or published' "
+        "else measurement_basis end, count(*) from marts.estimate_backtest where as_of = ? group by 1",
+        [as_of]).fetchall())
+    coverage = [h | {"compared": compared.get(h["kind"], 0)} for h in held if h["held"]]
     factors = fetch_dicts(con, "select * from marts.estimate_calibration where as_of = ? "
                                "order by phase, accelerator_id, precision_class, model_id", [as_of])
     chart = charts.backtest_chart(con, as_of)
     page = MARKDOWN.get_template("estimates.md.j2").render(
-        as_of=as_of.isoformat(), comparisons=comparisons, goals=goals, chart=chart,
+        as_of=as_of.isoformat(), comparisons=comparisons, goals=goals, chart=chart, coverage=coverage,
         listed=COMPARISONS_LISTED, more_comparisons=max(0, len(comparisons) - COMPARISONS_LISTED),
         summary_rows=[[r["phase"], r["family"], count(r["comparisons"]), count(r["doubtful"]), count(r["calibrated"]),
                        percent(r["calibrated_median"]), percent(r["calibrated_worst"]),
