@@ -278,6 +278,10 @@ class InferenceWorkload(Strict):
     success_rate: float = Field(1.0, gt=0, le=1, description="share of requests that succeed")
     months: float = Field(12, gt=0, description="months in service, for the lifetime cost")
     trained_by: Slug | None = Field(None, description="training workload whose cost adds to the lifetime cost")
+    shape_tolerance: float = Field(
+        0.25, gt=0, le=10,
+        description="how far a measurement's mean input and output lengths may be from the workload's (0.25: within "
+                    "25% each) for it to price this workload; further, it is not used and the row says why")
     max_instances_per_replica: int = Field(1, ge=1, le=MAX_INSTANCES_PER_REPLICA,
                                            description="a replica may span this many instances")
     pricing_terms: list[PricingTermName] = Field(

@@ -59,7 +59,7 @@ BACKTEST_FILE = "estimate-backtest.png"
 
 OUTCOME_UNITS = {
     "completed_run_usd": "USD per completed run",
-    "usd_per_million_tokens": "USD per million tokens",
+    "usd_per_million_tokens": "USD per million output tokens",
     "usd_per_million_successful_requests": "USD per million successful requests",
 }
 # Okabe-Ito colours: told apart with the common colour-vision deficiencies
@@ -488,11 +488,11 @@ def _two_lines(label: str) -> str:
     return label[:cut] + "\n" + label[cut + 1:]
 
 
-# 4. Cost against interactivity: USD per million tokens at each load point against the output tokens/s per user.
+# 4. Cost against interactivity: USD per million output tokens at each load point against the output tokens/s per user.
 
 def frontier_title(workload_id: str, frontier: pl.DataFrame) -> str:
     lines = frontier["candidate_id"].n_unique()
-    return (f"{workload_id}: USD per million tokens against output tokens/s per user, "
+    return (f"{workload_id}: USD per million output tokens against output tokens/s per user, "
             f"{lines} offer{'' if lines == 1 else 's'}")
 
 
@@ -507,7 +507,7 @@ def frontier_caption(frontier: pl.DataFrame) -> str:
     else:
         best = selected.row(0, named=True)
         text += (f"; the latency objective selects {labels[best['candidate_id']]} at {best['load_point']}: "
-                 f"{usd(best['usd_per_million_tokens'])} USD per million tokens at "
+                 f"{usd(best['usd_per_million_tokens'])} USD per million output tokens at "
                  f"{num(best['tokens_per_s_per_user'], 1)} tokens/s per user")
     if frontier["tokens_per_s_per_user_basis"].eq(FLOOR_BASIS).any():
         text += "; an MLPerf scenario's speed (triangle) is a floor, from its p99 TPOT bound"
@@ -555,7 +555,7 @@ def frontier_figure(frontier: pl.DataFrame, title: str) -> Figure:
                 linestyle="none", marker="o", markersize=13, markerfacecolor="none", markeredgecolor=MARK_COLOUR,
                 markeredgewidth=1.4, zorder=4)
     _scale(ax, "x", frontier["tokens_per_s_per_user"], "output tokens/s per user")
-    _scale(ax, "y", frontier["usd_per_million_tokens"], "USD per million tokens")
+    _scale(ax, "y", frontier["usd_per_million_tokens"], "USD per million output tokens")
     ax.autoscale_view()  # limits final before the label is placed against them
     if not selected.is_empty():
         best = selected.row(0, named=True)

@@ -21,7 +21,7 @@ from flows.warehouse import fetch_dicts
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 OUTCOME_LABELS = {
     "completed_run_usd": "completed-run USD",
-    "usd_per_million_tokens": "USD per million tokens",
+    "usd_per_million_tokens": "USD per million output tokens",
     "usd_per_million_successful_requests": "USD per million successful requests",
 }
 TOP_ROWS = 10  # rows of the short table at the top of a workload page
@@ -122,7 +122,8 @@ def _inference_rows(ranking: list[dict], costs: dict[str, dict], offline: bool) 
     headers = ["rank", "offer", "accelerator x count", "cloud / region", "term", "USD per chip-hour",
                "chip-hour rank", "precision", "tokens/s per chip"]
     headers += [] if offline else ["instances", "utilization", "USD per month"]
-    headers += [label, "likely range", "basis", "price source (as of)", "benchmark or estimate (as of)"]
+    headers += [label, "likely range", "USD per million total tokens", "basis", "price source (as of)",
+                "benchmark or estimate (as of)"]
     rows = []
     for r in ranking:
         c = costs.get(r["candidate_id"], {})
@@ -131,7 +132,8 @@ def _inference_rows(ranking: list[dict], costs: dict[str, dict], offline: bool) 
                r["precision"], num(r["tokens_per_s_per_chip"], 0)]
         if not offline:
             row += [count(c.get("instances")), percent(c.get("utilization")), usd(c.get("monthly_usd"))]
-        row += [usd(r["outcome_value"]), likely_range(r), r["basis"], f"{r['price_source_id']} ({r['price_as_of']})", _benchmark(r)]
+        row += [usd(r["outcome_value"]), likely_range(r), usd(r["usd_per_million_total_tokens"]), r["basis"],
+                f"{r['price_source_id']} ({r['price_as_of']})", _benchmark(r)]
         rows.append(row)
     return headers, rows
 

@@ -79,7 +79,7 @@ NULLABLE_CATALOG_COLUMNS: dict[str, dict[str, pa.DataType]] = {
         "deadline_hours": _DOUBLE, "mfu": _DOUBLE, "accuracy_target_pct": _DOUBLE, "input_tokens": _BIGINT,
         "output_tokens": _BIGINT, "slo_ttft_ms": _DOUBLE, "slo_tpot_ms": _DOUBLE, "mean_requests_per_s": _DOUBLE,
         "peak_factor": _DOUBLE, "success_rate": _DOUBLE, "months": _DOUBLE, "trained_by": _TEXT,
-        "max_instances_per_replica": _BIGINT, "pricing_terms": _TEXTS,
+        "max_instances_per_replica": _BIGINT, "shape_tolerance": _DOUBLE, "pricing_terms": _TEXTS,
     },
 }
 
@@ -175,6 +175,7 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
                 "months": getattr(w, "months", None),
                 "trained_by": getattr(w, "trained_by", None),
                 "max_instances_per_replica": getattr(w, "max_instances_per_replica", None),
+                "shape_tolerance": getattr(w, "shape_tolerance", None),
                 "pricing_terms": list(w.pricing_terms),
             }
             for w_id, w in catalog.workloads.workloads.items()

@@ -193,6 +193,12 @@ create or replace macro serving_tokens_per_s(batch, weights_gb, kv_bytes_per_tok
         prefill_s(params_active, input_tokens, chips, precision_tflops, compute_efficiency))
     end;
 
+-- How far a measured request shape is from a workload's: the larger relative gap of the input and the output lengths
+-- (0.25 = one of them is 25% off).
+create or replace macro shape_gap(measured_input_tokens, measured_output_tokens, input_tokens, output_tokens) as
+    greatest(abs(measured_input_tokens::double / input_tokens - 1),
+             abs(measured_output_tokens::double / output_tokens - 1));
+
 -- Instances needed for the peak load, in whole instances (at least one).
 create or replace macro instances_for_peak(mean_requests_per_s, peak_factor, requests_per_s_per_instance) as
     greatest(1, cast(ceil(mean_requests_per_s::double * peak_factor::double

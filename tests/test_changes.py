@@ -115,7 +115,7 @@ def test_best_offer_changes_name_the_new_pick_the_reason_and_the_money(two_days)
         "price move", "aws p5.48xlarge us-east-1 spot price rose 2.50x (10.24 to 25.60 USD per hour)")
 
     batch = found["best_offer_changed", "llama2-70b-batch"]
-    # USD per million tokens = USD per hour / (tokens/s x 3600) x 1e6: the measured p5.48xlarge throughput is the
+    # USD per million output tokens = USD per hour / (tokens/s x 3600) x 1e6: the measured p5.48xlarge throughput is the
     # same on both days, so its cost moves with its price, x2.5; the new pick's price (13.03, spot) did not move.
     assert batch["previous_offer_id"] == "aws:us-east-1:p5.48xlarge:spot"
     assert batch["offer_id"] == "aws:us-east-1:p6-b200.48xlarge:spot"

@@ -242,7 +242,7 @@ def test_families_and_bases_the_spec_does_not_know_get_the_fallback_style():
         "npu": charts.OTHER_FAMILY_COLOUR.lower()}
     # chip-hour prices span 100x, outcomes 5x
     assert (ax.get_xscale(), ax.get_yscale()) == ("log", "linear")
-    assert ax.get_ylabel() == "USD per million tokens" and ax.get_xlabel() == "USD per chip-hour (log scale)"
+    assert ax.get_ylabel() == "USD per million output tokens" and ax.get_xlabel() == "USD per chip-hour (log scale)"
     figure = charts.top_candidates_figure(frame.sort("outcome_rank"), "t")
     assert [bar.get_hatch() or "" for bar in figure.axes[0].patches] == ["", "xx", ".."]
     assert [t.get_text() for t in figure.legends[0].get_texts()] == ["measured", "estimated", "vendor claim"]

@@ -214,7 +214,7 @@ def test_a_twelve_chip_instance_is_tiled_by_groups_that_divide_it(fresh_db, cata
     bf16 = got["bf16"]
     assert (bf16["replica_chips"], bf16["replicas_per_instance"], bf16["batch"]) == (12, 1, 478)
     assert bf16["deployment_tokens_per_s"] == pytest.approx(1497.44, abs=0.01)
-    # 12.98127 USD/h / (1,497.44 x 3600) x 1e6 = 2.4081 USD per million tokens
+    # 12.98127 USD/h / (1,497.44 x 3600) x 1e6 = 2.4081 USD per million output tokens
     assert bf16["usd_per_million_tokens"] == pytest.approx(2.4081, abs=1e-4)
     # fp8: 69.22 GB / 28.8 = 2.4 -> 3 chips: 3, 4, 6, 12, 24. TP 3 is memory-bound (B = 80, 359.63 tokens/s x 4 =
     # 1,438.52); TP 4, 6 and 12 are compute-bound, so an instance makes 12 x 76e12 x 300 / (2 x 69e9 x 1,324) =

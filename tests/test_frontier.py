@@ -85,7 +85,7 @@ def test_each_concurrency_level_is_a_load_point_priced_on_the_offer(own_runs):
     # per-user speed = 1000 / median TPOT: 1000 / 90 = 11.11, 1000 / 40 = 25, 1000 / 20 = 50 tokens/s
     assert [r["tokens_per_s_per_user"] for r in rows] == pytest.approx([11.111, 25.0, 50.0], abs=0.001)
     assert {r["tokens_per_s_per_user_basis"] for r in rows} == {"median TPOT"}
-    # one 8-chip replica fills one 8-GPU instance at 98.32 USD/h: USD per million tokens = 98.32 / (tokens/s x 3600)
+    # one 8-chip replica fills one 8-GPU instance at 98.32 USD/h: USD per million output tokens = 98.32 / (tokens/s x 3600)
     # x 1e6: 98.32 / (2000 x 3600) x 1e6 = 13.66; 98.32 / (1200 x 3600) x 1e6 = 22.76; 98.32 / (400 x 3600) x 1e6 = 68.28
     assert [r["usd_per_million_tokens"] for r in rows] == pytest.approx([13.656, 22.759, 68.278], abs=0.001)
     assert [(r["replica_chips"], r["replica_tokens_per_s"]) for r in rows] == [(8, 2000.0), (8, 1200.0), (8, 400.0)]
@@ -109,7 +109,7 @@ def test_the_slo_selects_the_fastest_level_that_meets_it(own_runs):
 
 def test_a_tighter_slo_selects_a_slower_level(catalog_copy, fresh_db):
     con = build_own_runs(fresh_db, own_runs_catalog(catalog_copy, slo_tpot_ms=50))
-    # p99 TPOT 50 ms: only concurrency 8 (30 ms) meets it, at 68.28 USD per million tokens and 50 tokens/s per user
+    # p99 TPOT 50 ms: only concurrency 8 (30 ms) meets it, at 68.28 USD per million output tokens and 50 tokens/s per user
     assert [(r["load_point"], r["meets_slo"], r["is_selected"]) for r in load_points(con)] == [
         ("concurrency 128", False, False), ("concurrency 32", False, False), ("concurrency 8", True, True)]
 
@@ -121,11 +121,11 @@ def test_the_frontier_chart_draws_the_points_and_marks_the_selected_one(own_runs
     frontier = found[2]
     assert frontier.image.startswith(PNG_SIGNATURE)
     assert frontier.data["load_point"].to_list() == ["concurrency 128", "concurrency 32", "concurrency 8"]
-    assert frontier.title == f"{CHAT}: USD per million tokens against output tokens/s per user, 1 offer"
+    assert frontier.title == f"{CHAT}: USD per million output tokens against output tokens/s per user, 1 offer"
     assert frontier.caption == (
         "Each line is one offer at the load points measured; further right is faster for each user, lower is cheaper "
         "per token; the latency objective selects azure Standard_ND96isr_H100_v5 (on_demand) at concurrency 32: "
-        "22.76 USD per million tokens at 25.0 tokens/s per user; hollow points miss the objective.")
+        "22.76 USD per million output tokens at 25.0 tokens/s per user; hollow points miss the objective.")
     figure = charts.frontier_figure(frontier.data, frontier.title)
     ax = figure.axes[0]
     line = next(line for line in ax.lines if line.get_label() == "azure Standard_ND96isr_H100_v5 (on_demand)")
@@ -134,7 +134,7 @@ def test_the_frontier_chart_draws_the_points_and_marks_the_selected_one(own_runs
     ring = next(line for line in ax.lines if line.get_markeredgecolor() == charts.MARK_COLOUR)
     assert (list(ring.get_xdata()), list(ring.get_ydata())) == ([25.0], pytest.approx([22.759], abs=0.001))
     assert [(t.get_text(), t.xy) for t in ax.texts] == [("selected: concurrency 32", (25.0, ring.get_ydata()[0]))]
-    assert ax.get_xlabel() == "output tokens/s per user" and ax.get_ylabel() == "USD per million tokens"
+    assert ax.get_xlabel() == "output tokens/s per user" and ax.get_ylabel() == "USD per million output tokens"
     # the same data gives the same bytes
     assert charts.png_bytes(charts.frontier_figure(frontier.data, frontier.title)) == frontier.image
 
@@ -163,7 +163,7 @@ def test_mlperf_scenarios_are_load_points_with_the_bound_as_a_floor(fresh_db, ca
     transform.build_models(fresh_db, RUN, AS_OF)
     rows = load_points(fresh_db, CHAT, P5EN)
     # per-user speed: 1000 / the scenario's p99 TPOT bound (Server 200 ms -> 5, Interactive 40 ms -> 25 tokens/s);
-    # Offline has no bound. USD per million tokens = 63.296 / (tokens/s x 3600) x 1e6: 36,000 -> 0.4884,
+    # Offline has no bound. USD per million output tokens = 63.296 / (tokens/s x 3600) x 1e6: 36,000 -> 0.4884,
     # 34,000 -> 0.5171, 20,000 -> 0.8791. The chat workload is priced at its Server result; Interactive's bounds
     # (450 / 40 ms) are within its SLO too, Offline shows none
     assert [(r["load_point"], r["tokens_per_s_per_user"], r["tokens_per_s_per_user_basis"], r["meets_slo"],

@@ -224,6 +224,12 @@ def test_serving_batch_and_tokens_per_s(fresh_db):
     assert value(fresh_db, f"serving_tokens_per_s(0, {ROOFLINE}, 3.35, 0.7, 0.5, 8, null)") is None
 
 
+def test_shape_gap_between_a_measurement_and_a_workload(fresh_db):
+    # 8,192 / 1,024 - 1 = 7; 1,024 / 256 - 1 = 3: the larger, 7. 1,100 / 1,024 - 1 = 0.0742 beside 256 / 256 - 1 = 0
+    assert value(fresh_db, "shape_gap(8192, 1024, 1024, 256)") == pytest.approx(7.0)
+    assert value(fresh_db, "shape_gap(1100, 256, 1024, 256)") == pytest.approx(0.074219, abs=1e-6)
+
+
 def test_utilization_from_traffic_on_whole_instances(fresh_db):
     # 2 requests/s mean, peak 3x = 6 requests/s; an instance serves 40 requests/s: 1 instance, 2 / 40 = 5% used
     assert value(fresh_db, "instances_for_peak(2, 3, 40)") == 1

@@ -153,7 +153,7 @@ def test_text_from_data_is_escaped_and_numbers_are_formatted_in_one_place():
         "runner_up_accelerator_id": "mi300x-192gb", "too_close_to_call": True, "settle_candidate_id": "b",
         "is_chip_hour_pick_same_offer": True, "pick_usd_per_chip_hour": 1.28})
     assert str(close) == (
-        "pick aws p5.48xlarge (us-east-1, spot, fp8, measured): 0.100 USD per million tokens. Runner-up neo\\|cloud "
+        "pick aws p5.48xlarge (us-east-1, spot, fp8, measured): 0.100 USD per million output tokens. Runner-up neo\\|cloud "
         "box\\*8 (r, private, fp8, estimated): 0.120 (likely 0.060 to 0.240), 20% more. **Too close to call**: the two "
         "overlap within the estimates' error; a measured run of this workload on mi300x-192gb (neo\\|cloud box\\*8) "
         "would settle it. It is also the cheapest chip-hour (1.280 USD): ranking by the hourly price picks the same "

@@ -146,3 +146,161 @@ def test_infinite_or_missing_figures_are_quarantined_with_the_reason(fresh_db, c
         ("runs.csv: row 3", "output_tokens_per_s_present"),  # "inf" is not a finite number
         ("runs.csv: row 4", "tpot_p99_ms_present"),  # a serving run's SLO cannot be checked without it
     ]
+
+
+# ---------------------------------------------------------------- each kind requires its own columns
+OFFLINE = {"kind": "offline", "accelerator": "inferentia2", "chips": 1, "model": "llama-3.1-8b", "precision": "bf16",
+           "input_tokens": 2048, "output_tokens": 512, "output_tokens_per_s": 1200, "source": "our batch job",
+           "date": "2026-11-01"}
+SERVING = {"kind": "serving", "accelerator": "inferentia2", "chips": 1, "model": "llama-3.1-8b", "precision": "bf16",
+           "concurrency": 8, "input_tokens": 1024, "output_tokens": 256, "request_throughput": 1.5,
+           "output_tokens_per_s": 400, "ttft_p99_ms": 300, "tpot_p99_ms": 40, "completed": 100, "failed": 0,
+           "source": "our vLLM run", "date": "2026-11-01"}
+
+
+def write_runs(path, rows: list[dict], columns=benchmark_runs.CSV_COLUMNS):
+    """A generic CSV of `rows` with the header `columns` (a row's values for other columns are left out)."""
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(columns), extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def land_runs(con, catalog, path, metadata=None) -> pipeline.SourceLoad:
+    rows = benchmark_runs.read_file(path, path.name, metadata=metadata)
+    batch = pipeline.SourceBatch("own", "benchmark_runs", "benchmark_runs", [path.name], AS_OF,
+                                 [r | {"row_no": i, "source_id": "own", "data_as_of": AS_OF} for i, r in enumerate(rows)])
+    return pipeline.land_batch(con, batch, RUN, AS_OF, catalog)
+
+
+def quarantined(con) -> list[tuple]:
+    return con.execute("select source_ref, expectation, column_name, unexpected_value from ops.quarantine "
+                       "order by row_no, expectation").fetchall()
+
+
+def test_an_offline_run_needs_no_latency_counts_or_concurrency_and_lands_them_null(fresh_db, catalog, tmp_path):
+    # a file of offline rows: neither the latency nor the request-count columns are in its header
+    columns = ["kind", "accelerator", "chips", "model", "precision", "input_tokens", "output_tokens",
+               "output_tokens_per_s", "tokens_per_s_per_chip", "source", "date"]
+    per_chip = OFFLINE | {"chips": 2, "output_tokens_per_s": "", "tokens_per_s_per_chip": 700, "source": "per chip"}
+    path = write_runs(tmp_path / "batch.csv", [OFFLINE, per_chip], columns)
+    load = land_runs(fresh_db, catalog, path)
+    assert (load.rows_landed, load.rows_quarantined) == (2, 0)
+    assert fresh_db.execute(
+        "select kind, concurrency, request_throughput, ttft_p50_ms, ttft_p99_ms, tpot_p50_ms, tpot_p99_ms, completed, "
+        "failed from raw.benchmark_runs order by row_no").fetchall() == [("offline",) + (None,) * 8] * 2
+    transform.build_models(fresh_db, RUN, AS_OF)
+    # staging keeps the kind; a per-chip figure gives the run's throughput too (2 x 700 = 1,400 tokens/s)
+    assert fresh_db.execute(
+        "select kind, input_tokens, output_tokens, output_tokens_per_s, tokens_per_s_per_chip, success_rate, "
+        "tpot_p99_ms from staging.stg_benchmark_runs__results order by row_no").fetchall() == [
+        ("offline", 2048.0, 512.0, 1200.0, 1200.0, None, None), ("offline", 2048.0, 512.0, 1400.0, 700.0, None, None)]
+
+
+def test_an_offline_row_giving_serving_columns_stays_offline(fresh_db, catalog, tmp_path):
+    path = write_runs(tmp_path / "runs.csv", [OFFLINE | {"tpot_p99_ms": 30, "ttft_p99_ms": 200, "concurrency": 64}])
+    assert (land_runs(fresh_db, catalog, path).rows_landed, quarantined(fresh_db)) == (1, [])
+    assert fresh_db.execute("select kind, tpot_p99_ms from raw.benchmark_runs").fetchall() == [("offline", 30.0)]
+
+
+@pytest.mark.parametrize(("change", "expectation", "column", "why"), [
+    ({"input_tokens": ""}, "input_tokens_present", "input_tokens", "a serving or offline run gives its mean input"),
+    ({"output_tokens": ""}, "output_tokens_present", "output_tokens", "a serving or offline run gives its mean output"),
+    ({"output_tokens_per_s": ""}, "offline_throughput_present", "output_tokens_per_s",
+     "output_tokens_per_s (all its chips) or tokens_per_s_per_chip"),
+    ({"chips": ""}, "chips_present", "chips", "a serving or offline run says how many accelerators ran it"),
+    ({"workload": "gpt3-175b-pretrain"}, "workload_on_training_rows_only", "workload", "(kind training)"),
+])
+def test_an_offline_row_without_its_own_columns_is_quarantined_with_the_reason(
+        fresh_db, catalog, tmp_path, change, expectation, column, why):
+    path = write_runs(tmp_path / "runs.csv", [OFFLINE, OFFLINE | change])
+    load = land_runs(fresh_db, catalog, path)
+    assert (load.rows_landed, load.rows_quarantined) == (1, 1)
+    assert [q[:3] for q in quarantined(fresh_db) if q[1] == expectation] == [("runs.csv: row 3", expectation, column)]
+    [(reason,)] = fresh_db.execute("select reason from ops.quarantine where expectation = ?", [expectation]).fetchall()
+    assert why in reason
+
+
+@pytest.mark.parametrize(("change", "expectation", "why"), [
+    ({"tpot_p99_ms": ""}, "tpot_p99_ms_present", "a serving run needs its p99 TPOT to be checked against"),
+    ({"ttft_p99_ms": ""}, "ttft_p99_ms_present", "a run without latency is kind offline"),
+    ({"completed": ""}, "completed_present", "a serving run's completed requests must be a number"),
+    ({"failed": ""}, "failed_present", "a serving run's failed requests must be a number"),
+    ({"input_tokens": ""}, "input_tokens_present", "a measurement prices only a workload whose request shape is close"),
+    ({"output_tokens": ""}, "output_tokens_present", "a measurement prices only a workload whose request shape is close"),
+])
+def test_a_serving_row_without_its_latency_counts_or_request_shape_is_quarantined_with_the_reason(
+        fresh_db, catalog, tmp_path, change, expectation, why):
+    path = write_runs(tmp_path / "runs.csv", [SERVING, SERVING | change])
+    load = land_runs(fresh_db, catalog, path)
+    assert (load.rows_landed, load.rows_quarantined) == (1, 1)
+    [column] = change
+    assert quarantined(fresh_db) == [("runs.csv: row 3", expectation, column, None)]
+    [(reason,)] = fresh_db.execute("select reason from ops.quarantine").fetchall()
+    assert why in reason
+
+
+def test_an_unknown_kind_is_quarantined_naming_the_file_row_and_the_accepted_kinds(fresh_db, catalog, tmp_path):
+    # in a file of training columns only: a row of an unknown kind does not fail the file's header
+    columns = ["kind", "accelerator", "chips", "model", "precision", "mfu", "source", "date"]
+    training = {"kind": "training", "accelerator": "tpu-v6e", "chips": 256, "model": "llama-3.1-8b",
+                "precision": "bf16", "mfu": 0.45, "source": "MaxText", "date": "2026-11-01"}
+    path = write_runs(tmp_path / "runs.csv", [training, training | {"kind": "Batch"}], columns)
+    load = land_runs(fresh_db, catalog, path)
+    assert (load.rows_landed, load.rows_quarantined) == (1, 1)
+    assert quarantined(fresh_db) == [("runs.csv: row 3", "kind_known", "kind", "batch")]
+    [(reason,)] = fresh_db.execute("select reason from ops.quarantine").fetchall()
+    assert reason.startswith("kind must be one of serving (a load test: latency percentiles and request counts), "
+                             "offline (a throughput-only run, e.g. a batch job) or training")
+    suite = json.loads((catalog.root / "expectations" / "benchmark_runs.json").read_text())
+    [kind_known] = [e for e in suite["expectations"] if e["meta"]["name"] == "kind_known"]
+    assert kind_known["kwargs"]["value_set"] == list(benchmark_runs.KIND_CSV_COLUMNS)
+
+
+def test_the_header_needs_the_columns_of_every_kind_in_the_file(tmp_path):
+    columns = ["kind", "accelerator", "chips", "model", "precision", "output_tokens_per_s", "source", "date"]
+    with pytest.raises(SourceFormatError, match=r"^runs.csv: missing column\(s\) input_tokens, output_tokens \(see "):
+        benchmark_runs.read_file(write_runs(tmp_path / "runs.csv", [OFFLINE], columns), "runs.csv")
+    # an empty kind is serving, which needs the request counts
+    offline_columns = columns + ["input_tokens", "output_tokens"]
+    path = write_runs(tmp_path / "mixed.csv", [OFFLINE, OFFLINE | {"kind": ""}], offline_columns)
+    with pytest.raises(SourceFormatError, match=r"^mixed.csv: missing column\(s\) concurrency, request_throughput, "
+                                                r"completed, failed \("):
+        benchmark_runs.read_file(path, "mixed.csv")
+
+
+def test_metadata_kind_is_the_kind_of_rows_that_leave_theirs_empty(tmp_path):
+    columns = ["kind", "accelerator", "chips", "model", "precision", "input_tokens", "output_tokens",
+               "output_tokens_per_s", "source", "date"]
+    path = write_runs(tmp_path / "batch.csv", [OFFLINE | {"kind": ""}, OFFLINE | {"kind": "training"}], columns)
+    rows = benchmark_runs.read_file(path, "batch.csv", metadata={"kind": "offline"})
+    assert [r["kind"] for r in rows] == ["offline", "training"]
+
+
+def test_a_vllm_result_is_a_serving_run_with_its_request_shape(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(vllm_result(8, 100, 100, 400.0, 40.0, 300.0)))
+    with pytest.raises(SourceFormatError, match=r"^r.json: metadata kind 'offline': a vLLM benchmark_serving result "
+                                                r"is a serving run"):
+        benchmark_runs.read_file(path, "r.json", metadata=SETUP | {"kind": "offline"})
+    [row] = benchmark_runs.read_file(path, "r.json", metadata=SETUP | {"input_tokens": 99})
+    # the file's totals over completed requests win over metadata: 100 x 1,024 / 100, 100 x 256 / 100
+    assert (row["kind"], row["input_tokens"], row["output_tokens"]) == ("serving", 1024, 256)
+
+
+def test_a_vllm_result_without_token_totals_takes_its_per_request_lists_else_metadata(tmp_path):
+    result = vllm_result(4, 3, 4, 400.0, 40.0, 300.0)
+    del result["total_input_tokens"], result["total_output_tokens"]
+    path = tmp_path / "r.json"
+    # --save-detailed lists, one per request sent: the failed request (an error, 0 output tokens) does not count
+    path.write_text(json.dumps(result | {"input_lens": [1000, 2000, 3000, 5000], "output_lens": [100, 200, 300, 0],
+                                         "errors": ["", "", "", "timeout"]}))
+    [row] = benchmark_runs.read_file(path, "r.json", metadata=SETUP)
+    assert (row["input_tokens"], row["output_tokens"]) == (2000, 200)  # (1,000 + 2,000 + 3,000) / 3; 600 / 3
+    path.write_text(json.dumps(result))
+    [row] = benchmark_runs.read_file(path, "r.json", metadata=SETUP | {"input_tokens": 1024, "output_tokens": 256})
+    assert (row["input_tokens"], row["output_tokens"]) == (1024, 256)
+    # neither: the row lands without them, and the suite quarantines it (input_tokens_present)
+    [row] = benchmark_runs.read_file(path, "r.json", metadata=SETUP)
+    assert (row["input_tokens"], row["output_tokens"]) == (None, None)

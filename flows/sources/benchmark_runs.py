@@ -1,10 +1,11 @@
-"""Benchmark runs hweval did not get from MLPerf -> rows of raw.benchmark_runs: the user's own serving runs (one
-concurrency level of a setup each), the user's own training runs (a catalog training `workload` run on `chips`
-in `time_to_train_minutes`), and published training figures (tokens/s per chip, MFU).
+"""Benchmark runs hweval did not get from MLPerf -> rows of raw.benchmark_runs, each of one `kind`: `serving` (the
+user's own load test at one concurrency level of a setup, with latency percentiles and request counts), `offline`
+(a throughput-only run, e.g. a batch job: no latency, no request counts) or `training` (an own run of a catalog
+training `workload` on `chips` in `time_to_train_minutes`, or a published training figure: tokens/s per chip, MFU).
 
-Two formats: vLLM's `benchmark_serving` result JSON (`--save-result`; what the file does not say -- the
-accelerator, chips, model, precision -- comes from the source file's `metadata` in sources.yaml or from the
-keys vLLM's `--metadata` adds), and a generic CSV with one run per line (columns documented in README.md).
+Two formats: vLLM's `benchmark_serving` result JSON (`--save-result`; always a serving run; what the file does not
+say -- the accelerator, chips, model, precision -- comes from the source file's `metadata` in sources.yaml or from
+the keys vLLM's `--metadata` adds), and a generic CSV with one run per line (columns documented in README.md).
 """
 
 from __future__ import annotations
@@ -24,25 +25,35 @@ from flows.sources._common import (
 
 TABLE = "benchmark_runs"
 
-# generic CSV columns: name -> required in the header (values of serving-only columns may be empty on
-# training rows, `kind` defaults to serving, and a file without the own-training-run columns still reads)
-CSV_COLUMNS = {
-    "kind": False,
-    "accelerator": True, "instance_type": False, "chips": True, "model": True, "precision": True,
-    "concurrency": True, "input_tokens": True, "output_tokens": True, "request_throughput": True,
-    "output_tokens_per_s": True, "ttft_p50_ms": False, "ttft_p99_ms": False, "tpot_p50_ms": False,
-    "tpot_p99_ms": False, "completed": True, "failed": True, "power_w": False,
-    "tokens_per_s_per_chip": False, "mfu": False, "sequence_length": False, "workload": False,
-    "time_to_train_minutes": False, "source": True, "date": True,
+DEFAULT_KIND = "serving"
+# generic CSV columns, in the order a file written for hweval has them
+CSV_COLUMNS = (
+    "kind", "accelerator", "instance_type", "chips", "model", "precision", "concurrency", "input_tokens",
+    "output_tokens", "request_throughput", "output_tokens_per_s", "ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms",
+    "tpot_p99_ms", "completed", "failed", "power_w", "tokens_per_s_per_chip", "mfu", "sequence_length", "workload",
+    "time_to_train_minutes", "source", "date",
+)
+# required in the header of a file holding a row of that kind (whether a row's values are there is the suite's
+# check, catalogs/expectations/benchmark_runs.json); a row of an unknown kind needs only what every run names, so
+# that it is quarantined with the accepted kinds instead of failing the file
+_SETUP_COLUMNS = ("accelerator", "chips", "model", "precision", "source", "date")
+KIND_CSV_COLUMNS = {
+    "serving": _SETUP_COLUMNS + ("concurrency", "input_tokens", "output_tokens", "request_throughput",
+                                 "output_tokens_per_s", "completed", "failed"),
+    "offline": _SETUP_COLUMNS + ("input_tokens", "output_tokens"),
+    "training": _SETUP_COLUMNS,
 }
-# required in the header of a file of training rows only (the serving columns need not be there at all)
-TRAINING_CSV_COLUMNS = ("accelerator", "chips", "model", "precision", "source", "date")
 _SETUP_KEYS = ("accelerator", "chips", "model", "precision")
 
 
-def _run_row(values: dict[str, Any], where: str) -> dict:
+def _kind(value: Any, default: str = DEFAULT_KIND) -> str:
+    """A row's kind as written (trimmed, lower case); an empty cell is the file's default kind."""
+    return (str(value or "").strip() or default).lower()
+
+
+def _run_row(values: dict[str, Any], where: str, default_kind: str = DEFAULT_KIND) -> dict:
     row = {
-        "kind": (values.get("kind") or "serving").strip().lower(),
+        "kind": _kind(values.get("kind"), default_kind),
         "accelerator": str(values.get("accelerator") or ""),
         "instance_type": values.get("instance_type") or None,
         "chips": to_float(values.get("chips")),
@@ -73,13 +84,35 @@ def _run_row(values: dict[str, Any], where: str) -> dict:
     return row
 
 
+def _mean_per_completed_request(result: dict, total_key: str, lens_key: str) -> float | None:
+    """Mean tokens per completed request: vLLM's total over `completed`, else its per-request list (written with
+    --save-detailed; failed requests are those with an error, or with no output tokens where errors are absent)."""
+    completed, total = to_float(result.get("completed")), to_float(result.get(total_key))
+    if completed and total is not None:
+        return to_float(total / completed)
+    lens = result.get(lens_key)
+    if not isinstance(lens, list):
+        return None
+    errors, output_lens = result.get("errors"), result.get("output_lens")
+    if isinstance(errors, list) and len(errors) == len(lens):
+        succeeded = [not error for error in errors]
+    elif isinstance(output_lens, list) and len(output_lens) == len(lens):
+        succeeded = [bool(to_float(n)) for n in output_lens]  # vLLM counts a failed request's output as 0 tokens
+    else:
+        succeeded = [True] * len(lens)
+    ok = [n for n in (to_float(n) for n, good in zip(lens, succeeded) if good) if n is not None]
+    return to_float(sum(ok) / len(ok)) if ok else None
+
+
 def vllm_rows(result: Any, where: str, metadata: dict | None = None) -> list[dict]:
-    """One row from a vLLM `benchmark_serving` result; failed = num_prompts - completed."""
+    """One serving row from a vLLM `benchmark_serving` result; failed = num_prompts - completed."""
     if not isinstance(result, dict):
         raise SourceFormatError(f"{where}: expected a vLLM benchmark_serving result object, got {type(result).__name__}")
-    for key in ("completed", "num_prompts", "request_throughput", "output_throughput", "total_input_tokens",
-                "total_output_tokens"):
+    for key in ("completed", "num_prompts", "request_throughput", "output_throughput"):
         require(result, key, where)
+    if _kind((metadata or {}).get("kind")) != "serving":
+        raise SourceFormatError(f"{where}: metadata kind {metadata['kind']!r}: a vLLM benchmark_serving result is a "
+                                f"serving run (it has latency percentiles); leave kind out or give serving")
     setup = {k: result.get(k) for k in _SETUP_KEYS} | (metadata or {})
     missing = [k for k in _SETUP_KEYS if setup.get(k) in (None, "")]
     if missing:
@@ -87,14 +120,17 @@ def vllm_rows(result: Any, where: str, metadata: dict | None = None) -> list[dic
             f"{where}: the vLLM result does not say its {', '.join(missing)}; declare them under the file's "
             f"`metadata` in sources.yaml (or pass vLLM --metadata {missing[0]}=...)")
     completed = to_float(result["completed"]) or 0.0
-    input_total, output_total = to_float(result["total_input_tokens"]), to_float(result["total_output_tokens"])
+    # the request shape the run measured; `metadata` gives it only where the file has neither totals nor lists
+    input_tokens = _mean_per_completed_request(result, "total_input_tokens", "input_lens")
+    output_tokens = _mean_per_completed_request(result, "total_output_tokens", "output_lens")
     return [_run_row({
         **setup,
+        "kind": "serving",
         # vLLM writes max_concurrency null and request_rate "inf" when neither limit was set
         "concurrency": result.get("max_concurrency"),
         "request_rate": result.get("request_rate"),
-        "input_tokens": to_float(input_total / completed) if completed and input_total is not None else None,
-        "output_tokens": to_float(output_total / completed) if completed and output_total is not None else None,
+        "input_tokens": input_tokens if input_tokens is not None else setup.get("input_tokens"),
+        "output_tokens": output_tokens if output_tokens is not None else setup.get("output_tokens"),
         "request_throughput": result["request_throughput"],
         "output_tokens_per_s": result["output_throughput"],
         "ttft_p50_ms": result.get("median_ttft_ms"),
@@ -109,14 +145,15 @@ def vllm_rows(result: Any, where: str, metadata: dict | None = None) -> list[dic
     }, where)]
 
 
-def csv_rows(records: list[dict], where: str) -> list[dict]:
+def csv_rows(records: list[dict], where: str, default_kind: str = DEFAULT_KIND) -> list[dict]:
+    """One row per CSV record; the header must have the columns of every kind its rows are."""
     if records:
-        training_only = all((r.get("kind") or "").strip().lower() == "training" for r in records)
-        missing = [c for c, required in CSV_COLUMNS.items()
-                   if (c in TRAINING_CSV_COLUMNS if training_only else required) and c not in records[0]]
+        kinds = {_kind(r.get("kind"), default_kind) for r in records}
+        required = {c for kind in kinds for c in KIND_CSV_COLUMNS.get(kind, _SETUP_COLUMNS)}
+        missing = [c for c in CSV_COLUMNS if c in required and c not in records[0]]
         if missing:
             raise SourceFormatError(f"{where}: missing column(s) {', '.join(missing)} (see README, 'Your own runs')")
-    return [_run_row(record, f"{where}: row {i + 2}") for i, record in enumerate(records)]
+    return [_run_row(record, f"{where}: row {i + 2}", default_kind) for i, record in enumerate(records)]
 
 
 METADATA_KEYS = ("kind", "accelerator", "instance_type", "chips", "model", "precision", "concurrency",
@@ -133,8 +170,9 @@ def read_file(path: Path, label: str, region: str | None = None, metadata: dict 
     if path.suffix == ".json":
         return vllm_rows(load_json(path, label, limits), label, metadata)
     if path.suffix == ".csv":
-        rows = csv_rows(load_csv(path, label, limits=limits), label)
+        # metadata's kind is the kind of the file's rows that leave theirs empty
+        rows = csv_rows(load_csv(path, label, limits=limits), label, _kind((metadata or {}).get("kind")))
         column = {"source": "run_source", "date": "run_date"}  # metadata keys as the row names them
-        fill = {column.get(k, k): v for k, v in (metadata or {}).items()}
+        fill = {column.get(k, k): v for k, v in (metadata or {}).items() if k != "kind"}
         return [row | {k: v for k, v in fill.items() if row.get(k) in (None, "")} for row in rows]
     raise SourceFormatError(f"{label}: unknown file type {path.suffix!r}; expected .json (vLLM) or .csv (generic)")

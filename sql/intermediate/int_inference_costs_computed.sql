@@ -31,6 +31,16 @@ candidates as (
     from estimates
 ),
 
+unused as (
+    -- a measurement that met the scenario or the SLO but not the shape or the replica rules: the fallback says why
+    select workload_id, offer_id, precision_class, unused_reason
+    from intermediate.int_serving_results_matched
+    where unused_reason is not null
+    qualify row_number() over (
+        partition by workload_id, offer_id, precision_class order by shape_gap nulls last, benchmark_ref
+    ) = 1
+),
+
 best as (
     select *
     from candidates
@@ -40,9 +50,21 @@ best as (
     ) = 1
 ),
 
+labelled as (
+    select
+        best.* replace (
+            case when best.basis <> 'measured' and unused.unused_reason is not null
+                 then best.benchmark_label || '; not measured: ' || unused.unused_reason
+                 else best.benchmark_label end as benchmark_label
+        )
+    from best
+    left join unused using (workload_id, offer_id, precision_class)
+),
+
 units as (
     select
         best.*,
+        workloads.input_tokens,
         workloads.output_tokens,
         workloads.is_offline,
         workloads.mean_requests_per_s,
@@ -54,7 +76,7 @@ units as (
         best.replicas_per_instance * best.replica_tokens_per_s as deployment_tokens_per_s,
         best.replicas_per_instance * best.replica_tokens_per_s / workloads.output_tokens
             as deployment_requests_per_s
-    from best
+    from labelled as best
     inner join workloads using (workload_id)
 ),
 
@@ -62,6 +84,9 @@ sized as (
     select
         *,
         usd_per_million_tokens(deployment_usd_per_hour, deployment_tokens_per_s) as usd_per_million_tokens,
+        -- the same money over input + output tokens, as some public serving benchmarks count them
+        usd_per_million_tokens(deployment_usd_per_hour, deployment_tokens_per_s) * output_tokens
+            / (input_tokens + output_tokens) as usd_per_million_total_tokens,
         case when not is_offline then
             instances_for_peak(mean_requests_per_s, peak_factor, deployment_requests_per_s)
         end as deployments
@@ -84,7 +109,7 @@ costed as (
 
 final as (
     select
-        * exclude (output_tokens, is_offline, mean_requests_per_s, peak_factor, success_rate, months, trained_by),
+        * exclude (input_tokens, output_tokens, is_offline, mean_requests_per_s, peak_factor, success_rate, months, trained_by),
         success_rate,
         case when monthly_usd is not null then lifetime_usd(training_usd, months, monthly_usd) end as lifetime_usd,
         case when monthly_usd is not null then inference_share(training_usd, months, monthly_usd) end

@@ -88,7 +88,7 @@ own_runs as (
             || coalesce(', concurrency ' || cast(runs.concurrency as bigint), '') as benchmark_label,
         false as precision_doubtful
     from staging.stg_benchmark_runs__results as runs
-    where runs.kind = 'serving' and runs.output_tokens_per_s > 0 and runs.chips > 0
+    where runs.kind in ('serving', 'offline') and runs.output_tokens_per_s > 0 and runs.chips > 0
         and runs.input_tokens > 0 and runs.output_tokens > 0
 ),
 

@@ -6,7 +6,9 @@
 -- int_inference_measured keeps for the candidate, the one the workload's latency objective selects; of several
 -- results at one point (submitters, setups), that one, else the cheapest.
 with matched as (
+    -- points of another request shape, or whose replica the workload's instances cannot hold, are not this workload's
     select * from intermediate.int_serving_results_matched
+    where shape_matches and replica_fits
 ),
 
 selected as (

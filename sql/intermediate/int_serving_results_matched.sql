@@ -1,10 +1,14 @@
 -- Grain: one row per inference workload x offer x measured serving point that could run it: every MLPerf Inference
 -- result of the workload's task (every scenario: Offline, Server, Interactive) at an accuracy target at least the
 -- workload's, in a division, suite and availability it accepts and at a precision it accepts, and every concurrency
--- level (or offered request rate) of the user's own runs of its model. A replica is the measured system's chips: an
--- instance holds whole replicas, or a replica spans whole instances. `is_candidate` says which points may price the
--- workload (int_inference_measured keeps the best): an MLPerf result of the workload's own scenario, an own-run
--- level whose p99 TTFT and TPOT meet the workload's SLO (any level for offline work). Per point, the output tokens/s
+-- level (or offered request rate) of the user's own runs of its model (an `offline` run, throughput only, for offline
+-- workloads alone). A replica is the measured system's chips, under the estimate's rules: its group tiles the
+-- instance (divides its chips) or spans whole instances, at most the workload's max_instances_per_replica
+-- (`replica_fits`). The measured request shape (an MLPerf task's, declared in catalogs/models.yaml; an own run's)
+-- must be within the workload's shape_tolerance of its input and output lengths (`shape_matches`). `is_candidate`
+-- says which points may price the workload (int_inference_measured keeps the best): shape and replica fit, and an
+-- MLPerf result of the workload's own scenario, or an own-run level whose p99 TTFT and TPOT meet the workload's SLO
+-- (any level for offline work); `unused_reason` says why a point that met the scenario or the SLO does not. Per point, the output tokens/s
 -- one user sees (int_serving_load_points draws them): an own run's 1000 / median TPOT (else throughput /
 -- concurrency); an MLPerf scenario's 1000 / its p99 TPOT bound, a floor (Offline has none: null). A result whose
 -- declared precision the staging cross-check doubts says so in its label and `precision_doubtful`.
@@ -31,14 +35,16 @@ accepted as (
 
 runs as (
     select * from staging.stg_benchmark_runs__results
-    where kind = 'serving' and output_tokens_per_s > 0
+    where kind in ('serving', 'offline') and output_tokens_per_s > 0
 ),
 
 mlperf as (
     select
         workloads.workload_id,
         offers.*,
-        results.scenario_normalised = workloads.benchmark_scenario as is_candidate,
+        results.scenario_normalised = workloads.benchmark_scenario as is_scenario_or_slo_met,
+        scenarios.input_tokens as measured_input_tokens,
+        scenarios.output_tokens as measured_output_tokens,
         results.precision,
         cast(results.accelerators_total as integer) as replica_chips,
         results.performance_result as replica_tokens_per_s,
@@ -89,7 +95,9 @@ own_runs as (
         workloads.is_offline or coalesce(
             runs.tpot_p99_ms <= coalesce(workloads.slo_tpot_ms, runs.tpot_p99_ms)
             and runs.ttft_p99_ms <= coalesce(workloads.slo_ttft_ms, runs.ttft_p99_ms), false
-        ) as is_candidate,
+        ) as is_scenario_or_slo_met,
+        runs.input_tokens as measured_input_tokens,
+        runs.output_tokens as measured_output_tokens,
         runs.precision,
         runs.chips as replica_chips,
         runs.output_tokens_per_s as replica_tokens_per_s,
@@ -125,15 +133,50 @@ own_runs as (
         on accepted.workload_id = workloads.workload_id and accepted.precision = runs.precision_class
     inner join offers
         on offers.accelerator_id = runs.accelerator_id
-        and (offers.accelerator_count >= runs.chips or runs.chips % offers.accelerator_count = 0)
         and offer_term_accepted(workloads.pricing_terms, offers.pricing_term, offers.term_months, workloads.months)
+    -- a throughput-only run shows no latency: it prices offline work only
+    where runs.kind = 'serving' or workloads.is_offline
+),
+
+fitted as (
+    select
+        points.*,
+        case when points.precision in ('fp16', 'bf16') then 'bf16' else points.precision end as precision_class,
+        workloads.input_tokens,
+        workloads.output_tokens,
+        workloads.shape_tolerance,
+        workloads.max_instances_per_replica,
+        shape_gap(points.measured_input_tokens, points.measured_output_tokens, workloads.input_tokens,
+                  workloads.output_tokens) as shape_gap,
+        coalesce(shape_gap(points.measured_input_tokens, points.measured_output_tokens, workloads.input_tokens,
+                           workloads.output_tokens) <= workloads.shape_tolerance, false) as shape_matches,
+        tiles_instances(points.replica_chips, points.accelerator_count)
+            and points.instances_per_replica <= workloads.max_instances_per_replica as replica_fits
+    from (select * from mlperf union all by name select * from own_runs) as points
+    inner join workloads using (workload_id)
 ),
 
 final as (
     select
-        *,
-        case when precision in ('fp16', 'bf16') then 'bf16' else precision end as precision_class
-    from (select * from mlperf union all by name select * from own_runs)
+        * exclude (input_tokens, output_tokens, shape_tolerance, max_instances_per_replica),
+        is_scenario_or_slo_met and shape_matches and replica_fits as is_candidate,
+        case
+            when not is_scenario_or_slo_met then null
+            when measured_input_tokens is null or measured_output_tokens is null then
+                benchmark_label || ' gives no request shape (input and output tokens)'
+            when not shape_matches then
+                benchmark_label || ' ran ' || format('{:,}', cast(measured_input_tokens as bigint)) || ' + '
+                || format('{:,}', cast(measured_output_tokens as bigint)) || ' tokens, outside '
+                || cast(round(shape_tolerance * 100) as bigint) || '% of this workload''s '
+                || format('{:,}', input_tokens) || ' + ' || format('{:,}', output_tokens)
+            when not replica_fits then
+                benchmark_label || ': a replica of ' || replica_chips || ' chips '
+                || case when not tiles_instances(replica_chips, accelerator_count)
+                        then 'does not tile the ' || accelerator_count || ' of ' || instance_type
+                        else 'spans ' || instances_per_replica || ' instances of ' || instance_type
+                            || '; the workload allows ' || max_instances_per_replica end
+        end as unused_reason
+    from fitted
 )
 
 select * from final

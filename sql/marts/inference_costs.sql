@@ -33,6 +33,7 @@ final as (
         usd_per_hour,
         usd_per_chip_hour,
         usd_per_million_tokens,
+        usd_per_million_total_tokens,
         deployments,
         instances,
         utilization,

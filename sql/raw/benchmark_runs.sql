@@ -1,5 +1,6 @@
 -- raw.benchmark_runs: one row per benchmark run not from MLPerf: a serving run (one concurrency level of one
--- setup), an own training run of a catalog workload (its time to train), or a published training figure.
+-- setup), an offline run (throughput only, e.g. a batch job), an own training run of a catalog workload (its time
+-- to train), or a published training figure.
 create table if not exists raw.benchmark_runs (
     run_id varchar not null,
     as_of date not null,
@@ -7,7 +8,7 @@ create table if not exists raw.benchmark_runs (
     data_as_of date not null,
     row_no integer not null,
     source_ref varchar not null,
-    kind varchar,                     -- serving | training
+    kind varchar,                     -- serving | offline | training
     accelerator varchar,              -- a catalog accelerator id
     instance_type varchar,
     chips double,
@@ -19,7 +20,7 @@ create table if not exists raw.benchmark_runs (
     output_tokens double,             -- mean per request
     request_throughput double,        -- completed requests/s
     output_tokens_per_s double,
-    ttft_p50_ms double,
+    ttft_p50_ms double,               -- latency and request counts: serving (null on offline runs)
     ttft_p99_ms double,
     tpot_p50_ms double,
     tpot_p99_ms double,

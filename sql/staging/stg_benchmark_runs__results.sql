@@ -1,5 +1,6 @@
--- Grain: one row per benchmark run landed this run: a serving run (one concurrency level of one setup) with
--- throughput per chip, latency percentiles and the share of requests that succeeded, an own training run of a
+-- Grain: one row per benchmark run landed this run, `kind` as given: a serving run (one concurrency level of one
+-- setup) with throughput per chip, latency percentiles and the share of requests that succeeded, an offline run
+-- with throughput per chip and its request shape only (latency and success rate null), an own training run of a
 -- catalog workload with its time to train, or a published training figure with its MFU.
 with source as (
     -- this run's rows, or a stale source's last good ones
@@ -25,7 +26,9 @@ final as (
         input_tokens,
         output_tokens,
         request_throughput,
-        output_tokens_per_s,
+        -- an offline run may give its throughput per chip instead of for all its chips
+        case when kind = 'offline' then coalesce(output_tokens_per_s, tokens_per_s_per_chip * chips)
+             else output_tokens_per_s end as output_tokens_per_s,
         coalesce(tokens_per_s_per_chip, output_tokens_per_s / chips) as tokens_per_s_per_chip,
         mfu,
         sequence_length,

@@ -1,0 +1,115 @@
+"""A measurement prices only the workload it measured (issue 18): the request shape within a tolerance, the replica
+rules of the estimate, and the cost per million output and per million total tokens, worked by hand."""
+
+import datetime as dt
+
+import pytest
+from builders import aws_page, aws_product, land
+
+from flows import pipeline, transform
+from flows.sources import aws_pricing
+from flows.warehouse import fetch_dicts
+
+AS_OF = dt.date(2026, 11, 30)
+RUN = "run-shape"
+P5_1 = "aws:us-east-1:p5.4xlarge:on_demand"
+P5_8 = "aws:us-east-1:p5.48xlarge:on_demand"
+# an own serving run of Llama-3.1-8B on H100, latency well inside every chat SLO of the catalog (TPOT 100 ms, TTFT 2 s)
+RUN_ROW = {"kind": "serving", "accelerator": "h100-sxm-80gb", "model": "llama-3.1-8b", "precision": "fp8",
+           "concurrency": 16, "ttft_p50_ms": 300, "ttft_p99_ms": 900, "tpot_p50_ms": 30, "tpot_p99_ms": 50,
+           "completed": 1000, "failed": 0, "request_throughput": 5.0, "source": "our sweep", "date": "2026-11-20"}
+
+
+def land_runs_then_prices(con, catalog, tmp_path, rows, *products):
+    from test_own_runs import runs_batch
+
+    # land_all starts the run's loads afresh: the runs first, then the prices
+    [load] = pipeline.land_all(con, catalog, [runs_batch(tmp_path, *rows)], RUN, AS_OF)
+    assert (load.status, load.rows_quarantined) == ("landed", 0), load.error
+    land(con, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(*products))]), RUN, AS_OF)
+
+
+def costs(con, workload_id, offer_id):
+    return fetch_dicts(con, "select * from marts.inference_costs where workload_id = ? and offer_id = ? "
+                            "and precision = 'fp8'", [workload_id, offer_id])
+
+
+def test_a_run_prices_the_workload_of_its_shape_and_not_another(fresh_db, catalog, tmp_path):
+    land_runs_then_prices(fresh_db, catalog, tmp_path, [RUN_ROW | {
+        "chips": 1, "input_tokens": 8192, "output_tokens": 1024, "output_tokens_per_s": 2000.0}],
+        aws_product("p5.4xlarge", "6.8800000000", sku="A000000000000001", gpu="1"))
+    # llama31-8b-chat-small becomes an 8,192 + 1,024 token service (after landing, which reloads the catalog);
+    # llama31-8b-chat-large stays 1,024 + 256
+    fresh_db.execute("update catalog.workloads set input_tokens = 8192, output_tokens = 1024 "
+                     "where workload_id = 'llama31-8b-chat-small'")
+    transform.build_models(fresh_db, RUN, AS_OF)
+    [long] = costs(fresh_db, "llama31-8b-chat-small", P5_1)
+    # 8,192 + 1,024 against 8,192 + 1,024: a gap of 0, measured. 6.88 USD/h / (2,000 tokens/s x 3,600) x 1e6
+    # = 0.955556 USD per million output tokens; over input + output: 0.955556 x 1,024 / 9,216 = 0.106173
+    assert long["basis"] == "measured"
+    assert long["usd_per_million_tokens"] == pytest.approx(0.955556, abs=1e-6)
+    assert long["usd_per_million_total_tokens"] == pytest.approx(0.106173, abs=1e-6)
+    [short] = costs(fresh_db, "llama31-8b-chat-large", P5_1)
+    # 8,192 / 1,024 - 1 = 7.0 and 1,024 / 256 - 1 = 3.0, beyond 25%: not used as a measurement; the estimate
+    # stands (calibrated by the run's efficiency, which carries across shapes) and says why
+    assert short["basis"] == "calibrated"
+    assert short["benchmark_label"].endswith(
+        "; not measured: own run: our sweep, 1 x h100-sxm-80gb, concurrency 16 (2026-11-20) ran 8,192 + 1,024 "
+        "tokens, outside 25% of this workload's 1,024 + 256")
+    # its total-token figure: x 256 / 1,280 = 0.2 of the output figure
+    assert short["usd_per_million_total_tokens"] == pytest.approx(short["usd_per_million_tokens"] * 0.2, rel=1e-9)
+
+
+def test_the_closest_shape_wins_and_the_row_names_it(fresh_db, catalog, tmp_path):
+    # two runs within 25% of 1,024 + 256: 1,100 + 256 (gap 7.4%) at 1,500 tokens/s, 1,200 + 300 (gap 17.2%) at 1,900
+    land_runs_then_prices(fresh_db, catalog, tmp_path, [
+        RUN_ROW | {"chips": 1, "input_tokens": 1100, "output_tokens": 256, "output_tokens_per_s": 1500.0,
+                   "source": "near"},
+        RUN_ROW | {"chips": 1, "input_tokens": 1200, "output_tokens": 300, "output_tokens_per_s": 1900.0,
+                   "source": "far"}],
+        aws_product("p5.4xlarge", "6.8800000000", sku="A000000000000001", gpu="1"))
+    transform.build_models(fresh_db, RUN, AS_OF)
+    [row] = costs(fresh_db, "llama31-8b-chat-large", P5_1)
+    # the faster run is further from the workload's shape: the nearer one prices it, 6.88 / (1,500 x 3,600) x 1e6
+    assert row["basis"] == "measured" and row["benchmark_label"].startswith("own run: near, ")
+    assert row["usd_per_million_tokens"] == pytest.approx(1.274074, abs=1e-6)
+
+
+def test_an_8_chip_run_is_priced_on_an_8_chip_instance_only(fresh_db, catalog, tmp_path):
+    land_runs_then_prices(fresh_db, catalog, tmp_path, [RUN_ROW | {
+        "chips": 8, "input_tokens": 1024, "output_tokens": 256, "output_tokens_per_s": 8000.0}],
+        aws_product("p5.4xlarge", "6.8800000000", sku="A000000000000001", gpu="1"),
+        aws_product("p5.48xlarge", "55.0400000000", sku="A000000000000002"))
+    transform.build_models(fresh_db, RUN, AS_OF)
+    # one 8-GPU instance holds the replica: 55.04 / (8,000 x 3,600) x 1e6 = 1.911111 USD per million output tokens
+    [eight] = costs(fresh_db, "llama31-8b-chat-large", P5_8)
+    assert (eight["basis"], eight["instances_per_replica"]) == ("measured", 1)
+    assert eight["usd_per_million_tokens"] == pytest.approx(1.911111, abs=1e-6)
+    # on one-GPU instances the replica would span 8 of them; the workload allows 1 instance per replica
+    [one] = costs(fresh_db, "llama31-8b-chat-large", P5_1)
+    assert one["basis"] == "calibrated"
+    assert one["benchmark_label"].endswith(
+        "; not measured: own run: our sweep, 8 x h100-sxm-80gb, concurrency 16 (2026-11-20): a replica of 8 chips "
+        "spans 8 instances of p5.4xlarge; the workload allows 1")
+
+
+def test_an_offline_run_without_latency_prices_offline_work_only(fresh_db, catalog, tmp_path):
+    # a throughput-only batch job: no latency, no request counts, no concurrency; nothing typed in their place
+    offline = {"kind": "offline", "accelerator": "h100-sxm-80gb", "chips": 8, "model": "llama-2-70b",
+               "precision": "fp8", "input_tokens": 1024, "output_tokens": 300, "output_tokens_per_s": 20000.0,
+               "source": "our batch job", "date": "2026-11-21"}
+    land_runs_then_prices(fresh_db, catalog, tmp_path, [offline],
+                          aws_product("p5.48xlarge", "55.0400000000", sku="A000000000000002"))
+    transform.build_models(fresh_db, RUN, AS_OF)
+    [staged] = fetch_dicts(fresh_db, "select kind, tpot_p99_ms, ttft_p99_ms, completed, failed, concurrency "
+                                     "from staging.stg_benchmark_runs__results")
+    assert staged == {"kind": "offline", "tpot_p99_ms": None, "ttft_p99_ms": None, "completed": None, "failed": None,
+                      "concurrency": None}
+    # the offline workload (llama2-70b-batch, 1,024 + 300 tokens): 55.04 / (20,000 x 3,600) x 1e6 = 0.764444 USD per
+    # million output tokens; x 300 / 1,324 = 0.173212 per million total tokens
+    [batch] = costs(fresh_db, "llama2-70b-batch", P5_8)
+    assert batch["basis"] == "measured" and batch["benchmark_label"].startswith("own run: our batch job, 8 x ")
+    assert batch["usd_per_million_tokens"] == pytest.approx(0.764444, abs=1e-6)
+    assert batch["usd_per_million_total_tokens"] == pytest.approx(0.173212, abs=1e-6)
+    # the chat service has a latency objective: a run without latency figures is no measurement of it
+    assert [r["basis"] for r in costs(fresh_db, "llama2-70b-chat", P5_8)] == ["calibrated"]
