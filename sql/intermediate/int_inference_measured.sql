@@ -11,7 +11,7 @@ with matched as (
 
 final as (
     select
-        * exclude (is_candidate, is_scenario_or_slo_met, load_point, tokens_per_s_per_user,
+        * exclude (is_candidate, is_scenario_or_slo_met, is_own_run, load_point, tokens_per_s_per_user,
                    tokens_per_s_per_user_basis, tpot_p99_ms, ttft_p99_ms, meets_slo, measured_input_tokens,
                    measured_output_tokens, shape_gap, shape_matches, replica_fits, unused_reason),
         'measured' as basis,

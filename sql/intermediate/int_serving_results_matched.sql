@@ -42,6 +42,7 @@ mlperf as (
     select
         workloads.workload_id,
         offers.*,
+        false as is_own_run,
         results.scenario_normalised = workloads.benchmark_scenario as is_scenario_or_slo_met,
         scenarios.input_tokens as measured_input_tokens,
         scenarios.output_tokens as measured_output_tokens,
@@ -96,6 +97,7 @@ own_runs as (
             runs.tpot_p99_ms <= coalesce(workloads.slo_tpot_ms, runs.tpot_p99_ms)
             and runs.ttft_p99_ms <= coalesce(workloads.slo_ttft_ms, runs.ttft_p99_ms), false
         ) as is_scenario_or_slo_met,
+        true as is_own_run,
         runs.input_tokens as measured_input_tokens,
         runs.output_tokens as measured_output_tokens,
         runs.precision,
@@ -122,6 +124,8 @@ own_runs as (
         runs.data_as_of as benchmark_as_of,
         runs.source_ref as benchmark_ref,
         'own run: ' || coalesce(runs.run_source, runs.source_id) || ', ' || runs.chips || ' x ' || runs.accelerator_id
+            || coalesce(', ' || format('{:,}', cast(runs.input_tokens as bigint)) || ' + '
+                        || format('{:,}', cast(runs.output_tokens as bigint)) || ' tokens', '')
             || coalesce(', concurrency ' || cast(runs.concurrency as bigint), '')
             || coalesce(', ' || runs.request_rate || ' requests/s offered', '')
             || coalesce(' (' || runs.run_date || ')', '') as benchmark_label,
@@ -165,10 +169,13 @@ final as (
             when measured_input_tokens is null or measured_output_tokens is null then
                 benchmark_label || ' gives no request shape (input and output tokens)'
             when not shape_matches then
-                benchmark_label || ' ran ' || format('{:,}', cast(measured_input_tokens as bigint)) || ' + '
-                || format('{:,}', cast(measured_output_tokens as bigint)) || ' tokens, outside '
-                || cast(round(shape_tolerance * 100) as bigint) || '% of this workload''s '
-                || format('{:,}', input_tokens) || ' + ' || format('{:,}', output_tokens)
+                -- an own run's label gives its shape; an MLPerf result's is its task's
+                benchmark_label
+                || case when is_own_run then ': ' else ' ran its task''s '
+                        || format('{:,}', cast(measured_input_tokens as bigint)) || ' + '
+                        || format('{:,}', cast(measured_output_tokens as bigint)) || ' tokens, ' end
+                || 'outside ' || cast(round(shape_tolerance * 100) as bigint) || '% of this workload''s '
+                || format('{:,}', input_tokens) || ' + ' || format('{:,}', output_tokens) || ' tokens'
             when not replica_fits then
                 benchmark_label || ': a replica of ' || replica_chips || ' chips '
                 || case when not tiles_instances(replica_chips, accelerator_count)
