@@ -122,8 +122,8 @@ def _inference_rows(ranking: list[dict], costs: dict[str, dict], offline: bool) 
     headers = ["rank", "offer", "accelerator x count", "cloud / region", "term", "USD per chip-hour",
                "chip-hour rank", "precision", "tokens/s per chip"]
     headers += [] if offline else ["instances", "utilization", "USD per month"]
-    headers += [label, "likely range", "USD per million total tokens", "basis", "price source (as of)",
-                "benchmark or estimate (as of)"]
+    headers += [label, "likely range"] + ([] if offline else ["USD per million output tokens"])
+    headers += ["USD per million total tokens", "basis", "price source (as of)", "benchmark or estimate (as of)"]
     rows = []
     for r in ranking:
         c = costs.get(r["candidate_id"], {})
@@ -132,8 +132,9 @@ def _inference_rows(ranking: list[dict], costs: dict[str, dict], offline: bool) 
                r["precision"], num(r["tokens_per_s_per_chip"], 0)]
         if not offline:
             row += [count(c.get("instances")), percent(c.get("utilization")), usd(c.get("monthly_usd"))]
-        row += [usd(r["outcome_value"]), likely_range(r), usd(r["usd_per_million_total_tokens"]), r["basis"],
-                f"{r['price_source_id']} ({r['price_as_of']})", _benchmark(r)]
+        row += [usd(r["outcome_value"]), likely_range(r)] + ([] if offline else [usd(r["usd_per_million_tokens"])])
+        row += [usd(r["usd_per_million_total_tokens"]), r["basis"], f"{r['price_source_id']} ({r['price_as_of']})",
+                _benchmark(r)]
         rows.append(row)
     return headers, rows
 

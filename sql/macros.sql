@@ -195,9 +195,12 @@ create or replace macro serving_tokens_per_s(batch, weights_gb, kv_bytes_per_tok
 
 -- How far a measured request shape is from a workload's: the larger relative gap of the input and the output lengths
 -- (0.25 = one of them is 25% off).
+-- Null when a length is unknown (greatest() alone would skip it).
 create or replace macro shape_gap(measured_input_tokens, measured_output_tokens, input_tokens, output_tokens) as
-    greatest(abs(measured_input_tokens::double / input_tokens - 1),
-             abs(measured_output_tokens::double / output_tokens - 1));
+    case when measured_input_tokens is not null and measured_output_tokens is not null
+              and input_tokens is not null and output_tokens is not null
+         then greatest(abs(measured_input_tokens::double / input_tokens - 1),
+                       abs(measured_output_tokens::double / output_tokens - 1)) end;
 
 -- Instances needed for the peak load, in whole instances (at least one).
 create or replace macro instances_for_peak(mean_requests_per_s, peak_factor, requests_per_s_per_instance) as

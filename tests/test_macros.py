@@ -228,6 +228,8 @@ def test_shape_gap_between_a_measurement_and_a_workload(fresh_db):
     # 8,192 / 1,024 - 1 = 7; 1,024 / 256 - 1 = 3: the larger, 7. 1,100 / 1,024 - 1 = 0.0742 beside 256 / 256 - 1 = 0
     assert value(fresh_db, "shape_gap(8192, 1024, 1024, 256)") == pytest.approx(7.0)
     assert value(fresh_db, "shape_gap(1100, 256, 1024, 256)") == pytest.approx(0.074219, abs=1e-6)
+    # an unknown length is no match of any size (greatest() alone would skip it and say 0)
+    assert value(fresh_db, "shape_gap(null, 256, 1024, 256)") is None
 
 
 def test_utilization_from_traffic_on_whole_instances(fresh_db):

@@ -114,3 +114,67 @@ def test_an_offline_run_without_latency_prices_offline_work_only(fresh_db, catal
     assert batch["usd_per_million_total_tokens"] == pytest.approx(0.173212, abs=1e-6)
     # the chat service has a latency objective: a run without latency figures is no measurement of it
     assert [r["basis"] for r in costs(fresh_db, "llama2-70b-chat", P5_8)] == ["calibrated"]
+
+
+def test_one_setups_levels_of_slightly_different_shapes_still_pick_the_fastest(fresh_db, catalog, tmp_path):
+    # a sweep: vLLM's measured mean lengths move a little from level to level (256 then 255 output tokens); both
+    # are within 5% of the workload's 1,024 + 256, so the fastest level that meets the SLO wins
+    land_runs_then_prices(fresh_db, catalog, tmp_path, [
+        RUN_ROW | {"chips": 1, "concurrency": 8, "input_tokens": 1024, "output_tokens": 256,
+                   "output_tokens_per_s": 1000.0},
+        RUN_ROW | {"chips": 1, "concurrency": 32, "input_tokens": 1024, "output_tokens": 255,
+                   "output_tokens_per_s": 3000.0}],
+        aws_product("p5.4xlarge", "6.8800000000", sku="A000000000000001", gpu="1"))
+    transform.build_models(fresh_db, RUN, AS_OF)
+    [row] = costs(fresh_db, "llama31-8b-chat-large", P5_1)
+    # 6.88 / (3,000 x 3,600) x 1e6 = 0.637037 USD per million output tokens
+    assert "concurrency 32" in row["benchmark_label"]
+    assert row["usd_per_million_tokens"] == pytest.approx(0.637037, abs=1e-6)
+
+
+def test_an_offline_run_with_latency_figures_still_prices_no_service(fresh_db, catalog, tmp_path):
+    # latency typed on an offline row is another kind's column: ignored, never read as a measurement of latency
+    offline = {"kind": "offline", "accelerator": "h100-sxm-80gb", "chips": 1, "model": "llama-3.1-8b",
+               "precision": "fp8", "input_tokens": 1024, "output_tokens": 256, "output_tokens_per_s": 3000.0,
+               "ttft_p99_ms": 100, "tpot_p99_ms": 10, "concurrency": 64, "source": "our batch job",
+               "date": "2026-11-21"}
+    land_runs_then_prices(fresh_db, catalog, tmp_path, [offline],
+                          aws_product("p5.4xlarge", "6.8800000000", sku="A000000000000001", gpu="1"))
+    transform.build_models(fresh_db, RUN, AS_OF)
+    [staged] = fetch_dicts(fresh_db, "select tpot_p99_ms, ttft_p99_ms, concurrency "
+                                     "from staging.stg_benchmark_runs__results")
+    assert staged == {"tpot_p99_ms": None, "ttft_p99_ms": None, "concurrency": None}
+    [chat] = costs(fresh_db, "llama31-8b-chat-large", P5_1)
+    assert chat["basis"] != "measured"
+    assert chat["benchmark_label"].endswith(
+        "; not measured: own run: our batch job, 1 x h100-sxm-80gb, 1,024 + 256 tokens (2026-11-21) is a "
+        "throughput-only (offline) run: it shows no latency for this workload's objective")
+    assert fetch_dicts(fresh_db, "select * from marts.serving_load_points where workload_id = 'llama31-8b-chat-large'"
+                       ) == []
+
+
+def test_a_multi_node_mlperf_system_serves_from_one_node_replicas(fresh_db, catalog):
+    from builders import mlperf_inference_result
+
+    from flows.sources import mlperf_inference
+
+    land(fresh_db, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(
+        aws_product("p5.4xlarge", "6.8800000000", sku="A000000000000001", gpu="1"),
+        aws_product("p5.48xlarge", "55.0400000000", sku="A000000000000002")))]), RUN, AS_OF)
+    # 2 nodes of 8 H100 at 48,000 tokens/s: a replica is one node, 48,000 x 8 / 16 = 24,000 tokens/s
+    land(fresh_db, catalog, "mlperf_inference", mlperf_inference.result_rows([mlperf_inference_result(
+        "two-nodes", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Offline", 48000.0, nodes=2)], "s.json"), RUN, AS_OF)
+    transform.build_models(fresh_db, RUN, AS_OF)
+    [eight] = fetch_dicts(fresh_db, "select * from marts.inference_costs where workload_id = 'llama2-70b-batch' "
+                                    "and offer_id = ? and precision = 'fp16'", [P5_8])
+    # 55.04 / (24,000 x 3,600) x 1e6 = 0.637037 USD per million output tokens, on one p5.48xlarge a replica
+    assert (eight["basis"], eight["replica_chips"], eight["instances_per_replica"]) == ("measured", 8, 1)
+    assert eight["usd_per_million_tokens"] == pytest.approx(0.637037, abs=1e-6)
+    # on one-GPU instances a node spans 8 of them, past the workload's 1; the model does not fit one GPU either, so
+    # the excluded estimate says why neither prices it
+    [one] = fetch_dicts(fresh_db, "select exclusion_reason from marts.excluded_candidates "
+                                  "where workload_id = 'llama2-70b-batch' and offer_id = ? and precision = 'bf16'",
+                        [P5_1])
+    assert one["exclusion_reason"].endswith(
+        "; not measured: MLPerf Inference v4.1 llama2-70b-99 Offline: Test Test system (8x NVIDIA H100-SXM-80GB): a "
+        "replica of 8 chips spans 8 instances of p5.4xlarge; the workload allows 1")

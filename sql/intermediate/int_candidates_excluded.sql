@@ -47,6 +47,17 @@ measured_inference as (
     select workload_id, offer_id, precision_class from intermediate.int_inference_measured
 ),
 
+unused_measurements as (
+    -- a measurement that met the scenario or the SLO but not the shape or the replica rules: an excluded estimate on
+    -- the same offer says why it is not measured either
+    select workload_id, offer_id, precision_class, unused_reason
+    from intermediate.int_serving_results_matched
+    where unused_reason is not null
+    qualify row_number() over (
+        partition by workload_id, offer_id, precision_class order by shape_gap nulls last, benchmark_ref
+    ) = 1
+),
+
 terms_not_bought as (
     -- offers on a pricing term the workload does not buy (or a commitment longer than it runs): listed, not ranked
     select
@@ -83,9 +94,12 @@ final as (
     union all by name
     select inference.workload_id, inference.offer_id, inference.cloud, inference.region, inference.instance_type,
            inference.pricing_term, inference.accelerator_id, inference.accelerator_count, inference.precision,
-           inference.replica_chips as chips, inference.exclusion_reason
+           inference.replica_chips as chips,
+           inference.exclusion_reason
+               || coalesce('; not measured: ' || unused_measurements.unused_reason, '') as exclusion_reason
     from inference
     anti join measured_inference using (workload_id, offer_id, precision_class)
+    left join unused_measurements using (workload_id, offer_id, precision_class)
 )
 
 select * from final

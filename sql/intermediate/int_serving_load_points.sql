@@ -6,9 +6,10 @@
 -- int_inference_measured keeps for the candidate, the one the workload's latency objective selects; of several
 -- results at one point (submitters, setups), that one, else the cheapest.
 with matched as (
-    -- points of another request shape, or whose replica the workload's instances cannot hold, are not this workload's
+    -- points of another request shape, whose replica the workload's instances cannot hold, or throughput-only runs
+    -- for a service, are not this workload's
     select * from intermediate.int_serving_results_matched
-    where shape_matches and replica_fits
+    where shape_matches and replica_fits and (run_kind is distinct from 'offline' or is_offline)
 ),
 
 selected as (

@@ -43,15 +43,19 @@ mlperf as (
         workloads.workload_id,
         offers.*,
         false as is_own_run,
+        null::varchar as run_kind,
         results.scenario_normalised = workloads.benchmark_scenario as is_scenario_or_slo_met,
         scenarios.input_tokens as measured_input_tokens,
         scenarios.output_tokens as measured_output_tokens,
         results.precision,
-        cast(results.accelerators_total as integer) as replica_chips,
-        results.performance_result as replica_tokens_per_s,
+        -- a replica is one node of the measured system (a multi-node system serves from several), with its share of
+        -- the system's throughput
+        cast(results.accelerators_per_node as integer) as replica_chips,
+        results.performance_result * results.accelerators_per_node / results.accelerators_total
+            as replica_tokens_per_s,
         results.performance_result / results.accelerators_total as tokens_per_s_per_chip,
-        replica_instances(results.accelerators_total, offers.accelerator_count) as instances_per_replica,
-        replicas_per_instance(results.accelerators_total, offers.accelerator_count) as replicas_per_instance,
+        replica_instances(results.accelerators_per_node, offers.accelerator_count) as instances_per_replica,
+        replicas_per_instance(results.accelerators_per_node, offers.accelerator_count) as replicas_per_instance,
         'MLPerf ' || results.version || ' ' || results.scenario_normalised as load_point,
         1000 / nullif(scenarios.tpot_ms, 0) as tokens_per_s_per_user,
         case when scenarios.tpot_ms > 0 then 'scenario p99 TPOT bound (a floor)' end as tokens_per_s_per_user_basis,
@@ -85,8 +89,8 @@ mlperf as (
         and accepted.precision = case when results.precision = 'fp16' then 'bf16' else results.precision end
     inner join offers
         on offers.accelerator_id = results.accelerator_id
-        and offers.accelerator_count >= results.accelerators_per_node
         and offer_term_accepted(workloads.pricing_terms, offers.pricing_term, offers.term_months, workloads.months)
+    where results.accelerators_per_node > 0
 ),
 
 own_runs as (
@@ -98,6 +102,7 @@ own_runs as (
             and runs.ttft_p99_ms <= coalesce(workloads.slo_ttft_ms, runs.ttft_p99_ms), false
         ) as is_scenario_or_slo_met,
         true as is_own_run,
+        runs.kind as run_kind,
         runs.input_tokens as measured_input_tokens,
         runs.output_tokens as measured_output_tokens,
         runs.precision,
@@ -138,8 +143,6 @@ own_runs as (
     inner join offers
         on offers.accelerator_id = runs.accelerator_id
         and offer_term_accepted(workloads.pricing_terms, offers.pricing_term, offers.term_months, workloads.months)
-    -- a throughput-only run shows no latency: it prices offline work only
-    where runs.kind = 'serving' or workloads.is_offline
 ),
 
 fitted as (
@@ -150,6 +153,7 @@ fitted as (
         workloads.output_tokens,
         workloads.shape_tolerance,
         workloads.max_instances_per_replica,
+        workloads.is_offline,
         shape_gap(points.measured_input_tokens, points.measured_output_tokens, workloads.input_tokens,
                   workloads.output_tokens) as shape_gap,
         coalesce(shape_gap(points.measured_input_tokens, points.measured_output_tokens, workloads.input_tokens,
@@ -165,6 +169,10 @@ final as (
         * exclude (input_tokens, output_tokens, shape_tolerance, max_instances_per_replica),
         is_scenario_or_slo_met and shape_matches and replica_fits as is_candidate,
         case
+            -- a throughput-only run shows no latency: it prices offline work only
+            when run_kind = 'offline' and not is_offline then
+                benchmark_label || ' is a throughput-only (offline) run: it shows no latency for this workload''s '
+                || 'objective'
             when not is_scenario_or_slo_met then null
             when measured_input_tokens is null or measured_output_tokens is null then
                 benchmark_label || ' gives no request shape (input and output tokens)'

@@ -30,7 +30,7 @@ candidates as (
         'completed_run_usd' as outcome_metric,
         completed_run_usd as outcome_value,
         time_to_train_minutes, null::double as tokens_per_s_per_chip, null::double as utilization,
-        null::double as usd_per_million_total_tokens,
+        null::double as usd_per_million_tokens, null::double as usd_per_million_total_tokens,
         price_source_id, price_as_of, price_ref, benchmark_label, benchmark_source_id, benchmark_as_of, benchmark_ref,
         false as precision_doubtful  -- training results' precision is not cross-checked
     from training
@@ -42,7 +42,8 @@ candidates as (
         usd_per_hour, usd_per_chip_hour, basis,
         outcome_metric,
         outcome_value,
-        null::double as time_to_train_minutes, tokens_per_s_per_chip, utilization, usd_per_million_total_tokens,
+        null::double as time_to_train_minutes, tokens_per_s_per_chip, utilization, usd_per_million_tokens,
+        usd_per_million_total_tokens,
         price_source_id, price_as_of, price_ref, benchmark_label, benchmark_source_id, benchmark_as_of, benchmark_ref,
         precision_doubtful
     from inference
@@ -101,6 +102,7 @@ final as (
         reversals.reversals > 0 as is_reversal,
         ranked.time_to_train_minutes,
         ranked.tokens_per_s_per_chip,
+        ranked.usd_per_million_tokens,
         ranked.usd_per_million_total_tokens,
         ranked.utilization,
         accelerators.family,
