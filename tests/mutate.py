@@ -37,6 +37,7 @@ TRAINING = "sql/intermediate/int_training_estimates_computed.sql"
 MEASURED = "sql/intermediate/int_training_measured.sql"
 
 COST_TESTS = ("tests/test_macros.py", "tests/test_cost_model.py", "tests/test_marts.py")
+CALIBRATION_TESTS = ("tests/test_calibration.py", "tests/test_cost_model.py")
 OFFER_FILE_RUN = ("tests/test_source_aws_offer_file.py::"
                   "test_an_offer_file_given_to_a_run_prices_on_demand_and_reserved_offers")
 OFFER_TESTS = ("tests/test_macros.py", OFFER_FILE_RUN, "tests/test_price_sheet.py", "tests/test_marts.py",
@@ -71,9 +72,9 @@ MUTATIONS = (
     Mutation("aws-live-option-runtime-error", "flows/sources/aws_pricing.py",
              'raise SourceFormatError(f"aws_pricing: live option endpoint_region',
              'raise RuntimeError(f"aws_pricing: live option endpoint_region', AWS_PARSER_TESTS),
-    Mutation("aws-bad-json-runtime-error", "flows/sources/aws_pricing.py",
-             'raise SourceFormatError(f"{item_where}: not valid JSON',
-             'raise RuntimeError(f"{item_where}: not valid JSON', AWS_PARSER_TESTS),
+    Mutation("aws-bad-json-runtime-error", "flows/sources/_common.py",
+             'raise SourceFormatError(f"{where}: not valid JSON',
+             'raise RuntimeError(f"{where}: not valid JSON', AWS_PARSER_TESTS),
     Mutation("completed-run-ignores-instances", MACROS,
              "hours::double * instances * usd_per_hour::double * (1 + interruption_overhead::double)",
              "hours::double * usd_per_hour::double * (1 + interruption_overhead::double)", COST_TESTS),
@@ -140,8 +141,18 @@ MUTATIONS = (
     Mutation("measured-run-minutes-as-hours", MEASURED,
              "completed_run_usd_with_overhead(\n            results.time_to_train_minutes / 60,",
              "completed_run_usd_with_overhead(\n            results.time_to_train_minutes,", COST_TESTS),
-    Mutation("published-mfu-ignored", TRAINING,
-             "when 'other_model' then other_model_mfu\n", "when 'other_model' then default_mfu\n", COST_TESTS),
+    Mutation("training-calibration-ignored", TRAINING,
+             "when 'calibrated' then default_mfu * calibration_factor", "when 'calibrated' then default_mfu",
+             CALIBRATION_TESTS),
+    Mutation("serving-calibration-on-bandwidth-only", INFERENCE,
+             "defaults.compute_efficiency * coalesce(calibration.factor, 1.0) as compute_efficiency",
+             "defaults.compute_efficiency as compute_efficiency", CALIBRATION_TESTS),
+    Mutation("leave-one-out-sees-its-own-setup", "sql/intermediate/int_estimate_backtest.sql",
+             "and other.setup_key <> this.setup_key", "and other.comparison_id <> this.comparison_id",
+             CALIBRATION_TESTS),
+    Mutation("request-shape-ignored", "sql/intermediate/int_serving_results_matched.sql",
+             "workloads.output_tokens) <= workloads.shape_tolerance, false) as shape_matches",
+             "workloads.output_tokens) <= 1000, false) as shape_matches", ("tests/test_measurement_shape.py",)),
 )
 
 
