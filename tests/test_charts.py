@@ -95,13 +95,13 @@ def test_captions_say_what_to_read(day_one_charts):
     # is the cheapest chip-hour (0.151875) at 1,321.34 USD per run, 1,321.34 / 529.09 = 2.50x as much; number 10 of
     # the bars costs 1,762.25, 1,762.25 / 529.09 = 3.33x
     scatter, bars = day_one_charts["gpt3-175b-pretrain"]
-    assert scatter.title == "gpt3-175b-pretrain: USD per completed run against USD per chip-hour, 38 candidates"
+    assert scatter.title == "gpt3-175b-pretrain: USD per completed run against USD per chip-hour, 39 candidates"
     assert scatter.caption == (
         "Lower is better on both axes; the pick, gcp tpu-v6e-8 (spot), sits at 0.544 USD per chip-hour; the "
         "cheapest chip-hour, aws trn1.32xlarge (spot), costs 2.50x as much per completed run.")
     assert bars.title == "gpt3-175b-pretrain: the 10 cheapest candidates by USD per completed run"
     assert bars.caption == (
-        "Shorter is better; of 38 candidates the pick, gcp tpu-v6e-8 (spot), costs 529.09 USD per completed run "
+        "Shorter is better; of 39 candidates the pick, gcp tpu-v6e-8 (spot), costs 529.09 USD per completed run "
         "and number 10 1,762.25, 3.33x as much; the fill tells a measured cost from one scaled "
         "from a benchmark, calibrated on measurements of the chip, or estimated from specs alone.")
     assert day_one_charts[LORA][0].caption == (

@@ -62,14 +62,14 @@ def test_run_prints_where_the_warehouse_and_reports_are(prefect_server, tmp_path
     # and one with an empty accelerator (MLPerf Inference), two Gaudi 2 results the catalog lacks (MLPerf Training).
     # Landed 17 + 8 + 13 + 22 + 28 + 11 + 5 = 104; quarantined 1 + 0 + 1 + 0 + 2 + 2 + 0 = 6
     assert out == (
-        "  aws_pricing: 18 rows in, 17 landed, 1 quarantined\n"
+        "  aws_pricing: 19 rows in, 18 landed, 1 quarantined\n"
         "  azure_retail: 8 rows in, 8 landed, 0 quarantined\n"
         "  gcp_billing: 14 rows in, 13 landed, 1 quarantined\n"
         "  aws_spot: 22 rows in, 22 landed, 0 quarantined\n"
         "  mlperf_inference_snapshot: 30 rows in, 28 landed, 2 quarantined\n"
         "  mlperf_training_snapshot: 13 rows in, 11 landed, 2 quarantined\n"
         "  published_benchmarks: 5 rows in, 5 landed, 0 quarantined\n"
-        "run 2026-11-30-<id> as of 2026-11-30: 104 rows landed, 6 quarantined\n"
+        "run 2026-11-30-<id> as of 2026-11-30: 105 rows landed, 6 quarantined\n"
         f"warehouse: {tmp_path / 'w.duckdb'}\n"
         f"reports:   {tmp_path / 'reports' / '2026-11-30'}/index.md (also {tmp_path / 'reports' / 'latest'}/)\n")
     assert main(["query", "select count(*) as n from marts.rankings", "--warehouse", str(tmp_path / "w.duckdb")]) == 0
@@ -81,8 +81,8 @@ def test_sources_lists_each_source_with_what_it_reads_and_its_last_good_fetch(fl
     out = capsys.readouterr().out
     assert out.startswith("mode: snapshot")
     lines = {line.split()[0]: line for line in out.splitlines()[2:]}
-    assert "files (3)" in lines["aws_pricing"]
-    assert "last good run 2026-11-30 (data as of 2026-09-10, 17 rows landed)" in lines["aws_pricing"]
+    assert "files (4)" in lines["aws_pricing"]
+    assert "last good run 2026-11-30 (data as of 2026-09-10, 18 rows landed)" in lines["aws_pricing"]
     assert "disabled" in lines["price_sheet"] and "never landed" in lines["price_sheet"]
     assert main(["sources", "--live", "--warehouse", str(flow_run.warehouse)]) == 0
     live = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[2:]}

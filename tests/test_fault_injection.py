@@ -241,14 +241,14 @@ def test_a_source_with_far_fewer_rows_than_last_time_is_stale(last_good, catalog
     data = json.loads(page.read_text())
     data["PriceList"] = data["PriceList"][:1]
     page.write_text(json.dumps(data))
-    for other in ("us-east-1.page-2.json", "eu-north-1.page-1.json"):
+    for other in ("us-east-1.page-2.json", "eu-north-1.page-1.json", "us-west-2.page-1.json"):
         (catalog_copy / "snapshot/aws_pricing" / other).write_text(json.dumps({"FormatVersion": "aws_v1",
                                                                                 "PriceList": []}))
     result = run_against(last_good, catalog_copy)
     [aws] = [load for load in result.loads if load.source_id == "aws_pricing"]
     assert (aws.status, aws.stale_since) == ("stale", AS_OF)
     assert_rows_accounted(result)
-    assert aws.error == ("1 rows, 94% fewer than the last good run's 18 (more than the 50% drop sources.yaml "
+    assert aws.error == ("1 rows, 95% fewer than the last good run's 19 (more than the 50% drop sources.yaml "
                          "allows; if the change is real, `hweval run --accept-changes aws_pricing` lands it)")
     # the one row read is kept in quarantine with the check that rejected the batch
     assert query(result, "select expectation, expectation_type from ops.quarantine where run_id = 'second-run' "
@@ -256,7 +256,7 @@ def test_a_source_with_far_fewer_rows_than_last_time_is_stale(last_good, catalog
                                                                "expectation_type": "table_level"}]
     # the run still prices AWS offers, from the last good rows
     assert query(result, "select count(*) as n from marts.offers where cloud = 'aws' and as_of = ?",
-                 [dt.date(2026, 12, 1)]) == [{"n": 31}]  # 16 on-demand from the last good rows + 15 spot (aws_spot)
+                 [dt.date(2026, 12, 1)]) == [{"n": 32}]  # 17 on-demand from the last good rows + 15 spot (aws_spot)
 
 
 def test_a_source_raising_mid_fetch_is_retried_and_lands_once(last_good, monkeypatch):
