@@ -50,12 +50,7 @@ measured_inference as (
 unused_measurements as (
     -- a measurement that met the scenario or the SLO but not the shape or the replica rules: an excluded estimate on
     -- the same offer says why it is not measured either
-    select workload_id, offer_id, precision_class, unused_reason
-    from intermediate.int_serving_results_matched
-    where unused_reason is not null
-    qualify row_number() over (
-        partition by workload_id, offer_id, precision_class order by shape_gap nulls last, benchmark_ref
-    ) = 1
+    select * from intermediate.int_serving_results_unused
 ),
 
 terms_not_bought as (
