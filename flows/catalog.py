@@ -65,11 +65,24 @@ class Figure(Strict):
     note: str | None = None
 
 
+class ApiName(Strict):
+    """How one cloud's instance-type API names this part (EC2 GpuInfo/NeuronInfo Name, GCP guestAcceleratorType,
+    Azure's SKU family, since Azure's capabilities name no GPU model)."""
+
+    cloud: Literal["aws", "azure", "gcp"]
+    name: str = Field(min_length=1, max_length=200)
+    memory_mib: int | None = Field(
+        None, gt=0, description="memory per device as the API lists it; where two parts share a name, the listing "
+                                "within 10% of it is this part")
+
+
 class Accelerator(Strict):
     name: str
     family: Family
     vendor: str
     aliases: list[str] = Field(default_factory=list, description="raw benchmark strings that mean this chip")
+    api_names: list[ApiName] = Field(default_factory=list,
+                                     description="names the clouds' instance-type APIs give this part")
     memory_type: str | None = None
     interconnect: str | None = None
     peak_tflops: dict[Precision, Figure] = Field(default_factory=dict)
@@ -107,13 +120,18 @@ class PriceComponent(Strict):
 
 
 class Instance(Strict):
+    """What no instance-type API describes (GCP's SKU composition, TPU slices), or a correction of a listing: a
+    field set here wins over the API's, and `correction` says why (the reports show it)."""
+
     cloud: Cloud
     instance_type: str
-    accelerator: Slug
-    accelerator_count: int = Field(gt=0, le=MAX_CHIPS)
+    accelerator: Slug | None = Field(None, description="default: the part the API listing names")
+    accelerator_count: int | None = Field(None, gt=0, le=MAX_CHIPS, description="default: the API listing's count")
     vcpu: int | None = Field(None, gt=0, le=MAX_WAREHOUSE_INTEGER)
     memory_gib: float | None = None
     note: str | None = None
+    correction: str | None = Field(None, min_length=1, max_length=500,
+                                   description="why this entry overrides what the instance-type API lists")
     source: str
     price_components: list[PriceComponent] = Field(default_factory=list)
 
@@ -434,6 +452,24 @@ class NotificationsFile(Strict):
 
 
 # ---------------------------------------------------------------- the whole catalog
+def _api_name_conflicts(accelerators: dict[str, Accelerator]) -> list[str]:
+    """Two parts may share an API name (EC2 lists A100 40GB and 80GB both as "A100") only when each gives the memory
+    that tells them apart, more than 20% apart: otherwise an instance listing that name could be either."""
+    by_name: dict[tuple[str, str], list[tuple[str, int | None]]] = {}
+    for acc_id, acc in accelerators.items():
+        for n in acc.api_names:
+            by_name.setdefault((n.cloud, n.name.casefold()), []).append((acc_id, n.memory_mib))
+    errors = []
+    for (cloud, name), parts in sorted(by_name.items()):
+        for i, (a_id, a_mib) in enumerate(parts):
+            for b_id, b_mib in parts[i + 1:]:
+                if a_mib is None or b_mib is None or abs(a_mib - b_mib) <= 0.2 * max(a_mib, b_mib):
+                    errors.append(f"accelerators.yaml: accelerators.{b_id}.api_names: {cloud} name {quoted(name)} is "
+                                  f"also an api_name of {a_id!r}; two parts may share a name only when both give "
+                                  f"memory_mib more than 20% apart")
+    return errors
+
+
 class Catalog(Strict):
     root: Path
     accelerators: AcceleratorsFile
@@ -470,11 +506,14 @@ class Catalog(Strict):
                         f"{owner} (an alias must name one accelerator, once)"
                     )
                 seen_alias[norm] = acc_id
+        errors += _api_name_conflicts(self.accelerators.accelerators)
         seen_offer: set[str] = set()
         for i, inst in enumerate(self.instances.instances):
             where = f"instances.yaml: instances[{i}] ({cut(inst.offer_key)})"
-            if inst.accelerator not in self.accelerators.accelerators:
+            if inst.accelerator is not None and inst.accelerator not in self.accelerators.accelerators:
                 errors.append(f"{where}.accelerator: unknown accelerator {quoted(inst.accelerator)} (not in accelerators.yaml)")
+            if inst.accelerator is None and inst.cloud == "onprem":
+                errors.append(f"{where}.accelerator: required for an on-prem system (no API lists its hardware)")
             if inst.source not in known_sources:
                 errors.append(f"{where}.source: unknown source {quoted(inst.source)} (not under 'sources:' in accelerators.yaml)")
             if inst.offer_key in seen_offer:

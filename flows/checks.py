@@ -100,7 +100,7 @@ def _catalog_counts(catalog) -> dict[tuple[str, str], tuple[int, str]]:
     accelerators = catalog.accelerators.accelerators
     return {(i.cloud, i.instance_type): (i.accelerator_count,
                                          accelerators[i.accelerator].family if i.accelerator in accelerators else "")
-            for i in catalog.instances.instances}
+            for i in catalog.instances.instances if i.accelerator_count is not None}
 
 
 def aws_catalog_counts(rows: list[dict], catalog) -> dict[int, str]:

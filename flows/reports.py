@@ -171,6 +171,43 @@ def _basis_by_family(ranking: list[dict]) -> list[tuple[str, list[str]]]:
     return [(family, sorted(bases, key=BASES.index)) for family, bases in sorted(by_family.items())]
 
 
+def _offer_coverage(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> list[list[str]]:
+    """Per accelerator family and cloud: offers ranked for at least one workload, offers every workload excluded
+    (or none could use), and listings whose hardware is not known."""
+    rows = con.execute("""
+        with ranked as (select distinct offer_id from marts.rankings where as_of = $as_of),
+        priced as (
+            select coalesce(accelerators.family, 'unknown') as family, offers.cloud,
+                   offers.offer_id in (select offer_id from ranked) as is_ranked
+            from marts.offers as offers
+            left join catalog.accelerators as accelerators using (accelerator_id)
+            where offers.as_of = $as_of
+        ),
+        counted as (
+            select family, cloud, count(*) filter (where is_ranked) as ranked,
+                   count(*) filter (where not is_ranked) as excluded, 0 as unknown
+            from priced group by all
+            union all
+            select 'unknown', cloud, 0, 0, count(*) from marts.unknown_offers where as_of = $as_of group by all
+        )
+        select family, cloud, sum(ranked), sum(excluded), sum(unknown) from counted group by family, cloud
+        order by family = 'unknown', family, cloud""", {"as_of": as_of}).fetchall()
+    return [[family, cloud, count(int(r)), count(int(e)), count(int(u))] for family, cloud, r, e, u in rows]
+
+
+def _hardware_summary(offers: list[dict]) -> dict:
+    """Where the priced offers' hardware comes from, and each instance type instances.yaml corrects or a listing
+    disagrees on, once (its offers in every region and term share the note)."""
+    by_basis: dict[str, set[str]] = {}
+    notes: dict[tuple[str, str], str] = {}
+    for o in offers:
+        by_basis.setdefault(o["hardware_basis"] or "—", set()).add(f"{o['cloud']}:{o['instance_type']}")
+        if o["hardware_note"]:
+            notes[(o["cloud"], o["instance_type"])] = o["hardware_note"]
+    return {"bases": [[basis, count(len(types))] for basis, types in sorted(by_basis.items())],
+            "notes": [[cloud, instance_type, note] for (cloud, instance_type), note in sorted(notes.items())]}
+
+
 def _estimates_page(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dict[str, str | bytes], list[dict]]:
     """The back-test page: how far estimates land from measurements, per family and phase, against the goals."""
     comparisons = fetch_dicts(con, "select * from marts.estimate_backtest where as_of = ? "
@@ -332,8 +369,9 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
     pages |= {"offers.md": MARKDOWN.get_template("offers.md.j2").render(
         as_of=as_of.isoformat(), offer_rows=_offer_rows(offers), unknown=unknown,
         unknown_rows=[[u["cloud"], u["region"], u["instance_type"], u["pricing_term"], usd(u["usd_per_hour"]),
-                       u["unit"], u["accelerators_listed"] or "—", f"{u['price_source_id']} ({u['price_as_of']})",
-                       u["price_ref"]] for u in unknown],
+                       u["unit"], u["accelerators_listed"] or "—", u["unknown_reason"] or "—",
+                       f"{u['price_source_id']} ({u['price_as_of']})", u["price_ref"]] for u in unknown],
+        hardware=_hardware_summary(offers),
         unmatched=unmatched, unmatched_rows=[[u["instance_type"], u["sku_description_prefix"]] for u in unmatched])}
     workload_rows = []
     for w in workloads:
@@ -386,6 +424,7 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
         stale_loads=[{"source_id": r["source_id"], "status_text": _source_status(r)} for r in loads
                      if r["status"] == "stale"],
         workload_rows=workload_rows, offers=offers, terms=sorted({o["pricing_term"] for o in offers}), unknown=unknown,
+        coverage_rows=_offer_coverage(con, as_of),
         source_rows=[[r["source_id"], r["kind"], _source_status(r), str(r["data_as_of"] or "—"), count(r["files"]),
                       count(r["rows_in"]), count(r["rows_landed"]), count(r["rows_quarantined"]), r["error"] or "—"]
                      for r in loads],

@@ -68,7 +68,9 @@ _DOUBLE, _BIGINT, _TEXT, _TEXTS = pa.float64(), pa.int64(), pa.string(), pa.list
 NULLABLE_CATALOG_COLUMNS: dict[str, dict[str, pa.DataType]] = {
     "accelerators": {"memory_gb": _DOUBLE, "memory_bandwidth_tbps": _DOUBLE, "tdp_w": _DOUBLE,
                      **{f"peak_tflops_{p}": _DOUBLE for p in PEAK_TFLOPS_PRECISIONS}},
-    "instances": {"vcpu": _BIGINT, "memory_gib": _DOUBLE},
+    "instances": {"accelerator_id": _TEXT, "accelerator_count": _BIGINT, "vcpu": _BIGINT, "memory_gib": _DOUBLE,
+                  "correction": _TEXT, "note": _TEXT},
+    "accelerator_api_names": {"memory_mib": _BIGINT},
     "models": {"active_params": _DOUBLE},
     "mlperf_training_tasks": {"note": _TEXT},
     "mlperf_inference_tasks": {"ttft_ms": _DOUBLE, "tpot_ms": _DOUBLE},
@@ -128,8 +130,17 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
                 "accelerator_count": i.accelerator_count,
                 "vcpu": i.vcpu,
                 "memory_gib": i.memory_gib,
+                "correction": i.correction,
+                "note": i.note,
+                "source": i.source,
             }
             for i in catalog.instances.instances
+        ],
+        "accelerator_api_names": [
+            {"accelerator_id": acc_id, "cloud": n.cloud, "api_name": n.name, "api_name_key": n.name.casefold(),
+             "memory_mib": n.memory_mib}
+            for acc_id, a in accs.items()
+            for n in a.api_names
         ],
         "instance_price_components": [
             {"cloud": i.cloud, "instance_type": i.instance_type,
@@ -218,6 +229,8 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
                                    "ttft_ms": 0.0, "tpot_ms": 0.0, "source": ""},
         "instance_price_components": {"cloud": "", "instance_type": "", "sku_description_prefix": "", "quantity": 0.0},
         "accelerator_aliases": {"accelerator_id": "", "alias": "", "alias_key": ""},
+        "accelerator_api_names": {"accelerator_id": "", "cloud": "", "api_name": "", "api_name_key": "",
+                                  "memory_mib": 0},
         # a catalog whose sources are all live-only declares no files
         "sources": {"source_id": "", "kind": "", "enabled": True, "description": "", "path": "",
                     "data_as_of": dt.date(2000, 1, 1), "source": ""},

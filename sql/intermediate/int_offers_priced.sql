@@ -4,7 +4,8 @@
 -- terms are amortised: recurring hourly + upfront / term hours. Spot takes the lowest latest price among a
 -- region's zones. The user's price sheet adds private quotes, discounts off these public prices, and on-prem
 -- systems; a quote for an instance type the catalog does not list brings its own hardware (accelerator and
--- count). Offers of instance types the catalog does not know are in int_offers_unknown.
+-- count). An offer's hardware comes from int_instance_hardware (the clouds' instance-type APIs, corrected by
+-- instances.yaml); offers of instance types whose hardware is not known are in int_offers_unknown.
 with aws as (
     select * from staging.stg_aws_pricing__prices
 ),
@@ -26,7 +27,9 @@ sheet as (
 ),
 
 instances as (
-    select * from catalog.instances
+    -- hardware known: listed by a cloud's instance-type API or declared in instances.yaml
+    select * from intermediate.int_instance_hardware
+    where unknown_reason is null
 ),
 
 components as (
@@ -233,7 +236,9 @@ cloud_offers as (
     select
         priced.* exclude (quoted_accelerator_id, quoted_accelerator_count),
         instances.accelerator_id,
-        instances.accelerator_count
+        instances.accelerator_count,
+        instances.hardware_basis,
+        concat_ws('; ', instances.correction_note, instances.listing_memory_note) as hardware_note
     from priced
     inner join instances
         on instances.cloud = priced.cloud and instances.instance_type = priced.instance_type
@@ -244,7 +249,8 @@ unlisted_quotes as (
     select
         quotes.* exclude (quoted_accelerator_id, quoted_accelerator_count),
         quoted_accelerator_id as accelerator_id,
-        quoted_accelerator_count as accelerator_count
+        quoted_accelerator_count as accelerator_count,
+        'price sheet quote' as hardware_basis
     from quotes
     anti join instances
         on instances.cloud = quotes.cloud and instances.instance_type = quotes.instance_type
@@ -264,7 +270,8 @@ on_prem as (
         data_as_of as price_as_of,
         source_ref as price_ref,
         accelerator_id,
-        accelerator_count
+        accelerator_count,
+        'price sheet (on-prem)' as hardware_basis
     from sheet
     where entry_kind = 'on_prem'
 ),
@@ -297,7 +304,9 @@ final as (
         price_note,
         price_source_id,
         price_as_of,
-        price_ref
+        price_ref,
+        hardware_basis,
+        nullif(hardware_note, '') as hardware_note
     from offers
 )
 

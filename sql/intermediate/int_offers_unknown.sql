@@ -1,5 +1,6 @@
 -- Grain: one row per cloud x region x instance type (or GCP accelerator SKU) x pricing term that a price source
--- lists but catalogs/instances.yaml does not know. They are landed, not dropped, and the reports list them so
+-- lists but whose hardware is not known (int_instance_hardware: no instance-type API lists it and instances.yaml
+-- does not declare it, or its accelerator is not in accelerators.yaml), with the reason. They are landed, not dropped, and the reports list them so
 -- the catalog can be extended. AWS rows are accelerated instances already (the fetch asks for GPU and ML ASIC
 -- families); Azure rows count when they are N-series (GPU) sizes; GCP SKUs when they are GPUs or TPUs.
 with aws as (
@@ -29,7 +30,8 @@ sheet as (
 ),
 
 instances as (
-    select * from catalog.instances
+    select * from intermediate.int_instance_hardware
+    where unknown_reason is null
 ),
 
 components as (
@@ -70,11 +72,19 @@ final as (
         listed.pricing_term,
         listed.usd_per_hour,
         listed.unit,
-        listed.accelerators_listed,
+        coalesce(listed.accelerators_listed, hardware.listed_hardware) as accelerators_listed,
+        case
+            when listed.cloud = 'gcp' and listed.unit <> 'USD per instance-hour'
+                then 'a GCP SKU that no instances.yaml entry composes into an instance price'
+            else coalesce(hardware.unknown_reason,
+                          'no instance-type source lists it and instances.yaml does not declare it')
+        end as unknown_reason,
         listed.source_id as price_source_id,
         listed.data_as_of as price_as_of,
         listed.source_ref as price_ref
     from listed
+    left join intermediate.int_instance_hardware as hardware
+        on hardware.cloud = listed.cloud and hardware.instance_type = listed.instance_type
     where listed.cloud = 'gcp'
         or not exists (
             select 1 from instances

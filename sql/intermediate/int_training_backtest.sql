@@ -32,7 +32,8 @@ training_peaks as (
 
 node_chips as (
     select accelerator_id, max(accelerator_count) as chips_per_instance
-    from catalog.instances
+    from intermediate.int_instance_hardware
+    where unknown_reason is null
     group by accelerator_id
 ),
 
@@ -97,7 +98,7 @@ own_runs as (
             || ', ' || workloads.workload_id as benchmark_label
     from runs
     inner join catalog.workloads as workloads on workloads.workload_id = runs.workload_id
-    left join catalog.instances as instances on instances.instance_type = runs.instance_type
+    left join intermediate.int_instance_hardware as instances on instances.instance_type = runs.instance_type
     inner join peaks
         on peaks.accelerator_id = runs.accelerator_id
         and peaks.precision = coalesce(runs.precision, workloads.training_precision)

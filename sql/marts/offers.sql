@@ -25,7 +25,9 @@ final as (
         price_note,
         price_source_id,
         price_as_of,
-        price_ref
+        price_ref,
+        hardware_basis,
+        hardware_note
     from offers
 )
 

@@ -1,5 +1,6 @@
 -- marts.unknown_offers — grain: one row per run x cloud x region x instance type (or GCP SKU) x pricing term
--- that a price source lists and catalogs/instances.yaml does not know: add them to the catalog to rank them.
+-- that a price source lists and whose hardware is not known, with the reason: add the accelerator (or its api_names)
+-- to accelerators.yaml, or the instance to instances.yaml, to rank them.
 with unknown as (
     select * from intermediate.int_offers_unknown
 ),
@@ -15,6 +16,7 @@ final as (
         usd_per_hour,
         unit,
         accelerators_listed,
+        unknown_reason,
         price_source_id,
         price_as_of,
         price_ref
