@@ -167,6 +167,9 @@ class Model(Strict):
     kv_heads: int = Field(gt=0, le=MAX_HEADS)
     head_dim: int = Field(gt=0, le=MAX_HEAD_DIM)
     source: str
+    api_names: list[Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]] = Field(
+        default_factory=list,
+        description="names hosted model APIs give the model (a Price List `model`, a Bedrock model id, a meter's model)")
 
     @model_validator(mode="after")
     def _shapes_agree(self) -> Model:
@@ -213,6 +216,17 @@ class ModelsFile(Strict):
     models: dict[Slug, Model] = Field(min_length=1)
     mlperf_training_tasks: dict[str, MlperfTrainingTask] = Field(default_factory=dict)
     mlperf_inference_tasks: dict[str, MlperfInferenceTask] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _api_names_name_one_model(self) -> ModelsFile:
+        owner: dict[str, str] = {}
+        for model_id, model in self.models.items():
+            for name in model.api_names:
+                other = owner.setdefault(name.lower(), model_id)
+                if other != model_id:
+                    raise ValueError(f"models.{model_id}.api_names: {name!r} already names {other}: an API's model "
+                                     f"name maps to one catalog model")
+        return self
 
 
 # ---------------------------------------------------------------- workloads.yaml
@@ -333,7 +347,8 @@ class WorkloadsFile(Strict):
 
 # ---------------------------------------------------------------- sources.yaml
 SourceKind = Literal["aws_pricing", "aws_spot", "aws_offer_file", "azure_retail", "gcp_billing", "price_sheet",
-                     "mlperf_inference", "mlperf_training", "benchmark_runs"]
+                     "mlperf_inference", "mlperf_training", "benchmark_runs", "bedrock_pricing", "azure_model_prices",
+                     "vertex_model_prices", "aws_instance_types", "azure_skus", "gcp_machine_types"]
 
 
 class SnapshotFile(Strict):
@@ -346,7 +361,8 @@ class SnapshotFile(Strict):
 
 
 # Price feeds go stale within days (spot moves hourly); benchmark rounds and price sheets change a few times a year.
-DEFAULT_MAX_STALE_DAYS = {"aws_pricing": 2, "aws_offer_file": 2, "aws_spot": 2, "azure_retail": 2, "gcp_billing": 2}
+DEFAULT_MAX_STALE_DAYS = {"aws_pricing": 2, "aws_offer_file": 2, "aws_spot": 2, "azure_retail": 2, "gcp_billing": 2,
+                          "bedrock_pricing": 7, "azure_model_prices": 7, "vertex_model_prices": 7}
 
 
 class Source(Strict):

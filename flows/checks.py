@@ -33,6 +33,10 @@ NATURAL_KEYS: dict[str, tuple[str, ...]] = {
     "mlperf_inference": ("result_id", "model", "scenario"),
     # details_url too: it names the system description file; two submissions may share a system name
     "mlperf_training": ("system", "benchmark", "submitter", "accelerators_count", "division", "details_url"),
+    # a token price: the SKU and its rate (Bedrock rate code; Azure meter, type and tier; Vertex tier) per region
+    "model_api_prices": ("cloud", "region", "sku", "rate_code"),
+    # a device group of an instance type (or a GCP accelerator type) as one region or zone lists it
+    "instance_types": ("cloud", "listing", "region", "zone", "instance_type", "device_kind", "device_name"),
 }
 
 # columns that say where a row came from, not what it says: two copies of a row may differ in them
@@ -103,13 +107,27 @@ def _catalog_counts(catalog) -> dict[tuple[str, str], tuple[int, str]]:
             for i in catalog.instances.instances if i.accelerator_count is not None}
 
 
-def aws_catalog_counts(rows: list[dict], catalog) -> dict[int, str]:
-    """row_no -> the catalog's count, written as the Price List writes `gpu` (a whole number as text).
+def listed_counts(rows: Iterable[dict]) -> dict[tuple[str, str], tuple[int, str]]:
+    """(cloud, instance_type) -> (device count, "gpu" or the ML ASIC kind) from this run's instance-type listings
+    (raw.instance_types rows), where one region lists one whole-number count of one device kind."""
+    seen: dict[tuple[str, str], set[tuple[float, str]]] = defaultdict(set)
+    for row in rows:
+        count, kind = _value(row.get("device_count")), row.get("device_kind")
+        if row.get("instance_type") and isinstance(count, (int, float)) and kind:
+            seen[(row.get("cloud"), row["instance_type"])].add((count, kind))
+    return {key: (int(count), kind) for key, values in seen.items() if len(values) == 1
+            for count, kind in values if float(count).is_integer()}
+
+
+def aws_catalog_counts(rows: list[dict], catalog, listed: dict[tuple[str, str], tuple[int, str]] | None = None
+                       ) -> dict[int, str]:
+    """row_no -> the count the instance carries, written as the Price List writes `gpu` (a whole number as text):
+    instances.yaml's where it gives one (it corrects listings), else the instance-type API's (`listed`).
 
     No check where the row has no whole-number `gpu` (fractional GPUs have an expectation of their own; ML ASIC
     rows may leave it out) or where an ML ASIC instance lists 0 GPUs (true: its chips are not GPUs).
     """
-    counts = _catalog_counts(catalog)
+    counts = {**(listed or {}), **_catalog_counts(catalog)}
     out: dict[int, str] = {}
     for row in rows:
         gpu = row.get("gpu")
@@ -221,6 +239,7 @@ def gcp_on_demand(rows: list[dict]) -> dict[int, float]:
 def add_check_columns(batches, catalog, con) -> None:
     """Add the `check_*` columns each batch's suite reads (in place)."""
     aws_batches = [b for b in batches if b.table == "aws_pricing"]
+    listed = listed_counts(r for b in batches if b.table == "instance_types" for r in b.rows)
     aws_on_demand_prices = None
     for batch in batches:
         rows = batch.rows
@@ -230,7 +249,7 @@ def add_check_columns(batches, catalog, con) -> None:
         if key:
             _set_column(rows, "check_duplicate_of", duplicate_notes(rows, key))
         if batch.table == "aws_pricing":
-            _set_column(rows, "check_catalog_accelerator_count", aws_catalog_counts(rows, catalog))
+            _set_column(rows, "check_catalog_accelerator_count", aws_catalog_counts(rows, catalog, listed))
         elif batch.table == "price_sheet":
             _set_column(rows, "check_catalog_accelerator_count", price_sheet_catalog_counts(rows, catalog))
         elif batch.table == "azure_retail":

@@ -352,6 +352,7 @@ PRICE_KEYS = {
     "aws_spot": (("availability_zone", "instance_type", "product_description"), "price_usd"),
     "azure_retail": (("arm_region_name", "meter_id", "product_name", "price_type", "reservation_term"), "retail_price"),
     "gcp_billing": (("sku_id", "region", "start_usage_amount"), "price_usd"),
+    "model_api_prices": (("cloud", "region", "sku", "rate_code"), "usd_per_million_tokens"),
 }
 
 

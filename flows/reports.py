@@ -338,6 +338,10 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
                           "usd_per_chip_hour, candidate_id", [as_of])
     decisions = {d["workload_id"]: d for d in fetch_dicts(
         con, "select * from marts.decisions where as_of = ?", [as_of])}
+    api_comparisons: dict[str, list[dict]] = {}
+    for a in fetch_dicts(con, "select * from marts.api_comparisons where as_of = ? "
+                              "order by workload_id, api_usd_per_hour, cloud, region, api_model", [as_of]):
+        api_comparisons.setdefault(a["workload_id"], []).append(a)
     run = fetch_dicts(con, "select * from ops.runs where as_of = ?", [as_of])
     training_costs = {r["candidate_id"]: r for r in fetch_dicts(
         con, "select * from marts.training_costs where as_of = ?", [as_of])}
@@ -345,6 +349,8 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
         con, "select * from marts.inference_costs where as_of = ?", [as_of])}
     excluded = fetch_dicts(con, "select * from marts.excluded_candidates where as_of = ? "
                           "order by workload_id, exclusion_reason, offer_id, precision", [as_of])
+    cpu_baselines = {b["workload_id"]: b for b in fetch_dicts(
+        con, "select * from marts.cpu_baselines where as_of = ?", [as_of])}
     loads = fetch_dicts(con, "select * from ops.source_loads where as_of = ? order by source_id", [as_of])
     quarantined = fetch_dicts(con, """
         select source_id, expectation, column_name, reason, unexpected_value as value, count(*) as rows
@@ -379,8 +385,11 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
         ranking = [r for r in rankings if r["workload_id"] == workload_id]
         costs = training_costs if w["kind"] == "training" else inference_costs
         mine = [e for e in excluded if e["workload_id"] == workload_id]
-        page = {"w": w, "ranking": ranking, "excluded": mine, **common,
+        cpu_baseline = cpu_baselines.get(workload_id)
+        page = {"w": w, "ranking": ranking, "excluded": mine, **common, "cpu_baseline": cpu_baseline,
+                "cpu_label": OUTCOME_LABELS.get(cpu_baseline["outcome_metric"]) if cpu_baseline else None,
                 "best_changes": [c for c in best_changes if c["workload_id"] == workload_id]}
+        page["hosted_apis"] = api_comparisons.get(workload_id, [])
         if ranking:
             headers, rows = (_training_rows(ranking, costs) if w["kind"] == "training"
                              else _inference_rows(ranking, costs, w["is_offline"]))

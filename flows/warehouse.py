@@ -15,7 +15,7 @@ from flows.paths import SQL_DIR
 # DuckDB 1.x clients (analysts' CLIs, BI drivers) can open files written with this storage version (checked with 1.1.3).
 STORAGE_COMPATIBILITY = {"storage_compatibility_version": "v1.0.0"}
 RAW_TABLES = ("aws_pricing", "aws_spot", "azure_retail", "gcp_billing", "price_sheet", "mlperf_inference", "mlperf_training",
-              "benchmark_runs")
+              "benchmark_runs", "model_api_prices", "instance_types")
 
 
 def connect(path: Path) -> duckdb.DuckDBPyConnection:
@@ -153,6 +153,12 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
              "layers": m.layers, "hidden": m.hidden, "heads": m.heads, "kv_heads": m.kv_heads, "head_dim": m.head_dim}
             for m_id, m in catalog.models.models.items()
         ],
+        # the names hosted model APIs give a catalog model, matched case-insensitively (api_name_key)
+        "model_api_names": [
+            {"model_id": m_id, "api_name": name, "api_name_key": name.lower()}
+            for m_id, m in catalog.models.models.items()
+            for name in m.api_names
+        ],
         "workloads": [
             {
                 "workload_id": w_id,
@@ -229,6 +235,7 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
                                    "ttft_ms": 0.0, "tpot_ms": 0.0, "source": ""},
         "instance_price_components": {"cloud": "", "instance_type": "", "sku_description_prefix": "", "quantity": 0.0},
         "accelerator_aliases": {"accelerator_id": "", "alias": "", "alias_key": ""},
+        "model_api_names": {"model_id": "", "api_name": "", "api_name_key": ""},
         "accelerator_api_names": {"accelerator_id": "", "cloud": "", "api_name": "", "api_name_key": "",
                                   "memory_mib": 0},
         # a catalog whose sources are all live-only declares no files

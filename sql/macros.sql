@@ -53,6 +53,13 @@ create or replace macro kv_cache_bytes_per_token(layers, kv_heads, head_dim, kv_
 create or replace macro usable_memory_gb(chips, memory_gb_per_chip, usable_fraction) as
     chips::double * memory_gb_per_chip::double * usable_fraction::double;
 
+-- Memory one chip holds the model in: its own (HBM, GDDR) or, for a CPU (a chip is a socket), its share of the
+-- instance's host memory in GB (GiB x 1.073741824); a CPU without an instance's figure falls back to the part's.
+create or replace macro memory_gb_per_chip(family, chip_memory_gb, host_memory_gib, chips_per_instance) as
+    case when family = 'cpu'
+         then coalesce(host_memory_gib::double * 1.073741824 / chips_per_instance, chip_memory_gb::double)
+         else chip_memory_gb::double end;
+
 -- Whether weights plus `batch` sequences of `tokens_per_sequence` tokens of KV cache fit on `chips` chips.
 create or replace macro fits_in_memory(weights_gb, kv_bytes_per_token, batch, tokens_per_sequence,
                                        chips, memory_gb_per_chip, usable_fraction) as

@@ -123,6 +123,13 @@ def test_a_sequence_that_exactly_fills_usable_memory_fits(fresh_db):
     assert value(fresh_db, "fits_in_memory(59.0, 1e6, 1, 1001, 1, 80, 0.75)") is False  # 60.001 > 60
 
 
+def test_a_cpu_socket_holds_its_share_of_host_memory(fresh_db):
+    # c8i.96xlarge: 768 GiB x 1.073741824 = 824.63 GB over 2 sockets = 412.32 GB a socket; an HBM chip keeps its own
+    assert value(fresh_db, "memory_gb_per_chip('cpu', null, 768, 2)") == pytest.approx(412.316860416)
+    assert value(fresh_db, "memory_gb_per_chip('gpu', 80, 2048, 8)") == 80.0
+    assert value(fresh_db, "memory_gb_per_chip('cpu', 256, null, 1)") == 256.0  # no instance figure: the part's
+
+
 def test_bytes_per_value_by_precision(fresh_db):
     # fp32/tf32 4 bytes, bf16/fp16 2, fp8/int8 1, fp4/int4 half a byte; case does not matter
     got = {p: value(fresh_db, f"bytes_per_value('{p}')") for p in ("fp32", "tf32", "BF16", "fp16", "fp8", "int8",

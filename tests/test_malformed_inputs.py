@@ -116,6 +116,18 @@ CASES = [
      r"f: entries\[0\].usd_per_hour: 'thirty' is not a number"),
     ("price_sheet", "p.csv", b"kind,cloud\nquote,aws,extra\n", r"f: line 2: 3 fields, expected 2"),
     ("price_sheet", "p.json", b"{}", r"f: a price sheet is a .csv or .yaml file"),
+    ("bedrock_pricing", "b.json", b'{"FormatVersion": "aws_v1"}', r"f: missing key 'PriceList'"),
+    ("bedrock_pricing", "b.json", b'{"PriceList": ["{\\"product\\": {}}"]}',
+     r"f: PriceList\[0\].product: missing key 'attributes'"),
+    ("azure_model_prices", "z.json", b'{"Items": [{"retailPrice": 1.0}]}', r"f: Items\[0\]: missing key 'meterName'"),
+    ("vertex_model_prices", "v.json", b'{"skus": [{"description": "Llama Input Tokens"}]}',
+     r"f: skus\[0\]: missing key 'category'"),
+    ("aws_instance_types", "i.json", b'{"InstanceTypes": [{"VCpuInfo": {"DefaultVCpus": 8}}]}',
+     r"f: InstanceTypes\[0\]: missing key 'InstanceType'"),
+    ("azure_skus", "k.json", b'{"value": [{"name": "Standard_ND96isr_H100_v5"}]}',
+     r"f: value\[0\]: missing key 'resourceType'"),
+    ("gcp_machine_types", "m.json", b'{"items": {"zones/us-central1-a": {"machineTypes": [{"guestCpus": 8}]}}}',
+     r"f: items\['zones/us-central1-a'\]\.machineTypes\[0\]: missing key 'name'"),
 ]
 
 
@@ -136,7 +148,10 @@ def test_the_corpus_covers_every_source_kind_with_at_least_30_inputs():
 SOURCE_OF_KIND = {"aws_pricing": "aws_pricing", "aws_spot": "aws_spot", "aws_offer_file": "aws_offer_file",
                   "azure_retail": "azure_retail", "gcp_billing": "gcp_billing", "price_sheet": "price_sheet",
                   "mlperf_inference": "mlperf_inference_snapshot", "mlperf_training": "mlperf_training_snapshot",
-                  "benchmark_runs": "published_benchmarks"}
+                  "benchmark_runs": "published_benchmarks", "bedrock_pricing": "bedrock_pricing",
+                  "azure_model_prices": "azure_model_prices", "vertex_model_prices": "vertex_model_prices",
+                  "aws_instance_types": "aws_instance_types", "azure_skus": "azure_skus",
+                  "gcp_machine_types": "gcp_machine_types"}
 
 
 @pytest.mark.parametrize("kind", sorted(SOURCE_KINDS))

@@ -122,7 +122,8 @@ def test_a_priced_capacity_block_is_its_own_term_not_on_demand(fresh_db, catalog
      "aws_pricing: live option endpoint_region 'us-west-2': the Price List API is served from us-east-1, "
      "eu-central-1, ap-south-1"),
     ({"regions": ["us-east-1"], "region": "us-east-1"},
-     "aws_pricing: unknown live option(s) region (expected: endpoint_region, instance_families, regions)"),
+     "aws_pricing: unknown live option(s) region (expected: cpu_instance_types, endpoint_region, instance_families, "
+     "regions)"),
     ({"endpoint_region": "us-east-1"}, "aws_pricing: live option(s) regions missing"),
 ], ids=["endpoint-region", "unknown-option", "no-regions"])
 def test_a_live_block_this_source_cannot_use_is_a_source_format_error(options, message):

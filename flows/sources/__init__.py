@@ -1,15 +1,21 @@
 """One module per source kind; each turns its format into rows of one landed table."""
 
 from flows.sources import (
+    aws_instance_types,
     aws_offer_file,
     aws_pricing,
     aws_spot,
+    azure_model_prices,
     azure_retail,
+    azure_skus,
+    bedrock_pricing,
     benchmark_runs,
     gcp_billing,
+    gcp_machine_types,
     mlperf_inference,
     mlperf_training,
     price_sheet,
+    vertex_model_prices,
 )
 
 # kind -> module (its TABLE names the landed table)
@@ -23,6 +29,14 @@ SOURCE_KINDS = {
     "mlperf_inference": mlperf_inference,
     "mlperf_training": mlperf_training,
     "benchmark_runs": benchmark_runs,
+    # hosted model APIs' token prices, all into raw.model_api_prices
+    "bedrock_pricing": bedrock_pricing,
+    "azure_model_prices": azure_model_prices,
+    "vertex_model_prices": vertex_model_prices,
+    # instance hardware from the clouds' own APIs, all into raw.instance_types
+    "aws_instance_types": aws_instance_types,
+    "azure_skus": azure_skus,
+    "gcp_machine_types": gcp_machine_types,
 }
 
 # Kinds that price the same AWS SKUs into raw.aws_pricing: one of them is read in a run.

@@ -21,6 +21,9 @@ THROTTLING_CODES = {"Throttling", "ThrottlingException", "RequestLimitExceeded",
 DENIED_CODES = {"AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "UnrecognizedClientException",
                 "InvalidClientTokenId", "ExpiredToken", "ExpiredTokenException", "AuthFailure", "SignatureDoesNotMatch",
                 "OptInRequired"}
+# The CPU baseline instance types (catalogs/instances.yaml, family cpu) the AWS price sources keep besides the
+# accelerated families: named one by one, since a CPU family ("Compute optimized") holds thousands of products.
+CPU_BASELINE_INSTANCE_TYPES = ("c8i.96xlarge", "c8i.metal-48xl", "c8a.48xlarge", "c8g.metal-24xl")
 
 
 def client(service: str, region: str, session: Any = None):

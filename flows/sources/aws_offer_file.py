@@ -4,8 +4,9 @@ The file is what `https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/Amazon
 serves: 5 metadata lines (`"FormatVersion","v1.0"`, Disclaimer, Publication Date, Version, OfferCode), a header
 line, then one line per price dimension (a SKU's on-demand hourly price, each reserved term's hourly price and
 upfront fee, ...). A region's file is hundreds of MB (us-east-1: several GB), so DuckDB scans it and only the rows of
-accelerated instances (instance family "GPU instance" or "Machine Learning ASIC Instances", product family
-"Compute Instance", every term type) become Python dicts, with the same keys as `aws_pricing.price_rows`.
+accelerated instances (instance family "GPU instance" or "Machine Learning ASIC Instances") and of the CPU baseline
+types (_aws.CPU_BASELINE_INSTANCE_TYPES), product family "Compute Instance", every term type, become Python dicts,
+with the same keys as `aws_pricing.price_rows`.
 
 Columns are read by name: their order changes between versions. "NA" is a value ("Pre Installed S/W" = "NA" means
 no pre-installed software) and stays the string "NA"; only empty fields become None.
@@ -26,6 +27,7 @@ from pathlib import Path
 import duckdb
 
 from flows.sources import _http
+from flows.sources._aws import CPU_BASELINE_INSTANCE_TYPES
 from flows.sources._common import (
     GIB,
     LiveSourceError,
@@ -153,11 +155,13 @@ def read_preamble(path: Path, label: str, limits: SourceLimits = DEFAULT_LIMITS)
 
 
 def _scan_query(path: Path, header: list[str], region: str | None, max_line_bytes: int) -> str:
-    """SQL that numbers every data line (in file order) and keeps the accelerated Compute Instance ones."""
+    """SQL that numbers every data line (in file order) and keeps the accelerated and CPU baseline Compute Instance
+    ones."""
     columns = "{" + ", ".join(f"{_sql_text(c)}: 'VARCHAR'" for c in header) + "}"
     wanted = ", ".join(_sql_name(c) for c in REQUIRED_COLUMNS)
     fields = ", ".join(_sql_name(c) for c in FIELDS.values())
     families = ", ".join(_sql_text(f) for f in ACCELERATED_FAMILIES)
+    cpu_types = ", ".join(_sql_text(t) for t in CPU_BASELINE_INSTANCE_TYPES)
     region_filter = f" and {_sql_name('Region Code')} = {_sql_text(region)}" if region else ""
     # The header is parsed above and passed as `columns`: no sniffing, strict parsing, a ragged line is an error.
     # row_number() over () is a streaming window: it sees the scan in file order and the filter stays above it.
@@ -167,7 +171,8 @@ def _scan_query(path: Path, header: list[str], region: str | None, max_line_byte
         f"columns={columns}, all_varchar=true, delim=',', quote='\"', escape='\"', strict_mode=true, "
         f"encoding='utf-8', max_line_size={int(max_line_bytes)})) "
         f"select line_no, {fields} from numbered where {_sql_name('Product Family')} = {_sql_text(PRODUCT_FAMILY)} "
-        f"and {_sql_name('Instance Family')} in ({families}){region_filter} order by line_no"
+        f"and ({_sql_name('Instance Family')} in ({families}) or {_sql_name('Instance Type')} in ({cpu_types}))"
+        f"{region_filter} order by line_no"
     )
 
 

@@ -81,30 +81,35 @@ def rows_from_pages(pages: Iterable[tuple[str, Any]]) -> list[dict]:
 
 
 ACCELERATED_FAMILIES = ("GPU instance", "Machine Learning ASIC Instances")
-LIVE_OPTIONS = {"regions", "endpoint_region", "instance_families"}
+LIVE_OPTIONS = {"regions", "endpoint_region", "instance_families", "cpu_instance_types"}
 
 
 def pages_from_api(client, regions: list[str], service_code: str = "AmazonEC2",
                    families: tuple[str, ...] = ACCELERATED_FAMILIES, sleep=time.sleep,
-                   limits: SourceLimits = DEFAULT_LIMITS) -> Iterator[tuple[str, dict]]:
+                   limits: SourceLimits = DEFAULT_LIMITS,
+                   cpu_instance_types: tuple[str, ...] = ()) -> Iterator[tuple[str, dict]]:
     """`get_products` pages for accelerated instances in `regions`, through boto3's paginator.
 
     Every term comes back (OnDemand and Reserved, all operating systems): staging classifies them, so a Capacity
     Block, a Windows or a licence-included row is landed as what it is and never poses as Linux on-demand.
     """
     for region in regions:
-        yield from region_pages(client, region, service_code, families, sleep=sleep, limits=limits)
+        yield from region_pages(client, region, service_code, families, sleep=sleep, limits=limits,
+                                cpu_instance_types=cpu_instance_types)
 
 
 def region_pages(client, region: str, service_code: str = "AmazonEC2",
                  families: tuple[str, ...] = ACCELERATED_FAMILIES, sleep=time.sleep,
-                 limits: SourceLimits = DEFAULT_LIMITS) -> Iterator[tuple[str, dict]]:
-    """`get_products` pages for the accelerated instances of one region, one instance family after another."""
-    for family in families:
-        what = f"pricing.get_products {region} {family!r}"
+                 limits: SourceLimits = DEFAULT_LIMITS,
+                 cpu_instance_types: tuple[str, ...] = ()) -> Iterator[tuple[str, dict]]:
+    """`get_products` pages for one region: each accelerated instance family, then each CPU baseline type."""
+    listings = [("instanceFamily", family) for family in families]
+    listings += [("instanceType", instance_type) for instance_type in cpu_instance_types]
+    for field, value in listings:
+        what = f"pricing.get_products {region} {value!r}"
         filters = [
             {"Type": "TERM_MATCH", "Field": "regionCode", "Value": region},
-            {"Type": "TERM_MATCH", "Field": "instanceFamily", "Value": family},
+            {"Type": "TERM_MATCH", "Field": field, "Value": value},
         ]
         for n, page in enumerate(_aws.pages(client, "get_products", what, sleep=sleep, limits=limits,
                                             ServiceCode=service_code, Filters=filters), start=1):
@@ -116,16 +121,19 @@ def fetch_live(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS, session=
     """Rows for the regions in `options` from the Price List API (credentials from boto3's standard chain).
 
     Options: `regions` (required), `endpoint_region` (us-east-1, eu-central-1 or ap-south-1; default us-east-1),
-    `instance_families` (default: GPU instance, Machine Learning ASIC Instances). With `slots`, regions are fetched
-    side by side, each holding one of AWS's slots; rows come in region order either way.
+    `instance_families` (default: GPU instance, Machine Learning ASIC Instances), `cpu_instance_types` (the CPU
+    baseline types, fetched one by one; sources.yaml lists _aws.CPU_BASELINE_INSTANCE_TYPES; default none). With
+    `slots`, regions are fetched side by side, each holding one of AWS's slots; rows come in region order either way.
     """
     check_live_options(options)
     endpoint = options.get("endpoint_region", "us-east-1")
     client = _aws.client("pricing", endpoint, session)  # one client, made here: boto3 clients are thread-safe
     families = tuple(options.get("instance_families") or ACCELERATED_FAMILIES)
+    cpu_types = tuple(options.get("cpu_instance_types") or ())
 
     def region_rows(region: str) -> list[dict]:
-        return rows_from_pages(region_pages(client, region, families=families, sleep=sleep, limits=limits))
+        return rows_from_pages(region_pages(client, region, families=families, sleep=sleep, limits=limits,
+                                            cpu_instance_types=cpu_types))
 
     return [row for rows in in_order(region_rows, list(options["regions"]), slots) for row in rows]
 
@@ -140,6 +148,10 @@ def check_live_options(options: dict) -> None:
     if endpoint not in PRICE_LIST_ENDPOINTS:
         raise SourceFormatError(f"aws_pricing: live option endpoint_region {endpoint!r}: the Price List API is served "
                                 f"from {', '.join(PRICE_LIST_ENDPOINTS)}")
+    cpu_types = options.get("cpu_instance_types", [])
+    if not isinstance(cpu_types, list) or not all(isinstance(t, str) and t for t in cpu_types):
+        raise SourceFormatError("aws_pricing: live option cpu_instance_types: expected a list of instance types "
+                                "(e.g. [c8i.96xlarge]), or [] for none")
 
 
 def read_file(path: Path, label: str, region: str | None = None, *,

@@ -122,13 +122,14 @@ def pages_from_api(options: dict, *, sleep=time.sleep,
         yield from region_pages(options, region, sleep=sleep, limits=limits)
 
 
-def region_pages(options: dict, region: str, *, sleep=time.sleep,
-                 limits: SourceLimits = DEFAULT_LIMITS) -> Iterator[tuple[str, dict]]:
-    """(where, page) for every Retail Prices page of one region (options already checked)."""
+def region_pages(options: dict, region: str, *, sleep=time.sleep, limits: SourceLimits = DEFAULT_LIMITS,
+                 odata_filter: str | None = None) -> Iterator[tuple[str, dict]]:
+    """(where, page) for every Retail Prices page of one region (options already checked); `odata_filter` replaces
+    the Virtual Machines filter (azure_model_prices lists Foundry Models meters through the same paging)."""
     endpoint = options.get("endpoint", ENDPOINT)
-    skus = _string_list(options, "arm_sku_names", required=False)
+    skus = None if odata_filter else _string_list(options, "arm_sku_names", required=False)
     params = {"api-version": options.get("api_version", API_VERSION), "currencyCode": "'USD'",
-              "$filter": region_filter(region, skus)}
+              "$filter": odata_filter or region_filter(region, skus)}
     url: str | None = endpoint
     seen: set[str] = set()
     page_no = 0

@@ -27,7 +27,8 @@ candidates as (
     select * exclude (precision_class), precision_class from measured
     union all by name
     -- an estimate reads no benchmark precision to doubt
-    select * exclude (exclusion_reason, weights_gb, kv_bytes_per_token, tpot_ms), false as precision_doubtful
+    select * exclude (exclusion_reason, exclusion_kind, weights_gb, kv_bytes_per_token, tpot_ms, memory_gb_per_chip,
+                      one_sequence_gb, fastest_tpot_ms, fastest_prefill_ms), false as precision_doubtful
     from estimates
 ),
 
@@ -82,6 +83,12 @@ sized as (
         -- the same money over input + output tokens, as some public serving benchmarks count them
         usd_per_million_tokens(deployment_usd_per_hour, deployment_tokens_per_s) * output_tokens
             / (input_tokens + output_tokens) as usd_per_million_total_tokens,
+        -- where the estimate separates prefill from decode (null when measured): the deployment's hour split by the
+        -- share of its time on each, per million input tokens prefilled and per million output tokens decoded
+        deployment_usd_per_hour * prefill_share / (deployment_requests_per_s * input_tokens * 3600) * 1e6
+            as usd_per_million_input_tokens,
+        usd_per_million_tokens(deployment_usd_per_hour, deployment_tokens_per_s) * (1 - prefill_share)
+            as usd_per_million_output_tokens,
         case when not is_offline then
             instances_for_peak(mean_requests_per_s, peak_factor, deployment_requests_per_s)
         end as deployments

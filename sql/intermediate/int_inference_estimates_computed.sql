@@ -48,6 +48,11 @@ defaults as (
     select * from catalog.family_defaults
 ),
 
+hosts as (
+    -- host memory per instance (listed or declared): what a CPU (family cpu) holds the model in
+    select cloud, instance_type, memory_gib from intermediate.int_instance_hardware
+),
+
 peaks as (
     select * from intermediate.int_accelerator_precisions_listed
 ),
@@ -69,7 +74,8 @@ sized as (
         allowed.precision is not null as is_accurate_enough,
         accepted.accepted_precisions,
         offers.*,
-        accelerators.memory_gb,
+        memory_gb_per_chip(accelerators.family, accelerators.memory_gb, hosts.memory_gib, offers.accelerator_count)
+            as memory_gb,
         accelerators.memory_bandwidth_tbps,
         defaults.usable_memory_fraction,
         -- a calibrated estimate runs at the family's efficiencies times the factor this chip's measurements fit
@@ -98,6 +104,7 @@ sized as (
     inner join offers on offer_term_accepted(workloads.pricing_terms, offers.pricing_term, offers.term_months, workloads.months)
     inner join accelerators on accelerators.accelerator_id = offers.accelerator_id
     inner join defaults on defaults.family = accelerators.family
+    left join hosts on hosts.cloud = offers.cloud and hosts.instance_type = offers.instance_type
     left join peaks on peaks.accelerator_id = offers.accelerator_id and peaks.precision = quantizations.precision
     left join calibration
         on calibration.accelerator_id = offers.accelerator_id
@@ -216,9 +223,21 @@ best as (
 
 smallest as (
     -- the smallest group's figures, to say why nothing was feasible
-    select workload_id, offer_id, precision, batch, prefill_s, step_s
+    select workload_id, offer_id, precision, batch, batch_slo, prefill_s, step_s
     from timed
     qualify row_number() over (partition by workload_id, offer_id, precision order by replica_chips) = 1
+),
+
+fastest as (
+    -- the quickest any group serves one sequence alone (batch 1): what an objective it misses is compared with
+    select
+        workload_id, offer_id, precision,
+        min((decode_step_s(weights_gb, kv_gb_per_sequence, 1, params_active, peak_tflops, replica_chips,
+                           memory_bandwidth_tbps, bandwidth_efficiency, compute_efficiency)
+             + prefill_s / output_tokens) * 1000) as fastest_tpot_ms,
+        min(prefill_s * 1000) as fastest_prefill_ms
+    from batched
+    group by workload_id, offer_id, precision
 ),
 
 final as (
@@ -231,6 +250,10 @@ final as (
         checked.precision as precision_class,
         checked.weights_gb,
         checked.kv_bytes_per_token,
+        checked.memory_gb as memory_gb_per_chip,
+        checked.one_sequence_gb,
+        fastest.fastest_tpot_ms,
+        fastest.fastest_prefill_ms,
         coalesce(best.replica_chips, checked.smallest_group) as replica_chips,
         best.instances_per_replica,
         best.replicas_per_instance,
@@ -239,6 +262,10 @@ final as (
         best.prefill_s * 1000 as prefill_ms,
         best.replica_tokens_per_s,
         best.replica_tokens_per_s / best.replica_chips as tokens_per_s_per_chip,
+        -- the share of a replica's time spent prefilling prompts (the rest decodes): a batch takes output_tokens
+        -- decode steps plus batch prefills, so this splits its cost between input and output tokens
+        best.batch * best.prefill_s / (checked.output_tokens * best.step_s + best.batch * best.prefill_s)
+            as prefill_share,
         case when checked.calibration_factor is not null then 'calibrated' else 'estimated' end as basis,
         checked.calibration_factor,
         checked.calibration_measurements,
@@ -279,10 +306,23 @@ final as (
                     as bigint) || ' ms, above the TTFT SLO of ' || cast(checked.slo_ttft_ms as bigint) || ' ms'
                 else 'no tensor-parallel group meets the SLOs'
             end
-        ) as exclusion_reason
+        ) as exclusion_reason,
+        -- the exclusion_reason's kind, for the reports' CPU baseline: precision | no_figure | memory | tpot | ttft | slo
+        case
+            when not checked.is_accurate_enough then 'precision'
+            when checked.peak_tflops is null or checked.memory_gb is null or checked.memory_bandwidth_tbps is null
+                then 'no_figure'
+            when checked.precheck_reason is not null then 'memory'
+            when best.batch is not null then null
+            when smallest.batch is null or smallest.batch < 1 then
+                case when checked.slo_tpot_ms is not null and smallest.batch_slo < 1 then 'tpot' else 'memory' end
+            when checked.slo_ttft_ms is not null and smallest.prefill_s * 1000 > checked.slo_ttft_ms then 'ttft'
+            else 'slo'
+        end as exclusion_kind
     from checked
     left join best using (workload_id, offer_id, precision)
     left join smallest using (workload_id, offer_id, precision)
+    left join fastest using (workload_id, offer_id, precision)
 )
 
 select * from final

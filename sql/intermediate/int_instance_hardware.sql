@@ -101,14 +101,16 @@ combined as (
             case when declared.accelerator_id is not null
                       and declared.accelerator_id is distinct from listing.listed_accelerator_id
                       and listing.device_name is not null
-                 then 'accelerator ' || coalesce(listing.listed_accelerator_id, listing.device_name, 'none listed')
-                      || ' -> ' || declared.accelerator_id end,
+                 then 'accelerator listed as ' || coalesce(listing.listed_accelerator_id, listing.device_name)
+                      || ', corrected to ' || declared.accelerator_id end,
             case when declared.accelerator_count <> listing.device_count
-                 then 'accelerator count ' || listing.device_count || ' -> ' || declared.accelerator_count end,
-            case when declared.vcpu <> listing.vcpu then 'vCPUs ' || listing.vcpu || ' -> ' || declared.vcpu end,
+                 then 'accelerator count listed as ' || listing.device_count || ', corrected to '
+                      || declared.accelerator_count end,
+            case when declared.vcpu <> listing.vcpu
+                 then 'vCPUs listed as ' || listing.vcpu || ', corrected to ' || declared.vcpu end,
             case when abs(declared.memory_gib - listing.memory_mib / 1024.0) > 0.5
-                 then 'host memory ' || round(listing.memory_mib / 1024.0, 1) || ' GiB -> ' || declared.memory_gib
-                      || ' GiB' end
+                 then 'host memory listed as ' || round(listing.memory_mib / 1024.0, 1) || ' GiB, corrected to '
+                      || declared.memory_gib || ' GiB' end
         ) as corrected_fields,
         declared.correction,
         declared.note as catalog_note,
@@ -136,6 +138,7 @@ final as (
         case
             when not combined.is_listed then 'instances.yaml'
             when combined.corrected_fields <> '' then 'listed, corrected in instances.yaml'
+            when combined.is_declared then 'listed, instances.yaml agrees'
             else 'listed'
         end as hardware_basis,
         nullif(combined.corrected_fields, '') || ': '

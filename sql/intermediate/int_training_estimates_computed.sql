@@ -30,6 +30,11 @@ terms as (
     select * from catalog.pricing_terms
 ),
 
+hosts as (
+    -- host memory per instance (listed or declared): what a CPU (family cpu) holds the training state in
+    select cloud, instance_type, memory_gib from intermediate.int_instance_hardware
+),
+
 peaks as (
     select * from intermediate.int_accelerator_precisions_listed
 ),
@@ -67,7 +72,8 @@ sized as (
         models.params,
         offers.*,
         accelerators.family,
-        accelerators.memory_gb,
+        memory_gb_per_chip(accelerators.family, accelerators.memory_gb, hosts.memory_gib, offers.accelerator_count)
+            as memory_gb,
         accelerators.tdp_w,
         defaults.training_mfu as default_mfu,
         defaults.usable_memory_fraction,
@@ -77,11 +83,15 @@ sized as (
         defaults.source as defaults_source,
         peaks.peak_tflops,
         coalesce(terms.interruption_overhead, 0) as interruption_overhead,
-        chips_to_hold(models.params * workloads.state_bytes_per_param / 1e9, accelerators.memory_gb,
+        chips_to_hold(models.params * workloads.state_bytes_per_param / 1e9,
+                      memory_gb_per_chip(accelerators.family, accelerators.memory_gb, hosts.memory_gib,
+                                         offers.accelerator_count),
                       defaults.usable_memory_fraction) as state_chips,
         instances_needed(
             greatest(coalesce(workloads.training_chips, 0),
-                     chips_to_hold(models.params * workloads.state_bytes_per_param / 1e9, accelerators.memory_gb,
+                     chips_to_hold(models.params * workloads.state_bytes_per_param / 1e9,
+                                   memory_gb_per_chip(accelerators.family, accelerators.memory_gb, hosts.memory_gib,
+                                                      offers.accelerator_count),
                                    defaults.usable_memory_fraction)),
             offers.accelerator_count
         ) as instances
@@ -90,6 +100,7 @@ sized as (
     inner join offers on offer_term_accepted(workloads.pricing_terms, offers.pricing_term, offers.term_months, workloads.months)
     inner join accelerators on accelerators.accelerator_id = offers.accelerator_id
     inner join defaults on defaults.family = accelerators.family
+    left join hosts on hosts.cloud = offers.cloud and hosts.instance_type = offers.instance_type
     left join terms on terms.pricing_term = offers.pricing_term
     left join peaks
         on peaks.accelerator_id = offers.accelerator_id and peaks.precision = workloads.training_precision

@@ -1,0 +1,114 @@
+"""Cloud Billing Catalog `services/C7E2-9256-1C43/skus` (Vertex AI) pages -> token prices in raw.model_api_prices.
+
+The page and SKU shape is the documented Sku schema (as raw.gcp_billing reads it: `description`, `category`,
+`serviceRegions`, `pricingInfo[0].pricingExpression` with `usageUnit` and `tieredRates[].unitPrice` units + nanos).
+A token SKU's description names the model and the direction ("<model> Input Tokens", "<model> Output Tokens"); one
+row per SKU x service region, at the first tier (startUsageAmount 0). Not known: the descriptions of the Llama and
+DeepSeek model-as-a-service SKUs and the `usageUnit` token SKUs carry; the units accepted (`count` = one token,
+`k{count}`, `M{count}`) are an assumption, and any other unit is rejected with the reason. No snapshot is shipped;
+catalogs/sources.yaml keeps the source disabled.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from flows.sources import _model_api, gcp_billing
+from flows.sources._common import (
+    DEFAULT_LIMITS,
+    SourceFormatError,
+    SourceLimits,
+    excerpt,
+    load_json,
+    require,
+)
+from flows.sources._concurrency import CloudSlots, in_order
+
+TABLE = _model_api.TABLE
+CLOUD = "gcp"  # whose fetch_concurrency slots its services hold
+VERTEX_AI = "C7E2-9256-1C43"
+TOKEN_UNITS = {"count": 1.0, "k{count}": 1_000.0, "M{count}": 1_000_000.0}
+DIRECTION_WORDS = {"Input": "input", "Output": "output"}
+
+
+def in_scope(description: Any) -> bool:
+    """A SKU of on-demand input or output tokens (not cached, batch or provisioned throughput)."""
+    return (isinstance(description, str) and "token" in description.lower()
+            and _model_api.split_direction(description, DIRECTION_WORDS)[1] is not None)
+
+
+def price_rows(page: Any, where: str, *, sku_filter: gcp_billing.SkuFilter | None = None) -> Iterator[dict]:
+    """One row per token SKU x service region of one page (other SKUs are out of scope)."""
+    for i, sku in enumerate(require(page, "skus", where, list)):
+        sku_where = f"{where}: skus[{i}]"
+        description = require(sku, "description", sku_where, str)
+        if not in_scope(description) or (sku_filter is not None and not sku_filter.keep(sku, sku_where)):
+            continue
+        category = require(sku, "category", sku_where, dict)
+        regions = require(sku, "serviceRegions", sku_where, list)
+        if sku_filter is not None:
+            regions = sku_filter.regions_of(regions)
+        pricing = require(sku, "pricingInfo", sku_where, list)
+        if not pricing:
+            raise SourceFormatError(f"{sku_where}.pricingInfo: empty, expected at least one pricing entry")
+        expr = require(pricing[0], "pricingExpression", f"{sku_where}.pricingInfo[0]", dict)
+        rates_where = f"{sku_where}.pricingInfo[0].pricingExpression.tieredRates"
+        rates = require(expr, "tieredRates", f"{sku_where}.pricingInfo[0].pricingExpression", list)
+        if not rates:
+            raise SourceFormatError(f"{rates_where}: empty, expected at least one rate")
+        unit_price = require(rates[0], "unitPrice", f"{rates_where}[0]", dict)
+        units, nanos = unit_price.get("units", "0"), unit_price.get("nanos", 0)
+        try:
+            price = int(units) + int(nanos) / 1e9
+        except (TypeError, ValueError, OverflowError):
+            raise SourceFormatError(f"{rates_where}[0].unitPrice: units {excerpt(units)} / nanos {excerpt(nanos)} "
+                                    f"are not integers") from None
+        api_model, direction = _model_api.split_direction(description, DIRECTION_WORDS)
+        for region in regions:
+            yield _model_api.token_price_row(
+                units=TOKEN_UNITS, unit=expr.get("usageUnit"), price_text=repr(price), source_ref=sku_where,
+                cloud="gcp", region=region, api_model=api_model, direction=direction, inference_type=None,
+                sku=sku.get("skuId"), rate_code=f"tier {rates[0].get('startUsageAmount') or 0}",
+                offer_detail=description, product=category.get("resourceGroup"), feature=category.get("usageType"),
+                term_type=None, currency_code=unit_price.get("currencyCode"),
+                effective_at=pricing[0].get("effectiveTime"))
+
+
+def rows_from_pages(pages: Iterable[tuple[str, Any]], *,
+                    sku_filter: gcp_billing.SkuFilter | None = None) -> list[dict]:
+    return [row for where, page in pages for row in price_rows(page, where, sku_filter=sku_filter)]
+
+
+def read_file(path: Path, label: str, region: str | None = None, *,
+              limits: SourceLimits = DEFAULT_LIMITS) -> list[dict]:
+    """One page on disk, read exactly as a live Billing Catalog response."""
+    return rows_from_pages([(label, load_json(path, label, limits))])
+
+
+# ---------------------------------------------------------------- live fetch (Cloud Billing Catalog API v1)
+def check_live_options(options: Mapping) -> None:
+    """SourceFormatError for a `live:` block this source cannot use: gcp_billing's options (services default to
+    Vertex AI's)."""
+    try:
+        gcp_billing.check_options(options)
+    except SourceFormatError as exc:
+        raise SourceFormatError(str(exc).replace("gcp_billing", "vertex_model_prices", 1)) from None
+
+
+def fetch_live(options: Mapping, *, limits: SourceLimits = DEFAULT_LIMITS, sleep=time.sleep,
+               environ: Mapping[str, str] = os.environ, slots: CloudSlots | None = None) -> list[dict]:
+    """Rows from the Billing Catalog API (API key from GOOGLE_API_KEY or `api_key_env`), paged by gcp_billing's
+    own nextPageToken loop; `description_contains` and `regions` narrow the SKUs as they do there."""
+    check_live_options(options)
+    api_key = gcp_billing._api_key(options, environ)
+
+    def service_rows(service: str) -> list[dict]:
+        pages = gcp_billing.service_pages(options, service, api_key, sleep=sleep, limits=limits)
+        return rows_from_pages(pages, sku_filter=gcp_billing.sku_filter(options))
+
+    services = list(options.get("services") or [VERTEX_AI])
+    return [row for rows in in_order(service_rows, services, slots) for row in rows]

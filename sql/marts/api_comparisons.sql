@@ -1,0 +1,134 @@
+-- marts.api_comparisons — grain: one row per run x serving workload x hosted API offer (cloud, region, API model).
+-- The API's cost for the workload's traffic (input and output tokens priced apart) beside the workload's best
+-- self-hosted candidate (the pick of marts.rankings, as marts.decisions picks it), and the break-even traffic.
+--
+-- Break-even. A self-hosted deployment unit costs U USD an hour whatever its traffic, up to its capacity C requests/s;
+-- the pipeline sizes units for the peak, so one unit carries a mean traffic of m = C / peak_factor. The API costs c
+-- USD a request, 3600 x c x r USD an hour at a mean of r requests/s. One unit beats the API from
+--     r = k = U / (3600 x c)                 (3600 x c x k = U)
+-- and n units cost n x U against 3600 x c x r <= 3600 x c x n x m, so self-hosting is cheaper at some traffic only
+-- when k <= m, i.e. when the self-hosted cost per request at full load, U x peak_factor / (3600 x C), is at most c;
+-- otherwise it is never cheaper (break_even_requests_per_s is null). Past k, right after each added unit (traffic
+-- just above n x m) the API can be cheaper again until r reaches (n + 1) x k; those bands close as n grows.
+with api as (
+    select * from intermediate.int_api_costs_computed
+),
+
+rankings as (
+    select * from marts.rankings
+    where as_of = cast(getvariable('as_of') as date) and workload_kind = 'inference'
+),
+
+costs as (
+    select * from marts.inference_costs
+    where as_of = cast(getvariable('as_of') as date)
+),
+
+picks as (
+    -- rank 1, with the tie-break of marts.decisions and rank_history.is_pick
+    select rankings.candidate_id, rankings.workload_id, rankings.basis
+    from rankings
+    qualify row_number() over (partition by workload_id order by outcome_value, usd_per_chip_hour, candidate_id) = 1
+),
+
+self_hosted as (
+    select
+        picks.workload_id,
+        costs.candidate_id,
+        costs.offer_id,
+        costs.cloud,
+        costs.region,
+        costs.instance_type,
+        costs.pricing_term,
+        costs.accelerator_id,
+        costs.precision,
+        picks.basis,
+        costs.deployments,
+        costs.deployment_usd_per_hour,
+        costs.deployment_requests_per_s,
+        costs.monthly_usd,
+        costs.usd_per_million_successful_requests,
+        costs.usd_per_million_input_tokens,
+        costs.usd_per_million_output_tokens
+    from picks
+    inner join costs using (candidate_id)
+),
+
+compared as (
+    select
+        api.*,
+        self_hosted.candidate_id as self_hosted_candidate_id,
+        self_hosted.offer_id as self_hosted_offer_id,
+        self_hosted.cloud as self_hosted_cloud,
+        self_hosted.region as self_hosted_region,
+        self_hosted.instance_type as self_hosted_instance_type,
+        self_hosted.pricing_term as self_hosted_pricing_term,
+        self_hosted.accelerator_id as self_hosted_accelerator_id,
+        self_hosted.precision as self_hosted_precision,
+        self_hosted.basis as self_hosted_basis,
+        self_hosted.deployments as self_hosted_deployments,
+        self_hosted.deployment_usd_per_hour as self_hosted_deployment_usd_per_hour,
+        self_hosted.deployment_requests_per_s as self_hosted_deployment_requests_per_s,
+        self_hosted.monthly_usd / 730 as self_hosted_usd_per_hour,
+        self_hosted.monthly_usd as self_hosted_monthly_usd,
+        self_hosted.usd_per_million_successful_requests as self_hosted_usd_per_million_successful_requests,
+        self_hosted.usd_per_million_input_tokens as self_hosted_usd_per_million_input_tokens,
+        self_hosted.usd_per_million_output_tokens as self_hosted_usd_per_million_output_tokens,
+        -- U x peak_factor / (3600 x C): a unit's hour over the requests it serves when the peak fills it
+        self_hosted.deployment_usd_per_hour * api.peak_factor / (3600 * self_hosted.deployment_requests_per_s)
+            as self_hosted_usd_per_request_at_full_load,
+        -- k = U / (3600 x c)
+        self_hosted.deployment_usd_per_hour / (3600 * api.api_usd_per_request) as one_unit_break_even_requests_per_s
+    from api
+    left join self_hosted using (workload_id)
+),
+
+final as (
+    select
+        getvariable('run_id') as run_id,
+        cast(getvariable('as_of') as date) as as_of,
+        workload_id,
+        cloud,
+        region,
+        api_model,
+        model_id,
+        cloud || ':' || region || ':' || api_model as api_offer_id,
+        usd_per_million_input_tokens,
+        usd_per_million_output_tokens,
+        api_usd_per_request,
+        api_usd_per_hour,
+        api_monthly_usd,
+        api_usd_per_million_successful_requests,
+        months * api_monthly_usd as api_lifetime_usd,
+        price_source_id,
+        price_as_of,
+        price_ref,
+        self_hosted_candidate_id,
+        self_hosted_offer_id,
+        self_hosted_cloud,
+        self_hosted_region,
+        self_hosted_instance_type,
+        self_hosted_pricing_term,
+        self_hosted_accelerator_id,
+        self_hosted_precision,
+        self_hosted_basis,
+        self_hosted_deployments,
+        self_hosted_deployment_usd_per_hour,
+        self_hosted_deployment_requests_per_s,
+        self_hosted_usd_per_hour,
+        self_hosted_monthly_usd,
+        self_hosted_usd_per_million_successful_requests,
+        months * self_hosted_monthly_usd as self_hosted_lifetime_usd,
+        self_hosted_usd_per_million_input_tokens,
+        self_hosted_usd_per_million_output_tokens,
+        self_hosted_usd_per_request_at_full_load,
+        self_hosted_usd_per_hour < api_usd_per_hour as is_self_hosted_cheaper,
+        -- k when k <= m = C / peak_factor, else never (null)
+        case when one_unit_break_even_requests_per_s
+                  <= self_hosted_deployment_requests_per_s / peak_factor
+             then one_unit_break_even_requests_per_s end as break_even_requests_per_s,
+        self_hosted_usd_per_request_at_full_load > api_usd_per_request as is_self_hosting_never_cheaper
+    from compared
+)
+
+select * from final

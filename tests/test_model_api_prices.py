@@ -1,0 +1,285 @@
+"""Hosted model API token prices (issue 14, item 4): the three formats, units guarded, and the API beside self-hosting."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+from builders import aws_page, aws_product
+
+from flows import pipeline, transform, warehouse
+from flows.catalog import CatalogError, load_catalog
+from flows.sources import aws_pricing, azure_model_prices, bedrock_pricing, vertex_model_prices
+from flows.sources._common import SourceFormatError
+from flows.warehouse import fetch_dicts
+
+AS_OF = dt.date(2026, 11, 30)
+RUN = "run-api"
+
+
+# ---------------------------------------------------------------- hand-written fixtures in the APIs' shapes
+def bedrock_item(model: str, inference_type: str, usd: str, *, unit: str = "1K tokens", region: str = "us-east-1",
+                 sku: str = "TESTSKU000000001") -> str:
+    """One AmazonBedrock PriceList item, as get_products returns it: a JSON string."""
+    rate = f"{sku}.JRTCKXETXF.6YS6EN2CT7"
+    return json.dumps({
+        "product": {"productFamily": "Amazon Bedrock", "sku": sku, "attributes": {
+            "regionCode": region, "inferenceType": inference_type, "servicecode": "AmazonBedrock",
+            "feature": "On-demand Inference", "provider": "Meta", "usagetype": f"TEST-{model}-{inference_type}",
+            "model": model, "servicename": "Amazon Bedrock"}},
+        "serviceCode": "AmazonBedrock",
+        "terms": {"OnDemand": {f"{sku}.JRTCKXETXF": {
+            "priceDimensions": {rate: {"unit": unit, "rateCode": rate, "pricePerUnit": {"USD": usd},
+                                       "description": "test"}},
+            "sku": sku, "offerTermCode": "JRTCKXETXF", "effectiveDate": "2026-11-01T00:00:00Z",
+            "termAttributes": {}}}},
+        "version": "test", "publicationDate": "2026-11-01T00:00:00Z"})
+
+
+def azure_meter(meter: str, price: float, unit: str, *, meter_id: str = "m-1") -> dict:
+    return {"currencyCode": "USD", "tierMinimumUnits": 0.0, "retailPrice": price, "unitPrice": price,
+            "armRegionName": "eastus", "location": "US East", "effectiveStartDate": "2026-11-01T00:00:00Z",
+            "meterId": meter_id, "meterName": meter, "productId": "p-1", "skuId": "s-1",
+            "productName": "Test Models", "skuName": meter, "serviceName": "Foundry Models", "serviceId": "x",
+            "serviceFamily": "AI + Machine Learning", "unitOfMeasure": unit, "type": "Consumption",
+            "isPrimaryMeterRegion": True, "armSkuName": ""}
+
+
+def vertex_sku(description: str, units: str, nanos: int, unit: str, *, sku_id: str = "TEST-0000-0001") -> dict:
+    return {"name": f"services/C7E2-9256-1C43/skus/{sku_id}", "skuId": sku_id, "description": description,
+            "category": {"serviceDisplayName": "Vertex AI", "resourceFamily": "ApplicationServices",
+                         "resourceGroup": "Test", "usageType": "OnDemand"},
+            "serviceRegions": ["us-central1"],
+            "pricingInfo": [{"summary": "", "pricingExpression": {
+                "usageUnit": unit, "usageUnitDescription": "test", "displayQuantity": 1,
+                "tieredRates": [{"startUsageAmount": 0,
+                                 "unitPrice": {"currencyCode": "USD", "units": units, "nanos": nanos}}]},
+                "currencyConversionRate": 1, "effectiveTime": "2026-11-01T00:00:00Z"}]}
+
+
+def batch(rows: list[dict], source_id: str = "bedrock_pricing", kind: str = "bedrock_pricing",
+          table: str = "model_api_prices"):
+    return pipeline.SourceBatch(source_id, kind, table, ["test"], AS_OF,
+                                [r | {"row_no": i, "source_id": source_id, "data_as_of": AS_OF}
+                                 for i, r in enumerate(rows)])
+
+
+# ---------------------------------------------------------------- parsing
+def test_bedrock_items_give_input_and_output_apart_per_million_tokens():
+    page = aws_page(bedrock_item("Llama 3.1 8B Instruct", "Input tokens", "0.0003000000"),
+                    bedrock_item("Llama 3.1 8B Instruct", "Output tokens", "0.6000000000", unit="1M tokens",
+                                 sku="TESTSKU000000002"))
+    rows = bedrock_pricing.rows_from_pages([("page-1", page)])
+    # 0.0003 USD per 1K tokens x 1,000 = 0.30 USD per million; 0.60 per 1M tokens stays 0.60
+    assert [(r["api_model"], r["direction"], r["unit"], r["tokens_per_unit"], r["usd_per_million_tokens"])
+            for r in rows] == [("Llama 3.1 8B Instruct", "input", "1K tokens", 1000.0, pytest.approx(0.30)),
+                               ("Llama 3.1 8B Instruct", "output", "1M tokens", 1e6, pytest.approx(0.60))]
+    assert rows[0]["source_ref"] == "page-1: PriceList[0]" and rows[0]["unit_problem"] is None
+    assert (rows[0]["cloud"], rows[0]["region"], rows[0]["feature"]) == ("aws", "us-east-1", "On-demand Inference")
+
+
+def test_azure_foundry_meters_split_model_and_direction_and_skip_cached_tokens():
+    page = {"Items": [
+        azure_meter("Llama 3.1 8B Instruct Inp Glbl Tokens", 0.00025, "1K", meter_id="m-in"),
+        azure_meter("Llama 3.1 8B Instruct Outp Glbl Tokens", 0.45, "1M", meter_id="m-out"),
+        azure_meter("gpt-4o Cd Inp Glbl Tokens", 1.25, "1M", meter_id="m-cached"),  # cached input: out of scope
+        azure_meter("Some Model Hosting Unit", 7.0, "1 Hour", meter_id="m-hour"),  # not a token meter
+    ], "NextPageLink": None}
+    rows = azure_model_prices.rows_from_pages([("azure p1", page)])
+    # 0.00025 USD per 1K x 1,000 = 0.25 USD per million; 0.45 per 1M stays 0.45
+    assert [(r["api_model"], r["direction"], r["unit"], r["usd_per_million_tokens"], r["source_ref"])
+            for r in rows] == [("Llama 3.1 8B Instruct", "input", "1K", pytest.approx(0.25), "azure p1: Items[0]"),
+                               ("Llama 3.1 8B Instruct", "output", "1M", pytest.approx(0.45), "azure p1: Items[1]")]
+    assert rows[0]["rate_code"] == "m-in|Consumption|0.0"
+
+
+def test_vertex_token_skus_price_per_token_counts_and_skip_other_skus():
+    page = {"skus": [
+        vertex_sku("Llama 3.1 8B Instruct Input Tokens", "0", 220, "count"),  # 2.2e-7 USD a token
+        vertex_sku("Llama 3.1 8B Instruct Output Tokens", "0", 440000, "k{count}", sku_id="TEST-0000-0002"),
+        vertex_sku("Vertex AI Prediction node hours", "1", 0, "h", sku_id="TEST-0000-0003"),  # not tokens
+    ], "nextPageToken": ""}
+    rows = vertex_model_prices.rows_from_pages([("vertex p1", page)])
+    # 220 nanos = 2.2e-7 USD a token x 1e6 = 0.22 USD per million; 440,000 nanos = 0.00044 per 1K x 1,000 = 0.44
+    assert [(r["api_model"], r["direction"], r["region"], r["usd_per_million_tokens"]) for r in rows] == [
+        ("Llama 3.1 8B Instruct", "input", "us-central1", pytest.approx(0.22)),
+        ("Llama 3.1 8B Instruct", "output", "us-central1", pytest.approx(0.44))]
+
+
+def test_a_price_in_another_unit_is_rejected_with_the_reason(fresh_db, catalog):
+    rows = bedrock_pricing.rows_from_pages([("p", aws_page(
+        bedrock_item("Llama 3.1 8B Instruct", "Input tokens", "0.0002200000"),
+        bedrock_item("Llama 3.1 8B Instruct", "Output tokens", "0.0400000000", unit="1 image",
+                     sku="TESTSKU000000002")))])
+    assert rows[1]["usd_per_million_tokens"] is None
+    load = pipeline.land_batch(fresh_db, batch(rows), RUN, AS_OF, catalog)
+    assert (load.rows_landed, load.rows_quarantined) == (1, 1)
+    [(expectation, value)] = fresh_db.execute(
+        "select expectation, unexpected_value from ops.quarantine where column_name = 'unit_problem'").fetchall()
+    assert expectation == "unit_is_tokens"
+    assert value == ("unit '1 image' is not a token unit (expected '1K tokens' or '1M tokens'): its price cannot be "
+                     "put per million tokens")
+
+
+def test_the_snapshot_lands_the_genai_prices_per_million(fresh_db, catalog):
+    load = pipeline.land_batch(fresh_db, pipeline.fetch_source(catalog, "bedrock_pricing"), RUN, AS_OF, catalog)
+    assert (load.rows_landed, load.rows_quarantined) == (4, 0)
+    assert fresh_db.execute("select api_model, direction, round(usd_per_million_tokens, 6) from raw.model_api_prices "
+                            "order by api_model, direction").fetchall() == [
+        ("Llama 3.1 70B Instruct", "input", 0.72), ("Llama 3.1 70B Instruct", "output", 0.72),
+        ("Llama 3.1 8B Instruct", "input", 0.22), ("Llama 3.1 8B Instruct", "output", 0.22)]
+
+
+# ---------------------------------------------------------------- live fetch
+def test_get_products_is_asked_for_on_demand_input_and_output_tokens_of_each_model():
+    client = boto3.client("pricing", region_name="us-east-1", aws_access_key_id="testing",
+                          aws_secret_access_key="testing")
+    stubber = Stubber(client)
+
+    def filters(inference_type: str) -> list[dict]:
+        return [{"Type": "TERM_MATCH", "Field": "regionCode", "Value": "us-east-1"},
+                {"Type": "TERM_MATCH", "Field": "feature", "Value": "On-demand Inference"},
+                {"Type": "TERM_MATCH", "Field": "inferenceType", "Value": inference_type},
+                {"Type": "TERM_MATCH", "Field": "model", "Value": "Llama 3.1 8B Instruct"}]
+
+    stubber.add_response("get_products", aws_page(bedrock_item("Llama 3.1 8B Instruct", "Input tokens",
+                                                               "0.0002200000"), next_token="t1"),
+                         {"ServiceCode": "AmazonBedrock", "Filters": filters("Input tokens")})
+    stubber.add_response("get_products", aws_page(),
+                         {"ServiceCode": "AmazonBedrock", "Filters": filters("Input tokens"), "NextToken": "t1"})
+    stubber.add_response("get_products", aws_page(bedrock_item("Llama 3.1 8B Instruct", "Output tokens",
+                                                               "0.0002200000", sku="TESTSKU000000002")),
+                         {"ServiceCode": "AmazonBedrock", "Filters": filters("Output tokens")})
+    with stubber:
+        rows = bedrock_pricing.rows_from_pages(bedrock_pricing.region_pages(
+            client, "us-east-1", models=["Llama 3.1 8B Instruct"], sleep=lambda s: None))
+    stubber.assert_no_pending_responses()
+    assert [(r["direction"], r["usd_per_million_tokens"]) for r in rows] == [
+        ("input", pytest.approx(0.22)), ("output", pytest.approx(0.22))]
+    assert rows[1]["source_ref"] == ("pricing.get_products AmazonBedrock us-east-1 'Output tokens' "
+                                     "'Llama 3.1 8B Instruct' page 1: PriceList[0]")
+
+
+@pytest.mark.parametrize(("module", "options", "message"), [
+    (bedrock_pricing, {"regions": ["us-east-1"], "endpoint_region": "us-west-2"}, "endpoint_region 'us-west-2'"),
+    (bedrock_pricing, {"regions": ["us-east-1"], "instance_families": ["x"]}, "unknown live option"),
+    (azure_model_prices, {"regions": []}, "'regions': expected a non-empty list"),
+    (vertex_model_prices, {"service": ["x"]}, "^vertex_model_prices live options: unknown key 'service'"),
+])
+def test_live_options_are_checked_with_the_reason(module, options, message):
+    with pytest.raises(SourceFormatError, match=message):
+        module.check_live_options(options)
+
+
+def test_an_api_name_maps_to_one_model(catalog_copy):
+    path = catalog_copy / "models.yaml"
+    path.write_text(path.read_text().replace('api_names: ["Llama 3.1 70B Instruct"',
+                                             'api_names: ["llama 3.1 8b instruct"'))
+    with pytest.raises(CatalogError, match="'llama 3.1 8b instruct' already names llama-3.1-8b"):
+        load_catalog(catalog_copy)
+
+
+# ---------------------------------------------------------------- the API beside self-hosting
+@pytest.fixture
+def bf16_catalog(catalog_copy):
+    """The catalog with llama31-8b-chat-small served at bf16 only, so its pick is the hand-worked estimate of
+    tests/test_cost_model.py (Llama-3.1-8B bf16 on one H100 of p5.4xlarge)."""
+    path = catalog_copy / "workloads.yaml"
+    text, n = re.subn(r"(llama31-8b-chat-small:.*?precisions: )\[bf16, fp8\]", r"\1[bf16]", path.read_text(),
+                      count=1, flags=re.DOTALL)
+    assert n == 1
+    path.write_text(text)
+    return load_catalog(catalog_copy)
+
+
+@pytest.fixture
+def api_built(tmp_path, bf16_catalog):
+    con = warehouse.connect(tmp_path / "api.duckdb")
+    warehouse.apply_ddl(con)
+    warehouse.load_catalog_tables(con, bf16_catalog)
+    aws_rows = batch(aws_pricing.rows_from_pages([("p", aws_page(
+        aws_product("p5.4xlarge", "6.8800000000", sku="A000000000000001", gpu="1")))]), "aws_pricing", "aws_pricing", "aws_pricing")
+    # us-east-1: the snapshot's real 0.22 / 0.22 per 1M; us-west-2: a made-up 0.30 / 0.60, written per 1K
+    api_rows = bedrock_pricing.rows_from_pages([("p", aws_page(
+        bedrock_item("Llama 3.1 8B Instruct", "Input tokens", "0.22", unit="1M tokens", sku="E1IN"),
+        bedrock_item("Llama 3.1 8B Instruct", "Output tokens", "0.22", unit="1M tokens", sku="E1OUT"),
+        bedrock_item("Llama 3.1 8B Instruct", "Input tokens", "0.0003", region="us-west-2", sku="W2IN"),
+        bedrock_item("Llama 3.1 8B Instruct", "Output tokens", "0.0006", region="us-west-2", sku="W2OUT")))])
+    loads = pipeline.land_all(con, bf16_catalog, [aws_rows, batch(api_rows)], RUN, AS_OF)
+    assert [(load.source_id, load.rows_landed, load.rows_quarantined) for load in loads] == [
+        ("aws_pricing", 1, 0), ("bedrock_pricing", 4, 0)]
+    transform.build_models(con, RUN, AS_OF)
+    yield con
+    con.close()
+
+
+def test_self_hosted_cost_splits_into_input_and_output_tokens_by_prefill_and_decode(api_built):
+    [row] = fetch_dicts(api_built, "select * from marts.inference_costs where workload_id = 'llama31-8b-chat-small'")
+    # tests/test_cost_model.py: batch 333, decode step 28.2649 ms, prefill of 1,024 tokens 33.1191 ms. A batch takes
+    # 256 x 0.0282649 = 7.23581 s decoding and 333 x 0.0331191 = 11.02866 s prefilling: prefill share
+    # 11.02866 / 18.26447 = 0.603831
+    assert row["prefill_share"] == pytest.approx(0.603831, abs=1e-5)
+    # output: 6.88 / (4,667.4 tokens/s x 3,600) x 1e6 = 0.409459 USD per million output tokens x (1 - 0.603831)
+    #       = 0.162215; input: 6.88 x 0.603831 / (18.2320 requests/s x 1,024 x 3,600) x 1e6 = 0.061811
+    assert row["usd_per_million_output_tokens"] == pytest.approx(0.162215, abs=1e-5)
+    assert row["usd_per_million_input_tokens"] == pytest.approx(0.061811, abs=1e-5)
+    # both together are the cost of a request at full load: 1,024 x 0.061811 + 256 x 0.162215 = 104.82 USD per
+    # million requests = 6.88 / (18.2320 x 3,600) x 1e6
+    per_request = 1024 * row["usd_per_million_input_tokens"] + 256 * row["usd_per_million_output_tokens"]
+    assert per_request == pytest.approx(6.88 / (row["deployment_requests_per_s"] * 3600) * 1e6)
+    # the existing columns keep their values
+    assert (row["monthly_usd"], round(row["outcome_value"], 2)) == (pytest.approx(5022.40), 965.21)
+
+
+def test_the_api_beside_the_best_self_hosted_offer_with_the_break_even_traffic(api_built):
+    rows = {r["region"]: r for r in fetch_dicts(
+        api_built, "select * from marts.api_comparisons where workload_id = 'llama31-8b-chat-small'")}
+    assert sorted(rows) == ["us-east-1", "us-west-2"]
+    east, west = rows["us-east-1"], rows["us-west-2"]
+    # The workload: 2 requests/s of 1,024 input + 256 output tokens, peaks x3, 99% succeed. Self-hosted pick:
+    # p5.4xlarge (one H100, bf16), U = 6.88 USD an hour per unit, C = 4,667.4 / 256 = 18.2320 requests/s; one unit
+    # carries m = C / 3 = 6.0773 requests/s on average (units are sized for the peak); the traffic needs one unit.
+    assert (west["self_hosted_instance_type"], west["self_hosted_deployments"]) == ("p5.4xlarge", 1)
+    assert west["self_hosted_usd_per_hour"] == pytest.approx(6.88)
+    # us-west-2 at 0.30 in / 0.60 out (0.0003 / 0.0006 per 1K): c = (1,024 x 0.30 + 256 x 0.60) / 1e6
+    #   = (307.2 + 153.6) / 1e6 = 0.0004608 USD a request; 2 x 0.0004608 x 3,600 = 3.31776 USD an hour,
+    #   x 730 = 2,421.96 a month; 0.0004608 / 0.99 x 1e6 = 465.45 USD per million successful requests.
+    assert (west["usd_per_million_input_tokens"], west["usd_per_million_output_tokens"]) == (
+        pytest.approx(0.30), pytest.approx(0.60))
+    assert west["api_usd_per_request"] == pytest.approx(0.0004608)
+    assert west["api_usd_per_hour"] == pytest.approx(3.31776)
+    assert west["api_monthly_usd"] == pytest.approx(2421.9648)
+    assert west["api_usd_per_million_successful_requests"] == pytest.approx(465.4545, abs=1e-3)
+    assert west["api_lifetime_usd"] == pytest.approx(12 * 2421.9648)
+    # at 2 requests/s the API (3.32 USD an hour) is cheaper than the unit (6.88). Break-even k = U / (3,600 x c)
+    #   = 6.88 / (3,600 x 0.0004608) = 6.88 / 1.65888 = 4.1474 requests/s, within what one unit carries (6.0773):
+    #   from 4.15 requests/s self-hosting is cheaper.
+    assert west["is_self_hosted_cheaper"] is False
+    assert west["break_even_requests_per_s"] == pytest.approx(4.14738, abs=1e-4)
+    assert west["is_self_hosting_never_cheaper"] is False
+    # us-east-1 at the real 0.22 / 0.22: c = 1,280 x 0.22 / 1e6 = 0.0002816 USD a request; k = 6.88 / (3,600 x
+    #   0.0002816) = 6.88 / 1.01376 = 6.7866 requests/s, more than one unit carries (6.0773): never. Equivalently a
+    #   self-hosted request at full load costs U x 3 / (3,600 x C) = 20.64 / 65,635.2 = 0.00031446 USD > 0.0002816.
+    assert east["api_usd_per_hour"] == pytest.approx(2 * 0.0002816 * 3600)
+    assert east["self_hosted_usd_per_request_at_full_load"] == pytest.approx(0.00031446, rel=1e-4)
+    assert east["break_even_requests_per_s"] is None
+    assert east["is_self_hosting_never_cheaper"] is True
+    assert (east["price_source_id"], east["api_offer_id"]) == ("bedrock_pricing",
+                                                              "aws:us-east-1:Llama 3.1 8B Instruct")
+
+
+def test_the_workload_page_shows_the_hosted_api_section(api_built):
+    from flows import reports
+
+    page = reports.render(api_built, AS_OF)["llama31-8b-chat-small.md"]
+    section = page.split("## Hosted API", 1)[1].split("\n## ", 1)[0]
+    assert ("**aws Llama 3.1 8B Instruct** (us-west-2; bedrock_pricing, as of 2026-11-30): 0.300 USD per million "
+            "input tokens and 0.600 per million output tokens, 460.80 USD per million requests. For this traffic: "
+            "3.318 USD an hour, 2,421.96 USD a month, 465.45 USD per million successful requests.") in section
+    assert ("Self-hosting becomes cheaper from 4.15 requests/s on average (there a unit's 6.880 USD an hour equals the API's bill; one unit carries up to 6.08 requests/s on average at x3.0 peaks).") in section
+    assert ("Self-hosting is never cheaper: at full load a self-hosted request costs 314.46 USD per million requests "
+            "(its units sized for x3.0 peaks) against the API's 281.60.") in section
