@@ -112,7 +112,7 @@ def _training_rows(ranking: list[dict], costs: dict[str, dict]) -> tuple[list[st
             f"{int(r['chips'])} ({plural(r['instances'], 'instance')})",
             f"{num(minutes)} min" if minutes < 600 else f"{num(minutes / 60, 0)} h", usd(r["outcome_value"]),
             likely_range(r), num(costs.get(r["candidate_id"], {}).get("energy_kwh"), 0), r["basis"],
-            f"{r['price_source_id']} ({r['price_as_of']})", _benchmark(r),
+            _price_source(r), _benchmark(r),
         ])
     return headers, rows
 
@@ -133,7 +133,7 @@ def _inference_rows(ranking: list[dict], costs: dict[str, dict], offline: bool) 
         if not offline:
             row += [count(c.get("instances")), percent(c.get("utilization")), usd(c.get("monthly_usd"))]
         row += [usd(r["outcome_value"]), likely_range(r)] + ([] if offline else [usd(r["usd_per_million_tokens"])])
-        row += [usd(r["usd_per_million_total_tokens"]), r["basis"], f"{r['price_source_id']} ({r['price_as_of']})",
+        row += [usd(r["usd_per_million_total_tokens"]), r["basis"], _price_source(r),
                 _benchmark(r)]
         rows.append(row)
     return headers, rows
@@ -169,6 +169,11 @@ def _basis_by_family(ranking: list[dict]) -> list[tuple[str, list[str]]]:
     for r in ranking:
         by_family.setdefault(r["family"], set()).add(r["basis"])
     return [(family, sorted(bases, key=BASES.index)) for family, bases in sorted(by_family.items())]
+
+
+def _price_source(r: dict) -> str:
+    """A row's price source and as-of date, and UNVERIFIED where sources.yaml marks the file so."""
+    return f"{r['price_source_id']} ({r['price_as_of']})" + (", UNVERIFIED" if r.get("price_unverified") else "")
 
 
 def _offer_coverage(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> list[list[str]]:
@@ -326,7 +331,7 @@ def _offer_rows(offers: list[dict]) -> list[list[str]]:
             usd(on_demand[0]["usd_per_hour"]) if on_demand else "—", usd(spot[0]["usd_per_hour"]) if spot else "—",
             f"{usd(reserved[0]['usd_per_hour'])} ({reserved[0]['term_detail']})" if reserved else "—",
             Markup(f"**{md_escape(term)}**"), usd(cheapest["usd_per_hour"]), usd(cheapest["usd_per_chip_hour"]), saving,
-            f"{cheapest['price_source_id']} ({cheapest['price_as_of']})",
+            _price_source(cheapest),
         ])
     return rows
 

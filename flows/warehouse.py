@@ -221,7 +221,7 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
         "settings": [{"price_move_threshold": catalog.sources.price_move_threshold}],
         "sources": [
             {"source_id": s_id, "kind": s.kind, "enabled": s.enabled, "description": s.description,
-             "path": f.path, "data_as_of": f.as_of, "source": f.source}
+             "path": f.path, "data_as_of": f.as_of, "source": f.source, "unverified": f.unverified}
             for s_id, s in catalog.sources.sources.items()
             for f in s.files
         ],
@@ -240,7 +240,7 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
                                   "memory_mib": 0},
         # a catalog whose sources are all live-only declares no files
         "sources": {"source_id": "", "kind": "", "enabled": True, "description": "", "path": "",
-                    "data_as_of": dt.date(2000, 1, 1), "source": ""},
+                    "data_as_of": dt.date(2000, 1, 1), "source": "", "unverified": False},
     }
     for name, rows in tables.items():
         con.execute(f"drop table if exists catalog.{name}")

@@ -231,3 +231,4 @@ create or replace macro lifetime_usd(training_usd, months, monthly_inference_usd
     coalesce(training_usd::double, 0) + months::double * monthly_inference_usd::double;
 create or replace macro inference_share(training_usd, months, monthly_inference_usd) as
     months::double * monthly_inference_usd::double / lifetime_usd(training_usd, months, monthly_inference_usd);
+

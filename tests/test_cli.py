@@ -31,7 +31,7 @@ def test_readme_quickstart_is_the_two_make_commands():
 
 def test_check_prints_what_it_loaded(capsys):
     assert main(["check", "--catalog", str(CATALOGS)]) == 0
-    assert re.fullmatch(r".*catalogs: \d+ accelerators, \d+ instances, \d+ models, \d+ workloads, 9 sources: OK\n",
+    assert re.fullmatch(r".*catalogs: \d+ accelerators, \d+ instances, \d+ models, \d+ workloads, 15 sources: OK\n",
                         capsys.readouterr().out)
 
 
@@ -60,16 +60,20 @@ def test_run_prints_where_the_warehouse_and_reports_are(prefect_server, tmp_path
     out = re.sub(r"^run 2026-11-30-[0-9a-f]{8} ", "run 2026-11-30-<id> ", proc.stdout, flags=re.M)
     # the snapshot's rows; quarantined: the $0.00 Capacity Block row, GCP's 700.0 placeholder, an H100 PCIe result
     # and one with an empty accelerator (MLPerf Inference), two Gaudi 2 results the catalog lacks (MLPerf Training).
-    # Landed 17 + 8 + 13 + 22 + 28 + 11 + 5 = 104; quarantined 1 + 0 + 1 + 0 + 2 + 2 + 0 = 6
+    # Landed 22 + 15 + 18 + 22 + 4 + 36 + 11 + 5 + 31 + 5 + 11 = 180; quarantined 1 + 0 + 1 + 0 + 0 + 2 + 2 + 0 = 6
     assert out == (
-        "  aws_pricing: 19 rows in, 18 landed, 1 quarantined\n"
-        "  azure_retail: 8 rows in, 8 landed, 0 quarantined\n"
-        "  gcp_billing: 14 rows in, 13 landed, 1 quarantined\n"
+        "  aws_pricing: 23 rows in, 22 landed, 1 quarantined\n"
+        "  azure_retail: 15 rows in, 15 landed, 0 quarantined\n"
+        "  gcp_billing: 19 rows in, 18 landed, 1 quarantined\n"
         "  aws_spot: 22 rows in, 22 landed, 0 quarantined\n"
-        "  mlperf_inference_snapshot: 30 rows in, 28 landed, 2 quarantined\n"
+        "  bedrock_pricing: 4 rows in, 4 landed, 0 quarantined\n"
+        "  mlperf_inference_snapshot: 38 rows in, 36 landed, 2 quarantined\n"
         "  mlperf_training_snapshot: 13 rows in, 11 landed, 2 quarantined\n"
         "  published_benchmarks: 5 rows in, 5 landed, 0 quarantined\n"
-        "run 2026-11-30-<id> as of 2026-11-30: 105 rows landed, 6 quarantined\n"
+        "  aws_instance_types: 31 rows in, 31 landed, 0 quarantined\n"
+        "  azure_skus: 5 rows in, 5 landed, 0 quarantined\n"
+        "  gcp_machine_types: 11 rows in, 11 landed, 0 quarantined\n"
+        "run 2026-11-30-<id> as of 2026-11-30: 180 rows landed, 6 quarantined\n"
         f"warehouse: {tmp_path / 'w.duckdb'}\n"
         f"reports:   {tmp_path / 'reports' / '2026-11-30'}/index.md (also {tmp_path / 'reports' / 'latest'}/)\n")
     assert main(["query", "select count(*) as n from marts.rankings", "--warehouse", str(tmp_path / "w.duckdb")]) == 0
@@ -81,13 +85,13 @@ def test_sources_lists_each_source_with_what_it_reads_and_its_last_good_fetch(fl
     out = capsys.readouterr().out
     assert out.startswith("mode: snapshot")
     lines = {line.split()[0]: line for line in out.splitlines()[2:]}
-    assert "files (4)" in lines["aws_pricing"]
-    assert "last good run 2026-11-30 (data as of 2026-09-10, 18 rows landed)" in lines["aws_pricing"]
+    assert "files (5)" in lines["aws_pricing"]
+    assert "last good run 2026-11-30 (data as of 2026-09-10, 22 rows landed)" in lines["aws_pricing"]
     assert "disabled" in lines["price_sheet"] and "never landed" in lines["price_sheet"]
     assert main(["sources", "--live", "--warehouse", str(flow_run.warehouse)]) == 0
     live = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[2:]}
     assert "live: us-east-1, us-east-2, us-west-2, eu-north-1" in live["aws_pricing"]
-    assert "files (2)" in live["mlperf_inference_snapshot"]  # no live API: it reads its files in either mode
+    assert "files (3)" in live["mlperf_inference_snapshot"]  # no live API: it reads its files in either mode
 
 
 def test_query_without_a_warehouse_says_how_to_make_one(tmp_path, capsys):

@@ -72,7 +72,7 @@ def test_the_c4_offer_is_96_cores_plus_360_gib(snapshot_db):
     # 96 x 0.03465 + 360 x 0.003938 = 3.3264 + 1.41768 = 4.74408 USD/h, SkyPilot's c4-standard-96 price
     assert row["usd_per_hour"] == pytest.approx(96 * 0.03465 + 360 * 0.003938)
     assert row["usd_per_hour"] == pytest.approx(4.74408)
-    assert (row["accelerator_id"], row["accelerator_count"], row["hardware_basis"]) == ("xeon-8581c", 1, "listed")
+    assert (row["accelerator_id"], row["accelerator_count"], row["hardware_basis"]) == ("xeon-8581c", 1, "listed, part from instances.yaml")
     assert row["price_ref"].count("compute-engine.skus.c4.json") == 2
     # no Spot SKUs: the spot total 2.25864 has no unique split into a core and a RAM rate
     assert not warehouse.fetch_dicts(snapshot_db, "select 1 from marts.offers where offer_id = ?",

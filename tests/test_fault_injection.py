@@ -110,12 +110,13 @@ def test_a_source_returning_garbage_is_stale_and_the_run_goes_on_with_its_last_g
     assert azure.error.startswith("SourceFormatError: ") and "eastus.page-2.json: not valid JSON at line 1" in azure.error
     assert {load.source_id for load in result.loads if load.status == "landed"} == {
         "aws_pricing", "aws_spot", "gcp_billing", "mlperf_inference_snapshot", "mlperf_training_snapshot",
-        "published_benchmarks"}
+        "published_benchmarks", "aws_instance_types", "azure_skus", "gcp_machine_types", "bedrock_pricing"}
     offers = query(result, "select as_of, offer_id, usd_per_hour, price_as_of from marts.offers "
                            "where cloud = 'azure' order by as_of, offer_id")
     before = [(o["offer_id"], o["usd_per_hour"], o["price_as_of"]) for o in offers if o["as_of"] == AS_OF]
     after = [(o["offer_id"], o["usd_per_hour"], o["price_as_of"]) for o in offers if o["as_of"] == dt.date(2026, 12, 1)]
-    assert after == before and len(after) == 4  # Linux on-demand and spot of both Azure instance types
+    # Linux on-demand and spot of the two H100 sizes and the two CPU sizes, on-demand of GB200 v6, H200 v5, MI300X v5
+    assert after == before and len(after) == 11
     [run] = query(result, "select status, stale_sources from ops.runs where run_id = 'second-run'")
     assert run["status"] == "succeeded with stale sources: azure_retail"
     assert run["stale_sources"].startswith("azure_retail (since 2026-11-30): SourceFormatError: ")
@@ -231,24 +232,24 @@ def test_re_running_the_same_date_with_a_broken_source_keeps_its_earlier_rows(la
     assert (azure.status, azure.stale_since) == ("stale", AS_OF)
     # the golden run's Azure rows of the same as-of date were kept, and the re-run reads them
     assert query(result, "select distinct run_id from raw.azure_retail") == [{"run_id": RUN_ID}]
-    assert query(result, "select count(*) as n from marts.offers where cloud = 'azure'") == [{"n": 4}]
+    assert query(result, "select count(*) as n from marts.offers where cloud = 'azure'") == [{"n": 11}]
     assert query(result, "select count(distinct run_id) as n from raw.aws_pricing") == [{"n": 1}]
 
 
 def test_a_source_with_far_fewer_rows_than_last_time_is_stale(last_good, catalog_copy):
-    # keep 1 of the AWS pages' 18 rows: 17 of 18 gone is more than the 50% drop sources.yaml allows
+    # keep 1 of the AWS pages' 23 rows: 22 of 23 gone is more than the 50% drop sources.yaml allows
     page = catalog_copy / "snapshot/aws_pricing/us-east-1.page-1.json"
     data = json.loads(page.read_text())
     data["PriceList"] = data["PriceList"][:1]
     page.write_text(json.dumps(data))
-    for other in ("us-east-1.page-2.json", "eu-north-1.page-1.json", "us-west-2.page-1.json"):
+    for other in ("us-east-1.page-2.json", "eu-north-1.page-1.json", "us-west-2.page-1.json", "us-east-1.cpu.page-1.json"):
         (catalog_copy / "snapshot/aws_pricing" / other).write_text(json.dumps({"FormatVersion": "aws_v1",
                                                                                 "PriceList": []}))
     result = run_against(last_good, catalog_copy)
     [aws] = [load for load in result.loads if load.source_id == "aws_pricing"]
     assert (aws.status, aws.stale_since) == ("stale", AS_OF)
     assert_rows_accounted(result)
-    assert aws.error == ("1 rows, 95% fewer than the last good run's 19 (more than the 50% drop sources.yaml "
+    assert aws.error == ("1 rows, 96% fewer than the last good run's 23 (more than the 50% drop sources.yaml "
                          "allows; if the change is real, `hweval run --accept-changes aws_pricing` lands it)")
     # the one row read is kept in quarantine with the check that rejected the batch
     assert query(result, "select expectation, expectation_type from ops.quarantine where run_id = 'second-run' "
@@ -256,7 +257,7 @@ def test_a_source_with_far_fewer_rows_than_last_time_is_stale(last_good, catalog
                                                                "expectation_type": "table_level"}]
     # the run still prices AWS offers, from the last good rows
     assert query(result, "select count(*) as n from marts.offers where cloud = 'aws' and as_of = ?",
-                 [dt.date(2026, 12, 1)]) == [{"n": 32}]  # 17 on-demand from the last good rows + 15 spot (aws_spot)
+                 [dt.date(2026, 12, 1)]) == [{"n": 36}]  # 21 on-demand (17 + 4 CPU) from the last good rows + 15 spot
 
 
 def test_a_source_raising_mid_fetch_is_retried_and_lands_once(last_good, monkeypatch):

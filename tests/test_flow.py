@@ -160,7 +160,7 @@ def test_the_readme_chart_is_the_runs_chart(flow_run):
         golden.write_bytes(produced)
     # the charts are drawn without a version or a date in the file: the same data gives the same bytes
     assert produced == golden.read_bytes()
-    assert f"![gpt3-175b-pretrain: USD per completed run against USD per chip-hour, 39 candidates]({name})" in (
+    assert f"![gpt3-175b-pretrain: USD per completed run against USD per chip-hour, 52 candidates]({name})" in (
         flow_run.reports / "gpt3-175b-pretrain.md").read_text()
 
 
@@ -204,9 +204,9 @@ def test_every_family_appears_where_it_can_run_the_workload(flow_run):
     families = {(r["workload_id"], r["family"], r["basis"]) for r in query(
         flow_run, "select distinct workload_id, family, basis from marts.rankings")}
     for workload in ("llama31-8b-chat-small", "llama31-8b-chat-large", "llama2-70b-batch", "llama2-70b-chat"):
-        assert {f for w, f, _ in families if w == workload} == {"gpu", "tpu", "trainium", "inferentia"}
+        assert {f for w, f, _ in families if w == workload} == {"gpu", "tpu", "trainium", "inferentia", "cpu"}
     # Inferentia does not train; every other family appears in the training ranking that estimates the rest
-    assert {f for w, f, _ in families if w == "gpt3-175b-pretrain"} == {"gpu", "tpu", "trainium"}
+    assert {f for w, f, _ in families if w == "gpt3-175b-pretrain"} == {"gpu", "tpu", "trainium", "cpu"}
     # with a 720 h deadline, Trainium1 (1,047 h on 256 chips) is excluded, with the reason; Trainium2 (trn2.48xlarge,
     # priced by its spot price only) finishes in 298 h and is ranked
     assert {f for w, f, _ in families if w == "llama31-8b-pretrain-1t"} == {"gpu", "tpu", "trainium"}

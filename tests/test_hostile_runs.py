@@ -106,7 +106,7 @@ def test_a_broken_offer_file_keeps_the_aws_on_demand_offers_of_the_last_good_run
                                      "where cloud = 'aws' and pricing_term = 'on_demand' order by as_of, offer_id")
     before = [(o["offer_id"], o["usd_per_hour"], o["price_as_of"]) for o in offers if o["as_of"] == AS_OF]
     after = [(o["offer_id"], o["usd_per_hour"], o["price_as_of"]) for o in offers if o["as_of"] == D1]
-    assert after == before and len(after) == 17
+    assert after == before and len(after) == 21  # 17 accelerated offers and the 4 CPU baselines
     # not a clean run: the offer file never landed (exit status 3), and both sources are named stale
     assert hostile_run.status == 3
     [run] = query(hostile_run.root, "select status, stale_sources from ops.runs where as_of = ?", [D1])

@@ -178,8 +178,8 @@ def test_a_column_added_to_a_mart_model_is_added_to_the_existing_table(built, tm
     shutil.copytree(SQL_DIR, sql_dir)
     offers = sql_dir / "marts" / "offers.sql"
     text = offers.read_text()
-    assert "        hardware_note\n    from offers" in text  # the model's last column, which the new one follows
-    offers.write_text(text.replace("        hardware_note\n", "        hardware_note,\n        'new' as added_column\n"))
+    assert "        price_unverified\n    from offers" in text  # the model's last column, which the new one follows
+    offers.write_text(text.replace("        price_unverified\n", "        price_unverified,\n        'new' as added_column\n"))
     transform.build_models(built, RUN, AS_OF + dt.timedelta(days=1), sql_dir=sql_dir)
     by_date = built.execute("select as_of, count(*), count(added_column) from marts.offers group by 1 order by 1").fetchall()
     # the earlier date keeps its 5 rows with the new column null; the new date has it filled

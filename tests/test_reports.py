@@ -42,14 +42,15 @@ def test_the_index_opens_with_a_decision_per_workload_and_the_money_of_the_hourl
     assert TRAINING_DECISION in index
     # llama2-70b-chat: a3-highgpu-8g on demand 604.18 USD per million successful requests; the cheapest chip-hour,
     # inf2.48xlarge on demand at 1.082 USD, serves it for 1,639.05: 1,639.05 - 604.18 = +1,034.87; 1,639.05 / 604.18
-    # = 2.71x; the runner-up p5.48xlarge on demand at 772.17: 772.17 / 604.18 - 1 = 0.278, "28% more"
+    # = 2.71x; the runner-up Azure ND96isr_MI300X_v5 on demand (MLPerf v5.1 Server, at its unverified 48.00 USD/h) at
+    # 673.40: 673.40 / 604.18 - 1 = 0.115, "11% more"
     chat = (flow_run.reports / "llama2-70b-chat.md").read_text()
     inf2 = next(line for line in chat.split("## Full ranking", 1)[1].splitlines()
                 if line.startswith("| ") and "| aws inf2.48xlarge |" in line and "| bf16 |" in line)
     assert "| 1.082 | 1 | bf16 |" in inf2 and "| 1,639.05 |" in inf2
     assert ("- **[llama2-70b-chat](llama2-70b-chat.md)**: pick gcp a3-highgpu-8g (us-central1, on_demand, fp16, "
-            "measured): 604.18 USD per million successful requests. Runner-up aws p5.48xlarge (us-east-1, on_demand, "
-            "fp16, measured): 772.17, 28% more. Choosing the cheapest chip-hour, aws inf2.48xlarge (us-east-1, "
+            "measured): 604.18 USD per million successful requests. Runner-up azure Standard_ND96isr_MI300X_v5 (eastus, "
+            "on_demand, fp8, measured): 673.40, 11% more. Choosing the cheapest chip-hour, aws inf2.48xlarge (us-east-1, "
             "on_demand, bf16, estimated) at 1.082 USD per chip-hour, would cost 2.71x per million successful "
             "requests: +1,034.87 USD.") in index
     assert ("| [gpt3-175b-pretrain](gpt3-175b-pretrain.md) | training | completed-run USD | gcp tpu-v6e-8 (spot, "
@@ -185,13 +186,15 @@ def test_every_chart_on_disk_is_a_png_linked_from_its_page(flow_run):
 
     written = sorted((flow_run.reports / "charts").glob("*.png"))
     # two per workload on a first run (the history chart needs two runs), and the back-test's on estimates.md
-    assert len(written) == 2 * 9 + 1
+    # (llama2-70b-chat adds its cost-against-interactivity chart)
+    assert len(written) == 2 * 9 + 1 + 1
     for path in written:
         assert path.stat().st_size > 5_000
         with Image.open(path) as image:
             assert image.format == "PNG" and image.size == (700, 400)
         page = "estimates" if path.name == "estimate-backtest.png" else (
-            path.name.rsplit("-outcome-vs-chip-hour", 1)[0].rsplit("-top-candidates", 1)[0])
+            path.name.rsplit("-outcome-vs-chip-hour", 1)[0].rsplit("-top-candidates", 1)[0]
+            .rsplit("-cost-vs-interactivity", 1)[0])
         assert f"](charts/{path.name})" in (flow_run.reports / f"{page}.md").read_text(), path.name
 
 

@@ -29,7 +29,10 @@ listed as (
     select
         cloud,
         instance_type,
-        count(*) as hardware_variants,
+        -- staging has one row per device group of one hardware variant: variants are regions disagreeing, and
+        -- several groups of one variant are an instance carrying two kinds of device
+        max(hardware_variants) as hardware_variants,
+        count(*) as device_groups,
         any_value(device_kind) as device_kind,
         any_value(device_name) as device_name,
         any_value(device_count) as device_count,
@@ -52,7 +55,7 @@ candidates as (
     from listed
     inner join api_names
         on api_names.cloud = listed.cloud and api_names.api_name_key = lower(listed.device_name)
-    where listed.hardware_variants = 1
+    where listed.hardware_variants = 1 and listed.device_groups = 1
         and (api_names.memory_mib is null or listed.device_memory_mib is null
              or abs(listed.device_memory_mib - api_names.memory_mib) <= 0.1 * api_names.memory_mib)
 ),
@@ -74,6 +77,8 @@ resolved_listings as (
         case
             when listed.hardware_variants > 1
                 then 'regions list different hardware: ' || listed.listed_hardware
+            when listed.device_groups > 1
+                then 'the listing names more than one kind of device: ' || listed.listed_hardware
             when listed.device_name is null or listed.device_count is null
                 then 'the listing names no accelerator'
             when matched.accelerator_id is null and matched.matching_ids is not null
@@ -138,6 +143,8 @@ final as (
         case
             when not combined.is_listed then 'instances.yaml'
             when combined.corrected_fields <> '' then 'listed, corrected in instances.yaml'
+            -- a CPU-only listing names no device: the CPU part (and its sockets) is instances.yaml's
+            when combined.is_declared and combined.device_name is null then 'listed, part from instances.yaml'
             when combined.is_declared then 'listed, instances.yaml agrees'
             else 'listed'
         end as hardware_basis,

@@ -306,7 +306,11 @@ final as (
         price_as_of,
         price_ref,
         hardware_basis,
-        nullif(hardware_note, '') as hardware_note
+        nullif(hardware_note, '') as hardware_note,
+        -- a price from a snapshot file sources.yaml marks unverified (no price catalog confirms it)
+        exists (select 1 from catalog.sources as files
+                where files.source_id = offers.price_source_id and files.unverified
+                    and contains(offers.price_ref, files.path)) as price_unverified
     from offers
 )
 

@@ -41,14 +41,19 @@ cpu_excluded as (
     -- CPU candidates that cannot run the workload (a precision below the accuracy floor is not a CPU's limit)
     select
         estimates.workload_id, estimates.offer_id, estimates.cloud, estimates.region, estimates.instance_type,
-        estimates.pricing_term, estimates.accelerator_id, estimates.replica_chips as chips, estimates.precision,
+        estimates.pricing_term, estimates.accelerator_id,
+        -- a replica that does not fit has no group size: the instance's sockets, as the row shows them
+        coalesce(estimates.replica_chips, estimates.accelerator_count) as chips, estimates.precision,
         estimates.exclusion_kind, estimates.exclusion_reason,
         estimates.fastest_tpot_ms, estimates.fastest_prefill_ms,
         estimates.one_sequence_gb as needed_gb,
         estimates.memory_gb_per_chip * estimates.accelerator_count as host_memory_gb,
+        estimates.memory_gb_per_chip * estimates.accelerator_count * defaults.usable_memory_fraction
+            as usable_memory_gb,
         null::double as run_hours
     from inference_estimates as estimates
     inner join accelerators using (accelerator_id)
+    inner join catalog.family_defaults as defaults on defaults.family = accelerators.family
     where accelerators.family = 'cpu' and estimates.exclusion_reason is not null
         and estimates.exclusion_kind <> 'precision'
     union all by name
@@ -60,6 +65,7 @@ cpu_excluded as (
         estimates.exclusion_reason,
         null::double as fastest_tpot_ms, null::double as fastest_prefill_ms, null::double as needed_gb,
         null::double as host_memory_gb,
+        null::double as usable_memory_gb,
         estimates.run_hours
     from training_estimates as estimates
     inner join accelerators using (accelerator_id)
@@ -109,14 +115,16 @@ final as (
         picks.accelerator_id as best_accelerator_id,
         picks.outcome_value as best_outcome_value,
         cpu_ranked.outcome_value / picks.outcome_value as cpu_cost_ratio,
-        cpu_closest.exclusion_kind as cpu_exclusion_kind,
-        cpu_closest.exclusion_reason as cpu_exclusion_reason,
+        -- why no CPU ranks: only where none does
+        case when cpu_ranked.candidate_id is null then cpu_closest.exclusion_kind end as cpu_exclusion_kind,
+        case when cpu_ranked.candidate_id is null then cpu_closest.exclusion_reason end as cpu_exclusion_reason,
         workloads.slo_tpot_ms,
         workloads.slo_ttft_ms,
         cpu_closest.fastest_tpot_ms as cpu_fastest_tpot_ms,
         cpu_closest.fastest_prefill_ms as cpu_fastest_prefill_ms,
         cpu_closest.needed_gb as cpu_needed_gb,
         cpu_closest.host_memory_gb as cpu_host_memory_gb,
+        cpu_closest.usable_memory_gb as cpu_usable_memory_gb,
         workloads.deadline_hours,
         cpu_closest.run_hours as cpu_run_hours
     from workloads

@@ -54,6 +54,7 @@ decided as (
         picks.accelerator_id as pick_accelerator_id,
         picks.chips as pick_chips,
         picks.basis as pick_basis,
+        picks.price_unverified as pick_price_unverified,
         picks.usd_per_chip_hour as pick_usd_per_chip_hour,
         picks.outcome_value as pick_outcome_value,
         picks.outcome_low as pick_outcome_low,

@@ -27,7 +27,8 @@ final as (
         price_as_of,
         price_ref,
         hardware_basis,
-        hardware_note
+        hardware_note,
+        price_unverified
     from offers
 )
 

@@ -110,6 +110,7 @@ final as (
         ranked.price_source_id,
         ranked.price_as_of,
         ranked.price_ref,
+        coalesce(offers.price_unverified, false) as price_unverified,
         ranked.benchmark_label,
         ranked.precision_doubtful,
         ranked.benchmark_source_id,
@@ -119,6 +120,7 @@ final as (
     inner join reversals using (candidate_id)
     inner join workloads using (workload_id)
     inner join accelerators using (accelerator_id)
+    left join intermediate.int_offers_priced as offers using (offer_id)
     left join bands
         on bands.phase = case workloads.kind when 'training' then 'training' else 'serving' end
         and bands.family = accelerators.family
