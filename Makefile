@@ -7,7 +7,7 @@ UV_VERSION := 0.13.9
 DUCKDB1_VENV := .venv-duckdb1
 DUCKDB1_STAMP := $(DUCKDB1_VENV)/.installed
 
-.PHONY: run test bench mutate fuzz lock clean
+.PHONY: run test test-slow test-all bench mutate fuzz lock clean
 
 # Installs exactly the versions in uv.lock (`--locked` fails if pyproject.toml changed without `uv lock`);
 # `--inexact` keeps uv itself, which the lockfile does not list.
@@ -29,6 +29,13 @@ run: $(STAMP)
 # two workers: this project's machines have two cores
 test: $(STAMP) $(DUCKDB1_STAMP)
 	$(VENV)/bin/pytest -q -n 2
+
+# the tests marked slow (whole runs in their own processes: killed runs, overlapping runs, crash recovery)
+test-slow: $(STAMP) $(DUCKDB1_STAMP)
+	$(VENV)/bin/pytest -q -n 2 -m slow
+
+# everything CI runs
+test-all: test test-slow
 
 # upgrade the locked versions on purpose, within pyproject.toml's bounds; review the diff of uv.lock and run make test
 lock: $(STAMP)

@@ -143,6 +143,7 @@ def test_a_price_sheet_quotes_a_huge_value_briefly(tmp_path):
     assert len(str(refused.value)) < 400
 
 
+@pytest.mark.slow  # a whole run (or several): make test-slow and CI
 def test_ten_thousand_errors_are_cut_to_a_count(catalog_copy):
     edit(catalog_copy / "instances.yaml", lambda d: d.update(instances=[
         {**d["instances"][0], "instance_type": f"t{i}", "accelerator": "nope"} for i in range(10_000)]))

@@ -216,6 +216,7 @@ def test_artifacts_are_published_under_stable_keys_and_runs_carry_the_as_of(flow
     assert runs and all(r.name == "hweval-2026-11-30" for r in runs)
 
 
+@pytest.mark.slow  # a whole run (or several): make test-slow and CI
 def test_a_source_stale_past_its_limit_publishes_fails_and_notifies(flow_run, prefect_server, tmp_path, webhook,
                                                                     monkeypatch, capsys):
     """Day 1 landed aws_spot as of 2026-11-30; on 2026-12-05 its file is garbage: stale for 5 days, limit 2."""
@@ -258,6 +259,7 @@ def test_a_source_stale_past_its_limit_publishes_fails_and_notifies(flow_run, pr
     assert isinstance(state.result(raise_on_failure=False), StalePastLimit)
 
 
+@pytest.mark.slow  # a whole run (or several): make test-slow and CI
 def test_a_stale_source_within_its_limit_is_not_a_failure(flow_run, prefect_server, tmp_path, capsys):
     warehouse, reports = copy_of_day_one(flow_run, tmp_path)
     garbage = tmp_path / "spot.json"
@@ -270,6 +272,7 @@ def test_a_stale_source_within_its_limit_is_not_a_failure(flow_run, prefect_serv
     assert "Warning: data stale past its limit" not in (reports / "latest" / "index.md").read_text()
 
 
+@pytest.mark.slow  # a whole run (or several): make test-slow and CI
 def test_a_failed_run_notifies_and_leaves_the_last_good_state(flow_run, prefect_server, tmp_path, webhook,
                                                               monkeypatch):
     from flows import transform
@@ -293,6 +296,7 @@ def test_a_failed_run_notifies_and_leaves_the_last_good_state(flow_run, prefect_
     assert warehouse.read_bytes() == before and not (reports / "2026-12-03").exists()
 
 
+@pytest.mark.slow  # a whole run (or several): make test-slow and CI
 def test_a_catalog_edit_is_the_reason_when_nothing_else_moved(flow_run, prefect_server, tmp_path, catalog_copy):
     """The LoRA workload stops accepting spot: its pick moves from p5.48xlarge spot to the best on-demand offer."""
     from flows.nightly import nightly

@@ -47,6 +47,7 @@ def test_check_reports_a_broken_catalog_and_exits_2(catalog_copy, capsys):
     ]
 
 
+@pytest.mark.slow  # a whole run (or several): make test-slow and CI
 def test_run_prints_where_the_warehouse_and_reports_are(prefect_server, tmp_path, capsys):
     """The installed console script, in its own process, against the test server."""
     from prefect.settings import PREFECT_API_URL

@@ -24,6 +24,9 @@ from test_flow import query
 
 from flows import publishing, warehouse
 
+# whole runs in their own processes, killed or overlapping: `make test-slow` and CI run them (see README)
+pytestmark = pytest.mark.slow
+
 
 def assert_rows_accounted(result) -> None:
     """Per source of the run: rows in = landed + quarantined, and raw holds exactly the landed rows."""

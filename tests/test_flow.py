@@ -250,6 +250,7 @@ def test_every_estimate_meets_its_tpot_slo_with_prefill_counted(flow_run):
     assert late == []
 
 
+@pytest.mark.slow  # a whole run (or several): make test-slow and CI
 def test_a_run_can_read_another_file_for_a_source(prefect_server, tmp_path):
     """`hweval run --source ID=PATH`: e.g. a whole MLPerf round instead of the snapshot's rows."""
     import json as json_module

@@ -80,6 +80,7 @@ def run_live(catalog_dir: Path, root: Path, monkeypatch):
                    reports_dir=str(root / "reports"), run_id="live-run", live=True)
 
 
+@pytest.mark.slow  # a whole run (or several): make test-slow and CI
 def test_live_run_puts_on_demand_spot_and_reserved_side_by_side(prefect_server, catalog_copy, api, aws_clients,
                                                                 tmp_path, monkeypatch, caplog):
     catalog_dir = live_catalog(catalog_copy, api)
@@ -125,6 +126,7 @@ def test_live_run_puts_on_demand_spot_and_reserved_side_by_side(prefect_server, 
         assert not page.is_file() or API_KEY.encode() not in page.read_bytes()
 
 
+@pytest.mark.slow  # a whole run (or several): make test-slow and CI
 def test_a_source_denied_live_is_stale_and_the_others_land(prefect_server, catalog_copy, api, aws_clients, tmp_path,
                                                            monkeypatch):
     catalog_dir = live_catalog(catalog_copy, api)

@@ -21,6 +21,9 @@ from test_fault_injection import last_good, published  # noqa: F401  (last_good 
 
 from flows import publishing, runlock
 
+# whole runs in their own processes, killed or overlapping: `make test-slow` and CI run them (see README)
+pytestmark = pytest.mark.slow
+
 HOLDER = """import sys
 from pathlib import Path
 from flows import runlock
