@@ -9,7 +9,10 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator, model_validator
 
+from flows.names import normalise_alias
 from flows.safe_yaml import MAX_QUOTED_CHARS, BoundedSafeLoader, YamlLimitError, cut, quoted
+from flows.sources import LIVE_KINDS, SAME_SKU_KINDS, SOURCE_KINDS
+from flows.sources._common import SourceFormatError
 
 # Limits on what a catalog may say. Past them a value is a typo or a unit slip, and the run could not hold what it
 # derives from it (chip and instance counts are DuckDB INTEGERs); each is 10-1000x the largest real value.
@@ -346,9 +349,7 @@ class WorkloadsFile(Strict):
 
 
 # ---------------------------------------------------------------- sources.yaml
-SourceKind = Literal["aws_pricing", "aws_spot", "aws_offer_file", "azure_retail", "gcp_billing", "price_sheet",
-                     "mlperf_inference", "mlperf_training", "benchmark_runs", "bedrock_pricing", "azure_model_prices",
-                     "vertex_model_prices", "aws_instance_types", "azure_skus", "gcp_machine_types"]
+SourceKind = Literal[tuple(SOURCE_KINDS)]  # the registry's kinds, in its order (a wrong kind's error lists them so)
 
 
 class SnapshotFile(Strict):
@@ -574,9 +575,6 @@ class Catalog(Strict):
                 if other is None or other.kind != "training":
                     errors.append(f"workloads.yaml: workloads.{wl_id}.trained_by: {quoted(trained_by)} is not a training "
                                   f"workload in workloads.yaml")
-        from flows.sources import LIVE_KINDS, SAME_SKU_KINDS, SOURCE_KINDS  # late: the sources import no catalog
-        from flows.sources._common import SourceFormatError
-
         aws_price_sources = [s_id for s_id, s in self.sources.sources.items()
                              if s.enabled and s.kind in SAME_SKU_KINDS]
         if len(aws_price_sources) > 1:
@@ -620,11 +618,6 @@ def _is_file(path: Path) -> bool:
         return path.is_file()
     except (OSError, ValueError):
         return False
-
-
-def normalise_alias(raw: str) -> str:
-    """Aliases match exactly, ignoring case and surrounding or repeated whitespace."""
-    return " ".join(raw.split()).casefold()
 
 
 class _UniqueKeyLoader(BoundedSafeLoader):

@@ -17,6 +17,7 @@ from prefect.futures import wait
 from prefect.runtime import flow_run
 
 from flows import data_docs, notify, paths, pipeline, publishing, reports, runlock, warehouse
+from flows import land as landing  # the module, beside the task named land
 from flows.catalog import Catalog, CatalogError, load_catalog
 from flows.sources._common import LiveSourceError, SourceFormatError, redact_text
 from flows.sources._concurrency import FetchSlots
@@ -30,7 +31,7 @@ class RunResult:
     as_of: dt.date
     warehouse: Path
     reports: Path
-    loads: list[pipeline.SourceLoad]
+    loads: list[landing.SourceLoad]
     latest_updated: bool  # whether this run replaced reports/latest (a backfill does not)
     stale_past_limit: tuple[str, ...] = ()  # one line per source stale longer than its max_stale_days
     events: tuple[notify.Event, ...] = ()  # what the notification channels are told
@@ -65,12 +66,12 @@ def _transient(task, task_run, state) -> bool:
 
 
 @task(retries=2, retry_delay_seconds=5, retry_condition_fn=_transient, cache_policy=NO_CACHE)
-def fetch(catalog: Catalog, source_id: str, slots: FetchSlots | None = None) -> pipeline.SourceBatch:
+def fetch(catalog: Catalog, source_id: str, slots: FetchSlots | None = None) -> landing.SourceBatch:
     """Read one declared source into rows for its landed table, within its cloud's share of `slots`."""
-    return pipeline.fetch_source(catalog, source_id, slots)
+    return landing.fetch_source(catalog, source_id, slots)
 
 
-def fetch_all(catalog: Catalog, source_ids: list[str]) -> list[pipeline.SourceBatch]:
+def fetch_all(catalog: Catalog, source_ids: list[str]) -> list[landing.SourceBatch]:
     """Fetch the sources side by side through the task runner, each cloud within its `fetch_concurrency`; the
     batches come back in the order of `source_ids`, however the fetches finish.
 
@@ -83,16 +84,16 @@ def fetch_all(catalog: Catalog, source_ids: list[str]) -> list[pipeline.SourceBa
     for source_id, future in zip(source_ids, futures, strict=True):
         state = future.state
         if state.is_failed():
-            batches.append(pipeline.failed_batch(catalog, source_id, state.result(raise_on_failure=False)))
+            batches.append(landing.failed_batch(catalog, source_id, state.result(raise_on_failure=False)))
         else:
             batches.append(future.result())
     return batches
 
 
 @task(cache_policy=NO_CACHE)
-def land(building: Path, catalog: Catalog, batches: list[pipeline.SourceBatch], run_id: str,
+def land(building: Path, catalog: Catalog, batches: list[landing.SourceBatch], run_id: str,
          as_of: dt.date, docs_dir: Path, accept_changes: frozenset[str] = frozenset(),
-         fallbacks: dict[str, list[str]] | None = None) -> list[pipeline.SourceLoad]:
+         fallbacks: dict[str, list[str]] | None = None) -> list[landing.SourceLoad]:
     """Validate every batch and land it, or quarantine its failing rows, in the warehouse being built; write the
     Great Expectations Data Docs of these validations into `docs_dir` (published with the reports).
 
@@ -102,7 +103,7 @@ def land(building: Path, catalog: Catalog, batches: list[pipeline.SourceBatch], 
     con = warehouse.connect(building)
     validated: list[data_docs.ValidatedBatch] = []
     try:
-        loads = pipeline.land_all(con, catalog, batches, run_id, as_of, validated, accept_changes, fallbacks)
+        loads = landing.land_all(con, catalog, batches, run_id, as_of, validated, accept_changes, fallbacks)
     finally:
         con.close()
     data_docs.build_site(validated, docs_dir, run_id)
@@ -117,7 +118,7 @@ def land(building: Path, catalog: Catalog, batches: list[pipeline.SourceBatch], 
 
 
 @task(cache_policy=NO_CACHE)
-def build_and_render(building: Path, catalog: Catalog, loads: list[pipeline.SourceLoad], run_id: str,
+def build_and_render(building: Path, catalog: Catalog, loads: list[landing.SourceLoad], run_id: str,
                      as_of: dt.date, started_at: dt.datetime, staging_dir: Path) -> tuple[str, dt.date]:
     """Build staging -> intermediate -> marts, check the SQL invariants, record the run, render reports aside.
 
@@ -299,7 +300,7 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
         finally:
             publishing.discard_rendering(staging_dir)
         # read back while no other run can replace what this one published
-        stale_past_limit = tuple(pipeline.stale_past_limit(catalog, loads, as_of))
+        stale_past_limit = tuple(landing.stale_past_limit(catalog, loads, as_of))
         events = change_events(warehouse_path, as_of, stale_past_limit)
         publish_artifacts(warehouse_path, dated, as_of)
     logger.info("warehouse: %s; reports: %s%s", warehouse_path, dated,

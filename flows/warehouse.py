@@ -1,4 +1,4 @@
-"""The DuckDB warehouse file: schema, catalog tables and landing (building aside and publishing: flows/publish.py)."""
+"""The DuckDB warehouse file: schema, catalog tables and landing (building aside and publishing: flows/publishing.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from flows.catalog import Catalog, normalise_alias
+from flows.catalog import Catalog
+from flows.names import normalise_alias
 from flows.paths import SQL_DIR
 
 # DuckDB 1.x clients (analysts' CLIs, BI drivers) can open files written with this storage version (checked with 1.1.3).

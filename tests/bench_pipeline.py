@@ -20,8 +20,9 @@ from builders import aws_page, aws_product  # noqa: E402
 
 import offer_file_builder  # noqa: E402
 
-from flows import checks, pipeline, transform, warehouse  # noqa: E402
+from flows import checks, transform, warehouse  # noqa: E402
 from flows.catalog import load_catalog  # noqa: E402
+from flows.land import SourceBatch, land_batch, prepare_warehouse
 from flows.paths import PROJECT_ROOT  # noqa: E402
 from flows.sources import aws_offer_file, aws_pricing  # noqa: E402
 
@@ -57,15 +58,15 @@ def main() -> int:
 
     _, baseline = timed(lambda: sum(1 for _, page in pages for item in page["PriceList"] if json.loads(item)), repeat=3)
     rows, parse = timed(lambda: aws_pricing.rows_from_pages(pages), repeat=3)
-    batch = pipeline.SourceBatch("bench", "aws_pricing", "aws_pricing", ["bench"], AS_OF,
-                                 [r | {"row_no": i, "source_id": "bench", "data_as_of": AS_OF} for i, r in enumerate(rows)])
+    batch = SourceBatch("bench", "aws_pricing", "aws_pricing", ["bench"], AS_OF,
+                        [r | {"row_no": i, "source_id": "bench", "data_as_of": AS_OF} for i, r in enumerate(rows)])
     with tempfile.TemporaryDirectory() as tmp:
         con = warehouse.connect(Path(tmp) / "bench.duckdb")
-        pipeline.prepare_warehouse(con, catalog, AS_OF)
-        pipeline.land_batch(con, pipeline.SourceBatch("warm", "aws_pricing", "aws_pricing", [], AS_OF, []),
-                            "bench", AS_OF, catalog)
+        prepare_warehouse(con, catalog, AS_OF)
+        land_batch(con, SourceBatch("warm", "aws_pricing", "aws_pricing", [], AS_OF, []),
+          "bench", AS_OF, catalog)
         _, derive = timed(lambda: checks.add_check_columns([batch], catalog, con))
-        _, land = timed(lambda: pipeline.land_batch(con, batch, "bench", AS_OF, catalog))
+        _, land = timed(lambda: land_batch(con, batch, "bench", AS_OF, catalog))
         _, build = timed(lambda: transform.build_models(con, "bench", AS_OF))
         con.close()
 

@@ -115,8 +115,8 @@ def landed_training_row(system: str, accelerator: str, chips: int, nodes: int, b
 
 def land(con, catalog, kind: str, rows: list[dict], run_id: str, as_of):
     """Validate and land `rows` as source `kind` (the kind's own table), the way a run does."""
-    from flows import pipeline
+    from flows.land import SourceBatch, land_batch
 
-    batch = pipeline.SourceBatch(kind, kind, kind, ["test"], as_of,
-                                 [r | {"row_no": i, "source_id": kind, "data_as_of": as_of} for i, r in enumerate(rows)])
-    return pipeline.land_batch(con, batch, run_id, as_of, catalog)
+    batch = SourceBatch(kind, kind, kind, ["test"], as_of,
+                        [r | {"row_no": i, "source_id": kind, "data_as_of": as_of} for i, r in enumerate(rows)])
+    return land_batch(con, batch, run_id, as_of, catalog)

@@ -215,10 +215,10 @@ def test_overlapping_bands_are_too_close_to_call_and_name_the_settling_measureme
 def land_own_runs(con, catalog, tmp_path, rows):
     from test_own_runs import runs_batch
 
-    from flows import pipeline
+    from flows.land import land_all
 
     # land_all starts the run's loads afresh: call it before landing anything else
-    [load] = pipeline.land_all(con, catalog, [runs_batch(tmp_path, *rows)], RUN, AS_OF)
+    [load] = land_all(con, catalog, [runs_batch(tmp_path, *rows)], RUN, AS_OF)
     assert (load.status, load.rows_quarantined) == ("landed", 0), load.error
 
 

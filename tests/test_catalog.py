@@ -139,7 +139,7 @@ def test_a_live_block_with_a_typo_is_named_by_hweval_check(catalog_copy):
 
 
 def test_the_l4_named_by_form_factor_and_memory_is_the_catalogs_l4(catalog):
-    from flows.catalog import normalise_alias
+    from flows.names import normalise_alias
 
     assert catalog.alias_map()[normalise_alias("NVIDIA L4-PCIe-24GB")] == "l4-24gb"
     assert catalog.alias_map()[normalise_alias("NVIDIA L4")] == "l4-24gb"

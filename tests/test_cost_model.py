@@ -5,7 +5,8 @@ import datetime as dt
 import pytest
 from builders import aws_page, aws_product, land, landed_training_row
 
-from flows import pipeline, transform
+from flows import transform
+from flows.land import fetch_source, land_batch
 from flows.sources import aws_pricing
 from flows.warehouse import fetch_dicts
 
@@ -23,8 +24,8 @@ def land_prices(con, catalog, *products):
 
 def land_published(con, catalog):
     """The snapshot's published training figures (benchmark_runs rows), as a run lands them."""
-    batch = pipeline.fetch_source(catalog, "published_benchmarks")
-    return pipeline.land_batch(con, batch, RUN, AS_OF, catalog)
+    batch = fetch_source(catalog, "published_benchmarks")
+    return land_batch(con, batch, RUN, AS_OF, catalog)
 
 
 def rows(con, query, params=None):

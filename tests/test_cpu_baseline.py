@@ -7,8 +7,9 @@ import pytest
 import yaml
 from builders import aws_page, aws_product
 
-from flows import pipeline, reports, transform, warehouse
+from flows import reports, transform, warehouse
 from flows.catalog import CatalogError, load_catalog
+from flows.land import SourceBatch, land_batch
 from flows.sources import _aws, aws_offer_file, aws_pricing
 
 AS_OF = dt.date(2026, 11, 30)
@@ -60,10 +61,10 @@ def built(tmp_path, small_catalog):
                     aws_product("p5.48xlarge", "55.04", sku="SKU0000000000002"),
                     cpu_product("c8g.metal-24xl", "3.82848").replace("SKU0000000000001", "SKU0000000000003"))
     rows = aws_pricing.rows_from_pages([("test page", page)])
-    batch = pipeline.SourceBatch("aws_pricing", "aws_pricing", "aws_pricing", ["test"], AS_OF,
-                                 [r | {"row_no": i, "source_id": "aws_pricing", "data_as_of": AS_OF}
-                                  for i, r in enumerate(rows)])
-    pipeline.land_batch(con, batch, "run-1", AS_OF, small_catalog)
+    batch = SourceBatch("aws_pricing", "aws_pricing", "aws_pricing", ["test"], AS_OF,
+                        [r | {"row_no": i, "source_id": "aws_pricing", "data_as_of": AS_OF}
+                         for i, r in enumerate(rows)])
+    land_batch(con, batch, "run-1", AS_OF, small_catalog)
     transform.build_models(con, "run-1", AS_OF)
     yield con, reports.render(con, AS_OF)
     con.close()

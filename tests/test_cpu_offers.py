@@ -6,6 +6,7 @@ import datetime as dt
 import pytest
 
 from flows import pipeline, warehouse
+from flows.land import fetch_source, land_all
 from flows.sources import gcp_billing, gcp_machine_types
 
 AS_OF = dt.date(2026, 11, 30)
@@ -16,8 +17,8 @@ RUN = "cpu-offers"
 def snapshot_db(tmp_path_factory, catalog):
     """Every source of the embedded snapshot landed and every model built, without Prefect."""
     con = warehouse.connect(tmp_path_factory.mktemp("cpu-offers") / "hweval.duckdb")
-    batches = [pipeline.fetch_source(catalog, source_id) for source_id in pipeline.sources_to_run(catalog)]
-    loads = pipeline.land_all(con, catalog, batches, RUN, AS_OF)
+    batches = [fetch_source(catalog, source_id) for source_id in pipeline.sources_to_run(catalog)]
+    loads = land_all(con, catalog, batches, RUN, AS_OF)
     assert {load.source_id: load.status for load in loads}.get("gcp_billing") == "landed"
     assert {load.source_id: load.status for load in loads}.get("azure_retail") == "landed"
     pipeline.build(con, RUN, AS_OF, catalog)

@@ -12,8 +12,9 @@ import pytest
 import yaml
 from builders import aws_page, aws_product, land, mlperf_inference_result
 
-from flows import charts, pipeline, reports, transform, warehouse
+from flows import charts, reports, transform, warehouse
 from flows.catalog import load_catalog
+from flows.land import fetch_source, land_batch
 from flows.sources import aws_pricing, benchmark_runs, mlperf_inference
 from flows.warehouse import fetch_dicts
 
@@ -61,7 +62,7 @@ def build_own_runs(con, catalog):
     """The snapshot's Azure prices and the own runs landed, every model built."""
     warehouse.load_catalog_tables(con, catalog)
     for source_id in ("azure_retail", "own_runs"):
-        load = pipeline.land_batch(con, pipeline.fetch_source(catalog, source_id), RUN, AS_OF, catalog)
+        load = land_batch(con, fetch_source(catalog, source_id), RUN, AS_OF, catalog)
         assert load.rows_quarantined == 0, source_id
     transform.build_models(con, RUN, AS_OF)
     transform.run_sql_tests(con)

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flows import pipeline
+from flows.land import fetch_source
 from flows.sources._common import SourceFormatError
 
 EXAMPLES = 12  # per kind and strategy in `make test`
@@ -57,7 +58,7 @@ def parse(catalog, shape: str, tmp_path: Path, content: bytes) -> None:
     catalog = pipeline.with_source_files(catalog, {source_id: [str(path)]}, AS_OF)
     tracemalloc.start()
     try:
-        batch = pipeline.fetch_source(catalog, source_id)
+        batch = fetch_source(catalog, source_id)
     except SourceFormatError as exc:
         assert path.name in str(exc), f"the error does not name the file: {exc}"
         assert len(str(exc)) < 2000, "an error message quotes at most a few hundred characters of data"

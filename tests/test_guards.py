@@ -11,6 +11,7 @@ from builders import aws_page, aws_product
 from conftest import AS_OF, CATALOGS
 
 from flows import pipeline, warehouse
+from flows.land import SourceBatch, land_all
 from flows.sources import aws_pricing, benchmark_runs
 from flows.sources._common import SourceFormatError, redact_text
 from flows.validate import SuiteError, validate_rows
@@ -72,22 +73,22 @@ def test_a_source_file_given_in_live_mode_keeps_the_run_live(catalog):
 
 
 def test_accept_changes_lands_a_source_a_table_level_check_would_hold_back(fresh_db, catalog):
-    def batch(prices: dict[str, str], as_of: dt.date) -> pipeline.SourceBatch:
+    def batch(prices: dict[str, str], as_of: dt.date) -> SourceBatch:
         gpus = {"p5.48xlarge": "8", "g6.2xlarge": "1"}
         rows = aws_pricing.rows_from_pages([("page", aws_page(
             *(aws_product(t, usd, sku=f"SKU-{t}", gpu=gpus[t]) for t, usd in prices.items())))])
         rows = [r | {"row_no": i, "source_id": "aws_pricing", "data_as_of": as_of} for i, r in enumerate(rows)]
-        return pipeline.SourceBatch("aws_pricing", "aws_pricing", "aws_pricing", ["page"], as_of, rows)
+        return SourceBatch("aws_pricing", "aws_pricing", "aws_pricing", ["page"], as_of, rows)
 
-    pipeline.land_all(fresh_db, catalog, [batch({"p5.48xlarge": "55.04", "g6.2xlarge": "0.9776"},
-                                                dt.date(2026, 11, 29))], "run-1", dt.date(2026, 11, 29))
+    land_all(fresh_db, catalog, [batch({"p5.48xlarge": "55.04", "g6.2xlarge": "0.9776"},
+                                       dt.date(2026, 11, 29))], "run-1", dt.date(2026, 11, 29))
     doubled_thrice = {"p5.48xlarge": "440.32", "g6.2xlarge": "7.8208"}  # x8: past max_price_change 3
-    [held] = pipeline.land_all(fresh_db, catalog, [batch(doubled_thrice, AS_OF)], "run-2", AS_OF)
+    [held] = land_all(fresh_db, catalog, [batch(doubled_thrice, AS_OF)], "run-2", AS_OF)
     assert (held.status, held.rows_in, held.rows_quarantined) == ("stale", 2, 2)  # kept, with the check's name
     assert fresh_db.execute("select distinct expectation from ops.quarantine where run_id = 'run-2'").fetchall() == [
         ("price_change",)]
-    [accepted] = pipeline.land_all(fresh_db, catalog, [batch(doubled_thrice, AS_OF)], "run-3", AS_OF,
-                                   accept_changes=frozenset({"aws_pricing"}))
+    [accepted] = land_all(fresh_db, catalog, [batch(doubled_thrice, AS_OF)], "run-3", AS_OF,
+                          accept_changes=frozenset({"aws_pricing"}))
     assert (accepted.status, accepted.rows_landed) == ("landed", 2)
 
 

@@ -16,6 +16,7 @@ from test_source_instance_types import az_sku, ec2_type
 
 from flows import checks, pipeline, reports, transform, warehouse
 from flows.catalog import CatalogError, load_catalog
+from flows.land import SourceBatch, fetch_source, land_all
 from flows.sources import aws_instance_types, aws_pricing, azure_retail, azure_skus
 
 AS_OF = dt.date(2026, 11, 30)
@@ -33,20 +34,20 @@ WORKLOADS = {"workloads": {
 
 
 # ---------------------------------------------------------------- helpers
-def batch(source_id: str, table: str, rows: list[dict]) -> pipeline.SourceBatch:
-    return pipeline.SourceBatch(source_id, source_id, table, ["test"], AS_OF,
-                                [r | {"row_no": i, "source_id": source_id, "data_as_of": AS_OF}
-                                 for i, r in enumerate(rows)])
+def batch(source_id: str, table: str, rows: list[dict]) -> SourceBatch:
+    return SourceBatch(source_id, source_id, table, ["test"], AS_OF,
+                       [r | {"row_no": i, "source_id": source_id, "data_as_of": AS_OF}
+                        for i, r in enumerate(rows)])
 
 
-def ec2_batch(*pages: tuple[str, list[dict], str]) -> pipeline.SourceBatch:
+def ec2_batch(*pages: tuple[str, list[dict], str]) -> SourceBatch:
     """DescribeInstanceTypes pages as (label, InstanceTypes items, region)."""
     rows = aws_instance_types.rows_from_pages([(label, {"InstanceTypes": items}, region)
                                                for label, items, region in pages])
     return batch("aws_instance_types", "instance_types", rows)
 
 
-def price_list_batch(*products: str) -> pipeline.SourceBatch:
+def price_list_batch(*products: str) -> SourceBatch:
     return batch("aws_pricing", "aws_pricing", aws_pricing.rows_from_pages([("price-list page 1", aws_page(*products))]))
 
 
@@ -118,7 +119,7 @@ def listed(tmp_path_factory):
     azure_prices = batch("azure_retail", "azure_retail", azure_retail.rows_from_pages([("eastus page 1", azure_page(
         azure_item(ND_H100, 98.32, product="Virtual Machines NDsr H100 v5 Series", meter="ND96isr H100 v5"),
         azure_item(NC_T4, 0.526, product="Virtual Machines NCasT4_v3 Series", meter="NC4as T4 v3")))]))
-    loads = pipeline.land_all(con, catalog, [ec2, aws_prices, skus, azure_prices], RUN, AS_OF)
+    loads = land_all(con, catalog, [ec2, aws_prices, skus, azure_prices], RUN, AS_OF)
     assert [(ld.source_id, ld.status, ld.rows_quarantined) for ld in loads] == [
         ("aws_instance_types", "landed", 0), ("aws_pricing", "landed", 0), ("azure_skus", "landed", 0),
         ("azure_retail", "landed", 0)]
@@ -261,8 +262,8 @@ def test_the_price_lists_gpu_count_is_checked_against_the_same_runs_listing(fres
     price = aws_product("g9x.test", "9.6", gpu="4", vcpu="64", sku=sku(7))
     assert checks.listed_counts(ec2_batch(("east", [l4_type("g9x.test", 8)], "us-east-1")).rows) == {
         ("aws", "g9x.test"): (8, "gpu")}
-    loads = pipeline.land_all(fresh_db, catalog, [ec2_batch(("east", [l4_type("g9x.test", 8)], "us-east-1")),
-                                                  price_list_batch(price)], RUN, AS_OF)
+    loads = land_all(fresh_db, catalog, [ec2_batch(("east", [l4_type("g9x.test", 8)], "us-east-1")),
+                                         price_list_batch(price)], RUN, AS_OF)
     assert [(ld.source_id, ld.rows_in, ld.rows_landed, ld.rows_quarantined) for ld in loads] == [
         ("aws_instance_types", 1, 1, 0), ("aws_pricing", 1, 0, 1)]
     assert quarantined(fresh_db) == [("aws_pricing", 0, "accelerator_count_matches_catalog", "gpu",
@@ -270,7 +271,7 @@ def test_the_price_lists_gpu_count_is_checked_against_the_same_runs_listing(fres
 
 
 def test_without_a_listing_in_the_run_the_gpu_count_of_an_unlisted_type_is_not_checked(fresh_db, catalog):
-    loads = pipeline.land_all(fresh_db, catalog, [price_list_batch(
+    loads = land_all(fresh_db, catalog, [price_list_batch(
         aws_product("g9x.test", "9.6", gpu="4", vcpu="64", sku=sku(7)))], RUN, AS_OF)
     assert [(ld.source_id, ld.rows_landed, ld.rows_quarantined) for ld in loads] == [("aws_pricing", 1, 0)]
 
@@ -281,8 +282,8 @@ def snapshot(tmp_path_factory):
     """Every enabled source read from the embedded snapshot, landed, built and rendered once (no Prefect)."""
     catalog = load_catalog(CATALOGS)
     con = warehouse.connect(tmp_path_factory.mktemp("snapshot") / "snapshot.duckdb")
-    batches = [pipeline.fetch_source(catalog, source_id) for source_id in pipeline.sources_to_run(catalog)]
-    loads = pipeline.land_all(con, catalog, batches, RUN, AS_OF)
+    batches = [fetch_source(catalog, source_id) for source_id in pipeline.sources_to_run(catalog)]
+    loads = land_all(con, catalog, batches, RUN, AS_OF)
     assert all(load.status == "landed" for load in loads), [(ld.source_id, ld.error) for ld in loads]
     pipeline.build(con, RUN, AS_OF, catalog)
     yield con, reports.render(con, AS_OF)

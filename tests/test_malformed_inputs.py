@@ -161,6 +161,7 @@ def test_a_malformed_file_writes_nothing_and_only_its_source_is_stale(tmp_path, 
     from conftest import AS_OF
 
     from flows import pipeline
+    from flows.land import failed_batch, fetch_source, land_all
 
     _, name, content, message = next(c for c in CASES if c[0] == kind)
     path = tmp_path / name
@@ -168,11 +169,11 @@ def test_a_malformed_file_writes_nothing_and_only_its_source_is_stale(tmp_path, 
     source_id = SOURCE_OF_KIND[kind]
     run_catalog = pipeline.with_source_files(catalog, {source_id: [str(path)]}, AS_OF)
     with pytest.raises(SourceFormatError, match=name):
-        pipeline.fetch_source(run_catalog, source_id)
-    failed = pipeline.failed_batch(run_catalog, source_id, SourceFormatError(f"{path}: broken"))
+        fetch_source(run_catalog, source_id)
+    failed = failed_batch(run_catalog, source_id, SourceFormatError(f"{path}: broken"))
     good_id = "gcp_billing" if kind != "gcp_billing" else "aws_spot"
-    loads = {load.source_id: load for load in pipeline.land_all(
-        fresh_db, run_catalog, [failed, pipeline.fetch_source(run_catalog, good_id)], "run-1", AS_OF)}
+    loads = {load.source_id: load for load in land_all(
+        fresh_db, run_catalog, [failed, fetch_source(run_catalog, good_id)], "run-1", AS_OF)}
     assert (loads[source_id].status, loads[source_id].rows_in) == ("stale", 0)
     assert loads[good_id].status == "landed" and loads[good_id].rows_landed > 0
     table = SOURCE_KINDS[kind].TABLE

@@ -6,7 +6,8 @@ import datetime as dt
 import pytest
 from builders import aws_page, aws_product, land
 
-from flows import pipeline, transform
+from flows import transform
+from flows.land import land_all
 from flows.sources import aws_pricing
 from flows.warehouse import fetch_dicts
 
@@ -24,7 +25,7 @@ def land_runs_then_prices(con, catalog, tmp_path, rows, *products):
     from test_own_runs import runs_batch
 
     # land_all starts the run's loads afresh: the runs first, then the prices
-    [load] = pipeline.land_all(con, catalog, [runs_batch(tmp_path, *rows)], RUN, AS_OF)
+    [load] = land_all(con, catalog, [runs_batch(tmp_path, *rows)], RUN, AS_OF)
     assert (load.status, load.rows_quarantined) == ("landed", 0), load.error
     land(con, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(*products))]), RUN, AS_OF)
 

@@ -11,8 +11,9 @@ import pytest
 from botocore.stub import Stubber
 from builders import aws_page, aws_product
 
-from flows import pipeline, transform, warehouse
+from flows import transform, warehouse
 from flows.catalog import CatalogError, load_catalog
+from flows.land import SourceBatch, fetch_source, land_all, land_batch
 from flows.sources import aws_pricing, azure_model_prices, bedrock_pricing, vertex_model_prices
 from flows.sources._common import SourceFormatError
 from flows.warehouse import fetch_dicts
@@ -63,9 +64,9 @@ def vertex_sku(description: str, units: str, nanos: int, unit: str, *, sku_id: s
 
 def batch(rows: list[dict], source_id: str = "bedrock_pricing", kind: str = "bedrock_pricing",
           table: str = "model_api_prices"):
-    return pipeline.SourceBatch(source_id, kind, table, ["test"], AS_OF,
-                                [r | {"row_no": i, "source_id": source_id, "data_as_of": AS_OF}
-                                 for i, r in enumerate(rows)])
+    return SourceBatch(source_id, kind, table, ["test"], AS_OF,
+                       [r | {"row_no": i, "source_id": source_id, "data_as_of": AS_OF}
+                        for i, r in enumerate(rows)])
 
 
 # ---------------------------------------------------------------- parsing
@@ -116,7 +117,7 @@ def test_a_price_in_another_unit_is_rejected_with_the_reason(fresh_db, catalog):
         bedrock_item("Llama 3.1 8B Instruct", "Output tokens", "0.0400000000", unit="1 image",
                      sku="TESTSKU000000002")))])
     assert rows[1]["usd_per_million_tokens"] is None
-    load = pipeline.land_batch(fresh_db, batch(rows), RUN, AS_OF, catalog)
+    load = land_batch(fresh_db, batch(rows), RUN, AS_OF, catalog)
     assert (load.rows_landed, load.rows_quarantined) == (1, 1)
     [(expectation, value)] = fresh_db.execute(
         "select expectation, unexpected_value from ops.quarantine where column_name = 'unit_problem'").fetchall()
@@ -126,7 +127,7 @@ def test_a_price_in_another_unit_is_rejected_with_the_reason(fresh_db, catalog):
 
 
 def test_the_snapshot_lands_the_genai_prices_per_million(fresh_db, catalog):
-    load = pipeline.land_batch(fresh_db, pipeline.fetch_source(catalog, "bedrock_pricing"), RUN, AS_OF, catalog)
+    load = land_batch(fresh_db, fetch_source(catalog, "bedrock_pricing"), RUN, AS_OF, catalog)
     assert (load.rows_landed, load.rows_quarantined) == (4, 0)
     assert fresh_db.execute("select api_model, direction, round(usd_per_million_tokens, 6) from raw.model_api_prices "
                             "order by api_model, direction").fetchall() == [
@@ -209,7 +210,7 @@ def api_built(tmp_path, bf16_catalog):
         bedrock_item("Llama 3.1 8B Instruct", "Output tokens", "0.22", unit="1M tokens", sku="E1OUT"),
         bedrock_item("Llama 3.1 8B Instruct", "Input tokens", "0.0003", region="us-west-2", sku="W2IN"),
         bedrock_item("Llama 3.1 8B Instruct", "Output tokens", "0.0006", region="us-west-2", sku="W2OUT")))])
-    loads = pipeline.land_all(con, bf16_catalog, [aws_rows, batch(api_rows)], RUN, AS_OF)
+    loads = land_all(con, bf16_catalog, [aws_rows, batch(api_rows)], RUN, AS_OF)
     assert [(load.source_id, load.rows_landed, load.rows_quarantined) for load in loads] == [
         ("aws_pricing", 1, 0), ("bedrock_pricing", 4, 0)]
     transform.build_models(con, RUN, AS_OF)

@@ -11,7 +11,8 @@ import pytest
 from builders import aws_page, aws_product, landed_training_row
 from conftest import CATALOGS
 
-from flows import pipeline, transform
+from flows import transform
+from flows.land import SourceBatch, land_all
 from flows.sources import aws_pricing, aws_spot, benchmark_runs, price_sheet
 from flows.sources._common import SourceFormatError
 
@@ -36,24 +37,24 @@ def write_csv(path, rows: list[dict], columns=None):
     return path
 
 
-def batch(source_id: str, table: str, rows: list[dict]) -> pipeline.SourceBatch:
-    return pipeline.SourceBatch(source_id, table, table, ["test"], AS_OF,
-                                [r | {"row_no": i, "source_id": source_id, "data_as_of": AS_OF}
-                                 for i, r in enumerate(rows)])
+def batch(source_id: str, table: str, rows: list[dict]) -> SourceBatch:
+    return SourceBatch(source_id, table, table, ["test"], AS_OF,
+                       [r | {"row_no": i, "source_id": source_id, "data_as_of": AS_OF}
+                        for i, r in enumerate(rows)])
 
 
-def runs_batch(tmp_path, *rows: dict) -> pipeline.SourceBatch:
+def runs_batch(tmp_path, *rows: dict) -> SourceBatch:
     return batch("published_benchmarks", "benchmark_runs",
                  benchmark_runs.read_file(write_csv(tmp_path / "runs.csv", list(rows)), "runs.csv"))
 
 
-def sheet_batch(tmp_path, text: str) -> pipeline.SourceBatch:
+def sheet_batch(tmp_path, text: str) -> SourceBatch:
     path = tmp_path / "sheet.yaml"
     path.write_text(textwrap.dedent(text))
     return batch("price_sheet", "price_sheet", price_sheet.read_file(path, "sheet.yaml"))
 
 
-def azure_on_demand(usd: float) -> pipeline.SourceBatch:
+def azure_on_demand(usd: float) -> SourceBatch:
     return batch("azure_retail", "azure_retail", [{
         "arm_region_name": "eastus", "location": "US East", "arm_sku_name": ND, "sku_name": "ND96isr H100 v5",
         "meter_name": "ND96isr H100 v5", "product_name": "Virtual Machines NDsr H100 v5 Series",
@@ -62,8 +63,8 @@ def azure_on_demand(usd: float) -> pipeline.SourceBatch:
         "sku_id": "s", "meter_id": "m", "retail_price": usd, "unit_price": usd, "source_ref": "az"}])
 
 
-def land(con, catalog, *batches: pipeline.SourceBatch) -> dict:
-    loads = pipeline.land_all(con, catalog, list(batches), RUN, AS_OF)
+def land(con, catalog, *batches: SourceBatch) -> dict:
+    loads = land_all(con, catalog, list(batches), RUN, AS_OF)
     assert all(load.status == "landed" for load in loads), [load.error for load in loads]
     return {load.source_id: (load.rows_in, load.rows_landed, load.rows_quarantined) for load in loads}
 

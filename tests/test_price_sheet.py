@@ -9,18 +9,19 @@ import pytest
 from builders import aws_page, aws_product
 from conftest import AS_OF, CATALOGS
 
-from flows import pipeline, transform
+from flows import land as landing  # the module, beside the helpers named land and land_all
+from flows import transform
 from flows.sources import aws_pricing, price_sheet
 from flows.sources._common import SourceFormatError
 
 
 def land(con, catalog, source_id: str, kind: str, table: str, rows: list[dict], run_id: str = "run-1"):
     rows = [r | {"row_no": i, "source_id": source_id, "data_as_of": AS_OF} for i, r in enumerate(rows)]
-    return pipeline.SourceBatch(source_id, kind, table, ["test"], AS_OF, rows)
+    return landing.SourceBatch(source_id, kind, table, ["test"], AS_OF, rows)
 
 
 def land_all(con, catalog, batches):
-    return {load.source_id: load for load in pipeline.land_all(con, catalog, batches, "run-1", AS_OF)}
+    return {load.source_id: load for load in landing.land_all(con, catalog, batches, "run-1", AS_OF)}
 
 
 def write(tmp_path, name: str, text: str):

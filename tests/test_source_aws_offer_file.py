@@ -332,14 +332,15 @@ def test_an_offer_file_given_to_a_run_prices_on_demand_and_reserved_offers(tmp_p
     from conftest import AS_OF
 
     from flows import pipeline, transform
+    from flows.land import fetch_source, land_all
 
     path = tmp_path / "index.csv"
     ofb.write_offer_file(path, ofb.accelerated_products())
     run_catalog = pipeline.with_source_files(catalog, {"aws_offer_file": [f"{path}@2026-09-10"]}, AS_OF)
     assert "aws_offer_file" in pipeline.sources_to_run(run_catalog)  # disabled in sources.yaml, enabled by --source
-    batch = pipeline.fetch_source(run_catalog, "aws_offer_file")
+    batch = fetch_source(run_catalog, "aws_offer_file")
     assert batch.table == "aws_pricing" and batch.data_as_of == dt.date(2026, 9, 10)
-    [load] = pipeline.land_all(fresh_db, run_catalog, [batch], "run-1", AS_OF)
+    [load] = land_all(fresh_db, run_catalog, [batch], "run-1", AS_OF)
     assert load.rows_in == load.rows_landed + load.rows_quarantined
     transform.build_models(fresh_db, "run-1", AS_OF)
     p5 = dict(fresh_db.execute(

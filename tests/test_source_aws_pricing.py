@@ -8,7 +8,8 @@ import pytest
 from botocore.stub import Stubber
 from builders import aws_page, aws_product
 
-from flows import pipeline, transform
+from flows import transform
+from flows.land import SourceBatch, land_batch
 from flows.sources import aws_pricing
 from flows.sources._common import SourceFormatError
 
@@ -16,9 +17,9 @@ AS_OF = dt.date(2026, 11, 30)
 
 
 def land_aws(con, catalog, rows):
-    batch = pipeline.SourceBatch("aws_test", "aws_pricing", "aws_pricing", ["test"], AS_OF,
-                                 [r | {"row_no": i, "source_id": "aws_test", "data_as_of": AS_OF} for i, r in enumerate(rows)])
-    return pipeline.land_batch(con, batch, "run-1", AS_OF, catalog)
+    batch = SourceBatch("aws_test", "aws_pricing", "aws_pricing", ["test"], AS_OF,
+                        [r | {"row_no": i, "source_id": "aws_test", "data_as_of": AS_OF} for i, r in enumerate(rows)])
+    return land_batch(con, batch, "run-1", AS_OF, catalog)
 
 
 def test_price_list_items_are_json_strings_parsed_into_one_row_per_dimension():

@@ -5,7 +5,8 @@ import datetime as dt
 import pytest
 from builders import azure_item, azure_page
 
-from flows import pipeline, transform
+from flows import transform
+from flows.land import SourceBatch, land_batch
 from flows.sources import azure_retail
 from flows.sources._common import SourceFormatError
 
@@ -28,9 +29,9 @@ def test_terms_and_operating_systems_are_told_apart(fresh_db, catalog):
     )
     rows = azure_retail.rows_from_pages([("p1", page1), ("p2", page2)])
     assert len(rows) == 5 and rows[2]["source_ref"] == "p2: Items[0]"
-    batch = pipeline.SourceBatch("az", "azure_retail", "azure_retail", ["t"], AS_OF,
-                                 [r | {"row_no": i, "source_id": "az", "data_as_of": AS_OF} for i, r in enumerate(rows)])
-    pipeline.land_batch(fresh_db, batch, "run-1", AS_OF, catalog)
+    batch = SourceBatch("az", "azure_retail", "azure_retail", ["t"], AS_OF,
+                        [r | {"row_no": i, "source_id": "az", "data_as_of": AS_OF} for i, r in enumerate(rows)])
+    land_batch(fresh_db, batch, "run-1", AS_OF, catalog)
     transform.build_models(fresh_db, "run-1", AS_OF)
     staged = fresh_db.execute(
         "select operating_system, pricing_term, price_usd from staging.stg_azure_retail__prices order by row_no").fetchall()
@@ -59,9 +60,9 @@ def test_linux_low_priority_is_its_own_offer(fresh_db, catalog):
     page = azure_page(azure_item(ND, 29.5, product="Virtual Machines NDsr H100 v5 Series",
                                  meter="ND96isr H100 v5 Low Priority"))
     rows = azure_retail.rows_from_pages([("p", page)])
-    batch = pipeline.SourceBatch("az", "azure_retail", "azure_retail", ["t"], AS_OF,
-                                 [r | {"row_no": i, "source_id": "az", "data_as_of": AS_OF} for i, r in enumerate(rows)])
-    pipeline.land_batch(fresh_db, batch, "run-1", AS_OF, catalog)
+    batch = SourceBatch("az", "azure_retail", "azure_retail", ["t"], AS_OF,
+                        [r | {"row_no": i, "source_id": "az", "data_as_of": AS_OF} for i, r in enumerate(rows)])
+    land_batch(fresh_db, batch, "run-1", AS_OF, catalog)
     transform.build_models(fresh_db, "run-1", AS_OF)
     # 29.50 / 8 GPUs = 3.6875 per chip-hour; a reclaimable term, like spot (interruption overhead in instances.yaml)
     assert fresh_db.execute("select offer_id, usd_per_hour, usd_per_chip_hour from intermediate.int_offers_priced"

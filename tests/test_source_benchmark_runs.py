@@ -8,8 +8,9 @@ import pytest
 import yaml
 from builders import aws_page, aws_product, land
 
-from flows import pipeline, transform
+from flows import transform
 from flows.catalog import load_catalog
+from flows.land import SourceBatch, SourceLoad, fetch_source, land_batch
 from flows.sources import aws_pricing, benchmark_runs
 from flows.sources._common import SourceFormatError
 
@@ -88,8 +89,8 @@ def test_the_slo_picks_the_fastest_level_that_meets_it_and_its_success_rate_pric
         curve_catalog, fresh_db):
     land(fresh_db, curve_catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(
         aws_product("inf2.xlarge", "0.7582000000", sku="A000000000000001", gpu="0")))]), RUN, AS_OF)
-    batch = pipeline.fetch_source(curve_catalog, "own_runs")
-    load = pipeline.land_batch(fresh_db, batch, RUN, AS_OF, curve_catalog)
+    batch = fetch_source(curve_catalog, "own_runs")
+    load = land_batch(fresh_db, batch, RUN, AS_OF, curve_catalog)
     assert (load.rows_in, load.rows_landed) == (3, 3)
     transform.build_models(fresh_db, RUN, AS_OF)
     cur = fresh_db.execute("select * from marts.inference_costs where workload_id = 'llama31-8b-chat-small' "
@@ -108,9 +109,9 @@ def test_the_slo_picks_the_fastest_level_that_meets_it_and_its_success_rate_pric
 
 
 def test_an_own_run_of_an_unknown_accelerator_is_quarantined(curve_catalog, fresh_db):
-    batch = pipeline.fetch_source(curve_catalog, "own_runs")
+    batch = fetch_source(curve_catalog, "own_runs")
     batch.rows[0]["accelerator"] = "nvidia h100"
-    load = pipeline.land_batch(fresh_db, batch, RUN, AS_OF, curve_catalog)
+    load = land_batch(fresh_db, batch, RUN, AS_OF, curve_catalog)
     assert (load.rows_landed, load.rows_quarantined) == (2, 1)
     assert fresh_db.execute("select expectation, unexpected_value from ops.quarantine").fetchall() == [
         ("accelerator_in_catalog", "nvidia h100")]
@@ -138,9 +139,9 @@ def test_infinite_or_missing_figures_are_quarantined_with_the_reason(fresh_db, c
         writer.writerow(base | {"output_tokens_per_s": "inf"})
         writer.writerow(base | {"tpot_p99_ms": ""})
     rows = benchmark_runs.read_file(path, "runs.csv")
-    batch = pipeline.SourceBatch("own", "benchmark_runs", "benchmark_runs", ["runs.csv"], AS_OF,
-                                 [r | {"row_no": i, "source_id": "own", "data_as_of": AS_OF} for i, r in enumerate(rows)])
-    load = pipeline.land_batch(fresh_db, batch, RUN, AS_OF, catalog)
+    batch = SourceBatch("own", "benchmark_runs", "benchmark_runs", ["runs.csv"], AS_OF,
+                        [r | {"row_no": i, "source_id": "own", "data_as_of": AS_OF} for i, r in enumerate(rows)])
+    load = land_batch(fresh_db, batch, RUN, AS_OF, catalog)
     assert (load.rows_landed, load.rows_quarantined) == (1, 2)
     assert fresh_db.execute("select source_ref, expectation from ops.quarantine order by row_no").fetchall() == [
         ("runs.csv: row 3", "output_tokens_per_s_present"),  # "inf" is not a finite number
@@ -167,11 +168,11 @@ def write_runs(path, rows: list[dict], columns=benchmark_runs.CSV_COLUMNS):
     return path
 
 
-def land_runs(con, catalog, path, metadata=None) -> pipeline.SourceLoad:
+def land_runs(con, catalog, path, metadata=None) -> SourceLoad:
     rows = benchmark_runs.read_file(path, path.name, metadata=metadata)
-    batch = pipeline.SourceBatch("own", "benchmark_runs", "benchmark_runs", [path.name], AS_OF,
-                                 [r | {"row_no": i, "source_id": "own", "data_as_of": AS_OF} for i, r in enumerate(rows)])
-    return pipeline.land_batch(con, batch, RUN, AS_OF, catalog)
+    batch = SourceBatch("own", "benchmark_runs", "benchmark_runs", [path.name], AS_OF,
+                        [r | {"row_no": i, "source_id": "own", "data_as_of": AS_OF} for i, r in enumerate(rows)])
+    return land_batch(con, batch, RUN, AS_OF, catalog)
 
 
 def quarantined(con) -> list[tuple]:

@@ -5,7 +5,8 @@ import datetime as dt
 import pytest
 from builders import gcp_sku
 
-from flows import pipeline, transform
+from flows import transform
+from flows.land import SourceBatch, land_batch
 from flows.sources import gcp_billing
 from flows.sources._common import SourceFormatError
 
@@ -14,9 +15,9 @@ AS_OF = dt.date(2026, 11, 30)
 
 def land(con, catalog, skus):
     rows = gcp_billing.rows_from_pages([("skus", {"skus": skus, "nextPageToken": ""})])
-    batch = pipeline.SourceBatch("gcp", "gcp_billing", "gcp_billing", ["t"], AS_OF,
-                                 [r | {"row_no": i, "source_id": "gcp", "data_as_of": AS_OF} for i, r in enumerate(rows)])
-    return pipeline.land_batch(con, batch, "run-1", AS_OF, catalog)
+    batch = SourceBatch("gcp", "gcp_billing", "gcp_billing", ["t"], AS_OF,
+                        [r | {"row_no": i, "source_id": "gcp", "data_as_of": AS_OF} for i, r in enumerate(rows)])
+    return land_batch(con, batch, "run-1", AS_OF, catalog)
 
 
 def test_units_plus_nanos_and_one_row_per_region():

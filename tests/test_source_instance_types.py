@@ -17,7 +17,8 @@ import pytest
 from botocore.stub import Stubber
 from conftest import AS_OF
 
-from flows import pipeline, transform
+from flows import transform
+from flows.land import SourceBatch, fetch_source, land_batch
 from flows.sources import _aws, aws_instance_types, azure_skus, gcp_machine_types
 from flows.sources._common import LiveSourceError, SourceFormatError
 from flows.sources._concurrency import CloudSlots
@@ -354,9 +355,9 @@ def test_malformed_input_names_the_file_and_the_key(tmp_path, module, page, mess
 # ---------------------------------------------------------------- landing and staging
 def land(con, catalog, kind: str, rows: list[dict], run_id: str, as_of):
     """Validate and land `rows` as source `kind` into raw.instance_types, the way a run does."""
-    batch = pipeline.SourceBatch(kind, kind, "instance_types", ["test"], as_of,
-                                 [r | {"row_no": i, "source_id": kind, "data_as_of": as_of} for i, r in enumerate(rows)])
-    return pipeline.land_batch(con, batch, run_id, as_of, catalog)
+    batch = SourceBatch(kind, kind, "instance_types", ["test"], as_of,
+                        [r | {"row_no": i, "source_id": kind, "data_as_of": as_of} for i, r in enumerate(rows)])
+    return land_batch(con, batch, run_id, as_of, catalog)
 
 
 STAGED = ("cloud", "instance_type", "regions", "hardware_variants", "device_kind", "device_manufacturer", "device_name",
@@ -418,7 +419,7 @@ def test_staging_has_one_row_per_instance_type_hardware_with_its_regions_and_var
 
 def test_the_embedded_snapshot_lands_whole_and_covers_the_priced_instance_types(fresh_db, catalog):
     for source_id in ("aws_instance_types", "azure_skus", "gcp_machine_types"):
-        load = pipeline.land_batch(fresh_db, pipeline.fetch_source(catalog, source_id), "run-1", AS_OF, catalog)
+        load = land_batch(fresh_db, fetch_source(catalog, source_id), "run-1", AS_OF, catalog)
         assert (load.status, load.rows_quarantined) == ("landed", 0), source_id
     transform.build_models(fresh_db, "run-1", AS_OF)
     staged = {(c, t): (n, mib, variants) for c, t, n, mib, variants in fresh_db.execute(

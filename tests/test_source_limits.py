@@ -33,6 +33,7 @@ from flows.sources import (
     azure_retail,
     benchmark_runs,
     gcp_billing,
+    limits_for,
 )
 from flows.sources._common import (
     GIB,
@@ -45,7 +46,6 @@ from flows.sources._common import (
     SourceFormatError,
     SourceLimitError,
     SourceLimits,
-    limits_for,
     parse_json,
     to_float,
 )
@@ -516,6 +516,7 @@ def test_a_200_mb_line_costs_no_more_than_its_limit_in_memory(tmp_path):
 def test_a_limit_declared_in_sources_yaml_reaches_the_reader(catalog, tmp_path):
     """max_line_bytes set under a source in sources.yaml bounds that source's reader in a run."""
     from flows import pipeline
+    from flows.land import fetch_source
 
     path = tmp_path / "runs.csv"
     path.write_text("kind,accelerator\n" + "training," + "x" * 5000 + "\n")
@@ -525,9 +526,9 @@ def test_a_limit_declared_in_sources_yaml_reaches_the_reader(catalog, tmp_path):
     limited = with_file.model_copy(update={"sources": with_file.sources.model_copy(update={"sources": sources})})
     with pytest.raises(SourceFormatError, match=r"runs\.csv: line 2 is longer than max_line_bytes allows "
                                                 r"\(1,024 bytes.*max_line_bytes: N` under sources\.published_benchmarks"):
-        pipeline.fetch_source(limited, "published_benchmarks")
+        fetch_source(limited, "published_benchmarks")
     with pytest.raises(SourceFormatError, match="missing column"):  # the default (1 MiB) reads the line
-        pipeline.fetch_source(with_file, "published_benchmarks")
+        fetch_source(with_file, "published_benchmarks")
 
 
 def test_only_network_style_failures_are_retried():

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from builders import TRAINING_HEADER, mlperf_inference_result, training_csv_row
 
-from flows import pipeline
+from flows.land import SourceBatch, land_batch
 from flows.sources import mlperf_inference, mlperf_training
 from flows.sources._common import SourceFormatError
 
@@ -16,8 +16,8 @@ AS_OF = dt.date(2026, 11, 30)
 
 
 def batch_of(kind, rows):
-    return pipeline.SourceBatch(kind, kind, kind, ["t"], AS_OF,
-                                [r | {"row_no": i, "source_id": kind, "data_as_of": AS_OF} for i, r in enumerate(rows)])
+    return SourceBatch(kind, kind, kind, ["t"], AS_OF,
+                       [r | {"row_no": i, "source_id": kind, "data_as_of": AS_OF} for i, r in enumerate(rows)])
 
 
 def test_inference_rows_keep_the_raw_accelerator_string_and_per_node_count(tmp_path):
@@ -36,7 +36,7 @@ def test_unknown_accelerator_string_is_quarantined_not_guessed(fresh_db, catalog
         mlperf_inference_result("b", "NVIDIA H100-PCIe-80GB", "llama2-70b-99", "Offline", 9281.5),
         mlperf_inference_result("c", "", "gptj-99", "Offline", 100.0),
     ], "s.json")
-    load = pipeline.land_batch(fresh_db, batch_of("mlperf_inference", rows), "run-1", AS_OF, catalog)
+    load = land_batch(fresh_db, batch_of("mlperf_inference", rows), "run-1", AS_OF, catalog)
     assert (load.rows_in, load.rows_landed, load.rows_quarantined) == (3, 1, 2)
     quarantined = fresh_db.execute(
         "select expectation, column_name, unexpected_value, source_ref from ops.quarantine order by row_no").fetchall()
@@ -98,7 +98,7 @@ def test_training_unknown_accelerator_and_bad_minutes_are_quarantined(tmp_path, 
         training_csv_row("Bad", "NVIDIA H100-SXM5-80GB", 8, 1, lora="about an hour"),
     ])
     rows = mlperf_training.read_file(path, "d.csv")
-    load = pipeline.land_batch(fresh_db, batch_of("mlperf_training", rows), "run-1", AS_OF, catalog)
+    load = land_batch(fresh_db, batch_of("mlperf_training", rows), "run-1", AS_OF, catalog)
     assert (load.rows_in, load.rows_landed, load.rows_quarantined) == (3, 1, 2)
     reasons = fresh_db.execute("select source_ref, expectation, column_name from ops.quarantine order by row_no").fetchall()
     assert reasons == [
@@ -137,8 +137,8 @@ def test_training_summary_json_uses_benchmark_keys_and_skips_nulls(tmp_path):
 def test_a_result_with_no_node_count_is_quarantined_not_lost_later(fresh_db, catalog):
     result = mlperf_inference_result("n", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Offline", 24528.3)
     result["Nodes"] = None
-    load = pipeline.land_batch(fresh_db, batch_of("mlperf_inference", mlperf_inference.result_rows([result], "s.json")),
-                               "run-1", AS_OF, catalog)
+    load = land_batch(fresh_db, batch_of("mlperf_inference", mlperf_inference.result_rows([result], "s.json")),
+                      "run-1", AS_OF, catalog)
     assert (load.rows_landed, load.rows_quarantined) == (0, 1)
     assert fresh_db.execute("select expectation, unexpected_value from ops.quarantine").fetchall() == [
         ("nodes_present", None)]
@@ -149,7 +149,7 @@ def test_a_training_row_with_no_node_count_is_quarantined(tmp_path, fresh_db, ca
     write_training_csv(path, [training_csv_row("H200", "NVIDIA H200-SXM5-141GB", 8, 1, lora="24.69")])
     rows = mlperf_training.read_file(path, "d.csv")
     rows[0]["number_of_nodes"] = None
-    load = pipeline.land_batch(fresh_db, batch_of("mlperf_training", rows), "run-1", AS_OF, catalog)
+    load = land_batch(fresh_db, batch_of("mlperf_training", rows), "run-1", AS_OF, catalog)
     assert (load.rows_landed, load.rows_quarantined) == (0, 1)
     assert fresh_db.execute("select expectation from ops.quarantine").fetchall() == [("number_of_nodes_present",)]
 
@@ -161,7 +161,7 @@ V41 = SAMPLES / "mlperf_inference_v4.1_summary_results.json"
 @pytest.mark.skipif(not V41.is_file(), reason="../shared/samples is not beside this checkout")
 def test_every_accelerator_string_of_the_whole_v41_round_is_mapped_or_quarantined(fresh_db, catalog):
     rows = mlperf_inference.read_file(V41, "v4.1")
-    load = pipeline.land_batch(fresh_db, batch_of("mlperf_inference", rows), "run-1", AS_OF, catalog)
+    load = land_batch(fresh_db, batch_of("mlperf_inference", rows), "run-1", AS_OF, catalog)
     assert load.rows_in == len(json.loads(V41.read_text())) == load.rows_landed + load.rows_quarantined
     aliases = catalog.alias_map()
     landed = {r[0] for r in fresh_db.execute("select distinct accelerator_key from raw.mlperf_inference").fetchall()}
@@ -182,8 +182,8 @@ def test_awkward_rows_of_a_round(fresh_db, catalog):
                                 nodes=2),
         mlperf_inference_result("t3", "", "llama2-70b-99", "Offline", 1.0),
     ]
-    load = pipeline.land_batch(fresh_db, batch_of("mlperf_inference", mlperf_inference.result_rows(results, "s.json")),
-                               "run-1", AS_OF, catalog)
+    load = land_batch(fresh_db, batch_of("mlperf_inference", mlperf_inference.result_rows(results, "s.json")),
+                      "run-1", AS_OF, catalog)
     assert (load.rows_landed, load.rows_quarantined) == (3, 1)
     from flows import transform
 
@@ -209,8 +209,8 @@ def test_interactive_results_of_later_rounds_and_custom_parts(fresh_db, catalog)
         # the CTS part runs at 1000 W: not the cloud H200, so never mapped onto it
         mlperf_inference_result("c1", "NVIDIA H200-SXM-141GB-CTS", "llama2-70b-99", "Offline", 34864.2),
     ]
-    load = pipeline.land_batch(fresh_db, batch_of("mlperf_inference", mlperf_inference.result_rows(results, "s.json")),
-                               "run-1", AS_OF, catalog)
+    load = land_batch(fresh_db, batch_of("mlperf_inference", mlperf_inference.result_rows(results, "s.json")),
+                      "run-1", AS_OF, catalog)
     assert (load.rows_landed, load.rows_quarantined) == (1, 1)
     transform.build_models(fresh_db, "run-1", AS_OF)
     assert fresh_db.execute("select task, scenario, scenario_normalised from staging.stg_mlperf_inference__results"
@@ -236,7 +236,7 @@ def test_two_submissions_of_one_system_name_with_different_description_files_bot
     write_training_csv(path, [older, newer, copy])
     batch = batch_of("mlperf_training", mlperf_training.read_file(path, "d.csv"))
     checks.add_check_columns([batch], catalog, fresh_db)
-    load = pipeline.land_batch(fresh_db, batch, "run-1", AS_OF, catalog)
+    load = land_batch(fresh_db, batch, "run-1", AS_OF, catalog)
     assert (load.rows_landed, load.rows_quarantined) == (2, 1)
     assert fresh_db.execute("select time_to_train_minutes from raw.mlperf_training order by row_no").fetchall() == [
         (28.16,), (25.02,)]

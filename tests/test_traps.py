@@ -1,6 +1,6 @@
 """Every trap FACTS.md lists ("Traps seen in real published catalogs") has a fixture here, caught by a named
 expectation: the row is quarantined with that name (or the catalog is refused with it), and rows in = landed +
-quarantined. Rows go through pipeline.land_all, as in a run, so the derived check_* columns are added."""
+quarantined. Rows go through land.land_all, as in a run, so the derived check_* columns are added."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ import pandas as pd
 import pytest
 from builders import aws_page, aws_product, azure_item, azure_page, gcp_sku, mlperf_inference_result
 
-from flows import checks, pipeline, transform
+from flows import checks, transform
 from flows.catalog import CatalogError, load_catalog
+from flows.land import SourceBatch, land_all
 from flows.sources import aws_pricing, aws_spot, azure_retail, gcp_billing, mlperf_inference, price_sheet
 
 AS_OF = dt.date(2026, 11, 30)
@@ -23,15 +24,15 @@ ND_LINUX = "Virtual Machines NDsr H100 v5 Series"
 
 
 # ---------------------------------------------------------------- helpers
-def batch(source_id: str, kind: str, table: str, rows: list[dict], as_of: dt.date = AS_OF) -> pipeline.SourceBatch:
-    return pipeline.SourceBatch(source_id, kind, table, ["test"], as_of,
-                                [r | {"row_no": i, "source_id": source_id, "data_as_of": as_of}
-                                 for i, r in enumerate(rows)])
+def batch(source_id: str, kind: str, table: str, rows: list[dict], as_of: dt.date = AS_OF) -> SourceBatch:
+    return SourceBatch(source_id, kind, table, ["test"], as_of,
+                       [r | {"row_no": i, "source_id": source_id, "data_as_of": as_of}
+                        for i, r in enumerate(rows)])
 
 
-def land(con, catalog, *batches: pipeline.SourceBatch, as_of: dt.date = AS_OF, run_id: str = RUN) -> dict:
+def land(con, catalog, *batches: SourceBatch, as_of: dt.date = AS_OF, run_id: str = RUN) -> dict:
     """Land batches as a run does; every load's rows in = landed + quarantined."""
-    loads = pipeline.land_all(con, catalog, list(batches), run_id, as_of)
+    loads = land_all(con, catalog, list(batches), run_id, as_of)
     for load in loads:
         assert load.status == "landed", load.error
         assert load.rows_in == load.rows_landed + load.rows_quarantined
@@ -66,7 +67,7 @@ def aws_rows(*items: str) -> list[dict]:
     return aws_pricing.rows_from_pages([("price-list page 1", aws_page(*items))])
 
 
-def aws_batch(*items: str, as_of: dt.date = AS_OF) -> pipeline.SourceBatch:
+def aws_batch(*items: str, as_of: dt.date = AS_OF) -> SourceBatch:
     return batch("aws_pricing", "aws_pricing", "aws_pricing", aws_rows(*items), as_of)
 
 
@@ -80,19 +81,19 @@ def azure(sku: str, price: float, meter_id: str, *, product: str = ND_LINUX, met
     return item
 
 
-def azure_batch(*items: dict) -> pipeline.SourceBatch:
+def azure_batch(*items: dict) -> SourceBatch:
     rows = azure_retail.rows_from_pages([("eastus page 1", azure_page(*items))])
     return batch("azure_retail", "azure_retail", "azure_retail", rows)
 
 
-def gcp_batch(*skus: dict) -> pipeline.SourceBatch:
+def gcp_batch(*skus: dict) -> SourceBatch:
     for n, sku in enumerate(skus):
         sku["skuId"] = f"TEST-0000-{n:04d}"
     rows = gcp_billing.rows_from_pages([("skus page 1", {"skus": list(skus), "nextPageToken": ""})])
     return batch("gcp_billing", "gcp_billing", "gcp_billing", rows)
 
 
-def spot_batch(*points: tuple[str, str, str], as_of: dt.date = AS_OF) -> pipeline.SourceBatch:
+def spot_batch(*points: tuple[str, str, str], as_of: dt.date = AS_OF) -> SourceBatch:
     """(zone, instance type, SpotPrice) points of one describe_spot_price_history page."""
     page = {"SpotPriceHistory": [{"AvailabilityZone": zone, "InstanceType": itype, "ProductDescription": "Linux/UNIX",
                                   "SpotPrice": price, "Timestamp": "2026-11-20T06:00:00Z"}
@@ -100,7 +101,7 @@ def spot_batch(*points: tuple[str, str, str], as_of: dt.date = AS_OF) -> pipelin
     return batch("aws_spot", "aws_spot", "aws_spot", aws_spot.rows_from_pages([("spot page 1", page, None)]), as_of)
 
 
-def sheet_batch(*entries: dict) -> pipeline.SourceBatch:
+def sheet_batch(*entries: dict) -> SourceBatch:
     rows = [price_sheet.entry_row(e, f"sheet.yaml: entries[{i}]") for i, e in enumerate(entries)]
     return batch("price_sheet", "price_sheet", "price_sheet", rows)
 
@@ -328,8 +329,8 @@ def test_trn2_memory_of_512_per_chip_refuses_the_catalog(catalog_copy, fresh_db)
     with pytest.raises(CatalogError, match=message):
         checks.check_catalog(broken)
     with pytest.raises(CatalogError, match=message):  # a run stops before landing anything
-        pipeline.land_all(fresh_db, broken, [aws_batch(aws_item("p5.48xlarge", "55.04", "LINUXSKU00000001"))],
-                          RUN, AS_OF)
+        land_all(fresh_db, broken, [aws_batch(aws_item("p5.48xlarge", "55.04", "LINUXSKU00000001"))],
+                 RUN, AS_OF)
     assert fresh_db.execute("select count(*) from ops.source_loads").fetchone() == (0,)
 
 

@@ -1,5 +1,10 @@
 """One module per source kind; each turns its format into rows of one landed table."""
 
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
 from flows.sources import (
     aws_instance_types,
     aws_offer_file,
@@ -17,6 +22,7 @@ from flows.sources import (
     price_sheet,
     vertex_model_prices,
 )
+from flows.sources._common import DEFAULT_LIMITS, LIMIT_NAMES, SourceLimits
 
 # kind -> module (its TABLE names the landed table)
 SOURCE_KINDS = {
@@ -44,3 +50,10 @@ SAME_SKU_KINDS = {"aws_pricing", "aws_offer_file"}
 
 # Kinds that can fetch from an API (`live:` in sources.yaml).
 LIVE_KINDS = {kind for kind, module in SOURCE_KINDS.items() if hasattr(module, "fetch_live")}
+
+
+def limits_for(source: Any, source_id: str | None = None) -> SourceLimits:
+    """The limits of a declared source (catalog.Source): what sources.yaml says, else its kind's defaults."""
+    defaults = getattr(SOURCE_KINDS[source.kind], "DEFAULT_LIMITS", DEFAULT_LIMITS)
+    declared = {name: getattr(source, name) for name in LIMIT_NAMES if getattr(source, name, None) is not None}
+    return dataclasses.replace(defaults, source_id=source_id, **declared)

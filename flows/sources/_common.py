@@ -70,15 +70,6 @@ def _bytes(n: int) -> str:
     return f"{n:,} bytes"
 
 
-def limits_for(source: Any, source_id: str | None = None) -> SourceLimits:
-    """The limits of a declared source (catalog.Source): what sources.yaml says, else its kind's defaults."""
-    from flows.sources import SOURCE_KINDS  # the kinds import this module
-
-    defaults = getattr(SOURCE_KINDS[source.kind], "DEFAULT_LIMITS", DEFAULT_LIMITS)
-    declared = {name: getattr(source, name) for name in LIMIT_NAMES if getattr(source, name, None) is not None}
-    return dataclasses.replace(defaults, source_id=source_id, **declared)
-
-
 _REPR = reprlib.Repr()
 _REPR.maxstring = _REPR.maxother = EXCERPT_CHARS
 _REPR.maxlevel = 3

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from flows.catalog import normalise_alias
+from flows.names import normalise_alias
 from flows.sources._common import (
     DEFAULT_LIMITS,
     SourceFormatError,

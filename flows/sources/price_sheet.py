@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 
 from flows import safe_yaml
-from flows.catalog import normalise_alias
+from flows.names import normalise_alias
 from flows.safe_yaml import cut, quoted
 from flows.sources._common import DEFAULT_LIMITS, SourceFormatError, SourceLimits, load_csv, read_text, to_float
 

@@ -1,0 +1,360 @@
+"""Landing: read each source, check its batch as a whole, validate its rows at the door, land them or quarantine them,
+and keep a source that failed running on its last good data (stale)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from flows import checks, data_docs, warehouse
+from flows.catalog import Catalog
+from flows.names import normalise_alias
+from flows.sources import SOURCE_KINDS, limits_for
+from flows.sources._common import redact_text
+from flows.sources._concurrency import FetchSlots, held
+from flows.validate import BatchDataError, load_suite_json, validate_rows
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SourceBatch:
+    """Rows one source produced for its landed table, before validation."""
+
+    source_id: str
+    kind: str
+    table: str
+    files: list[str]
+    data_as_of: dt.date | None
+    rows: list[dict] = field(default_factory=list)
+    error: str | None = None  # why the source could not be read this run: it is stale
+    rejected_by: str | None = None  # the table-level check that rejected the rows it read (they are quarantined)
+
+
+@dataclass(frozen=True)
+class SourceLoad:
+    source_id: str
+    table: str
+    rows_in: int
+    rows_landed: int
+    rows_quarantined: int
+    status: str = "landed"  # landed | stale
+    error: str | None = None
+    stale_since: dt.date | None = None  # as-of date of the last good data a stale source runs on
+
+
+def display_path(path: Path) -> str:
+    """A path as the user would type it: relative to the working directory when under it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def fetch_source(catalog: Catalog, source_id: str, slots: FetchSlots | None = None) -> SourceBatch:
+    """Read one declared source, from its API in live mode or from its files; rows carry where they came from.
+
+    With `slots` (a run's, shared by the sources fetched at once), a live source fetches its regions side by side
+    within its cloud's share, and a source read from files holds one slot of it while it reads.
+    """
+    source = catalog.sources.sources[source_id]
+    module = SOURCE_KINDS[source.kind]
+    limits = limits_for(source, source_id)
+    cloud_slots = slots.of(getattr(module, "CLOUD", None)) if slots else None
+    rows: list[dict] = []
+    if source.reads_live(catalog.sources.mode):
+        fetched_on = dt.datetime.now(dt.UTC).date()
+        log.info("%s: fetching live (%s)", source_id, source.kind)
+        fetched = module.fetch_live(dict(source.live), limits=limits, slots=cloud_slots)
+        rows = [row | {"data_as_of": fetched_on} for row in fetched]
+        files, data_as_of = [f"live {source.kind} API"], fetched_on
+    else:
+        with held(cloud_slots):
+            for f in source.files:
+                path = catalog.root / f.path
+                extra = {"metadata": f.metadata} if f.metadata else {}
+                for row in module.read_file(path, display_path(path), f.region, limits=limits, **extra):
+                    rows.append(row | {"data_as_of": f.as_of})
+        files, data_as_of = [f.path for f in source.files], max(f.as_of for f in source.files)
+    for row_no, row in enumerate(rows):
+        row["row_no"] = row_no
+        row["source_id"] = source_id
+    return SourceBatch(source_id=source_id, kind=source.kind, table=module.TABLE, files=files,
+                       data_as_of=data_as_of, rows=rows)
+
+
+def failed_batch(catalog: Catalog, source_id: str, error: BaseException) -> SourceBatch:
+    """What a source that could not be read contributes: no rows, and the reason."""
+    source = catalog.sources.sources[source_id]
+    return SourceBatch(source_id=source_id, kind=source.kind, table=SOURCE_KINDS[source.kind].TABLE,
+                       files=[f.path for f in source.files], data_as_of=None,
+                       error=redact_text(f"{type(error).__name__}: {error}"))
+
+
+def last_good_load(con: duckdb.DuckDBPyConnection, source_id: str) -> tuple | None:
+    """(run id, since, data as-of) of the latest run that landed this source, whose rows a stale source runs on."""
+    rows = con.execute(
+        "select used_run_id, coalesce(stale_since, as_of), data_as_of from ops.source_loads "
+        "where source_id = ? and used_run_id is not null order by coalesce(stale_since, as_of) desc, as_of desc "
+        "limit 1", [source_id]).fetchall()
+    return rows[0] if rows else None
+
+
+def quarantine_row(tag: dict, batch: SourceBatch, row: dict, expectation: str | None, expectation_type: str,
+                   reason: str | None, column: str | None = None, value=None) -> dict:
+    """One ops.quarantine row: the rejected source row whole, with what rejected it and why."""
+    return {**tag, "source_id": batch.source_id, "landed_table": f"raw.{batch.table}", "row_no": row["row_no"],
+            "source_ref": row.get("source_ref"), "expectation": expectation, "expectation_type": expectation_type,
+            "reason": reason, "column_name": column, "unexpected_value": None if value is None else str(value),
+            "row_json": json.dumps(row, default=str, sort_keys=True)}
+
+
+def record_stale(con: duckdb.DuckDBPyConnection, batch: SourceBatch, run_id: str, as_of: dt.date,
+                 last_good: tuple | None) -> SourceLoad:
+    """A source that failed runs on its last good data; ops.source_loads says which, since when and why.
+
+    Rows it did read (a batch a table-level check rejected) are kept in ops.quarantine with that check and the
+    reason, so that rows in = landed + quarantined holds for stale sources too.
+    """
+    used_run_id, stale_since, data_as_of = last_good if last_good else (None, None, None)
+    tag = {"run_id": run_id, "as_of": as_of}
+    warehouse.insert_rows(con, "ops.quarantine", [
+        quarantine_row(tag, batch, row, batch.rejected_by, "table_level", batch.error)
+        for row in (batch.rows if batch.rejected_by else [])
+    ])
+    rows_in = len(batch.rows) if batch.rejected_by else 0
+    warehouse.insert_rows(con, "ops.source_loads", [{
+        **tag, "source_id": batch.source_id, "kind": batch.kind,
+        "landed_table": f"raw.{batch.table}", "data_as_of": data_as_of, "files": len(batch.files),
+        "rows_in": rows_in, "rows_landed": 0, "rows_quarantined": rows_in, "status": "stale", "error": batch.error,
+        "used_run_id": used_run_id, "stale_since": stale_since,
+    }])
+    log.warning("%s is stale: %s; using %s", batch.source_id, batch.error,
+                f"the rows of its last good run (as of {stale_since})" if stale_since else "no data (it never landed)")
+    return SourceLoad(batch.source_id, batch.table, rows_in, 0, rows_in, "stale", batch.error, stale_since)
+
+
+def land_batch(
+    con: duckdb.DuckDBPyConnection,
+    batch: SourceBatch,
+    run_id: str,
+    as_of: dt.date,
+    catalog: Catalog,
+    validated: list[data_docs.ValidatedBatch] | None = None,
+) -> SourceLoad:
+    """Validate a batch with its table's suite; land passing rows in raw.<table>, the rest in ops.quarantine.
+
+    The GX validation result is appended to `validated` (for the run's Data Docs) when given.
+    """
+    suite = load_suite_json(catalog.root / "expectations" / f"{batch.table}.json")
+    parameters = {
+        "accelerator_alias_keys": sorted(catalog.alias_map()),
+        "accelerator_ids": sorted(catalog.accelerators.accelerators),
+        "model_ids": sorted(catalog.models.models),
+        # a price sheet names its accelerator by id or alias; its quotes' instance types, listed or not
+        "accelerator_keys": sorted(set(catalog.alias_map())
+                                   | {normalise_alias(a_id) for a_id in catalog.accelerators.accelerators}),
+        "instance_types": sorted({i.instance_type for i in catalog.instances.instances}),
+        # own training runs name the workload they measured
+        "workload_ids": sorted(catalog.workloads.workloads),
+        "non_training_workload_ids": sorted(w_id for w_id, w in catalog.workloads.workloads.items()
+                                            if w.kind != "training"),
+    }
+    outcome = validate_rows(batch.rows, suite, parameters)
+    tag = {"run_id": run_id, "as_of": as_of}
+    warehouse.insert_rows(con, f"raw.{batch.table}", [
+        {k: v for k, v in row.items() if not k.startswith(checks.CHECK_PREFIX)} | tag for row in outcome.passed])
+    by_no = {row["row_no"]: row for row in outcome.failed}
+    warehouse.insert_rows(con, "ops.quarantine", [
+        quarantine_row(tag, batch, by_no[failure.row_no], failure.expectation, failure.expectation_type,
+                       failure.reason, failure.column, failure.value)
+        for failure in outcome.failures
+    ])
+    load = SourceLoad(batch.source_id, batch.table, len(batch.rows), len(outcome.passed), len(outcome.failed))
+    if validated is not None and outcome.result is not None:
+        validated.append(data_docs.ValidatedBatch(batch.source_id, outcome.result, outcome.suite))
+    if load.rows_in != load.rows_landed + load.rows_quarantined:
+        raise AssertionError(f"{batch.source_id}: rows in {load.rows_in} != landed + quarantined")
+    warehouse.insert_rows(con, "ops.source_loads", [{
+        **tag,
+        "source_id": batch.source_id,
+        "kind": batch.kind,
+        "landed_table": f"raw.{batch.table}",
+        "data_as_of": batch.data_as_of,
+        "files": len(batch.files),
+        "rows_in": load.rows_in,
+        "rows_landed": load.rows_landed,
+        "rows_quarantined": load.rows_quarantined,
+        "status": "landed",
+        "used_run_id": run_id,
+    }])
+    log.info("%s: %d rows in, %d landed in raw.%s, %d quarantined",
+             batch.source_id, load.rows_in, load.rows_landed, batch.table, load.rows_quarantined)
+    return load
+
+
+def days_stale(load: SourceLoad, as_of: dt.date) -> int | None:
+    """Days since a stale source's last good data (None: it never landed); None for a source that landed."""
+    if load.status != "stale" or load.stale_since is None:
+        return None
+    return (as_of - load.stale_since).days
+
+
+def stale_past_limit(catalog: Catalog, loads: list[SourceLoad], as_of: dt.date) -> list[str]:
+    """One line per source stale for longer than its max_stale_days (or never landed): the run must not look fine."""
+    lines = []
+    for load in loads:
+        if load.status != "stale":
+            continue
+        limit = catalog.sources.sources[load.source_id].stale_limit_days
+        days = days_stale(load, as_of)
+        if days is None:
+            lines.append(f"{load.source_id} has never landed (limit {limit} days): {load.error}")
+        elif days > limit:
+            lines.append(f"{load.source_id} stale for {days} days since {load.stale_since} "
+                         f"(limit {limit} days): {load.error}")
+    return lines
+
+
+def prepare_warehouse(con: duckdb.DuckDBPyConnection, catalog: Catalog, as_of: dt.date,
+                      keep_sources: set[str] = frozenset()) -> None:
+    """Schema and catalog tables, with this as-of date's earlier rows cleared (a stale source's are kept)."""
+    warehouse.apply_ddl(con)
+    warehouse.clear_as_of(con, as_of, keep_sources)
+    warehouse.load_catalog_tables(con, catalog)
+
+
+# Price tables: the columns that identify one price across runs, and the price column, for the overnight check.
+PRICE_KEYS = {
+    "aws_pricing": (("sku", "rate_code"), "price_usd"),
+    "aws_spot": (("availability_zone", "instance_type", "product_description"), "price_usd"),
+    "azure_retail": (("arm_region_name", "meter_id", "product_name", "price_type", "reservation_term"), "retail_price"),
+    "gcp_billing": (("sku_id", "region", "start_usage_amount"), "price_usd"),
+    "model_api_prices": (("cloud", "region", "sku", "rate_code"), "usd_per_million_tokens"),
+}
+
+
+def price_change_problem(con: duckdb.DuckDBPyConnection, batch: SourceBatch, factor: float) -> str | None:
+    """Whether this batch's prices moved by more than `factor` (up or down, median over the prices it shares with
+    the source's last good run): a feed that switched units or currency overnight is not trusted as a whole."""
+    if batch.table not in PRICE_KEYS:
+        return None
+    key, price = PRICE_KEYS[batch.table]
+    last = con.execute("select used_run_id from ops.source_loads where source_id = ? and status = 'landed' "
+                       "order by as_of desc, run_id desc limit 1", [batch.source_id]).fetchall()
+    if not last:
+        return None
+    previous: dict[tuple, float] = {}
+    columns = ", ".join(key)
+    for *values, value in con.execute(
+            f"select {columns}, {price} from raw.{batch.table} where source_id = ? and run_id = ? and {price} > 0",
+            [batch.source_id, last[0][0]]).fetchall():
+        previous[tuple(values)] = value
+    ratios = sorted(row[price] / previous[k] for row in batch.rows
+                    if (row.get(price) or 0) > 0 and (k := tuple(row.get(c) for c in key)) in previous)
+    if not ratios:
+        return None
+    median = ratios[len(ratios) // 2] if len(ratios) % 2 else (ratios[len(ratios) // 2 - 1] + ratios[len(ratios) // 2]) / 2
+    if median > factor or median < 1 / factor:
+        return (f"prices moved {median:.3g}x (median over {len(ratios)} prices shared with the last good run), more "
+                f"than the {factor:g}x sources.yaml allows (max_price_change): a unit or currency change?")
+    return None
+
+
+def table_level_problem(con: duckdb.DuckDBPyConnection, catalog: Catalog,
+                        batch: SourceBatch) -> tuple[str, str] | None:
+    """(check, why) when a batch that parsed cannot be trusted as a whole: no rows, far fewer rows than its last
+    good run, prices that moved by more than the declared factor overnight; else None."""
+    if not batch.rows:
+        return "no_rows", "no rows: the source returned nothing"
+    last = con.execute(
+        "select rows_in from ops.source_loads where source_id = ? and status = 'landed' "
+        "order by as_of desc, run_id desc limit 1", [batch.source_id]).fetchall()
+    source = catalog.sources.sources[batch.source_id]
+    allowed = source.max_row_drop
+    if last and last[0][0] and len(batch.rows) < last[0][0] * (1 - allowed):
+        return "row_count_drop", (
+            f"{len(batch.rows)} rows, {1 - len(batch.rows) / last[0][0]:.0%} fewer than the last good run's "
+            f"{last[0][0]} (more than the {allowed:.0%} drop sources.yaml allows; if the change is real, "
+            f"`hweval run --accept-changes {batch.source_id}` lands it)")
+    if source.max_price_change is not None:
+        problem = price_change_problem(con, batch, source.max_price_change)
+        if problem:
+            return "price_change", problem
+    return None
+
+
+# Errors in a batch's data that fail that source for the run (it is stale) rather than the run: a value that cannot
+# take its column's type, a row the database rejects. A broken suite or catalog, a full disk, a bug: the run fails.
+BATCH_DATA_ERRORS = (pa.ArrowException, duckdb.ConversionException, duckdb.InvalidInputException,
+                     duckdb.ConstraintException, duckdb.OutOfRangeException)
+
+
+def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[SourceBatch], run_id: str,
+             as_of: dt.date, validated: list[data_docs.ValidatedBatch] | None = None,
+             accept_changes: frozenset[str] = frozenset(),
+             fallbacks: dict[str, list[str]] | None = None) -> list[SourceLoad]:
+    """Land every batch that was read and passes the table-level checks; the rest run on their last good data.
+
+    Each batch lands in its own transaction: a batch whose data the database rejects is rolled back, whole, and
+    its source is stale. `accept_changes` names sources whose table-level checks are skipped this run (a real
+    change in a feed that would otherwise stay stale). `fallbacks` maps a source given on the command line to the
+    sources it replaces this run (`replaced_sources`): if it is stale with no last good data of its own, the run
+    uses their last good rows instead, and they are listed as stale.
+    """
+    warehouse.apply_ddl(con)
+    checks.check_catalog(catalog)
+    checked = []
+    for b in batches:
+        problem = None if b.error or b.source_id in accept_changes else table_level_problem(con, catalog, b)
+        checked.append(replace(b, rejected_by=problem[0], error=problem[1]) if problem else b)
+    checks.add_check_columns([b for b in checked if not b.error], catalog, con)
+    fallbacks = {s_id: replaced for s_id, replaced in (fallbacks or {}).items()
+                 if s_id in {b.source_id for b in checked}}
+    fallback_ids = {other_id for replaced in fallbacks.values() for other_id in replaced}
+    # found before this date's rows are cleared: on a same-date re-run the earlier run may be the last good one
+    last_good = {s_id: last_good_load(con, s_id) for s_id in {b.source_id for b in checked} | fallback_ids}
+    # every source of this run (and each one it may fall back on) keeps its same-date rows until its own batch
+    # replaces them, in its transaction
+    prepare_warehouse(con, catalog, as_of, keep_sources={b.source_id for b in checked} | fallback_ids)
+    loads = []
+    for b in checked:
+        if b.error:
+            loads.append(record_stale(con, b, run_id, as_of, last_good[b.source_id]))
+            continue
+        con.begin()
+        try:
+            con.execute(f"delete from raw.{b.table} where as_of = ? and source_id = ?", [as_of, b.source_id])
+            load = land_batch(con, b, run_id, as_of, catalog, validated)
+        except (*BATCH_DATA_ERRORS, BatchDataError) as exc:
+            con.rollback()  # the batch's rows and the delete of its earlier same-date rows, undone together
+            failed = replace(b, rejected_by="landing_rejected",
+                             error=redact_text(f"{type(exc).__name__} while landing: {exc}"))
+            loads.append(record_stale(con, failed, run_id, as_of, last_good[b.source_id]))
+            continue
+        except BaseException:
+            con.rollback()
+            raise
+        con.commit()
+        loads.append(load)
+    for load in [load for load in loads if load.source_id in fallbacks]:
+        if load.status == "stale" and last_good[load.source_id] is None:
+            loads += [record_stale(con, replaced_batch(catalog, other_id, load.source_id), run_id, as_of,
+                                   last_good[other_id])
+                      for other_id in fallbacks[load.source_id] if last_good[other_id] is not None]
+    return loads
+
+
+def replaced_batch(catalog: Catalog, source_id: str, replaced_by: str) -> SourceBatch:
+    """What a source replaced this run by a file given on the command line contributes when that file failed: no
+    rows read, and the reason it runs on its last good rows."""
+    source = catalog.sources.sources[source_id]
+    return SourceBatch(source_id=source_id, kind=source.kind, table=SOURCE_KINDS[source.kind].TABLE,
+                       files=[f.path for f in source.files], data_as_of=None,
+                       error=f"not read in this run: --source {replaced_by} replaced it and failed")
