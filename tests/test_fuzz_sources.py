@@ -40,6 +40,10 @@ SHAPES = {
     "published_benchmarks": "snapshot/benchmark_runs/published_training.csv",
     "price_sheet": "price_sheet.example.yaml",
     "aws_offer_file": "index.csv",  # no snapshot file: a small offer file from tests/offer_file_builder.py
+    "aws_instance_types": "snapshot/aws_instance_types/us-east-1.json",
+    "azure_skus": "snapshot/azure_skus/eastus.json",
+    "gcp_machine_types": "snapshot/gcp_machine_types/machine-types.json",
+    "bedrock_pricing": "snapshot/bedrock_pricing/us-east-1.json",
 }
 SOURCE_OF = {"mlperf_training_csv": "mlperf_training_snapshot"}
 
