@@ -44,6 +44,7 @@ OFFER_TESTS = ("tests/test_macros.py", OFFER_FILE_RUN, "tests/test_price_sheet.p
                "tests/test_traps.py")
 CATALOG_TESTS = ("tests/test_traps.py",)
 AWS_PARSER_TESTS = ("tests/test_source_aws_pricing.py",)
+HARDWARE_TESTS = ("tests/test_instance_hardware.py",)
 
 
 @dataclass(frozen=True)
@@ -153,6 +154,19 @@ MUTATIONS = (
     Mutation("request-shape-ignored", "sql/intermediate/int_serving_results_matched.sql",
              "workloads.output_tokens) <= workloads.shape_tolerance, false) as shape_matches",
              "workloads.output_tokens) <= 1000, false) as shape_matches", ("tests/test_measurement_shape.py",)),
+    # ---------------------------------------------------------------- issue 14: hardware, CPU baseline, hosted APIs
+    Mutation("listing-wins-over-a-correction", "sql/intermediate/int_instance_hardware.sql",
+             "coalesce(declared.accelerator_count, listing.device_count) as accelerator_count",
+             "coalesce(listing.device_count, declared.accelerator_count) as accelerator_count", HARDWARE_TESTS),
+    Mutation("listed-memory-not-checked", "sql/intermediate/int_instance_hardware.sql",
+             "<= 0.1 * api_names.memory_mib)", "<= 10 * api_names.memory_mib)", HARDWARE_TESTS),
+    Mutation("cpu-holds-the-model-in-one-socket-memory", MACROS,
+             "host_memory_gib::double * 1.073741824 / chips_per_instance",
+             "host_memory_gib::double / chips_per_instance", ("tests/test_cpu_baseline.py",)),
+    Mutation("break-even-ignores-the-peak", "sql/marts/api_comparisons.sql",
+             "self_hosted.deployment_usd_per_hour * api.peak_factor / (3600 * self_hosted.deployment_requests_per_s)",
+             "self_hosted.deployment_usd_per_hour / (3600 * self_hosted.deployment_requests_per_s)",
+             ("tests/test_model_api_prices.py",)),
 )
 
 
