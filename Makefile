@@ -50,6 +50,7 @@ fuzz: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) tests/bench_pipeline.py
+	$(PY) tests/bench_goals.py
 
 mutate: $(STAMP)
 	$(PY) tests/mutate.py
