@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from flows.sources._common import DEFAULT_LIMITS, LiveSourceError, SourceFormatError, SourceLimits, redact_text
+from flows.sources._concurrency import CloudSlots, in_order
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +35,17 @@ def client(service: str, region: str, session: Any = None):
     session = session or boto3.Session()
     return session.client(service, region_name=region,
                           config=Config(retries={"total_max_attempts": 1}, connect_timeout=10, read_timeout=60))
+
+
+def rows_by_region(service: str, regions: Sequence[str], session: Any, slots: CloudSlots | None,
+                   region_rows: Callable[[Any, str], list[dict]]) -> list[dict]:
+    """`region_rows(client, region)` for every region, side by side within `slots` (AWS's share), rows in region order.
+
+    Every client is made here, before the threads: a boto3 session is not thread-safe (its clients are).
+    """
+    clients = {region: client(service, region, session) for region in regions}
+    return [row for rows in in_order(lambda region: region_rows(clients[region], region), list(regions), slots)
+            for row in rows]
 
 
 def check_options(options: dict, allowed: set[str], required: set[str], what: str) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from flows.sources import _aws
 from flows.sources._common import DEFAULT_LIMITS, SourceFormatError, SourceLimits, excerpt, load_json, require
-from flows.sources._concurrency import CloudSlots, in_order
+from flows.sources._concurrency import CloudSlots
 from flows.sources._hardware import count_text, hardware_row, items_of, number, object_at, text_at
 
 TABLE = "instance_types"
@@ -115,14 +115,8 @@ def fetch_live(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS, session=
     `slots`, regions are fetched side by side, each holding one of AWS's slots; rows come in region order."""
     check_live_options(options)
     query = _query(options)
-    regions = list(options["regions"])
-    # every client made here, before the threads: a boto3 session is not thread-safe (its clients are)
-    clients = {region: _aws.client("ec2", region, session) for region in regions}
-
-    def region_rows(region: str) -> list[dict]:
-        return rows_from_pages(region_pages(clients[region], region, query, sleep=sleep, limits=limits))
-
-    return [row for rows in in_order(region_rows, regions, slots) for row in rows]
+    return _aws.rows_by_region("ec2", options["regions"], session, slots, lambda client, region: rows_from_pages(
+        region_pages(client, region, query, sleep=sleep, limits=limits)))
 
 
 def read_file(path: Path, label: str, region: str | None = None, *,

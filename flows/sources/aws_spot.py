@@ -15,7 +15,7 @@ from typing import Any
 
 from flows.sources import _aws
 from flows.sources._common import DEFAULT_LIMITS, SourceFormatError, SourceLimits, load_json, require, to_float
-from flows.sources._concurrency import CloudSlots, in_order
+from flows.sources._concurrency import CloudSlots
 
 TABLE = "aws_spot"
 CLOUD = "aws"  # whose fetch_concurrency slots its regions hold
@@ -94,14 +94,8 @@ def fetch_live(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS, session=
     regions are fetched side by side, each holding one of AWS's slots; rows come in region order either way."""
     check_live_options(options)
     query = _history_query(options, now or dt.datetime.now(dt.UTC))
-    regions = list(options["regions"])
-    # every client made here, before the threads: a boto3 session is not thread-safe (its clients are)
-    clients = {region: _aws.client("ec2", region, session) for region in regions}
-
-    def region_rows(region: str) -> list[dict]:
-        return rows_from_pages(region_pages(clients[region], region, query, sleep=sleep, limits=limits))
-
-    return [row for rows in in_order(region_rows, regions, slots) for row in rows]
+    return _aws.rows_by_region("ec2", options["regions"], session, slots, lambda client, region: rows_from_pages(
+        region_pages(client, region, query, sleep=sleep, limits=limits)))
 
 
 def read_file(path: Path, label: str, region: str | None = None, *,
