@@ -11,11 +11,12 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 import duckdb
+import polars as pl
 
 log = logging.getLogger(__name__)
 
@@ -49,20 +50,30 @@ _AWS_PLAIN_LINUX_ON_DEMAND = {
     "unit": "Hrs",
 }
 _AWS_SPOT_LINUX = {"Linux/UNIX", "Linux/UNIX (Amazon VPC)"}
-_WHOLE_NUMBER = re.compile(r"^[0-9]+$")
 _GCP_SPOT_PREFIXES = ("Spot Preemptible ", "Preemptible ")
 
 
 def _value(value: Any) -> Any:
-    """A value as compared: NaN (pandas' missing) is None."""
+    """A value as compared: NaN (a missing float) is None."""
     if isinstance(value, float) and math.isnan(value):
         return None
     return value
 
 
-def _set_column(rows: list[dict], column: str, values: dict[int, Any]) -> None:
-    for row in rows:
-        row[column] = values.get(row["row_no"])
+def _present(frame: pl.DataFrame, *columns: str) -> pl.DataFrame:
+    """`frame` with every named column it lacks added as nulls (a batch whose source never writes it)."""
+    return frame.with_columns(pl.lit(None).alias(c) for c in columns if c not in frame.columns)
+
+
+def _nan_as_null(frame: pl.DataFrame, columns) -> pl.DataFrame:
+    return frame.with_columns(pl.col(c).fill_nan(None) for c in columns if frame.schema[c].is_float())
+
+
+def _values(frame: pl.DataFrame, pairs: pl.DataFrame, column: str) -> pl.Series:
+    """The `column` of `pairs` (row_no, value) lined up with `frame`'s rows (null where a row has none)."""
+    joined = frame.select("row_no").join(pairs.select("row_no", column), on="row_no", how="left",
+                                         maintain_order="left")
+    return joined[column]
 
 
 # ---------------------------------------------------------------- duplicates
@@ -71,21 +82,21 @@ def _where(row: dict) -> str:
     return row.get("source_ref") or f"row {row['row_no']}"
 
 
-def duplicate_notes(rows: list[dict], key: tuple[str, ...]) -> dict[int, str]:
-    """row_no -> why it is a duplicate. A later exact copy names the first; copies that disagree all fail."""
-    groups: dict[tuple, list[dict]] = defaultdict(list)
-    for row in rows:
-        values = tuple(_value(row.get(c)) for c in key)
-        if all(v is None for v in values):
-            continue  # no key at all: other expectations say what is missing, it duplicates nothing
-        groups[values].append(row)
+def duplicate_notes(frame: pl.DataFrame, key: tuple[str, ...]) -> dict[int, str]:
+    """row_no -> why it is a duplicate. A later exact copy names the first; copies that disagree all fail.
+
+    The groups are found with a group-by; only rows that share a key are compared in Python (few, when any).
+    """
+    keyed = _nan_as_null(_present(frame, *key), key).with_row_index("_order")
+    groups = (keyed.filter(~pl.all_horizontal(pl.col(c).is_null() for c in key))  # no key at all: duplicates nothing
+              .group_by(list(key), maintain_order=True).agg(pl.col("_order"))
+              .filter(pl.col("_order").list.len() > 1))
     notes: dict[int, str] = {}
-    for members in groups.values():
-        if len(members) < 2:
-            continue
-        columns: list[str] = []
-        for row in members:
-            columns += [c for c in row if c not in columns and c not in _PROVENANCE and not c.startswith(CHECK_PREFIX)]
+    if groups.is_empty():
+        return notes
+    columns = [c for c in frame.columns if c not in _PROVENANCE and not c.startswith(CHECK_PREFIX)]
+    for order in groups["_order"].to_list():
+        members = [frame.row(i, named=True) for i in sorted(order)]
         first = members[0]
         disagree = [c for c in columns if any(_value(r.get(c)) != _value(first.get(c)) for r in members[1:])]
         if disagree:
@@ -107,89 +118,96 @@ def _catalog_counts(catalog) -> dict[tuple[str, str], tuple[int, str]]:
             for i in catalog.instances.instances if i.accelerator_count is not None}
 
 
-def listed_counts(rows: Iterable[dict]) -> dict[tuple[str, str], tuple[int, str]]:
+def listed_counts(frames: Iterable[pl.DataFrame]) -> dict[tuple[str, str], tuple[int, str]]:
     """(cloud, instance_type) -> (device count, "gpu" or the ML ASIC kind) from this run's instance-type listings
-    (raw.instance_types rows), where one region lists one whole-number count of one device kind."""
-    seen: dict[tuple[str, str], set[tuple[float, str]]] = defaultdict(set)
-    for row in rows:
-        count, kind = _value(row.get("device_count")), row.get("device_kind")
-        if row.get("instance_type") and isinstance(count, (int, float)) and kind:
-            seen[(row.get("cloud"), row["instance_type"])].add((count, kind))
-    return {key: (int(count), kind) for key, values in seen.items() if len(values) == 1
-            for count, kind in values if float(count).is_integer()}
+    (raw.instance_types batches), where one region lists one whole-number count of one device kind."""
+    frames = [_present(f, "cloud", "instance_type", "device_count", "device_kind")
+              .select("cloud", "instance_type", pl.col("device_count").cast(pl.Float64), "device_kind")
+              for f in frames]
+    if not frames:
+        return {}
+    found = (pl.concat(frames).filter(pl.col("instance_type").is_not_null() & (pl.col("instance_type") != "")
+                                      & pl.col("device_count").is_not_nan() & pl.col("device_count").is_not_null()
+                                      & pl.col("device_kind").is_not_null() & (pl.col("device_kind") != ""))
+             .unique().group_by("cloud", "instance_type").agg(pl.col("device_count"), pl.col("device_kind"))
+             .filter(pl.col("device_count").list.len() == 1))
+    return {(cloud, instance_type): (int(counts[0]), kinds[0])
+            for cloud, instance_type, counts, kinds in found.iter_rows() if float(counts[0]).is_integer()}
 
 
-def aws_catalog_counts(rows: list[dict], catalog, listed: dict[tuple[str, str], tuple[int, str]] | None = None
-                       ) -> dict[int, str]:
-    """row_no -> the count the instance carries, written as the Price List writes `gpu` (a whole number as text):
-    instances.yaml's where it gives one (it corrects listings), else the instance-type API's (`listed`).
+def aws_catalog_counts(frame: pl.DataFrame, catalog, listed: dict[tuple[str, str], tuple[int, str]] | None = None
+                       ) -> pl.DataFrame:
+    """(row_no, check_catalog_accelerator_count): the count the instance carries, written as the Price List writes
+    `gpu` (a whole number as text): instances.yaml's where it gives one (it corrects listings), else the
+    instance-type API's (`listed`).
 
     No check where the row has no whole-number `gpu` (fractional GPUs have an expectation of their own; ML ASIC
     rows may leave it out) or where an ML ASIC instance lists 0 GPUs (true: its chips are not GPUs).
     """
     counts = {**(listed or {}), **_catalog_counts(catalog)}
-    out: dict[int, str] = {}
-    for row in rows:
-        gpu = row.get("gpu")
-        known = counts.get(("aws", row.get("instance_type")))
-        if known is None or not isinstance(gpu, str) or not _WHOLE_NUMBER.match(gpu.strip()):
-            continue
-        count, family = known
-        listed = int(gpu)
-        if listed == 0 and family != "gpu":
-            continue
-        out[row["row_no"]] = gpu.strip() if listed == count else str(count)  # "08" matches 8
-    return out
+    known = pl.DataFrame([{"instance_type": t, "count": n, "family": f} for (cloud, t), (n, f) in counts.items()
+                          if cloud == "aws"], schema={"instance_type": pl.String, "count": pl.Int64, "family": pl.String})
+    gpu = pl.col("gpu").str.strip_chars()
+    return (_present(frame, "gpu", "instance_type").select("row_no", "instance_type", pl.col("gpu").cast(pl.String))
+            .join(known, on="instance_type", how="inner")
+            .filter(gpu.str.contains(r"^[0-9]+$"))
+            .filter((gpu.cast(pl.Int64, strict=False) != 0) | (pl.col("family") == "gpu"))
+            .select("row_no", pl.when(gpu.cast(pl.Int64, strict=False) == pl.col("count")).then(gpu)  # "08" matches 8
+                    .otherwise(pl.col("count").cast(pl.String)).alias("check_catalog_accelerator_count")))
 
 
-def price_sheet_catalog_counts(rows: list[dict], catalog) -> dict[int, float]:
-    """row_no -> the catalog's count for a quote's (cloud, instance_type)."""
-    counts = _catalog_counts(catalog)
-    return {row["row_no"]: float(counts[(row.get("cloud"), row.get("instance_type"))][0])
-            for row in rows
-            if row.get("entry_kind") == "quote" and (row.get("cloud"), row.get("instance_type")) in counts}
+def price_sheet_catalog_counts(frame: pl.DataFrame, catalog) -> pl.DataFrame:
+    """(row_no, check_catalog_accelerator_count): the catalog's count for a quote's (cloud, instance_type)."""
+    known = pl.DataFrame([{"cloud": c, "instance_type": t, "check_catalog_accelerator_count": float(n)}
+                          for (c, t), (n, _) in _catalog_counts(catalog).items()],
+                         schema={"cloud": pl.String, "instance_type": pl.String,
+                                 "check_catalog_accelerator_count": pl.Float64})
+    return (_present(frame, "entry_kind", "cloud", "instance_type").filter(pl.col("entry_kind") == "quote")
+            .join(known, on=["cloud", "instance_type"], how="inner")
+            .select("row_no", "check_catalog_accelerator_count"))
 
 
 # ---------------------------------------------------------------- spot prices against on-demand
-def _positive(price: Any) -> float | None:
-    price = _value(price)
-    return float(price) if isinstance(price, (int, float)) and price > 0 else None
+def _positive(column: str) -> pl.Expr:
+    """The price where it is a positive number, else null (a missing or zero price says nothing)."""
+    price = pl.col(column).cast(pl.Float64, strict=False)
+    return pl.when(price.is_not_nan() & (price > 0)).then(price).otherwise(None)
 
 
-def _lowest(prices: dict, key, price) -> None:
-    if price is not None and (key not in prices or price < prices[key]):
-        prices[key] = price
+def _ends_with(column: str, suffix: str) -> pl.Expr:
+    return pl.col(column).cast(pl.String).fill_null("").str.ends_with(suffix)
 
 
-def azure_is_spot(row: dict) -> bool:
+def azure_is_spot() -> pl.Expr:
     """As staging classifies it: a Consumption row whose skuName or meterName ends in ' Spot'."""
-    if row.get("price_type") in ("Reservation", "DevTestConsumption"):
-        return False
-    return any(str(row.get(c) or "").endswith(" Spot") for c in ("sku_name", "meter_name"))
+    return (~pl.col("price_type").is_in(["Reservation", "DevTestConsumption"]).fill_null(False)
+            & (_ends_with("sku_name", " Spot") | _ends_with("meter_name", " Spot")))
 
 
-def _azure_is_low_priority(row: dict) -> bool:
-    return any(str(row.get(c) or "").endswith(" Low Priority") for c in ("sku_name", "meter_name"))
+def azure_on_demand(frame: pl.DataFrame) -> pl.DataFrame:
+    """(row_no, check_on_demand_usd_per_hour): a spot row's lowest on-demand price of the same ARM SKU, region,
+    product (OS) and unit."""
+    key = ["arm_sku_name", "arm_region_name", "product_name", "unit_of_measure"]
+    frame = _present(frame, *key, "price_type", "sku_name", "meter_name", "retail_price")
+    low_priority = _ends_with("sku_name", " Low Priority") | _ends_with("meter_name", " Low Priority")
+    on_demand = (frame.filter((pl.col("price_type") == "Consumption") & ~azure_is_spot() & ~low_priority)
+                 .group_by(key).agg(_positive("retail_price").min().alias("check_on_demand_usd_per_hour"))
+                 .filter(pl.col("check_on_demand_usd_per_hour").is_not_null()))
+    return (frame.filter(azure_is_spot()).join(on_demand, on=key, how="inner", nulls_equal=True)
+            .select("row_no", "check_on_demand_usd_per_hour"))
 
 
-def azure_on_demand(rows: list[dict]) -> dict[int, float]:
-    """Spot row_no -> the lowest on-demand price of the same ARM SKU, region, product (OS) and unit."""
-    key = ("arm_sku_name", "arm_region_name", "product_name", "unit_of_measure")
-    on_demand: dict[tuple, float] = {}
-    for row in rows:
-        if row.get("price_type") == "Consumption" and not azure_is_spot(row) and not _azure_is_low_priority(row):
-            _lowest(on_demand, tuple(row.get(c) for c in key), _positive(row.get("retail_price")))
-    return {row["row_no"]: on_demand[k] for row in rows
-            if azure_is_spot(row) and (k := tuple(row.get(c) for c in key)) in on_demand}
-
-
-def aws_plain_linux_on_demand(rows: Iterable[dict]) -> dict[tuple[str, str], float]:
+def aws_plain_linux_on_demand(frames: Iterable[pl.DataFrame]) -> dict[tuple[str, str], float]:
     """(region, instance type) -> the lowest plain-Linux on-demand hourly price among Price List rows."""
-    prices: dict[tuple[str, str], float] = {}
-    for row in rows:
-        if all(row.get(c) == v for c, v in _AWS_PLAIN_LINUX_ON_DEMAND.items()):
-            _lowest(prices, (row.get("region_code"), row.get("instance_type")), _positive(row.get("price_usd")))
-    return prices
+    found = {}
+    for frame in frames:
+        frame = _present(frame, *_AWS_PLAIN_LINUX_ON_DEMAND, "region_code", "instance_type", "price_usd")
+        plain = frame.filter(pl.all_horizontal(pl.col(c) == v for c, v in _AWS_PLAIN_LINUX_ON_DEMAND.items()))
+        for region, instance_type, price in (plain.group_by("region_code", "instance_type")
+                                             .agg(_positive("price_usd").min()).iter_rows()):
+            if price is not None and ((region, instance_type) not in found or price < found[(region, instance_type)]):
+                found[(region, instance_type)] = price
+    return found
 
 
 def warehouse_aws_on_demand(con) -> dict[tuple[str, str], float]:
@@ -209,59 +227,75 @@ def warehouse_aws_on_demand(con) -> dict[tuple[str, str], float]:
     return {(region, instance_type): price for region, instance_type, price in found}
 
 
-def aws_spot_on_demand(rows: list[dict], on_demand: dict[tuple[str, str], float]) -> dict[int, float]:
-    return {row["row_no"]: on_demand[k] for row in rows
-            if row.get("product_description") in _AWS_SPOT_LINUX
-            and (k := (row.get("region"), row.get("instance_type"))) in on_demand}
+def aws_spot_on_demand(frame: pl.DataFrame, on_demand: dict[tuple[str, str], float]) -> pl.DataFrame:
+    """(row_no, check_on_demand_usd_per_hour): a Linux spot price's plain on-demand price, same region and type."""
+    prices = pl.DataFrame([{"region": r, "instance_type": t, "check_on_demand_usd_per_hour": p}
+                           for (r, t), p in on_demand.items()],
+                          schema={"region": pl.String, "instance_type": pl.String,
+                                  "check_on_demand_usd_per_hour": pl.Float64})
+    return (_present(frame, "product_description", "region", "instance_type")
+            .filter(pl.col("product_description").is_in(sorted(_AWS_SPOT_LINUX)))
+            .join(prices, on=["region", "instance_type"], how="inner")
+            .select("row_no", "check_on_demand_usd_per_hour"))
 
 
-def gcp_on_demand(rows: list[dict]) -> dict[int, float]:
-    """Spot SKU row_no ("Spot Preemptible X running in R") -> the on-demand price of "X running in R", same region
-    and tier."""
-    key = ("description", "region", "start_usage_amount")
-    on_demand: dict[tuple, float] = {}
-    for row in rows:
-        if row.get("usage_type") == "OnDemand":
-            _lowest(on_demand, tuple(row.get(c) for c in key), _positive(row.get("price_usd")))
-    out: dict[int, float] = {}
-    for row in rows:
-        description = str(row.get("description") or "")
-        prefix = next((p for p in _GCP_SPOT_PREFIXES if description.startswith(p)), None)
-        if prefix is None or row.get("usage_type") not in ("Preemptible", None):
-            continue
-        k = (description.removeprefix(prefix), row.get("region"), row.get("start_usage_amount"))
-        if k in on_demand:
-            out[row["row_no"]] = on_demand[k]
-    return out
+def gcp_on_demand(frame: pl.DataFrame) -> pl.DataFrame:
+    """(row_no, check_on_demand_usd_per_hour): a spot SKU's ("Spot Preemptible X running in R") on-demand price
+    ("X running in R"), same region and tier."""
+    frame = _present(frame, "description", "region", "start_usage_amount", "usage_type", "price_usd")
+    key = ["description", "region", "start_usage_amount"]
+    on_demand = (frame.filter(pl.col("usage_type") == "OnDemand")
+                 .group_by(key).agg(_positive("price_usd").min().alias("check_on_demand_usd_per_hour"))
+                 .filter(pl.col("check_on_demand_usd_per_hour").is_not_null()))
+    description = pl.col("description").cast(pl.String).fill_null("")
+    prefix = pl.coalesce([pl.when(description.str.starts_with(p)).then(pl.lit(p)) for p in _GCP_SPOT_PREFIXES])
+    spot = (frame.with_columns(prefix.alias("_prefix"))
+            .filter(pl.col("_prefix").is_not_null()
+                    & (pl.col("usage_type").is_in(["Preemptible"]).fill_null(False) | pl.col("usage_type").is_null()))
+            .with_columns(description.str.slice(pl.col("_prefix").str.len_chars()).alias("description")))
+    return spot.join(on_demand, on=key, how="inner", nulls_equal=True).select("row_no", "check_on_demand_usd_per_hour")
 
 
 # ---------------------------------------------------------------- entry points
-def add_check_columns(batches, catalog, con) -> None:
-    """Add the `check_*` columns each batch's suite reads (in place)."""
-    aws_batches = [b for b in batches if b.table == "aws_pricing"]
-    listed = listed_counts(r for b in batches if b.table == "instance_types" for r in b.rows)
+def add_check_columns(batches: list, catalog, con) -> list:
+    """The batches (landing.SourceBatch, each with its Arrow `data`) with the `check_*` columns their suites read
+    added, computed with polars over the whole batch."""
+    frames = {id(b): pl.from_arrow(b.data) for b in batches if b.data is not None and b.data.num_rows}
+    aws_frames = [frames[id(b)] for b in batches if b.table == "aws_pricing" and id(b) in frames]
+    listed = listed_counts(frames[id(b)] for b in batches if b.table == "instance_types" and id(b) in frames)
     aws_on_demand_prices = None
+    out = []
     for batch in batches:
-        rows = batch.rows
-        if not rows:
+        frame = frames.get(id(batch))
+        if frame is None:
+            out.append(batch)
             continue
+        derived: dict[str, pl.Series] = {}
         key = NATURAL_KEYS.get(batch.table)
         if key:
-            _set_column(rows, "check_duplicate_of", duplicate_notes(rows, key))
+            notes = duplicate_notes(frame, key)
+            derived["check_duplicate_of"] = pl.Series("check_duplicate_of",
+                                                      [notes.get(n) for n in frame["row_no"].to_list()],
+                                                      dtype=pl.String)
+        pairs = None
         if batch.table == "aws_pricing":
-            _set_column(rows, "check_catalog_accelerator_count", aws_catalog_counts(rows, catalog, listed))
+            pairs = aws_catalog_counts(frame, catalog, listed)
         elif batch.table == "price_sheet":
-            _set_column(rows, "check_catalog_accelerator_count", price_sheet_catalog_counts(rows, catalog))
+            pairs = price_sheet_catalog_counts(frame, catalog)
         elif batch.table == "azure_retail":
-            _set_column(rows, "check_on_demand_usd_per_hour", azure_on_demand(rows))
+            pairs = azure_on_demand(frame)
         elif batch.table == "gcp_billing":
-            _set_column(rows, "check_on_demand_usd_per_hour", gcp_on_demand(rows))
+            pairs = gcp_on_demand(frame)
         elif batch.table == "aws_spot":
             if aws_on_demand_prices is None:
-                aws_on_demand_prices = (
-                    aws_plain_linux_on_demand(r for b in aws_batches for r in b.rows) if aws_batches
-                    else warehouse_aws_on_demand(con))
-            _set_column(rows, "check_on_demand_usd_per_hour", aws_spot_on_demand(rows, aws_on_demand_prices))
+                aws_on_demand_prices = (aws_plain_linux_on_demand(aws_frames) if aws_frames
+                                        else warehouse_aws_on_demand(con))
+            pairs = aws_spot_on_demand(frame, aws_on_demand_prices)
+        if pairs is not None:
+            column = pairs.columns[1]
+            derived[column] = _values(frame, pairs, column)
+        out.append(replace(batch, data=frame.with_columns(*derived.values()).to_arrow()) if derived else batch)
+    return out
 
 
 ACCELERATOR_SUITE = "catalog_accelerators.json"

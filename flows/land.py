@@ -6,11 +6,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from flows import checks, data_docs, warehouse
 from flows.catalog import Catalog
@@ -18,23 +19,59 @@ from flows.names import normalise_alias
 from flows.sources import SOURCE_KINDS, limits_for
 from flows.sources._common import redact_text
 from flows.sources._concurrency import FetchSlots, held
-from flows.validate import BatchDataError, load_suite_json, validate_rows
+from flows.validate import BatchDataError, load_suite_json, validate_frame
 
 log = logging.getLogger(__name__)
 
 
 @dataclass
 class SourceBatch:
-    """Rows one source produced for its landed table, before validation."""
+    """What one source produced for its landed table, before validation: its rows as one Arrow table (`data`),
+    typed as raw.<table> declares. Tasks hand it on by reference: Prefect does not walk an Arrow table's rows.
+
+    A batch whose values do not take their columns' types is rejected whole (`rejected_by` "landing_rejected"); its
+    `data` then holds each row as JSON (`row_no`, `source_ref`, `row_json`) for ops.quarantine.
+    """
 
     source_id: str
     kind: str
     table: str
     files: list[str]
     data_as_of: dt.date | None
-    rows: list[dict] = field(default_factory=list)
+    data: pa.Table | None = None
     error: str | None = None  # why the source could not be read this run: it is stale
     rejected_by: str | None = None  # the table-level check that rejected the rows it read (they are quarantined)
+
+    @property
+    def rows_in(self) -> int:
+        return self.data.num_rows if self.data is not None else 0
+
+    @classmethod
+    def of_rows(cls, source_id: str, kind: str, table: str, files: list[str], data_as_of: dt.date | None,
+                rows: list[dict]) -> SourceBatch:
+        """A batch of `rows` (dicts, as a source module parses them, each with its `row_no`), typed as raw.`table`."""
+        try:
+            data = warehouse.typed_table(f"raw.{table}", warehouse.raw_column_types(table), rows,
+                                         loose_prefix=checks.CHECK_PREFIX)
+        except pa.ArrowInvalid as exc:
+            as_json = pa.table({
+                "row_no": pa.array([row["row_no"] for row in rows], pa.int64()),
+                "source_ref": pa.array([None if row.get("source_ref") is None else str(row["source_ref"])
+                                        for row in rows], pa.string()),
+                "row_json": pa.array([json.dumps(row, default=str, sort_keys=True) for row in rows], pa.string()),
+            })
+            return cls(source_id, kind, table, files, data_as_of, as_json, rejected_by="landing_rejected",
+                       error=redact_text(f"{type(exc).__name__} while landing: {exc}"))
+        return cls(source_id, kind, table, files, data_as_of, data)
+
+    def row_dicts(self, row_nos=None) -> list[dict]:
+        """The batch's rows as dicts (all, or those whose row_no is in `row_nos`): for the few that are quarantined."""
+        if self.data is None:
+            return []
+        data = self.data
+        if row_nos is not None:
+            data = data.filter(pc.is_in(data["row_no"], value_set=pa.array(sorted(row_nos), data["row_no"].type)))
+        return data.to_pylist()
 
 
 @dataclass(frozen=True)
@@ -85,8 +122,7 @@ def fetch_source(catalog: Catalog, source_id: str, slots: FetchSlots | None = No
     for row_no, row in enumerate(rows):
         row["row_no"] = row_no
         row["source_id"] = source_id
-    return SourceBatch(source_id=source_id, kind=source.kind, table=module.TABLE, files=files,
-                       data_as_of=data_as_of, rows=rows)
+    return SourceBatch.of_rows(source_id, source.kind, module.TABLE, files, data_as_of, rows)
 
 
 def failed_batch(catalog: Catalog, source_id: str, error: BaseException) -> SourceBatch:
@@ -109,10 +145,12 @@ def last_good_load(con: duckdb.DuckDBPyConnection, source_id: str) -> tuple | No
 def quarantine_row(tag: dict, batch: SourceBatch, row: dict, expectation: str | None, expectation_type: str,
                    reason: str | None, column: str | None = None, value=None) -> dict:
     """One ops.quarantine row: the rejected source row whole, with what rejected it and why."""
+    row_json = row["row_json"] if set(row) == {"row_no", "source_ref", "row_json"} else json.dumps(
+        row, default=str, sort_keys=True)  # a batch rejected before it was typed holds its rows as JSON already
     return {**tag, "source_id": batch.source_id, "landed_table": f"raw.{batch.table}", "row_no": row["row_no"],
             "source_ref": row.get("source_ref"), "expectation": expectation, "expectation_type": expectation_type,
             "reason": reason, "column_name": column, "unexpected_value": None if value is None else str(value),
-            "row_json": json.dumps(row, default=str, sort_keys=True)}
+            "row_json": row_json}
 
 
 def record_stale(con: duckdb.DuckDBPyConnection, batch: SourceBatch, run_id: str, as_of: dt.date,
@@ -126,9 +164,9 @@ def record_stale(con: duckdb.DuckDBPyConnection, batch: SourceBatch, run_id: str
     tag = {"run_id": run_id, "as_of": as_of}
     warehouse.insert_rows(con, "ops.quarantine", [
         quarantine_row(tag, batch, row, batch.rejected_by, "table_level", batch.error)
-        for row in (batch.rows if batch.rejected_by else [])
+        for row in (batch.row_dicts() if batch.rejected_by else [])
     ])
-    rows_in = len(batch.rows) if batch.rejected_by else 0
+    rows_in = batch.rows_in if batch.rejected_by else 0
     warehouse.insert_rows(con, "ops.source_loads", [{
         **tag, "source_id": batch.source_id, "kind": batch.kind,
         "landed_table": f"raw.{batch.table}", "data_as_of": data_as_of, "files": len(batch.files),
@@ -166,17 +204,22 @@ def land_batch(
         "non_training_workload_ids": sorted(w_id for w_id, w in catalog.workloads.workloads.items()
                                             if w.kind != "training"),
     }
-    outcome = validate_rows(batch.rows, suite, parameters)
+    data = batch.data if batch.data is not None else pa.table({"row_no": pa.array([], pa.int64())})
+    outcome = validate_frame(data.to_pandas(), suite, parameters)
     tag = {"run_id": run_id, "as_of": as_of}
-    warehouse.insert_rows(con, f"raw.{batch.table}", [
-        {k: v for k, v in row.items() if not k.startswith(checks.CHECK_PREFIX)} | tag for row in outcome.passed])
-    by_no = {row["row_no"]: row for row in outcome.failed}
+    failed = pc.is_in(data["row_no"], value_set=pa.array(sorted(outcome.failed_row_nos), data["row_no"].type))
+    passed = data.filter(pc.invert(failed))
+    # DuckDB reads the passing rows straight from the Arrow buffers
+    warehouse.insert_arrow(con, f"raw.{batch.table}",
+                           passed.drop_columns([c for c in passed.column_names if c.startswith(checks.CHECK_PREFIX)]),
+                           tag)
+    by_no = {row["row_no"]: row for row in batch.row_dicts(outcome.failed_row_nos)}
     warehouse.insert_rows(con, "ops.quarantine", [
         quarantine_row(tag, batch, by_no[failure.row_no], failure.expectation, failure.expectation_type,
                        failure.reason, failure.column, failure.value)
         for failure in outcome.failures
     ])
-    load = SourceLoad(batch.source_id, batch.table, len(batch.rows), len(outcome.passed), len(outcome.failed))
+    load = SourceLoad(batch.source_id, batch.table, batch.rows_in, passed.num_rows, len(outcome.failed_row_nos))
     if validated is not None and outcome.result is not None:
         validated.append(data_docs.ValidatedBatch(batch.source_id, outcome.result, outcome.suite))
     if load.rows_in != load.rows_landed + load.rows_quarantined:
@@ -250,19 +293,26 @@ def price_change_problem(con: duckdb.DuckDBPyConnection, batch: SourceBatch, fac
                        "order by as_of desc, run_id desc limit 1", [batch.source_id]).fetchall()
     if not last:
         return None
-    previous: dict[tuple, float] = {}
-    columns = ", ".join(key)
-    for *values, value in con.execute(
-            f"select {columns}, {price} from raw.{batch.table} where source_id = ? and run_id = ? and {price} > 0",
-            [batch.source_id, last[0][0]]).fetchall():
-        previous[tuple(values)] = value
-    ratios = sorted(row[price] / previous[k] for row in batch.rows
-                    if (row.get(price) or 0) > 0 and (k := tuple(row.get(c) for c in key)) in previous)
-    if not ratios:
+    same_key = " and ".join(f"b.{c} is not distinct from p.{c}" for c in key)
+    data = batch.data
+    for column in [c for c in (*key, price) if c not in data.column_names]:  # a source that never writes it
+        declared = warehouse.raw_column_types(batch.table)[column]
+        data = data.append_column(column, pa.nulls(data.num_rows, warehouse.ARROW_TYPES[declared]))
+    con.register("_batch", data)
+    try:
+        [(median, shared)] = con.execute(f"""
+            with previous as (
+                select {", ".join(key)}, last({price} order by row_no) as {price} from raw.{batch.table}
+                where source_id = ? and run_id = ? and {price} > 0 group by all
+            )
+            select median(b.{price} / p.{price}), count(*) from _batch b join previous p on {same_key}
+            where b.{price} > 0""", [batch.source_id, last[0][0]]).fetchall()
+    finally:
+        con.unregister("_batch")
+    if not shared:
         return None
-    median = ratios[len(ratios) // 2] if len(ratios) % 2 else (ratios[len(ratios) // 2 - 1] + ratios[len(ratios) // 2]) / 2
     if median > factor or median < 1 / factor:
-        return (f"prices moved {median:.3g}x (median over {len(ratios)} prices shared with the last good run), more "
+        return (f"prices moved {median:.3g}x (median over {shared} prices shared with the last good run), more "
                 f"than the {factor:g}x sources.yaml allows (max_price_change): a unit or currency change?")
     return None
 
@@ -271,16 +321,16 @@ def table_level_problem(con: duckdb.DuckDBPyConnection, catalog: Catalog,
                         batch: SourceBatch) -> tuple[str, str] | None:
     """(check, why) when a batch that parsed cannot be trusted as a whole: no rows, far fewer rows than its last
     good run, prices that moved by more than the declared factor overnight; else None."""
-    if not batch.rows:
+    if not batch.rows_in:
         return "no_rows", "no rows: the source returned nothing"
     last = con.execute(
         "select rows_in from ops.source_loads where source_id = ? and status = 'landed' "
         "order by as_of desc, run_id desc limit 1", [batch.source_id]).fetchall()
     source = catalog.sources.sources[batch.source_id]
     allowed = source.max_row_drop
-    if last and last[0][0] and len(batch.rows) < last[0][0] * (1 - allowed):
+    if last and last[0][0] and batch.rows_in < last[0][0] * (1 - allowed):
         return "row_count_drop", (
-            f"{len(batch.rows)} rows, {1 - len(batch.rows) / last[0][0]:.0%} fewer than the last good run's "
+            f"{batch.rows_in} rows, {1 - batch.rows_in / last[0][0]:.0%} fewer than the last good run's "
             f"{last[0][0]} (more than the {allowed:.0%} drop sources.yaml allows; if the change is real, "
             f"`hweval run --accept-changes {batch.source_id}` lands it)")
     if source.max_price_change is not None:
@@ -314,7 +364,8 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
     for b in batches:
         problem = None if b.error or b.source_id in accept_changes else table_level_problem(con, catalog, b)
         checked.append(replace(b, rejected_by=problem[0], error=problem[1]) if problem else b)
-    checks.add_check_columns([b for b in checked if not b.error], catalog, con)
+    with_checks = iter(checks.add_check_columns([b for b in checked if not b.error], catalog, con))
+    checked = [b if b.error else next(with_checks) for b in checked]
     fallbacks = {s_id: replaced for s_id, replaced in (fallbacks or {}).items()
                  if s_id in {b.source_id for b in checked}}
     fallback_ids = {other_id for replaced in fallbacks.values() for other_id in replaced}

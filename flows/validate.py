@@ -26,9 +26,10 @@ class Failure:
 
 @dataclass
 class ValidationOutcome:
-    passed: list[dict] = field(default_factory=list)
+    passed: list[dict] = field(default_factory=list)  # validate_rows only: the rows themselves
     failed: list[dict] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
+    failed_row_nos: set[int] = field(default_factory=set)  # rows that failed at least one expectation
     result: Any = None  # the GX ExpectationSuiteValidationResult, rendered into the run's Data Docs
     suite: Any = None  # the GX ExpectationSuite it was validated against
 
@@ -100,10 +101,21 @@ def _derived_columns(suite_json: dict) -> set[str]:
 
 def validate_rows(rows: list[dict], suite_json: dict, parameters: dict[str, Any] | None = None) -> ValidationOutcome:
     """Split `rows` (each with a unique `row_no`) into rows that pass every expectation and rows that fail one."""
-    outcome = ValidationOutcome()
     if not rows:
+        return ValidationOutcome()
+    outcome = validate_frame(pd.DataFrame(rows), suite_json, parameters)
+    for row in rows:
+        (outcome.failed if row["row_no"] in outcome.failed_row_nos else outcome.passed).append(row)
+    return outcome
+
+
+def validate_frame(frame: pd.DataFrame, suite_json: dict, parameters: dict[str, Any] | None = None
+                   ) -> ValidationOutcome:
+    """Validate a batch (a pandas frame, as Great Expectations takes it, with a unique `row_no` column): which rows
+    fail which expectation (`failures`, `failed_row_nos`)."""
+    outcome = ValidationOutcome()
+    if frame.empty:
         return outcome
-    frame = pd.DataFrame(rows)
     for column in _derived_columns(suite_json):
         if column not in frame.columns:
             frame[column] = None  # not derived for this batch (e.g. rows landed without add_check_columns): no check
@@ -157,6 +169,5 @@ def validate_rows(rows: list[dict], suite_json: dict, parameters: dict[str, Any]
             if pair:  # the row's own value, then the value it was compared with
                 value = f"{value} ({pair[1]}: {_missing_as_none(hit.get(pair[1]))})"
             outcome.failures.append(Failure(row_no, expectation_name, config.type, column, value, meta.get("why")))
-    for row in rows:
-        (outcome.failed if row["row_no"] in failed_rows else outcome.passed).append(row)
+    outcome.failed_row_nos = failed_rows
     return outcome

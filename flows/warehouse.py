@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from functools import lru_cache
 from pathlib import Path
 
 import duckdb
@@ -255,7 +256,8 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
         con.unregister("_catalog_rows")
 
 
-_ARROW_TYPES = {"VARCHAR": pa.string(), "DOUBLE": pa.float64(), "INTEGER": pa.int32(), "BIGINT": pa.int64(),
+# DuckDB column type -> the Arrow type a batch is typed as for it
+ARROW_TYPES = {"VARCHAR": pa.string(), "DOUBLE": pa.float64(), "INTEGER": pa.int32(), "BIGINT": pa.int64(),
                 "DATE": pa.date32(), "BOOLEAN": pa.bool_(), "TIMESTAMP": pa.timestamp("us")}
 
 
@@ -266,38 +268,82 @@ def _as_text(value):
     return json.dumps(value, sort_keys=True, default=str) if isinstance(value, (dict, list)) else str(value)
 
 
-def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[dict]) -> None:
-    """Append rows to `table` by column name, typed as the table's columns; columns the rows lack are left null.
+def typed_table(label: str, types: dict[str, str], rows: list[dict], loose_prefix: str | None = None) -> pa.Table:
+    """`rows` as an Arrow table typed as the columns `types` declares (name -> DuckDB type), in the rows' column
+    order; a column named with `loose_prefix` (derived, never landed) may be absent from `types` and is inferred.
 
-    A value that cannot take its column's type raises pyarrow.ArrowInvalid naming the column: the caller decides
-    whether that fails one source (the run goes on) or the run.
+    A value that cannot take its column's type raises pyarrow.ArrowInvalid naming `label`.column: the caller decides
+    whether that fails one source (the run goes on) or the run. An unknown column raises KeyError.
     """
-    if not rows:
-        return
-    schema_name, _, table_name = table.rpartition(".")
-    types = dict(con.execute("select column_name, data_type from information_schema.columns "
-                             "where table_schema = ? and table_name = ?", [schema_name or "main", table_name]).fetchall())
     names = list(dict.fromkeys(key for row in rows for key in row))
-    unknown = [n for n in names if n not in types]
+    unknown = [n for n in names if n not in types and not (loose_prefix and n.startswith(loose_prefix))]
     if unknown:
-        raise KeyError(f"{table}: no column(s) {', '.join(unknown)}")
+        raise KeyError(f"{label}: no column(s) {', '.join(unknown)}")
     columns = {}
     for name in names:
         values = [row.get(name) for row in rows]
-        arrow_type = _ARROW_TYPES.get(types[name])
+        arrow_type = ARROW_TYPES.get(types.get(name, ""))
         if arrow_type == pa.string():
             values = [_as_text(v) for v in values]
         elif arrow_type in (pa.int32(), pa.int64()):
             bad = next((v for v in values if isinstance(v, float) and not v.is_integer()), None)
             if bad is not None:
-                raise pa.ArrowInvalid(f"{table}.{name}: {bad!r} is not a whole number")
+                raise pa.ArrowInvalid(f"{label}.{name}: {bad!r} is not a whole number")
         try:
             columns[name] = pa.array(values, type=arrow_type)
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-            raise pa.ArrowInvalid(f"{table}.{name}: a value is not a {types[name]}: {exc}") from None
-    con.register("_rows", pa.table(columns))
+            raise pa.ArrowInvalid(f"{label}.{name}: a value is not a {types.get(name, 'single type')}: {exc}") from None
+    return pa.table(columns)
+
+
+def table_columns(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, str]:
+    """Columns of `table` (schema.name) in the database: name -> DuckDB type, in order."""
+    schema_name, _, table_name = table.rpartition(".")
+    return dict(con.execute("select column_name, data_type from information_schema.columns "
+                            "where table_schema = ? and table_name = ? order by ordinal_position",
+                            [schema_name or "main", table_name]).fetchall())
+
+
+@lru_cache(maxsize=1)
+def _raw_schema() -> dict[str, dict[str, str]]:
+    scratch = duckdb.connect()
     try:
-        con.execute(f"insert into {table} by name select * from _rows")
+        for ddl in sorted((SQL_DIR / "raw").glob("*.sql")):
+            scratch.execute(ddl.read_text())
+        found: dict[str, dict[str, str]] = {}
+        for table, column, data_type in scratch.execute(
+                "select table_name, column_name, data_type from information_schema.columns "
+                "where table_schema = 'raw' order by table_name, ordinal_position").fetchall():
+            found.setdefault(table, {})[column] = data_type
+        return found
+    finally:
+        scratch.close()
+
+
+def raw_column_types(table: str) -> dict[str, str]:
+    """Columns of raw.`table` as sql/raw declares them (name -> DuckDB type): what a fetched batch is typed as."""
+    return _raw_schema()[table]
+
+
+def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[dict]) -> None:
+    """Append rows to `table` by column name, typed as the table's columns; columns the rows lack are left null.
+
+    A value that cannot take its column's type raises pyarrow.ArrowInvalid naming the column (see typed_table).
+    """
+    if not rows:
+        return
+    insert_arrow(con, table, typed_table(table, table_columns(con, table), rows))
+
+
+def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table, constants: dict | None = None) -> None:
+    """Append an Arrow table to `table` by column name (DuckDB reads the Arrow buffers: no Python row loop), with
+    `constants` (column -> value, e.g. the run id) set on every row."""
+    if data.num_rows == 0:
+        return
+    extra = "".join(f", ${name} as \"{name}\"" for name in constants or {})
+    con.register("_rows", data)
+    try:
+        con.execute(f"insert into {table} by name select *{extra} from _rows", constants or {})
     finally:
         con.unregister("_rows")
 

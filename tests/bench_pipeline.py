@@ -58,12 +58,12 @@ def main() -> int:
 
     _, baseline = timed(lambda: sum(1 for _, page in pages for item in page["PriceList"] if json.loads(item)), repeat=3)
     rows, parse = timed(lambda: aws_pricing.rows_from_pages(pages), repeat=3)
-    batch = SourceBatch("bench", "aws_pricing", "aws_pricing", ["bench"], AS_OF,
+    batch = SourceBatch.of_rows("bench", "aws_pricing", "aws_pricing", ["bench"], AS_OF,
                         [r | {"row_no": i, "source_id": "bench", "data_as_of": AS_OF} for i, r in enumerate(rows)])
     with tempfile.TemporaryDirectory() as tmp:
         con = warehouse.connect(Path(tmp) / "bench.duckdb")
         prepare_warehouse(con, catalog, AS_OF)
-        land_batch(con, SourceBatch("warm", "aws_pricing", "aws_pricing", [], AS_OF, []),
+        land_batch(con, SourceBatch.of_rows("warm", "aws_pricing", "aws_pricing", [], AS_OF, []),
           "bench", AS_OF, catalog)
         _, derive = timed(lambda: checks.add_check_columns([batch], catalog, con))
         _, land = timed(lambda: land_batch(con, batch, "bench", AS_OF, catalog))

@@ -117,6 +117,6 @@ def land(con, catalog, kind: str, rows: list[dict], run_id: str, as_of):
     """Validate and land `rows` as source `kind` (the kind's own table), the way a run does."""
     from flows.land import SourceBatch, land_batch
 
-    batch = SourceBatch(kind, kind, kind, ["test"], as_of,
+    batch = SourceBatch.of_rows(kind, kind, kind, ["test"], as_of,
                         [r | {"row_no": i, "source_id": kind, "data_as_of": as_of} for i, r in enumerate(rows)])
     return land_batch(con, batch, run_id, as_of, catalog)

@@ -252,9 +252,9 @@ def test_sources_are_fetched_side_by_side_and_one_failing_holds_none(prefect_ser
     catalog = azure_sources_catalog(catalog_copy, api.endpoint, ["r1", DENIED, "r3", "r4", "r5"], azure_limit=4)
     batches = fetch_phase(catalog)
     assert [b.source_id for b in batches] == ["azure_1", "azure_2", "azure_3", "azure_4", "azure_5"]
-    assert [len(b.rows) for b in batches] == [1, 0, 1, 1, 1]
+    assert [b.rows_in for b in batches] == [1, 0, 1, 1, 1]
     assert batches[1].error.startswith(f"LiveSourceError: azure retail prices {DENIED} page 1: access denied (HTTP 403)")
-    assert [b.rows[0]["arm_region_name"] for b in batches if b.rows] == ["r1", "r3", "r4", "r5"]
+    assert [b.row_dicts()[0]["arm_region_name"] for b in batches if b.rows_in] == ["r1", "r3", "r4", "r5"]
     assert api.most_in_flight() == 4  # the four sources that answer were all in flight together
     answered = api.answered()
     slowest_s = delay_s + 0.5
@@ -266,7 +266,7 @@ def test_a_cloud_limit_of_one_fetches_its_sources_one_after_another(prefect_serv
     api = slow_prices(0.4)
     catalog = azure_sources_catalog(catalog_copy, api.endpoint, ["r1", "r2", "r3"], azure_limit=1)
     batches = fetch_phase(catalog)
-    assert [len(b.rows) for b in batches] == [1, 1, 1]
+    assert [b.rows_in for b in batches] == [1, 1, 1]
     answered = api.answered()
     assert len(answered) == 3
     assert all(later.arrived_at >= earlier.answered_at for earlier, later in itertools.pairwise(answered))

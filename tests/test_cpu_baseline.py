@@ -61,7 +61,7 @@ def built(tmp_path, small_catalog):
                     aws_product("p5.48xlarge", "55.04", sku="SKU0000000000002"),
                     cpu_product("c8g.metal-24xl", "3.82848").replace("SKU0000000000001", "SKU0000000000003"))
     rows = aws_pricing.rows_from_pages([("test page", page)])
-    batch = SourceBatch("aws_pricing", "aws_pricing", "aws_pricing", ["test"], AS_OF,
+    batch = SourceBatch.of_rows("aws_pricing", "aws_pricing", "aws_pricing", ["test"], AS_OF,
                         [r | {"row_no": i, "source_id": "aws_pricing", "data_as_of": AS_OF}
                          for i, r in enumerate(rows)])
     land_batch(con, batch, "run-1", AS_OF, small_catalog)

@@ -78,7 +78,7 @@ def test_accept_changes_lands_a_source_a_table_level_check_would_hold_back(fresh
         rows = aws_pricing.rows_from_pages([("page", aws_page(
             *(aws_product(t, usd, sku=f"SKU-{t}", gpu=gpus[t]) for t, usd in prices.items())))])
         rows = [r | {"row_no": i, "source_id": "aws_pricing", "data_as_of": as_of} for i, r in enumerate(rows)]
-        return SourceBatch("aws_pricing", "aws_pricing", "aws_pricing", ["page"], as_of, rows)
+        return SourceBatch.of_rows("aws_pricing", "aws_pricing", "aws_pricing", ["page"], as_of, rows)
 
     land_all(fresh_db, catalog, [batch({"p5.48xlarge": "55.04", "g6.2xlarge": "0.9776"},
                                        dt.date(2026, 11, 29))], "run-1", dt.date(2026, 11, 29))

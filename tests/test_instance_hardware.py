@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import shutil
 
+import polars as pl
 import pytest
 import yaml
 from builders import aws_page, aws_product, azure_item, azure_page
@@ -35,7 +36,7 @@ WORKLOADS = {"workloads": {
 
 # ---------------------------------------------------------------- helpers
 def batch(source_id: str, table: str, rows: list[dict]) -> SourceBatch:
-    return SourceBatch(source_id, source_id, table, ["test"], AS_OF,
+    return SourceBatch.of_rows(source_id, source_id, table, ["test"], AS_OF,
                        [r | {"row_no": i, "source_id": source_id, "data_as_of": AS_OF}
                         for i, r in enumerate(rows)])
 
@@ -260,7 +261,7 @@ def test_the_catalog_refuses_two_parts_sharing_an_api_name_without_memory(catalo
 def test_the_price_lists_gpu_count_is_checked_against_the_same_runs_listing(fresh_db, catalog):
     # g9x.test is not in instances.yaml: the count to check against is the listing's 8, landed in the same run
     price = aws_product("g9x.test", "9.6", gpu="4", vcpu="64", sku=sku(7))
-    assert checks.listed_counts(ec2_batch(("east", [l4_type("g9x.test", 8)], "us-east-1")).rows) == {
+    assert checks.listed_counts([pl.from_arrow(ec2_batch(("east", [l4_type("g9x.test", 8)], "us-east-1")).data)]) == {
         ("aws", "g9x.test"): (8, "gpu")}
     loads = land_all(fresh_db, catalog, [ec2_batch(("east", [l4_type("g9x.test", 8)], "us-east-1")),
                                          price_list_batch(price)], RUN, AS_OF)

@@ -64,7 +64,7 @@ def vertex_sku(description: str, units: str, nanos: int, unit: str, *, sku_id: s
 
 def batch(rows: list[dict], source_id: str = "bedrock_pricing", kind: str = "bedrock_pricing",
           table: str = "model_api_prices"):
-    return SourceBatch(source_id, kind, table, ["test"], AS_OF,
+    return SourceBatch.of_rows(source_id, kind, table, ["test"], AS_OF,
                        [r | {"row_no": i, "source_id": source_id, "data_as_of": AS_OF}
                         for i, r in enumerate(rows)])
 

@@ -38,7 +38,7 @@ def write_csv(path, rows: list[dict], columns=None):
 
 
 def batch(source_id: str, table: str, rows: list[dict]) -> SourceBatch:
-    return SourceBatch(source_id, table, table, ["test"], AS_OF,
+    return SourceBatch.of_rows(source_id, table, table, ["test"], AS_OF,
                        [r | {"row_no": i, "source_id": source_id, "data_as_of": AS_OF}
                         for i, r in enumerate(rows)])
 

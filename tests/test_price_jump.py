@@ -19,7 +19,7 @@ def batch(prices: dict[str, str], as_of: dt.date) -> SourceBatch:
     page = aws_page(*(aws_product(t, usd, sku=f"SKU-{t}", gpu=gpus[t]) for t, usd in prices.items()))
     rows = aws_pricing.rows_from_pages([("page", page)])
     rows = [r | {"row_no": i, "source_id": "aws_pricing", "data_as_of": as_of} for i, r in enumerate(rows)]
-    return SourceBatch("aws_pricing", "aws_pricing", "aws_pricing", ["page"], as_of, rows)
+    return SourceBatch.of_rows("aws_pricing", "aws_pricing", "aws_pricing", ["page"], as_of, rows)
 
 
 def test_prices_that_moved_past_the_factor_make_the_source_stale(fresh_db, catalog):

@@ -17,7 +17,7 @@ from flows.sources._common import SourceFormatError
 
 def land(con, catalog, source_id: str, kind: str, table: str, rows: list[dict], run_id: str = "run-1"):
     rows = [r | {"row_no": i, "source_id": source_id, "data_as_of": AS_OF} for i, r in enumerate(rows)]
-    return landing.SourceBatch(source_id, kind, table, ["test"], AS_OF, rows)
+    return landing.SourceBatch.of_rows(source_id, kind, table, ["test"], AS_OF, rows)
 
 
 def land_all(con, catalog, batches):

@@ -17,7 +17,7 @@ AS_OF = dt.date(2026, 11, 30)
 
 
 def land_aws(con, catalog, rows):
-    batch = SourceBatch("aws_test", "aws_pricing", "aws_pricing", ["test"], AS_OF,
+    batch = SourceBatch.of_rows("aws_test", "aws_pricing", "aws_pricing", ["test"], AS_OF,
                         [r | {"row_no": i, "source_id": "aws_test", "data_as_of": AS_OF} for i, r in enumerate(rows)])
     return land_batch(con, batch, "run-1", AS_OF, catalog)
 

@@ -29,7 +29,7 @@ def test_terms_and_operating_systems_are_told_apart(fresh_db, catalog):
     )
     rows = azure_retail.rows_from_pages([("p1", page1), ("p2", page2)])
     assert len(rows) == 5 and rows[2]["source_ref"] == "p2: Items[0]"
-    batch = SourceBatch("az", "azure_retail", "azure_retail", ["t"], AS_OF,
+    batch = SourceBatch.of_rows("az", "azure_retail", "azure_retail", ["t"], AS_OF,
                         [r | {"row_no": i, "source_id": "az", "data_as_of": AS_OF} for i, r in enumerate(rows)])
     land_batch(fresh_db, batch, "run-1", AS_OF, catalog)
     transform.build_models(fresh_db, "run-1", AS_OF)
@@ -60,7 +60,7 @@ def test_linux_low_priority_is_its_own_offer(fresh_db, catalog):
     page = azure_page(azure_item(ND, 29.5, product="Virtual Machines NDsr H100 v5 Series",
                                  meter="ND96isr H100 v5 Low Priority"))
     rows = azure_retail.rows_from_pages([("p", page)])
-    batch = SourceBatch("az", "azure_retail", "azure_retail", ["t"], AS_OF,
+    batch = SourceBatch.of_rows("az", "azure_retail", "azure_retail", ["t"], AS_OF,
                         [r | {"row_no": i, "source_id": "az", "data_as_of": AS_OF} for i, r in enumerate(rows)])
     land_batch(fresh_db, batch, "run-1", AS_OF, catalog)
     transform.build_models(fresh_db, "run-1", AS_OF)

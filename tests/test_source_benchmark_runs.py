@@ -109,8 +109,10 @@ def test_the_slo_picks_the_fastest_level_that_meets_it_and_its_success_rate_pric
 
 
 def test_an_own_run_of_an_unknown_accelerator_is_quarantined(curve_catalog, fresh_db):
-    batch = fetch_source(curve_catalog, "own_runs")
-    batch.rows[0]["accelerator"] = "nvidia h100"
+    fetched = fetch_source(curve_catalog, "own_runs")
+    rows = fetched.row_dicts()
+    rows[0]["accelerator"] = "nvidia h100"
+    batch = SourceBatch.of_rows(fetched.source_id, fetched.kind, fetched.table, fetched.files, fetched.data_as_of, rows)
     load = land_batch(fresh_db, batch, RUN, AS_OF, curve_catalog)
     assert (load.rows_landed, load.rows_quarantined) == (2, 1)
     assert fresh_db.execute("select expectation, unexpected_value from ops.quarantine").fetchall() == [
@@ -139,7 +141,7 @@ def test_infinite_or_missing_figures_are_quarantined_with_the_reason(fresh_db, c
         writer.writerow(base | {"output_tokens_per_s": "inf"})
         writer.writerow(base | {"tpot_p99_ms": ""})
     rows = benchmark_runs.read_file(path, "runs.csv")
-    batch = SourceBatch("own", "benchmark_runs", "benchmark_runs", ["runs.csv"], AS_OF,
+    batch = SourceBatch.of_rows("own", "benchmark_runs", "benchmark_runs", ["runs.csv"], AS_OF,
                         [r | {"row_no": i, "source_id": "own", "data_as_of": AS_OF} for i, r in enumerate(rows)])
     load = land_batch(fresh_db, batch, RUN, AS_OF, catalog)
     assert (load.rows_landed, load.rows_quarantined) == (1, 2)
@@ -170,7 +172,7 @@ def write_runs(path, rows: list[dict], columns=benchmark_runs.CSV_COLUMNS):
 
 def land_runs(con, catalog, path, metadata=None) -> SourceLoad:
     rows = benchmark_runs.read_file(path, path.name, metadata=metadata)
-    batch = SourceBatch("own", "benchmark_runs", "benchmark_runs", [path.name], AS_OF,
+    batch = SourceBatch.of_rows("own", "benchmark_runs", "benchmark_runs", [path.name], AS_OF,
                         [r | {"row_no": i, "source_id": "own", "data_as_of": AS_OF} for i, r in enumerate(rows)])
     return land_batch(con, batch, RUN, AS_OF, catalog)
 

@@ -15,7 +15,7 @@ AS_OF = dt.date(2026, 11, 30)
 
 def land(con, catalog, skus):
     rows = gcp_billing.rows_from_pages([("skus", {"skus": skus, "nextPageToken": ""})])
-    batch = SourceBatch("gcp", "gcp_billing", "gcp_billing", ["t"], AS_OF,
+    batch = SourceBatch.of_rows("gcp", "gcp_billing", "gcp_billing", ["t"], AS_OF,
                         [r | {"row_no": i, "source_id": "gcp", "data_as_of": AS_OF} for i, r in enumerate(rows)])
     return land_batch(con, batch, "run-1", AS_OF, catalog)
 

@@ -355,7 +355,7 @@ def test_malformed_input_names_the_file_and_the_key(tmp_path, module, page, mess
 # ---------------------------------------------------------------- landing and staging
 def land(con, catalog, kind: str, rows: list[dict], run_id: str, as_of):
     """Validate and land `rows` as source `kind` into raw.instance_types, the way a run does."""
-    batch = SourceBatch(kind, kind, "instance_types", ["test"], as_of,
+    batch = SourceBatch.of_rows(kind, kind, "instance_types", ["test"], as_of,
                         [r | {"row_no": i, "source_id": kind, "data_as_of": as_of} for i, r in enumerate(rows)])
     return land_batch(con, batch, run_id, as_of, catalog)
 

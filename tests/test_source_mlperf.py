@@ -16,7 +16,7 @@ AS_OF = dt.date(2026, 11, 30)
 
 
 def batch_of(kind, rows):
-    return SourceBatch(kind, kind, kind, ["t"], AS_OF,
+    return SourceBatch.of_rows(kind, kind, kind, ["t"], AS_OF,
                        [r | {"row_no": i, "source_id": kind, "data_as_of": AS_OF} for i, r in enumerate(rows)])
 
 
@@ -235,7 +235,7 @@ def test_two_submissions_of_one_system_name_with_different_description_files_bot
     newer["details_url"] = copy["details_url"] = older["details_url"].replace("23.04", "24.04")
     write_training_csv(path, [older, newer, copy])
     batch = batch_of("mlperf_training", mlperf_training.read_file(path, "d.csv"))
-    checks.add_check_columns([batch], catalog, fresh_db)
+    [batch] = checks.add_check_columns([batch], catalog, fresh_db)
     load = land_batch(fresh_db, batch, "run-1", AS_OF, catalog)
     assert (load.rows_landed, load.rows_quarantined) == (2, 1)
     assert fresh_db.execute("select time_to_train_minutes from raw.mlperf_training order by row_no").fetchall() == [

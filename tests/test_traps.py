@@ -9,6 +9,7 @@ import io
 import json
 
 import pandas as pd
+import polars as pl
 import pytest
 from builders import aws_page, aws_product, azure_item, azure_page, gcp_sku, mlperf_inference_result
 
@@ -25,7 +26,7 @@ ND_LINUX = "Virtual Machines NDsr H100 v5 Series"
 
 # ---------------------------------------------------------------- helpers
 def batch(source_id: str, kind: str, table: str, rows: list[dict], as_of: dt.date = AS_OF) -> SourceBatch:
-    return SourceBatch(source_id, kind, table, ["test"], as_of,
+    return SourceBatch.of_rows(source_id, kind, table, ["test"], as_of,
                        [r | {"row_no": i, "source_id": source_id, "data_as_of": as_of}
                         for i, r in enumerate(rows)])
 
@@ -204,7 +205,7 @@ def test_mlperf_duplicates_exact_and_conflicting(fresh_db, catalog):
 def test_rows_without_any_key_are_not_duplicates_of_each_other():
     rows = [{"row_no": 0, "sku": None, "offer_term_code": None, "rate_code": None, "price_usd": 1.0},
             {"row_no": 1, "sku": None, "offer_term_code": None, "rate_code": None, "price_usd": 2.0}]
-    assert checks.duplicate_notes(rows, checks.NATURAL_KEYS["aws_pricing"]) == {}
+    assert checks.duplicate_notes(pl.DataFrame(rows), checks.NATURAL_KEYS["aws_pricing"]) == {}
 
 
 # ---------------------------------------------------------------- "an Azure ND96isr_H100_v5 listed with 12 GPUs"
