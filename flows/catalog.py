@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -497,6 +498,12 @@ class Catalog(Strict):
     workloads: WorkloadsFile
     sources: SourcesFile
     notifications: NotificationsFile = Field(default_factory=NotificationsFile)
+
+    def digest(self) -> str:
+        """A digest of what the rankings and the row checks rest on (accelerators, instances, models, workloads), to
+        tell a catalog edit."""
+        parts = [part.model_dump_json() for part in (self.accelerators, self.instances, self.models, self.workloads)]
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
     @model_validator(mode="after")
     def _cross_references(self) -> Catalog:

@@ -8,6 +8,7 @@ stores, and they are not landed in raw tables.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import re
@@ -257,6 +258,18 @@ def gcp_on_demand(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 # ---------------------------------------------------------------- entry points
+# landed table -> the tables whose batches in the same run its check columns read; with none in the run, the spot
+# check reads the warehouse's last landed on-demand prices instead (warehouse_inputs_digest)
+CHECK_INPUTS: dict[str, tuple[str, ...]] = {"aws_spot": ("aws_pricing",), "aws_pricing": ("instance_types",)}
+
+
+def warehouse_inputs_digest(con, table: str) -> str:
+    """Digest of what the checks read from the warehouse when no batch of `table` is in the run."""
+    if table == "aws_pricing":
+        return hashlib.sha256(repr(sorted(warehouse_aws_on_demand(con).items())).encode()).hexdigest()
+    return "nothing"  # without a listing in the run, the Price List counts are checked against instances.yaml only
+
+
 def add_check_columns(batches: list, catalog, con) -> list:
     """The batches (landing.SourceBatch, each with its Arrow `data`) with the `check_*` columns their suites read
     added, computed with polars over the whole batch."""

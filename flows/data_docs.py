@@ -4,6 +4,7 @@ the run's validation results, published with the reports under reports/<date>/da
 from __future__ import annotations
 
 import datetime as dt
+import html
 import re
 import shutil
 from dataclasses import dataclass
@@ -55,6 +56,21 @@ def build_site(batches: list[ValidatedBatch], site_dir: Path, run_id: str,
         context.validation_results_store.set(key, batch.result)
     context.build_data_docs(site_names=[SITE_NAME])
     _prune_static(site_dir)
+    return site_dir / "index.html"
+
+
+def write_reused_index(site_dir: Path, run_id: str, reused: list[tuple[str, str]]) -> Path:
+    """The site of a run that validated nothing: every source's input was unchanged since the run that validated it
+    (`reused`: source id, that run's id), whose Data Docs were published with that run's reports. No GX is needed."""
+    if site_dir.exists():
+        shutil.rmtree(site_dir)
+    site_dir.mkdir(parents=True)
+    items = "".join(f"<li>{html.escape(source_id)}: validated by run {html.escape(by)}</li>" for source_id, by in reused)
+    (site_dir / "index.html").write_text(
+        f"<!doctype html><meta charset=utf-8><title>Data Docs: run {html.escape(run_id)}</title>"
+        f"<h1>Run {html.escape(run_id)} validated no batch</h1><p>Each source's input was unchanged since the run "
+        f"that validated and landed it; this run reused those rows. Their validation results are in the Data Docs "
+        f"published with that run's reports.</p><ul>{items}</ul>\n", encoding="utf-8")
     return site_dir / "index.html"
 
 

@@ -4,6 +4,7 @@ and keep a source that failed running on its last good data (stale)."""
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import logging
 from dataclasses import dataclass, replace
@@ -41,6 +42,7 @@ class SourceBatch:
     data: pa.Table | None = None
     error: str | None = None  # why the source could not be read this run: it is stale
     rejected_by: str | None = None  # the table-level check that rejected the rows it read (they are quarantined)
+    data_digest: str | None = None  # sha256 of `data` as Arrow IPC: the content, whichever file or API it came from
 
     @property
     def rows_in(self) -> int:
@@ -62,7 +64,7 @@ class SourceBatch:
             })
             return cls(source_id, kind, table, files, data_as_of, as_json, rejected_by="landing_rejected",
                        error=redact_text(f"{type(exc).__name__} while landing: {exc}"))
-        return cls(source_id, kind, table, files, data_as_of, data)
+        return cls(source_id, kind, table, files, data_as_of, data, data_digest=arrow_digest(data))
 
     def row_dicts(self, row_nos=None) -> list[dict]:
         """The batch's rows as dicts (all, or those whose row_no is in `row_nos`): for the few that are quarantined."""
@@ -84,6 +86,69 @@ class SourceLoad:
     status: str = "landed"  # landed | stale
     error: str | None = None
     stale_since: dt.date | None = None  # as-of date of the last good data a stale source runs on
+    reused_from: str | None = None  # the run whose validated, landed rows this load reuses (its input is unchanged)
+
+
+def arrow_digest(data: pa.Table) -> str:
+    """sha256 of an Arrow table as an IPC stream: equal for equal columns, types and values."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, data.schema) as writer:
+        writer.write_table(data)
+    return hashlib.sha256(sink.getvalue()).hexdigest()
+
+
+# The code that decides what landing does with a batch's rows: a change to it re-validates every source.
+LANDING_CODE = tuple(Path(__file__).with_name(name) for name in ("land.py", "checks.py", "validate.py"))
+
+
+def input_digests(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[SourceBatch]) -> dict[str, str]:
+    """source_id -> digest of everything validating and landing its batch depends on: the rows as read (not the
+    file names or dates they came under), the table's suite, the catalog the expectations and checks read, the
+    landing code, and the batches its multi-row checks read (checks.CHECK_INPUTS). Batches not read have none."""
+    code = hashlib.sha256(b"".join(path.read_bytes() for path in LANDING_CODE)).hexdigest()
+    own = {b.source_id: b.data_digest for b in batches if b.data_digest and not b.error}
+    digests = {}
+    for b in batches:
+        if b.source_id not in own:
+            continue
+        suite = catalog.root / "expectations" / f"{b.table}.json"
+        parts = [own[b.source_id], b.table, code, catalog.digest(),
+                 hashlib.sha256(suite.read_bytes()).hexdigest() if suite.is_file() else "no suite"]
+        for table in checks.CHECK_INPUTS.get(b.table, ()):
+            read = sorted(own[o.source_id] for o in batches if o.table == table and o.source_id in own)
+            parts.append(f"{table}:{','.join(read)}" if read else
+                         f"{table} from the warehouse:{checks.warehouse_inputs_digest(con, table)}")
+        digests[b.source_id] = hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    return digests
+
+
+@dataclass(frozen=True)
+class PreviousLoad:
+    """A source's last load that landed: what a batch with the same input digest reuses."""
+
+    run_id: str
+    used_run_id: str
+    input_digest: str | None
+    data_as_of: dt.date | None
+    files: int | None
+    rows_in: int
+    rows_landed: int
+    rows_quarantined: int
+
+
+def previous_load(con: duckdb.DuckDBPyConnection, source_id: str) -> PreviousLoad | None:
+    """The source's latest landed load whose landed rows are all still in the warehouse."""
+    found = con.execute(
+        "select run_id, used_run_id, input_digest, data_as_of, files, rows_in, rows_landed, rows_quarantined, "
+        "landed_table from ops.source_loads where source_id = ? and status = 'landed' and used_run_id is not null "
+        "order by as_of desc, run_id desc limit 1", [source_id]).fetchall()
+    if not found:
+        return None
+    *fields_, table = found[0]
+    load = PreviousLoad(*fields_)
+    [(rows,)] = con.execute(f"select count(*) from {table} where source_id = ? and run_id = ?",
+                            [source_id, load.used_run_id]).fetchall()
+    return load if rows == load.rows_landed else None
 
 
 def display_path(path: Path) -> str:
@@ -185,6 +250,7 @@ def land_batch(
     as_of: dt.date,
     catalog: Catalog,
     validated: list[data_docs.ValidatedBatch] | None = None,
+    input_digest: str | None = None,
 ) -> SourceLoad:
     """Validate a batch with its table's suite; land passing rows in raw.<table>, the rest in ops.quarantine.
 
@@ -236,10 +302,31 @@ def land_batch(
         "rows_quarantined": load.rows_quarantined,
         "status": "landed",
         "used_run_id": run_id,
+        "input_digest": input_digest,
     }])
     log.info("%s: %d rows in, %d landed in raw.%s, %d quarantined",
              batch.source_id, load.rows_in, load.rows_landed, batch.table, load.rows_quarantined)
     return load
+
+
+def reuse_load(con: duckdb.DuckDBPyConnection, batch: SourceBatch, run_id: str, as_of: dt.date,
+               previous: PreviousLoad, quarantined: pa.Table) -> SourceLoad:
+    """Land nothing: the batch is the one `previous` validated and landed (same input digest). Its load reads that
+    run's rows, and the rows it quarantined are recorded again for this run (`quarantined`, read before this date's
+    earlier rows were cleared), so this run's ops tables say what a cold run's would."""
+    tag = {"run_id": run_id, "as_of": as_of}
+    warehouse.insert_arrow(con, "ops.quarantine", quarantined.drop_columns(["run_id", "as_of"]), tag)
+    warehouse.insert_rows(con, "ops.source_loads", [{
+        **tag, "source_id": batch.source_id, "kind": batch.kind, "landed_table": f"raw.{batch.table}",
+        "data_as_of": previous.data_as_of, "files": previous.files, "rows_in": previous.rows_in,
+        "rows_landed": previous.rows_landed, "rows_quarantined": previous.rows_quarantined, "status": "landed",
+        "used_run_id": previous.used_run_id, "input_digest": previous.input_digest, "reused_from": previous.run_id,
+    }])
+    log.info("%s: unchanged since run %s (input digest %s): reused its %d landed and %d quarantined rows, not "
+             "validated again", batch.source_id, previous.run_id, (previous.input_digest or "")[:12],
+             previous.rows_landed, previous.rows_quarantined)
+    return SourceLoad(batch.source_id, batch.table, previous.rows_in, previous.rows_landed, previous.rows_quarantined,
+                      reused_from=previous.run_id)
 
 
 def days_stale(load: SourceLoad, as_of: dt.date) -> int | None:
@@ -360,12 +447,23 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
     """
     warehouse.apply_ddl(con)
     checks.check_catalog(catalog)
+    # a batch whose input digest equals its source's last landed load is not validated or landed again
+    digests = input_digests(con, catalog, batches)
+    previous = {s_id: previous_load(con, s_id) for s_id in digests}
+    reused = {s_id: previous[s_id] for s_id, digest in digests.items()
+              if previous[s_id] is not None and previous[s_id].input_digest == digest}
+    # read before this date's rows are cleared: a same-date re-run reuses the earlier run's
+    reused_quarantine = {s_id: con.sql("select * from ops.quarantine where run_id = $run and source_id = $source",
+                                       params={"run": load.run_id, "source": s_id}).to_arrow_table()
+                         for s_id, load in reused.items()}
     checked = []
     for b in batches:
-        problem = None if b.error or b.source_id in accept_changes else table_level_problem(con, catalog, b)
+        skip = b.error or b.source_id in accept_changes or b.source_id in reused
+        problem = None if skip else table_level_problem(con, catalog, b)
         checked.append(replace(b, rejected_by=problem[0], error=problem[1]) if problem else b)
-    with_checks = iter(checks.add_check_columns([b for b in checked if not b.error], catalog, con))
-    checked = [b if b.error else next(with_checks) for b in checked]
+    to_check = [b for b in checked if not b.error and b.source_id not in reused]
+    with_checks = dict(zip([id(b) for b in to_check], checks.add_check_columns(to_check, catalog, con), strict=True))
+    checked = [with_checks.get(id(b), b) for b in checked]
     fallbacks = {s_id: replaced for s_id, replaced in (fallbacks or {}).items()
                  if s_id in {b.source_id for b in checked}}
     fallback_ids = {other_id for replaced in fallbacks.values() for other_id in replaced}
@@ -379,10 +477,15 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
         if b.error:
             loads.append(record_stale(con, b, run_id, as_of, last_good[b.source_id]))
             continue
+        if b.source_id in reused:
+            loads.append(reuse_load(con, b, run_id, as_of, reused[b.source_id], reused_quarantine[b.source_id]))
+            continue
         con.begin()
         try:
-            con.execute(f"delete from raw.{b.table} where as_of = ? and source_id = ?", [as_of, b.source_id])
-            load = land_batch(con, b, run_id, as_of, catalog, validated)
+            # this date's earlier rows of the source, unless a run of another date reads them
+            con.execute(f"delete from raw.{b.table} where as_of = ? and source_id = ? and run_id not in "
+                        f"({warehouse.RUNS_READ_ELSEWHERE})", [as_of, b.source_id, as_of])
+            load = land_batch(con, b, run_id, as_of, catalog, validated, digests.get(b.source_id))
         except (*BATCH_DATA_ERRORS, BatchDataError) as exc:
             con.rollback()  # the batch's rows and the delete of its earlier same-date rows, undone together
             failed = replace(b, rejected_by="landing_rejected",

@@ -106,11 +106,17 @@ def land(building: Path, catalog: Catalog, batches: list[landing.SourceBatch], r
         loads = landing.land_all(con, catalog, batches, run_id, as_of, validated, accept_changes, fallbacks)
     finally:
         con.close()
-    data_docs.build_site(validated, docs_dir, run_id)
+    if validated or not any(load.reused_from for load in loads):
+        data_docs.build_site(validated, docs_dir, run_id)
+    else:  # nothing was validated: every source that landed was reused
+        data_docs.write_reused_index(docs_dir, run_id, [(ld.source_id, ld.reused_from) for ld in loads if ld.reused_from])
     for load in loads:
         if load.status == "stale":
             logger.warning("%s is stale (%s): the run uses %s", load.source_id, load.error,
                            f"the rows of its last good run (as of {load.stale_since})" if load.stale_since else "no data from it")
+        elif load.reused_from:
+            logger.info("%s: unchanged since run %s: reused its %d landed and %d quarantined rows (not validated "
+                        "again)", load.source_id, load.reused_from, load.rows_landed, load.rows_quarantined)
         else:
             logger.info("%s: %d rows in, %d landed in raw.%s, %d quarantined",
                         load.source_id, load.rows_in, load.rows_landed, load.table, load.rows_quarantined)
@@ -129,7 +135,8 @@ def build_and_render(building: Path, catalog: Catalog, loads: list[landing.Sourc
     con = warehouse.connect(building)
     try:
         for model in pipeline.build(con, run_id, as_of, catalog):
-            logger.info("built %s.%s: %d rows", model.layer, model.name, model.rows)
+            logger.info("%s %s.%s: %d rows%s", "reused" if model.reused else "built", model.layer, model.name,
+                        model.rows, " (its inputs are unchanged)" if model.reused else "")
         pipeline.record_run(con, run_id, as_of, started_at, catalog, loads)
         publishing.render_reports_to(con, as_of, staging_dir)
         # one run per as-of date: a re-run replaces its date's run

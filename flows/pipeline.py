@@ -6,7 +6,6 @@ The Prefect flow in flows/nightly.py calls these plain functions (landing: flows
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import logging
 import os
 import uuid
@@ -136,9 +135,7 @@ def record_run(con, run_id: str, as_of: dt.date, started_at: dt.datetime, catalo
 
 def catalog_digest(catalog: Catalog) -> str:
     """A digest of what the rankings rest on (accelerators, instances, models, workloads), to tell a catalog edit."""
-    parts = [part.model_dump_json() for part in (catalog.accelerators, catalog.instances, catalog.models,
-                                                 catalog.workloads)]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    return catalog.digest()
 
 
 def build(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, catalog: Catalog) -> list[transform.BuiltModel]:

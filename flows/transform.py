@@ -1,13 +1,20 @@
 """The SQL runner: file name = model name, one select per file, layers run in a fixed order
 (within a layer, a model runs after the models it reads).
 
-staging and intermediate hold this run's rows only (rebuilt each run); marts keep every as-of date,
-this run's date replaced. After the build, each sql/tests/*.sql query must return no rows.
+staging and intermediate hold this run's rows only; marts keep every as-of date, this run's date replaced. After
+the build, each sql/tests/*.sql query must return no rows.
+
+Incremental: a model whose inputs are unchanged is not built again. Its fingerprint is a digest of its SQL, the
+macros, the as-of date when it reads it, and the content of every relation it reads (the models before it, the
+catalog tables, the raw rows); ops.model_builds keeps the fingerprint each model (each mart and as-of date) was last
+built with. A model that reads ops.* (run history) is built every run, and so is one that writes the run id outside
+a mart; a reused mart's rows of the date get this run's id.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import logging
 import re
 from dataclasses import dataclass
@@ -30,6 +37,51 @@ class BuiltModel:
     layer: str
     name: str
     rows: int
+    reused: bool = False  # its inputs were unchanged: the table (a mart's rows of the date) was kept
+
+
+_RELATION = re.compile(r"\b(raw|ops|catalog|staging|intermediate|marts)\.([a-z_][a-z0-9_]*)\b")
+
+
+def _reads(text: str) -> set[tuple[str, str]]:
+    """(schema, table) of every relation a model's SQL names outside its comments."""
+    return set(_RELATION.findall(re.sub(r"--[^\n]*", "", text)))
+
+
+def content_digest(con: duckdb.DuckDBPyConnection, relation: str, where: str = "", params: list | None = None,
+                   exclude: tuple[str, ...] = ()) -> str:
+    """Digest of a table's rows (order-free: a sum of row hashes, with the count), without the columns `exclude`."""
+    present = [c for c in exclude if c in _columns(con, *relation.split("."))]
+    columns = f"* exclude ({', '.join(present)})" if present else "*"
+    [(count, total)] = con.execute(f"select count(*), sum(hash(r)::hugeint) from (select {columns} from {relation} "
+                                   f"{where}) r", params or []).fetchall()
+    return f"{count}:{total or 0}"
+
+
+def _raw_digest(con: duckdb.DuckDBPyConnection, table: str) -> str:
+    """Digest of a raw table: which runs' rows of which sources it holds (landed rows never change)."""
+    [(count, runs)] = con.execute(f"select count(*), string_agg(distinct source_id || '/' || run_id, ',' "
+                                  f"order by source_id || '/' || run_id) from raw.{table}").fetchall()
+    return f"{count}:{hashlib.sha256((runs or '').encode()).hexdigest()}"
+
+
+def _fingerprint(con: duckdb.DuckDBPyConnection, text: str, macros: str, as_of: dt.date,
+                 digests: dict[str, str]) -> str | None:
+    """Digest of a model's SQL and inputs; None when it must be built every run (it reads run history, or writes the
+    run id into a rebuilt table)."""
+    reads = _reads(text)
+    if any(schema == "ops" for schema, _ in reads):
+        return None
+    parts = [text, macros, f"as_of={as_of}" if "getvariable('as_of')" in text else ""]
+    for schema, table in sorted(reads):
+        relation = f"{schema}.{table}"
+        if relation not in digests:
+            if not _table_exists(con, schema, table):
+                return None  # a relation the build has not made (the model will fail and say so)
+            digests[relation] = (_raw_digest(con, table) if schema == "raw"
+                                 else content_digest(con, relation, exclude=("run_id",)))
+        parts.append(f"{relation}={digests[relation]}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
 def _table_exists(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> bool:
@@ -80,30 +132,70 @@ def _in_dependency_order(layer: str, paths: list[Path]) -> list[Path]:
     return ordered
 
 
+def _previous_build(con: duckdb.DuckDBPyConnection, model: str, as_of: dt.date | None) -> tuple[str, str] | None:
+    found = con.execute("select fingerprint, content_digest from ops.model_builds where model = ? and "
+                        "as_of is not distinct from ?", [model, as_of]).fetchall()
+    return found[0] if found else None
+
+
+def _record_build(con: duckdb.DuckDBPyConnection, model: str, as_of: dt.date | None, fingerprint: str,
+                  digest: str, run_id: str) -> None:
+    con.execute("delete from ops.model_builds where model = ? and as_of is not distinct from ?", [model, as_of])
+    con.execute("insert into ops.model_builds values (?, ?, ?, ?, ?, now()::timestamp)",
+                [model, as_of, fingerprint, digest, run_id])
+
+
 def build_models(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, sql_dir: Path = SQL_DIR) -> list[BuiltModel]:
+    """Build every model in order; keep those whose fingerprint equals the one they were last built with."""
     con.execute("set variable run_id = ?", [run_id])
     con.execute("set variable as_of = ?", [as_of.isoformat()])
+    macros = (sql_dir / "macros.sql").read_text()
+    digests: dict[str, str] = {}  # relation -> content digest, as this run's models read it
     built = []
     for layer in LAYERS:
         for path in _in_dependency_order(layer, sorted((sql_dir / layer).glob("*.sql"))):
             name = path.stem
+            relation = f"{layer}.{name}"
             select = path.read_text().strip().rstrip(";")
-            try:
-                if layer != "marts":
-                    con.execute(f"create or replace table {layer}.{name} as {select}")
-                elif _table_exists(con, "marts", name):
-                    _append_run(con, name, select, as_of)
-                else:
-                    con.execute(f"create table marts.{name} as {select}")
-            except duckdb.Error as exc:
-                raise ModelError(f"sql/{layer}/{path.name}: {exc}") from exc
-            if layer == "marts":
-                rows = con.execute(f"select count(*) from marts.{name} where as_of = ?", [as_of]).fetchall()[0][0]
+            mart_date = as_of if layer == "marts" else None
+            fingerprint = _fingerprint(con, select, macros, as_of, digests)
+            if layer != "marts" and "getvariable('run_id')" in select:
+                fingerprint = None
+            where, params = ("where as_of = ?", [as_of]) if layer == "marts" else ("", [])
+            previous = _previous_build(con, relation, mart_date) if fingerprint else None
+            reused = bool(previous and previous[0] == fingerprint and _table_exists(con, layer, name)
+                          and content_digest(con, relation, where, params, ("run_id",)) == previous[1])
+            if reused:
+                if layer == "marts" and "run_id" in _columns(con, layer, name):
+                    con.execute(f"update {relation} set run_id = ? where as_of = ?", [run_id, as_of])
             else:
-                rows = con.execute(f"select count(*) from {layer}.{name}").fetchall()[0][0]
-            built.append(BuiltModel(layer, name, rows))
-            log.info("built %s.%s (%d rows)", layer, name, rows)
+                try:
+                    if layer != "marts":
+                        con.execute(f"create or replace table {relation} as {select}")
+                    elif _table_exists(con, "marts", name):
+                        _append_run(con, name, select, as_of)
+                    else:
+                        con.execute(f"create table marts.{name} as {select}")
+                except duckdb.Error as exc:
+                    raise ModelError(f"sql/{layer}/{path.name}: {exc}") from exc
+                if fingerprint:
+                    _record_build(con, relation, mart_date, fingerprint,
+                                  content_digest(con, relation, where, params, ("run_id",)), run_id)
+            digests.pop(relation, None)  # a later model that reads it digests the table as it is now
+            [(rows,)] = con.execute(f"select count(*) from {relation} {where}", params).fetchall()
+            built.append(BuiltModel(layer, name, rows, reused))
+            log.info("%s %s (%d rows)%s", "reused" if reused else "built", relation, rows,
+                     ": its inputs are unchanged" if reused else "")
+    _drop_rows_of_removed_marts(con, {m.name for m in built if m.layer == "marts"}, as_of)
     return built
+
+
+def _drop_rows_of_removed_marts(con: duckdb.DuckDBPyConnection, marts: set[str], as_of: dt.date) -> None:
+    """A mart table no model builds any more keeps its history, but no rows of this date (which it did not build)."""
+    for (table,) in con.execute("select table_name from information_schema.tables where table_schema = 'marts' "
+                                "and table_type = 'BASE TABLE'").fetchall():
+        if table not in marts:
+            con.execute(f"delete from marts.{table} where as_of = ?", [as_of])
 
 
 def run_sql_tests(con: duckdb.DuckDBPyConnection, sql_dir: Path = SQL_DIR) -> None:

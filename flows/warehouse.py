@@ -348,18 +348,21 @@ def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table, con
         con.unregister("_rows")
 
 
-def clear_as_of(con: duckdb.DuckDBPyConnection, as_of, keep_sources: set[str] = frozenset()) -> None:
-    """Re-running an as-of date replaces that date's rows instead of duplicating them.
+# Runs whose landed rows a run of another as-of date reads (it reused them, or ran on them while stale): they stay
+# when their own date is re-run. One parameter: the date being cleared.
+RUNS_READ_ELSEWHERE = "select used_run_id from ops.source_loads where as_of <> ? and used_run_id is not null"
 
-    Landed rows of `keep_sources` (stale this run) stay: they may be the last good data the run falls back on.
+
+def clear_as_of(con: duckdb.DuckDBPyConnection, as_of, keep_sources: set[str] = frozenset()) -> None:
+    """Re-running an as-of date replaces that date's rows instead of duplicating them (raw and ops here; the build
+    replaces each mart's rows of the date, or keeps them when the mart's inputs are unchanged: transform.py).
+
+    Landed rows of `keep_sources` (this run's sources) stay until each lands anew: they may be the last good data
+    the run falls back on, or the rows it reuses; so do rows a run of another date reads.
     """
     keep = sorted(keep_sources) or [""]
     for table in [f"raw.{t}" for t in RAW_TABLES]:
-        con.execute(f"delete from {table} where as_of = ? and source_id not in (select unnest(?))", [as_of, keep])
+        con.execute(f"delete from {table} where as_of = ? and source_id not in (select unnest(?)) "
+                    f"and run_id not in ({RUNS_READ_ELSEWHERE})", [as_of, keep, as_of])
     for table in ["ops.source_loads", "ops.quarantine", "ops.runs"]:
         con.execute(f"delete from {table} where as_of = ?", [as_of])
-    existing = {r[0] for r in con.execute(
-        "select table_name from information_schema.tables where table_schema = 'marts' and table_type = 'BASE TABLE'"
-    ).fetchall()}
-    for table in existing:
-        con.execute(f"delete from marts.{table} where as_of = ?", [as_of])

@@ -20,6 +20,8 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 # the fixtures are dated 2026-11-30 and later, whatever the clock says (tests of the refusal unset it)
 os.environ.setdefault("HWEVAL_ALLOW_FUTURE_AS_OF", "1")
+# charts are drawn, not read from a cache between test runs (tests/test_charts.py tests the cache with its own folder)
+os.environ["HWEVAL_CHART_CACHE"] = ""
 
 CATALOGS = PROJECT_ROOT / "catalogs"
 AS_OF = dt.date(2026, 11, 30)

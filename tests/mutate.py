@@ -45,6 +45,7 @@ OFFER_TESTS = ("tests/test_macros.py", OFFER_FILE_RUN, "tests/test_price_sheet.p
 CATALOG_TESTS = ("tests/test_traps.py",)
 AWS_PARSER_TESTS = ("tests/test_source_aws_pricing.py",)
 HARDWARE_TESTS = ("tests/test_instance_hardware.py",)
+INCREMENTAL_TESTS = ("tests/test_incremental.py",)
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,13 @@ MUTATIONS = (
     Mutation("worst-tensor-parallel-group", INFERENCE,
              "replicas_per_instance * replica_tokens_per_s / instances_per_replica desc",
              "replicas_per_instance * replica_tokens_per_s / instances_per_replica asc", COST_TESTS),
+    # ---------------------------------------------------------------- issue 15: incremental re-runs
+    Mutation("reuse-ignores-the-catalog", "flows/land.py",
+             "parts = [own[b.source_id], b.table, code, catalog.digest(),",
+             "parts = [own[b.source_id], b.table, code, \"any catalog\",", INCREMENTAL_TESTS),
+    Mutation("model-reuse-ignores-its-inputs", "flows/transform.py",
+             '        parts.append(f"{relation}={digests[relation]}")',
+             '        parts.append(relation)', INCREMENTAL_TESTS),
     Mutation("check-catalog-returns-at-once", "flows/checks.py",
              "    rows = accelerator_rows(catalog)\n    suite = load_suite_json(",
              "    return\n    suite = load_suite_json(", CATALOG_TESTS),

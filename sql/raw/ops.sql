@@ -29,7 +29,9 @@ create table if not exists ops.source_loads (
     status varchar not null,          -- landed | stale (the source could not be read: the run uses its last good data)
     error varchar,                    -- why a stale source could not be read
     used_run_id varchar,              -- the run whose landed rows of this source the models read
-    stale_since date                  -- as-of date of the last good data a stale source runs on
+    stale_since date,                 -- as-of date of the last good data a stale source runs on
+    input_digest varchar,             -- digest of the batch as read and of what validating it depends on (land.py)
+    reused_from varchar               -- a run whose validated, landed rows this one reused (same input_digest)
 );
 create table if not exists ops.quarantine (
     run_id varchar not null,
@@ -44,4 +46,12 @@ create table if not exists ops.quarantine (
     column_name varchar,
     unexpected_value varchar,
     row_json varchar not null         -- the whole rejected row, kept
+);
+create table if not exists ops.model_builds (
+    model varchar not null,           -- <layer>.<name>
+    as_of date,                       -- marts: the as-of date whose rows the build wrote; null for rebuilt layers
+    fingerprint varchar not null,     -- digest of the model's SQL and of everything it read (transform.py)
+    content_digest varchar not null,  -- digest of what it holds (a mart: its rows of that date, run_id aside)
+    run_id varchar not null,          -- the run that built it
+    built_at timestamp not null
 );

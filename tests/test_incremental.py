@@ -1,0 +1,118 @@
+"""Incremental re-runs (issue 15 item 3): a source whose batch is unchanged since its last landed load is not validated
+or landed again, models none of whose inputs changed are not built again, and the warehouse ends up as a cold run's
+(table digests equal, run identity aside)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from conftest import CATALOGS
+
+from flows import pipeline, transform, warehouse
+from flows.catalog import load_catalog
+from flows.land import fetch_source, land_all
+
+AS_OF = dt.date(2026, 11, 30)
+# columns that say which run did the work, not what the warehouse holds
+RUN_IDENTITY = ("run_id", "used_run_id", "reused_from", "started_at", "finished_at", "catalog_dir")
+BEDROCK = Path("snapshot/bedrock_pricing/us-east-1.json")
+
+
+def run(path: Path, catalog, run_id: str, as_of: dt.date = AS_OF):
+    """One run without Prefect: fetch every source, land, build, record the run."""
+    con = warehouse.connect(path)
+    try:
+        batches = [fetch_source(catalog, source_id) for source_id in pipeline.sources_to_run(catalog)]
+        loads = land_all(con, catalog, batches, run_id, as_of)
+        built = pipeline.build(con, run_id, as_of, catalog)
+        pipeline.record_run(con, run_id, as_of, dt.datetime(2026, 11, 30, 1), catalog, loads)
+    finally:
+        con.close()
+    return {load.source_id: load for load in loads}, {f"{m.layer}.{m.name}": m for m in built}
+
+
+def digests(path: Path) -> dict[str, str]:
+    """Content digest of every table the runs write (ops.model_builds is bookkeeping of the build itself)."""
+    con = warehouse.connect_read_only(path)
+    try:
+        tables = [f"{schema}.{name}" for schema, name in con.execute(
+            "select table_schema, table_name from information_schema.tables where table_type = 'BASE TABLE' "
+            "and table_schema in ('raw', 'ops', 'staging', 'intermediate', 'marts') order by 1, 2").fetchall()
+            if (schema, name) != ("ops", "model_builds")]
+        return {table: transform.content_digest(con, table, exclude=RUN_IDENTITY) for table in tables}
+    finally:
+        con.close()
+
+
+def change_bedrock_price(catalogs: Path) -> None:
+    """Price Llama 3.1 8B input at 0.30 instead of 0.22 USD per million tokens (0.0003 per 1K) in the Bedrock
+    snapshot of a catalog copy: a change within max_price_change, so it lands (the serving workloads compare 8B)."""
+    path = catalogs / BEDROCK
+    text = path.read_text()
+    assert text.count('\\"USD\\": \\"0.0002200000\\"') == 2
+    path.write_text(text.replace('\\"USD\\": \\"0.0002200000\\"', '\\"USD\\": \\"0.0003000000\\"', 1))
+
+
+def test_an_unchanged_re_run_reuses_every_source_and_model_and_equals_a_cold_run(tmp_path, catalog):
+    rerun, cold = tmp_path / "rerun.duckdb", tmp_path / "cold.duckdb"
+    first_loads, first_built = run(rerun, catalog, "first")
+    assert not any(load.reused_from for load in first_loads.values())
+    assert not any(model.reused for model in first_built.values())
+
+    loads, built = run(rerun, catalog, "second")
+    # nothing validated or landed again: each source reads the rows the first run landed, and its quarantined rows
+    # are recorded for this run too
+    assert {load.reused_from for load in loads.values()} == {"first"}
+    assert {s: (ld.rows_in, ld.rows_landed, ld.rows_quarantined) for s, ld in loads.items()} == {
+        s: (ld.rows_in, ld.rows_landed, ld.rows_quarantined) for s, ld in first_loads.items()}
+    # built again: the models that read the run history (ops.*) and what reads them; everything else is reused
+    rebuilt = {name for name, model in built.items() if not model.reused}
+    assert rebuilt == {"staging.stg_ops__source_runs_used", "intermediate.int_runs_compared",
+                       "intermediate.int_source_loads_compared", "intermediate.int_inference_estimates_computed",
+                       "intermediate.int_training_estimates_computed"}
+    assert built["marts.rankings"].reused and built["marts.rankings"].rows == first_built["marts.rankings"].rows
+
+    run(cold, catalog, "second")
+    assert digests(rerun) == digests(cold)
+    con = warehouse.connect_read_only(rerun)
+    try:  # the reused marts rows carry this run's id, as a cold run's would
+        assert con.execute("select distinct run_id from marts.rankings where as_of = ?", [AS_OF]).fetchall() == [
+            ("second",)]
+        assert con.execute("select count(*) from raw.aws_pricing").fetchall() == [(22,)]  # landed once, not twice
+    finally:
+        con.close()
+
+
+def test_a_changed_source_lands_alone_and_rebuilds_only_what_reads_it(tmp_path, catalog_copy):
+    rerun, cold = tmp_path / "rerun.duckdb", tmp_path / "cold.duckdb"
+    run(rerun, load_catalog(catalog_copy), "first")
+    change_bedrock_price(catalog_copy)
+    changed = load_catalog(catalog_copy)
+    loads, built = run(rerun, changed, "second")
+    assert [s for s, load in loads.items() if not load.reused_from] == ["bedrock_pricing"]
+    assert loads["bedrock_pricing"].rows_landed == 4
+    assert not built["staging.stg_model_api_prices__tokens"].reused
+    assert not built["intermediate.int_api_costs_computed"].reused
+    assert not built["marts.api_comparisons"].reused
+    assert built["staging.stg_aws_pricing__prices"].reused and built["marts.rankings"].reused
+    con = warehouse.connect_read_only(rerun)
+    try:  # 0.30 for input, 0.22 for output as before
+        assert con.execute("select distinct usd_per_million_input_tokens from marts.api_comparisons "
+                           "where as_of = ?", [AS_OF]).fetchall() == [(0.30,)]
+    finally:
+        con.close()
+
+    run(cold, changed, "second")
+    assert digests(rerun) == digests(cold)
+
+
+def test_a_catalog_edit_validates_every_source_again(tmp_path, catalog_copy, catalog):
+    path = tmp_path / "w.duckdb"
+    run(path, catalog, "first")
+    workloads = catalog_copy / "workloads.yaml"
+    workloads.write_text(workloads.read_text().replace("description:", "description: (edited)", 1))
+    loads, built = run(path, load_catalog(catalog_copy), "second")
+    # the expectations read the catalog's ids, so every batch is validated against the edited catalog
+    assert not any(load.reused_from for load in loads.values())
+    assert not built["marts.rankings"].reused  # catalog.workloads changed
