@@ -10,9 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import io
-import logging
 import math
-import os
 import pickle
 from collections import OrderedDict
 from collections.abc import Callable
@@ -23,13 +21,13 @@ from typing import TYPE_CHECKING
 import duckdb
 import polars as pl
 
+from flows import chart_cache
 from flows.formatting import num, percent, ratio, usd
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-log = logging.getLogger(__name__)
 DRAWN_KEPT = 128  # charts (about 40 KB each) this process keeps to reuse when the same data comes again
 TOP_BARS = 10  # candidates in the top-candidates bar chart
 HISTORY_RUNS = 90  # runs (as-of dates) the history chart looks back over, ending at the page's as-of
@@ -237,12 +235,12 @@ def _chart(name: str, title: str, caption: str, data: pl.DataFrame,
     key = hashlib.sha256(pickle.dumps((_DRAWING_CODE, draw.__name__, title, data.columns, data.rows()))).hexdigest()
     image = _drawn.get(key)
     if image is None:
-        image = _cached(key)
+        image = chart_cache.read(key)
     if image is None:
         figure = draw(data, title)
         image = png_bytes(figure)
         figure.clear()  # free the artists now rather than at the next garbage collection
-        _keep(key, image)
+        chart_cache.write(key, image)
     _drawn[key] = image
     _drawn.move_to_end(key)
     while len(_drawn) > DRAWN_KEPT:
@@ -255,58 +253,6 @@ def _chart(name: str, title: str, caption: str, data: pl.DataFrame,
 # a run whose marts did not change draws nothing. The key includes this file and matplotlib's version.
 _drawn: OrderedDict[str, bytes] = OrderedDict()
 _DRAWING_CODE = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
-CACHE_KEPT = 512  # chart files the cache folder keeps (about 40 KB each); the least recently used go first
-
-
-def cache_dir() -> Path | None:
-    """The chart cache folder: HWEVAL_CHART_CACHE (empty: no cache), else $XDG_CACHE_HOME/hweval/charts (default
-    ~/.cache/hweval/charts). Outside the warehouse and reports folders, so a failed run leaves those untouched."""
-    configured = os.environ.get("HWEVAL_CHART_CACHE")
-    if configured is not None:
-        return Path(configured).expanduser() if configured else None
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "hweval" / "charts"
-
-
-def _cache_path(key: str) -> Path | None:
-    folder = cache_dir()
-    if folder is None:
-        return None
-    import matplotlib
-
-    return folder / f"{hashlib.sha256(f'{key}:{matplotlib.__version__}'.encode()).hexdigest()}.png"
-
-
-def _cached(key: str) -> bytes | None:
-    path = _cache_path(key)
-    try:
-        image = path.read_bytes() if path else None
-    except OSError:  # not cached (or the cache cannot be read): draw it
-        return None
-    if image is not None and image.startswith(b"\x89PNG"):
-        os.utime(path)  # recently used
-        return image
-    return None
-
-
-def _keep(key: str, image: bytes) -> None:
-    """Write a drawn chart to the cache (atomically: parallel runs may draw the same one), then prune it to
-    CACHE_KEPT files. A cache that cannot be written only costs a redraw next time."""
-    path = _cache_path(key)
-    if path is None:
-        return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        partial.write_bytes(image)
-        os.replace(partial, path)
-        files = sorted(path.parent.glob("*.png"), key=lambda f: f.stat().st_mtime)
-        for old in files[:max(0, len(files) - CACHE_KEPT)]:
-            old.unlink(missing_ok=True)
-    except OSError as exc:
-        log.info("chart cache %s not written: %s", path.parent, exc)
-
-
 def png_bytes(figure: Figure) -> bytes:
     """The figure as PNG without the Software entry, so the same chart gives the same bytes."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg

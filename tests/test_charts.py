@@ -14,7 +14,7 @@ from conftest import AS_OF
 from polars.testing import assert_frame_equal
 from test_changes import DAY_2, run_day_two
 
-from flows import charts
+from flows import chart_cache, charts
 from flows.formatting import usd
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -91,6 +91,32 @@ def test_a_chart_drawn_before_in_this_process_is_reused_and_new_data_is_drawn(da
     assert calls == ["reuse test"] and again.image == first.image
     cheaper = chart.data.with_columns(chart.data["outcome_value"] * 0.5)  # every outcome halved: another chart
     assert charts._chart("a.png", "reuse test", "", cheaper, draw).image != first.image and len(calls) == 2
+
+
+def test_a_chart_an_earlier_run_drew_is_read_from_the_cache_folder_which_is_bounded(tmp_path, monkeypatch):
+    from matplotlib.figure import Figure
+
+    folder = tmp_path / "chart-cache"
+    monkeypatch.setenv("HWEVAL_CHART_CACHE", str(folder))
+    monkeypatch.setattr(chart_cache, "CACHE_KEPT", 2)
+    calls = []
+
+    def draw(frame, title):
+        calls.append(title)
+        figure = Figure(figsize=(2, 2))
+        figure.add_subplot().plot(frame["x"].to_list())
+        return figure
+
+    data = pl.DataFrame({"x": [1.0, 2.0, 4.0]})
+    first = charts._chart("a.png", "cache test", "", data, draw)
+    monkeypatch.setattr(charts, "_drawn", type(charts._drawn)())  # a new process: only the folder remembers
+    again = charts._chart("a.png", "cache test", "", data, draw)
+    assert calls == ["cache test"] and again.image == first.image and again.image.startswith(PNG_SIGNATURE)
+    for n in (2, 3):  # two more charts: the folder keeps the two used last
+        charts._chart("a.png", f"cache test {n}", "", data, draw)
+    assert len(list(folder.glob("*.png"))) == 2
+    monkeypatch.setenv("HWEVAL_CHART_CACHE", "")  # empty: no folder at all
+    assert chart_cache.cache_dir() is None
 
 
 def test_captions_say_what_to_read(day_one_charts):

@@ -29,14 +29,17 @@ pytestmark = pytest.mark.slow
 
 
 def assert_rows_accounted(result) -> None:
-    """Per source of the run: rows in = landed + quarantined, and raw holds exactly the landed rows."""
-    loads = query(result, "select source_id, landed_table, rows_in, rows_landed, rows_quarantined, status "
-                          "from ops.source_loads where run_id = ?", [result.run_id])
+    """Per source of the run: rows in = landed + quarantined, and raw holds exactly the landed rows (under the run
+    that landed them: this one, or the one whose rows an unchanged batch reuses)."""
+    loads = query(result, "select source_id, landed_table, rows_in, rows_landed, rows_quarantined, status, "
+                          "used_run_id, reused_from from ops.source_loads where run_id = ?", [result.run_id])
     assert loads
     for load in loads:
         assert load["rows_in"] == load["rows_landed"] + load["rows_quarantined"], load
+        landed_by = load["used_run_id"] if load["status"] == "landed" else result.run_id
+        assert (landed_by != result.run_id) == bool(load["reused_from"]), load  # reused: another run landed them
         landed = query(result, f"select count(*) as n from {load['landed_table']} where run_id = ? and source_id = ?",
-                       [result.run_id, load["source_id"]])
+                       [landed_by, load["source_id"]])
         assert landed == [{"n": load["rows_landed"]}], load
         quarantined = query(result, "select count(distinct row_no) as n from ops.quarantine where run_id = ? "
                                     "and source_id = ?", [result.run_id, load["source_id"]])
@@ -367,14 +370,20 @@ transform.build_models = killed
 def test_disk_full_while_landing_fails_the_run_and_leaves_the_last_good_state(last_good, monkeypatch):
 
     before = digest_tree(last_good)
-    real_insert = warehouse.insert_rows
+    real_insert, real_insert_arrow = warehouse.insert_rows, warehouse.insert_arrow
 
     def full_on_quarantine(con, table, rows):
         if table == "ops.quarantine" and rows:
             raise OSError(28, "No space left on device")
         return real_insert(con, table, rows)
 
+    def full_on_quarantine_arrow(con, table, data, constants=None):  # the quarantined rows an unchanged batch reuses
+        if table == "ops.quarantine" and data.num_rows:
+            raise OSError(28, "No space left on device")
+        return real_insert_arrow(con, table, data, constants)
+
     monkeypatch.setattr(warehouse, "insert_rows", full_on_quarantine)
+    monkeypatch.setattr(warehouse, "insert_arrow", full_on_quarantine_arrow)
     with pytest.raises(OSError, match="No space left on device"):  # not a data problem: the run fails, whole
         run_against(last_good, CATALOGS)
     assert digest_tree(last_good) == before

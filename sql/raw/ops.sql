@@ -30,7 +30,7 @@ create table if not exists ops.source_loads (
     error varchar,                    -- why a stale source could not be read
     used_run_id varchar,              -- the run whose landed rows of this source the models read
     stale_since date,                 -- as-of date of the last good data a stale source runs on
-    input_digest varchar,             -- digest of the batch as read and of what validating it depends on (land.py)
+    input_digest varchar,             -- digest of the batch as read and of what validating it depends on (reuse.py)
     reused_from varchar               -- a run whose validated, landed rows this one reused (same input_digest)
 );
 create table if not exists ops.quarantine (

@@ -1,0 +1,82 @@
+"""What a run can reuse instead of doing again: a source's batch is identified by a digest of everything validating
+and landing it depends on; a batch whose digest equals its source's last landed load reuses that load's rows
+(flows/land.py: reuse_load). The SQL build's own reuse is in flows/transform.py."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import duckdb
+import pyarrow as pa
+
+from flows import checks
+from flows.catalog import Catalog
+
+if TYPE_CHECKING:
+    from flows.land import SourceBatch
+
+
+def arrow_digest(data: pa.Table) -> str:
+    """sha256 of an Arrow table as an IPC stream: equal for equal columns, types and values."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, data.schema) as writer:
+        writer.write_table(data)
+    return hashlib.sha256(sink.getvalue()).hexdigest()
+
+
+# The code that decides what landing does with a batch's rows: a change to it re-validates every source.
+LANDING_CODE = tuple(Path(__file__).with_name(name) for name in ("land.py", "checks.py", "validate.py"))
+
+
+def input_digests(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[SourceBatch]) -> dict[str, str]:
+    """source_id -> digest of everything validating and landing its batch depends on: the rows as read (not the
+    file names or dates they came under), the table's suite, the catalog the expectations and checks read, the
+    landing code, and the batches its multi-row checks read (checks.CHECK_INPUTS). Batches not read have none."""
+    code = hashlib.sha256(b"".join(path.read_bytes() for path in LANDING_CODE)).hexdigest()
+    own = {b.source_id: b.data_digest for b in batches if b.data_digest and not b.error}
+    digests = {}
+    for b in batches:
+        if b.source_id not in own:
+            continue
+        suite = catalog.root / "expectations" / f"{b.table}.json"
+        parts = [own[b.source_id], b.table, code, catalog.digest(),
+                 hashlib.sha256(suite.read_bytes()).hexdigest() if suite.is_file() else "no suite"]
+        for table in checks.CHECK_INPUTS.get(b.table, ()):
+            read = sorted(own[o.source_id] for o in batches if o.table == table and o.source_id in own)
+            parts.append(f"{table}:{','.join(read)}" if read else
+                         f"{table} from the warehouse:{checks.warehouse_inputs_digest(con, table)}")
+        digests[b.source_id] = hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    return digests
+
+
+@dataclass(frozen=True)
+class PreviousLoad:
+    """A source's last load that landed: what a batch with the same input digest reuses."""
+
+    run_id: str
+    used_run_id: str
+    input_digest: str | None
+    data_as_of: dt.date | None
+    files: int | None
+    rows_in: int
+    rows_landed: int
+    rows_quarantined: int
+
+
+def previous_load(con: duckdb.DuckDBPyConnection, source_id: str) -> PreviousLoad | None:
+    """The source's latest landed load whose landed rows are all still in the warehouse."""
+    found = con.execute(
+        "select run_id, used_run_id, input_digest, data_as_of, files, rows_in, rows_landed, rows_quarantined, "
+        "landed_table from ops.source_loads where source_id = ? and status = 'landed' and used_run_id is not null "
+        "order by as_of desc, run_id desc limit 1", [source_id]).fetchall()
+    if not found:
+        return None
+    *fields_, table = found[0]
+    load = PreviousLoad(*fields_)
+    [(rows,)] = con.execute(f"select count(*) from {table} where source_id = ? and run_id = ?",
+                            [source_id, load.used_run_id]).fetchall()
+    return load if rows == load.rows_landed else None
