@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import duckdb
 import polars as pl
 
-from flows import chart_cache
+from flows import cache
 from flows.formatting import num, percent, ratio, usd
 
 if TYPE_CHECKING:
@@ -235,12 +235,12 @@ def _chart(name: str, title: str, caption: str, data: pl.DataFrame,
     key = hashlib.sha256(pickle.dumps((_DRAWING_CODE, draw.__name__, title, data.columns, data.rows()))).hexdigest()
     image = _drawn.get(key)
     if image is None:
-        image = chart_cache.read(key)
+        image = cache.read(key)
     if image is None:
         figure = draw(data, title)
         image = png_bytes(figure)
         figure.clear()  # free the artists now rather than at the next garbage collection
-        chart_cache.write(key, image)
+        cache.write(key, image)
     _drawn[key] = image
     _drawn.move_to_end(key)
     while len(_drawn) > DRAWN_KEPT:

@@ -29,7 +29,7 @@ def arrow_digest(data: pa.Table) -> str:
 
 
 # The code that decides what landing does with a batch's rows: a change to it re-validates every source.
-LANDING_CODE = tuple(Path(__file__).with_name(name) for name in ("land.py", "checks.py", "validate.py"))
+LANDING_CODE = tuple(Path(__file__).with_name(name) for name in ("land.py", "reuse.py", "checks.py", "validate.py"))
 
 
 def input_digests(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[SourceBatch]) -> dict[str, str]:

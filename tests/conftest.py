@@ -20,8 +20,9 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 # the fixtures are dated 2026-11-30 and later, whatever the clock says (tests of the refusal unset it)
 os.environ.setdefault("HWEVAL_ALLOW_FUTURE_AS_OF", "1")
-# charts are drawn, not read from a cache between test runs (tests/test_charts.py tests the cache with its own folder)
-os.environ["HWEVAL_CHART_CACHE"] = ""
+# charts are drawn and catalogs checked, not read from a cache between test runs (flows/cache.py; tests of the cache
+# give it a folder of their own)
+os.environ["HWEVAL_CACHE"] = ""
 
 CATALOGS = PROJECT_ROOT / "catalogs"
 AS_OF = dt.date(2026, 11, 30)

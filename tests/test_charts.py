@@ -14,7 +14,7 @@ from conftest import AS_OF
 from polars.testing import assert_frame_equal
 from test_changes import DAY_2, run_day_two
 
-from flows import chart_cache, charts
+from flows import cache, charts
 from flows.formatting import usd
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -96,9 +96,9 @@ def test_a_chart_drawn_before_in_this_process_is_reused_and_new_data_is_drawn(da
 def test_a_chart_an_earlier_run_drew_is_read_from_the_cache_folder_which_is_bounded(tmp_path, monkeypatch):
     from matplotlib.figure import Figure
 
-    folder = tmp_path / "chart-cache"
-    monkeypatch.setenv("HWEVAL_CHART_CACHE", str(folder))
-    monkeypatch.setattr(chart_cache, "CACHE_KEPT", 2)
+    folder = tmp_path / "cache" / "charts"
+    monkeypatch.setenv("HWEVAL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache, "CACHE_KEPT", 2)
     calls = []
 
     def draw(frame, title):
@@ -115,8 +115,8 @@ def test_a_chart_an_earlier_run_drew_is_read_from_the_cache_folder_which_is_boun
     for n in (2, 3):  # two more charts: the folder keeps the two used last
         charts._chart("a.png", f"cache test {n}", "", data, draw)
     assert len(list(folder.glob("*.png"))) == 2
-    monkeypatch.setenv("HWEVAL_CHART_CACHE", "")  # empty: no folder at all
-    assert chart_cache.cache_dir() is None
+    monkeypatch.setenv("HWEVAL_CACHE", "")  # empty: no folder at all
+    assert cache.cache_root() is None
 
 
 def test_captions_say_what_to_read(day_one_charts):

@@ -287,6 +287,25 @@ def test_embedded_catalog_figures_are_plausible(catalog):
     assert checks.check_catalog(catalog) is None
 
 
+def test_a_catalog_that_passed_is_not_checked_again_and_a_changed_figure_is(tmp_path, monkeypatch, catalog_copy):
+    from flows import validate
+
+    monkeypatch.setenv("HWEVAL_CACHE", str(tmp_path / "cache"))
+    checks.check_catalog(load_catalog(catalog_copy, check_figures=False))
+    [marker] = (tmp_path / "cache" / "catalog-checks").glob("*.passed")
+    calls = []
+    real = validate.validate_rows
+    monkeypatch.setattr(validate, "validate_rows", lambda *a, **k: calls.append(1) or real(*a, **k))
+    checks.check_catalog(load_catalog(catalog_copy, check_figures=False))
+    assert calls == []  # the same figures, suite and code: the earlier verdict stands
+    path = catalog_copy / "accelerators.yaml"
+    path.write_text(path.read_text().replace("memory_gb: {value: 96, source: aws-neuron-trainium2",
+                                             "memory_gb: {value: 512, source: aws-neuron-trainium2"))
+    with pytest.raises(CatalogError, match="trainium2.memory_gb: 512 fails"):  # another digest: checked, refused
+        checks.check_catalog(load_catalog(catalog_copy, check_figures=False))
+    assert calls == [1] and [p.name for p in marker.parent.iterdir()] == [marker.name]
+
+
 H100 = "accelerators.yaml: accelerators.h100-sxm-80gb"
 
 

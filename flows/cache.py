@@ -1,0 +1,99 @@
+"""What hweval keeps between runs outside the warehouse and reports folders (so a failed run leaves those untouched),
+under one folder (`cache_root`), each part bounded (CACHE_KEPT files, least recently used removed first):
+
+- charts/: a chart's PNG under a key made of its drawing code, data and title (flows/charts.py), so that a run whose
+  marts did not change draws nothing;
+- catalog-checks/: an empty file per catalog whose figures passed their expectation suite (flows/checks.py), keyed by
+  the figures, the suite and the checking code, so that a run on an unchanged catalog does not validate it again.
+
+Anything in it can be deleted at any time: it costs a redraw or a re-check."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+CACHE_KEPT = 512  # files each part of the cache keeps (a chart is about 40 KB); the least recently used go first
+
+
+def cache_root() -> Path | None:
+    """HWEVAL_CACHE (empty: no cache at all), else $XDG_CACHE_HOME/hweval (default ~/.cache/hweval)."""
+    configured = os.environ.get("HWEVAL_CACHE")
+    if configured is not None:
+        return Path(configured).expanduser() if configured else None
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "hweval"
+
+
+def _path(key: str) -> Path | None:
+    root = cache_root()
+    if root is None:
+        return None
+    import matplotlib
+
+    return root / "charts" / f"{hashlib.sha256(f'{key}:{matplotlib.__version__}'.encode()).hexdigest()}.png"
+
+
+def read(key: str) -> bytes | None:
+    """A chart's PNG drawn by an earlier run, or None."""
+    path = _path(key)
+    try:
+        image = path.read_bytes() if path else None
+    except OSError:  # not cached (or the cache cannot be read): draw it
+        return None
+    if image is not None and image.startswith(b"\x89PNG"):
+        os.utime(path)  # recently used
+        return image
+    return None
+
+
+def write(key: str, image: bytes) -> None:
+    """Write a drawn chart to the cache (atomically: parallel runs may draw the same one), then prune it to
+    CACHE_KEPT files. A cache that cannot be written only costs a redraw next time."""
+    path = _path(key)
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        partial.write_bytes(image)
+        os.replace(partial, path)
+        _prune(path.parent, "*.png")
+    except OSError as exc:
+        log.info("chart cache %s not written: %s", path.parent, exc)
+
+
+def _prune(folder: Path, pattern: str) -> None:
+    files = sorted(folder.glob(pattern), key=lambda f: f.stat().st_mtime)
+    for old in files[:max(0, len(files) - CACHE_KEPT)]:
+        old.unlink(missing_ok=True)
+
+
+def _check_marker(digest: str) -> Path | None:
+    root = cache_root()
+    return root / "catalog-checks" / f"{digest}.passed" if root else None
+
+
+def catalog_check_passed(digest: str) -> bool:
+    """Whether a catalog with this digest (checks.catalog_check_digest) passed its figure check in an earlier run."""
+    marker = _check_marker(digest)
+    if marker is None or not marker.is_file():
+        return False
+    os.utime(marker)  # recently used
+    return True
+
+
+def record_catalog_check_passed(digest: str) -> None:
+    marker = _check_marker(digest)
+    if marker is None:
+        return
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+        _prune(marker.parent, "*.passed")
+    except OSError as exc:
+        log.info("catalog check cache %s not written: %s", marker.parent, exc)
