@@ -46,7 +46,7 @@ def read(key: str) -> bytes | None:
     except OSError:  # not cached (or the cache cannot be read): draw it
         return None
     if image is not None and image.startswith(b"\x89PNG"):
-        os.utime(path)  # recently used
+        _touch(path)
         return image
     return None
 
@@ -67,9 +67,23 @@ def write(key: str, image: bytes) -> None:
         log.info("chart cache %s not written: %s", path.parent, exc)
 
 
+def _touch(path: Path) -> None:
+    """Mark a file recently used (pruning keeps the most recent); a cache another user owns, or a file pruned by a
+    parallel run meanwhile, only loses that mark."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
+
 def _prune(folder: Path, pattern: str) -> None:
-    files = sorted(folder.glob(pattern), key=lambda f: f.stat().st_mtime)
-    for old in files[:max(0, len(files) - CACHE_KEPT)]:
+    dated = []
+    for file in folder.glob(pattern):
+        try:
+            dated.append((file.stat().st_mtime, file))
+        except OSError:  # pruned by a parallel run
+            continue
+    for _, old in sorted(dated)[:max(0, len(dated) - CACHE_KEPT)]:
         old.unlink(missing_ok=True)
 
 
@@ -83,7 +97,7 @@ def catalog_check_passed(digest: str) -> bool:
     marker = _check_marker(digest)
     if marker is None or not marker.is_file():
         return False
-    os.utime(marker)  # recently used
+    _touch(marker)
     return True
 
 

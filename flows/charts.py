@@ -252,7 +252,9 @@ def _chart(name: str, title: str, caption: str, data: pl.DataFrame,
 # drawn again: this process keeps the last DRAWN_KEPT, and the chart cache folder (below) keeps them between runs, so
 # a run whose marts did not change draws nothing. The key includes this file and matplotlib's version.
 _drawn: OrderedDict[str, bytes] = OrderedDict()
-_DRAWING_CODE = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+# the drawing code: this file and how it writes values on the charts
+_DRAWING_CODE = hashlib.sha256(Path(__file__).read_bytes()
+                               + Path(__file__).with_name("formatting.py").read_bytes()).hexdigest()
 def png_bytes(figure: Figure) -> bytes:
     """The figure as PNG without the Software entry, so the same chart gives the same bytes."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg

@@ -216,13 +216,17 @@ def aws_plain_linux_on_demand(frames: Iterable[pl.DataFrame]) -> dict[tuple[str,
 
 
 def warehouse_aws_on_demand(con) -> dict[tuple[str, str], float]:
-    """Plain-Linux on-demand prices from the last landed raw.aws_pricing rows of each source ({} when none)."""
+    """Plain-Linux on-demand prices from the rows each Price List source's latest landed load reads ({} when none)."""
     where = " and ".join(f"{c} = ?" for c in _AWS_PLAIN_LINUX_ON_DEMAND)
     try:
         found = con.execute(f"""
-            with latest as (select source_id, max(as_of) as as_of from raw.aws_pricing group by source_id)
+            with latest as (  -- each source's rows that its latest landed load reads
+                select source_id, used_run_id as run_id from ops.source_loads
+                where landed_table = 'raw.aws_pricing' and status = 'landed' and used_run_id is not null
+                qualify row_number() over (partition by source_id order by as_of desc, run_id desc) = 1
+            )
             select region_code, instance_type, min(price_usd)
-            from raw.aws_pricing semi join latest using (source_id, as_of)
+            from raw.aws_pricing semi join latest using (source_id, run_id)
             where {where} and price_usd > 0
             group by region_code, instance_type
         """, list(_AWS_PLAIN_LINUX_ON_DEMAND.values())).fetchall()
@@ -274,12 +278,15 @@ def warehouse_inputs_digest(con, table: str) -> str:
     return "nothing"  # without a listing in the run, the Price List counts are checked against instances.yaml only
 
 
-def add_check_columns(batches: list, catalog, con) -> list:
+def add_check_columns(batches: list, catalog, con, inputs: list | None = None) -> list:
     """The batches (landing.SourceBatch, each with its Arrow `data`) with the `check_*` columns their suites read
-    added, computed with polars over the whole batch."""
-    frames = {id(b): pl.from_arrow(b.data) for b in batches if b.data is not None and b.data.num_rows}
-    aws_frames = [frames[id(b)] for b in batches if b.table == "aws_pricing" and id(b) in frames]
-    listed = listed_counts(frames[id(b)] for b in batches if b.table == "instance_types" and id(b) in frames)
+    added, computed with polars over the whole batch. `inputs` (default: `batches`) are every batch of the run the
+    cross-source checks read (CHECK_INPUTS), including those that are not checked again because they are reused."""
+    frames = {id(b): pl.from_arrow(b.data) for b in {id(b): b for b in [*batches, *(inputs or [])]}.values()
+              if b.data is not None and b.data.num_rows}
+    inputs = batches if inputs is None else inputs
+    aws_frames = [frames[id(b)] for b in inputs if b.table == "aws_pricing" and id(b) in frames]
+    listed = listed_counts(frames[id(b)] for b in inputs if b.table == "instance_types" and id(b) in frames)
     aws_on_demand_prices = None
     out = []
     for batch in batches:

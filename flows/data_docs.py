@@ -59,11 +59,18 @@ def build_site(batches: list[ValidatedBatch], site_dir: Path, run_id: str,
     return site_dir / "index.html"
 
 
-def write_reused_index(site_dir: Path, run_id: str, reused: list[tuple[str, str]]) -> Path:
+def write_reused_index(site_dir: Path, run_id: str, reused: list[tuple[str, str]],
+                       same_date_docs: Path | None = None) -> Path:
     """The site of a run that validated nothing: every source's input was unchanged since the run that validated it
-    (`reused`: source id, that run's id), whose Data Docs were published with that run's reports. No GX is needed."""
+    (`reused`: source id, that run's id), whose Data Docs were published with that run's reports. No GX is needed.
+
+    A same-date re-run replaces that date's reports: the Data Docs published for the date (`same_date_docs`, the
+    validations this run's rows come from, or a page like this one) are kept, copied, rather than lost."""
     if site_dir.exists():
         shutil.rmtree(site_dir)
+    if same_date_docs is not None and (same_date_docs / "index.html").is_file():
+        shutil.copytree(same_date_docs, site_dir)
+        return site_dir / "index.html"
     site_dir.mkdir(parents=True)
     items = "".join(f"<li>{html.escape(source_id)}: validated by run {html.escape(by)}</li>" for source_id, by in reused)
     (site_dir / "index.html").write_text(

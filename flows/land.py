@@ -68,7 +68,7 @@ class SourceBatch:
 
     def row_dicts(self, row_nos=None) -> list[dict]:
         """The batch's rows as dicts (all, or those whose row_no is in `row_nos`): for the few that are quarantined."""
-        if self.data is None:
+        if not self.rows_in:
             return []
         data = self.data
         if row_nos is not None:
@@ -208,7 +208,7 @@ def land_batch(
         "non_training_workload_ids": sorted(w_id for w_id, w in catalog.workloads.workloads.items()
                                             if w.kind != "training"),
     }
-    data = batch.data if batch.data is not None else pa.table({"row_no": pa.array([], pa.int64())})
+    data = batch.data if batch.rows_in else pa.table({"row_no": pa.array([], pa.int64())})  # no rows: no columns
     outcome = validate_frame(data.to_pandas(), suite, parameters)
     tag = {"run_id": run_id, "as_of": as_of}
     failed = pc.is_in(data["row_no"], value_set=pa.array(sorted(outcome.failed_row_nos), data["row_no"].type))
@@ -258,13 +258,14 @@ def reuse_load(con: duckdb.DuckDBPyConnection, batch: SourceBatch, run_id: str, 
         **tag, "source_id": batch.source_id, "kind": batch.kind, "landed_table": f"raw.{batch.table}",
         "data_as_of": previous.data_as_of, "files": previous.files, "rows_in": previous.rows_in,
         "rows_landed": previous.rows_landed, "rows_quarantined": previous.rows_quarantined, "status": "landed",
-        "used_run_id": previous.used_run_id, "input_digest": previous.input_digest, "reused_from": previous.run_id,
+        "used_run_id": previous.used_run_id, "input_digest": previous.input_digest,
+        "reused_from": previous.used_run_id,  # the run that validated and landed them (a chain of reuses ends there)
     }])
     log.info("%s: unchanged since run %s (input digest %s): reused its %d landed and %d quarantined rows, not "
-             "validated again", batch.source_id, previous.run_id, (previous.input_digest or "")[:12],
+             "validated again", batch.source_id, previous.used_run_id, (previous.input_digest or "")[:12],
              previous.rows_landed, previous.rows_quarantined)
     return SourceLoad(batch.source_id, batch.table, previous.rows_in, previous.rows_landed, previous.rows_quarantined,
-                      reused_from=previous.run_id)
+                      reused_from=previous.used_run_id)
 
 
 def days_stale(load: SourceLoad, as_of: dt.date) -> int | None:
@@ -385,8 +386,13 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
     """
     warehouse.apply_ddl(con)
     checks.check_catalog(catalog)
-    # a batch whose input digest equals its source's last landed load is not validated or landed again
-    digests = input_digests(con, catalog, batches)
+    checked = []
+    for b in batches:
+        problem = None if b.error or b.source_id in accept_changes else table_level_problem(con, catalog, b)
+        checked.append(replace(b, rejected_by=problem[0], error=problem[1]) if problem else b)
+    # a batch whose input digest (over the batches that passed the table-level checks: what the row checks read)
+    # equals its source's last landed load is not validated or landed again
+    digests = input_digests(con, catalog, checked)
     previous = {s_id: previous_load(con, s_id) for s_id in digests}
     reused = {s_id: previous[s_id] for s_id, digest in digests.items()
               if previous[s_id] is not None and previous[s_id].input_digest == digest}
@@ -394,13 +400,10 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
     reused_quarantine = {s_id: con.sql("select * from ops.quarantine where run_id = $run and source_id = $source",
                                        params={"run": load.run_id, "source": s_id}).to_arrow_table()
                          for s_id, load in reused.items()}
-    checked = []
-    for b in batches:
-        skip = b.error or b.source_id in accept_changes or b.source_id in reused
-        problem = None if skip else table_level_problem(con, catalog, b)
-        checked.append(replace(b, rejected_by=problem[0], error=problem[1]) if problem else b)
-    to_check = [b for b in checked if not b.error and b.source_id not in reused]
-    with_checks = dict(zip([id(b) for b in to_check], checks.add_check_columns(to_check, catalog, con), strict=True))
+    readable = [b for b in checked if not b.error]
+    to_check = [b for b in readable if b.source_id not in reused]  # a reused batch is still read by their checks
+    with_checks = dict(zip([id(b) for b in to_check], checks.add_check_columns(to_check, catalog, con, readable),
+                           strict=True))
     checked = [with_checks.get(id(b), b) for b in checked]
     fallbacks = {s_id: replaced for s_id, replaced in (fallbacks or {}).items()
                  if s_id in {b.source_id for b in checked}}
@@ -415,14 +418,18 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
         if b.error:
             loads.append(record_stale(con, b, run_id, as_of, last_good[b.source_id]))
             continue
+        # this date's earlier rows of the source, unless a run of another date reads them (or this run reuses them)
+        keep_run = reused[b.source_id].used_run_id if b.source_id in reused else ""
+        earlier = (f"delete from raw.{b.table} where as_of = ? and source_id = ? and run_id <> ? "
+                   f"and run_id not in ({warehouse.RUNS_READ_ELSEWHERE})")
+        delete_earlier = (earlier, [as_of, b.source_id, keep_run, as_of])
         if b.source_id in reused:
+            con.execute(*delete_earlier)
             loads.append(reuse_load(con, b, run_id, as_of, reused[b.source_id], reused_quarantine[b.source_id]))
             continue
         con.begin()
         try:
-            # this date's earlier rows of the source, unless a run of another date reads them
-            con.execute(f"delete from raw.{b.table} where as_of = ? and source_id = ? and run_id not in "
-                        f"({warehouse.RUNS_READ_ELSEWHERE})", [as_of, b.source_id, as_of])
+            con.execute(*delete_earlier)
             load = land_batch(con, b, run_id, as_of, catalog, validated, digests.get(b.source_id))
         except (*BATCH_DATA_ERRORS, BatchDataError) as exc:
             con.rollback()  # the batch's rows and the delete of its earlier same-date rows, undone together

@@ -93,9 +93,10 @@ def fetch_all(catalog: Catalog, source_ids: list[str]) -> list[landing.SourceBat
 @task(cache_policy=NO_CACHE)
 def land(building: Path, catalog: Catalog, batches: list[landing.SourceBatch], run_id: str,
          as_of: dt.date, docs_dir: Path, accept_changes: frozenset[str] = frozenset(),
-         fallbacks: dict[str, list[str]] | None = None) -> list[landing.SourceLoad]:
+         fallbacks: dict[str, list[str]] | None = None, same_date_docs: Path | None = None) -> list[landing.SourceLoad]:
     """Validate every batch and land it, or quarantine its failing rows, in the warehouse being built; write the
-    Great Expectations Data Docs of these validations into `docs_dir` (published with the reports).
+    Great Expectations Data Docs of these validations into `docs_dir` (published with the reports). A run that
+    validated nothing (every source unchanged) keeps `same_date_docs`, the Data Docs published for its date, if any.
 
     `fallbacks`: the sources each file given on the command line replaces, whose last good rows stand in if it fails.
     """
@@ -109,7 +110,8 @@ def land(building: Path, catalog: Catalog, batches: list[landing.SourceBatch], r
     if validated or not any(load.reused_from for load in loads):
         data_docs.build_site(validated, docs_dir, run_id)
     else:  # nothing was validated: every source that landed was reused
-        data_docs.write_reused_index(docs_dir, run_id, [(ld.source_id, ld.reused_from) for ld in loads if ld.reused_from])
+        data_docs.write_reused_index(docs_dir, run_id, [(ld.source_id, ld.reused_from) for ld in loads if ld.reused_from],
+                                     same_date_docs)
     for load in loads:
         if load.status == "stale":
             logger.warning("%s is stale (%s): the run uses %s", load.source_id, load.error,
@@ -300,7 +302,7 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
         try:
             with publishing.building_copy(warehouse_path) as building:
                 loads = land(building, catalog, batches, run_id, as_of, publishing.docs_dir_for(staging_dir),
-                             frozenset(accept_changes or ()), fallbacks)
+                             frozenset(accept_changes or ()), fallbacks, reports_root / as_of.isoformat() / "data-docs")
                 latest_run = build_and_render(building, catalog, loads, run_id, as_of, started_at, staging_dir)
                 dated, latest_updated = publish(building, warehouse_path, staging_dir, reports_root, as_of, run_id,
                                                 latest_run)

@@ -437,6 +437,8 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
         run=run[0] if run else None,
         stale_loads=[{"source_id": r["source_id"], "status_text": _source_status(r)} for r in loads
                      if r["status"] == "stale"],
+        reused_loads=[{"source_id": r["source_id"], "run_id": r["reused_from"]} for r in loads
+                      if r.get("reused_from")],
         workload_rows=workload_rows, offers=offers, terms=sorted({o["pricing_term"] for o in offers}), unknown=unknown,
         coverage_rows=_offer_coverage(con, as_of),
         source_rows=[[r["source_id"], r["kind"], _source_status(r), str(r["data_as_of"] or "—"), count(r["files"]),

@@ -29,14 +29,20 @@ def arrow_digest(data: pa.Table) -> str:
 
 
 # The code that decides what landing does with a batch's rows: a change to it re-validates every source.
-LANDING_CODE = tuple(Path(__file__).with_name(name) for name in ("land.py", "reuse.py", "checks.py", "validate.py"))
+LANDING_CODE = tuple(Path(__file__).with_name(name) for name in ("land.py", "reuse.py", "checks.py", "validate.py",
+                                                                   "warehouse.py", "names.py"))
 
 
 def input_digests(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[SourceBatch]) -> dict[str, str]:
-    """source_id -> digest of everything validating and landing its batch depends on: the rows as read (not the
-    file names or dates they came under), the table's suite, the catalog the expectations and checks read, the
-    landing code, and the batches its multi-row checks read (checks.CHECK_INPUTS). Batches not read have none."""
-    code = hashlib.sha256(b"".join(path.read_bytes() for path in LANDING_CODE)).hexdigest()
+    """source_id -> digest of everything validating and landing its batch depends on: the rows as read (with the
+    `source_ref` and `data_as_of` they carry: the same file read from another folder or under another date is
+    another batch), the table's suite, the catalog the expectations and checks read, the landing code and the Great
+    Expectations version, and the batches its multi-row checks read (checks.CHECK_INPUTS). Batches that were not
+    read, or that a table-level check rejected, have none."""
+    from importlib.metadata import version
+
+    code = hashlib.sha256(b"".join(path.read_bytes() for path in LANDING_CODE)
+                          + version("great-expectations").encode()).hexdigest()
     own = {b.source_id: b.data_digest for b in batches if b.data_digest and not b.error}
     digests = {}
     for b in batches:

@@ -44,8 +44,8 @@ _RELATION = re.compile(r"\b(raw|ops|catalog|staging|intermediate|marts)\.([a-z_]
 
 
 def _reads(text: str) -> set[tuple[str, str]]:
-    """(schema, table) of every relation a model's SQL names outside its comments."""
-    return set(_RELATION.findall(re.sub(r"--[^\n]*", "", text)))
+    """(schema, table) of every relation a model's SQL names outside its comments and string literals."""
+    return set(_RELATION.findall(re.sub(r"'[^']*'", "''", re.sub(r"--[^\n]*", "", text))))
 
 
 def content_digest(con: duckdb.DuckDBPyConnection, relation: str, where: str = "", params: list | None = None,
@@ -58,36 +58,42 @@ def content_digest(con: duckdb.DuckDBPyConnection, relation: str, where: str = "
     return f"{count}:{total or 0}"
 
 
-def _raw_digest(con: duckdb.DuckDBPyConnection, table: str) -> str:
-    """Digest of a raw table: which runs' rows of which sources it holds (landed rows never change)."""
-    [(count, runs)] = con.execute(f"select count(*), string_agg(distinct source_id || '/' || run_id, ',' "
-                                  f"order by source_id || '/' || run_id) from raw.{table}").fetchall()
-    return f"{count}:{hashlib.sha256((runs or '').encode()).hexdigest()}"
+def _restamped(schema: str) -> tuple[str, ...]:
+    """Columns a digest leaves out: a reused mart's run_id (restamped with each run's); nothing elsewhere."""
+    return ("run_id",) if schema == "marts" else ()
+
+
+# Staging models read raw tables through `semi join staging.stg_ops__source_runs_used using (source_id, run_id)`:
+# their input is the raw rows of the runs this run uses, whoever landed them.
+USED_RUNS = ("staging", "stg_ops__source_runs_used")
+
+
+def _raw_digest(con: duckdb.DuckDBPyConnection, table: str, used_only: bool) -> str:
+    """Digest of a raw table's rows: those of the runs this run uses (`used_only`), or all of them."""
+    used = f"semi join {'.'.join(USED_RUNS)} using (source_id, run_id)" if used_only else ""
+    return content_digest(con, f"(select * from raw.{table} {used})")
 
 
 def _fingerprint(con: duckdb.DuckDBPyConnection, text: str, macros: str, as_of: dt.date,
-                 digests: dict[str, str]) -> str | None:
+                 digests: dict[str, str], tables: set[tuple[str, str]]) -> str | None:
     """Digest of a model's SQL and inputs; None when it must be built every run (it reads run history, or writes the
     run id into a rebuilt table)."""
     reads = _reads(text)
     if any(schema == "ops" for schema, _ in reads):
         return None
     parts = [text, macros, f"as_of={as_of}" if "getvariable('as_of')" in text else ""]
+    used_only = USED_RUNS in reads and any(schema == "raw" for schema, _ in reads)
     for schema, table in sorted(reads):
-        relation = f"{schema}.{table}"
+        if used_only and (schema, table) == USED_RUNS:
+            continue  # it only picks the raw rows, whose digest follows
+        relation = f"{schema}.{table}" + (" (runs used)" if used_only and schema == "raw" else "")
         if relation not in digests:
-            if not _table_exists(con, schema, table):
+            if (schema, table) not in tables:
                 return None  # a relation the build has not made (the model will fail and say so)
-            digests[relation] = (_raw_digest(con, table) if schema == "raw"
-                                 else content_digest(con, relation, exclude=("run_id",)))
+            digests[relation] = (_raw_digest(con, table, used_only) if schema == "raw"
+                                 else content_digest(con, relation, exclude=_restamped(schema)))
         parts.append(f"{relation}={digests[relation]}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
-
-
-def _table_exists(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> bool:
-    return bool(con.execute(
-        "select count(*) from information_schema.tables where table_schema = ? and table_name = ?", [schema, name]
-    ).fetchall()[0][0])
 
 
 def _columns(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> dict[str, str]:
@@ -151,6 +157,8 @@ def build_models(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, sq
     con.execute("set variable as_of = ?", [as_of.isoformat()])
     macros = (sql_dir / "macros.sql").read_text()
     digests: dict[str, str] = {}  # relation -> content digest, as this run's models read it
+    tables = {tuple(row) for row in con.execute(
+        "select table_schema, table_name from information_schema.tables where table_type = 'BASE TABLE'").fetchall()}
     built = []
     for layer in LAYERS:
         for path in _in_dependency_order(layer, sorted((sql_dir / layer).glob("*.sql"))):
@@ -158,13 +166,13 @@ def build_models(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, sq
             relation = f"{layer}.{name}"
             select = path.read_text().strip().rstrip(";")
             mart_date = as_of if layer == "marts" else None
-            fingerprint = _fingerprint(con, select, macros, as_of, digests)
+            fingerprint = _fingerprint(con, select, macros, as_of, digests, tables)
             if layer != "marts" and "getvariable('run_id')" in select:
                 fingerprint = None
             where, params = ("where as_of = ?", [as_of]) if layer == "marts" else ("", [])
             previous = _previous_build(con, relation, mart_date) if fingerprint else None
-            reused = bool(previous and previous[0] == fingerprint and _table_exists(con, layer, name)
-                          and content_digest(con, relation, where, params, ("run_id",)) == previous[1])
+            reused = bool(previous and previous[0] == fingerprint and (layer, name) in tables
+                          and content_digest(con, relation, where, params, _restamped(layer)) == previous[1])
             if reused:
                 if layer == "marts" and "run_id" in _columns(con, layer, name):
                     con.execute(f"update {relation} set run_id = ? where as_of = ?", [run_id, as_of])
@@ -172,7 +180,7 @@ def build_models(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, sq
                 try:
                     if layer != "marts":
                         con.execute(f"create or replace table {relation} as {select}")
-                    elif _table_exists(con, "marts", name):
+                    elif ("marts", name) in tables:
                         _append_run(con, name, select, as_of)
                     else:
                         con.execute(f"create table marts.{name} as {select}")
@@ -180,8 +188,9 @@ def build_models(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, sq
                     raise ModelError(f"sql/{layer}/{path.name}: {exc}") from exc
                 if fingerprint:
                     _record_build(con, relation, mart_date, fingerprint,
-                                  content_digest(con, relation, where, params, ("run_id",)), run_id)
+                                  content_digest(con, relation, where, params, _restamped(layer)), run_id)
             digests.pop(relation, None)  # a later model that reads it digests the table as it is now
+            tables.add((layer, name))
             [(rows,)] = con.execute(f"select count(*) from {relation} {where}", params).fetchall()
             built.append(BuiltModel(layer, name, rows, reused))
             log.info("%s %s (%d rows)%s", "reused" if reused else "built", relation, rows,

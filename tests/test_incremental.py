@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+import pytest
 from conftest import CATALOGS
 
 from flows import pipeline, transform, warehouse
@@ -54,6 +55,7 @@ def change_bedrock_price(catalogs: Path) -> None:
     path.write_text(text.replace('\\"USD\\": \\"0.0002200000\\"', '\\"USD\\": \\"0.0003000000\\"', 1))
 
 
+@pytest.mark.slow  # two or three whole runs each (make test-slow, CI)
 def test_an_unchanged_re_run_reuses_every_source_and_model_and_equals_a_cold_run(tmp_path, catalog):
     rerun, cold = tmp_path / "rerun.duckdb", tmp_path / "cold.duckdb"
     first_loads, first_built = run(rerun, catalog, "first")
@@ -66,11 +68,11 @@ def test_an_unchanged_re_run_reuses_every_source_and_model_and_equals_a_cold_run
     assert {load.reused_from for load in loads.values()} == {"first"}
     assert {s: (ld.rows_in, ld.rows_landed, ld.rows_quarantined) for s, ld in loads.items()} == {
         s: (ld.rows_in, ld.rows_landed, ld.rows_quarantined) for s, ld in first_loads.items()}
-    # built again: the models that read the run history (ops.*) and what reads them; everything else is reused
+    # built again: the models that read the run history (ops.*), and the changes since the run before, which read
+    # them (this run's id is in them); everything else is reused
     rebuilt = {name for name, model in built.items() if not model.reused}
     assert rebuilt == {"staging.stg_ops__source_runs_used", "intermediate.int_runs_compared",
-                       "intermediate.int_source_loads_compared", "intermediate.int_inference_estimates_computed",
-                       "intermediate.int_training_estimates_computed"}
+                       "intermediate.int_source_loads_compared", "marts.changes"}
     assert built["marts.rankings"].reused and built["marts.rankings"].rows == first_built["marts.rankings"].rows
 
     run(cold, catalog, "second")
@@ -84,6 +86,7 @@ def test_an_unchanged_re_run_reuses_every_source_and_model_and_equals_a_cold_run
         con.close()
 
 
+@pytest.mark.slow  # two or three whole runs each (make test-slow, CI)
 def test_a_changed_source_lands_alone_and_rebuilds_only_what_reads_it(tmp_path, catalog_copy):
     rerun, cold = tmp_path / "rerun.duckdb", tmp_path / "cold.duckdb"
     run(rerun, load_catalog(catalog_copy), "first")
@@ -107,6 +110,7 @@ def test_a_changed_source_lands_alone_and_rebuilds_only_what_reads_it(tmp_path, 
     assert digests(rerun) == digests(cold)
 
 
+@pytest.mark.slow  # two or three whole runs each (make test-slow, CI)
 def test_a_catalog_edit_validates_every_source_again(tmp_path, catalog_copy, catalog):
     path = tmp_path / "w.duckdb"
     run(path, catalog, "first")
@@ -116,3 +120,54 @@ def test_a_catalog_edit_validates_every_source_again(tmp_path, catalog_copy, cat
     # the expectations read the catalog's ids, so every batch is validated against the edited catalog
     assert not any(load.reused_from for load in loads.values())
     assert not built["marts.rankings"].reused  # catalog.workloads changed
+
+
+# ---------------------------------------------------------------- reuse at the edges
+def test_a_changed_price_list_is_checked_against_the_listing_it_reuses(fresh_db, catalog):
+    """The Price List's gpu count is checked against the same run's EC2 listing: when the listing is unchanged (and
+    reused, not validated again), the changed Price List is still checked against it, as a cold run would."""
+    from test_instance_hardware import aws_product, ec2_batch, l4_type, price_list_batch, quarantined, sku
+
+    def listing():
+        return ec2_batch(("east", [l4_type("g9x.test", 8)], "us-east-1"))
+
+    first = land_all(fresh_db, catalog, [listing(), price_list_batch(
+        aws_product("g9x.test", "9.6", gpu="8", vcpu="64", sku=sku(7)))], "d1", AS_OF)
+    assert [(ld.source_id, ld.rows_landed, ld.reused_from) for ld in first] == [
+        ("aws_instance_types", 1, None), ("aws_pricing", 1, None)]
+    second = land_all(fresh_db, catalog, [listing(), price_list_batch(
+        aws_product("g9x.test", "9.6", gpu="4", vcpu="64", sku=sku(7)))], "d2", AS_OF + dt.timedelta(days=1))
+    assert [(ld.source_id, ld.rows_landed, ld.rows_quarantined, ld.reused_from) for ld in second] == [
+        ("aws_instance_types", 1, 0, "d1"), ("aws_pricing", 0, 1, None)]
+    assert quarantined(fresh_db) == [("aws_pricing", 0, "accelerator_count_matches_catalog", "gpu",
+                                      "4 (check_catalog_accelerator_count: 8)")]
+
+
+def test_an_empty_batch_landed_with_accept_changes_lands_nothing_and_says_so(fresh_db, catalog):
+    from test_instance_hardware import batch
+
+    [load] = land_all(fresh_db, catalog, [batch("aws_pricing", "aws_pricing", [])], "r1", AS_OF,
+                      accept_changes=frozenset({"aws_pricing"}))
+    assert (load.status, load.rows_in, load.rows_landed, load.rows_quarantined) == ("landed", 0, 0, 0)
+
+
+def test_a_date_re_run_that_reuses_another_dates_load_replaces_its_own_rows(fresh_db, catalog):
+    """D1 lands W, D2 lands X, D1 is re-run on X: it reuses D2's rows, and D1's own earlier rows (W) go, since no
+    run reads them any more."""
+    from test_instance_hardware import aws_product, price_list_batch, sku
+
+    def prices(usd: str):
+        return price_list_batch(aws_product("p5.48xlarge", usd, sku=sku(1)))
+
+    d1, d2 = AS_OF, AS_OF + dt.timedelta(days=1)
+    land_all(fresh_db, catalog, [prices("55.04")], "w-d1", d1)
+    land_all(fresh_db, catalog, [prices("54.99")], "x-d2", d2)
+    [load] = land_all(fresh_db, catalog, [prices("54.99")], "x-d1", d1)
+    assert load.reused_from == "x-d2"
+    assert fresh_db.execute("select run_id, as_of, price_usd from raw.aws_pricing order by run_id").fetchall() == [
+        ("x-d2", d2, 54.99)]
+    # D2 re-run on W lands W anew, keeping X: the D1 re-run reads it
+    [load] = land_all(fresh_db, catalog, [prices("55.04")], "w-d2", d2)
+    assert load.reused_from is None
+    assert fresh_db.execute("select run_id, price_usd from raw.aws_pricing order by run_id").fetchall() == [
+        ("w-d2", 55.04), ("x-d2", 54.99)]
