@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import datetime as dt
 import os
 import shutil
+import tempfile
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -20,9 +22,11 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 # the fixtures are dated 2026-11-30 and later, whatever the clock says (tests of the refusal unset it)
 os.environ.setdefault("HWEVAL_ALLOW_FUTURE_AS_OF", "1")
-# charts are drawn and catalogs checked, not read from a cache between test runs (flows/cache.py; tests of the cache
-# give it a folder of their own)
-os.environ["HWEVAL_CACHE"] = ""
+# charts and catalog checks are cached (flows/cache.py) in a folder of this test process's own, empty at the start, so
+# that no test reads what an earlier session or another checkout left, while the many catalog loads of one session
+# check the same figures once; tests of the cache give it folders of their own
+os.environ["HWEVAL_CACHE"] = tempfile.mkdtemp(prefix="hweval-test-cache-")
+atexit.register(shutil.rmtree, os.environ["HWEVAL_CACHE"], ignore_errors=True)
 
 CATALOGS = PROJECT_ROOT / "catalogs"
 AS_OF = dt.date(2026, 11, 30)
