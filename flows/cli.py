@@ -15,7 +15,6 @@ import json
 import os
 import re
 import sys
-import threading
 from pathlib import Path
 
 from flows import paths
@@ -60,9 +59,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     from flows.nightly import StalePastLimit, absolute, nightly
     from flows.runlock import DEFAULT_WAIT_S, RunLockTimeout
 
-    # Great Expectations takes seconds to import; the run needs it once the catalog is loaded, and until then this
-    # process mostly waits for Prefect's server to start: import it meanwhile, on a thread of its own
-    threading.Thread(target=_import_great_expectations, name="import-great-expectations", daemon=True).start()
     wait_s = args.wait if args.wait is not None else float(os.environ.get("HWEVAL_LOCK_WAIT_S", DEFAULT_WAIT_S))
     status = 0
     try:
@@ -263,18 +259,6 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--max-width", type=int, default=250, help="characters per line (default: 250)")
     query.set_defaults(func=cmd_query)
     return parser
-
-
-def _import_great_expectations() -> None:
-    """Import what validation imports (flows/validate.py); the flow's own import then finds it done (Python's import
-    lock makes it wait for a half-done import rather than start a second one)."""
-    try:
-        import great_expectations  # noqa: F401
-        from great_expectations.core.expectation_suite import ExpectationSuite  # noqa: F401
-        from great_expectations.data_context.types.base import ProgressBarsConfig  # noqa: F401
-        from great_expectations.expectations.expectation_configuration import ExpectationConfiguration  # noqa: F401
-    except Exception:  # noqa: BLE001 - the flow imports it again and reports any error there
-        return
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,19 +3,41 @@
 - P1: `hweval run` on the embedded snapshot against an empty Prefect flow with the same server setup (each in its own
   process, no PREFECT_API_URL: both start Prefect's temporary server), wall time and peak memory (the process's
   maximum resident set). Goal: <= 1.5x on both.
+- P2: `hweval run` as P1 runs it, with `--source aws_offer_file=FILE@2026-11-30`, FILE a synthetic EC2 offer file of
+  `--offer-rows` price lines (default 1e6) written by tests/offer_file_builder.py (`products()`: one SKU per instance
+  type x platform (operating system, pre-installed software, licence) x tenancy x capacity status, an on-demand rate
+  and the 12 reserved terms' rates for each plain one, storage, data transfer and Dedicated Host rows to skip).
+  Three goals: (a) run time <= the empty flow + 2 x DuckDB's bare filtered scan of the same file (a `count(*)` of
+  `read_csv` with the filter flows/sources/aws_offer_file.py applies; connect + query timed inside a process of its
+  own, the interpreter's start not counted): ratio run / (empty flow + 2 x scan), goal <= 1; (b) >= 3x faster than a
+  pandas reader of the same file (its own process, timed whole: `read_csv` of the whole file as peer catalog builders
+  read it, then the source's filter): ratio run / pandas, goal <= 1/3; (c) peak memory of the run <= 512 MiB: ratio
+  peak / 512 MiB, goal <= 1.
+- P3: five years of nightly runs (`--p3-runs`, default 1,825) of a market of `--p3-offers` offers (default 1,000).
+  One real `hweval run` on the snapshot into a temporary warehouse, then grown with SQL to that many as-of dates
+  (one a day, ending at the real run's): every table a nightly run appends to (marts.*, raw.*, ops.*) gets the real
+  run's rows again for each earlier date, with its own run id and dates; the tables that grow with the market get
+  them `--p3-offers` / (the snapshot's offers) times, each copy of an offer under its own offer id. Goals: warehouse
+  file size after CHECKPOINT / runs <= 1 MiB; one offer's rank history (the analysts' `analytics.rank_history` view,
+  every run of one workload x offer) and the reports' history-chart query (flows/charts.py HISTORY_SQL), each on a
+  fresh read-only connection, <= 200 ms.
 - P4: a re-run of the same as-of date with unchanged inputs against the cold run before it. Goal: <= 0.5x.
 - P5: N live sources that each take T seconds to answer (a loopback server that sleeps), through nightly's fetch
   phase with room for all N at once, against T. Goal: <= 1.5x.
 
 Runs alternate (floor, measured, floor, ...) so that a machine getting busier weighs on both; min / median / max over
 `--repeat` runs are printed, and PASS or FAIL against each goal. The exit status is 0 either way: a goal not met is a
-finding to read, not a broken benchmark.
+finding to read, not a broken benchmark. `--only P2,P3` measures some goals alone (P1 and P4 share their runs).
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import json
+import math
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -39,20 +61,73 @@ EMPTY_FLOW = textwrap.dedent("""
 
     empty()
 """)
+# P2's peer: pandas reading the whole offer file, then keeping the rows the offer-file source keeps (argv: the file,
+# the product family, the instance families and the CPU baseline types as JSON). Read as the peer catalog builders
+# read it; keep_default_na=False so that "NA" (no pre-installed software) stays a value.
+PANDAS_READER = textwrap.dedent("""
+    import json
+    import sys
 
+    import pandas as pd
 
-def child(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Wall seconds and peak resident MiB of one child process (its own rusage, not the bench's)."""
+    path, product_family = sys.argv[1], sys.argv[2]
+    families, cpu_types = json.loads(sys.argv[3]), json.loads(sys.argv[4])
+    frame = pd.read_csv(path, skiprows=5, low_memory=False, keep_default_na=False, na_values=[""])
+    kept = frame[(frame["Product Family"] == product_family)
+                 & (frame["Instance Family"].isin(families) | frame["Instance Type"].isin(cpu_types))]
+    print(len(kept))
+""")
+# P2's offer file, written by tests/offer_file_builder.py in a process of its own (argv: tests/, the file, rows).
+OFFER_FILE_WRITER = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, sys.argv[1])
+    import offer_file_builder
+
+    products = offer_file_builder.products(min_rows=int(sys.argv[3]))
+    print(offer_file_builder.write_offer_file(Path(sys.argv[2]), products))
+""")
+# P2's floor: one DuckDB query (argv[1]) in a process of its own; prints the seconds of connect + query, and its result.
+DUCKDB_QUERY = textwrap.dedent("""
+    import sys
+    import time
+
+    import duckdb
+
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    _, status, usage = os.wait4(proc.pid, 0)
+    con = duckdb.connect()
+    [(result,)] = con.execute(sys.argv[1]).fetchall()
+    print(time.perf_counter() - start, result)
+""")
+P2_MEMORY_MIB = 512
+P3_BYTES_PER_RUN = 1 << 20
+P3_QUERY_S = 0.2
+
+
+def child(argv: list[str], env: dict[str, str], stdout: Path | None = None) -> tuple[float, float]:
+    """Wall seconds and peak resident MiB of one child process (its own rusage, not the bench's); its standard output
+    goes to the file `stdout` when given.
+
+    A child's ru_maxrss starts from the bench's own high-water mark (the child is vforked from it), so the bench keeps
+    itself small before it measures: whatever holds much memory (writing P2's offer file, its scan) runs in a child.
+    """
+    own_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    start = time.perf_counter()
+    with open(stdout or os.devnull, "w") as out:
+        proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.PIPE, text=True)
+        _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
     stderr = proc.stderr.read()
     proc.stderr.close()
     if proc.returncode != 0:
         raise SystemExit(f"bench: {' '.join(argv)} exited {proc.returncode}:\n{stderr[-2000:]}")
-    return seconds, usage.ru_maxrss / 1024  # ru_maxrss is KiB on Linux
+    peak_mib = usage.ru_maxrss / 1024  # ru_maxrss is KiB on Linux
+    if peak_mib <= own_mib * 1.05:
+        print(f"  bench: warning: the peak memory of {Path(argv[0]).name} ({peak_mib:.0f} MiB) may be the bench's own "
+              f"({own_mib:.0f} MiB), not the child's", flush=True)
+    return seconds, peak_mib
 
 
 def run_env() -> dict[str, str]:
@@ -89,10 +164,11 @@ def p1_and_p4(repeat: int) -> list[tuple[str, list[float], float, str]]:
             target = Path(tmp) / f"run{n}"
             argv = [str(HWEVAL), "run", "--as-of", "2026-11-30", "--warehouse", str(target / "w.duckdb"),
                     "--reports", str(target / "reports")]
-            s, mib = child(argv, env)
+            cold = env | {"HWEVAL_CACHE": str(target / "cache")}  # an empty chart and catalog-check cache: cold
+            s, mib = child(argv, cold)
             run_s.append(s)
             run_mib.append(mib)
-            s, _ = child(argv, env)  # the same date again, nothing changed
+            s, _ = child(argv, cold)  # the same date again, nothing changed, with what the cold run cached
             rerun_s.append(s)
             print(f"  repeat {n + 1}: empty flow {floor_s[-1]:.1f} s {floor_mib[-1]:.0f} MiB; "
                   f"run {run_s[-1]:.1f} s {run_mib[-1]:.0f} MiB; re-run {rerun_s[-1]:.1f} s", flush=True)
@@ -105,7 +181,284 @@ def p1_and_p4(repeat: int) -> list[tuple[str, list[float], float, str]]:
         ("P1 make run / empty flow, peak memory", memory_ratios, 1.5,
          f"run {spread(run_mib)} MiB against {spread(floor_mib)} MiB"),
         ("P4 unchanged re-run / cold run", rerun_ratios, 0.5,
-         f"re-run {spread(rerun_s)} s against {spread(run_s)} s (nothing is reused yet: issue 15 item 3)"),
+         (f"re-run {spread(rerun_s)} s against {spread(run_s)} s; above the empty flow's floor: re-run "
+          f"{spread([r - f for r, f in zip(rerun_s, floor_s, strict=True)])} s against cold "
+          f"{spread([r - f for r, f in zip(run_s, floor_s, strict=True)])} s")),
+    ]
+
+
+def sql_text(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def sql_name(value: str) -> str:
+    return '"' + value.replace('"', '""') + '"'
+
+
+def offer_file_filter() -> tuple[str, list[str], list[str]]:
+    """What flows/sources/aws_offer_file.py keeps: its product family, instance families and CPU baseline types."""
+    from flows.sources import aws_offer_file
+
+    return (aws_offer_file.PRODUCT_FAMILY, list(aws_offer_file.ACCELERATED_FAMILIES),
+            list(aws_offer_file.CPU_BASELINE_INSTANCE_TYPES))
+
+
+def bare_scan_query(path: Path) -> str:
+    """DuckDB's bare filtered scan of the offer file: a count(*) of read_csv (the header given, every column text, as
+    the source reads it) with the source's where clause."""
+    with path.open(encoding="utf-8", newline="") as f:
+        header = next(csv.reader([[f.readline() for _ in range(6)][-1]]))  # 5 metadata lines, then the header
+    product_family, families, cpu_types = offer_file_filter()
+    columns = "{" + ", ".join(f"{sql_text(c)}: 'VARCHAR'" for c in header) + "}"
+    return (f"select count(*) from read_csv({sql_text(str(path))}, skip=6, header=false, auto_detect=false, "
+            f"columns={columns}, delim=',', quote='\"', escape='\"') "
+            f"where {sql_name('Product Family')} = {sql_text(product_family)} "
+            f"and ({sql_name('Instance Family')} in ({', '.join(map(sql_text, families))}) "
+            f"or {sql_name('Instance Type')} in ({', '.join(map(sql_text, cpu_types))}))")
+
+
+def p2(repeat: int, offer_rows: int) -> list[tuple[str, list[float], float, str]]:
+    env = run_env()
+    floor_s, floor_mib, run_s, run_mib, pandas_s, pandas_mib, scan_s = [], [], [], [], [], [], []
+    product_family, families, cpu_types = offer_file_filter()
+    with tempfile.TemporaryDirectory(prefix="hweval-bench-") as tmp:
+        empty = Path(tmp) / "empty_flow.py"
+        empty.write_text(EMPTY_FLOW)
+        scripts = {"pandas_reader": PANDAS_READER, "offer_file_writer": OFFER_FILE_WRITER,
+                   "duckdb_query": DUCKDB_QUERY}  # not pandas.py: the script's folder comes first on sys.path
+        for name, text in scripts.items():
+            (Path(tmp) / f"{name}.py").write_text(text)
+        offer_file = Path(tmp) / "index.csv"
+        print(f"  P2: generating offer file of {offer_rows:,} rows (tests/offer_file_builder.py) ...", flush=True)
+        start = time.perf_counter()
+        printed = Path(tmp) / "printed.txt"
+        child([sys.executable, str(Path(tmp) / "offer_file_writer.py"), str(ROOT / "tests"), str(offer_file),
+               str(offer_rows)], env, stdout=printed)
+        lines = int(printed.read_text())
+        size_mb = offer_file.stat().st_size / 1e6
+        scan = bare_scan_query(offer_file)
+        print(f"  P2: {lines:,} lines, {size_mb:,.0f} MB, in {time.perf_counter() - start:.0f} s", flush=True)
+        child([sys.executable, str(empty)], env)  # warm-up: the first server start creates its database
+        kept = set()
+        for n in range(repeat):
+            s, mib = child([sys.executable, str(empty)], env)
+            floor_s.append(s)
+            floor_mib.append(mib)
+            target = Path(tmp) / f"run{n}"
+            target.mkdir()
+            argv = [str(HWEVAL), "run", "--as-of", "2026-11-30", "--warehouse", str(target / "w.duckdb"),
+                    "--reports", str(target / "reports"), "--source", f"aws_offer_file={offer_file}@2026-11-30"]
+            s, mib = child(argv, env | {"HWEVAL_CACHE": str(target / "cache")}, stdout=target / "out.txt")  # cold
+            run_s.append(s)
+            run_mib.append(mib)
+            out = (target / "out.txt").read_text()
+            load = next((line.strip() for line in out.splitlines() if line.strip().startswith("aws_offer_file:")),
+                        "aws_offer_file: (no line in the run's output)")
+            if " rows in, " not in load:
+                raise SystemExit(f"bench: the run did not land the offer file: {load}\n{out[-2000:]}")
+            kept.add(f"run: {load.split(': ', 1)[1]}")
+            s, mib = child([sys.executable, str(Path(tmp) / "pandas_reader.py"), str(offer_file), product_family,
+                            json.dumps(families), json.dumps(cpu_types)], env, stdout=printed)
+            pandas_s.append(s)
+            pandas_mib.append(mib)
+            kept.add(f"pandas reader: {int(printed.read_text()):,} rows kept")
+            child([sys.executable, str(Path(tmp) / "duckdb_query.py"), scan], env, stdout=printed)
+            s, count = printed.read_text().split()
+            scan_s.append(float(s))
+            kept.add(f"DuckDB scan: {int(count):,} rows kept")
+            print(f"  repeat {n + 1}: empty flow {floor_s[-1]:.1f} s; run {run_s[-1]:.1f} s {run_mib[-1]:.0f} MiB; "
+                  f"pandas reader {pandas_s[-1]:.1f} s {pandas_mib[-1]:.0f} MiB; DuckDB scan {scan_s[-1]:.2f} s",
+                  flush=True)
+    print(f"  P2: {'; '.join(sorted(kept))}", flush=True)
+    file = f"{lines:,}-line offer file ({size_mb:,.0f} MB)"
+    over_floor = [r - f for r, f in zip(run_s, floor_s, strict=True)]
+    time_detail = (f"run {spread(run_s)} s with a {file} against empty flow {spread(floor_s)} s + 2 x DuckDB scan "
+                   f"{spread(scan_s)} s (connect + query, timed inside a process of its own)")
+    pandas_detail = (f"run {spread(run_s)} s against pandas {spread(pandas_s)} s, {spread(pandas_mib)} MiB (its own "
+                     f"process, interpreter and import included); run - empty flow {spread(over_floor)} s")
+    return [
+        ("P2 offer-file run / (empty flow + 2 x scan)",
+         [r / (f + 2 * c) for r, f, c in zip(run_s, floor_s, scan_s, strict=True)], 1.0, time_detail),
+        ("P2 offer-file run / pandas reader of the file", [r / p for r, p in zip(run_s, pandas_s, strict=True)], 1 / 3,
+         pandas_detail),
+        (f"P2 offer-file run, peak memory / {P2_MEMORY_MIB} MiB", [m / P2_MEMORY_MIB for m in run_mib], 1.0,
+         f"run {spread(run_mib)} MiB (empty flow {spread(floor_mib)} MiB)"),
+    ]
+
+
+# P3: raw tables whose rows grow with the market (price listings, instance-type listings); marts.* tables with an
+# offer_id column grow with it too, an offer at a time. Everything else a run appends keeps the real run's rows.
+P3_SCALED_TABLES = ("raw.aws_pricing", "raw.aws_spot", "raw.azure_retail", "raw.gcp_billing", "raw.price_sheet",
+                    "raw.instance_types", "marts.unknown_offers")
+# text columns that name an offer, a listing or a row: a copy of an offer gets its own values (`<value>~<copy>`)
+P3_IDENTITY_COLUMNS = {"offer_id", "candidate_id", "instance_type", "sku", "sku_id", "meter_id", "rate_code",
+                       "source_ref", "price_ref", "usage_type", "arm_sku_name", "row_json"}
+# dates that move with the run's date (a source's data as-of, the price's as-of); the others (benchmarks) stay
+P3_RUN_DATES = {"as_of", "data_as_of", "price_as_of", "previous_as_of", "stale_since"}
+P3_BATCH_DAYS = 90
+
+
+def p3_scaling(table: str, columns: dict[str, str]) -> tuple[str, str]:
+    """(how the table grows, the SQL condition that says which of its rows grow)."""
+    if table.startswith("marts.") and "offer_id" in columns:
+        return "offers", "true"
+    if table in P3_SCALED_TABLES:
+        return "rows", "true"
+    if table == "ops.quarantine":  # the rejected rows of the scaled listings
+        return "rows", f"landed_table in ({', '.join(sql_text(t) for t in P3_SCALED_TABLES if t.startswith('raw.'))})"
+    return "", "false"
+
+
+def p3_grow(con, runs: int, offers: int) -> tuple[list[str], int]:
+    """Append runs - 1 earlier nightly runs (one a day) to the warehouse of one real run, each with the real run's rows
+    (run id and dates shifted), and bring every run to `offers` offers; returns each table's rows per run before and
+    after, and the snapshot's offers."""
+    [(base_as_of,)] = con.execute("select as_of from ops.runs").fetchall()
+    con.execute("create or replace temp table _p3_offers as select offer_id, row_number() over (order by offer_id) - 1"
+                " as offer_no from marts.offers where as_of = ?", [base_as_of])
+    [(snapshot_offers,)] = con.execute("select count(*) from _p3_offers").fetchall()
+    copies = math.ceil(offers / snapshot_offers)
+    factor = offers / snapshot_offers
+    tables = [f"{schema}.{name}" for schema, name in con.execute(
+        "select t.table_schema, t.table_name from information_schema.tables t join information_schema.columns c "
+        "on c.table_schema = t.table_schema and c.table_name = t.table_name and c.column_name = 'as_of' "
+        "where t.table_schema in ('raw', 'ops', 'marts') and t.table_type = 'BASE TABLE' order by 1, 2").fetchall()]
+    statements, described = [], []
+    new_run_id = ("case when k = 0 then base.run_id else strftime(base.as_of - cast(k as integer), '%Y-%m-%d') || '-' "
+                  "|| substr(md5(cast(k as varchar)), 1, 8) end")
+    for table in tables:
+        schema, name = table.split(".")
+        columns = dict(con.execute("select column_name, data_type from information_schema.columns "
+                                   "where table_schema = ? and table_name = ? order by ordinal_position",
+                                   [schema, name]).fetchall())
+        how, scaled = p3_scaling(table, columns)
+        select = []
+        for column, data_type in columns.items():
+            value = f"base.{sql_name(column)}"
+            if column in ("run_id", "used_run_id"):
+                value = f"case when {value} = base.run_id then {new_run_id} else {value} end"
+            elif column in P3_RUN_DATES and data_type == "DATE":
+                value = f"{value} - cast(k as integer)"
+            elif data_type.startswith("TIMESTAMP"):
+                value = f"{value} - to_days(cast(k as integer))"
+            elif how and column in P3_IDENTITY_COLUMNS and data_type == "VARCHAR":
+                value = f"case when j = 0 then {value} else {value} || '~' || j end"
+            elif column == "is_pick":  # a workload has one pick a run: the real offer's
+                value = f"{value} and j = 0"
+            select.append(f"{value} as {sql_name(column)}")
+        if how == "offers":  # copy j of the snapshot's offer n is offer j x snapshot_offers + n of the market
+            join = "left join _p3_offers as o on o.offer_id = base.offer_id"
+            keep = f"j * {snapshot_offers} + coalesce(o.offer_no, 0) < {offers}"
+        else:  # copy j of row n of the n_rows that grow: kept while j x n_rows + n < n_rows x factor
+            join = ""
+            keep = f"j = 0 or (base._p3_scaled and j * base._p3_rows + base._p3_row < round(base._p3_rows * {factor}))"
+        statements.append(
+            f"insert into {table} by name "
+            f"with base as (select *, {scaled} as _p3_scaled, "
+            f"row_number() over (partition by {scaled}) - 1 as _p3_row, "
+            f"count(*) over (partition by {scaled}) as _p3_rows from {table} where as_of = $as_of) "
+            f"select {', '.join(select)} from base {join} "
+            f"cross join range($first, $last) as d(k) cross join range({copies if how else 1}) as c(j) "
+            f"where (k > 0 or j > 0) and ({keep}) order by k desc, j")
+        [(rows,)] = con.execute(f"select count(*) from {table} where as_of = ?", [base_as_of]).fetchall()
+        described.append((table, how, rows))
+    # oldest first, as nightly runs append them; each batch of days one transaction and a checkpoint
+    for last in range(runs, 0, -P3_BATCH_DAYS):
+        first = max(0, last - P3_BATCH_DAYS)
+        con.begin()
+        for statement in statements:
+            con.execute(statement, {"as_of": base_as_of, "first": first, "last": last})
+        con.commit()
+        con.execute("checkpoint")
+    lines = []
+    for table, how, rows in described:
+        [(per_run,)] = con.execute(f"select count(*) from {table} where as_of = ?", [base_as_of]).fetchall()
+        what = {"offers": "per offer", "rows": "grows with the market"}.get(how)
+        lines.append(f"{table} {rows}->{per_run} ({what})" if what else f"{table} {rows}")
+    return lines, snapshot_offers
+
+
+# One offer's rank history, as an analyst asks it of the contract (README: "The warehouse, for analysts").
+ONE_OFFER_HISTORY_SQL = """
+select as_of, candidate_id, outcome_rank, outcome_value, is_pick
+from analytics.rank_history
+where workload_id = $workload_id and offer_id = $offer_id
+order by as_of, candidate_id
+"""
+
+
+def p3(repeat: int, runs: int, offers: int) -> list[tuple[str, list[float], float, str]]:
+    import duckdb
+
+    from flows import charts, warehouse
+
+    env = run_env()
+    with tempfile.TemporaryDirectory(prefix="hweval-bench-") as tmp:
+        path = Path(tmp) / "w.duckdb"
+        print("  P3: one `hweval run` on the snapshot into a temporary warehouse ...", flush=True)
+        s, _ = child([str(HWEVAL), "run", "--as-of", "2026-11-30", "--warehouse", str(path),
+                      "--reports", str(Path(tmp) / "reports")], env)
+        one_run = path.stat().st_size
+        print(f"  P3: run {s:.1f} s, warehouse {one_run / 2**20:.1f} MiB; growing it to {runs:,} runs x {offers:,} "
+              f"offers with SQL ({P3_BATCH_DAYS} days a transaction and a checkpoint) ...", flush=True)
+        start = time.perf_counter()
+        con = warehouse.connect(path)
+        try:
+            grown, snapshot_offers = p3_grow(con, runs, offers)
+            con.execute("checkpoint")
+            [(as_of, workload, offer)] = con.execute(
+                "select as_of, workload_id, pick_offer_id from analytics.latest_decisions "
+                "where pick_offer_id is not null order by workload_id limit 1").fetchall()
+            [(stored_runs,)] = con.execute("select count(*) from ops.runs").fetchall()
+            [(used, free)] = con.execute("select used_blocks, free_blocks from pragma_database_size()").fetchall()
+            blocks = {}
+            for table in (line.split()[0] for line in grown):
+                [(blocks[table],)] = con.execute(f"select count(distinct block_id) from pragma_storage_info("
+                                                 f"{sql_text(table)}) where block_id >= 0").fetchall()
+        finally:
+            con.close()
+        os.sync()  # the GBs just written go to disk now, not while the queries are timed
+        size = path.stat().st_size
+        print(f"  P3: grown in {time.perf_counter() - start:.0f} s: {stored_runs:,} runs, {size / 2**20:,.0f} MiB "
+              f"after CHECKPOINT; rows per run, snapshot ({snapshot_offers} offers) -> grown:", flush=True)
+        for line in textwrap.wrap("; ".join(grown), 112):
+            print(f"    {line}", flush=True)
+        largest = ", ".join(f"{table} {n / used:.0%}" for table, n in sorted(blocks.items(), key=lambda b: -b[1])[:5])
+        print(f"  P3: {used:,} blocks used, {free:,} free; the largest tables (blocks holding their columns): "
+              f"{largest}", flush=True)
+        queries = {
+            "analytics": (ONE_OFFER_HISTORY_SQL, {"workload_id": workload, "offer_id": offer}),
+            "report": (charts.HISTORY_SQL, {"workload_id": workload, "as_of": as_of, "limit": charts.HISTORY_RUNS}),
+        }
+        seconds: dict[str, list[float]] = {name: [] for name in queries}
+        warm: dict[str, list[float]] = {name: [] for name in queries}
+        found: dict[str, int] = {}
+        for _ in range(repeat):
+            for name, (sql, params) in queries.items():
+                con = duckdb.connect(str(path), read_only=True)  # a fresh reader each time, as `hweval query` is
+                try:
+                    for timings in (seconds, warm):  # then once more on the same connection, for comparison
+                        start = time.perf_counter()
+                        found[name] = len(con.execute(sql, params).fetchall())
+                        timings[name].append(time.perf_counter() - start)
+                finally:
+                    con.close()
+    ms = {name: [s * 1000 for s in values] for name, values in seconds.items()}
+    warm_ms = {name: statistics.median(values) * 1000 for name, values in warm.items()}
+    size_detail = (f"{size / 2**20:,.0f} MiB after CHECKPOINT / {runs:,} runs of {offers:,} offers = "
+                   f"{size / runs / 1024:,.0f} KiB a run (one run alone: {one_run / 2**20:.1f} MiB; each run added: "
+                   f"{(size - one_run) / max(runs - 1, 1) / 1024:,.0f} KiB)")
+    offer_detail = (f"{spread(ms['analytics'])} ms on a fresh read-only connection (again on it: "
+                    f"{warm_ms['analytics']:.0f} ms), {found['analytics']:,} rows: analytics.rank_history where "
+                    f"workload_id = '{workload}' and offer_id = '{offer}' order by as_of")
+    report_detail = (f"{spread(ms['report'])} ms on a fresh read-only connection (again on it: "
+                     f"{warm_ms['report']:.0f} ms), {found['report']:,} rows: flows/charts.py HISTORY_SQL (the pick "
+                     f"over the last {charts.HISTORY_RUNS} runs and the current pick's prices) for '{workload}'")
+    return [
+        ("P3 warehouse bytes per run / 1 MiB", [size / runs / P3_BYTES_PER_RUN], 1.0, size_detail),
+        ("P3 one offer's rank history / 200 ms", [s / P3_QUERY_S for s in seconds["analytics"]], 1.0, offer_detail),
+        ("P3 report's history-chart query / 200 ms", [s / P3_QUERY_S for s in seconds["report"]], 1.0,
+         report_detail),
     ]
 
 
@@ -174,22 +527,50 @@ def p5(repeat: int, sources: int, delay_s: float) -> tuple[str, list[float], flo
             f"phase {spread(phases)} s (one after another: {sources * delay_s:g} s)")
 
 
+GOALS = ("P1", "P2", "P3", "P4", "P5")
+
+
+def goals(text: str) -> set[str]:
+    chosen = {g.strip().upper() for g in text.split(",") if g.strip()}
+    if not chosen or chosen - set(GOALS):
+        raise argparse.ArgumentTypeError(f"expected goals among {', '.join(GOALS)}, comma separated: got {text!r}")
+    return chosen
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3, help="runs of each measurement (default 3)")
+    parser.add_argument("--only", type=goals, default=set(GOALS), metavar="P1,P2,...",
+                        help="measure these goals only (default: all)")
+    parser.add_argument("--offer-rows", type=int, default=1_000_000,
+                        help="P2: price lines of the synthetic offer file (default 1,000,000)")
+    parser.add_argument("--p3-runs", type=int, default=1825, help="P3: nightly runs in the warehouse (default 1,825)")
+    parser.add_argument("--p3-offers", type=int, default=1000, help="P3: offers in each run (default 1,000)")
     parser.add_argument("--sources", type=int, default=7, help="P5: live sources fetched at once (default 7)")
     parser.add_argument("--delay", type=float, default=2.0, help="P5: seconds each source takes (default 2)")
     args = parser.parse_args()
     home = tempfile.TemporaryDirectory(prefix="hweval-bench-prefect-")
     own_prefect_home(home.name)
     print("goals (issue 15): ratios min / median / max over repeats; PASS when the median meets the goal", flush=True)
-    results = p1_and_p4(args.repeat)
-    results.append(p5(args.repeat, args.sources, args.delay))
-    print(f"\n{'goal':<48}{'ratio min / median / max':>28}{'goal':>8}  verdict")
-    for name, ratios, goal, detail in results:
-        print(f"{name:<48}{spread(ratios):>28}{'<= ' + format(goal, 'g'):>8}  {verdict(ratios, goal)}")
-        print(f"{'':<4}{detail}")
-    print("P2 (a 1e6-row offer file through a whole run) and P3 (five years of nightly runs) are not measured here yet.")
+    results = []
+    took = []
+    for part, wanted, measure in [
+        ("P1 and P4", {"P1", "P4"}, lambda: p1_and_p4(args.repeat)),
+        ("P2", {"P2"}, lambda: p2(args.repeat, args.offer_rows)),
+        ("P3", {"P3"}, lambda: p3(args.repeat, args.p3_runs, args.p3_offers)),
+        ("P5", {"P5"}, lambda: [p5(args.repeat, args.sources, args.delay)]),
+    ]:
+        if wanted & args.only:
+            start = time.perf_counter()
+            results += [r for r in measure() if r[0][:2] in args.only]
+            took.append(f"{part} {time.perf_counter() - start:.0f} s")
+            print(f"  {took[-1]}", flush=True)
+    print(f"\n{'goal':<48}{'ratio min / median / max':>28}{'goal':>10}  verdict")
+    for name, ratios, goal, detail in sorted(results, key=lambda r: r[0][:2]):
+        print(f"{name:<48}{spread(ratios):>28}{'<= ' + format(goal, '.3g'):>10}  {verdict(ratios, goal)}")
+        for line in textwrap.wrap(detail, 116):
+            print(f"{'':<4}{line}")
+    print(f"took: {', '.join(took)}")
     return 0
 
 
