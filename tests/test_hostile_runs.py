@@ -94,6 +94,7 @@ def query(root: Path, sql: str, params: list | None = None) -> list[dict]:
         con.close()
 
 
+@pytest.mark.slow  # the hostile day-two run: a whole run (make test-slow, CI)
 def test_a_broken_offer_file_keeps_the_aws_on_demand_offers_of_the_last_good_run(hostile_run):
     assert "Traceback" not in hostile_run.err, hostile_run.err[-3000:]
     lines = {line.split(":")[0].strip(): line for line in hostile_run.out.splitlines() if line.startswith("  ")}
@@ -117,6 +118,7 @@ def test_a_broken_offer_file_keeps_the_aws_on_demand_offers_of_the_last_good_run
     assert "| aws_pricing | aws_pricing | stale since 2026-11-30 |" in index
 
 
+@pytest.mark.slow  # the hostile day-two run: a whole run (make test-slow, CI)
 def test_relative_paths_are_taken_from_the_working_directory(hostile_run):
     """--catalog, --warehouse and a relative HWEVAL_REPORTS_DIR: the run (its Data Docs included) uses them from
     where it was started, and says where things are as absolute paths."""
@@ -131,6 +133,7 @@ def test_relative_paths_are_taken_from_the_working_directory(hostile_run):
     assert (manifest["latest_as_of"], manifest["as_of"]) == (D1.isoformat(), D1.isoformat())
 
 
+@pytest.mark.slow  # the hostile day-two run: a whole run (make test-slow, CI)
 def test_markup_in_catalogs_and_price_sheets_is_escaped_in_every_report(hostile_run):
     pages = {p: p.read_text() for p in (hostile_run.root / "reports").rglob("*.md")}
     assert len(pages) > 10
