@@ -70,7 +70,7 @@ MUTATIONS = (
              "replicas_per_instance * replica_tokens_per_s / instances_per_replica desc",
              "replicas_per_instance * replica_tokens_per_s / instances_per_replica asc", COST_TESTS),
     # ---------------------------------------------------------------- issue 15: incremental re-runs
-    Mutation("reuse-ignores-the-catalog", "flows/land.py",
+    Mutation("reuse-ignores-the-catalog", "flows/reuse.py",
              "parts = [own[b.source_id], b.table, code, catalog.digest(),",
              "parts = [own[b.source_id], b.table, code, \"any catalog\",", INCREMENTAL_TESTS),
     Mutation("model-reuse-ignores-its-inputs", "flows/transform.py",
