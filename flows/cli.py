@@ -86,7 +86,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                   + (f"the rows of its last good run (as of {load.stale_since})" if load.stale_since else "no data from it"))
         else:
             print(f"  {load.source_id}: {load.rows_in} rows in, {load.rows_landed} landed, "
-                  f"{load.rows_quarantined} quarantined")
+                  f"{load.rows_quarantined} quarantined"
+                  + (f" (unchanged since run {load.reused_from}: reused, not validated again)" if load.reused_from
+                     else ""))
     print(f"run {result.run_id} as of {result.as_of}: {landed} rows landed, {quarantined} quarantined")
     print(f"warehouse: {result.warehouse}")
     print(f"reports:   {result.reports}/index.md " + (f"(also {result.reports.parent / 'latest'}/)" if result.latest_updated
