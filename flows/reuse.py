@@ -44,12 +44,13 @@ def input_digests(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: lis
     code = hashlib.sha256(b"".join(path.read_bytes() for path in LANDING_CODE)
                           + version("great-expectations").encode()).hexdigest()
     own = {b.source_id: b.data_digest for b in batches if b.data_digest and not b.error}
+    catalog_digest = catalog.digest()
     digests = {}
     for b in batches:
         if b.source_id not in own:
             continue
         suite = catalog.root / "expectations" / f"{b.table}.json"
-        parts = [own[b.source_id], b.table, code, catalog.digest(),
+        parts = [own[b.source_id], b.table, code, catalog_digest,
                  hashlib.sha256(suite.read_bytes()).hexdigest() if suite.is_file() else "no suite"]
         for table in checks.CHECK_INPUTS.get(b.table, ()):
             read = sorted(own[o.source_id] for o in batches if o.table == table and o.source_id in own)

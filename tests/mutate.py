@@ -71,7 +71,7 @@ MUTATIONS = (
              "replicas_per_instance * replica_tokens_per_s / instances_per_replica asc", COST_TESTS),
     # ---------------------------------------------------------------- issue 15: incremental re-runs
     Mutation("reuse-ignores-the-catalog", "flows/reuse.py",
-             "parts = [own[b.source_id], b.table, code, catalog.digest(),",
+             "parts = [own[b.source_id], b.table, code, catalog_digest,",
              "parts = [own[b.source_id], b.table, code, \"any catalog\",", INCREMENTAL_TESTS),
     Mutation("model-reuse-ignores-its-inputs", "flows/transform.py",
              '        parts.append(f"{relation}={digests[relation]}")',
