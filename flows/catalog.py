@@ -31,6 +31,9 @@ MAX_TRAINING_TOKENS = 1e15  # tokens one training run trains on (the largest pub
 MAX_STATE_BYTES_PER_PARAM = 64  # training state per parameter (bf16 weights + grads + fp32 Adam: 16)
 MAX_REQUESTS_PER_S = 1e6  # a service's mean load
 MAX_PEAK_FACTOR = 100.0  # peak load / mean load
+MAX_NETWORK_GBPS = 1e6  # an instance's network, Gbit/s (the largest published: 6,400)
+DEFAULT_GLOBAL_BATCH_TOKENS = 4_194_304  # tokens per optimizer step (GPT-3: 3.2M; Llama 3 70B: 4M-16M)
+MAX_CHECKPOINT_INTERVAL_HOURS = 8_760.0  # a year between checkpoints: in effect none
 MIN_USABLE_MEMORY_FRACTION = 0.01  # chip memory left for weights and KV cache; below it, chips-to-hold overflows
 MAX_ERROR_LINES = 50  # lines of one catalog error; the rest are counted
 
@@ -93,6 +96,9 @@ class Accelerator(Strict):
     memory_gb: Figure
     memory_bandwidth_tbps: Figure
     tdp_w: Figure
+    link_gb_per_s: Figure | None = Field(
+        None, description="intra-node link bandwidth per chip, both directions together as vendors publish it "
+                          "(NVLink, ICI, NeuronLink, PCIe); absent: no figure, splits pay the flat declared loss")
 
 
 class FamilyDefaults(Strict):
@@ -105,6 +111,10 @@ class FamilyDefaults(Strict):
                                           description="share of chip memory for weights and KV cache")
     scaling_efficiency_per_doubling: float = Field(gt=0, le=1, description="throughput kept per doubling of instances")
     pue: float = Field(ge=1, description="data-centre power usage effectiveness for energy")
+    allreduce_overlap: float = Field(0.5, ge=0, le=1, description="share of a training step's gradient all-reduce "
+                                                                  "hidden behind its compute")
+    serving_load_factor: float = Field(0.7, gt=0, le=1, description="share of TDP a serving chip draws, where no "
+                                                                   "measured power exists")
     can_train: bool = Field(True, description="false for inference-only parts (e.g. Inferentia)")
     source: str
 
@@ -133,6 +143,10 @@ class Instance(Strict):
     accelerator_count: int | None = Field(None, gt=0, le=MAX_CHIPS, description="default: the API listing's count")
     vcpu: int | None = Field(None, gt=0, le=MAX_WAREHOUSE_INTEGER)
     memory_gib: float | None = None
+    network_gbps: float | None = Field(None, gt=0, le=MAX_NETWORK_GBPS,
+                                       description="network bandwidth between instances, Gbit/s each way, as the "
+                                                   "cloud publishes it (EFA, InfiniBand); what a split across "
+                                                   "instances communicates over")
     note: str | None = None
     correction: str | None = Field(None, min_length=1, max_length=500,
                                    description="why this entry overrides what the instance-type API lists")
@@ -151,7 +165,14 @@ RECLAIMABLE_TERMS = {"spot", "low_priority"}  # the cloud can take the capacity 
 
 
 class PricingTerm(Strict):
-    interruption_overhead: float = Field(ge=0, description="share of a training run redone after interruptions")
+    interruption_overhead: float = Field(
+        ge=0, description="share of a training run redone after interruptions: the fallback, where the term has no "
+                          "interruption rate for the offer's cloud")
+    interruptions_per_instance_month: dict[Cloud, Annotated[float, Field(ge=0, le=1000)]] = Field(
+        default_factory=dict,
+        description="per cloud: reclaims per instance and month (0.2: one instance in five is reclaimed a month)")
+    restart_hours: float = Field(0.25, ge=0, le=1000,
+                                 description="hours from a reclaim to running again from the last checkpoint")
     source: str
 
 
@@ -274,6 +295,12 @@ class TrainingWorkload(Strict):
     chips: int | None = Field(None, gt=0, le=MAX_CHIPS,
                               description="chips to train on; default: the fewest that hold the state")
     deadline_hours: float | None = Field(None, gt=0, description="offers that cannot finish in time are excluded")
+    global_batch_tokens: float = Field(
+        DEFAULT_GLOBAL_BATCH_TOKENS, gt=0, le=MAX_TRAINING_TOKENS,
+        description="tokens in one optimizer step across all chips: one gradient all-reduce per step")
+    checkpoint_interval_hours: float = Field(
+        1.0, gt=0, le=MAX_CHECKPOINT_INTERVAL_HOURS,
+        description="hours between checkpoints: an interruption redoes half of one on average")
     mfu: float | None = Field(None, gt=0, le=1, description="overrides published and default MFU")
     pricing_terms: list[PricingTermName] = Field(
         default_factory=lambda: list(PAY_AS_YOU_GO_TERMS),
@@ -513,6 +540,8 @@ class Catalog(Strict):
         for acc_id, acc in self.accelerators.accelerators.items():
             figures = {f"peak_tflops.{p}": f for p, f in acc.peak_tflops.items()}
             figures |= {"memory_gb": acc.memory_gb, "memory_bandwidth_tbps": acc.memory_bandwidth_tbps, "tdp_w": acc.tdp_w}
+            if acc.link_gb_per_s is not None:
+                figures["link_gb_per_s"] = acc.link_gb_per_s
             for key, fig in figures.items():
                 if fig.source not in known_sources:
                     errors.append(

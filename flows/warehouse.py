@@ -68,10 +68,10 @@ _DOUBLE, _BIGINT, _TEXT, _TEXTS = pa.float64(), pa.int64(), pa.string(), pa.list
 # Catalog columns that can be null in every row (nobody published an FP16 peak; a catalog of training workloads
 # only has no SLO): their types, the ones the values get when there are some, so a column is never typed NULL.
 NULLABLE_CATALOG_COLUMNS: dict[str, dict[str, pa.DataType]] = {
-    "accelerators": {"memory_gb": _DOUBLE, "memory_bandwidth_tbps": _DOUBLE, "tdp_w": _DOUBLE,
+    "accelerators": {"memory_gb": _DOUBLE, "memory_bandwidth_tbps": _DOUBLE, "tdp_w": _DOUBLE, "link_gb_per_s": _DOUBLE,
                      **{f"peak_tflops_{p}": _DOUBLE for p in PEAK_TFLOPS_PRECISIONS}},
     "instances": {"accelerator_id": _TEXT, "accelerator_count": _BIGINT, "vcpu": _BIGINT, "memory_gib": _DOUBLE,
-                  "correction": _TEXT, "note": _TEXT},
+                  "network_gbps": _DOUBLE, "correction": _TEXT, "note": _TEXT},
     "accelerator_api_names": {"memory_mib": _BIGINT},
     "models": {"active_params": _DOUBLE},
     "mlperf_training_tasks": {"note": _TEXT},
@@ -80,7 +80,8 @@ NULLABLE_CATALOG_COLUMNS: dict[str, dict[str, pa.DataType]] = {
         "benchmark_suite": _TEXT, "benchmark_task": _TEXT, "benchmark_scenario": _TEXT,
         "benchmark_divisions": _TEXTS, "benchmark_suites": _TEXTS, "benchmark_availabilities": _TEXTS,
         "tokens": _DOUBLE, "training_precision": _TEXT, "state_bytes_per_param": _DOUBLE, "training_chips": _BIGINT,
-        "deadline_hours": _DOUBLE, "mfu": _DOUBLE, "accuracy_target_pct": _DOUBLE, "input_tokens": _BIGINT,
+        "deadline_hours": _DOUBLE, "global_batch_tokens": _DOUBLE,
+        "checkpoint_interval_hours": _DOUBLE, "mfu": _DOUBLE, "accuracy_target_pct": _DOUBLE, "input_tokens": _BIGINT,
         "output_tokens": _BIGINT, "slo_ttft_ms": _DOUBLE, "slo_tpot_ms": _DOUBLE, "mean_requests_per_s": _DOUBLE,
         "peak_factor": _DOUBLE, "success_rate": _DOUBLE, "months": _DOUBLE, "trained_by": _TEXT,
         "max_instances_per_replica": _BIGINT, "shape_tolerance": _DOUBLE, "pricing_terms": _TEXTS,
@@ -114,6 +115,7 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
                 "memory_gb": a.memory_gb.value,
                 "memory_bandwidth_tbps": a.memory_bandwidth_tbps.value,
                 "tdp_w": a.tdp_w.value,
+                "link_gb_per_s": a.link_gb_per_s.value if a.link_gb_per_s else None,
                 **{f"peak_tflops_{p}": (a.peak_tflops[p].value if p in a.peak_tflops else None)
                    for p in PEAK_TFLOPS_PRECISIONS},
             }
@@ -132,6 +134,7 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
                 "accelerator_count": i.accelerator_count,
                 "vcpu": i.vcpu,
                 "memory_gib": i.memory_gib,
+                "network_gbps": i.network_gbps,
                 "correction": i.correction,
                 "note": i.note,
                 "source": i.source,
@@ -181,6 +184,8 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
                 "state_bytes_per_param": getattr(w, "state_bytes_per_param", None),
                 "training_chips": getattr(w, "chips", None),
                 "deadline_hours": getattr(w, "deadline_hours", None),
+                "global_batch_tokens": getattr(w, "global_batch_tokens", None),
+                "checkpoint_interval_hours": getattr(w, "checkpoint_interval_hours", None),
                 "mfu": getattr(w, "mfu", None),
                 "accuracy_target_pct": getattr(w, "accuracy_target_pct", None),
                 "input_tokens": getattr(w, "input_tokens", None),
@@ -208,7 +213,14 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
             {"family": family, **d.model_dump()} for family, d in catalog.accelerators.family_defaults.items()
         ],
         "pricing_terms": [
-            {"pricing_term": term, **t.model_dump()} for term, t in catalog.instances.pricing_terms.items()
+            {"pricing_term": term, **t.model_dump(exclude={"interruptions_per_instance_month"})}
+            for term, t in catalog.instances.pricing_terms.items()
+        ],
+        "interruption_rates": [
+            {"pricing_term": term, "cloud": cloud, "per_instance_month": rate, "restart_hours": t.restart_hours,
+             "source": t.source}
+            for term, t in catalog.instances.pricing_terms.items()
+            for cloud, rate in t.interruptions_per_instance_month.items()
         ],
         "mlperf_training_tasks": [
             {"task": task, **t.model_dump()} for task, t in catalog.models.mlperf_training_tasks.items()
@@ -235,6 +247,8 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
                                   "flops_per_token": 0.0, "note": ""},
         "mlperf_inference_tasks": {"task": "", "scenario": "", "model": "", "input_tokens": 0, "output_tokens": 0,
                                    "ttft_ms": 0.0, "tpot_ms": 0.0, "source": ""},
+        "interruption_rates": {"pricing_term": "", "cloud": "", "per_instance_month": 0.0, "restart_hours": 0.0,
+                               "source": ""},
         "instance_price_components": {"cloud": "", "instance_type": "", "sku_description_prefix": "", "quantity": 0.0},
         "accelerator_aliases": {"accelerator_id": "", "alias": "", "alias_key": ""},
         "model_api_names": {"model_id": "", "api_name": "", "api_name_key": ""},

@@ -101,6 +101,13 @@ create or replace macro training_hours(params, tokens, chips, peak_tflops, mfu, 
 create or replace macro mfu_achieved(params, tokens, minutes, chips, peak_tflops) as
     training_flops(params, tokens) / (minutes::double * 60 * chips::double * peak_tflops::double * 1e12);
 
+-- Expected share of a training run redone after reclaims: the whole job is reclaimed `instances` x the per-instance
+-- rate a month (730 h) per hour, and each reclaim redoes half a checkpoint interval on average plus the restart.
+create or replace macro interruption_rework_share(instances, per_instance_month, checkpoint_interval_hours,
+                                                  restart_hours) as
+    instances::double * per_instance_month::double / 730
+        * (checkpoint_interval_hours::double / 2 + restart_hours::double);
+
 -- A completed run costs the expected rework of interruptions on top (e.g. 0.10 for spot: 10% redone).
 create or replace macro completed_run_usd_with_overhead(hours, instances, usd_per_hour, interruption_overhead) as
     hours::double * instances * usd_per_hour::double * (1 + interruption_overhead::double);
@@ -108,6 +115,39 @@ create or replace macro completed_run_usd_with_overhead(hours, instances, usd_pe
 -- Energy drawn by the accelerators, at their TDP, times the data centre's PUE.
 create or replace macro energy_kwh(hours, chips, tdp_w, pue) as
     hours::double * chips * tdp_w::double / 1000 * pue::double;
+
+-- ---------------------------------------------------------------- communication
+-- Seconds a ring all-reduce of `gb` GB over `members` members takes at `gb_per_s` each way: every member sends (and
+-- receives) 2 x (members - 1) / members of the data. 0 for one member.
+create or replace macro allreduce_s(gb, members, gb_per_s) as
+    case when members::double <= 1 then 0.0::double
+         else 2 * (members::double - 1) / members::double * gb::double / gb_per_s::double end;
+
+-- GB/s each way a tensor-parallel group of `chips` talks at: half the chip's published link figure (vendors give
+-- both directions together) inside one instance; a group spanning instances is held to its share of the instance's
+-- network (Gbit/s each way / 8 / chips per instance) where that is slower. Null: a figure is missing.
+create or replace macro tp_link_gb_per_s(link_gb_per_s, chips, chips_per_instance, network_gbps) as
+    case when chips::double <= chips_per_instance::double then link_gb_per_s::double / 2
+         when network_gbps is null then null::double
+         else least(link_gb_per_s::double / 2, network_gbps::double / 8 / chips_per_instance::double) end;
+
+-- Seconds of tensor-parallel all-reduce per token through a group of `chips`: two all-reduces a layer (after
+-- attention, after the MLP) of the token's activations, hidden x 2 bytes (bf16). 0 on one chip; null without a
+-- link figure.
+create or replace macro tp_comm_s_per_token(layers, hidden, chips, link_gb_per_s) as
+    case when chips::double <= 1 then 0.0::double
+         else 2 * layers::double * allreduce_s(hidden::double * 2 / 1e9, chips, link_gb_per_s) end;
+
+-- A training step's gradient all-reduce between `instances` instances over each instance's network (Gbit/s each
+-- way): 2 x (n - 1) / n x params x bytes per value (inside an instance the chips reduce over their links first, then
+-- the instance's network cards carry its whole gradient between instances).
+create or replace macro gradient_allreduce_s(params, bytes, instances, network_gbps) as
+    allreduce_s(params::double * bytes::double / 1e9, instances, network_gbps::double / 8);
+
+-- Share of a step's time left computing once `comm_s` of communication runs beside `compute_s`, of which
+-- `overlap` x compute_s hides it: compute / (compute + what is not hidden).
+create or replace macro comm_efficiency(compute_s, comm_s, overlap) as
+    compute_s::double / (compute_s::double + greatest(0, comm_s::double - overlap::double * compute_s::double));
 
 -- ---------------------------------------------------------------- inference
 -- A serving replica of `replica_chips` chips: instances it spans (1 when it fits in one instance).
@@ -126,19 +166,24 @@ create or replace macro usd_per_million_tokens(usd_per_hour, tokens_per_s) as
     usd_per_hour::double / (tokens_per_s::double * 3600) * 1e6;
 
 -- One decode step of `batch` sequences (roofline): the slower of reading weights + KV cache and computing.
+-- Plus the group's tensor-parallel all-reduces: `comm_s_per_token` for each sequence of the batch.
 create or replace macro decode_step_s(weights_gb, kv_gb_per_sequence, batch, params_active, precision_tflops,
-                                      chips, bandwidth_tbps, bandwidth_efficiency, compute_efficiency) as
+                                      chips, bandwidth_tbps, bandwidth_efficiency, compute_efficiency,
+                                      comm_s_per_token) as
     greatest(
         (weights_gb::double + batch::double * kv_gb_per_sequence::double) * 1e9
             / (chips::double * bandwidth_tbps::double * 1e12 * bandwidth_efficiency::double),
         2 * params_active::double * batch::double
             / (chips::double * precision_tflops::double * 1e12 * compute_efficiency::double)
-    );
+    ) + batch::double * comm_s_per_token::double;
 
--- Prefill of one request's prompt on a group of chips: 2 FLOPs per active parameter and prompt token (compute side).
-create or replace macro prefill_s(params_active, input_tokens, chips, precision_tflops, compute_efficiency) as
+-- Prefill of one request's prompt on a group of chips: 2 FLOPs per active parameter and prompt token (compute side),
+-- plus the all-reduces of every prompt token's activations.
+create or replace macro prefill_s(params_active, input_tokens, chips, precision_tflops, compute_efficiency,
+                                  comm_s_per_token) as
     2 * params_active::double * input_tokens::double
-        / (chips::double * precision_tflops::double * 1e12 * compute_efficiency::double);
+        / (chips::double * precision_tflops::double * 1e12 * compute_efficiency::double)
+    + input_tokens::double * comm_s_per_token::double;
 
 -- The largest batch whose KV cache (`tokens_per_sequence` tokens a sequence) fits beside the weights on the group.
 create or replace macro batch_memory(weights_gb, kv_bytes_per_token, tokens_per_sequence, chips, memory_gb_per_chip,
@@ -147,21 +192,21 @@ create or replace macro batch_memory(weights_gb, kv_bytes_per_token, tokens_per_
           / tokens_per_sequence::double);
 
 -- The largest batch whose time between tokens meets a TPOT objective: a decode step plus the prompts prefilled in
--- between (batch x prefill / output_tokens), on the memory and on the compute side of the roofline. No objective
--- (offline work): 4,096, the most a batch holds.
+-- between (batch x prefill / output_tokens) and the all-reduces of each sequence's token, on the memory and on the
+-- compute side of the roofline. No objective (offline work): 4,096, the most a batch holds.
 create or replace macro batch_for_tpot(slo_tpot_ms, weights_gb, kv_gb_per_sequence, params_active, precision_tflops,
                                        chips, bandwidth_tbps, bandwidth_efficiency, compute_efficiency, prefill_s,
-                                       output_tokens) as
+                                       output_tokens, comm_s_per_token) as
     case when slo_tpot_ms is null then 4096 else least(
         floor((slo_tpot_ms::double / 1000 - weights_gb::double * 1e9
                   / (chips::double * bandwidth_tbps::double * 1e12 * bandwidth_efficiency::double))
               / (kv_gb_per_sequence::double * 1e9
                     / (chips::double * bandwidth_tbps::double * 1e12 * bandwidth_efficiency::double)
-                 + prefill_s::double / output_tokens::double)),
+                 + prefill_s::double / output_tokens::double + comm_s_per_token::double)),
         floor(slo_tpot_ms::double / 1000
               / (2 * params_active::double / (chips::double * precision_tflops::double * 1e12
                                               * compute_efficiency::double)
-                 + prefill_s::double / output_tokens::double))
+                 + prefill_s::double / output_tokens::double + comm_s_per_token::double))
     ) end;
 
 -- Output tokens per second of one replica: each batch decodes `output_tokens` steps and prefills its requests'
@@ -173,7 +218,8 @@ create or replace macro replica_tokens_per_s(batch, output_tokens, step_s, prefi
 -- holds and what the TPOT objective allows (the mean context while decoding: the input plus half the output).
 create or replace macro serving_batch(fixed_batch, weights_gb, kv_bytes_per_token, input_tokens, output_tokens,
                                       params_active, precision_tflops, memory_gb_per_chip, usable_fraction,
-                                      bandwidth_tbps, bandwidth_efficiency, compute_efficiency, chips, slo_tpot_ms) as
+                                      bandwidth_tbps, bandwidth_efficiency, compute_efficiency, chips, slo_tpot_ms,
+                                      comm_s_per_token) as
     least(
         coalesce(fixed_batch, 4096),
         batch_memory(weights_gb, kv_bytes_per_token, input_tokens + output_tokens, chips, memory_gb_per_chip,
@@ -181,23 +227,25 @@ create or replace macro serving_batch(fixed_batch, weights_gb, kv_bytes_per_toke
         batch_for_tpot(slo_tpot_ms, weights_gb, (input_tokens + output_tokens / 2.0) * kv_bytes_per_token / 1e9,
                        params_active, precision_tflops, chips, bandwidth_tbps, bandwidth_efficiency,
                        compute_efficiency,
-                       prefill_s(params_active, input_tokens, chips, precision_tflops, compute_efficiency),
-                       output_tokens)
+                       prefill_s(params_active, input_tokens, chips, precision_tflops, compute_efficiency,
+                                 comm_s_per_token),
+                       output_tokens, comm_s_per_token)
     );
 
 -- Output tokens per second of one replica at `batch` (the roofline estimate); null when the batch is empty or the
 -- prefill alone breaks the TTFT objective.
 create or replace macro serving_tokens_per_s(batch, weights_gb, kv_bytes_per_token, input_tokens, output_tokens,
                                              params_active, precision_tflops, bandwidth_tbps, bandwidth_efficiency,
-                                             compute_efficiency, chips, slo_ttft_ms) as
+                                             compute_efficiency, chips, slo_ttft_ms, comm_s_per_token) as
     case when batch >= 1 and (slo_ttft_ms is null or prefill_s(params_active, input_tokens, chips, precision_tflops,
-                                                                compute_efficiency) * 1000 <= slo_ttft_ms)
+                                                                compute_efficiency, comm_s_per_token) * 1000
+                                                      <= slo_ttft_ms)
     then replica_tokens_per_s(
         batch, output_tokens,
         decode_step_s(weights_gb, (input_tokens + output_tokens / 2.0) * kv_bytes_per_token / 1e9, batch,
                       params_active, precision_tflops, chips, bandwidth_tbps, bandwidth_efficiency,
-                      compute_efficiency),
-        prefill_s(params_active, input_tokens, chips, precision_tflops, compute_efficiency))
+                      compute_efficiency, comm_s_per_token),
+        prefill_s(params_active, input_tokens, chips, precision_tflops, compute_efficiency, comm_s_per_token))
     end;
 
 -- How far a measured request shape is from a workload's: the larger relative gap of the input and the output lengths

@@ -43,6 +43,9 @@ def built(fresh_db, catalog):
     ], "s.json"), RUN, AS_OF)
     # the task's shape is the workload's (1,024 + 300 tokens), so the back-test estimate is the workload's too
     fresh_db.execute("update catalog.mlperf_inference_tasks set output_tokens = 300 where task = 'llama2-70b'")
+    # the calibration arithmetic without the tensor-parallel all-reduce term (tests/test_communication.py checks it):
+    # with no link figure the split is not charged
+    fresh_db.execute("update catalog.accelerators set link_gb_per_s = null")
     transform.build_models(fresh_db, RUN, AS_OF)
     transform.run_sql_tests(fresh_db)
     return fresh_db
@@ -107,7 +110,8 @@ def test_a_workload_without_a_measurement_on_the_offer_gets_a_calibrated_estimat
     assert row["tokens_per_s_per_chip"] == pytest.approx(math.sqrt(3000 * 3300), abs=1e-3)
     # 0.7 x 3.873660 = 2.71 of the memory bandwidth: past the chip's peak, which the label says
     assert row["benchmark_label"] == (
-        "roofline on h100-sxm-80gb specs: bf16, TP 8, batch 1009; efficiencies x 3.874 fitted from 2 MLPerf Inference "
+        "roofline on h100-sxm-80gb specs: bf16, TP 8, batch 1009; no link figure for h100-sxm-80gb: the split is not "
+        "charged; efficiencies x 3.874 fitted from 2 MLPerf Inference "
         "results of h100-sxm-80gb at bf16 on this model (past the chip's peak: their precision or request shape is not "
         "what the estimate assumes)")
     assert row["benchmark_ref"].startswith("fitted from s.json")

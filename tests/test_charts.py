@@ -120,18 +120,20 @@ def test_a_chart_an_earlier_run_drew_is_read_from_the_cache_folder_which_is_boun
 
 
 def test_captions_say_what_to_read(day_one_charts):
-    # gpt3-175b-pretrain: the pick tpu-v6e-8 spot at 4.35 / 8 USD per chip-hour, 529.09 USD per run; trn1.32xlarge spot
-    # is the cheapest chip-hour (0.151875) at 1,321.34 USD per run, 1,321.34 / 529.09 = 2.50x as much; number 10 of
-    # the bars costs 1,762.25, 1,762.25 / 529.09 = 3.33x; 52 candidates: 27 gpu + 9 tpu + 7 trainium + 9 cpu
+    # gpt3-175b-pretrain: the pick tpu-v6e-8 spot at 4.35 / 8 USD per chip-hour, 466.13 USD per run (64 instances
+    # reclaimed 64 x 0.2 / 730 an hour, each redoing 0.75 h: 1.315% rework); trn1.32xlarge spot is the cheapest
+    # chip-hour (0.151875) at 804.60 USD per run (its all-reduce hides behind compute), 804.60 / 466.13 = 1.73x as
+    # much; number 10 of the bars costs 1,552.54, 1,552.54 / 466.13 = 3.33x; 52 candidates: 27 gpu + 9 tpu + 7
+    # trainium + 9 cpu
     scatter, bars = day_one_charts["gpt3-175b-pretrain"]
     assert scatter.title == "gpt3-175b-pretrain: USD per completed run against USD per chip-hour, 52 candidates"
     assert scatter.caption == (
         "Lower is better on both axes; the pick, gcp tpu-v6e-8 (spot), sits at 0.544 USD per chip-hour; the "
-        "cheapest chip-hour, aws trn1.32xlarge (spot), costs 2.50x as much per completed run.")
+        "cheapest chip-hour, aws trn1.32xlarge (spot), costs 1.73x as much per completed run.")
     assert bars.title == "gpt3-175b-pretrain: the 10 cheapest candidates by USD per completed run"
     assert bars.caption == (
-        "Shorter is better; of 52 candidates the pick, gcp tpu-v6e-8 (spot), costs 529.09 USD per completed run "
-        "and number 10 1,762.25, 3.33x as much; the fill tells a measured cost from one scaled "
+        "Shorter is better; of 52 candidates the pick, gcp tpu-v6e-8 (spot), costs 466.13 USD per completed run "
+        "and number 10 1,552.54, 3.33x as much; the fill tells a measured cost from one scaled "
         "from a benchmark, calibrated on measurements of the chip, or estimated from specs alone.")
     assert day_one_charts[LORA][0].caption == (
         "Lower is better on both axes; the pick, aws p5.48xlarge (spot), sits at 1.280 USD per chip-hour and is also "
@@ -229,7 +231,7 @@ def test_history_plots_the_pick_of_each_run_and_the_current_offer_price(two_runs
     history = found[2]
     picks = query(two_runs, "select as_of, offer_id, outcome_value from marts.rank_history "
                   "where workload_id = ? and is_pick order by as_of", [LORA])
-    # test_changes: the pick moves from p5.48xlarge spot (5.527 USD per run) to p5en.48xlarge spot (7.836)
+    # test_changes: the pick moves from p5.48xlarge spot (4.807 USD per run) to p5en.48xlarge spot (6.816)
     assert [(d, o) for d, o, _ in picks] == [(AS_OF, "aws:us-east-1:p5.48xlarge:spot"),
                                              (DAY_2, "aws:us-east-1:p5en.48xlarge:spot")]
     prices = query(two_runs, "select as_of, usd_per_hour from marts.price_history "
@@ -245,7 +247,7 @@ def test_history_plots_the_pick_of_each_run_and_the_current_offer_price(two_runs
     assert outcome_ax.get_ylabel() == "USD per\ncompleted run" and price_ax.get_ylabel() == "USD per hour"
     assert history.title == f"{LORA}: the best USD per completed run in each of the last 2 runs"
     assert history.caption == (
-        "The best USD per completed run went from 5.527 on 2026-11-30 to 7.836 on 2026-12-02 (1.42x), the pick "
+        "The best USD per completed run went from 4.807 on 2026-11-30 to 6.816 on 2026-12-02 (1.42x), the pick "
         "changing once; the current pick, aws p5en.48xlarge (spot), costs 16.56 USD per hour, as on 2026-11-30.")
 
 

@@ -207,8 +207,8 @@ def test_every_family_appears_where_it_can_run_the_workload(flow_run):
         assert {f for w, f, _ in families if w == workload} == {"gpu", "tpu", "trainium", "inferentia", "cpu"}
     # Inferentia does not train; every other family appears in the training ranking that estimates the rest
     assert {f for w, f, _ in families if w == "gpt3-175b-pretrain"} == {"gpu", "tpu", "trainium", "cpu"}
-    # with a 720 h deadline, Trainium1 (1,047 h on 256 chips) is excluded, with the reason; Trainium2 (trn2.48xlarge,
-    # priced by its spot price only) finishes in 298 h and is ranked
+    # with a 720 h deadline, Trainium1 (783 h on 256 chips) is excluded, with the reason; Trainium2 (trn2.48xlarge,
+    # priced by its spot price only) finishes in 223 h and is ranked
     assert {f for w, f, _ in families if w == "llama31-8b-pretrain-1t"} == {"gpu", "tpu", "trainium"}
     assert {r["accelerator_id"] for r in query(
         flow_run, "select accelerator_id from marts.rankings where workload_id = 'llama31-8b-pretrain-1t' "
@@ -216,7 +216,7 @@ def test_every_family_appears_where_it_can_run_the_workload(flow_run):
     reasons = {r["exclusion_reason"] for r in query(
         flow_run, "select exclusion_reason from marts.excluded_candidates where workload_id = 'llama31-8b-pretrain-1t' "
                   "and accelerator_id = 'trainium1' and instance_type = 'trn1.32xlarge'")}
-    assert reasons == {"needs 1047 h on 256 chips; the deadline is 720 h"}
+    assert reasons == {"needs 783 h on 256 chips; the deadline is 720 h"}
     # no TPU, Trainium or Inferentia LLM result in MLPerf: their inference figures are estimates, and say so
     assert {b for w, f, b in families if f in ("tpu", "trainium", "inferentia") and w == "llama2-70b-batch"} == {
         "estimated"}

@@ -182,7 +182,7 @@ def test_roofline_step_llama2_70b_on_8_h100_matches_the_calibration(fresh_db):
     # memory: (138 + 512 x 0.3847) GB / (8 x 3.35e12 x 0.7) = 334.97e9 / 1.876e13 = 17.86 ms
     # compute: 2 x 69e9 x 512 / (8 x 989.4e12 x 0.5) = 7.0656e13 / 3.9576e15 = 17.85 ms -> ~28,700 tokens/s
     kv_gb = 1174 * 327680 / 1e9
-    step = value(fresh_db, f"decode_step_s(138.0, {kv_gb}, 512, 69e9, 989.4, 8, 3.35, 0.7, 0.5)")
+    step = value(fresh_db, f"decode_step_s(138.0, {kv_gb}, 512, 69e9, 989.4, 8, 3.35, 0.7, 0.5, 0)")
     assert step == pytest.approx(0.01786, abs=5e-5)
     assert 512 / step == pytest.approx(28_670, rel=0.01)
 
@@ -194,7 +194,7 @@ ROOFLINE = "140, 327680, 1024, 300, 70e9, 1000"
 
 def test_prefill_of_one_prompt(fresh_db):
     # 2 x 70e9 x 1,024 / (8 x 1,000e12 x 0.5) = 1.4336e14 / 4e15 = 0.03584 s
-    assert value(fresh_db, "prefill_s(70e9, 1024, 8, 1000, 0.5)") == pytest.approx(0.03584)
+    assert value(fresh_db, "prefill_s(70e9, 1024, 8, 1000, 0.5, 0)") == pytest.approx(0.03584)
 
 
 def test_batch_memory_holds(fresh_db):
@@ -207,7 +207,7 @@ def test_batch_a_tpot_objective_allows(fresh_db):
     # memory side: (0.200 - 140e9 / 1.876e13) / (0.384696e9 / 1.876e13 + 0.03584 / 300) = 0.192537 / 1.39978e-4
     #   = 1,375.5 -> 1,375
     # compute side: 0.200 / (2 x 70e9 / 4e15 + 0.03584 / 300) = 0.200 / 1.54467e-4 = 1,294.8 -> 1,294: the smaller
-    args = "140, 0.38469632, 70e9, 1000, 8, 3.35, 0.7, 0.5, 0.03584, 300"
+    args = "140, 0.38469632, 70e9, 1000, 8, 3.35, 0.7, 0.5, 0.03584, 300, 0"
     assert value(fresh_db, f"batch_for_tpot(200, {args})") == 1294
     assert value(fresh_db, f"batch_for_tpot(null, {args})") == 4096  # no objective: offline work
 
@@ -219,16 +219,16 @@ def test_replica_tokens_per_s_decodes_and_prefills(fresh_db):
 
 def test_serving_batch_and_tokens_per_s(fresh_db):
     # the batch: least(4,096, memory 1,004, TPOT 1,294) = 1,004; a given concurrency of 64 is kept
-    batch = f"serving_batch(null, {ROOFLINE}, 80, 0.9, 3.35, 0.7, 0.5, 8, 200)"
+    batch = f"serving_batch(null, {ROOFLINE}, 80, 0.9, 3.35, 0.7, 0.5, 8, 200, 0)"
     assert value(fresh_db, batch) == 1004
-    assert value(fresh_db, f"serving_batch(64, {ROOFLINE}, 80, 0.9, 3.35, 0.7, 0.5, 8, 200)") == 64
+    assert value(fresh_db, f"serving_batch(64, {ROOFLINE}, 80, 0.9, 3.35, 0.7, 0.5, 8, 200, 0)") == 64
     # batch 1,004: step = max((140 + 1,004 x 0.384696) GB / 1.876e13, 2 x 70e9 x 1,004 / 4e15) = max(28.05, 35.14) ms
     # = 35.14 ms; tokens/s = 1,004 x 300 / (300 x 0.03514 + 1,004 x 0.03584) = 301,200 / 46.525 = 6,473.89
-    tokens = f"serving_tokens_per_s({batch}, {ROOFLINE}, 3.35, 0.7, 0.5, 8, 2000)"
+    tokens = f"serving_tokens_per_s({batch}, {ROOFLINE}, 3.35, 0.7, 0.5, 8, 2000, 0)"
     assert value(fresh_db, tokens) == pytest.approx(6473.889, abs=1e-3)
     # a TTFT objective the prefill alone breaks (35.84 ms > 30 ms), or an empty batch: no estimate
-    assert value(fresh_db, f"serving_tokens_per_s({batch}, {ROOFLINE}, 3.35, 0.7, 0.5, 8, 30)") is None
-    assert value(fresh_db, f"serving_tokens_per_s(0, {ROOFLINE}, 3.35, 0.7, 0.5, 8, null)") is None
+    assert value(fresh_db, f"serving_tokens_per_s({batch}, {ROOFLINE}, 3.35, 0.7, 0.5, 8, 30, 0)") is None
+    assert value(fresh_db, f"serving_tokens_per_s(0, {ROOFLINE}, 3.35, 0.7, 0.5, 8, null, 0)") is None
 
 
 def test_shape_gap_between_a_measurement_and_a_workload(fresh_db):
@@ -266,12 +266,14 @@ def test_lifetime_cost_and_inference_share(fresh_db):
 
 
 def test_every_macro_has_a_test_here(fresh_db):
-    """The README promises a unit test per macro: each one in sql/macros.sql is called in this module."""
+    """The README promises a unit test per macro: each one in sql/macros.sql is called in this module, or (the
+    communication and interruption macros) in test_communication.py."""
     from pathlib import Path
 
     from flows.paths import SQL_DIR
 
     macros = re.findall(r"^create or replace macro (\w+)\(", (SQL_DIR / "macros.sql").read_text(), re.M)
     tested = Path(__file__).read_text().split("def test_every_macro_has_a_test_here", 1)[0]
+    tested += (Path(__file__).parent / "test_communication.py").read_text()
     assert "usd_per_chip_hour" in macros and len(macros) == len(set(macros))
     assert [m for m in macros if f"{m}(" not in tested] == []

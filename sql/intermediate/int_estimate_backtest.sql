@@ -63,11 +63,15 @@ serving_loo as (
                           serving.output_tokens, serving.params_active, serving.peak_tflops, serving.memory_gb,
                           serving.usable_memory_fraction, serving.memory_bandwidth_tbps,
                           serving.bandwidth_efficiency * loo.loo_factor, serving.compute_efficiency * loo.loo_factor,
-                          groups.range, serving.slo_tpot_ms),
+                          groups.range, serving.slo_tpot_ms,
+                          coalesce(tp_comm_s_per_token(serving.layers, serving.hidden, groups.range,
+                                                       serving.link_gb_per_s / 2), 0)),
             serving.weights_gb, serving.kv_bytes_per_token, serving.input_tokens, serving.output_tokens,
             serving.params_active, serving.peak_tflops, serving.memory_bandwidth_tbps,
             serving.bandwidth_efficiency * loo.loo_factor, serving.compute_efficiency * loo.loo_factor, groups.range,
-            serving.slo_ttft_ms) / groups.range) as loo_estimated
+            serving.slo_ttft_ms,
+            coalesce(tp_comm_s_per_token(serving.layers, serving.hidden, groups.range, serving.link_gb_per_s / 2), 0))
+            / groups.range) as loo_estimated
     from serving
     inner join loo using (comparison_id)
     inner join range(1, 257) as groups
@@ -80,7 +84,8 @@ unioned as (
     select
         serving.comparison_id, serving.phase, serving.family, serving.accelerator_id, serving.precision,
         serving.model_id, serving.chips, serving.measurement_basis, serving.unit, serving.measured,
-        serving.estimated, serving.efficiency_ratio, serving.setup_key, serving.precision_doubtful,
+        serving.estimated, serving.estimated_without_comm, serving.efficiency_ratio, serving.setup_key,
+        serving.precision_doubtful,
         coalesce(loo.loo_factor, 1.0) as loo_factor,
         coalesce(loo.loo_measurements, 0) as loo_measurements,
         coalesce(serving_loo.loo_estimated, serving.estimated) as loo_estimated,
@@ -92,7 +97,8 @@ unioned as (
     select
         training.comparison_id, training.phase, training.family, training.accelerator_id, training.precision,
         training.model_id, training.chips, training.measurement_basis, training.unit, training.measured,
-        training.estimated, training.efficiency_ratio, training.setup_key, training.precision_doubtful,
+        training.estimated, training.estimated_without_comm, training.efficiency_ratio, training.setup_key,
+        training.precision_doubtful,
         coalesce(loo.loo_factor, 1.0) as loo_factor,
         coalesce(loo.loo_measurements, 0) as loo_measurements,
         training.estimated / coalesce(loo.loo_factor, 1.0) as loo_estimated,
@@ -107,6 +113,9 @@ final as (
         estimated / measured as ratio,
         loo_estimated / measured as loo_ratio,
         abs(loo_estimated / measured - 1) as loo_abs_error,
+        -- the uncalibrated estimate's error with and without the communication terms (issue 17's before/after)
+        abs(estimated / measured - 1) as abs_error,
+        abs(estimated_without_comm / measured - 1) as abs_error_without_comm,
         -- what the outcome would really cost for each dollar the estimate says: serving costs scale with
         -- 1 / throughput, training with time
         case phase when 'serving' then estimated / measured else measured / estimated end as cost_ratio,

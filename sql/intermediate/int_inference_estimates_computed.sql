@@ -5,6 +5,10 @@
 -- spans instances, up to the workload's limit); larger groups are tried too and the one with the most tokens
 -- per instance-hour is kept. Batching: the largest batch whose KV cache fits and whose decode step meets the
 -- TPOT SLO (offline work has no SLO; batches stop at 4,096).
+-- Communication: a group of several chips all-reduces every token's activations twice a layer over the chips' link
+-- (half the published figure each way; a group spanning instances at most its share of the instance network), added
+-- to each decode step and prefill; where a figure is missing the split is not charged inside an instance and pays
+-- the family's flat loss per doubling of instances, and the label says so.
 -- KV cache is kept in bf16 for 16-bit weights and in fp8 for 8- and 4-bit weights. Every lower precision a chip
 -- supports is tried too, and excluded when the workload's accuracy floor does not accept it.
 with workloads as (
@@ -50,7 +54,7 @@ defaults as (
 
 hosts as (
     -- host memory per instance (listed or declared): what a CPU (family cpu) holds the model in
-    select cloud, instance_type, memory_gib from intermediate.int_instance_hardware
+    select cloud, instance_type, memory_gib, network_gbps from intermediate.int_instance_hardware
 ),
 
 peaks as (
@@ -77,6 +81,10 @@ sized as (
         memory_gb_per_chip(accelerators.family, accelerators.memory_gb, hosts.memory_gib, offers.accelerator_count)
             as memory_gb,
         accelerators.memory_bandwidth_tbps,
+        accelerators.link_gb_per_s,
+        hosts.network_gbps,
+        models.layers,
+        models.hidden,
         defaults.usable_memory_fraction,
         -- a calibrated estimate runs at the family's efficiencies times the factor this chip's measurements fit
         defaults.bandwidth_efficiency * coalesce(calibration.factor, 1.0) as bandwidth_efficiency,
@@ -179,16 +187,29 @@ batched as (
         -- ... and whose time between tokens meets the TPOT SLO (offline work: none)
         batch_for_tpot(case when not is_offline then slo_tpot_ms end, weights_gb, kv_gb_per_sequence,
                        params_active, peak_tflops, replica_chips, memory_bandwidth_tbps, bandwidth_efficiency,
-                       compute_efficiency, prefill_s, output_tokens) as batch_slo
+                       compute_efficiency, prefill_s, output_tokens, comm_s_per_token) as batch_slo
     from (
         select
-            checked.* exclude (smallest_group),
-            options.replica_chips,
-            prefill_s(checked.params_active, checked.input_tokens, options.replica_chips, checked.peak_tflops,
-                      checked.compute_efficiency) as prefill_s
-        from checked
-        inner join options using (workload_id, offer_id, precision)
-        where checked.precheck_reason is null
+            *,
+            prefill_s(params_active, input_tokens, replica_chips, peak_tflops, compute_efficiency, comm_s_per_token)
+                as prefill_s
+        from (
+            select
+                *,
+                -- no figure: the split is not charged here (the flat loss per doubling of instances applies)
+                coalesce(tp_comm_s_per_token(layers, hidden, replica_chips, link_each_way), 0) as comm_s_per_token,
+                replica_chips = 1 or link_each_way is not null as comm_modelled
+            from (
+                select
+                    checked.* exclude (smallest_group),
+                    options.replica_chips,
+                    tp_link_gb_per_s(checked.link_gb_per_s, options.replica_chips, checked.accelerator_count,
+                                     checked.network_gbps) as link_each_way
+                from checked
+                inner join options using (workload_id, offer_id, precision)
+                where checked.precheck_reason is null
+            )
+        )
     )
 ),
 
@@ -197,8 +218,8 @@ timed as (
         *,
         cast(least(batch_memory, batch_slo, 4096) as integer) as batch,
         decode_step_s(weights_gb, kv_gb_per_sequence, least(batch_memory, batch_slo, 4096), params_active,
-                      peak_tflops, replica_chips, memory_bandwidth_tbps, bandwidth_efficiency, compute_efficiency)
-            as step_s
+                      peak_tflops, replica_chips, memory_bandwidth_tbps, bandwidth_efficiency, compute_efficiency,
+                      comm_s_per_token) as step_s
     from batched
 ),
 
@@ -207,7 +228,12 @@ served as (
     select
         *,
         replica_tokens_per_s(batch, output_tokens, step_s, prefill_s)
-            * scaling_factor(scaling_efficiency_per_doubling, instances_per_replica) as replica_tokens_per_s
+            * case when comm_modelled then 1.0
+                   else scaling_factor(scaling_efficiency_per_doubling, instances_per_replica) end
+            as replica_tokens_per_s,
+        -- the share of a batch's time spent in all-reduces: each sequence's output tokens and prompt tokens
+        batch * comm_s_per_token * (output_tokens + input_tokens) / (output_tokens * step_s + batch * prefill_s)
+            as comm_share
     from timed
     where batch >= 1 and (slo_ttft_ms is null or prefill_s * 1000 <= slo_ttft_ms)
 ),
@@ -233,7 +259,7 @@ fastest as (
     select
         workload_id, offer_id, precision,
         min((decode_step_s(weights_gb, kv_gb_per_sequence, 1, params_active, peak_tflops, replica_chips,
-                           memory_bandwidth_tbps, bandwidth_efficiency, compute_efficiency)
+                           memory_bandwidth_tbps, bandwidth_efficiency, compute_efficiency, comm_s_per_token)
              + prefill_s / output_tokens) * 1000) as fastest_tpot_ms,
         min(prefill_s * 1000) as fastest_prefill_ms
     from batched
@@ -266,11 +292,26 @@ final as (
         -- decode steps plus batch prefills, so this splits its cost between input and output tokens
         best.batch * best.prefill_s / (checked.output_tokens * best.step_s + best.batch * best.prefill_s)
             as prefill_share,
+        best.comm_share,
+        best.link_each_way as link_gb_per_s_each_way,
+        best.comm_modelled,
         case when checked.calibration_factor is not null then 'calibrated' else 'estimated' end as basis,
         checked.calibration_factor,
         checked.calibration_measurements,
         'roofline on ' || checked.accelerator_id || ' specs: ' || checked.precision || ', TP '
             || coalesce(best.replica_chips, checked.smallest_group) || ', batch ' || coalesce(best.batch, 0)
+            || case
+                when best.replica_chips is null or best.replica_chips = 1 then ''
+                when best.comm_modelled then
+                    '; all-reduces ' || printf('%.1f', best.comm_share * 100) || '% of the time at '
+                    || printf('%g', best.link_each_way) || ' GB/s each way'
+                    || case when best.instances_per_replica > 1 then ' (across ' || best.instances_per_replica
+                            || ' instances)' else '' end
+                when best.instances_per_replica > 1 then
+                    '; no link or network figure for the split across ' || best.instances_per_replica
+                    || ' instances: flat ' || checked.scaling_efficiency_per_doubling || ' per doubling (declared)'
+                else '; no link figure for ' || checked.accelerator_id || ': the split is not charged'
+               end
             || case when checked.calibration_factor is not null then
                     '; efficiencies x ' || printf('%.3f', checked.calibration_factor) || ' fitted from '
                     || checked.calibration_measurements || ' ' || checked.calibration_measured_by || ' result'

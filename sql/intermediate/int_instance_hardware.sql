@@ -100,6 +100,8 @@ combined as (
         coalesce(declared.accelerator_count, listing.device_count) as accelerator_count,
         coalesce(declared.vcpu, listing.vcpu) as vcpu,
         coalesce(declared.memory_gib, listing.memory_mib / 1024.0) as memory_gib,
+        -- no listing source lands network bandwidth yet: instances.yaml declares it with its source
+        declared.network_gbps,
         listing.cloud is not null as is_listed,
         declared.cloud is not null as is_declared,
         concat_ws('; ',
@@ -140,6 +142,7 @@ final as (
         combined.accelerator_count,
         combined.vcpu,
         combined.memory_gib,
+        combined.network_gbps,
         case
             when not combined.is_listed then 'instances.yaml'
             when combined.corrected_fields <> '' then 'listed, corrected in instances.yaml'

@@ -6,7 +6,9 @@
 -- tensor-parallel group that tiles one node, at the largest batch memory and the scenario's TPOT bound allow, and
 -- the scenario's TTFT bound must hold. Own run: one replica on all its chips, at its concurrency as the batch. A
 -- system's -99 and -99.9 results at one throughput count once; a result whose declared precision the staging
--- cross-check doubts is kept and marked (`precision_doubtful`): it calibrates nothing.
+-- cross-check doubts is kept and marked (`precision_doubtful`): it calibrates nothing. The estimate charges the
+-- group's tensor-parallel all-reduces over the chips' link (the system's own node); `estimated_without_comm` is the
+-- same estimate without them, so the back-test shows the error before and after that term.
 with tasks as (
     select * from catalog.mlperf_inference_tasks
 ),
@@ -99,6 +101,9 @@ cases as (
         accelerators.family,
         accelerators.memory_gb,
         accelerators.memory_bandwidth_tbps,
+        accelerators.link_gb_per_s,
+        models.layers,
+        models.hidden,
         defaults.usable_memory_fraction,
         defaults.bandwidth_efficiency,
         defaults.compute_efficiency,
@@ -129,7 +134,16 @@ estimated as (
         serving_batch(cases.fixed_batch, cases.weights_gb, cases.kv_bytes_per_token, cases.input_tokens,
                       cases.output_tokens, cases.params_active, cases.peak_tflops, cases.memory_gb,
                       cases.usable_memory_fraction, cases.memory_bandwidth_tbps, cases.bandwidth_efficiency,
-                      cases.compute_efficiency, groups.range, cases.slo_tpot_ms) as batch
+                      cases.compute_efficiency, groups.range, cases.slo_tpot_ms,
+                      coalesce(tp_comm_s_per_token(cases.layers, cases.hidden, groups.range,
+                                                   cases.link_gb_per_s / 2), 0)) as batch,
+        serving_batch(cases.fixed_batch, cases.weights_gb, cases.kv_bytes_per_token, cases.input_tokens,
+                      cases.output_tokens, cases.params_active, cases.peak_tflops, cases.memory_gb,
+                      cases.usable_memory_fraction, cases.memory_bandwidth_tbps, cases.bandwidth_efficiency,
+                      cases.compute_efficiency, groups.range, cases.slo_tpot_ms, 0) as batch_without_comm,
+        -- inside the system's node, at half the chip's published link figure each way (0 without a figure)
+        coalesce(tp_comm_s_per_token(cases.layers, cases.hidden, groups.range, cases.link_gb_per_s / 2), 0)
+            as comm_s_per_token
     from cases
     inner join range(1, 257) as groups
         on (cases.fixed_batch is null and cases.group_limit % groups.range = 0)
@@ -141,7 +155,12 @@ served as (
         *,
         serving_tokens_per_s(batch, weights_gb, kv_bytes_per_token, input_tokens, output_tokens, params_active,
                              peak_tflops, memory_bandwidth_tbps, bandwidth_efficiency, compute_efficiency,
-                             group_chips, slo_ttft_ms) / group_chips as estimated_per_chip
+                             group_chips, slo_ttft_ms, comm_s_per_token) / group_chips as estimated_per_chip,
+        -- the best group without the all-reduce term (the estimate before it)
+        max(serving_tokens_per_s(batch_without_comm, weights_gb, kv_bytes_per_token, input_tokens, output_tokens,
+                                 params_active, peak_tflops, memory_bandwidth_tbps, bandwidth_efficiency,
+                                 compute_efficiency, group_chips, slo_ttft_ms, 0) / group_chips)
+            over (partition by comparison_id) as estimated_without_comm
     from estimated
 ),
 
@@ -160,6 +179,11 @@ final as (
         measured_per_chip as measured,
         estimated_per_chip as estimated,
         measured_per_chip / estimated_per_chip as efficiency_ratio,
+        estimated_without_comm,
+        comm_s_per_token,
+        layers,
+        hidden,
+        link_gb_per_s,
         group_chips,
         cast(batch as integer) as batch,
         setup_key,

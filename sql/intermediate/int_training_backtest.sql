@@ -5,7 +5,9 @@
 -- fastest training precision, bf16 or fp8: MLPerf summaries declare none), the user's own runs of a workload in
 -- minutes, and published MFU figures (benchmark_runs training rows), compared as minutes to train 1e9 tokens at the
 -- published MFU. Scaling: the estimate loses the family's efficiency per doubling of instances, an instance being
--- the largest the catalog sells of that accelerator (a run without a chip count: one instance).
+-- the largest the catalog sells of that accelerator (a run without a chip count: one instance). An own run whose
+-- instance type declares its network instead pays its gradient all-reduce (as int_training_estimates_computed);
+-- `estimated_without_comm` keeps the flat loss, so the back-test shows the error before and after that term.
 with models as (
     select * from catalog.models
 ),
@@ -88,6 +90,8 @@ own_runs as (
         cast(greatest(1, ceil(runs.chips / coalesce(instances.accelerator_count, runs.chips_per_instance, runs.chips)))
              as integer) as instances,
         workloads.tokens,
+        instances.network_gbps,
+        workloads.global_batch_tokens,
         runs.time_to_train_minutes as measured,
         'minutes to train' as unit,
         null::double as published_mfu,
@@ -138,7 +142,15 @@ cases as (
         measured.*,
         accelerators.family,
         defaults.training_mfu as default_mfu,
-        scaling_factor(defaults.scaling_efficiency_per_doubling, measured.instances) as scaling,
+        scaling_factor(defaults.scaling_efficiency_per_doubling, measured.instances) as flat_scaling,
+        case when measured.instances > 1 and measured.network_gbps is not null then
+            comm_efficiency(
+                training_flops(models.params, measured.global_batch_tokens)
+                    / (measured.chips * measured.peak_tflops * 1e12 * defaults.training_mfu),
+                gradient_allreduce_s(models.params, bytes_per_value(measured.precision), measured.instances,
+                                     measured.network_gbps),
+                defaults.allreduce_overlap)
+        end as comm_scaling,
         models.params
     from (select * from mlperf union all by name select * from own_runs union all by name select * from published)
         as measured
@@ -162,6 +174,7 @@ final as (
         unit,
         measured,
         training_hours(params, tokens, chips, peak_tflops, default_mfu, scaling) * 60 as estimated,
+        training_hours(params, tokens, chips, peak_tflops, default_mfu, flat_scaling) * 60 as estimated_without_comm,
         -- above 1: the run was faster than the default MFU says (serving: measured over estimated throughput)
         training_hours(params, tokens, chips, peak_tflops, default_mfu, scaling) * 60 / measured
             as efficiency_ratio,
@@ -178,7 +191,7 @@ final as (
         benchmark_as_of,
         benchmark_ref,
         benchmark_label
-    from cases
+    from (select *, coalesce(comm_scaling, flat_scaling) as scaling from cases)
 )
 
 select * from final

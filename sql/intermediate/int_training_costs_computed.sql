@@ -1,6 +1,9 @@
 -- Grain: one row per training workload x offer x chip count that can run it: measured candidates (MLPerf task
 -- workloads), and for offers no measurement covers, the eligible scaled / estimated candidates of workloads
 -- that declare a token count. Measured beats scaled beats estimated on the same offer.
+-- Interruptions: on reclaimable capacity with a declared rate for the offer's cloud, the run redoes
+-- interruption_rework_share of itself (the job is reclaimed instances x the per-instance rate; each reclaim redoes
+-- half a checkpoint interval plus the restart); otherwise the pricing term's flat interruption_overhead, labelled.
 with measured as (
     select * from intermediate.int_training_measured
 ),
@@ -10,12 +13,51 @@ estimates as (
     where exclusion_reason is null
 ),
 
-final as (
+candidates as (
     select * exclude (chips_per_node) from measured
     union all by name
-    select * exclude (exclusion_reason, scaling, state_chips)
+    select * exclude (exclusion_reason, scaling, state_chips, comm_modelled, step_comm_s)
     from estimates
     anti join measured using (workload_id, offer_id)
+),
+
+interrupted as (
+    select
+        candidates.*,
+        workloads.checkpoint_interval_hours,
+        rates.per_instance_month,
+        rates.restart_hours,
+        coalesce(
+            interruption_rework_share(candidates.instances, rates.per_instance_month,
+                                      workloads.checkpoint_interval_hours, rates.restart_hours),
+            terms.interruption_overhead,
+            0) as interruption_overhead
+    from candidates
+    inner join catalog.workloads as workloads using (workload_id)
+    left join catalog.pricing_terms as terms on terms.pricing_term = candidates.pricing_term
+    left join catalog.interruption_rates as rates
+        on rates.pricing_term = candidates.pricing_term and rates.cloud = candidates.cloud
+),
+
+final as (
+    select
+        * exclude (checkpoint_interval_hours, per_instance_month, restart_hours),
+        completed_run_usd_with_overhead(run_hours, instances, usd_per_hour, interruption_overhead)
+            as completed_run_usd,
+        -- reclaims expected over the run (modelled rate only)
+        instances * per_instance_month / 730 * run_hours as expected_interruptions,
+        case
+            when per_instance_month is not null then
+                'modelled: ' || per_instance_month || ' reclaims per instance-month x ' || instances
+                || ' instances, checkpoint every ' || printf('%g', checkpoint_interval_hours) || ' h, restart '
+                || printf('%g', restart_hours) || ' h: ' || printf('%.2f', interruption_overhead * 100)
+                || '% redone'
+            when interruption_overhead > 0 then
+                'flat ' || printf('%g', interruption_overhead * 100) || '% redone (declared fallback: no rate for '
+                || cloud || ' ' || pricing_term || ')'
+            else 'not reclaimable'
+        end as interruption_basis
+    from interrupted
 )
 
 select * from final

@@ -6,6 +6,11 @@
 -- where the accelerator has training measurements of any model (own runs first, then MLPerf and published MFUs):
 -- the family default MFU times the factor they fit (int_estimate_calibration), with the scaling loss between
 -- instances. Basis `estimated` with the workload's declared MFU, or the family default (uncalibrated).
+-- Between instances: each optimizer step (global_batch_tokens) all-reduces the gradients over the instances'
+-- network (2 x (n-1)/n x params x bytes), hidden behind the step's compute up to the family's allreduce_overlap;
+-- the rest adds to the step. Without a network figure (and for a published MFU, measured at its own scale, beyond
+-- that scale) the flat declared loss per doubling of instances stays, labelled. Interruptions are priced in
+-- int_training_costs_computed.
 with workloads as (
     select * from catalog.workloads where kind = 'training' and tokens is not null
 ),
@@ -26,13 +31,9 @@ defaults as (
     select * from catalog.family_defaults
 ),
 
-terms as (
-    select * from catalog.pricing_terms
-),
-
 hosts as (
     -- host memory per instance (listed or declared): what a CPU (family cpu) holds the training state in
-    select cloud, instance_type, memory_gib from intermediate.int_instance_hardware
+    select cloud, instance_type, memory_gib, network_gbps from intermediate.int_instance_hardware
 ),
 
 peaks as (
@@ -67,6 +68,7 @@ sized as (
         workloads.tokens,
         workloads.training_precision as precision,
         workloads.deadline_hours,
+        workloads.global_batch_tokens,
         workloads.mfu as workload_mfu,
         workloads.model_id,
         models.params,
@@ -79,10 +81,11 @@ sized as (
         defaults.usable_memory_fraction,
         defaults.scaling_efficiency_per_doubling,
         defaults.pue,
+        defaults.allreduce_overlap,
+        hosts.network_gbps,
         defaults.can_train,
         defaults.source as defaults_source,
         peaks.peak_tflops,
-        coalesce(terms.interruption_overhead, 0) as interruption_overhead,
         chips_to_hold(models.params * workloads.state_bytes_per_param / 1e9,
                       memory_gb_per_chip(accelerators.family, accelerators.memory_gb, hosts.memory_gib,
                                          offers.accelerator_count),
@@ -101,7 +104,6 @@ sized as (
     inner join accelerators on accelerators.accelerator_id = offers.accelerator_id
     inner join defaults on defaults.family = accelerators.family
     left join hosts on hosts.cloud = offers.cloud and hosts.instance_type = offers.instance_type
-    left join terms on terms.pricing_term = offers.pricing_term
     left join peaks
         on peaks.accelerator_id = offers.accelerator_id and peaks.precision = workloads.training_precision
 ),
@@ -157,8 +159,28 @@ timed as (
             case mfu_from
                 when 'same_model' then greatest(1, ceil(coalesce(same_model_chips, 1) / accelerator_count))
                 else 1
-            end))) as scaling
+            end))) as flat_scaling
     from based
+),
+
+communicated as (
+    select
+        *,
+        -- one step's compute at this MFU, and its gradient all-reduce between the instances (null: no figure)
+        training_flops(params, global_batch_tokens) / (chips * peak_tflops * 1e12 * mfu) as step_compute_s,
+        case when instances = 1 then 0.0
+             else gradient_allreduce_s(params, bytes_per_value(precision), instances, network_gbps) end
+            as step_comm_s,
+        instances = 1 or (network_gbps is not null and mfu_from <> 'same_model') as comm_modelled
+    from timed
+),
+
+scaled as (
+    select
+        *,
+        case when comm_modelled then comm_efficiency(step_compute_s, step_comm_s, allreduce_overlap)
+             else flat_scaling end as scaling
+    from communicated
 ),
 
 final as (
@@ -172,11 +194,12 @@ final as (
         state_chips,
         mfu,
         scaling,
+        -- the share of the run's time spent communicating between instances and not hidden behind compute
+        1 - scaling as comm_share,
+        comm_modelled,
+        step_comm_s,
         training_hours(params, tokens, chips, peak_tflops, mfu, scaling) as run_hours,
         training_hours(params, tokens, chips, peak_tflops, mfu, scaling) * 60 as time_to_train_minutes,
-        interruption_overhead,
-        completed_run_usd_with_overhead(training_hours(params, tokens, chips, peak_tflops, mfu, scaling), instances,
-                                        usd_per_hour, interruption_overhead) as completed_run_usd,
         energy_kwh(training_hours(params, tokens, chips, peak_tflops, mfu, scaling), chips, tdp_w, pue) as energy_kwh,
         basis,
         case mfu_from
@@ -191,6 +214,17 @@ final as (
                         || 'the setup the estimate assumes' else '' end
             else 'family default MFU ' || mfu || ' (declared assumption; uncalibrated: no training measurement of '
                 || accelerator_id || ')'
+        end
+        || case
+            when instances = 1 then ''
+            when comm_modelled then
+                '; gradient all-reduce ' || printf('%.2f', step_comm_s) || ' s a step of '
+                || printf('%.2f', step_compute_s) || ' s over ' || printf('%g', network_gbps) || ' Gbit/s, '
+                || printf('%.1f', (1 - scaling) * 100) || '% of the time exposed'
+            when mfu_from = 'same_model' then
+                '; flat ' || scaling_efficiency_per_doubling || ' per doubling of instances beyond the measured scale'
+            else '; no network figure for ' || instance_type || ': flat ' || scaling_efficiency_per_doubling
+                || ' per doubling of ' || instances || ' instances (declared)'
         end as benchmark_label,
         case mfu_from
             when 'workload' then 'workloads.yaml'
@@ -223,7 +257,7 @@ final as (
                 'needs ' || cast(round(training_hours(params, tokens, chips, peak_tflops, mfu, scaling)) as bigint)
                 || ' h on ' || chips || ' chips; the deadline is ' || cast(round(deadline_hours) as bigint) || ' h'
         end as exclusion_reason
-    from timed
+    from scaled
 )
 
 select * from final

@@ -1,7 +1,7 @@
 -- Grain: one row per training workload x offer x measured chip count. Basis `measured`: an MLPerf Training
 -- time-to-train of this accelerator on the workload's task, or the user's own run of the workload (benchmark_runs:
--- workload, chips, time_to_train_minutes), priced on whole instances of the offer, plus the pricing term's
--- interruption overhead. An offer qualifies for an MLPerf result when its instance holds at least the chips per
+-- workload, chips, time_to_train_minutes), priced on whole instances of the offer (interruptions are priced in
+-- int_training_costs_computed). An offer qualifies for an MLPerf result when its instance holds at least the chips per
 -- node the result was measured on; for an own run when its instance holds the run's chips or its chip count
 -- divides them. At one chip count the user's own run prices the offer (it measured the user's own stack), else the
 -- fastest MLPerf result.
@@ -23,10 +23,6 @@ offers as (
     select * from intermediate.int_offers_priced
 ),
 
-terms as (
-    select * from catalog.pricing_terms
-),
-
 accelerators as (
     select * from catalog.accelerators
 ),
@@ -44,13 +40,6 @@ matched as (
         instances_needed(results.chips, offers.accelerator_count) as instances,
         results.time_to_train_minutes,
         results.time_to_train_minutes / 60 as run_hours,
-        coalesce(terms.interruption_overhead, 0) as interruption_overhead,
-        completed_run_usd_with_overhead(
-            results.time_to_train_minutes / 60,
-            instances_needed(results.chips, offers.accelerator_count),
-            offers.usd_per_hour,
-            coalesce(terms.interruption_overhead, 0)
-        ) as completed_run_usd,
         energy_kwh(results.time_to_train_minutes / 60, results.chips, accelerators.tdp_w, defaults.pue) as energy_kwh,
         results.source_id as benchmark_source_id,
         results.data_as_of as benchmark_as_of,
@@ -69,7 +58,6 @@ matched as (
         and offer_term_accepted(workloads.pricing_terms, offers.pricing_term, offers.term_months, workloads.months)
     inner join accelerators on accelerators.accelerator_id = offers.accelerator_id
     inner join defaults on defaults.family = accelerators.family
-    left join terms on terms.pricing_term = offers.pricing_term
 ),
 
 own_runs as (
@@ -82,13 +70,6 @@ own_runs as (
         instances_needed(runs.chips, offers.accelerator_count) as instances,
         runs.time_to_train_minutes,
         runs.time_to_train_minutes / 60 as run_hours,
-        coalesce(terms.interruption_overhead, 0) as interruption_overhead,
-        completed_run_usd_with_overhead(
-            runs.time_to_train_minutes / 60,
-            instances_needed(runs.chips, offers.accelerator_count),
-            offers.usd_per_hour,
-            coalesce(terms.interruption_overhead, 0)
-        ) as completed_run_usd,
         energy_kwh(runs.time_to_train_minutes / 60, runs.chips, accelerators.tdp_w, defaults.pue) as energy_kwh,
         runs.source_id as benchmark_source_id,
         runs.data_as_of as benchmark_as_of,
@@ -105,7 +86,6 @@ own_runs as (
         and offer_term_accepted(workloads.pricing_terms, offers.pricing_term, offers.term_months, workloads.months)
     inner join accelerators on accelerators.accelerator_id = offers.accelerator_id
     inner join defaults on defaults.family = accelerators.family
-    left join terms on terms.pricing_term = offers.pricing_term
 ),
 
 final as (

@@ -35,6 +35,7 @@ final as (
         usd_per_million_tokens,
         usd_per_million_total_tokens,
         prefill_share,
+        comm_share,
         usd_per_million_input_tokens,
         usd_per_million_output_tokens,
         deployments,
