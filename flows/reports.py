@@ -69,6 +69,11 @@ def _benchmark(r: dict) -> str:
     return r["benchmark_label"] + (f" ({r['benchmark_as_of']})" if r["benchmark_as_of"] else "")
 
 
+def _energy(value: float | None, digits: int) -> str:
+    """An energy figure, or what its absence means: the chip's power is not published (never a blank)."""
+    return "no published power" if value is None else num(value, digits)
+
+
 def chip_hours(r: dict) -> float:
     return r["chips"] * r["time_to_train_minutes"] / 60
 
@@ -111,7 +116,7 @@ def _training_rows(ranking: list[dict], costs: dict[str, dict]) -> tuple[list[st
             f"{r['cloud']} / {r['region']}", r["pricing_term"], usd(r["usd_per_chip_hour"]), str(r["chip_hour_rank"]),
             f"{int(r['chips'])} ({plural(r['instances'], 'instance')})",
             f"{num(minutes)} min" if minutes < 600 else f"{num(minutes / 60, 0)} h", usd(r["outcome_value"]),
-            likely_range(r), num(costs.get(r["candidate_id"], {}).get("energy_kwh"), 0), r["basis"],
+            likely_range(r), _energy(costs.get(r["candidate_id"], {}).get("energy_kwh"), 0), r["basis"],
             _price_source(r), _benchmark(r),
         ])
     return headers, rows
@@ -123,7 +128,8 @@ def _inference_rows(ranking: list[dict], costs: dict[str, dict], offline: bool) 
                "chip-hour rank", "precision", "tokens/s per chip"]
     headers += [] if offline else ["instances", "utilization", "USD per month"]
     headers += [label, "likely range"] + ([] if offline else ["USD per million output tokens"])
-    headers += ["USD per million total tokens", "basis", "price source (as of)", "benchmark or estimate (as of)"]
+    headers += ["USD per million total tokens", "kWh per million output tokens", "tokens/s per watt", "basis",
+                "price source (as of)", "benchmark or estimate (as of)"]
     rows = []
     for r in ranking:
         c = costs.get(r["candidate_id"], {})
@@ -133,8 +139,8 @@ def _inference_rows(ranking: list[dict], costs: dict[str, dict], offline: bool) 
         if not offline:
             row += [count(c.get("instances")), percent(c.get("utilization")), usd(c.get("monthly_usd"))]
         row += [usd(r["outcome_value"]), likely_range(r)] + ([] if offline else [usd(r["usd_per_million_tokens"])])
-        row += [usd(r["usd_per_million_total_tokens"]), r["basis"], _price_source(r),
-                _benchmark(r)]
+        row += [usd(r["usd_per_million_total_tokens"]), _energy(c.get("kwh_per_million_tokens"), 3),
+                _energy(c.get("tokens_per_s_per_watt"), 2), r["basis"], _price_source(r), _benchmark(r)]
         rows.append(row)
     return headers, rows
 

@@ -3,6 +3,10 @@
 -- replica spans. Services are sized in whole units for their peak traffic, so utilization = mean load /
 -- provisioned capacity and the idle rest is paid for; offline work is priced at full utilization. The success
 -- rate is the measured one where an own run gives it, else the workload's.
+-- Energy per million output tokens at full load: an on-prem system's declared site power x its PUE; else measured
+-- (an MLPerf power result of this chip, model, scenario and precision class: the system's watts over its tokens/s,
+-- x the family's PUE); else the chips' TDP x the family's serving_load_factor x PUE (labelled); else none, and the
+-- row says which figure is missing. Perf per watt is output tokens/s per watt drawn (before PUE).
 with measured as (
     select * from intermediate.int_inference_measured
 ),
@@ -24,7 +28,8 @@ training as (
 ),
 
 candidates as (
-    select * exclude (precision_class), precision_class from measured
+    -- the offer's site energy figures are joined once, for both bases, below
+    select * exclude (precision_class, site_power_kw, usd_per_kwh, site_pue), precision_class from measured
     union all by name
     -- an estimate reads no benchmark precision to doubt
     select * exclude (exclusion_reason, exclusion_kind, weights_gb, kv_bytes_per_token, tpot_ms, memory_gb_per_chip,
@@ -68,6 +73,7 @@ units as (
         coalesce(best.run_success_rate, workloads.success_rate) as success_rate,
         workloads.months,
         workloads.trained_by,
+        workloads.model_id,
         best.instances_per_replica * best.usd_per_hour as deployment_usd_per_hour,
         best.replicas_per_instance * best.replica_tokens_per_s as deployment_tokens_per_s,
         best.replicas_per_instance * best.replica_tokens_per_s / workloads.output_tokens
@@ -109,9 +115,64 @@ costed as (
     left join training using (trained_by)
 ),
 
+powered as (
+    -- watts drawn per output token/s, from the first figure there is (see the header)
+    select
+        costed.*,
+        sites.site_power_kw,
+        sites.usd_per_kwh,
+        sites.site_pue,
+        case
+            when sites.site_power_kw is not null then 'site'
+            when power.joules_per_token is not null then 'measured'
+            when accelerators.tdp_w is not null then 'tdp'
+        end as energy_basis,
+        case
+            when sites.site_power_kw is not null then
+                costed.instances_per_replica * sites.site_power_kw * 1000 / costed.deployment_tokens_per_s
+            when power.joules_per_token is not null then power.joules_per_token
+            else costed.replica_chips * accelerators.tdp_w * defaults.serving_load_factor
+                / costed.replica_tokens_per_s
+        end as joules_per_token,
+        coalesce(sites.site_pue, defaults.pue) as energy_pue,
+        accelerators.tdp_w,
+        defaults.serving_load_factor,
+        power.power_label,
+        power.power_source_id,
+        power.power_as_of
+    from costed
+    inner join intermediate.int_offers_priced as sites using (offer_id)
+    inner join catalog.accelerators as accelerators on accelerators.accelerator_id = costed.accelerator_id
+    inner join catalog.family_defaults as defaults on defaults.family = accelerators.family
+    left join intermediate.int_serving_power_measured as power
+        on power.accelerator_id = costed.accelerator_id
+        and power.model_id = costed.model_id
+        and power.precision_class = costed.precision_class
+        and power.scenario = case when costed.is_offline then 'Offline' else 'Server' end
+),
+
+energised as (
+    select
+        * exclude (tdp_w, serving_load_factor, power_label),
+        -- J a token x 1e6 tokens / 3.6e6 J a kWh x PUE
+        joules_per_token * 1e6 / 3.6e6 * energy_pue as kwh_per_million_tokens,
+        1 / joules_per_token as tokens_per_s_per_watt,
+        joules_per_token * 1e6 / 3.6e6 * energy_pue * usd_per_kwh as energy_usd_per_million_tokens,
+        case energy_basis
+            when 'site' then 'declared site power: ' || printf('%g', site_power_kw) || ' kW an instance x PUE '
+                || printf('%g', energy_pue) || ' at ' || printf('%g', usd_per_kwh) || ' USD/kWh'
+            when 'measured' then power_label || ', x PUE ' || printf('%g', energy_pue)
+            when 'tdp' then 'TDP ' || printf('%g', tdp_w) || ' W x ' || printf('%g', serving_load_factor)
+                || ' load (declared) x ' || replica_chips || ' chips x PUE ' || printf('%g', energy_pue)
+            else 'no published power for ' || accelerator_id || ': no energy figure'
+        end as energy_label
+    from powered
+),
+
 final as (
     select
-        * exclude (input_tokens, output_tokens, is_offline, mean_requests_per_s, peak_factor, success_rate, months, trained_by),
+        * exclude (input_tokens, output_tokens, is_offline, mean_requests_per_s, peak_factor, success_rate, months,
+                   trained_by, model_id, site_power_kw, usd_per_kwh, site_pue, joules_per_token, energy_pue),
         success_rate,
         case when monthly_usd is not null then lifetime_usd(training_usd, months, monthly_usd) end as lifetime_usd,
         case when monthly_usd is not null then inference_share(training_usd, months, monthly_usd) end
@@ -121,7 +182,7 @@ final as (
         case when is_offline then usd_per_million_tokens else usd_per_million_successful_requests end
             as outcome_value,
         workload_id || '|' || offer_id || '|' || precision_class as candidate_id
-    from costed
+    from energised
 )
 
 select * from final

@@ -271,7 +271,11 @@ on_prem as (
         source_ref as price_ref,
         accelerator_id,
         accelerator_count,
-        'price sheet (on-prem)' as hardware_basis
+        'price sheet (on-prem)' as hardware_basis,
+        -- what the owner pays for energy (in usd_per_hour already): the energy of an outcome is priced with it
+        power_kw as site_power_kw,
+        usd_per_kwh,
+        pue as site_pue
     from sheet
     where entry_kind = 'on_prem'
 ),
@@ -307,6 +311,9 @@ final as (
         price_ref,
         hardware_basis,
         nullif(hardware_note, '') as hardware_note,
+        site_power_kw,
+        usd_per_kwh,
+        site_pue,
         -- a price from a snapshot file sources.yaml marks unverified (no price catalog confirms it)
         exists (select 1 from catalog.sources as files
                 where files.source_id = offers.price_source_id and files.unverified

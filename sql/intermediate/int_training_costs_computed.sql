@@ -4,6 +4,8 @@
 -- Interruptions: on reclaimable capacity with a declared rate for the offer's cloud, the run redoes
 -- interruption_rework_share of itself (the job is reclaimed instances x the per-instance rate; each reclaim redoes
 -- half a checkpoint interval plus the restart); otherwise the pricing term's flat interruption_overhead, labelled.
+-- Energy of a completed run (rework included): an on-prem system's declared site power x its PUE, priced at its
+-- USD/kWh; else the chips' TDP x the family's PUE; else none, and energy_label says the TDP is not published.
 with measured as (
     select * from intermediate.int_training_measured
 ),
@@ -14,7 +16,7 @@ estimates as (
 ),
 
 candidates as (
-    select * exclude (chips_per_node) from measured
+    select * exclude (chips_per_node, site_power_kw, usd_per_kwh, site_pue) from measured
     union all by name
     select * exclude (exclusion_reason, scaling, state_chips, comm_modelled, step_comm_s)
     from estimates
@@ -39,6 +41,30 @@ interrupted as (
         on rates.pricing_term = candidates.pricing_term and rates.cloud = candidates.cloud
 ),
 
+energised as (
+    select
+        interrupted.* replace (
+            (case when sites.site_power_kw is not null
+                  then interrupted.run_hours * interrupted.instances * sites.site_power_kw * sites.site_pue
+                  else interrupted.energy_kwh end) * (1 + interrupted.interruption_overhead) as energy_kwh
+        ),
+        sites.site_power_kw * sites.site_pue * sites.usd_per_kwh * interrupted.run_hours * interrupted.instances
+            * (1 + interrupted.interruption_overhead) as energy_usd,
+        case
+            when sites.site_power_kw is not null then
+                'declared site power: ' || printf('%g', sites.site_power_kw) || ' kW an instance x PUE '
+                || printf('%g', sites.site_pue) || ' at ' || printf('%g', sites.usd_per_kwh) || ' USD/kWh'
+            when accelerators.tdp_w is not null then
+                'TDP ' || printf('%g', accelerators.tdp_w) || ' W x ' || interrupted.chips || ' chips x PUE '
+                || printf('%g', defaults.pue)
+            else 'no published TDP for ' || interrupted.accelerator_id || ': no energy figure'
+        end as energy_label
+    from interrupted
+    inner join intermediate.int_offers_priced as sites using (offer_id)
+    inner join catalog.accelerators as accelerators on accelerators.accelerator_id = interrupted.accelerator_id
+    inner join catalog.family_defaults as defaults on defaults.family = accelerators.family
+),
+
 final as (
     select
         * exclude (checkpoint_interval_hours, per_instance_month, restart_hours),
@@ -57,7 +83,7 @@ final as (
                 || cloud || ' ' || pricing_term || ')'
             else 'not reclaimable'
         end as interruption_basis
-    from interrupted
+    from energised
 )
 
 select * from final

@@ -32,6 +32,8 @@ final as (
         interruption_basis,
         completed_run_usd,
         energy_kwh,
+        energy_usd,
+        energy_label,
         basis,
         price_source_id,
         price_as_of,

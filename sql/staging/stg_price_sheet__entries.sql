@@ -35,6 +35,9 @@ final as (
         upfront_usd,
         cast(term_months as integer) as term_months,
         percent_off,
+        power_kw,
+        usd_per_kwh,
+        pue,
         case when entry_kind = 'on_prem' then
             on_prem_usd_per_hour(capex_usd, life_months, power_kw, pue, usd_per_kwh, opex_usd_per_month)
         end as on_prem_usd_per_hour
