@@ -229,7 +229,8 @@ def _estimates_page(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dic
             median(loo_abs_error) filter (loo_measurements > 0 and not precision_doubtful) as calibrated_median,
             max(loo_abs_error) filter (loo_measurements > 0 and not precision_doubtful) as calibrated_worst,
             median(abs(ratio - 1)) filter (not precision_doubtful) as uncalibrated_median,
-            max(abs(ratio - 1)) filter (not precision_doubtful) as uncalibrated_worst
+            max(abs(ratio - 1)) filter (not precision_doubtful) as uncalibrated_worst,
+            median(abs_error_without_comm) filter (not precision_doubtful) as without_comm_median
         from marts.estimate_backtest where as_of = ? group by all order by phase, family""", [as_of])
     goals = []
     for name, short, phase, family, goal, scope in ESTIMATE_GOALS:
@@ -263,7 +264,8 @@ def _estimates_page(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dic
         listed=COMPARISONS_LISTED, more_comparisons=max(0, len(comparisons) - COMPARISONS_LISTED),
         summary_rows=[[r["phase"], r["family"], count(r["comparisons"]), count(r["doubtful"]), count(r["calibrated"]),
                        percent(r["calibrated_median"]), percent(r["calibrated_worst"]),
-                       percent(r["uncalibrated_median"]), percent(r["uncalibrated_worst"])] for r in summary],
+                       percent(r["uncalibrated_median"]), percent(r["uncalibrated_worst"]),
+                       percent(r["without_comm_median"])] for r in summary],
         factor_rows=[[f["phase"], f["accelerator_id"], f["precision_class"], f["model_id"], num(f["factor"], 2),
                       f"{count(f['measurements'])} ({count(f['setups'])})", f["measured_by"],
                       f"{num(f['min_ratio'], 2)} to {num(f['max_ratio'], 2)}",

@@ -13,10 +13,10 @@ from flows.formatting import md_escape, ratio, signed_usd, usd
 
 TRAINING_DECISION = (
     "- **[gpt3-175b-pretrain](gpt3-175b-pretrain.md)**: pick gcp tpu-v6e-8 (us-central1, spot, bf16, calibrated): "
-    "529.09 USD per completed run (likely 424.99 to 642.99). Runner-up aws p5.48xlarge (us-east-1, spot, measured): "
-    "637.20, 20% more. **Too close to call**: the two overlap within the estimates' error; a measured run of this "
+    "466.13 USD per completed run (likely 374.42 to 566.47). Runner-up aws p5.48xlarge (us-east-1, spot, measured): "
+    "561.37, 20% more. **Too close to call**: the two overlap within the estimates' error; a measured run of this "
     "workload on tpu-v6e (gcp tpu-v6e-8) would settle it. Choosing the cheapest chip-hour, aws trn1.32xlarge "
-    "(us-east-1, spot, bf16, estimated) at 0.152 USD per chip-hour, would cost 2.50x per completed run: +792.25 USD.")
+    "(us-east-1, spot, bf16, estimated) at 0.152 USD per chip-hour, would cost 1.73x per completed run: +338.47 USD.")
 
 
 def _ranking_row(page: str, rank: int, offer: str, term: str) -> list[str]:
@@ -30,15 +30,16 @@ def test_the_index_opens_with_a_decision_per_workload_and_the_money_of_the_hourl
     index = (flow_run.reports / "index.md").read_text()
     assert index.index("## Decisions") < index.index("## What changed") < index.index("## Workloads")
     gpt3 = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
-    # the full ranking: rank 1 is tpu-v6e-8 spot at 529.09 USD per completed run (calibrated: its likely range is
-    # 529.09 x 0.803248 = 424.99 to 529.09 x 1.215259 = 642.99, the TPU training back-test's smallest and largest
-    # cost ratios); rank 2, on another offer, p5.48xlarge spot at 637.20 (measured): 637.20 / 529.09 - 1 = 0.204,
-    # "20% more", and inside the pick's range: too close to call; the cheapest chip-hour (chip-hour rank 1) is
-    # trn1.32xlarge spot at 0.152 USD and 1,321.34 per run: 1,321.34 - 529.09 = +792.25 USD, 1,321.34 / 529.09 = 2.50x
-    assert _ranking_row(gpt3, 1, "gcp tpu-v6e-8", "spot")[9:11] == ["529.09", "424.99 to 642.99"]
-    assert _ranking_row(gpt3, 2, "aws p5.48xlarge", "spot")[9] == "637.20"
-    trn1 = _ranking_row(gpt3, 5, "aws trn1.32xlarge", "spot")
-    assert (trn1[5], trn1[6], trn1[9]) == ("0.152", "1", "1,321.34")
+    # the full ranking: rank 1 is tpu-v6e-8 spot at 466.13 USD per completed run (calibrated: its likely range is
+    # 466.13 x 0.803248 = 374.42 to 466.13 x 1.215259 = 566.47, the TPU training back-test's smallest and largest
+    # cost ratios); rank 2, on another offer, p5.48xlarge spot at 561.37 (measured; 64 instances redo 64 x 0.2 / 730
+    # x 0.75 = 1.315% of the run): 561.37 / 466.13 - 1 = 0.204, "20% more", and inside the pick's range: too close
+    # to call; the cheapest chip-hour (chip-hour rank 1) is trn1.32xlarge spot at 0.152 USD and 804.60 per run:
+    # 804.60 - 466.13 = +338.47 USD, 804.60 / 466.13 = 1.73x
+    assert _ranking_row(gpt3, 1, "gcp tpu-v6e-8", "spot")[9:11] == ["466.13", "374.42 to 566.47"]
+    assert _ranking_row(gpt3, 2, "aws p5.48xlarge", "spot")[9] == "561.37"
+    trn1 = _ranking_row(gpt3, 4, "aws trn1.32xlarge", "spot")
+    assert (trn1[5], trn1[6], trn1[9]) == ("0.152", "1", "804.60")
     assert TRAINING_DECISION in index
     # llama2-70b-chat: a3-highgpu-8g on demand 604.18 USD per million successful requests; the cheapest chip-hour,
     # inf2.48xlarge on demand at 1.082 USD, serves it for 1,639.05: 1,639.05 - 604.18 = +1,034.87; 1,639.05 / 604.18
@@ -54,18 +55,19 @@ def test_the_index_opens_with_a_decision_per_workload_and_the_money_of_the_hourl
             "on_demand, bf16, estimated) at 1.082 USD per chip-hour, would cost 2.71x per million successful "
             "requests: +1,034.87 USD.") in index
     assert ("| [gpt3-175b-pretrain](gpt3-175b-pretrain.md) | training | completed-run USD | gcp tpu-v6e-8 (spot, "
-            "tpu-v6e) | 529.09 | calibrated | aws trn1.32xlarge (spot, 0.152) | +792.25 (2.50x) |") in index
+            "tpu-v6e) | 466.13 | calibrated | aws trn1.32xlarge (spot, 0.152) | +338.47 (1.73x) |") in index
     assert "reversal" not in index.split("## Workloads", 1)[1].split("## Offers", 1)[0]
 
 
 def test_a_pick_that_is_also_the_cheapest_chip_hour_shows_no_reversal(flow_run):
     index = (flow_run.reports / "index.md").read_text()
     # llama31-8b-chat-small: inf2.xlarge on demand is rank 1 by outcome and chip-hour rank 1 (0.758 USD)
-    # both estimated, uncalibrated: their likely ranges (x 0.260806 to x 2.399884, the GPU serving back-test's
-    # uncalibrated cost ratios, lent to every family) overlap, and the pick's measurement would settle it
+    # both estimated, uncalibrated: their likely ranges (x 0.223 to x 2.399884, the GPU serving back-test's
+    # uncalibrated cost ratios, lent to every family) overlap, and the pick's measurement would settle it (the two
+    # bands are equally wide relative to their outcome)
     assert ("- **[llama31-8b-chat-small](llama31-8b-chat-small.md)**: pick aws inf2.xlarge (us-east-1, on_demand, "
-            "fp8, estimated): 212.74 USD per million successful requests (likely 55.48 to 510.55). Runner-up aws "
-            "trn1.2xlarge (us-east-1, on_demand, fp8, estimated): 377.03 (likely 98.33 to 904.84), 77% more. "
+            "fp8, estimated): 212.74 USD per million successful requests (likely 47.47 to 510.55). Runner-up aws "
+            "trn1.2xlarge (us-east-1, on_demand, fp8, estimated): 377.03 (likely 84.14 to 904.84), 77% more. "
             "**Too close to call**: the two overlap within the estimates' error; a measured run of this workload on "
             "inferentia2 (aws inf2.xlarge) would settle it. It is also the cheapest chip-hour (0.758 USD): ranking "
             "by the hourly price picks the same offer (+0.00 USD).") in index
@@ -86,7 +88,7 @@ def test_a_workload_page_leads_with_a_short_table_and_links_its_ranking_as_csv(f
     assert rows[0] == ("| rank | offer | term | precision | completed-run USD | likely range | chip-hour rank | "
                        "basis |")
     assert len(rows) == 1 + 10 and all(row.count(" | ") == 7 for row in rows)
-    assert rows[1] == "| 1 | gcp tpu-v6e-8 (us-central1) | spot | bf16 | 529.09 | 424.99 to 642.99 | 6 | calibrated |"
+    assert rows[1] == "| 1 | gcp tpu-v6e-8 (us-central1) | spot | bf16 | 466.13 | 374.42 to 566.47 | 6 | calibrated |"
     assert page.index("## Top 10") < page.index("## Where the hourly price disagrees") < page.index("## Full ranking")
     assert "[gpt3-175b-pretrain.csv](gpt3-175b-pretrain.csv)" in page
 

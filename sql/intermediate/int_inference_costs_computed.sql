@@ -7,6 +7,10 @@
 -- (an MLPerf power result of this chip, model, scenario and precision class: the system's watts over its tokens/s,
 -- x the family's PUE); else the chips' TDP x the family's serving_load_factor x PUE (labelled); else none, and the
 -- row says which figure is missing. Perf per watt is output tokens/s per watt drawn (before PUE).
+-- Reclaimable capacity (a pricing term with a declared interruption rate for the offer's cloud): a service carries
+-- one spare deployment unit, so that a reclaim leaves the peak's capacity standing; offline work loses the restart
+-- time of each reclaim of a unit's instances (instances_per_replica x reclaims per instance-month / 730 x
+-- restart_hours of every hour).
 with measured as (
     select * from intermediate.int_inference_measured
 ),
@@ -77,27 +81,48 @@ units as (
         best.instances_per_replica * best.usd_per_hour as deployment_usd_per_hour,
         best.replicas_per_instance * best.replica_tokens_per_s as deployment_tokens_per_s,
         best.replicas_per_instance * best.replica_tokens_per_s / workloads.output_tokens
-            as deployment_requests_per_s
+            as deployment_requests_per_s,
+        rates.per_instance_month as reclaims_per_instance_month,
+        rates.restart_hours as reclaim_restart_hours,
+        -- offline: the share of a deployment unit's hours lost restarting after reclaims
+        case when workloads.is_offline then
+            coalesce(best.instances_per_replica * rates.per_instance_month / 730 * rates.restart_hours, 0)
+        end as reclaim_loss
     from labelled as best
     inner join workloads using (workload_id)
+    left join catalog.interruption_rates as rates
+        on rates.pricing_term = best.pricing_term and rates.cloud = best.cloud
 ),
 
 sized as (
     select
         *,
-        usd_per_million_tokens(deployment_usd_per_hour, deployment_tokens_per_s) as usd_per_million_tokens,
+        -- an hour of a deployment unit pays for what it produces in the hours it is not restarting (offline reclaims)
+        usd_per_million_tokens(deployment_usd_per_hour, deployment_tokens_per_s) / (1 - coalesce(reclaim_loss, 0))
+            as usd_per_million_tokens,
         -- the same money over input + output tokens, as some public serving benchmarks count them
-        usd_per_million_tokens(deployment_usd_per_hour, deployment_tokens_per_s) * output_tokens
-            / (input_tokens + output_tokens) as usd_per_million_total_tokens,
+        usd_per_million_tokens(deployment_usd_per_hour, deployment_tokens_per_s) / (1 - coalesce(reclaim_loss, 0))
+            * output_tokens / (input_tokens + output_tokens) as usd_per_million_total_tokens,
         -- where the estimate separates prefill from decode (null when measured): the deployment's hour split by the
         -- share of its time on each, per million input tokens prefilled and per million output tokens decoded
         deployment_usd_per_hour * prefill_share / (deployment_requests_per_s * input_tokens * 3600) * 1e6
-            as usd_per_million_input_tokens,
-        usd_per_million_tokens(deployment_usd_per_hour, deployment_tokens_per_s) * (1 - prefill_share)
-            as usd_per_million_output_tokens,
+            / (1 - coalesce(reclaim_loss, 0)) as usd_per_million_input_tokens,
+        usd_per_million_tokens(deployment_usd_per_hour, deployment_tokens_per_s) / (1 - coalesce(reclaim_loss, 0))
+            * (1 - prefill_share) as usd_per_million_output_tokens,
         case when not is_offline then
             instances_for_peak(mean_requests_per_s, peak_factor, deployment_requests_per_s)
-        end as deployments
+            + case when reclaims_per_instance_month is not null then 1 else 0 end
+        end as deployments,
+        case when not is_offline and reclaims_per_instance_month is not null then 1 end as spare_deployments,
+        case
+            when reclaims_per_instance_month is null then null
+            when is_offline then
+                'reclaims: ' || reclaims_per_instance_month || ' per instance-month x ' || instances_per_replica
+                || ' instance' || case when instances_per_replica > 1 then 's' else '' end || ' a unit, '
+                || printf('%g', reclaim_restart_hours) || ' h restart each: ' || printf('%.4f', reclaim_loss * 100)
+                || '% of the hours lost'
+            else 'reclaimable: one spare deployment unit keeps the peak''s capacity through a reclaim'
+        end as interruption_basis
     from units
 ),
 
@@ -172,7 +197,8 @@ energised as (
 final as (
     select
         * exclude (input_tokens, output_tokens, is_offline, mean_requests_per_s, peak_factor, success_rate, months,
-                   trained_by, model_id, site_power_kw, usd_per_kwh, site_pue, joules_per_token, energy_pue),
+                   trained_by, model_id, site_power_kw, usd_per_kwh, site_pue, joules_per_token, energy_pue,
+                   reclaims_per_instance_month, reclaim_restart_hours),
         success_rate,
         case when monthly_usd is not null then lifetime_usd(training_usd, months, monthly_usd) end as lifetime_usd,
         case when monthly_usd is not null then inference_share(training_usd, months, monthly_usd) end

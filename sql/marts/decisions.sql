@@ -77,12 +77,14 @@ decided as (
                  >= coalesce(runners_up.outcome_low, runners_up.outcome_value)
                  and (picks.outcome_high is not null or runners_up.outcome_low is not null), false)
             as too_close_to_call,
-        -- the measurement that would settle it: of the two, the one not measured with the wider band
+        -- the measurement that would settle it: of the two, the one not measured with the wider band (bands of the
+        -- same ratios, equal but for rounding, name the pick)
         case
             when runners_up.candidate_id is null then null
             when picks.outcome_high is null then runners_up.candidate_id
             when runners_up.outcome_high is null then picks.candidate_id
-            when runners_up.outcome_high / runners_up.outcome_low > picks.outcome_high / picks.outcome_low
+            when runners_up.outcome_high / runners_up.outcome_low
+                > picks.outcome_high / picks.outcome_low * (1 + 1e-9)
                 then runners_up.candidate_id
             else picks.candidate_id
         end as settle_candidate_id,
