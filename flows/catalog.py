@@ -274,6 +274,11 @@ class InferenceBenchmark(Strict):
     availabilities: list[str] = Field(["available"], description="availability categories the workload accepts")
 
 
+Objective = Literal["cost", "energy"]
+OBJECTIVE_DESCRIPTION = ("what the ranking orders by: cost (USD per outcome) or energy (kWh per outcome; candidates "
+                         "whose chip publishes no power are excluded, with that reason)")
+
+
 class Slo(Strict):
     ttft_ms: float | None = None
     tpot_ms: float | None = None
@@ -302,6 +307,7 @@ class TrainingWorkload(Strict):
         1.0, gt=0, le=MAX_CHECKPOINT_INTERVAL_HOURS,
         description="hours between checkpoints: an interruption redoes half of one on average")
     mfu: float | None = Field(None, gt=0, le=1, description="overrides published and default MFU")
+    objective: Objective = Field("cost", description=OBJECTIVE_DESCRIPTION)
     pricing_terms: list[PricingTermName] = Field(
         default_factory=lambda: list(PAY_AS_YOU_GO_TERMS),
         description="pricing terms the run may be bought on (a reserved term commits for a year or more: not per run)")
@@ -347,6 +353,7 @@ class InferenceWorkload(Strict):
                     "25% each) for it to price this workload; further, it is not used and the row says why")
     max_instances_per_replica: int = Field(1, ge=1, le=MAX_INSTANCES_PER_REPLICA,
                                            description="a replica may span this many instances")
+    objective: Objective = Field("cost", description=OBJECTIVE_DESCRIPTION)
     pricing_terms: list[PricingTermName] = Field(
         description="pricing terms the workload may be bought on; a reserved term counts where `months` covers it. "
                     "Default: a latency-bound service does not run on capacity that can be reclaimed (no spot or "

@@ -63,6 +63,10 @@ OUTCOME_UNITS = {
     "completed_run_usd": "USD per completed run",
     "usd_per_million_tokens": "USD per million output tokens",
     "usd_per_million_successful_requests": "USD per million successful requests",
+    # a workload whose objective is energy
+    "kwh_per_completed_run": "kWh per completed run",
+    "kwh_per_million_tokens": "kWh per million output tokens",
+    "kwh_per_million_successful_requests": "kWh per million successful requests",
 }
 # Okabe-Ito colours: told apart with the common colour-vision deficiencies
 FAMILY_COLOURS = {"gpu": "#0072B2", "tpu": "#E69F00", "trainium": "#009E73", "inferentia": "#CC79A7",

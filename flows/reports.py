@@ -23,7 +23,18 @@ OUTCOME_LABELS = {
     "completed_run_usd": "completed-run USD",
     "usd_per_million_tokens": "USD per million output tokens",
     "usd_per_million_successful_requests": "USD per million successful requests",
+    # a workload whose objective is energy
+    "kwh_per_completed_run": "kWh per completed run",
+    "kwh_per_million_tokens": "kWh per million output tokens",
+    "kwh_per_million_successful_requests": "kWh per million successful requests",
 }
+PER_OUTCOME = {
+    "completed_run_usd": "per completed run", "kwh_per_completed_run": "per completed run",
+    "usd_per_million_tokens": "per million output tokens", "kwh_per_million_tokens": "per million output tokens",
+    "usd_per_million_successful_requests": "per million successful requests",
+    "kwh_per_million_successful_requests": "per million successful requests",
+}
+OUTCOME_CURRENCY = {metric: "kWh" if metric.startswith("kwh_") else "USD" for metric in OUTCOME_LABELS}  # what it counts
 TOP_ROWS = 10  # rows of the short table at the top of a workload page
 REVERSALS_LISTED = 5  # pairs under "Where the hourly price disagrees"
 CHANGES_LISTED = 8  # lines of one kind of change shown before "and N more"
@@ -43,6 +54,7 @@ def _environment(markdown: bool) -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES_DIR), undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
     env.filters.update(FILTERS)
+    env.globals.update(OUTCOME_LABELS=OUTCOME_LABELS, PER_OUTCOME=PER_OUTCOME, OUTCOME_CURRENCY=OUTCOME_CURRENCY)
     if not markdown:  # notifications are plain text: nothing to escape
         env.filters["md"] = lambda text: "—" if text is None else str(text)
     return env
@@ -106,7 +118,7 @@ def reversal_pairs(ranking: list[dict], limit: int = REVERSALS_LISTED) -> list[d
 
 def _training_rows(ranking: list[dict], costs: dict[str, dict]) -> tuple[list[str], list[list[str]]]:
     headers = ["rank", "offer", "accelerator x count", "cloud / region", "term", "USD per chip-hour",
-               "chip-hour rank", "chips", "time to train", OUTCOME_LABELS["completed_run_usd"], "likely range",
+               "chip-hour rank", "chips", "time to train", OUTCOME_LABELS[ranking[0]["outcome_metric"]], "likely range",
                "energy (kWh)", "basis", "price source (as of)", "benchmark or assumption (as of)"]
     rows = []
     for r in ranking:

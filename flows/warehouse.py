@@ -201,6 +201,7 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
                 "max_instances_per_replica": getattr(w, "max_instances_per_replica", None),
                 "shape_tolerance": getattr(w, "shape_tolerance", None),
                 "pricing_terms": list(w.pricing_terms),
+                "objective": w.objective,
             }
             for w_id, w in catalog.workloads.workloads.items()
         ],

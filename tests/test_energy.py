@@ -106,3 +106,34 @@ def test_a_service_on_spot_carries_a_spare_unit_and_offline_work_loses_its_resta
     assert batch["reclaim_loss"] == pytest.approx(6.849315e-5, abs=1e-11)
     full = 2.0 / (batch["deployment_tokens_per_s"] * 3600) * 1e6
     assert batch["usd_per_million_tokens"] == pytest.approx(full / (1 - 6.849315e-5), rel=1e-12)
+
+
+def test_a_workload_ranked_by_energy(fresh_db, catalog):
+    from flows.reports import MARKDOWN
+
+    prices(fresh_db, catalog, P5, aws_product("trn1.32xlarge", "21.5000000000", sku="A000000000000003", gpu="0"))
+    land(fresh_db, catalog, "mlperf_training", [
+        landed_training_row("A", "NVIDIA H100-SXM5-80GB", 8, 1, "llama2_70b_lora", 60.0)], RUN, AS_OF)
+    fresh_db.execute("update catalog.workloads set objective = 'energy' "
+                     "where workload_id in ('llama2-70b-lora-finetune', 'llama2-70b-batch')")
+    transform.build_models(fresh_db, RUN, AS_OF)
+    [lora] = fetch_dicts(fresh_db, "select * from marts.rankings where workload_id = 'llama2-70b-lora-finetune'")
+    # 1 h on 8 H100 at 700 W x PUE 1.2 = 6.72 kWh a completed run
+    assert (lora["outcome_metric"], lora["outcome_value"]) == ("kwh_per_completed_run", pytest.approx(6.72))
+    ranked = fetch_dicts(fresh_db, "select * from marts.rankings where workload_id = 'llama2-70b-batch' "
+                                   "order by outcome_rank")
+    # Trainium publishes no power: nothing to rank it by, so it is excluded with that reason, not ranked last
+    assert {r["accelerator_id"] for r in ranked} == {"h100-sxm-80gb"}
+    excluded = {r["exclusion_reason"] for r in fetch_dicts(
+        fresh_db, "select exclusion_reason from marts.excluded_candidates where workload_id = 'llama2-70b-batch' "
+                  "and instance_type = 'trn1.32xlarge'")}
+    assert "no published power for trainium1: the workload is ranked by energy" in excluded
+    # the bf16 TP 4 replica: 0.235373 kWh per million output tokens (test above); fp8 draws less per token
+    by_precision = {r["precision"]: r for r in ranked}
+    assert by_precision["bf16"]["outcome_metric"] == "kwh_per_million_tokens"
+    assert by_precision["bf16"]["outcome_value"] == pytest.approx(0.235373, abs=1e-6)
+    assert [r["outcome_value"] for r in ranked] == sorted(r["outcome_value"] for r in ranked)
+    # the decision says kWh, not USD
+    [decision] = fetch_dicts(fresh_db, "select * from marts.decisions where workload_id = 'llama2-70b-lora-finetune'")
+    sentence = str(MARKDOWN.get_template("_sentences.j2").module.decision(decision))
+    assert ": 6.720 kWh per completed run." in sentence and "USD per completed run" not in sentence

@@ -73,7 +73,27 @@ terms_not_bought as (
     where not offer_term_accepted(workloads.pricing_terms, offers.pricing_term, offers.term_months, workloads.months)
 ),
 
+no_energy_figure as (
+    -- a workload ranked by energy cannot rank a candidate whose chip publishes no power
+    select workload_id, offer_id, cloud, region, instance_type, pricing_term, accelerator_id, accelerator_count,
+           null as precision, cast(chips as integer) as chips,
+           'no published power for ' || accelerator_id || ': the workload is ranked by energy' as exclusion_reason
+    from intermediate.int_training_costs_computed
+    inner join catalog.workloads as workloads using (workload_id)
+    where workloads.objective = 'energy' and energy_kwh is null
+    union all
+    select workload_id, offer_id, cloud, region, instance_type, pricing_term, accelerator_id, accelerator_count,
+           precision, cast(replica_chips as integer) as chips,
+           'no published power for ' || accelerator_id || ': the workload is ranked by energy' as exclusion_reason
+    from intermediate.int_inference_costs_computed
+    where outcome_value is null
+),
+
 final as (
+    select workload_id, offer_id, cloud, region, instance_type, pricing_term, accelerator_id, accelerator_count,
+           precision, chips, exclusion_reason
+    from no_energy_figure
+    union all by name
     select workload_id, offer_id, cloud, region, instance_type, pricing_term, accelerator_id, accelerator_count,
            precision, chips, exclusion_reason
     from terms_not_bought

@@ -78,6 +78,7 @@ units as (
         workloads.months,
         workloads.trained_by,
         workloads.model_id,
+        workloads.objective,
         best.instances_per_replica * best.usd_per_hour as deployment_usd_per_hour,
         best.replicas_per_instance * best.replica_tokens_per_s as deployment_tokens_per_s,
         best.replicas_per_instance * best.replica_tokens_per_s / workloads.output_tokens
@@ -182,6 +183,9 @@ energised as (
         -- J a token x 1e6 tokens / 3.6e6 J a kWh x PUE
         joules_per_token * 1e6 / 3.6e6 * energy_pue as kwh_per_million_tokens,
         1 / joules_per_token as tokens_per_s_per_watt,
+        -- the energy of the work a service's successful requests take (idle capacity not counted)
+        joules_per_token * 1e6 / 3.6e6 * energy_pue * output_tokens / success_rate
+            as kwh_per_million_successful_requests,
         joules_per_token * 1e6 / 3.6e6 * energy_pue * usd_per_kwh as energy_usd_per_million_tokens,
         case energy_basis
             when 'site' then 'declared site power: ' || printf('%g', site_power_kw) || ' kW an instance x PUE '
@@ -198,15 +202,24 @@ final as (
     select
         * exclude (input_tokens, output_tokens, is_offline, mean_requests_per_s, peak_factor, success_rate, months,
                    trained_by, model_id, site_power_kw, usd_per_kwh, site_pue, joules_per_token, energy_pue,
-                   reclaims_per_instance_month, reclaim_restart_hours),
+                   reclaims_per_instance_month, reclaim_restart_hours, objective),
         success_rate,
         case when monthly_usd is not null then lifetime_usd(training_usd, months, monthly_usd) end as lifetime_usd,
         case when monthly_usd is not null then inference_share(training_usd, months, monthly_usd) end
             as inference_share,
-        case when is_offline then 'usd_per_million_tokens' else 'usd_per_million_successful_requests' end
-            as outcome_metric,
-        case when is_offline then usd_per_million_tokens else usd_per_million_successful_requests end
-            as outcome_value,
+        case
+            when objective = 'energy' and is_offline then 'kwh_per_million_tokens'
+            when objective = 'energy' then 'kwh_per_million_successful_requests'
+            when is_offline then 'usd_per_million_tokens'
+            else 'usd_per_million_successful_requests'
+        end as outcome_metric,
+        -- null under the energy objective where the chip publishes no power: not ranked (excluded, with the reason)
+        case
+            when objective = 'energy' and is_offline then kwh_per_million_tokens
+            when objective = 'energy' then kwh_per_million_successful_requests
+            when is_offline then usd_per_million_tokens
+            else usd_per_million_successful_requests
+        end as outcome_value,
         workload_id || '|' || offer_id || '|' || precision_class as candidate_id
     from energised
 )

@@ -184,12 +184,15 @@ best_changed as (
         previous_offer_id,
         label,
         previous_label,
-        previous_outcome_value as before_value,
+        -- a workload whose objective changed (cost <-> energy) has no before value in the new unit
+        case when previous_outcome_metric = outcome_metric or outcome_metric is null then previous_outcome_value end
+            as before_value,
         outcome_value as after_value,
         coalesce(outcome_metric, previous_outcome_metric) as unit,
         previous_pick_now_value,
         case
             when candidate_id is null then 'no candidate'
+            when previous_outcome_metric <> outcome_metric then 'objective changed'
             when previous_offer_removed is not null then 'offer withdrawn'
             when previous_price_ratio is not null then 'price move'
             when pick_price_ratio is not null then 'price move'
@@ -203,6 +206,8 @@ best_changed as (
         end as reason,
         case
             when candidate_id is null then 'no candidate can run it in this run'
+            when previous_outcome_metric <> outcome_metric then
+                'the workload is now ranked by ' || outcome_metric || ' (was ' || previous_outcome_metric || ')'
             when previous_offer_removed is not null then previous_label || ' is no longer offered'
             when previous_price_ratio is not null
                 then previous_label || ' price rose ' || printf('%.2f', previous_price_ratio) || 'x ('

@@ -54,6 +54,7 @@ final as (
         outcome_value,
         energy_basis,
         kwh_per_million_tokens,
+        kwh_per_million_successful_requests,
         tokens_per_s_per_watt,
         energy_usd_per_million_tokens,
         energy_label,

@@ -1,7 +1,9 @@
 -- marts.rankings — grain: one row per run x workload x candidate (a training or inference cost row).
 -- Candidates ranked by the outcome metric and, beside it, by USD per chip-hour; scaled, calibrated and estimated rows
 -- carry an error band from the back-test (int_estimate_bands). `reversals` counts the
--- candidates this one beats on the outcome although it costs more per chip-hour.
+-- candidates this one beats on the outcome although it costs more per chip-hour. A workload whose objective is
+-- energy is ranked by kWh per outcome; a candidate without an energy figure is not ranked (excluded_candidates says
+-- why).
 with training as (
     select * from intermediate.int_training_costs_computed
 ),
@@ -27,13 +29,15 @@ candidates as (
         workload_id, candidate_id, offer_id, cloud, region, instance_type, pricing_term,
         accelerator_id, accelerator_count, cast(chips as integer) as chips, instances, precision,
         usd_per_hour, usd_per_chip_hour, basis,
-        'completed_run_usd' as outcome_metric,
-        completed_run_usd as outcome_value,
+        case when workloads.objective = 'energy' then 'kwh_per_completed_run' else 'completed_run_usd' end
+            as outcome_metric,
+        case when workloads.objective = 'energy' then energy_kwh else completed_run_usd end as outcome_value,
         time_to_train_minutes, null::double as tokens_per_s_per_chip, null::double as utilization,
         null::double as usd_per_million_tokens, null::double as usd_per_million_total_tokens,
         price_source_id, price_as_of, price_ref, benchmark_label, benchmark_source_id, benchmark_as_of, benchmark_ref,
         false as precision_doubtful  -- training results' precision is not cross-checked
     from training
+    inner join workloads using (workload_id)
     union all by name
     select
         workload_id, candidate_id, offer_id, cloud, region, instance_type, pricing_term,
@@ -55,6 +59,8 @@ ranked as (
         rank() over (partition by workload_id order by outcome_value) as outcome_rank,
         rank() over (partition by workload_id order by usd_per_chip_hour) as chip_hour_rank
     from candidates
+    -- no figure for the workload's objective (energy, on a chip that publishes no power): excluded, not ranked last
+    where outcome_value is not null
 ),
 
 reversals as (
