@@ -34,6 +34,8 @@ MAX_PEAK_FACTOR = 100.0  # peak load / mean load
 MAX_NETWORK_GBPS = 1e6  # an instance's network, Gbit/s (the largest published: 6,400)
 DEFAULT_GLOBAL_BATCH_TOKENS = 4_194_304  # tokens per optimizer step (GPT-3: 3.2M; Llama 3 70B: 4M-16M)
 MAX_CHECKPOINT_INTERVAL_HOURS = 8_760.0  # a year between checkpoints: in effect none
+MAX_GCO2E_PER_KWH = 2_000.0  # a grid's carbon intensity (the dirtiest national grids: ~1,000)
+MAX_GRID_REGIONS = 1_000  # grid_intensity entries in instances.yaml
 MIN_USABLE_MEMORY_FRACTION = 0.01  # chip memory left for weights and KV cache; below it, chips-to-hold overflows
 MAX_ERROR_LINES = 50  # lines of one catalog error; the rest are counted
 
@@ -176,9 +178,19 @@ class PricingTerm(Strict):
     source: str
 
 
+class GridIntensity(Strict):
+    """The carbon intensity of the grid a region draws from, for a workload whose objective is emissions."""
+
+    cloud: Cloud
+    region: str = Field(min_length=1, max_length=MAX_ID_CHARS)
+    gco2e_per_kwh: float = Field(ge=0, le=MAX_GCO2E_PER_KWH, description="grams of CO2-equivalent per kWh drawn")
+    source: str
+
+
 class InstancesFile(Strict):
     pricing_terms: dict[PricingTermName, PricingTerm] = Field(min_length=1)
     instances: list[Instance] = Field(min_length=1)
+    grid_intensity: list[GridIntensity] = Field(default_factory=list, max_length=MAX_GRID_REGIONS)
 
 
 # ---------------------------------------------------------------- models.yaml
@@ -274,9 +286,10 @@ class InferenceBenchmark(Strict):
     availabilities: list[str] = Field(["available"], description="availability categories the workload accepts")
 
 
-Objective = Literal["cost", "energy"]
-OBJECTIVE_DESCRIPTION = ("what the ranking orders by: cost (USD per outcome) or energy (kWh per outcome; candidates "
-                         "whose chip publishes no power are excluded, with that reason)")
+Objective = Literal["cost", "energy", "emissions"]
+OBJECTIVE_DESCRIPTION = ("what the ranking orders by: cost (USD per outcome), energy (kWh per outcome; candidates "
+                         "whose chip publishes no power are excluded, with that reason) or emissions (kg CO2e per "
+                         "outcome: energy x the grid_intensity instances.yaml declares for the offer's region)")
 
 
 class Slo(Strict):
@@ -594,6 +607,14 @@ class Catalog(Strict):
         for term, declared in self.instances.pricing_terms.items():
             if declared.source not in known_sources:
                 errors.append(f"instances.yaml: pricing_terms.{term}.source: unknown source {quoted(declared.source)}")
+        seen_regions: set[tuple[str, str]] = set()
+        for i, grid in enumerate(self.instances.grid_intensity):
+            where = f"instances.yaml: grid_intensity[{i}] ({grid.cloud}:{grid.region})"
+            if grid.source not in known_sources:
+                errors.append(f"{where}.source: unknown source {quoted(grid.source)}")
+            if (grid.cloud, grid.region) in seen_regions:
+                errors.append(f"{where}: declared twice (one figure per cloud and region)")
+            seen_regions.add((grid.cloud, grid.region))
         for model_id, model in self.models.models.items():
             if model.source not in known_sources:
                 errors.append(f"models.yaml: models.{model_id}.source: unknown source {quoted(model.source)}")

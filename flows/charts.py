@@ -67,6 +67,10 @@ OUTCOME_UNITS = {
     "kwh_per_completed_run": "kWh per completed run",
     "kwh_per_million_tokens": "kWh per million output tokens",
     "kwh_per_million_successful_requests": "kWh per million successful requests",
+    # one whose objective is emissions
+    "kgco2e_per_completed_run": "kg CO2e per completed run",
+    "kgco2e_per_million_tokens": "kg CO2e per million output tokens",
+    "kgco2e_per_million_successful_requests": "kg CO2e per million successful requests",
 }
 # Okabe-Ito colours: told apart with the common colour-vision deficiencies
 FAMILY_COLOURS = {"gpu": "#0072B2", "tpu": "#E69F00", "trainium": "#009E73", "inferentia": "#CC79A7",

@@ -27,14 +27,23 @@ OUTCOME_LABELS = {
     "kwh_per_completed_run": "kWh per completed run",
     "kwh_per_million_tokens": "kWh per million output tokens",
     "kwh_per_million_successful_requests": "kWh per million successful requests",
+    # one whose objective is emissions
+    "kgco2e_per_completed_run": "kg CO2e per completed run",
+    "kgco2e_per_million_tokens": "kg CO2e per million output tokens",
+    "kgco2e_per_million_successful_requests": "kg CO2e per million successful requests",
 }
 PER_OUTCOME = {
     "completed_run_usd": "per completed run", "kwh_per_completed_run": "per completed run",
+    "kgco2e_per_completed_run": "per completed run",
     "usd_per_million_tokens": "per million output tokens", "kwh_per_million_tokens": "per million output tokens",
+    "kgco2e_per_million_tokens": "per million output tokens",
     "usd_per_million_successful_requests": "per million successful requests",
     "kwh_per_million_successful_requests": "per million successful requests",
+    "kgco2e_per_million_successful_requests": "per million successful requests",
 }
-OUTCOME_CURRENCY = {metric: "kWh" if metric.startswith("kwh_") else "USD" for metric in OUTCOME_LABELS}  # what it counts
+# what an outcome is counted in
+OUTCOME_CURRENCY = {metric: "kWh" if metric.startswith("kwh_") else "kg CO2e" if metric.startswith("kgco2e_")
+                    else "USD" for metric in OUTCOME_LABELS}
 TOP_ROWS = 10  # rows of the short table at the top of a workload page
 REVERSALS_LISTED = 5  # pairs under "Where the hourly price disagrees"
 CHANGES_LISTED = 8  # lines of one kind of change shown before "and N more"

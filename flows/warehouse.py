@@ -217,6 +217,10 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
             {"pricing_term": term, **t.model_dump(exclude={"interruptions_per_instance_month"})}
             for term, t in catalog.instances.pricing_terms.items()
         ],
+        "grid_intensity": [
+            {"cloud": g.cloud, "region": g.region, "gco2e_per_kwh": g.gco2e_per_kwh, "source": g.source}
+            for g in catalog.instances.grid_intensity
+        ],
         "interruption_rates": [
             {"pricing_term": term, "cloud": cloud, "per_instance_month": rate, "restart_hours": t.restart_hours,
              "source": t.source}
@@ -248,6 +252,7 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
                                   "flops_per_token": 0.0, "note": ""},
         "mlperf_inference_tasks": {"task": "", "scenario": "", "model": "", "input_tokens": 0, "output_tokens": 0,
                                    "ttft_ms": 0.0, "tpot_ms": 0.0, "source": ""},
+        "grid_intensity": {"cloud": "", "region": "", "gco2e_per_kwh": 0.0, "source": ""},
         "interruption_rates": {"pricing_term": "", "cloud": "", "per_instance_month": 0.0, "restart_hours": 0.0,
                                "source": ""},
         "instance_price_components": {"cloud": "", "instance_type": "", "sku_description_prefix": "", "quantity": 0.0},

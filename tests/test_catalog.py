@@ -143,3 +143,22 @@ def test_the_l4_named_by_form_factor_and_memory_is_the_catalogs_l4(catalog):
 
     assert catalog.alias_map()[normalise_alias("NVIDIA L4-PCIe-24GB")] == "l4-24gb"
     assert catalog.alias_map()[normalise_alias("NVIDIA L4")] == "l4-24gb"
+
+
+def test_a_grid_intensity_twice_or_without_a_source_names_the_entry(catalog_copy):
+    def change(d):
+        d["grid_intensity"].append({"cloud": "gcp", "region": "us-central1", "gco2e_per_kwh": 1.0, "source": "nobody"})
+    edit(catalog_copy / "instances.yaml", change)
+    with pytest.raises(CatalogError) as err:
+        load_catalog(catalog_copy)
+    assert str(err.value).splitlines() == [
+        "instances.yaml: grid_intensity[2] (gcp:us-central1).source: unknown source 'nobody'",
+        "instances.yaml: grid_intensity[2] (gcp:us-central1): declared twice (one figure per cloud and region)",
+    ]
+
+
+def test_an_objective_other_than_cost_energy_or_emissions_is_refused(catalog_copy):
+    edit(catalog_copy / "workloads.yaml", lambda d: d["workloads"]["llama2-70b-batch"].update(objective="speed"))
+    with pytest.raises(CatalogError, match=r"workloads.yaml: workloads.llama2-70b-batch.*objective.*'cost', "
+                                           r"'energy' or 'emissions'"):
+        load_catalog(catalog_copy)

@@ -137,3 +137,31 @@ def test_a_workload_ranked_by_energy(fresh_db, catalog):
     [decision] = fetch_dicts(fresh_db, "select * from marts.decisions where workload_id = 'llama2-70b-lora-finetune'")
     sentence = str(MARKDOWN.get_template("_sentences.j2").module.decision(decision))
     assert ": 6.720 kWh per completed run." in sentence and "USD per completed run" not in sentence
+
+
+def test_a_workload_ranked_by_emissions(fresh_db, catalog):
+    prices(fresh_db, catalog, P5, aws_product("p5.48xlarge", "60.0000000000", sku="A000000000000009",
+                                              region="us-west-2"))
+    land(fresh_db, catalog, "mlperf_training", [
+        landed_training_row("A", "NVIDIA H100-SXM5-80GB", 8, 1, "llama2_70b_lora", 60.0)], RUN, AS_OF)
+    fresh_db.execute("update catalog.workloads set objective = 'emissions' "
+                     "where workload_id = 'llama2-70b-lora-finetune'")
+    # a grid intensity for us-east-1 only (the snapshot's come from Google, for its own regions)
+    fresh_db.execute("insert into catalog.grid_intensity values ('aws', 'us-east-1', 400, 'test')")
+    transform.build_models(fresh_db, RUN, AS_OF)
+    [row] = fetch_dicts(fresh_db, "select * from marts.rankings where workload_id = 'llama2-70b-lora-finetune'")
+    # 6.72 kWh a completed run (1 h x 8 x 0.7 kW x PUE 1.2) x 400 g/kWh = 2,688 g = 2.688 kg CO2e
+    assert (row["region"], row["outcome_metric"]) == ("us-east-1", "kgco2e_per_completed_run")
+    assert row["outcome_value"] == pytest.approx(2.688)
+    [excluded] = fetch_dicts(fresh_db, "select * from marts.excluded_candidates "
+                                       "where workload_id = 'llama2-70b-lora-finetune'")
+    assert (excluded["region"], excluded["exclusion_reason"]) == (
+        "us-west-2", "no grid intensity declared for aws us-west-2 (instances.yaml grid_intensity): the workload is "
+                     "ranked by emissions")
+
+
+def test_the_snapshot_grid_intensities_are_googles_2024_figures(catalog):
+    # GoogleCloudPlatform/region-carbon-info data/yearly/2024.csv: us-central1 (Iowa) 412.72, us-central2 (Oklahoma)
+    # 372.23 gCO2eq/kWh
+    assert {(g.cloud, g.region): g.gco2e_per_kwh for g in catalog.instances.grid_intensity} == {
+        ("gcp", "us-central1"): 412.72, ("gcp", "us-central2"): 372.23}

@@ -74,19 +74,30 @@ terms_not_bought as (
 ),
 
 no_energy_figure as (
-    -- a workload ranked by energy cannot rank a candidate whose chip publishes no power
+    -- a workload ranked by energy or emissions cannot rank a candidate whose chip publishes no power, nor (emissions)
+    -- one in a region instances.yaml declares no grid intensity for
     select workload_id, offer_id, cloud, region, instance_type, pricing_term, accelerator_id, accelerator_count,
-           null as precision, cast(chips as integer) as chips,
-           'no published power for ' || accelerator_id || ': the workload is ranked by energy' as exclusion_reason
-    from intermediate.int_training_costs_computed
-    inner join catalog.workloads as workloads using (workload_id)
-    where workloads.objective = 'energy' and energy_kwh is null
-    union all
-    select workload_id, offer_id, cloud, region, instance_type, pricing_term, accelerator_id, accelerator_count,
-           precision, cast(replica_chips as integer) as chips,
-           'no published power for ' || accelerator_id || ': the workload is ranked by energy' as exclusion_reason
-    from intermediate.int_inference_costs_computed
-    where outcome_value is null
+           precision, chips,
+           case when has_energy then 'no grid intensity declared for ' || cloud || ' ' || region
+                    || ' (instances.yaml grid_intensity): the workload is ranked by emissions'
+                else 'no published power for ' || accelerator_id || ': the workload is ranked by ' || objective
+           end as exclusion_reason
+    from (
+        select costs.workload_id, offer_id, cloud, region, instance_type, pricing_term, accelerator_id,
+               accelerator_count, null as precision, cast(chips as integer) as chips,
+               energy_kwh is not null as has_energy, workloads.objective
+        from intermediate.int_training_costs_computed as costs
+        inner join catalog.workloads as workloads using (workload_id)
+        where (workloads.objective = 'energy' and energy_kwh is null)
+            or (workloads.objective = 'emissions' and kgco2e is null)
+        union all
+        select costs.workload_id, offer_id, cloud, region, instance_type, pricing_term, accelerator_id,
+               accelerator_count, precision, cast(replica_chips as integer) as chips,
+               kwh_per_million_tokens is not null as has_energy, workloads.objective
+        from intermediate.int_inference_costs_computed as costs
+        inner join catalog.workloads as workloads using (workload_id)
+        where outcome_value is null
+    )
 ),
 
 final as (

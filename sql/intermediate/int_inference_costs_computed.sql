@@ -165,11 +165,13 @@ powered as (
         defaults.serving_load_factor,
         power.power_label,
         power.power_source_id,
-        power.power_as_of
+        power.power_as_of,
+        grid.gco2e_per_kwh
     from costed
     inner join intermediate.int_offers_priced as sites using (offer_id)
     inner join catalog.accelerators as accelerators on accelerators.accelerator_id = costed.accelerator_id
     inner join catalog.family_defaults as defaults on defaults.family = accelerators.family
+    left join catalog.grid_intensity as grid on grid.cloud = costed.cloud and grid.region = costed.region
     left join intermediate.int_serving_power_measured as power
         on power.accelerator_id = costed.accelerator_id
         and power.model_id = costed.model_id
@@ -186,6 +188,10 @@ energised as (
         -- the energy of the work a service's successful requests take (idle capacity not counted)
         joules_per_token * 1e6 / 3.6e6 * energy_pue * output_tokens / success_rate
             as kwh_per_million_successful_requests,
+        -- emissions: that energy x the region's grid intensity (instances.yaml grid_intensity), kg CO2e
+        joules_per_token * 1e6 / 3.6e6 * energy_pue * gco2e_per_kwh / 1000 as kgco2e_per_million_tokens,
+        joules_per_token * 1e6 / 3.6e6 * energy_pue * output_tokens / success_rate * gco2e_per_kwh / 1000
+            as kgco2e_per_million_successful_requests,
         joules_per_token * 1e6 / 3.6e6 * energy_pue * usd_per_kwh as energy_usd_per_million_tokens,
         case energy_basis
             when 'site' then 'declared site power: ' || printf('%g', site_power_kw) || ' kW an instance x PUE '
@@ -202,7 +208,7 @@ final as (
     select
         * exclude (input_tokens, output_tokens, is_offline, mean_requests_per_s, peak_factor, success_rate, months,
                    trained_by, model_id, site_power_kw, usd_per_kwh, site_pue, joules_per_token, energy_pue,
-                   reclaims_per_instance_month, reclaim_restart_hours, objective),
+                   reclaims_per_instance_month, reclaim_restart_hours, objective, gco2e_per_kwh),
         success_rate,
         case when monthly_usd is not null then lifetime_usd(training_usd, months, monthly_usd) end as lifetime_usd,
         case when monthly_usd is not null then inference_share(training_usd, months, monthly_usd) end
@@ -210,13 +216,18 @@ final as (
         case
             when objective = 'energy' and is_offline then 'kwh_per_million_tokens'
             when objective = 'energy' then 'kwh_per_million_successful_requests'
+            when objective = 'emissions' and is_offline then 'kgco2e_per_million_tokens'
+            when objective = 'emissions' then 'kgco2e_per_million_successful_requests'
             when is_offline then 'usd_per_million_tokens'
             else 'usd_per_million_successful_requests'
         end as outcome_metric,
-        -- null under the energy objective where the chip publishes no power: not ranked (excluded, with the reason)
+        -- null under the energy or emissions objective where the chip publishes no power or the region declares no
+        -- grid intensity: not ranked (excluded, with the reason)
         case
             when objective = 'energy' and is_offline then kwh_per_million_tokens
             when objective = 'energy' then kwh_per_million_successful_requests
+            when objective = 'emissions' and is_offline then kgco2e_per_million_tokens
+            when objective = 'emissions' then kgco2e_per_million_successful_requests
             when is_offline then usd_per_million_tokens
             else usd_per_million_successful_requests
         end as outcome_value,

@@ -58,8 +58,10 @@ energised as (
                 'TDP ' || printf('%g', accelerators.tdp_w) || ' W x ' || interrupted.chips || ' chips x PUE '
                 || printf('%g', defaults.pue)
             else 'no published TDP for ' || interrupted.accelerator_id || ': no energy figure'
-        end as energy_label
+        end as energy_label,
+        grid.gco2e_per_kwh
     from interrupted
+    left join catalog.grid_intensity as grid on grid.cloud = interrupted.cloud and grid.region = interrupted.region
     inner join intermediate.int_offers_priced as sites using (offer_id)
     inner join catalog.accelerators as accelerators on accelerators.accelerator_id = interrupted.accelerator_id
     inner join catalog.family_defaults as defaults on defaults.family = accelerators.family
@@ -67,9 +69,11 @@ energised as (
 
 final as (
     select
-        * exclude (checkpoint_interval_hours, per_instance_month, restart_hours),
+        * exclude (checkpoint_interval_hours, per_instance_month, restart_hours, gco2e_per_kwh),
         completed_run_usd_with_overhead(run_hours, instances, usd_per_hour, interruption_overhead)
             as completed_run_usd,
+        -- emissions: the run's energy x the region's grid intensity (instances.yaml grid_intensity)
+        energy_kwh * gco2e_per_kwh / 1000 as kgco2e,
         -- reclaims expected over the run (modelled rate only)
         instances * per_instance_month / 730 * run_hours as expected_interruptions,
         case

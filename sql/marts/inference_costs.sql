@@ -55,6 +55,8 @@ final as (
         energy_basis,
         kwh_per_million_tokens,
         kwh_per_million_successful_requests,
+        kgco2e_per_million_tokens,
+        kgco2e_per_million_successful_requests,
         tokens_per_s_per_watt,
         energy_usd_per_million_tokens,
         energy_label,

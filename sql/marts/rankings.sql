@@ -2,8 +2,8 @@
 -- Candidates ranked by the outcome metric and, beside it, by USD per chip-hour; scaled, calibrated and estimated rows
 -- carry an error band from the back-test (int_estimate_bands). `reversals` counts the
 -- candidates this one beats on the outcome although it costs more per chip-hour. A workload whose objective is
--- energy is ranked by kWh per outcome; a candidate without an energy figure is not ranked (excluded_candidates says
--- why).
+-- energy is ranked by kWh per outcome, one whose objective is emissions by kg CO2e per outcome; a candidate without
+-- that figure is not ranked (excluded_candidates says why).
 with training as (
     select * from intermediate.int_training_costs_computed
 ),
@@ -29,9 +29,11 @@ candidates as (
         workload_id, candidate_id, offer_id, cloud, region, instance_type, pricing_term,
         accelerator_id, accelerator_count, cast(chips as integer) as chips, instances, precision,
         usd_per_hour, usd_per_chip_hour, basis,
-        case when workloads.objective = 'energy' then 'kwh_per_completed_run' else 'completed_run_usd' end
+        case workloads.objective when 'energy' then 'kwh_per_completed_run'
+                                 when 'emissions' then 'kgco2e_per_completed_run' else 'completed_run_usd' end
             as outcome_metric,
-        case when workloads.objective = 'energy' then energy_kwh else completed_run_usd end as outcome_value,
+        case workloads.objective when 'energy' then energy_kwh when 'emissions' then kgco2e
+                                 else completed_run_usd end as outcome_value,
         time_to_train_minutes, null::double as tokens_per_s_per_chip, null::double as utilization,
         null::double as usd_per_million_tokens, null::double as usd_per_million_total_tokens,
         price_source_id, price_as_of, price_ref, benchmark_label, benchmark_source_id, benchmark_as_of, benchmark_ref,

@@ -34,6 +34,7 @@ final as (
         energy_kwh,
         energy_usd,
         energy_label,
+        kgco2e,
         basis,
         price_source_id,
         price_as_of,
