@@ -166,11 +166,19 @@ PAY_AS_YOU_GO_TERMS = ["on_demand", "spot", "capacity_block", "low_priority", "p
 RECLAIMABLE_TERMS = {"spot", "low_priority"}  # the cloud can take the capacity back at short notice
 
 
+class ReclaimRate(Strict):
+    """How often a cloud takes reclaimable capacity back: reclaims per instance and month, with its source."""
+
+    value: float = Field(ge=0, le=1000)
+    source: str
+    note: str | None = None
+
+
 class PricingTerm(Strict):
     interruption_overhead: float = Field(
         ge=0, description="share of a training run redone after interruptions: the fallback, where the term has no "
                           "interruption rate for the offer's cloud")
-    interruptions_per_instance_month: dict[Cloud, Annotated[float, Field(ge=0, le=1000)]] = Field(
+    interruptions_per_instance_month: dict[Cloud, ReclaimRate] = Field(
         default_factory=dict,
         description="per cloud: reclaims per instance and month (0.2: one instance in five is reclaimed a month)")
     restart_hours: float = Field(0.25, ge=0, le=1000,
@@ -607,6 +615,10 @@ class Catalog(Strict):
         for term, declared in self.instances.pricing_terms.items():
             if declared.source not in known_sources:
                 errors.append(f"instances.yaml: pricing_terms.{term}.source: unknown source {quoted(declared.source)}")
+            for cloud, rate in declared.interruptions_per_instance_month.items():
+                if rate.source not in known_sources:
+                    errors.append(f"instances.yaml: pricing_terms.{term}.interruptions_per_instance_month.{cloud}.source: "
+                                  f"unknown source {quoted(rate.source)}")
         seen_regions: set[tuple[str, str]] = set()
         for i, grid in enumerate(self.instances.grid_intensity):
             where = f"instances.yaml: grid_intensity[{i}] ({grid.cloud}:{grid.region})"

@@ -222,8 +222,8 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
             for g in catalog.instances.grid_intensity
         ],
         "interruption_rates": [
-            {"pricing_term": term, "cloud": cloud, "per_instance_month": rate, "restart_hours": t.restart_hours,
-             "source": t.source}
+            {"pricing_term": term, "cloud": cloud, "per_instance_month": rate.value, "restart_hours": t.restart_hours,
+             "source": rate.source}
             for term, t in catalog.instances.pricing_terms.items()
             for cloud, rate in t.interruptions_per_instance_month.items()
         ],

@@ -127,7 +127,8 @@ create or replace macro allreduce_s(gb, members, gb_per_s) as
 -- both directions together) inside one instance; a group spanning instances is held to its share of the instance's
 -- network (Gbit/s each way / 8 / chips per instance) where that is slower. Null: a figure is missing.
 create or replace macro tp_link_gb_per_s(link_gb_per_s, chips, chips_per_instance, network_gbps) as
-    case when chips::double <= chips_per_instance::double then link_gb_per_s::double / 2
+    case when link_gb_per_s is null then null::double
+         when chips::double <= chips_per_instance::double then link_gb_per_s::double / 2
          when network_gbps is null then null::double
          else least(link_gb_per_s::double / 2, network_gbps::double / 8 / chips_per_instance::double) end;
 

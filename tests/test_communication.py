@@ -50,6 +50,24 @@ def test_the_link_a_group_talks_over(fresh_db):
     assert value(fresh_db, "tp_link_gb_per_s(900, 16, 8, null)") is None
 
 
+def test_decode_steps_of_llama2_70b_on_2_4_and_8_h100_and_4_l40s(fresh_db):
+    # Llama-2-70B bf16 (138 GB), 0.38469632 GB of KV a sequence, at the batches memory holds (test below)
+    # TP 2, batch 13: max(143.001 GB / (2 x 3.35e12 x 0.7) = 30.4906 ms, 2 x 69e9 x 13 / 9.894e14 = 1.8132 ms)
+    #   + 13 x 5.825422e-6 = 0.0757 ms -> 30.5664 ms
+    # TP 8, batch 1,009: max(526.159 GB / 1.876e13 = 28.0468 ms, 2 x 69e9 x 1,009 / 3.9576e15 = 35.1834 ms)
+    #   + 1,009 x 1.019449e-5 = 10.2862 ms -> 45.4697 ms
+    # 4 L40S over PCIe, batch 80: max(168.776 GB / (4 x 0.864e12 x 0.7) = 69.7651 ms, 2 x 69e9 x 80 / (4 x 362e12 x
+    #   0.5) = 15.2486 ms) + 80 x 1.2288e-4 = 9.8304 ms -> 79.5955 ms
+    steps = {
+        "TP 2": "decode_step_s(138, 0.38469632, 13, 69e9, 989.4, 2, 3.35, 0.7, 0.5, 5.825422222e-6)",
+        "TP 8": "decode_step_s(138, 0.38469632, 1009, 69e9, 989.4, 8, 3.35, 0.7, 0.5, 1.019448889e-5)",
+        "L40S TP 4": "decode_step_s(138, 0.38469632, 80, 69e9, 362, 4, 0.864, 0.7, 0.5, 1.2288e-4)",
+    }
+    got = {name: value(fresh_db, expr) for name, expr in steps.items()}
+    assert got == {"TP 2": pytest.approx(0.0305664, abs=1e-7), "TP 8": pytest.approx(0.0454697, abs=1e-7),
+                   "L40S TP 4": pytest.approx(0.0795955, abs=1e-7)}
+
+
 def test_a_decode_step_pays_the_all_reduce_of_each_sequence(fresh_db):
     # Llama-2-70B bf16 (138 GB), 0.38469632 GB of KV a sequence (1,174 tokens x 327,680 B), batch 345 on TP 4 H100:
     # memory (138 + 345 x 0.38469632) GB / (4 x 3.35e12 x 0.7) = 270.7202e9 / 9.38e12 = 28.8614 ms; compute
@@ -82,10 +100,12 @@ def test_a_30_day_spot_run_with_hourly_checkpoints(fresh_db):
     # 0.00657534 of the run. Over 30 days (720 h): 6.3123 reclaims, 6.3123 x 0.75 = 4.7342 h redone = 720 x 0.00657534
     share = value(fresh_db, "interruption_rework_share(32, 0.2, 1, 0.25)")
     assert share == pytest.approx(0.00657534, abs=1e-8)
+    # the hours redone grow with the run's length (a share of it): 720 h redo 4.73 h, a 90-day run 14.2 h
     assert 720 * share == pytest.approx(4.734247, abs=1e-6)
-    # checkpointing every 12 h instead: 0.00876712 x (6 + 0.25) = 0.0547945, eight times the rework
+    assert 2160 * share == pytest.approx(14.202740, abs=1e-6)
+    # checkpointing every 12 h instead: 0.00876712 x (6 + 0.25) = 0.0547945, 8.33x the rework
     assert value(fresh_db, "interruption_rework_share(32, 0.2, 12, 0.25)") == pytest.approx(0.0547945, abs=1e-7)
-    # the rework grows with the run's length through its instances' count and time: 64 instances, twice the share
+    # twice the instances, twice as many reclaims of the job: twice the share
     assert value(fresh_db, "interruption_rework_share(64, 0.2, 1, 0.25)") == pytest.approx(2 * share)
 
 
@@ -109,7 +129,7 @@ def test_llama2_70b_on_h100_picks_tp4_once_the_all_reduce_is_paid(priced):
     # decode steps with the all-reduce (test above for TP 4):
     #   TP 2: max(143.001 GB / 4.69e12 = 30.4906 ms, 1.8132 ms) + 13 x 5.8254e-6 = 30.5664 ms; prefill 148.791 ms
     #   TP 4: 31.8761 ms; prefill 80.3608 ms
-    #   TP 8: max(28.0468, 35.1829 ms) + 1,009 x 1.019449e-5 = 35.1829 + 10.2862 = 45.4691 ms; prefill 46.1456 ms
+    #   TP 8: max(28.0468, 35.1834 ms) + 1,009 x 1.019449e-5 = 35.1834 + 10.2862 = 45.4697 ms; prefill 46.1456 ms
     # tokens/s of a replica, batch x 300 / (300 x step + batch x prefill), times the replicas an instance holds:
     #   TP 2: 3,900 / (9.1699 + 1.9343) = 351.22 x 4 = 1,404.9
     #   TP 4: 103,500 / (9.5628 + 27.7245) = 2,775.74 x 2 = 5,551.5
@@ -146,7 +166,8 @@ def test_a_chip_without_a_link_figure_is_split_for_free_and_says_so(priced):
     [row] = fetch_dicts(priced, "select * from intermediate.int_inference_estimates_computed "
                                 "where workload_id = 'llama2-70b-batch' and instance_type = 'g6e.12xlarge' "
                                 "and precision = 'bf16'")
-    assert row["comm_share"] == 0.0 and not row["comm_modelled"]
+    # nothing modelled, so no share is claimed (null, not 0)
+    assert row["comm_share"] is None and not row["comm_modelled"]
     assert "; no link figure for l40s-48gb: the split is not charged" in row["benchmark_label"]
 
 
@@ -173,8 +194,8 @@ def test_training_on_an_instance_without_a_network_figure_keeps_the_flat_loss(pr
     transform.build_models(priced, RUN, AS_OF)
     [row] = fetch_dicts(priced, "select * from marts.training_costs where workload_id = 'llama31-8b-pretrain-1t' "
                                 "and instance_type = 'p5.48xlarge'")
-    # 0.95 ^ log2(32) = 0.773781: 131.60333 h / 0.773781 = 170.0783 h
-    assert row["comm_share"] == pytest.approx(1 - 0.773781, abs=1e-6)
+    # 0.95 ^ log2(32) = 0.773781: 131.60333 h / 0.773781 = 170.0783 h; the flat loss is no measured share of time
+    assert row["comm_share"] is None
     assert row["run_hours"] == pytest.approx(170.0783, abs=1e-4)
     assert row["benchmark_label"].endswith(
         "; no network figure for p5.48xlarge: flat 0.95 per doubling of 32 instances (declared)")
@@ -196,5 +217,29 @@ def test_spot_training_redoes_what_its_reclaims_cost(priced, catalog):
     # 32 x 0.2 / 730 x 131.6033 = 1.15378 reclaims expected; cost 131.6033 x 32 x 20 x 1.00657534 = 84,779.95 USD
     assert row["expected_interruptions"] == pytest.approx(1.15378, abs=1e-5)
     assert row["completed_run_usd"] == pytest.approx(84_779.95, abs=0.01)
-    assert row["interruption_basis"] == ("modelled: 0.2 reclaims per instance-month x 32 instances, checkpoint "
-                                         "every 1 h, restart 0.25 h: 0.66% redone")
+    assert row["interruption_basis"] == ("modelled: 0.2 reclaims per instance-month (aws-spot-instance-advisor) x 32 "
+                                         "instances, checkpoint every 1 h, restart 0.25 h: 0.66% redone")
+
+
+def test_a_calibrated_estimate_reproduces_the_measurement_it_was_fitted_on(priced, catalog):
+    from builders import mlperf_inference_result
+
+    from flows.sources import mlperf_inference
+
+    # one MLPerf result of 8 H100 at 3,000 tokens/s a chip, the task's shape made the workload's (1,024 + 300)
+    land(priced, catalog, "mlperf_inference", mlperf_inference.result_rows([mlperf_inference_result(
+        "a", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Offline", 8 * 3000.0)], "s.json"), RUN, AS_OF)
+    priced.execute("update catalog.mlperf_inference_tasks set output_tokens = 300 where task = 'llama2-70b'")
+    transform.build_models(priced, RUN, AS_OF)
+    [backtest] = fetch_dicts(priced, "select * from marts.estimate_backtest")
+    # the back-test's estimate of that system is the TP 4 replica above, 2,775.74 / 4 = 693.94 tokens/s a chip:
+    # factor 3,000 / 693.94 = 4.3232. Offline, the batch is memory's; the step, the prefill and the all-reduces all
+    # shrink by the factor, so the calibrated estimate of the same setup is the measurement again: 3,000 a chip
+    assert backtest["estimated"] == pytest.approx(693.935, abs=1e-3)
+    [row] = fetch_dicts(priced, "select * from intermediate.int_inference_estimates_computed "
+                                "where workload_id = 'llama2-70b-batch' and instance_type = 'p5.48xlarge' "
+                                "and precision = 'bf16'")
+    assert row["basis"] == "calibrated"
+    assert row["tokens_per_s_per_chip"] == pytest.approx(3000.0, abs=1e-6)
+    # without the all-reduce term the same estimate would have been 812.26 a chip (TP 8): the term is 15% of it
+    assert backtest["estimated_without_comm"] == pytest.approx(812.262, abs=1e-3)

@@ -2,8 +2,8 @@
 -- prediction: the estimate calibrated by the *other* measurements of the same accelerator (serving: at the same
 -- precision class and model; own runs first; never another result of the same submission or setup), as a calibrated estimate
 -- for a workload would be; a result whose declared precision is doubtful calibrates no other. No other measurement: the prediction is the uncalibrated estimate (loo_measurements 0).
--- Serving predictions are re-estimated with the fitted efficiencies (the batch the objectives allow changes with
--- them); a training prediction is the estimate over the fitted factor (time scales with 1 / MFU).
+-- Serving predictions are re-estimated with the fitted efficiencies, the link's included (the batch the objectives
+-- allow changes with them); a training prediction is the estimate over the fitted factor (time scales with 1 / MFU).
 with serving as (
     select * from intermediate.int_serving_backtest
 ),
@@ -65,12 +65,13 @@ serving_loo as (
                           serving.bandwidth_efficiency * loo.loo_factor, serving.compute_efficiency * loo.loo_factor,
                           groups.range, serving.slo_tpot_ms,
                           coalesce(tp_comm_s_per_token(serving.layers, serving.hidden, groups.range,
-                                                       serving.link_gb_per_s / 2), 0)),
+                                                       serving.link_gb_per_s / 2 * loo.loo_factor), 0)),
             serving.weights_gb, serving.kv_bytes_per_token, serving.input_tokens, serving.output_tokens,
             serving.params_active, serving.peak_tflops, serving.memory_bandwidth_tbps,
             serving.bandwidth_efficiency * loo.loo_factor, serving.compute_efficiency * loo.loo_factor, groups.range,
             serving.slo_ttft_ms,
-            coalesce(tp_comm_s_per_token(serving.layers, serving.hidden, groups.range, serving.link_gb_per_s / 2), 0))
+            coalesce(tp_comm_s_per_token(serving.layers, serving.hidden, groups.range,
+                                         serving.link_gb_per_s / 2 * loo.loo_factor), 0))
             / groups.range) as loo_estimated
     from serving
     inner join loo using (comparison_id)

@@ -83,7 +83,7 @@ units as (
         best.replicas_per_instance * best.replica_tokens_per_s as deployment_tokens_per_s,
         best.replicas_per_instance * best.replica_tokens_per_s / workloads.output_tokens
             as deployment_requests_per_s,
-        rates.per_instance_month as reclaims_per_instance_month,
+        nullif(rates.per_instance_month, 0) as reclaims_per_instance_month,
         rates.restart_hours as reclaim_restart_hours,
         -- offline: the share of a deployment unit's hours lost restarting after reclaims
         case when workloads.is_offline then
@@ -166,6 +166,7 @@ powered as (
         power.power_label,
         power.power_source_id,
         power.power_as_of,
+        power.power_ref,
         grid.gco2e_per_kwh
     from costed
     inner join intermediate.int_offers_priced as sites using (offer_id)

@@ -8,7 +8,9 @@
 -- Communication: a group of several chips all-reduces every token's activations twice a layer over the chips' link
 -- (half the published figure each way; a group spanning instances at most its share of the instance network), added
 -- to each decode step and prefill; where a figure is missing the split is not charged inside an instance and pays
--- the family's flat loss per doubling of instances, and the label says so.
+-- the family's flat loss per doubling of instances, and the label says so. A calibration factor scales the link's
+-- efficiency with the others: it was fitted against estimates that pay the all-reduces, so a calibrated estimate
+-- reproduces the measurements it was fitted on.
 -- KV cache is kept in bf16 for 16-bit weights and in fp8 for 8- and 4-bit weights. Every lower precision a chip
 -- supports is tried too, and excluded when the workload's accuracy floor does not accept it.
 with workloads as (
@@ -197,7 +199,9 @@ batched as (
             select
                 *,
                 -- no figure: the split is not charged here (the flat loss per doubling of instances applies)
-                coalesce(tp_comm_s_per_token(layers, hidden, replica_chips, link_each_way), 0) as comm_s_per_token,
+                coalesce(tp_comm_s_per_token(layers, hidden, replica_chips,
+                                             link_each_way * coalesce(calibration_factor, 1.0)), 0)
+                    as comm_s_per_token,
                 replica_chips = 1 or link_each_way is not null as comm_modelled
             from (
                 select
@@ -292,7 +296,7 @@ final as (
         -- decode steps plus batch prefills, so this splits its cost between input and output tokens
         best.batch * best.prefill_s / (checked.output_tokens * best.step_s + best.batch * best.prefill_s)
             as prefill_share,
-        best.comm_share,
+        case when best.comm_modelled then best.comm_share end as comm_share,
         best.link_each_way as link_gb_per_s_each_way,
         best.comm_modelled,
         case when checked.calibration_factor is not null then 'calibrated' else 'estimated' end as basis,

@@ -22,7 +22,6 @@ final as (
         case when results.precision in ('fp16', 'bf16') then 'bf16' else results.precision end as precision_class,
         results.power_result / results.performance_result as joules_per_token,
         results.performance_result / results.power_result as tokens_per_s_per_watt,
-        results.power_result / results.accelerators_total as system_watts_per_chip,
         results.power_result as system_watts,
         results.performance_result as system_tokens_per_s,
         results.source_id as power_source_id,

@@ -29,6 +29,7 @@ interrupted as (
         workloads.checkpoint_interval_hours,
         rates.per_instance_month,
         rates.restart_hours,
+        rates.source as rate_source,
         coalesce(
             interruption_rework_share(candidates.instances, rates.per_instance_month,
                                       workloads.checkpoint_interval_hours, rates.restart_hours),
@@ -69,7 +70,7 @@ energised as (
 
 final as (
     select
-        * exclude (checkpoint_interval_hours, per_instance_month, restart_hours, gco2e_per_kwh),
+        * exclude (checkpoint_interval_hours, per_instance_month, restart_hours, rate_source, gco2e_per_kwh),
         completed_run_usd_with_overhead(run_hours, instances, usd_per_hour, interruption_overhead)
             as completed_run_usd,
         -- emissions: the run's energy x the region's grid intensity (instances.yaml grid_intensity)
@@ -78,7 +79,8 @@ final as (
         instances * per_instance_month / 730 * run_hours as expected_interruptions,
         case
             when per_instance_month is not null then
-                'modelled: ' || per_instance_month || ' reclaims per instance-month x ' || instances
+                'modelled: ' || per_instance_month || ' reclaims per instance-month (' || rate_source || ') x '
+                || instances
                 || ' instances, checkpoint every ' || printf('%g', checkpoint_interval_hours) || ' h, restart '
                 || printf('%g', restart_hours) || ' h: ' || printf('%.2f', interruption_overhead * 100)
                 || '% redone'

@@ -194,8 +194,9 @@ final as (
         state_chips,
         mfu,
         scaling,
-        -- the share of the run's time spent communicating between instances and not hidden behind compute
-        1 - scaling as comm_share,
+        -- the share of the run's time spent communicating between instances and not hidden behind compute; null where
+        -- the flat declared loss stands in for it (the label says so)
+        case when comm_modelled then 1 - scaling end as comm_share,
         comm_modelled,
         step_comm_s,
         training_hours(params, tokens, chips, peak_tflops, mfu, scaling) as run_hours,

@@ -62,6 +62,7 @@ final as (
         energy_label,
         power_source_id,
         power_as_of,
+        power_ref,
         basis,
         price_source_id,
         price_as_of,
