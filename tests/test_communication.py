@@ -6,8 +6,8 @@ import datetime as dt
 import pytest
 from builders import aws_page, aws_product, land
 
-from flows import transform
-from flows.sources import aws_pricing
+from flows import transform, warehouse
+from flows.sources import aws_pricing, aws_spot
 from flows.warehouse import fetch_dicts
 
 AS_OF = dt.date(2026, 11, 30)
@@ -110,20 +110,39 @@ def test_a_30_day_spot_run_with_hourly_checkpoints(fresh_db):
 
 
 # ---------------------------------------------------------------- the models
-@pytest.fixture
-def priced(fresh_db, catalog):
-    land(fresh_db, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(
+def land_prices(con, catalog):
+    land(con, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(
         aws_product("p5.48xlarge", "55.0400000000", sku="A000000000000001"),
         aws_product("g6e.12xlarge", "10.4926400000", sku="A000000000000002", gpu="4"),
     ))]), RUN, AS_OF)
+
+
+@pytest.fixture
+def priced(fresh_db, catalog):
+    """The two offers, landed: a test changes the catalog, then builds."""
+    land_prices(fresh_db, catalog)
     return fresh_db
 
 
-def test_llama2_70b_on_h100_picks_tp4_once_the_all_reduce_is_paid(priced):
-    transform.build_models(priced, RUN, AS_OF)
-    [row] = fetch_dicts(priced, "select * from intermediate.int_inference_estimates_computed "
-                                "where workload_id = 'llama2-70b-batch' and instance_type = 'p5.48xlarge' "
-                                "and precision = 'bf16'")
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, catalog):
+    """The two offers and a p5.48xlarge spot price, built once with the catalog as shipped (read, never changed)."""
+    con = warehouse.connect(tmp_path_factory.mktemp("communication") / "built.duckdb")
+    warehouse.apply_ddl(con)
+    warehouse.load_catalog_tables(con, catalog)
+    land_prices(con, catalog)
+    land(con, catalog, "aws_spot", aws_spot.rows_from_pages([("s", {"SpotPriceHistory": [{
+        "AvailabilityZone": "us-east-1a", "InstanceType": "p5.48xlarge", "ProductDescription": "Linux/UNIX",
+        "SpotPrice": "20.000000", "Timestamp": "2026-11-29T12:00:00+00:00"}]}, None)]), RUN, AS_OF)
+    transform.build_models(con, RUN, AS_OF)
+    yield con
+    con.close()
+
+
+def test_llama2_70b_on_h100_picks_tp4_once_the_all_reduce_is_paid(built):
+    [row] = fetch_dicts(built, "select * from intermediate.int_inference_estimates_computed "
+                               "where workload_id = 'llama2-70b-batch' and instance_type = 'p5.48xlarge' "
+                               "and precision = 'bf16' and pricing_term = 'on_demand'")
     # offline, so the batch is what memory holds beside 138 GB of weights (1,324 tokens x 327,680 B a sequence):
     #   TP 2: (2 x 72 - 138) GB -> 13;  TP 4: (4 x 72 - 138) GB -> 345;  TP 8: (8 x 72 - 138) GB -> 1,009
     # decode steps with the all-reduce (test above for TP 4):
@@ -144,10 +163,9 @@ def test_llama2_70b_on_h100_picks_tp4_once_the_all_reduce_is_paid(priced):
         "roofline on h100-sxm-80gb specs: bf16, TP 4, batch 345; all-reduces 10.7% of the time at 450 GB/s each way")
 
 
-def test_llama2_70b_on_four_l40s_over_pcie_spends_a_quarter_of_its_time_communicating(priced):
-    transform.build_models(priced, RUN, AS_OF)
-    [row] = fetch_dicts(priced, "select * from marts.inference_costs where workload_id = 'llama2-70b-batch' "
-                                "and instance_type = 'g6e.12xlarge' and precision = 'bf16'")
+def test_llama2_70b_on_four_l40s_over_pcie_spends_a_quarter_of_its_time_communicating(built):
+    [row] = fetch_dicts(built, "select * from marts.inference_costs where workload_id = 'llama2-70b-batch' "
+                               "and instance_type = 'g6e.12xlarge' and precision = 'bf16'")
     # 138 GB of weights need 4 chips of 48 GB (43.2 usable): (172.8 - 138) GB / 327,680 B / 1,324 -> batch 80.
     # step: max((138 + 80 x 0.38469632) GB / (4 x 0.864e12 x 0.7) = 69.7651 ms, 2 x 69e9 x 80 / 7.24e14 = 15.2486 ms)
     #   + 80 x 1.2288e-4 = 9.8304 ms -> 79.5955 ms; prefill 1.41312e14 / 7.24e14 = 195.182 ms + 1,024 x 1.2288e-4
@@ -201,15 +219,9 @@ def test_training_on_an_instance_without_a_network_figure_keeps_the_flat_loss(pr
         "; no network figure for p5.48xlarge: flat 0.95 per doubling of 32 instances (declared)")
 
 
-def test_spot_training_redoes_what_its_reclaims_cost(priced, catalog):
-    from flows.sources import aws_spot
-
-    land(priced, catalog, "aws_spot", aws_spot.rows_from_pages([("s", {"SpotPriceHistory": [{
-        "AvailabilityZone": "us-east-1a", "InstanceType": "p5.48xlarge", "ProductDescription": "Linux/UNIX",
-        "SpotPrice": "20.000000", "Timestamp": "2026-11-29T12:00:00+00:00"}]}, None)]), RUN, AS_OF)
-    transform.build_models(priced, RUN, AS_OF)
-    [row] = fetch_dicts(priced, "select * from marts.training_costs where workload_id = 'llama31-8b-pretrain-1t' "
-                                "and instance_type = 'p5.48xlarge' and pricing_term = 'spot'")
+def test_spot_training_redoes_what_its_reclaims_cost(built):
+    [row] = fetch_dicts(built, "select * from marts.training_costs where workload_id = 'llama31-8b-pretrain-1t' "
+                               "and instance_type = 'p5.48xlarge' and pricing_term = 'spot'")
     # 32 instances x 0.2 reclaims per instance-month / 730 x (1 h checkpoints / 2 + 0.25 h restart) = 0.00657534
     # (the flat declared fallback was 0.15). Run: 4.8e22 / 1.0131456e17 / 3600 = 131.6033 h (the all-reduce hides)
     assert row["interruption_overhead"] == pytest.approx(0.00657534, abs=1e-8)

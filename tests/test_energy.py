@@ -7,7 +7,7 @@ import pytest
 from builders import aws_page, aws_product, land, landed_training_row, mlperf_inference_result
 from conftest import CATALOGS
 
-from flows import transform
+from flows import transform, warehouse
 from flows.sources import aws_pricing, aws_spot, mlperf_inference, price_sheet
 from flows.warehouse import fetch_dicts
 
@@ -25,15 +25,25 @@ def costs(con, where):
     return fetch_dicts(con, f"select * from marts.inference_costs where {where}")
 
 
-def test_energy_per_million_tokens_from_an_mlperf_power_result(fresh_db, catalog):
-    prices(fresh_db, catalog, P5EN)
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, catalog):
+    """H100, H200 and Trainium offers and one MLPerf power result of the H200, built once (read, never changed)."""
+    con = warehouse.connect(tmp_path_factory.mktemp("energy") / "built.duckdb")
+    warehouse.apply_ddl(con)
+    warehouse.load_catalog_tables(con, catalog)
+    prices(con, catalog, P5, P5EN, aws_product("trn1.32xlarge", "21.5000000000", sku="A000000000000003", gpu="0"))
     # NVIDIA's v4.1 H200 MaxQ result: 25,262.1 tokens/s at 6,152.98 W for the whole 8-GPU system
     power_row = mlperf_inference_result("maxq", "NVIDIA H200-SXM-141GB", "llama2-70b-99", "Offline", 25262.1) | {
         "has_power": True, "Power_Result": 6152.9844351733, "Power_Units": "Watts"}
-    land(fresh_db, catalog, "mlperf_inference", mlperf_inference.result_rows([power_row], "p.json"), RUN, AS_OF)
-    transform.build_models(fresh_db, RUN, AS_OF)
-    [row] = costs(fresh_db, "workload_id = 'llama2-70b-batch' and instance_type = 'p5en.48xlarge' "
-                            "and precision_class = 'bf16'")
+    land(con, catalog, "mlperf_inference", mlperf_inference.result_rows([power_row], "p.json"), RUN, AS_OF)
+    transform.build_models(con, RUN, AS_OF)
+    yield con
+    con.close()
+
+
+def test_energy_per_million_tokens_from_an_mlperf_power_result(built):
+    [row] = costs(built, "workload_id = 'llama2-70b-batch' and instance_type = 'p5en.48xlarge' "
+                         "and precision_class = 'bf16'")
     # 6,152.98 W / 25,262.1 tokens/s = 0.243566 J a token; x 1e6 / 3.6e6 J a kWh = 0.0676572 kWh per million tokens at
     # the wall; x the GPU family's PUE 1.2 = 0.0811886. Perf per watt: 25,262.1 / 6,152.98 = 4.10566 tokens/s a watt
     assert row["energy_basis"] == "measured"
@@ -45,10 +55,8 @@ def test_energy_per_million_tokens_from_an_mlperf_power_result(fresh_db, catalog
     assert row["energy_usd_per_million_tokens"] is None
 
 
-def test_energy_from_tdp_where_nothing_is_measured_and_none_without_a_tdp(fresh_db, catalog):
-    prices(fresh_db, catalog, P5)
-    transform.build_models(fresh_db, RUN, AS_OF)
-    [row] = costs(fresh_db, "workload_id = 'llama2-70b-batch' and instance_type = 'p5.48xlarge' and precision = 'bf16'")
+def test_energy_from_tdp_where_nothing_is_measured(built):
+    [row] = costs(built, "workload_id = 'llama2-70b-batch' and instance_type = 'p5.48xlarge' and precision = 'bf16'")
     # the TP 4 replica of tests/test_communication.py: 2,775.74 tokens/s on 4 H100 at 700 W x 0.7 (declared load):
     # 4 x 490 W / 2,775.74 = 0.706119 J a token; / 3.6 x 1.2 = 0.235373 kWh per million tokens; 1 / 0.706119 = 1.41619
     assert (row["replica_chips"], row["energy_basis"]) == (4, "tdp")
@@ -57,10 +65,8 @@ def test_energy_from_tdp_where_nothing_is_measured_and_none_without_a_tdp(fresh_
     assert row["energy_label"] == "TDP 700 W x 0.7 load (declared) x 4 chips x PUE 1.2"
 
 
-def test_a_chip_without_published_power_says_so(fresh_db, catalog):
-    prices(fresh_db, catalog, aws_product("trn1.32xlarge", "21.5000000000", sku="A000000000000003", gpu="0"))
-    transform.build_models(fresh_db, RUN, AS_OF)
-    rows = costs(fresh_db, "workload_id = 'llama2-70b-batch' and instance_type = 'trn1.32xlarge'")
+def test_a_chip_without_published_power_says_so(built):
+    rows = costs(built, "workload_id = 'llama2-70b-batch' and instance_type = 'trn1.32xlarge'")
     assert rows and all(r["energy_basis"] is None and r["kwh_per_million_tokens"] is None for r in rows)
     assert {r["energy_label"] for r in rows} == {"no published power for trainium1: no energy figure"}
 
