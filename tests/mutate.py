@@ -47,6 +47,9 @@ AWS_PARSER_TESTS = ("tests/test_source_aws_pricing.py",)
 HARDWARE_TESTS = ("tests/test_instance_hardware.py",)
 # its whole-run tests are marked slow, which pyproject.toml's addopts leave out: this later -m takes them in
 INCREMENTAL_TESTS = ("tests/test_incremental.py", "-m", "not live and not fuzz")
+COMM_TESTS = ("tests/test_communication.py", "tests/test_energy.py")
+INFERENCE_COSTS = "sql/intermediate/int_inference_costs_computed.sql"
+TRAINING_COSTS = "sql/intermediate/int_training_costs_computed.sql"
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,31 @@ class Mutation:
 
 
 MUTATIONS = (
+    # ---------------------------------------------------------------- issue 17: communication, energy, interruptions
+    Mutation("all-reduce-ignores-the-group-size", MACROS,
+             "else 2 * (members::double - 1) / members::double * gb::double", "else 2 * gb::double", COMM_TESTS),
+    Mutation("decode-step-without-its-all-reduces", MACROS,
+             "    ) + batch::double * comm_s_per_token::double;", "    );", COMM_TESTS),
+    Mutation("link-both-directions-at-once", MACROS,
+             "         when chips::double <= chips_per_instance::double then link_gb_per_s::double / 2",
+             "         when chips::double <= chips_per_instance::double then link_gb_per_s::double", COMM_TESTS),
+    Mutation("gradient-all-reduce-always-hidden", MACROS,
+             "greatest(0, comm_s::double - overlap::double * compute_s::double)", "0", COMM_TESTS),
+    Mutation("calibration-leaves-the-link-alone", INFERENCE,
+             "link_each_way * coalesce(calibration_factor, 1.0)), 0)", "link_each_way), 0)", COMM_TESTS),
+    Mutation("reclaims-per-instance-not-per-job", MACROS,
+             "    instances::double * per_instance_month::double / 730", "    per_instance_month::double / 730",
+             COMM_TESTS),
+    Mutation("a-reclaim-redoes-the-whole-interval", MACROS,
+             "(checkpoint_interval_hours::double / 2 + restart_hours::double)",
+             "(checkpoint_interval_hours::double + restart_hours::double)", COMM_TESTS),
+    Mutation("serving-energy-without-pue", INFERENCE_COSTS,
+             "joules_per_token * 1e6 / 3.6e6 * energy_pue as kwh_per_million_tokens,",
+             "joules_per_token * 1e6 / 3.6e6 as kwh_per_million_tokens,", COMM_TESTS),
+    Mutation("spot-service-without-a-spare", INFERENCE_COSTS,
+             "+ case when reclaims_per_instance_month is not null then 1 else 0 end", "+ 0", COMM_TESTS),
+    Mutation("emissions-ignore-the-grid", TRAINING_COSTS,
+             "energy_kwh * gco2e_per_kwh / 1000 as kgco2e,", "energy_kwh / 1000 as kgco2e,", COMM_TESTS),
     # ---------------------------------------------------------------- issue 19: the four bugs it planted, the macro
     # the marts and README use (in place of the dead completed_run_usd) and the three macros that had no test
     Mutation("reserved-rows-swapped", OFFERS,

@@ -80,6 +80,7 @@ def changes(warehouse: Path, as_of: dt.date) -> dict[tuple[str, str], dict]:
         con.close()
 
 
+@pytest.mark.slow  # a second whole run (the day-two fixture): make test-slow and CI
 def test_changes_list_the_moved_added_and_removed_offers_and_the_new_result(two_days):
     day_2, _ = two_days
     found = changes(day_2.warehouse, DAY_2)
@@ -98,6 +99,7 @@ def test_changes_list_the_moved_added_and_removed_offers_and_the_new_result(two_
         "best_offer_changed", "best_offer_changed"])
 
 
+@pytest.mark.slow  # a second whole run (the day-two fixture): make test-slow and CI
 def test_best_offer_changes_name_the_new_pick_the_reason_and_the_money(two_days):
     day_2, _ = two_days
     found = changes(day_2.warehouse, DAY_2)
@@ -149,6 +151,7 @@ def test_the_first_run_has_nothing_to_compare_with(flow_run):
     assert changes(flow_run.warehouse, AS_OF) == {}
 
 
+@pytest.mark.slow  # a second whole run (the day-two fixture): make test-slow and CI
 def test_a_backfill_compares_with_the_run_before_its_date_and_keeps_latest(two_days):
     day_2, backfill = two_days
     # the backfill (2026-12-01, snapshot prices) is compared with 2026-11-30 (same prices), not with day 2
@@ -159,6 +162,7 @@ def test_a_backfill_compares_with_the_run_before_its_date_and_keeps_latest(two_d
     assert len(changes(day_2.warehouse, DAY_2)) == 6  # day 2's changes are not rewritten by the backfill
 
 
+@pytest.mark.slow  # a second whole run (the day-two fixture): make test-slow and CI
 def test_history_marts_keep_every_run(two_days):
     day_2, _ = two_days
     con = duckdb.connect(str(day_2.warehouse), read_only=True)
@@ -182,6 +186,7 @@ def _query(path: Path, sql: str, params: list | None = None) -> list[dict]:
         con.close()
 
 
+@pytest.mark.slow  # a second whole run (the day-two fixture): make test-slow and CI
 def test_the_latest_views_hold_the_newest_runs_rows_and_a_backfill_does_not_replace_them(two_days):
     _, backfill = two_days  # runs as of 2026-11-30, 2026-12-02, then the backfill of 2026-12-01
     runs = _query(backfill.warehouse, "select as_of from ops.runs order by finished_at")

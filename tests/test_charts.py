@@ -217,6 +217,7 @@ def test_no_candidate_no_charts(day_one):
     assert charts.workload_charts(day_one, DAY_2, LORA) == []  # no run on that date
 
 
+@pytest.mark.slow  # a second whole run (the day-two fixture): make test-slow and CI
 def test_history_needs_two_runs_up_to_the_as_of(day_one_charts, two_runs):
     assert not any(c.file_name.endswith("-history.png") for found in day_one_charts.values() for c in found)
     # the day-1 page drawn again after day 2 ran: day 2 is later than its as-of, so still one run
@@ -224,6 +225,7 @@ def test_history_needs_two_runs_up_to_the_as_of(day_one_charts, two_runs):
         f"charts/{LORA}-outcome-vs-chip-hour.png", f"charts/{LORA}-top-candidates.png"]
 
 
+@pytest.mark.slow  # a second whole run (the day-two fixture): make test-slow and CI
 def test_history_plots_the_pick_of_each_run_and_the_current_offer_price(two_runs):
     found = charts.workload_charts(two_runs, DAY_2, LORA)
     assert [c.file_name for c in found] == [f"charts/{LORA}-outcome-vs-chip-hour.png",
@@ -251,6 +253,7 @@ def test_history_plots_the_pick_of_each_run_and_the_current_offer_price(two_runs
         "changing once; the current pick, aws p5en.48xlarge (spot), costs 16.56 USD per hour, as on 2026-11-30.")
 
 
+@pytest.mark.slow  # a second whole run (the day-two fixture): make test-slow and CI
 def test_history_looks_back_over_history_runs_at_most(two_runs, monkeypatch):
     monkeypatch.setattr(charts, "HISTORY_RUNS", 1)
     assert not any(c.file_name.endswith("-history.png") for c in charts.workload_charts(two_runs, DAY_2, LORA))
