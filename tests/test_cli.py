@@ -68,13 +68,13 @@ def test_run_prints_where_the_warehouse_and_reports_are(prefect_server, tmp_path
         "  gcp_billing: 19 rows in, 18 landed, 1 quarantined\n"
         "  aws_spot: 22 rows in, 22 landed, 0 quarantined\n"
         "  bedrock_pricing: 4 rows in, 4 landed, 0 quarantined\n"
-        "  mlperf_inference_snapshot: 38 rows in, 36 landed, 2 quarantined\n"
+        "  mlperf_inference_snapshot: 40 rows in, 38 landed, 2 quarantined\n"
         "  mlperf_training_snapshot: 13 rows in, 11 landed, 2 quarantined\n"
         "  published_benchmarks: 5 rows in, 5 landed, 0 quarantined\n"
         "  aws_instance_types: 31 rows in, 31 landed, 0 quarantined\n"
         "  azure_skus: 5 rows in, 5 landed, 0 quarantined\n"
         "  gcp_machine_types: 11 rows in, 11 landed, 0 quarantined\n"
-        "run 2026-11-30-<id> as of 2026-11-30: 180 rows landed, 6 quarantined\n"
+        "run 2026-11-30-<id> as of 2026-11-30: 182 rows landed, 6 quarantined\n"
         f"warehouse: {tmp_path / 'w.duckdb'}\n"
         f"reports:   {tmp_path / 'reports' / '2026-11-30'}/index.md (also {tmp_path / 'reports' / 'latest'}/)\n")
     assert main(["query", "select count(*) as n from marts.rankings", "--warehouse", str(tmp_path / "w.duckdb")]) == 0
