@@ -23,14 +23,8 @@ OUTCOME_LABELS = {
     "completed_run_usd": "completed-run USD",
     "usd_per_million_tokens": "USD per million output tokens",
     "usd_per_million_successful_requests": "USD per million successful requests",
-    # a workload whose objective is energy
-    "kwh_per_completed_run": "kWh per completed run",
-    "kwh_per_million_tokens": "kWh per million output tokens",
-    "kwh_per_million_successful_requests": "kWh per million successful requests",
-    # one whose objective is emissions
-    "kgco2e_per_completed_run": "kg CO2e per completed run",
-    "kgco2e_per_million_tokens": "kg CO2e per million output tokens",
-    "kgco2e_per_million_successful_requests": "kg CO2e per million successful requests",
+    # a workload whose objective is energy or emissions: as the charts name them ("kWh per completed run")
+    **{metric: unit for metric, unit in charts.OUTCOME_UNITS.items() if metric.startswith(("kwh_", "kgco2e_"))},
 }
 PER_OUTCOME = {
     "completed_run_usd": "per completed run", "kwh_per_completed_run": "per completed run",
@@ -95,6 +89,13 @@ def _energy(value: float | None, digits: int) -> str:
     return "no published power" if value is None else num(value, digits)
 
 
+def _energy_source(c: dict) -> str:
+    """Where a serving row's energy comes from, short: the MLPerf power result and its date, TDP, or the site."""
+    if c.get("energy_basis") == "measured":
+        return f"MLPerf power ({c['power_as_of']})"
+    return {"tdp": "TDP x load factor", "site": "site power"}.get(c.get("energy_basis"), "—")
+
+
 def chip_hours(r: dict) -> float:
     return r["chips"] * r["time_to_train_minutes"] / 60
 
@@ -149,8 +150,8 @@ def _inference_rows(ranking: list[dict], costs: dict[str, dict], offline: bool) 
                "chip-hour rank", "precision", "tokens/s per chip"]
     headers += [] if offline else ["instances", "utilization", "USD per month"]
     headers += [label, "likely range"] + ([] if offline else ["USD per million output tokens"])
-    headers += ["USD per million total tokens", "kWh per million output tokens", "tokens/s per watt", "basis",
-                "price source (as of)", "benchmark or estimate (as of)"]
+    headers += ["USD per million total tokens", "kWh per million output tokens", "tokens/s per watt",
+                "energy from", "basis", "price source (as of)", "benchmark or estimate (as of)"]
     rows = []
     for r in ranking:
         c = costs.get(r["candidate_id"], {})
@@ -161,7 +162,8 @@ def _inference_rows(ranking: list[dict], costs: dict[str, dict], offline: bool) 
             row += [count(c.get("instances")), percent(c.get("utilization")), usd(c.get("monthly_usd"))]
         row += [usd(r["outcome_value"]), likely_range(r)] + ([] if offline else [usd(r["usd_per_million_tokens"])])
         row += [usd(r["usd_per_million_total_tokens"]), _energy(c.get("kwh_per_million_tokens"), 3),
-                _energy(c.get("tokens_per_s_per_watt"), 2), r["basis"], _price_source(r), _benchmark(r)]
+                _energy(c.get("tokens_per_s_per_watt"), 2), _energy_source(c), r["basis"], _price_source(r),
+                _benchmark(r)]
         rows.append(row)
     return headers, rows
 

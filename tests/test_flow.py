@@ -64,7 +64,7 @@ def test_llama2_batch_on_p5_costs_0_62_per_million_tokens(flow_run):
     # no likely range (measured); per million input + output tokens: 0.623 x 300 / (1,024 + 300) = 0.141; no power
     # measured for this H100 system: 8 x 700 W x 0.7 load / 24,528 tokens/s = 0.159817 J a token, / 3.6 x PUE 1.2
     # = 0.053 kWh per million tokens; 24,528 / 3,920 W = 6.26 tokens/s a watt
-    assert "| fp16 | 3,066 | 0.623 | — | 0.141 | 0.053 | 6.26 | measured |" in (
+    assert "| fp16 | 3,066 | 0.623 | — | 0.141 | 0.053 | 6.26 | TDP x load factor | measured |" in (
         flow_run.reports / "llama2-70b-batch.md").read_text()
 
 
