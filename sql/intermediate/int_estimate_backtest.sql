@@ -48,7 +48,8 @@ chosen as (
 loo as (
     select
         comparison_id,
-        exp(avg(ln(efficiency_ratio))) as loo_factor,
+        -- the mean taken in one fixed order: a parallel avg() may round the last bit differently run to run
+        exp(list_avg(list(ln(efficiency_ratio) order by other_id, efficiency_ratio))) as loo_factor,
         count(*) as loo_measurements
     from chosen
     group by comparison_id

@@ -35,7 +35,8 @@ fitted as (
         accelerator_id,
         precision_class,
         model_id,
-        exp(avg(ln(efficiency_ratio))) as factor,
+        -- the mean taken in one fixed order: a parallel avg() may round the last bit differently run to run
+        exp(list_avg(list(ln(efficiency_ratio) order by benchmark_ref, efficiency_ratio))) as factor,
         count(*) as measurements,
         count(distinct setup_key) as setups,
         string_agg(distinct measurement_basis, ', ' order by measurement_basis) as measured_by,
