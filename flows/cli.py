@@ -1,9 +1,9 @@
 """The `hweval` command: run the pipeline, check the catalogs, query the warehouse.
 
 Exit status of `hweval run`: 0 the run succeeded (sources stale within their limit included); 1 an unexpected
-failure (a traceback); 2 bad input (a catalog, a source file, a SQL model, an as-of date past tomorrow); 3 sources
-stale past their max_stale_days (the reports were published with a warning); 4 another run held the warehouse past
---wait.
+failure (a traceback; also a failed upload of the reports to object storage); 2 bad input (a catalog, a source file,
+a SQL model, an as-of date past tomorrow, an HWEVAL_REPORTS_S3 that is no S3 prefix); 3 sources stale past their
+max_stale_days (the reports were published with a warning); 4 another run held the warehouse past --wait.
 """
 
 from __future__ import annotations
@@ -42,8 +42,11 @@ def _date(text: str) -> dt.date:
 def cmd_run(args: argparse.Namespace) -> int:
     from flows.pipeline import check_as_of
 
+    from flows.object_store import configured_target
+
     if args.as_of:
         check_as_of(args.as_of, args.allow_future_as_of)  # before a Prefect server is started for nothing
+    configured_target()  # likewise: an HWEVAL_REPORTS_S3 that is no S3 prefix (exit 2)
     source_files: dict[str, list[str]] = {}
     for spec in args.source or []:
         source_id, sep, path = spec.partition("=")
@@ -266,6 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from flows.catalog import CatalogError
+    from flows.object_store import ObjectStoreError
     from flows.pipeline import AsOfError
     from flows.sources._common import SourceFormatError
     from flows.transform import ModelError
@@ -273,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return args.func(args)
-    except (CatalogError, SourceFormatError, SuiteError, ModelError, AsOfError) as exc:
+    except (CatalogError, SourceFormatError, SuiteError, ModelError, AsOfError, ObjectStoreError) as exc:
         print(f"hweval: {exc}", file=sys.stderr)
         return 2
 

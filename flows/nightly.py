@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task
-from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.futures import wait
 from prefect.runtime import flow_run
 
-from flows import data_docs, notify, paths, pipeline, publishing, reports, runlock, warehouse
+from flows import data_docs, notify, object_store, paths, pipeline, publishing, reports, runlock, warehouse
 from flows import land as landing  # the module, beside the task named land
 from flows.catalog import Catalog, CatalogError, load_catalog
 from flows.sources._common import LiveSourceError, SourceFormatError, redact_text
@@ -193,6 +193,24 @@ def publish_artifacts(warehouse_file: Path, dated: Path, as_of: dt.date) -> list
     return keys
 
 
+@task(cache_policy=NO_CACHE)
+def publish_to_object_store(dated: Path, target: object_store.Target, run_id: str, as_of: dt.date,
+                            update_latest: bool) -> str:
+    """The dated report folder to the S3 prefix, its manifest last (flows/object_store.py); a link artifact to it.
+
+    Runs after the publish on disk: if it fails, the run fails (exit status, run_failed notification) while the
+    bucket's manifest still names the previous run, and the next run publishes again."""
+    manifest = object_store.publish(dated, target, run_id=run_id, as_of=as_of, update_latest=update_latest)
+    url = f"s3://{target.bucket}/{manifest['index']}"
+    create_link_artifact(key="hweval-reports-s3", link=url,
+                         description=f"hweval reports as of {as_of} on object storage "
+                                     f"({len(manifest['objects'])} objects; manifest {target.url(object_store.LATEST)})")
+    get_run_logger().info("reports on object storage: %s (%d objects)%s", url, len(manifest["objects"]),
+                          f"; {target.url(object_store.LATEST)} names this run" if update_latest
+                          else f"; a backfill: {target.url(object_store.LATEST)} keeps the newer run")
+    return url
+
+
 def artifact_key(workload_id: str) -> str:
     """A Prefect artifact key (lowercase letters, digits, dashes) for a workload's page."""
     return "hweval-" + re.sub(r"[^a-z0-9-]+", "-", workload_id.lower()).strip("-")
@@ -278,6 +296,8 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
               accept_changes: list[str] | None, wait_s: float) -> RunResult:
     """fetch -> (one writer at a time) land -> build and render -> publish."""
     logger = get_run_logger()
+    # a reports prefix on object storage (HWEVAL_REPORTS_S3), read now: a bad one stops the run before any work
+    reports_target = object_store.configured_target()
     fallbacks = pipeline.replaced_sources(catalog, source_files)
     if source_files:
         catalog = pipeline.with_source_files(catalog, source_files, as_of)
@@ -312,6 +332,8 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
         stale_past_limit = tuple(landing.stale_past_limit(catalog, loads, as_of))
         events = change_events(warehouse_path, as_of, stale_past_limit)
         publish_artifacts(warehouse_path, dated, as_of)
+        if reports_target is not None:  # inside the lock: two runs never interleave their manifests
+            publish_to_object_store(dated, reports_target, run_id, as_of, latest_updated)
     logger.info("warehouse: %s; reports: %s%s", warehouse_path, dated,
                 f" and {reports_root / 'latest'}" if latest_updated
                 else f" (a backfill: reports/latest keeps {latest_run[1]})")
