@@ -150,7 +150,9 @@ def _inference_rows(ranking: list[dict], costs: dict[str, dict], offline: bool) 
                "chip-hour rank", "precision", "tokens/s per chip"]
     headers += [] if offline else ["instances", "utilization", "USD per month"]
     headers += [label, "likely range"] + ([] if offline else ["USD per million output tokens"])
-    headers += ["USD per million total tokens", "kWh per million output tokens", "tokens/s per watt",
+    # energy per outcome: per million output tokens offline, per million successful requests for a service
+    energy_column = "kwh_per_million_tokens" if offline else "kwh_per_million_successful_requests"
+    headers += ["USD per million total tokens", OUTCOME_LABELS[energy_column], "tokens/s per watt",
                 "energy from", "basis", "price source (as of)", "benchmark or estimate (as of)"]
     rows = []
     for r in ranking:
@@ -161,7 +163,7 @@ def _inference_rows(ranking: list[dict], costs: dict[str, dict], offline: bool) 
         if not offline:
             row += [count(c.get("instances")), percent(c.get("utilization")), usd(c.get("monthly_usd"))]
         row += [usd(r["outcome_value"]), likely_range(r)] + ([] if offline else [usd(r["usd_per_million_tokens"])])
-        row += [usd(r["usd_per_million_total_tokens"]), _energy(c.get("kwh_per_million_tokens"), 3),
+        row += [usd(r["usd_per_million_total_tokens"]), _energy(c.get(energy_column), 3),
                 _energy(c.get("tokens_per_s_per_watt"), 2), _energy_source(c), r["basis"], _price_source(r),
                 _benchmark(r)]
         rows.append(row)

@@ -171,3 +171,13 @@ def test_the_snapshot_grid_intensities_are_googles_2024_figures(catalog):
     # 372.23 gCO2eq/kWh
     assert {(g.cloud, g.region): g.gco2e_per_kwh for g in catalog.instances.grid_intensity} == {
         ("gcp", "us-central1"): 412.72, ("gcp", "us-central2"): 372.23}
+
+
+def test_a_services_energy_per_outcome_is_per_million_successful_requests(built):
+    rows = costs(built, "workload_id = 'llama2-70b-chat' and instance_type = 'p5.48xlarge'")
+    assert rows
+    for row in rows:
+        # a request is 300 output tokens and 99% of requests succeed: a million successful requests are
+        # 300 / 0.99 = 303.03 million output tokens' worth of work (idle capacity not counted)
+        assert row["kwh_per_million_successful_requests"] == pytest.approx(
+            row["kwh_per_million_tokens"] * 300 / 0.99, rel=1e-12)
