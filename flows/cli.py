@@ -40,9 +40,8 @@ def _date(text: str) -> dt.date:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from flows.pipeline import check_as_of
-
     from flows.object_store import configured_target
+    from flows.pipeline import check_as_of
 
     if args.as_of:
         check_as_of(args.as_of, args.allow_future_as_of)  # before a Prefect server is started for nothing

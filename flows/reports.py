@@ -26,18 +26,9 @@ OUTCOME_LABELS = {
     # a workload whose objective is energy or emissions: as the charts name them ("kWh per completed run")
     **{metric: unit for metric, unit in charts.OUTCOME_UNITS.items() if metric.startswith(("kwh_", "kgco2e_"))},
 }
-PER_OUTCOME = {
-    "completed_run_usd": "per completed run", "kwh_per_completed_run": "per completed run",
-    "kgco2e_per_completed_run": "per completed run",
-    "usd_per_million_tokens": "per million output tokens", "kwh_per_million_tokens": "per million output tokens",
-    "kgco2e_per_million_tokens": "per million output tokens",
-    "usd_per_million_successful_requests": "per million successful requests",
-    "kwh_per_million_successful_requests": "per million successful requests",
-    "kgco2e_per_million_successful_requests": "per million successful requests",
-}
-# what an outcome is counted in
-OUTCOME_CURRENCY = {metric: "kWh" if metric.startswith("kwh_") else "kg CO2e" if metric.startswith("kgco2e_")
-                    else "USD" for metric in OUTCOME_LABELS}
+# the charts' axis titles ("kWh per completed run") split into what an outcome is counted in and what it is per
+OUTCOME_CURRENCY = {metric: unit.split(" per ", 1)[0] for metric, unit in charts.OUTCOME_UNITS.items()}
+PER_OUTCOME = {metric: "per " + unit.split(" per ", 1)[1] for metric, unit in charts.OUTCOME_UNITS.items()}
 TOP_ROWS = 10  # rows of the short table at the top of a workload page
 REVERSALS_LISTED = 5  # pairs under "Where the hourly price disagrees"
 CHANGES_LISTED = 8  # lines of one kind of change shown before "and N more"

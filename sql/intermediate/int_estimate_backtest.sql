@@ -58,28 +58,30 @@ loo as (
 serving_loo as (
     -- re-estimate at the fitted efficiencies, over the same tensor-parallel groups
     select
-        serving.comparison_id,
+        comparison_id,
         max(serving_tokens_per_s(
-            serving_batch(serving.fixed_batch, serving.weights_gb, serving.kv_bytes_per_token, serving.input_tokens,
-                          serving.output_tokens, serving.params_active, serving.peak_tflops, serving.memory_gb,
-                          serving.usable_memory_fraction, serving.memory_bandwidth_tbps,
-                          serving.bandwidth_efficiency * loo.loo_factor, serving.compute_efficiency * loo.loo_factor,
-                          groups.range, serving.slo_tpot_ms,
-                          coalesce(tp_comm_s_per_token(serving.layers, serving.hidden, groups.range,
-                                                       serving.link_gb_per_s / 2 * loo.loo_factor), 0)),
-            serving.weights_gb, serving.kv_bytes_per_token, serving.input_tokens, serving.output_tokens,
-            serving.params_active, serving.peak_tflops, serving.memory_bandwidth_tbps,
-            serving.bandwidth_efficiency * loo.loo_factor, serving.compute_efficiency * loo.loo_factor, groups.range,
-            serving.slo_ttft_ms,
+            serving_batch(fixed_batch, weights_gb, kv_bytes_per_token, input_tokens, output_tokens, params_active,
+                          peak_tflops, memory_gb, usable_memory_fraction, memory_bandwidth_tbps, bandwidth_efficiency,
+                          compute_efficiency, group_chips, slo_tpot_ms, comm_s_per_token),
+            weights_gb, kv_bytes_per_token, input_tokens, output_tokens, params_active, peak_tflops,
+            memory_bandwidth_tbps, bandwidth_efficiency, compute_efficiency, group_chips, slo_ttft_ms, comm_s_per_token)
+            / group_chips) as loo_estimated
+    from (
+        select
+            -- every group the estimate tried, at the fitted efficiencies (the row keeps only its best group's)
+            serving.* exclude (group_chips, comm_s_per_token)
+                replace (serving.bandwidth_efficiency * loo.loo_factor as bandwidth_efficiency,
+                         serving.compute_efficiency * loo.loo_factor as compute_efficiency),
+            groups.range as group_chips,
             coalesce(tp_comm_s_per_token(serving.layers, serving.hidden, groups.range,
-                                         serving.link_gb_per_s / 2 * loo.loo_factor), 0))
-            / groups.range) as loo_estimated
-    from serving
-    inner join loo using (comparison_id)
-    inner join range(1, 257) as groups
-        on (serving.fixed_batch is null and serving.group_limit % groups.range = 0)
-        or (serving.fixed_batch is not null and groups.range = serving.chips)
-    group by serving.comparison_id
+                                         serving.link_gb_per_s / 2 * loo.loo_factor), 0) as comm_s_per_token
+        from serving
+        inner join loo using (comparison_id)
+        inner join range(1, 257) as groups
+            on (serving.fixed_batch is null and serving.group_limit % groups.range = 0)
+            or (serving.fixed_batch is not null and groups.range = serving.chips)
+    )
+    group by comparison_id
 ),
 
 unioned as (

@@ -186,14 +186,6 @@ energised as (
         -- J a token x 1e6 tokens / 3.6e6 J a kWh x PUE
         joules_per_token * 1e6 / 3.6e6 * energy_pue as kwh_per_million_tokens,
         1 / joules_per_token as tokens_per_s_per_watt,
-        -- the energy of the work a service's successful requests take (idle capacity not counted)
-        joules_per_token * 1e6 / 3.6e6 * energy_pue * output_tokens / success_rate
-            as kwh_per_million_successful_requests,
-        -- emissions: that energy x the region's grid intensity (instances.yaml grid_intensity), kg CO2e
-        joules_per_token * 1e6 / 3.6e6 * energy_pue * gco2e_per_kwh / 1000 as kgco2e_per_million_tokens,
-        joules_per_token * 1e6 / 3.6e6 * energy_pue * output_tokens / success_rate * gco2e_per_kwh / 1000
-            as kgco2e_per_million_successful_requests,
-        joules_per_token * 1e6 / 3.6e6 * energy_pue * usd_per_kwh as energy_usd_per_million_tokens,
         case energy_basis
             when 'site' then 'declared site power: ' || printf('%g', site_power_kw) || ' kW an instance x PUE '
                 || printf('%g', energy_pue) || ' at ' || printf('%g', usd_per_kwh) || ' USD/kWh'
@@ -203,6 +195,19 @@ energised as (
             else 'no published power for ' || accelerator_id || ': no energy figure'
         end as energy_label
     from powered
+),
+
+per_outcome as (
+    select
+        *,
+        -- the energy of the work a service's successful requests take (idle capacity not counted)
+        kwh_per_million_tokens * output_tokens / success_rate as kwh_per_million_successful_requests,
+        -- emissions: that energy x the region's grid intensity (instances.yaml grid_intensity), kg CO2e
+        kwh_per_million_tokens * gco2e_per_kwh / 1000 as kgco2e_per_million_tokens,
+        kwh_per_million_tokens * output_tokens / success_rate * gco2e_per_kwh / 1000
+            as kgco2e_per_million_successful_requests,
+        kwh_per_million_tokens * usd_per_kwh as energy_usd_per_million_tokens
+    from energised
 ),
 
 final as (
@@ -233,7 +238,7 @@ final as (
             else usd_per_million_successful_requests
         end as outcome_value,
         workload_id || '|' || offer_id || '|' || precision_class as candidate_id
-    from energised
+    from per_outcome
 )
 
 select * from final

@@ -129,25 +129,25 @@ estimated as (
     -- every tensor-parallel group that tiles the system's node (own runs: all the run's chips), at the family's
     -- declared efficiencies
     select
-        cases.*,
-        groups.range as group_chips,
-        serving_batch(cases.fixed_batch, cases.weights_gb, cases.kv_bytes_per_token, cases.input_tokens,
-                      cases.output_tokens, cases.params_active, cases.peak_tflops, cases.memory_gb,
-                      cases.usable_memory_fraction, cases.memory_bandwidth_tbps, cases.bandwidth_efficiency,
-                      cases.compute_efficiency, groups.range, cases.slo_tpot_ms,
-                      coalesce(tp_comm_s_per_token(cases.layers, cases.hidden, groups.range,
-                                                   cases.link_gb_per_s / 2), 0)) as batch,
-        serving_batch(cases.fixed_batch, cases.weights_gb, cases.kv_bytes_per_token, cases.input_tokens,
-                      cases.output_tokens, cases.params_active, cases.peak_tflops, cases.memory_gb,
-                      cases.usable_memory_fraction, cases.memory_bandwidth_tbps, cases.bandwidth_efficiency,
-                      cases.compute_efficiency, groups.range, cases.slo_tpot_ms, 0) as batch_without_comm,
-        -- inside the system's node, at half the chip's published link figure each way (0 without a figure)
-        coalesce(tp_comm_s_per_token(cases.layers, cases.hidden, groups.range, cases.link_gb_per_s / 2), 0)
-            as comm_s_per_token
-    from cases
-    inner join range(1, 257) as groups
-        on (cases.fixed_batch is null and cases.group_limit % groups.range = 0)
-        or (cases.fixed_batch is not null and groups.range = cases.chips)
+        *,
+        serving_batch(fixed_batch, weights_gb, kv_bytes_per_token, input_tokens, output_tokens, params_active,
+                      peak_tflops, memory_gb, usable_memory_fraction, memory_bandwidth_tbps, bandwidth_efficiency,
+                      compute_efficiency, group_chips, slo_tpot_ms, comm_s_per_token) as batch,
+        serving_batch(fixed_batch, weights_gb, kv_bytes_per_token, input_tokens, output_tokens, params_active,
+                      peak_tflops, memory_gb, usable_memory_fraction, memory_bandwidth_tbps, bandwidth_efficiency,
+                      compute_efficiency, group_chips, slo_tpot_ms, 0) as batch_without_comm
+    from (
+        select
+            cases.*,
+            groups.range as group_chips,
+            -- inside the system's node, at half the chip's published link figure each way (0 without a figure)
+            coalesce(tp_comm_s_per_token(cases.layers, cases.hidden, groups.range, cases.link_gb_per_s / 2), 0)
+                as comm_s_per_token
+        from cases
+        inner join range(1, 257) as groups
+            on (cases.fixed_batch is null and cases.group_limit % groups.range = 0)
+            or (cases.fixed_batch is not null and groups.range = cases.chips)
+    )
 ),
 
 served as (

@@ -44,11 +44,11 @@ interrupted as (
 
 energised as (
     select
-        interrupted.* replace (
-            (case when sites.site_power_kw is not null
-                  then interrupted.run_hours * interrupted.instances * sites.site_power_kw * sites.site_pue
-                  else interrupted.energy_kwh end) * (1 + interrupted.interruption_overhead) as energy_kwh
-        ),
+        interrupted.*,
+        (case when sites.site_power_kw is not null
+              then interrupted.run_hours * interrupted.instances * sites.site_power_kw * sites.site_pue
+              else energy_kwh(interrupted.run_hours, interrupted.chips, accelerators.tdp_w, defaults.pue) end)
+            * (1 + interrupted.interruption_overhead) as energy_kwh,
         sites.site_power_kw * sites.site_pue * sites.usd_per_kwh * interrupted.run_hours * interrupted.instances
             * (1 + interrupted.interruption_overhead) as energy_usd,
         case

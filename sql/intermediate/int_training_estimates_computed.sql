@@ -76,11 +76,9 @@ sized as (
         accelerators.family,
         memory_gb_per_chip(accelerators.family, accelerators.memory_gb, hosts.memory_gib, offers.accelerator_count)
             as memory_gb,
-        accelerators.tdp_w,
         defaults.training_mfu as default_mfu,
         defaults.usable_memory_fraction,
         defaults.scaling_efficiency_per_doubling,
-        defaults.pue,
         defaults.allreduce_overlap,
         hosts.network_gbps,
         defaults.can_train,
@@ -201,7 +199,6 @@ final as (
         step_comm_s,
         training_hours(params, tokens, chips, peak_tflops, mfu, scaling) as run_hours,
         training_hours(params, tokens, chips, peak_tflops, mfu, scaling) * 60 as time_to_train_minutes,
-        energy_kwh(training_hours(params, tokens, chips, peak_tflops, mfu, scaling), chips, tdp_w, pue) as energy_kwh,
         basis,
         case mfu_from
             when 'workload' then 'MFU ' || mfu || ' declared by the workload'

@@ -23,14 +23,6 @@ offers as (
     select * from intermediate.int_offers_priced
 ),
 
-accelerators as (
-    select * from catalog.accelerators
-),
-
-defaults as (
-    select * from catalog.family_defaults
-),
-
 matched as (
     select
         workloads.workload_id,
@@ -40,7 +32,6 @@ matched as (
         instances_needed(results.chips, offers.accelerator_count) as instances,
         results.time_to_train_minutes,
         results.time_to_train_minutes / 60 as run_hours,
-        energy_kwh(results.time_to_train_minutes / 60, results.chips, accelerators.tdp_w, defaults.pue) as energy_kwh,
         results.source_id as benchmark_source_id,
         results.data_as_of as benchmark_as_of,
         results.source_ref as benchmark_ref,
@@ -56,8 +47,6 @@ matched as (
         on offers.accelerator_id = results.accelerator_id
         and offers.accelerator_count >= results.chips_per_node
         and offer_term_accepted(workloads.pricing_terms, offers.pricing_term, offers.term_months, workloads.months)
-    inner join accelerators on accelerators.accelerator_id = offers.accelerator_id
-    inner join defaults on defaults.family = accelerators.family
 ),
 
 own_runs as (
@@ -70,7 +59,6 @@ own_runs as (
         instances_needed(runs.chips, offers.accelerator_count) as instances,
         runs.time_to_train_minutes,
         runs.time_to_train_minutes / 60 as run_hours,
-        energy_kwh(runs.time_to_train_minutes / 60, runs.chips, accelerators.tdp_w, defaults.pue) as energy_kwh,
         runs.source_id as benchmark_source_id,
         runs.data_as_of as benchmark_as_of,
         runs.source_ref as benchmark_ref,
@@ -84,8 +72,6 @@ own_runs as (
         on offers.accelerator_id = runs.accelerator_id
         and (offers.accelerator_count >= runs.chips or runs.chips % offers.accelerator_count = 0)
         and offer_term_accepted(workloads.pricing_terms, offers.pricing_term, offers.term_months, workloads.months)
-    inner join accelerators on accelerators.accelerator_id = offers.accelerator_id
-    inner join defaults on defaults.family = accelerators.family
 ),
 
 final as (
