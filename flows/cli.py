@@ -2,7 +2,8 @@
 
 Exit status of `hweval run`: 0 the run succeeded (sources stale within their limit included); 1 an unexpected
 failure (a traceback; also a failed upload of the reports to object storage); 2 bad input (a catalog, a source file,
-a SQL model, an as-of date past tomorrow, an HWEVAL_REPORTS_S3 that is no S3 prefix); 3 sources stale past their
+a SQL model, an as-of date past tomorrow, an HWEVAL_REPORTS_S3 that is no S3 prefix, a DuckLake setting that
+cannot work); 3 sources stale past their
 max_stale_days (the reports were published with a warning); 4 another run held the warehouse past --wait.
 """
 
@@ -40,12 +41,14 @@ def _date(text: str) -> dt.date:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from flows.lake import configured as configured_lake
     from flows.object_store import configured_target
     from flows.pipeline import check_as_of
 
     if args.as_of:
         check_as_of(args.as_of, args.allow_future_as_of)  # before a Prefect server is started for nothing
     configured_target()  # likewise: an HWEVAL_REPORTS_S3 that is no S3 prefix (exit 2)
+    lake_config = configured_lake()  # and a DuckLake setting that cannot work (exit 2)
     source_files: dict[str, list[str]] = {}
     for spec in args.source or []:
         source_id, sep, path = spec.partition("=")
@@ -92,7 +95,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                   + (f" (unchanged since run {load.reused_from}: reused, not validated again)" if load.reused_from
                      else ""))
     print(f"run {result.run_id} as of {result.as_of}: {landed} rows landed, {quarantined} quarantined")
-    print(f"warehouse: {result.warehouse}")
+    print(f"warehouse: {result.warehouse}" + (f" (a copy of the lake's newest snapshot: {lake_config.describe()})"
+                                              if lake_config else ""))
     print(f"reports:   {result.reports}/index.md " + (f"(also {result.reports.parent / 'latest'}/)" if result.latest_updated
                                                       else "(a backfill: reports/latest keeps a newer date)"))
     for line in result.stale_past_limit:
@@ -182,11 +186,24 @@ def sql_error_line(exc: Exception) -> str:
 def cmd_query(args: argparse.Namespace) -> int:
     import duckdb
 
-    path = args.warehouse or paths.warehouse_path()
-    if not Path(path).exists():
-        print(f"hweval: no warehouse at {path}; run `hweval run` first", file=sys.stderr)
-        return 1
-    con = duckdb.connect(str(path), read_only=True)
+    from flows import lake
+
+    lake_config = None if args.warehouse else lake.configured()
+    if args.run and lake_config is None:
+        print("hweval query: --run reads a past snapshot of the DuckLake warehouse: set HWEVAL_LAKE and "
+              "HWEVAL_LAKE_DATA_PATH (the DuckDB file keeps only its latest state; its marts keep every as-of date)",
+              file=sys.stderr)
+        return 2
+    if lake_config is not None:
+        snapshot = lake.snapshot_of_run(lake_config, args.run) if args.run else None
+        con = lake.connect(lake_config, read_only=True, snapshot=snapshot)
+        con.execute(f"use {lake.ALIAS}")
+    else:
+        path = args.warehouse or paths.warehouse_path()
+        if not Path(path).exists():
+            print(f"hweval: no warehouse at {path}; run `hweval run` first", file=sys.stderr)
+            return 1
+        con = duckdb.connect(str(path), read_only=True)
     try:
         result = con.sql(args.sql)
         if result is None:  # a statement without rows (e.g. a `set`)
@@ -256,7 +273,10 @@ def build_parser() -> argparse.ArgumentParser:
     query = sub.add_parser("query", help="run a SQL query against the warehouse, read-only",
                            epilog="a SQL error prints one line with its position and exits with status 2")
     query.add_argument("sql", help="the query, e.g. \"select * from marts.rankings limit 5\"")
-    query.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: warehouse/hweval.duckdb)")
+    query.add_argument("--warehouse", type=Path, default=None,
+                       help="DuckDB file (default: the DuckLake when HWEVAL_LAKE is set, else warehouse/hweval.duckdb)")
+    query.add_argument("--run", default=None, metavar="RUN_ID",
+                       help="read the DuckLake warehouse as this run committed it (time travel to its snapshot)")
     query.add_argument("--format", choices=["table", "csv", "json"], default="table",
                        help="table (default: aligned, cut to --max-rows), or every row as CSV or JSON")
     query.add_argument("--max-rows", type=int, default=40, help="rows to print (default: 40)")
@@ -268,6 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from flows.catalog import CatalogError
+    from flows.lake import LakeError
     from flows.object_store import ObjectStoreError
     from flows.pipeline import AsOfError
     from flows.sources._common import SourceFormatError
@@ -276,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return args.func(args)
-    except (CatalogError, SourceFormatError, SuiteError, ModelError, AsOfError, ObjectStoreError) as exc:
+    except (CatalogError, SourceFormatError, SuiteError, ModelError, AsOfError, ObjectStoreError, LakeError) as exc:
         print(f"hweval: {exc}", file=sys.stderr)
         return 2
 

@@ -16,7 +16,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.futures import wait
 from prefect.runtime import flow_run
 
-from flows import data_docs, notify, object_store, paths, pipeline, publishing, reports, runlock, warehouse
+from flows import data_docs, lake, notify, object_store, paths, pipeline, publishing, reports, runlock, warehouse
 from flows import land as landing  # the module, beside the task named land
 from flows.catalog import Catalog, CatalogError, load_catalog
 from flows.sources._common import LiveSourceError, SourceFormatError, redact_text
@@ -148,6 +148,22 @@ def build_and_render(building: Path, catalog: Catalog, loads: list[landing.Sourc
     finally:
         con.close()
     return newest_run_id, newest_as_of
+
+
+@task(cache_policy=NO_CACHE)
+def pull_lake(config: lake.LakeConfig, building: Path) -> int:
+    """The DuckLake's newest snapshot into the file this run builds in; returns the snapshot id."""
+    snapshot = lake.pull(config, building)
+    get_run_logger().info("pulled snapshot %d of the lake (%s)", snapshot, config.describe())
+    return snapshot
+
+
+@task(cache_policy=NO_CACHE)
+def commit_to_lake(config: lake.LakeConfig, building: Path, base_snapshot: int, run_id: str, as_of: dt.date) -> int:
+    """The built warehouse as the lake's next snapshot, in one transaction; LakeConflict if another run was first."""
+    snapshot = lake.commit(config, building, base_snapshot, run_id, as_of)
+    get_run_logger().info("committed snapshot %d to the lake (on top of %d)", snapshot, base_snapshot)
+    return snapshot
 
 
 @task(cache_policy=NO_CACHE)
@@ -296,8 +312,10 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
               accept_changes: list[str] | None, wait_s: float) -> RunResult:
     """fetch -> (one writer at a time) land -> build and render -> publish."""
     logger = get_run_logger()
-    # a reports prefix on object storage (HWEVAL_REPORTS_S3), read now: a bad one stops the run before any work
+    # a reports prefix on object storage (HWEVAL_REPORTS_S3) and a DuckLake (HWEVAL_LAKE), read now: a bad setting
+    # stops the run before any work
     reports_target = object_store.configured_target()
+    lake_config = lake.configured()
     fallbacks = pipeline.replaced_sources(catalog, source_files)
     if source_files:
         catalog = pipeline.with_source_files(catalog, source_files, as_of)
@@ -319,15 +337,27 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
         # what a killed run rendered but never published
         publishing.remove_leftovers_of_killed_runs(
             reports_root, r"\.\d{4}-\d\d-\d\d\.rendering-(?P<pid>\d+)(-latest|-docs)?")
-        try:
-            with publishing.building_copy(warehouse_path) as building:
-                loads = land(building, catalog, batches, run_id, as_of, publishing.docs_dir_for(staging_dir),
-                             frozenset(accept_changes or ()), fallbacks, reports_root / as_of.isoformat() / "data-docs")
-                latest_run = build_and_render(building, catalog, loads, run_id, as_of, started_at, staging_dir)
-                dated, latest_updated = publish(building, warehouse_path, staging_dir, reports_root, as_of, run_id,
-                                                latest_run)
-        finally:
-            publishing.discard_rendering(staging_dir)
+        attempts = lake_config.commit_attempts if lake_config else 1
+        for attempt in range(1, attempts + 1):
+            try:
+                with publishing.building_copy(warehouse_path, copy=lake_config is None) as building:
+                    base = pull_lake(lake_config, building) if lake_config else None
+                    loads = land(building, catalog, batches, run_id, as_of, publishing.docs_dir_for(staging_dir),
+                                 frozenset(accept_changes or ()), fallbacks,
+                                 reports_root / as_of.isoformat() / "data-docs")
+                    latest_run = build_and_render(building, catalog, loads, run_id, as_of, started_at, staging_dir)
+                    if lake_config:  # the lake is the warehouse of record: it commits before anything is published
+                        commit_to_lake(lake_config, building, base, run_id, as_of)
+                    dated, latest_updated = publish(building, warehouse_path, staging_dir, reports_root, as_of,
+                                                    run_id, latest_run)
+                break
+            except lake.LakeConflict as exc:
+                if attempt == attempts:
+                    raise lake.LakeConflict(f"{exc}; gave up after {attempts} builds ({lake.ATTEMPTS_ENV})") from None
+                logger.warning("%s: building again on the lake's newest snapshot (attempt %d of %d)", exc,
+                               attempt + 1, attempts)
+            finally:
+                publishing.discard_rendering(staging_dir)
         # read back while no other run can replace what this one published
         stale_past_limit = tuple(landing.stale_past_limit(catalog, loads, as_of))
         events = change_events(warehouse_path, as_of, stale_past_limit)

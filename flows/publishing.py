@@ -153,18 +153,19 @@ def _entries(folder: Path) -> list[Path]:
 
 
 @contextmanager
-def building_copy(path: Path) -> Iterator[Path]:
+def building_copy(path: Path, copy: bool = True) -> Iterator[Path]:
     """Yield a private copy of the warehouse to build in; the caller swaps it in with `swapped_in`.
 
     Nothing touches `path` until then, so a run that fails leaves the last good warehouse, and an analyst's
-    open read-only handle neither blocks the build nor sees it half done.
+    open read-only handle neither blocks the build nor sees it half done. `copy=False`: the caller fills the file
+    (the DuckLake mode pulls the lake's newest snapshot into it).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_leftovers_of_killed_runs(path.parent, rf"\.{re.escape(path.name)}\.building-(?P<pid>\d+)(\.wal)?")
     building = path.with_name(f".{path.name}.building-{os.getpid()}")
     for leftover in (building, building.with_name(building.name + ".wal")):
         leftover.unlink(missing_ok=True)
-    if path.exists():
+    if copy and path.exists():
         shutil.copy2(path, building)
     try:
         yield building

@@ -33,8 +33,8 @@ create or replace macro instances_needed(chips, chips_per_instance) as
 
 -- ---------------------------------------------------------------- memory
 -- Bytes one parameter (or one cached value) takes at a precision.
-create or replace macro bytes_per_value(precision) as
-    case lower(precision)
+create or replace macro bytes_per_value(prec) as
+    case lower(prec)
         when 'fp32' then 4.0::double when 'tf32' then 4.0::double
         when 'bf16' then 2.0::double when 'fp16' then 2.0::double
         when 'fp8' then 1.0::double when 'int8' then 1.0::double
@@ -42,8 +42,8 @@ create or replace macro bytes_per_value(precision) as
     end;
 
 -- Model weights at a precision, in GB.
-create or replace macro weights_gb(params, precision) as
-    params::double * bytes_per_value(precision) / 1e9;
+create or replace macro weights_gb(params, prec) as
+    params::double * bytes_per_value(prec) / 1e9;
 
 -- KV cache per token: keys and values for every layer and KV head.
 create or replace macro kv_cache_bytes_per_token(layers, kv_heads, head_dim, kv_precision) as

@@ -128,10 +128,10 @@ def test_query_prints_a_sql_error_as_one_line_with_its_position_and_exits_2(tmp_
     assert main(["query", "select a,, b from t", "--warehouse", str(path)]) == 2
     # the second comma is the 10th character of the line
     assert capsys.readouterr().err == 'hweval query: Parser Error: syntax error at or near "," (line 1, column 10)\n'
-    assert main(["query", "select 1 from\n  wherever limit", "--warehouse", str(path)]) == 2
-    # "limit" starts at the 12th character of the second line ("  wherever " is 11 characters)
+    assert main(["query", "select 1 from t\n  where limit 3", "--warehouse", str(path)]) == 2
+    # "limit" starts at the 9th character of the second line ("  where " is 8 characters)
     assert capsys.readouterr().err == ('hweval query: Parser Error: syntax error at or near "limit" '
-                                       '(line 2, column 12)\n')
+                                       '(line 2, column 9)\n')
     assert main(["query", "select * from nope", "--warehouse", str(path)]) == 2
     assert capsys.readouterr().err.startswith("hweval query: Catalog Error: Table with name nope does not exist!")
 

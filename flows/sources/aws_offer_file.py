@@ -14,6 +14,8 @@ no pre-installed software) and stays the string "NA"; only empty fields become N
 
 from __future__ import annotations
 
+import codecs
+
 import csv
 import logging
 import re
@@ -176,6 +178,25 @@ def _scan_query(path: Path, header: list[str], region: str | None, max_line_byte
     )
 
 
+def _first_non_utf8_line(path: Path, chunk_bytes: int = 1 << 20) -> int | None:
+    """The 1-based number of the first line of `path` that is not UTF-8 text, or None; read in chunks (only after
+    DuckDB's scan failed, to name the line its error does not)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    lines_before = 0
+    with path.open("rb") as handle:
+        while chunk := handle.read(chunk_bytes):
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError as exc:
+                return lines_before + chunk.count(b"\n", 0, max(exc.start, 0)) + 1
+            lines_before += chunk.count(b"\n")
+    try:
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return lines_before + 1
+    return None
+
+
 def _format_error(label: str, header: list[str], exc: duckdb.Error, limits: SourceLimits) -> SourceFormatError:
     """DuckDB's CSV error as a SourceFormatError naming the file, the line and the problem."""
     message = str(exc)
@@ -204,6 +225,9 @@ def read_file(path: Path, label: str, region: str | None = None, *,
     try:
         records = con.execute(_scan_query(path, header, region, limits.max_line_bytes)).fetchall()
     except duckdb.Error as exc:
+        bad_line = None if "Invalid unicode" in str(exc) else _first_non_utf8_line(path)
+        if bad_line is not None:  # DuckDB 1.5 reports some invalid bytes as an internal error without the line
+            raise SourceFormatError(f"{label}: line {bad_line}: not UTF-8 text") from None
         raise _format_error(label, header, exc, limits) from None
     finally:
         con.close()
