@@ -48,6 +48,9 @@ MAX_SETTING_CHARS = 1_000
 ALIAS = "lake"
 # The schemas of the warehouse, copied whole; `analytics` (views over marts) is re-created in the lake.
 SCHEMAS = ("catalog", "raw", "ops", "staging", "intermediate", "marts")
+# At most this many PostgreSQL connections a process: by default the extension opens one more whenever its pool is
+# busy, and a commit of every table held ~85 in one transaction (PostgreSQL allows 100 in all).
+PG_POOL = {"pg_pool_max_connections": 4, "pg_pool_acquire_mode": "'wait'", "pg_pool_wait_timeout_millis": 120_000}
 EXTENSIONS = {"ducklake": "duckdb_extension_ducklake", "postgres_scanner": "duckdb_extension_postgres_scanner",
               "httpfs": "duckdb_extension_httpfs"}
 
@@ -170,6 +173,8 @@ def connect(config: LakeConfig, *, read_only: bool = False, snapshot: int | None
             con.execute(f"load {_text(str(extension_file(name)))}")
         if config.on_s3:
             con.execute(_s3_secret_sql())
+        for setting, value in PG_POOL.items():
+            con.execute(f"set {setting} = {value}")
         options = [f"data_path {_text(config.data_path)}"]
         if read_only:
             options.append("read_only")
@@ -230,11 +235,10 @@ def pull(config: LakeConfig, target: Path) -> int:
             else:
                 con.execute(f'create table building."{schema}"."{table}" as select * from {source}')
         con.commit()
-        con.execute("detach building")
     except duckdb.Error as exc:
         raise LakeError(f"cannot read the lake ({config.describe()}): {_first_line(exc)}") from None
     finally:
-        con.close()
+        _close(con)
     return snapshot
 
 
@@ -245,11 +249,32 @@ def commit(config: LakeConfig, building: Path, base_snapshot: int, run_id: str, 
     Raises LakeConflict, having changed nothing, when the lake's head is no longer `base_snapshot` (another run
     committed since this one pulled) or DuckLake's commit finds a conflicting change.
     """
-    from flows import analytics
-
     con = connect(config)
     try:
         con.execute(f"attach {_text(str(building))} as building (read_only)")
+        return _commit_in(con, config, base_snapshot, run_id, as_of)
+    finally:
+        _close(con)
+
+
+def _close(con: duckdb.DuckDBPyConnection) -> None:
+    """Detach the build file before closing: a refused commit must not keep it attached in this process, where the
+    next attempt builds in a file of the same name."""
+    try:
+        con.execute("rollback")
+    except duckdb.Error:
+        pass  # no transaction open
+    try:
+        con.execute("detach database if exists building")
+    finally:
+        con.close()
+
+
+def _commit_in(con: duckdb.DuckDBPyConnection, config: LakeConfig, base_snapshot: int, run_id: str,
+               as_of: dt.date) -> int:
+    from flows import analytics
+
+    try:
         con.begin()
         moved_to = head(con)
         if moved_to != base_snapshot:
@@ -271,12 +296,9 @@ def commit(config: LakeConfig, building: Path, base_snapshot: int, run_id: str, 
             con.commit()
         except duckdb.TransactionException as exc:
             raise LakeConflict(f"DuckLake refused the commit: {_first_line(exc)}") from None
-        snapshot = head(con)
+        return head(con)
     except duckdb.Error as exc:
         raise LakeError(f"cannot write the lake ({config.describe()}): {_first_line(exc)}") from None
-    finally:
-        con.close()
-    return snapshot
 
 
 def _create_analytics_views(con: duckdb.DuckDBPyConnection, analytics) -> None:

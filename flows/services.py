@@ -21,6 +21,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -65,13 +66,15 @@ def _as_cluster_user() -> list[str]:
 
 def start_postgres(folder: Path) -> dict:
     """initdb a throwaway cluster in `folder`/pg, start it on a free port, create database `hweval`."""
-    data = folder / "pg" / "data"
-    if data.exists():
-        shutil.rmtree(data.parent)
-    data.parent.mkdir(parents=True)
     prefix = _as_cluster_user()
-    if prefix:
+    if prefix:  # the postgres user must reach the cluster's folder: a folder of its own in the temporary directory
+        data = Path(tempfile.mkdtemp(prefix="hweval-pg-")) / "data"
         shutil.chown(data.parent, "postgres")
+    else:
+        data = folder / "pg" / "data"
+        if data.exists():
+            shutil.rmtree(data.parent)
+        data.parent.mkdir(parents=True)
     port = _free_port()
     run = dict(check=True, capture_output=True, text=True, timeout=START_TIMEOUT_S)
     try:
@@ -83,7 +86,9 @@ def start_postgres(folder: Path) -> dict:
         subprocess.run([postgres_bin("createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", DATABASE],
                        **run)
     except subprocess.CalledProcessError as exc:
-        raise ServiceError(f"PostgreSQL did not start: {' '.join(exc.cmd[-3:])}: {exc.stderr.strip()[-500:]}") from None
+        stop_postgres({"postgres_data": str(data)})
+        program = Path(next(part for part in exc.cmd if "postgres" in part and part.startswith("/"))).name
+        raise ServiceError(f"PostgreSQL did not start: {program}: {exc.stderr.strip()[-500:]}") from None
     return {"postgres_data": str(data), "postgres_port": port}
 
 
@@ -153,8 +158,11 @@ def read_state(folder: Path) -> dict:
 
 
 def stop_postgres(state: dict) -> None:
-    subprocess.run(_as_cluster_user() + [postgres_bin("pg_ctl"), "-D", state["postgres_data"], "-m", "immediate",
-                                         "-w", "stop"], capture_output=True, timeout=START_TIMEOUT_S)
+    """Stop the cluster and remove its folder (a throwaway cluster: nothing in it is kept)."""
+    data = Path(state["postgres_data"])
+    subprocess.run(_as_cluster_user() + [postgres_bin("pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
+                   capture_output=True, timeout=START_TIMEOUT_S)
+    shutil.rmtree(data.parent, ignore_errors=True)
 
 
 def stop(folder: Path) -> None:
