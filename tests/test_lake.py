@@ -2,7 +2,8 @@
 started by flows/services.py (or, in CI, by .ci/run, named by HWEVAL_TEST_SERVICES).
 
 Where PostgreSQL or moto cannot start, the service tests are skipped, unless HWEVAL_REQUIRE_SERVICES=1 (as .ci/run
-sets), which makes that a failure.
+sets), which makes that a failure. `make test` runs the settings tests and the two refused commits; the round trip,
+the reader through a commit, time travel and two whole runs on one lake are marked slow (`make test-slow`).
 """
 
 from __future__ import annotations
@@ -153,6 +154,7 @@ def runs_in(con) -> list[str]:
     return [r[0] for r in con.execute(f"select run_id from {lake.ALIAS}.ops.runs order by as_of").fetchall()]
 
 
+@pytest.mark.slow  # ~4-8 s each: make test keeps the two refusal tests, make test-slow these
 def test_a_commit_lands_every_table_as_parquet_on_s3_and_a_pull_gives_it_back(lake_env, flow_run, tmp_path):
     config = lake.configured()
     assert lake.pull(config, tmp_path / "first.duckdb") == 0  # a new lake: snapshot 0, nothing in it
@@ -177,6 +179,7 @@ def test_a_commit_lands_every_table_as_parquet_on_s3_and_a_pull_gives_it_back(la
             con.execute("select count(*) from marts.rankings").fetchone()
 
 
+@pytest.mark.slow  # ~4-8 s each: make test keeps the two refusal tests, make test-slow these
 def test_a_reader_sees_the_old_snapshot_through_a_commit_then_the_new(lake_env, flow_run, tmp_path, monkeypatch):
     config = lake.configured()
     lake.commit(config, built_copy(flow_run, tmp_path, "one.duckdb"), lake.pull(config, tmp_path / "p.duckdb"),
@@ -239,6 +242,7 @@ def test_ducklake_refuses_a_commit_racing_another_past_the_head_check(lake_env, 
         assert runs_in(con) == [RUN_ID]
 
 
+@pytest.mark.slow  # ~4-8 s each: make test keeps the two refusal tests, make test-slow these
 def test_time_travel_reads_the_warehouse_as_a_past_run_committed_it(lake_env, flow_run, tmp_path, capsys):
     config = lake.configured()
     lake.commit(config, built_copy(flow_run, tmp_path, "one.duckdb"), lake.pull(config, tmp_path / "p.duckdb"),
