@@ -41,6 +41,7 @@ def _date(text: str) -> dt.date:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from flows.fanout import runner_kind
     from flows.lake import configured as configured_lake
     from flows.object_store import configured_target
     from flows.pipeline import check_as_of
@@ -49,6 +50,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         check_as_of(args.as_of, args.allow_future_as_of)  # before a Prefect server is started for nothing
     configured_target()  # likewise: an HWEVAL_REPORTS_S3 that is no S3 prefix (exit 2)
     lake_config = configured_lake()  # and a DuckLake setting that cannot work (exit 2)
+    runner_kind()  # and a task runner setting (HWEVAL_TASK_RUNNER, HWEVAL_DASK_ADDRESS)
     source_files: dict[str, list[str]] = {}
     for spec in args.source or []:
         source_id, sep, path = spec.partition("=")
@@ -288,6 +290,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from flows.catalog import CatalogError
+    from flows.fanout import FanoutError
     from flows.lake import LakeError
     from flows.object_store import ObjectStoreError
     from flows.pipeline import AsOfError
@@ -297,7 +300,8 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return args.func(args)
-    except (CatalogError, SourceFormatError, SuiteError, ModelError, AsOfError, ObjectStoreError, LakeError) as exc:
+    except (CatalogError, SourceFormatError, SuiteError, ModelError, AsOfError, ObjectStoreError, LakeError,
+            FanoutError) as exc:
         print(f"hweval: {exc}", file=sys.stderr)
         return 2
 

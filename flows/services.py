@@ -76,7 +76,7 @@ def start_postgres(folder: Path) -> dict:
             shutil.rmtree(data.parent)
         data.parent.mkdir(parents=True)
     port = _free_port()
-    run = dict(check=True, capture_output=True, text=True, timeout=START_TIMEOUT_S)
+    run = {"check": True, "capture_output": True, "text": True, "timeout": START_TIMEOUT_S}
     try:
         subprocess.run(prefix + [postgres_bin("initdb"), "-D", str(data), "-A", "trust", "-U", "postgres",
                                  "--no-sync", "-E", "UTF8"], **run)
@@ -161,7 +161,7 @@ def stop_postgres(state: dict) -> None:
     """Stop the cluster and remove its folder (a throwaway cluster: nothing in it is kept)."""
     data = Path(state["postgres_data"])
     subprocess.run(_as_cluster_user() + [postgres_bin("pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
-                   capture_output=True, timeout=START_TIMEOUT_S)
+                   capture_output=True, timeout=START_TIMEOUT_S, check=False)  # already stopped is fine
     shutil.rmtree(data.parent, ignore_errors=True)
 
 

@@ -19,12 +19,11 @@ from pathlib import Path
 
 import boto3
 import pytest
+from conftest import AS_OF, CATALOGS, RUN_ID
 
 from flows import lake, services, transform, warehouse
 from flows.cli import main
 from flows.paths import PROJECT_ROOT
-
-from conftest import AS_OF, CATALOGS, RUN_ID
 
 # columns that name the run, not the data (as in tests/test_incremental.py)
 RUN_IDENTITY = ("run_id", "used_run_id", "reused_from", "started_at", "finished_at", "catalog_dir")

@@ -20,6 +20,7 @@ from flows.sources._concurrency import CloudSlots
 from flows.sources._hardware import count_text, hardware_row, items_of, number, object_at, text_at
 
 TABLE = "instance_types"
+SPLIT_BY = "regions"  # the live options list whose items are fetched independently: a fan-out task each
 CLOUD = "aws"  # whose fetch_concurrency slots its regions hold
 LIVE_OPTIONS = {"regions", "instance_types"}
 LISTING = "describe_instance_types"

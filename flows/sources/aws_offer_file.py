@@ -15,7 +15,6 @@ no pre-installed software) and stays the string "NA"; only empty fields become N
 from __future__ import annotations
 
 import codecs
-
 import csv
 import logging
 import re
@@ -41,6 +40,7 @@ from flows.sources._common import (
 from flows.sources._concurrency import CloudSlots, in_order
 
 TABLE = "aws_pricing"
+SPLIT_BY = "regions"  # the live options list whose items are fetched independently: a fan-out task each
 CLOUD = "aws"  # whose fetch_concurrency slots its regions hold
 
 log = logging.getLogger(__name__)

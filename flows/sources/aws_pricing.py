@@ -20,6 +20,7 @@ from flows.sources._common import (
 from flows.sources._concurrency import CloudSlots, in_order
 
 TABLE = "aws_pricing"
+SPLIT_BY = "regions"  # the live options list whose items are fetched independently: a fan-out task each
 CLOUD = "aws"  # whose fetch_concurrency slots its regions hold
 
 _ATTRIBUTES = {

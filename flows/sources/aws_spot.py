@@ -18,6 +18,7 @@ from flows.sources._common import DEFAULT_LIMITS, SourceFormatError, SourceLimit
 from flows.sources._concurrency import CloudSlots
 
 TABLE = "aws_spot"
+SPLIT_BY = "regions"  # the live options list whose items are fetched independently: a fan-out task each
 CLOUD = "aws"  # whose fetch_concurrency slots its regions hold
 LIVE_OPTIONS = {"regions", "instance_types", "product_descriptions", "lookback_hours"}
 

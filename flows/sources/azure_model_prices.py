@@ -27,6 +27,7 @@ from flows.sources._common import (
 from flows.sources._concurrency import CloudSlots, in_order
 
 TABLE = _model_api.TABLE
+SPLIT_BY = "regions"  # the live options list whose items are fetched independently: a fan-out task each
 CLOUD = "azure"  # whose fetch_concurrency slots its regions hold
 SERVICE_NAME = "Foundry Models"
 TOKEN_UNITS = {"1K": 1_000.0, "1M": 1_000_000.0}

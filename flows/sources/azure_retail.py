@@ -21,6 +21,7 @@ from flows.sources._common import (
 from flows.sources._concurrency import CloudSlots, in_order
 
 TABLE = "azure_retail"
+SPLIT_BY = "regions"  # the live options list whose items are fetched independently: a fan-out task each
 CLOUD = "azure"  # whose fetch_concurrency slots its regions hold
 
 _FIELDS = {

@@ -38,6 +38,7 @@ from flows.sources._concurrency import CloudSlots, in_order
 from flows.sources._hardware import count_text, hardware_row, items_of, number
 
 TABLE = "instance_types"
+SPLIT_BY = "regions"  # the live options list whose items are fetched independently: a fan-out task each
 CLOUD = "azure"  # whose fetch_concurrency slots its regions hold
 LISTING = "resource_skus"
 VIRTUAL_MACHINES = "virtualMachines"

@@ -32,6 +32,7 @@ from flows.sources._model_api import TABLE as _TABLE
 from flows.sources._model_api import token_price_row
 
 TABLE = _TABLE  # raw.model_api_prices, shared with azure_model_prices and vertex_model_prices
+SPLIT_BY = "regions"  # the live options list whose items are fetched independently: a fan-out task each
 CLOUD = "aws"  # whose fetch_concurrency slots its regions hold
 SERVICE_CODE = "AmazonBedrock"
 ON_DEMAND_FEATURE = "On-demand Inference"

@@ -25,6 +25,9 @@ from flows.sources._common import (
 from flows.sources._concurrency import CloudSlots, in_order
 
 TABLE = "gcp_billing"
+# the live options list whose items are fetched independently: a fan-out task per service (the Billing Catalog is
+# listed per service, not per region)
+SPLIT_BY = "services"
 CLOUD = "gcp"  # whose fetch_concurrency slots its services hold
 
 log = logging.getLogger(__name__)

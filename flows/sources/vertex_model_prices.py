@@ -29,6 +29,9 @@ from flows.sources._common import (
 from flows.sources._concurrency import CloudSlots, in_order
 
 TABLE = _model_api.TABLE
+# the live options list whose items are fetched independently: a fan-out task per service (the Billing Catalog is
+# listed per service, not per region)
+SPLIT_BY = "services"
 CLOUD = "gcp"  # whose fetch_concurrency slots its services hold
 VERTEX_AI = "C7E2-9256-1C43"
 TOKEN_UNITS = {"count": 1.0, "k{count}": 1_000.0, "M{count}": 1_000_000.0}

@@ -1,0 +1,199 @@
+"""Live fetches fanned out on a Dask cluster (flows/fanout.py): a task per region (or Billing Catalog service), each
+holding a slot of its cloud's Prefect global concurrency limit; settings refused with the variable named."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from collections import defaultdict
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import offer_file_builder as ofb
+import pytest
+import yaml
+from conftest import CATALOGS
+
+from flows import fanout, land
+from flows.catalog import load_catalog
+from flows.cli import main
+
+REGIONS = 30
+DELAY_S = 0.4
+LIMIT = 3  # fetch_concurrency of each cloud in the test's sources.yaml
+
+
+# ----------------------------------------------------------------------------------------------- settings
+
+@pytest.mark.parametrize(("environ", "problem"), [
+    ({"HWEVAL_TASK_RUNNER": "ray"}, "HWEVAL_TASK_RUNNER='ray': expected threads (the default) or dask"),
+    ({"HWEVAL_TASK_RUNNER": "threads", "HWEVAL_DASK_ADDRESS": "tcp://10.0.0.5:8786"},
+     "HWEVAL_DASK_ADDRESS is set but HWEVAL_TASK_RUNNER=threads"),
+    ({"HWEVAL_DASK_ADDRESS": "10.0.0.5"}, "HWEVAL_DASK_ADDRESS='10.0.0.5': expected a Dask scheduler address"),
+])
+def test_a_runner_setting_that_cannot_work_names_the_variable(environ, problem):
+    with pytest.raises(fanout.FanoutError) as error:
+        fanout.runner_kind(environ)
+    assert problem in str(error.value)
+
+
+def test_the_default_runner_is_threads_and_an_address_means_dask():
+    assert fanout.runner_kind({}) == "threads"
+    assert fanout.task_runner({"aws": 4}, {}) is None
+    assert fanout.runner_kind({"HWEVAL_DASK_ADDRESS": "tcp://10.0.0.5:8786"}) == "dask"
+    # the local cluster gets a thread for every slot of every cloud: 4 + 2 + 2 + 4 (sources.yaml) = 12
+    assert fanout.local_threads({"aws": 4, "azure": 2, "gcp": 2, "default": 4}, {}) == 12
+    with pytest.raises(fanout.FanoutError, match="HWEVAL_DASK_THREADS='0': expected a whole number from 1 to 64$"):
+        fanout.local_threads({"aws": 4}, {"HWEVAL_DASK_THREADS": "0"})
+
+
+def test_run_with_a_bad_runner_setting_exits_2_before_a_prefect_server_starts(monkeypatch, capsys):
+    monkeypatch.setenv("HWEVAL_TASK_RUNNER", "ray")
+    assert main(["run", "--as-of", "2026-11-30"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hweval: HWEVAL_TASK_RUNNER='ray'") and "PREFECT_API_URL" not in err
+
+
+def test_a_source_splits_by_region_or_service_only_when_live_and_listing_several(catalog, tmp_path):
+    # the embedded catalog is in snapshot mode: nothing is fanned out
+    assert fanout.parts(catalog, "azure_retail") is None
+    live = catalog.model_copy(update={"sources": catalog.sources.model_copy(update={"mode": "live"})})
+    parts = fanout.parts(live, "azure_retail")
+    regions = catalog.sources.sources["azure_retail"].live["regions"]
+    assert [p["regions"] for p in parts] == [[r] for r in regions] and len(parts) == 4
+    assert all(p["arm_sku_names"] == catalog.sources.sources["azure_retail"].live["arm_sku_names"] for p in parts)
+    assert fanout.cloud_of(live, "azure_retail") == "azure" and fanout.cloud_of(live, "price_sheet") == "default"
+
+
+def test_parts_combine_into_the_batch_a_whole_fetch_gives(catalog):
+    """Rows of two regions fetched apart and combined equal the rows fetched in one batch, numbered 0.. again."""
+    rows = [{"row_no": n, "source_ref": f"page {n}", "source_id": "azure_retail", "data_as_of": None}
+            for n in range(3)]
+    whole = land.SourceBatch.of_rows("azure_retail", "azure_retail", "azure_retail", ["x"], None, rows)
+    first = land.SourceBatch.of_rows("azure_retail", "azure_retail", "azure_retail", ["x"], None, rows[:2])
+    second = land.SourceBatch.of_rows("azure_retail", "azure_retail", "azure_retail", ["x"], None,
+                                      [rows[2] | {"row_no": 0}])
+    combined = land.SourceBatch.combined([first, second])
+    assert combined.data.equals(whole.data) and combined.data_digest == whole.data_digest
+
+
+# ----------------------------------------------------------------------------------------- a wide live fetch
+
+class CountingServer:
+    """AWS offer files, Azure Retail Prices and Cloud Billing Catalog pages on 127.0.0.1, each answered after
+    `delay_s`; counts the requests each cloud has in flight at once."""
+
+    def __init__(self, delay_s: float, offer_file: bytes):
+        self.delay_s = delay_s
+        self.in_flight: dict[str, int] = defaultdict(int)
+        self.most: dict[str, int] = defaultdict(int)
+        self.calls: dict[str, int] = defaultdict(int)
+        lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                cloud = self.path.split("/")[1]
+                with lock:
+                    server.calls[cloud] += 1
+                    server.in_flight[cloud] += 1
+                    server.most[cloud] = max(server.most[cloud], server.in_flight[cloud])
+                try:
+                    time.sleep(server.delay_s)
+                    if cloud == "aws":
+                        body, kind = offer_file, "text/csv"
+                    elif cloud == "azure":
+                        body, kind = b'{"BillingCurrency": "USD", "Items": [], "NextPageLink": null}', "application/json"
+                    else:
+                        body, kind = b'{"skus": [], "nextPageToken": ""}', "application/json"
+                    self.send_response(200)
+                    self.send_header("Content-Type", kind)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                finally:
+                    with lock:
+                        server.in_flight[cloud] -= 1
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def wide_live_catalog(tmp_path, monkeypatch):
+    """sources.yaml in live mode with three sources of 30 calls each (30 AWS regions' offer files, 30 Azure regions,
+    30 Billing Catalog services: that catalog is listed per service, not per region), all served by CountingServer."""
+    offer = tmp_path / "offer.csv"
+    ofb.write_offer_file(offer, [p for p in ofb.accelerated_products()
+                                 if p["attrs"]["Instance Type"] == "g6.2xlarge"][:1])
+    server = CountingServer(DELAY_S, offer.read_bytes())
+    catalogs = tmp_path / "catalogs"
+    shutil.copytree(CATALOGS, catalogs)
+    path = catalogs / "sources.yaml"
+    declared = yaml.safe_load(path.read_text())
+    declared["mode"] = "live"
+    declared["fetch_concurrency"] = {"aws": LIMIT, "azure": LIMIT, "gcp": LIMIT, "default": 4}
+    declared["sources"] = {
+        "aws_offers": {"kind": "aws_offer_file", "description": "30 regions' offer files",
+                       "live": {"regions": [f"test-east-{n}" for n in range(1, REGIONS + 1)],
+                                "endpoint": f"{server.url}/aws"}},
+        "azure_prices": {"kind": "azure_retail", "description": "30 regions",
+                         "live": {"regions": [f"testregion{n}" for n in range(1, REGIONS + 1)],
+                                  "endpoint": f"{server.url}/azure/api/retail/prices"}},
+        "gcp_catalog": {"kind": "gcp_billing", "description": "30 services",
+                        "live": {"services": [f"AAAA-BBBB-{n:04d}" for n in range(1, REGIONS + 1)],
+                                 "endpoint": f"{server.url}/gcp", "api_key_env": "HWEVAL_TEST_GCP_KEY"}},
+    }
+    path.write_text(yaml.safe_dump(declared, sort_keys=False))
+    monkeypatch.setenv("HWEVAL_TEST_GCP_KEY", "not-a-real-key")
+    yield load_catalog(catalogs), server
+    server.close()
+
+
+@pytest.mark.slow
+def test_a_wide_live_fetch_on_dask_takes_the_slowest_call_per_slot_within_each_clouds_limit(
+        wide_live_catalog, prefect_server, monkeypatch):
+    """90 calls of 0.4 s, 3 slots a cloud: one after another they take 36 s; fanned out, each cloud makes 10 rounds
+    of 3 calls side by side (30 / 3 x 0.4 s = 4 s), the clouds at the same time. The server sees at most 3 of a
+    cloud's requests at once, and 3 at some point.
+
+    The fan-out's own cost (a Dask cluster, a Prefect task run per call: ~12 s for 90 tasks on this 2-core machine)
+    is measured in the same test with calls answered at once, and the delays must add less than the 4 s per slot
+    (they overlap that cost), far from the 36 s of the sum."""
+    from prefect import flow
+
+    from flows.nightly import fetch_all
+
+    catalog, server = wide_live_catalog
+    monkeypatch.setenv("HWEVAL_TASK_RUNNER", "dask")
+
+    @flow(name="test-wide-fetch")
+    def phase() -> tuple[float, list]:
+        start = time.perf_counter()
+        batches = fetch_all(catalog, list(catalog.sources.sources))
+        return time.perf_counter() - start, batches
+
+    server.delay_s = 0.0
+    floor, _ = phase()
+    server.delay_s = DELAY_S
+    for counts in (server.calls, server.most):
+        counts.clear()
+    elapsed, batches = phase()
+    one_after_another = 3 * REGIONS * DELAY_S  # 36 s
+    per_slot = REGIONS / LIMIT * DELAY_S  # 4 s
+    print(f"fanned-out fetch of {3 * REGIONS} calls of {DELAY_S} s: {elapsed:.1f} s; the same answered at once "
+          f"{floor:.1f} s; the delays add {elapsed - floor:.1f} s (per slot {per_slot:g} s, one after another "
+          f"{one_after_another:g} s); most in flight at once {dict(server.most)}")
+    assert [b.error for b in batches] == [None, None, None]
+    assert [b.source_id for b in batches] == ["aws_offers", "azure_prices", "gcp_catalog"]
+    assert dict(server.calls) == {"aws": REGIONS, "azure": REGIONS, "gcp": REGIONS}
+    assert dict(server.most) == {"aws": LIMIT, "azure": LIMIT, "gcp": LIMIT}  # the declared limit, reached
+    assert elapsed - floor < per_slot
