@@ -2,8 +2,8 @@
 started by flows/services.py (or, in CI, by .ci/run, named by HWEVAL_TEST_SERVICES).
 
 Where PostgreSQL or moto cannot start, the service tests are skipped, unless HWEVAL_REQUIRE_SERVICES=1 (as .ci/run
-sets), which makes that a failure. `make test` runs the settings tests and the two refused commits; the round trip,
-the reader through a commit, time travel and two whole runs on one lake are marked slow (`make test-slow`).
+sets), which makes that a failure. `make test` runs the settings tests; every test that needs the services is marked
+slow (`make test-slow`, which CI runs with the services required): `make test` stays within its 3 minutes.
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ def runs_in(con) -> list[str]:
     return [r[0] for r in con.execute(f"select run_id from {lake.ALIAS}.ops.runs order by as_of").fetchall()]
 
 
-@pytest.mark.slow  # ~4-8 s each: make test keeps the two refusal tests, make test-slow these
+@pytest.mark.slow
 def test_a_commit_lands_every_table_as_parquet_on_s3_and_a_pull_gives_it_back(lake_env, flow_run, tmp_path):
     config = lake.configured()
     assert lake.pull(config, tmp_path / "first.duckdb") == 0  # a new lake: snapshot 0, nothing in it
@@ -178,7 +178,7 @@ def test_a_commit_lands_every_table_as_parquet_on_s3_and_a_pull_gives_it_back(la
             con.execute("select count(*) from marts.rankings").fetchone()
 
 
-@pytest.mark.slow  # ~4-8 s each: make test keeps the two refusal tests, make test-slow these
+@pytest.mark.slow
 def test_a_reader_sees_the_old_snapshot_through_a_commit_then_the_new(lake_env, flow_run, tmp_path, monkeypatch):
     config = lake.configured()
     lake.commit(config, built_copy(flow_run, tmp_path, "one.duckdb"), lake.pull(config, tmp_path / "p.duckdb"),
@@ -205,6 +205,7 @@ def test_a_reader_sees_the_old_snapshot_through_a_commit_then_the_new(lake_env, 
         analyst.close()
 
 
+@pytest.mark.slow
 def test_a_run_that_pulled_before_another_committed_is_refused_and_changes_nothing(lake_env, flow_run, tmp_path):
     config = lake.configured()
     base = lake.pull(config, tmp_path / "p.duckdb")
@@ -218,6 +219,7 @@ def test_a_run_that_pulled_before_another_committed_is_refused_and_changes_nothi
         assert con.execute(f"select max(snapshot_id) from {lake.ALIAS}.snapshots()").fetchone() == (1,)
 
 
+@pytest.mark.slow
 def test_ducklake_refuses_a_commit_racing_another_past_the_head_check(lake_env, flow_run, tmp_path, monkeypatch):
     """Run b passed its head check (the lake still at its base), then run a committed before b did: DuckLake's own
     conflict check at commit refuses b, and the lake holds a's run only."""
@@ -241,7 +243,7 @@ def test_ducklake_refuses_a_commit_racing_another_past_the_head_check(lake_env, 
         assert runs_in(con) == [RUN_ID]
 
 
-@pytest.mark.slow  # ~4-8 s each: make test keeps the two refusal tests, make test-slow these
+@pytest.mark.slow
 def test_time_travel_reads_the_warehouse_as_a_past_run_committed_it(lake_env, flow_run, tmp_path, capsys):
     config = lake.configured()
     lake.commit(config, built_copy(flow_run, tmp_path, "one.duckdb"), lake.pull(config, tmp_path / "p.duckdb"),
