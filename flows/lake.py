@@ -26,6 +26,7 @@ import json
 import logging
 import os
 import re
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ DEFAULT_COMMIT_ATTEMPTS = 5  # builds of one run before it gives up on a lake ot
 MAX_COMMIT_ATTEMPTS = 20
 MAX_TABLES = 1_000  # tables a pull or a commit copies; the warehouse has about 80
 MAX_SETTING_CHARS = 1_000
+INIT_ATTEMPTS = 5  # attaches of a lake another run is creating at the same moment
 ALIAS = "lake"
 # The schemas of the warehouse, copied whole; `analytics` (views over marts) is re-created in the lake.
 SCHEMAS = ("catalog", "raw", "ops", "staging", "intermediate", "marts")
@@ -180,7 +182,7 @@ def connect(config: LakeConfig, *, read_only: bool = False, snapshot: int | None
             options.append("read_only")
         if snapshot is not None:
             options.append(f"snapshot_version {int(snapshot)}")
-        con.execute(f"attach {_text('ducklake:' + config.catalog)} as {ALIAS} ({', '.join(options)})")
+        _attach(con, f"attach {_text('ducklake:' + config.catalog)} as {ALIAS} ({', '.join(options)})")
     except duckdb.Error as exc:
         con.close()
         raise LakeError(f"cannot attach the lake ({config.describe()}): {_first_line(exc)}") from None
@@ -188,6 +190,21 @@ def connect(config: LakeConfig, *, read_only: bool = False, snapshot: int | None
         con.close()
         raise
     return con
+
+
+def _attach(con: duckdb.DuckDBPyConnection, statement: str, attempts: int = INIT_ATTEMPTS) -> None:
+    """ATTACH the lake. Two runs creating a new lake at once collide in PostgreSQL (DuckLake's initialisation is one
+    transaction: the loser's is rolled back whole), so an attach that fails initialising is tried again, and then
+    finds the lake the other run created."""
+    for attempt in range(1, attempts + 1):
+        try:
+            con.execute(statement)
+            return
+        except duckdb.Error as exc:
+            if "Failed to initialize DuckLake" not in str(exc) or attempt == attempts:
+                raise
+            log.info("the lake was being created by another run (%s); attaching again", _first_line(exc))
+            time.sleep(0.2 * attempt)
 
 
 def _first_line(exc: BaseException) -> str:

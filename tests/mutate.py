@@ -61,7 +61,25 @@ class Mutation:
     tests: tuple[str, ...]
 
 
+# the lake tests need PostgreSQL and the S3 server (marked slow; this -m takes them in)
+LAKE_TESTS = ("tests/test_lake.py", "-m", "not live and not fuzz")
+FANOUT_TESTS = ("tests/test_fanout.py",)
+
 MUTATIONS = (
+    # ---------------------------------------------------------------- issue 16: past one machine
+    Mutation("lake-commit-ignores-a-moved-head", "flows/lake.py",
+             "        if moved_to != base_snapshot:", "        if False:", LAKE_TESTS),
+    Mutation("lake-conflict-not-recognised", "flows/lake.py",
+             "        except duckdb.TransactionException as exc:", "        except KeyError as exc:", LAKE_TESTS),
+    Mutation("lake-init-not-retried", "flows/lake.py",
+             "statement: str, attempts: int = INIT_ATTEMPTS) -> None:", "statement: str, attempts: int = 1) -> None:",
+             LAKE_TESTS),
+    Mutation("fanout-parts-renumbered-from-each-part", "flows/land.py",
+             "        data = data.set_column(data.schema.get_field_index(\"row_no\"), \"row_no\", renumbered)\n",
+             "", FANOUT_TESTS),
+    Mutation("fanout-splits-a-single-region", "flows/fanout.py",
+             "    if not isinstance(items, list) or len(items) < 2:", "    if not isinstance(items, list):",
+             ("tests/test_fanout.py",)),
     # ---------------------------------------------------------------- issue 17: communication, energy, interruptions
     Mutation("all-reduce-ignores-the-group-size", MACROS,
              "else 2 * (members::double - 1) / members::double * gb::double", "else 2 * gb::double", COMM_TESTS),

@@ -63,6 +63,12 @@ def test_a_source_splits_by_region_or_service_only_when_live_and_listing_several
     assert [p["regions"] for p in parts] == [[r] for r in regions] and len(parts) == 4
     assert all(p["arm_sku_names"] == catalog.sources.sources["azure_retail"].live["arm_sku_names"] for p in parts)
     assert fanout.cloud_of(live, "azure_retail") == "azure" and fanout.cloud_of(live, "price_sheet") == "default"
+    # one region (azure_model_prices: eastus) or one service (vertex_model_prices) is fetched whole
+    assert live.sources.sources["azure_model_prices"].live["regions"] == ["eastus"]
+    assert fanout.parts(live, "azure_model_prices") is None and fanout.parts(live, "vertex_model_prices") is None
+    # a kind that cannot be split (the aggregated machine-type listings) is fetched whole, whatever its regions
+    assert len(live.sources.sources["gcp_machine_types"].live["regions"]) > 1
+    assert fanout.parts(live, "gcp_machine_types") is None
 
 
 def test_parts_combine_into_the_batch_a_whole_fetch_gives(catalog):

@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -203,6 +204,22 @@ def test_a_reader_sees_the_old_snapshot_through_a_commit_then_the_new(lake_env, 
             analyst.execute(f"delete from {lake.ALIAS}.ops.runs")
     finally:
         analyst.close()
+
+
+@pytest.mark.slow
+def test_runs_creating_a_new_lake_at_the_same_moment_all_attach_it(lake_env, tmp_path):
+    """DuckLake creates its catalog tables on the first attach; three processes doing it at once collide in
+    PostgreSQL, and the losers attach again and find the lake the winner created."""
+    # each process, imports done, waits for the same moment to attach
+    script = ("import sys, time; from pathlib import Path; from flows import lake; config = lake.configured(); "
+              "time.sleep(max(0.0, float(sys.argv[2]) - time.time())); print(lake.pull(config, Path(sys.argv[1])))")
+    at = time.time() + 6
+    processes = [subprocess.Popen([sys.executable, "-c", script, str(tmp_path / f"{n}.duckdb"), str(at)],
+                                  cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for n in range(3)]
+    results = [process.communicate(timeout=120) for process in processes]
+    assert [(process.returncode, out.strip()) for process, (out, _) in zip(processes, results, strict=True)] == \
+        [(0, "0")] * 3, [err[-500:] for _, err in results]
 
 
 @pytest.mark.slow
