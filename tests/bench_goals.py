@@ -131,7 +131,12 @@ def child(argv: list[str], env: dict[str, str], stdout: Path | None = None) -> t
 
 
 def run_env() -> dict[str, str]:
+    """The environment of the runs and of their floor, the empty flow: `hweval run`'s Prefect defaults for both (the
+    same server setup: its temporary server skips block registration, for instance)."""
+    from flows.cli import PREFECT_DEFAULTS
+
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
+    env = PREFECT_DEFAULTS | env
     env["PYTHONWARNINGS"] = "ignore"
     return env
 
