@@ -1,10 +1,11 @@
 """The `hweval` command: run the pipeline, check the catalogs, query the warehouse.
 
 Exit status of `hweval run`: 0 the run succeeded (sources stale within their limit included); 1 an unexpected
-failure (a traceback; also a failed upload of the reports to object storage); 2 bad input (a catalog, a source file,
-a SQL model, an as-of date past tomorrow, an HWEVAL_REPORTS_S3 that is no S3 prefix, a DuckLake setting that
-cannot work); 3 sources stale past their
-max_stale_days (the reports were published with a warning); 4 another run held the warehouse past --wait.
+failure (a traceback; also a failed upload of the reports to object storage, and, in one line, a DuckLake that
+cannot be reached or that other runs kept committing to); 2 bad input (a catalog, a source file, a SQL model, an
+as-of date past tomorrow, an HWEVAL_REPORTS_S3 that is no S3 prefix, a DuckLake or task-runner setting that cannot
+work); 3 sources stale past their max_stale_days (the reports were published with a warning); 4 another run held the
+warehouse past --wait.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def _date(text: str) -> dt.date:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from flows.fanout import runner_kind
+    from flows.fanout import local_threads, runner_kind
     from flows.lake import configured as configured_lake
     from flows.object_store import configured_target
     from flows.pipeline import check_as_of
@@ -54,7 +55,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         check_as_of(args.as_of, args.allow_future_as_of)  # before a Prefect server is started for nothing
     configured_target()  # likewise: an HWEVAL_REPORTS_S3 that is no S3 prefix (exit 2)
     lake_config = configured_lake()  # and a DuckLake setting that cannot work (exit 2)
-    runner_kind()  # and a task runner setting (HWEVAL_TASK_RUNNER, HWEVAL_DASK_ADDRESS)
+    if runner_kind() == "dask":  # and a task runner setting (HWEVAL_TASK_RUNNER, HWEVAL_DASK_ADDRESS, _THREADS)
+        local_threads({})
     source_files: dict[str, list[str]] = {}
     for spec in args.source or []:
         source_id, sep, path = spec.partition("=")
@@ -295,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from flows.catalog import CatalogError
     from flows.fanout import FanoutError
-    from flows.lake import LakeError
+    from flows.lake import LakeConflict, LakeError, LakeUnavailable
     from flows.object_store import ObjectStoreError
     from flows.pipeline import AsOfError
     from flows.sources._common import SourceFormatError
@@ -308,6 +310,9 @@ def main(argv: list[str] | None = None) -> int:
             FanoutError) as exc:
         print(f"hweval: {exc}", file=sys.stderr)
         return 2
+    except (LakeUnavailable, LakeConflict) as exc:  # the lake down, or other runs kept committing: nothing changed
+        print(f"hweval: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -61,6 +61,11 @@ class LakeError(ValueError):
     """A lake setting that cannot work (exit 2, one line), or an extension that is not installed."""
 
 
+class LakeUnavailable(RuntimeError):
+    """The lake cannot be reached or read or written (PostgreSQL or the data path down, a refused query): the run
+    fails (exit 1) having changed nothing in the lake."""
+
+
 class LakeConflict(RuntimeError):
     """Another run committed to the lake after this one pulled: build again on its snapshot."""
 
@@ -76,9 +81,16 @@ class LakeConfig:
         return self.data_path.startswith("s3://")
 
     def describe(self) -> str:
-        """The lake for a log line: the catalog's database and host, never a password (none is allowed anyway)."""
-        keys = dict(re.findall(r"(\w+)=(\S+)", self.catalog))
-        where = " ".join(f"{k}={keys[k]}" for k in ("dbname", "host", "port") if k in keys) or self.catalog
+        """The lake for a log line: the catalog's database, host and port only (never the whole setting, whatever
+        it holds), and the data path."""
+        if self.catalog.endswith(".ducklake"):
+            where = self.catalog
+        else:
+            keys = dict(re.findall(r"(\w+)=(\S+)", self.catalog))
+            uri = urlsplit(self.catalog.removeprefix("postgres:")) if "://" in self.catalog else None
+            if uri is not None:
+                keys = {"dbname": uri.path.lstrip("/"), "host": uri.hostname or "", "port": str(uri.port or "")}
+            where = " ".join(f"{k}={keys[k]}" for k in ("dbname", "host", "port") if keys.get(k)) or "PostgreSQL"
         return f"DuckLake {where}, data {self.data_path}"
 
 
@@ -102,7 +114,8 @@ def configured(environ: dict[str, str] | None = None) -> LakeConfig | None:
         if "'" in value or "\n" in value:
             raise LakeError(f"{name}: must not contain a quote or a line break")
     catalog = catalog.removeprefix("ducklake:")
-    if re.search(r"\bpassword\s*=", catalog, re.IGNORECASE):
+    if re.search(r"password\s*=", catalog, re.IGNORECASE) or re.search(r"://[^/@]*:[^/@]*@", catalog):
+        # a keyword (password=, sslpassword=) or a URI's user:password@: never in a setting that is logged
         raise LakeError(f"{LAKE_ENV}: has a password; give it through PGPASSWORD or ~/.pgpass (libpq's chain), "
                         "never in the setting")
     if not (catalog.startswith("postgres:") or catalog.endswith(".ducklake")):
@@ -185,7 +198,7 @@ def connect(config: LakeConfig, *, read_only: bool = False, snapshot: int | None
         _attach(con, f"attach {_text('ducklake:' + config.catalog)} as {ALIAS} ({', '.join(options)})")
     except duckdb.Error as exc:
         con.close()
-        raise LakeError(f"cannot attach the lake ({config.describe()}): {_first_line(exc)}") from None
+        raise LakeUnavailable(f"cannot attach the lake ({config.describe()}): {_first_line(exc)}") from None
     except BaseException:
         con.close()
         raise
@@ -253,7 +266,7 @@ def pull(config: LakeConfig, target: Path) -> int:
                 con.execute(f'create table building."{schema}"."{table}" as select * from {source}')
         con.commit()
     except duckdb.Error as exc:
-        raise LakeError(f"cannot read the lake ({config.describe()}): {_first_line(exc)}") from None
+        raise LakeUnavailable(f"cannot read the lake ({config.describe()}): {_first_line(exc)}") from None
     finally:
         _close(con)
     return snapshot
@@ -313,9 +326,11 @@ def _commit_in(con: duckdb.DuckDBPyConnection, config: LakeConfig, base_snapshot
             con.commit()
         except duckdb.TransactionException as exc:
             raise LakeConflict(f"DuckLake refused the commit: {_first_line(exc)}") from None
-        return head(con)
+        # this commit's snapshot (the head may already be a later run's)
+        return int(con.execute(f"select max(snapshot_id) from {ALIAS}.snapshots() where author = 'hweval' and "
+                               "commit_message = ?", [message]).fetchone()[0])
     except duckdb.Error as exc:
-        raise LakeError(f"cannot write the lake ({config.describe()}): {_first_line(exc)}") from None
+        raise LakeUnavailable(f"cannot write the lake ({config.describe()}): {_first_line(exc)}") from None
 
 
 def _create_analytics_views(con: duckdb.DuckDBPyConnection, analytics) -> None:

@@ -72,11 +72,18 @@ class SourceBatch:
         gives, its rows numbered again from 0. A part rejected whole rejects the source's batch, as it would have."""
         first = parts[0]
         data_as_of = max((p.data_as_of for p in parts if p.data_as_of is not None), default=None)
-        if any(p.rejected_by for p in parts):
+        rejected = next((p for p in parts if p.rejected_by), None)
+        if rejected is not None:  # rejected whole, for the reason of the first part rejected, every row kept as JSON
             rows = [json.loads(r["row_json"]) if p.rejected_by else r for p in parts for r in p.row_dicts()]
-            for row_no, row in enumerate(rows):
-                row["row_no"] = row_no
-            return cls.of_rows(first.source_id, first.kind, first.table, first.files, data_as_of, rows)
+            as_json = pa.table({
+                "row_no": pa.array(range(len(rows)), pa.int64()),
+                "source_ref": pa.array([None if r.get("source_ref") is None else str(r["source_ref"]) for r in rows],
+                                       pa.string()),
+                "row_json": pa.array([json.dumps(r | {"row_no": n}, default=str, sort_keys=True)
+                                      for n, r in enumerate(rows)], pa.string()),
+            })
+            return cls(first.source_id, first.kind, first.table, first.files, data_as_of, as_json,
+                       rejected_by=rejected.rejected_by, error=rejected.error)
         with_rows = [p.data for p in parts if p.rows_in]
         if not with_rows:
             return cls.of_rows(first.source_id, first.kind, first.table, first.files, data_as_of, [])

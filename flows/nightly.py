@@ -138,9 +138,12 @@ def fetch_fanned_out(catalog: Catalog, source_ids: list[str]) -> list[landing.So
     batches = []
     for source_id, parts in parts_of.items():
         done = [futures[(source_id, index)] for index in range(len(parts))]
-        failed = next((future for future in done if future.state.is_failed()), None)
+        # failed, or crashed or cancelled (a Dask worker lost): that source is stale, the others land
+        failed = next((future for future in done if not future.state.is_completed()), None)
         if failed is not None:
-            batches.append(landing.failed_batch(catalog, source_id, failed.state.result(raise_on_failure=False)))
+            error = failed.state.result(raise_on_failure=False)
+            batches.append(landing.failed_batch(catalog, source_id, error if isinstance(error, BaseException) else
+                                                RuntimeError(f"a fetch task ended {failed.state.name}")))
         else:
             batches.append(landing.SourceBatch.combined([future.result() for future in done]))
     return batches

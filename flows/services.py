@@ -85,10 +85,11 @@ def start_postgres(folder: Path) -> dict:
                                  "start"], **run)
         subprocess.run([postgres_bin("createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", DATABASE],
                        **run)
-    except subprocess.CalledProcessError as exc:
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
         stop_postgres({"postgres_data": str(data)})
-        program = Path(next(part for part in exc.cmd if "postgres" in part and part.startswith("/"))).name
-        raise ServiceError(f"PostgreSQL did not start: {program}: {exc.stderr.strip()[-500:]}") from None
+        program = Path(exc.cmd[len(prefix)]).name
+        detail = (exc.stderr or "").strip()[-500:] if isinstance(exc.stderr, str) else f"no answer in {exc.timeout} s"
+        raise ServiceError(f"PostgreSQL did not start: {program}: {detail}") from None
     return {"postgres_data": str(data), "postgres_port": port}
 
 
@@ -115,11 +116,16 @@ def start_s3(folder: Path) -> dict:
                 raise ServiceError(f"moto's S3 server did not start (see {folder / 'moto.log'})") from None
             time.sleep(0.2)
     import boto3
+    from botocore.exceptions import BotoCoreError, ClientError
 
     s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="testing",
                       aws_secret_access_key="testing")
-    for bucket in (LAKE_BUCKET, REPORTS_BUCKET):
-        s3.create_bucket(Bucket=bucket)
+    try:
+        for bucket in (LAKE_BUCKET, REPORTS_BUCKET):
+            s3.create_bucket(Bucket=bucket)
+    except (BotoCoreError, ClientError) as exc:
+        os.killpg(process.pid, signal.SIGTERM)
+        raise ServiceError(f"moto's S3 server did not create the buckets: {exc}") from None
     return {"moto_pid": process.pid, "s3_endpoint": endpoint}
 
 

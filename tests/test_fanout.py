@@ -3,6 +3,8 @@ holding a slot of its cloud's Prefect global concurrency limit; settings refused
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 import shutil
 import threading
 import time
@@ -81,6 +83,46 @@ def test_parts_combine_into_the_batch_a_whole_fetch_gives(catalog):
                                       [rows[2] | {"row_no": 0}])
     combined = land.SourceBatch.combined([first, second])
     assert combined.data.equals(whole.data) and combined.data_digest == whole.data_digest
+
+
+def test_a_part_rejected_whole_rejects_the_source_for_that_parts_reason():
+    """A fetch of the whole source would be rejected by the bad row's own type error; so is the combined batch, with
+    every row of every part kept as JSON for the quarantine, numbered 0, 1 across the parts."""
+    day = dt.date(2026, 11, 30)
+    good = land.SourceBatch.of_rows("azure_retail", "azure_retail", "azure_retail", ["x"], day, [
+        {"row_no": 0, "source_ref": "eastus page 1", "source_id": "azure_retail", "data_as_of": day,
+         "retail_price": 12.5}])
+    bad = land.SourceBatch.of_rows("azure_retail", "azure_retail", "azure_retail", ["x"], day, [
+        {"row_no": 0, "source_ref": "westus3 page 1", "source_id": "azure_retail", "data_as_of": day,
+         "retail_price": "twelve"}])
+    assert good.rejected_by is None and bad.rejected_by == "landing_rejected" and "retail_price" in bad.error
+    combined = land.SourceBatch.combined([good, bad])
+    assert (combined.rejected_by, combined.error) == ("landing_rejected", bad.error)
+    assert combined.data["row_no"].to_pylist() == [0, 1]
+    assert combined.data["source_ref"].to_pylist() == ["eastus page 1", "westus3 page 1"]
+    assert [json.loads(r)["retail_price"] for r in combined.data["row_json"].to_pylist()] == [12.5, "twelve"]
+
+
+@pytest.mark.slow
+def test_a_runs_share_of_a_clouds_limit_is_held_at_the_prefect_server(prefect_server):
+    """While a run fans out it holds its share of each cloud's global limit at the server: another run (any machine)
+    asking for more than what is left waits, and the share is given back at the end."""
+    from prefect.client.orchestration import get_client
+    from prefect.concurrency.sync import concurrency
+
+    def active(name: str) -> int:
+        with get_client(sync_client=True) as client:
+            return client.read_global_concurrency_limit_by_name(name).active_slots
+
+    assert fanout.ensure_limits({"aws": 3, "default": 4}) == {"hweval-fetch-aws": 3, "hweval-fetch-default": 4}
+    with fanout.cloud_slots({"aws": 2}):
+        assert active("hweval-fetch-aws") == 2
+        # another run's two aws slots: 2 + 2 > 3, so it cannot have them while this run holds its share
+        with pytest.raises(TimeoutError), concurrency("hweval-fetch-aws", occupy=2, strict=True, timeout_seconds=1.5):
+            pass
+        with concurrency("hweval-fetch-aws", occupy=1, strict=True, timeout_seconds=5):  # the one left: at once
+            assert active("hweval-fetch-aws") == 3
+    assert active("hweval-fetch-aws") == 0
 
 
 # ----------------------------------------------------------------------------------------- a wide live fetch

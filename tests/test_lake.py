@@ -36,6 +36,10 @@ SCHEMAS = ("raw", "ops", "staging", "intermediate", "marts", "catalog")
 @pytest.mark.parametrize(("environ", "problem"), [
     ({"HWEVAL_LAKE": "postgres:dbname=h host=db user=u password=hunter2", "HWEVAL_LAKE_DATA_PATH": "s3://b/p/"},
      "HWEVAL_LAKE: has a password; give it through PGPASSWORD or ~/.pgpass"),
+    ({"HWEVAL_LAKE": "postgres:postgresql://hweval:hunter2@db.internal/h", "HWEVAL_LAKE_DATA_PATH": "s3://b/p/"},
+     "HWEVAL_LAKE: has a password"),
+    ({"HWEVAL_LAKE": "postgres:dbname=h sslpassword=hunter2", "HWEVAL_LAKE_DATA_PATH": "s3://b/p/"},
+     "HWEVAL_LAKE: has a password"),
     ({"HWEVAL_LAKE": "mysql:db=h", "HWEVAL_LAKE_DATA_PATH": "s3://b/p/"},
      "HWEVAL_LAKE='mysql:db=h': expected a PostgreSQL catalog"),
     ({"HWEVAL_LAKE": "postgres:dbname=h"}, "HWEVAL_LAKE is set but HWEVAL_LAKE_DATA_PATH is not"),
@@ -59,6 +63,10 @@ def test_the_default_is_the_duckdb_file_and_a_setting_is_normalised():
                               "HWEVAL_LAKE_DATA_PATH": "s3://bucket/lake"})
     assert config == lake.LakeConfig("postgres:dbname=h host=db user=u", "s3://bucket/lake/", 5)
     assert config.describe() == "DuckLake dbname=h host=db, data s3://bucket/lake/"
+    # a URI without a password is accepted; a log line names its database, host and port, not the user
+    uri = lake.configured({"HWEVAL_LAKE": "postgres:postgresql://hweval@db.internal:5433/lakedb",
+                           "HWEVAL_LAKE_DATA_PATH": "/srv/lake"})
+    assert uri.describe() == "DuckLake dbname=lakedb host=db.internal port=5433, data /srv/lake/"
 
 
 def test_run_with_a_bad_lake_setting_exits_2_before_a_prefect_server_starts(monkeypatch, capsys):
@@ -280,6 +288,65 @@ def test_time_travel_reads_the_warehouse_as_a_past_run_committed_it(lake_env, fl
 
 
 # ------------------------------------------------------------------------------------------- whole runs (slow)
+
+class ScriptedLake:
+    """lake.pull and lake.commit stood in for by a script of answers, to drive the flow's retry loop exactly: each
+    pull gives an empty warehouse at the next snapshot number; commits are refused `refusals` times."""
+
+    def __init__(self, refusals: int):
+        self.refusals, self.pulls, self.commits = refusals, [], []
+
+    def pull(self, config, target: Path) -> int:
+        con = warehouse.connect(target)
+        try:
+            warehouse.apply_ddl(con)
+        finally:
+            con.close()
+        self.pulls.append(target.name)
+        return len(self.pulls) - 1
+
+    def commit(self, config, building: Path, base: int, run_id: str, as_of: dt.date) -> int:
+        self.commits.append(base)
+        if len(self.commits) <= self.refusals:
+            raise lake.LakeConflict(f"the lake moved from snapshot {base} to {base + 1} while this run built")
+        return base + 1
+
+
+def scripted(monkeypatch, refusals: int, attempts: int) -> ScriptedLake:
+    script = ScriptedLake(refusals)
+    config = lake.LakeConfig("postgres:dbname=scripted", "/nowhere/", attempts)
+    monkeypatch.setattr(lake, "configured", lambda: config)
+    monkeypatch.setattr(lake, "pull", script.pull)
+    monkeypatch.setattr(lake, "commit", script.commit)
+    return script
+
+
+@pytest.mark.slow
+def test_a_refused_commit_builds_again_on_the_newer_snapshot_then_publishes(prefect_server, tmp_path, monkeypatch):
+    from flows.nightly import nightly
+
+    script = scripted(monkeypatch, refusals=1, attempts=3)
+    result = nightly(as_of=AS_OF, catalog_dir=str(CATALOGS), warehouse_file=str(tmp_path / "w" / "hweval.duckdb"),
+                     reports_dir=str(tmp_path / "reports"), run_id="retried")
+    # pulled snapshot 0, refused; pulled snapshot 1, committed on top of it; published once
+    assert script.commits == [0, 1] and len(script.pulls) == 2
+    assert json.loads((tmp_path / "reports" / "latest.json").read_text())["run_id"] == "retried"
+    assert result.latest_updated and (tmp_path / "w" / "hweval.duckdb").exists()
+
+
+@pytest.mark.slow
+def test_a_run_that_keeps_being_refused_gives_up_and_publishes_nothing(prefect_server, tmp_path, monkeypatch):
+    from flows.nightly import nightly
+
+    script = scripted(monkeypatch, refusals=5, attempts=2)
+    with pytest.raises(lake.LakeConflict, match=r"gave up after 2 builds \(HWEVAL_LAKE_COMMIT_ATTEMPTS\)"):
+        nightly(as_of=AS_OF, catalog_dir=str(CATALOGS), warehouse_file=str(tmp_path / "w" / "hweval.duckdb"),
+                reports_dir=str(tmp_path / "reports"), run_id="refused")
+    assert script.commits == [0, 1]
+    # the local warehouse and reports are as the last good run left them: here, none
+    assert not (tmp_path / "w" / "hweval.duckdb").exists() and not (tmp_path / "reports" / "latest.json").exists()
+    assert not [p for p in (tmp_path / "w").iterdir()]  # no build file left behind
+
 
 def _rankings(con, database: str = "") -> list[tuple]:
     prefix = f"{database}." if database else ""
