@@ -457,7 +457,8 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
         stale_past_limit = tuple(landing.stale_past_limit(catalog, loads, as_of))
         events = change_events(warehouse_path, as_of, stale_past_limit)
         publish_artifacts(warehouse_path, dated, as_of)
-        if reports_target is not None:  # inside the lock: two runs never interleave their manifests
+        if reports_target is not None:  # inside the lock: this machine's runs take turns; other machines' runs
+            # are kept from moving latest.json back by its conditional write (flows/object_store.py)
             publish_to_object_store(dated, reports_target, run_id, as_of, latest_updated)
     logger.info("warehouse: %s; reports: %s%s", warehouse_path, dated,
                 f" and {reports_root / 'latest'}" if latest_updated

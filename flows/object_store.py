@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import logging
 import mimetypes
 import os
 import re
@@ -27,8 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+log = logging.getLogger(__name__)
+
 ENV = "HWEVAL_REPORTS_S3"
 LATEST = "latest.json"
+LATEST_ATTEMPTS = 5  # conditional writes of latest.json lost to other machines' before a run gives up
 MAX_OBJECTS = 5_000  # files of one run's report folder (the snapshot's: about 60)
 MAX_BYTES = 2 * 1024**3  # their total size (the snapshot's: about 3 MB)
 MAX_MANIFEST_BYTES = 16 * 1024**2  # a manifest a reader will parse
@@ -105,10 +109,47 @@ def publish(folder: Path, target: Target, *, run_id: str, as_of: dt.date, update
                         "sha256": hashlib.sha256(body).hexdigest()})
     manifest = {"run_id": run_id, "as_of": as_of.isoformat(), "index": f"{run_prefix}/index.md", "objects": objects}
     body = (json.dumps(manifest, indent=1) + "\n").encode()
-    names = [target.key("dates", f"{as_of.isoformat()}.json")] + ([target.key(LATEST)] if update_latest else [])
-    for name in names:  # the commit: one PUT each, after every object is in place
-        client.put_object(Bucket=target.bucket, Key=name, Body=body, ContentType="application/json")
+    # the commit: one PUT each, after every object is in place
+    client.put_object(Bucket=target.bucket, Key=target.key("dates", f"{as_of.isoformat()}.json"), Body=body,
+                      ContentType="application/json")
+    if update_latest and not _move_latest(client, target, body, as_of):
+        log.warning("%s names a later date than %s (another machine's run): left as it is",
+                    target.url(LATEST), as_of)
     return manifest
+
+
+def _move_latest(client: Any, target: Target, body: bytes, as_of: dt.date) -> bool:
+    """Write `latest.json` unless it already names a later as-of date (a re-run of the same date replaces it); False
+    when it does. The write is conditional on the version read (If-Match on its ETag, If-None-Match before the
+    first), so two machines publishing at once cannot put an older run back: the one that loses the race reads
+    again and decides again, at most LATEST_ATTEMPTS times."""
+    from botocore.exceptions import ClientError
+
+    key = target.key(LATEST)
+    for _ in range(LATEST_ATTEMPTS):
+        try:
+            current = client.get_object(Bucket=target.bucket, Key=key)
+        except client.exceptions.NoSuchKey:
+            condition = {"IfNoneMatch": "*"}
+        else:
+            if current.get("ContentLength", 0) > MAX_MANIFEST_BYTES:
+                raise ObjectStoreError(f"{target.url(LATEST)}: {current['ContentLength']:,} bytes, more than the "
+                                       f"{MAX_MANIFEST_BYTES:,} a manifest may hold")
+            try:
+                named = str(json.loads(current["Body"].read())["as_of"])
+            except (ValueError, KeyError, TypeError) as err:
+                raise ObjectStoreError(f"{target.url(LATEST)}: not a reports manifest ({err})") from err
+            if named > as_of.isoformat():
+                return False
+            condition = {"IfMatch": current["ETag"]}
+        try:
+            client.put_object(Bucket=target.bucket, Key=key, Body=body, ContentType="application/json", **condition)
+            return True
+        except ClientError as err:
+            if err.response.get("Error", {}).get("Code") not in ("PreconditionFailed", "ConditionalRequestConflict"):
+                raise
+    raise ObjectStoreError(f"{target.url(LATEST)}: changed by other runs {LATEST_ATTEMPTS} times while this one "
+                           "published; the run's objects and its dates/ manifest are up, latest.json is not")
 
 
 def read_manifest(target: Target, *, client: Any = None, name: str = LATEST, check: bool = True) -> dict:

@@ -172,3 +172,42 @@ def test_a_run_publishes_its_reports_to_the_bucket_after_the_disk(s3, tmp_path, 
     assert {o["path"] for o in latest["objects"]} == set(on_disk)
     index = client.get_object(Bucket=bucket, Key=latest["index"])["Body"].read()
     assert index == on_disk["index.md"]
+
+
+def test_latest_json_only_moves_forward_when_machines_publish_out_of_order(s3, tmp_path):
+    """Machine B published 2026-12-02; machine A's run of 2026-12-01 (newest in A's warehouse when it began) publishes
+    after it: its objects and dates/2026-12-01.json go up, latest.json keeps B's run. A re-run of 12-02 replaces it."""
+    client, bucket = s3
+    target = Target(bucket, "reports")
+    object_store.publish(report_folder(tmp_path, "b", {"index.md": "# B"}), target, run_id="run-b",
+                         as_of=dt.date(2026, 12, 2), update_latest=True, client=client)
+    object_store.publish(report_folder(tmp_path, "a", {"index.md": "# A"}), target, run_id="run-a",
+                         as_of=dt.date(2026, 12, 1), update_latest=True, client=client)
+    assert object_store.read_manifest(target, client=client)["run_id"] == "run-b"
+    assert object_store.read_manifest(target, client=client, name="dates/2026-12-01.json")["run_id"] == "run-a"
+    object_store.publish(report_folder(tmp_path, "b2", {"index.md": "# B again"}), target, run_id="run-b2",
+                         as_of=dt.date(2026, 12, 2), update_latest=True, client=client)
+    assert object_store.read_manifest(target, client=client)["run_id"] == "run-b2"
+
+
+def test_a_latest_json_changed_between_read_and_write_is_read_again(s3, tmp_path):
+    """Machine B writes latest.json (2026-12-02) just after machine A read it (2026-11-30) and before A's write: A's
+    write, conditional on the version it read, is refused (412), A reads again, finds a later date and leaves it."""
+    client, bucket = s3
+    target = Target(bucket, "reports")
+    object_store.publish(report_folder(tmp_path, "old", {"index.md": "# old"}), target, run_id="run-old",
+                         as_of=dt.date(2026, 11, 30), update_latest=True, client=client)
+    other = boto3.Session().client("s3")  # machine B's client
+    raced = []
+
+    def b_writes_first(params, **_):
+        if params["Key"] == "reports/latest.json" and not raced:
+            raced.append(params.get("IfMatch"))
+            object_store.publish(report_folder(tmp_path, "b", {"index.md": "# B"}), target, run_id="run-b",
+                                 as_of=dt.date(2026, 12, 2), update_latest=True, client=other)
+
+    client.meta.events.register("before-parameter-build.s3.PutObject", b_writes_first)
+    object_store.publish(report_folder(tmp_path, "a", {"index.md": "# A"}), target, run_id="run-a",
+                         as_of=dt.date(2026, 12, 1), update_latest=True, client=client)
+    assert raced and raced[0]  # A's write carried If-Match on the ETag it read
+    assert object_store.read_manifest(target, client=client)["run_id"] == "run-b"
