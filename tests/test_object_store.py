@@ -211,3 +211,43 @@ def test_a_latest_json_changed_between_read_and_write_is_read_again(s3, tmp_path
                          as_of=dt.date(2026, 12, 1), update_latest=True, client=client)
     assert raced and raced[0]  # A's write carried If-Match on the ETag it read
     assert object_store.read_manifest(target, client=client)["run_id"] == "run-b"
+
+
+KILLED_PUBLISH = """
+import datetime as dt, os, sys
+from pathlib import Path
+import boto3
+from flows import object_store
+client = boto3.Session().client("s3")
+def kill(params, **_):
+    if params["Key"] == "runs/run-2/b.md":
+        os.kill(os.getpid(), 9)  # SIGKILL: no exception handler, no finally, nothing more sent
+client.meta.events.register("before-parameter-build.s3.PutObject", kill)
+object_store.publish(Path(sys.argv[2]), object_store.Target(sys.argv[1], ""), run_id="run-2",
+                     as_of=dt.date(2026, 11, 30), update_latest=True, client=client)
+"""
+
+
+@pytest.mark.slow  # a process of its own (~2 s): make test-slow
+def test_a_publishing_process_killed_with_sigkill_leaves_the_previous_manifest_whole(s3, tmp_path):
+    """The same as above with a real kill: the publishing process gets SIGKILL before its second object."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from flows.paths import PROJECT_ROOT
+
+    client, bucket = s3
+    target = Target(bucket, "")
+    object_store.publish(report_folder(tmp_path, "day-1", {"index.md": "day 1\n", "a.md": "a1\n", "b.md": "b1\n"}),
+                         target, run_id="run-1", as_of=dt.date(2026, 11, 29), update_latest=True, client=client)
+    second = report_folder(tmp_path, "day-2", {"index.md": "day 2\n", "a.md": "a2\n", "b.md": "b2\n"})
+    done = subprocess.run([sys.executable, "-c", KILLED_PUBLISH, bucket, str(second)], cwd=PROJECT_ROOT,
+                          env=dict(os.environ), capture_output=True, text=True, timeout=120)
+    assert done.returncode == -signal.SIGKILL, done.stderr[-2000:]
+    assert [o["Key"] for o in client.list_objects_v2(Bucket=bucket, Prefix="runs/run-2/")["Contents"]] == [
+        "runs/run-2/a.md"]
+    latest = object_store.read_manifest(target, client=client)  # checks every object it names is there
+    assert (latest["run_id"], latest["as_of"]) == ("run-1", "2026-11-29")
+    assert object_store.read_manifest(target, client=client, name="dates/2026-11-30.json") == {}
