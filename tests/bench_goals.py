@@ -24,6 +24,9 @@
 - P4: a re-run of the same as-of date with unchanged inputs against the cold run before it. Goal: <= 0.5x.
 - P5: N live sources that each take T seconds to answer (a loopback server that sleeps), through nightly's fetch
   phase with room for all N at once, against T. Goal: <= 1.5x.
+- F1 (issue 16): a wide live fetch fanned out on Dask, 3 clouds x 30 calls of 1 s served from 127.0.0.1, 3 slots a
+  cloud, against the time per slot (30 / 3 x 1 s = 10 s; 90 s one after another). Goal: <= 1.5x ("about the slowest
+  call per slot"); the same fan-out answered at once is printed beside it (its own cost).
 
 Runs alternate (floor, measured, floor, ...) so that a machine getting busier weighs on both; min / median / max over
 `--repeat` runs are printed, and PASS or FAIL against each goal. The exit status is 0 either way: a goal not met is a
@@ -532,7 +535,70 @@ def p5(repeat: int, sources: int, delay_s: float) -> tuple[str, list[float], flo
             f"phase {spread(phases)} s (one after another: {sources * delay_s:g} s)")
 
 
-GOALS = ("P1", "P2", "P3", "P4", "P5")
+def f1(repeat: int, regions: int, delay_s: float, slots: int) -> tuple[str, list[float], float, str]:
+    """Issue 16's wide live fetch: 3 clouds x `regions` calls, each answered after `delay_s`, `slots` a cloud, on the
+    Dask runner (HWEVAL_TASK_RUNNER=dask); the fetch phase against the time per slot (regions / slots x delay), and,
+    alternating with it, the same fan-out answered at once (its own cost)."""
+    from prefect import flow
+
+    import offer_file_builder as ofb
+    from flows.catalog import load_catalog
+    from flows.nightly import fetch_all
+    from test_fanout import CountingServer
+
+    phases, floors = [], []
+    with tempfile.TemporaryDirectory(prefix="hweval-bench-") as tmp:
+        offer = Path(tmp) / "offer.csv"
+        ofb.write_offer_file(offer, [p for p in ofb.accelerated_products()
+                                     if p["attrs"]["Instance Type"] == "g6.2xlarge"][:1])
+        server = CountingServer(delay_s, offer.read_bytes())
+        import shutil
+
+        catalogs = Path(tmp) / "catalogs"
+        shutil.copytree(ROOT / "catalogs", catalogs)
+        path = catalogs / "sources.yaml"
+        declared = yaml.safe_load(path.read_text())
+        declared["mode"] = "live"
+        declared["fetch_concurrency"] = {"aws": slots, "azure": slots, "gcp": slots, "default": 4}
+        declared["sources"] = {
+            "aws_offers": {"kind": "aws_offer_file", "description": "offer files",
+                           "live": {"regions": [f"bench-east-{n}" for n in range(regions)],
+                                    "endpoint": f"{server.url}/aws"}},
+            "azure_prices": {"kind": "azure_retail", "description": "retail prices",
+                             "live": {"regions": [f"benchregion{n}" for n in range(regions)],
+                                      "endpoint": f"{server.url}/azure/api/retail/prices"}},
+            "gcp_catalog": {"kind": "gcp_billing", "description": "billing catalog services",
+                            "live": {"services": [f"BENC-HSER-{n:04d}" for n in range(regions)],
+                                     "endpoint": f"{server.url}/gcp", "api_key_env": "HWEVAL_BENCH_GCP_KEY"}},
+        }
+        path.write_text(yaml.safe_dump(declared, sort_keys=False))
+        os.environ["HWEVAL_BENCH_GCP_KEY"] = "not-a-key"
+        os.environ["HWEVAL_TASK_RUNNER"] = "dask"
+        catalog = load_catalog(catalogs)
+
+        @flow(name="bench-fanout")
+        def phase() -> float:
+            start = time.perf_counter()
+            batches = fetch_all(catalog, list(catalog.sources.sources))
+            assert all(b.error is None for b in batches), [b.error for b in batches]
+            return time.perf_counter() - start
+
+        try:
+            for _ in range(repeat):
+                server.delay_s = 0.0
+                floors.append(phase())
+                server.delay_s = delay_s
+                phases.append(phase())
+        finally:
+            del os.environ["HWEVAL_TASK_RUNNER"]
+            server.close()
+    per_slot = regions / slots * delay_s
+    return (f"F1 fanned-out fetch / time per slot ({3 * regions} calls)", [p / per_slot for p in phases], 1.5,
+            f"phase {spread(phases)} s; per slot {per_slot:g} s, one after another {3 * regions * delay_s:g} s; "
+            f"the same fan-out answered at once {spread(floors)} s (a Prefect task run per call)")
+
+
+GOALS = ("P1", "P2", "P3", "P4", "P5", "F1")
 
 
 def goals(text: str) -> set[str]:
@@ -556,7 +622,7 @@ def main() -> int:
     args = parser.parse_args()
     home = tempfile.TemporaryDirectory(prefix="hweval-bench-prefect-")
     own_prefect_home(home.name)
-    print("goals (issue 15): ratios min / median / max over repeats; PASS when the median meets the goal", flush=True)
+    print("goals (issue 15; F1 issue 16): ratios min / median / max over repeats; PASS when the median meets the goal", flush=True)
     results = []
     took = []
     for part, wanted, measure in [
@@ -564,6 +630,7 @@ def main() -> int:
         ("P2", {"P2"}, lambda: p2(args.repeat, args.offer_rows)),
         ("P3", {"P3"}, lambda: p3(args.repeat, args.p3_runs, args.p3_offers)),
         ("P5", {"P5"}, lambda: [p5(args.repeat, args.sources, args.delay)]),
+        ("F1", {"F1"}, lambda: [f1(args.repeat, 30, 1.0, 3)]),
     ]:
         if wanted & args.only:
             start = time.perf_counter()
