@@ -539,12 +539,12 @@ def f1(repeat: int, regions: int, delay_s: float, slots: int) -> tuple[str, list
     """Issue 16's wide live fetch: 3 clouds x `regions` calls, each answered after `delay_s`, `slots` a cloud, on the
     Dask runner (HWEVAL_TASK_RUNNER=dask); the fetch phase against the time per slot (regions / slots x delay), and,
     alternating with it, the same fan-out answered at once (its own cost)."""
-    from prefect import flow
-
     import offer_file_builder as ofb
+    from prefect import flow
+    from test_fanout import CountingServer
+
     from flows.catalog import load_catalog
     from flows.nightly import fetch_all
-    from test_fanout import CountingServer
 
     phases, floors = [], []
     with tempfile.TemporaryDirectory(prefix="hweval-bench-") as tmp:
