@@ -212,7 +212,8 @@ MUTATIONS = (
              CALIBRATION_TESTS),
     Mutation("request-shape-ignored", "sql/intermediate/int_serving_results_matched.sql",
              "workloads.output_tokens) <= workloads.shape_tolerance, false) as shape_matches",
-             "workloads.output_tokens) <= 1000, false) as shape_matches", ("tests/test_measurement_shape.py",)),
+             "workloads.output_tokens) <= 1000, false) as shape_matches",
+             ("tests/test_measurement_shape.py", "-m", "not live and not fuzz")),
     # ---------------------------------------------------------------- issue 14: hardware, CPU baseline, hosted APIs
     Mutation("listing-wins-over-a-correction", "sql/intermediate/int_instance_hardware.sql",
              "coalesce(declared.accelerator_count, listing.device_count) as accelerator_count",

@@ -106,6 +106,7 @@ def slow_prices():
 
 
 # ---------------------------------------------------------------- regions of one live source
+@pytest.mark.slow  # waits on a slow server (~2 s): make test-slow
 def test_regions_are_fetched_side_by_side_and_rows_come_in_region_order(slow_prices):
     regions = ["r1", "r2", "r3", "r4"]
     api = slow_prices(1.5, {"r1": 2.0})  # the first region answers last
@@ -246,6 +247,7 @@ def fetch_phase(catalog) -> list:
     return phase()
 
 
+@pytest.mark.slow  # waits on a slow server (~2 s): make test-slow
 def test_sources_are_fetched_side_by_side_and_one_failing_holds_none(prefect_server, catalog_copy, slow_prices):
     delay_s = 1.5
     api = slow_prices(delay_s, {"r1": delay_s + 0.5})  # the first source answers last

@@ -6,7 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from flows.paths import PROJECT_ROOT
+
+# registers deployments with a Prefect server (~5 s): make test-slow, so that make test stays within 3 minutes
+pytestmark = pytest.mark.slow
 
 PREFECT = str(Path(sys.executable).with_name("prefect"))
 

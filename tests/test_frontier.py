@@ -18,6 +18,9 @@ from flows.land import fetch_source, land_batch
 from flows.sources import aws_pricing, benchmark_runs, mlperf_inference
 from flows.warehouse import fetch_dicts
 
+# eleven model builds and charts (~20 s in all): make test-slow, so that make test stays within 3 minutes
+pytestmark = pytest.mark.slow
+
 AS_OF = dt.date(2026, 11, 30)
 RUN = "run-frontier"
 CHAT = "llama2-70b-chat"  # SLO: p99 TTFT 2,000 ms, p99 TPOT 200 ms

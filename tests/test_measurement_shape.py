@@ -11,6 +11,9 @@ from flows.land import land_all
 from flows.sources import aws_pricing
 from flows.warehouse import fetch_dicts
 
+# seven builds of the models (~12 s in all): make test-slow, so that make test stays within 3 minutes
+pytestmark = pytest.mark.slow
+
 AS_OF = dt.date(2026, 11, 30)
 RUN = "run-shape"
 P5_1 = "aws:us-east-1:p5.4xlarge:on_demand"
