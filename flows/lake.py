@@ -20,6 +20,7 @@ chains (`AWS_ENDPOINT_URL_S3` for an S3-compatible server), the PostgreSQL passw
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import importlib.util
 import json
@@ -35,7 +36,8 @@ from urllib.parse import urlsplit
 
 import duckdb
 
-from flows import warehouse
+from flows import analytics, warehouse
+from flows.analytics import quoted
 
 log = logging.getLogger(__name__)
 
@@ -172,12 +174,8 @@ def _s3_secret_sql() -> str:
     if not endpoint.netloc.endswith("amazonaws.com"):  # an S3-compatible server: host:port, path-style
         options |= {"ENDPOINT": endpoint.netloc, "URL_STYLE": "path"}
         options["USE_SSL"] = "true" if endpoint.scheme == "https" else "false"
-    body = ", ".join(f"{key} {value if key == 'USE_SSL' else _text(value)}" for key, value in options.items())
+    body = ", ".join(f"{key} {value if key == 'USE_SSL' else quoted(value)}" for key, value in options.items())
     return f"create or replace temporary secret hweval_lake_s3 (type s3, {body})"
-
-
-def _text(value: str) -> str:
-    return "'" + str(value).replace("'", "''") + "'"
 
 
 def connect(config: LakeConfig, *, read_only: bool = False, snapshot: int | None = None) -> duckdb.DuckDBPyConnection:
@@ -185,17 +183,17 @@ def connect(config: LakeConfig, *, read_only: bool = False, snapshot: int | None
     con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
     try:
         for name in ("ducklake", "postgres_scanner") + (("httpfs",) if config.on_s3 else ()):
-            con.execute(f"load {_text(str(extension_file(name)))}")
+            con.execute(f"load {quoted(str(extension_file(name)))}")
         if config.on_s3:
             con.execute(_s3_secret_sql())
         for setting, value in PG_POOL.items():
             con.execute(f"set {setting} = {value}")
-        options = [f"data_path {_text(config.data_path)}"]
+        options = [f"data_path {quoted(config.data_path)}"]
         if read_only:
             options.append("read_only")
         if snapshot is not None:
             options.append(f"snapshot_version {int(snapshot)}")
-        _attach(con, f"attach {_text('ducklake:' + config.catalog)} as {ALIAS} ({', '.join(options)})")
+        _attach(con, f"attach {quoted('ducklake:' + config.catalog)} as {ALIAS} ({', '.join(options)})")
     except duckdb.Error as exc:
         con.close()
         raise LakeUnavailable(f"cannot attach the lake ({config.describe()}): {_first_line(exc)}") from None
@@ -253,7 +251,7 @@ def pull(config: LakeConfig, target: Path) -> int:
         local.close()
     con = connect(config)  # not read-only: the first run's pull creates the lake
     try:
-        con.execute(f"attach {_text(str(target))} as building")
+        con.execute(f"attach {quoted(str(target))} as building")
         con.begin()
         snapshot = head(con)
         declared = set(_tables(con, "building"))
@@ -281,7 +279,7 @@ def commit(config: LakeConfig, building: Path, base_snapshot: int, run_id: str, 
     """
     con = connect(config)
     try:
-        con.execute(f"attach {_text(str(building))} as building (read_only)")
+        con.execute(f"attach {quoted(str(building))} as building (read_only)")
         return _commit_in(con, config, base_snapshot, run_id, as_of)
     finally:
         _close(con)
@@ -290,10 +288,8 @@ def commit(config: LakeConfig, building: Path, base_snapshot: int, run_id: str, 
 def _close(con: duckdb.DuckDBPyConnection) -> None:
     """Detach the build file before closing: a refused commit must not keep it attached in this process, where the
     next attempt builds in a file of the same name."""
-    try:
+    with contextlib.suppress(duckdb.Error):  # an error here means no transaction was open
         con.execute("rollback")
-    except duckdb.Error:
-        pass  # no transaction open
     try:
         con.execute("detach database if exists building")
     finally:
@@ -302,8 +298,6 @@ def _close(con: duckdb.DuckDBPyConnection) -> None:
 
 def _commit_in(con: duckdb.DuckDBPyConnection, config: LakeConfig, base_snapshot: int, run_id: str,
                as_of: dt.date) -> int:
-    from flows import analytics
-
     try:
         con.begin()
         moved_to = head(con)
@@ -318,7 +312,7 @@ def _commit_in(con: duckdb.DuckDBPyConnection, config: LakeConfig, base_snapshot
         for schema, table in built:
             con.execute(f'create or replace table {ALIAS}."{schema}"."{table}" as '
                         f'select * from building."{schema}"."{table}"')
-        _create_analytics_views(con, analytics)
+        _create_analytics_views(con)
         message = f"hweval run {run_id} as of {as_of.isoformat()}"
         extra = json.dumps({"run_id": run_id, "as_of": as_of.isoformat(), "base_snapshot": base_snapshot})
         con.execute(f"call {ALIAS}.set_commit_message('hweval', ?, extra_info => ?)", [message, extra])
@@ -333,7 +327,7 @@ def _commit_in(con: duckdb.DuckDBPyConnection, config: LakeConfig, base_snapshot
         raise LakeUnavailable(f"cannot write the lake ({config.describe()}): {_first_line(exc)}") from None
 
 
-def _create_analytics_views(con: duckdb.DuckDBPyConnection, analytics) -> None:
+def _create_analytics_views(con: duckdb.DuckDBPyConnection) -> None:
     """The analysts' views (flows/analytics.py) inside the lake, over its own marts, with their descriptions.
 
     DuckLake keeps a view's comment but not its columns' (they are on the marts' documentation, sql/marts/marts.yaml).
@@ -345,7 +339,7 @@ def _create_analytics_views(con: duckdb.DuckDBPyConnection, analytics) -> None:
         # the view's body names lake tables explicitly: a view binds where it is read, not where it was made
         body = re.sub(r"\b(marts|ops)\.", rf"{ALIAS}.\1.", select)
         con.execute(f'create view {schema}."{name}" as {body}')
-        con.execute(f'comment on view {schema}."{name}" is {analytics.quoted(description)}')
+        con.execute(f'comment on view {schema}."{name}" is {quoted(description)}')
 
 
 def run_snapshots(config: LakeConfig) -> list[dict]:

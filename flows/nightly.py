@@ -122,9 +122,8 @@ def fetch_fanned_out(catalog: Catalog, source_ids: list[str]) -> list[landing.So
     def submit_next(cloud: str) -> None:
         if not queues[cloud].empty():
             source_id, index, part = queues[cloud].get()
-            future = fetch_part.submit(part)
-            futures[(source_id, index)] = in_flight_key = future
-            in_flight[in_flight_key] = cloud
+            futures[(source_id, index)] = future = fetch_part.submit(part)
+            in_flight[future] = cloud
 
     # the clouds' shares of their global limits, held while this run's parts run; submitted from this thread only
     # (the task runner's client lives here): at most a cloud's share at once, its next part as one finishes

@@ -539,42 +539,16 @@ def f1(repeat: int, regions: int, delay_s: float, slots: int) -> tuple[str, list
     """Issue 16's wide live fetch: 3 clouds x `regions` calls, each answered after `delay_s`, `slots` a cloud, on the
     Dask runner (HWEVAL_TASK_RUNNER=dask); the fetch phase against the time per slot (regions / slots x delay), and,
     alternating with it, the same fan-out answered at once (its own cost)."""
-    import offer_file_builder as ofb
     from prefect import flow
-    from test_fanout import CountingServer
+    from test_fanout import wide_live_setup
 
-    from flows.catalog import load_catalog
     from flows.nightly import fetch_all
 
     phases, floors = [], []
     with tempfile.TemporaryDirectory(prefix="hweval-bench-") as tmp:
-        offer = Path(tmp) / "offer.csv"
-        ofb.write_offer_file(offer, [p for p in ofb.accelerated_products()
-                                     if p["attrs"]["Instance Type"] == "g6.2xlarge"][:1])
-        server = CountingServer(delay_s, offer.read_bytes())
-        import shutil
-
-        catalogs = Path(tmp) / "catalogs"
-        shutil.copytree(ROOT / "catalogs", catalogs)
-        path = catalogs / "sources.yaml"
-        declared = yaml.safe_load(path.read_text())
-        declared["mode"] = "live"
-        declared["fetch_concurrency"] = {"aws": slots, "azure": slots, "gcp": slots, "default": 4}
-        declared["sources"] = {
-            "aws_offers": {"kind": "aws_offer_file", "description": "offer files",
-                           "live": {"regions": [f"bench-east-{n}" for n in range(regions)],
-                                    "endpoint": f"{server.url}/aws"}},
-            "azure_prices": {"kind": "azure_retail", "description": "retail prices",
-                             "live": {"regions": [f"benchregion{n}" for n in range(regions)],
-                                      "endpoint": f"{server.url}/azure/api/retail/prices"}},
-            "gcp_catalog": {"kind": "gcp_billing", "description": "billing catalog services",
-                            "live": {"services": [f"BENC-HSER-{n:04d}" for n in range(regions)],
-                                     "endpoint": f"{server.url}/gcp", "api_key_env": "HWEVAL_BENCH_GCP_KEY"}},
-        }
-        path.write_text(yaml.safe_dump(declared, sort_keys=False))
         os.environ["HWEVAL_BENCH_GCP_KEY"] = "not-a-key"
         os.environ["HWEVAL_TASK_RUNNER"] = "dask"
-        catalog = load_catalog(catalogs)
+        catalog, server = wide_live_setup(Path(tmp), delay_s, regions, slots, "HWEVAL_BENCH_GCP_KEY")
 
         @flow(name="bench-fanout")
         def phase() -> float:

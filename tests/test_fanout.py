@@ -10,6 +10,7 @@ import threading
 import time
 from collections import defaultdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import offer_file_builder as ofb
 import pytest
@@ -177,34 +178,42 @@ class CountingServer:
         self.httpd.server_close()
 
 
-@pytest.fixture
-def wide_live_catalog(tmp_path, monkeypatch):
-    """sources.yaml in live mode with three sources of 30 calls each (30 AWS regions' offer files, 30 Azure regions,
-    30 Billing Catalog services: that catalog is listed per service, not per region), all served by CountingServer."""
-    offer = tmp_path / "offer.csv"
+def wide_live_setup(folder: Path, delay_s: float, regions: int, slots: int, key_env: str):
+    """sources.yaml in live mode (a copy of catalogs/ in `folder`) with three sources of `regions` calls each (AWS
+    regions' offer files, Azure regions, Billing Catalog services: that catalog is listed per service, not per
+    region), all served by a CountingServer answering after `delay_s`, `slots` a cloud; the GCP key is read from
+    `key_env`. Returns the catalog and the server (to close). The bench's goal F1 uses it too."""
+    offer = folder / "offer.csv"
     ofb.write_offer_file(offer, [p for p in ofb.accelerated_products()
                                  if p["attrs"]["Instance Type"] == "g6.2xlarge"][:1])
-    server = CountingServer(DELAY_S, offer.read_bytes())
-    catalogs = tmp_path / "catalogs"
+    server = CountingServer(delay_s, offer.read_bytes())
+    catalogs = folder / "catalogs"
     shutil.copytree(CATALOGS, catalogs)
     path = catalogs / "sources.yaml"
     declared = yaml.safe_load(path.read_text())
     declared["mode"] = "live"
-    declared["fetch_concurrency"] = {"aws": LIMIT, "azure": LIMIT, "gcp": LIMIT, "default": 4}
+    declared["fetch_concurrency"] = {"aws": slots, "azure": slots, "gcp": slots, "default": 4}
     declared["sources"] = {
-        "aws_offers": {"kind": "aws_offer_file", "description": "30 regions' offer files",
-                       "live": {"regions": [f"test-east-{n}" for n in range(1, REGIONS + 1)],
+        "aws_offers": {"kind": "aws_offer_file", "description": "regions' offer files",
+                       "live": {"regions": [f"test-east-{n}" for n in range(1, regions + 1)],
                                 "endpoint": f"{server.url}/aws"}},
-        "azure_prices": {"kind": "azure_retail", "description": "30 regions",
-                         "live": {"regions": [f"testregion{n}" for n in range(1, REGIONS + 1)],
+        "azure_prices": {"kind": "azure_retail", "description": "regions",
+                         "live": {"regions": [f"testregion{n}" for n in range(1, regions + 1)],
                                   "endpoint": f"{server.url}/azure/api/retail/prices"}},
-        "gcp_catalog": {"kind": "gcp_billing", "description": "30 services",
-                        "live": {"services": [f"AAAA-BBBB-{n:04d}" for n in range(1, REGIONS + 1)],
-                                 "endpoint": f"{server.url}/gcp", "api_key_env": "HWEVAL_TEST_GCP_KEY"}},
+        "gcp_catalog": {"kind": "gcp_billing", "description": "services",
+                        "live": {"services": [f"AAAA-BBBB-{n:04d}" for n in range(1, regions + 1)],
+                                 "endpoint": f"{server.url}/gcp", "api_key_env": key_env}},
     }
     path.write_text(yaml.safe_dump(declared, sort_keys=False))
+    return load_catalog(catalogs), server
+
+
+@pytest.fixture
+def wide_live_catalog(tmp_path, monkeypatch):
+    """30 calls of each cloud, DELAY_S each, LIMIT slots a cloud (wide_live_setup)."""
     monkeypatch.setenv("HWEVAL_TEST_GCP_KEY", "not-a-real-key")
-    yield load_catalog(catalogs), server
+    catalog, server = wide_live_setup(tmp_path, DELAY_S, REGIONS, LIMIT, "HWEVAL_TEST_GCP_KEY")
+    yield catalog, server
     server.close()
 
 

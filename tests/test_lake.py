@@ -198,8 +198,8 @@ def test_a_reader_sees_the_old_snapshot_through_a_commit_then_the_new(lake_env, 
     seen_mid_commit = []
     create_views = lake._create_analytics_views
 
-    def views_then_look(con, analytics):  # every table is replaced by now, the commit not yet made
-        create_views(con, analytics)
+    def views_then_look(con):  # every table is replaced by now, the commit not yet made
+        create_views(con)
         seen_mid_commit.append(runs_in(analyst))
 
     monkeypatch.setattr(lake, "_create_analytics_views", views_then_look)
@@ -255,8 +255,8 @@ def test_ducklake_refuses_a_commit_racing_another_past_the_head_check(lake_env, 
     create_views = lake._create_analytics_views
     raced = []
 
-    def other_run_commits_first(con, analytics):
-        create_views(con, analytics)
+    def other_run_commits_first(con):
+        create_views(con)
         monkeypatch.setattr(lake, "_create_analytics_views", create_views)  # run a's commit is a plain one
         raced.append(lake.commit(config, first, base, RUN_ID, AS_OF))
 
