@@ -104,35 +104,39 @@ limit $limit
 """
 
 HISTORY_SQL = """
-with picks as (
+with last_runs as (
+    -- the runs (as-of dates) the chart looks back over; their first date bounds the scans below, which then read only
+    -- the row groups of those runs (the marts are appended run after run): ~20 ms, not ~200, on five years of runs
+    select distinct as_of from ops.runs where as_of <= $as_of order by as_of desc limit $limit
+),
+
+picks as (
     select as_of, offer_id, cloud, instance_type, pricing_term, outcome_metric, outcome_value
     from marts.rank_history
     where workload_id = $workload_id and is_pick and as_of <= $as_of
+        and as_of >= (select min(as_of) from last_runs)
 ),
 
 current_pick as (
     select offer_id, cloud, instance_type, pricing_term from picks where as_of = $as_of
 ),
 
-runs as (
-    select * from picks order by as_of desc limit $limit
-),
-
 final as (
     select
-        runs.as_of,
-        runs.offer_id as pick_offer_id,
-        runs.outcome_metric,
-        runs.outcome_value,
+        picks.as_of,
+        picks.offer_id as pick_offer_id,
+        picks.outcome_metric,
+        picks.outcome_value,
         current_pick.offer_id as current_offer_id,
         current_pick.cloud as current_cloud,
         current_pick.instance_type as current_instance_type,
         current_pick.pricing_term as current_pricing_term,
         prices.usd_per_hour as current_offer_usd_per_hour
-    from runs
+    from picks
     cross join current_pick
     left join marts.price_history as prices
-        on prices.as_of = runs.as_of and prices.offer_id = current_pick.offer_id
+        on prices.as_of = picks.as_of and prices.offer_id = current_pick.offer_id
+        and prices.as_of >= (select min(as_of) from last_runs)
 )
 
 select * from final order by as_of

@@ -302,3 +302,37 @@ def test_a_long_history_with_a_gap_in_the_price():
     assert [math.isnan(y) for y in price_line.get_ydata()] == [True] * 10 + [False] * 20  # no price, no point
     assert len(figure.axes[1].get_xticks()) <= charts.HISTORY_DATE_TICKS + 2
     assert charts.png_bytes(figure).startswith(PNG_SIGNATURE)
+
+
+def test_history_query_looks_back_over_the_last_runs_not_the_last_picks():
+    """HISTORY_SQL on a hand-made warehouse of four runs: 11-30, 12-01 (no pick for the workload: it had no
+    candidate), 12-02, 12-03. With a limit of 3 runs the window is 12-01..12-03, so the chart shows the two picks in it
+    (12-02, 12-03), not 11-30's; the prices are the current pick's (offer b) on those dates."""
+    con = duckdb.connect()
+    con.execute("create schema ops; create schema marts")
+    con.execute("create table ops.runs (run_id varchar, as_of date)")
+    con.execute("create table marts.rank_history (as_of date, workload_id varchar, offer_id varchar, cloud varchar, "
+                "instance_type varchar, pricing_term varchar, outcome_metric varchar, outcome_value double, "
+                "is_pick boolean)")
+    con.execute("create table marts.price_history (as_of date, offer_id varchar, usd_per_hour double)")
+    days = [AS_OF + dt.timedelta(days=i) for i in range(4)]
+    con.executemany("insert into ops.runs values (?, ?)", [[f"r{i}", day] for i, day in enumerate(days)])
+    picks = [(days[0], "a", 30.0), (days[2], "b", 20.0), (days[3], "b", 10.0)]
+    con.executemany("insert into marts.rank_history values (?, 'w', ?, 'aws', ?, 'on_demand', 'completed_run_usd', ?, "
+                    "true)", [[day, offer, f"type-{offer}", value] for day, offer, value in picks])
+    con.execute("insert into marts.rank_history values (?, 'w', 'c', 'aws', 'type-c', 'on_demand', "
+                "'completed_run_usd', 99.0, false)", [days[3]])  # not a pick: not in the history
+    con.executemany("insert into marts.price_history values (?, ?, ?)",
+                    [[day, offer, price] for day in days for offer, price in (("a", 1.0), ("b", 2.0 + day.day))])
+    rows = con.execute(charts.HISTORY_SQL, {"workload_id": "w", "as_of": days[3], "limit": 3}).fetchall()
+    # (as_of, pick, metric, value, current offer, cloud, type, term, its price that day: 2 + day of month)
+    assert rows == [
+        (days[2], "b", "completed_run_usd", 20.0, "b", "aws", "type-b", "on_demand", 2.0 + 2),
+        (days[3], "b", "completed_run_usd", 10.0, "b", "aws", "type-b", "on_demand", 2.0 + 3),
+    ]
+    # four runs back: 11-30's pick is in the window too, priced at the current pick's price that day (2 + 30)
+    rows = con.execute(charts.HISTORY_SQL, {"workload_id": "w", "as_of": days[3], "limit": 4}).fetchall()
+    assert [(r[0], r[1], r[-1]) for r in rows] == [(days[0], "a", 32.0), (days[2], "b", 4.0), (days[3], "b", 5.0)]
+    # as of 12-02 (a page of that date): the window ends there, the current pick is 12-02's
+    rows = con.execute(charts.HISTORY_SQL, {"workload_id": "w", "as_of": days[2], "limit": 2}).fetchall()
+    assert [(r[0], r[1], r[4]) for r in rows] == [(days[2], "b", "b")]

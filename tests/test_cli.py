@@ -175,3 +175,80 @@ def test_run_takes_relative_paths_from_the_working_directory_and_says_what_happe
     assert last == f"reports:   {tmp_path.parent / 'r' / '2026-11-01'}/index.md " + (
         f"(also {tmp_path.parent / 'r' / 'latest'}/)" if latest_updated
         else "(a backfill: reports/latest keeps a newer date)")
+
+
+def test_run_without_a_prefect_server_starts_prefects_and_checks_the_catalog_meanwhile(monkeypatch, tmp_path):
+    """No PREFECT_API_URL: Prefect's temporary server is started on a thread, the catalog is checked while it starts,
+    and the flow is called once it has started, not before."""
+    import datetime as dt
+
+    from flows import cli, nightly
+
+    calls = []
+
+    class Started:
+        def join(self):
+            calls.append("server joined")
+
+    def flow(**kwargs):
+        calls.append("flow")
+        return nightly.RunResult("r1", dt.date(2026, 11, 1), Path(kwargs["warehouse_file"]),
+                                 Path(kwargs["reports_dir"]) / "2026-11-01", [], True)
+
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    monkeypatch.setattr(cli, "start_temporary_server", lambda: calls.append("server started") or Started())
+    monkeypatch.setattr(cli, "warm_catalog_check", lambda catalog_dir: calls.append(f"catalog {catalog_dir}"))
+    monkeypatch.setattr(nightly, "nightly", flow)
+    assert main(["run", "--as-of", "2026-11-01", "--catalog", "cat", "--warehouse", str(tmp_path / "w.duckdb"),
+                 "--reports", str(tmp_path / "r")]) == 0
+    assert calls == ["server started", "catalog cat", "server joined", "flow"]
+
+
+def test_with_a_prefect_server_to_talk_to_no_temporary_server_is_started():
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from flows.cli import start_temporary_server
+
+    with temporary_settings(updates={PREFECT_API_URL: "http://127.0.0.1:9/api"}):  # as a profile or the env sets it
+        assert start_temporary_server() is None
+
+
+def test_the_catalog_check_done_while_the_server_starts_is_what_the_flow_finds(catalog_copy, tmp_path, monkeypatch):
+    """warm_catalog_check leaves a passed check in the cache (the flow's load_catalog then skips validating); a catalog
+    that cannot be loaded raises nothing there (the flow raises it, failing the run)."""
+    from flows import cache
+    from flows.catalog import load_catalog
+    from flows.checks import ACCELERATOR_SUITE, accelerator_rows, catalog_check_digest
+    from flows.cli import warm_catalog_check
+    from flows.validate import load_suite_json
+
+    monkeypatch.setenv("HWEVAL_CACHE", str(tmp_path / "cache"))
+    warm_catalog_check(str(catalog_copy))
+    catalog = load_catalog(catalog_copy, check_figures=False)
+    suite = load_suite_json(catalog_copy / "expectations" / ACCELERATOR_SUITE)
+    assert cache.catalog_check_passed(catalog_check_digest(accelerator_rows(catalog), suite))
+    assert [p.name for p in (tmp_path / "cache" / "catalog-checks").iterdir()] == [
+        f"{catalog_check_digest(accelerator_rows(catalog), suite)}.passed"]
+
+    (catalog_copy / "workloads.yaml").write_text("workloads: [\n")  # not YAML
+    warm_catalog_check(str(catalog_copy))
+    warm_catalog_check(str(tmp_path / "no-such-catalog"))
+
+
+@pytest.mark.slow  # Prefect's temporary server, started for the run: make test-slow and CI
+def test_run_with_its_own_temporary_prefect_server(tmp_path):
+    """`hweval run` as `make run` runs it: no PREFECT_API_URL, so the server is started on a thread while the run
+    checks its catalog; the run succeeds, and the check it did meanwhile is in the cache."""
+    from flows.cli import PREFECT_DEFAULTS
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
+    env |= PREFECT_DEFAULTS | {"PREFECT_HOME": str(tmp_path / "prefect-home"), "HWEVAL_CACHE": str(tmp_path / "cache")}
+    proc = subprocess.run(
+        [str(Path(sys.executable).with_name("hweval")), "run", "--as-of", AS_OF.isoformat(),
+         "--warehouse", str(tmp_path / "w.duckdb"), "--reports", str(tmp_path / "reports")],
+        env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "no PREFECT_API_URL set; Prefect starts a temporary local server" in proc.stderr
+    assert re.search(r"^run 2026-11-30-[0-9a-f]{8} as of 2026-11-30: 182 rows landed, 6 quarantined$", proc.stdout,
+                     flags=re.M)
+    assert len(list((tmp_path / "cache" / "catalog-checks").glob("*.passed"))) == 1
