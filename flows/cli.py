@@ -14,6 +14,7 @@ import argparse
 import csv
 import datetime as dt
 import json
+import logging
 import os
 import re
 import sys
@@ -137,8 +138,8 @@ def start_temporary_server() -> threading.Thread | None:
     def start() -> None:
         try:
             SubprocessASGIServer().start()
-        except Exception:  # the flow starts it again and reports what went wrong
-            pass
+        except Exception as exc:  # noqa: BLE001 - the flow starts it again and reports what went wrong
+            logging.getLogger(__name__).debug("Prefect's temporary server did not start on its thread: %s", exc)
 
     thread = threading.Thread(target=start, name="hweval-prefect-server", daemon=True)
     thread.start()
@@ -155,8 +156,8 @@ def warm_catalog_check(catalog_dir: str | None) -> None:
 
     try:
         load_catalog(absolute(catalog_dir) if catalog_dir else paths.catalog_dir())
-    except Exception:  # the flow loads the catalog again and reports what is wrong with it
-        pass
+    except Exception as exc:  # noqa: BLE001 - the flow loads the catalog again and reports what is wrong with it
+        logging.getLogger(__name__).debug("catalog not checked ahead of the flow: %s", exc)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
