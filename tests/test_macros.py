@@ -265,6 +265,52 @@ def test_lifetime_cost_and_inference_share(fresh_db):
     assert value(fresh_db, "inference_share(100000, 12, 50000)") == pytest.approx(0.857142, abs=1e-6)
 
 
+PAIRWISE_REVERSALS = """
+select better.workload_id, better.candidate_id, count(worse.candidate_id) as reversals
+from cands as better
+left join cands as worse
+    on worse.workload_id = better.workload_id
+    and worse.outcome_value > better.outcome_value
+    and worse.usd_per_chip_hour < better.usd_per_chip_hour
+group by better.workload_id, better.candidate_id
+order by 1, 2
+"""
+
+
+def test_reversal_counts_by_hand(fresh_db):
+    """Workload w: a (outcome 10, 4 USD/chip-h), b (20, 2), c (30, 1), d (15, 3), e (20, 2: b's twin), f (5, null).
+    a beats b, c, d, e: outcome higher, price lower -> 4. d beats b, c, e (20 > 15 and 2 < 3; 30 > 15 and 1 < 3) -> 3.
+    b beats c (30 > 20, 1 < 2), not e (a tie on both) -> 1; e likewise -> 1. c beats none (nothing dearer in outcome).
+    f has no price: it beats none, and nobody beats it on price -> 0. Workload v: g alone -> 0."""
+    fresh_db.execute("create temp table cands (workload_id varchar, candidate_id varchar, outcome_value double, "
+                     "usd_per_chip_hour double)")
+    fresh_db.execute("insert into cands values ('w','a',10,4), ('w','b',20,2), ('w','c',30,1), ('w','d',15,3), "
+                     "('w','e',20,2), ('w','f',5,null), ('v','g',1,1)")
+    got = fresh_db.execute("select workload_id, candidate_id, reversals from reversal_counts('cands') "
+                           "order by 1, 2").fetchall()
+    assert got == [("v", "g", 0), ("w", "a", 4), ("w", "b", 1), ("w", "c", 0), ("w", "d", 3), ("w", "e", 1),
+                   ("w", "f", 0)]
+    assert got == fresh_db.execute(PAIRWISE_REVERSALS).fetchall()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_reversal_counts_equal_the_pairwise_definition(fresh_db, seed):
+    """Random workloads of 1 to 700 candidates (a block size past 2^9), with tied outcomes and prices and some null
+    prices: the Fenwick-style count equals the quadratic one, row for row."""
+    fresh_db.execute("select setseed(?)", [seed / 10])
+    fresh_db.execute("""
+        create temp table cands as
+        select 'w' || (i % 4) as workload_id, 'c' || i as candidate_id,
+               round(random() * 40) as outcome_value,
+               case when random() < 0.05 then null else round(random() * 30) / 2 end as usd_per_chip_hour
+        from range(?) as r(i)""", [[1, 60, 700, 1500, 2800, 333][seed]])
+    got = fresh_db.execute("select workload_id, candidate_id, reversals from reversal_counts('cands') "
+                           "order by 1, 2").fetchall()
+    want = fresh_db.execute(PAIRWISE_REVERSALS).fetchall()
+    assert got == want
+    assert sum(r[2] for r in want) > 0 or len(want) < 3
+
+
 def test_every_macro_has_a_test_here(fresh_db):
     """The README promises a unit test per macro: each one in sql/macros.sql is called in this module, or (the
     communication and interruption macros) in test_communication.py."""

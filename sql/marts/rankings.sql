@@ -65,16 +65,8 @@ ranked as (
     where outcome_value is not null
 ),
 
-reversals as (
-    select
-        better.candidate_id,
-        count(worse.candidate_id) as reversals
-    from ranked as better
-    left join ranked as worse
-        on worse.workload_id = better.workload_id
-        and worse.outcome_value > better.outcome_value
-        and worse.usd_per_chip_hour < better.usd_per_chip_hour
-    group by better.candidate_id
+reversals as (  -- the candidates of its workload each one beats although they are cheaper per chip-hour
+    select * from reversal_counts('ranked')
 ),
 
 final as (
@@ -125,7 +117,7 @@ final as (
         ranked.benchmark_as_of,
         ranked.benchmark_ref
     from ranked
-    inner join reversals using (candidate_id)
+    inner join reversals using (workload_id, candidate_id)
     inner join workloads using (workload_id)
     inner join accelerators using (accelerator_id)
     left join intermediate.int_offers_priced as offers using (offer_id)
