@@ -66,6 +66,15 @@ LAKE_TESTS = ("tests/test_lake.py", "-m", "not live and not fuzz")
 FANOUT_TESTS = ("tests/test_fanout.py",)
 
 MUTATIONS = (
+    # ---------------------------------------------------------------- issue 15: counted in n log n, scans bounded
+    Mutation("reversals-count-outcome-ties", MACROS,
+             "        and blocks.outcome_value > lookups.outcome_value\n",
+             "        and blocks.outcome_value >= lookups.outcome_value\n", ("tests/test_macros.py",)),
+    Mutation("reversals-miss-the-largest-block", MACROS,
+             "unnest(range(0, cast(ceil(log2(max(cheaper) + 2)) as bigint)))",
+             "unnest(range(0, cast(ceil(log2(max(cheaper) + 2)) as bigint) - 1))", ("tests/test_macros.py",)),
+    Mutation("history-chart-over-the-last-picks", "flows/charts.py",
+             "        and as_of >= (select min(as_of) from last_runs)\n),", "\n),", ("tests/test_charts.py",)),
     # ---------------------------------------------------------------- issue 16: past one machine
     Mutation("lake-commit-ignores-a-moved-head", "flows/lake.py",
              "        if moved_to != base_snapshot:", "        if False:", LAKE_TESTS),
