@@ -131,7 +131,8 @@ final as (
         current_pick.cloud as current_cloud,
         current_pick.instance_type as current_instance_type,
         current_pick.pricing_term as current_pricing_term,
-        prices.usd_per_hour as current_offer_usd_per_hour
+        prices.usd_per_hour as current_offer_usd_per_hour,
+        (select count(*) from last_runs) as window_runs
     from picks
     cross join current_pick
     left join marts.price_history as prices
@@ -449,7 +450,11 @@ def top_candidates_figure(top: pl.DataFrame, title: str) -> Figure:
 # 3. History: the best outcome per run, and the price of the current pick's offer in those runs.
 
 def history_title(workload_id: str, history: pl.DataFrame) -> str:
-    return f"{workload_id}: the best {outcome_unit(history)} in each of the last {history.height} runs"
+    """The picks plotted, out of the runs looked back over (`window_runs`): a run without a pick (the workload had no
+    ranked candidate then) is one of those runs, not a point."""
+    runs = history["window_runs"][0]
+    which = f"each of the last {runs}" if history.height == runs else f"{history.height} of the last {runs}"
+    return f"{workload_id}: the best {outcome_unit(history)} in {which} runs"
 
 
 def history_caption(history: pl.DataFrame) -> str:

@@ -68,10 +68,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         source_files.setdefault(source_id, []).append(path)
     for key, value in PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
-    if not os.environ.get("PREFECT_API_URL"):
-        print("hweval: no PREFECT_API_URL set; Prefect starts a temporary local server for this run (~15 s).",
-              file=sys.stderr)
     server = start_temporary_server()
+    if server is not None:
+        print("hweval: no PREFECT_API_URL set; Prefect starts a temporary local server for this run (it adds about "
+              "6 s; more on the first run, which creates its database).", file=sys.stderr)
     from flows.nightly import StalePastLimit, absolute, nightly
     from flows.runlock import DEFAULT_WAIT_S, RunLockTimeout
 
@@ -127,8 +127,9 @@ def start_temporary_server() -> threading.Thread | None:
     imports its modules and checks its catalog while the server starts (it is a process of its own: ~3-4 s here,
     mostly its imports); join the thread before the flow is called. None with a running server to talk to.
 
-    The flow's client finds the started server (Prefect keeps one per process). If starting fails, the flow starts
-    it again and fails with Prefect's own error, as without this."""
+    The flow's client finds the started server (Prefect keeps one per process). If starting fails (it did not answer
+    in PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS), its process is stopped here, and the flow starts the server
+    again and fails with Prefect's own error if it cannot."""
     from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_EPHEMERAL_ENABLED
 
     if PREFECT_API_URL.value() or not PREFECT_SERVER_EPHEMERAL_ENABLED.value():
@@ -140,6 +141,7 @@ def start_temporary_server() -> threading.Thread | None:
             SubprocessASGIServer().start()
         except Exception as exc:  # noqa: BLE001 - the flow starts it again and reports what went wrong
             logging.getLogger(__name__).debug("Prefect's temporary server did not start on its thread: %s", exc)
+            SubprocessASGIServer().stop()  # Prefect leaves a server that timed out running: the next start takes a new one
 
     thread = threading.Thread(target=start, name="hweval-prefect-server", daemon=True)
     thread.start()

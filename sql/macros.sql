@@ -285,7 +285,7 @@ create or replace macro inference_share(training_usd, months, monthly_inference_
 -- reversal_counts(t): each row of the relation named t (a table, or a CTE of the query; columns workload_id,
 -- candidate_id, outcome_value, usd_per_chip_hour) with `reversals`, the rows of its workload that have a higher
 -- outcome_value although a lower usd_per_chip_hour: the candidates it beats although they are cheaper per chip-hour.
--- A null price is never lower, and its row counts none.
+-- A null price is never lower, and its row counts none; a null outcome is never higher, and its row counts none.
 -- Comparing every pair is the definition, and quadratic: a workload of 36,000 candidates has 1.3 billion pairs (50 s
 -- for 169,000 candidates). Counted here as a Fenwick tree counts: in price order the rows cheaper than a row c take
 -- the first m places (m = its rank by price - 1); those m places split into one block of 2^L places for each bit L
@@ -334,7 +334,8 @@ lookups as (  -- the blocks that make up each row's cheaper places: one per bit 
         (by_price.cheaper >> levels.level) - 1 as block
     from by_price
     inner join levels using (workload_id)
-    where (by_price.cheaper >> levels.level) & 1 = 1
+    -- a row without an outcome beats none (as-of would match a null to a block's lowest outcome)
+    where (by_price.cheaper >> levels.level) & 1 = 1 and by_price.outcome_value is not null
 ),
 
 counted as (  -- in each block, the rows with the smallest outcome above the row's, and all above them

@@ -291,7 +291,7 @@ def test_a_long_history_with_a_gap_in_the_price():
         "outcome_metric": ["completed_run_usd"] * 30, "outcome_value": [100.0 - i for i in range(30)],
         "current_offer_id": ["gcp:us-central1:tpu-v6e-8:spot"] * 30, "current_cloud": ["gcp"] * 30,
         "current_instance_type": ["tpu-v6e-8"] * 30, "current_pricing_term": ["spot"] * 30,
-        "current_offer_usd_per_hour": [None] * 10 + [4.35] * 20,
+        "current_offer_usd_per_hour": [None] * 10 + [4.35] * 20, "window_runs": [30] * 30,
     })
     assert charts.history_caption(frame) == (
         "The best USD per completed run went from 100.00 on 2026-11-30 to 71.00 on 2026-12-29 (0.71x), the pick "
@@ -325,14 +325,18 @@ def test_history_query_looks_back_over_the_last_runs_not_the_last_picks():
     con.executemany("insert into marts.price_history values (?, ?, ?)",
                     [[day, offer, price] for day in days for offer, price in (("a", 1.0), ("b", 2.0 + day.day))])
     rows = con.execute(charts.HISTORY_SQL, {"workload_id": "w", "as_of": days[3], "limit": 3}).fetchall()
-    # (as_of, pick, metric, value, current offer, cloud, type, term, its price that day: 2 + day of month)
+    # (as_of, pick, metric, value, current offer, cloud, type, term, its price that day: 2 + day of month, runs
+    # looked back over)
     assert rows == [
-        (days[2], "b", "completed_run_usd", 20.0, "b", "aws", "type-b", "on_demand", 2.0 + 2),
-        (days[3], "b", "completed_run_usd", 10.0, "b", "aws", "type-b", "on_demand", 2.0 + 3),
+        (days[2], "b", "completed_run_usd", 20.0, "b", "aws", "type-b", "on_demand", 2.0 + 2, 3),
+        (days[3], "b", "completed_run_usd", 10.0, "b", "aws", "type-b", "on_demand", 2.0 + 3, 3),
     ]
+    history = con.sql(charts.HISTORY_SQL, params={"workload_id": "w", "as_of": days[3], "limit": 3}).pl()
+    assert charts.history_title("w", history) == "w: the best USD per completed run in 2 of the last 3 runs"
     # four runs back: 11-30's pick is in the window too, priced at the current pick's price that day (2 + 30)
     rows = con.execute(charts.HISTORY_SQL, {"workload_id": "w", "as_of": days[3], "limit": 4}).fetchall()
-    assert [(r[0], r[1], r[-1]) for r in rows] == [(days[0], "a", 32.0), (days[2], "b", 4.0), (days[3], "b", 5.0)]
+    assert [(r[0], r[1], r[-2], r[-1]) for r in rows] == [(days[0], "a", 32.0, 4), (days[2], "b", 4.0, 4),
+                                                          (days[3], "b", 5.0, 4)]
     # as of 12-02 (a page of that date): the window ends there, the current pick is 12-02's
     rows = con.execute(charts.HISTORY_SQL, {"workload_id": "w", "as_of": days[2], "limit": 2}).fetchall()
     assert [(r[0], r[1], r[4]) for r in rows] == [(days[2], "b", "b")]

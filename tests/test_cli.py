@@ -213,6 +213,34 @@ def test_with_a_prefect_server_to_talk_to_no_temporary_server_is_started():
         assert start_temporary_server() is None
 
 
+def test_a_temporary_server_that_fails_to_start_on_the_thread_is_stopped(monkeypatch):
+    """Prefect leaves a server process that did not answer in time running; the thread stops it, so that the flow's
+    own start (a new server) does not leave it behind."""
+    import prefect.server.api.server
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from flows.cli import start_temporary_server
+
+    calls = []
+
+    class Slow:
+        def __init__(self, port=None):
+            pass
+
+        def start(self):
+            calls.append("start")
+            raise RuntimeError("Timed out while attempting to connect to ephemeral Prefect API server.")
+
+        def stop(self):
+            calls.append("stop")
+
+    monkeypatch.setattr(prefect.server.api.server, "SubprocessASGIServer", Slow)
+    with temporary_settings(restore_defaults={PREFECT_API_URL}):  # no server to talk to
+        thread = start_temporary_server()
+        thread.join(timeout=10)
+    assert calls == ["start", "stop"]
+
+
 def test_the_catalog_check_done_while_the_server_starts_is_what_the_flow_finds(catalog_copy, tmp_path, monkeypatch):
     """warm_catalog_check leaves a passed check in the cache (the flow's load_catalog then skips validating); a catalog
     that cannot be loaded raises nothing there (the flow raises it, failing the run)."""
