@@ -283,8 +283,9 @@ create or replace macro inference_share(training_usd, months, monthly_inference_
 
 
 -- reversal_counts(t): each row of the relation named t (a table, or a CTE of the query; columns workload_id,
--- candidate_id, outcome_value, usd_per_chip_hour) with `reversals`, the rows of its workload that have a higher
--- outcome_value although a lower usd_per_chip_hour: the candidates it beats although they are cheaper per chip-hour.
+-- candidate_id unique within a workload, outcome_value, usd_per_chip_hour) with `reversals`, the rows of its
+-- workload that have a higher outcome_value although a lower usd_per_chip_hour: the candidates it beats although
+-- they are cheaper per chip-hour.
 -- A null price is never lower, and its row counts none; a null outcome is never higher, and its row counts none.
 -- Comparing every pair is the definition, and quadratic: a workload of 36,000 candidates has 1.3 billion pairs (50 s
 -- for 169,000 candidates). Counted here as a Fenwick tree counts: in price order the rows cheaper than a row c take
