@@ -16,6 +16,9 @@ from flows.land import SourceBatch, land_all
 from flows.sources import aws_pricing, aws_spot, benchmark_runs, price_sheet
 from flows.sources._common import SourceFormatError
 
+# each test builds the marts on its own warehouse (~2 s): make test-slow and CI, to keep make test under 3 minutes
+pytestmark = pytest.mark.slow
+
 AS_OF = dt.date(2026, 11, 30)
 RUN = "run-own"
 ND = "Standard_ND96isr_H100_v5"
