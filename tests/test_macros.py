@@ -293,6 +293,15 @@ def test_reversal_counts_by_hand(fresh_db):
     assert got == fresh_db.execute(PAIRWISE_REVERSALS).fetchall()
 
 
+def test_reversal_counts_give_one_row_per_candidate_even_if_it_comes_twice(fresh_db):
+    """A candidate listed twice (a bug upstream, which the SQL tests report) gets one row, so that joining the counts
+    back does not multiply rows: x (1, 5) twice and y (2, 1); y beats neither, each x row beats y -> x counts 2."""
+    fresh_db.execute("create temp table cands as select * from (values ('w', 'x', 1.0, 5.0), ('w', 'x', 1.0, 5.0), "
+                     "('w', 'y', 2.0, 1.0)) as t(workload_id, candidate_id, outcome_value, usd_per_chip_hour)")
+    assert fresh_db.execute("select candidate_id, reversals from reversal_counts('cands') order by 1").fetchall() == [
+        ("x", 2), ("y", 0)]
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_reversal_counts_equal_the_pairwise_definition(fresh_db, seed):
     """Random workloads of 1 to 700 candidates (a block size past 2^9; past 64 rows DuckDB's as-of join is its own
