@@ -137,6 +137,8 @@ final as (
     cross join current_pick
     left join marts.price_history as prices
         on prices.as_of = picks.as_of and prices.offer_id = current_pick.offer_id
+        -- the bound again as a scalar subquery, not a join with it: DuckDB prunes row groups by a scalar's value
+        -- (joined, the bound reads every run's prices: ~160 ms warm instead of ~10)
         and prices.as_of >= (select min(as_of) from last_runs)
 )
 
