@@ -56,13 +56,7 @@ class SourceBatch:
             data = warehouse.typed_table(f"raw.{table}", warehouse.raw_column_types(table), rows,
                                          loose_prefix=checks.CHECK_PREFIX)
         except pa.ArrowInvalid as exc:
-            as_json = pa.table({
-                "row_no": pa.array([row["row_no"] for row in rows], pa.int64()),
-                "source_ref": pa.array([None if row.get("source_ref") is None else str(row["source_ref"])
-                                        for row in rows], pa.string()),
-                "row_json": pa.array([json.dumps(row, default=str, sort_keys=True) for row in rows], pa.string()),
-            })
-            return cls(source_id, kind, table, files, data_as_of, as_json, rejected_by="landing_rejected",
+            return cls(source_id, kind, table, files, data_as_of, _as_json(rows), rejected_by="landing_rejected",
                        error=redact_text(f"{type(exc).__name__} while landing: {exc}"))
         return cls(source_id, kind, table, files, data_as_of, data, data_digest=arrow_digest(data))
 
@@ -75,13 +69,7 @@ class SourceBatch:
         rejected = next((p for p in parts if p.rejected_by), None)
         if rejected is not None:  # rejected whole, for the reason of the first part rejected, every row kept as JSON
             rows = [json.loads(r["row_json"]) if p.rejected_by else r for p in parts for r in p.row_dicts()]
-            as_json = pa.table({
-                "row_no": pa.array(range(len(rows)), pa.int64()),
-                "source_ref": pa.array([None if r.get("source_ref") is None else str(r["source_ref"]) for r in rows],
-                                       pa.string()),
-                "row_json": pa.array([json.dumps(r | {"row_no": n}, default=str, sort_keys=True)
-                                      for n, r in enumerate(rows)], pa.string()),
-            })
+            as_json = _as_json([row | {"row_no": n} for n, row in enumerate(rows)])
             return cls(first.source_id, first.kind, first.table, first.files, data_as_of, as_json,
                        rejected_by=rejected.rejected_by, error=rejected.error)
         with_rows = [p.data for p in parts if p.rows_in]
@@ -114,6 +102,17 @@ class SourceLoad:
     error: str | None = None
     stale_since: dt.date | None = None  # as-of date of the last good data a stale source runs on
     reused_from: str | None = None  # the run whose validated, landed rows this load reuses (its input is unchanged)
+
+
+def _as_json(rows: list[dict]) -> pa.Table:
+    """A rejected batch's rows (each with its `row_no`) as ops.quarantine keeps them: row_no, source_ref, the row as
+    JSON."""
+    return pa.table({
+        "row_no": pa.array([row["row_no"] for row in rows], pa.int64()),
+        "source_ref": pa.array([None if row.get("source_ref") is None else str(row["source_ref"]) for row in rows],
+                               pa.string()),
+        "row_json": pa.array([json.dumps(row, default=str, sort_keys=True) for row in rows], pa.string()),
+    })
 
 
 def display_path(path: Path) -> str:
