@@ -18,6 +18,7 @@ from prefect.futures import as_completed, wait
 from prefect.runtime import flow_run
 
 from flows import (
+    compaction,
     data_docs,
     fanout,
     lake,
@@ -234,6 +235,9 @@ def build_and_render(building: Path, catalog: Catalog, loads: list[landing.Sourc
             logger.info("%s %s.%s: %d rows%s", "reused" if model.reused else "built", model.layer, model.name,
                         model.rows, " (its inputs are unchanged)" if model.reused else "")
         pipeline.record_run(con, run_id, as_of, started_at, catalog, loads)
+        for done in compaction.compact_closed_months(con, run_id, as_of):
+            logger.info("compacted marts.%s of %s: its %d rows rewritten in grain order", done.table,
+                        done.month.strftime("%Y-%m"), done.rows)
         publishing.render_reports_to(con, as_of, staging_dir)
         # one run per as-of date: a re-run replaces its date's run
         [(newest_run_id, newest_as_of)] = con.execute(

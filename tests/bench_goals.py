@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import datetime as dt
 import json
 import math
 import os
@@ -321,6 +322,8 @@ def p3_grow(con, runs: int, offers: int) -> tuple[list[str], int]:
     """Append runs - 1 earlier nightly runs (one a day) to the warehouse of one real run, each with the real run's rows
     (run id and dates shifted), and bring every run to `offers` offers; returns each table's rows per run before and
     after, and the snapshot's offers."""
+    from flows import compaction
+
     [(base_as_of,)] = con.execute("select as_of from ops.runs").fetchall()
     con.execute("create or replace temp table _p3_offers as select offer_id, row_number() over (order by offer_id) - 1"
                 " as offer_no from marts.offers where as_of = ?", [base_as_of])
@@ -370,13 +373,19 @@ def p3_grow(con, runs: int, offers: int) -> tuple[list[str], int]:
             f"where (k > 0 or j > 0) and ({keep}) order by k desc, j")
         [(rows,)] = con.execute(f"select count(*) from {table} where as_of = ?", [base_as_of]).fetchall()
         described.append((table, how, rows))
-    # oldest first, as nightly runs append them; each batch of days one transaction and a checkpoint
+    # oldest first, as nightly runs append them; each batch of days one transaction, then the months the batch
+    # closed compacted as the nightly runs of those days would have (flows/compaction.py), and a checkpoint
+    start = time.perf_counter()
     for last in range(runs, 0, -P3_BATCH_DAYS):
         first = max(0, last - P3_BATCH_DAYS)
+        if last < runs and (runs - last) % (P3_BATCH_DAYS * 5) == 0:
+            print(f"  P3: {runs - last:,} of {runs:,} runs in ({time.perf_counter() - start:.0f} s)", flush=True)
         con.begin()
         for statement in statements:
             con.execute(statement, {"as_of": base_as_of, "first": first, "last": last})
         con.commit()
+        newest = base_as_of - dt.timedelta(days=first)
+        compaction.compact_closed_months(con, "bench", newest, newest=newest)
         con.execute("checkpoint")
     lines = []
     for table, how, rows in described:

@@ -75,6 +75,12 @@ MUTATIONS = (
              "unnest(range(0, cast(ceil(log2(max(cheaper) + 2)) as bigint) - 1))", ("tests/test_macros.py",)),
     Mutation("history-chart-over-the-last-picks", "flows/charts.py",
              "        and as_of >= (select min(as_of) from last_runs)\n),", "\n),", ("tests/test_charts.py",)),
+    Mutation("compaction-keeps-a-backfilled-month", "flows/compaction.py",
+             '    con.execute("delete from ops.compacted_months where month = ?", [month_start(as_of)])\n', "",
+             ("tests/test_compaction.py",)),
+    Mutation("compaction-sorts-by-date-first", "flows/compaction.py",
+             'orders[mart] = [c for c in grain if c != "as_of"] + ["as_of"]',
+             'orders[mart] = ["as_of"] + [c for c in grain if c != "as_of"]', ("tests/test_compaction.py",)),
     # ---------------------------------------------------------------- issue 16: past one machine
     Mutation("lake-commit-ignores-a-moved-head", "flows/lake.py",
              "        if moved_to != base_snapshot:", "        if False:", LAKE_TESTS),

@@ -178,6 +178,24 @@ def test_history_marts_keep_every_run(two_days):
                      (DAY_2, "aws:us-east-1:p5en.48xlarge:spot")]
 
 
+@pytest.mark.slow  # a second whole run (the day-two fixture): make test-slow and CI
+def test_the_first_run_of_a_month_compacts_the_month_before(two_days):
+    _, backfill = two_days  # 2026-11-30, then 2026-12-02 (the first run of December), then the backfill of 2026-12-01
+    path = backfill.warehouse
+    [day_2_run] = _query(path, "select run_id from ops.runs where as_of = ?", [DAY_2])
+    november = {}
+    for mart in load_contract()["models"]:
+        [found] = _query(path, f"select count(*) as n from marts.{mart} where as_of = ?", [AS_OF])
+        if found["n"]:
+            november[mart] = found["n"]
+    compacted = _query(path, "select table_name, month, rows, run_id from ops.compacted_months")
+    assert {c["table_name"]: c["rows"] for c in compacted} == november
+    assert {(c["month"], c["run_id"]) for c in compacted} == {(dt.date(2026, 11, 1), day_2_run["run_id"])}
+    stored = [r["candidate_id"] for r in _query(path, "select candidate_id from marts.rankings where as_of = ? "
+                                                       "order by rowid", [AS_OF])]
+    assert len(stored) > 100 and stored == sorted(stored)  # in grain order on disk
+
+
 def _query(path: Path, sql: str, params: list | None = None) -> list[dict]:
     con = duckdb.connect(str(path), read_only=True)
     try:

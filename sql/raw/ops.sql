@@ -55,3 +55,10 @@ create table if not exists ops.model_builds (
     run_id varchar not null,          -- the run that built it
     built_at timestamp not null
 );
+create table if not exists ops.compacted_months (
+    table_name varchar not null,      -- the mart (marts.<table_name>)
+    month date not null,              -- first day of the month whose rows were rewritten in grain order
+    rows bigint not null,             -- its rows then
+    run_id varchar not null,          -- the run that rewrote them
+    compacted_at timestamp not null
+);
