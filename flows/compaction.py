@@ -54,19 +54,20 @@ def history_order(contract: dict) -> dict[str, list[str]]:
     return orders
 
 
-def _pending(con: duckdb.DuckDBPyConnection, table: str, before: dt.date) -> list[tuple[dt.date, int]]:
-    """(month, rows) of the table's months before `before` that have runs (ops.runs: every mart row is a run's) and
-    no compaction recorded, so that a night with nothing to do reads no mart rows."""
-    months = [month for (month,) in con.execute(
-        "select distinct cast(date_trunc('month', as_of) as date) as month from ops.runs where as_of < ? "
-        "except select month from ops.compacted_months where table_name = ? order by month", [before, table]
-    ).fetchall()]
+def _pending(con: duckdb.DuckDBPyConnection, tables: list[str], before: dt.date) -> list[tuple[dt.date, str, int]]:
+    """(month, table, rows) of the tables' months before `before` that have runs (ops.runs: every mart row is a
+    run's) and no compaction recorded, oldest first; a night with nothing to do reads no mart rows."""
+    pairs = con.execute(
+        "select m.month, t.table_name from (select distinct cast(date_trunc('month', as_of) as date) as month "
+        "from ops.runs where as_of < ?) m cross join (select unnest(?::varchar[]) as table_name) t "
+        "anti join ops.compacted_months c on c.table_name = t.table_name and c.month = m.month "
+        "order by m.month, t.table_name", [before, tables]).fetchall()
     pending = []
-    for month in months:
+    for month, table in pairs:
         [(rows,)] = con.execute(f"select count(*) from marts.{table} where as_of >= ? and as_of < ?",
                                 [month, next_month(month)]).fetchall()
         if rows:
-            pending.append((month, rows))
+            pending.append((month, table, rows))
     return pending
 
 
@@ -86,8 +87,7 @@ def compact_closed_months(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt
     present = {name for (name,) in con.execute(
         "select table_name from information_schema.tables where table_schema = 'marts' and table_type = 'BASE TABLE'"
     ).fetchall()}
-    work = sorted(((month, table, rows) for table in sorted(orders.keys() & present)
-                   for month, rows in _pending(con, table, closed_before)), key=lambda w: (w[0], w[1]))
+    work = _pending(con, sorted(orders.keys() & present), closed_before)
     done = []
     for month, table, rows in work[:limit]:
         order = ", ".join(f'"{column}"' for column in orders[table])

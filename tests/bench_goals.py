@@ -17,7 +17,9 @@
   One real `hweval run` on the snapshot into a temporary warehouse, then grown with SQL to that many as-of dates
   (one a day, ending at the real run's): every table a nightly run appends to (marts.*, raw.*, ops.*) gets the real
   run's rows again for each earlier date, with its own run id and dates; the tables that grow with the market get
-  them `--p3-offers` / (the snapshot's offers) times, each copy of an offer under its own offer id. Goals: warehouse
+  them `--p3-offers` / (the snapshot's offers) times, each copy of an offer under its own offer id. After each batch
+  of days, the months it closed are compacted (flows/compaction.py), as the first run of each month would have. Goals:
+  warehouse
   file size after CHECKPOINT / runs <= 1 MiB; one offer's rank history (the analysts' `analytics.rank_history` view,
   every run of one workload x offer) and the reports' history-chart query (flows/charts.py HISTORY_SQL), each on a
   fresh read-only connection, <= 200 ms.
