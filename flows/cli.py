@@ -149,15 +149,16 @@ def start_temporary_server() -> threading.Thread | None:
 
 
 def warm_catalog_check(catalog_dir: str | None) -> None:
-    """Check the catalog's per-chip figures against their suite now, so that the flow finds the check in the cache
-    (flows/checks.py): on a catalog not checked before, this imports Great Expectations and validates (~2.5 s) while
-    Prefect's server starts instead of after. Any error is left for the flow to raise, where it fails the run and is
-    notified; without a cache (HWEVAL_CACHE empty) the flow checks again."""
-    from flows.catalog import load_catalog
+    """Load the catalog and check its per-chip figures against their suite now, while Prefect's server starts
+    (on a catalog not checked before, importing Great Expectations and validating: ~2.5 s): the flow takes this
+    Catalog (flows/catalog.py, `take_catalog_loaded_ahead`) unless a file under the folder changed since, and a later
+    run finds the check in the cache (flows/checks.py). Any error is left for the flow to raise, where it fails the run
+    and is notified."""
+    from flows.catalog import load_catalog_ahead
     from flows.nightly import absolute
 
     try:
-        load_catalog(absolute(catalog_dir) if catalog_dir else paths.catalog_dir())
+        load_catalog_ahead(absolute(catalog_dir or paths.catalog_dir()))
     except Exception as exc:  # noqa: BLE001 - the flow loads the catalog again and reports what is wrong with it
         logging.getLogger(__name__).debug("catalog not checked ahead of the flow: %s", exc)
 

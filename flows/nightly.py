@@ -32,7 +32,7 @@ from flows import (
     warehouse,
 )
 from flows import land as landing  # the module, beside the task named land
-from flows.catalog import Catalog, CatalogError, load_catalog
+from flows.catalog import Catalog, CatalogError, load_catalog, take_catalog_loaded_ahead
 from flows.sources._common import LiveSourceError, SourceFormatError, redact_text
 from flows.sources._concurrency import FetchSlots
 
@@ -378,7 +378,8 @@ def nightly(
     pipeline.check_as_of(as_of, allow_future_as_of)
     run_id = run_id or pipeline.new_run_id(as_of)
     # absolute from here on: the Data Docs builder, the lock messages and the recovery journal take them as given
-    catalog = load_catalog(absolute(catalog_dir or paths.catalog_dir()))
+    catalog_root = absolute(catalog_dir or paths.catalog_dir())
+    catalog = take_catalog_loaded_ahead(catalog_root) or load_catalog(catalog_root)
     warehouse_path = absolute(warehouse_file or paths.warehouse_path())
     reports_root = absolute(reports_dir or paths.reports_dir())
     try:

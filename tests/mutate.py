@@ -81,6 +81,9 @@ MUTATIONS = (
     Mutation("compaction-sorts-by-date-first", "flows/compaction.py",
              'orders[mart] = [c for c in grain if c != "as_of"] + ["as_of"]',
              'orders[mart] = ["as_of"] + [c for c in grain if c != "as_of"]', ("tests/test_compaction.py",)),
+    Mutation("catalog-taken-after-an-edit", "flows/catalog.py",
+             "if kept is None or kept[0] != root or kept[1] != _folder_state(root):",
+             "if kept is None or kept[0] != root:", ("tests/test_catalog.py",)),
     # ---------------------------------------------------------------- issue 16: past one machine
     Mutation("lake-commit-ignores-a-moved-head", "flows/lake.py",
              "        if moved_to != base_snapshot:", "        if False:", LAKE_TESTS),

@@ -162,3 +162,30 @@ def test_an_objective_other_than_cost_energy_or_emissions_is_refused(catalog_cop
     with pytest.raises(CatalogError, match=r"workloads.yaml: workloads.llama2-70b-batch.*objective.*'cost', "
                                            r"'energy' or 'emissions'"):
         load_catalog(catalog_copy)
+
+
+def test_a_catalog_loaded_ahead_is_taken_once_and_only_while_its_files_are_unchanged(catalog_copy, tmp_path):
+    """`hweval run` loads the catalog while Prefect's server starts; the flow takes that one instead of loading again."""
+    from flows.catalog import load_catalog_ahead, take_catalog_loaded_ahead
+
+    loaded = load_catalog_ahead(catalog_copy)
+    assert take_catalog_loaded_ahead(catalog_copy) is loaded
+    assert take_catalog_loaded_ahead(catalog_copy) is None  # once
+
+    load_catalog_ahead(catalog_copy)
+    assert take_catalog_loaded_ahead(tmp_path) is None  # another folder: not this catalog
+    assert take_catalog_loaded_ahead(catalog_copy) is None  # and the one kept is gone: a take is the only one
+
+    load_catalog_ahead(catalog_copy)
+    with (catalog_copy / "workloads.yaml").open("a") as f:
+        f.write("# edited after the load\n")
+    assert take_catalog_loaded_ahead(catalog_copy) is None  # loaded again by the flow, with the edit
+
+    load_catalog_ahead(catalog_copy)
+    (catalog_copy / "expectations" / "notes.txt").write_text("a file added under the folder")
+    assert take_catalog_loaded_ahead(catalog_copy) is None
+
+    (catalog_copy / "workloads.yaml").write_text("workloads: [\n")  # not YAML: raises, and nothing is kept
+    with pytest.raises(CatalogError, match="workloads.yaml"):
+        load_catalog_ahead(catalog_copy)
+    assert take_catalog_loaded_ahead(catalog_copy) is None

@@ -263,6 +263,23 @@ def test_the_catalog_check_done_while_the_server_starts_is_what_the_flow_finds(c
     warm_catalog_check(str(tmp_path / "no-such-catalog"))
 
 
+@pytest.mark.slow  # a whole run: make test-slow and CI
+def test_the_flow_takes_the_catalog_loaded_while_the_server_started(prefect_server, tmp_path, monkeypatch):
+    from flows import nightly as nightly_module
+    from flows.catalog import load_catalog_ahead
+
+    root = nightly_module.absolute(CATALOGS)
+    load_catalog_ahead(root)
+
+    def not_again(path, *args, **kwargs):
+        raise AssertionError(f"the flow loaded {path} again")
+
+    monkeypatch.setattr(nightly_module, "load_catalog", not_again)
+    result = nightly_module.nightly(as_of=AS_OF, catalog_dir=str(root), warehouse_file=str(tmp_path / "w.duckdb"),
+                                    reports_dir=str(tmp_path / "reports"))
+    assert sum(load.rows_landed for load in result.loads) == 182  # the snapshot's rows, as every run lands them
+
+
 @pytest.mark.slow  # Prefect's temporary server, started for the run: make test-slow and CI
 def test_run_with_its_own_temporary_prefect_server(tmp_path):
     """`hweval run` as `make run` runs it: no PREFECT_API_URL, so the server is started on a thread while the run
