@@ -14,14 +14,11 @@ date in a compacted month (a backfill) replaces that date's rows, so its month i
 from __future__ import annotations
 
 import datetime as dt
-import logging
 from dataclasses import dataclass
 
 import duckdb
 
 from flows import analytics
-
-log = logging.getLogger(__name__)
 
 # At most this many (mart, month) rewrites a run (four months of the 16 marts): the first run after an upgrade,
 # facing years of history, spreads the work over its next nights instead of taking minutes at once (a month of a
@@ -72,12 +69,13 @@ def _pending(con: duckdb.DuckDBPyConnection, tables: list[str], before: dt.date)
 
 
 def compact_closed_months(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, newest: dt.date | None = None,
-                          limit: int = MAX_COMPACTIONS_PER_RUN, contract: dict | None = None) -> list[Compacted]:
+                          limit: int = MAX_COMPACTIONS_PER_RUN, contract: dict | None = None
+                          ) -> tuple[list[Compacted], int]:
     """Rewrite in grain order each mart's months before the newest run's month that are not compacted yet.
 
     Call it after the build has written this run's rows (of `as_of`): the month of `as_of` is forgotten first, since
     the build replaced a date of it. `newest` is the newest run's date (default: the latest in ops.runs, or `as_of`).
-    Returns what was rewritten; at most `limit` (mart, month) pairs, oldest first.
+    Returns what was rewritten (at most `limit` (mart, month) pairs, oldest first) and how many pairs are left.
     """
     orders = history_order(contract or analytics.load_contract())
     con.execute("delete from ops.compacted_months where month = ?", [month_start(as_of)])
@@ -109,6 +107,4 @@ def compact_closed_months(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt
             con.rollback()
             raise
         done.append(Compacted(table, month, rows))
-    if len(work) > limit:
-        log.info("compaction: %d (mart, month) pairs left for the next runs (at most %d a run)", len(work) - limit, limit)
-    return done
+    return done, max(0, len(work) - limit)

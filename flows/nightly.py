@@ -235,9 +235,13 @@ def build_and_render(building: Path, catalog: Catalog, loads: list[landing.Sourc
             logger.info("%s %s.%s: %d rows%s", "reused" if model.reused else "built", model.layer, model.name,
                         model.rows, " (its inputs are unchanged)" if model.reused else "")
         pipeline.record_run(con, run_id, as_of, started_at, catalog, loads)
-        for done in compaction.compact_closed_months(con, run_id, as_of):
+        compacted, left = compaction.compact_closed_months(con, run_id, as_of)
+        for done in compacted:
             logger.info("compacted marts.%s of %s: its %d rows rewritten in grain order", done.table,
                         done.month.strftime("%Y-%m"), done.rows)
+        if left:
+            logger.info("compaction: %d (mart, month) pairs left for the next runs (at most %d a run)", left,
+                        compaction.MAX_COMPACTIONS_PER_RUN)
         publishing.render_reports_to(con, as_of, staging_dir)
         # one run per as-of date: a re-run replaces its date's run
         [(newest_run_id, newest_as_of)] = con.execute(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import logging
 
 import pytest
 
@@ -40,7 +39,8 @@ def stored(con) -> list[tuple[str, dt.date]]:
 
 def test_closed_months_are_rewritten_in_grain_order_with_the_same_rows(toy_db):
     before = sorted(toy_db.execute("select * from marts.toy").fetchall())
-    done = compaction.compact_closed_months(toy_db, "run-4", DATES[-1], contract=CONTRACT)
+    done, left = compaction.compact_closed_months(toy_db, "run-4", DATES[-1], contract=CONTRACT)
+    assert left == 0
     # the newest run is 2026-11-01: September and October are closed, 4 rows each (2 dates x 2 keys)
     assert done == [Compacted("toy", SEP, 4), Compacted("toy", OCT, 4)]
     assert sorted(toy_db.execute("select * from marts.toy").fetchall()) == before
@@ -56,31 +56,29 @@ def test_closed_months_are_rewritten_in_grain_order_with_the_same_rows(toy_db):
 def test_a_compacted_month_is_not_rewritten_again_but_a_backfilled_one_is(toy_db):
     compaction.compact_closed_months(toy_db, "run-4", DATES[-1], contract=CONTRACT)
     order = stored(toy_db)
-    assert compaction.compact_closed_months(toy_db, "run-5", dt.date(2026, 11, 2), contract=CONTRACT) == []
+    assert compaction.compact_closed_months(toy_db, "run-5", dt.date(2026, 11, 2), contract=CONTRACT) == ([], 0)
     assert stored(toy_db) == order
     # a backfill of 2026-10-02 replaced that date's rows (appended at the end): October is sorted again
     toy_db.execute("delete from marts.toy where as_of = ?", [DATES[3]])
     toy_db.execute("insert into marts.toy values ('run-6', ?, 'b', 9), ('run-6', ?, 'a', 8)", [DATES[3], DATES[3]])
-    assert compaction.compact_closed_months(toy_db, "run-6", DATES[3], contract=CONTRACT) == [
-        Compacted("toy", OCT, 4)]
+    assert compaction.compact_closed_months(toy_db, "run-6", DATES[3], contract=CONTRACT) == (
+        [Compacted("toy", OCT, 4)], 0)
     assert stored(toy_db)[-4:] == [("a", DATES[2]), ("a", DATES[3]), ("b", DATES[2]), ("b", DATES[3])]
     assert toy_db.execute("select month, run_id from ops.compacted_months order by month").fetchall() == [
         (SEP, "run-4"), (OCT, "run-6")]
 
 
-def test_at_most_the_limit_a_run_and_the_rest_is_said(toy_db, caplog):
-    with caplog.at_level(logging.INFO, logger="flows.compaction"):
-        first = compaction.compact_closed_months(toy_db, "run-4", DATES[-1], limit=1, contract=CONTRACT)
-    assert first == [Compacted("toy", SEP, 4)]  # oldest first
-    assert "compaction: 1 (mart, month) pairs left for the next runs (at most 1 a run)" in caplog.text
-    assert compaction.compact_closed_months(toy_db, "run-5", DATES[-1], limit=1, contract=CONTRACT) == [
-        Compacted("toy", OCT, 4)]
+def test_at_most_the_limit_a_run_and_how_many_are_left(toy_db):
+    first = compaction.compact_closed_months(toy_db, "run-4", DATES[-1], limit=1, contract=CONTRACT)
+    assert first == ([Compacted("toy", SEP, 4)], 1)  # oldest first; October left
+    assert compaction.compact_closed_months(toy_db, "run-5", DATES[-1], limit=1, contract=CONTRACT) == (
+        [Compacted("toy", OCT, 4)], 0)
 
 
 def test_the_newest_date_can_be_given(toy_db):
     # as of 2026-10-02 (a bench replaying history, or a warehouse whose ops.runs is not written yet): only September
-    assert compaction.compact_closed_months(toy_db, "r", DATES[3], newest=DATES[3], contract=CONTRACT) == [
-        Compacted("toy", SEP, 4)]
+    assert compaction.compact_closed_months(toy_db, "r", DATES[3], newest=DATES[3], contract=CONTRACT) == (
+        [Compacted("toy", SEP, 4)], 0)
 
 
 def test_every_mart_is_compacted_by_its_documented_grain():
@@ -111,7 +109,7 @@ def test_a_compacted_month_of_unchanged_prices_takes_a_fraction_of_the_blocks(tm
     con.execute("checkpoint")
     blocks = "select count(distinct block_id) from pragma_storage_info('marts.toy') where block_id >= 0"
     [(appended,)] = con.execute(blocks).fetchall()
-    done = compaction.compact_closed_months(con, "run-30", OCT, newest=OCT, contract=CONTRACT)
+    done, _ = compaction.compact_closed_months(con, "run-30", OCT, newest=OCT, contract=CONTRACT)
     con.execute("checkpoint")
     [(compacted,)] = con.execute(blocks).fetchall()
     con.close()
