@@ -13,6 +13,7 @@ date in a compacted month (a backfill) replaces that date's rows, so its month i
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from dataclasses import dataclass
 
@@ -53,19 +54,23 @@ def history_order(contract: dict) -> dict[str, list[str]]:
 
 def _pending(con: duckdb.DuckDBPyConnection, tables: list[str], before: dt.date) -> list[tuple[dt.date, str, int]]:
     """(month, table, rows) of the tables' months before `before` that have runs (ops.runs: every mart row is a
-    run's) and no compaction recorded, oldest first; a night with nothing to do reads no mart rows."""
+    run's) and no compaction recorded, oldest first, rows 0 for a month the table has none of; a night with nothing to
+    do reads no mart rows, and a table's pending months are counted in one query."""
     pairs = con.execute(
-        "select m.month, t.table_name from (select distinct cast(date_trunc('month', as_of) as date) as month "
+        "select t.table_name, m.month from (select distinct cast(date_trunc('month', as_of) as date) as month "
         "from ops.runs where as_of < ?) m cross join (select unnest(?::varchar[]) as table_name) t "
-        "anti join ops.compacted_months c on c.table_name = t.table_name and c.month = m.month "
-        "order by m.month, t.table_name", [before, tables]).fetchall()
+        "anti join ops.compacted_months c on c.table_name = t.table_name and c.month = m.month", [before, tables]
+    ).fetchall()
+    months: dict[str, list[dt.date]] = {}
+    for table, month in pairs:
+        months.setdefault(table, []).append(month)
     pending = []
-    for month, table in pairs:
-        [(rows,)] = con.execute(f"select count(*) from marts.{table} where as_of >= ? and as_of < ?",
-                                [month, next_month(month)]).fetchall()
-        if rows:
-            pending.append((month, table, rows))
-    return pending
+    for table, wanted in months.items():
+        counted = dict(con.execute(
+            f"select cast(date_trunc('month', as_of) as date) as month, count(*) from marts.{table} "
+            "where as_of >= ? and as_of < ? group by month", [min(wanted), next_month(max(wanted))]).fetchall())
+        pending += [(month, table, counted.get(month, 0)) for month in wanted]
+    return sorted(pending)
 
 
 def compact_closed_months(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, newest: dt.date | None = None,
@@ -86,6 +91,10 @@ def compact_closed_months(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt
         "select table_name from information_schema.tables where table_schema = 'marts' and table_type = 'BASE TABLE'"
     ).fetchall()}
     work = _pending(con, sorted(orders.keys() & present), closed_before)
+    empty = [(month, table) for month, table, rows in work if not rows]
+    for month, table in empty:  # nothing to rewrite: recorded, so that later nights do not count it again
+        con.execute("insert into ops.compacted_months values (?, ?, 0, ?, now()::timestamp)", [table, month, run_id])
+    work = [w for w in work if w[2]]
     done = []
     for month, table, rows in work[:limit]:
         order = ", ".join(f'"{column}"' for column in orders[table])
@@ -104,7 +113,8 @@ def compact_closed_months(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt
                         [table, month, rows, run_id])
             con.commit()
         except BaseException:
-            con.rollback()
+            with contextlib.suppress(duckdb.TransactionException):  # a failed commit ended the transaction itself
+                con.rollback()
             raise
         done.append(Compacted(table, month, rows))
     return done, max(0, len(work) - limit)

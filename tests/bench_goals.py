@@ -17,12 +17,12 @@
   One real `hweval run` on the snapshot into a temporary warehouse, then grown with SQL to that many as-of dates
   (one a day, ending at the real run's): every table a nightly run appends to (marts.*, raw.*, ops.*) gets the real
   run's rows again for each earlier date, with its own run id and dates; the tables that grow with the market get
-  them `--p3-offers` / (the snapshot's offers) times, each copy of an offer under its own offer id. After each batch
-  of days, the months it closed are compacted (flows/compaction.py), as the first run of each month would have. Goals:
-  warehouse
-  file size after CHECKPOINT / runs <= 1 MiB; one offer's rank history (the analysts' `analytics.rank_history` view,
-  every run of one workload x offer) and the reports' history-chart query (flows/charts.py HISTORY_SQL), each on a
-  fresh read-only connection, <= 200 ms.
+  them `--p3-offers` / (the snapshot's offers) times, each copy of an offer under its own offer id. The figures of an
+  offer's mart rows move as a market's do (`P3_MOVES`: a spot offer's every night, the others' monthly). After each
+  batch of days, the months it closed are compacted (flows/compaction.py), as the first run of each month would have.
+  Goals: warehouse file size after CHECKPOINT / runs <= 1 MiB; one offer's rank history (the analysts'
+  `analytics.rank_history` view, every run of one workload x offer) and the reports' history-chart query
+  (flows/charts.py HISTORY_SQL), each on a fresh read-only connection, <= 200 ms.
 - P4: a re-run of the same as-of date with unchanged inputs against the cold run before it. Goal: <= 0.5x.
 - P5: N live sources that each take T seconds to answer (a loopback server that sleeps), through nightly's fetch
   phase with room for all N at once, against T. Goal: <= 1.5x.
@@ -307,6 +307,11 @@ P3_IDENTITY_COLUMNS = {"offer_id", "candidate_id", "instance_type", "sku", "sku_
 # dates that move with the run's date (a source's data as-of, the price's as-of); the others (benchmarks) stay
 P3_RUN_DATES = {"as_of", "data_as_of", "price_as_of", "previous_as_of", "stale_since"}
 P3_BATCH_DAYS = 90
+# A market's figures move: a spot offer's every night, any other offer's once a month (on a day of its own), by up to
+# 1% (the same factor on every figure of the offer's rows that night; 1 for the real run's own rows). Copies that
+# never moved would be month compaction's best case (flows/compaction.py): each candidate's nights all equal.
+P3_MOVES = ("(1 + (hash(base.offer_id, j, case when base.offer_id like '%:spot%' then k "
+            "else (k + hash(base.offer_id, j) % 30) // 30 end) % 1000) / 1e5)")
 
 
 def p3_scaling(table: str, columns: dict[str, str]) -> tuple[str, str]:
@@ -358,6 +363,8 @@ def p3_grow(con, runs: int, offers: int) -> tuple[list[str], int]:
                 value = f"case when j = 0 then {value} else {value} || '~' || j end"
             elif column == "is_pick":  # a workload has one pick a run: the real offer's
                 value = f"{value} and j = 0"
+            elif how == "offers" and data_type == "DOUBLE":  # prices move: see P3_MOVES
+                value = f"{value} * {P3_MOVES}"
             select.append(f"{value} as {sql_name(column)}")
         if how == "offers":  # copy j of the snapshot's offer n is offer j x snapshot_offers + n of the market
             join = "left join _p3_offers as o on o.offer_id = base.offer_id"

@@ -1,5 +1,7 @@
 """Catalog integrity: the shipped catalogs load, and broken ones fail naming file, entry and key."""
 
+import os
+
 import pytest
 import yaml
 
@@ -180,6 +182,13 @@ def test_a_catalog_loaded_ahead_is_taken_once_and_only_while_its_files_are_uncha
     with (catalog_copy / "workloads.yaml").open("a") as f:
         f.write("# edited after the load\n")
     assert take_catalog_loaded_ahead(catalog_copy) is None  # loaded again by the flow, with the edit
+
+    load_catalog_ahead(catalog_copy)
+    workloads = catalog_copy / "workloads.yaml"
+    text = workloads.read_text()
+    workloads.write_text(text.replace("# edited after the load", "# EDITED after the load"))  # the same size
+    os.utime(workloads, ns=(workloads.stat().st_atime_ns, workloads.stat().st_mtime_ns + 1_000_000))
+    assert take_catalog_loaded_ahead(catalog_copy) is None
 
     load_catalog_ahead(catalog_copy)
     (catalog_copy / "expectations" / "notes.txt").write_text("a file added under the folder")
