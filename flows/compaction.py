@@ -3,9 +3,10 @@
 A nightly run appends every mart's rows of its date, so a month of history lies run after run, and DuckDB compresses
 each run's values apart from the next run's. Most of them are the same from one night to the next (a price moves
 now and then, a ranking rarely), so a closed month rewritten sorted by the mart's grain (`sql/marts/marts.yaml`, the
-as-of date last) puts each candidate's 30 nights side by side, where DuckDB stores a run of equal values once: the
-marts then take about a third of the blocks (`make bench`, goal P3). The rows are the same, only their order on disk
-changes; as-of dates stay together by month, so a query bounded by date still skips the other months' row groups.
+as-of date last) puts each candidate's 30 nights side by side, where DuckDB stores a run of equal values once
+(`make bench`, goal P3: 2,244 -> 1,261 KiB a run for a market whose spot offers move nightly, 2,033 -> 865 KiB for one
+that never moves). The rows are the same, only their order on disk changes; as-of dates stay together by month, so a
+query bounded by date still skips the other months' row groups.
 
 `ops.compacted_months` records each (mart, month) done. A month is closed once a later month has a run; a run of a
 date in a compacted month (a backfill) replaces that date's rows, so its month is compacted again.
