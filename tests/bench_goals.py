@@ -520,7 +520,7 @@ def p5(repeat: int, sources: int, delay_s: float) -> tuple[str, list[float], flo
     from prefect import flow
 
     from flows.catalog import load_catalog
-    from flows.nightly import fetch_all
+    from flows.fetching import fetch_all
 
     server = SlowServer(delay_s)
     phases: list[float] = []
@@ -560,7 +560,7 @@ def f1(repeat: int, regions: int, delay_s: float, slots: int) -> tuple[str, list
     from prefect import flow
     from test_fanout import wide_live_setup
 
-    from flows.nightly import fetch_all
+    from flows.fetching import fetch_all
 
     phases, floors = [], []
     with tempfile.TemporaryDirectory(prefix="hweval-bench-") as tmp:

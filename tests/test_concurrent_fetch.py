@@ -238,7 +238,7 @@ def fetch_phase(catalog) -> list:
     """nightly's fetch phase alone, in a flow of its own."""
     from prefect import flow
 
-    from flows.nightly import fetch_all
+    from flows.fetching import fetch_all
 
     @flow(name="fetch-phase")
     def phase() -> list:

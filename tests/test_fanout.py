@@ -230,7 +230,7 @@ def test_a_wide_live_fetch_on_dask_takes_the_slowest_call_per_slot_within_each_c
     and the phase with 1 s calls (17.3 s on a quiet machine, 25.6 s beside another test worker)."""
     from prefect import flow
 
-    from flows.nightly import fetch_all
+    from flows.fetching import fetch_all
 
     catalog, server = wide_live_catalog
     monkeypatch.setenv("HWEVAL_TASK_RUNNER", "dask")

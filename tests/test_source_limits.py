@@ -21,7 +21,7 @@ from builders import aws_page, aws_product, azure_item, azure_page, gcp_sku, lan
 from conftest import AS_OF
 from pydantic import ValidationError
 
-from flows import nightly
+from flows import fetching
 from flows.catalog import Source
 from flows.sources import (
     SOURCE_KINDS,
@@ -64,7 +64,7 @@ def hint(name: str, source_id: str = "s") -> str:
 
 
 class Failed:
-    """A Prefect state whose result raises `exc`, for nightly._transient (the fetch task's retry condition)."""
+    """A Prefect state whose result raises `exc`, for fetching._transient (the fetch task's retry condition)."""
 
     def __init__(self, exc: BaseException):
         self.exc = exc
@@ -74,7 +74,7 @@ class Failed:
 
 
 def never_retried(exc: BaseException) -> bool:
-    return isinstance(exc, SourceFormatError) and nightly._transient(None, None, Failed(exc)) is False
+    return isinstance(exc, SourceFormatError) and fetching._transient(None, None, Failed(exc)) is False
 
 
 # ---------------------------------------------------------------- declared, documented, reaching the readers
@@ -536,6 +536,6 @@ def test_only_network_style_failures_are_retried():
     import urllib.error
 
     for exc in (ConnectionResetError("reset"), TimeoutError("slow"), urllib.error.URLError("down"), OSError("nfs")):
-        assert nightly._transient(None, None, Failed(exc)) is True, exc
+        assert fetching._transient(None, None, Failed(exc)) is True, exc
     for exc in (TypeError("bug"), KeyError("x"), OverflowError("big"), ValueError("bad"), SourceFormatError("f")):
-        assert nightly._transient(None, None, Failed(exc)) is False, exc
+        assert fetching._transient(None, None, Failed(exc)) is False, exc

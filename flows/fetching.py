@@ -1,0 +1,140 @@
+"""The fetch phase of the nightly flow: every source read side by side into a batch, a source that cannot be read
+stale (a batch without rows that says why) instead of stopping the others.
+
+By default the fetches run on the flow's own task runner, each cloud within its `fetch_concurrency` slots in this
+process; with the Dask task runner (flows/fanout.py), live sources fan out a task per region or service in the
+subflow `nightly-fetch-fanout`, within each cloud's Prefect global concurrency limit.
+"""
+
+from __future__ import annotations
+
+import queue
+
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+from prefect.futures import as_completed, wait
+
+from flows import fanout
+from flows import land as landing
+from flows.catalog import Catalog, CatalogError
+from flows.sources._common import LiveSourceError, SourceFormatError
+from flows.sources._concurrency import FetchSlots
+
+
+def _transient(task, task_run, state) -> bool:
+    """Retry network-style failures; a file in the wrong format fails the same way every time."""
+    try:
+        state.result()
+    except (SourceFormatError, CatalogError, LiveSourceError):  # a live source already retried what can be retried
+        return False
+    except (OSError, TimeoutError):  # a file system or a connection that may answer next time (URLError is an OSError)
+        return True
+    except Exception:  # anything else is a bug or bad data: reading it again gives the same answer
+        return False
+    return False
+
+
+@task(retries=2, retry_delay_seconds=5, retry_condition_fn=_transient, cache_policy=NO_CACHE)
+def fetch(catalog: Catalog, source_id: str, slots: FetchSlots | None = None) -> landing.SourceBatch:
+    """Read one declared source into rows for its landed table, within its cloud's share of `slots`."""
+    return landing.fetch_source(catalog, source_id, slots)
+
+
+@task(retries=2, retry_delay_seconds=5, retry_condition_fn=_transient, cache_policy=NO_CACHE,
+      task_run_name="fetch-{part.source_id}")
+def fetch_part(part: landing.LivePart) -> landing.SourceBatch:
+    """One region (or service) of a live source, fanned out (flows/fanout.py) within its cloud's slots."""
+    return landing.fetch_live_part(part)
+
+
+@flow(name="nightly-fetch-fanout", log_prints=True)
+def fetch_fanned_out(catalog: Catalog, source_ids: list[str]) -> list[landing.SourceBatch]:
+    """The live sources' fetches on the Dask task runner: a task per region (or service) of each source that can be
+    split; batches in the order given.
+
+    The run holds each cloud's share of its Prefect global concurrency limit (`hweval-fetch-<cloud>`, counted by the
+    server for every run on every machine) and never has more of the cloud's tasks running than that share, a new
+    one as one finishes.
+    """
+    logger = get_run_logger()
+    concurrency = catalog.sources.fetch_concurrency.model_dump()
+    limits = fanout.ensure_limits(concurrency)
+    queues: dict[str, queue.SimpleQueue] = {}
+    parts_of: dict[str, list[landing.LivePart]] = {}
+    for source_id in source_ids:
+        options = fanout.parts(catalog, source_id) or [dict(catalog.sources.sources[source_id].live)]
+        parts_of[source_id] = landing.live_parts(catalog, source_id, options)
+        cloud = fanout.cloud_of(catalog, source_id)
+        for index, part in enumerate(parts_of[source_id]):
+            queues.setdefault(cloud, queue.SimpleQueue()).put((source_id, index, part))
+    slots = {cloud: min(concurrency.get(cloud, concurrency["default"]), q.qsize()) for cloud, q in queues.items()}
+    logger.info("fanning out %d fetch tasks of %d live sources, %s at a time (limits: %s)",
+                sum(len(p) for p in parts_of.values()), len(source_ids),
+                ", ".join(f"{cloud} {n}" for cloud, n in slots.items()),
+                ", ".join(f"{name} {limit}" for name, limit in limits.items()))
+    futures: dict[tuple[str, int], object] = {}
+    in_flight: dict[object, str] = {}  # future -> its cloud
+
+    def submit_next(cloud: str) -> None:
+        if not queues[cloud].empty():
+            source_id, index, part = queues[cloud].get()
+            futures[(source_id, index)] = future = fetch_part.submit(part)
+            in_flight[future] = cloud
+
+    # the clouds' shares of their global limits, held while this run's parts run; submitted from this thread only
+    # (the task runner's client lives here): at most a cloud's share at once, its next part as one finishes
+    with fanout.cloud_slots(slots):
+        for cloud, n in slots.items():
+            for _ in range(n):
+                submit_next(cloud)
+        while in_flight:
+            finished = next(iter(as_completed(list(in_flight))))
+            submit_next(in_flight.pop(finished))
+    batches = []
+    for source_id, parts in parts_of.items():
+        done = [futures[(source_id, index)] for index in range(len(parts))]
+        # failed, or crashed or cancelled (a Dask worker lost): that source is stale, the others land
+        failed = next((future for future in done if not future.state.is_completed()), None)
+        if failed is not None:
+            error = failed.state.result(raise_on_failure=False)
+            batches.append(landing.failed_batch(catalog, source_id, error if isinstance(error, BaseException) else
+                                                RuntimeError(f"a fetch task ended {failed.state.name}")))
+        else:
+            batches.append(landing.SourceBatch.combined([future.result() for future in done]))
+    return batches
+
+
+def fetch_all(catalog: Catalog, source_ids: list[str]) -> list[landing.SourceBatch]:
+    """Fetch the sources side by side through the task runner, each cloud within its `fetch_concurrency`; the
+    batches come back in the order of `source_ids`, however the fetches finish.
+
+    With HWEVAL_TASK_RUNNER=dask (flows/fanout.py), the live sources are fetched by the subflow
+    `nightly-fetch-fanout` on a Dask cluster, the others (files of this checkout) here.
+
+    A source that cannot be read does not stop the others: its batch has no rows and says why (it is stale).
+    """
+    if fanout.runner_kind() == "dask":
+        mode = catalog.sources.mode
+        live = [s for s in source_ids if catalog.sources.sources[s].reads_live(mode)]
+        if live:
+            runner = fanout.task_runner(catalog.sources.fetch_concurrency.model_dump())
+            fetched = dict(zip(live, fetch_fanned_out.with_options(task_runner=runner)(catalog, live), strict=True))
+            local = [s for s in source_ids if s not in fetched]
+            fetched |= dict(zip(local, _fetch_here(catalog, local), strict=True))
+            return [fetched[s] for s in source_ids]
+    return _fetch_here(catalog, source_ids)
+
+
+def _fetch_here(catalog: Catalog, source_ids: list[str]) -> list[landing.SourceBatch]:
+    """The sources fetched on the flow's own task runner, within the process's `fetch_concurrency` slots."""
+    slots = FetchSlots(catalog.sources.fetch_concurrency.model_dump())
+    futures = [fetch.submit(catalog, source_id, slots) for source_id in source_ids]
+    wait(futures)
+    batches = []
+    for source_id, future in zip(source_ids, futures, strict=True):
+        state = future.state
+        if state.is_failed():
+            batches.append(landing.failed_batch(catalog, source_id, state.result(raise_on_failure=False)))
+        else:
+            batches.append(future.result())
+    return batches
