@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 
 import duckdb
 
-from flows import analytics, warehouse
+from flows import analytics, transform, warehouse
 from flows.analytics import quoted
 
 log = logging.getLogger(__name__)
@@ -312,6 +312,7 @@ def _commit_in(con: duckdb.DuckDBPyConnection, config: LakeConfig, base_snapshot
         for schema, table in built:
             con.execute(f'create or replace table {ALIAS}."{schema}"."{table}" as '
                         f'select * from building."{schema}"."{table}"')
+        _create_view_models(con)
         _create_analytics_views(con)
         message = f"hweval run {run_id} as of {as_of.isoformat()}"
         extra = json.dumps({"run_id": run_id, "as_of": as_of.isoformat(), "base_snapshot": base_snapshot})
@@ -327,6 +328,18 @@ def _commit_in(con: duckdb.DuckDBPyConnection, config: LakeConfig, base_snapshot
         raise LakeUnavailable(f"cannot write the lake ({config.describe()}): {_first_line(exc)}") from None
 
 
+def _in_lake(select: str) -> str:
+    """A query over the warehouse's schemas, naming the lake's tables: a view binds where it is read."""
+    return re.sub(rf"\b({'|'.join(SCHEMAS)})\.", rf"{ALIAS}.\1.", select)
+
+
+def _create_view_models(con: duckdb.DuckDBPyConnection) -> None:
+    """The view models (sql/, `-- materialized: view`: marts.rank_history) over the lake's own tables."""
+    for relation, select in transform.view_models().items():
+        schema, name = relation.split(".")
+        con.execute(f'create or replace view {ALIAS}."{schema}"."{name}" as {_in_lake(select)}')
+
+
 def _create_analytics_views(con: duckdb.DuckDBPyConnection) -> None:
     """The analysts' views (flows/analytics.py) inside the lake, over its own marts, with their descriptions.
 
@@ -337,8 +350,7 @@ def _create_analytics_views(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(f"create schema {schema}")
     for name, (select, description, _columns) in analytics.view_definitions(analytics.load_contract()).items():
         # the view's body names lake tables explicitly: a view binds where it is read, not where it was made
-        body = re.sub(r"\b(marts|ops)\.", rf"{ALIAS}.\1.", select)
-        con.execute(f'create view {schema}."{name}" as {body}')
+        con.execute(f'create view {schema}."{name}" as {_in_lake(select)}')
         con.execute(f'comment on view {schema}."{name}" is {quoted(description)}')
 
 

@@ -110,8 +110,9 @@ def build_and_render(building: Path, catalog: Catalog, loads: list[landing.Sourc
     con = warehouse.connect(building)
     try:
         for model in pipeline.build(con, run_id, as_of, catalog):
-            logger.info("%s %s.%s: %d rows%s", "reused" if model.reused else "built", model.layer, model.name,
-                        model.rows, " (its inputs are unchanged)" if model.reused else "")
+            logger.info("%s %s.%s: %d rows%s", "reused" if model.reused else "defined" if model.view else "built",
+                        model.layer, model.name, model.rows,
+                        " (its inputs are unchanged)" if model.reused else " (a view)" if model.view else "")
         pipeline.record_run(con, run_id, as_of, started_at, catalog, loads)
         compacted, left = compaction.compact_closed_months(con, run_id, as_of)
         for done in compacted:

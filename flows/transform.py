@@ -9,6 +9,9 @@ macros, the as-of date when it reads it, and the content of every relation it re
 catalog tables, the raw rows); ops.model_builds keeps the fingerprint each model (each mart and as-of date) was last
 built with. A model that reads ops.* (run history) is built every run, and so is one that writes the run id outside
 a mart; a reused mart's rows of the date get this run's id.
+
+A model whose SQL has the line `-- materialized: view` is a view, defined again each run: a projection of another
+model's table (marts.rank_history of marts.rankings) that would otherwise store the same figures twice.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 
 import duckdb
 
+from flows import migrations
 from flows.paths import SQL_DIR
 
 log = logging.getLogger(__name__)
@@ -38,14 +42,46 @@ class BuiltModel:
     name: str
     rows: int
     reused: bool = False  # its inputs were unchanged: the table (a mart's rows of the date) was kept
+    view: bool = False  # a view model (`-- materialized: view`): nothing stored, defined again
 
 
+_VIEW = re.compile(r"^-- materialized: view[ \t]*$", re.MULTILINE)
 _RELATION = re.compile(r"\b(raw|ops|catalog|staging|intermediate|marts)\.([a-z_][a-z0-9_]*)\b")
 
 
 def _reads(text: str) -> set[tuple[str, str]]:
     """(schema, table) of every relation a model's SQL names outside its comments and string literals."""
     return set(_RELATION.findall(re.sub(r"'[^']*'", "''", re.sub(r"--[^\n]*", "", text))))
+
+
+def is_view(text: str) -> bool:
+    """Whether a model's SQL declares it a view (`-- materialized: view`), not a table."""
+    return bool(_VIEW.search(text))
+
+
+def view_models(sql_dir: Path = SQL_DIR) -> dict[str, str]:
+    """The view models, `layer.name` -> select, in build order (DuckLake re-creates them over its tables)."""
+    views = {}
+    for layer in LAYERS:
+        for path in _in_dependency_order(layer, sorted((sql_dir / layer).glob("*.sql"))):
+            text = path.read_text().strip().rstrip(";")
+            if is_view(text):
+                views[f"{layer}.{path.stem}"] = text
+    return views
+
+
+def _define_view(con: duckdb.DuckDBPyConnection, layer: str, name: str, select: str, path: Path) -> None:
+    """(Re)define a view model. A table of its name (an older version's) is refused, not dropped: what it held goes
+    first where the view reads it (flows/migrations.py), which drops it."""
+    [(kind,)] = con.execute("select coalesce(max(table_type), '') from information_schema.tables "
+                            "where table_schema = ? and table_name = ?", [layer, name]).fetchall()
+    if kind == "BASE TABLE":
+        raise ModelError(f"sql/{layer}/{path.name}: {layer}.{name} is a table in this warehouse, and the model is a "
+                         "view now; no migration in flows/migrations.py moved its rows (nothing was dropped)")
+    try:
+        con.execute(f"create or replace view {layer}.{name} as {select}")
+    except duckdb.Error as exc:
+        raise ModelError(f"sql/{layer}/{path.name}: {exc}") from exc
 
 
 def content_digest(con: duckdb.DuckDBPyConnection, relation: str, where: str = "", params: list | None = None,
@@ -156,6 +192,8 @@ def build_models(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, sq
     con.execute("set variable run_id = ?", [run_id])
     con.execute("set variable as_of = ?", [as_of.isoformat()])
     macros = (sql_dir / "macros.sql").read_text()
+    for note in migrations.migrate_marts(con):
+        log.warning("%s", note)
     digests: dict[str, str] = {}  # relation -> content digest, as this run's models read it
     tables = {tuple(row) for row in con.execute(
         "select table_schema, table_name from information_schema.tables where table_type = 'BASE TABLE'").fetchall()}
@@ -166,6 +204,14 @@ def build_models(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, sq
             relation = f"{layer}.{name}"
             select = path.read_text().strip().rstrip(";")
             mart_date = as_of if layer == "marts" else None
+            if is_view(select):
+                _define_view(con, layer, name, select, path)
+                tables.add((layer, name))
+                [(rows,)] = con.execute(f"select count(*) from {relation} {'where as_of = ?' if mart_date else ''}",
+                                        [mart_date] if mart_date else []).fetchall()
+                built.append(BuiltModel(layer, name, rows, view=True))
+                log.info("defined %s, a view (%d rows)", relation, rows)
+                continue
             fingerprint = _fingerprint(con, select, macros, as_of, digests, tables)
             if layer != "marts" and "getvariable('run_id')" in select:
                 fingerprint = None

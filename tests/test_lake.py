@@ -21,6 +21,7 @@ from pathlib import Path
 import boto3
 import pytest
 from conftest import AS_OF, CATALOGS, RUN_ID
+from test_migrations import stored_as_before
 
 from flows import lake, services, transform, warehouse
 from flows.cli import main
@@ -185,6 +186,36 @@ def test_a_commit_lands_every_table_as_parquet_on_s3_and_a_pull_gives_it_back(la
     with lake.reading(config) as con:
         assert con.execute("select count(*) from analytics.latest_rankings").fetchone() == \
             con.execute("select count(*) from marts.rankings").fetchone()
+        # a view model is a view in the lake too, over the lake's rankings: not copied as a table
+        assert con.execute(f"select table_type from information_schema.tables where table_catalog = '{lake.ALIAS}' "
+                           "and table_schema = 'marts' and table_name = 'rank_history'").fetchall() == [("VIEW",)]
+        picked = "select count(*), count(*) filter (where is_pick) from {}"
+        assert con.execute(picked.format("analytics.rank_history")).fetchone() == \
+            con.execute(picked.format("marts.rankings")).fetchone() == (352, 9)
+
+
+@pytest.mark.slow
+def test_a_lake_an_older_version_wrote_gets_rank_history_as_a_view_at_the_next_commit(lake_env, flow_run, tmp_path,
+                                                                                    monkeypatch):
+    config = lake.configured()
+    older = built_copy(flow_run, tmp_path, "older.duckdb")
+    con = warehouse.connect(older)
+    try:
+        stored_as_before(con)  # marts.rank_history a table, as hweval stored it before it became a view
+    finally:
+        con.close()
+    with monkeypatch.context() as older_version:  # which made no view models, and views of its own columns
+        older_version.setattr(lake, "_create_view_models", lambda con: None)
+        older_version.setattr(lake, "_create_analytics_views", lambda con: None)
+        lake.commit(config, older, lake.pull(config, tmp_path / "p.duckdb"), RUN_ID, AS_OF)
+    pulled = tmp_path / "pulled.duckdb"
+    lake.pull(config, pulled)  # the next run starts from the table; its build moves it (tests/test_migrations.py)
+    assert "marts.rank_history" in table_digests(pulled)
+    lake.commit(config, built_copy(flow_run, tmp_path, "newer.duckdb"), 1, "run-2", AS_OF)
+    with lake.reading(config) as con:
+        assert con.execute(f"select table_type from information_schema.tables where table_catalog = '{lake.ALIAS}' "
+                           "and table_schema = 'marts' and table_name = 'rank_history'").fetchall() == [("VIEW",)]
+        assert con.execute("select count(*) filter (where is_pick) from marts.rank_history").fetchone() == (9,)
 
 
 @pytest.mark.slow

@@ -59,7 +59,10 @@ ranked as (
     select
         *,
         rank() over (partition by workload_id order by outcome_value) as outcome_rank,
-        rank() over (partition by workload_id order by usd_per_chip_hour) as chip_hour_rank
+        rank() over (partition by workload_id order by usd_per_chip_hour) as chip_hour_rank,
+        -- the workload's pick, the reports' first row: lowest outcome, then lowest chip-hour price, then candidate id
+        row_number() over (partition by workload_id order by outcome_value, usd_per_chip_hour, candidate_id) = 1
+            as is_pick
     from candidates
     -- no figure for the workload's objective (energy, on a chip that publishes no power): excluded, not ranked last
     where outcome_value is not null
@@ -92,6 +95,7 @@ final as (
         ranked.outcome_metric,
         ranked.outcome_value,
         ranked.outcome_rank,
+        ranked.is_pick,
         -- the error band: where the outcome would land if this estimate were as wrong as the back-test's best and
         -- worst (a measured row has none)
         ranked.outcome_value * bands.low_ratio as outcome_low,
