@@ -17,9 +17,10 @@
   One real `hweval run` on the snapshot into a temporary warehouse, then grown with SQL to that many as-of dates
   (one a day, ending at the real run's): every table a nightly run appends to (marts.*, raw.*, ops.*) gets the real
   run's rows again for each earlier date, with its own run id and dates; the tables that grow with the market get
-  them `--p3-offers` / (the snapshot's offers) times, each copy of an offer under its own offer id. The figures of an
-  offer's mart rows move as a market's do (`P3_MOVES`: a spot offer's every night, the others' monthly). After each
-  batch of days, the months it closed are compacted (flows/compaction.py), as the first run of each month would have.
+  them `--p3-offers` / (the snapshot's offers) times, each copy of an offer under its own offer id. An offer's prices
+  move as a market's do (`P3_MOVES`: a spot offer's every night, the others' monthly), and with them the figures in
+  USD (`--p3-moves all`: every figure). A calendar month at a time, oldest first: the months before it compacted
+  (flows/compaction.py), as the month's first nightly run does, then the month's runs appended.
   Goals: warehouse file size after CHECKPOINT / runs <= 1 MiB; one offer's rank history (the analysts'
   `analytics.rank_history` view, every run of one workload x offer) and the reports' history-chart query
   (flows/charts.py HISTORY_SQL), each on a fresh read-only connection, <= 200 ms.
@@ -306,12 +307,20 @@ P3_IDENTITY_COLUMNS = {"offer_id", "candidate_id", "instance_type", "sku", "sku_
                        "source_ref", "price_ref", "usage_type", "arm_sku_name", "row_json"}
 # dates that move with the run's date (a source's data as-of, the price's as-of); the others (benchmarks) stay
 P3_RUN_DATES = {"as_of", "data_as_of", "price_as_of", "previous_as_of", "stale_since"}
-P3_BATCH_DAYS = 90
-# A market's figures move: a spot offer's every night, any other offer's once a month (on a day of its own), by up to
-# 1% (the same factor on every figure of the offer's rows that night; 1 for the real run's own rows). Copies that
-# never moved would be month compaction's best case (flows/compaction.py): each candidate's nights all equal.
+# A market's prices move: a spot offer's every night, any other offer's once a month (on a day of its own), by up to
+# 1% (the same factor on every moving figure of the offer's rows that night; 1 for the real run's own rows). Copies
+# that never moved would be month compaction's best case (flows/compaction.py): each candidate's nights all equal.
 P3_MOVES = ("(1 + (hash(base.offer_id, j, case when base.offer_id like '%:spot%' then k "
             "else (k + hash(base.offer_id, j) % 30) // 30 end) % 1000) / 1e5)")
+# Which figures move (`--p3-moves`): `prices`, the figures in USD and those computed from them (the outcome, its
+# band, a share of costs, what marts.changes reports), as a market's do; an offer's throughput, energy, utilization,
+# MFU and time to train stay until a benchmark or the catalog changes. `all`: every figure of the offer's rows, a
+# market that also re-measured every chip every night (the bench's setting before 2026-12-01, for comparison).
+P3_MOVING = {
+    "prices": lambda table, column: ("usd" in column or column.startswith("outcome_") or column == "inference_share"
+                                     or table == "marts.changes"),
+    "all": lambda table, column: True,
+}
 
 
 def p3_scaling(table: str, columns: dict[str, str]) -> tuple[str, str]:
@@ -325,10 +334,11 @@ def p3_scaling(table: str, columns: dict[str, str]) -> tuple[str, str]:
     return "", "false"
 
 
-def p3_grow(con, runs: int, offers: int) -> tuple[list[str], int]:
+def p3_grow(con, runs: int, offers: int, moves: str = "prices") -> tuple[list[str], int]:
     """Append runs - 1 earlier nightly runs (one a day) to the warehouse of one real run, each with the real run's rows
     (run id and dates shifted), and bring every run to `offers` offers; returns each table's rows per run before and
     after, and the snapshot's offers."""
+    moving = P3_MOVING[moves]
     from flows import compaction
 
     [(base_as_of,)] = con.execute("select as_of from ops.runs").fetchall()
@@ -363,7 +373,7 @@ def p3_grow(con, runs: int, offers: int) -> tuple[list[str], int]:
                 value = f"case when j = 0 then {value} else {value} || '~' || j end"
             elif column == "is_pick":  # a workload has one pick a run: the real offer's
                 value = f"{value} and j = 0"
-            elif how == "offers" and data_type == "DOUBLE":  # prices move: see P3_MOVES
+            elif how == "offers" and data_type == "DOUBLE" and moving(table, column):  # see P3_MOVES
                 value = f"{value} * {P3_MOVES}"
             select.append(f"{value} as {sql_name(column)}")
         if how == "offers":  # copy j of the snapshot's offer n is offer j x snapshot_offers + n of the market
@@ -382,19 +392,22 @@ def p3_grow(con, runs: int, offers: int) -> tuple[list[str], int]:
             f"where (k > 0 or j > 0) and ({keep}) order by k desc, j")
         [(rows,)] = con.execute(f"select count(*) from {table} where as_of = ?", [base_as_of]).fetchall()
         described.append((table, how, rows))
-    # oldest first, as nightly runs append them; each batch of days one transaction, then the months the batch
-    # closed compacted as the nightly runs of those days would have (flows/compaction.py), and a checkpoint
+    # a calendar month at a time, oldest first, as nightly runs append them: first the months before it compacted, as
+    # the month's first run does (flows/compaction.py; the blocks that frees take the month's rows, as they do night
+    # after night), then the month's runs in one transaction, and a checkpoint. k: days before the real run.
+    months: dict[dt.date, list[int]] = {}
+    for k in range(runs):
+        months.setdefault((base_as_of - dt.timedelta(days=k)).replace(day=1), []).append(k)
     start = time.perf_counter()
-    for last in range(runs, 0, -P3_BATCH_DAYS):
-        first = max(0, last - P3_BATCH_DAYS)
-        if last < runs and (runs - last) % (P3_BATCH_DAYS * 5) == 0:
-            print(f"  P3: {runs - last:,} of {runs:,} runs in ({time.perf_counter() - start:.0f} s)", flush=True)
+    for n, (month, ks) in enumerate(sorted(months.items())):
+        if n and n % 12 == 0:
+            print(f"  P3: {runs - max(ks) - 1:,} of {runs:,} runs in ({time.perf_counter() - start:.0f} s)", flush=True)
+        first_day = base_as_of - dt.timedelta(days=max(ks))
+        compaction.compact_closed_months(con, "bench", first_day, newest=first_day)
         con.begin()
         for statement in statements:
-            con.execute(statement, {"as_of": base_as_of, "first": first, "last": last})
+            con.execute(statement, {"as_of": base_as_of, "first": min(ks), "last": max(ks) + 1})
         con.commit()
-        newest = base_as_of - dt.timedelta(days=first)
-        compaction.compact_closed_months(con, "bench", newest, newest=newest)
         con.execute("checkpoint")
     lines = []
     for table, how, rows in described:
@@ -413,7 +426,7 @@ order by as_of, candidate_id
 """
 
 
-def p3(repeat: int, runs: int, offers: int) -> list[tuple[str, list[float], float, str]]:
+def p3(repeat: int, runs: int, offers: int, moves: str) -> list[tuple[str, list[float], float, str]]:
     import duckdb
 
     from flows import charts, warehouse
@@ -426,11 +439,11 @@ def p3(repeat: int, runs: int, offers: int) -> list[tuple[str, list[float], floa
                       "--reports", str(Path(tmp) / "reports")], env)
         one_run = path.stat().st_size
         print(f"  P3: run {s:.1f} s, warehouse {one_run / 2**20:.1f} MiB; growing it to {runs:,} runs x {offers:,} "
-              f"offers with SQL ({P3_BATCH_DAYS} days a transaction and a checkpoint) ...", flush=True)
+              f"offers with SQL (a month a transaction and a checkpoint; figures that move: {moves}) ...", flush=True)
         start = time.perf_counter()
         con = warehouse.connect(path)
         try:
-            grown, snapshot_offers = p3_grow(con, runs, offers)
+            grown, snapshot_offers = p3_grow(con, runs, offers, moves)
             con.execute("checkpoint")
             [(as_of, workload, offer)] = con.execute(
                 "select as_of, workload_id, pick_offer_id from analytics.latest_decisions "
@@ -586,8 +599,8 @@ def f1(repeat: int, regions: int, delay_s: float, slots: int) -> tuple[str, list
             server.close()
     per_slot = regions / slots * delay_s
     return (f"F1 fanned-out fetch / time per slot ({3 * regions} calls)", [p / per_slot for p in phases], 1.5,
-            f"phase {spread(phases)} s; per slot {per_slot:g} s, one after another {3 * regions * delay_s:g} s; "
-            f"the same fan-out answered at once {spread(floors)} s (a Prefect task run per call)")
+            (f"phase {spread(phases)} s; per slot {per_slot:g} s, one after another {3 * regions * delay_s:g} s; "
+             f"the same fan-out answered at once {spread(floors)} s (a Prefect task run per call)"))
 
 
 GOALS = ("P1", "P2", "P3", "P4", "P5", "F1")
@@ -609,6 +622,8 @@ def main() -> int:
                         help="P2: price lines of the synthetic offer file (default 1,000,000)")
     parser.add_argument("--p3-runs", type=int, default=1825, help="P3: nightly runs in the warehouse (default 1,825)")
     parser.add_argument("--p3-offers", type=int, default=1000, help="P3: offers in each run (default 1,000)")
+    parser.add_argument("--p3-moves", choices=sorted(P3_MOVING), default="prices",
+                        help="P3: which figures of an offer's rows move from night to night (default: prices)")
     parser.add_argument("--sources", type=int, default=7, help="P5: live sources fetched at once (default 7)")
     parser.add_argument("--delay", type=float, default=2.0, help="P5: seconds each source takes (default 2)")
     args = parser.parse_args()
@@ -620,7 +635,7 @@ def main() -> int:
     for part, wanted, measure in [
         ("P1 and P4", {"P1", "P4"}, lambda: p1_and_p4(args.repeat)),
         ("P2", {"P2"}, lambda: p2(args.repeat, args.offer_rows)),
-        ("P3", {"P3"}, lambda: p3(args.repeat, args.p3_runs, args.p3_offers)),
+        ("P3", {"P3"}, lambda: p3(args.repeat, args.p3_runs, args.p3_offers, args.p3_moves)),
         ("P5", {"P5"}, lambda: [p5(args.repeat, args.sources, args.delay)]),
         ("F1", {"F1"}, lambda: [f1(args.repeat, 30, 1.0, 3)]),
     ]:
