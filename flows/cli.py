@@ -18,10 +18,13 @@ import logging
 import os
 import re
 import sys
-import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from flows import paths
+
+if TYPE_CHECKING:
+    from flows.prefect_server import TemporaryServer
 
 EXIT_STALE_PAST_LIMIT = 3
 EXIT_LOCK_TIMEOUT = 4
@@ -70,14 +73,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         os.environ.setdefault(key, value)
     server = start_temporary_server()
     if server is not None:
-        print("hweval: no PREFECT_API_URL set; Prefect starts a temporary local server for this run (it adds about "
-              "6 s; more on the first run, which creates its database).", file=sys.stderr)
+        print("hweval: no PREFECT_API_URL set; a temporary local Prefect server starts for this run (it adds about "
+              "5 s; more on the first run, which creates its database).", file=sys.stderr)
     from flows.nightly import StalePastLimit, absolute, nightly
+    from flows.prefect_server import ServerStartError
     from flows.runlock import DEFAULT_WAIT_S, RunLockTimeout
 
     if server is not None:  # while the server starts (seconds): what the flow would otherwise do first
         warm_catalog_check(args.catalog)
-        server.join()
+        try:
+            server.wait_ready()
+        except ServerStartError as exc:
+            print(f"hweval: {exc}; the run did not start", file=sys.stderr)
+            return 1
 
     wait_s = args.wait if args.wait is not None else float(os.environ.get("HWEVAL_LOCK_WAIT_S", DEFAULT_WAIT_S))
     status = 0
@@ -122,30 +130,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     return status
 
 
-def start_temporary_server() -> threading.Thread | None:
-    """Start Prefect's temporary server on a thread when this run needs one (no PREFECT_API_URL), so that the run
-    imports its modules and checks its catalog while the server starts (it is a process of its own: ~3-4 s here,
-    mostly its imports); join the thread before the flow is called. None with a running server to talk to.
+def start_temporary_server() -> TemporaryServer | None:
+    """Start the temporary Prefect server this run needs when it has none to talk to (no PREFECT_API_URL), so that the
+    run imports its modules and checks its catalog while the server starts (a process of its own: ~3-4 s here, mostly
+    its imports); `wait_ready` before the flow is called. None with a running server to talk to
+    (flows/prefect_server.py: the server Prefect would start, without importing the server's package here)."""
+    from flows import prefect_server
 
-    The flow's client finds the started server (Prefect keeps one per process). If starting fails (it did not answer
-    in PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS), its process is stopped here, and the flow starts the server
-    again and fails with Prefect's own error if it cannot."""
-    from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_EPHEMERAL_ENABLED
-
-    if PREFECT_API_URL.value() or not PREFECT_SERVER_EPHEMERAL_ENABLED.value():
+    if not prefect_server.needed():
         return None
-    from prefect.server.api.server import SubprocessASGIServer
-
-    def start() -> None:
-        try:
-            SubprocessASGIServer().start()
-        except Exception as exc:  # noqa: BLE001 - the flow starts it again and reports what went wrong
-            logging.getLogger(__name__).debug("Prefect's temporary server did not start on its thread: %s", exc)
-            SubprocessASGIServer().stop()  # Prefect leaves a server that timed out running: the next start takes a new one
-
-    thread = threading.Thread(target=start, name="hweval-prefect-server", daemon=True)
-    thread.start()
-    return thread
+    return prefect_server.TemporaryServer.start()
 
 
 def warm_catalog_check(catalog_dir: str | None) -> None:

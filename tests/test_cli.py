@@ -5,6 +5,7 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import duckdb
@@ -178,7 +179,7 @@ def test_run_takes_relative_paths_from_the_working_directory_and_says_what_happe
 
 
 def test_run_without_a_prefect_server_starts_prefects_and_checks_the_catalog_meanwhile(monkeypatch, tmp_path):
-    """No PREFECT_API_URL: Prefect's temporary server is started on a thread, the catalog is checked while it starts,
+    """No PREFECT_API_URL: a temporary Prefect server is started (a process), the catalog is checked while it starts,
     and the flow is called once it has started, not before."""
     import datetime as dt
 
@@ -187,7 +188,7 @@ def test_run_without_a_prefect_server_starts_prefects_and_checks_the_catalog_mea
     calls = []
 
     class Started:
-        def join(self):
+        def wait_ready(self):
             calls.append("server joined")
 
     def flow(**kwargs):
@@ -213,32 +214,82 @@ def test_with_a_prefect_server_to_talk_to_no_temporary_server_is_started():
         assert start_temporary_server() is None
 
 
-def test_a_temporary_server_that_fails_to_start_on_the_thread_is_stopped(monkeypatch):
-    """Prefect leaves a server process that did not answer in time running; the thread stops it, so that the flow's
-    own start (a new server) does not leave it behind."""
-    import prefect.server.api.server
-    from prefect.settings import PREFECT_API_URL, temporary_settings
+def fake_server(monkeypatch, *programs: str):
+    """A TemporaryServer whose launches run these Python programs in turn instead of the server (no Prefect setting
+    is changed: the test's own server stays the one the session talks to)."""
+    from flows import prefect_server
 
-    from flows.cli import start_temporary_server
+    server = prefect_server.TemporaryServer()
+    launched = []
 
-    calls = []
+    def launch():
+        server.port = 9  # nothing answers there
+        server.process = subprocess.Popen([sys.executable, "-c", programs[len(launched)]])
+        launched.append(server.process)
 
-    class Slow:
-        def __init__(self, port=None):
-            pass
+    monkeypatch.setattr(server, "_launch", launch)
+    launch()
+    return server, launched
 
-        def start(self):
-            calls.append("start")
-            raise RuntimeError("Timed out while attempting to connect to ephemeral Prefect API server.")
 
-        def stop(self):
-            calls.append("stop")
+def test_a_temporary_server_that_exits_before_it_answers_fails_the_start_with_its_status(monkeypatch):
+    from flows.prefect_server import ServerStartError
 
-    monkeypatch.setattr(prefect.server.api.server, "SubprocessASGIServer", Slow)
-    with temporary_settings(restore_defaults={PREFECT_API_URL}):  # no server to talk to
-        thread = start_temporary_server()
-        thread.join(timeout=10)
-    assert calls == ["start", "stop"]
+    server, _ = fake_server(monkeypatch, "import sys; sys.exit(1)")
+    with pytest.raises(ServerStartError, match=r"exited with status 1 before it answered"):
+        server.wait_ready(timeout_s=30)
+
+
+def test_a_temporary_server_that_does_not_answer_in_time_is_stopped(monkeypatch):
+    from flows.prefect_server import ServerStartError
+
+    server, [process] = fake_server(monkeypatch, "import time; time.sleep(60)")
+    with pytest.raises(ServerStartError, match=r"did not answer http://127.0.0.1:9/api/health within 0.5 s "
+                                               r"\(PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS\); it was stopped"):
+        server.wait_ready(timeout_s=0.5)
+    assert process.poll() is not None and server.process is None  # terminated, not left behind
+    server.stop()  # again: nothing to do
+
+
+def test_a_temporary_server_whose_port_was_taken_starts_again_on_another(monkeypatch):
+    from flows.prefect_server import PORT_IN_USE, ServerStartError
+
+    server, launched = fake_server(monkeypatch, f"import sys; sys.exit({PORT_IN_USE})", "import sys; sys.exit(1)")
+    with pytest.raises(ServerStartError, match="exited with status 1"):  # the second launch's own failure
+        server.wait_ready(timeout_s=30)
+    assert len(launched) == 2
+
+
+@pytest.mark.slow
+def test_a_run_without_a_server_talks_to_its_own_without_importing_prefects_server_package(tmp_path):
+    """A flow in a process of its own, as `hweval run` starts one: the server answers, the flow's run is recorded
+    in it, Prefect's server package is never imported in the flow's process, and the server stops at exit."""
+    program = textwrap.dedent("""
+        import os, sys
+        from flows.cli import start_temporary_server
+        server = start_temporary_server()
+        server.wait_ready()
+        from prefect import flow, get_client
+        @flow(name="own-server")
+        def f():
+            return 1
+        assert f() == 1
+        with get_client(sync_client=True) as client:
+            runs = client.read_flow_runs()
+        print(os.environ["PREFECT_API_URL"], server.process.pid, len(runs), [r.state.type.value for r in runs],
+              "prefect.server.api.server" in sys.modules)
+    """)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")} | {
+        "PREFECT_HOME": str(tmp_path / "prefect-home"), "PREFECT_SERVER_REGISTER_BLOCKS_ON_START": "false"}
+    done = subprocess.run([sys.executable, "-c", program], check=False, env=env, capture_output=True, text=True,
+                          timeout=120, cwd=PROJECT_ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    url, pid, runs, states, imported = done.stdout.strip().split(maxsplit=4)
+    assert url.startswith("http://127.0.0.1:") and url.endswith("/api")
+    assert (runs, states, imported) == ("1", "['COMPLETED']", "False")
+    assert "View at" not in done.stderr and "Error logging to API" not in done.stderr
+    with pytest.raises(ProcessLookupError):  # stopped as the process exited
+        os.kill(int(pid), 0)
 
 
 def test_the_catalog_check_done_while_the_server_starts_is_what_the_flow_finds(catalog_copy, tmp_path, monkeypatch):
@@ -282,8 +333,8 @@ def test_the_flow_takes_the_catalog_loaded_while_the_server_started(prefect_serv
 
 @pytest.mark.slow  # Prefect's temporary server, started for the run: make test-slow and CI
 def test_run_with_its_own_temporary_prefect_server(tmp_path):
-    """`hweval run` as `make run` runs it: no PREFECT_API_URL, so the server is started on a thread while the run
-    checks its catalog; the run succeeds, and the check it did meanwhile is in the cache."""
+    """`hweval run` as `make run` runs it: no PREFECT_API_URL, so a temporary server is started (a process) while the
+    run checks its catalog; the run succeeds, and the check it did meanwhile is in the cache."""
     from flows.cli import PREFECT_DEFAULTS
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
@@ -293,7 +344,8 @@ def test_run_with_its_own_temporary_prefect_server(tmp_path):
          "--warehouse", str(tmp_path / "w.duckdb"), "--reports", str(tmp_path / "reports")],
         env=env, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "no PREFECT_API_URL set; Prefect starts a temporary local server" in proc.stderr
+    assert "no PREFECT_API_URL set; a temporary local Prefect server starts for this run" in proc.stderr
+    assert "View at" not in proc.stderr and "Error logging to API" not in proc.stderr
     assert re.search(r"^run 2026-11-30-[0-9a-f]{8} as of 2026-11-30: 182 rows landed, 6 quarantined$", proc.stdout,
                      flags=re.MULTILINE)
     assert len(list((tmp_path / "cache" / "catalog-checks").glob("*.passed"))) == 1
