@@ -13,6 +13,7 @@ import queue
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.futures import as_completed, wait
+from prefect.utilities.annotations import quote
 
 from flows import fanout
 from flows import land as landing
@@ -128,7 +129,7 @@ def fetch_all(catalog: Catalog, source_ids: list[str]) -> list[landing.SourceBat
 def _fetch_here(catalog: Catalog, source_ids: list[str]) -> list[landing.SourceBatch]:
     """The sources fetched on the flow's own task runner, within the process's `fetch_concurrency` slots."""
     slots = FetchSlots(catalog.sources.fetch_concurrency.model_dump())
-    futures = [fetch.submit(catalog, source_id, slots) for source_id in source_ids]
+    futures = [fetch.submit(quote(catalog), source_id, slots) for source_id in source_ids]
     wait(futures)
     batches = []
     for source_id, future in zip(source_ids, futures, strict=True):
