@@ -13,6 +13,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+from functools import lru_cache
+from importlib.metadata import version
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -29,13 +31,17 @@ def cache_root() -> Path | None:
     return Path(base) / "hweval"
 
 
+@lru_cache(maxsize=1)
+def _matplotlib_version() -> str:
+    """Matplotlib's installed version, read from its metadata: a run whose charts are all cached never imports it."""
+    return version("matplotlib")
+
+
 def _path(key: str) -> Path | None:
     root = cache_root()
     if root is None:
         return None
-    import matplotlib
-
-    return root / "charts" / f"{hashlib.sha256(f'{key}:{matplotlib.__version__}'.encode()).hexdigest()}.png"
+    return root / "charts" / f"{hashlib.sha256(f'{key}:{_matplotlib_version()}'.encode()).hexdigest()}.png"
 
 
 def read(key: str) -> bytes | None:

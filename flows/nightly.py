@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import contextvars
 import datetime as dt
 import os
 import re
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +37,7 @@ from flows.fetching import fetch_all
 from flows.sources._common import redact_text
 
 ARTIFACT_TOP_ROWS = 10  # rows of each ranking in its table artifact
+ARTIFACT_CALLS_AT_ONCE = 4  # artifacts made at once (19 a run, each a round trip to the Prefect API)
 
 
 @dataclass(frozen=True)
@@ -162,20 +165,19 @@ def publish(building: Path, warehouse_file: Path, staging_dir: Path, reports_roo
 @task(cache_policy=NO_CACHE)
 def publish_artifacts(warehouse_file: Path, dated: Path, as_of: dt.date) -> list[str]:
     """Markdown artifacts of the index and each workload page (stable keys, so Prefect versions them) and a table
-    artifact of each ranking's top rows; returns the keys."""
-    keys = []
-    index = dated / "index.md"
-    create_markdown_artifact(key="hweval-index", markdown=index.read_text(encoding="utf-8"),
-                             description=f"hweval report index, as of {as_of}")
-    keys.append("hweval-index")
+    artifact of each ranking's top rows; returns the keys.
+
+    Each artifact is a round trip to the Prefect API and none waits on another: they are made ARTIFACT_CALLS_AT_ONCE
+    at a time, each thread in a copy of this task's context (Prefect ties an artifact to the task run it finds there).
+    """
+    calls = [("hweval-index", create_markdown_artifact,
+              {"markdown": (dated / "index.md").read_text(encoding="utf-8"),
+               "description": f"hweval report index, as of {as_of}"})]
     con = warehouse.connect_read_only(warehouse_file)
     try:
         workloads = [r[0] for r in con.execute("select workload_id from catalog.workloads order by 1").fetchall()]
         for workload_id in workloads:
             key = artifact_key(workload_id)
-            page = dated / f"{workload_id}.md"
-            create_markdown_artifact(key=key, markdown=page.read_text(encoding="utf-8"),
-                                     description=f"{workload_id}: ranked offers, as of {as_of}")
             top = warehouse.fetch_dicts(con, """
                 select outcome_rank as rank, cloud, region, instance_type, pricing_term, precision, accelerator_id,
                        accelerator_count, outcome_metric, round(outcome_value, 4) as outcome_usd,
@@ -183,12 +185,21 @@ def publish_artifacts(warehouse_file: Path, dated: Path, as_of: dt.date) -> list
                 from marts.rankings where as_of = ? and workload_id = ?
                 order by outcome_rank, usd_per_chip_hour, candidate_id limit ?""",
                 [as_of, workload_id, ARTIFACT_TOP_ROWS])
-            create_table_artifact(key=f"{key}-top", table=top,
-                                  description=f"{workload_id}: top {ARTIFACT_TOP_ROWS} by outcome cost, as of {as_of}")
-            keys += [key, f"{key}-top"]
+            calls += [
+                (key, create_markdown_artifact,
+                 {"markdown": (dated / f"{workload_id}.md").read_text(encoding="utf-8"),
+                  "description": f"{workload_id}: ranked offers, as of {as_of}"}),
+                (f"{key}-top", create_table_artifact,
+                 {"table": top, "description": f"{workload_id}: top {ARTIFACT_TOP_ROWS} by outcome cost, as of {as_of}"}),
+            ]
     finally:
         con.close()
-    return keys
+    with ThreadPoolExecutor(max_workers=ARTIFACT_CALLS_AT_ONCE, thread_name_prefix="hweval-artifact") as pool:
+        made = [pool.submit(contextvars.copy_context().run, create, key=key, **arguments)
+                for key, create, arguments in calls]
+        for future in made:
+            future.result()  # the first that failed fails the task, as one after another did
+    return [key for key, _, _ in calls]
 
 
 @task(cache_policy=NO_CACHE)

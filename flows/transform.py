@@ -152,8 +152,10 @@ def _append_run(con: duckdb.DuckDBPyConnection, name: str, select: str, as_of: d
 
 def _in_dependency_order(layer: str, paths: list[Path]) -> list[Path]:
     """Models of one layer, each after the models of the same layer it reads (`<layer>.<name>`)."""
-    texts = {p.stem: p.read_text() for p in paths}
     by_name = {p.stem: p for p in paths}
+    # the models of the layer each one names (`<layer>.<name>`, as _reads finds them: comments and strings aside)
+    reads = {p.stem: sorted(name for schema, name in _reads(p.read_text()) if schema == layer and name in by_name
+                            and name != p.stem) for p in paths}
     ordered: list[Path] = []
     visiting: set[str] = set()
 
@@ -163,9 +165,8 @@ def _in_dependency_order(layer: str, paths: list[Path]) -> list[Path]:
         if name in visiting:
             raise ModelError(f"sql/{layer}/{name}.sql: models of the layer read each other in a cycle")
         visiting.add(name)
-        for other in sorted(by_name):
-            if other != name and re.search(rf"\b{layer}\.{re.escape(other)}\b", texts[name]):
-                visit(other)
+        for other in reads[name]:
+            visit(other)
         visiting.discard(name)
         ordered.append(by_name[name])
 

@@ -231,6 +231,8 @@ def test_artifacts_are_published_under_stable_keys_and_runs_carry_the_as_of(flow
     for artifact in artifacts:
         by_key.setdefault(artifact.key, []).append(artifact)
     assert sorted(by_key) == sorted(keys)
+    # made side by side on threads (flows/nightly.py publish_artifacts), each still tied to its run's task
+    assert all(a.flow_run_id is not None and a.task_run_id is not None for a in artifacts)
     index = (flow_run.reports / "index.md").read_text()
     assert any(a.type == "markdown" and a.data == index for a in by_key["hweval-index"])
     page = (flow_run.reports / "llama31-8b-chat-small.md").read_text()
