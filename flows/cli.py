@@ -137,8 +137,6 @@ def start_temporary_server() -> TemporaryServer | None:
     (flows/prefect_server.py: the server Prefect would start, without importing the server's package here)."""
     from flows import prefect_server
 
-    if not prefect_server.needed():
-        return None
     return prefect_server.TemporaryServer.start()
 
 

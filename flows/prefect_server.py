@@ -1,17 +1,19 @@
 """The temporary Prefect server of a run that has none to talk to (no PREFECT_API_URL), started by hweval.
 
 It is the server Prefect itself would start: the same command (uvicorn serving `prefect.server.api.server:create_app`,
-the UI off, Prefect's settings in its environment), the same database under PREFECT_HOME, one process for the run,
-stopped when the run's process exits. Prefect's own start (`SubprocessASGIServer`, when a client finds no API URL)
-imports the whole server package (FastAPI, SQLAlchemy, the server's models) into the run's process only to launch
-that process: 1.7 s of CPU and 85 MiB of memory, measured here. hweval launches it without that import, then points
-PREFECT_API_URL at it before Prefect makes its first client, so the flow, its tasks and their log and event workers
-all talk to it. PREFECT_UI_URL is set empty: the server serves no UI, so the run prints no link to one.
+the UI off, Prefect's settings from the environment and profile), the same database under PREFECT_HOME, one process
+for the run, stopped when the run's process exits. Prefect's own start (`SubprocessASGIServer`, when a client finds no
+API URL) imports the whole server package (FastAPI, SQLAlchemy, the server's models) into the run's process only to
+launch that process: 1.7 s of CPU and 85 MiB of memory, measured here. hweval launches it without that import, before
+it imports Prefect at all, then points PREFECT_API_URL at it before Prefect makes its first client, so the flow, its
+tasks and their log and event workers all talk to it. PREFECT_UI_URL is set empty: the server serves no UI, so the
+run prints no link to one.
 """
 
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import os
 import socket
 import subprocess
@@ -19,6 +21,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 # Prefect's temporary server's environment (prefect/server/api/server.py, SubprocessASGIServer._run_uvicorn_command)
 SERVER_ENV = {"PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
@@ -59,27 +62,34 @@ class TemporaryServer:
         return f"http://127.0.0.1:{self.port}/api"
 
     def _launch(self) -> None:
-        import prefect
-
+        """The server's process, on a free port; Prefect itself is not imported here (find_spec only finds it)."""
+        site = Path(importlib.util.find_spec("prefect").submodule_search_locations[0]).parent
         self.port = _free_port()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "--app-dir", str(prefect.__module_path__.parent), "--factory",
+            [sys.executable, "-m", "uvicorn", "--app-dir", str(site), "--factory",
              "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(self.port),
              "--log-level", "error", "--lifespan", "on"],
             env=self.env)
-        self._point_prefect_here()
 
     @classmethod
-    def start(cls) -> TemporaryServer:
-        """Launch the server process (it takes seconds to answer: `wait_ready`) and point this process's Prefect at
-        it."""
-        from prefect.settings import get_current_settings
+    def start(cls) -> TemporaryServer | None:
+        """Launch the server process unless this run has a server to talk to (None then), and point this process's
+        Prefect at it; it takes seconds to answer (`wait_ready`).
 
+        With no PREFECT_API_URL in the environment it is launched first, before Prefect is imported here (0.7 s),
+        so that both start side by side; its process reads the same environment and Prefect profile as this one.
+        If the profile names a server after all, or turns temporary servers off, it is stopped and None returned.
+        """
+        if os.environ.get("PREFECT_API_URL"):
+            return None
         server = cls()
-        server.env = {**os.environ, **SERVER_ENV,
-                      **get_current_settings().to_environment_variables(exclude_unset=True)}
+        server.env = {**os.environ, **SERVER_ENV}
         server._launch()
-        atexit.register(server.stop)
+        atexit.register(server.stop)  # before Prefect's workers register theirs: stopped after they flush
+        if not needed():
+            server.stop()
+            return None
+        server._point_prefect_here()
         return server
 
     def _point_prefect_here(self) -> None:
@@ -102,6 +112,7 @@ class TemporaryServer:
             if status == PORT_IN_USE and attempts < MAX_PORT_ATTEMPTS:  # taken meanwhile: another port
                 attempts += 1
                 self._launch()
+                self._point_prefect_here()
                 continue
             if status is not None:
                 raise ServerStartError(f"Prefect's temporary server (port {self.port}) exited with status {status} "

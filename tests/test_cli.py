@@ -205,13 +205,27 @@ def test_run_without_a_prefect_server_starts_prefects_and_checks_the_catalog_mea
     assert calls == ["server started", "catalog cat", "server joined", "flow"]
 
 
-def test_with_a_prefect_server_to_talk_to_no_temporary_server_is_started():
+def test_with_a_prefect_server_to_talk_to_no_temporary_server_is_started(monkeypatch):
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
+    from flows import prefect_server
     from flows.cli import start_temporary_server
 
-    with temporary_settings(updates={PREFECT_API_URL: "http://127.0.0.1:9/api"}):  # as a profile or the env sets it
-        assert start_temporary_server() is None
+    launched = []
+    launch = prefect_server.TemporaryServer._launch
+
+    def recorded(self):
+        launch(self)
+        launched.append(self.process)
+
+    monkeypatch.setattr(prefect_server.TemporaryServer, "_launch", recorded)
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # in the environment: nothing is launched
+    assert start_temporary_server() is None and launched == []
+    monkeypatch.delenv("PREFECT_API_URL")
+    with temporary_settings(updates={PREFECT_API_URL: "http://127.0.0.1:9/api"}):  # as a Prefect profile sets it
+        assert start_temporary_server() is None  # launched before Prefect was asked, then stopped
+    [process] = launched
+    assert process.poll() is not None
 
 
 def fake_server(monkeypatch, *programs: str):
