@@ -11,6 +11,7 @@ warehouse past --wait.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import datetime as dt
 import json
@@ -90,17 +91,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     wait_s = args.wait if args.wait is not None else float(os.environ.get("HWEVAL_LOCK_WAIT_S", DEFAULT_WAIT_S))
     status = 0
     try:
-        result = nightly(
-            as_of=args.as_of,
-            source_files=source_files or None,
-            catalog_dir=str(absolute(args.catalog)) if args.catalog else None,
-            warehouse_file=str(absolute(args.warehouse)) if args.warehouse else None,
-            reports_dir=str(absolute(args.reports)) if args.reports else None,
-            live=True if args.live else None,
-            accept_changes=args.accept_changes or None,
-            wait_s=wait_s,
-            allow_future_as_of=args.allow_future_as_of,
-        )
+        with server.flows_settings() if server is not None else contextlib.nullcontext():
+            result = nightly(
+                as_of=args.as_of,
+                source_files=source_files or None,
+                catalog_dir=str(absolute(args.catalog)) if args.catalog else None,
+                warehouse_file=str(absolute(args.warehouse)) if args.warehouse else None,
+                reports_dir=str(absolute(args.reports)) if args.reports else None,
+                live=True if args.live else None,
+                accept_changes=args.accept_changes or None,
+                wait_s=wait_s,
+                allow_future_as_of=args.allow_future_as_of,
+            )
     except RunLockTimeout as exc:
         print(f"hweval: {exc}", file=sys.stderr)
         return EXIT_LOCK_TIMEOUT

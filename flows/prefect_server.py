@@ -21,6 +21,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 # Prefect's temporary server's environment (prefect/server/api/server.py, SubprocessASGIServer._run_uvicorn_command)
@@ -98,6 +99,14 @@ class TemporaryServer:
         os.environ["PREFECT_API_URL"] = self.api_url
         os.environ["PREFECT_UI_URL"] = ""
         refresh_global_settings_context()  # the settings Prefect's clients read, made before the variables were set
+
+    def flows_settings(self) -> AbstractContextManager:
+        """The settings of the flows run against this server: no flow run heartbeats. They let a lasting server
+        notice a run that crashed; this one ends with the run, and a flow's end waits for its heartbeat thread to
+        wake (it sleeps a second at a time: 0.5-1 s a flow, measured)."""
+        from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+
+        return temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None})
 
     def wait_ready(self, timeout_s: float | None = None) -> None:
         """Return once the server answers its health check; raise ServerStartError if it exits or does not answer
