@@ -116,6 +116,7 @@ class TemporaryServer:
         timeout_s = PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS.value() if timeout_s is None else timeout_s
         deadline = time.monotonic() + timeout_s
         attempts = 1
+        direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1: never through a proxy
         while time.monotonic() < deadline:
             status = self.process.poll()
             if status == PORT_IN_USE and attempts < MAX_PORT_ATTEMPTS:  # taken meanwhile: another port
@@ -127,7 +128,7 @@ class TemporaryServer:
                 raise ServerStartError(f"Prefect's temporary server (port {self.port}) exited with status {status} "
                                        "before it answered; its error is above")
             try:
-                with urllib.request.urlopen(f"{self.api_url}/health", timeout=1) as response:
+                with direct.open(f"{self.api_url}/health", timeout=1) as response:
                     if response.status == 200:
                         return
             except (urllib.error.URLError, OSError):
