@@ -73,9 +73,7 @@ def view_models(sql_dir: Path = SQL_DIR) -> dict[str, str]:
 def _define_view(con: duckdb.DuckDBPyConnection, layer: str, name: str, select: str, path: Path) -> None:
     """(Re)define a view model. A table of its name (an older version's) is refused, not dropped: what it held goes
     first where the view reads it (flows/migrations.py), which drops it."""
-    [(kind,)] = con.execute("select coalesce(max(table_type), '') from information_schema.tables "
-                            "where table_schema = ? and table_name = ?", [layer, name]).fetchall()
-    if kind == "BASE TABLE":
+    if migrations.table_type(con, layer, name) == "BASE TABLE":
         raise ModelError(f"sql/{layer}/{path.name}: {layer}.{name} is a table in this warehouse, and the model is a "
                          "view now; no migration in flows/migrations.py moved its rows (nothing was dropped)")
     try:
@@ -205,18 +203,17 @@ def build_models(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, sq
             relation = f"{layer}.{name}"
             select = path.read_text().strip().rstrip(";")
             mart_date = as_of if layer == "marts" else None
+            where, params = ("where as_of = ?", [as_of]) if layer == "marts" else ("", [])
             if is_view(select):
                 _define_view(con, layer, name, select, path)
                 tables.add((layer, name))
-                [(rows,)] = con.execute(f"select count(*) from {relation} {'where as_of = ?' if mart_date else ''}",
-                                        [mart_date] if mart_date else []).fetchall()
+                [(rows,)] = con.execute(f"select count(*) from {relation} {where}", params).fetchall()
                 built.append(BuiltModel(layer, name, rows, view=True))
                 log.info("defined %s, a view (%d rows)", relation, rows)
                 continue
             fingerprint = _fingerprint(con, select, macros, as_of, digests, tables)
             if layer != "marts" and "getvariable('run_id')" in select:
                 fingerprint = None
-            where, params = ("where as_of = ?", [as_of]) if layer == "marts" else ("", [])
             previous = _previous_build(con, relation, mart_date) if fingerprint else None
             reused = bool(previous and previous[0] == fingerprint and (layer, name) in tables
                           and content_digest(con, relation, where, params, _restamped(layer)) == previous[1])
