@@ -52,6 +52,7 @@ def _date(text: str) -> dt.date:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from flows.chart_workers import configured_workers
     from flows.fanout import local_threads, runner_kind
     from flows.lake import configured as configured_lake
     from flows.object_store import configured_target
@@ -61,6 +62,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         check_as_of(args.as_of, args.allow_future_as_of)  # before a Prefect server is started for nothing
     configured_target()  # likewise: an HWEVAL_REPORTS_S3 that is no S3 prefix (exit 2)
     lake_config = configured_lake()  # and a DuckLake setting that cannot work (exit 2)
+    configured_workers()  # and an HWEVAL_CHART_WORKERS that is no number of workers (exit 2)
     if runner_kind() == "dask":  # and a task runner setting (HWEVAL_TASK_RUNNER, HWEVAL_DASK_ADDRESS, _THREADS)
         local_threads({})
     source_files: dict[str, list[str]] = {}
@@ -338,6 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from flows.catalog import CatalogError
+    from flows.chart_workers import ChartWorkersError
     from flows.fanout import FanoutError
     from flows.lake import LakeConflict, LakeError, LakeUnavailable
     from flows.object_store import ObjectStoreError
@@ -349,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except (CatalogError, SourceFormatError, SuiteError, ModelError, AsOfError, ObjectStoreError, LakeError,
-            FanoutError) as exc:
+            FanoutError, ChartWorkersError) as exc:
         print(f"hweval: {exc}", file=sys.stderr)
         return 2
     except (LakeUnavailable, LakeConflict) as exc:  # the lake down, or other runs kept committing: nothing changed

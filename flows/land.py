@@ -13,7 +13,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from flows import checks, data_docs, warehouse
+from flows import chart_workers, checks, data_docs, warehouse
 from flows.catalog import Catalog
 from flows.names import normalise_alias
 from flows.reuse import PreviousLoad, arrow_digest, input_digests, previous_load
@@ -261,6 +261,8 @@ def land_batch(
                                             if w.kind != "training"),
     }
     data = batch.data if batch.rows_in else pa.table({"row_no": pa.array([], pa.int64())})  # no rows: no columns
+    # rows landed again: the run draws its charts again, so its chart workers import Matplotlib while GX validates
+    chart_workers.start()
     outcome = validate_frame(data.to_pandas(), suite, parameters)
     tag = {"run_id": run_id, "as_of": as_of}
     failed = pc.is_in(data["row_no"], value_set=pa.array(sorted(outcome.failed_row_nos), data["row_no"].type))

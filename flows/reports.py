@@ -235,7 +235,7 @@ def _hardware_summary(offers: list[dict]) -> dict:
             "notes": [[cloud, instance_type, note] for (cloud, instance_type), note in sorted(notes.items())]}
 
 
-def _estimates_page(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dict[str, str | bytes], list[dict]]:
+def _estimates_page(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dict[str, str | charts.Chart], list[dict]]:
     """The back-test page: how far estimates land from measurements, per family and phase, against the goals."""
     comparisons = fetch_dicts(con, "select * from marts.estimate_backtest where as_of = ? "
                                    "order by phase, accelerator_id, precision, model_id, comparison_id", [as_of])
@@ -291,7 +291,7 @@ def _estimates_page(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dic
                           + ("" if c["loo_measurements"] else " (uncalibrated)"),
                           percent(c["loo_ratio"] - 1), c["unit"],
                           _benchmark(c)] for c in comparisons[:COMPARISONS_LISTED]])
-    return {"estimates.md": page} | ({chart.file_name: chart.image} if chart else {}), goals
+    return {"estimates.md": page} | ({chart.file_name: chart} if chart else {}), goals
 
 
 def ranking_csv(con: duckdb.DuckDBPyConnection, as_of: dt.date, workload_id: str) -> str:
@@ -423,7 +423,7 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
             headers, rows = (_training_rows(ranking, costs) if w["kind"] == "training"
                              else _inference_rows(ranking, costs, w["is_offline"]))
             workload_charts = charts.workload_charts(con, as_of, workload_id)
-            pages |= {c.file_name: c.image for c in workload_charts}
+            pages |= {c.file_name: c for c in workload_charts}  # their PNGs at the end: workers may draw them
             pages[f"{workload_id}.csv"] = ranking_csv(con, as_of, workload_id)
             best_costs = costs.get(ranking[0]["candidate_id"], {})
             page |= {
@@ -469,4 +469,4 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
                       count(r["rows_in"]), count(r["rows_landed"]), count(r["rows_quarantined"]), r["error"] or "—"]
                      for r in loads],
         quarantine=_quarantine_groups(quarantined))
-    return pages
+    return {name: content.image if isinstance(content, charts.Chart) else content for name, content in pages.items()}

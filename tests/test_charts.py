@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime as dt
 import io
 import math
+import os
+import re
 
 import duckdb
 import polars as pl
@@ -14,7 +16,7 @@ from conftest import AS_OF
 from polars.testing import assert_frame_equal
 from test_changes import DAY_2, run_day_two
 
-from flows import cache, charts
+from flows import cache, chart_workers, charts
 from flows.formatting import usd
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -76,6 +78,60 @@ def test_a_chart_is_its_figure_drawn_the_same_every_time(day_one_charts):
     chart = day_one_charts["gpt3-175b-pretrain"][0]
     figure = charts.outcome_vs_chip_hour_figure(chart.data, chart.title)
     assert charts.png_bytes(figure) == chart.image
+
+
+@pytest.fixture
+def one_worker(monkeypatch, tmp_path):
+    """One chart worker of this test's own (stopped after it), an empty chart cache, no chart drawn before here."""
+    chart_workers.shutdown()
+    monkeypatch.setenv(chart_workers.WORKERS_ENV, "1")
+    monkeypatch.setenv("HWEVAL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(charts, "_drawn", type(charts._drawn)())
+    yield tmp_path / "cache" / "charts"
+    chart_workers.shutdown()
+
+
+def test_a_chart_a_worker_draws_is_the_png_drawn_here_and_is_cached(day_one_charts, one_worker):
+    first, second = day_one_charts["gpt3-175b-pretrain"][:2]
+    by_worker = charts._chart("a.png", first.title, "", first.data, charts.outcome_vs_chip_hour_figure)
+    # the one worker has this chart (it is still starting): the next is drawn in this process meanwhile
+    here = charts._chart("b.png", second.title, "", second.data, charts.top_candidates_figure)
+    assert isinstance(by_worker.drawing, charts._Drawing) and isinstance(here.drawing, bytes)
+    assert len(list(one_worker.glob("*.png"))) == 1  # the one drawn here; the worker's once this process has it
+    # another process, the same bytes: the same code, fonts and Matplotlib
+    assert by_worker.image == charts.png_bytes(charts.outcome_vs_chip_hour_figure(first.data, first.title))
+    assert here.image == second.image and len(list(one_worker.glob("*.png"))) == 2
+    again = charts._chart("a.png", first.title, "", first.data, charts.outcome_vs_chip_hour_figure)
+    assert again.image == by_worker.image
+
+
+def test_when_the_chart_workers_die_this_process_does_their_work(one_worker, caplog):
+    future = chart_workers.submit(os._exit, 1)  # the worker process dies before it answers
+    assert chart_workers.result(future, lambda: b"drawn here") == b"drawn here"
+    assert "the chart workers stopped" in caplog.text
+    assert chart_workers.submit(os.getpid) is None  # none left: callers draw their charts themselves
+
+
+def test_the_chart_workers_setting_is_a_bounded_count(monkeypatch):
+    assert chart_workers.configured_workers({"HWEVAL_CHART_WORKERS": "0"}) == 0
+    assert chart_workers.configured_workers({"HWEVAL_CHART_WORKERS": " 3 "}) == 3
+    cores = len(os.sched_getaffinity(0))
+    assert chart_workers.configured_workers({}) == min(chart_workers.DEFAULT_MAX_WORKERS, cores - 1)
+    for bad in ("-1", "two", "1.5", str(chart_workers.MAX_WORKERS + 1)):
+        with pytest.raises(chart_workers.ChartWorkersError, match=f"HWEVAL_CHART_WORKERS='{re.escape(bad)}'"):
+            chart_workers.configured_workers({"HWEVAL_CHART_WORKERS": bad})
+    chart_workers.shutdown()
+    monkeypatch.setenv("HWEVAL_CHART_WORKERS", "0")
+    assert chart_workers.submit(os.getpid) is None  # no worker: the caller draws
+
+
+def test_run_with_a_bad_chart_workers_setting_exits_2_before_a_prefect_server_starts(monkeypatch, capsys):
+    from flows.cli import main
+
+    monkeypatch.setenv("HWEVAL_CHART_WORKERS", "all")
+    assert main(["run", "--as-of", "2026-11-30"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hweval: HWEVAL_CHART_WORKERS='all': expected a whole number") and "PREFECT_API_URL" not in err
 
 
 def test_a_chart_drawn_before_in_this_process_is_reused_and_new_data_is_drawn(day_one_charts):

@@ -1,0 +1,158 @@
+"""Chart workers: processes that draw a report's charts beside the run's own process, on the cores it leaves idle.
+
+Matplotlib draws one chart at a time, in Python, on one core: 0.15-0.35 s a chart on a 2-core machine, about 20
+charts in a cold run on the embedded snapshot, while the machine's other core waits. The charts the cache lacks
+(flows/charts.py) go to worker processes; whenever every worker is busy, the run's process draws the next chart
+itself. The workers start at the first chart that needs drawing, so a run whose charts are all cached starts none;
+they are spawned (not forked: the run's process holds Prefect's threads), import Matplotlib once, and stay until the
+process exits. A worker draws with the same code and fonts as the run's process: a chart's PNG is the same bytes
+wherever it was drawn (tests/test_chart_workers.py).
+
+HWEVAL_CHART_WORKERS sets how many (0 to MAX_WORKERS; default: the cores this process may use, less one, at most
+DEFAULT_MAX_WORKERS; 0 draws every chart in the run's process). If the workers die (killed, out of memory), the
+run's process draws the rest itself, with a warning in the log.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import multiprocessing
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+log = logging.getLogger(__name__)
+
+WORKERS_ENV = "HWEVAL_CHART_WORKERS"
+MAX_WORKERS = 16
+DEFAULT_MAX_WORKERS = 4  # each worker holds Matplotlib, polars and DuckDB: about 120 MiB
+
+
+class ChartWorkersError(ValueError):
+    """An HWEVAL_CHART_WORKERS that is no number of workers (exit 2, one line)."""
+
+
+def configured_workers(environ: dict[str, str] | None = None) -> int:
+    """How many chart workers this process may start (HWEVAL_CHART_WORKERS, or the default)."""
+    env = os.environ if environ is None else environ
+    text = env.get(WORKERS_ENV, "").strip()
+    if not text:
+        return min(DEFAULT_MAX_WORKERS, max(0, len(os.sched_getaffinity(0)) - 1))
+    if not text.isdigit() or int(text) > MAX_WORKERS:
+        raise ChartWorkersError(f"{WORKERS_ENV}={text!r}: expected a whole number of chart worker processes from 0 "
+                                f"to {MAX_WORKERS} (0 draws every chart in the run's process)")
+    return int(text)
+
+
+class _Workers:
+    """The process's chart workers: started on first use, at most `size` charts handed out at once."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.pool: ProcessPoolExecutor | None = None
+        self.size = 0
+        self.in_flight = 0
+        self.broken = False
+
+    def _pool_locked(self) -> ProcessPoolExecutor | None:
+        """The pool, made on first use (holding the lock); None when no worker may start."""
+        if self.broken:
+            return None
+        if self.pool is None:
+            size = configured_workers()
+            if size == 0:
+                return None
+            self.pool = ProcessPoolExecutor(max_workers=size, mp_context=multiprocessing.get_context("spawn"),
+                                            initializer=_warm_up)
+            self.size = size
+            atexit.register(self.shutdown)
+        return self.pool
+
+    def start(self) -> None:
+        """Spawn every worker now, so that each has imported Matplotlib before the first chart comes."""
+        with self.lock:
+            pool = self._pool_locked()
+            if pool is None or self.in_flight:
+                return
+            self.in_flight += self.size
+        for _ in range(self.size):
+            self._handed_out(pool, os.getpid)
+
+    def submit(self, fn: Callable, *args) -> Future | None:
+        """`fn(*args)` in a worker if one is free: its Future; None when the caller should run it itself (no workers
+        configured, every worker busy, or the workers died)."""
+        with self.lock:
+            pool = self._pool_locked()
+            if pool is None or self.in_flight >= self.size:
+                return None
+            self.in_flight += 1
+        return self._handed_out(pool, fn, *args)
+
+    def _handed_out(self, pool: ProcessPoolExecutor, fn: Callable, *args) -> Future | None:
+        try:
+            future = pool.submit(fn, *args)
+        except (BrokenProcessPool, RuntimeError) as exc:  # RuntimeError: shut down meanwhile (at exit)
+            self._died(exc)
+            return None
+        future.add_done_callback(self._one_done)
+        return future
+
+    def _one_done(self, _future: Future) -> None:
+        with self.lock:
+            self.in_flight -= 1
+
+    def result(self, future: Future, here: Callable[[], bytes]) -> bytes:
+        """The worker's result; if the workers died meanwhile, `here()` (the same work, in this process)."""
+        try:
+            return future.result()
+        except BrokenProcessPool as exc:
+            self._died(exc)
+            return here()
+
+    def _died(self, exc: BaseException) -> None:
+        with self.lock:
+            first, self.broken = not self.broken, True
+        if first:
+            log.warning("the chart workers stopped (%s): this process draws the remaining charts itself", exc)
+
+    def shutdown(self) -> None:
+        with self.lock:
+            pool, self.pool = self.pool, None
+            self.in_flight, self.broken = 0, False
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _warm_up() -> None:
+    """In a new worker: what drawing imports, once, before its first chart."""
+    import matplotlib.figure  # noqa: F401
+    from matplotlib.backends import backend_agg  # noqa: F401
+
+    from flows import charts  # noqa: F401
+
+
+_workers = _Workers()
+
+
+def start() -> None:
+    """Start the chart workers ahead of the charts (a run that lands new rows draws its charts again): each imports
+    Matplotlib (about a second of CPU) while the run does other work. Nothing when none may start."""
+    _workers.start()
+
+
+def submit(fn: Callable, *args) -> Future | None:
+    """`fn(*args)` (a module-level function, as the worker imports it) in a chart worker if one is free; None when
+    the caller should run it itself."""
+    return _workers.submit(fn, *args)
+
+
+def result(future: Future, here: Callable[[], bytes]) -> bytes:
+    return _workers.result(future, here)
+
+
+def shutdown() -> None:
+    """Stop the workers (they start again at the next chart to draw)."""
+    _workers.shutdown()
