@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from flows import paths
 
 if TYPE_CHECKING:
+    from flows.lake import LakeConfig
     from flows.prefect_server import TemporaryServer
 
 EXIT_STALE_PAST_LIMIT = 3
@@ -52,19 +53,6 @@ def _date(text: str) -> dt.date:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from flows.chart_workers import configured_workers
-    from flows.fanout import local_threads, runner_kind
-    from flows.lake import configured as configured_lake
-    from flows.object_store import configured_target
-    from flows.pipeline import check_as_of
-
-    if args.as_of:
-        check_as_of(args.as_of, args.allow_future_as_of)  # before a Prefect server is started for nothing
-    configured_target()  # likewise: an HWEVAL_REPORTS_S3 that is no S3 prefix (exit 2)
-    lake_config = configured_lake()  # and a DuckLake setting that cannot work (exit 2)
-    configured_workers()  # and an HWEVAL_CHART_WORKERS that is no number of workers (exit 2)
-    if runner_kind() == "dask":  # and a task runner setting (HWEVAL_TASK_RUNNER, HWEVAL_DASK_ADDRESS, _THREADS)
-        local_threads({})
     source_files: dict[str, list[str]] = {}
     for spec in args.source or []:
         source_id, sep, path = spec.partition("=")
@@ -74,7 +62,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         source_files.setdefault(source_id, []).append(path)
     for key, value in PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
-    server = start_temporary_server()
+    # first: Prefect's server takes seconds to start (its imports), while this process imports the pipeline for the
+    # checks below; a check that fails stops it before it is used
+    server = launch_temporary_server()
+    try:
+        lake_config = check_run_settings(args)
+    except BaseException:
+        if server is not None:
+            server.stop()
+        raise
+    if server is not None:
+        server = server.attach()
     if server is not None:
         print("hweval: no PREFECT_API_URL set; a temporary local Prefect server starts for this run (it adds about "
               "5 s; more on the first run, which creates its database).", file=sys.stderr)
@@ -134,11 +132,38 @@ def cmd_run(args: argparse.Namespace) -> int:
     return status
 
 
+def check_run_settings(args: argparse.Namespace) -> LakeConfig | None:
+    """The run's settings that can be checked before it starts: its as-of date, HWEVAL_REPORTS_S3, the DuckLake (its
+    configuration is returned), the task runner and HWEVAL_CHART_WORKERS; each error is a bad input (exit 2)."""
+    from flows.chart_workers import configured_workers
+    from flows.fanout import local_threads, runner_kind
+    from flows.lake import configured as configured_lake
+    from flows.object_store import configured_target
+    from flows.pipeline import check_as_of
+
+    if args.as_of:
+        check_as_of(args.as_of, args.allow_future_as_of)
+    configured_target()  # an HWEVAL_REPORTS_S3 that is no S3 prefix
+    lake_config = configured_lake()  # a DuckLake setting that cannot work
+    if runner_kind() == "dask":  # a task runner setting (HWEVAL_TASK_RUNNER, HWEVAL_DASK_ADDRESS, _THREADS)
+        local_threads({})
+    configured_workers()  # an HWEVAL_CHART_WORKERS that is no number of workers
+    return lake_config
+
+
+def launch_temporary_server() -> TemporaryServer | None:
+    """Launch the temporary Prefect server this run needs when PREFECT_API_URL is not set (a process of its own:
+    ~3-4 s to answer on a quiet 2-core machine, mostly its imports), without importing Prefect here; `attach` it, then
+    `wait_ready` before the flow is called (flows/prefect_server.py: the server Prefect would start, without
+    importing the server's package here)."""
+    from flows import prefect_server
+
+    return prefect_server.TemporaryServer.launch()
+
+
 def start_temporary_server() -> TemporaryServer | None:
-    """Start the temporary Prefect server this run needs when it has none to talk to (no PREFECT_API_URL), so that the
-    run imports its modules and checks its catalog while the server starts (a process of its own: ~3-4 s here, mostly
-    its imports); `wait_ready` before the flow is called. None with a running server to talk to
-    (flows/prefect_server.py: the server Prefect would start, without importing the server's package here)."""
+    """`launch_temporary_server`, then attached: None with a running server to talk to (the environment or the
+    Prefect profile names one)."""
     from flows import prefect_server
 
     return prefect_server.TemporaryServer.start()

@@ -74,12 +74,16 @@ class TemporaryServer:
 
     @classmethod
     def start(cls) -> TemporaryServer | None:
-        """Launch the server process unless this run has a server to talk to (None then), and point this process's
-        Prefect at it; it takes seconds to answer (`wait_ready`).
+        """`launch`, then `attach`: the server process, and this process's Prefect pointed at it; None when this run
+        has a server to talk to. It takes seconds to answer (`wait_ready`)."""
+        server = cls.launch()
+        return server.attach() if server is not None else None
 
-        With no PREFECT_API_URL in the environment it is launched first, before Prefect is imported here (0.7 s),
-        so that both start side by side; its process reads the same environment and Prefect profile as this one.
-        If the profile names a server after all, or turns temporary servers off, it is stopped and None returned.
+    @classmethod
+    def launch(cls) -> TemporaryServer | None:
+        """Launch the server process unless PREFECT_API_URL is in the environment (None then), without importing
+        Prefect here, so that the server starts (its imports: seconds) while this process imports what it needs;
+        `attach` before the flow, or `stop`. Its process reads the same environment and Prefect profile as this one.
         """
         if os.environ.get("PREFECT_API_URL"):
             return None
@@ -87,11 +91,16 @@ class TemporaryServer:
         server.env = {**os.environ, **SERVER_ENV}
         server._launch()
         atexit.register(server.stop)  # before Prefect's workers register theirs: stopped after they flush
-        if not needed():
-            server.stop()
-            return None
-        server._point_prefect_here()
         return server
+
+    def attach(self) -> TemporaryServer | None:
+        """Point this process's Prefect at the server (Prefect is imported here: 0.7 s); if the Prefect profile names
+        a server after all, or turns temporary servers off, stop it and return None."""
+        if not needed():
+            self.stop()
+            return None
+        self._point_prefect_here()
+        return self
 
     def _point_prefect_here(self) -> None:
         from prefect.context import refresh_global_settings_context

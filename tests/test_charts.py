@@ -125,15 +125,6 @@ def test_the_chart_workers_setting_is_a_bounded_count(monkeypatch):
     assert chart_workers.submit(os.getpid) is None  # no worker: the caller draws
 
 
-def test_run_with_a_bad_chart_workers_setting_exits_2_before_a_prefect_server_starts(monkeypatch, capsys):
-    from flows.cli import main
-
-    monkeypatch.setenv("HWEVAL_CHART_WORKERS", "all")
-    assert main(["run", "--as-of", "2026-11-30"]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("hweval: HWEVAL_CHART_WORKERS='all': expected a whole number") and "PREFECT_API_URL" not in err
-
-
 def test_a_chart_drawn_before_in_this_process_is_reused_and_new_data_is_drawn(day_one_charts):
     chart = day_one_charts["gpt3-175b-pretrain"][0]
     calls = []

@@ -189,6 +189,10 @@ def test_run_without_a_prefect_server_starts_prefects_and_checks_the_catalog_mea
     calls = []
 
     class Started:
+        def attach(self):
+            calls.append("server attached")
+            return self
+
         def wait_ready(self):
             calls.append("server joined")
 
@@ -201,12 +205,32 @@ def test_run_without_a_prefect_server_starts_prefects_and_checks_the_catalog_mea
                                  Path(kwargs["reports_dir"]) / "2026-11-01", [], True)
 
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
-    monkeypatch.setattr(cli, "start_temporary_server", lambda: calls.append("server started") or Started())
+    monkeypatch.setattr(cli, "launch_temporary_server", lambda: calls.append("server launched") or Started())
+    monkeypatch.setattr(cli, "check_run_settings", lambda args: calls.append("settings checked"))
     monkeypatch.setattr(cli, "warm_catalog_check", lambda catalog_dir: calls.append(f"catalog {catalog_dir}"))
     monkeypatch.setattr(nightly, "nightly", flow)
     assert main(["run", "--as-of", "2026-11-01", "--catalog", "cat", "--warehouse", str(tmp_path / "w.duckdb"),
                  "--reports", str(tmp_path / "r")]) == 0
-    assert calls == ["server started", "catalog cat", "server joined", "flow"]
+    # launched first, so that it starts while the settings are checked (their imports) and the catalog too
+    assert calls == ["server launched", "settings checked", "server attached", "catalog cat", "server joined", "flow"]
+
+
+def test_a_setting_that_fails_its_check_stops_the_server_launched_for_the_run(monkeypatch, capsys):
+    from flows import cli, prefect_server
+
+    launched = []
+
+    def launch(self):
+        self.process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        launched.append(self.process)
+
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    monkeypatch.setattr(prefect_server.TemporaryServer, "_launch", launch)
+    monkeypatch.setenv("HWEVAL_CHART_WORKERS", "all")
+    assert cli.main(["run", "--as-of", "2026-11-30"]) == 2
+    [process] = launched
+    assert process.poll() is not None  # stopped, not left to start for nothing
+    assert capsys.readouterr().err.startswith("hweval: HWEVAL_CHART_WORKERS='all': expected a whole number")
 
 
 def test_with_a_prefect_server_to_talk_to_no_temporary_server_is_started(monkeypatch):
