@@ -208,11 +208,22 @@ def test_run_without_a_prefect_server_starts_prefects_and_checks_the_catalog_mea
     monkeypatch.setattr(cli, "launch_temporary_server", lambda: calls.append("server launched") or Started())
     monkeypatch.setattr(cli, "check_run_settings", lambda args: calls.append("settings checked"))
     monkeypatch.setattr(cli, "warm_catalog_check", lambda catalog_dir: calls.append(f"catalog {catalog_dir}"))
+    monkeypatch.setattr(cli, "warm_flow_imports", lambda: calls.append("flow's imports"))
     monkeypatch.setattr(nightly, "nightly", flow)
     assert main(["run", "--as-of", "2026-11-01", "--catalog", "cat", "--warehouse", str(tmp_path / "w.duckdb"),
                  "--reports", str(tmp_path / "r")]) == 0
     # launched first, so that it starts while the settings are checked (their imports) and the catalog too
-    assert calls == ["server launched", "settings checked", "server attached", "catalog cat", "server joined", "flow"]
+    assert calls == ["server launched", "settings checked", "server attached", "catalog cat", "flow's imports",
+                     "server joined", "flow"]
+
+
+def test_the_flows_first_imports_exist_so_that_importing_them_ahead_is_not_a_no_op():
+    """FLOW_FIRST_IMPORTS are skipped when missing (a later Prefect may move them): these versions have them all."""
+    import importlib.util
+
+    from flows.cli import FLOW_FIRST_IMPORTS
+
+    assert [name for name in FLOW_FIRST_IMPORTS if importlib.util.find_spec(name) is None] == []
 
 
 def test_a_setting_that_fails_its_check_stops_the_server_launched_for_the_run(monkeypatch, capsys):
