@@ -3,10 +3,11 @@
 Matplotlib draws one chart at a time, in Python, on one core: 0.15-0.35 s a chart on a 2-core machine, about 20
 charts in a cold run on the embedded snapshot, while the machine's other core waits. The charts the cache lacks
 (flows/charts.py) go to worker processes; whenever every worker is busy, the run's process draws the next chart
-itself. The workers start at the first chart that needs drawing, so a run whose charts are all cached starts none;
-they are spawned (not forked: the run's process holds Prefect's threads), import Matplotlib once, and stay until the
-process exits. A worker draws with the same code and fonts as the run's process: a chart's PNG is the same bytes
-wherever it was drawn (tests/test_chart_workers.py).
+itself. The workers start when a run validates new rows (flows/land.py: it will draw charts again), or else at the
+first chart that needs drawing, so a run that lands nothing new and whose charts are all cached starts none. They are
+spawned (not forked: the run's process holds Prefect's threads), import Matplotlib once, stay until the process exits,
+and exit themselves if that process is killed. A worker draws with the same code and fonts as the run's process: a
+chart's PNG is the same bytes wherever it was drawn (tests/test_charts.py).
 
 HWEVAL_CHART_WORKERS sets how many (0 to MAX_WORKERS; default: the cores this process may use, less one, at most
 DEFAULT_MAX_WORKERS; 0 draws every chart in the run's process). If the workers die (killed, out of memory), the
@@ -18,17 +19,19 @@ from __future__ import annotations
 import atexit
 import logging
 import multiprocessing
+import multiprocessing.connection
 import os
 import threading
+import weakref
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 log = logging.getLogger(__name__)
 
 WORKERS_ENV = "HWEVAL_CHART_WORKERS"
 MAX_WORKERS = 16
-DEFAULT_MAX_WORKERS = 4  # each worker holds Matplotlib, polars and DuckDB: about 120 MiB
+DEFAULT_MAX_WORKERS = 4  # each worker holds Matplotlib, polars and DuckDB: about 150 MiB
 
 
 class ChartWorkersError(ValueError):
@@ -56,6 +59,7 @@ class _Workers:
         self.size = 0
         self.in_flight = 0
         self.broken = False
+        self.handed_by: weakref.WeakKeyDictionary[Future, ProcessPoolExecutor] = weakref.WeakKeyDictionary()
 
     def _pool_locked(self) -> ProcessPoolExecutor | None:
         """The pool, made on first use (holding the lock); None when no worker may start."""
@@ -95,25 +99,32 @@ class _Workers:
         try:
             future = pool.submit(fn, *args)
         except (BrokenProcessPool, RuntimeError) as exc:  # RuntimeError: shut down meanwhile (at exit)
-            self._died(exc)
+            self._died(pool, exc)
             return None
-        future.add_done_callback(self._one_done)
+        self.handed_by[future] = pool
+        future.add_done_callback(lambda _future: self._one_done(pool))
         return future
 
-    def _one_done(self, _future: Future) -> None:
+    def _one_done(self, pool: ProcessPoolExecutor) -> None:
         with self.lock:
-            self.in_flight -= 1
+            if self.pool is pool:  # a pool shut down meanwhile counts no more
+                self.in_flight -= 1
 
     def result(self, future: Future, here: Callable[[], bytes]) -> bytes:
-        """The worker's result; if the workers died meanwhile, `here()` (the same work, in this process)."""
+        """The worker's result; if the workers died meanwhile, or were shut down before they got to it, `here()`
+        (the same work, in this process). An error of the work itself is raised here, with the worker's traceback."""
         try:
             return future.result()
         except BrokenProcessPool as exc:
-            self._died(exc)
+            self._died(self.handed_by.get(future), exc)
+            return here()
+        except CancelledError:
             return here()
 
-    def _died(self, exc: BaseException) -> None:
+    def _died(self, pool: ProcessPoolExecutor | None, exc: BaseException) -> None:
         with self.lock:
+            if pool is None or self.pool is not pool:  # an earlier pool's end: the current one is fine
+                return
             first, self.broken = not self.broken, True
         if first:
             log.warning("the chart workers stopped (%s): this process draws the remaining charts itself", exc)
@@ -127,11 +138,22 @@ class _Workers:
 
 
 def _warm_up() -> None:
-    """In a new worker: what drawing imports, once, before its first chart."""
+    """In a new worker: exit with the process that started it (killed, it cannot stop its workers), then import what
+    drawing imports, once, before its first chart."""
+    threading.Thread(target=_exit_with_parent, name="hweval-chart-worker-parent", daemon=True).start()
     import matplotlib.figure  # noqa: F401
     from matplotlib.backends import backend_agg  # noqa: F401
 
     from flows import charts  # noqa: F401
+
+
+def _exit_with_parent() -> None:
+    """Wait for the parent process to end, then end this worker: its call queue's pipe stays open in the worker
+    itself, so a worker whose parent was killed would otherwise wait for work forever."""
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        multiprocessing.connection.wait([parent.sentinel])
+        os._exit(0)
 
 
 _workers = _Workers()

@@ -19,6 +19,7 @@ from prefect.runtime import flow_run
 from prefect.utilities.annotations import quote
 
 from flows import (
+    chart_workers,
     compaction,
     data_docs,
     lake,
@@ -310,6 +311,7 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
     # stops the run before any work
     reports_target = object_store.configured_target()
     lake_config = lake.configured()
+    chart_workers.configured_workers()  # HWEVAL_CHART_WORKERS, read when the charts are drawn
     fallbacks = pipeline.replaced_sources(catalog, source_files)
     if source_files:
         catalog = pipeline.with_source_files(catalog, source_files, as_of)

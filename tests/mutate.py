@@ -254,6 +254,18 @@ MUTATIONS = (
              "self_hosted.deployment_usd_per_hour * api.peak_factor / (3600 * self_hosted.deployment_requests_per_s)",
              "self_hosted.deployment_usd_per_hour / (3600 * self_hosted.deployment_requests_per_s)",
              ("tests/test_model_api_prices.py",)),
+    Mutation("chart-workers-take-every-chart", "flows/chart_workers.py",
+             "if pool is None or self.in_flight >= self.size:", "if pool is None:",
+             ("tests/test_charts.py::test_a_chart_a_worker_draws_is_the_png_drawn_here_and_is_cached",)),
+    Mutation("chart-workers-outlive-a-killed-run", "flows/chart_workers.py",
+             'threading.Thread(target=_exit_with_parent, name="hweval-chart-worker-parent", daemon=True).start()',
+             "pass", ("tests/test_charts.py::test_a_chart_worker_exits_when_the_run_that_started_it_is_killed",)),
+    Mutation("a-shut-down-pools-work-counted-in-the-next", "flows/chart_workers.py",
+             "if self.pool is pool:  # a pool shut down meanwhile counts no more", "if True:",
+             ("tests/test_charts.py::test_a_pool_shut_down_while_busy_leaves_the_next_ones_count_alone",)),
+    Mutation("a-workers-chart-never-cached", "flows/charts.py",
+             "            cache.write(self.key, self.image)\n", "",
+             ("tests/test_charts.py::test_a_chart_a_worker_draws_is_the_png_drawn_here_and_is_cached",)),
 )
 
 

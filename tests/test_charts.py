@@ -8,6 +8,7 @@ import io
 import math
 import os
 import re
+from pathlib import Path
 
 import duckdb
 import polars as pl
@@ -110,6 +111,46 @@ def test_when_the_chart_workers_die_this_process_does_their_work(one_worker, cap
     assert chart_workers.result(future, lambda: b"drawn here") == b"drawn here"
     assert "the chart workers stopped" in caplog.text
     assert chart_workers.submit(os.getpid) is None  # none left: callers draw their charts themselves
+
+
+def test_a_pool_shut_down_while_busy_leaves_the_next_ones_count_alone(one_worker):
+    import time
+
+    chart_workers.submit(time.sleep, 0.5)
+    chart_workers.shutdown()  # waits for the sleep: its end must not count against the next pool
+    assert chart_workers.submit(os.getpid) is not None  # a new pool, its one worker starting
+    assert chart_workers.submit(os.getpid) is None  # busy: exactly one in flight, not zero
+
+
+def test_a_chart_worker_exits_when_the_run_that_started_it_is_killed(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from flows.paths import PROJECT_ROOT
+
+    program = ("import os, time\n"
+               "os.environ['HWEVAL_CHART_WORKERS'] = '1'\n"
+               "from flows import chart_workers\n"
+               "print(chart_workers.submit(os.getpid).result(), flush=True)\n"
+               "time.sleep(120)\n")
+    run = subprocess.Popen([sys.executable, "-c", program], cwd=PROJECT_ROOT, stdout=subprocess.PIPE, text=True)
+    worker = int(run.stdout.readline())
+    run.send_signal(signal.SIGKILL)  # no atexit, no executor shutdown
+    run.wait()
+
+    def alive(pid: int) -> bool:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return False
+        return state != "Z"  # exited, not yet reaped by whoever adopted it
+
+    deadline = time.monotonic() + 30
+    while alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive(worker)
 
 
 def test_the_chart_workers_setting_is_a_bounded_count(monkeypatch):
