@@ -13,6 +13,7 @@ run prints no link to one.
 from __future__ import annotations
 
 import atexit
+import fcntl
 import importlib.util
 import os
 import socket
@@ -29,6 +30,11 @@ SERVER_ENV = {"PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREF
 PORT_IN_USE = 3  # uvicorn's exit status when its port was taken between choosing it and binding it
 MAX_PORT_ATTEMPTS = 5
 STOP_WAIT_S = 5.0
+# Servers started at once on one PREFECT_HOME would migrate its database at once: on a new one, the second fails
+# ("duplicate column name", seen when two runs started together on a fresh machine). One starts at a time: each holds
+# this lock from its launch until it answers; a run waits at most START_LOCK_WAIT_S for another's, then goes on.
+START_LOCK = ".hweval-server-start.lock"
+START_LOCK_WAIT_S = 120.0
 
 
 class ServerStartError(RuntimeError):
@@ -57,6 +63,29 @@ class TemporaryServer:
         self.port = 0
         self.process: subprocess.Popen | None = None
         self.env: dict[str, str] = {}
+        self.start_lock = None  # the open lock file while this server starts
+
+    def _hold_start_lock(self, wait_s: float = START_LOCK_WAIT_S) -> None:
+        """Take PREFECT_HOME's start lock (waiting while another run's server starts); go on without it after wait_s."""
+        home = Path(os.environ.get("PREFECT_HOME") or "~/.prefect").expanduser()
+        home.mkdir(parents=True, exist_ok=True)
+        handle = open(home / START_LOCK, "a")  # noqa: SIM115 - held until the server answers
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self.start_lock = handle
+                return
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    handle.close()
+                    return
+                time.sleep(0.1)
+
+    def _release_start_lock(self) -> None:
+        handle, self.start_lock = self.start_lock, None
+        if handle is not None:
+            handle.close()  # closing the file releases its lock
 
     @property
     def api_url(self) -> str:
@@ -89,6 +118,7 @@ class TemporaryServer:
             return None
         server = cls()
         server.env = {**os.environ, **SERVER_ENV}
+        server._hold_start_lock()
         server._launch()
         atexit.register(server.stop)  # before Prefect's workers register theirs: stopped after they flush
         return server
@@ -134,11 +164,13 @@ class TemporaryServer:
                 self._point_prefect_here()
                 continue
             if status is not None:
+                self._release_start_lock()
                 raise ServerStartError(f"Prefect's temporary server (port {self.port}) exited with status {status} "
                                        "before it answered; its error is above")
             try:
                 with direct.open(f"{self.api_url}/health", timeout=1) as response:
                     if response.status == 200:
+                        self._release_start_lock()  # its database is migrated: the next run's may start
                         return
             except (urllib.error.URLError, OSError):
                 pass
@@ -150,6 +182,7 @@ class TemporaryServer:
 
     def stop(self) -> None:
         """Stop the process (terminate, then kill after STOP_WAIT_S); safe to call again."""
+        self._release_start_lock()
         process, self.process = self.process, None
         if process is None or process.poll() is not None:
             return

@@ -285,6 +285,35 @@ def fake_server(monkeypatch, *programs: str):
     return server, launched
 
 
+def test_one_temporary_server_starts_at_a_time_on_one_prefect_home(monkeypatch, tmp_path):
+    """Two servers migrating one new database at once fail ("duplicate column name"): a launch holds PREFECT_HOME's
+    start lock until its server answers (or is stopped), and another run's launch waits for it."""
+    from flows import prefect_server
+
+    monkeypatch.setenv("PREFECT_HOME", str(tmp_path))
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    lock = str(tmp_path / prefect_server.START_LOCK)
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a'); "
+                               "fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(2)", lock],
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"  # another run's server is starting
+    server = prefect_server.TemporaryServer()
+    server._hold_start_lock(wait_s=0.3)
+    assert server.start_lock is None  # not within 0.3 s: it goes on without the lock
+    server._hold_start_lock(wait_s=60)
+    assert server.start_lock is not None and holder.wait(timeout=5) == 0  # it waited for the other's end
+    server._release_start_lock()
+    take = "import fcntl, sys; fcntl.flock(open(sys.argv[1], 'a'), fcntl.LOCK_EX | fcntl.LOCK_NB)"
+    assert subprocess.run([sys.executable, "-c", take, lock]).returncode == 0  # released
+
+    monkeypatch.setattr(prefect_server.TemporaryServer, "_launch", lambda self: None)
+    launched = prefect_server.TemporaryServer.launch()  # holds it from its launch ...
+    assert launched.start_lock is not None
+    assert subprocess.run([sys.executable, "-c", take, lock], stderr=subprocess.DEVNULL).returncode != 0
+    launched.stop()  # ... until it answers or is stopped
+    assert launched.start_lock is None and subprocess.run([sys.executable, "-c", take, lock]).returncode == 0
+
+
 def test_a_temporary_server_that_exits_before_it_answers_fails_the_start_with_its_status(monkeypatch):
     from flows.prefect_server import ServerStartError
 
