@@ -31,13 +31,17 @@ def billion_laughs(key: str = "lol", levels: int = 9, fan: int = 9) -> str:
 
 
 # ---------------------------------------------------------------- alias expansion and nesting
+BOMB_REFUSED_WITHIN_S = 30.0  # far below what expanding a billion-laughs document takes, far above a refusal's cost
+
 def test_a_billion_laughs_catalog_is_refused_fast_naming_the_file(catalog_copy):
     path = catalog_copy / "accelerators.yaml"
     path.write_text(path.read_text() + billion_laughs())
     started = time.perf_counter()
     with pytest.raises(CatalogError) as refused:
         load_catalog(catalog_copy)
-    assert time.perf_counter() - started < 1.0
+    # refused before any expansion: expanding 387 million strings would take minutes and gigabytes (the memory bound is
+    # the test below); the time allows a slow, busy machine (the whole catalog load took 1.02 s on one in CI)
+    assert time.perf_counter() - started < BOMB_REFUSED_WITHIN_S
     message = str(refused.value)
     assert message.startswith("accelerators.yaml: refused: its aliases (*name) would expand its ")
     assert "MAX_YAML_ALIAS_NODES" in message and len(message) < 400
@@ -60,7 +64,7 @@ def test_a_billion_laughs_price_sheet_is_a_format_error_naming_the_file(tmp_path
     started = time.perf_counter()
     with pytest.raises(SourceFormatError, match=r"^s.yaml: refused: its aliases \(\*name\) would expand"):
         price_sheet.read_file(path, "s.yaml")
-    assert time.perf_counter() - started < 1.0
+    assert time.perf_counter() - started < BOMB_REFUSED_WITHIN_S
 
 
 def test_a_block_reused_by_anchor_and_merge_key_still_loads(tmp_path):
