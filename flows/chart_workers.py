@@ -59,6 +59,7 @@ class _Workers:
         self.size = 0
         self.in_flight = 0
         self.broken = False
+        self.started: ProcessPoolExecutor | None = None  # the pool `start` spawned every worker of
         self.handed_by: weakref.WeakKeyDictionary[Future, ProcessPoolExecutor] = weakref.WeakKeyDictionary()
 
     def _pool_locked(self) -> ProcessPoolExecutor | None:
@@ -76,11 +77,13 @@ class _Workers:
         return self.pool
 
     def start(self) -> None:
-        """Spawn every worker now, so that each has imported Matplotlib before the first chart comes."""
+        """Spawn every worker now, so that each has imported Matplotlib before the first chart comes; once a pool
+        (each landed batch calls it)."""
         with self.lock:
             pool = self._pool_locked()
-            if pool is None or self.in_flight:
+            if pool is None or self.started is pool or self.in_flight:
                 return
+            self.started = pool
             self.in_flight += self.size
         for _ in range(self.size):
             self._handed_out(pool, os.getpid)
