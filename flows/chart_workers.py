@@ -17,6 +17,7 @@ run's process draws the rest itself, with a warning in the log.
 from __future__ import annotations
 
 import atexit
+import gc
 import logging
 import multiprocessing
 import multiprocessing.connection
@@ -148,6 +149,8 @@ def _warm_up() -> None:
     from matplotlib.backends import backend_agg  # noqa: F401
 
     from flows import charts  # noqa: F401
+
+    gc.freeze()  # the worker's modules live as long as it does: its collections and its exit skip them
 
 
 def _exit_with_parent() -> None:

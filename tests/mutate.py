@@ -266,6 +266,16 @@ MUTATIONS = (
     Mutation("a-workers-chart-never-cached", "flows/charts.py",
              "            cache.write(self.key, self.image)\n", "",
              ("tests/test_charts.py::test_a_chart_a_worker_draws_is_the_png_drawn_here_and_is_cached",)),
+    Mutation("a-chart-worker-not-frozen", "flows/chart_workers.py",
+             "    gc.freeze()  # the worker's", "    pass  # the worker's",
+             ("tests/test_charts.py::test_a_chart_worker_freezes_its_modules_after_its_warm_up",)),
+    Mutation("the-command-collects-everything-at-exit", "flows/cli.py",
+             "    gc.freeze()\n    sys.exit(code)", "    sys.exit(code)",
+             ("tests/test_cli.py::test_the_console_script_is_entry_which_skips_the_last_full_collection_at_exit",)),
+    Mutation("a-test-process-frozen-too", "flows/cli.py",
+             "    if _OWN_PROCESS:\n        # the modules", "    if True:\n        # the modules",
+             ("tests/test_cli.py::test_the_hweval_command_freezes_what_it_loaded_before_the_flow_and_a_test_calling_"
+              "main_does_not",)),
 )
 
 

@@ -113,6 +113,16 @@ def test_when_the_chart_workers_die_this_process_does_their_work(one_worker, cap
     assert chart_workers.submit(os.getpid) is None  # none left: callers draw their charts themselves
 
 
+def test_a_chart_worker_freezes_its_modules_after_its_warm_up(one_worker):
+    """A worker's Matplotlib lives as long as it does: frozen (gc.freeze) after the warm-up, its collections and its
+    exit at the run's end skip it (the run waits for its workers to exit)."""
+    import gc
+
+    future = chart_workers.submit(gc.get_freeze_count)
+    assert future is not None
+    assert future.result(timeout=120) > 1000  # Matplotlib's and flows.charts' objects, at least
+
+
 def test_a_pool_shut_down_while_busy_leaves_the_next_ones_count_alone(one_worker):
     import time
 

@@ -217,6 +217,52 @@ def test_run_without_a_prefect_server_starts_prefects_and_checks_the_catalog_mea
                      "server joined", "flow"]
 
 
+@pytest.mark.parametrize("own_process", [True, False])
+def test_the_hweval_command_freezes_what_it_loaded_before_the_flow_and_a_test_calling_main_does_not(
+        monkeypatch, tmp_path, own_process):
+    """In its own process (entry()), `hweval run` moves what it has loaded out of the collector's reach before the flow
+    (gc.freeze); main() called in another program's process (these tests) leaves that process's collector alone."""
+    import datetime as dt
+    import gc
+
+    from flows import cli, nightly
+
+    calls = []
+
+    def flow(**kwargs):
+        calls.append("flow")
+        return nightly.RunResult("r1", dt.date(2026, 11, 1), Path(kwargs["warehouse_file"]),
+                                 Path(kwargs["reports_dir"]) / "2026-11-01", [], True)
+
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # not reached: the flow is replaced
+    monkeypatch.setattr(cli, "_OWN_PROCESS", own_process)
+    monkeypatch.setattr(gc, "freeze", lambda: calls.append("frozen"))
+    monkeypatch.setattr(nightly, "nightly", flow)
+    assert main(["run", "--as-of", "2026-11-01", "--warehouse", str(tmp_path / "w.duckdb"),
+                 "--reports", str(tmp_path / "r")]) == 0
+    assert calls == (["frozen", "flow"] if own_process else ["flow"])
+
+
+def test_the_console_script_is_entry_which_skips_the_last_full_collection_at_exit(tmp_path):
+    """pyproject's `hweval` is cli.entry: it exits with main()'s status, with the objects frozen (gc.freeze), so that
+    the interpreter's last collection does not walk them (1-3 s after a run, measured); atexit handlers still run."""
+    import tomllib
+
+    project = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["project"]["scripts"]["hweval"] == "flows.cli:entry"
+    code = ("import atexit, gc, sys\n"
+            "atexit.register(lambda: print('frozen at exit:', gc.get_freeze_count() > 0))\n"
+            "sys.argv = ['hweval', 'check', '--catalog', sys.argv[1]]\n"
+            "from flows.cli import entry\n"
+            "entry()\n")
+    bad = tmp_path / "no-catalog"
+    proc = subprocess.run([sys.executable, "-c", code, str(bad)], capture_output=True, text=True, cwd=PROJECT_ROOT,
+                          timeout=120)
+    assert proc.returncode == 2, proc.stderr  # main()'s status for a bad catalog, through entry()
+    assert "hweval:" in proc.stderr
+    assert proc.stdout.strip() == "frozen at exit: True"
+
+
 def test_the_flows_first_imports_exist_so_that_importing_them_ahead_is_not_a_no_op():
     """FLOW_FIRST_IMPORTS are skipped when missing (a later Prefect may move them): these versions have them all."""
     import importlib.util
