@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -99,6 +100,18 @@ def _derived_columns(suite_json: dict) -> set[str]:
             if key in ("column", "column_A", "column_B") and isinstance(value, str) and value.startswith(CHECK_PREFIX)}
 
 
+def _raise_if_not_evaluated(suite_name: str, results: list) -> None:
+    for res in results:
+        if res.exception_info and res.exception_info.get("raised_exception"):
+            config = res.expectation_config
+            raise BatchDataError(f"suite {suite_name!r}: {(config.meta or {}).get('name') or config.type} could not "
+                                 f"be evaluated on this batch: {res.exception_info.get('exception_message')}")
+
+
+def _config_key(res) -> str:
+    return json.dumps(res.expectation_config.to_json_dict(), sort_keys=True, default=str)
+
+
 def validate_rows(rows: list[dict], suite_json: dict, parameters: dict[str, Any] | None = None) -> ValidationOutcome:
     """Split `rows` (each with a unique `row_no`) into rows that pass every expectation and rows that fail one."""
     if not rows:
@@ -133,20 +146,40 @@ def validate_frame(frame: pd.DataFrame, suite_json: dict, parameters: dict[str, 
     try:
         batch = batch_definition.get_batch(batch_parameters={"dataframe": frame})
         outcome.suite = _suite(suite_json)
-        result = batch.validate(
-            outcome.suite,
-            expectation_parameters=parameters or {},
-            result_format={"result_format": "COMPLETE", "unexpected_index_column_names": ["row_no"]},
-        )
+        # BASIC first: every expectation's outcome and counts, for ~0.6x COMPLETE's cost (GX's cost is per
+        # expectation, not per row: 11 batches took 3.3-3.9 s of CPU against 4.9-6.2 s, measured). Only the
+        # expectations that failed are validated again, COMPLETE: the ids of their failing rows, which quarantine
+        # needs; the run's Data Docs show those results in place of their BASIC ones.
+        result = batch.validate(outcome.suite, expectation_parameters=parameters or {},
+                                result_format={"result_format": "BASIC"})
+        _raise_if_not_evaluated(name, result.results)
+        failed = [res for res in result.results if not res.success]
+        if failed:
+            from great_expectations.core.expectation_suite import ExpectationSuite
+
+            # their configurations as validated (parameters in place), which the second pass gives back unchanged
+            failed_suite = ExpectationSuite(name=name, expectations=[res.expectation_config.to_domain_obj()
+                                                                     for res in failed])
+            again = batch.validate(
+                failed_suite,
+                expectation_parameters=parameters or {},
+                result_format={"result_format": "COMPLETE", "unexpected_index_column_names": ["row_no"]},
+            )
+            _raise_if_not_evaluated(name, again.results)
+            complete: dict[str, list] = {}
+            for res in again.results:  # in an order of GX's own: matched by configuration
+                complete.setdefault(_config_key(res), []).append(res)
+            if (Counter(_config_key(res) for res in again.results) != Counter(_config_key(res) for res in failed)
+                    or any(res.success for res in again.results)):
+                raise AssertionError(f"suite {name!r}: validated again, COMPLETE, the {len(failed)} expectations that "
+                                     f"failed gave other results: {[_config_key(res) for res in again.results]}")
+            result.results = [res if res.success else complete[_config_key(res)].pop(0) for res in result.results]
     finally:
         source.delete_asset(asset_name)
     outcome.result = result
     failed_rows: set[int] = set()
     for res in result.results:
         config = res.expectation_config
-        if res.exception_info and res.exception_info.get("raised_exception"):
-            raise BatchDataError(f"suite {name!r}: {(config.meta or {}).get('name') or config.type} could not be "
-                                 f"evaluated on this batch: {res.exception_info.get('exception_message')}")
         if res.success:
             continue
         column = config.kwargs.get("column")

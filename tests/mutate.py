@@ -266,6 +266,16 @@ MUTATIONS = (
     Mutation("a-workers-chart-never-cached", "flows/charts.py",
              "            cache.write(self.key, self.image)\n", "",
              ("tests/test_charts.py::test_a_chart_a_worker_draws_is_the_png_drawn_here_and_is_cached",)),
+    Mutation("every-expectation-validated-complete", "flows/validate.py",
+             'result_format={"result_format": "BASIC"})', 'result_format={"result_format": "COMPLETE", '
+             '"unexpected_index_column_names": ["row_no"]})',
+             ("tests/test_guards.py::test_failing_expectations_are_validated_again_complete_and_the_passing_ones_stay_"
+              "basic",)),
+    Mutation("a-failed-expectations-basic-result-kept", "flows/validate.py",
+             "result.results = [res if res.success else complete[_config_key(res)].pop(0)",
+             "result.results = [res if True else complete[_config_key(res)].pop(0)",
+             ("tests/test_guards.py::test_failing_expectations_are_validated_again_complete_and_the_passing_ones_stay_"
+              "basic",)),
     Mutation("a-chart-worker-not-frozen", "flows/chart_workers.py",
              "    gc.freeze()  # the worker's", "    pass  # the worker's",
              ("tests/test_charts.py::test_a_chart_worker_freezes_its_modules_after_its_warm_up",)),

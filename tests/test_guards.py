@@ -53,6 +53,41 @@ def test_a_suite_naming_a_column_no_row_has_is_a_suite_error():
         validate_rows([{"row_no": 0, "price_usd": 1.0}], suite)
 
 
+def test_failing_expectations_are_validated_again_complete_and_the_passing_ones_stay_basic(monkeypatch):
+    """GX validates every expectation with BASIC results (cheaper), then only the failing ones with COMPLETE results,
+    whose failing row ids quarantine needs; the results keep the first pass's order, one per expectation."""
+    import flows.validate as validate
+
+    suite = {"name": "s", "expectations": [
+        {"type": "expect_column_values_to_not_be_null", "kwargs": {"column": "price_usd"}, "meta": {"name": "priced"}},
+        {"type": "expect_column_values_to_be_between", "kwargs": {"column": "price_usd", "min_value": 0},
+         "meta": {"name": "not negative"}},
+        {"type": "expect_column_values_to_be_in_set", "kwargs": {"column": "kind", "value_set": {"$PARAMETER": "kinds"}},
+         "meta": {"name": "known kind"}},
+        {"type": "expect_column_values_to_match_regex", "kwargs": {"column": "kind", "regex": "^[a-z]+$"},
+         "meta": {"name": "lower case"}}]}
+    rows = [{"row_no": 10, "price_usd": 1.0, "kind": "gpu"}, {"row_no": 11, "price_usd": -2.0, "kind": "gpu"},
+            {"row_no": 12, "price_usd": None, "kind": "tpu"}, {"row_no": 13, "price_usd": 3.0, "kind": "fpga"}]
+    from great_expectations.datasource.fluent.interfaces import Batch
+
+    formats = []
+
+    real_validate = Batch.validate
+    monkeypatch.setattr(Batch, "validate", lambda self, suite, **kw: formats.append(
+        (kw["result_format"]["result_format"], len(suite.expectations))) or real_validate(self, suite, **kw))
+    outcome = validate.validate_rows(rows, suite, {"kinds": ["gpu", "tpu"]})
+    # 4 expectations BASIC; 3 failed (row 12 null, row 11 negative, row 13 fpga): those 3 again, COMPLETE
+    assert formats == [("BASIC", 4), ("COMPLETE", 3)]
+    assert sorted((f.row_no, f.expectation, f.value) for f in outcome.failures) == [
+        (11, "not negative", -2.0), (12, "priced", None), (13, "known kind", "fpga")]
+    assert [r["row_no"] for r in outcome.passed] == [10]
+    by_name = {res.expectation_config.meta["name"]: res for res in outcome.result.results}
+    assert sorted(by_name) == ["known kind", "lower case", "not negative", "priced"]  # one result each
+    assert by_name["lower case"].success and "unexpected_index_list" not in by_name["lower case"].result  # BASIC
+    assert by_name["known kind"].result["unexpected_index_list"] == [{"row_no": 13, "kind": "fpga"}]  # COMPLETE
+    assert outcome.result.statistics["unsuccessful_expectations"] == 3
+
+
 def test_unknown_metadata_keys_of_a_benchmark_file_are_named(tmp_path):
     path = tmp_path / "runs.csv"
     path.write_text("accelerator,chips,model,precision,concurrency,input_tokens,output_tokens,request_throughput,"
