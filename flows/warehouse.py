@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import threading
 from functools import lru_cache
 from pathlib import Path
 
@@ -324,6 +325,11 @@ def table_columns(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, str]:
                             [schema_name or "main", table_name]).fetchall())
 
 
+# The fetch tasks, each in a thread of its own, ask for their table's types at once: lru_cache alone lets each of
+# them build the scratch schema (13 at once took 0.6 s of the run, one 0.04 s, measured); the first builds it.
+_RAW_SCHEMA_LOCK = threading.Lock()
+
+
 @lru_cache(maxsize=1)
 def _raw_schema() -> dict[str, dict[str, str]]:
     scratch = duckdb.connect()
@@ -342,7 +348,8 @@ def _raw_schema() -> dict[str, dict[str, str]]:
 
 def raw_column_types(table: str) -> dict[str, str]:
     """Columns of raw.`table` as sql/raw declares them (name -> DuckDB type): what a fetched batch is typed as."""
-    return _raw_schema()[table]
+    with _RAW_SCHEMA_LOCK:
+        return _raw_schema()[table]
 
 
 def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[dict]) -> None:

@@ -276,6 +276,10 @@ MUTATIONS = (
              "result.results = [res if True else complete[_config_key(res)].pop(0)",
              ("tests/test_guards.py::test_failing_expectations_are_validated_again_complete_and_the_passing_ones_stay_"
               "basic",)),
+    Mutation("the-raw-schema-built-by-every-fetch-at-once", "flows/warehouse.py",
+             "    with _RAW_SCHEMA_LOCK:\n        return _raw_schema()[table]",
+             "    if True:\n        return _raw_schema()[table]",
+             ("tests/test_guards.py::test_the_raw_schema_is_built_once_when_the_fetch_tasks_ask_for_it_at_once",)),
     Mutation("a-chart-worker-not-frozen", "flows/chart_workers.py",
              "    gc.freeze()  # the worker's", "    pass  # the worker's",
              ("tests/test_charts.py::test_a_chart_worker_freezes_its_modules_after_its_warm_up",)),

@@ -4,6 +4,7 @@ that names a column no row has, metadata keys, --source in live mode, --accept-c
 from __future__ import annotations
 
 import datetime as dt
+import time
 
 import pyarrow as pa
 import pytest
@@ -44,6 +45,38 @@ def test_values_take_their_columns_types_or_fail_naming_the_column(fresh_db):
         warehouse.insert_rows(fresh_db, "main.t", [{"x": "a lot"}])
     with pytest.raises(KeyError, match="main.t: no column"):
         warehouse.insert_rows(fresh_db, "main.t", [{"nmae": "typo"}])
+
+
+def test_the_raw_schema_is_built_once_when_the_fetch_tasks_ask_for_it_at_once(monkeypatch):
+    """Each fetch task types its batch as its raw table (warehouse.raw_column_types), all at once in their threads:
+    the scratch schema that declares them is built by the first, once, and the others wait for it."""
+    import threading
+
+    warehouse._raw_schema.cache_clear()
+    built = []
+    real_connect = warehouse.duckdb.connect
+
+    def connect(*args, **kwargs):
+        built.append(threading.current_thread().name)
+        time.sleep(0.2)  # long enough that the other threads ask meanwhile
+        return real_connect(*args, **kwargs)
+
+    monkeypatch.setattr(warehouse.duckdb, "connect", connect)
+    start = threading.Barrier(8)
+    found = {}
+
+    def ask(n):
+        start.wait()
+        found[n] = warehouse.raw_column_types("aws_pricing")
+
+    threads = [threading.Thread(target=ask, args=(n,), name=f"fetch-{n}") for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(built) == 1
+    assert len(found) == 8 and all(types == found[0] for types in found.values())
+    assert found[0]["instance_type"] == "VARCHAR"
 
 
 def test_a_suite_naming_a_column_no_row_has_is_a_suite_error():
