@@ -425,7 +425,8 @@ def entry() -> None:
     _OWN_PROCESS = True
     code = main()
     # what is left is freed with the process: without this, the interpreter's last full collection walks every
-    # object the run loaded (1-3 s after a run; atexit handlers and Prefect's log flush still run)
+    # object the run loaded (1-3 s after a run; atexit handlers and Prefect's log flush still run). An object in a
+    # reference cycle is not finalized at exit then: close what must be closed (DuckDB connections) explicitly
     gc.freeze()
     sys.exit(code)
 

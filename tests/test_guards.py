@@ -52,16 +52,18 @@ def test_the_raw_schema_is_built_once_when_the_fetch_tasks_ask_for_it_at_once(mo
     the scratch schema that declares them is built by the first, once, and the others wait for it."""
     import threading
 
-    warehouse._raw_schema.cache_clear()
+    from functools import lru_cache
+
     built = []
-    real_connect = warehouse.duckdb.connect
+    build = warehouse._raw_schema.__wrapped__
 
-    def connect(*args, **kwargs):
+    @lru_cache(maxsize=1)
+    def slow_raw_schema():
         built.append(threading.current_thread().name)
-        time.sleep(0.2)  # long enough that the other threads ask meanwhile
-        return real_connect(*args, **kwargs)
+        time.sleep(1.0)  # long enough that the other threads ask meanwhile, on a loaded machine too
+        return build()
 
-    monkeypatch.setattr(warehouse.duckdb, "connect", connect)
+    monkeypatch.setattr(warehouse, "_raw_schema", slow_raw_schema)
     start = threading.Barrier(8)
     found = {}
 
@@ -86,29 +88,35 @@ def test_a_suite_naming_a_column_no_row_has_is_a_suite_error():
         validate_rows([{"row_no": 0, "price_usd": 1.0}], suite)
 
 
-def test_failing_expectations_are_validated_again_complete_and_the_passing_ones_stay_basic(monkeypatch):
-    """GX validates every expectation with BASIC results (cheaper), then only the failing ones with COMPLETE results,
-    whose failing row ids quarantine needs; the results keep the first pass's order, one per expectation."""
-    import flows.validate as validate
+TWO_PASS_SUITE = {"name": "s", "expectations": [
+    {"type": "expect_column_values_to_not_be_null", "kwargs": {"column": "price_usd"}, "meta": {"name": "priced"}},
+    {"type": "expect_column_values_to_be_between", "kwargs": {"column": "price_usd", "min_value": 0},
+     "meta": {"name": "not negative"}},
+    {"type": "expect_column_values_to_be_in_set", "kwargs": {"column": "kind", "value_set": {"$PARAMETER": "kinds"}},
+     "meta": {"name": "known kind"}},
+    {"type": "expect_column_values_to_match_regex", "kwargs": {"column": "kind", "regex": "^[a-z]+$"},
+     "meta": {"name": "lower case"}}]}
+TWO_PASS_ROWS = [{"row_no": 10, "price_usd": 1.0, "kind": "gpu"}, {"row_no": 11, "price_usd": -2.0, "kind": "gpu"},
+                 {"row_no": 12, "price_usd": None, "kind": "tpu"}, {"row_no": 13, "price_usd": 3.0, "kind": "fpga"}]
 
-    suite = {"name": "s", "expectations": [
-        {"type": "expect_column_values_to_not_be_null", "kwargs": {"column": "price_usd"}, "meta": {"name": "priced"}},
-        {"type": "expect_column_values_to_be_between", "kwargs": {"column": "price_usd", "min_value": 0},
-         "meta": {"name": "not negative"}},
-        {"type": "expect_column_values_to_be_in_set", "kwargs": {"column": "kind", "value_set": {"$PARAMETER": "kinds"}},
-         "meta": {"name": "known kind"}},
-        {"type": "expect_column_values_to_match_regex", "kwargs": {"column": "kind", "regex": "^[a-z]+$"},
-         "meta": {"name": "lower case"}}]}
-    rows = [{"row_no": 10, "price_usd": 1.0, "kind": "gpu"}, {"row_no": 11, "price_usd": -2.0, "kind": "gpu"},
-            {"row_no": 12, "price_usd": None, "kind": "tpu"}, {"row_no": 13, "price_usd": 3.0, "kind": "fpga"}]
+
+def validated_counting_passes(monkeypatch) -> tuple:
+    """TWO_PASS_ROWS through TWO_PASS_SUITE, and each GX validation's (result format, expectations)."""
     from great_expectations.datasource.fluent.interfaces import Batch
 
-    formats = []
+    import flows.validate as validate
 
+    formats = []
     real_validate = Batch.validate
     monkeypatch.setattr(Batch, "validate", lambda self, suite, **kw: formats.append(
         (kw["result_format"]["result_format"], len(suite.expectations))) or real_validate(self, suite, **kw))
-    outcome = validate.validate_rows(rows, suite, {"kinds": ["gpu", "tpu"]})
+    return validate.validate_rows(TWO_PASS_ROWS, TWO_PASS_SUITE, {"kinds": ["gpu", "tpu"]}), formats
+
+
+def test_failing_expectations_are_validated_again_complete_and_the_passing_ones_stay_basic(monkeypatch):
+    """GX validates every expectation with BASIC results (cheaper), then only the failing ones with COMPLETE results,
+    whose failing row ids quarantine needs; one result per expectation."""
+    outcome, formats = validated_counting_passes(monkeypatch)
     # 4 expectations BASIC; 3 failed (row 12 null, row 11 negative, row 13 fpga): those 3 again, COMPLETE
     assert formats == [("BASIC", 4), ("COMPLETE", 3)]
     assert sorted((f.row_no, f.expectation, f.value) for f in outcome.failures) == [
@@ -119,6 +127,22 @@ def test_failing_expectations_are_validated_again_complete_and_the_passing_ones_
     assert by_name["lower case"].success and "unexpected_index_list" not in by_name["lower case"].result  # BASIC
     assert by_name["known kind"].result["unexpected_index_list"] == [{"row_no": 13, "kind": "fpga"}]  # COMPLETE
     assert outcome.result.statistics["unsuccessful_expectations"] == 3
+
+
+def test_a_second_pass_that_does_not_match_the_first_validates_the_whole_suite_complete(monkeypatch, caplog):
+    """Should GX give back a failed expectation's configuration changed, the batch is validated again whole with
+    COMPLETE results (as before the two passes), with a warning: the same failures, never a mismatched result."""
+    import itertools
+
+    import flows.validate as validate
+
+    n = itertools.count()
+    monkeypatch.setattr(validate, "_config_key", lambda res: f"{res.expectation_config.type} #{next(n)}")  # all differ
+    outcome, formats = validated_counting_passes(monkeypatch)
+    assert formats == [("BASIC", 4), ("COMPLETE", 3), ("COMPLETE", 4)]
+    assert sorted((f.row_no, f.expectation, f.value) for f in outcome.failures) == [
+        (11, "not negative", -2.0), (12, "priced", None), (13, "known kind", "fpga")]
+    assert "the second pass did not match the first" in caplog.text
 
 
 def test_unknown_metadata_keys_of_a_benchmark_file_are_named(tmp_path):
