@@ -47,6 +47,9 @@ PREFECT_DEFAULTS = {
     # brings Dask) to register theirs as it starts (0.5 s and 31 MiB of an empty flow, measured)
     "PREFECT_SERVER_REGISTER_BLOCKS_ON_START": "false",
     "PREFECT_MEMOIZE_BLOCK_AUTO_REGISTRATION": "false",
+    # Prefect's 20 s is too short for a temporary server that creates its database on a slow or loaded machine (a
+    # 2-core CI machine running two test workers took longer): the run waits this long before it gives up
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90",
 }
 
 

@@ -13,7 +13,7 @@ import duckdb
 import pytest
 from conftest import AS_OF, CATALOGS
 
-from flows.cli import build_parser, main
+from flows.cli import PREFECT_DEFAULTS, build_parser, main
 from flows.paths import PROJECT_ROOT
 
 
@@ -410,7 +410,9 @@ def test_a_run_without_a_server_talks_to_its_own_without_importing_prefects_serv
               "prefect.server.api.server" in sys.modules)
     """)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")} | {
-        "PREFECT_HOME": str(tmp_path / "prefect-home"), "PREFECT_SERVER_REGISTER_BLOCKS_ON_START": "false"}
+        "PREFECT_HOME": str(tmp_path / "prefect-home"), "PREFECT_SERVER_REGISTER_BLOCKS_ON_START": "false",
+        # a new database on a loaded 2-core machine: Prefect's 20 s was not always enough (as `hweval run` allows)
+        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": PREFECT_DEFAULTS["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"]}
     done = subprocess.run([sys.executable, "-c", program], check=False, env=env, capture_output=True, text=True,
                           timeout=120, cwd=PROJECT_ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -465,7 +467,6 @@ def test_the_flow_takes_the_catalog_loaded_while_the_server_started(prefect_serv
 def test_run_with_its_own_temporary_prefect_server(tmp_path):
     """`hweval run` as `make run` runs it: no PREFECT_API_URL, so a temporary server is started (a process) while the
     run checks its catalog; the run succeeds, and the check it did meanwhile is in the cache."""
-    from flows.cli import PREFECT_DEFAULTS
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
     env |= PREFECT_DEFAULTS | {"PREFECT_HOME": str(tmp_path / "prefect-home"), "HWEVAL_CACHE": str(tmp_path / "cache")}
