@@ -267,8 +267,8 @@ MUTATIONS = (
              "            cache.write(self.key, self.image)\n", "",
              ("tests/test_charts.py::test_a_chart_a_worker_draws_is_the_png_drawn_here_and_is_cached",)),
     Mutation("every-expectation-validated-complete", "flows/validate.py",
-             'result_format={"result_format": "BASIC"})', 'result_format={"result_format": "COMPLETE", '
-             '"unexpected_index_column_names": ["row_no"]})',
+             'result = validated(outcome.suite, {"result_format": "BASIC"})',
+             "result = validated(outcome.suite, COMPLETE)",
              ("tests/test_guards.py::test_failing_expectations_are_validated_again_complete_and_the_passing_ones_stay_"
               "basic",)),
     Mutation("a-failed-expectations-basic-result-kept", "flows/validate.py",
