@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator, model_validator
 
+from flows import safe_yaml
 from flows.names import normalise_alias
 from flows.safe_yaml import MAX_QUOTED_CHARS, BoundedSafeLoader, YamlLimitError, cut, quoted
 from flows.sources import LIVE_KINDS, SAME_SKU_KINDS, SOURCE_KINDS
@@ -718,8 +719,7 @@ def _load_yaml(path: Path) -> object:
     if not path.is_file():
         raise CatalogError(f"{path.name}: file not found at {path}")
     try:
-        with path.open(encoding="utf-8") as fh:
-            return yaml.load(fh, Loader=_UniqueKeyLoader)
+        return safe_yaml.load(path.read_text(encoding="utf-8"), _UniqueKeyLoader, name=str(path))
     except YamlLimitError as exc:
         raise CatalogError(f"{path.name}: {exc}") from None
     except yaml.YAMLError as exc:

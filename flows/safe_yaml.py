@@ -3,16 +3,21 @@
 A "billion laughs" document (anchors whose lists alias the previous list nine times, nine levels deep) is a few
 hundred bytes of text that means 387 million nodes: PyYAML shares the aliased objects, but whatever walks the result
 (pydantic, a repr in an error message) expands it. The loader here measures the expanded size of the composed
-document before constructing it, and refuses past a bound.
+document before constructing it, and refuses past a bound. It parses on libyaml (C) where PyYAML has it, beneath
+the same Python composer and constructor, so the bounds and the documents read are the same as PyYAML's own.
 """
 
 from __future__ import annotations
 
+import io
 import reprlib
 import sys
 from typing import Any
 
 import yaml
+from yaml.composer import Composer
+from yaml.constructor import SafeConstructor
+from yaml.resolver import Resolver
 
 # Nodes that aliases may add to a document once each is expanded in place: the catalogs use none, a price sheet that
 # merges a block of defaults (`<<: *defaults`) into 5,000 entries adds about 50,000. Past this the file is refused
@@ -102,9 +107,51 @@ def check_alias_expansion(root: yaml.Node, limit: int = MAX_YAML_ALIAS_NODES) ->
         expanded[id(node)] = size
 
 
-def load(text: str) -> Any:
-    """The YAML document in `text`, read with BoundedSafeLoader."""
-    return yaml.load(text, Loader=BoundedSafeLoader)
+def _on_libyaml(loader: type[BoundedSafeLoader]) -> type[BoundedSafeLoader]:
+    """`loader` with libyaml's C parser beneath its Python composer: the same nodes, events and bounds (the depth
+    check is the composer's, the alias check the constructor's), parsed about 5x faster (the catalogs, 100 KB: 0.07
+    s against 0.37 s on a 2-core machine). libyaml's marks carry no snippet of the text, so `load` reads a document
+    it refuses again with `loader` alone, for PyYAML's fuller message."""
+
+    from yaml.cyaml import CParser
+
+    def __init__(self: Any, stream: Any) -> None:
+        CParser.__init__(self, stream)
+        Composer.__init__(self)
+        SafeConstructor.__init__(self)
+        Resolver.__init__(self)
+        self._depth = 0
+
+    # the C parser's own composer (get_single_node and its helpers) would skip BoundedSafeLoader.compose_node
+    composer = {name: getattr(Composer, name) for name in ("check_node", "get_node", "get_single_node")}
+    return type(f"LibYaml{loader.__name__}", (CParser, loader), {"__init__": __init__, **composer})
+
+
+_FAST: dict[type, type] = {}
+
+
+def load(text: str, loader: type[BoundedSafeLoader] = BoundedSafeLoader, name: str | None = None) -> Any:
+    """The YAML document in `text`, read with `loader` (BoundedSafeLoader or a subclass of it) on libyaml's parser
+    when PyYAML has it; `name` (a file's path) is what error messages say the text is. A document it refuses raises
+    the error `loader` alone raises: the same kind, at the same place, with PyYAML's quote of the offending line."""
+
+    def stream() -> Any:
+        if name is None:
+            return text
+        named = io.StringIO(text)
+        named.name = name
+        return named
+
+    if not yaml.__with_libyaml__:
+        return yaml.load(stream(), Loader=loader)
+    fast = _FAST.get(loader) or _FAST.setdefault(loader, _on_libyaml(loader))
+    try:
+        return yaml.load(stream(), Loader=fast)
+    except YamlLimitError:
+        raise
+    except yaml.YAMLError as exc:
+        yaml.load(stream(), Loader=loader)  # raises, with its fuller message
+        raise exc from None  # the two parsers disagreed: libyaml's own error
 
 
 class _ShortRepr(reprlib.Repr):

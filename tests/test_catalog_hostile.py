@@ -90,6 +90,42 @@ def test_nesting_past_the_depth_limit_is_refused_not_a_recursion_error(catalog_c
 
 
 # ---------------------------------------------------------------- error messages quote data briefly
+# ---------------------------------------------------------------- libyaml's parser under the bounded loader
+def test_the_catalogs_read_on_libyaml_are_what_pyyaml_alone_reads(catalog):
+    # the parse is libyaml's (C) when PyYAML has it: the wheels this project locks do
+    assert yaml.__with_libyaml__
+    for path in sorted(catalog.root.glob("*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        assert safe_yaml.load(text, catalog_module._UniqueKeyLoader) == yaml.load(
+            text, Loader=catalog_module._UniqueKeyLoader), path.name
+    assert issubclass(safe_yaml._FAST[catalog_module._UniqueKeyLoader], yaml.cyaml.CParser)
+
+
+def test_nesting_past_the_depth_limit_is_refused_on_libyaml_too():
+    # the depth bound is the Python composer's (BoundedSafeLoader.compose_node), kept above libyaml's parser: 101
+    # nested lists are refused, 100 load
+    nested = safe_yaml.load("[" * 100 + "]" * 100)
+    depth = 0
+    while nested:
+        nested, depth = nested[0], depth + 1
+    assert depth == 99  # the outermost list and 99 inside it: 100 levels
+    with pytest.raises(safe_yaml.YamlLimitError, match=r"^refused: nested deeper than 100 levels"):
+        safe_yaml.load("[" * 101 + "]" * 101)
+
+
+@pytest.mark.parametrize(("text", "kind", "pyyaml_says"), [
+    # libyaml says "found character that cannot start any token": PyYAML names the character
+    ("\t- x\n", yaml.scanner.ScannerError, "found character '\\t' that cannot start any token"),
+    # libyaml's marks carry no snippet: PyYAML quotes the line, with a caret under the second key
+    ("a: 1\na: 2\n", yaml.constructor.ConstructorError, "key 'a' appears twice (first on line 1)"),
+])
+def test_a_refused_document_raises_pyyamls_own_message(text, kind, pyyaml_says):
+    with pytest.raises(kind) as refused:
+        safe_yaml.load(text, catalog_module._UniqueKeyLoader)
+    assert pyyaml_says in str(refused.value)
+    assert str(refused.value).endswith("^")  # the snippet under PyYAML's mark
+
+
 def test_a_megabyte_value_is_quoted_in_a_few_hundred_characters(catalog_copy):
     edit(catalog_copy / "accelerators.yaml", lambda d: d["accelerators"]["h100-sxm-80gb"].update(family="x" * 1_000_000))
     with pytest.raises(CatalogError) as refused:
