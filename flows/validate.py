@@ -105,12 +105,23 @@ def _derived_columns(suite_json: dict) -> set[str]:
             if key in ("column", "column_A", "column_B") and isinstance(value, str) and value.startswith(CHECK_PREFIX)}
 
 
+def _raised(exception_info: dict | None) -> str | None:
+    """The message of an error Great Expectations caught while evaluating an expectation, else None: at the top of
+    its `exception_info`, or under the id of each metric that raised (GX 1.x nests it so, e.g. when a value of the
+    wrong type meets a bound)."""
+    if not exception_info:
+        return None
+    found = [exception_info, *(v for v in exception_info.values() if isinstance(v, dict))]
+    messages = [str(info.get("exception_message") or "an error") for info in found if info.get("raised_exception")]
+    return "; ".join(dict.fromkeys(messages)) or None  # a message that several metrics raised, once
+
+
 def _raise_if_not_evaluated(suite_name: str, results: list) -> None:
     for res in results:
-        if res.exception_info and res.exception_info.get("raised_exception"):
+        if message := _raised(res.exception_info):
             config = res.expectation_config
             raise BatchDataError(f"suite {suite_name!r}: {(config.meta or {}).get('name') or config.type} could not "
-                                 f"be evaluated on this batch: {res.exception_info.get('exception_message')}")
+                                 f"be evaluated on this batch: {message}")
 
 
 def _config_key(res) -> str:

@@ -290,6 +290,10 @@ MUTATIONS = (
              "    if _OWN_PROCESS:\n        # the modules", "    if True:\n        # the modules",
              ("tests/test_cli.py::test_the_hweval_command_freezes_what_it_loaded_before_the_flow_and_a_test_calling_"
               "main_does_not",)),
+    Mutation("a-metric-s-error-under-its-id-missed", "flows/validate.py",
+             "found = [exception_info, *(v for v in exception_info.values() if isinstance(v, dict))]",
+             "found = [exception_info]",
+             ("tests/test_guards.py",)),
     Mutation("libyaml-composes-past-the-depth-bound", "flows/safe_yaml.py",
              '("check_node", "get_node", "get_single_node")', '()',
              ("tests/test_catalog_hostile.py",)),
