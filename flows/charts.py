@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import duckdb
 import polars as pl
 
-from flows import cache, chart_workers
+from flows import cache, chart_workers, relations
 from flows.formatting import num, percent, ratio, usd
 
 if TYPE_CHECKING:
@@ -263,8 +263,7 @@ def backtest_chart(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> Chart | No
 
 def _table_exists(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> bool:
     """Whether the warehouse has this table yet (a warehouse built before the mart existed has not)."""
-    return bool(con.execute("select count(*) from information_schema.tables where table_schema = ? and table_name = ?",
-                            [schema, name]).fetchall()[0][0])
+    return bool(relations.kind(con, schema, name))
 
 
 def _chart(name: str, title: str, caption: str, data: pl.DataFrame,

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import duckdb
 
+from flows import relations
+
 
 def migrate_marts(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Apply every migration of the marts; what each did."""
@@ -17,9 +19,7 @@ def migrate_marts(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 def table_type(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> str:
     """'BASE TABLE', 'VIEW', or '' when schema.name does not exist."""
-    [(kind,)] = con.execute("select coalesce(max(table_type), '') from information_schema.tables "
-                            "where table_schema = ? and table_name = ?", [schema, name]).fetchall()
-    return kind
+    return relations.kind(con, schema, name)
 
 
 def rank_history_becomes_a_view(con: duckdb.DuckDBPyConnection) -> str | None:

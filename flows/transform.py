@@ -25,7 +25,7 @@ from pathlib import Path
 
 import duckdb
 
-from flows import migrations
+from flows import migrations, relations
 from flows.paths import SQL_DIR
 
 log = logging.getLogger(__name__)
@@ -131,9 +131,7 @@ def _fingerprint(con: duckdb.DuckDBPyConnection, text: str, macros: str, as_of: 
 
 
 def _columns(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> dict[str, str]:
-    return dict(con.execute(
-        "select column_name, data_type from information_schema.columns where table_schema = ? and table_name = ? "
-        "order by ordinal_position", [schema, name]).fetchall())
+    return relations.columns(con, schema, name)
 
 
 def _append_run(con: duckdb.DuckDBPyConnection, name: str, select: str, as_of: dt.date) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from flows import relations
 from flows.catalog import Catalog
 from flows.names import normalise_alias
 from flows.paths import SQL_DIR
@@ -43,23 +44,38 @@ def apply_ddl(con: duckdb.DuckDBPyConnection, sql_dir: Path = SQL_DIR) -> None:
 
     A warehouse built by an older version keeps its rows: a new column is added and reads null for them.
     """
-    scratch = duckdb.connect()  # the DDL applied to an empty database: the columns each table should have
+    ddl = _ddl_texts(sql_dir)
+    for text in ddl:
+        con.execute(text)
+    for (schema, table), wanted in _declared(ddl).items():
+        have = relations.columns(con, schema, table)
+        for column, data_type in wanted.items():
+            if column not in have:
+                con.execute(f'alter table {schema}.{table} add column "{column}" {data_type}')
+    con.execute((sql_dir / "macros.sql").read_text())
+
+
+def _ddl_texts(sql_dir: Path) -> tuple[str, ...]:
+    return tuple(path.read_text() for path in sorted((sql_dir / "raw").glob("*.sql")))
+
+
+@lru_cache(maxsize=8)
+def _declared(ddl: tuple[str, ...]) -> dict[tuple[str, str], dict[str, str]]:
+    """(schema, table) -> its columns (name -> DuckDB type, in order), for the raw and ops tables as the DDL texts
+    `ddl` declare them: applied to an empty in-memory database, once a process for the same texts (a run applies
+    them twice, and types every fetched batch by them). Read-only: the dicts are shared."""
+    scratch = duckdb.connect()
     try:
-        for ddl in sorted((sql_dir / "raw").glob("*.sql")):
-            scratch.execute(ddl.read_text())
-            con.execute(ddl.read_text())
-        wanted = scratch.execute(
-            "select table_schema, table_name, column_name, data_type from information_schema.columns "
-            "where table_schema in ('raw', 'ops') order by table_schema, table_name, ordinal_position").fetchall()
+        for text in ddl:
+            scratch.execute(text)
+        found: dict[tuple[str, str], dict[str, str]] = {}
+        for schema, table, column, data_type in scratch.execute(
+                "select table_schema, table_name, column_name, data_type from information_schema.columns "
+                "where table_schema in ('raw', 'ops') order by table_schema, table_name, ordinal_position").fetchall():
+            found.setdefault((schema, table), {})[column] = data_type
+        return found
     finally:
         scratch.close()
-    have = {(r[0], r[1], r[2]) for r in con.execute(
-        "select table_schema, table_name, column_name from information_schema.columns "
-        "where table_schema in ('raw', 'ops')").fetchall()}
-    for schema, table, column, data_type in wanted:
-        if (schema, table, column) not in have:
-            con.execute(f'alter table {schema}.{table} add column "{column}" {data_type}')
-    con.execute((sql_dir / "macros.sql").read_text())
 
 
 
@@ -320,9 +336,7 @@ def typed_table(label: str, types: dict[str, str], rows: list[dict], loose_prefi
 def table_columns(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, str]:
     """Columns of `table` (schema.name) in the database: name -> DuckDB type, in order."""
     schema_name, _, table_name = table.rpartition(".")
-    return dict(con.execute("select column_name, data_type from information_schema.columns "
-                            "where table_schema = ? and table_name = ? order by ordinal_position",
-                            [schema_name or "main", table_name]).fetchall())
+    return relations.columns(con, schema_name or "main", table_name)
 
 
 # The fetch tasks, each in a thread of its own, ask for their table's types at once: lru_cache alone lets each of
@@ -332,18 +346,7 @@ _RAW_SCHEMA_LOCK = threading.Lock()
 
 @lru_cache(maxsize=1)
 def _raw_schema() -> dict[str, dict[str, str]]:
-    scratch = duckdb.connect()
-    try:
-        for ddl in sorted((SQL_DIR / "raw").glob("*.sql")):
-            scratch.execute(ddl.read_text())
-        found: dict[str, dict[str, str]] = {}
-        for table, column, data_type in scratch.execute(
-                "select table_name, column_name, data_type from information_schema.columns "
-                "where table_schema = 'raw' order by table_name, ordinal_position").fetchall():
-            found.setdefault(table, {})[column] = data_type
-        return found
-    finally:
-        scratch.close()
+    return {table: columns for (schema, table), columns in _declared(_ddl_texts(SQL_DIR)).items() if schema == "raw"}
 
 
 def raw_column_types(table: str) -> dict[str, str]:

@@ -1,0 +1,42 @@
+"""What a DuckDB database holds, asked cheaply: a table's or view's columns, and whether a name is a table or a view.
+
+`information_schema.columns` and `.tables` bind every view in the database to answer about one table: 9-50 ms a
+question in a built warehouse (~100 relations, measured), and a run asks about 50 of them. `pragma_table_info` binds
+only the table named (0.5 ms) and `duckdb_views()` reads the views' definitions without binding them (1 ms); they
+give the same names and types (checked on every relation of a built warehouse). A name that is not a plain SQL
+identifier is looked up in information_schema, as before.
+"""
+
+from __future__ import annotations
+
+import re
+
+import duckdb
+
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def columns(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> dict[str, str]:
+    """Columns of the table or view schema.name: name -> DuckDB type, in order; {} when there is none."""
+    if not (_PLAIN.fullmatch(schema) and _PLAIN.fullmatch(name)):
+        return dict(con.execute("select column_name, data_type from information_schema.columns where table_schema = ? "
+                                "and table_name = ? order by ordinal_position", [schema, name]).fetchall())
+    try:  # a literal: pragma_table_info binds a parameter as slowly as information_schema (38 ms, measured)
+        return dict(con.execute(f"select name, type from pragma_table_info('{schema}.{name}')").fetchall())
+    except duckdb.CatalogException:  # no such table or schema (a catalog error leaves a transaction usable)
+        return {}
+
+
+def kind(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> str:
+    """'BASE TABLE', 'VIEW', or '' when schema.name does not exist (information_schema.tables' words)."""
+    if not (_PLAIN.fullmatch(schema) and _PLAIN.fullmatch(name)):
+        [(found,)] = con.execute("select coalesce(max(table_type), '') from information_schema.tables "
+                                 "where table_schema = ? and table_name = ?", [schema, name]).fetchall()
+        return found
+    # as information_schema, every attached database's (hweval attaches none); a filter on current_database() would
+    # take 36 ms: DuckDB then reads every view's row
+    [(views,)] = con.execute("select count(*) from duckdb_views() where schema_name = ? and view_name = ?",
+                             [schema, name]).fetchall()
+    if views:
+        return "VIEW"
+    return "BASE TABLE" if columns(con, schema, name) else ""
