@@ -294,6 +294,14 @@ MUTATIONS = (
              "found = [exception_info, *(v for v in exception_info.values() if isinstance(v, dict))]",
              "found = [exception_info]",
              ("tests/test_guards.py",)),
+    Mutation("a-view-taken-for-a-table", "flows/relations.py",
+             '    if views:\n        return "VIEW"\n', "",
+             ("tests/test_relations.py::test_a_missing_relation_has_no_columns_and_no_kind_and_leaves_a_transaction_"
+              "usable",)),
+    Mutation("a-missing-table-raises", "flows/relations.py",
+             "    except duckdb.CatalogException:", "    except duckdb.ConversionException:",
+             ("tests/test_relations.py::test_a_missing_relation_has_no_columns_and_no_kind_and_leaves_a_transaction_"
+              "usable",)),
     Mutation("libyaml-composes-past-the-depth-bound", "flows/safe_yaml.py",
              '("check_node", "get_node", "get_single_node")', '()',
              ("tests/test_catalog_hostile.py",)),
