@@ -401,6 +401,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except Exception as exc:
+        status = _exit_status(exc)
+        if status is None:  # unexpected: its traceback, exit status 1
+            raise
+        print(f"hweval: {exc}", file=sys.stderr)
+        return status
+
+
+def _exit_status(exc: Exception) -> int | None:
+    """The exit status of an error main() reports in one line: 2 bad input; 1 a DuckLake down, or one that other runs
+    kept committing to (nothing changed); None for any other error. The error classes are imported here, once an error
+    came: their modules import DuckDB, pandas and pyarrow (1.3 s), and `hweval run` launches its temporary server
+    before that (cmd_run), so that the server's start (its imports, seconds) begins at once."""
     from flows.catalog import CatalogError
     from flows.chart_workers import ChartWorkersError
     from flows.fanout import FanoutError
@@ -411,15 +426,12 @@ def main(argv: list[str] | None = None) -> int:
     from flows.transform import ModelError
     from flows.validate import SuiteError
 
-    try:
-        return args.func(args)
-    except (CatalogError, SourceFormatError, SuiteError, ModelError, AsOfError, ObjectStoreError, LakeError,
-            FanoutError, ChartWorkersError) as exc:
-        print(f"hweval: {exc}", file=sys.stderr)
+    if isinstance(exc, (CatalogError, SourceFormatError, SuiteError, ModelError, AsOfError, ObjectStoreError, LakeError,
+                        FanoutError, ChartWorkersError)):
         return 2
-    except (LakeUnavailable, LakeConflict) as exc:  # the lake down, or other runs kept committing: nothing changed
-        print(f"hweval: {exc}", file=sys.stderr)
+    if isinstance(exc, (LakeUnavailable, LakeConflict)):
         return 1
+    return None
 
 
 def entry() -> None:

@@ -302,6 +302,10 @@ MUTATIONS = (
              "    except duckdb.CatalogException:", "    except duckdb.ConversionException:",
              ("tests/test_relations.py::test_a_missing_relation_has_no_columns_and_no_kind_and_leaves_a_transaction_"
               "usable",)),
+    Mutation("main-imports-the-pipeline-before-the-server-launch", "flows/cli.py",
+             "    args = build_parser().parse_args(argv)\n    try:",
+             "    args = build_parser().parse_args(argv)\n    from flows.pipeline import AsOfError  # noqa: F401\n    try:",
+             ("tests/test_cli.py::test_the_temporary_server_is_launched_before_the_run_imports_its_libraries",)),
     Mutation("libyaml-composes-past-the-depth-bound", "flows/safe_yaml.py",
              '("check_node", "get_node", "get_single_node")', '()',
              ("tests/test_catalog_hostile.py",)),
