@@ -132,8 +132,9 @@ _FAST: dict[type, type] = {}
 
 def load(text: str, loader: type[BoundedSafeLoader] = BoundedSafeLoader, name: str | None = None) -> Any:
     """The YAML document in `text`, read with `loader` (BoundedSafeLoader or a subclass of it) on libyaml's parser
-    when PyYAML has it; `name` (a file's path) is what error messages say the text is. A document it refuses raises
-    the error `loader` alone raises: the same kind, at the same place, with PyYAML's quote of the offending line."""
+    when PyYAML has it; `name` (a file's path) is what error messages say the text is. A document libyaml refuses is
+    read again by `loader` alone, which raises its own error (the same kind, at the same place, with PyYAML's quote
+    of the offending line), or reads it."""
 
     def stream() -> Any:
         if name is None:
@@ -149,9 +150,9 @@ def load(text: str, loader: type[BoundedSafeLoader] = BoundedSafeLoader, name: s
         return yaml.load(stream(), Loader=fast)
     except YamlLimitError:
         raise
-    except yaml.YAMLError as exc:
-        yaml.load(stream(), Loader=loader)  # raises, with its fuller message
-        raise exc from None  # the two parsers disagreed: libyaml's own error
+    except yaml.YAMLError:
+        # PyYAML alone, the reference: its fuller message, or the document, should it read one libyaml refuses
+        return yaml.load(stream(), Loader=loader)
 
 
 class _ShortRepr(reprlib.Repr):

@@ -310,7 +310,9 @@ MUTATIONS = (
              '("check_node", "get_node", "get_single_node")', '()',
              ("tests/test_catalog_hostile.py",)),
     Mutation("libyaml-message-kept-for-a-refused-document", "flows/safe_yaml.py",
-             "        yaml.load(stream(), Loader=loader)  # raises", "        pass  # raises",
+             "        # PyYAML alone, the reference: its fuller message, or the document, should it read one libyaml refuses\n"
+             "        return yaml.load(stream(), Loader=loader)\n",
+             "        raise\n",
              ("tests/test_catalog_hostile.py",)),
 )
 

@@ -113,6 +113,16 @@ def test_nesting_past_the_depth_limit_is_refused_on_libyaml_too():
         safe_yaml.load("[" * 101 + "]" * 101)
 
 
+def test_a_document_libyaml_refuses_and_pyyaml_reads_is_read(monkeypatch):
+    # PyYAML is the reference: should libyaml refuse a document PyYAML reads, the document is read
+    class Refusing:  # in place of the libyaml loader
+        def __init__(self, stream):
+            raise yaml.parser.ParserError("libyaml refused it")
+
+    monkeypatch.setitem(safe_yaml._FAST, safe_yaml.BoundedSafeLoader, Refusing)
+    assert safe_yaml.load("entries: [1, 2]\n") == {"entries": [1, 2]}
+
+
 @pytest.mark.parametrize(("text", "kind", "pyyaml_says"), [
     # libyaml says "found character that cannot start any token": PyYAML names the character
     ("\t- x\n", yaml.scanner.ScannerError, "found character '\\t' that cannot start any token"),
