@@ -17,7 +17,11 @@ _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def columns(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> dict[str, str]:
-    """Columns of the table or view schema.name: name -> DuckDB type, in order; {} when there is none."""
+    """Columns of the table or view schema.name: name -> DuckDB type, in order; {} when there is none.
+
+    The name is resolved as DuckDB resolves `schema.name` in a query (case aside): `schema` is a schema of the
+    database, or, when it has none of that name, a database (`temp.t` is a temporary table). hweval asks only about
+    its own schemas (raw, ops, catalog, staging, intermediate, marts, analytics)."""
     if not (_PLAIN.fullmatch(schema) and _PLAIN.fullmatch(name)):
         return dict(con.execute("select column_name, data_type from information_schema.columns where table_schema = ? "
                                 "and table_name = ? order by ordinal_position", [schema, name]).fetchall())
@@ -28,15 +32,16 @@ def columns(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> dict[str,
 
 
 def kind(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> str:
-    """'BASE TABLE', 'VIEW', or '' when schema.name does not exist (information_schema.tables' words)."""
+    """'VIEW', 'BASE TABLE' (any other relation `columns` finds: a temporary table too), or '' when schema.name does
+    not exist."""
     if not (_PLAIN.fullmatch(schema) and _PLAIN.fullmatch(name)):
         [(found,)] = con.execute("select coalesce(max(table_type), '') from information_schema.tables "
                                  "where table_schema = ? and table_name = ?", [schema, name]).fetchall()
         return found
-    # as information_schema, every attached database's (hweval attaches none); a filter on current_database() would
-    # take 36 ms: DuckDB then reads every view's row
-    [(views,)] = con.execute("select count(*) from duckdb_views() where schema_name = ? and view_name = ?",
-                             [schema, name]).fetchall()
+    # case-blind, as `columns` finds a relation; every attached database's (hweval attaches none): a filter on
+    # current_database() took 36 ms, DuckDB then reading every view's row
+    [(views,)] = con.execute("select count(*) from duckdb_views() where lower(schema_name) = lower(?) and "
+                             "lower(view_name) = lower(?)", [schema, name]).fetchall()
     if views:
         return "VIEW"
     return "BASE TABLE" if columns(con, schema, name) else ""

@@ -306,11 +306,19 @@ MUTATIONS = (
              "    args = build_parser().parse_args(argv)\n    try:",
              "    args = build_parser().parse_args(argv)\n    from flows.pipeline import AsOfError  # noqa: F401\n    try:",
              ("tests/test_cli.py::test_the_temporary_server_is_launched_before_the_run_imports_its_libraries",)),
+    Mutation("libyaml-takes-a-tab-pyyaml-refuses", "flows/safe_yaml.py",
+             'if not yaml.__with_libyaml__ or "\\t" in text:', "if not yaml.__with_libyaml__:",
+             ("tests/test_catalog_hostile.py",)),
+    Mutation("a-view-in-capitals-taken-for-a-table", "flows/relations.py",
+             "where lower(schema_name) = lower(?) and \"\n                             \"lower(view_name) = lower(?)",
+             "where schema_name = ? and \"\n                             \"view_name = ?",
+             ("tests/test_relations.py::test_a_missing_relation_has_no_columns_and_no_kind_and_leaves_a_transaction_"
+              "usable",)),
     Mutation("libyaml-composes-past-the-depth-bound", "flows/safe_yaml.py",
              '("check_node", "get_node", "get_single_node")', '()',
              ("tests/test_catalog_hostile.py",)),
     Mutation("libyaml-message-kept-for-a-refused-document", "flows/safe_yaml.py",
-             "        # PyYAML alone, the reference: its fuller message, or the document, should it read one libyaml refuses\n"
+             "        # PyYAML alone, the reference: its own message, or the document, should it read one libyaml refuses\n"
              "        return yaml.load(stream(), Loader=loader)\n",
              "        raise\n",
              ("tests/test_catalog_hostile.py",)),

@@ -123,6 +123,17 @@ def test_a_document_libyaml_refuses_and_pyyaml_reads_is_read(monkeypatch):
     assert safe_yaml.load("entries: [1, 2]\n") == {"entries": [1, 2]}
 
 
+@pytest.mark.parametrize("text", ["a:\t1\n", "a: 1\t\n", "- x\t\n", "a:\n  - 1\t\n  - 2\n"])
+def test_a_tab_libyaml_would_take_as_a_separator_is_refused_as_pyyaml_refuses_it(text):
+    # libyaml reads each of these; PyYAML, the reference, refuses them, and so does the loader, in PyYAML's words
+    assert yaml.load(text, Loader=yaml.CSafeLoader) is not None
+    with pytest.raises(yaml.scanner.ScannerError) as pyyaml:
+        yaml.load(text, Loader=safe_yaml.BoundedSafeLoader)
+    with pytest.raises(yaml.scanner.ScannerError) as refused:
+        safe_yaml.load(text)
+    assert str(refused.value) == str(pyyaml.value)
+
+
 @pytest.mark.parametrize(("text", "kind", "pyyaml_says"), [
     # libyaml says "found character that cannot start any token": PyYAML names the character
     ("\t- x\n", yaml.scanner.ScannerError, "found character '\\t' that cannot start any token"),

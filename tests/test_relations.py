@@ -42,6 +42,8 @@ def test_a_missing_relation_has_no_columns_and_no_kind_and_leaves_a_transaction_
     assert con.execute("select count(*) from marts.t").fetchall() == [(2,)]
     assert relations.columns(con, "marts", "t") == {"a": "INTEGER", "b": "VARCHAR[]"}
     assert (relations.kind(con, "marts", "t"), relations.kind(con, "marts", "v")) == ("BASE TABLE", "VIEW")
+    # names are case-blind in DuckDB: a view asked for in capitals is still a view, not a table
+    assert (relations.kind(con, "MARTS", "V"), relations.columns(con, "Marts", "V")) == ("VIEW", {"a": "INTEGER"})
     con.close()
 
 
