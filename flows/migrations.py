@@ -17,11 +17,6 @@ def migrate_marts(con: duckdb.DuckDBPyConnection) -> list[str]:
     return [note for note in (rank_history_becomes_a_view(con),) if note]
 
 
-def table_type(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> str:
-    """'BASE TABLE', 'VIEW', or '' when schema.name does not exist."""
-    return relations.kind(con, schema, name)
-
-
 def rank_history_becomes_a_view(con: duckdb.DuckDBPyConnection) -> str | None:
     """marts.rank_history was a table: every run stored its candidates' ranks and figures again beside
     marts.rankings', with `is_pick` added. It is a view of marts.rankings now (sql/marts/rank_history.sql), and
@@ -31,9 +26,9 @@ def rank_history_becomes_a_view(con: duckdb.DuckDBPyConnection) -> str | None:
     table is dropped. A rankings row the table has no row for (none in a warehouse hweval wrote) gets the pick rule
     of sql/marts/rankings.sql, and the note says how many did.
     """
-    if table_type(con, "marts", "rank_history") != "BASE TABLE":
+    if relations.kind(con, "marts", "rank_history") != "BASE TABLE":
         return None
-    if table_type(con, "marts", "rankings") != "BASE TABLE":  # a history without its rankings: nothing to move to
+    if relations.kind(con, "marts", "rankings") != "BASE TABLE":  # a history without its rankings: nothing to move to
         raise RuntimeError("marts.rank_history is a table, but marts.rankings is missing: the warehouse is not one "
                            "hweval wrote; rank_history was not migrated (nothing was dropped)")
     con.execute("alter table marts.rankings add column if not exists is_pick boolean")

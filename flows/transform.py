@@ -73,7 +73,7 @@ def view_models(sql_dir: Path = SQL_DIR) -> dict[str, str]:
 def _define_view(con: duckdb.DuckDBPyConnection, layer: str, name: str, select: str, path: Path) -> None:
     """(Re)define a view model. A table of its name (an older version's) is refused, not dropped: what it held goes
     first where the view reads it (flows/migrations.py), which drops it."""
-    if migrations.table_type(con, layer, name) == "BASE TABLE":
+    if relations.kind(con, layer, name) == "BASE TABLE":
         raise ModelError(f"sql/{layer}/{path.name}: {layer}.{name} is a table in this warehouse, and the model is a "
                          "view now; no migration in flows/migrations.py moved its rows (nothing was dropped)")
     try:
@@ -85,7 +85,8 @@ def _define_view(con: duckdb.DuckDBPyConnection, layer: str, name: str, select: 
 def content_digest(con: duckdb.DuckDBPyConnection, relation: str, where: str = "", params: list | None = None,
                    exclude: tuple[str, ...] = ()) -> str:
     """Digest of a table's rows (order-free: a sum of row hashes, with the count), without the columns `exclude`."""
-    present = [c for c in exclude if c in _columns(con, *relation.split("."))]
+    have = relations.columns(con, *relation.split(".")) if exclude else {}
+    present = [c for c in exclude if c in have]
     columns = f"* exclude ({', '.join(present)})" if present else "*"
     [(count, total)] = con.execute(f"select count(*), sum(hash(r)::hugeint) from (select {columns} from {relation} "
                                    f"{where}) r", params or []).fetchall()
@@ -130,14 +131,10 @@ def _fingerprint(con: duckdb.DuckDBPyConnection, text: str, macros: str, as_of: 
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
-def _columns(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> dict[str, str]:
-    return relations.columns(con, schema, name)
-
-
 def _append_run(con: duckdb.DuckDBPyConnection, name: str, select: str, as_of: dt.date) -> None:
     """Replace this as-of date's rows of a mart; a column the model gained is added (older rows read null)."""
     con.execute(f"create or replace temp table _mart_rows as {select}")
-    existing = _columns(con, "marts", name)
+    existing = relations.columns(con, "marts", name)
     for column, data_type, *_ in con.execute("describe _mart_rows").fetchall():
         if column not in existing:
             con.execute(f'alter table marts.{name} add column "{column}" {data_type}')
@@ -216,7 +213,7 @@ def build_models(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, sq
             reused = bool(previous and previous[0] == fingerprint and (layer, name) in tables
                           and content_digest(con, relation, where, params, _restamped(layer)) == previous[1])
             if reused:
-                if layer == "marts" and "run_id" in _columns(con, layer, name):
+                if layer == "marts" and "run_id" in relations.columns(con, layer, name):
                     con.execute(f"update {relation} set run_id = ? where as_of = ?", [run_id, as_of])
             else:
                 try:

@@ -162,6 +162,7 @@ def validate_frame(frame: pd.DataFrame, suite_json: dict, parameters: dict[str, 
     try:
         batch = batch_definition.get_batch(batch_parameters={"dataframe": frame})
         outcome.suite = _suite(suite_json)
+
         def validated(suite, result_format: dict):
             result = batch.validate(suite, expectation_parameters=parameters or {}, result_format=result_format)
             _raise_if_not_evaluated(name, result.results)
