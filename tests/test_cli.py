@@ -502,7 +502,6 @@ def test_the_flow_takes_the_catalog_loaded_while_the_server_started(prefect_serv
 def test_run_with_its_own_temporary_prefect_server(tmp_path):
     """`hweval run` as `make run` runs it: no PREFECT_API_URL, so a temporary server is started (a process) while the
     run checks its catalog; the run succeeds, and the check it did meanwhile is in the cache."""
-
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
     env |= PREFECT_DEFAULTS | {"PREFECT_HOME": str(tmp_path / "prefect-home"), "HWEVAL_CACHE": str(tmp_path / "cache")}
     proc = subprocess.run(

@@ -91,12 +91,7 @@ def test_a_suite_naming_a_column_no_row_has_is_a_suite_error():
 def test_an_expectation_whose_metric_raised_fails_the_batch_with_gx_s_message(monkeypatch):
     """GX 1.x keeps the error of a metric that raised under the metric's id in `exception_info`, not at its top:
     a string among the prices meets `min_value: 0`. The batch fails after the first pass, with GX's own message."""
-    from great_expectations.datasource.fluent.interfaces import Batch
-
-    passes = []
-    real_validate = Batch.validate
-    monkeypatch.setattr(Batch, "validate", lambda self, suite, **kw: passes.append(
-        kw["result_format"]["result_format"]) or real_validate(self, suite, **kw))
+    passes = counting_passes(monkeypatch)
     suite = {"name": "s", "expectations": [
         {"type": "expect_column_values_to_be_between", "kwargs": {"column": "price_usd", "min_value": 0},
          "meta": {"name": "not negative"}}]}
@@ -104,7 +99,8 @@ def test_an_expectation_whose_metric_raised_fails_the_batch_with_gx_s_message(mo
                                              r"values, min_value, and max_value must either be None or of the same "
                                              r"type\.$"):
         validate_rows([{"row_no": 0, "price_usd": 1.0}, {"row_no": 1, "price_usd": "a"}], suite)
-    assert passes == ["BASIC"]  # not validated again COMPLETE: the error is known from the first pass
+    # not validated again COMPLETE: the error is known from the first pass
+    assert [result_format for result_format, _ in passes] == ["BASIC"]
 
 
 TWO_PASS_SUITE = {"name": "s", "expectations": [
@@ -119,16 +115,22 @@ TWO_PASS_ROWS = [{"row_no": 10, "price_usd": 1.0, "kind": "gpu"}, {"row_no": 11,
                  {"row_no": 12, "price_usd": None, "kind": "tpu"}, {"row_no": 13, "price_usd": 3.0, "kind": "fpga"}]
 
 
-def validated_counting_passes(monkeypatch) -> tuple:
-    """TWO_PASS_ROWS through TWO_PASS_SUITE, and each GX validation's (result format, expectations)."""
+def counting_passes(monkeypatch) -> list[tuple[str, int]]:
+    """Each GX validation from now on, as (result format, expectations validated), in order."""
     from great_expectations.datasource.fluent.interfaces import Batch
-
-    import flows.validate as validate
 
     formats = []
     real_validate = Batch.validate
     monkeypatch.setattr(Batch, "validate", lambda self, suite, **kw: formats.append(
         (kw["result_format"]["result_format"], len(suite.expectations))) or real_validate(self, suite, **kw))
+    return formats
+
+
+def validated_counting_passes(monkeypatch) -> tuple:
+    """TWO_PASS_ROWS through TWO_PASS_SUITE, and each GX validation's (result format, expectations)."""
+    import flows.validate as validate
+
+    formats = counting_passes(monkeypatch)
     return validate.validate_rows(TWO_PASS_ROWS, TWO_PASS_SUITE, {"kinds": ["gpu", "tpu"]}), formats
 
 
