@@ -7,7 +7,8 @@ API URL) imports the whole server package (FastAPI, SQLAlchemy, the server's mod
 launch that process: 1.7 s of CPU and 85 MiB of memory, measured here. hweval launches it without that import, before
 it imports Prefect at all, then points PREFECT_API_URL at it before Prefect makes its first client, so the flow, its
 tasks and their log and event workers all talk to it. PREFECT_UI_URL is set empty: the server serves no UI, so the
-run prints no link to one.
+run prints no link to one. As soon as it answers, a thread sends it the flow's first read requests (WARM_UP), so that
+the work a new server does at its first requests is done while the run's process is still busy.
 """
 
 from __future__ import annotations
@@ -15,10 +16,13 @@ from __future__ import annotations
 import atexit
 import fcntl
 import importlib.util
+import json
+import logging
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -35,6 +39,15 @@ STOP_WAIT_S = 5.0
 # this lock from its launch until it answers; a run waits at most START_LOCK_WAIT_S for another's, then goes on.
 START_LOCK = ".hweval-server-start.lock"
 START_LOCK_WAIT_S = 120.0
+# What the flow's start first asks of a new server, asked as soon as it answers its health check: reads only, they
+# change nothing. A new server does work of its own at the first requests that reach it: FastAPI builds its routers'
+# routes and SQLAlchemy compiles its first flow-run query (~1 s of the server's CPU here). In a cold run the run's
+# process is still busy then (importing Great Expectations, checking the catalog) while the server has nothing to
+# do, so that work leaves the run's path; where the run already waits on the server, the flow would ask the same.
+WARM_UP = (("GET", "/admin/version", None), ("POST", "/flow_runs/filter", {"limit": 1}))
+WARM_UP_GIVE_UP_S = 600.0  # a server that has not answered by then is past any startup timeout
+
+log = logging.getLogger(__name__)
 
 
 class ServerStartError(RuntimeError):
@@ -64,6 +77,8 @@ class TemporaryServer:
         self.process: subprocess.Popen | None = None
         self.env: dict[str, str] = {}
         self.start_lock = None  # the open lock file while this server starts
+        self.warmed = threading.Event()  # set once the WARM_UP requests were answered
+        self.warm_up_error: str | None = None  # why they were not, if one failed
 
     def _hold_start_lock(self, wait_s: float = START_LOCK_WAIT_S) -> None:
         """Take PREFECT_HOME's start lock (waiting while another run's server starts); go on without it after wait_s."""
@@ -120,6 +135,7 @@ class TemporaryServer:
         server.env = {**os.environ, **SERVER_ENV}
         server._hold_start_lock()
         server._launch()
+        threading.Thread(target=server._warm_up, name="hweval-server-warm-up", daemon=True).start()
         atexit.register(server.stop)  # before Prefect's workers register theirs: stopped after they flush
         return server
 
@@ -179,6 +195,40 @@ class TemporaryServer:
         raise ServerStartError(f"Prefect's temporary server (port {self.port}) did not answer {self.api_url}/health "
                                f"within {timeout_s:g} s (PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS); it was "
                                "stopped")
+
+    def _warm_up(self) -> None:
+        """Once the server answers its health check, send it the WARM_UP requests (a thread of its own, started at
+        the launch; no Prefect import). Gives up quietly when the server stopped or exited (`wait_ready` says why), and
+        on a request that fails (`warm_up_error`): the flow then makes them itself, nothing is lost."""
+        direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1: never through a proxy
+        deadline = time.monotonic() + WARM_UP_GIVE_UP_S
+        while time.monotonic() < deadline:
+            process = self.process
+            if process is None or process.poll() not in (None, PORT_IN_USE):  # (a taken port: launched again)
+                return
+            api_url = self.api_url  # follows a launch on another port
+            try:
+                with direct.open(f"{api_url}/health", timeout=1) as response:
+                    answered = response.status == 200
+            except (urllib.error.URLError, OSError):
+                answered = False
+            if answered:
+                break
+            time.sleep(0.1)
+        else:
+            return
+        for method, path, body in WARM_UP:
+            request = urllib.request.Request(
+                f"{api_url}{path}", method=method, headers={"Content-Type": "application/json"},
+                data=None if body is None else json.dumps(body).encode())
+            try:
+                with direct.open(request, timeout=30) as response:
+                    response.read()
+            except (urllib.error.URLError, OSError) as exc:  # an HTTP error status included
+                self.warm_up_error = f"{method} {path}: {exc}"
+                log.debug("temporary server warm-up stopped: %s", self.warm_up_error)
+                return
+        self.warmed.set()
 
     def stop(self) -> None:
         """Stop the process (terminate, then kill after STOP_WAIT_S); safe to call again."""

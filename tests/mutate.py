@@ -64,6 +64,8 @@ class Mutation:
 # the lake tests need PostgreSQL and the S3 server (marked slow; this -m takes them in)
 LAKE_TESTS = ("tests/test_lake.py", "-m", "not live and not fuzz")
 FANOUT_TESTS = ("tests/test_fanout.py",)
+# no Prefect server of their own but one test's session server (the real API answering the warm-up)
+SERVER_TESTS = ("tests/test_prefect_server.py",)
 
 MUTATIONS = (
     # ---------------------------------------------------------------- issue 15: counted in n log n, scans bounded
@@ -86,9 +88,14 @@ MUTATIONS = (
              "        where false\n", ("tests/test_migrations.py",)),
     Mutation("temporary-server-port-taken-not-retried", "flows/prefect_server.py",
              "            if status == PORT_IN_USE and attempts < MAX_PORT_ATTEMPTS:", "            if False:",
-             ("tests/test_cli.py",)),
+             SERVER_TESTS),
     Mutation("temporary-server-left-running-after-a-timeout", "flows/prefect_server.py",
-             "        self.stop()\n        raise ServerStartError", "        raise ServerStartError", ("tests/test_cli.py",)),
+             "        self.stop()\n        raise ServerStartError", "        raise ServerStartError", SERVER_TESTS),
+    Mutation("temporary-server-not-warmed-up", "flows/prefect_server.py",
+             '        threading.Thread(target=server._warm_up, name="hweval-server-warm-up", daemon=True).start()\n',
+             "", SERVER_TESTS),
+    Mutation("temporary-server-warmed-before-it-answers", "flows/prefect_server.py",
+             "            if answered:\n                break\n", "            break\n", SERVER_TESTS),
     Mutation("catalog-taken-after-an-edit", "flows/catalog.py",
              "if kept is None or kept[0] != root or kept[1] != _folder_state(root):",
              "if kept is None or kept[0] != root:", ("tests/test_catalog.py",)),

@@ -348,85 +348,11 @@ def test_with_a_prefect_server_to_talk_to_no_temporary_server_is_started(monkeyp
     assert process.poll() is not None
 
 
-def fake_server(monkeypatch, *programs: str):
-    """A TemporaryServer whose launches run these Python programs in turn instead of the server (no Prefect setting
-    is changed: the test's own server stays the one the session talks to)."""
-    from flows import prefect_server
-
-    server = prefect_server.TemporaryServer()
-    launched = []
-
-    def launch():
-        server.port = 9  # nothing answers there
-        server.process = subprocess.Popen([sys.executable, "-c", programs[len(launched)]])
-        launched.append(server.process)
-
-    monkeypatch.setattr(server, "_launch", launch)
-    launch()
-    return server, launched
-
-
-def test_one_temporary_server_starts_at_a_time_on_one_prefect_home(monkeypatch, tmp_path):
-    """Two servers migrating one new database at once fail ("duplicate column name"): a launch holds PREFECT_HOME's
-    start lock until its server answers (or is stopped), and another run's launch waits for it."""
-    from flows import prefect_server
-
-    monkeypatch.setenv("PREFECT_HOME", str(tmp_path))
-    monkeypatch.delenv("PREFECT_API_URL", raising=False)
-    lock = str(tmp_path / prefect_server.START_LOCK)
-    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a'); "
-                               "fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(2)", lock],
-                              stdout=subprocess.PIPE, text=True)
-    assert holder.stdout.readline().strip() == "held"  # another run's server is starting
-    server = prefect_server.TemporaryServer()
-    server._hold_start_lock(wait_s=0.3)
-    assert server.start_lock is None  # not within 0.3 s: it goes on without the lock
-    server._hold_start_lock(wait_s=60)
-    assert server.start_lock is not None and holder.wait(timeout=5) == 0  # it waited for the other's end
-    server._release_start_lock()
-    take = "import fcntl, sys; fcntl.flock(open(sys.argv[1], 'a'), fcntl.LOCK_EX | fcntl.LOCK_NB)"
-    assert subprocess.run([sys.executable, "-c", take, lock]).returncode == 0  # released
-
-    monkeypatch.setattr(prefect_server.TemporaryServer, "_launch", lambda self: None)
-    launched = prefect_server.TemporaryServer.launch()  # holds it from its launch ...
-    assert launched.start_lock is not None
-    assert subprocess.run([sys.executable, "-c", take, lock], stderr=subprocess.DEVNULL).returncode != 0
-    launched.stop()  # ... until it answers or is stopped
-    assert launched.start_lock is None and subprocess.run([sys.executable, "-c", take, lock]).returncode == 0
-
-
-def test_a_temporary_server_that_exits_before_it_answers_fails_the_start_with_its_status(monkeypatch):
-    from flows.prefect_server import ServerStartError
-
-    server, _ = fake_server(monkeypatch, "import sys; sys.exit(1)")
-    with pytest.raises(ServerStartError, match=r"exited with status 1 before it answered"):
-        server.wait_ready(timeout_s=30)
-
-
-def test_a_temporary_server_that_does_not_answer_in_time_is_stopped(monkeypatch):
-    from flows.prefect_server import ServerStartError
-
-    server, [process] = fake_server(monkeypatch, "import time; time.sleep(60)")
-    with pytest.raises(ServerStartError, match=r"did not answer http://127.0.0.1:9/api/health within 0.5 s "
-                                               r"\(PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS\); it was stopped"):
-        server.wait_ready(timeout_s=0.5)
-    assert process.poll() is not None and server.process is None  # terminated, not left behind
-    server.stop()  # again: nothing to do
-
-
-def test_a_temporary_server_whose_port_was_taken_starts_again_on_another(monkeypatch):
-    from flows.prefect_server import PORT_IN_USE, ServerStartError
-
-    server, launched = fake_server(monkeypatch, f"import sys; sys.exit({PORT_IN_USE})", "import sys; sys.exit(1)")
-    with pytest.raises(ServerStartError, match="exited with status 1"):  # the second launch's own failure
-        server.wait_ready(timeout_s=30)
-    assert len(launched) == 2
-
-
 @pytest.mark.slow
 def test_a_run_without_a_server_talks_to_its_own_without_importing_prefects_server_package(tmp_path):
-    """A flow in a process of its own, as `hweval run` starts one: the server answers, the flow's run is recorded
-    in it, Prefect's server package is never imported in the flow's process, and the server stops at exit."""
+    """A flow in a process of its own, as `hweval run` starts one: the server answers (and its warm-up requests are
+    answered), the flow's run is recorded in it, Prefect's server package is never imported in the flow's process,
+    and the server stops at exit."""
     program = textwrap.dedent("""
         import os, sys
         from flows.cli import start_temporary_server
@@ -442,7 +368,7 @@ def test_a_run_without_a_server_talks_to_its_own_without_importing_prefects_serv
         with get_client(sync_client=True) as client:
             runs = client.read_flow_runs()
         print(os.environ["PREFECT_API_URL"], server.process.pid, len(runs), [r.state.type.value for r in runs],
-              "prefect.server.api.server" in sys.modules)
+              server.warmed.wait(30), "prefect.server.api.server" in sys.modules)
     """)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")} | {
         "PREFECT_HOME": str(tmp_path / "prefect-home"), "PREFECT_SERVER_REGISTER_BLOCKS_ON_START": "false",
@@ -451,9 +377,9 @@ def test_a_run_without_a_server_talks_to_its_own_without_importing_prefects_serv
     done = subprocess.run([sys.executable, "-c", program], check=False, env=env, capture_output=True, text=True,
                           timeout=120, cwd=PROJECT_ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
-    url, pid, runs, states, imported = done.stdout.strip().split(maxsplit=4)
+    url, pid, runs, states, warmed, imported = done.stdout.strip().split(maxsplit=5)
     assert url.startswith("http://127.0.0.1:") and url.endswith("/api")
-    assert (runs, states, imported) == ("1", "['COMPLETED']", "False")
+    assert (runs, states, warmed, imported) == ("1", "['COMPLETED']", "True", "False")
     assert "View at" not in done.stderr and "Error logging to API" not in done.stderr
     with pytest.raises(ProcessLookupError):  # stopped as the process exited
         os.kill(int(pid), 0)

@@ -1,0 +1,204 @@
+"""flows/prefect_server.py: the temporary Prefect server `hweval run` launches when it has none to talk to (one start
+at a time on a PREFECT_HOME, a failed or slow start, a taken port, the warm-up of its first requests). The whole
+run with a real one is in tests/test_cli.py (marked slow)."""
+
+import json
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+import pytest
+
+
+class FakeApi(ThreadingHTTPServer):
+    """A Prefect API stand-in on 127.0.0.1: /api/health answers 503 `unready` times, then 200; `failing` paths
+    answer 500, any other path 200 with `{}`. Every request is recorded: (method, path, JSON body or None, status)."""
+
+    def __init__(self, unready: int = 0, failing: tuple[str, ...] = ()):
+        self.unready, self.failing, self.requests = unready, failing, []
+        super().__init__(("127.0.0.1", 0), FakeApiHandler)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @property
+    def port(self) -> int:
+        return self.server_address[1]
+
+
+class FakeApiHandler(BaseHTTPRequestHandler):
+    def _answer(self) -> None:
+        api: FakeApi = self.server
+        length = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(length)) if length else None
+        if self.path == "/api/health":
+            status = 503 if sum(1 for r in api.requests if r[1] == "/api/health") < api.unready else 200
+        else:
+            status = 500 if self.path in api.failing else 200
+        api.requests.append((self.command, self.path, body, status))
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    do_GET = do_POST = _answer
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def sleeping_process() -> subprocess.Popen:
+    """A process that stands for the server's while the fake API answers for it."""
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+
+
+def test_the_server_is_sent_the_flows_first_requests_once_it_answers_its_health_check(monkeypatch, tmp_path):
+    """launch() starts the warm-up: it polls /health (503, 503, then 200) and only then asks what the flow's start
+    asks first, reads only: the API version, then one flow run (a filter with limit 1)."""
+    from flows import prefect_server
+
+    api = FakeApi(unready=2)
+    monkeypatch.setenv("PREFECT_HOME", str(tmp_path))
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+
+    def launch(self):
+        self.port, self.process = api.port, sleeping_process()
+
+    monkeypatch.setattr(prefect_server.TemporaryServer, "_launch", launch)
+    server = prefect_server.TemporaryServer.launch()
+    try:
+        assert server.warmed.wait(timeout=30), server.warm_up_error
+    finally:
+        server.stop()
+        api.shutdown()
+    polls = [r for r in api.requests if r[1] == "/api/health"]
+    assert [status for *_, status in polls] == [503, 503, 200]
+    first_answer = api.requests.index(polls[-1])
+    assert api.requests[:first_answer] == polls[:-1]  # nothing else before the server answered
+    assert api.requests[first_answer + 1:] == [("GET", "/api/admin/version", None, 200),
+                                               ("POST", "/api/flow_runs/filter", {"limit": 1}, 200)]
+    assert server.warm_up_error is None
+
+
+def test_a_failed_warm_up_request_is_kept_and_stops_the_warm_up(monkeypatch):
+    from flows.prefect_server import TemporaryServer
+
+    api = FakeApi(failing=("/api/admin/version",))
+    server = TemporaryServer()
+    server.port, server.process = api.port, sleeping_process()
+    try:
+        server._warm_up()  # returns; raises nothing
+    finally:
+        server.stop()
+        api.shutdown()
+    assert not server.warmed.is_set()
+    assert server.warm_up_error.startswith("GET /admin/version: HTTP Error 500")
+    assert [r[1] for r in api.requests] == ["/api/health", "/api/admin/version"]  # the filter was not sent
+
+
+def test_the_warm_up_gives_up_on_a_server_that_exited_or_was_stopped():
+    from flows.prefect_server import TemporaryServer
+
+    server = TemporaryServer()
+    server.port, server.process = 9, subprocess.Popen([sys.executable, "-c", "import sys; sys.exit(1)"])  # 9: no one
+    server.process.wait()
+    warm_up = threading.Thread(target=server._warm_up)
+    warm_up.start()
+    warm_up.join(timeout=10)
+    assert not warm_up.is_alive() and not server.warmed.is_set() and server.warm_up_error is None
+    server.process = None  # stopped
+    server._warm_up()
+    assert not server.warmed.is_set()
+
+
+def test_the_real_api_answers_the_warm_up_requests(prefect_server):
+    """The requests are ones Prefect's API accepts as sent (the test session's server): a 422 would leave the
+    warm-up useless without a sound."""
+    from prefect.settings import PREFECT_API_URL
+
+    from flows.prefect_server import TemporaryServer
+
+    url = urlsplit(PREFECT_API_URL.value())
+    assert (url.hostname, url.path.rstrip("/")) == ("127.0.0.1", "/api")
+    server = TemporaryServer()
+    server.port, server.process = url.port, sleeping_process()
+    try:
+        server._warm_up()
+    finally:
+        server.stop()
+    assert server.warm_up_error is None and server.warmed.is_set()
+
+
+def fake_server(monkeypatch, *programs: str):
+    """A TemporaryServer whose launches run these Python programs in turn instead of the server (no Prefect setting
+    is changed: the test's own server stays the one the session talks to)."""
+    from flows import prefect_server
+
+    server = prefect_server.TemporaryServer()
+    launched = []
+
+    def launch():
+        server.port = 9  # nothing answers there
+        server.process = subprocess.Popen([sys.executable, "-c", programs[len(launched)]])
+        launched.append(server.process)
+
+    monkeypatch.setattr(server, "_launch", launch)
+    launch()
+    return server, launched
+
+
+def test_one_temporary_server_starts_at_a_time_on_one_prefect_home(monkeypatch, tmp_path):
+    """Two servers migrating one new database at once fail ("duplicate column name"): a launch holds PREFECT_HOME's
+    start lock until its server answers (or is stopped), and another run's launch waits for it."""
+    from flows import prefect_server
+
+    monkeypatch.setenv("PREFECT_HOME", str(tmp_path))
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    lock = str(tmp_path / prefect_server.START_LOCK)
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a'); "
+                               "fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(2)", lock],
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"  # another run's server is starting
+    server = prefect_server.TemporaryServer()
+    server._hold_start_lock(wait_s=0.3)
+    assert server.start_lock is None  # not within 0.3 s: it goes on without the lock
+    server._hold_start_lock(wait_s=60)
+    assert server.start_lock is not None and holder.wait(timeout=5) == 0  # it waited for the other's end
+    server._release_start_lock()
+    take = "import fcntl, sys; fcntl.flock(open(sys.argv[1], 'a'), fcntl.LOCK_EX | fcntl.LOCK_NB)"
+    assert subprocess.run([sys.executable, "-c", take, lock]).returncode == 0  # released
+
+    monkeypatch.setattr(prefect_server.TemporaryServer, "_launch", lambda self: None)
+    launched = prefect_server.TemporaryServer.launch()  # holds it from its launch ...
+    assert launched.start_lock is not None
+    assert subprocess.run([sys.executable, "-c", take, lock], stderr=subprocess.DEVNULL).returncode != 0
+    launched.stop()  # ... until it answers or is stopped
+    assert launched.start_lock is None and subprocess.run([sys.executable, "-c", take, lock]).returncode == 0
+
+
+def test_a_temporary_server_that_exits_before_it_answers_fails_the_start_with_its_status(monkeypatch):
+    from flows.prefect_server import ServerStartError
+
+    server, _ = fake_server(monkeypatch, "import sys; sys.exit(1)")
+    with pytest.raises(ServerStartError, match=r"exited with status 1 before it answered"):
+        server.wait_ready(timeout_s=30)
+
+
+def test_a_temporary_server_that_does_not_answer_in_time_is_stopped(monkeypatch):
+    from flows.prefect_server import ServerStartError
+
+    server, [process] = fake_server(monkeypatch, "import time; time.sleep(60)")
+    with pytest.raises(ServerStartError, match=r"did not answer http://127.0.0.1:9/api/health within 0.5 s "
+                                               r"\(PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS\); it was stopped"):
+        server.wait_ready(timeout_s=0.5)
+    assert process.poll() is not None and server.process is None  # terminated, not left behind
+    server.stop()  # again: nothing to do
+
+
+def test_a_temporary_server_whose_port_was_taken_starts_again_on_another(monkeypatch):
+    from flows.prefect_server import PORT_IN_USE, ServerStartError
+
+    server, launched = fake_server(monkeypatch, f"import sys; sys.exit({PORT_IN_USE})", "import sys; sys.exit(1)")
+    with pytest.raises(ServerStartError, match="exited with status 1"):  # the second launch's own failure
+        server.wait_ready(timeout_s=30)
+    assert len(launched) == 2
