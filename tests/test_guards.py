@@ -166,6 +166,20 @@ def test_a_second_pass_that_does_not_match_the_first_validates_the_whole_suite_c
     assert "the second pass did not match the first" in caplog.text
 
 
+def test_batches_of_one_suite_validated_in_turn_are_each_judged_on_their_own_rows():
+    """A suite's batch definition is made once a process (flows/validate.py:_whole_frame) and each batch comes to it
+    as a parameter: no batch is judged on the rows of the one before."""
+    import flows.validate as validate
+
+    suite = {"name": "one suite, in turn", "expectations": [
+        {"type": "expect_column_values_to_not_be_null", "kwargs": {"column": "price"}, "meta": {"name": "priced"}}]}
+    whole = [{"row_no": 1, "price": 1.0}, {"row_no": 2, "price": None}, {"row_no": 3, "price": 3.0}]
+    made = validate._whole_frame.cache_info().misses
+    # whole: row 2 has no price; then rows 1 and 3 alone: none fails; then row 2 alone: it fails
+    assert [validate_rows(rows, suite).failed_row_nos for rows in (whole, whole[::2], whole[1:2])] == [{2}, set(), {2}]
+    assert validate._whole_frame.cache_info().misses - made <= 1  # made at most once, for the first batch
+
+
 def test_unknown_metadata_keys_of_a_benchmark_file_are_named(tmp_path):
     path = tmp_path / "runs.csv"
     path.write_text("accelerator,chips,model,precision,concurrency,input_tokens,output_tokens,request_throughput,"
