@@ -19,6 +19,7 @@ from prefect.runtime import flow_run
 from prefect.utilities.annotations import quote
 
 from flows import (
+    analytics,
     chart_workers,
     compaction,
     data_docs,
@@ -115,6 +116,11 @@ def build_and_render(building: Path, catalog: Catalog, loads: list[landing.Sourc
     con = warehouse.connect(building)
     try:
         for model in pipeline.build(con, run_id, as_of, catalog):
+            if model.layer == analytics.SCHEMA:
+                logger.info("%s schema %s: its %d views%s", "kept" if model.reused else "made", model.layer,
+                            model.rows, " (their statements and the marts' columns are unchanged)" if model.reused
+                            else "")
+                continue
             logger.info("%s %s.%s: %d rows%s", "reused" if model.reused else "defined" if model.view else "built",
                         model.layer, model.name, model.rows,
                         " (its inputs are unchanged)" if model.reused else " (a view)" if model.view else "")

@@ -139,8 +139,10 @@ def catalog_digest(catalog: Catalog) -> str:
 
 
 def build(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, catalog: Catalog) -> list[transform.BuiltModel]:
+    """The SQL models, their tests, then schema `analytics`; the models built or reused, the schema last (layer
+    `analytics`, name `*`, its views counted in `rows`; `reused` when it was kept as it was)."""
     con.execute("set variable catalog_digest = ?", [catalog_digest(catalog)])
     built = transform.build_models(con, run_id, as_of)
     transform.run_sql_tests(con)
-    analytics.create_views(con)
-    return built
+    views, kept = analytics.create_views(con, run_id=run_id)
+    return [*built, transform.BuiltModel(analytics.SCHEMA, "*", len(views), reused=kept, view=True)]

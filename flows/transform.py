@@ -168,14 +168,16 @@ def _in_dependency_order(layer: str, paths: list[Path]) -> list[Path]:
     return ordered
 
 
-def _previous_build(con: duckdb.DuckDBPyConnection, model: str, as_of: dt.date | None) -> tuple[str, str] | None:
+def previous_build(con: duckdb.DuckDBPyConnection, model: str, as_of: dt.date | None) -> tuple[str, str] | None:
+    """(fingerprint, content digest) that ops.model_builds keeps for a model (a mart: of one as-of date), if any."""
     found = con.execute("select fingerprint, content_digest from ops.model_builds where model = ? and "
                         "as_of is not distinct from ?", [model, as_of]).fetchall()
     return found[0] if found else None
 
 
-def _record_build(con: duckdb.DuckDBPyConnection, model: str, as_of: dt.date | None, fingerprint: str,
-                  digest: str, run_id: str) -> None:
+def record_build(con: duckdb.DuckDBPyConnection, model: str, as_of: dt.date | None, fingerprint: str,
+                 digest: str, run_id: str) -> None:
+    """Keep in ops.model_builds what a model was built from (`fingerprint`) and what it then held (`digest`)."""
     con.execute("delete from ops.model_builds where model = ? and as_of is not distinct from ?", [model, as_of])
     con.execute("insert into ops.model_builds values (?, ?, ?, ?, ?, now()::timestamp)",
                 [model, as_of, fingerprint, digest, run_id])
@@ -209,7 +211,7 @@ def build_models(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, sq
             fingerprint = _fingerprint(con, select, macros, as_of, digests, tables)
             if layer != "marts" and "getvariable('run_id')" in select:
                 fingerprint = None
-            previous = _previous_build(con, relation, mart_date) if fingerprint else None
+            previous = previous_build(con, relation, mart_date) if fingerprint else None
             reused = bool(previous and previous[0] == fingerprint and (layer, name) in tables
                           and content_digest(con, relation, where, params, _restamped(layer)) == previous[1])
             if reused:
@@ -226,8 +228,8 @@ def build_models(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, sq
                 except duckdb.Error as exc:
                     raise ModelError(f"sql/{layer}/{path.name}: {exc}") from exc
                 if fingerprint:
-                    _record_build(con, relation, mart_date, fingerprint,
-                                  content_digest(con, relation, where, params, _restamped(layer)), run_id)
+                    record_build(con, relation, mart_date, fingerprint,
+                                 content_digest(con, relation, where, params, _restamped(layer)), run_id)
             digests.pop(relation, None)  # a later model that reads it digests the table as it is now
             tables.add((layer, name))
             [(rows,)] = con.execute(f"select count(*) from {relation} {where}", params).fetchall()

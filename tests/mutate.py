@@ -66,6 +66,9 @@ LAKE_TESTS = ("tests/test_lake.py", "-m", "not live and not fuzz")
 FANOUT_TESTS = ("tests/test_fanout.py",)
 # no Prefect server of their own but one test's session server (the real API answering the warm-up)
 SERVER_TESTS = ("tests/test_prefect_server.py",)
+# one whole run (the session's flow_run), then schema analytics kept or made again on a copy of its warehouse
+ANALYTICS_KEPT = ("tests/test_analytics.py::test_the_schema_is_kept_when_nothing_it_is_made_from_changed_and_made_again_when"
+                  "_something_did",)
 
 MUTATIONS = (
     # ---------------------------------------------------------------- issue 15: counted in n log n, scans bounded
@@ -96,6 +99,12 @@ MUTATIONS = (
              "", SERVER_TESTS),
     Mutation("temporary-server-warmed-before-it-answers", "flows/prefect_server.py",
              "            if answered:\n                break\n", "            break\n", SERVER_TESTS),
+    Mutation("analytics-kept-whatever-its-state", "flows/analytics.py",
+             "transform.previous_build(con, BUILD_RECORD, None) == (fingerprint, _state(con))",
+             "(transform.previous_build(con, BUILD_RECORD, None) or (None,))[0] == fingerprint", ANALYTICS_KEPT),
+    Mutation("analytics-kept-over-changed-marts", "flows/analytics.py",
+             'return hashlib.sha256("\\n".join([*made, repr(marts)]).encode()).hexdigest()',
+             'return hashlib.sha256("\\n".join(made).encode()).hexdigest()', ANALYTICS_KEPT),
     Mutation("catalog-taken-after-an-edit", "flows/catalog.py",
              "if kept is None or kept[0] != root or kept[1] != _folder_state(root):",
              "if kept is None or kept[0] != root:", ("tests/test_catalog.py",)),

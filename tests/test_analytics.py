@@ -125,3 +125,37 @@ def test_a_duckdb_1_client_reads_every_view_and_its_comments_read_only(flow_run)
     assert read["rows"] == expected
     assert read["uncommented"] == []
     assert read["comment"] == CONTRACT["models"]["rankings"]["columns"]["outcome_rank"]
+
+
+def test_the_schema_is_kept_when_nothing_it_is_made_from_changed_and_made_again_when_something_did(flow_run, tmp_path):
+    """A build (a run id given) keeps schema `analytics` when the statements, the marts' columns and the schema itself
+    are as the last build left them (its row in ops.model_builds); anything else makes it again, as before."""
+    import shutil
+
+    path = tmp_path / "copy.duckdb"
+    shutil.copy(flow_run.warehouse, path)
+    con = warehouse.connect(path)
+    try:
+        def views(run_id):
+            return analytics.create_views(con, run_id=run_id)[1]
+
+        def comment():
+            [(text,)] = con.execute("select comment from duckdb_views() where view_name = 'latest_rankings'").fetchall()
+            return text
+
+        assert views("b") is True  # as the run's own build left it
+        con.execute("comment on view analytics.latest_rankings is 'edited by hand'")
+        assert views("c") is False and comment() == LATEST["latest_rankings"]["description"]  # made again ...
+        assert views("d") is True  # ... and recorded
+        con.execute("alter table marts.rankings add column extra integer")  # a mart gained a column
+        assert views("e") is False and views("f") is True
+        edited = analytics.load_contract()
+        edited["views"]["latest_rankings"]["description"] = "the newest rankings"  # marts.yaml edited
+        assert analytics.create_views(con, edited, run_id="g")[1] is False and comment() == "the newest rankings"
+        assert views("h") is False  # back to the file's description
+        assert analytics.create_views(con)[1] is False  # no run id (no build): always made
+        [(model, run)] = con.execute("select model, run_id from ops.model_builds where model = ?",
+                                     [analytics.BUILD_RECORD]).fetchall()
+        assert (model, run) == ("analytics.*", "h")  # one row, the last build that made it
+    finally:
+        con.close()

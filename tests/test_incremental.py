@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import CATALOGS
 
-from flows import pipeline, transform, warehouse
+from flows import analytics, pipeline, transform, warehouse
 from flows.catalog import load_catalog
 from flows.land import fetch_source, land_all
 
@@ -34,14 +34,16 @@ def run(path: Path, catalog, run_id: str, as_of: dt.date = AS_OF):
 
 
 def digests(path: Path) -> dict[str, str]:
-    """Content digest of every table the runs write (ops.model_builds is bookkeeping of the build itself)."""
+    """Content digest of every table the runs write (ops.model_builds is bookkeeping of the build itself), and of
+    schema analytics."""
     con = warehouse.connect_read_only(path)
     try:
         tables = [f"{schema}.{name}" for schema, name in con.execute(
             "select table_schema, table_name from information_schema.tables where table_type = 'BASE TABLE' "
             "and table_schema in ('raw', 'ops', 'staging', 'intermediate', 'marts') order by 1, 2").fetchall()
             if (schema, name) != ("ops", "model_builds")]
-        return {table: transform.content_digest(con, table, exclude=RUN_IDENTITY) for table in tables}
+        return {table: transform.content_digest(con, table, exclude=RUN_IDENTITY) for table in tables} | {
+            "analytics (its views' SQL and comments)": analytics._state(con)}
     finally:
         con.close()
 
@@ -73,7 +75,9 @@ def test_an_unchanged_re_run_reuses_every_source_and_model_and_equals_a_cold_run
     rebuilt = {name for name, model in built.items() if not model.reused and not model.view}
     assert rebuilt == {"staging.stg_ops__source_runs_used", "intermediate.int_runs_compared",
                        "intermediate.int_source_loads_compared", "marts.changes"}
-    assert {name for name, model in built.items() if model.view} == {"marts.rank_history"}  # defined again, no rows
+    # defined again (no rows); schema analytics kept: its statements and the marts' columns are unchanged
+    assert {name for name, model in built.items() if model.view} == {"marts.rank_history", "analytics.*"}
+    assert not first_built["analytics.*"].reused and built["analytics.*"].reused
     assert built["marts.rankings"].reused and built["marts.rankings"].rows == first_built["marts.rankings"].rows
 
     run(cold, catalog, "second")
