@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 
-from flows.catalog import Catalog
+from flows.catalog_models import Catalog
 from flows.sources import SOURCE_KINDS
 
 RUNNER_ENV = "HWEVAL_TASK_RUNNER"  # "threads" (default) or "dask"

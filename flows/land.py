@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from flows import chart_workers, checks, data_docs, warehouse
-from flows.catalog import Catalog
+from flows.catalog_models import Catalog
 from flows.names import normalise_alias
 from flows.reuse import PreviousLoad, arrow_digest, input_digests, previous_load
 from flows.sources import SOURCE_KINDS, limits_for

@@ -34,7 +34,8 @@ from flows import (
     warehouse,
 )
 from flows import land as landing  # the module, beside the task named land
-from flows.catalog import Catalog, CatalogError, load_catalog, take_catalog_loaded_ahead
+from flows.catalog import load_catalog, take_catalog_loaded_ahead
+from flows.catalog_models import Catalog, CatalogError
 from flows.fetching import fetch_all
 from flows.sources._common import redact_text
 

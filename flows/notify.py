@@ -15,7 +15,7 @@ from typing import get_args
 
 import apprise
 
-from flows.catalog import Channel, NotificationEvent, NotificationsFile
+from flows.catalog_models import Channel, NotificationEvent, NotificationsFile
 from flows.sources._common import redact_text
 
 log = logging.getLogger(__name__)

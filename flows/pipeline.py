@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 
 from flows import analytics, transform, warehouse
-from flows.catalog import Catalog, CatalogError, SnapshotFile
+from flows.catalog_models import Catalog, CatalogError, SnapshotFile
 from flows.land import SourceLoad, stale_past_limit
 from flows.sources import SAME_SKU_KINDS
 

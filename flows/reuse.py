@@ -14,7 +14,7 @@ import duckdb
 import pyarrow as pa
 
 from flows import checks
-from flows.catalog import Catalog
+from flows.catalog_models import Catalog
 
 if TYPE_CHECKING:
     from flows.land import SourceBatch

@@ -12,7 +12,7 @@ import duckdb
 import pyarrow as pa
 
 from flows import relations
-from flows.catalog import Catalog
+from flows.catalog_models import Catalog
 from flows.names import normalise_alias
 from flows.paths import SQL_DIR
 

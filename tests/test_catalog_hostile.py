@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from flows import catalog as catalog_module
-from flows import safe_yaml, warehouse
+from flows import catalog_models, safe_yaml, warehouse
 from flows.catalog import MAX_ERROR_LINES, CatalogError, load_catalog
 from flows.cli import main as hweval
 from flows.sources import price_sheet
@@ -269,7 +269,7 @@ def test_hweval_check_exits_2_with_the_message(catalog_copy, capsys):
 
 
 def test_a_catalog_at_every_limit_loads_into_the_warehouse(catalog_copy, tmp_path):
-    c = catalog_module
+    c = catalog_models
 
     def models(d):
         for m in d["models"].values():

@@ -21,7 +21,8 @@ import pytest
 import yaml
 from test_source_http_live import az_item, az_page
 
-from flows.catalog import CatalogError, FetchConcurrency, SourcesFile, load_catalog
+from flows.catalog import CatalogError, load_catalog
+from flows.catalog_models import FetchConcurrency, SourcesFile
 from flows.paths import PROJECT_ROOT
 from flows.sources import azure_retail
 from flows.sources._concurrency import CloudSlots, FetchSlots, in_order

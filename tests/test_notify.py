@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 from flows import notify
-from flows.catalog import CatalogError, NotificationsFile, load_catalog
+from flows.catalog import CatalogError, load_catalog
+from flows.catalog_models import NotificationsFile
 from flows.notify import Delivery, Event, compose, report_link, send
 
 AS_OF = dt.date(2026, 11, 30)

@@ -22,7 +22,7 @@ from conftest import AS_OF
 from pydantic import ValidationError
 
 from flows import fetching
-from flows.catalog import Source
+from flows.catalog_models import Source
 from flows.sources import (
     SOURCE_KINDS,
     _aws,
