@@ -23,7 +23,7 @@ NEWEST_AS_OF = "(select max(as_of) from ops.runs)"
 # The schema's row in ops.model_builds (where flows/transform.py keeps each model's): what it was made from, and what
 # DuckDB then listed in it. A run that would make it again from the same statements over marts of the same columns,
 # and finds it as the last run left it, keeps it: making it takes ~0.3 s here (670 statements, each comment on a
-# column rewriting its view's catalog entry), ~0.03 s to check.
+# column rewriting its view's catalog entry), ~0.05 s to check.
 BUILD_RECORD = f"{SCHEMA}.*"
 
 

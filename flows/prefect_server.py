@@ -198,25 +198,27 @@ class TemporaryServer:
 
     def _warm_up(self) -> None:
         """Once the server answers its health check, send it the WARM_UP requests (a thread of its own, started at
-        the launch; no Prefect import). Gives up quietly when the server stopped or exited (`wait_ready` says why), and
-        on a request that fails (`warm_up_error`): the flow then makes them itself, nothing is lost."""
+        the launch; no Prefect import). It waits out a launch whose port was taken (`wait_ready` launches it again
+        on another: that port may be another server's), gives up quietly when the server stopped or exited
+        (`wait_ready` says why), and stops at a request that fails (`warm_up_error`): the flow then makes them
+        itself, nothing is lost."""
         direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1: never through a proxy
         deadline = time.monotonic() + WARM_UP_GIVE_UP_S
-        while time.monotonic() < deadline:
+        while True:
             process = self.process
-            if process is None or process.poll() not in (None, PORT_IN_USE):  # (a taken port: launched again)
+            status = process.poll() if process is not None else None
+            if process is None or time.monotonic() >= deadline or status not in (None, PORT_IN_USE):
                 return
-            api_url = self.api_url  # follows a launch on another port
-            try:
-                with direct.open(f"{api_url}/health", timeout=1) as response:
-                    answered = response.status == 200
-            except (urllib.error.URLError, OSError):
-                answered = False
-            if answered:
-                break
+            if status is None:
+                api_url = self.api_url
+                try:
+                    with direct.open(f"{api_url}/health", timeout=1) as response:
+                        answered = response.status == 200
+                except Exception:  # noqa: BLE001 - not answering yet, whatever the error
+                    answered = False
+                if answered and self.process is process:  # (not another launch's port meanwhile)
+                    break
             time.sleep(0.1)
-        else:
-            return
         for method, path, body in WARM_UP:
             request = urllib.request.Request(
                 f"{api_url}{path}", method=method, headers={"Content-Type": "application/json"},
@@ -224,7 +226,7 @@ class TemporaryServer:
             try:
                 with direct.open(request, timeout=30) as response:
                     response.read()
-            except (urllib.error.URLError, OSError) as exc:  # an HTTP error status included
+            except Exception as exc:  # noqa: BLE001 - an HTTP error status, a dropped connection: stop here
                 self.warm_up_error = f"{method} {path}: {exc}"
                 log.debug("temporary server warm-up stopped: %s", self.warm_up_error)
                 return

@@ -8,7 +8,8 @@ Incremental: a model whose inputs are unchanged is not built again. Its fingerpr
 macros, the as-of date when it reads it, and the content of every relation it reads (the models before it, the
 catalog tables, the raw rows); ops.model_builds keeps the fingerprint each model (each mart and as-of date) was last
 built with. A model that reads ops.* (run history) is built every run, and so is one that writes the run id outside
-a mart; a reused mart's rows of the date get this run's id.
+a mart; a reused mart's rows of the date get this run's id. Schema analytics keeps its row there too
+(flows/analytics.py, `analytics.*`).
 
 A model whose SQL has the line `-- materialized: view` is a view, defined again each run: a projection of another
 model's table (marts.rank_history of marts.rankings) that would otherwise store the same figures twice.

@@ -99,6 +99,8 @@ MUTATIONS = (
              "", SERVER_TESTS),
     Mutation("temporary-server-warmed-before-it-answers", "flows/prefect_server.py",
              "            if answered:\n                break\n", "            break\n", SERVER_TESTS),
+    Mutation("validated-batches-kept-by-gx", "flows/validate.py", "    finally:\n        _forget_batches()\n",
+             "    finally:\n        pass\n", ("tests/test_guards.py",)),
     Mutation("analytics-kept-whatever-its-state", "flows/analytics.py",
              "transform.previous_build(con, BUILD_RECORD, None) == (fingerprint, _state(con))",
              "(transform.previous_build(con, BUILD_RECORD, None) or (None,))[0] == fingerprint", ANALYTICS_KEPT),

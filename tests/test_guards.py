@@ -180,6 +180,27 @@ def test_batches_of_one_suite_validated_in_turn_are_each_judged_on_their_own_row
     assert validate._whole_frame.cache_info().misses - made <= 1  # made at most once, for the first batch
 
 
+def test_gx_lets_go_of_a_validated_batch():
+    """The data source is kept for the process (flows/validate.py), and with it GX's execution engine, which keeps
+    each batch's frame and its metrics: they are let go of after each validation, or a run would hold every batch
+    it validated (a whole offer file's) until it ends."""
+    import gc
+    import weakref
+
+    import pandas as pd
+
+    import flows.validate as validate
+
+    suite = {"name": "let go", "expectations": [
+        {"type": "expect_column_values_to_not_be_null", "kwargs": {"column": "price"}, "meta": {"name": "priced"}}]}
+    frame = pd.DataFrame({"row_no": [1, 2, 3], "price": [1.0, None, 3.0]})
+    kept = weakref.ref(frame)
+    assert validate.validate_frame(frame, suite).failed_row_nos == {2}
+    del frame
+    gc.collect()
+    assert kept() is None
+
+
 def test_unknown_metadata_keys_of_a_benchmark_file_are_named(tmp_path):
     path = tmp_path / "runs.csv"
     path.write_text("accelerator,chips,model,precision,concurrency,input_tokens,output_tokens,request_throughput,"

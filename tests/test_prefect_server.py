@@ -111,6 +111,54 @@ def test_the_warm_up_gives_up_on_a_server_that_exited_or_was_stopped():
     assert not server.warmed.is_set()
 
 
+def test_the_warm_up_waits_out_a_taken_port_and_warms_the_server_launched_again():
+    """A launch whose port was taken exits with PORT_IN_USE; the port is someone else's (here a server that answers):
+    the warm-up sends it nothing, and warms the server `wait_ready` launches on another port."""
+    import time
+
+    from flows.prefect_server import PORT_IN_USE, TemporaryServer
+
+    theirs, ours = FakeApi(), FakeApi()
+    server = TemporaryServer()
+    server.port, server.process = theirs.port, subprocess.Popen([sys.executable, "-c", f"raise SystemExit({PORT_IN_USE})"])
+    server.process.wait()
+    warm_up = threading.Thread(target=server._warm_up)
+    warm_up.start()
+    try:
+        time.sleep(1.0)
+        assert theirs.requests == [] and not server.warmed.is_set()
+        server.port, server.process = ours.port, sleeping_process()  # as wait_ready launches it again
+        assert server.warmed.wait(timeout=30), server.warm_up_error
+    finally:
+        server.stop()
+        warm_up.join(timeout=10)
+        theirs.shutdown()
+        ours.shutdown()
+    assert theirs.requests == []
+    assert [r[1] for r in ours.requests][-2:] == ["/api/admin/version", "/api/flow_runs/filter"]
+
+
+def test_the_warm_up_takes_an_answer_that_is_no_http_for_no_answer():
+    """Something on the port that does not speak HTTP (http.client raises BadStatusLine, no OSError) is polled on
+    until the server's process ends: nothing escapes the thread."""
+    import socketserver
+
+    from flows.prefect_server import TemporaryServer
+
+    class Garbage(socketserver.BaseRequestHandler):
+        def handle(self):
+            self.request.sendall(b"not http\r\n\r\n")
+
+    with socketserver.ThreadingTCPServer(("127.0.0.1", 0), Garbage) as garbage:
+        threading.Thread(target=garbage.serve_forever, daemon=True).start()
+        server = TemporaryServer()
+        server.port = garbage.server_address[1]
+        server.process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.5)"])
+        server._warm_up()  # returns once the process has ended, raising nothing
+        garbage.shutdown()
+    assert server.process.poll() == 0 and not server.warmed.is_set() and server.warm_up_error is None
+
+
 def test_the_real_api_answers_the_warm_up_requests(prefect_server):
     """The requests are ones Prefect's API accepts as sent (the test session's server): a 422 would leave the
     warm-up useless without a sound."""

@@ -53,7 +53,7 @@ LIVE_KINDS = {kind for kind, module in SOURCE_KINDS.items() if hasattr(module, "
 
 
 def limits_for(source: Any, source_id: str | None = None) -> SourceLimits:
-    """The limits of a declared source (catalog.Source): what sources.yaml says, else its kind's defaults."""
+    """The limits of a declared source (catalog_models.Source): what sources.yaml says, else its kind's defaults."""
     defaults = getattr(SOURCE_KINDS[source.kind], "DEFAULT_LIMITS", DEFAULT_LIMITS)
     declared = {name: getattr(source, name) for name in LIMIT_NAMES if getattr(source, name, None) is not None}
     return dataclasses.replace(defaults, source_id=source_id, **declared)

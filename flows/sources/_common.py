@@ -21,7 +21,7 @@ from typing import Any
 
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 
-# Defaults of the limits a source may raise in sources.yaml (`sources.<id>.max_pages` ...; see catalog.Source).
+# Defaults of the limits a source may raise in sources.yaml (`sources.<id>.max_pages` ...; see catalog_models.Source).
 MAX_PAGES = 2_000  # pages one live listing (a region, service or filter) follows; real ones take tens, or hundreds
 MAX_FILE_BYTES = 256 * MIB  # a file or API response; JSON is parsed whole, at several times its size in memory
 MAX_LINE_BYTES = 1 * MIB  # a line of a CSV file, or one CSV record (a quoted field may span lines)
