@@ -63,10 +63,14 @@ def statements(views: dict[str, tuple[str, str, dict[str, str]]]) -> list[str]:
 
 
 def _fingerprint(con: duckdb.DuckDBPyConnection, made: list[str]) -> str:
-    """Digest of the statements and of the marts' columns and types (a view keeps the types it was made over)."""
-    marts = con.execute("select table_name, column_name, data_type from duckdb_columns() "
-                        "where database_name = current_database() and schema_name = 'marts' order by all").fetchall()
-    return hashlib.sha256("\n".join([*made, repr(marts)]).encode()).hexdigest()
+    """Digest of the statements, of the marts tables' columns and types (a view keeps the types it was made over)
+    and of the marts views' SQL (their types follow from it; DuckDB lists a view's types as of its last binding)."""
+    tables = con.execute("select table_name, column_name, data_type from duckdb_columns() where database_name = "
+                         "current_database() and schema_name = 'marts' and table_oid in (select table_oid from "
+                         "duckdb_tables()) order by all").fetchall()
+    views = con.execute("select view_name, sql from duckdb_views() where database_name = current_database() and "
+                        "schema_name = 'marts' order by all").fetchall()
+    return hashlib.sha256("\n".join([*made, repr(tables), repr(views)]).encode()).hexdigest()
 
 
 def _state(con: duckdb.DuckDBPyConnection) -> str:

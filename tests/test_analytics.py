@@ -149,6 +149,12 @@ def test_the_schema_is_kept_when_nothing_it_is_made_from_changed_and_made_again_
         assert views("d") is True  # ... and recorded
         con.execute("alter table marts.rankings add column extra integer")  # a mart gained a column
         assert views("e") is False and views("f") is True
+        # a mart column's type changed (as a migration may): a view kept over it would fail to bind ("Contents of
+        # view were altered"); made again, it reads the new type
+        con.execute("alter table marts.rankings alter column outcome_rank type double")
+        assert views("e2") is False
+        [(rank_type,)] = con.execute("select typeof(outcome_rank) from analytics.rankings limit 1").fetchall()
+        assert rank_type == "DOUBLE" and views("f2") is True
         edited = analytics.load_contract()
         edited["views"]["latest_rankings"]["description"] = "the newest rankings"  # marts.yaml edited
         assert analytics.create_views(con, edited, run_id="g")[1] is False and comment() == "the newest rankings"
