@@ -26,9 +26,10 @@ $(DUCKDB1_STAMP): $(STAMP)
 run: $(STAMP)
 	$(VENV)/bin/hweval run
 
-# two workers: this project's machines have two cores
+# two workers: this project's machines have two cores; the tests that need Prefect's test server go to one of them
+# (tests/conftest.py), which starts it and runs the whole flow once
 test: $(STAMP) $(DUCKDB1_STAMP)
-	$(VENV)/bin/pytest -q -n 2
+	$(VENV)/bin/pytest -q -n 2 --dist loadgroup
 
 # the tests marked slow (whole runs in their own processes: killed runs, overlapping runs, crash recovery)
 test-slow: $(STAMP) $(DUCKDB1_STAMP)

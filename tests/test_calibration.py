@@ -3,9 +3,10 @@ error bands and "too close to call", worked by hand on given rows."""
 
 import datetime as dt
 import math
+from contextlib import closing
 
 import pytest
-from builders import aws_page, aws_product, land, mlperf_inference_result
+from builders import aws_page, aws_product, land, mlperf_inference_result, module_warehouse
 
 from flows import transform
 from flows.sources import aws_pricing, mlperf_inference
@@ -30,25 +31,33 @@ def result(result_id, tokens_per_s_per_chip, *, submitter, scenario="Offline"):
         "Submitter": submitter}
 
 
+@pytest.fixture(scope="module")
+def built_file(tmp_path_factory, empty_warehouse, catalog):
+    path, con = module_warehouse(tmp_path_factory, empty_warehouse, "calibration")
+    with closing(con):
+        land(con, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(
+            aws_product("p5.48xlarge", "55.0400000000", sku="A000000000000001"),
+            aws_product("p5en.48xlarge", "63.2960000000", sku="A000000000000002"),
+        ))]), RUN, AS_OF)
+        # two submissions of the same system: 3,000 and 3,300 tokens/s a chip
+        land(con, catalog, "mlperf_inference", mlperf_inference.result_rows([
+            result("a", 3000.0, submitter="Acme"),
+            result("b", 3300.0, submitter="Beta"),
+        ], "s.json"), RUN, AS_OF)
+        # the task's shape is the workload's (1,024 + 300 tokens), so the back-test estimate is the workload's too
+        con.execute("update catalog.mlperf_inference_tasks set output_tokens = 300 where task = 'llama2-70b'")
+        # the calibration arithmetic without the tensor-parallel all-reduce term (tests/test_communication.py
+        # checks it): with no link figure the split is not charged
+        con.execute("update catalog.accelerators set link_gb_per_s = null")
+        transform.build_models(con, RUN, AS_OF)
+        transform.run_sql_tests(con)
+    return path
+
+
 @pytest.fixture
-def built(fresh_db, catalog):
-    land(fresh_db, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(
-        aws_product("p5.48xlarge", "55.0400000000", sku="A000000000000001"),
-        aws_product("p5en.48xlarge", "63.2960000000", sku="A000000000000002"),
-    ))]), RUN, AS_OF)
-    # two submissions of the same system: 3,000 and 3,300 tokens/s a chip
-    land(fresh_db, catalog, "mlperf_inference", mlperf_inference.result_rows([
-        result("a", 3000.0, submitter="Acme"),
-        result("b", 3300.0, submitter="Beta"),
-    ], "s.json"), RUN, AS_OF)
-    # the task's shape is the workload's (1,024 + 300 tokens), so the back-test estimate is the workload's too
-    fresh_db.execute("update catalog.mlperf_inference_tasks set output_tokens = 300 where task = 'llama2-70b'")
-    # the calibration arithmetic without the tensor-parallel all-reduce term (tests/test_communication.py checks it):
-    # with no link figure the split is not charged
-    fresh_db.execute("update catalog.accelerators set link_gb_per_s = null")
-    transform.build_models(fresh_db, RUN, AS_OF)
-    transform.run_sql_tests(fresh_db)
-    return fresh_db
+def built(copy_of, built_file):
+    """This test's own copy of the warehouse `built_file` landed and built once for the module."""
+    return copy_of(built_file)
 
 
 def backtest(con):

@@ -2,6 +2,7 @@
 workload page with its reason."""
 
 import datetime as dt
+import shutil
 
 import pytest
 import yaml
@@ -10,9 +11,11 @@ from builders import aws_page, aws_product
 from flows import reports, transform, warehouse
 from flows.catalog import CatalogError, load_catalog
 from flows.land import SourceBatch, land_batch
+from flows.paths import PROJECT_ROOT
 from flows.sources import _aws, aws_offer_file, aws_pricing
 
 AS_OF = dt.date(2026, 11, 30)
+CATALOGS = PROJECT_ROOT / "catalogs"
 CPU_PARTS = {"xeon-6975p-c", "epyc-9r45", "graviton4", "xeon-8581c", "epyc-9004-genoa", "cobalt-100"}
 
 HBM_PART = """
@@ -44,17 +47,20 @@ def cpu_product(instance_type: str, usd: str) -> str:
     return aws_product(instance_type, usd, vcpu="96", gpu=None).replace('"GPU instance"', '"Compute optimized"')
 
 
-@pytest.fixture
-def small_catalog(catalog_copy):
+@pytest.fixture(scope="module")
+def small_catalog(tmp_path_factory):
     """The real catalog with two 8B services as its only workloads."""
-    (catalog_copy / "workloads.yaml").write_text(yaml.safe_dump(WORKLOADS))
-    return load_catalog(catalog_copy)
+    catalog_dir = tmp_path_factory.mktemp("cpu-baseline") / "catalogs"
+    shutil.copytree(CATALOGS, catalog_dir)
+    (catalog_dir / "workloads.yaml").write_text(yaml.safe_dump(WORKLOADS))
+    return load_catalog(catalog_dir)
 
 
-@pytest.fixture
-def built(tmp_path, small_catalog):
-    """A warehouse priced from three AWS offers (an L4, 8 x H100 and one Graviton4 socket), built and rendered."""
-    con = warehouse.connect(tmp_path / "cpu.duckdb")
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, small_catalog):
+    """A warehouse priced from three AWS offers (an L4, 8 x H100 and one Graviton4 socket), built and rendered once
+    for the module's tests, which only read it."""
+    con = warehouse.connect(tmp_path_factory.mktemp("cpu-baseline-warehouse") / "cpu.duckdb")
     warehouse.apply_ddl(con)
     warehouse.load_catalog_tables(con, small_catalog)
     page = aws_page(aws_product("g6.2xlarge", "0.9776", gpu="1", sku="SKU0000000000001"),

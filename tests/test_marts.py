@@ -1,9 +1,10 @@
 """The SQL marts on given rows, against expected rows worked out by hand."""
 
 import datetime as dt
+from contextlib import closing
 
 import pytest
-from builders import aws_page, aws_product, land, landed_training_row, mlperf_inference_result
+from builders import aws_page, aws_product, land, landed_training_row, mlperf_inference_result, module_warehouse
 
 from flows import transform
 from flows.sources import aws_pricing, aws_spot, mlperf_inference
@@ -17,30 +18,38 @@ RUN = "run-marts"
 
 
 
+@pytest.fixture(scope="module")
+def built_file(tmp_path_factory, empty_warehouse, catalog):
+    path, con = module_warehouse(tmp_path_factory, empty_warehouse, "marts")
+    with closing(con):
+        prices = aws_pricing.rows_from_pages([("p", aws_page(
+            aws_product("p5.48xlarge", "55.0400000000", sku="A000000000000001"),
+            aws_product("p5en.48xlarge", "63.2960000000", sku="A000000000000002"),
+            aws_product("p5.4xlarge", "6.8800000000", sku="A000000000000003", gpu="1"),
+            aws_product("p5.48xlarge", "58.8928000000", region="eu-north-1", sku="A000000000000004"),
+            aws_product("g6e.12xlarge", "10.4926400000", sku="A000000000000005", gpu="4"),
+        ))])
+        land_rows(con, catalog, "aws_pricing", prices)
+        land_rows(con, catalog, "mlperf_training", [
+            landed_training_row("Eos", "NVIDIA H100-SXM5-80GB", 8, 1, "llama2_70b_lora", 28.16),
+            landed_training_row("Slower", "NVIDIA H100-SXM5-80GB", 8, 1, "llama2_70b_lora", 30.0),
+            landed_training_row("H200", "NVIDIA H200-SXM5-141GB", 8, 1, "llama2_70b_lora", 24.69),
+            landed_training_row("Eos_n64", "NVIDIA H100-SXM5-80GB", 512, 64, "gpt3", 50.73),
+        ])
+        land_rows(con, catalog, "mlperf_inference", mlperf_inference.result_rows([
+            mlperf_inference_result("hpe", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Offline", 24528.3),
+            mlperf_inference_result("hpe", "NVIDIA H100-SXM-80GB", "llama2-70b-99.9", "Offline", 24424.7),
+            mlperf_inference_result("fujitsu", "NVIDIA L40S", "llama2-70b-99", "Offline", 3717.74),
+            mlperf_inference_result("hpe", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Server", 23132.8),
+        ], "s.json"))
+        transform.build_models(con, RUN, AS_OF)
+    return path
+
+
 @pytest.fixture
-def built(fresh_db, catalog):
-    prices = aws_pricing.rows_from_pages([("p", aws_page(
-        aws_product("p5.48xlarge", "55.0400000000", sku="A000000000000001"),
-        aws_product("p5en.48xlarge", "63.2960000000", sku="A000000000000002"),
-        aws_product("p5.4xlarge", "6.8800000000", sku="A000000000000003", gpu="1"),
-        aws_product("p5.48xlarge", "58.8928000000", region="eu-north-1", sku="A000000000000004"),
-        aws_product("g6e.12xlarge", "10.4926400000", sku="A000000000000005", gpu="4"),
-    ))])
-    land_rows(fresh_db, catalog, "aws_pricing", prices)
-    land_rows(fresh_db, catalog, "mlperf_training", [
-        landed_training_row("Eos", "NVIDIA H100-SXM5-80GB", 8, 1, "llama2_70b_lora", 28.16),
-        landed_training_row("Slower", "NVIDIA H100-SXM5-80GB", 8, 1, "llama2_70b_lora", 30.0),
-        landed_training_row("H200", "NVIDIA H200-SXM5-141GB", 8, 1, "llama2_70b_lora", 24.69),
-        landed_training_row("Eos_n64", "NVIDIA H100-SXM5-80GB", 512, 64, "gpt3", 50.73),
-    ])
-    land_rows(fresh_db, catalog, "mlperf_inference", mlperf_inference.result_rows([
-        mlperf_inference_result("hpe", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Offline", 24528.3),
-        mlperf_inference_result("hpe", "NVIDIA H100-SXM-80GB", "llama2-70b-99.9", "Offline", 24424.7),
-        mlperf_inference_result("fujitsu", "NVIDIA L40S", "llama2-70b-99", "Offline", 3717.74),
-        mlperf_inference_result("hpe", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Server", 23132.8),
-    ], "s.json"))
-    transform.build_models(fresh_db, RUN, AS_OF)
-    return fresh_db
+def built(copy_of, built_file):
+    """This test's own copy of the warehouse `built_file` landed and built once for the module."""
+    return copy_of(built_file)
 
 
 def rows(con, query, params=None):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import shutil
 
 import boto3
 import pytest
@@ -14,11 +15,13 @@ from builders import aws_page, aws_product
 from flows import transform, warehouse
 from flows.catalog import CatalogError, load_catalog
 from flows.land import SourceBatch, fetch_source, land_all, land_batch
+from flows.paths import PROJECT_ROOT
 from flows.sources import aws_pricing, azure_model_prices, bedrock_pricing, vertex_model_prices
 from flows.sources._common import SourceFormatError
 from flows.warehouse import fetch_dicts
 
 AS_OF = dt.date(2026, 11, 30)
+CATALOGS = PROJECT_ROOT / "catalogs"
 RUN = "run-api"
 
 
@@ -185,21 +188,24 @@ def test_an_api_name_maps_to_one_model(catalog_copy):
 
 
 # ---------------------------------------------------------------- the API beside self-hosting
-@pytest.fixture
-def bf16_catalog(catalog_copy):
+@pytest.fixture(scope="module")
+def bf16_catalog(tmp_path_factory):
     """The catalog with llama31-8b-chat-small served at bf16 only, so its pick is the hand-worked estimate of
     tests/test_cost_model.py (Llama-3.1-8B bf16 on one H100 of p5.4xlarge)."""
-    path = catalog_copy / "workloads.yaml"
+    catalog_dir = tmp_path_factory.mktemp("bf16") / "catalogs"
+    shutil.copytree(CATALOGS, catalog_dir)
+    path = catalog_dir / "workloads.yaml"
     text, n = re.subn(r"(llama31-8b-chat-small:.*?precisions: )\[bf16, fp8\]", r"\1[bf16]", path.read_text(),
                       count=1, flags=re.DOTALL)
     assert n == 1
     path.write_text(text)
-    return load_catalog(catalog_copy)
+    return load_catalog(catalog_dir)
 
 
-@pytest.fixture
-def api_built(tmp_path, bf16_catalog):
-    con = warehouse.connect(tmp_path / "api.duckdb")
+@pytest.fixture(scope="module")
+def api_built(tmp_path_factory, bf16_catalog):
+    """Built once for the module's tests, which only read it."""
+    con = warehouse.connect(tmp_path_factory.mktemp("api") / "api.duckdb")
     warehouse.apply_ddl(con)
     warehouse.load_catalog_tables(con, bf16_catalog)
     aws_rows = batch(aws_pricing.rows_from_pages([("p", aws_page(

@@ -2,9 +2,10 @@
 contradict is marked doubtful, with the evidence in words, and the label of a measured candidate says so."""
 
 import datetime as dt
+from contextlib import closing
 
 import pytest
-from builders import aws_page, aws_product, land, mlperf_inference_result
+from builders import aws_page, aws_product, land, mlperf_inference_result, module_warehouse
 
 from flows import transform
 from flows.sources import aws_pricing, mlperf_inference
@@ -22,28 +23,36 @@ def result(result_id, accelerator, scenario, tokens_per_s_per_chip, *, submitter
                                    precision=precision) | {"Submitter": submitter, "version": version}
 
 
+@pytest.fixture(scope="module")
+def built_file(tmp_path_factory, empty_warehouse, catalog):
+    path, con = module_warehouse(tmp_path_factory, empty_warehouse, "precision")
+    with closing(con):
+        land(con, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(
+            aws_product("p5en.48xlarge", "63.2960000000", sku="A000000000000001"),
+        ))]), RUN, AS_OF)
+        land(con, catalog, "mlperf_inference", mlperf_inference.result_rows([
+            # H200 Offline, one submitter: v5.1 fp8 4,400 / v4.1 fp16 4,000 = 1.10 <= 1.15 -> the fp16 row is doubtful
+            result("acme-41", H200, "Offline", 4000.0, submitter="Acme", version="v4.1", precision="fp16"),
+            result("acme-51", H200, "Offline", 4400.0, submitter="Acme", version="v5.1", precision="fp8"),
+            # H100 Offline, one submitter: 5,200 / 4,000 = 1.30 > 1.15 -> not doubtful (what fp8 is expected to gain)
+            result("beta-41", H100, "Offline", 4000.0, submitter="Beta", version="v4.1", precision="fp16"),
+            result("beta-51", H100, "Offline", 5200.0, submitter="Beta", version="v5.1", precision="fp8"),
+            # H100 Server, two submitters: fp16 4,000 > the chip's best fp8 3,000 x 1.15 = 3,450 -> doubtful
+            result("gamma-41", H100, "Server", 4000.0, submitter="Gamma", version="v4.1", precision="fp16"),
+            result("delta-51", H100, "Server", 3000.0, submitter="Delta", version="v5.1", precision="fp8"),
+            # H200 Server, two submitters near-equal: 4,300 / 4,000 = 1.075 <= 1.15 -> doubtful (one vendor's software)
+            result("epsilon-41", H200, "Server", 4000.0, submitter="Epsilon", version="v4.1", precision="fp16"),
+            result("zeta-51", H200, "Server", 4300.0, submitter="Zeta", version="v5.1", precision="fp8"),
+        ], "s.json"), RUN, AS_OF)
+        transform.build_models(con, RUN, AS_OF)
+        transform.run_sql_tests(con)
+    return path
+
+
 @pytest.fixture
-def built(fresh_db, catalog):
-    land(fresh_db, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(
-        aws_product("p5en.48xlarge", "63.2960000000", sku="A000000000000001"),
-    ))]), RUN, AS_OF)
-    land(fresh_db, catalog, "mlperf_inference", mlperf_inference.result_rows([
-        # H200 Offline, one submitter: v5.1 fp8 4,400 / v4.1 fp16 4,000 = 1.10 <= 1.15 -> the fp16 row is doubtful
-        result("acme-41", H200, "Offline", 4000.0, submitter="Acme", version="v4.1", precision="fp16"),
-        result("acme-51", H200, "Offline", 4400.0, submitter="Acme", version="v5.1", precision="fp8"),
-        # H100 Offline, one submitter: 5,200 / 4,000 = 1.30 > 1.15 -> not doubtful (what fp8 is expected to gain)
-        result("beta-41", H100, "Offline", 4000.0, submitter="Beta", version="v4.1", precision="fp16"),
-        result("beta-51", H100, "Offline", 5200.0, submitter="Beta", version="v5.1", precision="fp8"),
-        # H100 Server, two submitters: fp16 4,000 > the chip's best fp8 3,000 x 1.15 = 3,450 -> doubtful
-        result("gamma-41", H100, "Server", 4000.0, submitter="Gamma", version="v4.1", precision="fp16"),
-        result("delta-51", H100, "Server", 3000.0, submitter="Delta", version="v5.1", precision="fp8"),
-        # H200 Server, two submitters near-equal: 4,300 / 4,000 = 1.075 <= 1.15 -> doubtful (one vendor's software)
-        result("epsilon-41", H200, "Server", 4000.0, submitter="Epsilon", version="v4.1", precision="fp16"),
-        result("zeta-51", H200, "Server", 4300.0, submitter="Zeta", version="v5.1", precision="fp8"),
-    ], "s.json"), RUN, AS_OF)
-    transform.build_models(fresh_db, RUN, AS_OF)
-    transform.run_sql_tests(fresh_db)
-    return fresh_db
+def built(copy_of, built_file):
+    """This test's own copy of the warehouse `built_file` landed and built once for the module."""
+    return copy_of(built_file)
 
 
 def staged(con):

@@ -250,3 +250,13 @@ def test_a_temporary_server_whose_port_was_taken_starts_again_on_another(monkeyp
     with pytest.raises(ServerStartError, match="exited with status 1"):  # the second launch's own failure
         server.wait_ready(timeout_s=30)
     assert len(launched) == 2
+
+
+def test_make_test_keeps_the_tests_that_need_the_prefect_server_on_one_worker(request, prefect_server):
+    """`make test` (`--dist loadgroup`) sends every test that needs Prefect's test server to one worker
+    (tests/conftest.py), which starts it and runs the whole flow once. pytest-xdist marks such a test's node id with
+    its group: under pytest 9.2 that mark is lost (pytest-dev/pytest-xdist#1386) and each worker would start its own
+    server and run the flow, ~50 s more."""
+    if not getattr(request.config.option, "loadgroup", False):
+        pytest.skip("runs under make test's --dist loadgroup")
+    assert request.node.nodeid.endswith("@prefect"), request.node.nodeid
