@@ -24,7 +24,6 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.error
 import urllib.request
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -52,6 +51,16 @@ log = logging.getLogger(__name__)
 
 class ServerStartError(RuntimeError):
     """The temporary server exited, or did not answer its health check in time."""
+
+
+def _answers_health(direct: urllib.request.OpenerDirector, api_url: str) -> bool:
+    """Whether the server at `api_url` answers its health check with 200. Any error is "not yet": a refused
+    connection, a timeout, or a listener that is no HTTP server (http.client's BadStatusLine is no OSError)."""
+    try:
+        with direct.open(f"{api_url}/health", timeout=1) as response:
+            return response.status == 200
+    except Exception:  # noqa: BLE001 - not answering yet, whatever the error
+        return False
 
 
 def needed() -> bool:
@@ -183,13 +192,9 @@ class TemporaryServer:
                 self._release_start_lock()
                 raise ServerStartError(f"Prefect's temporary server (port {self.port}) exited with status {status} "
                                        "before it answered; its error is above")
-            try:
-                with direct.open(f"{self.api_url}/health", timeout=1) as response:
-                    if response.status == 200:
-                        self._release_start_lock()  # its database is migrated: the next run's may start
-                        return
-            except (urllib.error.URLError, OSError):
-                pass
+            if _answers_health(direct, self.api_url):
+                self._release_start_lock()  # its database is migrated: the next run's may start
+                return
             time.sleep(0.1)
         self.stop()
         raise ServerStartError(f"Prefect's temporary server (port {self.port}) did not answer {self.api_url}/health "
@@ -211,12 +216,7 @@ class TemporaryServer:
                 return
             if status is None:
                 api_url = self.api_url
-                try:
-                    with direct.open(f"{api_url}/health", timeout=1) as response:
-                        answered = response.status == 200
-                except Exception:  # noqa: BLE001 - not answering yet, whatever the error
-                    answered = False
-                if answered and self.process is process:  # (not another launch's port meanwhile)
+                if _answers_health(direct, api_url) and self.process is process:  # (not another launch's port)
                     break
             time.sleep(0.1)
         for method, path, body in WARM_UP:

@@ -138,25 +138,50 @@ def test_the_warm_up_waits_out_a_taken_port_and_warms_the_server_launched_again(
     assert [r[1] for r in ours.requests][-2:] == ["/api/admin/version", "/api/flow_runs/filter"]
 
 
-def test_the_warm_up_takes_an_answer_that_is_no_http_for_no_answer():
-    """Something on the port that does not speak HTTP (http.client raises BadStatusLine, no OSError) is polled on
-    until the server's process ends: nothing escapes the thread."""
-    import socketserver
+class NoHttp:
+    """Something on a port of 127.0.0.1 that does not speak HTTP: http.client raises BadStatusLine, no OSError."""
 
+    def __enter__(self):
+        import socketserver
+
+        class Garbage(socketserver.BaseRequestHandler):
+            def handle(self):
+                self.request.sendall(b"not http\r\n\r\n")
+
+        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Garbage)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self.server.server_address[1]
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_the_warm_up_takes_an_answer_that_is_no_http_for_no_answer():
+    """A listener that is no HTTP server is polled on until the server's process ends: nothing escapes the thread."""
     from flows.prefect_server import TemporaryServer
 
-    class Garbage(socketserver.BaseRequestHandler):
-        def handle(self):
-            self.request.sendall(b"not http\r\n\r\n")
-
-    with socketserver.ThreadingTCPServer(("127.0.0.1", 0), Garbage) as garbage:
-        threading.Thread(target=garbage.serve_forever, daemon=True).start()
+    with NoHttp() as port:
         server = TemporaryServer()
-        server.port = garbage.server_address[1]
+        server.port = port
         server.process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.5)"])
         server._warm_up()  # returns once the process has ended, raising nothing
-        garbage.shutdown()
     assert server.process.poll() == 0 and not server.warmed.is_set() and server.warm_up_error is None
+
+
+def test_waiting_for_a_server_takes_an_answer_that_is_no_http_for_no_answer():
+    """`wait_ready` polls the same health check (`_answers_health`): a listener that is no HTTP server is no answer,
+    and the process's exit is the error it raises (before the shared check, BadStatusLine escaped it)."""
+    import prefect.settings  # noqa: F401 - imported ahead, so that wait_ready polls before the process ends
+
+    from flows.prefect_server import ServerStartError, TemporaryServer
+
+    with NoHttp() as port:
+        server = TemporaryServer()
+        server.port = port
+        server.process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3)"])
+        with pytest.raises(ServerStartError, match="exited with status 0 before it answered"):
+            server.wait_ready(timeout_s=30)
 
 
 def test_the_real_api_answers_the_warm_up_requests(prefect_server):
