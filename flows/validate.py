@@ -167,9 +167,8 @@ def validate_frame(frame: pd.DataFrame, suite_json: dict, parameters: dict[str, 
                    ) -> ValidationOutcome:
     """Validate a batch (a pandas frame, as Great Expectations takes it, with a unique `row_no` column): which rows
     fail which expectation (`failures`, `failed_row_nos`)."""
-    outcome = ValidationOutcome()
     if frame.empty:
-        return outcome
+        return ValidationOutcome()
     for column in _derived_columns(suite_json):
         if column not in frame.columns:
             frame[column] = None  # not derived for this batch (e.g. rows landed without add_check_columns): no check
@@ -182,15 +181,15 @@ def validate_frame(frame: pd.DataFrame, suite_json: dict, parameters: dict[str, 
     name = suite_json["name"]
     try:
         return _validate_batch(_whole_frame(name).get_batch(batch_parameters={"dataframe": frame}), suite_json,
-                               parameters, outcome)
+                               parameters)
     finally:
         _forget_batches()
 
 
-def _validate_batch(batch, suite_json: dict, parameters: dict[str, Any] | None, outcome: ValidationOutcome
-                    ) -> ValidationOutcome:
+def _validate_batch(batch, suite_json: dict, parameters: dict[str, Any] | None) -> ValidationOutcome:
+    """The suite's outcome on one GX batch: its result and each failing row's failures."""
     name = suite_json["name"]
-    outcome.suite = _suite(suite_json)
+    outcome = ValidationOutcome(suite=_suite(suite_json))
 
     def validated(suite, result_format: dict):
         result = batch.validate(suite, expectation_parameters=parameters or {}, result_format=result_format)
