@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -59,6 +60,11 @@ def load_suite_json(path: Path) -> dict:
     if not isinstance(suite.get("expectations"), list):
         raise SuiteError(f"{path}: key 'expectations' must be a list of {{type, kwargs}} objects")
     return suite
+
+
+# One validation at a time in a process: the GX context, its data source and each suite's asset are made once and
+# shared (the caches below), and _forget_batches clears the engine's caches that every batch shares.
+_ONE_AT_A_TIME = threading.Lock()
 
 
 @lru_cache(maxsize=1)
@@ -179,11 +185,12 @@ def validate_frame(frame: pd.DataFrame, suite_json: dict, parameters: dict[str, 
         raise SuiteError(f"suite {suite_json['name']!r}: column(s) {', '.join(missing)} are not in the rows of this "
                          f"table (expected some of: {', '.join(sorted(c for c in frame.columns if c != 'row_no'))})")
     name = suite_json["name"]
-    try:
-        return _validate_batch(_whole_frame(name).get_batch(batch_parameters={"dataframe": frame}), suite_json,
-                               parameters)
-    finally:
-        _forget_batches()
+    with _ONE_AT_A_TIME:
+        try:
+            return _validate_batch(_whole_frame(name).get_batch(batch_parameters={"dataframe": frame}), suite_json,
+                                   parameters)
+        finally:
+            _forget_batches()
 
 
 def _validate_batch(batch, suite_json: dict, parameters: dict[str, Any] | None) -> ValidationOutcome:

@@ -180,6 +180,28 @@ def test_batches_of_one_suite_validated_in_turn_are_each_judged_on_their_own_row
     assert validate._whole_frame.cache_info().misses - made <= 1  # made at most once, for the first batch
 
 
+def test_batches_validated_from_threads_at_once_are_each_judged_on_their_own_rows():
+    """Validations share GX's context, data source and engine caches (flows/validate.py), and each clears those
+    caches when it ends: they run one at a time (_ONE_AT_A_TIME), so threads that validate at once still get each
+    batch judged on its own rows, and a suite's asset is made once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import flows.validate as validate
+
+    suite = {"name": "from threads", "expectations": [
+        {"type": "expect_column_values_to_not_be_null", "kwargs": {"column": "price"}, "meta": {"name": "priced"}}]}
+    # batch k: rows 10k+1..10k+20, each row whose number is divisible by k+2 without a price
+    batches = [[{"row_no": 10 * k + i, "price": None if (10 * k + i) % (k + 2) == 0 else 1.0} for i in range(1, 21)]
+               for k in range(8)]
+    expected = [{r["row_no"] for r in rows if r["price"] is None} for rows in batches]
+    made = validate._whole_frame.cache_info().misses
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        got = list(pool.map(lambda rows: validate_rows(rows, suite).failed_row_nos, batches))
+    assert got == expected
+    assert expected[0] == {2, 4, 6, 8, 10, 12, 14, 16, 18, 20}  # batch 0: rows 1-20, the even ones
+    assert validate._whole_frame.cache_info().misses - made == 1
+
+
 def test_gx_lets_go_of_a_validated_batch():
     """The data source is kept for the process (flows/validate.py), and with it GX's execution engine, which keeps
     each batch's frame and its metrics: they are let go of after each validation, or a run would hold every batch
