@@ -19,7 +19,7 @@ class FakeApi(ThreadingHTTPServer):
     def __init__(self, unready: int = 0, failing: tuple[str, ...] = ()):
         self.unready, self.failing, self.requests = unready, failing, []
         super().__init__(("127.0.0.1", 0), FakeApiHandler)
-        threading.Thread(target=self.serve_forever, daemon=True).start()
+        threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
     @property
     def port(self) -> int:
@@ -149,7 +149,7 @@ class NoHttp:
                 self.request.sendall(b"not http\r\n\r\n")
 
         self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Garbage)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self.server.server_address[1]
 
     def __exit__(self, *exc):
@@ -179,7 +179,7 @@ def test_waiting_for_a_server_takes_an_answer_that_is_no_http_for_no_answer():
     with NoHttp() as port:
         server = TemporaryServer()
         server.port = port
-        server.process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3)"])
+        server.process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.5)"])
         with pytest.raises(ServerStartError, match="exited with status 0 before it answered"):
             server.wait_ready(timeout_s=30)
 

@@ -68,7 +68,7 @@ class FakeApi:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     def add(self, path: str, body, *, status: int = 200, headers: dict | None = None, delay: float = 0.0):
         if isinstance(body, (dict, list)):
