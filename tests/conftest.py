@@ -60,6 +60,26 @@ def empty_warehouse(tmp_path_factory, catalog) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def snapshot_warehouse(tmp_path_factory, catalog) -> Path:
+    """The file of a warehouse with every enabled source of the embedded snapshot landed and every model built,
+    without Prefect, made once a test process (3-6 s); a module takes a copy (`open_copy`). The modules that use it
+    share a worker (`pytest_itemcollected`), so that it is made once."""
+    from flows import pipeline
+    from flows.land import fetch_source, land_all
+
+    path = tmp_path_factory.mktemp("snapshot") / "snapshot.duckdb"
+    con = warehouse.connect(path)
+    try:
+        batches = [fetch_source(catalog, source_id) for source_id in pipeline.sources_to_run(catalog)]
+        loads = land_all(con, catalog, batches, "snapshot", AS_OF)
+        assert all(load.status == "landed" for load in loads), [(ld.source_id, ld.error) for ld in loads]
+        pipeline.build(con, "snapshot", AS_OF, catalog)
+    finally:
+        con.close()
+    return path
+
+
 @pytest.fixture
 def fresh_db(tmp_path, empty_warehouse):
     """An empty warehouse with schemas, macros and the real catalog tables."""
@@ -94,10 +114,15 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     """`make test` runs with `--dist loadgroup`, two workers:
     - the tests that need Prefect's test server (the whole-flow run among them) go to one worker, so that one worker,
       not each, starts the server and runs the flow (~50 s);
+    - the tests that read the embedded snapshot's warehouse (`snapshot_warehouse`) go to one worker, which makes it
+      once;
     - a module whose tests share a module-scoped fixture goes to one worker, which makes the fixture once.
     Marked as each test is collected: pytest-xdist reads the groups in its own `pytest_collection_modifyitems`."""
-    if "prefect_server" in getattr(item, "fixturenames", ()):
+    fixtures = getattr(item, "fixturenames", ())
+    if "prefect_server" in fixtures:
         item.add_marker(pytest.mark.xdist_group("prefect"))
+    elif "snapshot_warehouse" in fixtures:
+        item.add_marker(pytest.mark.xdist_group("snapshot"))
     elif _module_fixtures(item):
         item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 

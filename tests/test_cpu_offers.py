@@ -4,26 +4,21 @@ and spot, and the workload pages' CPU baseline choosing among the three clouds."
 import datetime as dt
 
 import pytest
+from builders import discard, open_copy
 
-from flows import pipeline, warehouse
-from flows.land import fetch_source, land_all
+from flows import warehouse
 from flows.sources import gcp_billing, gcp_machine_types
 
 AS_OF = dt.date(2026, 11, 30)
-RUN = "cpu-offers"
 
 
 @pytest.fixture(scope="module")
-def snapshot_db(tmp_path_factory, catalog):
-    """Every source of the embedded snapshot landed and every model built, without Prefect."""
-    con = warehouse.connect(tmp_path_factory.mktemp("cpu-offers") / "hweval.duckdb")
-    batches = [fetch_source(catalog, source_id) for source_id in pipeline.sources_to_run(catalog)]
-    loads = land_all(con, catalog, batches, RUN, AS_OF)
-    assert {load.source_id: load.status for load in loads}.get("gcp_billing") == "landed"
-    assert {load.source_id: load.status for load in loads}.get("azure_retail") == "landed"
-    pipeline.build(con, RUN, AS_OF, catalog)
+def snapshot_db(tmp_path_factory, snapshot_warehouse):
+    """Every source of the embedded snapshot landed (each one: gcp_billing and azure_retail among them) and every
+    model built, without Prefect: the module's copy of conftest's `snapshot_warehouse`."""
+    con = open_copy(snapshot_warehouse, tmp_path_factory.mktemp("cpu-offers") / "hweval.duckdb")
     yield con
-    con.close()
+    discard(con)
 
 
 def offer(con, offer_id):

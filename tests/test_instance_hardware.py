@@ -11,13 +11,13 @@ import shutil
 import polars as pl
 import pytest
 import yaml
-from builders import aws_page, aws_product, azure_item, azure_page
+from builders import aws_page, aws_product, azure_item, azure_page, discard, open_copy
 from conftest import CATALOGS
 from test_source_instance_types import az_sku, ec2_type
 
-from flows import checks, pipeline, reports, transform, warehouse
+from flows import checks, reports, transform, warehouse
 from flows.catalog import CatalogError, load_catalog
-from flows.land import SourceBatch, fetch_source, land_all
+from flows.land import SourceBatch, land_all
 from flows.sources import aws_instance_types, aws_pricing, azure_retail, azure_skus
 
 AS_OF = dt.date(2026, 11, 30)
@@ -279,16 +279,12 @@ def test_without_a_listing_in_the_run_the_gpu_count_of_an_unlisted_type_is_not_c
 
 # ---------------------------------------------------------------- the embedded snapshot
 @pytest.fixture(scope="module")
-def snapshot(tmp_path_factory):
-    """Every enabled source read from the embedded snapshot, landed, built and rendered once (no Prefect)."""
-    catalog = load_catalog(CATALOGS)
-    con = warehouse.connect(tmp_path_factory.mktemp("snapshot") / "snapshot.duckdb")
-    batches = [fetch_source(catalog, source_id) for source_id in pipeline.sources_to_run(catalog)]
-    loads = land_all(con, catalog, batches, RUN, AS_OF)
-    assert all(load.status == "landed" for load in loads), [(ld.source_id, ld.error) for ld in loads]
-    pipeline.build(con, RUN, AS_OF, catalog)
+def snapshot(tmp_path_factory, snapshot_warehouse):
+    """Every enabled source read from the embedded snapshot, landed and built (conftest's `snapshot_warehouse`,
+    copied), and rendered once (no Prefect)."""
+    con = open_copy(snapshot_warehouse, tmp_path_factory.mktemp("snapshot") / "snapshot.duckdb")
     yield con, reports.render(con, AS_OF)
-    con.close()
+    discard(con)
 
 
 @pytest.mark.parametrize(("offer_id", "basis", "usd_per_hour", "usd_per_chip_hour"), [
