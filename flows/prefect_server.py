@@ -53,6 +53,11 @@ class ServerStartError(RuntimeError):
     """The temporary server exited, or did not answer its health check in time."""
 
 
+def _direct() -> urllib.request.OpenerDirector:
+    """An opener for the server's API on 127.0.0.1: never through a proxy."""
+    return urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
 def _answers_health(direct: urllib.request.OpenerDirector, api_url: str) -> bool:
     """Whether the server at `api_url` answers its health check with 200. Any error is "not yet": a refused
     connection, a timeout, or a listener that is no HTTP server (http.client's BadStatusLine is no OSError)."""
@@ -180,7 +185,7 @@ class TemporaryServer:
         timeout_s = PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS.value() if timeout_s is None else timeout_s
         deadline = time.monotonic() + timeout_s
         attempts = 1
-        direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1: never through a proxy
+        direct = _direct()
         while time.monotonic() < deadline:
             status = self.process.poll()
             if status == PORT_IN_USE and attempts < MAX_PORT_ATTEMPTS:  # taken meanwhile: another port
@@ -207,7 +212,7 @@ class TemporaryServer:
         on another: that port may be another server's), gives up quietly when the server stopped or exited
         (`wait_ready` says why), and stops at a request that fails (`warm_up_error`): the flow then makes them
         itself, nothing is lost."""
-        direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1: never through a proxy
+        direct = _direct()
         deadline = time.monotonic() + WARM_UP_GIVE_UP_S
         while True:
             process = self.process

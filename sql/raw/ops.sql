@@ -51,7 +51,7 @@ create table if not exists ops.model_builds (
     model varchar not null,           -- <layer>.<name>; analytics.*: schema analytics (flows/analytics.py)
     as_of date,                       -- marts: the as-of date whose rows the build wrote; null for rebuilt layers
     fingerprint varchar not null,     -- digest of the model's SQL and of everything it read (transform.py; analytics.*:
-                                      -- its statements and the marts' columns)
+                                      -- its statements, the marts tables' columns and the marts views' SQL)
     content_digest varchar not null,  -- digest of what it holds (a mart: its rows of that date, run_id aside;
                                       -- analytics.*: its views' SQL and comments as DuckDB lists them)
     run_id varchar not null,          -- the run that built it
