@@ -210,15 +210,17 @@ FLOW_FIRST_IMPORTS = (
 
 
 def warm_flow_imports() -> None:
-    """Import what the flow would import on first use, and compile the report templates, while the server starts."""
+    """Import what the flow would import on first use, compile the report templates and read the declared tables,
+    while the server starts."""
     import importlib
 
-    from flows import reports
+    from flows import reports, warehouse
 
     for name in FLOW_FIRST_IMPORTS:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
     reports.compile_templates()
+    warehouse.read_declared_tables()
 
 
 def cmd_check(args: argparse.Namespace) -> int:

@@ -465,8 +465,9 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
     # found before this date's rows are cleared: on a same-date re-run the earlier run may be the last good one
     last_good = {s_id: last_good_load(con, s_id) for s_id in {b.source_id for b in checked} | fallback_ids}
     # every source of this run (and each one it may fall back on) keeps its same-date rows until its own batch
-    # replaces them, in its transaction
-    prepare_warehouse(con, catalog, as_of, keep_sources={b.source_id for b in checked} | fallback_ids)
+    # replaces them, in its transaction (prepare_warehouse without the DDL, applied above)
+    warehouse.clear_as_of(con, as_of, keep_sources={b.source_id for b in checked} | fallback_ids)
+    warehouse.load_catalog_tables(con, catalog)
     loads = []
     for b in checked:
         if b.error:

@@ -349,6 +349,13 @@ def _raw_schema() -> dict[str, dict[str, str]]:
     return {table: columns for (schema, table), columns in _declared(_ddl_texts(SQL_DIR)).items() if schema == "raw"}
 
 
+def read_declared_tables() -> None:
+    """Read the tables sql/raw declares now (once a process: what types each fetched batch and what apply_ddl
+    compares a warehouse with), e.g. while the run's Prefect server starts, instead of in the first fetch task."""
+    with _RAW_SCHEMA_LOCK:
+        _raw_schema()
+
+
 def raw_column_types(table: str) -> dict[str, str]:
     """Columns of raw.`table` as sql/raw declares them (name -> DuckDB type): what a fetched batch is typed as."""
     with _RAW_SCHEMA_LOCK:

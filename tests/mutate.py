@@ -304,6 +304,11 @@ MUTATIONS = (
              "    with _RAW_SCHEMA_LOCK:\n        return _raw_schema()[table]",
              "    if True:\n        return _raw_schema()[table]",
              ("tests/test_guards.py::test_the_raw_schema_is_built_once_when_the_fetch_tasks_ask_for_it_at_once",)),
+    Mutation("the-declared-tables-read-in-the-first-fetch-task", "flows/cli.py",
+             "    reports.compile_templates()\n    warehouse.read_declared_tables()",
+             "    reports.compile_templates()\n    pass",
+             ("tests/test_cli.py::test_the_declared_tables_are_read_while_the_server_starts_not_in_the_first_fetch_"
+              "task",)),
     Mutation("a-chart-worker-not-frozen", "flows/chart_workers.py",
              "    gc.freeze()  # the worker's", "    pass  # the worker's",
              ("tests/test_charts.py::test_a_chart_worker_freezes_its_modules_after_its_warm_up",)),

@@ -272,6 +272,20 @@ def test_the_flows_first_imports_exist_so_that_importing_them_ahead_is_not_a_no_
     assert [name for name in FLOW_FIRST_IMPORTS if importlib.util.find_spec(name) is None] == []
 
 
+def test_the_declared_tables_are_read_while_the_server_starts_not_in_the_first_fetch_task(monkeypatch):
+    """warm_flow_imports reads sql/raw's tables (a DuckDB of its own, once a process) so that the fetch tasks, which
+    type their batches by them, find them read: the first of them no longer waits on it."""
+    from flows import cli, warehouse
+
+    warehouse._raw_schema.cache_clear()
+    monkeypatch.setattr(cli, "FLOW_FIRST_IMPORTS", ())
+    cli.warm_flow_imports()
+    assert warehouse._raw_schema.cache_info().currsize == 1
+    hits = warehouse._raw_schema.cache_info().hits
+    assert list(warehouse.raw_column_types("aws_pricing"))[:2] == ["run_id", "as_of"]
+    assert warehouse._raw_schema.cache_info().hits == hits + 1  # the fetch task's ask: read ahead, not read again
+
+
 def test_the_temporary_server_is_launched_before_the_run_imports_its_libraries():
     """`hweval run` launches its server first: its start (its own imports, 8 s on a 2-core machine) is what a re-run
     waits on, and the pipeline's libraries took 1.3 s to import before it when main() imported its error classes
