@@ -2,19 +2,16 @@
 
 Each chart is a query of the marts (its `data`, exactly the rows plotted), a pure function that draws a `Figure`
 from that frame, and a one-line caption that says what to read from it. Matplotlib is imported on first use, so
-importing this module costs nothing to a command that draws no chart.
+importing this module costs nothing to a command that draws no chart. A chart's PNG is drawn once for the same code,
+data and title, by a chart worker when one is free (flows/chart_images.py).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import io
 import math
-import pickle
-from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,14 +19,13 @@ from typing import TYPE_CHECKING
 import duckdb
 import polars as pl
 
-from flows import cache, chart_workers, relations
+from flows import chart_images, relations
 from flows.formatting import num, percent, ratio, usd
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-DRAWN_KEPT = 128  # charts (about 40 KB each) this process keeps to reuse when the same data comes again
 TOP_BARS = 10  # candidates in the top-candidates bar chart
 HISTORY_RUNS = 90  # runs (as-of dates) the history chart looks back over, ending at the page's as-of
 HISTORY_MIN_RUNS = 2  # fewer runs than this draw no history chart: one point is no trend
@@ -201,27 +197,12 @@ class Chart:
     title: str  # also the image's alt text
     caption: str  # one line of plain text: what to read from the chart
     data: pl.DataFrame  # exactly the rows plotted, as queried from the marts
-    drawing: bytes | _Drawing = field(repr=False)  # the PNG, or a chart worker drawing it (flows/chart_workers.py)
+    drawing: bytes | chart_images.Drawing = field(repr=False)  # the PNG, or a chart worker drawing it
 
     @property
     def image(self) -> bytes:
         """The PNG (waiting for the chart worker that draws it, if one does)."""
         return self.drawing if isinstance(self.drawing, bytes) else self.drawing.result()
-
-
-class _Drawing:
-    """A chart a chart worker is drawing: its PNG once asked for, then written to the chart cache."""
-
-    def __init__(self, key: str, future: Future, draw: Callable[[pl.DataFrame, str], Figure], data: pl.DataFrame,
-                 title: str) -> None:
-        self.key, self.future, self.draw, self.data, self.title = key, future, draw, data, title
-        self.image: bytes | None = None
-
-    def result(self) -> bytes:
-        if self.image is None:
-            self.image = chart_workers.result(self.future, lambda: _png_here(self.draw, self.data, self.title))
-            cache.write(self.key, self.image)
-        return self.image
 
 
 def workload_charts(con: duckdb.DuckDBPyConnection, as_of: dt.date, workload_id: str) -> list[Chart]:
@@ -268,58 +249,14 @@ def _table_exists(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> boo
 
 def _chart(name: str, title: str, caption: str, data: pl.DataFrame,
            draw: Callable[[pl.DataFrame, str], Figure]) -> Chart:
-    key = hashlib.sha256(pickle.dumps((_DRAWING_CODE, draw.__name__, title, data.columns, data.rows()))).hexdigest()
-    drawing = _drawn.get(key)
-    if drawing is None:
-        drawing = cache.read(key)
-    if drawing is None:
-        drawing = _draw(key, draw, data, title)
-    _drawn[key] = drawing
-    _drawn.move_to_end(key)
-    while len(_drawn) > DRAWN_KEPT:
-        _drawn.popitem(last=False)
-    return Chart(file_name=f"charts/{name}", title=title, caption=caption, data=data, drawing=drawing)
+    """A chart of the page: its PNG drawn once for the same drawing code, data and title (flows/chart_images.py)."""
+    return Chart(file_name=f"charts/{name}", title=title, caption=caption, data=data,
+                 drawing=chart_images.image(draw, data, title, _DRAWING_CODE))
 
 
-def _draw(key: str, draw: Callable[[pl.DataFrame, str], Figure], data: pl.DataFrame, title: str) -> bytes | _Drawing:
-    """A chart not drawn before: handed to a free chart worker when `draw` is one of this module's drawing functions
-    (a worker imports it by name), else drawn here and cached."""
-    if globals().get(draw.__name__) is draw:
-        future = chart_workers.submit(_worker_png, draw.__name__, data, title)
-        if future is not None:
-            return _Drawing(key, future, draw, data, title)
-    image = _png_here(draw, data, title)
-    cache.write(key, image)
-    return image
-
-
-def _png_here(draw: Callable[[pl.DataFrame, str], Figure], data: pl.DataFrame, title: str) -> bytes:
-    figure = draw(data, title)
-    image = png_bytes(figure)
-    figure.clear()  # free the artists now rather than at the next garbage collection
-    return image
-
-
-def _worker_png(draw_name: str, data: pl.DataFrame, title: str) -> bytes:
-    """In a chart worker: the PNG of this module's drawing function `draw_name`."""
-    return _png_here(globals()[draw_name], data, title)
-
-
-# The same data and title give the same bytes (png_bytes writes no version or date), so a chart drawn already is not
-# drawn again: this process keeps the last DRAWN_KEPT, and the chart cache folder (below) keeps them between runs, so
-# a run whose marts did not change draws nothing. The key includes this file and matplotlib's version.
-_drawn: OrderedDict[str, bytes | _Drawing] = OrderedDict()
-# the drawing code: this file and how it writes values on the charts
+# the drawing code, part of each chart's key: this file and how it writes values on the charts
 _DRAWING_CODE = hashlib.sha256(Path(__file__).read_bytes()
                                + Path(__file__).with_name("formatting.py").read_bytes()).hexdigest()
-def png_bytes(figure: Figure) -> bytes:
-    """The figure as PNG without the Software entry, so the same chart gives the same bytes."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    FigureCanvasAgg(figure)
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
-    return buffer.getvalue()
 
 
 # Wording shared by the charts.

@@ -17,7 +17,7 @@ from conftest import AS_OF
 from polars.testing import assert_frame_equal
 from test_changes import DAY_2, run_day_two
 
-from flows import cache, chart_workers, charts
+from flows import cache, chart_images, chart_workers, charts
 from flows.formatting import usd
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -78,7 +78,7 @@ def test_every_workload_has_two_charts_of_valid_png(day_one_charts):
 def test_a_chart_is_its_figure_drawn_the_same_every_time(day_one_charts):
     chart = day_one_charts["gpt3-175b-pretrain"][0]
     figure = charts.outcome_vs_chip_hour_figure(chart.data, chart.title)
-    assert charts.png_bytes(figure) == chart.image
+    assert chart_images.png_bytes(figure) == chart.image
 
 
 @pytest.fixture
@@ -87,7 +87,7 @@ def one_worker(monkeypatch, tmp_path):
     chart_workers.shutdown()
     monkeypatch.setenv(chart_workers.WORKERS_ENV, "1")
     monkeypatch.setenv("HWEVAL_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(charts, "_drawn", type(charts._drawn)())
+    monkeypatch.setattr(chart_images, "_drawn", type(chart_images._drawn)())
     yield tmp_path / "cache" / "charts"
     chart_workers.shutdown()
 
@@ -97,13 +97,29 @@ def test_a_chart_a_worker_draws_is_the_png_drawn_here_and_is_cached(day_one_char
     by_worker = charts._chart("a.png", first.title, "", first.data, charts.outcome_vs_chip_hour_figure)
     # the one worker has this chart (it is still starting): the next is drawn in this process meanwhile
     here = charts._chart("b.png", second.title, "", second.data, charts.top_candidates_figure)
-    assert isinstance(by_worker.drawing, charts._Drawing) and isinstance(here.drawing, bytes)
+    assert isinstance(by_worker.drawing, chart_images.Drawing) and isinstance(here.drawing, bytes)
     assert len(list(one_worker.glob("*.png"))) == 1  # the one drawn here; the worker's once this process has it
     # another process, the same bytes: the same code, fonts and Matplotlib
-    assert by_worker.image == charts.png_bytes(charts.outcome_vs_chip_hour_figure(first.data, first.title))
+    assert by_worker.image == chart_images.png_bytes(charts.outcome_vs_chip_hour_figure(first.data, first.title))
     assert here.image == second.image and len(list(one_worker.glob("*.png"))) == 2
     again = charts._chart("a.png", first.title, "", first.data, charts.outcome_vs_chip_hour_figure)
     assert again.image == by_worker.image
+
+
+def figure_of_another_module(frame, title):
+    """A module-level drawing function that is not hweval's: a chart worker would have to import this test module."""
+    return charts.outcome_vs_chip_hour_figure(frame, title)
+
+
+def test_only_hwevals_own_drawing_functions_go_to_a_chart_worker(day_one_charts, one_worker):
+    """A worker imports the drawing function by its module and name: hweval's (flows.*) it can; another module's
+    function is drawn in this process, though the one worker is free."""
+    chart = day_one_charts["gpt3-175b-pretrain"][0]
+    other = chart_images.image(figure_of_another_module, chart.data, "not hweval's", "code")
+    assert isinstance(other, bytes)
+    ours = chart_images.image(charts.outcome_vs_chip_hour_figure, chart.data, "hweval's", "code")
+    assert isinstance(ours, chart_images.Drawing)
+    assert ours.result() == chart_images.png_bytes(charts.outcome_vs_chip_hour_figure(chart.data, "hweval's"))
 
 
 def test_when_the_chart_workers_die_this_process_does_their_work(one_worker, caplog):
@@ -208,7 +224,7 @@ def test_a_chart_an_earlier_run_drew_is_read_from_the_cache_folder_which_is_boun
 
     data = pl.DataFrame({"x": [1.0, 2.0, 4.0]})
     first = charts._chart("a.png", "cache test", "", data, draw)
-    monkeypatch.setattr(charts, "_drawn", type(charts._drawn)())  # a new process: only the folder remembers
+    monkeypatch.setattr(chart_images, "_drawn", type(chart_images._drawn)())  # a new process: only the folder remembers
     again = charts._chart("a.png", "cache test", "", data, draw)
     assert calls == ["cache test"] and again.image == first.image and again.image.startswith(PNG_SIGNATURE)
     for n in (2, 3):  # two more charts: the folder keeps the two used last
@@ -379,7 +395,7 @@ def test_families_and_bases_the_spec_does_not_know_get_the_fallback_style():
     figure = charts.top_candidates_figure(frame.sort("outcome_rank"), "t")
     assert [bar.get_hatch() or "" for bar in figure.axes[0].patches] == ["", "xx", ".."]
     assert [t.get_text() for t in figure.legends[0].get_texts()] == ["measured", "estimated", "vendor claim"]
-    assert charts.png_bytes(figure).startswith(PNG_SIGNATURE)
+    assert chart_images.png_bytes(figure).startswith(PNG_SIGNATURE)
 
 
 def test_a_long_history_with_a_gap_in_the_price():
@@ -400,7 +416,7 @@ def test_a_long_history_with_a_gap_in_the_price():
     price_line = figure.axes[1].lines[0]
     assert [math.isnan(y) for y in price_line.get_ydata()] == [True] * 10 + [False] * 20  # no price, no point
     assert len(figure.axes[1].get_xticks()) <= charts.HISTORY_DATE_TICKS + 2
-    assert charts.png_bytes(figure).startswith(PNG_SIGNATURE)
+    assert chart_images.png_bytes(figure).startswith(PNG_SIGNATURE)
 
 
 def test_history_query_looks_back_over_the_last_runs_not_the_last_picks():

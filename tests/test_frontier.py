@@ -12,7 +12,7 @@ import pytest
 import yaml
 from builders import aws_page, aws_product, land, mlperf_inference_result
 
-from flows import charts, reports, transform, warehouse
+from flows import chart_images, charts, reports, transform, warehouse
 from flows.catalog import load_catalog
 from flows.land import fetch_source, land_batch
 from flows.sources import aws_pricing, benchmark_runs, mlperf_inference
@@ -140,7 +140,7 @@ def test_the_frontier_chart_draws_the_points_and_marks_the_selected_one(own_runs
     assert [(t.get_text(), t.xy) for t in ax.texts] == [("selected: concurrency 32", (25.0, ring.get_ydata()[0]))]
     assert ax.get_xlabel() == "output tokens/s per user" and ax.get_ylabel() == "USD per million output tokens"
     # the same data gives the same bytes
-    assert charts.png_bytes(charts.frontier_figure(frontier.data, frontier.title)) == frontier.image
+    assert chart_images.png_bytes(charts.frontier_figure(frontier.data, frontier.title)) == frontier.image
 
 
 def test_the_workload_page_links_the_frontier_chart(own_runs):
@@ -259,7 +259,7 @@ def test_the_backtest_chart_gives_the_leave_one_out_error_per_panel(backtest_db)
     slopes = [round(line.get_ydata()[1] / line.get_xdata()[1], 2) for line in serving.lines]
     assert slopes == [1.0, 0.85, 1.15]
     assert [round(line.get_ydata()[1] / line.get_xdata()[1], 2) for line in training.lines] == [1.0, 0.8, 1.2]
-    assert charts.png_bytes(charts.backtest_figure(chart.data, chart.title)) == chart.image
+    assert chart_images.png_bytes(charts.backtest_figure(chart.data, chart.title)) == chart.image
 
 
 def test_no_backtest_rows_no_chart(backtest_db, tmp_path):
@@ -289,7 +289,7 @@ def test_the_calibrated_basis_has_its_own_bar_style_between_scaled_and_estimated
     assert [bar.get_hatch() or "" for bar in figure.axes[0].patches] == ["..", "\\\\", ""]
     assert [t.get_text() for t in figure.legends[0].get_texts()] == ["measured", "calibrated", "estimated"]
     assert "calibrated on measurements of the chip" in charts.top_candidates_caption(top, 3)
-    assert png_ok(charts.png_bytes(figure))
+    assert png_ok(chart_images.png_bytes(figure))
 
 
 def png_ok(image: bytes) -> bool:
