@@ -1,8 +1,8 @@
 """What hweval keeps between runs outside the warehouse and reports folders (so a failed run leaves those untouched),
 under one folder (`cache_root`), each part bounded (CACHE_KEPT files, least recently used removed first):
 
-- charts/: a chart's PNG under a key made of its drawing code, data and title (flows/chart_images.py), so that a run whose
-  marts did not change draws nothing;
+- charts/: a chart's PNG under a key made of its drawing code, data and title (flows/chart_images.py), so that a run
+  whose marts did not change draws nothing;
 - catalog-checks/: an empty file per catalog whose figures passed their expectation suite (flows/checks.py), keyed by
   the figures, the suite and the checking code, so that a run on an unchanged catalog does not validate it again.
 

@@ -629,6 +629,13 @@ def main() -> int:
     args = parser.parse_args()
     home = tempfile.TemporaryDirectory(prefix="hweval-bench-prefect-")
     own_prefect_home(home.name)
+    # P5's and F1's flows run in this process, on Prefect's own temporary server: with `hweval run`'s Prefect settings,
+    # as the runs and their floor get them (run_env). Without them that server's telemetry heartbeat ran (and failed
+    # on its database, locked by F1's 90 task runs, with a traceback in the bench's output)
+    from flows.cli import PREFECT_DEFAULTS
+
+    for key, value in PREFECT_DEFAULTS.items():
+        os.environ.setdefault(key, value)
     print("goals (issue 15; F1 issue 16): ratios min / median / max over repeats; PASS when the median meets the goal", flush=True)
     results = []
     took = []
