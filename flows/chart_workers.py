@@ -144,7 +144,7 @@ class _Workers:
 def _warm_up() -> None:
     """In a new worker: exit with the process that started it (killed, it cannot stop its workers), then import what
     drawing imports, once, before its first chart."""
-    threading.Thread(target=_exit_with_parent, name="hweval-chart-worker-parent", daemon=True).start()
+    threading.Thread(target=exit_with_parent, name="hweval-chart-worker-parent", daemon=True).start()
     import matplotlib.figure  # noqa: F401
     from matplotlib.backends import backend_agg  # noqa: F401
 
@@ -153,8 +153,8 @@ def _warm_up() -> None:
     gc.freeze()  # the worker's modules live as long as it does: its collections and its exit skip them
 
 
-def _exit_with_parent() -> None:
-    """Wait for the parent process to end, then end this worker: its call queue's pipe stays open in the worker
+def exit_with_parent() -> None:
+    """Wait for the parent process to end, then end this worker (a chart worker, the GX process): its call queue's pipe stays open in the worker
     itself, so a worker whose parent was killed would otherwise wait for work forever."""
     parent = multiprocessing.parent_process()
     if parent is not None:

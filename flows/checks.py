@@ -354,14 +354,15 @@ def catalog_check_digest(rows: list[dict], suite: dict) -> str:
 def check_catalog(catalog) -> None:
     """Raise CatalogError when a catalog figure fails its expectation (e.g. trn2 memory as 512 GiB per chip)."""
     from flows.catalog import CatalogError
-    from flows.validate import load_suite_json, validate_rows
+    from flows import gx_process
+    from flows.validate import load_suite_json
 
     rows = accelerator_rows(catalog)
     suite = load_suite_json(catalog.root / "expectations" / ACCELERATOR_SUITE)
     digest = catalog_check_digest(rows, suite)
     if cache.catalog_check_passed(digest):  # these figures passed this suite in an earlier run
         return
-    outcome = validate_rows(rows, suite)
+    outcome = gx_process.validate_rows(rows, suite)
     if not outcome.failures:
         cache.record_catalog_check_passed(digest)
         return

@@ -147,7 +147,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def check_run_settings(args: argparse.Namespace) -> LakeConfig | None:
     """The run's settings that can be checked before it starts: its as-of date, HWEVAL_REPORTS_S3, the DuckLake (its
-    configuration is returned), the task runner and HWEVAL_CHART_WORKERS; each error is a bad input (exit 2)."""
+    configuration is returned), the task runner, HWEVAL_CHART_WORKERS and HWEVAL_GX_PROCESS; each error is a bad input
+    (exit 2)."""
+    from flows import gx_process
     from flows.chart_workers import configured_workers
     from flows.fanout import local_threads, runner_kind
     from flows.lake import configured as configured_lake
@@ -161,6 +163,7 @@ def check_run_settings(args: argparse.Namespace) -> LakeConfig | None:
     if runner_kind() == "dask":  # a task runner setting (HWEVAL_TASK_RUNNER, HWEVAL_DASK_ADDRESS, _THREADS)
         local_threads({})
     configured_workers()  # an HWEVAL_CHART_WORKERS that is no number of workers
+    gx_process.enabled()  # an HWEVAL_GX_PROCESS that is neither 0 nor 1
     return lake_config
 
 
@@ -421,6 +424,7 @@ def _exit_status(exc: Exception) -> int | None:
     from flows.catalog import CatalogError
     from flows.chart_workers import ChartWorkersError
     from flows.fanout import FanoutError
+    from flows.gx_process import GxProcessSettingError
     from flows.lake import LakeConflict, LakeError, LakeUnavailable
     from flows.object_store import ObjectStoreError
     from flows.pipeline import AsOfError
@@ -429,7 +433,7 @@ def _exit_status(exc: Exception) -> int | None:
     from flows.validate import SuiteError
 
     if isinstance(exc, (CatalogError, SourceFormatError, SuiteError, ModelError, AsOfError, ObjectStoreError, LakeError,
-                        FanoutError, ChartWorkersError)):
+                        FanoutError, ChartWorkersError, GxProcessSettingError)):
         return 2
     if isinstance(exc, (LakeUnavailable, LakeConflict)):
         return 1

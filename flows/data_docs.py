@@ -11,13 +11,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flows import gx_process
+
 SITE_NAME = "hweval_run"
 
 
 @dataclass(frozen=True)
 class ValidatedBatch:
     source_id: str
-    result: Any  # great_expectations ExpectationSuiteValidationResult
+    result: Any  # great_expectations ExpectationSuiteValidationResult, or the gx_process.Kept that stands for it
     suite: Any = None  # the ExpectationSuite it was validated against (the site gets a page for it)
 
 
@@ -27,7 +29,14 @@ def build_site(batches: list[ValidatedBatch], site_dir: Path, run_id: str,
 
     A fresh in-memory GX context holds only this run's results, so the site shows this run and nothing else.
     Static files no page refers to (GX ships fonts and tutorial images, ~4 MB) are left out of each run's copy.
+    Results that Great Expectations' process keeps (flows/gx_process.py) are built there, as is a site of no results
+    when GX runs in that process: this one does not import GX.
     """
+    kept = [batch for batch in batches if isinstance(batch.result, gx_process.Kept)]
+    if kept or (not batches and gx_process.enabled()):
+        if len(kept) != len(batches):
+            raise ValueError("build_site: results kept by Great Expectations' process and results held here, mixed")
+        return gx_process.build_site(batches, site_dir, run_id, run_time)
     import great_expectations as gx
     from great_expectations.core.run_identifier import RunIdentifier
     from great_expectations.data_context.types.base import ProgressBarsConfig

@@ -13,14 +13,14 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from flows import chart_workers, checks, data_docs, warehouse
+from flows import chart_workers, checks, data_docs, gx_process, warehouse
 from flows.catalog_models import Catalog
 from flows.names import normalise_alias
 from flows.reuse import PreviousLoad, arrow_digest, input_digests, previous_load
 from flows.sources import SOURCE_KINDS, limits_for
 from flows.sources._common import SourceLimits, redact_text
 from flows.sources._concurrency import FetchSlots, held
-from flows.validate import BatchDataError, load_suite_json, validate_frame
+from flows.validate import BatchDataError, load_suite_json
 
 log = logging.getLogger(__name__)
 
@@ -263,7 +263,8 @@ def land_batch(
     data = batch.data if batch.rows_in else pa.table({"row_no": pa.array([], pa.int64())})  # no rows: no columns
     # rows landed again: the run draws its charts again, so its chart workers import Matplotlib while GX validates
     chart_workers.start()
-    outcome = validate_frame(data.to_pandas(), suite, parameters)
+    # in Great Expectations' process (flows/gx_process.py), which keeps the result for the Data Docs when asked
+    outcome = gx_process.validate_table(data, suite, parameters, keep=validated is not None)
     tag = {"run_id": run_id, "as_of": as_of}
     failed = pc.is_in(data["row_no"], value_set=pa.array(sorted(outcome.failed_row_nos), data["row_no"].type))
     passed = data.filter(pc.invert(failed))

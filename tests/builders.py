@@ -156,3 +156,33 @@ def module_warehouse(tmp_path_factory, empty_warehouse: Path, name: str) -> tupl
     connection and return the path."""
     path = tmp_path_factory.mktemp(name) / "test.duckdb"
     return path, open_copy(empty_warehouse, path)
+
+
+def worker_outlives_its_killed_run(program: str, env: dict[str, str] | None = None, wait_s: float = 30.0) -> bool:
+    """Run `program` in a Python process of its own (it starts a worker process, prints the worker's pid, then
+    sleeps), kill it (SIGKILL: no atexit, no executor shutdown) and wait up to `wait_s` for the worker to exit; whether
+    the worker is still alive then."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from flows.paths import PROJECT_ROOT
+
+    run = subprocess.Popen([sys.executable, "-c", program], cwd=PROJECT_ROOT, stdout=subprocess.PIPE, text=True,
+                           env=env)
+    worker = int(run.stdout.readline())
+    run.send_signal(signal.SIGKILL)
+    run.wait()
+
+    def alive(pid: int) -> bool:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return False
+        return state != "Z"  # exited, not yet reaped by whoever adopted it
+
+    deadline = time.monotonic() + wait_s
+    while alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return alive(worker)

@@ -13,6 +13,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pytest
+from builders import worker_outlives_its_killed_run
 from conftest import AS_OF
 from polars.testing import assert_frame_equal
 from test_changes import DAY_2, run_day_two
@@ -149,35 +150,13 @@ def test_a_pool_shut_down_while_busy_leaves_the_next_ones_count_alone(one_worker
     assert chart_workers.submit(os.getpid) is None  # busy: exactly one in flight, not zero
 
 
-def test_a_chart_worker_exits_when_the_run_that_started_it_is_killed(tmp_path):
-    import signal
-    import subprocess
-    import sys
-    import time
-
-    from flows.paths import PROJECT_ROOT
-
+def test_a_chart_worker_exits_when_the_run_that_started_it_is_killed():
     program = ("import os, time\n"
                "os.environ['HWEVAL_CHART_WORKERS'] = '1'\n"
                "from flows import chart_workers\n"
                "print(chart_workers.submit(os.getpid).result(), flush=True)\n"
                "time.sleep(120)\n")
-    run = subprocess.Popen([sys.executable, "-c", program], cwd=PROJECT_ROOT, stdout=subprocess.PIPE, text=True)
-    worker = int(run.stdout.readline())
-    run.send_signal(signal.SIGKILL)  # no atexit, no executor shutdown
-    run.wait()
-
-    def alive(pid: int) -> bool:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except FileNotFoundError:
-            return False
-        return state != "Z"  # exited, not yet reaped by whoever adopted it
-
-    deadline = time.monotonic() + 30
-    while alive(worker) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not alive(worker)
+    assert not worker_outlives_its_killed_run(program)
 
 
 def test_the_chart_workers_setting_is_a_bounded_count(monkeypatch):

@@ -339,6 +339,14 @@ def test_a_setting_that_fails_its_check_stops_the_server_launched_for_the_run(mo
     assert capsys.readouterr().err.startswith("hweval: HWEVAL_CHART_WORKERS='all': expected a whole number")
 
 
+def test_an_hweval_gx_process_that_is_neither_0_nor_1_stops_the_run_before_it_starts(monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # no temporary server: the check comes first
+    monkeypatch.setenv("HWEVAL_GX_PROCESS", "yes")
+    assert main(["run", "--as-of", "2026-11-30", "--warehouse", str(tmp_path / "w.duckdb")]) == 2
+    assert capsys.readouterr().err.startswith("hweval: HWEVAL_GX_PROCESS='yes': expected 1")
+    assert not (tmp_path / "w.duckdb").exists()
+
+
 def test_with_a_prefect_server_to_talk_to_no_temporary_server_is_started(monkeypatch):
     from prefect.settings import PREFECT_API_URL, temporary_settings
 

@@ -288,14 +288,14 @@ def test_embedded_catalog_figures_are_plausible(catalog):
 
 
 def test_a_catalog_that_passed_is_not_checked_again_and_a_changed_figure_is(tmp_path, monkeypatch, catalog_copy):
-    from flows import validate
+    from flows import gx_process
 
     monkeypatch.setenv("HWEVAL_CACHE", str(tmp_path / "cache"))
     checks.check_catalog(load_catalog(catalog_copy, check_figures=False))
     [marker] = (tmp_path / "cache" / "catalog-checks").glob("*.passed")
     calls = []
-    real = validate.validate_rows
-    monkeypatch.setattr(validate, "validate_rows", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = gx_process.validate_rows  # where the check hands its rows to Great Expectations
+    monkeypatch.setattr(gx_process, "validate_rows", lambda *a, **k: calls.append(1) or real(*a, **k))
     checks.check_catalog(load_catalog(catalog_copy, check_figures=False))
     assert calls == []  # the same figures, suite and code: the earlier verdict stands
     path = catalog_copy / "accelerators.yaml"

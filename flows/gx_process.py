@@ -1,0 +1,185 @@
+"""Great Expectations in a process of its own: a run's batches are validated, its catalog's figures checked and its
+Data Docs built in one worker process, spawned at the first validation, so that the run's process never imports GX.
+GX and what it brings (SQLAlchemy, Altair) take ~150 MiB of a run's memory and its validations hold pandas frames
+and results: in the run's process they made the larger part of a cold run's peak (588 MiB, against 372 MiB for a
+re-run that validates nothing). A run that validates nothing (every source unchanged, the catalog check cached)
+starts no such process.
+
+The worker keeps each batch's GX result for the run's Data Docs (`Kept` stands for it in the run's process) until
+they are built from it (flows/data_docs.py hands them over), at most MAX_KEPT. HWEVAL_GX_PROCESS=0 does all of it in
+the run's process instead. If the worker dies (killed, out of memory), the call raises GxProcessError: the run fails,
+no validation is skipped; the next call starts a new worker.
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import multiprocessing
+import os
+import threading
+from collections import OrderedDict
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import datetime as dt
+    from pathlib import Path
+
+    import pyarrow as pa
+
+    from flows.data_docs import ValidatedBatch
+    from flows.validate import ValidationOutcome
+
+ENV = "HWEVAL_GX_PROCESS"
+MAX_KEPT = 1000  # validation results the worker keeps for Data Docs not built yet (a run keeps one a source)
+
+
+class GxProcessError(RuntimeError):
+    """The Great Expectations process died before it answered, or lost the results a Data Docs site needs."""
+
+
+class GxProcessSettingError(ValueError):
+    """An HWEVAL_GX_PROCESS that is neither 0 nor 1 (exit 2, one line)."""
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A validation result the GX process keeps for the run's Data Docs; the run's process holds this in its place."""
+
+    handle: int
+
+
+_IN_WORKER = False  # set in the worker itself: there, GX runs in place
+
+
+def enabled(environ: dict[str, str] | None = None) -> bool:
+    """Whether GX runs in a process of its own (HWEVAL_GX_PROCESS: 1, the default, or 0); never inside it."""
+    text = (os.environ if environ is None else environ).get(ENV, "").strip()
+    if text not in ("", "0", "1"):
+        raise GxProcessSettingError(f"{ENV}={text!r}: expected 1 (Great Expectations in a process of its own, the "
+                                    "default) or 0 (in the run's process)")
+    return not _IN_WORKER and text != "0"
+
+
+_LOCK = threading.Lock()
+_pool: ProcessPoolExecutor | None = None
+_shutdown_registered = False
+
+
+def _executor() -> ProcessPoolExecutor:
+    global _pool, _shutdown_registered
+    with _LOCK:
+        if _pool is None:
+            _pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                                        initializer=_start_worker)
+            if not _shutdown_registered:
+                atexit.register(shutdown)
+                _shutdown_registered = True
+        return _pool
+
+
+def _call(fn, *args):
+    """`fn(*args)` in the GX process (started if need be); its errors are raised here, with their own type."""
+    try:
+        return _executor().submit(fn, *args).result()
+    except BrokenProcessPool as exc:
+        shutdown()
+        raise GxProcessError(f"Great Expectations' process died before it answered ({exc}); nothing was skipped: the "
+                             f"run stops here. {ENV}=0 validates in the run's process") from None
+
+
+def shutdown() -> None:
+    """Stop the GX process (the next call starts another); the results it kept are gone with it."""
+    global _pool
+    with _LOCK:
+        pool, _pool = _pool, None
+    if pool is not None:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def validate_table(data: pa.Table, suite_json: dict, parameters: dict[str, Any] | None = None,
+                   keep: bool = False) -> ValidationOutcome:
+    """flows/validate.py's validate_frame of an Arrow batch (with its `row_no`), in the GX process; with `keep`, the
+    outcome's result is a `Kept` for the Data Docs, else None (and its suite None)."""
+    if not enabled():
+        from flows.validate import validate_frame
+
+        return validate_frame(data.to_pandas(), suite_json, parameters)
+    return _call(_validate_table_here, data, suite_json, parameters, keep)
+
+
+def validate_rows(rows: list[dict], suite_json: dict, parameters: dict[str, Any] | None = None) -> ValidationOutcome:
+    """flows/validate.py's validate_rows in the GX process (its result is not kept)."""
+    if not enabled():
+        from flows.validate import validate_rows as here
+
+        return here(rows, suite_json, parameters)
+    return _call(_validate_rows_here, rows, suite_json, parameters)
+
+
+def build_site(batches: list[ValidatedBatch], site_dir: Path, run_id: str, run_time: dt.datetime | None = None) -> Path:
+    """flows/data_docs.py's build_site, in the GX process, from the results it kept for these batches."""
+    return _call(_build_site_here, [(b.source_id, b.result.handle) for b in batches], site_dir, run_id, run_time)
+
+
+# In the worker.
+
+_KEPT: OrderedDict[int, tuple[Any, Any]] = OrderedDict()  # handle -> (GX result, GX suite)
+_HANDLES = itertools.count(1)
+
+
+def _start_worker() -> None:
+    """In a new GX process: exit with the process that started it, then import GX before the first validation."""
+    global _IN_WORKER
+    _IN_WORKER = True
+    from flows.chart_workers import exit_with_parent
+
+    threading.Thread(target=exit_with_parent, name="hweval-gx-process-parent", daemon=True).start()
+    import great_expectations  # noqa: F401
+
+    from flows import data_docs, validate  # noqa: F401
+
+    # registered last, so run first at the worker's exit: it holds nothing to flush (its answers are sent, its kept
+    # results die with it), and a spawned worker ends with a whole interpreter's teardown, which the run waited on
+    # (0.3-0.5 s with GX loaded)
+    atexit.register(os._exit, 0)
+
+
+def _validate_table_here(data: pa.Table, suite_json: dict, parameters: dict[str, Any] | None,
+                         keep: bool) -> ValidationOutcome:
+    from flows.validate import validate_frame
+
+    outcome = validate_frame(data.to_pandas(), suite_json, parameters)
+    if keep and outcome.result is not None:
+        handle = next(_HANDLES)
+        _KEPT[handle] = (outcome.result, outcome.suite)
+        while len(_KEPT) > MAX_KEPT:
+            _KEPT.popitem(last=False)
+        outcome.result = Kept(handle)
+    else:
+        outcome.result = None
+    outcome.suite = None
+    return outcome
+
+
+def _validate_rows_here(rows: list[dict], suite_json: dict, parameters: dict[str, Any] | None) -> ValidationOutcome:
+    from flows.validate import validate_rows
+
+    outcome = validate_rows(rows, suite_json, parameters)
+    outcome.result = outcome.suite = None
+    return outcome
+
+
+def _build_site_here(entries: list[tuple[str, int]], site_dir: Path, run_id: str,
+                     run_time: dt.datetime | None) -> Path:
+    from flows.data_docs import ValidatedBatch, build_site
+
+    lost = [source_id for source_id, handle in entries if handle not in _KEPT]
+    if lost:
+        raise GxProcessError(f"the validation results of {', '.join(lost)} are gone from Great Expectations' process "
+                             f"(it was restarted, or kept more than {MAX_KEPT} since): their Data Docs cannot be built")
+    return build_site([ValidatedBatch(source_id, *_KEPT.pop(handle)) for source_id, handle in entries], site_dir,
+                      run_id, run_time)

@@ -1,0 +1,130 @@
+"""Great Expectations in a process of its own (flows/gx_process.py): the same verdicts as in the run's process, the
+Data Docs built from the results it kept, a worker that dies fails the call, and the run's process never imports GX."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from builders import worker_outlives_its_killed_run
+
+from flows import data_docs, gx_process, validate
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+SUITE = {"name": "prices", "expectations": [
+    {"type": "expect_column_values_to_not_be_null", "kwargs": {"column": "price_usd"}, "meta": {"name": "priced"}},
+    {"type": "expect_column_values_to_be_between", "kwargs": {"column": "price_usd", "min_value": 0},
+     "meta": {"name": "not negative", "why": "a price is never negative"}},
+    {"type": "expect_column_values_to_be_in_set", "kwargs": {"column": "kind", "value_set": {"$PARAMETER": "kinds"}},
+     "meta": {"name": "known kind"}}]}
+# rows 11 (negative) and 12 (no price) and 13 (fpga: no known kind) fail; row 10 passes
+ROWS = pa.table({"row_no": [10, 11, 12, 13], "price_usd": [1.0, -2.0, None, 3.0], "kind": ["gpu", "gpu", "tpu", "fpga"]})
+PARAMETERS = {"kinds": ["gpu", "tpu"]}
+
+
+@pytest.fixture
+def own_gx_process(monkeypatch):
+    """GX in a process of its own (the default), stopped after the test."""
+    monkeypatch.setenv(gx_process.ENV, "1")
+    yield
+    gx_process.shutdown()
+
+
+def verdicts(outcome) -> list[tuple]:
+    return sorted((f.row_no, f.expectation, f.column, f.value, f.reason) for f in outcome.failures)
+
+
+def test_a_batch_validated_in_the_gx_process_is_judged_as_in_the_runs_process(own_gx_process):
+    there = gx_process.validate_table(ROWS, SUITE, PARAMETERS, keep=True)
+    here = validate.validate_frame(ROWS.to_pandas(), SUITE, PARAMETERS)
+    assert there.failed_row_nos == here.failed_row_nos == {11, 12, 13}
+    assert verdicts(there) == verdicts(here) == [
+        (11, "not negative", "price_usd", -2.0, "a price is never negative"),
+        (12, "priced", "price_usd", None, None),
+        (13, "known kind", "kind", "fpga", None),
+    ]
+    assert isinstance(there.result, gx_process.Kept) and there.suite is None  # the result stays in that process
+    assert gx_process.validate_table(ROWS, SUITE, PARAMETERS).result is None  # not kept when not asked for
+
+
+def test_an_error_in_the_gx_process_is_raised_here_with_its_own_type(own_gx_process):
+    suite = {"name": "typo", "expectations": [
+        {"type": "expect_column_values_to_not_be_null", "kwargs": {"column": "price"}, "meta": {"name": "priced"}}]}
+    with pytest.raises(validate.SuiteError, match=r"column\(s\) price are not in the rows"):
+        gx_process.validate_table(ROWS, suite, PARAMETERS)
+
+
+def test_the_data_docs_are_built_from_the_results_the_gx_process_kept_once(own_gx_process, tmp_path):
+    kept = [data_docs.ValidatedBatch(source_id, gx_process.validate_table(ROWS, SUITE, PARAMETERS, keep=True).result)
+            for source_id in ("aws_pricing", "gcp_billing")]
+    index = data_docs.build_site(kept, tmp_path / "docs", "run-1")
+    assert index == tmp_path / "docs" / "index.html" and index.is_file()
+    for source_id in ("aws_pricing", "gcp_billing"):  # a page for each batch: 3 of its 3 expectations failed
+        text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", data_docs.page_of(tmp_path / "docs", source_id).read_text()))
+        assert "Status: Failed" in text and "Unsuccessful Expectations 3 " in text
+        assert "/run-1/" in data_docs.page_of(tmp_path / "docs", source_id).as_posix()
+    with pytest.raises(gx_process.GxProcessError, match="aws_pricing, gcp_billing are gone"):
+        data_docs.build_site(kept, tmp_path / "again", "run-1")  # handed over: the process keeps them no longer
+
+
+def test_a_gx_process_that_dies_fails_the_call_and_the_next_call_starts_another(own_gx_process):
+    gx_process.validate_table(ROWS, SUITE, PARAMETERS)
+    with pytest.raises(gx_process.GxProcessError, match="died before it answered"):
+        gx_process._call(os._exit, 1)  # the worker process ends without answering (killed, out of memory)
+    assert gx_process.validate_table(ROWS, SUITE, PARAMETERS).failed_row_nos == {11, 12, 13}
+
+
+@pytest.mark.parametrize("value, runs_apart", [("", True), ("1", True), (" 1 ", True), ("0", False)])
+def test_hweval_gx_process_says_where_gx_runs(value, runs_apart):
+    assert gx_process.enabled({gx_process.ENV: value}) is runs_apart
+
+
+@pytest.mark.parametrize("value", ["yes", "2", "true"])
+def test_an_hweval_gx_process_that_is_neither_0_nor_1_is_refused_naming_it(value):
+    with pytest.raises(gx_process.GxProcessSettingError, match=f"HWEVAL_GX_PROCESS='{value}': expected 1"):
+        gx_process.enabled({gx_process.ENV: value})
+
+
+def test_with_hweval_gx_process_0_gx_runs_in_this_process(monkeypatch):
+    monkeypatch.setenv(gx_process.ENV, "0")
+    outcome = gx_process.validate_table(ROWS, SUITE, PARAMETERS, keep=True)
+    assert outcome.failed_row_nos == {11, 12, 13} and not isinstance(outcome.result, gx_process.Kept)
+    assert outcome.result is not None and outcome.suite is not None  # GX's own objects, for the Data Docs here
+
+
+def test_the_runs_process_validates_and_builds_its_data_docs_without_importing_gx(tmp_path):
+    """What a run does with GX (validate a batch, check rows, build the Data Docs) leaves GX out of its process."""
+    code = textwrap.dedent(f"""
+        import sys
+        from pathlib import Path
+        import pyarrow as pa
+        from flows import data_docs, gx_process
+        rows = pa.table({{"row_no": [1, 2], "price_usd": [1.0, -1.0]}})
+        suite = {{"name": "s", "expectations": [{{"type": "expect_column_values_to_be_between",
+                  "kwargs": {{"column": "price_usd", "min_value": 0}}, "meta": {{"name": "not negative"}}}}]}}
+        kept = gx_process.validate_table(rows, suite, keep=True)
+        checked = gx_process.validate_rows([{{"row_no": 1, "price_usd": -3.0}}], suite)
+        index = data_docs.build_site([data_docs.ValidatedBatch("src", kept.result)], Path({str(tmp_path)!r}), "r")
+        print(sorted(kept.failed_row_nos), sorted(checked.failed_row_nos), index.is_file(),
+              "great_expectations" in sys.modules)
+    """)
+    env = {k: v for k, v in os.environ.items() if k != gx_process.ENV}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT_ROOT, env=env,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["[2]", "[1]", "True", "False"]
+
+
+def test_the_gx_process_exits_when_the_run_that_started_it_is_killed():
+    program = ("import os, time\n"
+               "from flows import gx_process\n"
+               "print(gx_process._call(os.getpid), flush=True)\n"
+               "time.sleep(120)\n")
+    assert not worker_outlives_its_killed_run(program, {k: v for k, v in os.environ.items() if k != gx_process.ENV})
