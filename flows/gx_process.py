@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import atexit
 import itertools
+import logging
 import multiprocessing
 import os
 import threading
+import uuid
 from collections import OrderedDict
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -34,7 +36,7 @@ if TYPE_CHECKING:
     from flows.validate import ValidationOutcome
 
 ENV = "HWEVAL_GX_PROCESS"
-MAX_KEPT = 1000  # validation results the worker keeps for Data Docs not built yet (a run keeps one a source)
+MAX_KEPT = 256  # validation results the worker keeps for Data Docs not built yet (a run keeps one a source)
 
 
 class GxProcessError(RuntimeError):
@@ -50,6 +52,7 @@ class Kept:
     """A validation result the GX process keeps for the run's Data Docs; the run's process holds this in its place."""
 
     handle: int
+    worker: str  # the process that keeps it: another one (started after a crash) holds other results
 
 
 _IN_WORKER = False  # set in the worker itself: there, GX runs in place
@@ -82,19 +85,27 @@ def _executor() -> ProcessPoolExecutor:
 
 
 def _call(fn, *args):
-    """`fn(*args)` in the GX process (started if need be); its errors are raised here, with their own type."""
+    """`fn(*args)` in the GX process (started if need be): its answer, with what it logged meanwhile logged here (in
+    the run's log); its errors are raised here (the known ones with their own type: `_answer`)."""
+    pool = _executor()
     try:
-        return _executor().submit(fn, *args).result()
+        answer, records = pool.submit(_answer, fn, *args).result()
     except BrokenProcessPool as exc:
-        shutdown()
+        shutdown(pool)
         raise GxProcessError(f"Great Expectations' process died before it answered ({exc}); nothing was skipped: the "
                              f"run stops here. {ENV}=0 validates in the run's process") from None
+    for record in records:
+        logging.getLogger(record.name).handle(record)
+    return answer
 
 
-def shutdown() -> None:
-    """Stop the GX process (the next call starts another); the results it kept are gone with it."""
+def shutdown(pool: ProcessPoolExecutor | None = None) -> None:
+    """Stop the GX process (the next call starts another); the results it kept are gone with it. With `pool`, only
+    if that is still the current one (a call that saw it die leaves a newer one alone)."""
     global _pool
     with _LOCK:
+        if pool is not None and pool is not _pool:
+            return
         pool, _pool = _pool, None
     if pool is not None:
         pool.shutdown(wait=True, cancel_futures=True)
@@ -108,6 +119,10 @@ def validate_table(data: pa.Table, suite_json: dict, parameters: dict[str, Any] 
         from flows.validate import validate_frame
 
         return validate_frame(data.to_pandas(), suite_json, parameters)
+    if data.num_rows == 0:  # as validate_frame answers an empty frame, without starting the process for it
+        from flows.validate import ValidationOutcome
+
+        return ValidationOutcome()
     return _call(_validate_table_here, data, suite_json, parameters, keep)
 
 
@@ -117,18 +132,53 @@ def validate_rows(rows: list[dict], suite_json: dict, parameters: dict[str, Any]
         from flows.validate import validate_rows as here
 
         return here(rows, suite_json, parameters)
+    if not rows:
+        from flows.validate import ValidationOutcome
+
+        return ValidationOutcome()
     return _call(_validate_rows_here, rows, suite_json, parameters)
 
 
 def build_site(batches: list[ValidatedBatch], site_dir: Path, run_id: str, run_time: dt.datetime | None = None) -> Path:
     """flows/data_docs.py's build_site, in the GX process, from the results it kept for these batches."""
-    return _call(_build_site_here, [(b.source_id, b.result.handle) for b in batches], site_dir, run_id, run_time)
+    return _call(_build_site_here, [(b.source_id, b.result) for b in batches], site_dir, run_id, run_time)
 
 
 # In the worker.
 
 _KEPT: OrderedDict[int, tuple[Any, Any]] = OrderedDict()  # handle -> (GX result, GX suite)
 _HANDLES = itertools.count(1)
+_WORKER = uuid.uuid4().hex  # this process's own: a Kept made by another one is not ours
+# Errors that come back with their own type (land.py marks a source stale on the batch-data ones); any other error
+# comes back as a RuntimeError naming its type: the pool rebuilds an error from its arguments, which some of GX's
+# own cannot be rebuilt from, and the pool would then take the process for dead
+_OWN_ERRORS = ("SuiteError", "BatchDataError", "GxProcessError", "ArrowInvalid", "ArrowTypeError")
+
+
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        record.msg, record.args, record.exc_info = record.getMessage(), None, None  # as text: it crosses processes
+        self.records.append(record)
+
+
+def _answer(fn, *args) -> tuple[Any, list[logging.LogRecord]]:
+    """In the worker: `fn(*args)` and the warnings logged meanwhile (hweval's and GX's), for the run's log."""
+    records = _Records()
+    records.setLevel(logging.WARNING)
+    root = logging.getLogger()
+    root.addHandler(records)
+    try:
+        return fn(*args), records.records
+    except Exception as exc:
+        if type(exc).__name__ in _OWN_ERRORS:
+            raise
+        raise RuntimeError(f"in Great Expectations' process: {type(exc).__name__}: {exc}") from None
+    finally:
+        root.removeHandler(records)
 
 
 def _start_worker() -> None:
@@ -158,7 +208,7 @@ def _validate_table_here(data: pa.Table, suite_json: dict, parameters: dict[str,
         _KEPT[handle] = (outcome.result, outcome.suite)
         while len(_KEPT) > MAX_KEPT:
             _KEPT.popitem(last=False)
-        outcome.result = Kept(handle)
+        outcome.result = Kept(handle, _WORKER)
     else:
         outcome.result = None
     outcome.suite = None
@@ -173,13 +223,14 @@ def _validate_rows_here(rows: list[dict], suite_json: dict, parameters: dict[str
     return outcome
 
 
-def _build_site_here(entries: list[tuple[str, int]], site_dir: Path, run_id: str,
+def _build_site_here(entries: list[tuple[str, Kept]], site_dir: Path, run_id: str,
                      run_time: dt.datetime | None) -> Path:
     from flows.data_docs import ValidatedBatch, build_site
 
-    lost = [source_id for source_id, handle in entries if handle not in _KEPT]
+    lost = [source_id for source_id, kept in entries if kept.worker != _WORKER or kept.handle not in _KEPT]
     if lost:
         raise GxProcessError(f"the validation results of {', '.join(lost)} are gone from Great Expectations' process "
-                             f"(it was restarted, or kept more than {MAX_KEPT} since): their Data Docs cannot be built")
-    return build_site([ValidatedBatch(source_id, *_KEPT.pop(handle)) for source_id, handle in entries], site_dir,
+                             f"(their Data Docs were built already, the process was restarted since, or it kept more "
+                             f"than {MAX_KEPT} since): their Data Docs cannot be built")
+    return build_site([ValidatedBatch(source_id, *_KEPT.pop(kept.handle)) for source_id, kept in entries], site_dir,
                       run_id, run_time)

@@ -29,11 +29,13 @@ ROWS = pa.table({"row_no": [10, 11, 12, 13], "price_usd": [1.0, -2.0, None, 3.0]
 PARAMETERS = {"kinds": ["gpu", "tpu"]}
 
 
-@pytest.fixture
-def own_gx_process(monkeypatch):
-    """GX in a process of its own (the default), stopped after the test."""
-    monkeypatch.setenv(gx_process.ENV, "1")
-    yield
+@pytest.fixture(scope="module")
+def own_gx_process():
+    """GX in a process of its own (the default), one for the module's tests (a test may stop it: the next call starts
+    another), stopped after them."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(gx_process.ENV, "1")
+        yield
     gx_process.shutdown()
 
 
@@ -128,3 +130,52 @@ def test_the_gx_process_exits_when_the_run_that_started_it_is_killed():
                "print(gx_process._call(os.getpid), flush=True)\n"
                "time.sleep(120)\n")
     assert not worker_outlives_its_killed_run(program, {k: v for k, v in os.environ.items() if k != gx_process.ENV})
+
+
+class OddError(Exception):
+    """An error that cannot be rebuilt from its arguments alone, as some of GX's own (the pool rebuilds errors so)."""
+
+    def __init__(self, message: str, failed: dict) -> None:
+        super().__init__(message)
+        self.failed = failed
+
+
+def raise_odd() -> None:
+    raise OddError("metric could not be resolved", {"metric": object()})
+
+
+def warn_in_the_gx_process(text: str) -> int:
+    import logging
+
+    logging.getLogger("flows.validate").warning("%s", text)
+    return os.getpid()
+
+
+def test_an_error_that_cannot_cross_the_processes_comes_back_named_not_as_a_dead_process(own_gx_process):
+    with pytest.raises(RuntimeError, match="in Great Expectations' process: OddError: metric could not be resolved"):
+        gx_process._call(raise_odd)
+    assert gx_process.validate_table(ROWS, SUITE, PARAMETERS).failed_row_nos == {11, 12, 13}  # the same process
+
+
+def test_what_the_gx_process_logs_is_logged_in_the_runs_process(own_gx_process, caplog):
+    worker = gx_process._call(warn_in_the_gx_process, "the second pass did not match the first")
+    assert worker != os.getpid()
+    assert [(r.name, r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("flows.validate", "WARNING", "the second pass did not match the first")]
+
+
+def test_a_result_kept_by_a_gx_process_that_was_stopped_is_refused_not_taken_for_another(own_gx_process, tmp_path):
+    old = gx_process.validate_table(ROWS, SUITE, PARAMETERS, keep=True).result
+    gx_process.shutdown()
+    new = gx_process.validate_table(ROWS, SUITE, PARAMETERS, keep=True).result
+    assert new.handle == old.handle and new.worker != old.worker  # the new process numbers its results from 1 too
+    with pytest.raises(gx_process.GxProcessError, match="aws_pricing are gone"):
+        data_docs.build_site([data_docs.ValidatedBatch("aws_pricing", old)], tmp_path / "docs", "run-1")
+
+
+def test_an_empty_batch_starts_no_gx_process(own_gx_process):
+    gx_process.shutdown()
+    empty = ROWS.slice(0, 0)
+    assert gx_process.validate_table(empty, SUITE, PARAMETERS).failed_row_nos == set()
+    assert gx_process.validate_rows([], SUITE).failures == []
+    assert gx_process._pool is None
