@@ -162,6 +162,7 @@ def worker_outlives_its_killed_run(program: str, env: dict[str, str] | None = No
     """Run `program` in a Python process of its own (it starts a worker process, prints the worker's pid, then
     sleeps), kill it (SIGKILL: no atexit, no executor shutdown) and wait up to `wait_s` for the worker to exit; whether
     the worker is still alive then."""
+    import os
     import signal
     import subprocess
     import sys
@@ -185,4 +186,7 @@ def worker_outlives_its_killed_run(program: str, env: dict[str, str] | None = No
     deadline = time.monotonic() + wait_s
     while alive(worker) and time.monotonic() < deadline:
         time.sleep(0.1)
-    return alive(worker)
+    outlived = alive(worker)
+    if outlived:  # (the test fails) not left behind: a mutation that keeps workers alive would leave one a run
+        os.kill(worker, signal.SIGKILL)
+    return outlived
