@@ -62,9 +62,12 @@ def main() -> int:
                         [r | {"row_no": i, "source_id": "bench", "data_as_of": AS_OF} for i, r in enumerate(rows)])
     with tempfile.TemporaryDirectory() as tmp:
         con = warehouse.connect(Path(tmp) / "bench.duckdb")
+        warehouse.apply_ddl(con)
         prepare_warehouse(con, catalog, AS_OF)
-        land_batch(con, SourceBatch.of_rows("warm", "aws_pricing", "aws_pricing", [], AS_OF, []),
-          "bench", AS_OF, catalog)
+        # one row landed first, untimed: Great Expectations' process starts and imports GX (an empty batch starts none)
+        land_batch(con, SourceBatch.of_rows("warm", "aws_pricing", "aws_pricing", [], AS_OF,
+                                            [rows[0] | {"row_no": 0, "source_id": "warm", "data_as_of": AS_OF}]),
+                   "bench", AS_OF, catalog)
         _, derive = timed(lambda: checks.add_check_columns([batch], catalog, con))
         _, land = timed(lambda: land_batch(con, batch, "bench", AS_OF, catalog))
         _, build = timed(lambda: transform.build_models(con, "bench", AS_OF))
