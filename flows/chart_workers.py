@@ -154,8 +154,8 @@ def _warm_up() -> None:
 
 
 def exit_with_parent() -> None:
-    """Wait for the parent process to end, then end this worker (a chart worker, the GX process): its call queue's pipe stays open in the worker
-    itself, so a worker whose parent was killed would otherwise wait for work forever."""
+    """Wait for the parent process to end, then end this worker (a chart worker, the GX process): its call queue's
+    pipe stays open in the worker itself, so a worker whose parent was killed would otherwise wait for work forever."""
     parent = multiprocessing.parent_process()
     if parent is not None:
         multiprocessing.connection.wait([parent.sentinel])

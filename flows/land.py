@@ -347,11 +347,9 @@ def stale_past_limit(catalog: Catalog, loads: list[SourceLoad], as_of: dt.date) 
 
 
 def prepare_warehouse(con: duckdb.DuckDBPyConnection, catalog: Catalog, as_of: dt.date,
-                      keep_sources: set[str] = frozenset(), apply_ddl: bool = True) -> None:
-    """Schema (unless `apply_ddl` is False: applied already) and catalog tables, with this as-of date's earlier rows
-    cleared (a stale source's are kept)."""
-    if apply_ddl:
-        warehouse.apply_ddl(con)
+                      keep_sources: set[str] = frozenset()) -> None:
+    """The catalog tables, with this as-of date's earlier rows cleared (a stale source's are kept), in a warehouse
+    whose DDL is applied (`warehouse.apply_ddl`)."""
     warehouse.clear_as_of(con, as_of, keep_sources)
     warehouse.load_catalog_tables(con, catalog)
 
@@ -468,8 +466,8 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
     # found before this date's rows are cleared: on a same-date re-run the earlier run may be the last good one
     last_good = {s_id: last_good_load(con, s_id) for s_id in {b.source_id for b in checked} | fallback_ids}
     # every source of this run (and each one it may fall back on) keeps its same-date rows until its own batch
-    # replaces them, in its transaction (the DDL was applied above)
-    prepare_warehouse(con, catalog, as_of, keep_sources={b.source_id for b in checked} | fallback_ids, apply_ddl=False)
+    # replaces them, in its transaction
+    prepare_warehouse(con, catalog, as_of, keep_sources={b.source_id for b in checked} | fallback_ids)
     loads = []
     for b in checked:
         if b.error:

@@ -63,7 +63,8 @@ def _ddl_texts(sql_dir: Path) -> tuple[str, ...]:
 def _declared(ddl: tuple[str, ...]) -> dict[tuple[str, str], dict[str, str]]:
     """(schema, table) -> its columns (name -> DuckDB type, in order), for the raw and ops tables as the DDL texts
     `ddl` declare them: applied to an empty in-memory database, once a process for the same texts (a run applies
-    them once, and types every fetched batch by them; `read_declared_tables` reads them ahead). Read-only: the dicts are shared."""
+    them once, and types every fetched batch by them; `read_declared_tables` reads them ahead). Read-only: the dicts
+    are shared."""
     scratch = duckdb.connect()
     try:
         for text in ddl:

@@ -25,7 +25,8 @@ SUITE = {"name": "prices", "expectations": [
     {"type": "expect_column_values_to_be_in_set", "kwargs": {"column": "kind", "value_set": {"$PARAMETER": "kinds"}},
      "meta": {"name": "known kind"}}]}
 # rows 11 (negative) and 12 (no price) and 13 (fpga: no known kind) fail; row 10 passes
-ROWS = pa.table({"row_no": [10, 11, 12, 13], "price_usd": [1.0, -2.0, None, 3.0], "kind": ["gpu", "gpu", "tpu", "fpga"]})
+ROWS = pa.table({"row_no": [10, 11, 12, 13], "price_usd": [1.0, -2.0, None, 3.0],
+                 "kind": ["gpu", "gpu", "tpu", "fpga"]})
 PARAMETERS = {"kinds": ["gpu", "tpu"]}
 
 
