@@ -85,8 +85,10 @@ def land(building: Path, catalog: Catalog, batches: list[landing.SourceBatch], r
     validated: list[data_docs.ValidatedBatch] = []
     try:
         loads = landing.land_all(con, catalog, batches, run_id, as_of, validated, accept_changes, fallbacks)
-    finally:
+    except BaseException:
         con.close()
+        raise
+    warehouse.hand_on(building, con)  # to build_and_render, which checkpoints the landed rows with the built ones
     if validated or not any(load.reused_from for load in loads):
         data_docs.build_site(validated, docs_dir, run_id)
     else:  # nothing was validated: every source that landed was reused
@@ -114,7 +116,7 @@ def build_and_render(building: Path, catalog: Catalog, loads: list[landing.Sourc
     run unless it is a backfill.
     """
     logger = get_run_logger()
-    con = warehouse.connect(building)
+    con = warehouse.connect_handed_on(building)
     try:
         for model in pipeline.build(con, run_id, as_of, catalog):
             if model.layer == analytics.SCHEMA:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import duckdb
 
-from flows import reports
+from flows import reports, warehouse
 
 log = logging.getLogger(__name__)
 
@@ -170,6 +170,7 @@ def building_copy(path: Path, copy: bool = True) -> Iterator[Path]:
     try:
         yield building
     finally:
+        warehouse.close_handed_on(building)  # a step that failed after the landing left it
         for leftover in (building, building.with_name(building.name + ".wal")):
             leftover.unlink(missing_ok=True)
 

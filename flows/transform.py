@@ -213,8 +213,9 @@ def build_models(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, sq
             if layer != "marts" and "getvariable('run_id')" in select:
                 fingerprint = None
             previous = previous_build(con, relation, mart_date) if fingerprint else None
-            reused = bool(previous and previous[0] == fingerprint and (layer, name) in tables
-                          and content_digest(con, relation, where, params, _restamped(layer)) == previous[1])
+            held = (content_digest(con, relation, where, params, _restamped(layer))
+                    if previous and previous[0] == fingerprint and (layer, name) in tables else None)
+            reused = held is not None and held == previous[1]
             if reused:
                 if layer == "marts" and "run_id" in relations.columns(con, layer, name):
                     con.execute(f"update {relation} set run_id = ? where as_of = ?", [run_id, as_of])
@@ -228,10 +229,16 @@ def build_models(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, sq
                         con.execute(f"create table marts.{name} as {select}")
                 except duckdb.Error as exc:
                     raise ModelError(f"sql/{layer}/{path.name}: {exc}") from exc
+                held = None
                 if fingerprint:
-                    record_build(con, relation, mart_date, fingerprint,
-                                 content_digest(con, relation, where, params, _restamped(layer)), run_id)
-            digests.pop(relation, None)  # a later model that reads it digests the table as it is now
+                    held = content_digest(con, relation, where, params, _restamped(layer))
+                    record_build(con, relation, mart_date, fingerprint, held, run_id)
+            # what a later model that reads it digests: the table as it is now. A staging or intermediate table's
+            # whole content is the digest just taken; a mart's is every date's rows, without run_id
+            if layer != "marts" and held is not None:
+                digests[relation] = held
+            else:
+                digests.pop(relation, None)
             tables.add((layer, name))
             [(rows,)] = con.execute(f"select count(*) from {relation} {where}", params).fetchall()
             built.append(BuiltModel(layer, name, rows, reused))

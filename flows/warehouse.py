@@ -27,6 +27,36 @@ def connect(path: Path) -> duckdb.DuckDBPyConnection:
     return duckdb.connect(str(path), config=STORAGE_COMPATIBILITY)
 
 
+# Connections a step left open for the next step that writes the same file (`hand_on`, `connect_handed_on`): a run's
+# land task hands its connection to the build, which checkpoints once for both. Closing it would checkpoint the landed
+# rows, and the build's new connection would read the file back: 0.065 s of every run, measured.
+_HANDED_ON: dict[Path, duckdb.DuckDBPyConnection] = {}
+_HANDED_ON_LOCK = threading.Lock()
+
+
+def hand_on(path: Path, con: duckdb.DuckDBPyConnection) -> None:
+    """Leave `con` (open on `path`) for the next `connect_handed_on(path)`; one handed-on connection a file."""
+    with _HANDED_ON_LOCK:
+        if path in _HANDED_ON:
+            raise RuntimeError(f"{path}: a connection was already handed on and not taken")
+        _HANDED_ON[path] = con
+
+
+def connect_handed_on(path: Path) -> duckdb.DuckDBPyConnection:
+    """The connection handed on for `path`, if one was (the caller closes it), else a new one."""
+    with _HANDED_ON_LOCK:
+        con = _HANDED_ON.pop(path, None)
+    return con if con is not None else connect(path)
+
+
+def close_handed_on(path: Path) -> None:
+    """Close a connection handed on for `path` and never taken (the step after it did not run)."""
+    with _HANDED_ON_LOCK:
+        con = _HANDED_ON.pop(path, None)
+    if con is not None:
+        con.close()
+
+
 def connect_read_only(path: Path) -> duckdb.DuckDBPyConnection:
     return duckdb.connect(str(path), read_only=True)
 

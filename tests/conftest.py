@@ -137,19 +137,32 @@ def prefect_server():
             yield
 
 
+# The files the session's flow run (`flow_run`) opened a read-write connection to, one entry a connection.
+FLOW_RUN_CONNECTIONS: list[Path] = []
+
+
 @pytest.fixture(scope="session")
 def flow_run(prefect_server, tmp_path_factory):
-    """One run of the nightly flow on the embedded snapshot, into a scratch warehouse and reports folder."""
+    """One run of the nightly flow on the embedded snapshot, into a scratch warehouse and reports folder; the files
+    it connected to are in FLOW_RUN_CONNECTIONS."""
     from flows.nightly import nightly
 
     root = tmp_path_factory.mktemp("run")
-    result = nightly(
-        as_of=AS_OF,
-        catalog_dir=str(CATALOGS),
-        warehouse_file=str(root / "warehouse" / "hweval.duckdb"),
-        reports_dir=str(root / "reports"),
-        run_id=RUN_ID,
-    )
+    connect = warehouse.connect
+
+    def recorded(path: Path) -> duckdb.DuckDBPyConnection:
+        FLOW_RUN_CONNECTIONS.append(path)
+        return connect(path)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(warehouse, "connect", recorded)
+        result = nightly(
+            as_of=AS_OF,
+            catalog_dir=str(CATALOGS),
+            warehouse_file=str(root / "warehouse" / "hweval.duckdb"),
+            reports_dir=str(root / "reports"),
+            run_id=RUN_ID,
+        )
     return result
 
 

@@ -269,3 +269,37 @@ def test_accept_changes_names_a_source_that_does_not_exist(prefect_server, tmp_p
     with pytest.raises(CatalogError, match=r"--accept-changes aws_pricnig: no such source in sources.yaml"):
         nightly(as_of=AS_OF, catalog_dir=str(CATALOGS), warehouse_file=str(tmp_path / "w.duckdb"),
                 reports_dir=str(tmp_path / "r"), accept_changes=["aws_pricnig"])
+
+
+def test_a_connection_handed_on_is_taken_once(tmp_path):
+    """The land task hands its connection to the build (warehouse.hand_on): the next connect_handed_on takes that
+    one, the one after opens its own; a second hand-on before the first was taken is a bug, and says so."""
+    path = tmp_path / "w.duckdb"
+    con = warehouse.connect(path)
+    con.execute("create table landed as select 1 as a")  # uncommitted nowhere: autocommit, not checkpointed
+    warehouse.hand_on(path, con)
+    with pytest.raises(RuntimeError, match="already handed on and not taken"):
+        warehouse.hand_on(path, con)
+    taken = warehouse.connect_handed_on(path)
+    assert taken is con
+    assert taken.execute("select a from landed").fetchall() == [(1,)]
+    other = warehouse.connect_handed_on(path)
+    assert other is not con
+    other.close()
+    con.close()
+
+
+def test_a_connection_a_failed_step_left_is_closed_with_its_building_copy(tmp_path):
+    """A run that fails after its landing handed the connection on (the build never took it): the building copy's
+    end closes it, then removes the file."""
+    import duckdb
+
+    from flows import publishing
+
+    with pytest.raises(ZeroDivisionError), publishing.building_copy(tmp_path / "w.duckdb") as building:
+        con = warehouse.connect(building)
+        warehouse.hand_on(building, con)
+        1 / 0  # noqa: B018 - the step after the landing fails
+    with pytest.raises(duckdb.ConnectionException):
+        con.execute("select 1")
+    assert not building.exists()

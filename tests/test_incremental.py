@@ -176,3 +176,31 @@ def test_a_date_re_run_that_reuses_another_dates_load_replaces_its_own_rows(fres
     assert load.reused_from is None
     assert fresh_db.execute("select run_id, price_usd from raw.aws_pricing order by run_id").fetchall() == [
         ("w-d2", 55.04), ("x-d2", 54.99)]
+
+
+def test_a_reused_build_digests_each_staging_and_intermediate_table_once(snapshot_warehouse, copy_of, monkeypatch):
+    """A build whose inputs are unchanged reuses every table model; it digests a staging or intermediate table once:
+    to check that it still holds what it was built with, and a later model that reads it takes that digest (it
+    took two before: the check, then the reader's own). A mart is digested again for a reader: the check covers the
+    mart's rows of the run's date, a reader reads every date's."""
+    con = copy_of(snapshot_warehouse)
+    taken: list[str] = []
+    digest = transform.content_digest
+
+    def counted(con, relation, *args, **kwargs):
+        taken.append(relation)
+        return digest(con, relation, *args, **kwargs)
+
+    monkeypatch.setattr(transform, "content_digest", counted)
+    built = transform.build_models(con, "snapshot", AS_OF)  # the same run built again: its loads are the same
+    tables = [f"{m.layer}.{m.name}" for m in built if not m.view]
+    # every table model but those built every run (they read ops.*: the run history) is reused
+    assert {f"{m.layer}.{m.name}" for m in built if not m.view and not m.reused} == {
+        "staging.stg_ops__source_runs_used", "intermediate.int_runs_compared", "intermediate.int_source_loads_compared",
+        "marts.changes"}
+    non_marts = [t for t in tables if not t.startswith("marts.")]
+    reused_non_marts = [t for t in non_marts if any(f"{m.layer}.{m.name}" == t and m.reused for m in built)]
+    assert reused_non_marts and all(taken.count(t) == 1 for t in reused_non_marts), {
+        t: taken.count(t) for t in reused_non_marts if taken.count(t) != 1}
+    # marts.rankings: checked for its date's rows, then digested whole for the marts that read it
+    assert taken.count("marts.rankings") == 2
