@@ -4,6 +4,7 @@ import contextlib
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -215,6 +216,31 @@ def test_run_without_a_prefect_server_starts_prefects_and_checks_the_catalog_mea
     # launched first, so that it starts while the settings are checked (their imports) and the catalog too
     assert calls == ["server launched", "settings checked", "server attached", "catalog cat", "flow's imports",
                      "server joined", "flow"]
+
+
+def test_the_temporary_server_is_launched_without_event_storage_or_trigger_loops(monkeypatch, tmp_path):
+    """`hweval run` sets PREFECT_DEFAULTS before it launches its temporary server, which inherits them: no event
+    persister, no proactive triggers (their writes met the flow's in SQLite: 503, then a 2 s retry)."""
+    from flows import cli
+
+    keys = ("PREFECT_SERVER_SERVICES_EVENT_PERSISTER_ENABLED", "PREFECT_SERVER_SERVICES_TRIGGERS_ENABLED")
+    seen = {}
+
+    class Launched(Exception):
+        pass
+
+    def launch():
+        seen.update({key: os.environ.get(key) for key in keys})
+        raise Launched
+
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    for key in keys:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setattr(cli, "launch_temporary_server", launch)
+    with pytest.raises(Launched):
+        main(["run", "--as-of", "2026-11-01", "--warehouse", str(tmp_path / "w.duckdb"), "--reports",
+              str(tmp_path / "r")])
+    assert seen == dict.fromkeys(keys, "false")
 
 
 @pytest.mark.parametrize("own_process", [True, False])
@@ -462,3 +488,9 @@ def test_run_with_its_own_temporary_prefect_server(tmp_path):
     assert re.search(r"^run 2026-11-30-[0-9a-f]{8} as of 2026-11-30: 182 rows landed, 6 quarantined$", proc.stdout,
                      flags=re.MULTILINE)
     assert len(list((tmp_path / "cache" / "catalog-checks").glob("*.passed"))) == 1
+    # its server recorded the flow run and its 15 task runs (11 fetches, land, build and render, publish, artifacts),
+    # and wrote no events: no event feed, no trims or trigger evaluations to collide with the flow's writes
+    with sqlite3.connect(tmp_path / "prefect-home" / "prefect.db") as db:
+        assert db.execute("select count(*) from flow_run").fetchone() == (1,)
+        assert db.execute("select count(*) from task_run").fetchone() == (15,)
+        assert db.execute("select count(*) from events").fetchone() == (0,)
