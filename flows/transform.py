@@ -176,6 +176,19 @@ def previous_build(con: duckdb.DuckDBPyConnection, model: str, as_of: dt.date | 
     return found[0] if found else None
 
 
+def previous_builds(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[tuple[str, dt.date | None], tuple[str, str]]:
+    """`previous_build` of every model a build of `as_of` may reuse, read at once: (model, None) for a staging or
+    intermediate model, (model, as_of) for a mart."""
+    return {(model, built_as_of): (fingerprint, digest) for model, built_as_of, fingerprint, digest in con.execute(
+        "select model, as_of, fingerprint, content_digest from ops.model_builds where as_of is null or as_of = ?",
+        [as_of]).fetchall()}
+
+
+def digest_rows(digest: str) -> int:
+    """The rows a `content_digest` counted (its first part)."""
+    return int(digest.split(":", 1)[0])
+
+
 def record_build(con: duckdb.DuckDBPyConnection, model: str, as_of: dt.date | None, fingerprint: str,
                  digest: str, run_id: str) -> None:
     """Keep in ops.model_builds what a model was built from (`fingerprint`) and what it then held (`digest`)."""
@@ -192,6 +205,7 @@ def build_models(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, sq
     for note in migrations.migrate_marts(con):
         log.warning("%s", note)
     digests: dict[str, str] = {}  # relation -> content digest, as this run's models read it
+    previous_by_model = previous_builds(con, as_of)
     tables = {tuple(row) for row in con.execute(
         "select table_schema, table_name from information_schema.tables where table_type = 'BASE TABLE'").fetchall()}
     built = []
@@ -212,7 +226,7 @@ def build_models(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, sq
             fingerprint = _fingerprint(con, select, macros, as_of, digests, tables)
             if layer != "marts" and "getvariable('run_id')" in select:
                 fingerprint = None
-            previous = previous_build(con, relation, mart_date) if fingerprint else None
+            previous = previous_by_model.get((relation, mart_date)) if fingerprint else None
             held = (content_digest(con, relation, where, params, _restamped(layer))
                     if previous and previous[0] == fingerprint and (layer, name) in tables else None)
             reused = held is not None and held == previous[1]
@@ -240,7 +254,10 @@ def build_models(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, sq
             else:
                 digests.pop(relation, None)
             tables.add((layer, name))
-            [(rows,)] = con.execute(f"select count(*) from {relation} {where}", params).fetchall()
+            if held is not None:  # its rows (of the date, for a mart) are counted in the digest just taken
+                rows = digest_rows(held)
+            else:
+                [(rows,)] = con.execute(f"select count(*) from {relation} {where}", params).fetchall()
             built.append(BuiltModel(layer, name, rows, reused))
             log.info("%s %s (%d rows)%s", "reused" if reused else "built", relation, rows,
                      ": its inputs are unchanged" if reused else "")

@@ -204,3 +204,9 @@ def test_a_reused_build_digests_each_staging_and_intermediate_table_once(snapsho
         t: taken.count(t) for t in reused_non_marts if taken.count(t) != 1}
     # marts.rankings: checked for its date's rows, then digested whole for the marts that read it
     assert taken.count("marts.rankings") == 2
+    # each model's rows (of the date, for a mart), as the digest counted them or as counted for a model built every run
+    for m in built:
+        where = "where as_of = ?" if m.layer == "marts" else ""
+        assert (m.rows,) == con.execute(f"select count(*) from {m.layer}.{m.name} {where}",
+                                        [AS_OF] if where else []).fetchone(), f"{m.layer}.{m.name}"
+    assert sum(m.rows for m in built if m.layer == "marts" and m.name == "rankings") > 0
