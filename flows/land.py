@@ -398,12 +398,16 @@ def price_change_problem(con: duckdb.DuckDBPyConnection, batch: SourceBatch, fac
     return None
 
 
-def table_level_problem(con: duckdb.DuckDBPyConnection, catalog: Catalog,
-                        batch: SourceBatch) -> tuple[str, str] | None:
+def table_level_problem(con: duckdb.DuckDBPyConnection, catalog: Catalog, batch: SourceBatch,
+                        compare: bool = True) -> tuple[str, str] | None:
     """(check, why) when a batch that parsed cannot be trusted as a whole: no rows, far fewer rows than its last
-    good run, prices that moved by more than the declared factor overnight; else None."""
+    good run, prices that moved by more than the declared factor overnight; else None. `compare=False`: the batch is
+    its source's last landed batch again, so the two comparisons with that load are not made (they would compare it
+    with itself)."""
     if not batch.rows_in:
         return "no_rows", "no rows: the source returned nothing"
+    if not compare:
+        return None
     last = con.execute(
         "select rows_in from ops.source_loads where source_id = ? and status = 'landed' "
         "order by as_of desc, run_id desc limit 1", [batch.source_id]).fetchall()
@@ -441,14 +445,19 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
     """
     warehouse.apply_ddl(con)
     checks.check_catalog(catalog)
+    # a batch whose input digest over the batches as read equals its source's last landed load's is that batch again
+    as_read = input_digests(con, catalog, batches)
+    previous = {s_id: previous_load(con, s_id) for s_id in as_read}
+    again = {s_id for s_id, digest in as_read.items()
+             if previous[s_id] is not None and previous[s_id].input_digest == digest}
     checked = []
     for b in batches:
-        problem = None if b.error or b.source_id in accept_changes else table_level_problem(con, catalog, b)
+        problem = None if b.error or b.source_id in accept_changes else table_level_problem(
+            con, catalog, b, compare=b.source_id not in again)
         checked.append(replace(b, rejected_by=problem[0], error=problem[1]) if problem else b)
     # a batch whose input digest (over the batches that passed the table-level checks: what the row checks read)
     # equals its source's last landed load is not validated or landed again
-    digests = input_digests(con, catalog, checked)
-    previous = {s_id: previous_load(con, s_id) for s_id in digests}
+    digests = input_digests(con, catalog, checked) if any(c.rejected_by for c in checked) else as_read
     reused = {s_id: previous[s_id] for s_id, digest in digests.items()
               if previous[s_id] is not None and previous[s_id].input_digest == digest}
     # read before this date's rows are cleared: a same-date re-run reuses the earlier run's

@@ -363,6 +363,20 @@ MUTATIONS = (
     Mutation("a-models-previous-build-looked-up-under-the-runs-date", "flows/transform.py",
              "previous_by_model.get((relation, mart_date))", "previous_by_model.get((relation, as_of))",
              ("tests/test_incremental.py::test_a_reused_build_digests_each_staging_and_intermediate_table_once",)),
+    Mutation("a-batch-seen-again-still-compared-with-its-own-load", "flows/land.py",
+             "            con, catalog, b, compare=b.source_id not in again)", "            con, catalog, b)",
+             ("tests/test_incremental.py::test_a_batch_that_is_its_sources_last_landed_batch_again_is_not_compared_"
+              "with_it",)),
+    Mutation("a-changed-batch-not-compared-with-the-last-load", "flows/land.py",
+             "            con, catalog, b, compare=b.source_id not in again)", "            con, catalog, b, compare=False)",
+             ("tests/test_incremental.py::test_a_batch_that_is_its_sources_last_landed_batch_again_is_not_compared_"
+              "with_it",)),
+    Mutation("an-empty-batch-seen-again-lands", "flows/land.py",
+             "    if not batch.rows_in:\n        return \"no_rows\", \"no rows: the source returned nothing\"\n    if not compare:\n"
+             "        return None",
+             "    if not compare:\n        return None\n    if not batch.rows_in:\n"
+             "        return \"no_rows\", \"no rows: the source returned nothing\"",
+             ("tests/test_incremental.py",)),
     Mutation("a-chart-worker-not-frozen", "flows/chart_workers.py",
              "    gc.freeze()  # the worker's", "    pass  # the worker's",
              ("tests/test_charts.py::test_a_chart_worker_freezes_its_modules_after_its_warm_up",)),

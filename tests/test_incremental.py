@@ -148,6 +148,32 @@ def test_a_changed_price_list_is_checked_against_the_listing_it_reuses(fresh_db,
                                       "4 (check_catalog_accelerator_count: 8)")]
 
 
+def test_a_batch_that_is_its_sources_last_landed_batch_again_is_not_compared_with_it(fresh_db, catalog, monkeypatch):
+    """The table-level checks compare a batch with its source's last landed load (row count, prices). A batch that is
+    that load's batch again (the same input digest) is not compared with itself; a changed one still is, and an
+    empty one is still refused."""
+    from flows import land
+    from test_instance_hardware import aws_product, batch, price_list_batch, sku
+
+    def prices(usd: str):
+        return price_list_batch(aws_product("p5.48xlarge", usd, sku=sku(1)))
+
+    land_all(fresh_db, catalog, [prices("55.04")], "d1", AS_OF)
+    compared = []
+    monkeypatch.setattr(land, "price_change_problem", lambda con, b, factor: compared.append(b.source_id))
+    [load] = land_all(fresh_db, catalog, [prices("55.04")], "d2", AS_OF + dt.timedelta(days=1))
+    assert (load.reused_from, compared) == ("d1", [])
+    [load] = land_all(fresh_db, catalog, [prices("54.99")], "d3", AS_OF + dt.timedelta(days=2))
+    assert (load.status, load.reused_from, compared) == ("landed", None, ["aws_pricing"])
+    [load] = land_all(fresh_db, catalog, [batch("aws_pricing", "aws_pricing", [])], "d4", AS_OF + dt.timedelta(days=3))
+    assert (load.status, load.error) == ("stale", "no rows: the source returned nothing")
+    # an empty batch landed once with --accept-changes is refused the next time, though it is that batch again
+    land_all(fresh_db, catalog, [batch("aws_pricing", "aws_pricing", [])], "d5", AS_OF + dt.timedelta(days=4),
+             accept_changes=frozenset({"aws_pricing"}))
+    [load] = land_all(fresh_db, catalog, [batch("aws_pricing", "aws_pricing", [])], "d6", AS_OF + dt.timedelta(days=5))
+    assert (load.status, load.error) == ("stale", "no rows: the source returned nothing")
+
+
 def test_an_empty_batch_landed_with_accept_changes_lands_nothing_and_says_so(fresh_db, catalog):
     from test_instance_hardware import batch
 
