@@ -176,7 +176,8 @@ def previous_build(con: duckdb.DuckDBPyConnection, model: str, as_of: dt.date | 
     return found[0] if found else None
 
 
-def previous_builds(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[tuple[str, dt.date | None], tuple[str, str]]:
+def previous_builds(con: duckdb.DuckDBPyConnection,
+                    as_of: dt.date) -> dict[tuple[str, dt.date | None], tuple[str, str]]:
     """`previous_build` of every model a build of `as_of` may reuse, read at once: (model, None) for a staging or
     intermediate model, (model, as_of) for a mart."""
     return {(model, built_as_of): (fingerprint, digest) for model, built_as_of, fingerprint, digest in con.execute(
