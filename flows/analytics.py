@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import yaml
 
-from flows import transform
+from flows import transform, warehouse
 from flows.paths import SQL_DIR
 
 CONTRACT_FILE = SQL_DIR / "marts" / "marts.yaml"
@@ -94,13 +94,8 @@ def create_views(con: duckdb.DuckDBPyConnection, contract: dict | None = None,
     fingerprint = _fingerprint(con, made) if run_id else None
     if fingerprint and transform.previous_build(con, BUILD_RECORD, None) == (fingerprint, _state(con)):
         return list(views), True
-    con.begin()
-    try:
+    with warehouse.transaction(con):
         con.execute(";\n".join(made))
         if fingerprint:
             transform.record_build(con, BUILD_RECORD, None, fingerprint, _state(con), run_id)
-    except BaseException:
-        con.rollback()
-        raise
-    con.commit()
     return list(views), False

@@ -14,13 +14,12 @@ date in a compacted month (a backfill) replaces that date's rows, so its month i
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 from dataclasses import dataclass
 
 import duckdb
 
-from flows import analytics
+from flows import analytics, warehouse
 
 # At most this many (mart, month) rewrites a run (four months of the 16 marts): the first run after an upgrade,
 # facing years of history, spreads the work over its next nights instead of taking minutes at once (a month of a
@@ -100,8 +99,7 @@ def compact_closed_months(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt
     for month, table, rows in work[:limit]:
         order = ", ".join(f'"{column}"' for column in orders[table])
         bounds = [month, next_month(month)]
-        con.begin()
-        try:
+        with warehouse.transaction(con):  # a month's rewrite commits whole or not at all
             # the month again, sorted, after the table's last row; then its rows from before, by row id
             [(last_row,)] = con.execute(f"select max(rowid) from marts.{table}").fetchall()
             con.execute(f"insert into marts.{table} select * from marts.{table} where as_of >= ? and as_of < ? "
@@ -112,10 +110,5 @@ def compact_closed_months(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt
                 raise RuntimeError(f"compacting marts.{table} of {month:%Y-%m}: {deleted} rows replaced, {rows} expected")
             con.execute("insert into ops.compacted_months values (?, ?, ?, ?, now()::timestamp)",
                         [table, month, rows, run_id])
-            con.commit()
-        except BaseException:
-            with contextlib.suppress(duckdb.TransactionException):  # a failed commit ended the transaction itself
-                con.rollback()
-            raise
         done.append(Compacted(table, month, rows))
     return done, max(0, len(work) - limit)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import contextlib
 import threading
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 
@@ -25,6 +27,20 @@ RAW_TABLES = ("aws_pricing", "aws_spot", "azure_retail", "gcp_billing", "price_s
 def connect(path: Path) -> duckdb.DuckDBPyConnection:
     path.parent.mkdir(parents=True, exist_ok=True)
     return duckdb.connect(str(path), config=STORAGE_COMPATIBILITY)
+
+
+@contextlib.contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """One transaction: committed when the block ends, rolled back when it raises (a commit that failed has ended it
+    already)."""
+    con.begin()
+    try:
+        yield con
+        con.commit()
+    except BaseException:
+        with contextlib.suppress(duckdb.TransactionException):
+            con.rollback()
+        raise
 
 
 # Connections a step left open for the next step that writes the same file (`hand_on`, `connect_handed_on`): a run's
