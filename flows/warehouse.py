@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
-import contextlib
 import threading
 from collections.abc import Iterator
 from functools import lru_cache
