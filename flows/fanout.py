@@ -5,9 +5,10 @@ The default runs every fetch in the flow's process: a thread per source, and eac
 `HWEVAL_DASK_ADDRESS`), the flow runs on prefect-dask's DaskTaskRunner, and a live source whose kind can be split
 (`SPLIT_BY` in its module: its regions, or a Billing Catalog's services) becomes one task per region, so a wide
 fetch spreads over the cluster's workers, on this machine (a local cluster, the default) or others (the scheduler's
-address). The slots must then hold across processes and machines: each fetch task takes one slot of its cloud's
-Prefect global concurrency limit `hweval-fetch-<cloud>` (set from `fetch_concurrency` as the run starts), which the
-Prefect server counts for every worker.
+address). The slots must then hold across processes and machines. The run takes its share of each cloud's Prefect
+global concurrency limit `hweval-fetch-<cloud>` (set from `fetch_concurrency` as the run starts), which the Prefect
+server counts for every run on every machine; within the run, that share is a Dask semaphore on the cluster's
+scheduler (`run_slots`), which a fetch task holds around its calls (`dask_slot`), wherever it runs.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 
 from flows.catalog_models import Catalog
 from flows.sources import SOURCE_KINDS
@@ -24,6 +26,10 @@ RUNNER_ENV = "HWEVAL_TASK_RUNNER"  # "threads" (default) or "dask"
 ADDRESS_ENV = "HWEVAL_DASK_ADDRESS"  # a running Dask scheduler, e.g. tcp://10.0.0.5:8786 (implies dask)
 THREADS_ENV = "HWEVAL_DASK_THREADS"  # threads of the local cluster (default: the sum of fetch_concurrency)
 MAX_LOCAL_THREADS = 64
+# Tasks of a cloud kept on the cluster for each of its run's slots: one fetching, one more ready (its Prefect task run
+# begun) that takes the slot as the other lets it go. With one a slot, every call waited for the next task's Prefect
+# start (~0.6 s a call of 1 s on this 2-core machine: goal F1); with two, that start overlaps the call before it
+TASKS_PER_SLOT = 2
 MAX_PARTS = 500  # fan-out tasks of one source (regions or services): a live block listing more is refused
 LIMIT_PREFIX = "hweval-fetch-"
 SLOT_WAIT_S = 3_600.0  # at most this long waiting for a cloud's slots (other runs hold them), then TimeoutError
@@ -47,11 +53,12 @@ def runner_kind(environ: Mapping[str, str] | None = None) -> str:
 
 
 def local_threads(fetch_concurrency: Mapping[str, int], environ: Mapping[str, str] | None = None) -> int:
-    """Threads of the local cluster: enough for every cloud's slots at once, unless HWEVAL_DASK_THREADS says."""
+    """Threads of the local cluster: enough for every cloud's tasks at once (TASKS_PER_SLOT for each of its slots),
+    unless HWEVAL_DASK_THREADS says."""
     env = os.environ if environ is None else environ
     text = env.get(THREADS_ENV, "").strip()
     if not text:
-        return min(MAX_LOCAL_THREADS, max(4, sum(fetch_concurrency.values())))
+        return min(MAX_LOCAL_THREADS, max(4, TASKS_PER_SLOT * sum(fetch_concurrency.values())))
     if not text.isdigit() or not 1 <= int(text) <= MAX_LOCAL_THREADS:
         raise FanoutError(f"{THREADS_ENV}={text!r}: expected a whole number from 1 to {MAX_LOCAL_THREADS}")
     return int(text)
@@ -63,12 +70,12 @@ def task_runner(fetch_concurrency: Mapping[str, int], environ: Mapping[str, str]
     env = os.environ if environ is None else environ
     if runner_kind(env) != "dask":
         return None
-    from prefect_dask import DaskTaskRunner
+    from flows.dask_runner import FetchDaskTaskRunner
 
     address = env.get(ADDRESS_ENV, "").strip()
     if address:
-        return DaskTaskRunner(address=address)
-    return DaskTaskRunner(cluster_kwargs={"n_workers": 1, "processes": False, "dashboard_address": ":0",
+        return FetchDaskTaskRunner(address=address)
+    return FetchDaskTaskRunner(cluster_kwargs={"n_workers": 1, "processes": False, "dashboard_address": ":0",
                                           "threads_per_worker": local_threads(fetch_concurrency, env)})
 
 
@@ -112,7 +119,7 @@ def parts(catalog: Catalog, source_id: str) -> list[dict] | None:
 @contextmanager
 def cloud_slots(slots: Mapping[str, int]) -> Iterator[None]:
     """Hold `slots[cloud]` slots of each cloud's Prefect global concurrency limit for the `with` block: the fan-out
-    flow takes its clouds' shares once, then keeps at most that many of each cloud's tasks running.
+    flow takes its clouds' shares once, and its tasks keep within them (`run_slots`).
 
     The server counts the slots of every run on every machine, so two runs never have more of a cloud's calls in
     flight together than its limit: a run whose share is taken waits (Prefect's `concurrency()`, which keeps the
@@ -126,5 +133,43 @@ def cloud_slots(slots: Mapping[str, int]) -> Iterator[None]:
         for cloud, occupy in sorted(slots.items()):
             stack.enter_context(concurrency(limit_name(cloud), occupy=occupy, strict=True,
                                             timeout_seconds=SLOT_WAIT_S))
+        yield
+
+
+@contextmanager
+def run_slots(slots: Mapping[str, int], run_id: str, client) -> Iterator[dict[str, DaskSlot]]:
+    """The run's share of each cloud (`slots`) as a semaphore on the scheduler of the Dask `client` (the flow's task
+    runner's), for the `with` block, then removed: every task of the run, on any worker, holds one of its cloud's
+    around its calls (`dask_slot`), so the run keeps to its share while more of its tasks wait on the cluster, ready."""
+    from distributed import Semaphore
+
+    semaphores = {cloud: Semaphore(max_leases=n, name=f"{LIMIT_PREFIX}{cloud}-{run_id}",
+                                   scheduler_rpc=client.scheduler, loop=client.loop)
+                  for cloud, n in slots.items()}
+    try:
+        yield {cloud: DaskSlot(s.name, s.max_leases) for cloud, s in semaphores.items()}
+    finally:
+        for semaphore in semaphores.values():
+            semaphore.close()
+
+
+@dataclass(frozen=True)
+class DaskSlot:
+    """A run's semaphore for one cloud on the Dask scheduler (`run_slots`), by name: what a task needs to take one."""
+
+    name: str
+    leases: int
+
+
+@contextmanager
+def dask_slot(slot: DaskSlot | None) -> Iterator[None]:
+    """Hold one lease of the run's semaphore `slot` (on the scheduler of the Dask worker running this task) for the
+    `with` block; nothing without one."""
+    if slot is None:
+        yield
+        return
+    from distributed import Semaphore
+
+    with Semaphore(max_leases=slot.leases, name=slot.name):
         yield
 

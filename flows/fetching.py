@@ -11,6 +11,7 @@ from __future__ import annotations
 import queue
 
 from prefect import flow, get_run_logger, task
+from prefect.context import get_run_context
 from prefect.cache_policies import NO_CACHE
 from prefect.futures import as_completed, wait
 from prefect.utilities.annotations import quote
@@ -43,9 +44,10 @@ def fetch(catalog: Catalog, source_id: str, slots: FetchSlots | None = None) -> 
 
 @task(retries=2, retry_delay_seconds=5, retry_condition_fn=_transient, cache_policy=NO_CACHE,
       task_run_name="fetch-{part.source_id}")
-def fetch_part(part: landing.LivePart) -> landing.SourceBatch:
-    """One region (or service) of a live source, fanned out (flows/fanout.py) within its cloud's slots."""
-    return landing.fetch_live_part(part)
+def fetch_part(part: landing.LivePart, slot: fanout.DaskSlot | None = None) -> landing.SourceBatch:
+    """One region (or service) of a live source, fanned out (flows/fanout.py), holding one of its cloud's `slot`s."""
+    with fanout.dask_slot(slot):
+        return landing.fetch_live_part(part)
 
 
 @flow(name="nightly-fetch-fanout", log_prints=True)
@@ -54,8 +56,9 @@ def fetch_fanned_out(catalog: Catalog, source_ids: list[str]) -> list[landing.So
     split; batches in the order given.
 
     The run holds each cloud's share of its Prefect global concurrency limit (`hweval-fetch-<cloud>`, counted by the
-    server for every run on every machine) and never has more of the cloud's tasks running than that share, a new
-    one as one finishes.
+    server for every run on every machine), and its tasks take that share's slots on the Dask scheduler around their
+    calls (`fanout.run_slots`): at most the share fetch at once, with as many more begun and ready to take a slot as
+    one is let go (fanout.TASKS_PER_SLOT), a new task submitted as one finishes.
     """
     logger = get_run_logger()
     concurrency = catalog.sources.fetch_concurrency.model_dump()
@@ -79,21 +82,27 @@ def fetch_fanned_out(catalog: Catalog, source_ids: list[str]) -> list[landing.So
     def submit_next(cloud: str) -> None:
         if not queues[cloud].empty():
             source_id, index, part = queues[cloud].get()
-            futures[(source_id, index)] = future = fetch_part.submit(part)
+            futures[(source_id, index)] = future = fetch_part.submit(part, dask_slots[cloud])
             in_flight[future] = cloud
 
-    # the clouds' shares of their global limits, held while this run's parts run; submitted from this thread only
-    # (the task runner's client lives here): at most a cloud's share at once, its next part as one finishes
-    with fanout.cloud_slots(slots):
-        for cloud, n in slots.items():
-            for _ in range(n):
-                submit_next(cloud)
+    # the clouds' shares of their global limits, held while this run's parts run, and the same shares as the run's
+    # semaphores on the Dask scheduler, which the parts take around their calls; submitted from this thread only (the
+    # task runner's client lives here): TASKS_PER_SLOT tasks a slot on the cluster, the next part as one finishes
+    context = get_run_context()
+    with (fanout.cloud_slots(slots),
+          fanout.run_slots(slots, str(context.flow_run.id), context.task_runner.client) as dask_slots):
+        for _ in range(fanout.TASKS_PER_SLOT):  # the clouds in turn, so each starts fetching as soon as it can
+            for k in range(max(slots.values())):
+                for cloud in [cloud for cloud, n in slots.items() if k < n]:
+                    submit_next(cloud)
         while in_flight:
             finished = next(iter(as_completed(list(in_flight))))
             submit_next(in_flight.pop(finished))
     batches = []
     for source_id, parts in parts_of.items():
         done = [futures[(source_id, index)] for index in range(len(parts))]
+        for future in done:  # each final state as Dask returned it (0.45 s for 90 when read back from the Prefect API)
+            future.wait()
         # failed, or crashed or cancelled (a Dask worker lost): that source is stale, the others land
         failed = next((future for future in done if not future.state.is_completed()), None)
         if failed is not None:

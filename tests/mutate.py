@@ -135,6 +135,12 @@ MUTATIONS = (
     Mutation("fanout-splits-a-single-region", "flows/fanout.py",
              "    if not isinstance(items, list) or len(items) < 2:", "    if not isinstance(items, list):",
              ("tests/test_fanout.py",)),
+    Mutation("fanout-task-holds-no-dask-slot", "flows/fanout.py",
+             "    with Semaphore(max_leases=slot.leases, name=slot.name):", "    with ExitStack():", FANOUT_TESTS),
+    Mutation("fanout-dask-slots-left-on-the-scheduler", "flows/fanout.py",
+             "            semaphore.close()", "            pass", FANOUT_TESTS),
+    Mutation("fanout-dask-names-tasks-by-hashing-their-arguments", "flows/dask_runner.py",
+             "            pure=False,", "            pure=True,", FANOUT_TESTS),
     # ---------------------------------------------------------------- issue 17: communication, energy, interruptions
     Mutation("all-reduce-ignores-the-group-size", MACROS,
              "else 2 * (members::double - 1) / members::double * gb::double", "else 2 * gb::double", COMM_TESTS),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import shutil
 import threading
 import time
@@ -44,10 +45,38 @@ def test_the_default_runner_is_threads_and_an_address_means_dask():
     assert fanout.runner_kind({}) == "threads"
     assert fanout.task_runner({"aws": 4}, {}) is None
     assert fanout.runner_kind({"HWEVAL_DASK_ADDRESS": "tcp://10.0.0.5:8786"}) == "dask"
-    # the local cluster gets a thread for every slot of every cloud: 4 + 2 + 2 + 4 (sources.yaml) = 12
-    assert fanout.local_threads({"aws": 4, "azure": 2, "gcp": 2, "default": 4}, {}) == 12
+    # the local cluster gets two threads for every slot of every cloud (one task fetching, one ready behind it):
+    # 2 x (4 + 2 + 2 + 4) (sources.yaml) = 24
+    assert fanout.local_threads({"aws": 4, "azure": 2, "gcp": 2, "default": 4}, {}) == 24
     with pytest.raises(fanout.FanoutError, match="HWEVAL_DASK_THREADS='0': expected a whole number from 1 to 64$"):
         fanout.local_threads({"aws": 4}, {"HWEVAL_DASK_THREADS": "0"})
+
+
+def test_the_dask_runner_names_each_task_by_a_fresh_id_not_by_hashing_its_arguments(prefect_server):
+    """prefect-dask has Dask name a task by tokenizing its arguments, the serialized Prefect settings among them (38% of
+    a wide fetch's time, flows/dask_runner.py); hweval's runner has it named `<function>-<uuid4>`. Two submissions of
+    the same call get two names and two results."""
+    from prefect import flow, task
+
+    from flows.dask_runner import FetchDaskTaskRunner
+
+    runner = fanout.task_runner({"aws": 1}, {"HWEVAL_TASK_RUNNER": "dask"})
+    assert isinstance(runner, FetchDaskTaskRunner) and isinstance(runner.duplicate(), FetchDaskTaskRunner)
+
+    @task
+    def double(x: int) -> int:
+        return 2 * x
+
+    @flow(task_runner=runner)
+    def twice() -> tuple[list[str], list[int]]:
+        futures = [double.submit(21), double.submit(21)]
+        return [f.wrapped_future.key for f in futures], [f.result() for f in futures]
+
+    keys, results = twice()
+    assert results == [42, 42]
+    uuid = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # a token would be 32 hex digits, no dashes
+    assert all(re.fullmatch(rf".+-{uuid}", key) for key in keys), keys
+    assert keys[0] != keys[1]
 
 
 def test_run_with_a_bad_runner_setting_exits_2_before_a_prefect_server_starts(monkeypatch, capsys):
@@ -102,6 +131,46 @@ def test_a_part_rejected_whole_rejects_the_source_for_that_parts_reason():
     assert combined.data["row_no"].to_pylist() == [0, 1]
     assert combined.data["source_ref"].to_pylist() == ["eastus page 1", "westus3 page 1"]
     assert [json.loads(r)["retail_price"] for r in combined.data["row_json"].to_pylist()] == [12.5, "twelve"]
+
+
+INSIDE: dict[str, int] = defaultdict(int)  # tasks of each cloud inside their slot now (the test below)
+MOST_INSIDE: dict[str, int] = defaultdict(int)
+INSIDE_LOCK = threading.Lock()
+
+
+def _call_in_slot(cloud: str, slot: fanout.DaskSlot) -> str:
+    """A Dask task (module level: Dask pickles what it submits) that holds its cloud's slot for 0.2 s."""
+    with fanout.dask_slot(slot):
+        with INSIDE_LOCK:
+            INSIDE[cloud] += 1
+            MOST_INSIDE[cloud] = max(MOST_INSIDE[cloud], INSIDE[cloud])
+        time.sleep(0.2)
+        with INSIDE_LOCK:
+            INSIDE[cloud] -= 1
+    return cloud
+
+
+def test_a_runs_tasks_on_dask_keep_to_its_share_however_many_are_on_the_cluster():
+    """`run_slots` makes the run's share of each cloud a semaphore on the Dask scheduler; a task holding `dask_slot`
+    waits for one of its cloud's. Twelve tasks on a cluster of eight threads, aws's share 2 and azure's 1: never more
+    than 2 aws and 1 azure inside at once, and each share used in full (sleeping 0.2 s inside, the tasks overlap).
+    Afterwards the semaphores are gone from the scheduler."""
+    from distributed import Client, LocalCluster
+
+    MOST_INSIDE.clear()
+    with LocalCluster(n_workers=1, processes=False, threads_per_worker=8, dashboard_address=":0") as cluster, \
+            Client(cluster) as client:
+        with fanout.run_slots({"aws": 2, "azure": 1}, "run-1", client) as slots:
+            assert slots == {"aws": fanout.DaskSlot("hweval-fetch-aws-run-1", 2),
+                             "azure": fanout.DaskSlot("hweval-fetch-azure-run-1", 1)}
+            futures = [client.submit(_call_in_slot, cloud, slots[cloud], pure=False)
+                       for cloud in ["aws", "azure"] * 6]
+            assert sorted(client.gather(futures)) == ["aws"] * 6 + ["azure"] * 6
+        assert dict(MOST_INSIDE) == {"aws": 2, "azure": 1}
+        names = client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.extensions["semaphores"].max_leases))
+        assert not [n for n in names if n.startswith("hweval-fetch-")]
+    with fanout.dask_slot(None):  # not fanned out: nothing to hold, no Dask needed
+        pass
 
 
 @pytest.mark.slow
