@@ -24,7 +24,7 @@ from flows.sources import SOURCE_KINDS
 
 RUNNER_ENV = "HWEVAL_TASK_RUNNER"  # "threads" (default) or "dask"
 ADDRESS_ENV = "HWEVAL_DASK_ADDRESS"  # a running Dask scheduler, e.g. tcp://10.0.0.5:8786 (implies dask)
-THREADS_ENV = "HWEVAL_DASK_THREADS"  # threads of the local cluster (default: the sum of fetch_concurrency)
+THREADS_ENV = "HWEVAL_DASK_THREADS"  # threads of the local cluster (default: TASKS_PER_SLOT x the sum of fetch_concurrency)
 MAX_LOCAL_THREADS = 64
 # Tasks of a cloud kept on the cluster for each of its run's slots: one fetching, one more ready (its Prefect task run
 # begun) that takes the slot as the other lets it go. With one a slot, every call waited for the next task's Prefect
@@ -172,4 +172,3 @@ def dask_slot(slot: DaskSlot | None) -> Iterator[None]:
 
     with Semaphore(max_leases=slot.leases, name=slot.name):
         yield
-

@@ -11,8 +11,8 @@ from __future__ import annotations
 import queue
 
 from prefect import flow, get_run_logger, task
-from prefect.context import get_run_context
 from prefect.cache_policies import NO_CACHE
+from prefect.context import get_run_context
 from prefect.futures import as_completed, wait
 from prefect.utilities.annotations import quote
 
