@@ -162,12 +162,9 @@ class DaskSlot:
 
 
 @contextmanager
-def dask_slot(slot: DaskSlot | None) -> Iterator[None]:
+def dask_slot(slot: DaskSlot) -> Iterator[None]:
     """Hold one lease of the run's semaphore `slot` (on the scheduler of the Dask worker running this task) for the
-    `with` block; nothing without one."""
-    if slot is None:
-        yield
-        return
+    `with` block."""
     from distributed import Semaphore
 
     with Semaphore(max_leases=slot.leases, name=slot.name):

@@ -44,7 +44,7 @@ def fetch(catalog: Catalog, source_id: str, slots: FetchSlots | None = None) -> 
 
 @task(retries=2, retry_delay_seconds=5, retry_condition_fn=_transient, cache_policy=NO_CACHE,
       task_run_name="fetch-{part.source_id}")
-def fetch_part(part: landing.LivePart, slot: fanout.DaskSlot | None = None) -> landing.SourceBatch:
+def fetch_part(part: landing.LivePart, slot: fanout.DaskSlot) -> landing.SourceBatch:
     """One region (or service) of a live source, fanned out (flows/fanout.py), holding one of its cloud's `slot`s."""
     with fanout.dask_slot(slot):
         return landing.fetch_live_part(part)
@@ -91,10 +91,10 @@ def fetch_fanned_out(catalog: Catalog, source_ids: list[str]) -> list[landing.So
     context = get_run_context()
     with (fanout.cloud_slots(slots),
           fanout.run_slots(slots, str(context.flow_run.id), context.task_runner.client) as dask_slots):
-        for _ in range(fanout.TASKS_PER_SLOT):  # the clouds in turn, so each starts fetching as soon as it can
-            for k in range(max(slots.values())):
-                for cloud in [cloud for cloud, n in slots.items() if k < n]:
-                    submit_next(cloud)
+        # the clouds in turn (aws, azure, gcp, aws, ...), so each starts fetching as soon as it can
+        in_turn = [cloud for k in range(max(slots.values())) for cloud, n in slots.items() if k < n]
+        for cloud in in_turn * fanout.TASKS_PER_SLOT:
+            submit_next(cloud)
         while in_flight:
             finished = next(iter(as_completed(list(in_flight))))
             submit_next(in_flight.pop(finished))

@@ -169,8 +169,6 @@ def test_a_runs_tasks_on_dask_keep_to_its_share_however_many_are_on_the_cluster(
         assert dict(MOST_INSIDE) == {"aws": 2, "azure": 1}
         names = client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.extensions["semaphores"].max_leases))
         assert not [n for n in names if n.startswith("hweval-fetch-")]
-    with fanout.dask_slot(None):  # not fanned out: nothing to hold, no Dask needed
-        pass
 
 
 @pytest.mark.slow
