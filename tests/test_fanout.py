@@ -218,20 +218,24 @@ class CountingServer:
                     server.most_at_once = max(server.most_at_once, sum(server.in_flight.values()))
                 try:
                     time.sleep(server.delay_s)
-                    if cloud == "aws":
-                        body, kind = offer_file, "text/csv"
-                    elif cloud == "azure":
-                        body, kind = b'{"BillingCurrency": "USD", "Items": [], "NextPageLink": null}', "application/json"
-                    else:
-                        body, kind = b'{"skus": [], "nextPageToken": ""}', "application/json"
-                    self.send_response(200)
-                    self.send_header("Content-Type", kind)
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
                 finally:
+                    # counted out before the answer is sent: the client holds its slot from before the request until
+                    # after the answer, so a count ended here never outlasts the slot. Ended after the answer, the
+                    # count lagged on a loaded machine: the client had its answer, gave back its slot and the next
+                    # task's request arrived while this thread still waited for the GIL to count out (azure 4 of 3)
                     with lock:
                         server.in_flight[cloud] -= 1
+                if cloud == "aws":
+                    body, kind = offer_file, "text/csv"
+                elif cloud == "azure":
+                    body, kind = b'{"BillingCurrency": "USD", "Items": [], "NextPageLink": null}', "application/json"
+                else:
+                    body, kind = b'{"skus": [], "nextPageToken": ""}', "application/json"
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
 
             def log_message(self, *args):
                 pass
