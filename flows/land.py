@@ -494,20 +494,17 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
                 con.execute(*delete_earlier)
                 loads.append(reuse_load(con, b, run_id, as_of, reused[b.source_id], reused_quarantine[b.source_id]))
             continue
-        con.begin()
         try:
-            con.execute(*delete_earlier)
-            load = land_batch(con, b, run_id, as_of, catalog, validated, digests.get(b.source_id))
+            # the batch's rows and the delete of its earlier same-date rows, committed or undone together; a row the
+            # database refuses only as the transaction commits is the batch's data too
+            with warehouse.transaction(con):
+                con.execute(*delete_earlier)
+                load = land_batch(con, b, run_id, as_of, catalog, validated, digests.get(b.source_id))
         except (*BATCH_DATA_ERRORS, BatchDataError) as exc:
-            con.rollback()  # the batch's rows and the delete of its earlier same-date rows, undone together
             failed = replace(b, rejected_by="landing_rejected",
                              error=redact_text(f"{type(exc).__name__} while landing: {exc}"))
             loads.append(record_stale(con, failed, run_id, as_of, last_good[b.source_id]))
             continue
-        except BaseException:
-            con.rollback()
-            raise
-        con.commit()
         loads.append(load)
     for load in [load for load in loads if load.source_id in fallbacks]:
         if load.status == "stale" and last_good[load.source_id] is None:

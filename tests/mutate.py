@@ -345,6 +345,12 @@ MUTATIONS = (
     Mutation("the-gx-process-outlives-a-killed-run", "flows/gx_process.py",
              'threading.Thread(target=exit_with_parent, name="hweval-gx-process-parent", daemon=True).start()', "pass",
              ("tests/test_gx_process.py::test_the_gx_process_exits_when_the_run_that_started_it_is_killed",)),
+    Mutation("a-batch-landed-outside-a-transaction", "flows/land.py",
+             "            with warehouse.transaction(con):\n                con.execute(*delete_earlier)\n"
+             "                load = land_batch(",
+             "            if True:\n                con.execute(*delete_earlier)\n                load = land_batch(",
+             (("tests/test_fault_injection.py::test_a_same_date_batch_the_database_refuses_while_landing_keeps_that_"
+               "dates_good_rows"), "-m", "not live and not fuzz")),
     Mutation("the-landing-closes-its-connection-and-the-build-opens-another", "flows/nightly.py",
              "    warehouse.hand_on(building, con)  # to build_and_render", "    con.close()  # to build_and_render",
              ("tests/test_flow.py::test_the_build_takes_the_connection_the_landing_left_open",)),

@@ -423,6 +423,30 @@ def test_a_batch_the_database_rejects_makes_its_source_stale_and_the_others_land
     assert_rows_accounted(result)
 
 
+def test_a_same_date_batch_the_database_refuses_while_landing_keeps_that_dates_good_rows(last_good, monkeypatch):
+    """The batch is typed, so only the database refuses it, inside the landing's transaction, after this date's earlier
+    rows of the source were deleted: the delete is undone with the insert, the source is stale with the database's
+    reason, the other sources land. (The golden run's 11 training rows, landed as RUN_ID on the same date, stay.)"""
+    real_insert_arrow = warehouse.insert_arrow
+
+    def refused(con, table, data, constants=None):
+        if table == "raw.mlperf_training":
+            real_insert_arrow(con, table, data, constants)  # in, then refused: the rollback has rows to undo
+            raise duckdb.ConstraintException("Constraint Error: a row the database refuses")
+        return real_insert_arrow(con, table, data, constants)
+
+    monkeypatch.setattr(warehouse, "insert_arrow", refused)
+    first_training_row_with(monkeypatch, framework="maxtext, rebuilt")  # changed: not the unchanged batch, reused
+    result = run_against(last_good, CATALOGS, as_of=AS_OF, run_id="rerun")
+    [training] = [load for load in result.loads if load.source_id == "mlperf_training_snapshot"]
+    assert training.status == "stale" and training.stale_since == AS_OF
+    assert training.error.startswith("ConstraintException while landing: Constraint Error: a row the database")
+    assert query(result, "select run_id, count(*) as n from raw.mlperf_training group by run_id") == [
+        {"run_id": RUN_ID, "n": 11}]
+    assert {load.status for load in result.loads if load.source_id != "mlperf_training_snapshot"} == {"landed"}
+    assert_rows_accounted(result)
+
+
 def test_text_where_an_expectation_compares_numbers_makes_its_source_stale(last_good, monkeypatch):
     """Text where an expectation compares numbers: the batch is typed as its raw table before Great Expectations
     sees it, so the column is named, the source is stale, the suite is not blamed and the run goes on."""
