@@ -176,6 +176,16 @@ MUTATIONS = (
     Mutation("worst-tensor-parallel-group", INFERENCE,
              "replicas_per_instance * replica_tokens_per_s / instances_per_replica desc",
              "replicas_per_instance * replica_tokens_per_s / instances_per_replica asc", COST_TESTS),
+    # the tensor-parallel group sizes worked out once a shape (issue 15, stop 38): each condition of the join back
+    Mutation("a-group-too-small-to-hold-a-sequence-tried", INFERENCE,
+             "        and group_sizes.replica_chips >= grouped.needed_chips\n", "\n", COST_TESTS),
+    Mutation("group-sizes-of-another-instance-limit", INFERENCE,
+             "        and group_sizes.max_instances_per_replica = grouped.max_instances_per_replica\n", "\n",
+             COST_TESTS + ("tests/test_flow.py",)),
+    Mutation("an-excluded-candidate-shown-at-its-largest-group", INFERENCE,
+             "select workload_id, offer_id, precision, min(replica_chips) as smallest_group",
+             "select workload_id, offer_id, precision, max(replica_chips) as smallest_group",
+             COST_TESTS + ("tests/test_flow.py",)),
     # ---------------------------------------------------------------- issue 15: incremental re-runs
     Mutation("reuse-ignores-the-catalog", "flows/reuse.py",
              "parts = [own[b.source_id], b.table, code, catalog_digest,",

@@ -233,6 +233,20 @@ def test_a_twelve_chip_instance_is_tiled_by_groups_that_divide_it(fresh_db, cata
     assert fp8["replicas_per_instance"] * fp8["replica_chips"] == 12
     assert fp8["deployment_tokens_per_s"] == pytest.approx(1497.44, abs=0.01)
     assert rows(fresh_db, "select * from marts.excluded_candidates where exclusion_reason is null") == []
+    # another workload on the same instance keeps its own limit of 1 instance a replica (llama2-70b-batch's 2 lets
+    # a group of 24 span two inf2.48xlarge; this one may not): llama-3.1-405b at fp8 is 405 GB of weights + KV cache
+    # of (2,048 + 512) tokens x 126 layers x 8 KV heads x 128 x 2 (K and V) x 1 B = 2,560 x 258,048 B = 0.66 GB,
+    # 405.66 GB / 28.8 GB = 14.09 -> 15 chips, more than one instance's 12
+    [reason] = [r["exclusion_reason"] for r in rows(fresh_db, "select exclusion_reason from "
+                "intermediate.int_inference_estimates_computed where workload_id = 'llama31-405b-chat' "
+                "and offer_id like '%inf2.48xlarge%' and precision = 'fp8'")]
+    assert reason == "406 GB of fp8 weights + KV cache need 15 chips of 32 GB (90% usable); inf2.48xlarge has 12"
+    # an excluded candidate is listed at its smallest group that holds one sequence: int8 (below the workload's
+    # accuracy floor) holds the same 69.22 GB as fp8 (KV cache in fp8 for both): 3 chips, of groups 3, 4, 6, 12, 24
+    [int8] = rows(fresh_db, "select chips, exclusion_reason from marts.excluded_candidates "
+                            "where workload_id = 'llama2-70b-batch' and precision = 'int8'")
+    assert int8 == {"chips": 3, "exclusion_reason": "int8 is not among the precisions the workload accepts (bf16, fp8: "
+                                                    "its accuracy floor)"}
 
 
 def test_divisions_and_availabilities_are_excluded_by_declared_rules(fresh_db, catalog):

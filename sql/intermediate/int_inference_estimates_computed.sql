@@ -136,24 +136,39 @@ grouped as (
     from sized
 ),
 
-options as (
-    -- every tensor-parallel group that holds one full sequence and tiles the instance (a divisor of its chip
-    -- count) or spans whole instances, up to the workload's limit: a larger group holds more KV cache, so
-    -- larger batches, and can be cheaper per token
-    select grouped.workload_id, grouped.offer_id, grouped.precision, groups.range as replica_chips
-    from grouped
+group_sizes as (
+    -- the tensor-parallel groups (at most 256 chips) that tile an instance of `accelerator_count` chips (a divisor
+    -- of its chip count) or span whole instances, up to `max_instances_per_replica` of them: worked out once for
+    -- each of the few shapes there are, not for every candidate (an inequality join of every candidate with 256
+    -- sizes was the larger part of this model's time on a large market)
+    select shapes.accelerator_count, shapes.max_instances_per_replica, groups.range as replica_chips
+    from (select distinct accelerator_count, max_instances_per_replica from grouped) as shapes
     inner join range(1, 257) as groups
-        on groups.range >= grouped.needed_chips
-        and groups.range <= grouped.accelerator_count * grouped.max_instances_per_replica
-        and tiles_instances(groups.range, grouped.accelerator_count)
+        on groups.range <= shapes.accelerator_count * shapes.max_instances_per_replica
+        and tiles_instances(groups.range, shapes.accelerator_count)
+),
+
+options as (
+    -- every such group that holds one full sequence: a larger group holds more KV cache, so larger batches, and
+    -- can be cheaper per token
+    select grouped.workload_id, grouped.offer_id, grouped.precision, group_sizes.replica_chips
+    from grouped
+    inner join group_sizes
+        on group_sizes.accelerator_count = grouped.accelerator_count
+        and group_sizes.max_instances_per_replica = grouped.max_instances_per_replica
+        and group_sizes.replica_chips >= grouped.needed_chips
+),
+
+smallest_groups as (
+    select workload_id, offer_id, precision, min(replica_chips) as smallest_group
+    from options
+    group by workload_id, offer_id, precision
 ),
 
 checked as (
     select
         grouped.*,
-        (select min(options.replica_chips) from options
-         where options.workload_id = grouped.workload_id and options.offer_id = grouped.offer_id
-             and options.precision = grouped.precision) as smallest_group,
+        smallest_groups.smallest_group,
         case
             when not is_accurate_enough then
                 precision || ' is not among the precisions the workload accepts (' || accepted_precisions
@@ -163,11 +178,7 @@ checked as (
                 || precision
             when memory_gb is null or memory_bandwidth_tbps is null then
                 'the catalog has no memory size or bandwidth for ' || accelerator_id
-            when not exists (
-                select 1 from options
-                where options.workload_id = grouped.workload_id and options.offer_id = grouped.offer_id
-                    and options.precision = grouped.precision
-            ) then
+            when smallest_groups.smallest_group is null then  -- no group holds one full sequence
                 cast(round(one_sequence_gb) as bigint) || ' GB of ' || precision || ' weights + KV cache need '
                 || needed_chips || ' chips of ' || cast(memory_gb as bigint) || ' GB (' || cast(round(
                 usable_memory_fraction * 100) as bigint) || '% usable); ' || instance_type || ' has '
@@ -176,6 +187,7 @@ checked as (
                         then ' and a replica may span ' || max_instances_per_replica || ' instances' else '' end
         end as precheck_reason
     from grouped
+    left join smallest_groups using (workload_id, offer_id, precision)
 ),
 
 batched as (
