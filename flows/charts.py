@@ -208,11 +208,11 @@ class Chart:
 def workload_charts(con: duckdb.DuckDBPyConnection, as_of: dt.date, workload_id: str) -> list[Chart]:
     """The charts of one workload page, in page order; [] when the workload has no ranked candidate."""
     params = {"as_of": as_of, "workload_id": workload_id}
-    candidates = con.sql(CANDIDATES_SQL, params=params).pl()
+    candidates = relations.fetch_frame(con, CANDIDATES_SQL, params)
     if candidates.is_empty():
         return []
-    top = con.sql(TOP_CANDIDATES_SQL, params=params | {"limit": TOP_BARS}).pl()
-    history = con.sql(HISTORY_SQL, params=params | {"limit": HISTORY_RUNS}).pl()
+    top = relations.fetch_frame(con, TOP_CANDIDATES_SQL, params | {"limit": TOP_BARS})
+    history = relations.fetch_frame(con, HISTORY_SQL, params | {"limit": HISTORY_RUNS})
     charts = [
         _chart(f"{workload_id}-outcome-vs-chip-hour.png", outcome_vs_chip_hour_title(workload_id, candidates),
                outcome_vs_chip_hour_caption(candidates), candidates, outcome_vs_chip_hour_figure),
@@ -223,8 +223,8 @@ def workload_charts(con: duckdb.DuckDBPyConnection, as_of: dt.date, workload_id:
         charts.append(_chart(f"{workload_id}-history.png", history_title(workload_id, history),
                              history_caption(history), history, history_figure))
     if _table_exists(con, "marts", "serving_load_points"):
-        frontier = con.sql(FRONTIER_SQL, params=params | {"limit": FRONTIER_LINES,
-                                                          "min_points": FRONTIER_MIN_POINTS}).pl()
+        frontier = relations.fetch_frame(con, FRONTIER_SQL,
+                                         params | {"limit": FRONTIER_LINES, "min_points": FRONTIER_MIN_POINTS})
         if not frontier.is_empty():
             charts.append(_chart(f"{workload_id}-cost-vs-interactivity.png", frontier_title(workload_id, frontier),
                                  frontier_caption(frontier), frontier, frontier_figure))
@@ -235,7 +235,7 @@ def backtest_chart(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> Chart | No
     """Estimated against measured for every result marts.estimate_backtest holds at `as_of`; None when it holds none."""
     if not _table_exists(con, "marts", "estimate_backtest"):
         return None
-    comparisons = con.sql(BACKTEST_SQL, params={"as_of": as_of}).pl()
+    comparisons = relations.fetch_frame(con, BACKTEST_SQL, {"as_of": as_of})
     if comparisons.is_empty():
         return None
     return _chart(BACKTEST_FILE, backtest_title(comparisons), backtest_caption(comparisons), comparisons,

@@ -1,4 +1,5 @@
-"""What a DuckDB database holds, asked cheaply: a table's or view's columns, and whether a name is a table or a view.
+"""What a DuckDB database holds, asked cheaply: a table's or view's columns, whether a name is a table or a view, and
+a query's rows as a polars frame.
 
 `information_schema.columns` and `.tables` bind every view in the database to answer about one table: 9-50 ms a
 question in a built warehouse (~100 relations, measured), and a run asks about 50 of them. `pragma_table_info` binds
@@ -10,8 +11,12 @@ identifier is looked up in information_schema, as before.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import duckdb
+
+if TYPE_CHECKING:
+    import polars as pl
 
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -45,3 +50,10 @@ def kind(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> str:
     if views:
         return "VIEW"
     return "BASE TABLE" if columns(con, schema, name) else ""
+
+
+def fetch_frame(con: duckdb.DuckDBPyConnection, query: str, params: list | dict | None = None) -> pl.DataFrame:
+    """The rows of a query as a polars frame, on a cursor of its own (no result is left open on `con`). Executed, then
+    fetched: a relation made with `con.sql(query, params=...)` took 7x longer to give the same frame (a workload's
+    36,668 ranked candidates: 0.57 s against 0.08 s, DuckDB 1.5)."""
+    return con.cursor().execute(query, params or []).pl()

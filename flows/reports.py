@@ -14,7 +14,7 @@ import duckdb
 import jinja2
 from markupsafe import Markup
 
-from flows import charts
+from flows import charts, relations
 from flows.formatting import FILTERS, count, md_escape, num, percent, plural, ratio, signed_usd, usd
 from flows.warehouse import fetch_dicts
 
@@ -30,6 +30,12 @@ OUTCOME_LABELS = {
 OUTCOME_CURRENCY = {metric: unit.split(" per ", 1)[0] for metric, unit in charts.OUTCOME_UNITS.items()}
 PER_OUTCOME = {metric: "per " + unit.split(" per ", 1)[1] for metric, unit in charts.OUTCOME_UNITS.items()}
 TOP_ROWS = 10  # rows of the short table at the top of a workload page
+# A workload page stays one a person reads at any market size (the bench's 35,000 offers made pages of 17 MB, with
+# 36,668 ranked rows and cells of a million characters): past these, the page counts what it leaves out and says where
+# all of it is (the workload's CSV and marts.rankings, or marts.excluded_candidates).
+RANKING_ROWS_LISTED = 100  # rows of the Full ranking table
+EXCLUSION_REASONS_LISTED = 60  # reasons under Excluded
+EXCLUDED_OFFERS_LISTED = 60  # offers named for one reason before "and N more"
 REVERSALS_LISTED = 5  # pairs under "Where the hourly price disagrees"
 CHANGES_LISTED = 8  # lines of one kind of change shown before "and N more"
 QUARANTINE_VALUES_LISTED = 12  # distinct rejected values named per source and expectation before "and N others"
@@ -99,30 +105,54 @@ def chip_hours(r: dict) -> float:
     return r["chips"] * r["time_to_train_minutes"] / 60
 
 
-def reversal_pairs(ranking: list[dict], limit: int = REVERSALS_LISTED) -> list[dict]:
+# The candidates of one workload that are dearer per chip-hour and cheaper per outcome (is_reversal), best first,
+# each with the one it beats that is cheapest per chip-hour (then lowest outcome): found in the warehouse, whatever
+# the number of candidates.
+REVERSALS_SQL = """
+with ranked as (
+    select * from marts.rankings where as_of = $as_of and workload_id = $workload_id
+),
+better as (
+    select * from ranked where is_reversal order by outcome_rank, usd_per_chip_hour, candidate_id limit $limit
+),
+paired as (
+    select better.candidate_id,
+           arg_min(worse.candidate_id, (worse.usd_per_chip_hour, worse.outcome_value, worse.candidate_id)) as worse_id
+    from better
+    inner join ranked as worse
+        on worse.outcome_value > better.outcome_value and worse.usd_per_chip_hour < better.usd_per_chip_hour
+    group by better.candidate_id
+)
+select ranked.*, paired.worse_id, better.candidate_id is not null as is_better
+from ranked
+left join better using (candidate_id)
+left join paired using (candidate_id)
+where better.candidate_id is not null or ranked.candidate_id in (select worse_id from paired)
+order by outcome_rank, usd_per_chip_hour, candidate_id
+"""
+
+
+def reversal_pairs(con: duckdb.DuckDBPyConnection, as_of: dt.date, workload_id: str,
+                   limit: int = REVERSALS_LISTED) -> list[dict]:
     """Pairs where a candidate dearer per chip-hour is cheaper per outcome, with the figure that explains it."""
-    pairs = []
-    for better in sorted(ranking, key=lambda r: r["outcome_rank"]):
-        if not better["is_reversal"]:
-            continue
-        beaten = [w for w in ranking
-                  if w["outcome_value"] > better["outcome_value"] and w["usd_per_chip_hour"] < better["usd_per_chip_hour"]]
-        worse = min(beaten, key=lambda w: (w["usd_per_chip_hour"], w["outcome_value"]))
-        pair = {"better": better, "worse": worse, "why": None,
-                "hour_ratio": better["usd_per_chip_hour"] / worse["usd_per_chip_hour"],
-                "outcome_ratio": better["outcome_value"] / worse["outcome_value"]}
-        if better["time_to_train_minutes"] and worse["time_to_train_minutes"]:
-            pair |= {"why": "chip_hours", "better_chip_hours": chip_hours(better), "worse_chip_hours": chip_hours(worse),
-                     "digits": 0 if min(chip_hours(better), chip_hours(worse)) >= 100 else 1}
-        elif better.get("utilization") is not None and worse.get("utilization") is not None and (
-                better["utilization"] > 1.5 * worse["utilization"]):
-            pair["why"] = "utilization"
-        elif better["tokens_per_s_per_chip"] and worse["tokens_per_s_per_chip"]:
-            pair["why"] = "tokens"
-        pairs.append(pair)
-        if len(pairs) == limit:
-            break
-    return pairs
+    rows = fetch_dicts(con, REVERSALS_SQL, {"as_of": as_of, "workload_id": workload_id, "limit": limit})
+    by_id = {r["candidate_id"]: r for r in rows}
+    return [_reversal_pair(better, by_id[better["worse_id"]]) for better in rows if better["is_better"]]
+
+
+def _reversal_pair(better: dict, worse: dict) -> dict:
+    pair = {"better": better, "worse": worse, "why": None,
+            "hour_ratio": better["usd_per_chip_hour"] / worse["usd_per_chip_hour"],
+            "outcome_ratio": better["outcome_value"] / worse["outcome_value"]}
+    if better["time_to_train_minutes"] and worse["time_to_train_minutes"]:
+        pair |= {"why": "chip_hours", "better_chip_hours": chip_hours(better), "worse_chip_hours": chip_hours(worse),
+                 "digits": 0 if min(chip_hours(better), chip_hours(worse)) >= 100 else 1}
+    elif better.get("utilization") is not None and worse.get("utilization") is not None and (
+            better["utilization"] > 1.5 * worse["utilization"]):
+        pair["why"] = "utilization"
+    elif better["tokens_per_s_per_chip"] and worse["tokens_per_s_per_chip"]:
+        pair["why"] = "tokens"
+    return pair
 
 
 def _training_rows(ranking: list[dict], costs: dict[str, dict]) -> tuple[list[str], list[list[str]]]:
@@ -181,24 +211,71 @@ def _top_rows(ranking: list[dict]) -> list[list[str]]:
              usd(r["outcome_value"]), likely_range(r), str(r["chip_hour_rank"]), r["basis"]] for r in ranking[:TOP_ROWS]]
 
 
-def _utilization(workload: dict, ranking: list[dict], costs: dict[str, dict]) -> dict | None:
+# A service's Utilization facts from the whole ranking: the candidates that run below 25% utilization, and the best
+# one-chip offer against the best GPU instance of 8 chips or more, in the ranking's order.
+UTILIZATION_SQL = """
+select
+    count(*) filter (where costs.utilization < 0.25) as idle,
+    arg_min(ranked.candidate_id, (ranked.outcome_rank, ranked.usd_per_chip_hour, ranked.candidate_id))
+        filter (where ranked.accelerator_count = 1) as small_id,
+    arg_min(ranked.candidate_id, (ranked.outcome_rank, ranked.usd_per_chip_hour, ranked.candidate_id))
+        filter (where ranked.accelerator_count >= 8 and ranked.family = 'gpu') as large_id
+from marts.rankings as ranked
+left join marts.inference_costs as costs using (as_of, candidate_id)
+where ranked.as_of = $as_of and ranked.workload_id = $workload_id
+"""
+
+
+def _utilization(con: duckdb.DuckDBPyConnection, as_of: dt.date, workload: dict) -> dict | None:
     """Facts for the Utilization section of a service's page (None for training and offline batch work)."""
     if workload["kind"] != "inference" or workload["is_offline"]:
         return None
-    one_chip = [r for r in ranking if r["accelerator_count"] == 1]
-    eight_chip = [r for r in ranking if r["accelerator_count"] >= 8 and r["family"] == "gpu"]
+    params = {"as_of": as_of, "workload_id": workload["workload_id"]}
+    [facts] = fetch_dicts(con, UTILIZATION_SQL, params)
     small = large = None
-    if one_chip and eight_chip and one_chip[0]["outcome_rank"] < eight_chip[0]["outcome_rank"]:
-        small, large = one_chip[0], eight_chip[0]
-    return {"idle": len([r for r in ranking if (costs.get(r["candidate_id"], {}).get("utilization") or 1) < 0.25]),
-            "small": small, "large": large}
+    if facts["small_id"] is not None and facts["large_id"] is not None:
+        rows = {r["candidate_id"]: r for r in fetch_dicts(
+            con, "select * from marts.rankings where as_of = $as_of and workload_id = $workload_id "
+                 "and candidate_id in ($small_id, $large_id)",
+            params | {"small_id": facts["small_id"], "large_id": facts["large_id"]})}
+        if rows[facts["small_id"]]["outcome_rank"] < rows[facts["large_id"]]["outcome_rank"]:
+            small, large = rows[facts["small_id"]], rows[facts["large_id"]]
+    return {"idle": facts["idle"], "small": small, "large": large}
 
 
-def _basis_by_family(ranking: list[dict]) -> list[tuple[str, list[str]]]:
+def _basis_by_family(rows: list[dict]) -> list[tuple[str, list[str]]]:
+    """Each accelerator family of a ranking with the bases of its rows (rows: at least family and basis)."""
     by_family: dict[str, set[str]] = {}
-    for r in ranking:
+    for r in rows:
         by_family.setdefault(r["family"], set()).add(r["basis"])
     return [(family, sorted(bases, key=BASES.index)) for family, bases in sorted(by_family.items())]
+
+
+def _excluded(con: duckdb.DuckDBPyConnection, as_of: dt.date, workload_id: str) -> tuple[int, list[list[str]], dict]:
+    """A workload's excluded candidates: how many, the rows of the Excluded table (each reason with the offers it
+    excludes, at most EXCLUSION_REASONS_LISTED reasons and EXCLUDED_OFFERS_LISTED offers each, in the order of
+    reason, then offer), and what the table leaves out. Offers listed alike (another term of one instance type in
+    one region) are named once, with their number."""
+    reasons = fetch_dicts(con, """
+        with named as (
+            select exclusion_reason, cloud || ' ' || instance_type || ' ' || region || ' ' || pricing_term as offer,
+                   nullif(precision, '') as precision, count(*) as offers, min((offer_id, precision)) as first
+            from marts.excluded_candidates where as_of = $as_of and workload_id = $workload_id
+            group by all
+        )
+        select exclusion_reason, sum(offers) as candidates, count(*) as labels,
+               list(offer || coalesce(' (' || nullif(concat_ws(', ', precision, case when offers > 1
+                                                                    then offers || ' offers' end), '') || ')', '')
+                    order by first)
+                   [1:$offers_listed] as listed
+        from named group by all order by exclusion_reason""",
+        {"as_of": as_of, "workload_id": workload_id, "offers_listed": EXCLUDED_OFFERS_LISTED})
+    rows = [[r["exclusion_reason"], ", ".join(r["listed"]) + (f", and {count(r['labels'] - len(r['listed']))} more"
+                                                               if r["labels"] > len(r["listed"]) else "")]
+            for r in reasons[:EXCLUSION_REASONS_LISTED]]
+    left_out = reasons[EXCLUSION_REASONS_LISTED:]
+    return (int(sum(r["candidates"] for r in reasons)), rows,
+            {"reasons": len(left_out), "candidates": int(sum(r["candidates"] for r in left_out))})
 
 
 def _price_source(r: dict) -> str:
@@ -304,8 +381,8 @@ def _estimates_page(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dic
 
 def ranking_csv(con: duckdb.DuckDBPyConnection, as_of: dt.date, workload_id: str) -> str:
     """The full ranking of one workload as CSV, every column of marts.rankings, in the page's order."""
-    frame = con.sql("select * from marts.rankings where as_of = ? and workload_id = ? "
-                    "order by outcome_rank, usd_per_chip_hour, candidate_id", params=[as_of, workload_id]).pl()
+    frame = relations.fetch_frame(con, "select * from marts.rankings where as_of = ? and workload_id = ? "
+                                       "order by outcome_rank, usd_per_chip_hour, candidate_id", [as_of, workload_id])
     buffer = io.StringIO()
     frame.write_csv(buffer)
     return buffer.getvalue()
@@ -371,8 +448,15 @@ def _offer_rows(offers: list[dict]) -> list[list[str]]:
 def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | bytes]:
     """File name (relative to the report folder) -> Markdown, CSV text or chart image, for the run at `as_of`."""
     workloads = fetch_dicts(con, "select * from catalog.workloads order by workload_id")
-    rankings = fetch_dicts(con, "select * from marts.rankings where as_of = ? order by workload_id, outcome_rank, "
-                          "usd_per_chip_hour, candidate_id", [as_of])
+    # each workload's first RANKING_ROWS_LISTED candidates (what its page lists), and how many it ranked
+    rankings = fetch_dicts(con, """
+        select * from marts.rankings where as_of = ?
+        qualify row_number() over (partition by workload_id order by outcome_rank, usd_per_chip_hour, candidate_id)
+            <= ?
+        order by workload_id, outcome_rank, usd_per_chip_hour, candidate_id""", [as_of, RANKING_ROWS_LISTED])
+    ranked_counts = dict(con.execute("select workload_id, count(*) from marts.rankings where as_of = ? group by all",
+                                     [as_of]).fetchall())
+    bases = fetch_dicts(con, "select distinct workload_id, family, basis from marts.rankings where as_of = ?", [as_of])
     decisions = {d["workload_id"]: d for d in fetch_dicts(
         con, "select * from marts.decisions where as_of = ?", [as_of])}
     api_comparisons: dict[str, list[dict]] = {}
@@ -380,12 +464,10 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
                               "order by workload_id, api_usd_per_hour, cloud, region, api_model", [as_of]):
         api_comparisons.setdefault(a["workload_id"], []).append(a)
     run = fetch_dicts(con, "select * from ops.runs where as_of = ?", [as_of])
-    training_costs = {r["candidate_id"]: r for r in fetch_dicts(
-        con, "select * from marts.training_costs where as_of = ?", [as_of])}
-    inference_costs = {r["candidate_id"]: r for r in fetch_dicts(
-        con, "select * from marts.inference_costs where as_of = ?", [as_of])}
-    excluded = fetch_dicts(con, "select * from marts.excluded_candidates where as_of = ? "
-                          "order by workload_id, exclusion_reason, offer_id, precision", [as_of])
+    listed_ids = [r["candidate_id"] for r in rankings]
+    training_costs, inference_costs = ({r["candidate_id"]: r for r in fetch_dicts(
+        con, f"select * from marts.{mart} where as_of = ? and candidate_id in (select unnest(?))", [as_of, listed_ids])}
+        for mart in ("training_costs", "inference_costs"))
     cpu_baselines = {b["workload_id"]: b for b in fetch_dicts(
         con, "select * from marts.cpu_baselines where as_of = ?", [as_of])}
     loads = fetch_dicts(con, "select * from ops.source_loads where as_of = ? order by source_id", [as_of])
@@ -420,10 +502,12 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
     for w in workloads:
         workload_id = w["workload_id"]
         ranking = [r for r in rankings if r["workload_id"] == workload_id]
+        ranked = ranked_counts.get(workload_id, 0)
         costs = training_costs if w["kind"] == "training" else inference_costs
-        mine = [e for e in excluded if e["workload_id"] == workload_id]
+        excluded, excluded_rows, excluded_left_out = _excluded(con, as_of, workload_id)
         cpu_baseline = cpu_baselines.get(workload_id)
-        page = {"w": w, "ranking": ranking, "excluded": mine, **common, "cpu_baseline": cpu_baseline,
+        page = {"w": w, "ranking": ranking, "ranked": ranked, "excluded": excluded, "excluded_rows": excluded_rows,
+                "excluded_left_out": excluded_left_out, **common, "cpu_baseline": cpu_baseline,
                 "cpu_label": OUTCOME_LABELS.get(cpu_baseline["outcome_metric"]) if cpu_baseline else None,
                 "best_changes": [c for c in best_changes if c["workload_id"] == workload_id]}
         page["hosted_apis"] = api_comparisons.get(workload_id, [])
@@ -437,17 +521,13 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
             page |= {
                 "label": OUTCOME_LABELS[ranking[0]["outcome_metric"]], "csv_name": f"{workload_id}.csv",
                 "decision": decisions[workload_id], "top": ranking[:TOP_ROWS], "top_rows": _top_rows(ranking),
-                "charts": workload_charts, "reversals": reversal_pairs(ranking),
-                "utilization": _utilization(w, ranking, costs),
+                "charts": workload_charts, "reversals": reversal_pairs(con, as_of, workload_id),
+                "utilization": _utilization(con, as_of, w),
                 "lifetime": best_costs if best_costs.get("lifetime_usd") is not None
                 and best_costs.get("training_usd") is not None else None,
-                "basis_by_family": _basis_by_family(ranking), "full_headers": headers, "full_rows": rows,
+                "basis_by_family": _basis_by_family([b for b in bases if b["workload_id"] == workload_id]),
+                "full_headers": headers, "full_rows": rows,
             }
-        by_reason: dict[str, list[str]] = {}
-        for e in mine:
-            by_reason.setdefault(e["exclusion_reason"], []).append(
-                f"{_offer(e)} {e['region']} {e['pricing_term']}" + (f" ({e['precision']})" if e["precision"] else ""))
-        page["excluded_rows"] = [[reason, ", ".join(offers)] for reason, offers in by_reason.items()]
         pages[f"{workload_id}.md"] = MARKDOWN.get_template("workload.md.j2").render(page)
 
         decision = decisions.get(workload_id)

@@ -77,7 +77,7 @@ def connect_read_only(path: Path) -> duckdb.DuckDBPyConnection:
     return duckdb.connect(str(path), read_only=True)
 
 
-def fetch_dicts(con: duckdb.DuckDBPyConnection, query: str, params: list | None = None) -> list[dict]:
+def fetch_dicts(con: duckdb.DuckDBPyConnection, query: str, params: list | dict | None = None) -> list[dict]:
     """Rows of a query as dicts keyed by column name (on a cursor of its own, so no result is left open)."""
     cursor = con.cursor()
     result = cursor.execute(query, params or [])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import sys
 import tempfile
 import time
@@ -20,7 +21,7 @@ from builders import aws_page, aws_product  # noqa: E402
 
 import offer_file_builder  # noqa: E402
 
-from flows import checks, transform, warehouse  # noqa: E402
+from flows import checks, publishing, transform, warehouse  # noqa: E402
 from flows.catalog import load_catalog  # noqa: E402
 from flows.land import SourceBatch, land_batch, prepare_warehouse
 from flows.paths import PROJECT_ROOT  # noqa: E402
@@ -71,14 +72,21 @@ def main() -> int:
         _, derive = timed(lambda: checks.add_check_columns([batch], catalog, con))
         _, land = timed(lambda: land_batch(con, batch, "bench", AS_OF, catalog))
         _, build = timed(lambda: transform.build_models(con, "bench", AS_OF))
+        # the report pages, CSVs and charts of that market, drawn anew (a chart cache of the bench's own, empty)
+        os.environ["HWEVAL_CACHE"] = str(Path(tmp) / "chart-cache")
+        pages, render = timed(lambda: publishing.render_reports_to(con, AS_OF, Path(tmp) / "reports"))
+        largest = max((p for p in pages if p.suffix == ".md"), key=lambda p: p.stat().st_size)
+        largest_kb, reports_mb = largest.stat().st_size / 1e3, sum(p.stat().st_size for p in pages) / 1e6
         con.close()
 
     print(f"{len(rows):,} price rows from {args.products:,} products on {len(pages)} pages")
     print(f"{'stage':<32}{'seconds':>10}{'x baseline':>12}")
     for name, seconds in [("baseline: json.loads of items", baseline), ("parse into rows", parse),
                           ("derive multi-row checks", derive), ("validate (GX) + land", land),
-                          ("build staging -> marts", build)]:
+                          ("build staging -> marts", build), ("render the reports", render)]:
         print(f"{name:<32}{seconds:>10.3f}{seconds / baseline:>12.1f}")
+    print(f"reports: {len(pages)} files, {reports_mb:,.1f} MB; the largest page {largest.name}, {largest_kb:,.0f} KB "
+          f"(its lists bounded: flows/reports.py)")
 
     # The bulk offer file: DuckDB's filtered scan against reading every line with Python's csv module.
     import csv

@@ -70,6 +70,12 @@ SERVER_TESTS = ("tests/test_prefect_server.py",)
 ANALYTICS_KEPT = ("tests/test_analytics.py::test_the_schema_is_kept_when_nothing_it_is_made_from_changed_and_made_again_when"
                   "_something_did",)
 
+# the workload pages' bounds, on the session's flow_run (one whole run) and a copy of its warehouse
+REPORT_BOUNDS = ("tests/test_reports.py::test_a_workload_page_lists_its_ranking_and_exclusions_up_to_its_bounds_and_"
+                 "says_where_the_rest_is", "tests/test_reports.py::test_offers_excluded_alike_are_named_once_with_"
+                 "their_number")
+GOLDEN_PAGES = ("tests/test_flow.py::test_golden_report",)
+
 MUTATIONS = (
     # ---------------------------------------------------------------- issue 15: counted in n log n, scans bounded
     Mutation("reversals-count-outcome-ties", MACROS,
@@ -441,6 +447,32 @@ MUTATIONS = (
              "        return yaml.load(stream(), Loader=loader)\n",
              "        raise\n",
              ("tests/test_catalog_hostile.py",)),
+    # ---------------------------------------------------------------- issue 15: pages bounded at real market sizes
+    Mutation("full-ranking-listed-whole", "flows/reports.py",
+             "        qualify row_number() over (partition by workload_id order by outcome_rank, usd_per_chip_hour, "
+             "candidate_id)\n            <= ?\n",
+             "        qualify row_number() over (partition by workload_id order by outcome_rank, usd_per_chip_hour, "
+             "candidate_id)\n            <= ? + 1000000\n", REPORT_BOUNDS),
+    Mutation("excluded-offers-named-without-bound", "flows/reports.py",
+             "                   [1:$offers_listed] as listed\n", "                   [1:$offers_listed + 1000000] as listed\n",
+             REPORT_BOUNDS),
+    Mutation("excluded-reasons-left-out-uncounted", "flows/reports.py",
+             "    left_out = reasons[EXCLUSION_REASONS_LISTED:]\n", "    left_out = []\n", REPORT_BOUNDS),
+    Mutation("excluded-offers-alike-named-each", "flows/reports.py",
+             "nullif(precision, '') as precision, count(*) as offers, min((offer_id, precision)) as first\n",
+             "nullif(precision, '') as precision, count(*) as offers, min((offer_id, precision)) as first, offer_id\n",
+             REPORT_BOUNDS),
+    Mutation("reversal-paired-with-the-lowest-outcome", "flows/reports.py",
+             "arg_min(worse.candidate_id, (worse.usd_per_chip_hour, worse.outcome_value, worse.candidate_id))",
+             "arg_min(worse.candidate_id, (worse.outcome_value, worse.usd_per_chip_hour, worse.candidate_id))",
+             GOLDEN_PAGES),
+    Mutation("reversals-listed-past-their-limit", "flows/reports.py",
+             "    select * from ranked where is_reversal order by outcome_rank, usd_per_chip_hour, candidate_id "
+             "limit $limit\n", "    select * from ranked where is_reversal order by outcome_rank, usd_per_chip_hour, "
+             "candidate_id limit $limit + 1\n", GOLDEN_PAGES),
+    Mutation("utilization-small-offer-not-the-best", "flows/reports.py",
+             "        filter (where ranked.accelerator_count = 1) as small_id,",
+             "        filter (where ranked.accelerator_count = 1 and ranked.outcome_rank > 1) as small_id,", GOLDEN_PAGES),
 )
 
 

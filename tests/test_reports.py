@@ -7,6 +7,8 @@ import re
 
 import duckdb
 import polars as pl
+from builders import discard, open_copy
+from conftest import AS_OF
 
 from flows import reports
 from flows.formatting import md_escape, ratio, signed_usd, usd
@@ -107,6 +109,67 @@ def test_the_csv_beside_a_page_has_the_rows_of_the_warehouse_ranking(flow_run):
             assert written["basis"].to_list() == ranking["basis"].to_list()
     finally:
         con.close()
+
+
+def test_a_workload_page_lists_its_ranking_and_exclusions_up_to_its_bounds_and_says_where_the_rest_is(
+        flow_run, monkeypatch):
+    # the snapshot's llama2-70b-batch page lists all of it (tests/golden/llama2-70b-batch.md): 72 ranked candidates,
+    # and 96 excluded under 28 reasons, the first three (in the order of the reason) excluding 2, 1 and 2 offers.
+    # With bounds of 5 rows, 3 reasons and 1 offer a reason: the first 5 rows; each of those reasons names its
+    # first offer and counts the rest (2 - 1 = 1, none, 2 - 1 = 1); the 28 - 3 = 25 reasons left out hold
+    # 96 - (2 + 1 + 2) = 91 candidates
+    monkeypatch.setattr(reports, "RANKING_ROWS_LISTED", 5)
+    monkeypatch.setattr(reports, "EXCLUSION_REASONS_LISTED", 3)
+    monkeypatch.setattr(reports, "EXCLUDED_OFFERS_LISTED", 1)
+    con = duckdb.connect(str(flow_run.warehouse), read_only=True)
+    try:
+        page = reports.render(con, AS_OF)["llama2-70b-batch.md"]
+    finally:
+        con.close()
+    whole = (flow_run.reports / "llama2-70b-batch.md").read_text()
+    assert "72 candidates, 96 exclusions." in page
+
+    def table(text: str, section: str) -> list[str]:  # the header, then a line a row (not the |---| line)
+        return [line for line in text.split(f"## {section}", 1)[1].split("\n## ", 1)[0].splitlines()
+                if line.startswith("| ")]
+
+    assert ("The first 5 of 72 candidates; all of them, every column: [llama2-70b-batch.csv](llama2-70b-batch.csv) "
+            "(and `marts.rankings` in the warehouse).") in page
+    assert len(table(whole, "Full ranking")) == 1 + 72
+    assert table(page, "Full ranking") == table(whole, "Full ranking")[:1 + 5]
+    assert "The first " not in whole  # a page within its bounds says nothing of them
+    excluded = table(page, "Excluded")
+    assert excluded[1:] == [
+        ("| 138 GB of bf16 weights + KV cache need 10 chips of 16 GB (90% usable); tpu-v5litepod-8 has 8 | "
+         "gcp tpu-v5litepod-8 us-central1 on_demand (bf16), and 1 more |"),
+        table(whole, "Excluded")[2],
+        ("| 138 GB of bf16 weights + KV cache need 5 chips of 32 GB (90% usable); inf2.8xlarge has 1 | "
+         "aws inf2.8xlarge us-east-1 on_demand (bf16), and 1 more |"),
+    ]
+    assert len(table(whole, "Excluded")) == 1 + 28
+    assert ("96 candidates cannot run this workload; each reason with the offers it excludes:" in page)
+    assert ("Not listed here: 25 more reasons (91 candidates); every exclusion is in the warehouse's "
+            "`marts.excluded_candidates`.") in page
+    assert "Not listed here" not in whole
+
+
+def test_offers_excluded_alike_are_named_once_with_their_number(flow_run, tmp_path):
+    # another term of the same instance type in the same region (a reserved term of another length, say) excluded for
+    # the same reason reads as the offer it repeats: one name, with its precision and the number of offers
+    con = open_copy(flow_run.warehouse, tmp_path / "w.duckdb")
+    try:
+        reason = ("138 GB of bf16 weights + KV cache need 5 chips of 32 GB (90% usable); inf2.8xlarge has 1")
+        con.execute("""
+            insert into marts.excluded_candidates by name
+            select * replace (offer_id || '-again' as offer_id) from marts.excluded_candidates
+            where workload_id = 'llama2-70b-batch' and exclusion_reason = ? and pricing_term = 'spot'""", [reason])
+        candidates, rows, left_out = reports._excluded(con, AS_OF, "llama2-70b-batch")
+    finally:
+        discard(con)
+    # 96 + 1 candidates; the reason's on_demand offer, then its spot offer and the copy (2 offers under one name)
+    assert candidates == 97 and left_out == {"reasons": 0, "candidates": 0}
+    assert [reason, "aws inf2.8xlarge us-east-1 on_demand (bf16), aws inf2.8xlarge us-east-1 spot (bf16, 2 offers)"] \
+        in rows
 
 
 def test_quarantine_is_grouped_by_value_with_what_to_do(flow_run):
