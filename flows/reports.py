@@ -36,6 +36,7 @@ TOP_ROWS = 10  # rows of the short table at the top of a workload page
 RANKING_ROWS_LISTED = 100  # rows of the Full ranking table
 EXCLUSION_REASONS_LISTED = 60  # reasons under Excluded
 EXCLUDED_OFFERS_LISTED = 60  # offers named for one reason before "and N more"
+NOTHING_EXCLUDED = (0, [], {"reasons": 0, "candidates": 0})
 REVERSALS_LISTED = 5  # pairs under "Where the hourly price disagrees"
 CHANGES_LISTED = 8  # lines of one kind of change shown before "and N more"
 QUARANTINE_VALUES_LISTED = 12  # distinct rejected values named per source and expectation before "and N others"
@@ -105,39 +106,52 @@ def chip_hours(r: dict) -> float:
     return r["chips"] * r["time_to_train_minutes"] / 60
 
 
-# The candidates of one workload that are dearer per chip-hour and cheaper per outcome (is_reversal), best first,
-# each with the one it beats that is cheapest per chip-hour (then lowest outcome): found in the warehouse, whatever
-# the number of candidates.
+# Each workload's candidates that are dearer per chip-hour and cheaper per outcome (is_reversal), best first, at most
+# $limit, each with the one it beats that is cheapest per chip-hour (then lowest outcome): found in the warehouse,
+# whatever the number of candidates, for every workload at once.
 REVERSALS_SQL = """
 with ranked as (
-    select * from marts.rankings where as_of = $as_of and workload_id = $workload_id
+    select * from marts.rankings where as_of = $as_of
 ),
 better as (
-    select * from ranked where is_reversal order by outcome_rank, usd_per_chip_hour, candidate_id limit $limit
+    select workload_id, candidate_id, outcome_value, usd_per_chip_hour
+    from ranked
+    where is_reversal
+    qualify row_number() over (partition by workload_id order by outcome_rank, usd_per_chip_hour, candidate_id)
+        <= $limit
 ),
 paired as (
-    select better.candidate_id,
+    select better.workload_id, better.candidate_id,
            arg_min(worse.candidate_id, (worse.usd_per_chip_hour, worse.outcome_value, worse.candidate_id)) as worse_id
     from better
     inner join ranked as worse
-        on worse.outcome_value > better.outcome_value and worse.usd_per_chip_hour < better.usd_per_chip_hour
-    group by better.candidate_id
+        on worse.workload_id = better.workload_id
+        and worse.outcome_value > better.outcome_value and worse.usd_per_chip_hour < better.usd_per_chip_hour
+    group by all
 )
 select ranked.*, paired.worse_id, better.candidate_id is not null as is_better
 from ranked
-left join better using (candidate_id)
-left join paired using (candidate_id)
-where better.candidate_id is not null or ranked.candidate_id in (select worse_id from paired)
-order by outcome_rank, usd_per_chip_hour, candidate_id
+left join better using (workload_id, candidate_id)
+left join paired using (workload_id, candidate_id)
+where better.candidate_id is not null
+    or exists (select 1 from paired
+               where paired.workload_id = ranked.workload_id and paired.worse_id = ranked.candidate_id)
+order by workload_id, outcome_rank, usd_per_chip_hour, candidate_id
 """
 
 
-def reversal_pairs(con: duckdb.DuckDBPyConnection, as_of: dt.date, workload_id: str,
-                   limit: int = REVERSALS_LISTED) -> list[dict]:
-    """Pairs where a candidate dearer per chip-hour is cheaper per outcome, with the figure that explains it."""
-    rows = fetch_dicts(con, REVERSALS_SQL, {"as_of": as_of, "workload_id": workload_id, "limit": limit})
-    by_id = {r["candidate_id"]: r for r in rows}
-    return [_reversal_pair(better, by_id[better["worse_id"]]) for better in rows if better["is_better"]]
+def reversal_pairs(con: duckdb.DuckDBPyConnection, as_of: dt.date,
+                   limit: int = REVERSALS_LISTED) -> dict[str, list[dict]]:
+    """Each workload's pairs where a candidate dearer per chip-hour is cheaper per outcome, with the figure that
+    explains it (workload id -> pairs; a workload without any has none)."""
+    rows = fetch_dicts(con, REVERSALS_SQL, {"as_of": as_of, "limit": limit})
+    by_id = {(r["workload_id"], r["candidate_id"]): r for r in rows}
+    pairs: dict[str, list[dict]] = {}
+    for better in rows:
+        if better["is_better"]:
+            pairs.setdefault(better["workload_id"], []).append(
+                _reversal_pair(better, by_id[(better["workload_id"], better["worse_id"])]))
+    return pairs
 
 
 def _reversal_pair(better: dict, worse: dict) -> dict:
@@ -211,10 +225,11 @@ def _top_rows(ranking: list[dict]) -> list[list[str]]:
              usd(r["outcome_value"]), likely_range(r), str(r["chip_hour_rank"]), r["basis"]] for r in ranking[:TOP_ROWS]]
 
 
-# A service's Utilization facts from the whole ranking: the candidates that run below 25% utilization, and the best
-# one-chip offer against the best GPU instance of 8 chips or more, in the ranking's order.
+# Each workload's Utilization facts from its whole ranking: the candidates that run below 25% utilization, and the
+# best one-chip offer and the best GPU instance of 8 chips or more, in the ranking's order.
 UTILIZATION_SQL = """
 select
+    ranked.workload_id,
     count(*) filter (where costs.utilization < 0.25) as idle,
     arg_min(ranked.candidate_id, (ranked.outcome_rank, ranked.usd_per_chip_hour, ranked.candidate_id))
         filter (where ranked.accelerator_count = 1) as small_id,
@@ -222,25 +237,29 @@ select
         filter (where ranked.accelerator_count >= 8 and ranked.family = 'gpu') as large_id
 from marts.rankings as ranked
 left join marts.inference_costs as costs using (as_of, candidate_id)
-where ranked.as_of = $as_of and ranked.workload_id = $workload_id
+where ranked.as_of = $as_of
+group by ranked.workload_id
 """
 
 
-def _utilization(con: duckdb.DuckDBPyConnection, as_of: dt.date, workload: dict) -> dict | None:
-    """Facts for the Utilization section of a service's page (None for training and offline batch work)."""
-    if workload["kind"] != "inference" or workload["is_offline"]:
-        return None
-    params = {"as_of": as_of, "workload_id": workload["workload_id"]}
-    [facts] = fetch_dicts(con, UTILIZATION_SQL, params)
-    small = large = None
-    if facts["small_id"] is not None and facts["large_id"] is not None:
-        rows = {r["candidate_id"]: r for r in fetch_dicts(
-            con, "select * from marts.rankings where as_of = $as_of and workload_id = $workload_id "
-                 "and candidate_id in ($small_id, $large_id)",
-            params | {"small_id": facts["small_id"], "large_id": facts["large_id"]})}
-        if rows[facts["small_id"]]["outcome_rank"] < rows[facts["large_id"]]["outcome_rank"]:
-            small, large = rows[facts["small_id"]], rows[facts["large_id"]]
-    return {"idle": facts["idle"], "small": small, "large": large}
+def _utilization(con: duckdb.DuckDBPyConnection, as_of: dt.date, workloads: list[dict]) -> dict[str, dict]:
+    """Facts for the Utilization section of each service's page (workload id -> facts; none for training and
+    offline batch work)."""
+    services = {w["workload_id"] for w in workloads if w["kind"] == "inference" and not w["is_offline"]}
+    facts = [f for f in fetch_dicts(con, UTILIZATION_SQL, {"as_of": as_of}) if f["workload_id"] in services]
+    paired = [f for f in facts if f["small_id"] is not None and f["large_id"] is not None]
+    rows = {(r["workload_id"], r["candidate_id"]): r for r in fetch_dicts(
+        con, "select * from marts.rankings where as_of = $as_of and candidate_id in (select unnest($ids))",
+        {"as_of": as_of, "ids": [c for f in paired for c in (f["small_id"], f["large_id"])]})}
+    found: dict[str, dict] = {}
+    for f in facts:
+        small = large = None
+        if f in paired:
+            one, eight = rows[(f["workload_id"], f["small_id"])], rows[(f["workload_id"], f["large_id"])]
+            if one["outcome_rank"] < eight["outcome_rank"]:
+                small, large = one, eight
+        found[f["workload_id"]] = {"idle": f["idle"], "small": small, "large": large}
+    return found
 
 
 def _basis_by_family(rows: list[dict]) -> list[tuple[str, list[str]]]:
@@ -251,31 +270,37 @@ def _basis_by_family(rows: list[dict]) -> list[tuple[str, list[str]]]:
     return [(family, sorted(bases, key=BASES.index)) for family, bases in sorted(by_family.items())]
 
 
-def _excluded(con: duckdb.DuckDBPyConnection, as_of: dt.date, workload_id: str) -> tuple[int, list[list[str]], dict]:
-    """A workload's excluded candidates: how many, the rows of the Excluded table (each reason with the offers it
-    excludes, at most EXCLUSION_REASONS_LISTED reasons and EXCLUDED_OFFERS_LISTED offers each, in the order of
-    reason, then offer), and what the table leaves out. Offers listed alike (another term of one instance type in
-    one region) are named once, with their number."""
-    reasons = fetch_dicts(con, """
-        with named as (
-            select exclusion_reason, cloud || ' ' || instance_type || ' ' || region || ' ' || pricing_term as offer,
-                   nullif(precision, '') as precision, count(*) as offers, min((offer_id, precision)) as first
-            from marts.excluded_candidates where as_of = $as_of and workload_id = $workload_id
-            group by all
-        )
-        select exclusion_reason, sum(offers) as candidates, count(*) as labels,
-               list(offer || coalesce(' (' || nullif(concat_ws(', ', precision, case when offers > 1
-                                                                    then offers || ' offers' end), '') || ')', '')
-                    order by first)
-                   [1:$offers_listed] as listed
-        from named group by all order by exclusion_reason""",
-        {"as_of": as_of, "workload_id": workload_id, "offers_listed": EXCLUDED_OFFERS_LISTED})
-    rows = [[r["exclusion_reason"], ", ".join(r["listed"]) + (f", and {count(r['labels'] - len(r['listed']))} more"
-                                                               if r["labels"] > len(r["listed"]) else "")]
-            for r in reasons[:EXCLUSION_REASONS_LISTED]]
-    left_out = reasons[EXCLUSION_REASONS_LISTED:]
-    return (int(sum(r["candidates"] for r in reasons)), rows,
-            {"reasons": len(left_out), "candidates": int(sum(r["candidates"] for r in left_out))})
+def _excluded(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, tuple[int, list[list[str]], dict]]:
+    """Each workload's excluded candidates (workload id -> a tuple): how many, the rows of its Excluded table (each
+    reason with the offers it excludes, at most EXCLUSION_REASONS_LISTED reasons and EXCLUDED_OFFERS_LISTED offers
+    each, in the order of reason, then offer), and what the table leaves out. Offers listed alike (another term of
+    one instance type in one region) are named once, with their number."""
+    reasons: dict[str, list[dict]] = {}
+    for r in fetch_dicts(con, """
+            with named as (
+                select workload_id, exclusion_reason,
+                       cloud || ' ' || instance_type || ' ' || region || ' ' || pricing_term as offer,
+                       nullif(precision, '') as precision, count(*) as offers, min((offer_id, precision)) as first
+                from marts.excluded_candidates where as_of = $as_of
+                group by all
+            )
+            select workload_id, exclusion_reason, sum(offers) as candidates, count(*) as labels,
+                   list(offer || coalesce(' (' || nullif(concat_ws(', ', precision, case when offers > 1
+                                                                        then offers || ' offers' end), '') || ')', '')
+                        order by first)
+                       [1:$offers_listed] as listed
+            from named group by all order by workload_id, exclusion_reason""",
+            {"as_of": as_of, "offers_listed": EXCLUDED_OFFERS_LISTED}):
+        reasons.setdefault(r["workload_id"], []).append(r)
+    found = {}
+    for workload_id, mine in reasons.items():
+        rows = [[r["exclusion_reason"], ", ".join(r["listed"]) + (f", and {count(r['labels'] - len(r['listed']))} more"
+                                                                   if r["labels"] > len(r["listed"]) else "")]
+                for r in mine[:EXCLUSION_REASONS_LISTED]]
+        left_out = mine[EXCLUSION_REASONS_LISTED:]
+        found[workload_id] = (int(sum(r["candidates"] for r in mine)), rows,
+                              {"reasons": len(left_out), "candidates": int(sum(r["candidates"] for r in left_out))})
+    return found
 
 
 def _price_source(r: dict) -> str:
@@ -457,6 +482,8 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
     ranked_counts = dict(con.execute("select workload_id, count(*) from marts.rankings where as_of = ? group by all",
                                      [as_of]).fetchall())
     bases = fetch_dicts(con, "select distinct workload_id, family, basis from marts.rankings where as_of = ?", [as_of])
+    reversals, utilization = reversal_pairs(con, as_of), _utilization(con, as_of, workloads)
+    exclusions = _excluded(con, as_of)
     decisions = {d["workload_id"]: d for d in fetch_dicts(
         con, "select * from marts.decisions where as_of = ?", [as_of])}
     api_comparisons: dict[str, list[dict]] = {}
@@ -504,7 +531,7 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
         ranking = [r for r in rankings if r["workload_id"] == workload_id]
         ranked = ranked_counts.get(workload_id, 0)
         costs = training_costs if w["kind"] == "training" else inference_costs
-        excluded, excluded_rows, excluded_left_out = _excluded(con, as_of, workload_id)
+        excluded, excluded_rows, excluded_left_out = exclusions.get(workload_id, NOTHING_EXCLUDED)
         cpu_baseline = cpu_baselines.get(workload_id)
         page = {"w": w, "ranking": ranking, "ranked": ranked, "excluded": excluded, "excluded_rows": excluded_rows,
                 "excluded_left_out": excluded_left_out, **common, "cpu_baseline": cpu_baseline,
@@ -521,8 +548,8 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
             page |= {
                 "label": OUTCOME_LABELS[ranking[0]["outcome_metric"]], "csv_name": f"{workload_id}.csv",
                 "decision": decisions[workload_id], "top": ranking[:TOP_ROWS], "top_rows": _top_rows(ranking),
-                "charts": workload_charts, "reversals": reversal_pairs(con, as_of, workload_id),
-                "utilization": _utilization(con, as_of, w),
+                "charts": workload_charts, "reversals": reversals.get(workload_id, []),
+                "utilization": utilization.get(workload_id),
                 "lifetime": best_costs if best_costs.get("lifetime_usd") is not None
                 and best_costs.get("training_usd") is not None else None,
                 "basis_by_family": _basis_by_family([b for b in bases if b["workload_id"] == workload_id]),

@@ -454,10 +454,11 @@ MUTATIONS = (
              "        qualify row_number() over (partition by workload_id order by outcome_rank, usd_per_chip_hour, "
              "candidate_id)\n            <= ? + 1000000\n", REPORT_BOUNDS),
     Mutation("excluded-offers-named-without-bound", "flows/reports.py",
-             "                   [1:$offers_listed] as listed\n", "                   [1:$offers_listed + 1000000] as listed\n",
+             "                       [1:$offers_listed] as listed\n",
+             "                       [1:$offers_listed + 1000000] as listed\n",
              REPORT_BOUNDS),
     Mutation("excluded-reasons-left-out-uncounted", "flows/reports.py",
-             "    left_out = reasons[EXCLUSION_REASONS_LISTED:]\n", "    left_out = []\n", REPORT_BOUNDS),
+             "        left_out = mine[EXCLUSION_REASONS_LISTED:]\n", "        left_out = []\n", REPORT_BOUNDS),
     Mutation("excluded-offers-alike-named-each", "flows/reports.py",
              "nullif(precision, '') as precision, count(*) as offers, min((offer_id, precision)) as first\n",
              "nullif(precision, '') as precision, count(*) as offers, min((offer_id, precision)) as first, offer_id\n",
@@ -466,10 +467,11 @@ MUTATIONS = (
              "arg_min(worse.candidate_id, (worse.usd_per_chip_hour, worse.outcome_value, worse.candidate_id))",
              "arg_min(worse.candidate_id, (worse.outcome_value, worse.usd_per_chip_hour, worse.candidate_id))",
              GOLDEN_PAGES),
+    Mutation("reversal-paired-across-workloads", "flows/reports.py",
+             "        on worse.workload_id = better.workload_id\n        and worse.outcome_value",
+             "        on true\n        and worse.outcome_value", GOLDEN_PAGES),
     Mutation("reversals-listed-past-their-limit", "flows/reports.py",
-             "    select * from ranked where is_reversal order by outcome_rank, usd_per_chip_hour, candidate_id "
-             "limit $limit\n", "    select * from ranked where is_reversal order by outcome_rank, usd_per_chip_hour, "
-             "candidate_id limit $limit + 1\n", GOLDEN_PAGES),
+             "        <= $limit\n", "        <= $limit + 1\n", GOLDEN_PAGES),
     Mutation("utilization-small-offer-not-the-best", "flows/reports.py",
              "        filter (where ranked.accelerator_count = 1) as small_id,",
              "        filter (where ranked.accelerator_count = 1 and ranked.outcome_rank > 1) as small_id,", GOLDEN_PAGES),

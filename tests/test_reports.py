@@ -163,7 +163,7 @@ def test_offers_excluded_alike_are_named_once_with_their_number(flow_run, tmp_pa
             insert into marts.excluded_candidates by name
             select * replace (offer_id || '-again' as offer_id) from marts.excluded_candidates
             where workload_id = 'llama2-70b-batch' and exclusion_reason = ? and pricing_term = 'spot'""", [reason])
-        candidates, rows, left_out = reports._excluded(con, AS_OF, "llama2-70b-batch")
+        candidates, rows, left_out = reports._excluded(con, AS_OF)["llama2-70b-batch"]
     finally:
         discard(con)
     # 96 + 1 candidates; the reason's on_demand offer, then its spot offer and the copy (2 offers under one name)
