@@ -17,6 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import bench_goals  # noqa: E402
 from builders import aws_page, aws_product  # noqa: E402
 
 import offer_file_builder  # noqa: E402
@@ -29,13 +30,18 @@ from flows.sources import aws_offer_file, aws_pricing  # noqa: E402
 
 AS_OF = dt.date(2026, 11, 30)
 TYPES = ["p5.48xlarge", "p5en.48xlarge", "p4d.24xlarge", "g6e.12xlarge", "trn1.32xlarge", "inf2.48xlarge"]
+# the accelerators each lists in the Price List's `gpu` attribute (a whole run checks it against the instance types
+# EC2 lists: a wrong count is quarantined)
+GPUS = {"p5.48xlarge": "8", "p5en.48xlarge": "8", "p4d.24xlarge": "8", "g6e.12xlarge": "4", "trn1.32xlarge": "16",
+        "inf2.48xlarge": "12"}
 RESERVED = [(length, option, "10.0000000000", None if option == "No Upfront" else "43800")
             for length in ("1yr", "3yr") for option in ("No Upfront", "Partial Upfront", "All Upfront")]
 
 
 def synthetic_pages(products: int, per_page: int = 100) -> list[tuple[str, dict]]:
     items = [aws_product(TYPES[i % len(TYPES)], f"{10 + i % 97}.0000000000", region=f"region-{i // len(TYPES)}",
-                         sku=f"SKU{i:013d}", reserved=RESERVED) for i in range(products)]
+                         sku=f"SKU{i:013d}", reserved=RESERVED, gpu=GPUS[TYPES[i % len(TYPES)]])
+             for i in range(products)]
     return [(f"page {n}", aws_page(*items[n:n + per_page])) for n in range(0, len(items), per_page)]
 
 
@@ -49,6 +55,28 @@ def timed(fn, repeat: int = 1):
     return result, best
 
 
+def whole_run(pages: list[tuple[str, dict]]) -> tuple[float, float, str]:
+    """`hweval run` on the embedded snapshot with `pages` in place of aws_pricing's (one file a page), in a process
+    of its own with its temporary Prefect server: wall seconds, the peak resident MiB of its largest process, and the
+    line it ends with. Run first: a child's peak would otherwise start from this process's, grown by the stages."""
+    with tempfile.TemporaryDirectory(prefix="hweval-bench-") as tmp:
+        bench_goals.own_prefect_home(tmp)
+        env = bench_goals.run_env() | {"HWEVAL_CACHE": str(Path(tmp) / "cache")}
+        empty = Path(tmp) / "empty_flow.py"
+        empty.write_text(bench_goals.EMPTY_FLOW)
+        bench_goals.child([sys.executable, str(empty)], env)  # the first server start creates its database: untimed
+        argv = [str(bench_goals.HWEVAL), "run", "--as-of", AS_OF.isoformat(), "--warehouse", str(Path(tmp) / "w.duckdb"),
+                "--reports", str(Path(tmp) / "reports")]
+        for n, (_, page) in enumerate(pages):
+            path = Path(tmp) / f"aws-pricing-page-{n}.json"
+            path.write_text(json.dumps(page))
+            argv += ["--source", f"aws_pricing={path}@{AS_OF}"]
+        out = Path(tmp) / "run.txt"
+        seconds, peak_mib = bench_goals.child(argv, env, stdout=out)
+        summary = next(line for line in out.read_text().splitlines() if line.startswith("run "))
+    return seconds, peak_mib, summary
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--products", type=int, default=5000, help="synthetic products (each ~19 price rows)")
@@ -56,6 +84,7 @@ def main() -> int:
     args = parser.parse_args()
     catalog = load_catalog(PROJECT_ROOT / "catalogs")
     pages = synthetic_pages(args.products)
+    run_s, run_mib, run_summary = whole_run(pages)
 
     _, baseline = timed(lambda: sum(1 for _, page in pages for item in page["PriceList"] if json.loads(item)), repeat=3)
     rows, parse = timed(lambda: aws_pricing.rows_from_pages(pages), repeat=3)
@@ -74,13 +103,13 @@ def main() -> int:
         _, build = timed(lambda: transform.build_models(con, "bench", AS_OF))
         # the report pages, CSVs and charts of that market, drawn anew (a chart cache of the bench's own, empty)
         os.environ["HWEVAL_CACHE"] = str(Path(tmp) / "chart-cache")
-        pages, render = timed(lambda: publishing.render_reports_to(con, AS_OF, Path(tmp) / "reports"))
+        written, render = timed(lambda: publishing.render_reports_to(con, AS_OF, Path(tmp) / "reports"))
         # a workload page's lists are bounded (flows/reports.py); offers.md lists every offer (one row per instance
         # type and region), index.md and estimates.md are short
-        workload_pages = [p for p in pages if p.suffix == ".md" and p.name not in ("index.md", "offers.md",
-                                                                                   "estimates.md")]
+        workload_pages = [p for p in written if p.suffix == ".md" and p.name not in ("index.md", "offers.md",
+                                                                                     "estimates.md")]
         largest = max(workload_pages, key=lambda p: p.stat().st_size)
-        largest_kb, reports_mb = largest.stat().st_size / 1e3, sum(p.stat().st_size for p in pages) / 1e6
+        largest_kb, reports_mb = largest.stat().st_size / 1e3, sum(p.stat().st_size for p in written) / 1e6
         offers_kb = (Path(tmp) / "reports" / "offers.md").stat().st_size / 1e3
         con.close()
 
@@ -90,8 +119,10 @@ def main() -> int:
                           ("derive multi-row checks", derive), ("validate (GX) + land", land),
                           ("build staging -> marts", build), ("render the reports", render)]:
         print(f"{name:<32}{seconds:>10.3f}{seconds / baseline:>12.1f}")
-    print(f"reports: {len(pages)} files, {reports_mb:,.1f} MB (mostly each workload's full ranking as CSV); the "
+    print(f"reports: {len(written)} files, {reports_mb:,.1f} MB (mostly each workload's full ranking as CSV); the "
           f"largest workload page {largest.name}, {largest_kb:,.0f} KB; offers.md {offers_kb:,.0f} KB")
+    print(f"{'whole hweval run (own process)':<32}{run_s:>10.3f}{run_s / baseline:>12.1f}")
+    print(f"  its peak memory {run_mib:,.0f} MiB (its largest process); {run_summary}")
 
     # The bulk offer file: DuckDB's filtered scan against reading every line with Python's csv module.
     import csv
