@@ -35,7 +35,7 @@ TOP_ROWS = 10  # rows of the short table at the top of a workload page
 # all of it is (the workload's CSV and marts.rankings, or marts.excluded_candidates).
 RANKING_ROWS_LISTED = 100  # rows of the Full ranking table
 EXCLUSION_REASONS_LISTED = 60  # reasons under Excluded
-EXCLUDED_OFFERS_LISTED = 60  # offers named for one reason before "and N more"
+EXCLUDED_OFFERS_LISTED = 60  # offers named for one reason before "and N more" (offers that read alike: one name)
 NOTHING_EXCLUDED = (0, [], {"reasons": 0, "candidates": 0})
 REVERSALS_LISTED = 5  # pairs under "Where the hourly price disagrees"
 CHANGES_LISTED = 8  # lines of one kind of change shown before "and N more"
@@ -111,7 +111,8 @@ def chip_hours(r: dict) -> float:
 # whatever the number of candidates, for every workload at once.
 REVERSALS_SQL = """
 with ranked as (
-    select * from marts.rankings where as_of = $as_of
+    select workload_id, candidate_id, outcome_rank, outcome_value, usd_per_chip_hour, is_reversal
+    from marts.rankings where as_of = $as_of
 ),
 better as (
     select workload_id, candidate_id, outcome_value, usd_per_chip_hour
@@ -129,13 +130,14 @@ paired as (
         and worse.outcome_value > better.outcome_value and worse.usd_per_chip_hour < better.usd_per_chip_hour
     group by all
 )
-select ranked.*, paired.worse_id, better.candidate_id is not null as is_better
-from ranked
+select rankings.*, paired.worse_id, better.candidate_id is not null as is_better
+from marts.rankings as rankings
 left join better using (workload_id, candidate_id)
 left join paired using (workload_id, candidate_id)
-where better.candidate_id is not null
-    or exists (select 1 from paired
-               where paired.workload_id = ranked.workload_id and paired.worse_id = ranked.candidate_id)
+where rankings.as_of = $as_of
+    and (better.candidate_id is not null
+         or exists (select 1 from paired
+                    where paired.workload_id = rankings.workload_id and paired.worse_id = rankings.candidate_id))
 order by workload_id, outcome_rank, usd_per_chip_hour, candidate_id
 """
 
@@ -273,18 +275,20 @@ def _basis_by_family(rows: list[dict]) -> list[tuple[str, list[str]]]:
 def _excluded(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, tuple[int, list[list[str]], dict]]:
     """Each workload's excluded candidates (workload id -> a tuple): how many, the rows of its Excluded table (each
     reason with the offers it excludes, at most EXCLUSION_REASONS_LISTED reasons and EXCLUDED_OFFERS_LISTED offers
-    each, in the order of reason, then offer), and what the table leaves out. Offers listed alike (another term of
-    one instance type in one region) are named once, with their number."""
+    each, in the order of reason, then offer), and what the table leaves out. Offers that read alike (one instance type
+    in one region on one pricing term, at one precision: reserved terms of other lengths, say) are named once, with
+    their number; a name stands for all of its candidates (a training offer may be excluded at several chip counts)."""
     reasons: dict[str, list[dict]] = {}
     for r in fetch_dicts(con, """
             with named as (
                 select workload_id, exclusion_reason,
-                       cloud || ' ' || instance_type || ' ' || region || ' ' || pricing_term as offer,
-                       nullif(precision, '') as precision, count(*) as offers, min((offer_id, precision)) as first
+                       concat_ws(' ', cloud, instance_type, region, pricing_term) as offer,
+                       nullif(precision, '') as precision, count(*) as candidates, count(distinct offer_id) as offers,
+                       min((offer_id, precision)) as first
                 from marts.excluded_candidates where as_of = $as_of
-                group by all
+                group by workload_id, exclusion_reason, offer, precision
             )
-            select workload_id, exclusion_reason, sum(offers) as candidates, count(*) as labels,
+            select workload_id, exclusion_reason, sum(candidates) as candidates, count(*) as labels,
                    list(offer || coalesce(' (' || nullif(concat_ws(', ', precision, case when offers > 1
                                                                         then offers || ' offers' end), '') || ')', '')
                         order by first)
@@ -473,12 +477,13 @@ def _offer_rows(offers: list[dict]) -> list[list[str]]:
 def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | bytes]:
     """File name (relative to the report folder) -> Markdown, CSV text or chart image, for the run at `as_of`."""
     workloads = fetch_dicts(con, "select * from catalog.workloads order by workload_id")
-    # each workload's first RANKING_ROWS_LISTED candidates (what its page lists), and how many it ranked
+    # each workload's first candidates (what its page lists: its Top table and Full ranking), and how many it ranked
     rankings = fetch_dicts(con, """
         select * from marts.rankings where as_of = ?
         qualify row_number() over (partition by workload_id order by outcome_rank, usd_per_chip_hour, candidate_id)
             <= ?
-        order by workload_id, outcome_rank, usd_per_chip_hour, candidate_id""", [as_of, RANKING_ROWS_LISTED])
+        order by workload_id, outcome_rank, usd_per_chip_hour, candidate_id""",
+        [as_of, max(RANKING_ROWS_LISTED, TOP_ROWS)])
     ranked_counts = dict(con.execute("select workload_id, count(*) from marts.rankings where as_of = ? group by all",
                                      [as_of]).fetchall())
     bases = fetch_dicts(con, "select distinct workload_id, family, basis from marts.rankings where as_of = ?", [as_of])
@@ -539,8 +544,9 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
                 "best_changes": [c for c in best_changes if c["workload_id"] == workload_id]}
         page["hosted_apis"] = api_comparisons.get(workload_id, [])
         if ranking:
-            headers, rows = (_training_rows(ranking, costs) if w["kind"] == "training"
-                             else _inference_rows(ranking, costs, w["is_offline"]))
+            listed = ranking[:RANKING_ROWS_LISTED]
+            headers, rows = (_training_rows(listed, costs) if w["kind"] == "training"
+                             else _inference_rows(listed, costs, w["is_offline"]))
             workload_charts = charts.workload_charts(con, as_of, workload_id)
             pages |= {c.file_name: c for c in workload_charts}  # their PNGs at the end: workers may draw them
             pages[f"{workload_id}.csv"] = ranking_csv(con, as_of, workload_id)
@@ -553,7 +559,7 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
                 "lifetime": best_costs if best_costs.get("lifetime_usd") is not None
                 and best_costs.get("training_usd") is not None else None,
                 "basis_by_family": _basis_by_family([b for b in bases if b["workload_id"] == workload_id]),
-                "full_headers": headers, "full_rows": rows,
+                "full_headers": headers, "full_rows": rows, "listed": len(listed),
             }
         pages[f"{workload_id}.md"] = MARKDOWN.get_template("workload.md.j2").render(page)
 

@@ -59,6 +59,7 @@ def whole_run(pages: list[tuple[str, dict]]) -> tuple[float, float, str]:
     """`hweval run` on the embedded snapshot with `pages` in place of aws_pricing's (one file a page), in a process
     of its own with its temporary Prefect server: wall seconds, the peak resident MiB of its largest process, and the
     line it ends with. Run first: a child's peak would otherwise start from this process's, grown by the stages."""
+    home = os.environ.get("PREFECT_HOME")
     with tempfile.TemporaryDirectory(prefix="hweval-bench-") as tmp:
         bench_goals.own_prefect_home(tmp)
         env = bench_goals.run_env() | {"HWEVAL_CACHE": str(Path(tmp) / "cache")}
@@ -73,7 +74,13 @@ def whole_run(pages: list[tuple[str, dict]]) -> tuple[float, float, str]:
             argv += ["--source", f"aws_pricing={path}@{AS_OF}"]
         out = Path(tmp) / "run.txt"
         seconds, peak_mib = bench_goals.child(argv, env, stdout=out)
-        summary = next(line for line in out.read_text().splitlines() if line.startswith("run "))
+        summary = next((line for line in out.read_text().splitlines() if line.startswith("run ")), None)
+        if summary is None:
+            raise SystemExit(f"bench: the whole run printed no `run ...` line:\n{out.read_text()[-2000:]}")
+    if home is None:  # the bench's own Prefect home went with its folder
+        os.environ.pop("PREFECT_HOME", None)
+    else:
+        os.environ["PREFECT_HOME"] = home
     return seconds, peak_mib, summary
 
 

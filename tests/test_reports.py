@@ -133,11 +133,12 @@ def test_a_workload_page_lists_its_ranking_and_exclusions_up_to_its_bounds_and_s
         return [line for line in text.split(f"## {section}", 1)[1].split("\n## ", 1)[0].splitlines()
                 if line.startswith("| ")]
 
-    assert ("The first 5 of 72 candidates; all of them, every column: [llama2-70b-batch.csv](llama2-70b-batch.csv) "
-            "(and `marts.rankings` in the warehouse).") in page
+    assert ("Listed: the first 5 of 72 candidates. All of them, with every column, are in "
+            "[llama2-70b-batch.csv](llama2-70b-batch.csv) and in the warehouse's `marts.rankings`.") in page
     assert len(table(whole, "Full ranking")) == 1 + 72
     assert table(page, "Full ranking") == table(whole, "Full ranking")[:1 + 5]
-    assert "The first " not in whole  # a page within its bounds says nothing of them
+    assert "Listed: the first" not in whole  # a page within its bounds says nothing of them
+    assert "## Top 10" in page  # the short table keeps its 10 rows whatever the Full ranking lists
     excluded = table(page, "Excluded")
     assert excluded[1:] == [
         ("| 138 GB of bf16 weights + KV cache need 10 chips of 16 GB (90% usable); tpu-v5litepod-8 has 8 | "
@@ -154,20 +155,27 @@ def test_a_workload_page_lists_its_ranking_and_exclusions_up_to_its_bounds_and_s
 
 
 def test_offers_excluded_alike_are_named_once_with_their_number(flow_run, tmp_path):
-    # another term of the same instance type in the same region (a reserved term of another length, say) excluded for
-    # the same reason reads as the offer it repeats: one name, with its precision and the number of offers
+    # another offer of the same instance type in the same region on the same term, at the same precision (a reserved
+    # term of another length, say), excluded for the same reason reads as the offer it repeats: one name, with its
+    # precision and the number of offers; an offer excluded again at another chip count is one more candidate, not
+    # one more offer
     con = open_copy(flow_run.warehouse, tmp_path / "w.duckdb")
     try:
         reason = ("138 GB of bf16 weights + KV cache need 5 chips of 32 GB (90% usable); inf2.8xlarge has 1")
         con.execute("""
             insert into marts.excluded_candidates by name
             select * replace (offer_id || '-again' as offer_id) from marts.excluded_candidates
-            where workload_id = 'llama2-70b-batch' and exclusion_reason = ? and pricing_term = 'spot'""", [reason])
+            where workload_id = 'llama2-70b-batch' and exclusion_reason = $reason and pricing_term = 'spot'
+            union all by name
+            select * replace (chips + 1 as chips) from marts.excluded_candidates
+            where workload_id = 'llama2-70b-batch' and exclusion_reason = $reason and pricing_term = 'on_demand'
+            """, {"reason": reason})
         candidates, rows, left_out = reports._excluded(con, AS_OF)["llama2-70b-batch"]
     finally:
         discard(con)
-    # 96 + 1 candidates; the reason's on_demand offer, then its spot offer and the copy (2 offers under one name)
-    assert candidates == 97 and left_out == {"reasons": 0, "candidates": 0}
+    # 96 + 2 candidates; the reason's on_demand offer (2 candidates, 1 offer: no number), then its spot offer and the
+    # copy (2 offers under one name)
+    assert candidates == 98 and left_out == {"reasons": 0, "candidates": 0}
     assert [reason, "aws inf2.8xlarge us-east-1 on_demand (bf16), aws inf2.8xlarge us-east-1 spot (bf16, 2 offers)"] \
         in rows
 
