@@ -1,5 +1,7 @@
 """Markdown reports from the marts: an index that opens with a decision per workload, one page per workload
-(a short table, charts, the explanation, the full ranking and its CSV) and the offers page.
+(a short table, charts, the explanation, the full ranking's first rows and all of it as CSV, the exclusions) and the
+offers page. A workload page's lists are bounded (RANKING_ROWS_LISTED and below); its facts about the whole ranking
+(reversal pairs, utilization, exclusions) are worked out in the warehouse.
 
 Python gathers the rows; the wording lives in flows/templates/ (Jinja2), the number formats in flows/formatting.py.
 """
