@@ -251,18 +251,15 @@ def _utilization(con: duckdb.DuckDBPyConnection, as_of: dt.date, workloads: list
     offline batch work)."""
     services = {w["workload_id"] for w in workloads if w["kind"] == "inference" and not w["is_offline"]}
     facts = [f for f in fetch_dicts(con, UTILIZATION_SQL, {"as_of": as_of}) if f["workload_id"] in services]
-    paired = [f for f in facts if f["small_id"] is not None and f["large_id"] is not None]
-    rows = {(r["workload_id"], r["candidate_id"]): r for r in fetch_dicts(
+    rows = {r["candidate_id"]: r for r in fetch_dicts(
         con, "select * from marts.rankings where as_of = $as_of and candidate_id in (select unnest($ids))",
-        {"as_of": as_of, "ids": [c for f in paired for c in (f["small_id"], f["large_id"])]})}
+        {"as_of": as_of, "ids": [f[key] for f in facts for key in ("small_id", "large_id") if f[key] is not None]})}
     found: dict[str, dict] = {}
     for f in facts:
-        small = large = None
-        if f in paired:
-            one, eight = rows[(f["workload_id"], f["small_id"])], rows[(f["workload_id"], f["large_id"])]
-            if one["outcome_rank"] < eight["outcome_rank"]:
-                small, large = one, eight
-        found[f["workload_id"]] = {"idle": f["idle"], "small": small, "large": large}
+        one, eight = rows.get(f["small_id"]), rows.get(f["large_id"])  # a candidate id names its workload
+        paired = one is not None and eight is not None and one["outcome_rank"] < eight["outcome_rank"]
+        found[f["workload_id"]] = {"idle": f["idle"], "small": one if paired else None,
+                                   "large": eight if paired else None}
     return found
 
 
