@@ -1,7 +1,7 @@
 """Markdown reports from the marts: an index that opens with a decision per workload, one page per workload
 (a short table, charts, the explanation, the full ranking's first rows and all of it as CSV, the exclusions) and the
-offers page. A workload page's lists are bounded (RANKING_ROWS_LISTED and below); its facts about the whole ranking
-(reversal pairs, utilization, exclusions) are worked out in the warehouse.
+offers page (one row per instance type, every offer as CSV). A page's lists are bounded (RANKING_ROWS_LISTED and
+below); its facts about the whole ranking (reversal pairs, utilization, exclusions) are worked out in the warehouse.
 
 Python gathers the rows; the wording lives in flows/templates/ (Jinja2), the number formats in flows/formatting.py.
 """
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import duckdb
 import jinja2
+import polars as pl
 from markupsafe import Markup
 
 from flows import charts, relations
@@ -39,6 +40,11 @@ RANKING_ROWS_LISTED = 100  # rows of the Full ranking table
 EXCLUSION_REASONS_LISTED = 60  # reasons under Excluded
 EXCLUDED_OFFERS_LISTED = 60  # offers named for one reason before "and N more" (offers that read alike: one name)
 NOTHING_EXCLUDED = (0, [], {"reasons": 0, "candidates": 0})
+# The offers page lists instance types, not offers (the bench's 35,000 offers made a page of 926 KB, one row per
+# instance type and region); every offer is in offers.csv and marts.offers, every unknown listing in
+# marts.unknown_offers.
+OFFER_TYPES_LISTED = 200  # rows of the offers table (instance types)
+UNKNOWN_LISTINGS_LISTED = 100  # rows of the unknown-hardware table (listings)
 REVERSALS_LISTED = 5  # pairs under "Where the hourly price disagrees"
 CHANGES_LISTED = 8  # lines of one kind of change shown before "and N more"
 QUARANTINE_VALUES_LISTED = 12  # distinct rejected values named per source and expectation before "and N others"
@@ -335,19 +341,6 @@ def _offer_coverage(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> list[list
     return [[family, cloud, count(int(r)), count(int(e)), count(int(u))] for family, cloud, r, e, u in rows]
 
 
-def _hardware_summary(offers: list[dict]) -> dict:
-    """Where the priced offers' hardware comes from, and each instance type instances.yaml corrects or a listing
-    disagrees on, once (its offers in every region and term share the note)."""
-    by_basis: dict[str, set[str]] = {}
-    notes: dict[tuple[str, str], str] = {}
-    for o in offers:
-        by_basis.setdefault(o["hardware_basis"] or "—", set()).add(f"{o['cloud']}:{o['instance_type']}")
-        if o["hardware_note"]:
-            notes[(o["cloud"], o["instance_type"])] = o["hardware_note"]
-    return {"bases": [[basis, count(len(types))] for basis, types in sorted(by_basis.items())],
-            "notes": [[cloud, instance_type, note] for (cloud, instance_type), note in sorted(notes.items())]}
-
-
 def _estimates_page(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dict[str, str | charts.Chart], list[dict]]:
     """The back-test page: how far estimates land from measurements, per family and phase, against the goals."""
     comparisons = fetch_dicts(con, "select * from marts.estimate_backtest where as_of = ? "
@@ -409,8 +402,11 @@ def _estimates_page(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dic
 
 def ranking_csv(con: duckdb.DuckDBPyConnection, as_of: dt.date, workload_id: str) -> str:
     """The full ranking of one workload as CSV, every column of marts.rankings, in the page's order."""
-    frame = relations.fetch_frame(con, "select * from marts.rankings where as_of = ? and workload_id = ? "
-                                       "order by outcome_rank, usd_per_chip_hour, candidate_id", [as_of, workload_id])
+    return _csv(relations.fetch_frame(con, "select * from marts.rankings where as_of = ? and workload_id = ? "
+                                           "order by outcome_rank, usd_per_chip_hour, candidate_id", [as_of, workload_id]))
+
+
+def _csv(frame: pl.DataFrame) -> str:
     buffer = io.StringIO()
     frame.write_csv(buffer)
     return buffer.getvalue()
@@ -450,27 +446,89 @@ def _quarantine_groups(rows: list[dict]) -> list[dict]:
     return ordered
 
 
-def _offer_rows(offers: list[dict]) -> list[list[str]]:
-    by_instance: dict[tuple, list[dict]] = {}
-    for o in offers:
-        by_instance.setdefault((o["cloud"], o["region"], o["instance_type"]), []).append(o)
-    rows = []
-    for (cloud, region, instance_type), terms in sorted(by_instance.items()):
-        cheapest = min(terms, key=lambda o: (o["usd_per_hour"], o["offer_id"]))
-        on_demand = [o for o in terms if o["pricing_term"] == "on_demand"]
-        spot = [o for o in terms if o["pricing_term"] == "spot"]
-        reserved = sorted((o for o in terms if o["pricing_term"] == "reserved"), key=lambda o: o["usd_per_hour"])
-        saving = (percent(1 - cheapest["usd_per_hour"] / on_demand[0]["usd_per_hour"])
-                  if on_demand and cheapest is not on_demand[0] else "—")
-        term = cheapest["pricing_term"] + (f" ({cheapest['term_detail']})" if cheapest["term_detail"] else "")
-        rows.append([
-            f"{cloud} {instance_type}", region, f"{cheapest['accelerator_id']} x {cheapest['accelerator_count']}",
-            usd(on_demand[0]["usd_per_hour"]) if on_demand else "—", usd(spot[0]["usd_per_hour"]) if spot else "—",
-            f"{usd(reserved[0]['usd_per_hour'])} ({reserved[0]['term_detail']})" if reserved else "—",
-            Markup(f"**{md_escape(term)}**"), usd(cheapest["usd_per_hour"]), usd(cheapest["usd_per_chip_hour"]), saving,
-            _price_source(cheapest),
-        ])
-    return rows
+# The offers page: one row per instance type, its cheapest term in any region with that region's other terms beside
+# it (OFFER_TYPES_LISTED); every offer in every region and term is in offers.csv and marts.offers.
+OFFERS_BY_TYPE_SQL = """
+    with offers as (
+        select * from marts.offers where as_of = $as_of
+    ),
+    types as (  -- each instance type: its cheapest term in any region, its regions, on-demand's range across them
+        select cloud, instance_type, count(distinct region) as regions,
+               arg_min(offer_id, (usd_per_hour, offer_id)) as cheapest_id,
+               min(usd_per_hour) filter (pricing_term = 'on_demand') as on_demand_low,
+               max(usd_per_hour) filter (pricing_term = 'on_demand') as on_demand_high
+        from offers group by all
+    ),
+    region_terms as (  -- the terms of the cheapest term's region, side by side
+        select types.cheapest_id,
+               min(o.offer_id) filter (o.pricing_term = 'on_demand') as on_demand_id,
+               arg_min(o.usd_per_hour, o.offer_id) filter (o.pricing_term = 'on_demand') as on_demand,
+               arg_min(o.usd_per_hour, o.offer_id) filter (o.pricing_term = 'spot') as spot,
+               arg_min(o.usd_per_hour, (o.usd_per_hour, o.offer_id)) filter (o.pricing_term = 'reserved') as reserved,
+               arg_min(o.term_detail, (o.usd_per_hour, o.offer_id)) filter (o.pricing_term = 'reserved')
+                   as reserved_detail
+        from types
+        join offers as cheapest on cheapest.offer_id = types.cheapest_id
+        join offers as o on o.cloud = cheapest.cloud and o.instance_type = cheapest.instance_type
+            and o.region = cheapest.region
+        group by types.cheapest_id
+    )
+    select types.regions, types.on_demand_low, types.on_demand_high, region_terms.*, cheapest.*,
+           count(*) over () as instance_types
+    from types
+    join region_terms using (cheapest_id)
+    join offers as cheapest on cheapest.offer_id = types.cheapest_id
+    order by cheapest.cloud, cheapest.instance_type
+    limit $listed"""
+
+
+def _offer_type_row(o: dict) -> list[str]:
+    """One instance type on the offers page: where it is cheapest and on which term, that region's terms, its regions."""
+    term = o["pricing_term"] + (f" ({o['term_detail']})" if o["term_detail"] else "")
+    saving = (percent(1 - o["usd_per_hour"] / o["on_demand"])
+              if o["on_demand"] is not None and o["offer_id"] != o["on_demand_id"] else "—")
+    low, high = o["on_demand_low"], o["on_demand_high"]
+    across = "—" if o["regions"] == 1 or low is None else usd(low) if low == high else f"{usd(low)} to {usd(high)}"
+    return [
+        f"{o['cloud']} {o['instance_type']}", f"{o['accelerator_id']} x {o['accelerator_count']}", count(o["regions"]),
+        o["region"], usd(o["on_demand"]), usd(o["spot"]),
+        f"{usd(o['reserved'])} ({o['reserved_detail']})" if o["reserved"] is not None else "—",
+        Markup(f"**{md_escape(term)}**"), usd(o["usd_per_hour"]), usd(o["usd_per_chip_hour"]), saving, across,
+        _price_source(o),
+    ]
+
+
+def _offers_page(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dict[str, str], dict]:
+    """offers.md and offers.csv (every offer, every column), and what the index says of the offers."""
+    types = fetch_dicts(con, OFFERS_BY_TYPE_SQL, {"as_of": as_of, "listed": OFFER_TYPES_LISTED})
+    [(offers, terms, unknown)] = con.execute("""
+        select count(*), coalesce(list(distinct pricing_term order by pricing_term), []),
+               (select count(*) from marts.unknown_offers where as_of = $as_of)
+        from marts.offers where as_of = $as_of""", {"as_of": as_of}).fetchall()
+    unknown_listed = fetch_dicts(con, "select * from marts.unknown_offers where as_of = ? "
+                                      "order by cloud, region, instance_type, pricing_term, price_ref limit ?",
+                                 [as_of, UNKNOWN_LISTINGS_LISTED])
+    # where the priced offers' hardware comes from, and each instance type instances.yaml corrects or a listing
+    # disagrees on, once (its offers in every region and term share the note)
+    bases = con.execute("""
+        select coalesce(nullif(hardware_basis, ''), '—'), count(distinct (cloud, instance_type)) from marts.offers
+        where as_of = ? group by all order by 1""", [as_of]).fetchall()
+    notes = con.execute("""
+        select cloud, instance_type, arg_max(hardware_note, offer_id) from marts.offers
+        where as_of = ? and hardware_note <> '' group by all order by cloud, instance_type""", [as_of]).fetchall()
+    unmatched = fetch_dicts(con, "select * from intermediate.int_price_components_unmatched "
+                                 "order by instance_type, sku_description_prefix")
+    page = MARKDOWN.get_template("offers.md.j2").render(
+        as_of=as_of.isoformat(), offers=offers, instance_types=types[0]["instance_types"] if types else 0,
+        offer_rows=[_offer_type_row(o) for o in types], unknown=unknown, unknown_listed=len(unknown_listed),
+        unknown_rows=[[u["cloud"], u["region"], u["instance_type"], u["pricing_term"], usd(u["usd_per_hour"]),
+                       u["unit"], u["accelerators_listed"] or "—", u["unknown_reason"] or "—",
+                       f"{u['price_source_id']} ({u['price_as_of']})", u["price_ref"]] for u in unknown_listed],
+        hardware={"bases": [[basis, count(n)] for basis, n in bases], "notes": [list(n) for n in notes]},
+        unmatched=unmatched, unmatched_rows=[[u["instance_type"], u["sku_description_prefix"]] for u in unmatched])
+    every_offer = relations.fetch_frame(con, "select * from marts.offers where as_of = ? "
+                                             "order by cloud, instance_type, region, pricing_term, offer_id", [as_of])
+    return {"offers.md": page, "offers.csv": _csv(every_offer)}, {"offers": offers, "terms": terms, "unknown": unknown}
 
 
 def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | bytes]:
@@ -505,11 +563,6 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
     quarantined = fetch_dicts(con, """
         select source_id, expectation, column_name, reason, unexpected_value as value, count(*) as rows
         from ops.quarantine where as_of = ? group by all""", [as_of])
-    offers = fetch_dicts(con, "select * from marts.offers where as_of = ? order by offer_id", [as_of])
-    unknown = fetch_dicts(con, "select * from marts.unknown_offers where as_of = ? "
-                          "order by cloud, region, instance_type, pricing_term, price_ref", [as_of])
-    unmatched = fetch_dicts(con, "select * from intermediate.int_price_components_unmatched "
-                                 "order by instance_type, sku_description_prefix")
     changes = fetch_dicts(con, "select * from marts.changes where as_of = ? order by change_kind, workload_id, subject",
                           [as_of])
     # the run this one is compared with, by the rule the changes mart uses
@@ -522,13 +575,8 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
               "other_changes": [c for c in changes if c["change_kind"] != "best_offer_changed"]}
 
     pages, estimate_goals = _estimates_page(con, as_of)
-    pages |= {"offers.md": MARKDOWN.get_template("offers.md.j2").render(
-        as_of=as_of.isoformat(), offer_rows=_offer_rows(offers), unknown=unknown,
-        unknown_rows=[[u["cloud"], u["region"], u["instance_type"], u["pricing_term"], usd(u["usd_per_hour"]),
-                       u["unit"], u["accelerators_listed"] or "—", u["unknown_reason"] or "—",
-                       f"{u['price_source_id']} ({u['price_as_of']})", u["price_ref"]] for u in unknown],
-        hardware=_hardware_summary(offers),
-        unmatched=unmatched, unmatched_rows=[[u["instance_type"], u["sku_description_prefix"]] for u in unmatched])}
+    offer_pages, offer_counts = _offers_page(con, as_of)
+    pages |= offer_pages
     workload_rows = []
     for w in workloads:
         workload_id = w["workload_id"]
@@ -583,7 +631,7 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
                      if r["status"] == "stale"],
         reused_loads=[{"source_id": r["source_id"], "run_id": r["reused_from"]} for r in loads
                       if r.get("reused_from")],
-        workload_rows=workload_rows, offers=offers, terms=sorted({o["pricing_term"] for o in offers}), unknown=unknown,
+        workload_rows=workload_rows, **offer_counts,
         coverage_rows=_offer_coverage(con, as_of),
         source_rows=[[r["source_id"], r["kind"], _source_status(r), str(r["data_as_of"] or "—"), count(r["files"]),
                       count(r["rows_in"]), count(r["rows_landed"]), count(r["rows_quarantined"]), r["error"] or "—"]

@@ -75,6 +75,9 @@ REPORT_BOUNDS = ("tests/test_reports.py::test_a_workload_page_lists_its_ranking_
                  "says_where_the_rest_is", "tests/test_reports.py::test_offers_excluded_alike_are_named_once_with_"
                  "their_number")
 GOLDEN_PAGES = ("tests/test_flow.py::test_golden_report",)
+# the offers page: one row per instance type, bounded, every offer in offers.csv
+OFFERS_PAGE = ("tests/test_reports.py::test_the_offers_page_lists_each_instance_type_once_at_its_cheapest_term_and_says_"
+               "where_every_offer_is",)
 
 MUTATIONS = (
     # ---------------------------------------------------------------- issue 15: counted in n log n, scans bounded
@@ -477,6 +480,26 @@ MUTATIONS = (
     Mutation("utilization-small-offer-not-the-best", "flows/reports.py",
              "        filter (where ranked.accelerator_count = 1) as small_id,",
              "        filter (where ranked.accelerator_count = 1 and ranked.outcome_rank > 1) as small_id,", GOLDEN_PAGES),
+    Mutation("offers-type-shown-at-its-dearest-term", "flows/reports.py",
+             "arg_min(offer_id, (usd_per_hour, offer_id)) as cheapest_id",
+             "arg_max(offer_id, (usd_per_hour, offer_id)) as cheapest_id", OFFERS_PAGE),
+    Mutation("offers-terms-beside-from-every-region", "flows/reports.py",
+             "\n            and o.region = cheapest.region\n", "\n", OFFERS_PAGE),
+    Mutation("offers-on-demand-range-over-every-term", "flows/reports.py",
+             "min(usd_per_hour) filter (pricing_term = 'on_demand') as on_demand_low",
+             "min(usd_per_hour) as on_demand_low", OFFERS_PAGE),
+    Mutation("offers-one-on-demand-price-shown-as-a-range", "flows/reports.py",
+             "usd(low) if low == high else ", "", OFFERS_PAGE),
+    Mutation("offers-reserved-beside-not-the-cheapest", "flows/reports.py",
+             "arg_min(o.usd_per_hour, (o.usd_per_hour, o.offer_id)) filter (o.pricing_term = 'reserved') as reserved",
+             "arg_min(o.usd_per_hour, o.offer_id) filter (o.pricing_term = 'reserved') as reserved", OFFERS_PAGE),
+    Mutation("offers-types-listed-past-their-bound", "flows/reports.py",
+             "    limit $listed\"\"\"", "    limit $listed + 1000\"\"\"", OFFERS_PAGE),
+    Mutation("unknown-listings-listed-past-their-bound", "flows/reports.py",
+             "[as_of, UNKNOWN_LISTINGS_LISTED]", "[as_of, UNKNOWN_LISTINGS_LISTED + 1000]", OFFERS_PAGE),
+    Mutation("offers-csv-without-reserved-terms", "flows/reports.py",
+             "\"select * from marts.offers where as_of = ? \"\n",
+             "\"select * from marts.offers where as_of = ? and pricing_term <> 'reserved' \"\n", OFFERS_PAGE),
 )
 
 

@@ -111,9 +111,9 @@ def test_reports_are_published_dated_and_latest(flow_run):
     workloads = ["gpt3-175b-pretrain", "llama2-70b-batch", "llama2-70b-chat", "llama2-70b-lora-finetune",
                  "llama31-405b-chat", "llama31-70b-pretrain-15t", "llama31-8b-chat-large", "llama31-8b-chat-small",
                  "llama31-8b-pretrain-1t"]
-    # a page and its full ranking as CSV per workload, the charts folder, the Data Docs, the index, the offers and
-    # the back-test of the estimates
-    assert names == sorted(["charts", "data-docs", "estimates.md", "index.md", "offers.md"]
+    # a page and its full ranking as CSV per workload, the charts folder, the Data Docs, the index, the offers (a
+    # page, and every offer as CSV) and the back-test of the estimates
+    assert names == sorted(["charts", "data-docs", "estimates.md", "index.md", "offers.md", "offers.csv"]
                            + [f"{w}.md" for w in workloads]
                            + [f"{w}.csv" for w in workloads])
     assert not filecmp.dircmp(dated, latest).diff_files and sorted(p.name for p in latest.iterdir()) == names

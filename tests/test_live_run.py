@@ -115,8 +115,9 @@ def test_live_run_puts_on_demand_spot_and_reserved_side_by_side(prefect_server, 
     assert data_as_of[0][0] >= AS_OF  # live data is as of the day it was fetched
 
     offers_page = (result.reports / "offers.md").read_text()
-    assert ("| aws p5.48xlarge | us-east-1 | h100-sxm-80gb x 8 | 55.04 | 10.24 | 22.83 (3yr All Upfront standard) "
-            "| **spot** | 10.24 | 1.280 | 81% |") in offers_page  # 1 - 10.24 / 55.04 = 81%
+    # one instance type, one region: its cheapest term (spot) with that region's on-demand and cheapest reserved
+    assert ("| aws p5.48xlarge | h100-sxm-80gb x 8 | 1 | us-east-1 | 55.04 | 10.24 | 22.83 (3yr All Upfront standard) "
+            "| **spot** | 10.24 | 1.280 | 81% | — |") in offers_page  # 1 - 10.24 / 55.04 = 81%
     assert "| aws | us-east-1 | p7-x200.48xlarge | on_demand | 150.00 |" in offers_page  # unknown to the catalog
     assert "[offers.md](offers.md)" in (result.reports / "index.md").read_text()
     assert API_KEY not in caplog.text and FAKE_SECRET not in caplog.text
