@@ -155,9 +155,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def check_run_settings(args: argparse.Namespace) -> LakeConfig | None:
     """The run's settings that can be checked before it starts: its as-of date, HWEVAL_REPORTS_S3, the DuckLake (its
-    configuration is returned), the task runner, HWEVAL_CHART_WORKERS and HWEVAL_GX_PROCESS; each error is a bad input
-    (exit 2)."""
-    from flows import gx_process
+    configuration is returned), the task runner, HWEVAL_CHART_WORKERS, HWEVAL_GX_PROCESS and
+    HWEVAL_DUCKDB_MEMORY_LIMIT; each error is a bad input (exit 2)."""
+    from flows import duckdb_settings, gx_process
     from flows.chart_workers import configured_workers
     from flows.fanout import local_threads, runner_kind
     from flows.lake import configured as configured_lake
@@ -171,6 +171,7 @@ def check_run_settings(args: argparse.Namespace) -> LakeConfig | None:
     if runner_kind() == "dask":  # a task runner setting (HWEVAL_TASK_RUNNER, HWEVAL_DASK_ADDRESS, _THREADS)
         local_threads({})
     configured_workers()  # an HWEVAL_CHART_WORKERS that is no number of workers
+    duckdb_settings.memory_limit()  # an HWEVAL_DUCKDB_MEMORY_LIMIT that is no size DuckDB can run in
     gx_process.enabled()  # an HWEVAL_GX_PROCESS that is neither 0 nor 1
     return lake_config
 
@@ -248,6 +249,7 @@ def cmd_sources(args: argparse.Namespace) -> int:
     """Each declared source: kind, whether it runs, what it reads in this mode, and its last good fetch."""
     import duckdb
 
+    from flows import duckdb_settings
     from flows.catalog import load_catalog
 
     catalog = load_catalog(args.catalog or paths.catalog_dir())
@@ -255,7 +257,7 @@ def cmd_sources(args: argparse.Namespace) -> int:
     path = Path(args.warehouse or paths.warehouse_path())
     history: dict[str, tuple] = {}
     if path.exists():
-        con = duckdb.connect(str(path), read_only=True)
+        con = duckdb.connect(str(path), read_only=True, config=duckdb_settings.config())
         columns = {r[0] for r in con.execute("select column_name from information_schema.columns "
                                              "where table_schema = 'ops' and table_name = 'source_loads'").fetchall()}
         if not {"status", "error"} <= columns:  # built by an older version; the next run adds the columns
@@ -313,7 +315,7 @@ def sql_error_line(exc: Exception) -> str:
 def cmd_query(args: argparse.Namespace) -> int:
     import duckdb
 
-    from flows import lake
+    from flows import duckdb_settings, lake
 
     lake_config = None if args.warehouse else lake.configured()
     if args.run and lake_config is None:
@@ -330,7 +332,7 @@ def cmd_query(args: argparse.Namespace) -> int:
         if not Path(path).exists():
             print(f"hweval: no warehouse at {path}; run `hweval run` first", file=sys.stderr)
             return 1
-        con = duckdb.connect(str(path), read_only=True)
+        con = duckdb.connect(str(path), read_only=True, config=duckdb_settings.config())
     try:
         result = con.sql(args.sql)
         if result is None:  # a statement without rows (e.g. a `set`)
@@ -431,6 +433,7 @@ def _exit_status(exc: Exception) -> int | None:
     before that (cmd_run), so that the server's start (its imports, seconds) begins at once."""
     from flows.catalog import CatalogError
     from flows.chart_workers import ChartWorkersError
+    from flows.duckdb_settings import MemoryLimitError
     from flows.fanout import FanoutError
     from flows.gx_process import GxProcessSettingError
     from flows.lake import LakeConflict, LakeError, LakeUnavailable
@@ -441,7 +444,7 @@ def _exit_status(exc: Exception) -> int | None:
     from flows.validate import SuiteError
 
     if isinstance(exc, (CatalogError, SourceFormatError, SuiteError, ModelError, AsOfError, ObjectStoreError, LakeError,
-                        FanoutError, ChartWorkersError, GxProcessSettingError)):
+                        FanoutError, ChartWorkersError, GxProcessSettingError, MemoryLimitError)):
         return 2
     if isinstance(exc, (LakeUnavailable, LakeConflict)):
         return 1

@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 
 import duckdb
 
-from flows import analytics, transform, warehouse
+from flows import analytics, duckdb_settings, transform, warehouse
 from flows.analytics import quoted
 
 log = logging.getLogger(__name__)
@@ -180,7 +180,8 @@ def _s3_secret_sql() -> str:
 
 def connect(config: LakeConfig, *, read_only: bool = False, snapshot: int | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with the lake attached as `lake` (read-only, or at a past snapshot)."""
-    con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    con = duckdb.connect(config=duckdb_settings.config(autoinstall_known_extensions=False,
+                                                       autoload_known_extensions=False))
     try:
         for name in ("ducklake", "postgres_scanner") + (("httpfs",) if config.on_s3 else ()):
             con.execute(f"load {quoted(str(extension_file(name)))}")

@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from flows import relations
+from flows import duckdb_settings, relations
 from flows.catalog_models import Catalog
 from flows.names import normalise_alias
 from flows.paths import SQL_DIR
@@ -26,7 +26,7 @@ RAW_TABLES = ("aws_pricing", "aws_spot", "azure_retail", "gcp_billing", "price_s
 
 def connect(path: Path) -> duckdb.DuckDBPyConnection:
     path.parent.mkdir(parents=True, exist_ok=True)
-    return duckdb.connect(str(path), config=STORAGE_COMPATIBILITY)
+    return duckdb.connect(str(path), config=duckdb_settings.config(**STORAGE_COMPATIBILITY))
 
 
 @contextlib.contextmanager
@@ -74,7 +74,7 @@ def close_handed_on(path: Path) -> None:
 
 
 def connect_read_only(path: Path) -> duckdb.DuckDBPyConnection:
-    return duckdb.connect(str(path), read_only=True)
+    return duckdb.connect(str(path), read_only=True, config=duckdb_settings.config())
 
 
 def fetch_dicts(con: duckdb.DuckDBPyConnection, query: str, params: list | dict | None = None) -> list[dict]:

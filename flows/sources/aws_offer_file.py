@@ -27,6 +27,7 @@ from pathlib import Path
 
 import duckdb
 
+from flows import duckdb_settings
 from flows.sources import _http
 from flows.sources._aws import CPU_BASELINE_INSTANCE_TYPES
 from flows.sources._common import (
@@ -221,7 +222,7 @@ def read_file(path: Path, label: str, region: str | None = None, *,
     only that Region Code's rows. `source_ref` is `"{label}: line N"`, N the 1-based line in the file."""
     metadata, header = read_preamble(path, label, limits)
     started = time.monotonic()
-    con = duckdb.connect(config={"preserve_insertion_order": True})
+    con = duckdb.connect(config=duckdb_settings.config(preserve_insertion_order=True))
     try:
         records = con.execute(_scan_query(path, header, region, limits.max_line_bytes)).fetchall()
     except duckdb.Error as exc:

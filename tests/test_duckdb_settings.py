@@ -1,0 +1,72 @@
+"""HWEVAL_DUCKDB_MEMORY_LIMIT: DuckDB's memory limit for every connection hweval opens, checked before a run starts."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from flows import duckdb_settings, warehouse
+from flows.cli import main
+from flows.duckdb_settings import MemoryLimitError, memory_limit
+
+ENV = "HWEVAL_DUCKDB_MEMORY_LIMIT"
+
+
+def test_a_memory_limit_is_a_size_in_duckdbs_units_of_at_least_256_mib():
+    assert memory_limit({}) is None and memory_limit({ENV: "  "}) is None  # unset: DuckDB's own (80% of memory)
+    for good in ("2GB", "1.5GiB", "512 mb", "256MiB"):
+        assert memory_limit({ENV: f" {good} "}) == good
+    # the floor is 256 MiB = 268,435,456 bytes: 0.27 GB = 270,000,000 is above it, 0.26 GB = 260,000,000 below
+    assert memory_limit({ENV: "0.27GB"}) == "0.27GB"
+    for low in ("0.26GB", "255MiB", "128MB"):
+        with pytest.raises(MemoryLimitError, match=rf"^{ENV}='{low}': at least 256 MiB"):
+            memory_limit({ENV: low})
+    for bad in ("80%", "abc", "2", "1PB", "GB", "-1GB", "1e9B"):
+        with pytest.raises(MemoryLimitError, match=rf"^{ENV}='{bad}': expected a size such as 2GB"):
+            memory_limit({ENV: bad})
+
+
+def test_the_warehouse_connections_take_the_limit(monkeypatch, tmp_path):
+    path = tmp_path / "w.duckdb"
+    default = warehouse.connect(path)
+    # DuckDB's default is 80% of the machine's memory: more than the 300 MiB set below on any machine that runs this
+    default_limit = default.execute("select current_setting('memory_limit')").fetchall()[0][0]
+    default.close()
+    monkeypatch.setenv(ENV, "300MiB")
+    con = warehouse.connect(path)
+    try:
+        assert con.execute("select current_setting('memory_limit')").fetchall() == [("300.0 MiB",)]
+    finally:
+        con.close()
+    reader = warehouse.connect_read_only(path)
+    try:
+        assert reader.execute("select current_setting('memory_limit')").fetchall() == [("300.0 MiB",)]
+    finally:
+        reader.close()
+    assert default_limit != "300.0 MiB"
+    # 1 GB in DuckDB's 1000^3 units is 953.6 MiB
+    monkeypatch.setenv(ENV, "1GB")
+    assert duckdb_settings.config(preserve_insertion_order=True) == {"preserve_insertion_order": True,
+                                                                     "memory_limit": "1GB"}
+    with duckdb.connect(config=duckdb_settings.config()) as scratch:
+        assert scratch.execute("select current_setting('memory_limit')").fetchall() == [("953.6 MiB",)]
+
+
+def test_a_memory_limit_that_is_no_size_stops_the_run_before_it_starts(monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # no temporary server: the check comes first
+    monkeypatch.setenv(ENV, "80%")
+    assert main(["run", "--as-of", "2026-11-30", "--warehouse", str(tmp_path / "w.duckdb")]) == 2
+    assert capsys.readouterr().err.startswith(f"hweval: {ENV}='80%': expected a size such as 2GB, 1.5GiB or 512MB")
+    assert not (tmp_path / "w.duckdb").exists()
+
+
+def test_a_query_runs_under_the_limit_and_a_bad_one_exits_2(monkeypatch, capsys, tmp_path):
+    path = tmp_path / "w.duckdb"
+    warehouse.connect(path).close()
+    monkeypatch.setenv(ENV, "512MiB")
+    assert main(["query", "select current_setting('memory_limit') as limit_", "--warehouse", str(path),
+                 "--format", "csv"]) == 0
+    assert capsys.readouterr().out == "limit_\n512.0 MiB\n"
+    monkeypatch.setenv(ENV, "lots")
+    assert main(["query", "select 1", "--warehouse", str(path)]) == 2
+    assert capsys.readouterr().err.startswith(f"hweval: {ENV}='lots': expected a size")
