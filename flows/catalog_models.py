@@ -399,8 +399,21 @@ class InferenceWorkload(Strict):
 Workload = Annotated[TrainingWorkload | InferenceWorkload, Field(discriminator="kind")]
 
 
+# a workload's page is reports/<id>.md, beside <id>.csv: these are the report's own pages
+RESERVED_WORKLOAD_IDS = ("index", "offers", "estimates")
+
+
 class WorkloadsFile(Strict):
     workloads: dict[Slug, Workload] = Field(min_length=1)
+
+    @field_validator("workloads")
+    @classmethod
+    def _no_page_of_the_report(cls, workloads: dict) -> dict:
+        for workload_id in workloads:
+            if workload_id in RESERVED_WORKLOAD_IDS:
+                raise ValueError(f"{workload_id!r} is the name of a page of the report ({workload_id}.md): a workload "
+                                 f"cannot take it (reserved: {', '.join(RESERVED_WORKLOAD_IDS)})")
+        return workloads
 
 
 # ---------------------------------------------------------------- sources.yaml

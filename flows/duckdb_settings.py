@@ -1,21 +1,27 @@
 """The DuckDB settings every connection hweval opens shares: its memory limit.
 
-HWEVAL_DUCKDB_MEMORY_LIMIT (a size: 2GB, 1.5GiB, 512MB) caps the memory DuckDB may use in each connection of a run
-(the warehouse, the DuckLake, the offer-file scan) and of `hweval query` and `hweval sources`; past it DuckDB spills to
-disk where an operator can (next to the warehouse file: `<warehouse>.tmp`), and a query that cannot spill fails with
-DuckDB's "Out of Memory Error", naming its model. Unset, DuckDB takes 80% of the machine's memory. Measured on
-`make bench`'s market of 35,000 offers: see the README (Speed).
+HWEVAL_DUCKDB_MEMORY_LIMIT (a size: 2GB, 1.5GiB, 512MB) is DuckDB's memory_limit in each connection hweval opens:
+the run's warehouse, the DuckLake, each offer-file scan (one per region fetched, several at once when regions are
+fetched concurrently), `hweval query` and `hweval sources`. It bounds each connection, not the run: the run's
+DuckDB memory is at most the limit times the connections open at once. Past it DuckDB spills to disk where an
+operator can (the warehouse's connections beside the file, `<warehouse>.tmp`; an in-memory one, such as the
+offer-file scan's, in `.tmp` under the working directory), and a query that cannot spill fails with DuckDB's "Out
+of Memory Error": a model names its file, a scan its offer file and this setting. Unset, DuckDB takes 80% of the
+machine's memory. Measured on `make bench`'s market of 35,000 offers: see the README (Speed).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+
+import duckdb
 
 MEMORY_LIMIT_ENV = "HWEVAL_DUCKDB_MEMORY_LIMIT"
 # the embedded snapshot's models build in 256 MiB, not in 128 (int_inference_estimates_computed: measured)
 MIN_MEMORY_LIMIT_BYTES = 256 * 2**20
-# the units DuckDB's memory_limit reads: 1000^i and 1024^i bytes
+# the units accepted (DuckDB reads these, and a few more): 1000^i and 1024^i bytes
 UNITS = {"kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4,
          "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4}
 _SIZE = re.compile(r"([0-9]{1,9}(?:\.[0-9]{1,6})?)\s*([a-z]{2,3})", re.IGNORECASE)
@@ -23,6 +29,10 @@ _SIZE = re.compile(r"([0-9]{1,9}(?:\.[0-9]{1,6})?)\s*([a-z]{2,3})", re.IGNORECAS
 
 class MemoryLimitError(ValueError):
     """An HWEVAL_DUCKDB_MEMORY_LIMIT that is no size DuckDB can run in (exit 2, one line)."""
+
+
+class OutOfMemory(RuntimeError):
+    """DuckDB ran out of the memory HWEVAL_DUCKDB_MEMORY_LIMIT gives it where it cannot spill."""
 
 
 def memory_limit(environ: dict[str, str] | None = None) -> str | None:
@@ -38,10 +48,32 @@ def memory_limit(environ: dict[str, str] | None = None) -> str | None:
     if float(match.group(1)) * UNITS[match.group(2).lower()] < MIN_MEMORY_LIMIT_BYTES:
         raise MemoryLimitError(f"{MEMORY_LIMIT_ENV}={text!r}: at least {MIN_MEMORY_LIMIT_BYTES // 2**20} MiB (the "
                                "embedded snapshot's models do not build in 128 MiB)")
+    refused = _refused_by_duckdb(text)
+    if refused:
+        raise MemoryLimitError(f"{MEMORY_LIMIT_ENV}={text!r}: DuckDB refuses it: {refused}")
     return text
+
+
+@functools.lru_cache(maxsize=8)
+def _refused_by_duckdb(text: str) -> str | None:
+    """DuckDB's own reading of a limit (a size past what it can count, say), now rather than at a connection mid-run;
+    once a process for each text (every connection asks)."""
+    try:
+        duckdb.connect(config={"memory_limit": text}).close()
+    except duckdb.Error as exc:
+        return str(exc).splitlines()[0]
+    return None
 
 
 def config(**settings: object) -> dict[str, object]:
     """`settings` for duckdb.connect(config=...), with the memory limit when one is set."""
     limit = memory_limit()
     return settings | ({"memory_limit": limit} if limit is not None else {})
+
+
+def out_of_memory(what: str, exc: duckdb.Error) -> OutOfMemory:
+    """The error of a query past the memory limit: what it was doing, DuckDB's words, and the setting to change."""
+    limit = memory_limit()
+    setting = (f"{MEMORY_LIMIT_ENV}={limit} allows too little: raise it, or unset it" if limit is not None
+               else f"DuckDB's default limit (80% of the machine's memory) was reached: set {MEMORY_LIMIT_ENV}")
+    return OutOfMemory(f"{what}: DuckDB ran out of memory ({str(exc).splitlines()[0]}); {setting}")

@@ -43,7 +43,7 @@ NOTHING_EXCLUDED = (0, [], {"reasons": 0, "candidates": 0})
 # The offers page lists instance types, not offers (the bench's 35,000 offers made a page of 926 KB, one row per
 # instance type and region); every offer is in offers.csv and marts.offers, every unknown listing in
 # marts.unknown_offers.
-OFFER_TYPES_LISTED = 200  # rows of the offers table (instance types)
+OFFER_TYPES_LISTED = 200  # rows of the offers table for one cloud (instance types)
 UNKNOWN_LISTINGS_LISTED = 100  # rows of the unknown-hardware table (listings)
 REVERSALS_LISTED = 5  # pairs under "Where the hourly price disagrees"
 CHANGES_LISTED = 8  # lines of one kind of change shown before "and N more"
@@ -461,12 +461,12 @@ OFFERS_BY_TYPE_SQL = """
     ),
     region_terms as (  -- the terms of the cheapest term's region, side by side
         select types.cheapest_id,
-               min(o.offer_id) filter (o.pricing_term = 'on_demand') as on_demand_id,
-               arg_min(o.usd_per_hour, o.offer_id) filter (o.pricing_term = 'on_demand') as on_demand,
-               arg_min(o.usd_per_hour, o.offer_id) filter (o.pricing_term = 'spot') as spot,
-               arg_min(o.usd_per_hour, (o.usd_per_hour, o.offer_id)) filter (o.pricing_term = 'reserved') as reserved,
-               arg_min(o.term_detail, (o.usd_per_hour, o.offer_id)) filter (o.pricing_term = 'reserved')
-                   as reserved_detail
+               arg_min(o.offer_id, (o.usd_per_hour, o.offer_id)) filter (o.pricing_term = 'on_demand') as on_demand_id,
+               min(o.usd_per_hour) filter (o.pricing_term = 'on_demand') as on_demand,
+               min(o.usd_per_hour) filter (o.pricing_term = 'spot') as spot,
+               -- one struct: arg_min skips a row whose value is null, and a term's detail may be null
+               arg_min({'usd': o.usd_per_hour, 'detail': o.term_detail}, (o.usd_per_hour, o.offer_id))
+                   filter (o.pricing_term = 'reserved') as reserved
         from types
         join offers as cheapest on cheapest.offer_id = types.cheapest_id
         join offers as o on o.cloud = cheapest.cloud and o.instance_type = cheapest.instance_type
@@ -474,12 +474,13 @@ OFFERS_BY_TYPE_SQL = """
         group by types.cheapest_id
     )
     select types.regions, types.on_demand_low, types.on_demand_high, region_terms.*, cheapest.*,
-           count(*) over () as instance_types
+           count(*) over (partition by cheapest.cloud) as cloud_types
     from types
     join region_terms using (cheapest_id)
     join offers as cheapest on cheapest.offer_id = types.cheapest_id
-    order by cheapest.cloud, cheapest.instance_type
-    limit $listed"""
+    -- the first of each cloud: a cloud that sells more types than the bound leaves the others their rows
+    qualify row_number() over (partition by cheapest.cloud order by cheapest.instance_type) <= $listed
+    order by cheapest.cloud, cheapest.instance_type"""
 
 
 def _offer_type_row(o: dict) -> list[str]:
@@ -492,10 +493,17 @@ def _offer_type_row(o: dict) -> list[str]:
     return [
         f"{o['cloud']} {o['instance_type']}", f"{o['accelerator_id']} x {o['accelerator_count']}", count(o["regions"]),
         o["region"], usd(o["on_demand"]), usd(o["spot"]),
-        f"{usd(o['reserved'])} ({o['reserved_detail']})" if o["reserved"] is not None else "—",
+        _reserved(o["reserved"]),
         Markup(f"**{md_escape(term)}**"), usd(o["usd_per_hour"]), usd(o["usd_per_chip_hour"]), saving, across,
         _price_source(o),
     ]
+
+
+def _reserved(term: dict | None) -> str:
+    """The cheapest reserved term of a region: its amortised price per hour and, when it has one, its detail."""
+    if term is None:
+        return "—"
+    return usd(term["usd"]) + (f" ({term['detail']})" if term["detail"] else "")
 
 
 def _offers_page(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dict[str, str], dict]:
@@ -518,8 +526,10 @@ def _offers_page(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dict[s
         where as_of = ? and hardware_note <> '' group by all order by cloud, instance_type""", [as_of]).fetchall()
     unmatched = fetch_dicts(con, "select * from intermediate.int_price_components_unmatched "
                                  "order by instance_type, sku_description_prefix")
+    per_cloud = {o["cloud"]: o["cloud_types"] for o in types}
     page = MARKDOWN.get_template("offers.md.j2").render(
-        as_of=as_of.isoformat(), offers=offers, instance_types=types[0]["instance_types"] if types else 0,
+        as_of=as_of.isoformat(), offers=offers, types_listed=OFFER_TYPES_LISTED, instance_types=sum(per_cloud.values()),
+        clouds_cut=[[cloud, n] for cloud, n in per_cloud.items() if n > OFFER_TYPES_LISTED],
         offer_rows=[_offer_type_row(o) for o in types], unknown=unknown, unknown_listed=len(unknown_listed),
         unknown_rows=[[u["cloud"], u["region"], u["instance_type"], u["pricing_term"], usd(u["usd_per_hour"]),
                        u["unit"], u["accelerators_listed"] or "—", u["unknown_reason"] or "—",

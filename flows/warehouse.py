@@ -111,7 +111,7 @@ def _declared(ddl: tuple[str, ...]) -> dict[tuple[str, str], dict[str, str]]:
     `ddl` declare them: applied to an empty in-memory database, once a process for the same texts (a run applies
     them once, and types every fetched batch by them; `read_declared_tables` reads them ahead). Read-only: the dicts
     are shared."""
-    scratch = duckdb.connect()
+    scratch = duckdb.connect(config=duckdb_settings.config())
     try:
         for text in ddl:
             scratch.execute(text)

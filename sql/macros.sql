@@ -302,7 +302,8 @@ with candidates as (
 
 by_price as (  -- each row's place in its workload's price order, and how many rows are cheaper; workloads numbered
     select
-        dense_rank() over (order by workload_id) as workload_key,
+        -- a row without a workload is in none (its key null: it meets no row, as workload_id = null is never true)
+        case when workload_id is not null then dense_rank() over (order by workload_id) end as workload_key,
         workload_id,
         candidate_id,
         outcome_value,

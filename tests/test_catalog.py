@@ -198,3 +198,13 @@ def test_a_catalog_loaded_ahead_is_taken_once_and_only_while_its_files_are_uncha
     with pytest.raises(CatalogError, match="workloads.yaml"):
         load_catalog_ahead(catalog_copy)
     assert take_catalog_loaded_ahead(catalog_copy) is None
+
+
+def test_a_workload_cannot_take_the_name_of_a_page_of_the_report(catalog_copy):
+    # its page would be reports/offers.md and its ranking offers.csv: the offers page's own files
+    edit(catalog_copy / "workloads.yaml",
+         lambda d: d["workloads"].update(offers=d["workloads"].pop("llama2-70b-batch")))
+    with pytest.raises(CatalogError, match=r"workloads.yaml: workloads: .*'offers' is the name of a page of the "
+                                           r"report \(offers.md\): a workload cannot take it \(reserved: index, "
+                                           r"offers, estimates\)"):
+        load_catalog(catalog_copy)

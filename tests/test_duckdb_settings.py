@@ -70,3 +70,67 @@ def test_a_query_runs_under_the_limit_and_a_bad_one_exits_2(monkeypatch, capsys,
     monkeypatch.setenv(ENV, "lots")
     assert main(["query", "select 1", "--warehouse", str(path)]) == 2
     assert capsys.readouterr().err.startswith(f"hweval: {ENV}='lots': expected a size")
+
+
+def test_a_size_duckdb_cannot_count_is_refused_before_the_run():
+    # 999,999,999 TB passes the pattern and the floor; DuckDB's own reading refuses it
+    with pytest.raises(MemoryLimitError, match=rf"^{ENV}='999999999TB': DuckDB refuses it: .*out of range"):
+        memory_limit({ENV: "999999999TB"})
+
+
+class _Opened(Exception):
+    """Raised by the recording duckdb.connect once it has seen the config: the caller goes no further."""
+
+
+@pytest.fixture
+def recorded_configs(monkeypatch):
+    """duckdb.connect replaced by one that records the config it is given, then stops the caller."""
+    configs = []
+
+    def connect(*args, **kwargs):
+        configs.append(kwargs.get("config"))
+        raise _Opened
+
+    monkeypatch.setenv(ENV, "700MiB")
+    assert memory_limit() == "700MiB"  # DuckDB's reading of it, kept for the process, before connect is replaced
+    monkeypatch.setattr(duckdb, "connect", connect)
+    return configs
+
+
+def test_the_lake_the_offer_file_scan_and_hweval_sources_take_the_limit(recorded_configs, tmp_path, monkeypatch):
+    import offer_file_builder as ofb
+
+    from flows import lake
+    from flows.sources import aws_offer_file
+
+    with pytest.raises(_Opened):
+        lake.connect(lake.LakeConfig(catalog="unused.ducklake", data_path=f"{tmp_path}/"))
+    offer_file = tmp_path / "index.csv"
+    ofb.write_offer_file(offer_file, ofb.products(min_rows=10, other=0))
+    with pytest.raises(_Opened):
+        aws_offer_file.read_file(offer_file, "index.csv")
+    (tmp_path / "w.duckdb").touch()
+    with pytest.raises(_Opened):
+        main(["sources", "--warehouse", str(tmp_path / "w.duckdb")])
+    # each with its own settings, and the limit
+    assert recorded_configs == [
+        {"autoinstall_known_extensions": False, "autoload_known_extensions": False, "memory_limit": "700MiB"},
+        {"preserve_insertion_order": True, "memory_limit": "700MiB"},
+        {"memory_limit": "700MiB"},
+    ]
+
+
+def test_an_offer_file_scan_past_the_limit_names_the_setting_not_the_file(monkeypatch, tmp_path):
+    import offer_file_builder as ofb
+
+    from flows.sources import aws_offer_file
+
+    offer_file = tmp_path / "index.csv"
+    ofb.write_offer_file(offer_file, ofb.products(min_rows=10, other=0))
+    monkeypatch.setenv(ENV, "256MiB")
+    # a list of 100 million integers (800 MB) cannot be spilled: past 256 MiB DuckDB stops the query
+    monkeypatch.setattr(aws_offer_file, "_scan_query", lambda *args: "select list(i) from range(100000000) t(i)")
+    with pytest.raises(duckdb_settings.OutOfMemory,
+                       match=rf"^index.csv: scanning the offer file: DuckDB ran out of memory \(Out of Memory Error: "
+                             rf".*\); {ENV}=256MiB allows too little: raise it, or unset it$"):
+        aws_offer_file.read_file(offer_file, "index.csv")

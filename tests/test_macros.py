@@ -281,15 +281,16 @@ def test_reversal_counts_by_hand(fresh_db):
     """Workload w: a (outcome 10, 4 USD/chip-h), b (20, 2), c (30, 1), d (15, 3), e (20, 2: b's twin), f (5, null).
     a beats b, c, d, e: outcome higher, price lower -> 4. d beats b, c, e (20 > 15 and 2 < 3; 30 > 15 and 1 < 3) -> 3.
     b beats c (30 > 20, 1 < 2), not e (a tie on both) -> 1; e likewise -> 1. c beats none (nothing dearer in outcome).
-    f has no price: it beats none, and nobody beats it on price -> 0. Workload v: g alone -> 0."""
+    f has no price: it beats none, and nobody beats it on price -> 0. Workload v: g alone -> 0. h (10, 4) and i
+    (20, 2) have no workload: in one, h would beat i; in none, each beats nothing -> 0 (as null = null is not true)."""
     fresh_db.execute("create temp table cands (workload_id varchar, candidate_id varchar, outcome_value double, "
                      "usd_per_chip_hour double)")
     fresh_db.execute("insert into cands values ('w','a',10,4), ('w','b',20,2), ('w','c',30,1), ('w','d',15,3), "
-                     "('w','e',20,2), ('w','f',5,null), ('v','g',1,1)")
+                     "('w','e',20,2), ('w','f',5,null), ('v','g',1,1), (null,'h',10,4), (null,'i',20,2)")
     got = fresh_db.execute("select workload_id, candidate_id, reversals from reversal_counts('cands') "
                            "order by 1, 2").fetchall()
     assert got == [("v", "g", 0), ("w", "a", 4), ("w", "b", 1), ("w", "c", 0), ("w", "d", 3), ("w", "e", 1),
-                   ("w", "f", 0)]
+                   ("w", "f", 0), (None, "h", 0), (None, "i", 0)]
     assert got == fresh_db.execute(PAIRWISE_REVERSALS).fetchall()
 
 

@@ -278,9 +278,10 @@ def test_text_from_data_never_breaks_a_line_or_a_table_cell():
 def test_the_offers_page_lists_each_instance_type_once_at_its_cheapest_term_and_says_where_every_offer_is(
         flow_run, tmp_path, monkeypatch):
     # p5.48xlarge is priced in us-east-1 (on demand 55.04, spot 10.24) and eu-north-1 (58.8928, 28.32) in the
-    # snapshot. Add ap-south-1: on demand 50.00, spot 9.80, reserved 22.8311 (3yr) and 35.00 (1yr); and a reserved
-    # term in us-east-1 at 20.00, cheaper than any reserved term of ap-south-1 but not where the type is cheapest.
-    # And g5.2xlarge (on demand only, 1.212 in us-east-1) at the same price in eu-west-1.
+    # snapshot. Add ap-south-1: on demand 50.00 and 45.00 (two listings), spot 9.80, reserved 22.8311 (3yr), 35.00
+    # (1yr) and 21.00 (no detail); and a reserved term in us-east-1 at 20.00, cheaper than any reserved term of
+    # ap-south-1 but not where the type is cheapest. Two of its offers carry a hardware note. And g5.2xlarge (on demand
+    # only, 1.212 in us-east-1) at the same price in eu-west-1, both without a hardware basis.
     con = open_copy(flow_run.warehouse, tmp_path / "w.duckdb")
     try:
         con.execute("""
@@ -288,19 +289,27 @@ def test_the_offers_page_lists_each_instance_type_once_at_its_cheapest_term_and_
             select offers.* replace ('aws:ap-south-1:p5.48xlarge:' || added.term as offer_id, 'ap-south-1' as region,
                                     added.term as pricing_term, added.detail as term_detail, added.usd as usd_per_hour,
                                     added.usd / accelerator_count as usd_per_chip_hour, added.source as price_source_id)
-            from marts.offers as offers, (values ('on_demand', null, 50.0, 'aws_pricing'), ('spot', null, 9.8, 'aws_spot'),
-                                       ('reserved-3yr', '3yr All Upfront standard', 22.8311, 'aws_pricing'),
-                                       ('reserved-1yr', '1yr No Upfront standard', 35.0, 'aws_pricing'))
+            from marts.offers as offers, (values ('on_demand', null, 50.0, 'aws_pricing'),
+                                                 ('on_demand-b', null, 45.0, 'aws_pricing'),
+                                                 ('spot', null, 9.8, 'aws_spot'),
+                                                 ('reserved-3yr', '3yr All Upfront standard', 22.8311, 'aws_pricing'),
+                                                 ('reserved-1yr', '1yr No Upfront standard', 35.0, 'aws_pricing'),
+                                                 ('reserved-flex', null, 21.0, 'aws_pricing'))
                                  as added(term, detail, usd, source)
             where offer_id = 'aws:us-east-1:p5.48xlarge:spot';
-            update marts.offers set pricing_term = 'reserved' where pricing_term like 'reserved-%';
+            update marts.offers set pricing_term = split_part(pricing_term, '-', 1) where pricing_term like '%-%';
             insert into marts.offers by name
             select * replace ('aws:us-east-1:p5.48xlarge:reserved-3yr' as offer_id, 'reserved' as pricing_term,
                               '3yr All Upfront standard' as term_detail, 20.0 as usd_per_hour, 2.5 as usd_per_chip_hour)
             from marts.offers where offer_id = 'aws:us-east-1:p5.48xlarge:on_demand';
+            update marts.offers set hardware_note = 'the note of the ap-south-1 listing'
+            where offer_id = 'aws:ap-south-1:p5.48xlarge:on_demand';
+            update marts.offers set hardware_note = 'the note of the us-east-1 listing'
+            where offer_id = 'aws:us-east-1:p5.48xlarge:spot';
             insert into marts.offers by name
             select * replace ('aws:eu-west-1:g5.2xlarge:on_demand' as offer_id, 'eu-west-1' as region)
             from marts.offers where offer_id = 'aws:us-east-1:g5.2xlarge:on_demand';
+            update marts.offers set hardware_basis = '' where instance_type = 'g5.2xlarge';
             insert into marts.unknown_offers by name select * replace ('westus' as region) from marts.unknown_offers;
             """)
         monkeypatch.setattr(reports, "OFFER_TYPES_LISTED", 13)
@@ -309,24 +318,34 @@ def test_the_offers_page_lists_each_instance_type_once_at_its_cheapest_term_and_
         every_offer = relations.fetch_frame(con, "select * from marts.offers where as_of = ?", [AS_OF])
     finally:
         discard(con)
-    # 57 offers in the snapshot + 6; the index names the terms and the unknown listings (1 + the copy)
-    assert counts == {"offers": 63, "terms": ["on_demand", "reserved", "spot"], "unknown": 2}
+    # 57 offers in the snapshot + 6 + 1 + 1; the index names the terms and the unknown listings (1 + the copy)
+    assert counts == {"offers": 65, "terms": ["on_demand", "reserved", "spot"], "unknown": 2}
     page = files["offers.md"]
-    assert ("Every offer in every region and term (63 offers), with every column: [offers.csv](offers.csv) and the "
-            "warehouse's `marts.offers`.\nListed: the first 13 of 36 instance types.") in page
+    # the bound is a cloud's: aws's 22 instance types are cut to 13, azure's 7 and gcp's 7 listed whole: 27 of 36
+    assert ("Every offer in every region and term (65 offers), with every column: [offers.csv](offers.csv) and the "
+            "warehouse's `marts.offers`.\nListed: the first 13 instance types of each cloud, 27 of 36 (aws sells "
+            "22).") in page
     rows = [line for line in page.split("## Where each offer", 1)[0].splitlines() if line.startswith("| ")]
-    # the header, then 13 instance types in order of cloud and name: c8a, c8g, c8i.96, c8i.metal, g5, g6, g6e,
-    # inf2.48, inf2.8, inf2.x, p4d, p4de and p5.48xlarge
-    assert len(rows) == 1 + 13 and rows[1].startswith("| aws c8a.48xlarge |")
+    # the header, then aws's first 13 in order of name: c8a, c8g, c8i.96, c8i.metal, g5, g6, g6e, inf2.48, inf2.8,
+    # inf2.x, p4d, p4de and p5.48xlarge; then azure's and gcp's
+    assert len(rows) == 1 + 27 and rows[1].startswith("| aws c8a.48xlarge |")
+    assert rows[14].startswith("| azure Standard_D64ps_v6 |") and rows[-1].startswith("| gcp tpu-v6e-8 |")
     # p5.48xlarge is cheapest on ap-south-1's spot term (9.80 < 10.24 < 28.32), once for its three regions; beside
-    # it that region's on-demand (50.00) and cheapest reserved term (22.8311 < 35.00; us-east-1's 20.00 is another
-    # region's); 9.80 / 8 chips = 1.225 per chip-hour; 1 - 9.80 / 50.00 = 80% saving; on demand from 50.00 to 58.8928
-    assert rows[-1] == ("| aws p5.48xlarge | h100-sxm-80gb x 8 | 3 | ap-south-1 | 50.00 | 9.800 | 22.83 (3yr All "
-                        "Upfront standard) | **spot** | 9.800 | 1.225 | 80% | 50.00 to 58.89 | aws_spot (2026-11-20) |")
+    # it that region's cheapest on-demand (45.00 < 50.00) and cheapest reserved term (21.00 < 22.8311 < 35.00, with
+    # no detail to name; us-east-1's 20.00 is another region's); 9.80 / 8 chips = 1.225 per chip-hour;
+    # 1 - 9.80 / 45.00 = 0.782, a 78% saving; on demand from 45.00 to 58.8928 across the regions
+    assert rows[13] == ("| aws p5.48xlarge | h100-sxm-80gb x 8 | 3 | ap-south-1 | 45.00 | 9.800 | 21.00 | **spot** | "
+                        "9.800 | 1.225 | 78% | 45.00 to 58.89 | aws_spot (2026-11-20) |")
     # g5.2xlarge's two regions at one price: the tie goes to the first offer id (aws:eu-west-1 < aws:us-east-1),
     # and its on-demand price is the same across them
     assert ("| aws g5.2xlarge | a10g-24gb x 1 | 2 | eu-west-1 | 1.212 | — | — | **on_demand** | 1.212 | 1.212 | — "
             "| 1.212 | aws_pricing (2026-09-10) |") in rows
+    # where the hardware comes from: g5.2xlarge without a basis counted under "—" (one type); an instance type's
+    # note once, that of its last offer id (aws:us-east-1 > aws:ap-south-1)
+    hardware = page.split("## Where each offer", 1)[1].split("## Offers whose hardware is not known", 1)[0]
+    assert "| — | 1 |" in hardware
+    assert "| aws | p5.48xlarge | the note of the us-east-1 listing |" in hardware
+    assert "ap-south-1 listing" not in hardware
     # the unknown listings: the first (azure eastus), then how many more and where they are
     unknown = page.split("## Offers whose hardware is not known", 1)[1]
     assert "2 listings from the price sources name" in unknown
@@ -335,6 +354,6 @@ def test_the_offers_page_lists_each_instance_type_once_at_its_cheapest_term_and_
             in unknown)
     # offers.csv: every offer, every column of marts.offers
     written = pl.read_csv(files["offers.csv"].encode(), infer_schema_length=0)
-    assert written.columns == every_offer.columns and written.height == 63
+    assert written.columns == every_offer.columns and written.height == 65
     assert sorted(written["offer_id"].to_list()) == sorted(every_offer["offer_id"].to_list())
     assert "aws:us-east-1:p5.48xlarge:reserved-3yr" in written["offer_id"].to_list()

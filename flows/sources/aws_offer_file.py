@@ -225,6 +225,8 @@ def read_file(path: Path, label: str, region: str | None = None, *,
     con = duckdb.connect(config=duckdb_settings.config(preserve_insertion_order=True))
     try:
         records = con.execute(_scan_query(path, header, region, limits.max_line_bytes)).fetchall()
+    except duckdb.OutOfMemoryException as exc:  # the machine's or HWEVAL_DUCKDB_MEMORY_LIMIT's doing, not the file's
+        raise duckdb_settings.out_of_memory(f"{label}: scanning the offer file", exc) from None
     except duckdb.Error as exc:
         bad_line = None if "Invalid unicode" in str(exc) else _first_non_utf8_line(path)
         if bad_line is not None:  # DuckDB 1.5 reports some invalid bytes as an internal error without the line
