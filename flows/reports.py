@@ -455,6 +455,7 @@ OFFERS_BY_TYPE_SQL = """
     types as (  -- each instance type: its cheapest term in any region, its regions, on-demand's range across them
         select cloud, instance_type, count(distinct region) as regions,
                arg_min(offer_id, (usd_per_hour, offer_id)) as cheapest_id,
+               arg_min(region, (usd_per_hour, offer_id)) as cheapest_region,
                min(usd_per_hour) filter (pricing_term = 'on_demand') as on_demand_low,
                max(usd_per_hour) filter (pricing_term = 'on_demand') as on_demand_high
         from offers group by all
@@ -468,9 +469,8 @@ OFFERS_BY_TYPE_SQL = """
                arg_min({'usd': o.usd_per_hour, 'detail': o.term_detail}, (o.usd_per_hour, o.offer_id))
                    filter (o.pricing_term = 'reserved') as reserved
         from types
-        join offers as cheapest on cheapest.offer_id = types.cheapest_id
-        join offers as o on o.cloud = cheapest.cloud and o.instance_type = cheapest.instance_type
-            and o.region = cheapest.region
+        join offers as o on o.cloud = types.cloud and o.instance_type = types.instance_type
+            and o.region = types.cheapest_region
         group by types.cheapest_id
     )
     select types.regions, types.on_demand_low, types.on_demand_high, region_terms.*, cheapest.*,

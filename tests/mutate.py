@@ -512,7 +512,7 @@ MUTATIONS = (
              "arg_min(offer_id, (usd_per_hour, offer_id)) as cheapest_id",
              "arg_max(offer_id, (usd_per_hour, offer_id)) as cheapest_id", OFFERS_PAGE),
     Mutation("offers-terms-beside-from-every-region", "flows/reports.py",
-             "\n            and o.region = cheapest.region\n", "\n", OFFERS_PAGE),
+             "\n            and o.region = types.cheapest_region\n", "\n", OFFERS_PAGE),
     Mutation("offers-on-demand-range-over-every-term", "flows/reports.py",
              "min(usd_per_hour) filter (pricing_term = 'on_demand') as on_demand_low",
              "min(usd_per_hour) as on_demand_low", OFFERS_PAGE),
