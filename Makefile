@@ -26,14 +26,22 @@ $(DUCKDB1_STAMP): $(STAMP)
 run: $(STAMP)
 	$(VENV)/bin/hweval run
 
+# The tests' scratch files (pytest's tmp_path folders and TMPDIR: about 2 GB of warehouse copies a run, where each
+# DuckDB commit is an fsync) go to a folder made for the run and removed after it, on a memory file system where there
+# is one with room (/dev/shm with 4 GiB free), else in $TMPDIR or /tmp. Measured on 2 cores in one sitting: make test
+# 2 min 48 s on /dev/shm against 3 min 32 s on disk. TEST_TMP=<folder> puts it elsewhere.
+TEST_TMP ?= $(shell df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 && $$4 >= 4194304 { print "/dev/shm" }')
+SCRATCH = tmp="$$(mktemp -d -p "$(or $(TEST_TMP),$${TMPDIR:-/tmp})" hweval-test-XXXXXX)" && \
+	trap 'rm -rf "$$tmp"' EXIT INT TERM && export TMPDIR="$$tmp" &&
+
 # two workers: this project's machines have two cores; the tests that need Prefect's test server go to one of them
 # (tests/conftest.py), which starts it and runs the whole flow once
 test: $(STAMP) $(DUCKDB1_STAMP)
-	$(VENV)/bin/pytest -q -n 2 --dist loadgroup
+	@$(SCRATCH) set -x && $(VENV)/bin/pytest -q -n 2 --dist loadgroup --basetemp="$$tmp/pytest"
 
 # the tests marked slow (whole runs in their own processes: killed runs, overlapping runs, crash recovery)
 test-slow: $(STAMP) $(DUCKDB1_STAMP)
-	$(VENV)/bin/pytest -q -n 2 -m slow
+	@$(SCRATCH) set -x && $(VENV)/bin/pytest -q -n 2 -m slow --basetemp="$$tmp/pytest"
 
 # everything CI runs
 test-all: test test-slow
@@ -47,7 +55,7 @@ clean:
 
 # the source parsers' fuzz tests at length (make test runs a few examples of each)
 fuzz: $(STAMP)
-	$(VENV)/bin/pytest -q -n 2 -m fuzz tests/test_fuzz_sources.py
+	@$(SCRATCH) set -x && $(VENV)/bin/pytest -q -n 2 -m fuzz tests/test_fuzz_sources.py --basetemp="$$tmp/pytest"
 
 bench: $(STAMP)
 	$(PY) tests/bench_pipeline.py

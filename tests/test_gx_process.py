@@ -33,11 +33,11 @@ PARAMETERS = {"kinds": ["gpu", "tpu"]}
 @pytest.fixture(scope="module")
 def own_gx_process():
     """GX in a process of its own (the default), one for the module's tests (a test may stop it: the next call starts
-    another), stopped after them."""
+    another). It is left running for the worker's next tests, which would otherwise start another (GX's import, 2-5 s);
+    the process stops it when it exits."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(gx_process.ENV, "1")
         yield
-    gx_process.shutdown()
 
 
 def verdicts(outcome) -> list[tuple]:
@@ -77,6 +77,7 @@ def test_the_data_docs_are_built_from_the_results_the_gx_process_kept_once(own_g
         data_docs.build_site(kept, tmp_path / "again", "run-1")  # handed over: the process keeps them no longer
 
 
+@pytest.mark.slow  # a GX process started again, or a run in a process of its own: 5-9 s (make test-slow, CI)
 def test_a_gx_process_that_dies_fails_the_call_and_the_next_call_starts_another(own_gx_process):
     gx_process.validate_table(ROWS, SUITE, PARAMETERS)
     with pytest.raises(gx_process.GxProcessError, match="died before it answered"):
@@ -102,6 +103,7 @@ def test_with_hweval_gx_process_0_gx_runs_in_this_process(monkeypatch):
     assert outcome.result is not None and outcome.suite is not None  # GX's own objects, for the Data Docs here
 
 
+@pytest.mark.slow  # a GX process started again, or a run in a process of its own: 5-9 s (make test-slow, CI)
 def test_the_runs_process_validates_and_builds_its_data_docs_without_importing_gx(tmp_path):
     """What a run does with GX (validate a batch, check rows, build the Data Docs) leaves GX out of its process."""
     code = textwrap.dedent(f"""
@@ -125,6 +127,7 @@ def test_the_runs_process_validates_and_builds_its_data_docs_without_importing_g
     assert proc.stdout.split() == ["[2]", "[1]", "True", "False"]
 
 
+@pytest.mark.slow  # a GX process started again, or a run in a process of its own: 5-9 s (make test-slow, CI)
 def test_the_gx_process_exits_when_the_run_that_started_it_is_killed():
     program = ("import os, time\n"
                "from flows import gx_process\n"
@@ -165,6 +168,7 @@ def test_what_the_gx_process_logs_is_logged_in_the_runs_process(own_gx_process, 
         ("flows.validate", "WARNING", "the second pass did not match the first")]
 
 
+@pytest.mark.slow  # a GX process started again, or a run in a process of its own: 5-9 s (make test-slow, CI)
 def test_a_result_kept_by_a_gx_process_that_was_stopped_is_refused_not_taken_for_another(own_gx_process, tmp_path):
     old = gx_process.validate_table(ROWS, SUITE, PARAMETERS, keep=True).result
     gx_process.shutdown()
@@ -174,9 +178,13 @@ def test_a_result_kept_by_a_gx_process_that_was_stopped_is_refused_not_taken_for
         data_docs.build_site([data_docs.ValidatedBatch("aws_pricing", old)], tmp_path / "docs", "run-1")
 
 
-def test_an_empty_batch_starts_no_gx_process(own_gx_process):
-    gx_process.shutdown()
+def test_an_empty_batch_starts_no_gx_process(own_gx_process, monkeypatch):
+    def started():
+        raise AssertionError("an empty batch asked for the GX process")
+
+    monkeypatch.setattr(gx_process, "_executor", started)  # what _call reaches first, starting the process if need be
     empty = ROWS.slice(0, 0)
     assert gx_process.validate_table(empty, SUITE, PARAMETERS).failed_row_nos == set()
     assert gx_process.validate_rows([], SUITE).failures == []
-    assert gx_process._pool is None
+    with pytest.raises(AssertionError, match="asked for the GX process"):
+        gx_process.validate_table(ROWS, SUITE, PARAMETERS)  # a batch with rows does ask for it

@@ -41,6 +41,7 @@ def without_ref(row: dict) -> dict:
     return {k: v for k, v in row.items() if k != "source_ref"}
 
 
+@pytest.mark.slow  # a 200,000-line file generated (~6 s) and read whole, twice (make test-slow, CI)
 def test_200k_line_offer_file_gives_the_same_prices_as_the_api_pages(big_offer):
     items, path, written = big_offer
     assert written >= 200_000
@@ -96,6 +97,7 @@ def test_na_is_a_value_not_a_missing_one(small_offer):
     assert pandas.read_csv(path, skiprows=5, usecols=["Pre Installed S/W"])["Pre Installed S/W"].isna().any()
 
 
+@pytest.mark.slow  # a 200,000-line file generated (~6 s) and read whole, twice (make test-slow, CI)
 def test_source_ref_names_the_line_of_the_row(big_offer):
     _, path, _ = big_offer
     label = "us-east-1/index.csv"
