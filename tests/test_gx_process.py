@@ -170,10 +170,11 @@ def test_what_the_gx_process_logs_is_logged_in_the_runs_process(own_gx_process, 
 
 @pytest.mark.slow  # a GX process started again, or a run in a process of its own: 5-9 s (make test-slow, CI)
 def test_a_result_kept_by_a_gx_process_that_was_stopped_is_refused_not_taken_for_another(own_gx_process, tmp_path):
+    gx_process.shutdown()  # whatever this worker validated before: a new process, whose first kept result is number 1
     old = gx_process.validate_table(ROWS, SUITE, PARAMETERS, keep=True).result
     gx_process.shutdown()
     new = gx_process.validate_table(ROWS, SUITE, PARAMETERS, keep=True).result
-    assert new.handle == old.handle and new.worker != old.worker  # the new process numbers its results from 1 too
+    assert new.handle == old.handle == 1 and new.worker != old.worker  # the new process numbers its results from 1 too
     with pytest.raises(gx_process.GxProcessError, match="aws_pricing are gone"):
         data_docs.build_site([data_docs.ValidatedBatch("aws_pricing", old)], tmp_path / "docs", "run-1")
 
