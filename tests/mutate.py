@@ -61,6 +61,10 @@ class Mutation:
     tests: tuple[str, ...]
 
 
+# tests marked slow, which pyproject.toml's addopts leave out, are taken in by this later -m
+SLOW_TOO = ("-m", "not live and not fuzz")
+# the GX process's tests, with those that start it again (marked slow)
+GX_PROCESS_TESTS = ("tests/test_gx_process.py", *SLOW_TOO)
 # the lake tests need PostgreSQL and the S3 server (marked slow; this -m takes them in)
 LAKE_TESTS = ("tests/test_lake.py", "-m", "not live and not fuzz")
 FANOUT_TESTS = ("tests/test_fanout.py",)
@@ -369,19 +373,21 @@ MUTATIONS = (
              'if draw.__module__.startswith("flows.") and getattr(', "if getattr(",
              ("tests/test_charts.py::test_only_hwevals_own_drawing_functions_go_to_a_chart_worker",)),
     Mutation("gx-results-never-kept-for-the-data-docs", "flows/gx_process.py",
-             "    if keep and outcome.result is not None:", "    if False:",
-             ("tests/test_gx_process.py",)),
+             "    if keep and outcome.result is not None:", "    if False:", GX_PROCESS_TESTS),
     Mutation("gx-in-the-runs-process-whatever-the-setting", "flows/gx_process.py",
-             'return not _IN_WORKER and text != "0"', "return False",
-             ("tests/test_gx_process.py",)),
+             'return not _IN_WORKER and text != "0"', "return False", GX_PROCESS_TESTS),
     Mutation("a-dead-gx-process-raised-as-it-came", "flows/gx_process.py",
              "    except BrokenProcessPool as exc:\n        shutdown(pool)",
              "    except ZeroDivisionError as exc:\n        shutdown(pool)",
-             ("tests/test_gx_process.py::test_a_gx_process_that_dies_fails_the_call_and_the_next_call_starts_another",)),
+             ("tests/test_gx_process.py::test_a_gx_process_that_dies_fails_the_call_and_the_next_call_starts_another",
+              *SLOW_TOO)),
     Mutation("a-result-kept-by-another-gx-process-taken", "flows/gx_process.py",
              "if kept.worker != _WORKER or kept.handle not in _KEPT]", "if kept.handle not in _KEPT]",
              ("tests/test_gx_process.py::test_a_result_kept_by_a_gx_process_that_was_stopped_is_refused_not_taken_for_"
-              "another",)),
+              "another", *SLOW_TOO)),
+    Mutation("an-empty-batch-sent-to-the-gx-process", "flows/gx_process.py",
+             "    if data.num_rows == 0:  # as validate_frame", "    if False:  # as validate_frame",
+             ("tests/test_gx_process.py::test_an_empty_batch_starts_no_gx_process",)),
     Mutation("gx-errors-raised-as-they-came", "flows/gx_process.py",
              "        if type(exc).__name__ in _OWN_ERRORS:\n            raise", "        if True:\n            raise",
              ("tests/test_gx_process.py::test_an_error_that_cannot_cross_the_processes_comes_back_named_not_as_a_dead_"
@@ -391,7 +397,7 @@ MUTATIONS = (
              ("tests/test_gx_process.py::test_what_the_gx_process_logs_is_logged_in_the_runs_process",)),
     Mutation("the-gx-process-outlives-a-killed-run", "flows/gx_process.py",
              'threading.Thread(target=exit_with_parent, name="hweval-gx-process-parent", daemon=True).start()', "pass",
-             ("tests/test_gx_process.py::test_the_gx_process_exits_when_the_run_that_started_it_is_killed",)),
+             ("tests/test_gx_process.py::test_the_gx_process_exits_when_the_run_that_started_it_is_killed", *SLOW_TOO)),
     Mutation("a-batch-landed-outside-a-transaction", "flows/land.py",
              "            with warehouse.transaction(con):\n                con.execute(*delete_earlier)\n"
              "                load = land_batch(",
