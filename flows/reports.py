@@ -1,37 +1,33 @@
-"""Markdown reports from the marts: an index that opens with a decision per workload, one page per workload
-(a short table, charts, the explanation, the full ranking's first rows and all of it as CSV, the exclusions) and the
-offers page (one row per instance type, every offer as CSV). A page's lists are bounded (RANKING_ROWS_LISTED and
-below); its facts about the whole ranking (reversal pairs, utilization, exclusions) are worked out in the warehouse.
+"""Markdown reports from the marts: an index that opens with a decision per workload, and one page per workload (a
+short table, charts, the explanation, the full ranking's first rows and all of it as CSV, the exclusions); `render`
+adds the offers page (flows/offers_page.py) and the back-test page (flows/estimates_page.py). A page's lists are
+bounded (RANKING_ROWS_LISTED and below); its facts about the whole ranking (reversal pairs, utilization, exclusions)
+are worked out in the warehouse.
 
-Python gathers the rows; the wording lives in flows/templates/ (Jinja2), the number formats in flows/formatting.py.
+Python gathers the rows; the wording lives in flows/templates/ (Jinja2, its environment in
+flows/report_templates.py), the number formats in flows/formatting.py.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import io
-from pathlib import Path
 
 import duckdb
-import jinja2
-import polars as pl
-from markupsafe import Markup
 
-from flows import charts, relations
-from flows.formatting import FILTERS, count, md_escape, num, percent, plural, ratio, signed_usd, usd
+from flows import charts, estimates_page, offers_page, relations
+from flows.formatting import count, num, percent, plural, ratio, signed_usd, usd
+from flows.report_templates import (
+    MARKDOWN,
+    OUTCOME_LABELS,
+    PLAIN_TEXT,
+    benchmark_label,
+    compile_templates,  # noqa: F401  (the CLI compiles them while its server starts)
+    csv_text,
+    link,
+    price_source,
+)
 from flows.warehouse import fetch_dicts
 
-TEMPLATES_DIR = Path(__file__).parent / "templates"
-OUTCOME_LABELS = {
-    "completed_run_usd": "completed-run USD",
-    "usd_per_million_tokens": "USD per million output tokens",
-    "usd_per_million_successful_requests": "USD per million successful requests",
-    # a workload whose objective is energy or emissions: as the charts name them ("kWh per completed run")
-    **{metric: unit for metric, unit in charts.OUTCOME_UNITS.items() if metric.startswith(("kwh_", "kgco2e_"))},
-}
-# the charts' axis titles ("kWh per completed run") split into what an outcome is counted in and what it is per
-OUTCOME_CURRENCY = {metric: unit.split(" per ", 1)[0] for metric, unit in charts.OUTCOME_UNITS.items()}
-PER_OUTCOME = {metric: "per " + unit.split(" per ", 1)[1] for metric, unit in charts.OUTCOME_UNITS.items()}
 TOP_ROWS = 10  # rows of the short table at the top of a workload page
 # A workload page stays one a person reads at any market size (the bench's 35,000 offers made pages of 17 MB, with
 # 36,668 ranked rows and cells of a million characters): past these, the page counts what it leaves out and says where
@@ -40,45 +36,10 @@ RANKING_ROWS_LISTED = 100  # rows of the Full ranking table
 EXCLUSION_REASONS_LISTED = 60  # reasons under Excluded
 EXCLUDED_OFFERS_LISTED = 60  # offers named for one reason before "and N more" (offers that read alike: one name)
 NOTHING_EXCLUDED = (0, [], {"reasons": 0, "candidates": 0})
-# The offers page lists instance types, not offers (the bench's 35,000 offers made a page of 926 KB, one row per
-# instance type and region); every offer is in offers.csv and marts.offers, every unknown listing in
-# marts.unknown_offers.
-OFFER_TYPES_LISTED = 200  # rows of the offers table for one cloud (instance types)
-UNKNOWN_LISTINGS_LISTED = 100  # rows of the unknown-hardware table (listings)
 REVERSALS_LISTED = 5  # pairs under "Where the hourly price disagrees"
 CHANGES_LISTED = 8  # lines of one kind of change shown before "and N more"
 QUARANTINE_VALUES_LISTED = 12  # distinct rejected values named per source and expectation before "and N others"
 BASES = ["measured", "scaled", "calibrated", "estimated"]
-COMPARISONS_LISTED = 60  # rows of the back-test page's "Every comparison" table; the rest are in the warehouse
-# The back-test's goals (issue 13): leave-one-out median absolute error, over comparisons another measurement
-# calibrated. (name, short name, phase, family or None for every family, goal, what the figure covers)
-ESTIMATE_GOALS = [
-    ("Serving throughput, GPUs", "GPU serving", "serving", "gpu", charts.SERVING_ESTIMATE_GOAL,
-     "GPU results whose accelerator has another measurement at that precision and model"),
-    ("Training time", "training", "training", None, charts.TRAINING_ESTIMATE_GOAL,
-     "training results whose accelerator has another measurement"),
-]
-
-def _environment(markdown: bool) -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES_DIR), undefined=jinja2.StrictUndefined,
-                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
-    env.filters.update(FILTERS)
-    env.globals.update(OUTCOME_LABELS=OUTCOME_LABELS, PER_OUTCOME=PER_OUTCOME, OUTCOME_CURRENCY=OUTCOME_CURRENCY)
-    if not markdown:  # notifications are plain text: nothing to escape
-        env.filters["md"] = lambda text: "—" if text is None else str(text)
-    return env
-
-
-MARKDOWN = _environment(markdown=True)
-
-
-def compile_templates() -> None:
-    """Compile every page template now (Jinja keeps them): a run does it while its Prefect server starts."""
-    for name in MARKDOWN.list_templates():
-        MARKDOWN.get_template(name)
-
-
-PLAIN_TEXT = _environment(markdown=False)
 
 
 def best_offer_sentence(c: dict) -> str:
@@ -86,16 +47,8 @@ def best_offer_sentence(c: dict) -> str:
     return str(PLAIN_TEXT.get_template("_sentences.j2").module.best_offer(c))
 
 
-def _link(text: str, target: str) -> Markup:
-    return Markup(f"[{md_escape(text)}]({target})")
-
-
 def _offer(r: dict) -> str:
     return f"{r['cloud']} {r['instance_type']}"
-
-
-def _benchmark(r: dict) -> str:
-    return r["benchmark_label"] + (f" ({r['benchmark_as_of']})" if r["benchmark_as_of"] else "")
 
 
 def _energy(value: float | None, digits: int) -> str:
@@ -192,7 +145,7 @@ def _training_rows(ranking: list[dict], costs: dict[str, dict]) -> tuple[list[st
             f"{int(r['chips'])} ({plural(r['instances'], 'instance')})",
             f"{num(minutes)} min" if minutes < 600 else f"{num(minutes / 60, 0)} h", usd(r["outcome_value"]),
             likely_range(r), _energy(costs.get(r["candidate_id"], {}).get("energy_kwh"), 0), r["basis"],
-            _price_source(r), _benchmark(r),
+            price_source(r), benchmark_label(r),
         ])
     return headers, rows
 
@@ -217,8 +170,8 @@ def _inference_rows(ranking: list[dict], costs: dict[str, dict], offline: bool) 
             row += [count(c.get("instances")), percent(c.get("utilization")), usd(c.get("monthly_usd"))]
         row += [usd(r["outcome_value"]), likely_range(r)] + ([] if offline else [usd(r["usd_per_million_tokens"])])
         row += [usd(r["usd_per_million_total_tokens"]), _energy(c.get(energy_column), 3),
-                _energy(c.get("tokens_per_s_per_watt"), 2), _energy_source(c), r["basis"], _price_source(r),
-                _benchmark(r)]
+                _energy(c.get("tokens_per_s_per_watt"), 2), _energy_source(c), r["basis"], price_source(r),
+                benchmark_label(r)]
         rows.append(row)
     return headers, rows
 
@@ -312,11 +265,6 @@ def _excluded(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, tuple
     return found
 
 
-def _price_source(r: dict) -> str:
-    """A row's price source and as-of date, and UNVERIFIED where sources.yaml marks the file so."""
-    return f"{r['price_source_id']} ({r['price_as_of']})" + (", UNVERIFIED" if r.get("price_unverified") else "")
-
-
 def _offer_coverage(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> list[list[str]]:
     """Per accelerator family and cloud: offers ranked for at least one workload, offers every workload excluded
     (or none could use), and listings whose hardware is not known."""
@@ -341,75 +289,10 @@ def _offer_coverage(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> list[list
     return [[family, cloud, count(int(r)), count(int(e)), count(int(u))] for family, cloud, r, e, u in rows]
 
 
-def _estimates_page(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dict[str, str | charts.Chart], list[dict]]:
-    """The back-test page: how far estimates land from measurements, per family and phase, against the goals."""
-    comparisons = fetch_dicts(con, "select * from marts.estimate_backtest where as_of = ? "
-                                   "order by phase, accelerator_id, precision, model_id, comparison_id", [as_of])
-    summary = fetch_dicts(con, """
-        select phase, family, count(*) as comparisons, count(*) filter (precision_doubtful) as doubtful,
-            count(*) filter (loo_measurements > 0 and not precision_doubtful) as calibrated,
-            median(loo_abs_error) filter (loo_measurements > 0 and not precision_doubtful) as calibrated_median,
-            max(loo_abs_error) filter (loo_measurements > 0 and not precision_doubtful) as calibrated_worst,
-            median(abs(ratio - 1)) filter (not precision_doubtful) as uncalibrated_median,
-            max(abs(ratio - 1)) filter (not precision_doubtful) as uncalibrated_worst,
-            median(abs_error_without_comm) filter (not precision_doubtful) as without_comm_median
-        from marts.estimate_backtest where as_of = ? group by all order by phase, family""", [as_of])
-    goals = []
-    for name, short, phase, family, goal, scope in ESTIMATE_GOALS:
-        row = con.execute(
-            "select median(loo_abs_error), count(*) from marts.estimate_backtest where as_of = ? and phase = ? "
-            "and (? is null or family = ?) and loo_measurements > 0 and not precision_doubtful",
-            [as_of, phase, family, family]).fetchall()[0]
-        goals.append({"name": name, "short": short, "goal": goal, "value": row[0], "comparisons": row[1], "scope": scope})
-    # what this run holds against what it compared: results of a task no catalog entry describes, of a chip without a
-    # peak at their precision, or a serving run without its request shape cannot be estimated
-    held = fetch_dicts(con, """
-        select 'MLPerf Inference' as kind, count(*) as held,
-            count(distinct (version, submitter, system, task, scenario_normalised, precision, performance_result))
-                as distinct_held
-        from staging.stg_mlperf_inference__results where performance_units = 'Tokens/s' and performance_result > 0
-        union all
-        select 'MLPerf Training', count(*), count(*) from staging.stg_mlperf_training__results
-        where time_to_train_minutes > 0
-        union all
-        select 'own or published', count(*), count(*) from staging.stg_benchmark_runs__results""")
-    compared = dict(con.execute(
-        "select case when measurement_basis in ('own run', 'published MFU') then 'own or published' "
-        "else measurement_basis end, count(*) from marts.estimate_backtest where as_of = ? group by 1",
-        [as_of]).fetchall())
-    coverage = [h | {"compared": compared.get(h["kind"], 0)} for h in held if h["held"]]
-    factors = fetch_dicts(con, "select * from marts.estimate_calibration where as_of = ? "
-                               "order by phase, accelerator_id, precision_class, model_id", [as_of])
-    chart = charts.backtest_chart(con, as_of)
-    page = MARKDOWN.get_template("estimates.md.j2").render(
-        as_of=as_of.isoformat(), comparisons=comparisons, goals=goals, chart=chart, coverage=coverage,
-        listed=COMPARISONS_LISTED, more_comparisons=max(0, len(comparisons) - COMPARISONS_LISTED),
-        summary_rows=[[r["phase"], r["family"], count(r["comparisons"]), count(r["doubtful"]), count(r["calibrated"]),
-                       percent(r["calibrated_median"]), percent(r["calibrated_worst"]),
-                       percent(r["uncalibrated_median"]), percent(r["uncalibrated_worst"]),
-                       percent(r["without_comm_median"])] for r in summary],
-        factor_rows=[[f["phase"], f["accelerator_id"], f["precision_class"], f["model_id"], num(f["factor"], 2),
-                      f"{count(f['measurements'])} ({count(f['setups'])})", f["measured_by"],
-                      f"{num(f['min_ratio'], 2)} to {num(f['max_ratio'], 2)}",
-                      "yes" if f["exceeds_peak"] else "no"] for f in factors],
-        comparison_rows=[[c["phase"], c["accelerator_id"], c["precision"], c["model_id"], count(c["chips"]),
-                          num(c["measured"], 1), num(c["estimated"], 1), num(c["loo_estimated"], 1)
-                          + ("" if c["loo_measurements"] else " (uncalibrated)"),
-                          percent(c["loo_ratio"] - 1), c["unit"],
-                          _benchmark(c)] for c in comparisons[:COMPARISONS_LISTED]])
-    return {"estimates.md": page} | ({chart.file_name: chart} if chart else {}), goals
-
-
 def ranking_csv(con: duckdb.DuckDBPyConnection, as_of: dt.date, workload_id: str) -> str:
     """The full ranking of one workload as CSV, every column of marts.rankings, in the page's order."""
-    return _csv(relations.fetch_frame(con, "select * from marts.rankings where as_of = ? and workload_id = ? "
+    return csv_text(relations.fetch_frame(con, "select * from marts.rankings where as_of = ? and workload_id = ? "
                                            "order by outcome_rank, usd_per_chip_hour, candidate_id", [as_of, workload_id]))
-
-
-def _csv(frame: pl.DataFrame) -> str:
-    buffer = io.StringIO()
-    frame.write_csv(buffer)
-    return buffer.getvalue()
 
 
 def _extra_cost(decision: dict | None) -> str:
@@ -444,101 +327,6 @@ def _quarantine_groups(rows: list[dict]) -> list[dict]:
         g["top_values"] = g["top_values"][:QUARANTINE_VALUES_LISTED]
         g["more_values"], g["more_rows"] = len(rest), sum(v["rows"] for v in rest)
     return ordered
-
-
-# The offers page: one row per instance type, its cheapest term in any region with that region's other terms beside
-# it (OFFER_TYPES_LISTED); every offer in every region and term is in offers.csv and marts.offers.
-OFFERS_BY_TYPE_SQL = """
-    with offers as (
-        select * from marts.offers where as_of = $as_of
-    ),
-    types as (  -- each instance type: its cheapest term in any region, its regions, on-demand's range across them
-        select cloud, instance_type, count(distinct region) as regions,
-               arg_min(offer_id, (usd_per_hour, offer_id)) as cheapest_id,
-               arg_min(region, (usd_per_hour, offer_id)) as cheapest_region,
-               min(usd_per_hour) filter (pricing_term = 'on_demand') as on_demand_low,
-               max(usd_per_hour) filter (pricing_term = 'on_demand') as on_demand_high
-        from offers group by all
-    ),
-    region_terms as (  -- the terms of the cheapest term's region, side by side
-        select types.cheapest_id,
-               arg_min(o.offer_id, (o.usd_per_hour, o.offer_id)) filter (o.pricing_term = 'on_demand') as on_demand_id,
-               min(o.usd_per_hour) filter (o.pricing_term = 'on_demand') as on_demand,
-               min(o.usd_per_hour) filter (o.pricing_term = 'spot') as spot,
-               -- one struct: arg_min skips a row whose value is null, and a term's detail may be null
-               arg_min({'usd': o.usd_per_hour, 'detail': o.term_detail}, (o.usd_per_hour, o.offer_id))
-                   filter (o.pricing_term = 'reserved') as reserved
-        from types
-        join offers as o on o.cloud = types.cloud and o.instance_type = types.instance_type
-            and o.region = types.cheapest_region
-        group by types.cheapest_id
-    )
-    select types.regions, types.on_demand_low, types.on_demand_high, region_terms.*, cheapest.*,
-           count(*) over (partition by cheapest.cloud) as cloud_types
-    from types
-    join region_terms using (cheapest_id)
-    join offers as cheapest on cheapest.offer_id = types.cheapest_id
-    -- the first of each cloud: a cloud that sells more types than the bound leaves the others their rows
-    qualify row_number() over (partition by cheapest.cloud order by cheapest.instance_type) <= $listed
-    order by cheapest.cloud, cheapest.instance_type"""
-
-
-def _offer_type_row(o: dict) -> list[str]:
-    """One instance type on the offers page: where it is cheapest and on which term, that region's terms, its regions."""
-    term = o["pricing_term"] + (f" ({o['term_detail']})" if o["term_detail"] else "")
-    saving = (percent(1 - o["usd_per_hour"] / o["on_demand"])
-              if o["on_demand"] is not None and o["offer_id"] != o["on_demand_id"] else "—")
-    low, high = o["on_demand_low"], o["on_demand_high"]
-    across = "—" if o["regions"] == 1 or low is None else usd(low) if low == high else f"{usd(low)} to {usd(high)}"
-    return [
-        f"{o['cloud']} {o['instance_type']}", f"{o['accelerator_id']} x {o['accelerator_count']}", count(o["regions"]),
-        o["region"], usd(o["on_demand"]), usd(o["spot"]),
-        _reserved(o["reserved"]),
-        Markup(f"**{md_escape(term)}**"), usd(o["usd_per_hour"]), usd(o["usd_per_chip_hour"]), saving, across,
-        _price_source(o),
-    ]
-
-
-def _reserved(term: dict | None) -> str:
-    """The cheapest reserved term of a region: its amortised price per hour and, when it has one, its detail."""
-    if term is None:
-        return "—"
-    return usd(term["usd"]) + (f" ({term['detail']})" if term["detail"] else "")
-
-
-def _offers_page(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dict[str, str], dict]:
-    """offers.md and offers.csv (every offer, every column), and what the index says of the offers."""
-    types = fetch_dicts(con, OFFERS_BY_TYPE_SQL, {"as_of": as_of, "listed": OFFER_TYPES_LISTED})
-    [(offers, terms, unknown)] = con.execute("""
-        select count(*), coalesce(list(distinct pricing_term order by pricing_term), []),
-               (select count(*) from marts.unknown_offers where as_of = $as_of)
-        from marts.offers where as_of = $as_of""", {"as_of": as_of}).fetchall()
-    unknown_listed = fetch_dicts(con, "select * from marts.unknown_offers where as_of = ? "
-                                      "order by cloud, region, instance_type, pricing_term, price_ref limit ?",
-                                 [as_of, UNKNOWN_LISTINGS_LISTED])
-    # where the priced offers' hardware comes from, and each instance type instances.yaml corrects or a listing
-    # disagrees on, once (its offers in every region and term share the note)
-    bases = con.execute("""
-        select coalesce(nullif(hardware_basis, ''), '—'), count(distinct (cloud, instance_type)) from marts.offers
-        where as_of = ? group by all order by 1""", [as_of]).fetchall()
-    notes = con.execute("""
-        select cloud, instance_type, arg_max(hardware_note, offer_id) from marts.offers
-        where as_of = ? and hardware_note <> '' group by all order by cloud, instance_type""", [as_of]).fetchall()
-    unmatched = fetch_dicts(con, "select * from intermediate.int_price_components_unmatched "
-                                 "order by instance_type, sku_description_prefix")
-    per_cloud = {o["cloud"]: o["cloud_types"] for o in types}
-    page = MARKDOWN.get_template("offers.md.j2").render(
-        as_of=as_of.isoformat(), offers=offers, types_listed=OFFER_TYPES_LISTED, instance_types=sum(per_cloud.values()),
-        clouds_cut=[[cloud, n] for cloud, n in per_cloud.items() if n > OFFER_TYPES_LISTED],
-        offer_rows=[_offer_type_row(o) for o in types], unknown=unknown, unknown_listed=len(unknown_listed),
-        unknown_rows=[[u["cloud"], u["region"], u["instance_type"], u["pricing_term"], usd(u["usd_per_hour"]),
-                       u["unit"], u["accelerators_listed"] or "—", u["unknown_reason"] or "—",
-                       f"{u['price_source_id']} ({u['price_as_of']})", u["price_ref"]] for u in unknown_listed],
-        hardware={"bases": [[basis, count(n)] for basis, n in bases], "notes": [list(n) for n in notes]},
-        unmatched=unmatched, unmatched_rows=[[u["instance_type"], u["sku_description_prefix"]] for u in unmatched])
-    every_offer = relations.fetch_frame(con, "select * from marts.offers where as_of = ? "
-                                             "order by cloud, instance_type, region, pricing_term, offer_id", [as_of])
-    return {"offers.md": page, "offers.csv": _csv(every_offer)}, {"offers": offers, "terms": terms, "unknown": unknown}
 
 
 def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | bytes]:
@@ -584,8 +372,8 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
               "previous_as_of": previous_as_of, "previous_tracked": previous_tracked, "changes_listed": CHANGES_LISTED,
               "other_changes": [c for c in changes if c["change_kind"] != "best_offer_changed"]}
 
-    pages, estimate_goals = _estimates_page(con, as_of)
-    offer_pages, offer_counts = _offers_page(con, as_of)
+    pages, estimate_goals = estimates_page.render(con, as_of)
+    offer_pages, offer_counts = offers_page.render(con, as_of)
     pages |= offer_pages
     workload_rows = []
     for w in workloads:
@@ -625,7 +413,7 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
                          f"({decision['chip_hour_pick_pricing_term']}, {usd(decision['chip_hour_pick_usd_per_chip_hour'])})"
                          if decision else "—")
         workload_rows.append([
-            _link(workload_id, f"{workload_id}.md"), w["kind"],
+            link(workload_id, f"{workload_id}.md"), w["kind"],
             OUTCOME_LABELS[decision["outcome_metric"]] if decision else "—",
             f"{decision['pick_cloud']} {decision['pick_instance_type']} ({decision['pick_pricing_term']}, "
             f"{decision['pick_accelerator_id']})" if decision else "no candidate",

@@ -111,8 +111,8 @@ def main() -> int:
         # the report pages, CSVs and charts of that market, drawn anew (a chart cache of the bench's own, empty)
         os.environ["HWEVAL_CACHE"] = str(Path(tmp) / "chart-cache")
         written, render = timed(lambda: publishing.render_reports_to(con, AS_OF, Path(tmp) / "reports"))
-        # a workload page's lists are bounded (flows/reports.py), as is offers.md (one row per instance type; every
-        # offer is in offers.csv); index.md and estimates.md are short
+        # a workload page's lists are bounded (flows/reports.py), as is offers.md (flows/offers_page.py: one row per
+        # instance type; every offer is in offers.csv); index.md and estimates.md are short
         workload_pages = [p for p in written if p.suffix == ".md" and p.name not in ("index.md", "offers.md",
                                                                                      "estimates.md")]
         largest = max(workload_pages, key=lambda p: p.stat().st_size)

@@ -10,7 +10,7 @@ import polars as pl
 from builders import discard, open_copy
 from conftest import AS_OF
 
-from flows import relations, reports
+from flows import offers_page, relations, reports
 from flows.formatting import md_escape, ratio, signed_usd, usd
 
 TRAINING_DECISION = (
@@ -312,9 +312,9 @@ def test_the_offers_page_lists_each_instance_type_once_at_its_cheapest_term_and_
             update marts.offers set hardware_basis = '' where instance_type = 'g5.2xlarge';
             insert into marts.unknown_offers by name select * replace ('westus' as region) from marts.unknown_offers;
             """)
-        monkeypatch.setattr(reports, "OFFER_TYPES_LISTED", 13)
-        monkeypatch.setattr(reports, "UNKNOWN_LISTINGS_LISTED", 1)
-        files, counts = reports._offers_page(con, AS_OF)
+        monkeypatch.setattr(offers_page, "OFFER_TYPES_LISTED", 13)
+        monkeypatch.setattr(offers_page, "UNKNOWN_LISTINGS_LISTED", 1)
+        files, counts = offers_page.render(con, AS_OF)
         every_offer = relations.fetch_frame(con, "select * from marts.offers where as_of = ?", [AS_OF])
     finally:
         discard(con)

@@ -1,0 +1,83 @@
+"""The back-test page (estimates.md): how far the estimates land from the measurements, per family and phase, against
+the goals; the calibration factors; every comparison, bounded (COMPARISONS_LISTED; all of them in
+marts.estimate_backtest)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import duckdb
+
+from flows import charts
+from flows.formatting import count, num, percent
+from flows.report_templates import MARKDOWN, benchmark_label
+from flows.warehouse import fetch_dicts
+
+COMPARISONS_LISTED = 60  # rows of the back-test page's "Every comparison" table; the rest are in the warehouse
+# The back-test's goals (issue 13): leave-one-out median absolute error, over comparisons another measurement
+# calibrated. (name, short name, phase, family or None for every family, goal, what the figure covers)
+ESTIMATE_GOALS = [
+    ("Serving throughput, GPUs", "GPU serving", "serving", "gpu", charts.SERVING_ESTIMATE_GOAL,
+     "GPU results whose accelerator has another measurement at that precision and model"),
+    ("Training time", "training", "training", None, charts.TRAINING_ESTIMATE_GOAL,
+     "training results whose accelerator has another measurement"),
+]
+
+
+def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dict[str, str | charts.Chart], list[dict]]:
+    """The back-test page: how far estimates land from measurements, per family and phase, against the goals."""
+    comparisons = fetch_dicts(con, "select * from marts.estimate_backtest where as_of = ? "
+                                   "order by phase, accelerator_id, precision, model_id, comparison_id", [as_of])
+    summary = fetch_dicts(con, """
+        select phase, family, count(*) as comparisons, count(*) filter (precision_doubtful) as doubtful,
+            count(*) filter (loo_measurements > 0 and not precision_doubtful) as calibrated,
+            median(loo_abs_error) filter (loo_measurements > 0 and not precision_doubtful) as calibrated_median,
+            max(loo_abs_error) filter (loo_measurements > 0 and not precision_doubtful) as calibrated_worst,
+            median(abs(ratio - 1)) filter (not precision_doubtful) as uncalibrated_median,
+            max(abs(ratio - 1)) filter (not precision_doubtful) as uncalibrated_worst,
+            median(abs_error_without_comm) filter (not precision_doubtful) as without_comm_median
+        from marts.estimate_backtest where as_of = ? group by all order by phase, family""", [as_of])
+    goals = []
+    for name, short, phase, family, goal, scope in ESTIMATE_GOALS:
+        row = con.execute(
+            "select median(loo_abs_error), count(*) from marts.estimate_backtest where as_of = ? and phase = ? "
+            "and (? is null or family = ?) and loo_measurements > 0 and not precision_doubtful",
+            [as_of, phase, family, family]).fetchall()[0]
+        goals.append({"name": name, "short": short, "goal": goal, "value": row[0], "comparisons": row[1], "scope": scope})
+    # what this run holds against what it compared: results of a task no catalog entry describes, of a chip without a
+    # peak at their precision, or a serving run without its request shape cannot be estimated
+    held = fetch_dicts(con, """
+        select 'MLPerf Inference' as kind, count(*) as held,
+            count(distinct (version, submitter, system, task, scenario_normalised, precision, performance_result))
+                as distinct_held
+        from staging.stg_mlperf_inference__results where performance_units = 'Tokens/s' and performance_result > 0
+        union all
+        select 'MLPerf Training', count(*), count(*) from staging.stg_mlperf_training__results
+        where time_to_train_minutes > 0
+        union all
+        select 'own or published', count(*), count(*) from staging.stg_benchmark_runs__results""")
+    compared = dict(con.execute(
+        "select case when measurement_basis in ('own run', 'published MFU') then 'own or published' "
+        "else measurement_basis end, count(*) from marts.estimate_backtest where as_of = ? group by 1",
+        [as_of]).fetchall())
+    coverage = [h | {"compared": compared.get(h["kind"], 0)} for h in held if h["held"]]
+    factors = fetch_dicts(con, "select * from marts.estimate_calibration where as_of = ? "
+                               "order by phase, accelerator_id, precision_class, model_id", [as_of])
+    chart = charts.backtest_chart(con, as_of)
+    page = MARKDOWN.get_template("estimates.md.j2").render(
+        as_of=as_of.isoformat(), comparisons=comparisons, goals=goals, chart=chart, coverage=coverage,
+        listed=COMPARISONS_LISTED, more_comparisons=max(0, len(comparisons) - COMPARISONS_LISTED),
+        summary_rows=[[r["phase"], r["family"], count(r["comparisons"]), count(r["doubtful"]), count(r["calibrated"]),
+                       percent(r["calibrated_median"]), percent(r["calibrated_worst"]),
+                       percent(r["uncalibrated_median"]), percent(r["uncalibrated_worst"]),
+                       percent(r["without_comm_median"])] for r in summary],
+        factor_rows=[[f["phase"], f["accelerator_id"], f["precision_class"], f["model_id"], num(f["factor"], 2),
+                      f"{count(f['measurements'])} ({count(f['setups'])})", f["measured_by"],
+                      f"{num(f['min_ratio'], 2)} to {num(f['max_ratio'], 2)}",
+                      "yes" if f["exceeds_peak"] else "no"] for f in factors],
+        comparison_rows=[[c["phase"], c["accelerator_id"], c["precision"], c["model_id"], count(c["chips"]),
+                          num(c["measured"], 1), num(c["estimated"], 1), num(c["loo_estimated"], 1)
+                          + ("" if c["loo_measurements"] else " (uncalibrated)"),
+                          percent(c["loo_ratio"] - 1), c["unit"],
+                          benchmark_label(c)] for c in comparisons[:COMPARISONS_LISTED]])
+    return {"estimates.md": page} | ({chart.file_name: chart} if chart else {}), goals

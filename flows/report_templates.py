@@ -1,0 +1,72 @@
+"""What every report page shares: the Jinja2 environments of flows/templates/ (Markdown for the pages, plain text for
+notifications), the outcome labels the templates name, and the short forms of a link, a benchmark, a price source and
+a CSV. The pages themselves: flows/reports.py (the index and the workload pages), flows/offers_page.py,
+flows/estimates_page.py."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import jinja2
+import polars as pl
+from markupsafe import Markup
+
+from flows import charts
+from flows.formatting import FILTERS, md_escape
+
+TEMPLATES_DIR = Path(__file__).parent / "templates"
+OUTCOME_LABELS = {
+    "completed_run_usd": "completed-run USD",
+    "usd_per_million_tokens": "USD per million output tokens",
+    "usd_per_million_successful_requests": "USD per million successful requests",
+    # a workload whose objective is energy or emissions: as the charts name them ("kWh per completed run")
+    **{metric: unit for metric, unit in charts.OUTCOME_UNITS.items() if metric.startswith(("kwh_", "kgco2e_"))},
+}
+# the charts' axis titles ("kWh per completed run") split into what an outcome is counted in and what it is per
+OUTCOME_CURRENCY = {metric: unit.split(" per ", 1)[0] for metric, unit in charts.OUTCOME_UNITS.items()}
+PER_OUTCOME = {metric: "per " + unit.split(" per ", 1)[1] for metric, unit in charts.OUTCOME_UNITS.items()}
+
+
+def _environment(markdown: bool) -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES_DIR), undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
+    env.filters.update(FILTERS)
+    env.globals.update(OUTCOME_LABELS=OUTCOME_LABELS, PER_OUTCOME=PER_OUTCOME, OUTCOME_CURRENCY=OUTCOME_CURRENCY)
+    if not markdown:  # notifications are plain text: nothing to escape
+        env.filters["md"] = lambda text: "—" if text is None else str(text)
+    return env
+
+
+MARKDOWN = _environment(markdown=True)
+
+
+def compile_templates() -> None:
+    """Compile every page template now (Jinja keeps them): a run does it while its Prefect server starts."""
+    for name in MARKDOWN.list_templates():
+        MARKDOWN.get_template(name)
+
+
+PLAIN_TEXT = _environment(markdown=False)
+
+
+def link(text: str, target: str) -> Markup:
+    """A Markdown link whose text comes from data (escaped) to a file of the report."""
+    return Markup(f"[{md_escape(text)}]({target})")
+
+
+def benchmark_label(r: dict) -> str:
+    """A row's benchmark and, where it has one, its date."""
+    return r["benchmark_label"] + (f" ({r['benchmark_as_of']})" if r["benchmark_as_of"] else "")
+
+
+def price_source(r: dict) -> str:
+    """A row's price source and as-of date, and UNVERIFIED where sources.yaml marks the file so."""
+    return f"{r['price_source_id']} ({r['price_as_of']})" + (", UNVERIFIED" if r.get("price_unverified") else "")
+
+
+def csv_text(frame: pl.DataFrame) -> str:
+    """A frame as the CSV file beside a page (every column, a header line)."""
+    buffer = io.StringIO()
+    frame.write_csv(buffer)
+    return buffer.getvalue()
