@@ -226,12 +226,12 @@ def warm_flow_imports() -> None:
     while the server starts."""
     import importlib
 
-    from flows import reports, warehouse
+    from flows import report_templates, warehouse
 
     for name in FLOW_FIRST_IMPORTS:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
-    reports.compile_templates()
+    report_templates.compile_templates()
     warehouse.read_declared_tables()
 
 

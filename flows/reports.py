@@ -21,7 +21,6 @@ from flows.report_templates import (
     OUTCOME_LABELS,
     PLAIN_TEXT,
     benchmark_label,
-    compile_templates,  # noqa: F401  (the CLI compiles them while its server starts)
     csv_text,
     link,
     price_source,

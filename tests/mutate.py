@@ -362,8 +362,8 @@ MUTATIONS = (
              "    if True:\n        return _raw_schema()[table]",
              ("tests/test_guards.py::test_the_raw_schema_is_built_once_when_the_fetch_tasks_ask_for_it_at_once",)),
     Mutation("the-declared-tables-read-in-the-first-fetch-task", "flows/cli.py",
-             "    reports.compile_templates()\n    warehouse.read_declared_tables()",
-             "    reports.compile_templates()\n    pass",
+             "    report_templates.compile_templates()\n    warehouse.read_declared_tables()",
+             "    report_templates.compile_templates()\n    pass",
              ("tests/test_cli.py::test_the_declared_tables_are_read_while_the_server_starts_not_in_the_first_fetch_"
               "task",)),
     Mutation("charts-drawn-with-another-resolution", "flows/chart_images.py",
