@@ -17,14 +17,11 @@ from builders import discard, open_copy
 
 from flows import warehouse
 from flows.catalog import load_catalog
-from flows.cli import PREFECT_DEFAULTS
 from flows.paths import PROJECT_ROOT
 
-# the Prefect settings `hweval run` gives its server and flow (no analytics, no block registration at the server's
-# start, no event storage or trigger loops): the session's test server runs as a run's does, and starts sooner
-# (prefect_test_harness started in 10.9-14.7 s with them, 14.6-26.5 s without: four pairs alternated, a slow machine)
-for _key, _value in PREFECT_DEFAULTS.items():
-    os.environ.setdefault(_key, _value)
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("DO_NOT_TRACK", "1")
+os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 # the fixtures are dated 2026-11-30 and later, whatever the clock says (tests of the refusal unset it)
 os.environ.setdefault("HWEVAL_ALLOW_FUTURE_AS_OF", "1")
 # charts and catalog checks are cached (flows/cache.py) in a folder of this test process's own, empty at the start, so
