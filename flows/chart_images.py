@@ -3,8 +3,8 @@ date), so a chart is looked for first among the last DRAWN_KEPT this process mad
 (flows/cache.py, kept between runs: a run whose marts did not change draws nothing), and only then drawn: by a chart
 worker when one is free (flows/chart_workers.py), else in this process.
 
-What to chart (the queries, titles and captions) and how to draw it (the figures) are flows/charts.py's; this module
-knows only a drawing function, its data and its title.
+What to chart (the queries, titles and captions) and how to draw it (the figures) are the chart modules'
+(flows/chart_kit.py names them); this module knows only a drawing function, its data and its title.
 """
 
 from __future__ import annotations

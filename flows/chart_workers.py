@@ -148,7 +148,7 @@ def _warm_up() -> None:
     import matplotlib.figure  # noqa: F401
     from matplotlib.backends import backend_agg  # noqa: F401
 
-    from flows import charts  # noqa: F401
+    from flows import backtest_chart, charts  # noqa: F401
 
     gc.freeze()  # the worker's modules live as long as it does: its collections and its exit skip them
 

@@ -8,7 +8,8 @@ import datetime as dt
 
 import duckdb
 
-from flows import charts
+from flows import backtest_chart
+from flows.chart_kit import Chart
 from flows.formatting import count, num, percent
 from flows.report_templates import MARKDOWN, benchmark_label
 from flows.warehouse import fetch_dicts
@@ -17,14 +18,14 @@ COMPARISONS_LISTED = 60  # rows of the back-test page's "Every comparison" table
 # The back-test's goals (issue 13): leave-one-out median absolute error, over comparisons another measurement
 # calibrated. (name, short name, phase, family or None for every family, goal, what the figure covers)
 ESTIMATE_GOALS = [
-    ("Serving throughput, GPUs", "GPU serving", "serving", "gpu", charts.SERVING_ESTIMATE_GOAL,
+    ("Serving throughput, GPUs", "GPU serving", "serving", "gpu", backtest_chart.SERVING_ESTIMATE_GOAL,
      "GPU results whose accelerator has another measurement at that precision and model"),
-    ("Training time", "training", "training", None, charts.TRAINING_ESTIMATE_GOAL,
+    ("Training time", "training", "training", None, backtest_chart.TRAINING_ESTIMATE_GOAL,
      "training results whose accelerator has another measurement"),
 ]
 
 
-def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dict[str, str | charts.Chart], list[dict]]:
+def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dict[str, str | Chart], list[dict]]:
     """The back-test page: how far estimates land from measurements, per family and phase, against the goals."""
     comparisons = fetch_dicts(con, "select * from marts.estimate_backtest where as_of = ? "
                                    "order by phase, accelerator_id, precision, model_id, comparison_id", [as_of])
@@ -63,7 +64,7 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dict[str, st
     coverage = [h | {"compared": compared.get(h["kind"], 0)} for h in held if h["held"]]
     factors = fetch_dicts(con, "select * from marts.estimate_calibration where as_of = ? "
                                "order by phase, accelerator_id, precision_class, model_id", [as_of])
-    chart = charts.backtest_chart(con, as_of)
+    chart = backtest_chart.backtest_chart(con, as_of)
     page = MARKDOWN.get_template("estimates.md.j2").render(
         as_of=as_of.isoformat(), comparisons=comparisons, goals=goals, chart=chart, coverage=coverage,
         listed=COMPARISONS_LISTED, more_comparisons=max(0, len(comparisons) - COMPARISONS_LISTED),

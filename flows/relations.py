@@ -56,7 +56,7 @@ def fetch_frame(con: duckdb.DuckDBPyConnection, query: str, params: list | dict 
     """The rows of a query as a polars frame, on a cursor of its own, closed after (no result is left open on `con`).
     Executed, then fetched: a relation made with `con.sql(query, params=...)` took 7x longer to give the same frame (a
     workload's 36,668 ranked candidates: 0.57 s against 0.08 s, DuckDB 1.5). Here rather than beside
-    warehouse.fetch_dicts because flows/charts.py uses it, which chart workers import: warehouse would bring them the
+    warehouse.fetch_dicts because the chart modules use it, which chart workers import: warehouse would bring them the
     catalog's models and pyarrow."""
     cursor = con.cursor()
     try:

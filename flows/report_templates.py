@@ -12,7 +12,7 @@ import jinja2
 import polars as pl
 from markupsafe import Markup
 
-from flows import charts
+from flows.chart_kit import OUTCOME_UNITS
 from flows.formatting import FILTERS, md_escape
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
@@ -21,11 +21,11 @@ OUTCOME_LABELS = {
     "usd_per_million_tokens": "USD per million output tokens",
     "usd_per_million_successful_requests": "USD per million successful requests",
     # a workload whose objective is energy or emissions: as the charts name them ("kWh per completed run")
-    **{metric: unit for metric, unit in charts.OUTCOME_UNITS.items() if metric.startswith(("kwh_", "kgco2e_"))},
+    **{metric: unit for metric, unit in OUTCOME_UNITS.items() if metric.startswith(("kwh_", "kgco2e_"))},
 }
 # the charts' axis titles ("kWh per completed run") split into what an outcome is counted in and what it is per
-OUTCOME_CURRENCY = {metric: unit.split(" per ", 1)[0] for metric, unit in charts.OUTCOME_UNITS.items()}
-PER_OUTCOME = {metric: "per " + unit.split(" per ", 1)[1] for metric, unit in charts.OUTCOME_UNITS.items()}
+OUTCOME_CURRENCY = {metric: unit.split(" per ", 1)[0] for metric, unit in OUTCOME_UNITS.items()}
+PER_OUTCOME = {metric: "per " + unit.split(" per ", 1)[1] for metric, unit in OUTCOME_UNITS.items()}
 
 
 def _environment(markdown: bool) -> jinja2.Environment:

@@ -15,6 +15,7 @@ import datetime as dt
 import duckdb
 
 from flows import charts, estimates_page, offers_page, relations
+from flows.chart_kit import Chart
 from flows.formatting import count, num, percent, plural, ratio, signed_usd, usd
 from flows.report_templates import (
     MARKDOWN,
@@ -434,4 +435,4 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
                       count(r["rows_in"]), count(r["rows_landed"]), count(r["rows_quarantined"]), r["error"] or "—"]
                      for r in loads],
         quarantine=_quarantine_groups(quarantined))
-    return {name: content.image if isinstance(content, charts.Chart) else content for name, content in pages.items()}
+    return {name: content.image if isinstance(content, Chart) else content for name, content in pages.items()}

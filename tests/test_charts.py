@@ -4,6 +4,7 @@ marked, and a history chart once a warehouse has two runs."""
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import io
 import math
 import os
@@ -18,7 +19,7 @@ from conftest import AS_OF
 from polars.testing import assert_frame_equal
 from test_changes import DAY_2, run_day_two
 
-from flows import cache, chart_images, chart_workers, charts
+from flows import cache, chart_images, chart_kit, chart_workers, charts
 from flows.formatting import usd
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -34,7 +35,7 @@ def day_one(flow_run):
 
 
 @pytest.fixture(scope="module")
-def day_one_charts(day_one) -> dict[str, list[charts.Chart]]:
+def day_one_charts(day_one) -> dict[str, list[chart_kit.Chart]]:
     """Every workload's charts as of the session's run."""
     workloads = [w for (w,) in day_one.execute("select workload_id from catalog.workloads order by 1").fetchall()]
     return {w: charts.workload_charts(day_one, AS_OF, w) for w in workloads}
@@ -95,15 +96,15 @@ def one_worker(monkeypatch, tmp_path):
 
 def test_a_chart_a_worker_draws_is_the_png_drawn_here_and_is_cached(day_one_charts, one_worker):
     first, second = day_one_charts["gpt3-175b-pretrain"][:2]
-    by_worker = charts._chart("a.png", first.title, "", first.data, charts.outcome_vs_chip_hour_figure)
+    by_worker = chart_kit.make_chart("a.png", first.title, "", first.data, charts.outcome_vs_chip_hour_figure)
     # the one worker has this chart (it is still starting): the next is drawn in this process meanwhile
-    here = charts._chart("b.png", second.title, "", second.data, charts.top_candidates_figure)
+    here = chart_kit.make_chart("b.png", second.title, "", second.data, charts.top_candidates_figure)
     assert isinstance(by_worker.drawing, chart_images.Drawing) and isinstance(here.drawing, bytes)
     assert len(list(one_worker.glob("*.png"))) == 1  # the one drawn here; the worker's once this process has it
     # another process, the same bytes: the same code, fonts and Matplotlib
     assert by_worker.image == chart_images.png_bytes(charts.outcome_vs_chip_hour_figure(first.data, first.title))
     assert here.image == second.image and len(list(one_worker.glob("*.png"))) == 2
-    again = charts._chart("a.png", first.title, "", first.data, charts.outcome_vs_chip_hour_figure)
+    again = chart_kit.make_chart("a.png", first.title, "", first.data, charts.outcome_vs_chip_hour_figure)
     assert again.image == by_worker.image
 
 
@@ -180,11 +181,11 @@ def test_a_chart_drawn_before_in_this_process_is_reused_and_new_data_is_drawn(da
         calls.append(title)
         return charts.outcome_vs_chip_hour_figure(frame, title)
 
-    first = charts._chart("a.png", "reuse test", "", chart.data, draw)
-    again = charts._chart("a.png", "reuse test", "", chart.data, draw)
+    first = chart_kit.make_chart("a.png", "reuse test", "", chart.data, draw)
+    again = chart_kit.make_chart("a.png", "reuse test", "", chart.data, draw)
     assert calls == ["reuse test"] and again.image == first.image
     cheaper = chart.data.with_columns(chart.data["outcome_value"] * 0.5)  # every outcome halved: another chart
-    assert charts._chart("a.png", "reuse test", "", cheaper, draw).image != first.image and len(calls) == 2
+    assert chart_kit.make_chart("a.png", "reuse test", "", cheaper, draw).image != first.image and len(calls) == 2
 
 
 def test_a_chart_an_earlier_run_drew_is_read_from_the_cache_folder_which_is_bounded(tmp_path, monkeypatch):
@@ -202,15 +203,28 @@ def test_a_chart_an_earlier_run_drew_is_read_from_the_cache_folder_which_is_boun
         return figure
 
     data = pl.DataFrame({"x": [1.0, 2.0, 4.0]})
-    first = charts._chart("a.png", "cache test", "", data, draw)
+    first = chart_kit.make_chart("a.png", "cache test", "", data, draw)
     monkeypatch.setattr(chart_images, "_drawn", type(chart_images._drawn)())  # a new process: only the folder remembers
-    again = charts._chart("a.png", "cache test", "", data, draw)
+    again = chart_kit.make_chart("a.png", "cache test", "", data, draw)
     assert calls == ["cache test"] and again.image == first.image and again.image.startswith(PNG_SIGNATURE)
     for n in (2, 3):  # two more charts: the folder keeps the two used last
-        charts._chart("a.png", f"cache test {n}", "", data, draw)
+        chart_kit.make_chart("a.png", f"cache test {n}", "", data, draw)
     assert len(list(folder.glob("*.png"))) == 2
     monkeypatch.setenv("HWEVAL_CACHE", "")  # empty: no folder at all
     assert cache.cache_root() is None
+
+
+def test_every_module_that_makes_a_chart_is_in_the_drawing_code_that_keys_its_png():
+    """A chart's PNG is cached under a key that holds the drawing code: the bytes of chart_kit.DRAWING_MODULES. A
+    module that makes charts but is left out of it would keep handing out the PNGs cached before its drawing changed."""
+    flows_dir = Path(chart_kit.__file__).parent
+    making = {path.name for path in flows_dir.glob("*.py")
+              if re.search(r"\bmake_chart\(", path.read_text(encoding="utf-8"))}
+    assert {"charts.py", "frontier_chart.py", "backtest_chart.py"} <= making  # the search finds the three that do
+    assert making | {"formatting.py"} <= set(chart_kit.DRAWING_MODULES)
+    key = chart_kit.DRAWING_CODE
+    assert key == hashlib.sha256(b"".join((flows_dir / name).read_bytes() for name in chart_kit.DRAWING_MODULES)
+                                 ).hexdigest()
 
 
 def test_captions_say_what_to_read(day_one_charts):
@@ -250,10 +264,10 @@ def test_the_scatter_plots_every_ranked_candidate_of_the_mart(day_one, day_one_c
                                   "where as_of = ? and workload_id = ?", [AS_OF, workload_id]):
             by_family.setdefault(family, []).append((x, y))
         assert plotted == {family: sorted(points) for family, points in by_family.items()}, workload_id
-        [unit] = {charts.OUTCOME_UNITS[m] for m in chart.data["outcome_metric"]}
+        [unit] = {chart_kit.OUTCOME_UNITS[m] for m in chart.data["outcome_metric"]}
         assert ax.get_xlabel().startswith("USD per chip-hour") and ax.get_ylabel().startswith(unit)
         # 38 gpt3 candidates cost 488.63 to 13,589.97 USD per run (28x): a log scale; lora's 5.53 to 46.15 (8.3x) not
-        assert ax.get_yscale() == ("log" if charts.wide_span(chart.data["outcome_value"]) else "linear")
+        assert ax.get_yscale() == ("log" if chart_kit.wide_span(chart.data["outcome_value"]) else "linear")
     gpt3 = day_one_charts["gpt3-175b-pretrain"][0]
     assert charts.outcome_vs_chip_hour_figure(gpt3.data, "").axes[0].get_yscale() == "log"
     assert charts.outcome_vs_chip_hour_figure(day_one_charts[LORA][0].data, "").axes[0].get_yscale() == "linear"
@@ -366,8 +380,8 @@ def test_families_and_bases_the_spec_does_not_know_get_the_fallback_style():
     })
     ax = charts.outcome_vs_chip_hour_figure(frame, "t").axes[0]
     assert {c.get_label(): to_hex(c.get_facecolor()[0]) for c in ax.collections} == {
-        "gpu": charts.FAMILY_COLOURS["gpu"].lower(), "tpu": charts.FAMILY_COLOURS["tpu"].lower(),
-        "npu": charts.OTHER_FAMILY_COLOUR.lower()}
+        "gpu": chart_kit.FAMILY_COLOURS["gpu"].lower(), "tpu": chart_kit.FAMILY_COLOURS["tpu"].lower(),
+        "npu": chart_kit.OTHER_FAMILY_COLOUR.lower()}
     # chip-hour prices span 100x, outcomes 5x
     assert (ax.get_xscale(), ax.get_yscale()) == ("log", "linear")
     assert ax.get_ylabel() == "USD per million output tokens" and ax.get_xlabel() == "USD per chip-hour (log scale)"

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from builders import aws_page, aws_product, land, mlperf_inference_result
 
-from flows import chart_images, charts, reports, transform, warehouse
+from flows import backtest_chart, chart_images, chart_kit, charts, frontier_chart, reports, transform, warehouse
 from flows.catalog import load_catalog
 from flows.land import fetch_source, land_batch
 from flows.sources import aws_pricing, benchmark_runs, mlperf_inference
@@ -130,17 +130,17 @@ def test_the_frontier_chart_draws_the_points_and_marks_the_selected_one(own_runs
         "Each line is one offer at the load points measured; further right is faster for each user, lower is cheaper "
         "per token; the latency objective selects azure Standard_ND96isr_H100_v5 (on_demand) at concurrency 32: "
         "22.76 USD per million output tokens at 25.0 tokens/s per user; hollow points miss the objective.")
-    figure = charts.frontier_figure(frontier.data, frontier.title)
+    figure = frontier_chart.frontier_figure(frontier.data, frontier.title)
     ax = figure.axes[0]
     line = next(line for line in ax.lines if line.get_label() == "azure Standard_ND96isr_H100_v5 (on_demand)")
     assert list(line.get_xdata()) == pytest.approx([11.111, 25.0, 50.0], abs=0.001)
     assert list(line.get_ydata()) == pytest.approx([13.656, 22.759, 68.278], abs=0.001)
-    ring = next(line for line in ax.lines if line.get_markeredgecolor() == charts.MARK_COLOUR)
+    ring = next(line for line in ax.lines if line.get_markeredgecolor() == chart_kit.MARK_COLOUR)
     assert (list(ring.get_xdata()), list(ring.get_ydata())) == ([25.0], pytest.approx([22.759], abs=0.001))
     assert [(t.get_text(), t.xy) for t in ax.texts] == [("selected: concurrency 32", (25.0, ring.get_ydata()[0]))]
     assert ax.get_xlabel() == "output tokens/s per user" and ax.get_ylabel() == "USD per million output tokens"
     # the same data gives the same bytes
-    assert chart_images.png_bytes(charts.frontier_figure(frontier.data, frontier.title)) == frontier.image
+    assert chart_images.png_bytes(frontier_chart.frontier_figure(frontier.data, frontier.title)) == frontier.image
 
 
 def test_the_workload_page_links_the_frontier_chart(own_runs):
@@ -236,7 +236,7 @@ def backtest_db(tmp_path):
 
 
 def test_the_backtest_chart_gives_the_leave_one_out_error_per_panel(backtest_db):
-    chart = charts.backtest_chart(backtest_db, AS_OF)
+    chart = backtest_chart.backtest_chart(backtest_db, AS_OF)
     assert chart.file_name == "charts/estimate-backtest.png" and chart.image.startswith(PNG_SIGNATURE)
     assert chart.title.startswith("Estimated against measured")
     # serving |1.10 - 1|, |0.80 - 1|, |1.05 - 1| = 0.10, 0.20, 0.05: median 10%; of the two calibrated (1.05 is not)
@@ -245,7 +245,7 @@ def test_the_backtest_chart_gives_the_leave_one_out_error_per_panel(backtest_db)
         "5 comparisons, on the line where the estimate is right; leave-one-out median absolute error: serving 10% "
         "over 3 (15% over the 2 calibrated; goal ±15%), training 20% over 2 (goal ±20%); hollow points had no other "
         "measurement to calibrate them.")
-    figure = charts.backtest_figure(chart.data, chart.title)
+    figure = backtest_chart.backtest_figure(chart.data, chart.title)
     serving, training = figure.axes
     assert serving.get_title(loc="left") == f"serving: {SERVING_UNIT}"
     assert training.get_title(loc="left") == f"training: {TRAINING_UNIT}"
@@ -259,20 +259,20 @@ def test_the_backtest_chart_gives_the_leave_one_out_error_per_panel(backtest_db)
     slopes = [round(line.get_ydata()[1] / line.get_xdata()[1], 2) for line in serving.lines]
     assert slopes == [1.0, 0.85, 1.15]
     assert [round(line.get_ydata()[1] / line.get_xdata()[1], 2) for line in training.lines] == [1.0, 0.8, 1.2]
-    assert chart_images.png_bytes(charts.backtest_figure(chart.data, chart.title)) == chart.image
+    assert chart_images.png_bytes(backtest_chart.backtest_figure(chart.data, chart.title)) == chart.image
 
 
 def test_no_backtest_rows_no_chart(backtest_db, tmp_path):
-    assert charts.backtest_chart(backtest_db, AS_OF + dt.timedelta(days=1)) is None
+    assert backtest_chart.backtest_chart(backtest_db, AS_OF + dt.timedelta(days=1)) is None
     empty = duckdb.connect(str(tmp_path / "empty.duckdb"))
-    assert charts.backtest_chart(empty, AS_OF) is None  # a warehouse built before the mart existed
+    assert backtest_chart.backtest_chart(empty, AS_OF) is None  # a warehouse built before the mart existed
     empty.close()
 
 
 def test_one_phase_one_panel(backtest_db):
     backtest_db.execute("delete from marts.estimate_backtest where phase = 'training'")
-    chart = charts.backtest_chart(backtest_db, AS_OF)
-    assert len(charts.backtest_figure(chart.data, chart.title).axes) == 1
+    chart = backtest_chart.backtest_chart(backtest_db, AS_OF)
+    assert len(backtest_chart.backtest_figure(chart.data, chart.title).axes) == 1
     assert "training" not in chart.caption and "serving 10% over 3" in chart.caption
 
 
