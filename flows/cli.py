@@ -16,18 +16,16 @@ import csv
 import datetime as dt
 import gc
 import json
-import logging
 import os
 import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flows import paths
+from flows import paths, run_startup
 
 if TYPE_CHECKING:
     from flows.lake import LakeConfig
-    from flows.prefect_server import TemporaryServer
 
 EXIT_STALE_PAST_LIMIT = 3
 EXIT_LOCK_TIMEOUT = 4
@@ -80,7 +78,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         os.environ.setdefault(key, value)
     # first: Prefect's server takes seconds to start (its imports), while this process imports the pipeline for the
     # checks below; a check that fails stops it before it is used
-    server = launch_temporary_server()
+    server = run_startup.launch_temporary_server()
     try:
         lake_config = check_run_settings(args)
     except BaseException:
@@ -97,8 +95,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from flows.runlock import DEFAULT_WAIT_S, RunLockTimeout
 
     if server is not None:  # while the server starts (seconds): what the flow would otherwise do first
-        warm_catalog_check(args.catalog)
-        warm_flow_imports()
+        run_startup.warm_catalog_check(args.catalog)
+        run_startup.warm_flow_imports()
         try:
             server.wait_ready()
         except ServerStartError as exc:
@@ -174,65 +172,6 @@ def check_run_settings(args: argparse.Namespace) -> LakeConfig | None:
     duckdb_settings.memory_limit()  # an HWEVAL_DUCKDB_MEMORY_LIMIT that is no size DuckDB can run in
     gx_process.enabled()  # an HWEVAL_GX_PROCESS that is neither 0 nor 1
     return lake_config
-
-
-def launch_temporary_server() -> TemporaryServer | None:
-    """Launch the temporary Prefect server this run needs when PREFECT_API_URL is not set (a process of its own:
-    ~3-4 s to answer on a quiet 2-core machine, mostly its imports), without importing Prefect here; `attach` it, then
-    `wait_ready` before the flow is called (flows/prefect_server.py: the server Prefect would start, without
-    importing the server's package here)."""
-    from flows import prefect_server
-
-    return prefect_server.TemporaryServer.launch()
-
-
-def start_temporary_server() -> TemporaryServer | None:
-    """`launch_temporary_server`, then attached: None with a running server to talk to (the environment or the
-    Prefect profile names one)."""
-    from flows import prefect_server
-
-    return prefect_server.TemporaryServer.start()
-
-
-def warm_catalog_check(catalog_dir: str | None) -> None:
-    """Load the catalog and check its per-chip figures against their suite now, while Prefect's server starts
-    (on a catalog not checked before, importing Great Expectations and validating: ~2.5 s): the flow takes this
-    Catalog (flows/catalog.py, `take_catalog_loaded_ahead`) unless a file under the folder changed since, and a later
-    run finds the check in the cache (flows/checks.py). Any error is left for the flow to raise, where it fails the run
-    and is notified."""
-    from flows.catalog import load_catalog_ahead
-    from flows.nightly import absolute
-
-    try:
-        load_catalog_ahead(absolute(catalog_dir or paths.catalog_dir()))
-    except Exception as exc:  # noqa: BLE001 - the flow loads the catalog again and reports what is wrong with it
-        logging.getLogger(__name__).debug("catalog not checked ahead of the flow: %s", exc)
-
-
-# Modules the flow imports on first use (Prefect's engines and what they import lazily, DuckDB's Arrow scan), about
-# 0.6 s on a 2-core machine: imported while the server starts instead. A name a later version lacks is skipped.
-FLOW_FIRST_IMPORTS = (
-    "prefect.flow_engine",
-    "prefect.task_engine",
-    "prefect.concurrency.sync",
-    "prefect.utilities.visualization",  # a flow's call imports it (and graphviz)
-    "fastapi.encoders",  # Prefect encodes a flow run's parameters with fastapi's jsonable_encoder
-    "pyarrow.dataset",  # DuckDB imports it to scan an Arrow table (a landed batch)
-)
-
-
-def warm_flow_imports() -> None:
-    """Import what the flow would import on first use, compile the report templates and read the declared tables,
-    while the server starts."""
-    import importlib
-
-    from flows import report_templates, warehouse
-
-    for name in FLOW_FIRST_IMPORTS:
-        with contextlib.suppress(ImportError):
-            importlib.import_module(name)
-    report_templates.compile_templates()
-    warehouse.read_declared_tables()
 
 
 def cmd_check(args: argparse.Namespace) -> int:

@@ -364,7 +364,7 @@ MUTATIONS = (
              "    with _RAW_SCHEMA_LOCK:\n        return _raw_schema()[table]",
              "    if True:\n        return _raw_schema()[table]",
              ("tests/test_guards.py::test_the_raw_schema_is_built_once_when_the_fetch_tasks_ask_for_it_at_once",)),
-    Mutation("the-declared-tables-read-in-the-first-fetch-task", "flows/cli.py",
+    Mutation("the-declared-tables-read-in-the-first-fetch-task", "flows/run_startup.py",
              "    report_templates.compile_templates()\n    warehouse.read_declared_tables()",
              "    report_templates.compile_templates()\n    pass",
              ("tests/test_cli.py::test_the_declared_tables_are_read_while_the_server_starts_not_in_the_first_fetch_"

@@ -185,7 +185,7 @@ def test_run_without_a_prefect_server_starts_prefects_and_checks_the_catalog_mea
     and the flow is called once it has started, not before."""
     import datetime as dt
 
-    from flows import cli, nightly
+    from flows import cli, nightly, run_startup
 
     calls = []
 
@@ -206,10 +206,10 @@ def test_run_without_a_prefect_server_starts_prefects_and_checks_the_catalog_mea
                                  Path(kwargs["reports_dir"]) / "2026-11-01", [], True)
 
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
-    monkeypatch.setattr(cli, "launch_temporary_server", lambda: calls.append("server launched") or Started())
+    monkeypatch.setattr(run_startup, "launch_temporary_server", lambda: calls.append("server launched") or Started())
     monkeypatch.setattr(cli, "check_run_settings", lambda args: calls.append("settings checked"))
-    monkeypatch.setattr(cli, "warm_catalog_check", lambda catalog_dir: calls.append(f"catalog {catalog_dir}"))
-    monkeypatch.setattr(cli, "warm_flow_imports", lambda: calls.append("flow's imports"))
+    monkeypatch.setattr(run_startup, "warm_catalog_check", lambda catalog_dir: calls.append(f"catalog {catalog_dir}"))
+    monkeypatch.setattr(run_startup, "warm_flow_imports", lambda: calls.append("flow's imports"))
     monkeypatch.setattr(nightly, "nightly", flow)
     assert main(["run", "--as-of", "2026-11-01", "--catalog", "cat", "--warehouse", str(tmp_path / "w.duckdb"),
                  "--reports", str(tmp_path / "r")]) == 0
@@ -221,7 +221,7 @@ def test_run_without_a_prefect_server_starts_prefects_and_checks_the_catalog_mea
 def test_the_temporary_server_is_launched_without_event_storage_or_trigger_loops(monkeypatch, tmp_path):
     """`hweval run` sets PREFECT_DEFAULTS before it launches its temporary server, which inherits them: no event
     persister, no proactive triggers (their writes met the flow's in SQLite: 503, then a 2 s retry)."""
-    from flows import cli
+    from flows import run_startup
 
     keys = ("PREFECT_SERVER_SERVICES_EVENT_PERSISTER_ENABLED", "PREFECT_SERVER_SERVICES_TRIGGERS_ENABLED")
     seen = {}
@@ -236,7 +236,7 @@ def test_the_temporary_server_is_launched_without_event_storage_or_trigger_loops
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     for key in keys:
         monkeypatch.delenv(key, raising=False)
-    monkeypatch.setattr(cli, "launch_temporary_server", launch)
+    monkeypatch.setattr(run_startup, "launch_temporary_server", launch)
     with pytest.raises(Launched):
         main(["run", "--as-of", "2026-11-01", "--warehouse", str(tmp_path / "w.duckdb"), "--reports",
               str(tmp_path / "r")])
@@ -293,7 +293,7 @@ def test_the_flows_first_imports_exist_so_that_importing_them_ahead_is_not_a_no_
     """FLOW_FIRST_IMPORTS are skipped when missing (a later Prefect may move them): these versions have them all."""
     import importlib.util
 
-    from flows.cli import FLOW_FIRST_IMPORTS
+    from flows.run_startup import FLOW_FIRST_IMPORTS
 
     assert [name for name in FLOW_FIRST_IMPORTS if importlib.util.find_spec(name) is None] == []
 
@@ -301,11 +301,11 @@ def test_the_flows_first_imports_exist_so_that_importing_them_ahead_is_not_a_no_
 def test_the_declared_tables_are_read_while_the_server_starts_not_in_the_first_fetch_task(monkeypatch):
     """warm_flow_imports reads sql/raw's tables (a DuckDB of its own, once a process) so that the fetch tasks, which
     type their batches by them, find them read: the first of them no longer waits on it."""
-    from flows import cli, warehouse
+    from flows import run_startup, warehouse
 
     warehouse._raw_schema.cache_clear()
-    monkeypatch.setattr(cli, "FLOW_FIRST_IMPORTS", ())
-    cli.warm_flow_imports()
+    monkeypatch.setattr(run_startup, "FLOW_FIRST_IMPORTS", ())
+    run_startup.warm_flow_imports()
     assert warehouse._raw_schema.cache_info().currsize == 1
     hits = warehouse._raw_schema.cache_info().hits
     assert list(warehouse.raw_column_types("aws_pricing"))[:2] == ["run_id", "as_of"]
@@ -377,7 +377,7 @@ def test_with_a_prefect_server_to_talk_to_no_temporary_server_is_started(monkeyp
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
     from flows import prefect_server
-    from flows.cli import start_temporary_server
+    from flows.run_startup import start_temporary_server
 
     launched = []
     launch = prefect_server.TemporaryServer._launch
@@ -403,7 +403,7 @@ def test_a_run_without_a_server_talks_to_its_own_without_importing_prefects_serv
     and the server stops at exit."""
     program = textwrap.dedent("""
         import os, sys
-        from flows.cli import start_temporary_server
+        from flows.run_startup import start_temporary_server
         server = start_temporary_server()
         server.wait_ready()
         from prefect import flow, get_client
@@ -439,7 +439,7 @@ def test_the_catalog_check_done_while_the_server_starts_is_what_the_flow_finds(c
     from flows import cache
     from flows.catalog import load_catalog
     from flows.checks import ACCELERATOR_SUITE, accelerator_rows, catalog_check_digest
-    from flows.cli import warm_catalog_check
+    from flows.run_startup import warm_catalog_check
     from flows.validate import load_suite_json
 
     monkeypatch.setenv("HWEVAL_CACHE", str(tmp_path / "cache"))
