@@ -138,7 +138,7 @@ def _catalog_error(errors: list[str]) -> CatalogError:
     return CatalogError("\n".join(lines))
 
 
-# `hweval run` loads the catalog while Prefect's temporary server starts (flows/cli.py); the flow then takes that
+# `hweval run` loads the catalog while Prefect's temporary server starts (flows/run_startup.py); the flow then takes that
 # Catalog instead of loading and checking it again (~0.5 s), unless a file under the catalog folder changed since.
 _loaded_ahead: tuple[Path, tuple, Catalog] | None = None
 

@@ -144,7 +144,6 @@ def annotate(ax: Axes, marks: list[tuple[dict, str]], x_key: str = "usd_per_chip
                     zorder=4, arrowprops={"arrowstyle": "-", "color": MARK_COLOUR, "linewidth": 0.8, "shrinkA": 0})
 
 
-
 def two_lines(label: str) -> str:
     """A long axis label broken at the space that makes its two lines most even."""
     spaces = [i for i, c in enumerate(label) if c == " "]

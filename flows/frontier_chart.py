@@ -80,7 +80,6 @@ order by kept.line_rank, points.tokens_per_s_per_user, points.load_point
 """
 
 
-
 def frontier_chart(con: duckdb.DuckDBPyConnection, as_of: dt.date, workload_id: str) -> Chart | None:
     """The workload's cost against interactivity; None when no offer has a load point to draw (or the warehouse
     has no marts.serving_load_points yet)."""
