@@ -367,7 +367,7 @@ MUTATIONS = (
     Mutation("the-declared-tables-read-in-the-first-fetch-task", "flows/run_startup.py",
              "    report_templates.compile_templates()\n    warehouse.read_declared_tables()",
              "    report_templates.compile_templates()\n    pass",
-             ("tests/test_cli.py::test_the_declared_tables_are_read_while_the_server_starts_not_in_the_first_fetch_"
+             ("tests/test_run_startup.py::test_the_declared_tables_are_read_while_the_server_starts_not_in_the_first_fetch_"
               "task",)),
     Mutation("charts-drawn-with-another-resolution", "flows/chart_images.py",
              'figure.savefig(buffer, format="png", dpi=figure.dpi,', 'figure.savefig(buffer, format="png", dpi=72,',

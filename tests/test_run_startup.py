@@ -1,0 +1,117 @@
+"""The run's start-up (flows/run_startup.py): the temporary Prefect server launched when the run has none, and what the
+flow would do first done while it starts (the catalog checked, the flow's first imports, the declared tables read)."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from flows.cli import PREFECT_DEFAULTS
+from flows.paths import PROJECT_ROOT
+
+
+def test_the_flows_first_imports_exist_so_that_importing_them_ahead_is_not_a_no_op():
+    """FLOW_FIRST_IMPORTS are skipped when missing (a later Prefect may move them): these versions have them all."""
+    import importlib.util
+
+    from flows.run_startup import FLOW_FIRST_IMPORTS
+
+    assert [name for name in FLOW_FIRST_IMPORTS if importlib.util.find_spec(name) is None] == []
+
+
+def test_the_declared_tables_are_read_while_the_server_starts_not_in_the_first_fetch_task(monkeypatch):
+    """warm_flow_imports reads sql/raw's tables (a DuckDB of its own, once a process) so that the fetch tasks, which
+    type their batches by them, find them read: the first of them no longer waits on it."""
+    from flows import run_startup, warehouse
+
+    warehouse._raw_schema.cache_clear()
+    monkeypatch.setattr(run_startup, "FLOW_FIRST_IMPORTS", ())
+    run_startup.warm_flow_imports()
+    assert warehouse._raw_schema.cache_info().currsize == 1
+    hits = warehouse._raw_schema.cache_info().hits
+    assert list(warehouse.raw_column_types("aws_pricing"))[:2] == ["run_id", "as_of"]
+    assert warehouse._raw_schema.cache_info().hits == hits + 1  # the fetch task's ask: read ahead, not read again
+
+
+def test_with_a_prefect_server_to_talk_to_no_temporary_server_is_started(monkeypatch):
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from flows import prefect_server
+    from flows.run_startup import start_temporary_server
+
+    launched = []
+    launch = prefect_server.TemporaryServer._launch
+
+    def recorded(self):
+        launch(self)
+        launched.append(self.process)
+
+    monkeypatch.setattr(prefect_server.TemporaryServer, "_launch", recorded)
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # in the environment: nothing is launched
+    assert start_temporary_server() is None and launched == []
+    monkeypatch.delenv("PREFECT_API_URL")
+    with temporary_settings(updates={PREFECT_API_URL: "http://127.0.0.1:9/api"}):  # as a Prefect profile sets it
+        assert start_temporary_server() is None  # launched before Prefect was asked, then stopped
+    [process] = launched
+    assert process.poll() is not None
+
+
+@pytest.mark.slow
+def test_a_run_without_a_server_talks_to_its_own_without_importing_prefects_server_package(tmp_path):
+    """A flow in a process of its own, as `hweval run` starts one: the server answers (and its warm-up requests are
+    answered), the flow's run is recorded in it, Prefect's server package is never imported in the flow's process,
+    and the server stops at exit."""
+    program = textwrap.dedent("""
+        import os, sys
+        from flows.run_startup import start_temporary_server
+        server = start_temporary_server()
+        server.wait_ready()
+        from prefect import flow, get_client
+        from prefect.settings import get_current_settings
+        @flow(name="own-server")
+        def f():
+            return get_current_settings().flows.heartbeat_frequency
+        with server.flows_settings():
+            assert f() is None  # no heartbeats to a server that ends with the run
+        with get_client(sync_client=True) as client:
+            runs = client.read_flow_runs()
+        print(os.environ["PREFECT_API_URL"], server.process.pid, len(runs), [r.state.type.value for r in runs],
+              server.warmed.wait(30), "prefect.server.api.server" in sys.modules)
+    """)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")} | {
+        "PREFECT_HOME": str(tmp_path / "prefect-home"), "PREFECT_SERVER_REGISTER_BLOCKS_ON_START": "false",
+        # a new database on a loaded 2-core machine: Prefect's 20 s was not always enough (as `hweval run` allows)
+        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": PREFECT_DEFAULTS["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"]}
+    done = subprocess.run([sys.executable, "-c", program], check=False, env=env, capture_output=True, text=True,
+                          timeout=120, cwd=PROJECT_ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    url, pid, runs, states, warmed, imported = done.stdout.strip().split(maxsplit=5)
+    assert url.startswith("http://127.0.0.1:") and url.endswith("/api")
+    assert (runs, states, warmed, imported) == ("1", "['COMPLETED']", "True", "False")
+    assert "View at" not in done.stderr and "Error logging to API" not in done.stderr
+    with pytest.raises(ProcessLookupError):  # stopped as the process exited
+        os.kill(int(pid), 0)
+
+
+def test_the_catalog_check_done_while_the_server_starts_is_what_the_flow_finds(catalog_copy, tmp_path, monkeypatch):
+    """warm_catalog_check leaves a passed check in the cache (the flow's load_catalog then skips validating); a catalog
+    that cannot be loaded raises nothing there (the flow raises it, failing the run)."""
+    from flows import cache
+    from flows.catalog import load_catalog
+    from flows.checks import ACCELERATOR_SUITE, accelerator_rows, catalog_check_digest
+    from flows.run_startup import warm_catalog_check
+    from flows.validate import load_suite_json
+
+    monkeypatch.setenv("HWEVAL_CACHE", str(tmp_path / "cache"))
+    warm_catalog_check(str(catalog_copy))
+    catalog = load_catalog(catalog_copy, check_figures=False)
+    suite = load_suite_json(catalog_copy / "expectations" / ACCELERATOR_SUITE)
+    assert cache.catalog_check_passed(catalog_check_digest(accelerator_rows(catalog), suite))
+    assert [p.name for p in (tmp_path / "cache" / "catalog-checks").iterdir()] == [
+        f"{catalog_check_digest(accelerator_rows(catalog), suite)}.passed"]
+
+    (catalog_copy / "workloads.yaml").write_text("workloads: [\n")  # not YAML
+    warm_catalog_check(str(catalog_copy))
+    warm_catalog_check(str(tmp_path / "no-such-catalog"))
