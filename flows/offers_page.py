@@ -20,8 +20,7 @@ from flows.warehouse import fetch_dicts
 OFFER_TYPES_LISTED = 200  # rows of the offers table for one cloud (instance types)
 UNKNOWN_LISTINGS_LISTED = 100  # rows of the unknown-hardware table (listings)
 
-# The offers page: one row per instance type, its cheapest term in any region with that region's other terms beside
-# it (OFFER_TYPES_LISTED); every offer in every region and term is in offers.csv and marts.offers.
+# one row per instance type: its cheapest term in any region, with that region's other terms beside it
 OFFERS_BY_TYPE_SQL = """
     with offers as (
         select * from marts.offers where as_of = $as_of

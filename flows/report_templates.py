@@ -39,15 +39,13 @@ def _environment(markdown: bool) -> jinja2.Environment:
 
 
 MARKDOWN = _environment(markdown=True)
+PLAIN_TEXT = _environment(markdown=False)
 
 
 def compile_templates() -> None:
     """Compile every page template now (Jinja keeps them): a run does it while its Prefect server starts."""
     for name in MARKDOWN.list_templates():
         MARKDOWN.get_template(name)
-
-
-PLAIN_TEXT = _environment(markdown=False)
 
 
 def link(text: str, target: str) -> Markup:
