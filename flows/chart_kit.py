@@ -158,9 +158,16 @@ def two_lines(label: str) -> str:
 def titled_figure(title: str, *, panels: int = 1, left: float = LEFT, right: float = RIGHT, bottom: float = BOTTOM,
                   side_by_side: bool = False, space: float = PANEL_SPACE):
     """A titled figure of `panels` axes stacked over one x axis (or side by side, each its own axes), with the
-    house grid and tick size."""
+    house grid and tick size.
+
+    Every text is drawn as written. Labels come from data (an instance type, a price sheet's name), and Matplotlib
+    reads a pair of `$` as math: it draws `$x^2$` as a formula and fails the run on one it cannot parse. Math is off
+    for every text made from here on (in this process or a chart worker). The title alone keeps it on, with each `$`
+    escaped: Matplotlib measures a wrapped text's lines as math wherever it has a pair of `$`, even with math off."""
+    import matplotlib
     from matplotlib.figure import Figure
 
+    matplotlib.rcParams["text.parse_math"] = False
     figure = Figure(figsize=FIGURE_INCHES, dpi=DPI)
     if side_by_side:
         figure.subplots_adjust(left=left, right=right, bottom=bottom, top=TOP, wspace=space)
@@ -168,7 +175,7 @@ def titled_figure(title: str, *, panels: int = 1, left: float = LEFT, right: flo
     else:
         figure.subplots_adjust(left=left, right=right, bottom=bottom, top=TOP, hspace=space)
         axes = figure.subplots(panels, 1, sharex=True, squeeze=False)[:, 0]
-    figure.suptitle(title, fontsize=TITLE_POINTS, y=0.985, va="top", wrap=True)
+    figure.suptitle(title.replace("$", r"\$"), fontsize=TITLE_POINTS, y=0.985, va="top", wrap=True, parse_math=True)
     for ax in axes:
         ax.grid(True, linewidth=0.4, color="#DDDDDD", zorder=0)
         ax.tick_params(labelsize=LABEL_POINTS)

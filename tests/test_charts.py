@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import duckdb
+import matplotlib.text
 import polars as pl
 import pytest
 from builders import worker_outlives_its_killed_run
@@ -448,3 +449,27 @@ def test_history_query_looks_back_over_the_last_runs_not_the_last_picks():
     # as of 12-02 (a page of that date): the window ends there, the current pick is 12-02's
     rows = con.execute(charts.HISTORY_SQL, {"workload_id": "w", "as_of": days[2], "limit": 2}).fetchall()
     assert [(r[0], r[1], r[4]) for r in rows] == [(days[2], "b", "b")]
+
+
+def test_a_dollar_sign_in_a_label_from_data_is_drawn_as_written_not_read_as_math():
+    # a price sheet's name (an on-prem offer's instance_type) with a `$...$` pair Matplotlib's math cannot parse:
+    # read as math, drawing the chart raised "Unknown symbol: \bad" and failed the whole run
+    frame = pl.DataFrame({
+        "candidate_id": ["w|a|8", "w|b|8"], "cloud": ["on_prem", "aws"],
+        "instance_type": ["dgx $\\bad$ rack", "p5.48xlarge"], "pricing_term": ["owned", "spot"],
+        "region": ["lab $x^2$", "us-east-1"], "precision": ["bf16", "fp8"], "chips": [8, 8],
+        "family": ["gpu", "gpu"], "basis": ["estimated", "measured"],
+        "usd_per_chip_hour": [2.0, 10.0], "chip_hour_rank": [1, 2],
+        "outcome_metric": ["usd_per_million_tokens"] * 2, "outcome_value": [1.0, 5.0], "outcome_rank": [1, 2],
+    })
+    scatter = charts.outcome_vs_chip_hour_figure(frame, "cost of $\\bad$ offers")
+    bars = charts.top_candidates_figure(frame, "top $x^2$")
+    # what Matplotlib draws of each text, and whether as math
+    drawn = [t._preprocess_math(t.get_text()) for f in (scatter, bars) for t in f.findobj(matplotlib.text.Text)]
+    assert not any(as_math for _, as_math in drawn)
+    written = {text for text, _ in drawn}
+    assert "pick and cheapest chip-hour: on_prem dgx $\\bad$ rack (owned)" in written  # the scatter's annotation
+    assert "on_prem dgx $\\bad$ rack (owned), bf16" in written  # the bar's label
+    assert "cost of $\\bad$ offers" in written and "top $x^2$" in written  # the titles
+    for figure in (scatter, bars):
+        assert chart_images.png_bytes(figure).startswith(PNG_SIGNATURE)
