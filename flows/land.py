@@ -3,6 +3,7 @@ and keep a source that failed running on its last good data (stale)."""
 
 from __future__ import annotations
 
+import collections
 import datetime as dt
 import json
 import logging
@@ -208,16 +209,30 @@ def quarantine_row(tag: dict, batch: SourceBatch, row: dict, expectation: str | 
             "row_json": row_json}
 
 
+MOST_FAILED_NAMED = 3  # the checks an every-row-quarantined source's reason names, those failed most (the rest counted)
+
+
+class EveryRowQuarantined(ValueError):
+    """Every row of a batch failed its checks: the source is stale (it runs on its last good rows) rather than landed
+    with none, which would have dropped all its offers from the rankings and passed for a good load. Holds each row's
+    ops.quarantine record, with the expectation that rejected it."""
+
+    def __init__(self, reason: str, quarantined: list[dict]) -> None:
+        super().__init__(reason)
+        self.quarantined = quarantined
+
+
 def record_stale(con: duckdb.DuckDBPyConnection, batch: SourceBatch, run_id: str, as_of: dt.date,
-                 last_good: tuple | None) -> SourceLoad:
+                 last_good: tuple | None, quarantined: list[dict] | None = None) -> SourceLoad:
     """A source that failed runs on its last good data; ops.source_loads says which, since when and why.
 
-    Rows it did read (a batch a table-level check rejected) are kept in ops.quarantine with that check and the
-    reason, so that rows in = landed + quarantined holds for stale sources too.
+    Rows it did read are kept in ops.quarantine, so that rows in = landed + quarantined holds for stale sources too:
+    `quarantined` (each row with the expectation that rejected it) when every row failed its checks, else, for a
+    batch a table-level check rejected, each row with that check and the reason.
     """
     used_run_id, stale_since, data_as_of = last_good if last_good else (None, None, None)
     tag = {"run_id": run_id, "as_of": as_of}
-    warehouse.insert_rows(con, "ops.quarantine", [
+    warehouse.insert_rows(con, "ops.quarantine", quarantined if quarantined is not None else [
         quarantine_row(tag, batch, row, batch.rejected_by, "table_level", batch.error)
         for row in (batch.row_dicts() if batch.rejected_by else [])
     ])
@@ -273,14 +288,20 @@ def land_batch(
                            passed.drop_columns([c for c in passed.column_names if c.startswith(checks.CHECK_PREFIX)]),
                            tag)
     by_no = {row["row_no"]: row for row in batch.row_dicts(outcome.failed_row_nos)}
-    warehouse.insert_rows(con, "ops.quarantine", [
-        quarantine_row(tag, batch, by_no[failure.row_no], failure.expectation, failure.expectation_type,
-                       failure.reason, failure.column, failure.value)
-        for failure in outcome.failures
-    ])
-    load = SourceLoad(batch.source_id, batch.table, batch.rows_in, passed.num_rows, len(outcome.failed_row_nos))
+    quarantined = [quarantine_row(tag, batch, by_no[failure.row_no], failure.expectation, failure.expectation_type,
+                                  failure.reason, failure.column, failure.value)
+                   for failure in outcome.failures]
     if validated is not None and outcome.result is not None:
         validated.append(data_docs.ValidatedBatch(batch.source_id, outcome.result, outcome.suite))
+    if batch.rows_in and not passed.num_rows:
+        failing = collections.Counter(failure.expectation for failure in outcome.failures).most_common()
+        raise EveryRowQuarantined(
+            f"every one of its {batch.rows_in} rows was quarantined ("
+            + ", ".join(f"{expectation}: {rows}" for expectation, rows in failing[:MOST_FAILED_NAMED])
+            + (f", and {len(failing) - MOST_FAILED_NAMED} more checks" if len(failing) > MOST_FAILED_NAMED else "")
+            + "): nothing of it can be ranked", quarantined)
+    warehouse.insert_rows(con, "ops.quarantine", quarantined)
+    load = SourceLoad(batch.source_id, batch.table, batch.rows_in, passed.num_rows, len(outcome.failed_row_nos))
     if load.rows_in != load.rows_landed + load.rows_quarantined:
         raise AssertionError(f"{batch.source_id}: rows in {load.rows_in} != landed + quarantined")
     warehouse.insert_rows(con, "ops.source_loads", [{
@@ -500,6 +521,10 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
             with warehouse.transaction(con):
                 con.execute(*delete_earlier)
                 load = land_batch(con, b, run_id, as_of, catalog, validated, digests.get(b.source_id))
+        except EveryRowQuarantined as exc:  # the batch's transaction is undone: its rows are quarantined here
+            failed = replace(b, rejected_by="every_row_quarantined", error=str(exc))
+            loads.append(record_stale(con, failed, run_id, as_of, last_good[b.source_id], exc.quarantined))
+            continue
         except (*BATCH_DATA_ERRORS, BatchDataError) as exc:
             failed = replace(b, rejected_by="landing_rejected",
                              error=redact_text(f"{type(exc).__name__} while landing: {exc}"))

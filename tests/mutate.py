@@ -131,6 +131,10 @@ MUTATIONS = (
              """    frame.with_columns(pl.col(text).str.replace(FORMULA_START, "'$1")).write_csv(buffer)\n""",
              "    frame.write_csv(buffer)\n",
              ("tests/test_reports.py::test_a_csv_cell_a_spreadsheet_would_run_as_a_formula_is_written_as_text",)),
+    Mutation("a-source-whose-every-row-is-quarantined-lands-none", "flows/land.py",
+             "    if batch.rows_in and not passed.num_rows:\n", "    if False:\n",
+             ("tests/test_guards.py::test_a_batch_whose_every_row_is_quarantined_leaves_its_source_stale_on_its_last_"
+              "good_rows",)),
     Mutation("a-chart-module-left-out-of-the-pngs-key", "flows/chart_kit.py",
              '"charts.py", "frontier_chart.py", ', '"charts.py", ',
              ("tests/test_charts.py::test_every_module_that_makes_a_chart_is_in_the_drawing_code_that_keys_its_png",)),

@@ -242,14 +242,17 @@ def test_a_source_file_given_in_live_mode_keeps_the_run_live(catalog):
     assert run.sources.sources["aws_pricing"].reads_live(run.sources.mode)
 
 
-def test_accept_changes_lands_a_source_a_table_level_check_would_hold_back(fresh_db, catalog):
-    def batch(prices: dict[str, str], as_of: dt.date) -> SourceBatch:
-        gpus = {"p5.48xlarge": "8", "g6.2xlarge": "1"}
-        rows = aws_pricing.rows_from_pages([("page", aws_page(
-            *(aws_product(t, usd, sku=f"SKU-{t}", gpu=gpus[t]) for t, usd in prices.items())))])
-        rows = [r | {"row_no": i, "source_id": "aws_pricing", "data_as_of": as_of} for i, r in enumerate(rows)]
-        return SourceBatch.of_rows("aws_pricing", "aws_pricing", "aws_pricing", ["page"], as_of, rows)
+def aws_pricing_batch(prices: dict[str, str], as_of: dt.date) -> SourceBatch:
+    """aws_pricing's batch of one on-demand price an instance type (p5.48xlarge, g6.2xlarge)."""
+    gpus = {"p5.48xlarge": "8", "g6.2xlarge": "1"}
+    rows = aws_pricing.rows_from_pages([("page", aws_page(
+        *(aws_product(t, usd, sku=f"SKU-{t}", gpu=gpus[t]) for t, usd in prices.items())))])
+    rows = [r | {"row_no": i, "source_id": "aws_pricing", "data_as_of": as_of} for i, r in enumerate(rows)]
+    return SourceBatch.of_rows("aws_pricing", "aws_pricing", "aws_pricing", ["page"], as_of, rows)
 
+
+def test_accept_changes_lands_a_source_a_table_level_check_would_hold_back(fresh_db, catalog):
+    batch = aws_pricing_batch
     land_all(fresh_db, catalog, [batch({"p5.48xlarge": "55.04", "g6.2xlarge": "0.9776"},
                                        dt.date(2026, 11, 29))], "run-1", dt.date(2026, 11, 29))
     doubled_thrice = {"p5.48xlarge": "440.32", "g6.2xlarge": "7.8208"}  # x8: past max_price_change 3
@@ -303,3 +306,28 @@ def test_a_connection_a_failed_step_left_is_closed_with_its_building_copy(tmp_pa
     with pytest.raises(duckdb.ConnectionException):
         con.execute("select 1")
     assert not building.exists()
+
+
+def test_a_batch_whose_every_row_is_quarantined_leaves_its_source_stale_on_its_last_good_rows(fresh_db, catalog):
+    # day 1 lands two on-demand prices; on day 2 both read 0 USD an hour, which the price suite quarantines. Landed
+    # with no rows, the source would have dropped both offers from the rankings and passed for a good load
+    day_1 = dt.date(2026, 11, 29)
+    [good] = land_all(fresh_db, catalog, [aws_pricing_batch({"p5.48xlarge": "55.04", "g6.2xlarge": "0.9776"}, day_1)],
+                      "run-1", day_1)
+    assert (good.status, good.rows_landed) == ("landed", 2)
+    zero = {"p5.48xlarge": "0.0000000000", "g6.2xlarge": "0.0000000000"}
+    [held] = land_all(fresh_db, catalog, [aws_pricing_batch(zero, AS_OF)], "run-2", AS_OF)
+    assert (held.status, held.rows_in, held.rows_landed, held.rows_quarantined, held.stale_since) == (
+        "stale", 2, 0, 2, day_1)
+    assert held.error == ("every one of its 2 rows was quarantined (on_demand_hourly_price_positive: 2): nothing of it "
+                          "can be ranked")
+    # the run uses day 1's rows, and says so; each row is quarantined with the check it failed, not the load's reason
+    assert fresh_db.execute("select status, used_run_id, rows_in, rows_quarantined from ops.source_loads "
+                            "where run_id = 'run-2'").fetchall() == [("stale", "run-1", 2, 2)]
+    assert fresh_db.execute("select expectation, column_name, unexpected_value, count(*) from ops.quarantine "
+                            "where run_id = 'run-2' group by all").fetchall() == [
+        ("on_demand_hourly_price_positive", "price_usd", "0.0", 2)]
+    assert fresh_db.execute("select count(*) from raw.aws_pricing where run_id = 'run-2'").fetchall() == [(0,)]
+    # one good row is enough to land: the other is quarantined as before
+    [landed] = land_all(fresh_db, catalog, [aws_pricing_batch(zero | {"g6.2xlarge": "0.9776"}, AS_OF)], "run-3", AS_OF)
+    assert (landed.status, landed.rows_landed, landed.rows_quarantined) == ("landed", 1, 1)
