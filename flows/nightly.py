@@ -294,8 +294,9 @@ def nightly(
     except Exception as exc:
         error = redact_text(f"{type(exc).__name__}: {exc}")
         logger.error("run %s as of %s failed: %s", run_id, as_of, error)
+        # the reports the last good run published: this one published none
         notify.send(catalog.notifications, [notify.Event("run_failed", error)], as_of=as_of, run_id=run_id,
-                    link=notify.report_link(catalog.notifications, reports_root, as_of))
+                    link=notify.report_link(catalog.notifications, reports_root, None))
         raise
     for delivery in notify.send(catalog.notifications, list(result.events), as_of=as_of, run_id=run_id,
                                 link=notify.report_link(catalog.notifications, reports_root, as_of)):

@@ -56,11 +56,13 @@ class Delivery:
     detail: str
 
 
-def report_link(notifications: NotificationsFile, reports_root: Path, as_of: dt.date) -> str:
-    """The run's report index: under the served `report_url` when the catalog gives one, else the local path."""
+def report_link(notifications: NotificationsFile, reports_root: Path, as_of: dt.date | None) -> str:
+    """The run's report index, or with `as_of` None the latest published one (a failed run published none): under the
+    served `report_url` when the catalog gives one, else the local path."""
+    folder = as_of.isoformat() if as_of is not None else "latest"
     if notifications.report_url:
-        return f"{notifications.report_url.rstrip('/')}/{as_of.isoformat()}/index.md"
-    return str(reports_root / as_of.isoformat() / "index.md")
+        return f"{notifications.report_url.rstrip('/')}/{folder}/index.md"
+    return str(reports_root / folder / "index.md")
 
 
 def _one_line(text: str) -> str:

@@ -328,6 +328,9 @@ def test_a_failed_run_notifies_and_leaves_the_last_good_state(flow_run, prefect_
     assert body["title"] == "hweval 2026-12-03: run failed"
     assert body["message"].splitlines()[0] == "RuntimeError: injected crash in the model build"
     assert warehouse.read_bytes() == before and not (reports / "2026-12-03").exists()
+    # the link goes to the reports the last good run published, not to the folder this run never wrote
+    assert f"Report: {reports / 'latest' / 'index.md'}" in body["message"].splitlines()
+    assert (reports / "latest" / "index.md").exists()
 
 
 @pytest.mark.slow  # a whole run (or several): make test-slow and CI

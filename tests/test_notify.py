@@ -167,6 +167,9 @@ def test_the_report_link_uses_report_url_or_the_local_path(tmp_path):
     served = NotificationsFile(report_url="https://reports.example.org/hweval/")
     assert report_link(served, tmp_path, AS_OF) == "https://reports.example.org/hweval/2026-11-30/index.md"
     assert report_link(NotificationsFile(), tmp_path, AS_OF) == str(tmp_path / "2026-11-30" / "index.md")
+    # a failed run's message: it published no reports, the last good run's are in latest/
+    assert report_link(served, tmp_path, None) == "https://reports.example.org/hweval/latest/index.md"
+    assert report_link(NotificationsFile(), tmp_path, None) == str(tmp_path / "latest" / "index.md")
 
 
 def test_an_unknown_event_kind_is_a_programming_error():
