@@ -21,27 +21,10 @@ from flows.catalog_models import (
     SourcesFile,
     WorkloadsFile,
 )
-from flows.safe_yaml import MAX_QUOTED_CHARS, BoundedSafeLoader, YamlLimitError, cut, quoted
+from flows.safe_yaml import MAX_QUOTED_CHARS, YamlLimitError, cut, quoted
+from flows.safe_yaml import UniqueKeyLoader as _UniqueKeyLoader
 
 MAX_ERROR_LINES = 50  # lines of one catalog error; the rest are counted
-
-
-class _UniqueKeyLoader(BoundedSafeLoader):
-    """A bounded YAML loader that rejects a key given twice in one mapping instead of keeping the last."""
-
-
-def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
-    seen: dict[object, int] = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"key {quoted(key)} appears twice (first on line {seen[key] + 1})", key_node.start_mark)
-        seen[key] = key_node.start_mark.line
-    return loader.construct_mapping(node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
 
 
 def _load_yaml(path: Path) -> object:

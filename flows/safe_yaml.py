@@ -72,6 +72,31 @@ class BoundedSafeLoader(yaml.SafeLoader):
 BoundedSafeLoader.add_constructor("tag:yaml.org,2002:int", BoundedSafeLoader.construct_yaml_int)
 
 
+class UniqueKeyLoader(BoundedSafeLoader):
+    """A bounded YAML loader that rejects a key given twice in one mapping instead of keeping the last (the catalogs
+    and the price sheets read with it)."""
+
+
+def _construct_unique_mapping(loader: UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen: dict[object, int] = {}
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *defaults`: its keys may be given again, to override
+            continue
+        key = loader.construct_object(key_node, deep=deep)
+        try:
+            repeated = key in seen
+        except TypeError:  # a list or mapping as a key: construct_mapping says so in PyYAML's words
+            continue
+        if repeated:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"key {quoted(key)} appears twice (first on line {seen[key] + 1})", key_node.start_mark)
+        seen[key] = key_node.start_mark.line
+    return loader.construct_mapping(node, deep=deep)
+
+
+UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+
+
 def check_alias_expansion(root: yaml.Node, limit: int = MAX_YAML_ALIAS_NODES) -> None:
     """Raise YamlLimitError when expanding every alias under `root` would add more than `limit` nodes.
 

@@ -28,6 +28,11 @@ def inference_with(**changes):
     return json.dumps([result])
 
 
+def bedrock_with_inference_type(value) -> bytes:
+    item = {"product": {"attributes": {"inferenceType": value, "model": "Llama 3.1 8B Instruct"}}, "terms": {}}
+    return json.dumps({"PriceList": [json.dumps(item)]}).encode()
+
+
 def gcp_with(mutate):
     sku = gcp_sku("TPU v5e chip running in Iowa", "1", 200000000, group="TPU")
     mutate(sku)
@@ -55,6 +60,18 @@ CASES = [
                          for d in t["priceDimensions"].values()]).encode(),
      r"f: PriceList\[0\].terms.OnDemand.SKU0000000000001.JRTCKXETXF.SKU0000000000001.JRTCKXETXF.6YS6EN2CT7: "
      r"missing key 'pricePerUnit'"),
+    ("aws_pricing", "p.json", aws_with(lambda i: i["terms"]["OnDemand"].update(
+        {"SKU0000000000001.JRTCKXETXF": "withdrawn"})).encode(),
+     (r"^f: PriceList\[0\]\.terms\.OnDemand\.SKU0000000000001\.JRTCKXETXF: expected an object with key "
+      r"'priceDimensions', got str$")),
+    ("aws_pricing", "p.json", aws_with(lambda i: i["terms"]["OnDemand"]["SKU0000000000001.JRTCKXETXF"].update(
+        termAttributes=["LeaseContractLength", "1yr"])).encode(),
+     (r"^f: PriceList\[0\]\.terms\.OnDemand\.SKU0000000000001\.JRTCKXETXF\.termAttributes: expected an object "
+      r"of name: value, got list \['LeaseContractLength', '1yr'\]$")),
+    # a key given twice inside a PriceList item (a JSON string of its own): where in that string
+    ("aws_pricing", "p.json", json.dumps({"PriceList": ['{"product": {"sku": "A", "sku": "B"}}']}).encode(),
+     (r"^f: PriceList\[0\]: line 1 column 26: key 'sku' appears twice in one object \(first at line 1 column 14\); "
+      r"expected each key once$")),
     ("azure_retail", "a.json", b'{"NextPageLink": null}', r"f: missing key 'Items'"),
     ("azure_retail", "a.json", b'{"Items": {}}', r"f.Items: expected list, got dict"),
     ("azure_retail", "a.json", json.dumps(azure_page({"retailPrice": 1.0})).encode(),
@@ -96,6 +113,8 @@ CASES = [
     ("benchmark_runs", "r.json", b'{"completed": 1}', r"f: missing key 'num_prompts'"),
     ("benchmark_runs", "r.csv", b"accelerator,chips\ninferentia2,1\n", r"f: missing column\(s\) model, precision"),
     ("benchmark_runs", "r.txt", b"x", r"f: unknown file type '.txt'; expected .json \(vLLM\) or .csv \(generic\)"),
+    ("benchmark_runs", "r.csv", b"accelerator,chips,model,chips\nh100-sxm-80gb,8,llama-3.1-8b,16\n",
+     r"^f: line 1 \(header\): column 'chips' appears twice \(columns 2 and 4\); expected each column once$"),
     ("aws_spot", "s.json", b"[]", r"f: expected a describe_spot_price_history response object"),
     ("aws_spot", "s.json", b'{"NextToken": ""}', r"f: missing key 'SpotPriceHistory'"),
     ("aws_spot", "s.json", b'{"SpotPriceHistory": [{"InstanceType": "p5.48xlarge", "SpotPrice": "1.0", '
@@ -103,6 +122,11 @@ CASES = [
      r"f: SpotPriceHistory\[0\]: missing key 'AvailabilityZone'"),
     ("aws_spot", "s.json", b'{"SpotPriceHistory": [{"AvailabilityZone": "us-east-1a", "SpotPrice": "1.0"}]}',
      r"f: SpotPriceHistory\[0\]: missing key 'Timestamp'"),
+    # last wins, in json.loads: 3.85 would land for 38.50
+    ("aws_spot", "s.json", (b'{"SpotPriceHistory": [{"AvailabilityZone": "us-east-1a", "SpotPrice": "38.5", '
+                            b'"SpotPrice": "3.85", "Timestamp": "2026-11-30T00:00:00Z"}]}'),
+     (r"^f: line 1 column 79: key 'SpotPrice' appears twice in one object \(first at line 1 column 58\); expected "
+      r"each key once$")),
     ("aws_offer_file", "index.csv", b"", r"f: empty file, expected an AWS offer file \(5 metadata lines"),
     ("aws_offer_file", "index.csv", b'"SKU","OfferTermCode"\n"A","B"\n',
      r'f: not an AWS offer file: line 1 must be "FormatVersion","v1.0"'),
@@ -119,6 +143,8 @@ CASES = [
     ("bedrock_pricing", "b.json", b'{"FormatVersion": "aws_v1"}', r"f: missing key 'PriceList'"),
     ("bedrock_pricing", "b.json", b'{"PriceList": ["{\\"product\\": {}}"]}',
      r"f: PriceList\[0\].product: missing key 'attributes'"),
+    ("bedrock_pricing", "b.json", bedrock_with_inference_type(["Input tokens"]),
+     r"^f: PriceList\[0\]\.product\.attributes\.inferenceType: expected str, got list \['Input tokens'\]$"),
     ("azure_model_prices", "z.json", b'{"Items": [{"retailPrice": 1.0}]}', r"f: Items\[0\]: missing key 'meterName'"),
     ("vertex_model_prices", "v.json", b'{"skus": [{"description": "Llama Input Tokens"}]}',
      r"f: skus\[0\]: missing key 'category'"),
@@ -126,6 +152,11 @@ CASES = [
      r"f: InstanceTypes\[0\]: missing key 'InstanceType'"),
     ("azure_skus", "k.json", b'{"value": [{"name": "Standard_ND96isr_H100_v5"}]}',
      r"f: value\[0\]: missing key 'resourceType'"),
+    ("azure_skus", "k.json", json.dumps({"value": [{"resourceType": "virtualMachines", "name": "Standard_ND96isr_H100_v5",
+                                                    "capabilities": [{"name": "GPUs", "value": "8"},
+                                                                     {"name": "GPUs", "value": "16"}]}]}).encode(),
+     (r"^f: value\[0\]\.capabilities\[1\]\.name: 'GPUs' again, first given at capabilities\[0\] \(expected "
+      r"each capability once\)$")),
     ("gcp_machine_types", "m.json", b'{"items": {"zones/us-central1-a": {"machineTypes": [{"guestCpus": 8}]}}}',
      r"f: items\['zones/us-central1-a'\]\.machineTypes\[0\]: missing key 'name'"),
 ]

@@ -89,11 +89,55 @@ def test_a_csv_sheet_reads_like_the_yaml_one(tmp_path):
     ("entries:\n  - {kind: quote, cloud: aws, usd_per_hour: thirty}\n",
      r"s.yaml: entries\[0\].usd_per_hour: 'thirty' is not a number"),
     ("quotes: []\n", r"s.yaml: expected a mapping with an `entries:` list"),
+    # a pasted per-GPU price after the box price: the last would win, at a tenth of the quote
+    ("entries:\n  - kind: quote\n    usd_per_hour: 19.92\n    source: q\n    usd_per_hour: 1.992\n",
+     r"^s.yaml: not valid YAML at line 5 column 5: key 'usd_per_hour' appears twice \(first on line 3\)$"),
+    ("entries:\n  - {kind: discount, cloud: azure, region: [eastus, westus3], percent_off: 15}\n",
+     (r"^s.yaml: entries\[0\]\.region: expected one value, got list \['eastus', 'westus3'\] \(for several, write "
+      r"one entry each\)$")),
+    ("entries:\n  - {kind: quote, cloud: aws, note: {by: finance}}\n",
+     r"^s.yaml: entries\[0\]\.note: expected one value, got dict \{'by': 'finance'\}"),
     ("entries: [\n", r"s.yaml: not valid YAML at line 2"),
 ])
 def test_malformed_sheets_name_the_entry_and_what_was_expected(tmp_path, text, message):
     with pytest.raises(SourceFormatError, match=message):
         price_sheet.read_file(write(tmp_path, "s.yaml", text), "s.yaml")
+
+
+def test_a_default_merged_in_may_be_given_again_to_override_it(tmp_path):
+    path = write(tmp_path, "s.yaml", """\
+        defaults: &aws {kind: quote, cloud: aws, region: us-east-1, source: invoice 7}
+        entries:
+          - {<<: *aws, region: us-west-2, instance_type: p5.48xlarge, usd_per_hour: 40}
+        """)
+    [row] = price_sheet.read_file(path, "s.yaml")
+    assert (row["cloud"], row["region"], row["usd_per_hour"]) == ("aws", "us-west-2", 40.0)
+
+
+def test_a_csv_sheet_naming_a_column_twice_is_refused(tmp_path):
+    path = write(tmp_path, "s.csv", """\
+        kind,cloud,region,instance_type,usd_per_hour,accelerator,accelerator_count,usd_per_hour,source
+        quote,neocloud,us-west,8x-h100-sxm-box,19.92,h100-sxm-80gb,8,1.992,q
+        """)
+    with pytest.raises(SourceFormatError, match=r"^s.csv: line 1 \(header\): column 'usd_per_hour' appears twice "
+                                                r"\(columns 5 and 8\); expected each column once$"):
+        price_sheet.read_file(path, "s.csv")
+
+
+def test_a_csv_entry_is_named_by_the_line_it_starts_on(tmp_path):
+    path = write(tmp_path, "s.csv", """\
+        kind,cloud,region,instance_type,usd_per_hour,source
+        quote,neocloud,us-west,box-a,19.92,"a note
+        over two lines"
+
+        quote,neocloud,us-west,box-b,20,q
+        quote,neocloud,us-west,box-c,"1,234.5",q
+        """)  # box-a: lines 2-3; line 4 blank; box-b line 5; box-c line 6
+    with pytest.raises(SourceFormatError, match=r"^s.csv: line 6\.usd_per_hour: '1,234.5' is not a number$"):
+        price_sheet.read_file(path, "s.csv")
+    path.write_text(path.read_text().replace('"1,234.5"', "21"))
+    assert [(r["instance_type"], r["source_ref"]) for r in price_sheet.read_file(path, "s.csv")] == [
+        ("box-a", "s.csv: line 2"), ("box-b", "s.csv: line 5"), ("box-c", "s.csv: line 6")]
 
 
 def test_implausible_entries_are_quarantined_with_their_expectation(fresh_db, catalog, tmp_path):

@@ -340,6 +340,11 @@ def test_gcp_missing_credentials_and_unknown_options(server):
     (azure_skus, {"value": [ND_H100 | {"capabilities": [{"name": "GPUs", "value": {"count": 8}}]}]},
      r"^bad\.json: value\[0\]\.capabilities\[0\]\.value: expected a string, got dict"),
     (azure_skus, {"value": [{"name": "Standard_X"}]}, r"^bad\.json: value\[0\]: missing key 'resourceType'$"),
+    # a dict would keep the last: 16 GPUs would land for the 8 listed first
+    (azure_skus, {"value": [ND_H100 | {"capabilities": [{"name": "GPUs", "value": "8"}, {"name": "vCPUs", "value": "96"},
+                                                       {"name": "GPUs", "value": "16"}]}]},
+     (r"^bad\.json: value\[0\]\.capabilities\[2\]\.name: 'GPUs' again, first given at capabilities\[0\] "
+      r"\(expected each capability once\)$")),
     (gcp_machine_types, {"items": {"zones/us-central1-a": [A3]}},
      r"^bad\.json: items\['zones/us-central1-a'\]: expected a scoped list object, got list$"),
     (gcp_machine_types, {"items": {"zones/us-central1-a": {"machineTypes": [{"guestCpus": 8}]}}},

@@ -46,6 +46,8 @@ from flows.sources._common import (
     SourceFormatError,
     SourceLimitError,
     SourceLimits,
+    load_csv,
+    load_csv_numbered,
     parse_json,
     to_float,
 )
@@ -382,6 +384,44 @@ def test_a_deep_price_list_item_and_a_deep_live_page_name_where_they_came_from(t
     assert len(endless.requests) == 1 and never_retried(err.value)
 
 
+@pytest.mark.parametrize("kind", JSON_KINDS)
+def test_json_nested_600_levels_is_refused_though_python_would_parse_it(tmp_path, kind):
+    # Python's parser reaches its recursion limit near 1,000 levels; the documented bound is MAX_JSON_DEPTH
+    path = tmp_path / "f.json"
+    path.write_text('{"x":\n' + "[" * 600 + "]" * 600 + "}")  # level 1 on line 1: level 501 is line 2's 500th "["
+    with pytest.raises(SourceFormatError, match=r"^f: line 2 column 500: nested more than 500 levels deep$"):
+        SOURCE_KINDS[kind].read_file(path, "f")
+
+
+def test_json_nested_500_levels_is_read_and_501_refused():
+    nested = parse_json("[" * 500 + "]" * 500, "f")
+    depth = 0
+    while nested is not None:
+        nested, depth = (nested[0] if nested else None), depth + 1
+    assert depth == 500
+    with pytest.raises(SourceFormatError, match=r"^f: line 1 column 501: nested more than 500 levels deep$"):
+        parse_json("[" * 501 + "]" * 501, "f")
+
+
+def test_brackets_inside_json_strings_do_not_count_toward_the_depth():
+    # an escaped quote (\") and an escaped backslash before a closing quote (\\") must not end or open a string
+    doc = {"backslash": "\\", "open": "[" * 600, "quote": '"' + "{" * 600}
+    assert parse_json(json.dumps(doc), "f") == doc
+
+
+def test_a_key_given_twice_in_one_json_object_is_a_format_error_naming_both_places():
+    with pytest.raises(SourceFormatError, match=r"^f: line 2 column 16: key 'c' appears twice in one object \(first "
+                                                r"at line 2 column 8\); expected each key once$") as err:
+        parse_json('{"a": 1,\n "b": {"c": 2, "c": 3}}', "f")
+    assert never_retried(err.value)
+    # "\u0061" is the key "a" again, as json.loads reads it
+    with pytest.raises(SourceFormatError, match=r"^f: line 1 column 10: key 'a' appears twice in one object \(first "
+                                                r"at line 1 column 2\)"):
+        parse_json('{"a": 1, "\\u0061": 2}', "f")
+    # the same key in two objects, or in an object and the one inside it, is no repeat
+    assert parse_json('[{"a": 1}, {"a": {"a": 2}}]', "f") == [{"a": 1}, {"a": {"a": 2}}]
+
+
 def test_memory_exhausted_while_parsing_is_a_format_error(monkeypatch):
     def no_memory(*args, **kwargs):
         raise MemoryError
@@ -443,6 +483,27 @@ def test_a_csv_line_that_is_not_utf8_names_the_line_and_byte(tmp_path):
     with pytest.raises(SourceFormatError, match=rf"^f: not UTF-8 text \(byte {len(CSV_HEADER) + 8}: invalid start "
                                                 r"byte\) on line 2$"):
         benchmark_runs.read_file(path, "f")
+
+
+def test_a_csv_header_naming_a_column_twice_is_a_format_error_naming_the_column(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text("# exported 2026-11-30\nkind,usd_per_hour,source,usd_per_hour\nquote,19.92,x,1.992\n")
+    with pytest.raises(SourceFormatError, match=r"^f: line 2 \(header\): column 'usd_per_hour' appears twice "
+                                                r"\(columns 2 and 4\); expected each column once$"):
+        load_csv(path, "f", skip_lines=1)
+
+
+def test_unnamed_csv_columns_may_repeat(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text("kind,cloud,,\nquote,aws,,\n")  # a spreadsheet's trailing commas: no reader asks for them
+    assert load_csv(path, "f") == [{"kind": "quote", "cloud": "aws", "": ""}]
+
+
+def test_load_csv_numbered_gives_the_line_each_record_starts_on(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text('kind,note\nquote,"two\nlines"\n\nquote,one line\n')  # record 1: lines 2-3; line 4 blank
+    assert load_csv_numbered(path, "f") == [(2, {"kind": "quote", "note": "two\nlines"}),
+                                            (5, {"kind": "quote", "note": "one line"})]
 
 
 def _offer_file(tmp_path: Path, **changes) -> Path:
@@ -529,6 +590,49 @@ def test_a_limit_declared_in_sources_yaml_reaches_the_reader(catalog, tmp_path):
         fetch_source(limited, "published_benchmarks")
     with pytest.raises(SourceFormatError, match="missing column"):  # the default (1 MiB) reads the line
         fetch_source(with_file, "published_benchmarks")
+
+
+# ---------------------------------------------------------------- waits declared as live options
+SPOT_BOUND = "expected a number above 0 and at most 2,160 (MAX_LOOKBACK_HOURS: the 90 days of spot prices EC2 keeps)"
+TIMEOUT_BOUND = "expected a number above 0 and at most 3,600 (MAX_TIMEOUT_S: seconds one read of a download may wait)"
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    ("six", "'six'"), ("1e12", "'1e12'"), (1e12, "1000000000000.0"), (-6, "-6"), (0, "0"), (True, "True"),
+    (float("nan"), "nan"), (float("inf"), "inf"), (2161, "2161"), (None, "None")])
+def test_a_spot_lookback_that_is_not_a_number_of_hours_within_90_days_is_refused(value, shown):
+    with pytest.raises(SourceFormatError) as refused:
+        aws_spot.check_live_options({"regions": ["us-east-1"], "lookback_hours": value})
+    assert str(refused.value) == f"aws_spot: live option lookback_hours: {SPOT_BOUND}, got {shown}"
+
+
+@pytest.mark.parametrize(("value", "shown"), [("sixty", "'sixty'"), (0, "0"), (-1.5, "-1.5"), (3600.5, "3600.5")])
+def test_an_offer_file_timeout_that_is_not_a_number_of_seconds_within_an_hour_is_refused(value, shown):
+    with pytest.raises(SourceFormatError) as refused:
+        aws_offer_file.check_live_options({"regions": ["us-east-1"], "timeout_s": value})
+    assert str(refused.value) == (f"aws_offer_file: live option timeout_s: {TIMEOUT_BOUND}, "
+                                  f"got {shown}")
+
+
+def test_waits_within_their_bounds_pass_the_check():
+    for hours in (0.5, 6, 2160):
+        aws_spot.check_live_options({"regions": ["us-east-1"], "lookback_hours": hours})
+    for seconds in (0.5, 60, 3600):
+        aws_offer_file.check_live_options({"regions": ["us-east-1"], "timeout_s": seconds})
+    aws_spot.check_live_options({"regions": ["us-east-1"]})  # the defaults: 6 hours, 60 seconds
+    aws_offer_file.check_live_options({"regions": ["us-east-1"]})
+
+
+def test_hweval_check_names_sources_yaml_the_source_and_the_wait(catalog_copy, capsys):
+    from flows.cli import main
+
+    sources = catalog_copy / "sources.yaml"
+    text = sources.read_text()
+    assert text.count("lookback_hours: 6\n") == 1
+    sources.write_text(text.replace("lookback_hours: 6\n", "lookback_hours: six\n"))
+    assert main(["check", "--catalog", str(catalog_copy)]) == 2
+    expected = f"hweval: sources.yaml: sources.aws_spot.live: aws_spot: live option lookback_hours: {SPOT_BOUND}, got 'six'\n"
+    assert capsys.readouterr() == ("", expected)
 
 
 def test_only_network_style_failures_are_retried():

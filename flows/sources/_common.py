@@ -16,6 +16,7 @@ import math
 import re
 import reprlib
 from collections.abc import Callable
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ LIMIT_NAMES = ("max_pages", "max_file_bytes", "max_line_bytes")
 # Format bounds, the same for every source: no price, count or rate needs more, and past them parsing costs
 # quadratic time (digits) or the interpreter's stack (nesting).
 MAX_NUMBER_DIGITS = 1_000  # characters of one JSON number; Python itself refuses integers over 4,300 digits
-MAX_JSON_DEPTH = 500  # where a JSON document too deep for the parser is reported
+MAX_JSON_DEPTH = 500  # lists and objects one JSON document may nest; real ones nest under 10
 EXCERPT_CHARS = 200  # data quoted in a message
 
 
@@ -149,6 +150,22 @@ def _parse_float(text: str) -> float:
 
 
 _JSON_NESTING = re.compile(r'"(?:[^"\\]+|\\.)*"|[\[\]{}]')
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]+|\\.)*"|[\[\]{}:]')
+_NOT_QUOTE_OR_BRACKET = bytes(b for b in range(256) if b not in b'"[]{}')
+_QUOTED = re.compile(rb'"[^"]*"')
+_DEPTH_STEP = [{ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}.get(b, 0) for b in range(256)]
+
+
+def _deeper_than_allowed(text: str) -> bool:
+    """Whether `text` nests lists and objects more than MAX_JSON_DEPTH deep (brackets in strings not counted): a few
+    passes at C speed, a fraction of what parsing costs, and none for a document with too few brackets."""
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return False
+    data = text.encode("utf-8", "surrogatepass")  # UTF-8 writes no other character with the bytes of " [ ] { }
+    data = data.replace(b"\\\\", b"").replace(b'\\"', b"")  # escapes: the quotes left open or close strings
+    # quotes side by side (an empty string, or two strings with no bracket between them) leave brackets as they were
+    marks = data.translate(None, _NOT_QUOTE_OR_BRACKET).replace(b'""', b"")
+    return max(accumulate(map(_DEPTH_STEP.__getitem__, _QUOTED.sub(b"", marks))), default=0) > MAX_JSON_DEPTH
 
 
 def _too_deep(text: str) -> str:
@@ -165,12 +182,51 @@ def _too_deep(text: str) -> str:
     return "nested too deeply for the JSON parser"
 
 
+class _RepeatedKey(Exception):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    """An object's pairs as a dict, refusing a key given twice (json.loads would keep the last silently)."""
+    obj = dict(pairs)
+    if len(obj) < len(pairs):
+        seen: set[str] = set()
+        raise _RepeatedKey(next(k for k, _ in pairs if k in seen or seen.add(k)))
+    return obj
+
+
+def _repeated_key_place(text: str) -> str | None:
+    """Where in `text` an object first gives a key twice, and where it gave it first (strings read as JSON reads
+    them, so that "\\u0041" and "A" are the same key)."""
+    objects: list[dict[str, int] | None] = []  # per open list or object: an object's keys and where each was
+    last_string = None
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token == ":" and last_string is not None and objects and objects[-1] is not None:
+            key, keys = json.loads(last_string.group()), objects[-1]
+            if key in keys:
+                return (f"{_line_col(text, last_string.start())}: key {excerpt(key)} appears twice in one object "
+                        f"(first at {_line_col(text, keys[key])})")
+            keys[key] = last_string.start()
+        elif token in ("{", "["):
+            objects.append({} if token == "{" else None)
+        elif token in ("}", "]") and objects:
+            objects.pop()
+        last_string = match if token.startswith('"') else None
+    return None
+
+
 def parse_json(text: str, where: str, not_json: Callable[[str], SourceFormatError] | None = None) -> Any:
-    """`text` as JSON; every way it can fail (syntax, digits, nesting, memory) is a SourceFormatError naming `where`
-    and the line (`not_json(detail)` words a syntax error, when given). A number longer than MAX_NUMBER_DIGITS is
-    refused; a shorter one too large for a float parses (to_float makes it None: validation quarantines its row)."""
+    """`text` as JSON; every way it can fail (syntax, digits, nesting, a key given twice in one object, memory) is a
+    SourceFormatError naming `where` and the line (`not_json(detail)` words a syntax error, when given). A number
+    longer than MAX_NUMBER_DIGITS is refused; a shorter one too large for a float parses (to_float makes it None:
+    validation quarantines its row). Nesting past MAX_JSON_DEPTH is refused before parsing."""
     try:
-        return json.loads(text, parse_int=_parse_int, parse_float=_parse_float)
+        if _deeper_than_allowed(text):
+            raise SourceFormatError(f"{where}: {_too_deep(text)}")
+        return json.loads(text, parse_int=_parse_int, parse_float=_parse_float, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         if not_json is not None:
             raise not_json(f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
@@ -180,7 +236,10 @@ def parse_json(text: str, where: str, not_json: Callable[[str], SourceFormatErro
         place = f"{_line_col(text, at)}: " if at >= 0 else ""
         raise SourceFormatError(f"{where}: {place}a number {len(exc.text):,} characters long (more than the "
                                 f"{MAX_NUMBER_DIGITS:,} a number may have): {excerpt(exc.text)}") from None
-    except RecursionError:
+    except _RepeatedKey as exc:
+        place = _repeated_key_place(text) or f"key {excerpt(exc.key)} appears twice in one object"
+        raise SourceFormatError(f"{where}: {place}; expected each key once") from None
+    except RecursionError:  # nesting within MAX_JSON_DEPTH, on a stack already deep
         raise SourceFormatError(f"{where}: {_too_deep(text)}") from None
     except MemoryError:
         raise SourceFormatError(f"{where}: too large to parse in memory ({len(text):,} characters); "
@@ -239,12 +298,19 @@ def load_csv(path: Path, label: str | None = None, skip_lines: int = 0,
              limits: SourceLimits = DEFAULT_LIMITS) -> list[dict[str, str | None]]:
     """Rows as dicts keyed by header name (columns vary between versions: read by name); a short row's missing
     fields are None. Read line by line: a line or record longer than max_line_bytes is refused, not read whole."""
+    return [record for _, record in load_csv_numbered(path, label, skip_lines, limits)]
+
+
+def load_csv_numbered(path: Path, label: str | None = None, skip_lines: int = 0,
+                      limits: SourceLimits = DEFAULT_LIMITS) -> list[tuple[int, dict[str, str | None]]]:
+    """(line, row) for each row `load_csv` reads: the file line its record starts on, what an error should name (a
+    quoted field may span lines, and blank lines are skipped, so the row's count is not its line)."""
     name = str(label or path)
     if csv.field_size_limit() < limits.max_line_bytes:
         # the csv module's own bound (131,072 characters) would refuse fields that max_line_bytes allows;
         # _BoundedLines bounds every record at max_line_bytes instead
         csv.field_size_limit(limits.max_line_bytes)
-    rows: list[dict[str, str | None]] = []
+    rows: list[tuple[int, dict[str, str | None]]] = []
     try:
         with path.open("rb") as f:
             size = path.stat().st_size
@@ -258,7 +324,10 @@ def load_csv(path: Path, label: str | None = None, skip_lines: int = 0,
             header = next(reader, None)
             if not header:
                 raise SourceFormatError(f"{name}: empty CSV, expected a header line")
+            _check_header(header, f"{name}: line {lines.record_start} (header)")
+            lines.next_record()
             for row in reader:
+                first_line = lines.record_start  # set before the reader took this record's lines
                 lines.next_record()
                 if not row:
                     continue
@@ -267,12 +336,23 @@ def load_csv(path: Path, label: str | None = None, skip_lines: int = 0,
                                             f"expected {len(header)} (the header's)")
                 record: dict[str, str | None] = dict.fromkeys(header)
                 record.update(zip(header, row))
-                rows.append(record)
+                rows.append((first_line, record))
     except csv.Error as exc:
         raise SourceFormatError(f"{name}: line {lines.line_no}: not valid CSV ({exc})") from None
     except OSError as exc:
         raise SourceFormatError(f"{name}: cannot be read ({exc.strerror})") from None
     return rows
+
+
+def _check_header(header: list[str], where: str) -> None:
+    """SourceFormatError for a column named twice: its rows would keep the last one's value and drop the first's.
+    Unnamed columns (a spreadsheet's trailing commas) may repeat: no reader asks for one by name."""
+    seen: dict[str, int] = {}
+    for number, column in enumerate(header, start=1):
+        if column in seen and column:
+            raise SourceFormatError(f"{where}: column {excerpt(column)} appears twice (columns {seen[column]} and "
+                                    f"{number}); expected each column once")
+        seen.setdefault(column, number)
 
 
 def require(obj: Any, key: str, where: str, kind: type | tuple[type, ...] | None = None) -> Any:
@@ -286,6 +366,18 @@ def require(obj: Any, key: str, where: str, kind: type | tuple[type, ...] | None
         names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
         raise SourceFormatError(f"{where}.{key}: expected {names}, got {type(value).__name__} {excerpt(value)}")
     return value
+
+
+def check_number_option(options: dict, name: str, most: float, what: str, why: str) -> None:
+    """SourceFormatError unless live option `name`, when given, is a number above 0 and at most `most` (`why` says
+    where that bound comes from): run by `hweval check`, so that a typo fails there, not mid-fetch."""
+    if name not in options:
+        return
+    value = options[name]
+    # bool is an int to Python; NaN fails both comparisons; YAML reads `1e12` (no dot) as text
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= most:
+        raise SourceFormatError(f"{what}: live option {name}: expected a number above 0 and at most {most:,} "
+                                f"({why}), got {excerpt(value)}")
 
 
 def to_float(text: Any) -> float | None:

@@ -35,6 +35,7 @@ from flows.sources._common import (
     LiveSourceError,
     SourceFormatError,
     SourceLimits,
+    check_number_option,
     redact_text,
     to_float,
 )
@@ -86,6 +87,7 @@ HEADER_LINE = len(METADATA_KEYS) + 1  # 1-based line number of the header; data 
 DEFAULT_ENDPOINT = "https://pricing.us-east-1.amazonaws.com"
 OFFER_PATH = "/offers/v1.0/aws/AmazonEC2/current/{region}/index.csv"
 LIVE_OPTIONS = {"regions", "endpoint", "timeout_s"}
+MAX_TIMEOUT_S = 3600  # the most `timeout_s` may wait for one read of a download before a retry: an hour
 RETRIES = 3
 BACKOFF_S = 1.0
 CHUNK_BYTES = 1 << 20
@@ -316,6 +318,8 @@ def check_live_options(options: dict) -> None:
     if not isinstance(regions, list) or not regions or not all(isinstance(r, str) and r for r in regions):
         raise SourceFormatError(f"aws_offer_file options: 'regions' must be a non-empty list of region codes, "
                                 f"got {regions!r}")
+    check_number_option(options, "timeout_s", MAX_TIMEOUT_S, "aws_offer_file",
+                        "MAX_TIMEOUT_S: seconds one read of a download may wait")
 
 
 def fetch_live(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS,

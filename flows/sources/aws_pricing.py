@@ -12,6 +12,7 @@ from flows.sources._common import (
     DEFAULT_LIMITS,
     SourceFormatError,
     SourceLimits,
+    excerpt,
     load_json,
     parse_json,
     require,
@@ -57,8 +58,11 @@ def price_rows(page: Any, where: str) -> Iterator[dict]:
         for term_type in terms:
             for term_code, term in require(terms, term_type, f"{item_where}.terms", dict).items():
                 term_where = f"{item_where}.terms.{term_type}.{term_code}"
+                dims = require(term, "priceDimensions", term_where, dict)  # first: it also says a term is an object
                 term_attrs = term.get("termAttributes") or {}
-                dims = require(term, "priceDimensions", term_where, dict)
+                if not isinstance(term_attrs, dict):
+                    raise SourceFormatError(f"{term_where}.termAttributes: expected an object of name: value, got "
+                                            f"{type(term_attrs).__name__} {excerpt(term_attrs)}")
                 for rate_code, dim in dims.items():
                     price_text = require(require(dim, "pricePerUnit", f"{term_where}.{rate_code}", dict), "USD",
                                          f"{term_where}.{rate_code}.pricePerUnit")

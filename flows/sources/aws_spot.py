@@ -14,13 +14,23 @@ from pathlib import Path
 from typing import Any
 
 from flows.sources import _aws
-from flows.sources._common import DEFAULT_LIMITS, SourceFormatError, SourceLimits, load_json, require, to_float
+from flows.sources._common import (
+    DEFAULT_LIMITS,
+    SourceFormatError,
+    SourceLimits,
+    check_number_option,
+    load_json,
+    require,
+    to_float,
+)
 from flows.sources._concurrency import CloudSlots
 
 TABLE = "aws_spot"
 SPLIT_BY = "regions"  # the live options list whose items are fetched independently: a fan-out task each
 CLOUD = "aws"  # whose fetch_concurrency slots its regions hold
 LIVE_OPTIONS = {"regions", "instance_types", "product_descriptions", "lookback_hours"}
+DEFAULT_LOOKBACK_HOURS = 6  # `lookback_hours` when sources.yaml gives none: the latest prices are what staging keeps
+MAX_LOOKBACK_HOURS = 24 * 90  # EC2 keeps 90 days of spot price history
 
 _REGION_OF_ZONE = re.compile(r"^([a-z]{2}(?:-gov)?-[a-z]+-\d+)")
 
@@ -59,7 +69,7 @@ def rows_from_pages(pages: Iterable[tuple[str, Any, str | None]]) -> list[dict]:
 
 def _history_query(options: dict, now: dt.datetime) -> dict:
     """describe_spot_price_history arguments: `lookback_hours` ago (default 6) to now, the options' filters."""
-    start = now - dt.timedelta(hours=float(options.get("lookback_hours", 6)))
+    start = now - dt.timedelta(hours=float(options.get("lookback_hours", DEFAULT_LOOKBACK_HOURS)))
     kwargs = {"StartTime": start, "EndTime": now,
               "ProductDescriptions": list(options.get("product_descriptions") or ["Linux/UNIX"])}
     if options.get("instance_types"):
@@ -87,6 +97,8 @@ def pages_from_api(session, options: dict, *, now: dt.datetime | None = None, sl
 def check_live_options(options: dict) -> None:
     """SourceFormatError for a `live:` block this source cannot use (also run by `hweval check`)."""
     _aws.check_options(options, LIVE_OPTIONS, {"regions"}, "aws_spot")
+    check_number_option(options, "lookback_hours", MAX_LOOKBACK_HOURS, "aws_spot",
+                        "MAX_LOOKBACK_HOURS: the 90 days of spot prices EC2 keeps")
 
 
 def fetch_live(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS, session=None, now: dt.datetime | None = None,

@@ -56,11 +56,17 @@ class SkuCount:
 
 
 def capabilities(item: dict, where: str) -> dict[str, str]:
-    """An item's `capabilities` name/value pairs as a dict (values as given: strings)."""
+    """An item's `capabilities` name/value pairs as a dict (values as given: strings); a name given twice is refused,
+    since which of its values is right cannot be told (a dict would keep the last)."""
     pairs: dict[str, str] = {}
+    index_of: dict[str, int] = {}
     for j, pair in enumerate(items_of(item, "capabilities", where, required=False)):
         pair_where = f"{where}.capabilities[{j}]"
         name = require(pair, "name", pair_where, str)
+        if name in index_of:
+            raise SourceFormatError(f"{pair_where}.name: {excerpt(name)} again, first given at capabilities"
+                                    f"[{index_of[name]}] (expected each capability once)")
+        index_of[name] = j
         value = require(pair, "value", pair_where)
         if isinstance(value, (dict, list)):
             raise SourceFormatError(f"{pair_where}.value: expected a string, got {type(value).__name__} "

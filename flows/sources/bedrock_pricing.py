@@ -51,6 +51,9 @@ def price_rows(page: Any, where: str) -> Iterator[dict]:
         product = require(item, "product", item_where, dict)
         attrs = require(product, "attributes", f"{item_where}.product", dict)
         inference_type = attrs.get("inferenceType")
+        if inference_type is not None and not isinstance(inference_type, str):  # looked up in INFERENCE_TYPES
+            raise SourceFormatError(f"{item_where}.product.attributes.inferenceType: expected str, got "
+                                    f"{type(inference_type).__name__} {excerpt(inference_type)}")
         terms = require(item, "terms", item_where, dict)
         for term_type in terms:
             for term_code, term in require(terms, term_type, f"{item_where}.terms", dict).items():

@@ -18,6 +18,7 @@ keys it knows, numbers where numbers go); the expectation suite checks the value
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,14 @@ import yaml
 from flows import safe_yaml
 from flows.names import normalise_alias
 from flows.safe_yaml import cut, quoted
-from flows.sources._common import DEFAULT_LIMITS, SourceFormatError, SourceLimits, load_csv, read_text, to_float
+from flows.sources._common import (
+    DEFAULT_LIMITS,
+    SourceFormatError,
+    SourceLimits,
+    load_csv_numbered,
+    read_text,
+    to_float,
+)
 
 TABLE = "price_sheet"
 
@@ -35,6 +43,8 @@ TEXT_FIELDS = ["kind", "cloud", "region", "instance_type", "pricing_term", "appl
                "accelerator", "source", "note"]
 NUMBER_FIELDS = ["usd_per_hour", "upfront_usd", "term_months", "accelerator_count", "percent_off", "capex_usd",
                  "life_months", "power_kw", "usd_per_kwh", "pue", "opex_usd_per_month"]
+# what YAML reads as one value of a text field (`2026-11-30` is a date, `true` a bool): landed as its text
+SCALARS = (str, int, float, bool, dt.date)
 
 
 def entry_row(entry: Any, where: str) -> dict:
@@ -53,6 +63,9 @@ def entry_row(entry: Any, where: str) -> dict:
     row: dict[str, Any] = {"entry_kind": kind, "source_ref": where}
     for name in TEXT_FIELDS[1:]:
         value = entry.get(name)
+        if value is not None and not isinstance(value, SCALARS):  # str() would land "['eastus', 'westus3']"
+            raise SourceFormatError(f"{where}.{name}: expected one value, got {type(value).__name__} {quoted(value)} "
+                                    f"(for several, write one entry each)")
         row[name if name != "source" else "quoted_source"] = None if value in (None, "") else str(value)
     for name in NUMBER_FIELDS:
         value = entry.get(name)
@@ -78,14 +91,15 @@ def entry_row(entry: Any, where: str) -> dict:
 
 def read_file(path: Path, label: str, region: str | None = None, *,
               limits: SourceLimits = DEFAULT_LIMITS) -> list[dict]:
-    """A price sheet: YAML (`entries:` list) or CSV (one entry per line, header by name)."""
+    """A price sheet: YAML (`entries:` list) or CSV (one entry per record, header by name); a CSV entry is named by
+    the line it starts on (a quoted field may span lines, blank lines are skipped)."""
     if path.suffix.lower() == ".csv":
         return [entry_row({k: v for k, v in row.items() if v != ""}, f"{label}: line {n}")
-                for n, row in enumerate(load_csv(path, label, limits=limits), start=2)]
+                for n, row in load_csv_numbered(path, label, limits=limits)]
     if path.suffix.lower() not in (".yaml", ".yml"):
         raise SourceFormatError(f"{label}: a price sheet is a .csv or .yaml file")
     try:
-        data = safe_yaml.load(read_text(path, label, limits=limits))
+        data = safe_yaml.load(read_text(path, label, limits=limits), safe_yaml.UniqueKeyLoader)
     except safe_yaml.YamlLimitError as exc:
         raise SourceFormatError(f"{label}: {exc}") from None
     except yaml.YAMLError as exc:
