@@ -290,3 +290,15 @@ def test_the_workload_page_shows_the_hosted_api_section(api_built):
     assert ("Self-hosting becomes cheaper from 4.15 requests/s on average (there a unit's 6.880 USD an hour equals the API's bill; one unit carries up to 6.08 requests/s on average at x3.0 peaks).") in section
     assert ("Self-hosting is never cheaper: at full load a self-hosted request costs 314.46 USD per million requests "
             "(its units sized for x3.0 peaks) against the API's 281.60.") in section
+
+
+@pytest.mark.parametrize(("units", "nanos", "message"), [
+    # int(0.5) would price these tokens at 0 USD
+    (0.5, 0, r"units 0.5 / nanos 0 are not integers"),
+    ("0", 1000000220, r"nanos 1000000220 is out of range \(expected billionths of a unit"),
+])
+def test_vertex_units_with_a_fraction_or_nanos_of_a_whole_unit_are_refused_at_the_rate(units, nanos, message):
+    page = {"skus": [vertex_sku("Llama 3.1 8B Instruct Input Tokens", units, nanos, "count")]}
+    with pytest.raises(SourceFormatError, match=r"^vertex p1: skus\[0\]\.pricingInfo\[0\]\.pricingExpression"
+                                                r"\.tieredRates\[0\]\.unitPrice: " + message):
+        vertex_model_prices.rows_from_pages([("vertex p1", page)])

@@ -145,8 +145,10 @@ def test_infinite_or_missing_figures_are_quarantined_with_the_reason(fresh_db, c
                         [r | {"row_no": i, "source_id": "own", "data_as_of": AS_OF} for i, r in enumerate(rows)])
     load = land_batch(fresh_db, batch, RUN, AS_OF, catalog)
     assert (load.rows_landed, load.rows_quarantined) == (1, 2)
-    assert fresh_db.execute("select source_ref, expectation from ops.quarantine order by row_no").fetchall() == [
-        ("runs.csv: row 3", "output_tokens_per_s_present"),  # "inf" is not a finite number
+    assert fresh_db.execute("select source_ref, expectation from ops.quarantine order by row_no, expectation"
+                            ).fetchall() == [
+        ("runs.csv: row 3", "numbers_are_numbers"),  # "inf" is not a finite number ...
+        ("runs.csv: row 3", "output_tokens_per_s_present"),  # ... so the figure is missing too
         ("runs.csv: row 4", "tpot_p99_ms_present"),  # a serving run's SLO cannot be checked without it
     ]
 
@@ -307,3 +309,91 @@ def test_a_vllm_result_without_token_totals_takes_its_per_request_lists_else_met
     # neither: the row lands without them, and the suite quarantines it (input_tokens_present)
     [row] = benchmark_runs.read_file(path, "r.json", metadata=SETUP)
     assert (row["input_tokens"], row["output_tokens"]) == (None, None)
+
+
+# ---------------------------------------------------------------- figures that cannot be true
+def test_text_in_a_number_column_is_quarantined_with_its_text_not_landed_as_null(fresh_db, catalog, tmp_path):
+    path = write_runs(tmp_path / "runs.csv", [SERVING, SERVING | {"concurrency": "64 users", "ttft_p50_ms": "1,210.5",
+                                                                  "power_w": "700 W"}])
+    load = land_runs(fresh_db, catalog, path)
+    assert (load.rows_landed, load.rows_quarantined) == (1, 1)
+    # a NULL concurrency would have read as a run without a limit
+    assert quarantined(fresh_db) == [(
+        "runs.csv: row 3", "numbers_are_numbers", "number_problem",
+        "not a finite number: concurrency '64 users', ttft_p50_ms '1,210.5', power_w '700 W'")]
+
+
+@pytest.mark.parametrize(("change", "expectation", "column", "value"), [
+    ({"ttft_p50_ms": -180}, "ttft_p50_ms_positive", "ttft_p50_ms", "-180.0"),
+    ({"ttft_p99_ms": -410}, "ttft_p99_ms_positive", "ttft_p99_ms", "-410.0"),
+    ({"tpot_p50_ms": -12.5}, "tpot_p50_ms_positive", "tpot_p50_ms", "-12.5"),
+    ({"tpot_p99_ms": 0}, "tpot_p99_ms_positive", "tpot_p99_ms", "0.0"),
+    ({"concurrency": -64}, "concurrency_at_least_one", "concurrency", "-64.0"),
+    ({"concurrency": 0}, "concurrency_at_least_one", "concurrency", "0.0"),
+    ({"request_throughput": -14.2}, "request_throughput_positive", "request_throughput", "-14.2"),
+    ({"power_w": -650}, "power_positive", "power_w", "-650.0"),
+    ({"chips": 1.5}, "whole_chips", "chips_text", "1.5"),  # staging's cast would have labelled it "2 x ..."
+])
+def test_an_impossible_figure_is_quarantined_with_the_reason(fresh_db, catalog, tmp_path, change, expectation,
+                                                             column, value):
+    path = write_runs(tmp_path / "runs.csv", [SERVING | {"chips": "8.0", "power_w": 650}, SERVING | change])
+    load = land_runs(fresh_db, catalog, path)
+    assert (load.rows_landed, load.rows_quarantined) == (1, 1)
+    assert quarantined(fresh_db) == [("runs.csv: row 3", expectation, column, value)]
+
+
+def test_an_unknown_column_is_refused_naming_the_file_the_column_and_the_known_ones(tmp_path):
+    columns = [c if c != "power_w" else "power_watts" for c in benchmark_runs.CSV_COLUMNS]
+    path = write_runs(tmp_path / "runs.csv", [SERVING | {"power_watts": 650}], columns)
+    with pytest.raises(SourceFormatError, match=r"^runs.csv: unknown column\(s\) 'power_watts' \(expected some of: "
+                                                r"kind, accelerator, instance_type, chips, .* power_w, .* date, "
+                                                r"request_rate\)$"):
+        benchmark_runs.read_file(path, "runs.csv")
+
+
+def test_a_nameless_empty_column_of_trailing_commas_is_no_unknown_column(tmp_path):
+    path = write_runs(tmp_path / "runs.csv", [SERVING], [*benchmark_runs.CSV_COLUMNS, ""])
+    [row] = benchmark_runs.read_file(path, "runs.csv")
+    assert (row["concurrency"], row["number_problem"]) == (8, None)
+    path.write_text(path.read_text().replace("2026-11-01,", "2026-11-01,forgotten"))
+    with pytest.raises(SourceFormatError, match=r"^runs.csv: unknown column\(s\) '' \(expected some of: kind, "):
+        benchmark_runs.read_file(path, "runs.csv")
+
+
+def test_a_vllm_completed_that_is_not_a_number_is_quarantined_with_its_text_not_counted_as_0(
+        fresh_db, catalog, tmp_path):
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(vllm_result(64, 998, 1000, 1060.1, 80.0, 600.0)))
+    bad.write_text(json.dumps(vllm_result(64, 998, 1000, 1060.1, 80.0, 600.0) | {"completed": "998 of 1000"}))
+    rows = [benchmark_runs.read_file(p, p.name, metadata=SETUP)[0] for p in (good, bad)]
+    # the good run: 1000 - 998 = 2 failed, and vLLM's request_rate "inf" (no limit) is no problem
+    assert [(r["completed"], r["failed"], r["number_problem"]) for r in rows] == [
+        (998, 2, None), (None, None, "not a finite number: completed '998 of 1000'")]
+    batch = SourceBatch.of_rows("own", "benchmark_runs", "benchmark_runs", ["good.json", "bad.json"], AS_OF,
+                                [r | {"row_no": i, "source_id": "own", "data_as_of": AS_OF}
+                                 for i, r in enumerate(rows)])
+    load = land_batch(fresh_db, batch, RUN, AS_OF, catalog)
+    assert (load.rows_landed, load.rows_quarantined) == (1, 1)
+    # nor can the mean tokens per completed request be worked out (the file has no per-request lists)
+    assert quarantined(fresh_db) == [
+        ("bad.json", "completed_present", "completed", None), ("bad.json", "failed_present", "failed", None),
+        ("bad.json", "input_tokens_present", "input_tokens", None),
+        ("bad.json", "numbers_are_numbers", "number_problem", "not a finite number: completed '998 of 1000'"),
+        ("bad.json", "output_tokens_present", "output_tokens", None)]
+
+
+def test_a_vllm_num_prompts_that_is_not_a_number_is_named_beside_the_missing_failed_count(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(vllm_result(64, 998, 1000, 1060.1, 80.0, 600.0) | {"num_prompts": "1000 prompts"}))
+    [row] = benchmark_runs.read_file(path, "r.json", metadata=SETUP)
+    assert (row["completed"], row["failed"], row["number_problem"]) == (
+        998, None, "not a finite number: num_prompts '1000 prompts'")
+
+
+def test_csv_rows_are_named_by_the_line_they_start_on(tmp_path):
+    path = write_runs(tmp_path / "runs.csv", [SERVING, SERVING | {"source": "our\nvLLM run"}, SERVING])
+    text = path.read_bytes()
+    path.write_bytes(text.replace(b"2026-11-01\r\n", b"2026-11-01\r\n\r\n", 1))  # a blank line after the first run
+    rows = benchmark_runs.read_file(path, "runs.csv")
+    # header line 1, run line 2, blank line 3, a run whose quoted source spans lines 4-5, a run on line 6
+    assert [r["source_ref"] for r in rows] == ["runs.csv: row 2", "runs.csv: row 4", "runs.csv: row 6"]

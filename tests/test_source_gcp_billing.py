@@ -56,6 +56,34 @@ def test_units_that_are_not_integers_name_the_rate():
         gcp_billing.rows_from_pages([("p", {"skus": [sku]})])
 
 
+RATE = r"^p: skus\[0\]\.pricingInfo\[0\]\.pricingExpression\.tieredRates\[0\]\.unitPrice: "
+
+
+@pytest.mark.parametrize(("units", "nanos", "message"), [
+    # int(9.79) would land 9: the 0.79 USD the API puts in nanos lost without a word
+    (9.79, 0, r"units 9.79 / nanos 0 are not integers \(expected units as a string of digits"),
+    (True, 0, r"units True / nanos 0 are not integers"),
+    ("9", 796550569.5, r"units '9' / nanos 796550569.5 are not integers"),
+    # 7,965,505,690 billionths is 7.97 units: a price written with its decimal point in the wrong place
+    ("9", 7965505690, (r"nanos 7965505690 is out of range \(expected billionths of a unit, between -999,999,999 and "
+                       r"999,999,999; whole units go in units, here '9'\)$")),
+    ("-9", -1000000000, r"nanos -1000000000 is out of range"),
+])
+def test_units_with_a_fraction_or_nanos_of_a_whole_unit_are_refused_at_the_rate(units, nanos, message):
+    sku = gcp_sku("Nvidia H100 80GB GPU running in Americas", units, nanos)
+    with pytest.raises(SourceFormatError, match=RATE + message):
+        gcp_billing.rows_from_pages([("p", {"skus": [sku]})])
+
+
+def test_units_as_a_signed_string_or_a_json_integer_are_whole_units():
+    rows = gcp_billing.rows_from_pages([("p", {"skus": [
+        gcp_sku("TPU v5p chip running in Iowa", 4, 200000000, group="TPU"),
+        gcp_sku("Credit running in Iowa", "-1", -500000000, group="TPU")]})])
+    # 4 + 200,000,000 / 1e9 = 4.2; -1 + -500,000,000 / 1e9 = -1.5 (a credit; the suite quarantines a negative price)
+    assert [(r["units"], r["nanos"], r["price_usd"]) for r in rows] == [("4", 200000000, 4.2),
+                                                                         ("-1", -500000000, -1.5)]
+
+
 def test_sku_without_pricing_info_names_the_sku():
     sku = gcp_sku("TPU v5e chip running in Iowa", "1", 0, group="TPU")
     sku["pricingInfo"] = []

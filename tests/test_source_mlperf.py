@@ -137,20 +137,24 @@ def test_training_summary_json_uses_benchmark_keys_and_skips_nulls(tmp_path):
 def test_a_result_with_no_node_count_is_quarantined_not_lost_later(fresh_db, catalog):
     result = mlperf_inference_result("n", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Offline", 24528.3)
     result["Nodes"] = None
-    load = land_batch(fresh_db, batch_of("mlperf_inference", mlperf_inference.result_rows([result], "s.json")),
+    # beside a whole result: a batch with no row left would leave the source stale (tests/test_guards.py)
+    whole = mlperf_inference_result("w", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Server", 21000.0)
+    load = land_batch(fresh_db, batch_of("mlperf_inference", mlperf_inference.result_rows([result, whole], "s.json")),
                       "run-1", AS_OF, catalog)
-    assert (load.rows_landed, load.rows_quarantined) == (0, 1)
+    assert (load.rows_landed, load.rows_quarantined) == (1, 1)
     assert fresh_db.execute("select expectation, unexpected_value from ops.quarantine").fetchall() == [
         ("nodes_present", None)]
 
 
 def test_a_training_row_with_no_node_count_is_quarantined(tmp_path, fresh_db, catalog):
     path = tmp_path / "detailed.csv"
-    write_training_csv(path, [training_csv_row("H200", "NVIDIA H200-SXM5-141GB", 8, 1, lora="24.69")])
+    # beside a whole row: a batch with no row left would leave the source stale (tests/test_guards.py)
+    write_training_csv(path, [training_csv_row("H200", "NVIDIA H200-SXM5-141GB", 8, 1, lora="24.69"),
+                              training_csv_row("H100", "NVIDIA H100-SXM5-80GB", 8, 1, lora="27.93")])
     rows = mlperf_training.read_file(path, "d.csv")
     rows[0]["number_of_nodes"] = None
     load = land_batch(fresh_db, batch_of("mlperf_training", rows), "run-1", AS_OF, catalog)
-    assert (load.rows_landed, load.rows_quarantined) == (0, 1)
+    assert (load.rows_landed, load.rows_quarantined) == (1, 1)
     assert fresh_db.execute("select expectation from ops.quarantine").fetchall() == [("number_of_nodes_present",)]
 
 
@@ -258,3 +262,55 @@ def test_the_detailed_output_written_as_json_names_rows_by_their_index(tmp_path)
                                 training_csv_row("H200", "NVIDIA H200-SXM5-141GB", 8, 1, lora="24.69")]))
     rows = mlperf_training.read_file(path, "d.json")
     assert [r["source_ref"] for r in rows] == ["d.json: [0] (Eos, llama2_70b_lora)", "d.json: [1] (H200, llama2_70b_lora)"]
+
+
+def detailed_record(system: str, **benchmarks: float) -> dict:
+    """A record of the detailed output written as JSON, with only the benchmarks the system submitted."""
+    return {"division": "closed", "availability": "Available cloud", "submitter": "NVIDIA", "system": system,
+            "number_of_nodes": "1", "accelerator_model_name": "NVIDIA H100-SXM5-80GB", "accelerators_count": 8,
+            "framework": "NeMo", **{f"{bench}:time_to_train": minutes for bench, minutes in benchmarks.items()}}
+
+
+def test_a_detailed_json_lands_the_benchmarks_of_every_system_not_only_the_first(tmp_path):
+    path = tmp_path / "detailed.json"
+    path.write_text(json.dumps([detailed_record("dgxh100_a", bert=5.8),
+                                detailed_record("dgxh100_b", llama2_70b_lora=28.2)]))
+    rows = mlperf_training.read_file(path, "d.json")
+    assert [(r["system"], r["benchmark"], r["time_to_train_minutes"], r["source_ref"]) for r in rows] == [
+        ("dgxh100_a", "bert", 5.8, "d.json: [0] (dgxh100_a, bert)"),
+        ("dgxh100_b", "llama2_70b_lora", 28.2, "d.json: [1] (dgxh100_b, llama2_70b_lora)")]
+
+
+def test_a_detailed_json_whose_first_system_submitted_nothing_is_still_read_as_detailed(tmp_path):
+    path = tmp_path / "detailed.json"
+    path.write_text(json.dumps([detailed_record("dgxh100_a"), detailed_record("dgxh100_b", bert=5.8)]))
+    rows = mlperf_training.read_file(path, "d.json")
+    assert [(r["system"], r["benchmark"], r["time_to_train_minutes"]) for r in rows] == [("dgxh100_b", "bert", 5.8)]
+
+
+def test_a_performance_result_that_is_not_a_number_is_quarantined_with_its_text(fresh_db, catalog):
+    good = mlperf_inference_result("a", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Offline", 24528.3)
+    separated = mlperf_inference_result("b", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Server", 0.0)
+    separated["Performance_Result"] = "12,345.6"  # a thousands separator: not a number to float()
+    rows = mlperf_inference.result_rows([good, separated], "s.json")
+    assert [(r["performance_result"], r["performance_result_text"]) for r in rows] == [
+        (24528.3, "24528.3"), (None, "12,345.6")]
+    load = land_batch(fresh_db, batch_of("mlperf_inference", rows), "run-1", AS_OF, catalog)
+    assert (load.rows_landed, load.rows_quarantined) == (1, 1)
+    [(expectation, row_json)] = fresh_db.execute("select expectation, row_json from ops.quarantine").fetchall()
+    assert expectation == "performance_result_present"
+    assert json.loads(row_json)["performance_result_text"] == "12,345.6"
+
+
+def test_training_csv_rows_are_named_by_the_line_they_start_on(tmp_path):
+    path = tmp_path / "detailed.csv"
+    first = training_csv_row("Eos", "NVIDIA H100-SXM5-80GB", 8, 1, lora="28.16")
+    noted = training_csv_row("H200", "NVIDIA H200-SXM5-141GB", 8, 1, lora="24.69") | {"notes": "two\nlines"}
+    last = training_csv_row("Eos-2", "NVIDIA H100-SXM5-80GB", 16, 2, lora="15.2")
+    write_training_csv(path, [first, noted, last])
+    lines = path.read_bytes().split(b"\r\n")
+    path.write_bytes(b"\r\n".join([*lines[:2], b"", *lines[2:]]))  # a blank line after the first system
+    # header line 1, Eos line 2, blank line 3, H200 lines 4-5 (its notes span them), Eos-2 line 6
+    assert [r["source_ref"] for r in mlperf_training.read_file(path, "d.csv")] == [
+        "d.csv: row 2 (Eos, llama2_70b_lora)", "d.csv: row 4 (H200, llama2_70b_lora)",
+        "d.csv: row 6 (Eos-2, llama2_70b_lora)"]

@@ -183,7 +183,7 @@ def test_aws_conflicting_duplicates_are_all_quarantined(fresh_db, catalog):
 
 
 SERVER_DISAGREE = ("summary_results.json: [2] (4.1-0002, llama2-70b-99, Server) and summary_results.json: [3] "
-                   "(4.1-0002, llama2-70b-99, Server) disagree on performance_result")
+                   "(4.1-0002, llama2-70b-99, Server) disagree on performance_result_text, performance_result")
 
 
 def test_mlperf_duplicates_exact_and_conflicting(fresh_db, catalog):

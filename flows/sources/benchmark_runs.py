@@ -17,7 +17,8 @@ from flows.sources._common import (
     DEFAULT_LIMITS,
     SourceFormatError,
     SourceLimits,
-    load_csv,
+    excerpt,
+    load_csv_numbered,
     load_json,
     require,
     to_float,
@@ -44,6 +45,32 @@ KIND_CSV_COLUMNS = {
     "training": _SETUP_COLUMNS,
 }
 _SETUP_KEYS = ("accelerator", "chips", "model", "precision")
+# a column _run_row reads besides CSV_COLUMNS: vLLM's offered request rate, which a CSV may give too
+KNOWN_CSV_COLUMNS = CSV_COLUMNS + ("request_rate",)
+# what lands as a number; a cell here that is not one keeps its row, with number_problem saying which and its text
+NUMBER_COLUMNS = (
+    "chips", "concurrency", "request_rate", "input_tokens", "output_tokens", "request_throughput",
+    "output_tokens_per_s", "ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms", "tpot_p99_ms", "completed", "failed",
+    "power_w", "tokens_per_s_per_chip", "mfu", "sequence_length", "time_to_train_minutes",
+)
+UNLIMITED = "inf"  # vLLM's request_rate when the run set no rate: no limit, not a figure
+
+
+def _empty(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _not_numbers(values: dict[str, Any], columns: tuple[str, ...]) -> list[str]:
+    """`column 'text'` for each of `columns` whose value is given but not a finite number ("64 users", "1,210.5",
+    "700 W"): to_float makes it None, which would land as a figure left out (a NULL concurrency is unlimited)."""
+    problems = []
+    for column in columns:
+        value = values.get(column)
+        if _empty(value) or (column == "request_rate" and str(value).strip().lower() == UNLIMITED):
+            continue
+        if to_float(value) is None:
+            problems.append(f"{column} {excerpt(value)}")
+    return problems
 
 
 def _kind(value: Any, default: str = DEFAULT_KIND) -> str:
@@ -51,12 +78,19 @@ def _kind(value: Any, default: str = DEFAULT_KIND) -> str:
     return (str(value or "").strip() or default).lower()
 
 
-def _run_row(values: dict[str, Any], where: str, default_kind: str = DEFAULT_KIND) -> dict:
+def _run_row(values: dict[str, Any], where: str, default_kind: str = DEFAULT_KIND,
+             problems: tuple[str, ...] = ()) -> dict:
+    """One raw row from a run's values (CSV cells or vLLM keys); `problems` adds figures the row was derived from
+    that are not numbers."""
+    not_numbers = [*problems, *_not_numbers(values, NUMBER_COLUMNS)]
+    chips = values.get("chips")
     row = {
         "kind": _kind(values.get("kind"), default_kind),
         "accelerator": str(values.get("accelerator") or ""),
         "instance_type": values.get("instance_type") or None,
-        "chips": to_float(values.get("chips")),
+        "chips": to_float(chips),
+        # as written, so that the suite refuses a share of an accelerator (1.5 would be labelled "2 x ...")
+        "chips_text": None if _empty(chips) else str(chips).strip(),
         "model": values.get("model"),
         "precision": (str(values.get("precision")).lower() if values.get("precision") else None),
         "concurrency": to_float(values.get("concurrency")),
@@ -80,6 +114,7 @@ def _run_row(values: dict[str, Any], where: str, default_kind: str = DEFAULT_KIN
         "run_source": values.get("source"),
         "run_date": str(values["date"]) if values.get("date") else None,
         "source_ref": where,
+        "number_problem": f"not a finite number: {', '.join(not_numbers)}" if not_numbers else None,
     }
     return row
 
@@ -119,7 +154,9 @@ def vllm_rows(result: Any, where: str, metadata: dict | None = None) -> list[dic
         raise SourceFormatError(
             f"{where}: the vLLM result does not say its {', '.join(missing)}; declare them under the file's "
             f"`metadata` in sources.yaml (or pass vLLM --metadata {missing[0]}=...)")
-    completed = to_float(result["completed"]) or 0.0
+    # failed is derived from both counts: one that is not a number leaves it out, and the row says which
+    completed, sent = to_float(result["completed"]), to_float(result["num_prompts"])
+    sent_problem = tuple(_not_numbers(result, ("num_prompts",)))
     # the request shape the run measured; `metadata` gives it only where the file has neither totals nor lists
     input_tokens = _mean_per_completed_request(result, "total_input_tokens", "input_lens")
     output_tokens = _mean_per_completed_request(result, "total_output_tokens", "output_lens")
@@ -137,23 +174,36 @@ def vllm_rows(result: Any, where: str, metadata: dict | None = None) -> list[dic
         "ttft_p99_ms": result.get("p99_ttft_ms"),
         "tpot_p50_ms": result.get("median_tpot_ms"),
         "tpot_p99_ms": result.get("p99_tpot_ms"),
-        "completed": completed,
-        "failed": (to_float(result["num_prompts"]) or 0.0) - completed,
+        "completed": result["completed"],
+        "failed": sent - completed if sent is not None and completed is not None else None,
         "power_w": setup.get("power_w"),
         "source": setup.get("source") or f"vLLM benchmark_serving ({result.get('backend', 'vllm')})",
         "date": setup.get("date") or result.get("date"),
-    }, where)]
+    }, where, problems=sent_problem)]
 
 
-def csv_rows(records: list[dict], where: str, default_kind: str = DEFAULT_KIND) -> list[dict]:
-    """One row per CSV record; the header must have the columns of every kind its rows are."""
+def csv_rows(numbered: list[tuple[int, dict]], where: str, metadata: dict | None = None) -> list[dict]:
+    """One row per CSV record, named by the file line it starts on; the header must have the columns of every kind
+    its rows are, and no others. `metadata` fills the cells a record leaves empty (its kind: the rows' default)."""
+    default_kind = _kind((metadata or {}).get("kind"))
+    records = [record for _, record in numbered]
     if records:
+        header = records[0]
         kinds = {_kind(r.get("kind"), default_kind) for r in records}
         required = {c for kind in kinds for c in KIND_CSV_COLUMNS.get(kind, _SETUP_COLUMNS)}
-        missing = [c for c in CSV_COLUMNS if c in required and c not in records[0]]
+        missing = [c for c in CSV_COLUMNS if c in required and c not in header]
         if missing:
             raise SourceFormatError(f"{where}: missing column(s) {', '.join(missing)} (see README, 'Your own runs')")
-    return [_run_row(record, f"{where}: row {i + 2}", default_kind) for i, record in enumerate(records)]
+        # a misspelt column (power_watts) would be dropped unread; a nameless one left empty is a trailing comma
+        unknown = [c for c in header if c not in KNOWN_CSV_COLUMNS
+                   and (c.strip() or any(not _empty(r.get(c)) for r in records))]
+        if unknown:
+            raise SourceFormatError(f"{where}: unknown column(s) {', '.join(excerpt(c) for c in unknown)} "
+                                    f"(expected some of: {', '.join(KNOWN_CSV_COLUMNS)})")
+    fill = {k: v for k, v in (metadata or {}).items() if k != "kind"}
+    return [_run_row(record | {k: v for k, v in fill.items() if _empty(record.get(k))}, f"{where}: row {line}",
+                     default_kind)
+            for line, record in numbered]
 
 
 METADATA_KEYS = ("kind", "accelerator", "instance_type", "chips", "model", "precision", "concurrency",
@@ -170,9 +220,5 @@ def read_file(path: Path, label: str, region: str | None = None, metadata: dict 
     if path.suffix == ".json":
         return vllm_rows(load_json(path, label, limits), label, metadata)
     if path.suffix == ".csv":
-        # metadata's kind is the kind of the file's rows that leave theirs empty
-        rows = csv_rows(load_csv(path, label, limits=limits), label, _kind((metadata or {}).get("kind")))
-        column = {"source": "run_source", "date": "run_date"}  # metadata keys as the row names them
-        fill = {column.get(k, k): v for k, v in (metadata or {}).items() if k != "kind"}
-        return [row | {k: v for k, v in fill.items() if row.get(k) in (None, "")} for row in rows]
+        return csv_rows(load_csv_numbered(path, label, limits=limits), label, metadata)
     raise SourceFormatError(f"{label}: unknown file type {path.suffix!r}; expected .json (vLLM) or .csv (generic)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
 import urllib.parse
 from collections.abc import Collection, Iterable, Iterator, Mapping
@@ -61,10 +62,44 @@ class SkuFilter:
         return [r for r in regions if r in self.regions] if self.regions else regions
 
 
+# Money's nanos are billionths of a unit: anything larger belongs in units
+NANOS_PER_UNIT = 1_000_000_000
+_WHOLE_NUMBER = re.compile(r"[+-]?[0-9]+")
+
+
+def _whole(value: Any) -> int | None:
+    """An integer as the API writes one (int64 as a string of digits, int32 as a JSON number); None otherwise: int()
+    alone would truncate 9.79 to 9 and take a price's fraction for whole units."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and _WHOLE_NUMBER.fullmatch(value):
+        try:
+            return int(value)
+        except ValueError:  # over Python's 4,300 digits
+            return None
+    return None
+
+
+def unit_price_parts(unit_price: dict, where: str) -> tuple[int, int]:
+    """(units, nanos) of a `unitPrice` Money; a SourceFormatError at `where` unless units is whole and nanos is a
+    whole number of billionths below one unit."""
+    units, nanos = unit_price.get("units", "0"), unit_price.get("nanos", 0)
+    units_int, nanos_int = _whole(units), _whole(nanos)
+    if units_int is None or nanos_int is None:
+        raise SourceFormatError(
+            f"{where}: units {excerpt(units)} / nanos {excerpt(nanos)} are not integers (expected units as a string "
+            f"of digits, as the Billing API writes them, and nanos as an integer; a fraction goes in nanos)")
+    if abs(nanos_int) >= NANOS_PER_UNIT:
+        raise SourceFormatError(
+            f"{where}: nanos {excerpt(nanos)} is out of range (expected billionths of a unit, between "
+            f"-999,999,999 and 999,999,999; whole units go in units, here {excerpt(units)})")
+    return units_int, nanos_int
+
+
 def _price(units: int, nanos: int) -> float | None:
     """USD from the API's Money (whole units plus billionths); None when it does not fit a float."""
     whole, part = to_float(units), to_float(nanos)
-    return None if whole is None or part is None else whole + part / 1e9
+    return None if whole is None or part is None else whole + part / NANOS_PER_UNIT
 
 
 def price_rows(page: Any, where: str, *, sku_filter: SkuFilter | None = None) -> Iterator[dict]:
@@ -87,14 +122,8 @@ def price_rows(page: Any, where: str, *, sku_filter: SkuFilter | None = None) ->
         for t, rate in enumerate(rates):
             rate_where = f"{sku_where}.pricingInfo[0].pricingExpression.tieredRates[{t}]"
             unit_price = require(rate, "unitPrice", rate_where, dict)
-            units, nanos = unit_price.get("units", "0"), unit_price.get("nanos", 0)
-            try:
-                units_int, nanos_int = int(units), int(nanos)
-            except (TypeError, ValueError):
-                raise SourceFormatError(
-                    f"{rate_where}.unitPrice: units {excerpt(units)} / nanos {excerpt(nanos)} are not integers"
-                ) from None
-            # None (the row is quarantined as not a number) when units or nanos are too large for a float
+            units_int, nanos_int = unit_price_parts(unit_price, f"{rate_where}.unitPrice")
+            # None (the row is quarantined as not a number) when units are too large for a float
             price_usd = _price(units_int, nanos_int)
             start = rate.get("startUsageAmount") or 0
             start_usage_amount = to_float(start)
@@ -111,8 +140,8 @@ def price_rows(page: Any, where: str, *, sku_filter: SkuFilter | None = None) ->
                     "usage_unit": expr.get("usageUnit"),
                     "start_usage_amount": start_usage_amount,
                     "currency_code": unit_price.get("currencyCode"),
-                    "units": str(units),
-                    "nanos": nanos_int if abs(nanos_int) < 1 << 63 else None,
+                    "units": str(unit_price.get("units", "0")),
+                    "nanos": nanos_int,
                     "price_usd": price_usd,
                     "effective_time": info.get("effectiveTime"),
                     "source_ref": sku_where,

@@ -48,7 +48,10 @@ def result_rows(results: Any, where: str) -> list[dict]:
         row["accelerator_key"] = normalise_alias(row["accelerator"] or "")
         row["accelerators_per_node"] = to_float(result.get("a#"))
         row["nodes"] = to_float(result.get("Nodes"))
-        row["performance_result"] = to_float(result.get("Performance_Result"))
+        performance = result.get("Performance_Result")
+        # as published, so that a result that is not a number ("12,345.6") is quarantined with its text
+        row["performance_result_text"] = None if performance is None else str(performance)
+        row["performance_result"] = to_float(performance)
         row["has_power"] = to_bool(result.get("has_power"))
         row["power_result"] = to_float(result.get("Power_Result"))  # where the submitter measured power
         row["power_units"] = None if result.get("Power_Units") is None else str(result.get("Power_Units"))

@@ -13,7 +13,7 @@ from flows.sources._common import (
     DEFAULT_LIMITS,
     SourceFormatError,
     SourceLimits,
-    load_csv,
+    load_csv_numbered,
     load_json,
     require,
     to_float,
@@ -46,19 +46,26 @@ def _system(record: dict, where: str) -> dict:
     }
 
 
-def detailed_rows(records: list[dict], where: str, csv_rows: bool = True) -> list[dict]:
+def _detailed_keys(record: Any) -> list[str]:
+    """The `<benchmark>:time_to_train` keys of one detailed record (none when it is not an object)."""
+    return [k for k in record if k.endswith(":time_to_train")] if isinstance(record, dict) else []
+
+
+def detailed_rows(records: list[dict], where: str, lines: list[int] | None = None) -> list[dict]:
     """Rows from the detailed output: `<benchmark>:time_to_train`, `:Energy`, `:GBS`, `:samples_to_converge`.
 
-    A record is named as the user finds it in the file: `row N` of a CSV (the header is row 1), `[i]` of a JSON list.
+    A record is named as the user finds it in the file: `row N` of a CSV, N the line it starts on (`lines`, one per
+    record; the header is line 1), or `[i]` of a JSON list (no `lines`).
     """
     if not records:
         return []
-    benchmarks = sorted({k.split(":", 1)[0] for k in records[0] if k.endswith(":time_to_train")})
+    # over all records: a detailed JSON lists only the benchmarks each system submitted, not the first one's alone
+    benchmarks = sorted({k.split(":", 1)[0] for record in records for k in _detailed_keys(record)})
     if not benchmarks:
         raise SourceFormatError(f"{where}: no '<benchmark>:time_to_train' column; not a summarizer detailed output")
     rows = []
     for i, record in enumerate(records):
-        row_where = f"{where}: row {i + 2}" if csv_rows else f"{where}: [{i}]"  # row 1 of a CSV is its header
+        row_where = f"{where}: row {lines[i]}" if lines is not None else f"{where}: [{i}]"
         system = _system(record, row_where)
         for bench in benchmarks:
             minutes_text = record.get(f"{bench}:time_to_train")
@@ -102,11 +109,11 @@ def summary_rows(records: Any, where: str) -> list[dict]:
 def read_file(path: Path, label: str, region: str | None = None, *,
               limits: SourceLimits = DEFAULT_LIMITS) -> list[dict]:
     if path.suffix == ".csv":
-        return detailed_rows(load_csv(path, label, limits=limits), label)
+        numbered = load_csv_numbered(path, label, limits=limits)
+        return detailed_rows([record for _, record in numbered], label, [line for line, _ in numbered])
     if path.suffix == ".json":
         records = load_json(path, label, limits)
-        if isinstance(records, list) and records and isinstance(records[0], dict) and any(
-                key.endswith(":time_to_train") for key in records[0]):
-            return detailed_rows(records, label, csv_rows=False)  # the detailed output, written as JSON
+        if isinstance(records, list) and any(_detailed_keys(record) for record in records):
+            return detailed_rows(records, label)  # the detailed output, written as JSON
         return summary_rows(records, label)
     raise SourceFormatError(f"{label}: unknown file type {path.suffix!r}; expected .csv (detailed) or .json (summary)")

@@ -22,7 +22,6 @@ from flows.sources._common import (
     DEFAULT_LIMITS,
     SourceFormatError,
     SourceLimits,
-    excerpt,
     load_json,
     require,
 )
@@ -64,16 +63,13 @@ def price_rows(page: Any, where: str, *, sku_filter: gcp_billing.SkuFilter | Non
         if not rates:
             raise SourceFormatError(f"{rates_where}: empty, expected at least one rate")
         unit_price = require(rates[0], "unitPrice", f"{rates_where}[0]", dict)
-        units, nanos = unit_price.get("units", "0"), unit_price.get("nanos", 0)
-        try:
-            price = int(units) + int(nanos) / 1e9
-        except (TypeError, ValueError, OverflowError):
-            raise SourceFormatError(f"{rates_where}[0].unitPrice: units {excerpt(units)} / nanos {excerpt(nanos)} "
-                                    f"are not integers") from None
+        # None (the row is quarantined as not a number) when units are too large for a float
+        price = gcp_billing._price(*gcp_billing.unit_price_parts(unit_price, f"{rates_where}[0].unitPrice"))
         api_model, direction = _model_api.split_direction(description, DIRECTION_WORDS)
         for region in regions:
             yield _model_api.token_price_row(
-                units=TOKEN_UNITS, unit=expr.get("usageUnit"), price_text=repr(price), source_ref=sku_where,
+                units=TOKEN_UNITS, unit=expr.get("usageUnit"), price_text=None if price is None else repr(price),
+                source_ref=sku_where,
                 cloud="gcp", region=region, api_model=api_model, direction=direction, inference_type=None,
                 sku=sku.get("skuId"), rate_code=f"tier {rates[0].get('startUsageAmount') or 0}",
                 offer_detail=description, product=category.get("resourceGroup"), feature=category.get("usageType"),

@@ -33,5 +33,7 @@ create table if not exists raw.benchmark_runs (
     workload varchar,                 -- training: the catalog training workload an own run measured
     time_to_train_minutes double,     -- training: how long that own run took
     run_source varchar,
-    run_date varchar
+    run_date varchar,
+    chips_text varchar,               -- chips as written (the suite refuses a share of an accelerator)
+    number_problem varchar            -- number columns given as something else, with their text (quarantined)
 );

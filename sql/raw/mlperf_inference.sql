@@ -22,8 +22,9 @@ create table if not exists raw.mlperf_inference (
     details_url varchar,
     accelerators_per_node double,     -- MLPerf `a#`
     nodes double,
-    performance_result double,
+    performance_result double,        -- null when Performance_Result is not a number (the row is quarantined)
     has_power boolean,
     power_result double,              -- MLPerf `Power_Result`, where the result was measured for power
-    power_units varchar
+    power_units varchar,
+    performance_result_text varchar   -- MLPerf `Performance_Result` as published
 );
