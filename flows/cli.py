@@ -4,25 +4,23 @@ Exit status of `hweval run`: 0 the run succeeded (sources stale within their lim
 failure (a traceback; also a failed upload of the reports to object storage, and, in one line, a DuckLake that
 cannot be reached or that other runs kept committing to); 2 bad input (a catalog, a source file, a SQL model, an
 as-of date past tomorrow, an HWEVAL_REPORTS_S3 that is no S3 prefix, a DuckLake or task-runner setting that cannot
-work); 3 sources stale past their max_stale_days (the reports were published with a warning); 4 another run held the
-warehouse past --wait.
+work, a warehouse or reports path that cannot be one, a wait that is no number of seconds); 3 sources stale past
+their max_stale_days (the reports were published with a warning); 4 another run held the warehouse past --wait.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
 import datetime as dt
 import gc
-import json
+import math
 import os
-import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flows import paths, run_startup
+from flows import paths, query_command, run_startup
 
 if TYPE_CHECKING:
     from flows.lake import LakeConfig
@@ -66,6 +64,36 @@ def _date(text: str) -> dt.date:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date (expected YYYY-MM-DD)") from None
 
 
+def _whole_number_up_to(limit: int):
+    """An argparse type: a whole number from 0 to `limit` (DuckDB's table printer fails on a negative one)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = -1
+        if not 0 <= value <= limit:
+            raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number from 0 to {limit}")
+        return value
+    return parse
+
+
+def _seconds_up_to(limit: float):
+    """An argparse type: a number of seconds above 0 and at most `limit` (not nan, not inf)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and 0 < value <= limit):
+            raise argparse.ArgumentTypeError(f"{text!r}: expected a number of seconds above 0 and at most {limit:g}")
+        return value
+    return parse
+
+
+class RunSettingError(ValueError):
+    """A path `hweval run` cannot use for its warehouse or reports (exit 2, one line)."""
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     source_files: dict[str, list[str]] = {}
     for spec in args.source or []:
@@ -92,7 +120,7 @@ def cmd_run(args: argparse.Namespace) -> int:
               "5 s; more on the first run, which creates its database).", file=sys.stderr)
     from flows.nightly import StalePastLimit, absolute, nightly
     from flows.prefect_server import ServerStartError
-    from flows.runlock import DEFAULT_WAIT_S, RunLockTimeout
+    from flows.runlock import RunLockTimeout
 
     if server is not None:  # while the server starts (seconds): what the flow would otherwise do first
         run_startup.warm_catalog_check(args.catalog)
@@ -103,7 +131,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"hweval: {exc}; the run did not start", file=sys.stderr)
             return 1
 
-    wait_s = args.wait if args.wait is not None else float(os.environ.get("HWEVAL_LOCK_WAIT_S", DEFAULT_WAIT_S))
+    wait_s = lock_wait_s(args)
     if _OWN_PROCESS:
         # the modules, catalog and suites loaded so far live as long as this process: frozen, each full collection
         # during the run walks only the run's own objects (a cold run made 8, ~1.9 s of its CPU, before)
@@ -152,18 +180,22 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def check_run_settings(args: argparse.Namespace) -> LakeConfig | None:
-    """The run's settings that can be checked before it starts: its as-of date, HWEVAL_REPORTS_S3, the DuckLake (its
-    configuration is returned), the task runner, HWEVAL_CHART_WORKERS, HWEVAL_GX_PROCESS and
-    HWEVAL_DUCKDB_MEMORY_LIMIT; each error is a bad input (exit 2)."""
+    """The run's settings that can be checked before it starts: its as-of date and HWEVAL_ALLOW_FUTURE_AS_OF, the
+    warehouse and reports paths, --wait and HWEVAL_LOCK_WAIT_S, HWEVAL_REPORTS_S3, the DuckLake (its configuration is
+    returned), the task runner, HWEVAL_CHART_WORKERS, HWEVAL_GX_PROCESS and HWEVAL_DUCKDB_MEMORY_LIMIT; each error is
+    a bad input (exit 2)."""
     from flows import duckdb_settings, gx_process
     from flows.chart_workers import configured_workers
     from flows.fanout import local_threads, runner_kind
     from flows.lake import configured as configured_lake
     from flows.object_store import configured_target
-    from flows.pipeline import check_as_of
+    from flows.pipeline import check_as_of, future_as_of_allowed
 
+    future_as_of_allowed()  # an HWEVAL_ALLOW_FUTURE_AS_OF that is neither 0 nor 1, with or without --as-of
     if args.as_of:
         check_as_of(args.as_of, args.allow_future_as_of)
+    check_run_paths(Path(args.warehouse or paths.warehouse_path()), Path(args.reports or paths.reports_dir()))
+    lock_wait_s(args)  # a --wait or HWEVAL_LOCK_WAIT_S that is no number of seconds (nan waited forever)
     configured_target()  # an HWEVAL_REPORTS_S3 that is no S3 prefix
     lake_config = configured_lake()  # a DuckLake setting that cannot work
     if runner_kind() == "dask":  # a task runner setting (HWEVAL_TASK_RUNNER, HWEVAL_DASK_ADDRESS, _THREADS)
@@ -172,6 +204,40 @@ def check_run_settings(args: argparse.Namespace) -> LakeConfig | None:
     duckdb_settings.memory_limit()  # an HWEVAL_DUCKDB_MEMORY_LIMIT that is no size DuckDB can run in
     gx_process.enabled()  # an HWEVAL_GX_PROCESS that is neither 0 nor 1
     return lake_config
+
+
+def lock_wait_s(args: argparse.Namespace) -> float:
+    """How long the run waits for another holding its warehouse or reports: --wait, else HWEVAL_LOCK_WAIT_S."""
+    from flows.runlock import DEFAULT_WAIT_S, wait_seconds
+
+    if args.wait is not None:
+        return wait_seconds(args.wait, "--wait ")
+    return wait_seconds(os.environ.get("HWEVAL_LOCK_WAIT_S", DEFAULT_WAIT_S), "HWEVAL_LOCK_WAIT_S=")
+
+
+def check_run_paths(warehouse_file: Path, reports_root: Path) -> None:
+    """Refuse a warehouse path that is a directory and a reports path that is not one and cannot be made one: found
+    only after the fetch otherwise, as a traceback."""
+    if warehouse_file.is_dir():
+        raise RunSettingError(f"the warehouse {warehouse_file} is a directory; expected a DuckDB file, or a path where "
+                              "one can be created (--warehouse)")
+    for what, folder, flag in (("the warehouse's folder", warehouse_file.parent, "--warehouse"),
+                               ("the reports folder", reports_root, "--reports")):
+        blocker = _not_a_folder(folder)
+        if blocker is not None:
+            problem = "is not a directory" if blocker == folder else f"cannot be created ({blocker} is not a directory)"
+            raise RunSettingError(f"{what} {folder} {problem}; expected a directory, or a path where one can be "
+                                  f"created ({flag})")
+
+
+def _not_a_folder(folder: Path) -> Path | None:
+    """The first of `folder` and its parents that exists yet is no directory (a file, a dangling link), else None."""
+    for path in (folder, *folder.absolute().parents):
+        if path.is_dir():
+            return None
+        if path.exists() or path.is_symlink():
+            return path
+    return None
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -186,9 +252,6 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_sources(args: argparse.Namespace) -> int:
     """Each declared source: kind, whether it runs, what it reads in this mode, and its last good fetch."""
-    import duckdb
-
-    from flows import duckdb_settings
     from flows.catalog import load_catalog
 
     catalog = load_catalog(args.catalog or paths.catalog_dir())
@@ -196,7 +259,7 @@ def cmd_sources(args: argparse.Namespace) -> int:
     path = Path(args.warehouse or paths.warehouse_path())
     history: dict[str, tuple] = {}
     if path.exists():
-        con = duckdb.connect(str(path), read_only=True, config=duckdb_settings.config())
+        con = query_command.open_warehouse_read_only(path)
         columns = {r[0] for r in con.execute("select column_name from information_schema.columns "
                                              "where table_schema = 'ops' and table_name = 'source_loads'").fetchall()}
         if not {"status", "error"} <= columns:  # built by an older version; the next run adds the columns
@@ -237,64 +300,9 @@ def cmd_sources(args: argparse.Namespace) -> int:
     return 0
 
 
-def sql_error_line(exc: Exception) -> str:
-    """A DuckDB error as one line: its first line, the position DuckDB marks (line, column), and its hint."""
-    lines = [line for line in str(exc).splitlines() if line.strip()]
-    text = lines[0]
-    for i, line in enumerate(lines[1:], start=1):
-        marker = re.match(r"LINE (\d+): ", line)
-        if marker and i + 1 < len(lines) and "^" in lines[i + 1]:
-            text += f" (line {marker.group(1)}, column {lines[i + 1].index('^') - len(marker.group(0)) + 1})"
-            break
-        if not marker and "^" not in line:
-            text += f" {line.strip()}"
-    return text
-
-
-def cmd_query(args: argparse.Namespace) -> int:
-    import duckdb
-
-    from flows import duckdb_settings, lake
-
-    lake_config = None if args.warehouse else lake.configured()
-    if args.run and lake_config is None:
-        print("hweval query: --run reads a past snapshot of the DuckLake warehouse: set HWEVAL_LAKE and "
-              "HWEVAL_LAKE_DATA_PATH (the DuckDB file keeps only its latest state; its marts keep every as-of date)",
-              file=sys.stderr)
-        return 2
-    if lake_config is not None:
-        snapshot = lake.snapshot_of_run(lake_config, args.run) if args.run else None
-        con = lake.connect(lake_config, read_only=True, snapshot=snapshot)
-        con.execute(f"use {lake.ALIAS}")
-    else:
-        path = args.warehouse or paths.warehouse_path()
-        if not Path(path).exists():
-            print(f"hweval: no warehouse at {path}; run `hweval run` first", file=sys.stderr)
-            return 1
-        con = duckdb.connect(str(path), read_only=True, config=duckdb_settings.config())
-    try:
-        result = con.sql(args.sql)
-        if result is None:  # a statement without rows (e.g. a `set`)
-            return 0
-        if args.format == "table":
-            result.show(max_rows=args.max_rows, max_width=args.max_width)
-            return 0
-        columns, rows = result.columns, result.fetchall()
-        if args.format == "csv":
-            writer = csv.writer(sys.stdout, lineterminator="\n")
-            writer.writerow(columns)
-            writer.writerows(rows)
-        else:
-            print(json.dumps([dict(zip(columns, row, strict=True)) for row in rows], default=str, indent=1))
-    except duckdb.Error as exc:
-        print(f"hweval query: {sql_error_line(exc)}", file=sys.stderr)
-        return 2
-    finally:
-        con.close()
-    return 0
-
-
 def build_parser() -> argparse.ArgumentParser:
+    from flows.runlock import DEFAULT_WAIT_S, MAX_WAIT_S
+
     parser = argparse.ArgumentParser(prog="hweval", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -323,9 +331,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--accept-changes", action="append", metavar="SOURCE_ID",
                      help="land this source even if it has far fewer rows than its last good run or its prices "
                           "moved past max_price_change (a real change, reviewed); repeat for several sources")
-    run.add_argument("--wait", type=float, default=None, metavar="SECONDS",
-                     help="how long to wait when another run holds the warehouse or reports (default: "
-                          "HWEVAL_LOCK_WAIT_S or 1800); past it the run exits with status 4 and changes nothing")
+    run.add_argument("--wait", default=None, metavar="SECONDS",
+                     help=f"how long to wait when another run holds the warehouse or reports (default: "
+                          f"HWEVAL_LOCK_WAIT_S or {DEFAULT_WAIT_S:g}; at most {MAX_WAIT_S:g}); past it the run exits "
+                          "with status 4 and changes nothing")
     run.set_defaults(func=cmd_run)
 
     sources = sub.add_parser("sources", help="list the declared sources, what they read, and their last good fetch")
@@ -339,17 +348,31 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(func=cmd_check)
 
     query = sub.add_parser("query", help="run a SQL query against the warehouse, read-only",
-                           epilog="a SQL error prints one line with its position and exits with status 2")
+                           epilog="the query reads the warehouse only: files outside it, ATTACH, COPY, INSTALL and "
+                                  "settings are refused. A SQL error prints one line with its position and exits "
+                                  "with status 2")
     query.add_argument("sql", help="the query, e.g. \"select * from marts.rankings limit 5\"")
     query.add_argument("--warehouse", type=Path, default=None,
                        help="DuckDB file (default: the DuckLake when HWEVAL_LAKE is set, else warehouse/hweval.duckdb)")
     query.add_argument("--run", default=None, metavar="RUN_ID",
                        help="read the DuckLake warehouse as this run committed it (time travel to its snapshot)")
     query.add_argument("--format", choices=["table", "csv", "json"], default="table",
-                       help="table (default: aligned, cut to --max-rows), or every row as CSV or JSON")
-    query.add_argument("--max-rows", type=int, default=40, help="rows to print (default: 40)")
-    query.add_argument("--max-width", type=int, default=250, help="characters per line (default: 250)")
-    query.set_defaults(func=cmd_query)
+                       help="table (default: aligned), CSV or JSON; in CSV and JSON a blob is written as hexadecimal "
+                            "text, and in JSON a nan or infinite number as null (JSON has no such number)")
+    bounds = query_command  # the query's bounds: QUERY_MAX_ROWS, QUERY_MAX_WIDTH, QUERY_TIMEOUT_S and their limits
+    query.add_argument("--max-rows", type=_whole_number_up_to(bounds.QUERY_MAX_ROWS_LIMIT),
+                       default=bounds.QUERY_MAX_ROWS, metavar="N",
+                       help=f"rows to print, in every format (default: {bounds.QUERY_MAX_ROWS}, at most "
+                            f"{bounds.QUERY_MAX_ROWS_LIMIT}); CSV and JSON say on stderr when they were cut")
+    query.add_argument("--max-width", type=_whole_number_up_to(bounds.QUERY_MAX_WIDTH_LIMIT),
+                       default=bounds.QUERY_MAX_WIDTH, metavar="N",
+                       help=f"characters per line of the table (default: {bounds.QUERY_MAX_WIDTH}, at most "
+                            f"{bounds.QUERY_MAX_WIDTH_LIMIT})")
+    query.add_argument("--timeout", type=_seconds_up_to(bounds.QUERY_TIMEOUT_S_LIMIT),
+                       default=bounds.QUERY_TIMEOUT_S, metavar="SECONDS",
+                       help=f"stop the query after this long, with status 2 (default: {bounds.QUERY_TIMEOUT_S:g}, at "
+                            f"most {bounds.QUERY_TIMEOUT_S_LIMIT:g})")
+    query.set_defaults(func=query_command.cmd_query)
     return parser
 
 
@@ -367,9 +390,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _exit_status(exc: Exception) -> int | None:
     """The exit status of an error main() reports in one line: 2 bad input; 1 a DuckLake down, or one that other runs
-    kept committing to (nothing changed); None for any other error. The error classes are imported here, once an error
-    came: their modules import DuckDB, pandas and pyarrow (1.3 s), and `hweval run` launches its temporary server
-    before that (cmd_run), so that the server's start (its imports, seconds) begins at once."""
+    kept committing to (nothing changed), or a warehouse file another process is writing; None for any other error.
+    The error classes are imported here, once an error came: their modules import DuckDB, pandas and pyarrow (1.3 s),
+    and `hweval run` launches its temporary server before that (cmd_run), so that the server's start (its imports,
+    seconds) begins at once."""
     from flows.catalog import CatalogError
     from flows.chart_workers import ChartWorkersError
     from flows.duckdb_settings import MemoryLimitError
@@ -378,14 +402,16 @@ def _exit_status(exc: Exception) -> int | None:
     from flows.lake import LakeConflict, LakeError, LakeUnavailable
     from flows.object_store import ObjectStoreError
     from flows.pipeline import AsOfError
+    from flows.runlock import WaitSettingError
     from flows.sources._common import SourceFormatError
     from flows.transform import ModelError
     from flows.validate import SuiteError
 
     if isinstance(exc, (CatalogError, SourceFormatError, SuiteError, ModelError, AsOfError, ObjectStoreError, LakeError,
-                        FanoutError, ChartWorkersError, GxProcessSettingError, MemoryLimitError)):
+                        FanoutError, ChartWorkersError, GxProcessSettingError, MemoryLimitError, RunSettingError,
+                        WaitSettingError, query_command.WarehouseFileError)):
         return 2
-    if isinstance(exc, (LakeUnavailable, LakeConflict)):
+    if isinstance(exc, (LakeUnavailable, LakeConflict, query_command.WarehouseBusy)):
         return 1
     return None
 

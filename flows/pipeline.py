@@ -36,12 +36,22 @@ def check_as_of(as_of: dt.date, allow_future: bool = False, today: dt.date | Non
     """Refuse an as-of date later than tomorrow (UTC) unless allowed: it would freeze reports/latest."""
     today = today or dt.datetime.now(dt.UTC).date()
     last_allowed = today + dt.timedelta(days=MAX_AS_OF_DAYS_AHEAD)
-    allowed = allow_future or os.environ.get(ALLOW_FUTURE_AS_OF_ENV, "") not in ("", "0")
+    allowed = future_as_of_allowed() or allow_future
     if as_of > last_allowed and not allowed:
         raise AsOfError(
             f"--as-of {as_of.isoformat()} is later than tomorrow ({last_allowed.isoformat()}, UTC): reports/latest "
             f"would show that date until it comes, and every run dated before it would be a backfill. Pass "
             f"--allow-future-as-of (or set {ALLOW_FUTURE_AS_OF_ENV}=1) if that is what you want")
+
+
+def future_as_of_allowed(environ: dict[str, str] | None = None) -> bool:
+    """HWEVAL_ALLOW_FUTURE_AS_OF: 1 allows an as-of later than tomorrow, 0 or unset refuses it; anything else is an
+    error (`false` or `no` allowed it when any value but 0 did)."""
+    text = (os.environ if environ is None else environ).get(ALLOW_FUTURE_AS_OF_ENV, "").strip()
+    if text not in ("", "0", "1"):
+        raise AsOfError(f"{ALLOW_FUTURE_AS_OF_ENV}={text!r}: expected 1 (allow an as-of date later than tomorrow) or "
+                        "0 (refuse it, the default)")
+    return text == "1"
 
 
 def new_run_id(as_of: dt.date) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import fcntl
 import json
+import math
 import os
 import socket
 import time
@@ -18,12 +19,29 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 DEFAULT_WAIT_S = 1800.0  # how long a second run waits for the first; `hweval run --wait` or HWEVAL_LOCK_WAIT_S
+MAX_WAIT_S = 86400.0  # a day: a longer wait is a run queued behind one that hangs, better refused than kept waiting
 POLL_INTERVAL_S = 0.2
 REPORTS_LOCK_NAME = ".hweval-reports.lock"
 
 
 class RunLockTimeout(RuntimeError):
     """Another run held the lock past the wait."""
+
+
+class WaitSettingError(ValueError):
+    """A wait (--wait, HWEVAL_LOCK_WAIT_S) that is no number of seconds from 0 to MAX_WAIT_S (exit 2, one line)."""
+
+
+def wait_seconds(value: str | float, setting: str) -> float:
+    """`value` as seconds to wait: a finite number from 0 to MAX_WAIT_S (a nan deadline was never reached: the run
+    waited forever). `setting` names it in the error: "--wait ", "HWEVAL_LOCK_WAIT_S="."""
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = math.nan
+    if not (math.isfinite(seconds) and 0.0 <= seconds <= MAX_WAIT_S):
+        raise WaitSettingError(f"{setting}{value!r}: expected a number of seconds from 0 to {MAX_WAIT_S:g}")
+    return seconds
 
 
 def lock_files(warehouse_path: Path, reports_root: Path) -> tuple[Path, Path]:
@@ -38,7 +56,8 @@ def exclusive(warehouse_path: Path, reports_root: Path, wait_s: float, say: Call
     If another run holds one, `say` is told who and for how long this run waits; past the wait RunLockTimeout is
     raised and nothing was changed. Always warehouse first, so two runs never hold one each and wait for the other.
     """
-    deadline = time.monotonic() + max(wait_s, 0.0)
+    wait_s = wait_seconds(wait_s, "wait_s=")  # the flow's parameter, which no command line checked
+    deadline = time.monotonic() + wait_s
     warehouse_lock, reports_lock = lock_files(warehouse_path, reports_root)
     with ExitStack() as held:
         held.enter_context(_held(warehouse_lock, warehouse_path, wait_s, deadline, say))

@@ -389,3 +389,261 @@ def test_run_with_its_own_temporary_prefect_server(tmp_path):
         assert db.execute("select count(*) from flow_run").fetchone() == (1,)
         assert db.execute("select count(*) from task_run").fetchone() == (15,)
         assert db.execute("select count(*) from events").fetchone() == (0,)
+
+
+# ------------------------------------------------------------------------------- hweval query: read-only and bounded
+
+@pytest.fixture
+def small_warehouse(tmp_path) -> Path:
+    """A closed DuckDB file with one table, t(n): 1 to 5."""
+    path = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("create table t as select range + 1 as n from range(5)")
+    con.close()
+    return path
+
+
+@pytest.mark.parametrize(("sql", "refused"), [
+    ("copy (select 'x') to '{warehouse}' (format csv)", 'file "{tmp}/tmp_w.duckdb"'),
+    ("attach '{tmp}/other.duckdb' as o (read_write); create table o.main.t as select 1", 'file "{tmp}/other.duckdb"'),
+    ("select * from read_csv('/etc/passwd')", 'file "/etc/passwd"'),
+    ("install httpfs from '{tmp}/repo'", 'directory "<extensions>"'),  # DuckDB's folder of them, under ~
+])
+def test_query_can_neither_write_nor_read_a_file_other_than_the_warehouse(small_warehouse, capsys, sql, refused):
+    tmp = small_warehouse.parent
+    before = small_warehouse.read_bytes()
+    assert main(["query", sql.format(warehouse=small_warehouse, tmp=tmp), "--warehouse", str(small_warehouse)]) == 2
+    expected = re.escape(f"hweval query: Permission Error: Cannot access {refused.format(tmp=tmp)} - file system "
+                         "operations are disabled by configuration; hweval query reads the warehouse only: files, "
+                         "ATTACH, COPY and extensions are off\n").replace("<extensions>", ".+")
+    assert re.fullmatch(expected, capsys.readouterr().err)
+    assert small_warehouse.read_bytes() == before
+    assert sorted(p.name for p in tmp.iterdir()) == ["w.duckdb"]
+
+
+def test_query_cannot_turn_file_access_back_on(small_warehouse, capsys):
+    before = small_warehouse.read_bytes()
+    assert main(["query", "set enable_external_access = true", "--warehouse", str(small_warehouse)]) == 2
+    assert capsys.readouterr().err == ('hweval query: Invalid Input Error: Cannot change configuration option '
+                                       '"enable_external_access" - the configuration has been locked\n')
+    assert small_warehouse.read_bytes() == before
+
+
+def test_query_reads_every_schema_of_a_built_warehouse(snapshot_warehouse, tmp_path, capsys):
+    """Locked down, the analysts' reading still works: marts, their analytics views, the other schemas, macros."""
+    path = tmp_path / "w.duckdb"
+    path.write_bytes(snapshot_warehouse.read_bytes())
+    sql = ("select (select count(*) from marts.rankings) as marts, (select count(*) from analytics.rankings) as "
+           "analytics, (select count(*) from intermediate.int_offers_priced) as intermediate, (select count(*) "
+           "from raw.aws_pricing) as raw, (select count(*) from catalog.accelerators) as catalog, (select count(*) "
+           "from ops.source_loads) as ops, term_hours(12) as macro")
+    assert main(["query", sql, "--format", "csv", "--warehouse", str(path)]) == 0
+    # the snapshot's 352 rankings (as a whole-flow run's), 22 AWS rows landed, 31 accelerators, 11 sources' loads
+    assert capsys.readouterr() == ("marts,analytics,intermediate,raw,catalog,ops,macro\n352,352,57,22,31,11,8760.0\n",
+                                   "")
+
+
+@pytest.mark.slow  # a sort past 256 MiB: 4-7 s on a 2-core machine
+def test_query_spills_to_the_warehouse_temp_folder_with_file_access_off(small_warehouse, monkeypatch, capsys):
+    """DuckDB's own temp folder (`<warehouse>.tmp`, removed when the query ends) is not a file access the lock-down
+    refuses: a sort past HWEVAL_DUCKDB_MEMORY_LIMIT spills there and finishes."""
+    import threading
+
+    temp_folder, spilled, done = small_warehouse.with_name("w.duckdb.tmp"), [], threading.Event()
+
+    def watch():
+        while not done.wait(0.02):
+            if temp_folder.is_dir() and any(temp_folder.iterdir()):
+                spilled.append(True)
+
+    monkeypatch.setenv("HWEVAL_DUCKDB_MEMORY_LIMIT", "256MiB")
+    sql = ("select count(*) as n from (select s from (select md5(i::varchar) || md5((i + 1)::varchar) as s "
+           "from range(2000000) t(i)) order by s offset 1)")
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        assert main(["query", sql, "--format", "csv", "--timeout", "600", "--warehouse", str(small_warehouse)]) == 0
+    finally:
+        done.set()
+        watcher.join()
+    assert capsys.readouterr().out == "n\n1999999\n"
+    assert spilled
+
+
+@pytest.mark.parametrize("output", ["csv", "json"])
+def test_query_prints_at_most_max_rows_in_csv_and_json_and_says_it_cut(small_warehouse, capsys, output):
+    assert main(["query", "select n from t order by n", "--format", output, "--max-rows", "3",
+                 "--warehouse", str(small_warehouse)]) == 0
+    out, err = capsys.readouterr()
+    assert out == {"csv": "n\n1\n2\n3\n",
+                   "json": '[\n {\n  "n": 1\n },\n {\n  "n": 2\n },\n {\n  "n": 3\n }\n]\n'}[output]
+    assert err == ("hweval query: output cut at 3 rows; the query returned more (--max-rows N prints up to N, at "
+                   "most 1000000)\n")
+    assert main(["query", "select n from t order by n", "--format", output, "--max-rows", "5",
+                 "--warehouse", str(small_warehouse)]) == 0
+    assert capsys.readouterr().err == ""  # every row printed: nothing cut
+
+
+@pytest.mark.parametrize(("flag", "value", "error"), [
+    ("--max-rows", "-5", "'-5': expected a whole number from 0 to 1000000"),
+    ("--max-rows", "1000001", "'1000001': expected a whole number from 0 to 1000000"),
+    ("--max-rows", "many", "'many': expected a whole number from 0 to 1000000"),
+    ("--max-width", "-1", "'-1': expected a whole number from 0 to 100000"),
+    ("--timeout", "0", "'0': expected a number of seconds above 0 and at most 3600"),
+    ("--timeout", "nan", "'nan': expected a number of seconds above 0 and at most 3600"),
+    ("--timeout", "3601", "'3601': expected a number of seconds above 0 and at most 3600"),
+])
+def test_query_refuses_a_bound_out_of_its_range(small_warehouse, capsys, flag, value, error):
+    with pytest.raises(SystemExit) as exited:
+        main(["query", "select 1", flag, value, "--warehouse", str(small_warehouse)])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"hweval query: error: argument {flag}: {error}"
+
+
+@pytest.mark.parametrize("output", ["table", "csv"])
+def test_query_stops_at_its_timeout(small_warehouse, capsys, output):
+    assert main(["query", "select count(*) from range(10000000000)", "--format", output, "--timeout", "0.3",
+                 "--warehouse", str(small_warehouse)]) == 2
+    assert capsys.readouterr() == ("", "hweval: query stopped after 0.3 s (--timeout)\n")
+
+
+def test_query_refuses_sql_that_is_not_utf8_in_one_line(small_warehouse, capsys):
+    sql = b"select '\xff'".decode("utf-8", "surrogateescape")  # as Python gives a command line's byte 0xff
+    assert main(["query", sql, "--warehouse", str(small_warehouse)]) == 2
+    assert capsys.readouterr().err == ("hweval query: the SQL is not UTF-8 text (byte 0xff at character 9); "
+                                       "expected UTF-8\n")
+
+
+def test_query_says_in_one_line_that_another_process_is_writing_the_warehouse(small_warehouse, capsys):
+    code = "import duckdb, sys, time; con = duckdb.connect(sys.argv[1]); print('open', flush=True); time.sleep(60)"
+    writer = subprocess.Popen([sys.executable, "-c", code, str(small_warehouse)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline() == "open\n"
+        assert main(["query", "select 1", "--warehouse", str(small_warehouse)]) == 1
+    finally:
+        writer.kill()
+        writer.wait()
+    assert re.fullmatch(re.escape(f"hweval: {small_warehouse}: another process has it open for writing (a run?); "
+                                  f'try again when it has finished (IO Error: Could not set lock on file '
+                                  f'"{small_warehouse}": Conflicting lock is held in ') + r".+\n",
+                        capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("command", ["query", "sources"])
+def test_query_and_sources_say_in_one_line_that_a_file_is_no_duckdb_warehouse(tmp_path, capsys, command):
+    text_file = tmp_path / "hostname"
+    text_file.write_text("a-host\n")
+    for path, error in ((text_file, f'The file "{text_file}" exists, but it is not a valid DuckDB database file!'),
+                        (tmp_path, f'Could not read from file "{tmp_path}": Is a directory')):
+        assert main([command, *(["select 1"] if command == "query" else []), "--warehouse", str(path)]) == 2
+        assert capsys.readouterr().err == f"hweval: {path}: not a DuckDB warehouse (IO Error: {error})\n"
+    assert text_file.read_text() == "a-host\n"
+
+
+def test_query_writes_json_that_is_json_and_blobs_as_hex(small_warehouse, capsys):
+    sql = ("select 1.5::double as x, 'inf'::double as inf, '-inf'::float as neg, 'nan'::double as nan, "
+           "'\\xAB\\x01'::blob as b, ['nan'::double, 2.0] as l, {'k': 'a'::blob} as s")
+    assert main(["query", sql, "--format", "json", "--warehouse", str(small_warehouse)]) == 0
+    out = capsys.readouterr().out
+
+    def refuse(constant):
+        raise AssertionError(f"not JSON: {constant}")
+
+    assert json.loads(out, parse_constant=refuse) == [
+        {"x": 1.5, "inf": None, "neg": None, "nan": None, "b": "ab01", "l": [None, 2.0], "s": {"k": "61"}}]
+    assert main(["query", "select 'ab'::blob as b, 'nan'::double as nan", "--format", "csv",
+                 "--warehouse", str(small_warehouse)]) == 0
+    assert capsys.readouterr().out == "b,nan\n6162,nan\n"
+
+
+# ----------------------------------------------------------------- hweval run: settings refused before the run starts
+
+@pytest.fixture
+def flow_not_started(monkeypatch):
+    """The flow replaced by one that fails the test if called; no temporary Prefect server (PREFECT_API_URL set)."""
+    from flows import nightly
+
+    def flow(**kwargs):
+        raise AssertionError("the flow started")
+
+    monkeypatch.setattr(nightly, "nightly", flow)
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # not reached: the flow is replaced
+
+
+@pytest.mark.parametrize(("layout", "args", "error"), [
+    ({"reports": "file"}, ["--reports", "{tmp}/reports"],
+     ("the reports folder {tmp}/reports is not a directory; expected a directory, or a path where one can be created "
+      "(--reports)")),
+    ({"reports": "file"}, ["--reports", "{tmp}/reports/2026"],
+     ("the reports folder {tmp}/reports/2026 cannot be created ({tmp}/reports is not a directory); expected a "
+      "directory, or a path where one can be created (--reports)")),
+    ({"w.duckdb": "dir"}, ["--warehouse", "{tmp}/w.duckdb"],
+     ("the warehouse {tmp}/w.duckdb is a directory; expected a DuckDB file, or a path where one can be created "
+      "(--warehouse)")),
+    ({"wh": "file"}, ["--warehouse", "{tmp}/wh/w.duckdb"],
+     ("the warehouse's folder {tmp}/wh is not a directory; expected a directory, or a path where one can be created "
+      "(--warehouse)")),
+])
+def test_run_refuses_a_warehouse_or_reports_path_it_cannot_use_before_it_starts(flow_not_started, tmp_path, capsys,
+                                                                                layout, args, error):
+    for name, kind in layout.items():
+        (tmp_path / name).mkdir() if kind == "dir" else (tmp_path / name).write_text("i am a file\n")
+    given = {"--warehouse": str(tmp_path / "ok" / "w.duckdb"), "--reports": str(tmp_path / "ok" / "reports")}
+    given |= dict(zip(args[::2], [a.format(tmp=tmp_path) for a in args[1::2]], strict=True))
+    assert main(["run", "--as-of", "2026-11-30", *[x for pair in given.items() for x in pair]]) == 2
+    assert capsys.readouterr().err == f"hweval: {error.format(tmp=tmp_path)}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(layout)  # nothing made
+
+
+@pytest.mark.parametrize(("wait", "env", "error"), [
+    ("nan", None, "--wait 'nan': expected a number of seconds from 0 to 86400"),
+    ("inf", None, "--wait 'inf': expected a number of seconds from 0 to 86400"),
+    ("-1", None, "--wait '-1': expected a number of seconds from 0 to 86400"),
+    ("86401", None, "--wait '86401': expected a number of seconds from 0 to 86400"),
+    (None, "abc", "HWEVAL_LOCK_WAIT_S='abc': expected a number of seconds from 0 to 86400"),
+    (None, "nan", "HWEVAL_LOCK_WAIT_S='nan': expected a number of seconds from 0 to 86400"),
+])
+def test_run_refuses_a_wait_that_is_no_number_of_seconds_before_it_starts(flow_not_started, tmp_path, monkeypatch,
+                                                                         capsys, wait, env, error):
+    if env is not None:
+        monkeypatch.setenv("HWEVAL_LOCK_WAIT_S", env)
+    assert main(["run", "--as-of", "2026-11-30", "--warehouse", str(tmp_path / "w.duckdb"), "--reports",
+                 str(tmp_path / "r"), *(["--wait", wait] if wait is not None else [])]) == 2
+    assert capsys.readouterr().err == f"hweval: {error}\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_run_lock_refuses_a_nan_wait_it_would_never_reach(tmp_path):
+    from flows import runlock
+
+    with (pytest.raises(runlock.WaitSettingError, match=r"^wait_s=nan: expected a number of seconds from 0 to 86400$"),
+          runlock.exclusive(tmp_path / "w.duckdb", tmp_path / "r", float("nan"), print)):
+        pass
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("value", ["false", "no", "off", "true", "2"])
+def test_an_hweval_allow_future_as_of_that_is_neither_0_nor_1_is_refused(flow_not_started, tmp_path, monkeypatch,
+                                                                        capsys, value):
+    monkeypatch.setenv("HWEVAL_ALLOW_FUTURE_AS_OF", value)
+    for as_of in (["--as-of", "9999-12-31"], []):  # with a date it would have allowed, and without one
+        assert main(["run", *as_of, "--warehouse", str(tmp_path / "w.duckdb"), "--reports", str(tmp_path / "r")]) == 2
+        assert capsys.readouterr().err == (f"hweval: HWEVAL_ALLOW_FUTURE_AS_OF={value!r}: expected 1 (allow an as-of "
+                                           "date later than tomorrow) or 0 (refuse it, the default)\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_hweval_allow_future_as_of_1_allows_a_future_as_of_and_0_refuses_it(monkeypatch, tmp_path, capsys):
+    from flows import nightly, pipeline
+
+    monkeypatch.setattr(nightly, "nightly", lambda **kwargs: nightly.RunResult(
+        "r1", kwargs["as_of"], Path(kwargs["warehouse_file"]), Path(kwargs["reports_dir"]) / "9999-12-31", [], True))
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # not reached: the flow is replaced
+    run = ["run", "--as-of", "9999-12-31", "--warehouse", str(tmp_path / "w.duckdb"), "--reports", str(tmp_path / "r")]
+    monkeypatch.setenv("HWEVAL_ALLOW_FUTURE_AS_OF", "1")
+    assert main(run) == 0
+    monkeypatch.setenv("HWEVAL_ALLOW_FUTURE_AS_OF", "0")
+    assert main(run) == 2
+    assert "hweval: --as-of 9999-12-31 is later than tomorrow (" in capsys.readouterr().err
+    assert pipeline.future_as_of_allowed({}) is False
+    assert pipeline.future_as_of_allowed({"HWEVAL_ALLOW_FUTURE_AS_OF": " 1 "}) is True

@@ -1,0 +1,181 @@
+"""`hweval query`: an analyst's SQL on the warehouse, read-only and bounded. It reads the warehouse file (or the
+DuckLake) and nothing else: DuckDB's access to other files is off and locked, so COPY ... TO, ATTACH, file readers
+and INSTALL are refused. Every format prints at most --max-rows rows, and a query stops after --timeout seconds.
+flows/cli.py parses the command line and calls `cmd_query`; `hweval sources` opens the warehouse the same way."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import re
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from flows import paths
+
+if TYPE_CHECKING:
+    import duckdb
+
+# `hweval query`'s bounds, so that an analyst's query cannot fill a terminal or a disk, nor run all night: rows printed
+# in any format (--max-rows), characters per line of the table (--max-width), seconds the query may run (--timeout)
+QUERY_MAX_ROWS = 40
+QUERY_MAX_ROWS_LIMIT = 1_000_000
+QUERY_MAX_WIDTH = 250
+QUERY_MAX_WIDTH_LIMIT = 100_000
+QUERY_TIMEOUT_S = 60.0
+QUERY_TIMEOUT_S_LIMIT = 3600.0
+
+
+class WarehouseFileError(ValueError):
+    """A --warehouse that is not a DuckDB database (exit 2, one line)."""
+
+
+class WarehouseBusy(RuntimeError):
+    """A warehouse another process holds open for writing (exit 1, one line: try again later)."""
+
+
+def sql_error_line(exc: Exception) -> str:
+    """A DuckDB error as one line: its first line, the position DuckDB marks (line, column), and its hint."""
+    lines = [line for line in str(exc).splitlines() if line.strip()]
+    text = lines[0]
+    for i, line in enumerate(lines[1:], start=1):
+        marker = re.match(r"LINE (\d+): ", line)
+        if marker and i + 1 < len(lines) and "^" in lines[i + 1]:
+            text += f" (line {marker.group(1)}, column {lines[i + 1].index('^') - len(marker.group(0)) + 1})"
+            break
+        if not marker and "^" not in line:
+            text += f" {line.strip()}"
+    return text
+
+
+def open_warehouse_read_only(path: Path) -> duckdb.DuckDBPyConnection:
+    """The warehouse file opened for reading only, with DuckDB's access to other files off and locked: read_only
+    guards this one attachment, not COPY ... TO (which overwrote the warehouse itself), ATTACH (read_write), file
+    readers (read_csv of a host file) or INSTALL. DuckDB still spills to its own temp folder (`<warehouse>.tmp`)."""
+    import duckdb
+
+    from flows import duckdb_settings
+
+    config = duckdb_settings.config(enable_external_access=False, lock_configuration=True)
+    try:
+        return duckdb.connect(str(path), read_only=True, config=config)
+    except duckdb.Error as exc:
+        first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+        if "Conflicting lock" in first:
+            raise WarehouseBusy(f"{path}: another process has it open for writing (a run?); try again when it has "
+                                f"finished ({first})") from None
+        raise WarehouseFileError(f"{path}: not a DuckDB warehouse ({first})") from None
+
+
+def _not_utf8(text: str) -> str | None:
+    """Where `text` (a command-line argument) holds a byte that is not UTF-8, in words; None when it is all UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        char = ord(text[exc.start])
+        byte = f"byte 0x{char - 0xDC00:02x}" if 0xDC80 <= char <= 0xDCFF else f"character U+{char:04X}"
+        return f"{byte} at character {exc.start + 1}"
+    return None
+
+
+def _json_value(value: object) -> object:
+    """A value as JSON can hold it: nan and infinities as null (JSON has no such number), blobs as hexadecimal text."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).hex()
+    if isinstance(value, dict):
+        return {str(key): _json_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_value(item) for item in value]
+    return value
+
+
+def _csv_value(value: object) -> object:
+    """A value as a CSV cell: blobs as hexadecimal text (not Python's b'...')."""
+    return bytes(value).hex() if isinstance(value, bytes | bytearray | memoryview) else value
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    import duckdb
+
+    from flows import duckdb_settings, lake
+    from flows.analytics import quoted
+
+    problem = _not_utf8(args.sql)
+    if problem:
+        print(f"hweval query: the SQL is not UTF-8 text ({problem}); expected UTF-8", file=sys.stderr)
+        return 2
+    lake_config = None if args.warehouse else lake.configured()
+    if args.run and lake_config is None:
+        print("hweval query: --run reads a past snapshot of the DuckLake warehouse: set HWEVAL_LAKE and "
+              "HWEVAL_LAKE_DATA_PATH (the DuckDB file keeps only its latest state; its marts keep every as-of date)",
+              file=sys.stderr)
+        return 2
+    if lake_config is not None:
+        snapshot = lake.snapshot_of_run(lake_config, args.run) if args.run else None
+        con = lake.connect(lake_config, read_only=True, snapshot=snapshot)
+        try:
+            con.execute(f"use {lake.ALIAS}")
+            # file access off as for a warehouse file (open_warehouse_read_only), but for the lake's data folder,
+            # which DuckLake reads through DuckDB: a COPY into that folder is not refused
+            con.execute(f"set allowed_directories = [{quoted(lake_config.data_path)}]")
+            con.execute("set enable_external_access = false")
+            con.execute("set lock_configuration = true")
+        except BaseException:
+            con.close()
+            raise
+    else:
+        path = args.warehouse or paths.warehouse_path()
+        if not Path(path).exists():
+            print(f"hweval: no warehouse at {path}; run `hweval run` first", file=sys.stderr)
+            return 1
+        con = open_warehouse_read_only(path)
+    timed_out = threading.Event()
+
+    def stop() -> None:
+        timed_out.set()
+        con.interrupt()
+
+    timer = threading.Timer(args.timeout, stop)
+    timer.daemon = True
+    timer.start()
+    try:
+        result = con.sql(args.sql)
+        if result is None:  # a statement without rows (e.g. a `set`)
+            return 0
+        if args.format == "table":
+            result.show(max_rows=args.max_rows, max_width=args.max_width)
+            return 0
+        columns, rows = result.columns, result.fetchmany(args.max_rows + 1)  # one more: whether any were left
+    except duckdb.Error as exc:
+        if timed_out.is_set():
+            print(f"hweval: query stopped after {args.timeout:g} s (--timeout)", file=sys.stderr)
+        elif isinstance(exc, duckdb.OutOfMemoryException):
+            print(f"hweval query: {duckdb_settings.out_of_memory('the query', exc)}", file=sys.stderr)
+        else:
+            print(f"hweval query: {sql_error_line(exc)}"
+                  + ("; hweval query reads the warehouse only: files, ATTACH, COPY and extensions are off"
+                     if isinstance(exc, duckdb.PermissionException) else ""), file=sys.stderr)
+        return 2
+    finally:
+        timer.cancel()
+        con.close()
+    cut = len(rows) > args.max_rows
+    rows = rows[:args.max_rows]
+    if args.format == "csv":
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows([_csv_value(value) for value in row] for row in rows)
+    else:
+        print(json.dumps([{column: _json_value(value) for column, value in zip(columns, row, strict=True)}
+                          for row in rows], default=str, allow_nan=False, indent=1))
+    if cut:
+        sys.stdout.flush()  # the rows first, then the line saying they were cut, when both go to one terminal
+        print(f"hweval query: output cut at {args.max_rows} rows; the query returned more (--max-rows N prints up "
+              f"to N, at most {QUERY_MAX_ROWS_LIMIT})", file=sys.stderr)
+    return 0
