@@ -142,6 +142,15 @@ def load_catalog_ahead(root: Path) -> Catalog:
     return catalog
 
 
+def catalog_loaded_ahead(root: Path) -> Catalog:
+    """The catalog `load_catalog_ahead` loaded from `root`, still kept for the flow, if no file under it changed since;
+    else `load_catalog_ahead(root)` now (a catalog that fails raises its CatalogError here)."""
+    kept = _loaded_ahead
+    if kept is not None and kept[0] == root and kept[1] == _folder_state(root):
+        return kept[2]
+    return load_catalog_ahead(root)
+
+
 def take_catalog_loaded_ahead(root: Path) -> Catalog | None:
     """The catalog `load_catalog_ahead` loaded from `root`, if no file under it changed since; once."""
     global _loaded_ahead

@@ -125,6 +125,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if server is not None:  # while the server starts (seconds): what the flow would otherwise do first
         run_startup.warm_catalog_check(args.catalog)
         run_startup.warm_flow_imports()
+    check_run_inputs(args, source_files)  # on the catalog just loaded, while the server starts
+    if server is not None:
         try:
             server.wait_ready()
         except ServerStartError as exc:
@@ -204,6 +206,20 @@ def check_run_settings(args: argparse.Namespace) -> LakeConfig | None:
     duckdb_settings.memory_limit()  # an HWEVAL_DUCKDB_MEMORY_LIMIT that is no size DuckDB can run in
     gx_process.enabled()  # an HWEVAL_GX_PROCESS that is neither 0 nor 1
     return lake_config
+
+
+def check_run_inputs(args: argparse.Namespace, source_files: dict[str, list[str]]) -> None:
+    """What the flow refuses first, refused before it starts, in one line (exit 2), with no flow run to fail and no
+    notification of a typo: a catalog that does not load, a --source naming no declared source, no file or no date,
+    an --accept-changes naming no source. The flow takes the catalog loaded here (flows/catalog.py), unless a file
+    under its folder changed meanwhile, and reads the --source files again."""
+    from flows import pipeline
+    from flows.catalog import catalog_loaded_ahead
+    from flows.nightly import absolute
+
+    catalog = catalog_loaded_ahead(absolute(args.catalog or paths.catalog_dir()))
+    pipeline.source_snapshot_files(catalog, source_files, args.as_of or dt.date.today())
+    pipeline.check_accept_changes(catalog, args.accept_changes)
 
 
 def lock_wait_s(args: argparse.Namespace) -> float:

@@ -36,7 +36,7 @@ from flows import (
 )
 from flows import land as landing  # the module, beside the task named land
 from flows.catalog import load_catalog, take_catalog_loaded_ahead
-from flows.catalog_models import Catalog, CatalogError
+from flows.catalog_models import Catalog
 from flows.fetching import fetch_all
 from flows.sources._common import redact_text
 
@@ -329,10 +329,7 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
         catalog = pipeline.with_source_files(catalog, source_files, as_of)
     if live is not None:
         catalog = pipeline.with_mode(catalog, "live" if live else "snapshot")
-    unknown = sorted(set(accept_changes or ()) - set(catalog.sources.sources))
-    if unknown:
-        raise CatalogError(f"--accept-changes {', '.join(unknown)}: no such source in sources.yaml "
-                           f"(expected one of {', '.join(sorted(catalog.sources.sources))})")
+    pipeline.check_accept_changes(catalog, accept_changes)
     enabled = pipeline.sources_to_run(catalog)
     logger.info("run %s as of %s (%s): sources %s", run_id, as_of, catalog.sources.mode, ", ".join(enabled))
 

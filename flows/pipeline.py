@@ -58,12 +58,16 @@ def new_run_id(as_of: dt.date) -> str:
     return f"{as_of.isoformat()}-{uuid.uuid4().hex[:8]}"
 
 
-def with_source_files(catalog: Catalog, source_files: dict[str, list[str]], as_of: dt.date) -> Catalog:
-    """The catalog with some sources reading other files for this run (e.g. a whole MLPerf round).
+def source_snapshot_files(catalog: Catalog, source_files: dict[str, list[str]],
+                          as_of: dt.date) -> dict[str, list[SnapshotFile]]:
+    """The files given on the command line for each source, checked: a CatalogError names a source sources.yaml does
+    not declare, a date that is no date or a file that does not exist. `hweval run` checks them before its flow
+    starts; the flow reads them with `with_source_files`.
 
     Each file is `PATH` or `PATH@YYYY-MM-DD` (the data's as-of date; default: the run's).
     """
-    sources = dict(catalog.sources.sources)
+    sources = catalog.sources.sources
+    given: dict[str, list[SnapshotFile]] = {}
     for source_id, specs in source_files.items():
         if source_id not in sources:
             raise CatalogError(f"--source {source_id}=...: no source {source_id!r} in sources.yaml "
@@ -79,6 +83,23 @@ def with_source_files(catalog: Catalog, source_files: dict[str, list[str]], as_o
             if not file.is_file():
                 raise CatalogError(f"--source {source_id}={spec}: no such file {path!r}")
             files.append(SnapshotFile(path=str(file), as_of=data_as_of, source=f"{file.name}, given on the command line"))
+        given[source_id] = files
+    return given
+
+
+def check_accept_changes(catalog: Catalog, accept_changes: list[str] | None) -> None:
+    """A CatalogError when --accept-changes names a source sources.yaml does not declare."""
+    unknown = sorted(set(accept_changes or ()) - set(catalog.sources.sources))
+    if unknown:
+        raise CatalogError(f"--accept-changes {', '.join(unknown)}: no such source in sources.yaml "
+                           f"(expected one of {', '.join(sorted(catalog.sources.sources))})")
+
+
+def with_source_files(catalog: Catalog, source_files: dict[str, list[str]], as_of: dt.date) -> Catalog:
+    """The catalog with some sources reading other files for this run (e.g. a whole MLPerf round): the files of
+    `source_snapshot_files`."""
+    sources = dict(catalog.sources.sources)
+    for source_id, files in source_snapshot_files(catalog, source_files, as_of).items():
         # files given for a source are read in this run, live or not, even if sources.yaml leaves it disabled
         sources[source_id] = sources[source_id].model_copy(update={"files": files, "live": None, "enabled": True})
     for source_id, replaced in replaced_sources(catalog, source_files).items():

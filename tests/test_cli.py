@@ -157,7 +157,7 @@ def test_run_takes_relative_paths_from_the_working_directory_and_says_what_happe
     """The flow gets absolute paths; the line about reports/latest says what the run did (the flow's result)."""
     import datetime as dt
 
-    from flows import nightly
+    from flows import cli, nightly
 
     given = {}
 
@@ -167,6 +167,7 @@ def test_run_takes_relative_paths_from_the_working_directory_and_says_what_happe
                                  Path(kwargs["reports_dir"]) / "2026-11-01", [], latest_updated)
 
     monkeypatch.setattr(nightly, "nightly", flow)
+    monkeypatch.setattr(cli, "check_run_inputs", lambda args, source_files: None)  # catalog `cat` is not there
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # not reached: the flow is replaced
     assert main(["run", "--as-of", "2026-11-01", "--catalog", "cat", "--warehouse", "w/h.duckdb",
@@ -210,12 +211,13 @@ def test_run_without_a_prefect_server_starts_prefects_and_checks_the_catalog_mea
     monkeypatch.setattr(cli, "check_run_settings", lambda args: calls.append("settings checked"))
     monkeypatch.setattr(run_startup, "warm_catalog_check", lambda catalog_dir: calls.append(f"catalog {catalog_dir}"))
     monkeypatch.setattr(run_startup, "warm_flow_imports", lambda: calls.append("flow's imports"))
+    monkeypatch.setattr(cli, "check_run_inputs", lambda args, source_files: calls.append("inputs checked"))
     monkeypatch.setattr(nightly, "nightly", flow)
     assert main(["run", "--as-of", "2026-11-01", "--catalog", "cat", "--warehouse", str(tmp_path / "w.duckdb"),
                  "--reports", str(tmp_path / "r")]) == 0
-    # launched first, so that it starts while the settings are checked (their imports) and the catalog too
+    # launched first, so that it starts while the settings are checked (their imports), the catalog and the flags too
     assert calls == ["server launched", "settings checked", "server attached", "catalog cat", "flow's imports",
-                     "server joined", "flow"]
+                     "inputs checked", "server joined", "flow"]
 
 
 def test_the_temporary_server_is_launched_without_event_storage_or_trigger_loops(monkeypatch, tmp_path):
@@ -647,3 +649,32 @@ def test_hweval_allow_future_as_of_1_allows_a_future_as_of_and_0_refuses_it(monk
     assert "hweval: --as-of 9999-12-31 is later than tomorrow (" in capsys.readouterr().err
     assert pipeline.future_as_of_allowed({}) is False
     assert pipeline.future_as_of_allowed({"HWEVAL_ALLOW_FUTURE_AS_OF": " 1 "}) is True
+
+
+@pytest.mark.parametrize(("args", "error"), [
+    (["--source", "aws_spot={tmp}/missing.json"],
+     "--source aws_spot={tmp}/missing.json: no such file '{tmp}/missing.json'"),
+    (["--source", "aws_spot={tmp}/spot.json@2026-13-01"],
+     "--source aws_spot={tmp}/spot.json@2026-13-01: '2026-13-01' is not a date (YYYY-MM-DD)"),
+    (["--source", "aws_spto={tmp}/spot.json"], "--source aws_spto=...: no source 'aws_spto' in sources.yaml (expected "
+                                               "one of {sources})"),
+    (["--accept-changes", "aws_pricnig"], "--accept-changes aws_pricnig: no such source in sources.yaml (expected one "
+                                          "of {sources})"),
+])
+def test_run_refuses_a_source_or_accept_changes_that_names_nothing_before_it_starts(flow_not_started, catalog, tmp_path,
+                                                                                     capsys, args, error):
+    # a typo in a flag: one line and exit 2 before the flow starts (it printed Prefect's traceback of the failed flow
+    # run, and notified the team of a failed run)
+    (tmp_path / "spot.json").write_text("{}")
+    sources = ", ".join(sorted(catalog.sources.sources))
+    assert main(["run", "--as-of", "2026-11-30", "--warehouse", str(tmp_path / "w.duckdb"), "--reports",
+                 str(tmp_path / "r"), *[a.format(tmp=tmp_path) for a in args]]) == 2
+    assert capsys.readouterr().err == f"hweval: {error.format(tmp=tmp_path, sources=sources)}\n"
+
+
+def test_run_refuses_a_catalog_that_does_not_load_before_it_starts(flow_not_started, catalog_copy, tmp_path, capsys):
+    (catalog_copy / "workloads.yaml").write_bytes(b"workloads:\n  caf\xe9: {}\n")  # Latin-1, not UTF-8
+    assert main(["run", "--as-of", "2026-11-30", "--catalog", str(catalog_copy), "--warehouse",
+                 str(tmp_path / "w.duckdb"), "--reports", str(tmp_path / "r")]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("hweval: workloads.yaml: ") and "UTF-8" in line, line
