@@ -135,6 +135,17 @@ MUTATIONS = (
              "    if batch.rows_in and not passed.num_rows:\n", "    if False:\n",
              ("tests/test_guards.py::test_a_batch_whose_every_row_is_quarantined_leaves_its_source_stale_on_its_last_"
               "good_rows",)),
+    Mutation("hweval-query-reads-and-writes-files", "flows/query_command.py",
+             "config = duckdb_settings.config(enable_external_access=False, lock_configuration=True)",
+             "config = duckdb_settings.config()",
+             ("tests/test_cli.py::test_query_can_neither_write_nor_read_a_file_other_than_the_warehouse",)),
+    Mutation("a-json-key-given-twice-keeps-the-last", "flows/sources/_common.py",
+             ", object_pairs_hook=_unique_keys)", ")",
+             ("tests/test_source_limits.py::test_a_key_given_twice_in_one_json_object_is_a_format_error_naming_both_"
+              "places",)),
+    Mutation("a-typo-in-a-run-flag-fails-the-flow-run", "flows/cli.py",
+             "    check_run_inputs(args, source_files)  # on the catalog just loaded, while the server starts\n", "",
+             ("tests/test_cli.py::test_run_refuses_a_source_or_accept_changes_that_names_nothing_before_it_starts",)),
     Mutation("a-chart-module-left-out-of-the-pngs-key", "flows/chart_kit.py",
              '"charts.py", "frontier_chart.py", ', '"charts.py", ',
              ("tests/test_charts.py::test_every_module_that_makes_a_chart_is_in_the_drawing_code_that_keys_its_png",)),
