@@ -323,7 +323,7 @@ def test_text_in_a_number_column_is_quarantined_with_its_text_not_landed_as_null
         "not a finite number: concurrency '64 users', ttft_p50_ms '1,210.5', power_w '700 W'")]
 
 
-@pytest.mark.parametrize(("change", "expectation", "column", "value"), [
+IMPOSSIBLE = [  # (change to a good serving run, the expectation that quarantines it, its column, the value it names)
     ({"ttft_p50_ms": -180}, "ttft_p50_ms_positive", "ttft_p50_ms", "-180.0"),
     ({"ttft_p99_ms": -410}, "ttft_p99_ms_positive", "ttft_p99_ms", "-410.0"),
     ({"tpot_p50_ms": -12.5}, "tpot_p50_ms_positive", "tpot_p50_ms", "-12.5"),
@@ -333,13 +333,17 @@ def test_text_in_a_number_column_is_quarantined_with_its_text_not_landed_as_null
     ({"request_throughput": -14.2}, "request_throughput_positive", "request_throughput", "-14.2"),
     ({"power_w": -650}, "power_positive", "power_w", "-650.0"),
     ({"chips": 1.5}, "whole_chips", "chips_text", "1.5"),  # staging's cast would have labelled it "2 x ..."
-])
-def test_an_impossible_figure_is_quarantined_with_the_reason(fresh_db, catalog, tmp_path, change, expectation,
-                                                             column, value):
-    path = write_runs(tmp_path / "runs.csv", [SERVING | {"chips": "8.0", "power_w": 650}, SERVING | change])
+]
+
+
+def test_an_impossible_figure_is_quarantined_with_the_reason(fresh_db, catalog, tmp_path):
+    # one batch (one validation): a good run on the file's line 2, then one run with each impossible figure
+    path = write_runs(tmp_path / "runs.csv", [SERVING | {"chips": "8.0", "power_w": 650},
+                                              *(SERVING | change for change, *_ in IMPOSSIBLE)])
     load = land_runs(fresh_db, catalog, path)
-    assert (load.rows_landed, load.rows_quarantined) == (1, 1)
-    assert quarantined(fresh_db) == [("runs.csv: row 3", expectation, column, value)]
+    assert (load.rows_landed, load.rows_quarantined) == (1, len(IMPOSSIBLE))
+    assert quarantined(fresh_db) == [(f"runs.csv: row {line}", expectation, column, value)
+                                     for line, (_, expectation, column, value) in enumerate(IMPOSSIBLE, start=3)]
 
 
 def test_an_unknown_column_is_refused_naming_the_file_the_column_and_the_known_ones(tmp_path):
