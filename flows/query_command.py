@@ -28,6 +28,10 @@ QUERY_MAX_WIDTH = 250
 QUERY_MAX_WIDTH_LIMIT = 100_000
 QUERY_TIMEOUT_S = 60.0
 QUERY_TIMEOUT_S_LIMIT = 3600.0
+# the statements `hweval query` runs (DuckDB's StatementType): queries. select, with, from, values, describe, show,
+# summarize and pragma are SELECT to DuckDB; COPY, ATTACH, SET, INSTALL, CREATE and the rest are refused before they
+# run, in the DuckLake too, where DuckDB may write under the lake's data folder
+QUERY_STATEMENT_TYPES = frozenset({"SELECT", "EXPLAIN"})
 
 
 class WarehouseFileError(ValueError):
@@ -122,7 +126,7 @@ def cmd_query(args: argparse.Namespace) -> int:
         try:
             con.execute(f"use {lake.ALIAS}")
             # file access off as for a warehouse file (open_warehouse_read_only), but for the lake's data folder,
-            # which DuckLake reads through DuckDB: a COPY into that folder is not refused
+            # which DuckLake reads through DuckDB (a COPY into it would not be refused: QUERY_STATEMENT_TYPES is)
             con.execute(f"set allowed_directories = [{quoted(lake_config.data_path)}]")
             con.execute("set enable_external_access = false")
             con.execute("set lock_configuration = true")
@@ -145,6 +149,12 @@ def cmd_query(args: argparse.Namespace) -> int:
     timer.daemon = True
     timer.start()
     try:
+        refused = sorted({statement.type.name for statement in con.extract_statements(args.sql)}
+                         - QUERY_STATEMENT_TYPES)
+        if refused:
+            print(f"hweval query: {', '.join(refused)} refused: hweval query runs queries only (select, with, from, "
+                  "describe, show, summarize, pragma, explain) and reads the warehouse only", file=sys.stderr)
+            return 2
         result = con.sql(args.sql)
         if result is None:  # a statement without rows (e.g. a `set`)
             return 0
@@ -164,6 +174,7 @@ def cmd_query(args: argparse.Namespace) -> int:
         return 2
     finally:
         timer.cancel()
+        timer.join()  # a deadline reached as the query ended: its interrupt is done before the connection closes
         con.close()
     cut = len(rows) > args.max_rows
     rows = rows[:args.max_rows]

@@ -335,7 +335,10 @@ def load_csv_numbered(path: Path, label: str | None = None, skip_lines: int = 0,
                     raise SourceFormatError(f"{name}: line {lines.line_no}: {len(row)} fields, "
                                             f"expected {len(header)} (the header's)")
                 record: dict[str, str | None] = dict.fromkeys(header)
-                record.update(zip(header, row))
+                # unnamed columns may repeat (_check_header): a filled cell under one is kept, not overwritten by an
+                # empty one further right, so that a reader sees the value it does not know what to do with
+                record.update((name, value) for name, value in zip(header, row, strict=False)
+                              if name or value or record[name] is None)
                 rows.append((first_line, record))
     except csv.Error as exc:
         raise SourceFormatError(f"{name}: line {lines.line_no}: not valid CSV ({exc})") from None
