@@ -21,8 +21,7 @@ from flows.catalog_models import (
     SourcesFile,
     WorkloadsFile,
 )
-from flows.safe_yaml import MAX_QUOTED_CHARS, YamlLimitError, cut, quoted
-from flows.safe_yaml import UniqueKeyLoader as _UniqueKeyLoader
+from flows.safe_yaml import MAX_QUOTED_CHARS, UniqueKeyLoader, YamlLimitError, cut, quoted
 
 MAX_ERROR_LINES = 50  # lines of one catalog error; the rest are counted
 
@@ -31,7 +30,7 @@ def _load_yaml(path: Path) -> object:
     if not path.is_file():
         raise CatalogError(f"{path.name}: file not found at {path}")
     try:
-        return safe_yaml.load(path.read_text(encoding="utf-8"), _UniqueKeyLoader, name=str(path))
+        return safe_yaml.load(path.read_text(encoding="utf-8"), UniqueKeyLoader, name=str(path))
     except YamlLimitError as exc:
         raise CatalogError(f"{path.name}: {exc}") from None
     except yaml.YAMLError as exc:
@@ -142,19 +141,20 @@ def load_catalog_ahead(root: Path) -> Catalog:
     return catalog
 
 
-def catalog_loaded_ahead(root: Path) -> Catalog:
-    """The catalog `load_catalog_ahead` loaded from `root`, still kept for the flow, if no file under it changed since;
-    else `load_catalog_ahead(root)` now (a catalog that fails raises its CatalogError here)."""
+def _kept_ahead(root: Path) -> Catalog | None:
+    """The catalog `load_catalog_ahead` loaded from `root` and keeps, if no file under it changed since."""
     kept = _loaded_ahead
-    if kept is not None and kept[0] == root and kept[1] == _folder_state(root):
-        return kept[2]
-    return load_catalog_ahead(root)
+    return kept[2] if kept is not None and kept[0] == root and kept[1] == _folder_state(root) else None
+
+
+def catalog_loaded_ahead(root: Path) -> Catalog:
+    """The catalog `load_catalog_ahead` keeps for the flow from `root`, else `load_catalog_ahead(root)` now (a catalog
+    that fails raises its CatalogError here)."""
+    return _kept_ahead(root) or load_catalog_ahead(root)
 
 
 def take_catalog_loaded_ahead(root: Path) -> Catalog | None:
     """The catalog `load_catalog_ahead` loaded from `root`, if no file under it changed since; once."""
     global _loaded_ahead
-    kept, _loaded_ahead = _loaded_ahead, None
-    if kept is None or kept[0] != root or kept[1] != _folder_state(root):
-        return None
-    return kept[2]
+    catalog, _loaded_ahead = _kept_ahead(root), None
+    return catalog

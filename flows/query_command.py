@@ -155,9 +155,7 @@ def cmd_query(args: argparse.Namespace) -> int:
             print(f"hweval query: {', '.join(refused)} refused: hweval query runs queries only (select, with, from, "
                   "describe, show, summarize, pragma, explain) and reads the warehouse only", file=sys.stderr)
             return 2
-        result = con.sql(args.sql)
-        if result is None:  # a statement without rows (e.g. a `set`)
-            return 0
+        result = con.sql(args.sql)  # a query (QUERY_STATEMENT_TYPES): it has rows, if none
         if args.format == "table":
             result.show(max_rows=args.max_rows, max_width=args.max_width)
             return 0

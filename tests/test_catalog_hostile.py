@@ -9,7 +9,6 @@ import tracemalloc
 import pytest
 import yaml
 
-from flows import catalog as catalog_module
 from flows import catalog_models, safe_yaml, warehouse
 from flows.catalog import MAX_ERROR_LINES, CatalogError, load_catalog
 from flows.cli import main as hweval
@@ -96,9 +95,9 @@ def test_the_catalogs_read_on_libyaml_are_what_pyyaml_alone_reads(catalog):
     assert yaml.__with_libyaml__
     for path in sorted(catalog.root.glob("*.yaml")):
         text = path.read_text(encoding="utf-8")
-        assert safe_yaml.load(text, catalog_module._UniqueKeyLoader) == yaml.load(
-            text, Loader=catalog_module._UniqueKeyLoader), path.name
-    assert issubclass(safe_yaml._FAST[catalog_module._UniqueKeyLoader], yaml.cyaml.CParser)
+        assert safe_yaml.load(text, safe_yaml.UniqueKeyLoader) == yaml.load(
+            text, Loader=safe_yaml.UniqueKeyLoader), path.name
+    assert issubclass(safe_yaml._FAST[safe_yaml.UniqueKeyLoader], yaml.cyaml.CParser)
 
 
 def test_nesting_past_the_depth_limit_is_refused_on_libyaml_too():
@@ -142,7 +141,7 @@ def test_a_tab_libyaml_would_take_as_a_separator_is_refused_as_pyyaml_refuses_it
 ])
 def test_a_refused_document_raises_pyyamls_own_message(text, kind, pyyaml_says):
     with pytest.raises(kind) as refused:
-        safe_yaml.load(text, catalog_module._UniqueKeyLoader)
+        safe_yaml.load(text, safe_yaml.UniqueKeyLoader)
     assert pyyaml_says in str(refused.value)
     assert str(refused.value).endswith("^")  # the snippet under PyYAML's mark
 
