@@ -129,6 +129,13 @@ def land(con, catalog, kind: str, rows: list[dict], run_id: str, as_of):
     return land_batch(con, batch, run_id, as_of, catalog)
 
 
+def replace_once(path: Path, old: str, new: str) -> None:
+    """Edit a copied catalog file: `old`, which must occur exactly once, becomes `new`."""
+    text = path.read_text()
+    assert text.count(old) == 1, f"{path.name}: {old!r} occurs {text.count(old)} times"
+    path.write_text(text.replace(old, new))
+
+
 def open_copy(template: Path, target: Path) -> duckdb.DuckDBPyConnection:
     """A connection to a copy of the warehouse file `template` at `target`: a test's own, to change as it likes."""
     if target.exists():

@@ -6,7 +6,7 @@ import json
 import boto3
 import pytest
 from botocore.stub import Stubber
-from builders import aws_page, aws_product
+from builders import aws_page, aws_product, replace_once
 
 from flows import transform
 from flows.land import SourceBatch, land_batch
@@ -138,10 +138,7 @@ def test_a_live_block_this_source_cannot_use_is_a_source_format_error(options, m
 def test_hweval_check_names_a_bad_live_option_in_one_line_and_exits_2(catalog_copy, capsys):
     from flows.cli import main
 
-    sources = catalog_copy / "sources.yaml"
-    text = sources.read_text()
-    assert text.count("endpoint_region: us-east-1 ") == 1
-    sources.write_text(text.replace("endpoint_region: us-east-1 ", "endpoint_region: us-west-2 "))
+    replace_once(catalog_copy / "sources.yaml", "endpoint_region: us-east-1 ", "endpoint_region: us-west-2 ")
     assert main(["check", "--catalog", str(catalog_copy)]) == 2
     assert capsys.readouterr() == ("", "hweval: sources.yaml: sources.aws_pricing.live: aws_pricing: live option "
                                        "endpoint_region 'us-west-2': the Price List API is served from us-east-1, "

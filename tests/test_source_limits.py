@@ -17,7 +17,16 @@ import boto3
 import offer_file_builder as ofb
 import pytest
 from botocore.stub import Stubber
-from builders import aws_page, aws_product, azure_item, azure_page, gcp_sku, land, mlperf_inference_result
+from builders import (
+    aws_page,
+    aws_product,
+    azure_item,
+    azure_page,
+    gcp_sku,
+    land,
+    mlperf_inference_result,
+    replace_once,
+)
 from conftest import AS_OF
 from pydantic import ValidationError
 
@@ -630,10 +639,7 @@ def test_waits_within_their_bounds_pass_the_check():
 def test_hweval_check_names_sources_yaml_the_source_and_the_wait(catalog_copy, capsys):
     from flows.cli import main
 
-    sources = catalog_copy / "sources.yaml"
-    text = sources.read_text()
-    assert text.count("lookback_hours: 6\n") == 1
-    sources.write_text(text.replace("lookback_hours: 6\n", "lookback_hours: six\n"))
+    replace_once(catalog_copy / "sources.yaml", "lookback_hours: 6\n", "lookback_hours: six\n")
     assert main(["check", "--catalog", str(catalog_copy)]) == 2
     expected = f"hweval: sources.yaml: sources.aws_spot.live: aws_spot: live option lookback_hours: {SPOT_BOUND}, got 'six'\n"
     assert capsys.readouterr() == ("", expected)
