@@ -138,9 +138,9 @@ MUTATIONS = (
     Mutation("hweval-query-reads-and-writes-files", "flows/query_command.py",
              "config = duckdb_settings.config(enable_external_access=False, lock_configuration=True)",
              "config = duckdb_settings.config()",
-             ("tests/test_cli.py::test_query_can_read_no_file_other_than_the_warehouse",)),
+             ("tests/test_query_command.py::test_query_can_read_no_file_other_than_the_warehouse",)),
     Mutation("hweval-query-runs-any-statement", "flows/query_command.py", "        if refused:\n", "        if False:\n",
-             ("tests/test_cli.py::test_query_runs_queries_only",)),
+             ("tests/test_query_command.py::test_query_runs_queries_only",)),
     Mutation("a-json-key-given-twice-keeps-the-last", "flows/sources/_common.py",
              ", object_pairs_hook=_unique_keys)", ")",
              ("tests/test_source_limits.py::test_a_key_given_twice_in_one_json_object_is_a_format_error_naming_both_"
