@@ -379,6 +379,22 @@ class InferenceWorkload(Strict):
                     "Default: a latency-bound service does not run on capacity that can be reclaimed (no spot or "
                     "low priority); an offline batch job may")
 
+    @field_validator("precisions")
+    @classmethod
+    def _one_entry_a_class(cls, precisions: list[str]) -> list[str]:
+        # the SQL compares precisions in classes (the precision_class macro): fp16 and bf16 are one 16-bit class, so
+        # listing both, or one twice, would match each 16-bit result and estimate twice
+        seen: dict[str, str] = {}
+        for precision in precisions:
+            klass = "bf16" if precision in ("fp16", "bf16") else precision
+            if klass in seen and seen[klass] == precision:
+                raise ValueError(f"{precision} is listed twice: list it once")
+            if klass in seen:
+                raise ValueError(f"{precision} and {seen[klass]} are one 16-bit class (an fp16 result counts where bf16 "
+                                 "is accepted, and the reverse): list one of them")
+            seen[klass] = precision
+        return precisions
+
     @model_validator(mode="after")
     def _traffic_for_services(self) -> InferenceWorkload:
         if self.slo != "offline" and self.traffic is None:

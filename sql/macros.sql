@@ -41,6 +41,11 @@ create or replace macro bytes_per_value(prec) as
         when 'fp4' then 0.5::double when 'int4' then 0.5::double
     end;
 
+-- The class a precision is compared in: fp16 and bf16 are one 16-bit class (same bytes, same peak on every chip
+-- listed), so an MLPerf fp16 result counts where a workload accepts bf16, and the reverse.
+create or replace macro precision_class(prec) as
+    case when prec in ('fp16', 'bf16') then 'bf16' else prec end;
+
 -- Model weights at a precision, in GB.
 create or replace macro weights_gb(params, prec) as
     params::double * bytes_per_value(prec) / 1e9;

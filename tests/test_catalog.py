@@ -166,6 +166,18 @@ def test_an_objective_other_than_cost_energy_or_emissions_is_refused(catalog_cop
         load_catalog(catalog_copy)
 
 
+@pytest.mark.parametrize(("precisions", "message"), [
+    (["bf16", "fp8", "fp16"], "fp16 and bf16 are one 16-bit class .*: list one of them"),
+    (["fp8", "bf16", "fp8"], "fp8 is listed twice: list it once"),
+])
+def test_a_precision_class_is_listed_once(catalog_copy, precisions, message):
+    # the SQL matches results and estimates by class (fp16 counts as bf16): listing a class twice would count each
+    # 16-bit result and estimate twice
+    edit(catalog_copy / "workloads.yaml", lambda d: d["workloads"]["llama2-70b-batch"].update(precisions=precisions))
+    with pytest.raises(CatalogError, match=rf"workloads.yaml: workloads.llama2-70b-batch.*precisions.*{message}"):
+        load_catalog(catalog_copy)
+
+
 def test_a_catalog_loaded_ahead_is_taken_once_and_only_while_its_files_are_unchanged(catalog_copy, tmp_path):
     """`hweval run` loads the catalog while Prefect's server starts; the flow takes that one instead of loading again."""
     from flows.catalog import load_catalog_ahead, take_catalog_loaded_ahead

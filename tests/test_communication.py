@@ -255,3 +255,19 @@ def test_a_calibrated_estimate_reproduces_the_measurement_it_was_fitted_on(price
     assert row["tokens_per_s_per_chip"] == pytest.approx(3000.0, abs=1e-6)
     # without the all-reduce term the same estimate would have been 812.26 a chip (TP 8): the term is 15% of it
     assert backtest["estimated_without_comm"] == pytest.approx(812.262, abs=1e-3)
+
+
+def test_fp8_training_reduces_its_gradients_in_16_bits(priced):
+    # fp8 training recipes keep gradients (and their all-reduce) in bf16 or wider: the step computes at the fp8 peak,
+    # the all-reduce moves 2 bytes a parameter, not fp8's 1
+    priced.execute("update catalog.family_defaults set allreduce_overlap = 0 where family = 'gpu'")
+    priced.execute("update catalog.workloads set training_precision = 'fp8' where workload_id = 'llama31-8b-pretrain-1t'")
+    transform.build_models(priced, RUN, AS_OF)
+    [row] = fetch_dicts(priced, "select * from marts.training_costs where workload_id = 'llama31-8b-pretrain-1t' "
+                                "and instance_type = 'p5.48xlarge'")
+    # step: 6 x 8e9 x 4,194,304 / (256 x 1,978.9e12 x 0.4) = 2.013266e17 / 2.0263936e17 = 0.993522 s; all-reduce
+    # 2 x 31/32 x 8e9 x 2 B / 400 GB/s = 0.0775 s (at 1 B it would be 0.03875 s, efficiency 0.962461);
+    # efficiency 0.993522 / 1.071022 = 0.927639
+    assert row["comm_share"] == pytest.approx(1 - 0.927639, abs=1e-6)
+    # 4.8e22 / 2.0263936e17 / 3600 = 65.79834 h at full efficiency; / 0.927639 = 70.9310 h
+    assert row["run_hours"] == pytest.approx(70.9310, abs=1e-4)

@@ -266,3 +266,53 @@ def test_divisions_and_availabilities_are_excluded_by_declared_rules(fresh_db, c
                      "where workload_id = 'llama2-70b-batch'")
     transform.build_models(fresh_db, RUN, AS_OF)
     assert fresh_db.execute(measured).fetchall() == [(1,)]
+
+
+def test_a_workload_that_accepts_fp16_takes_fp16_results_and_estimates_at_the_bf16_peak(fresh_db, catalog):
+    from builders import mlperf_inference_result
+
+    from flows.sources import mlperf_inference
+
+    land_prices(fresh_db, catalog, aws_product("p5.48xlarge", "55.0400000000", sku="A000000000000001"))
+    land_rows(fresh_db, catalog, "mlperf_inference", mlperf_inference.result_rows([mlperf_inference_result(
+        "r", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Offline", 24528.3, precision="fp16")], "s.json"))
+    # the workload writes fp16 where the catalog ships bf16: the same 16-bit class
+    fresh_db.execute("update catalog.workload_precisions set precision = 'fp16' "
+                     "where workload_id = 'llama2-70b-batch' and precision = 'bf16'")
+    transform.build_models(fresh_db, RUN, AS_OF)
+    got = {(r["basis"], r["precision"]): r for r in rows(
+        fresh_db, "select * from marts.inference_costs where workload_id = 'llama2-70b-batch' "
+                  "and instance_type = 'p5.48xlarge' and pricing_term = 'on_demand'")}
+    # the 16-bit class is measured (the measurement stands before the estimate), fp8 estimated
+    assert set(got) == {("measured", "fp16"), ("estimated", "fp8")}
+    assert got["measured", "fp16"]["precision_class"] == "bf16"
+    # the MLPerf fp16 result prices it: 55.04 / (24,528.3 x 3600) x 1e6 = 0.62332 USD per million tokens
+    assert got["measured", "fp16"]["outcome_value"] == pytest.approx(0.62332, abs=1e-5)
+    # the fp16 estimate beside it runs at the H100's bf16 peak (it lists no fp16 one: the same figure), in the class
+    estimate = ("select precision_class, replica_chips, batch, replica_tokens_per_s, exclusion_reason "
+                "from intermediate.int_inference_estimates_computed where workload_id = 'llama2-70b-batch' "
+                "and offer_id = 'aws:us-east-1:p5.48xlarge:on_demand' and precision = ?")
+    [fp16] = rows(fresh_db, estimate, ["fp16"])
+    assert (fp16["precision_class"], fp16["exclusion_reason"]) == ("bf16", None)
+    # ... and comes out as the workload's shipped bf16 does, figure for figure
+    fresh_db.execute("update catalog.workload_precisions set precision = 'bf16' "
+                     "where workload_id = 'llama2-70b-batch' and precision = 'fp16'")
+    transform.build_models(fresh_db, RUN, AS_OF)
+    [bf16] = rows(fresh_db, estimate, ["bf16"])
+    assert fp16 == bf16
+    assert rows(fresh_db, "select exclusion_reason from marts.excluded_candidates "
+                          "where workload_id = 'llama2-70b-batch' and precision = 'fp16'") == []
+
+
+def test_a_replica_that_spans_instances_counts_its_chips_once(fresh_db, catalog):
+    land_prices(fresh_db, catalog, aws_product("p5.48xlarge", "55.0400000000", sku="A000000000000001"))
+    fresh_db.execute("update catalog.workloads set max_instances_per_replica = 2 where workload_id = 'llama31-405b-chat'")
+    transform.build_models(fresh_db, RUN, AS_OF)
+    [row] = rows(fresh_db, "select * from marts.rankings where workload_id = 'llama31-405b-chat' "
+                           "and instance_type = 'p5.48xlarge' and precision = 'bf16'")
+    [costs] = rows(fresh_db, "select * from marts.inference_costs where candidate_id = ?", [row["candidate_id"]])
+    # bf16: 811.3 GB / 72 GB usable a chip = 11.3 -> 12 chips; a group tiles one 8-chip instance or spans whole ones:
+    # 16 chips on 2 instances (not 32: the 16 are already both instances' chips)
+    assert (costs["replica_chips"], costs["instances_per_replica"]) == (16, 2)
+    assert row["chips"] == 16
+    assert row["tokens_per_s_per_chip"] == pytest.approx(costs["replica_tokens_per_s"] / 16)

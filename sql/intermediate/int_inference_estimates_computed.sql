@@ -121,8 +121,7 @@ sized as not materialized (
     left join peaks on peaks.accelerator_id = offers.accelerator_id and peaks.precision = quantizations.precision
     left join calibration
         on calibration.accelerator_id = offers.accelerator_id
-        and calibration.precision_class = case when quantizations.precision in ('fp16', 'bf16') then 'bf16'
-                                               else quantizations.precision end
+        and calibration.precision_class = precision_class(quantizations.precision)
         and calibration.model_id = workloads.model_id
     -- a lower precision the chip does not have is not a candidate at all
     where allowed.precision is not null or peaks.peak_tflops is not null
@@ -292,7 +291,7 @@ final as (
         checked.accelerator_id, checked.accelerator_count, checked.usd_per_hour, checked.usd_per_chip_hour,
         checked.price_source_id, checked.price_as_of, checked.price_ref,
         checked.precision,
-        checked.precision as precision_class,
+        precision_class(checked.precision) as precision_class,
         checked.weights_gb,
         checked.kv_bytes_per_token,
         checked.memory_gb as memory_gb_per_chip,

@@ -97,7 +97,7 @@ own_runs as (
 cases as (
     select
         measured.*,
-        case when measured.precision in ('fp16', 'bf16') then 'bf16' else measured.precision end as precision_class,
+        precision_class(measured.precision) as precision_class,
         accelerators.family,
         accelerators.memory_gb,
         accelerators.memory_bandwidth_tbps,
@@ -107,8 +107,7 @@ cases as (
         defaults.usable_memory_fraction,
         defaults.bandwidth_efficiency,
         defaults.compute_efficiency,
-        -- an fp16 result is estimated at the chip's fp16 peak, else its bf16 one (the same on every chip listed)
-        coalesce(peaks.peak_tflops, bf16_peaks.peak_tflops) as peak_tflops,
+        peaks.peak_tflops,
         coalesce(models.active_params, models.params) as params_active,
         weights_gb(models.params, measured.precision) as weights_gb,
         kv_cache_bytes_per_token(models.layers, models.kv_heads, models.head_dim,
@@ -119,9 +118,6 @@ cases as (
     inner join accelerators on accelerators.accelerator_id = measured.accelerator_id
     inner join defaults on defaults.family = accelerators.family
     left join peaks on peaks.accelerator_id = measured.accelerator_id and peaks.precision = measured.precision
-    left join peaks as bf16_peaks
-        on bf16_peaks.accelerator_id = measured.accelerator_id and bf16_peaks.precision = 'bf16'
-        and measured.precision = 'fp16'
     where bytes_per_value(measured.precision) is not null
 ),
 

@@ -19,7 +19,7 @@ final as (
         results.accelerator_id,
         tasks.model as model_id,
         results.scenario_normalised as scenario,
-        case when results.precision in ('fp16', 'bf16') then 'bf16' else results.precision end as precision_class,
+        precision_class(results.precision) as precision_class,
         results.power_result / results.performance_result as joules_per_token,
         results.performance_result / results.power_result as tokens_per_s_per_watt,
         results.power_result as system_watts,
@@ -36,7 +36,7 @@ final as (
     where results.accelerator_id is not null
     qualify row_number() over (
         partition by results.accelerator_id, tasks.model, results.scenario_normalised,
-            case when results.precision in ('fp16', 'bf16') then 'bf16' else results.precision end
+            precision_class(results.precision)
         order by results.power_result / results.performance_result, results.source_ref
     ) = 1
 )

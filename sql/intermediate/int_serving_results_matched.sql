@@ -86,7 +86,7 @@ mlperf as (
         on scenarios.task = results.task and scenarios.scenario = results.scenario_normalised
     inner join accepted
         on accepted.workload_id = workloads.workload_id
-        and accepted.precision = case when results.precision = 'fp16' then 'bf16' else results.precision end
+        and precision_class(accepted.precision) = precision_class(results.precision)
     inner join offers
         on offers.accelerator_id = results.accelerator_id
         and offer_term_accepted(workloads.pricing_terms, offers.pricing_term, offers.term_months, workloads.months)
@@ -137,7 +137,7 @@ own_runs as (
     from workloads
     inner join runs on runs.model_id = workloads.model_id
     inner join accepted
-        on accepted.workload_id = workloads.workload_id and accepted.precision = runs.precision_class
+        on accepted.workload_id = workloads.workload_id and precision_class(accepted.precision) = runs.precision_class
     inner join offers
         on offers.accelerator_id = runs.accelerator_id
         and offer_term_accepted(workloads.pricing_terms, offers.pricing_term, offers.term_months, workloads.months)
@@ -146,7 +146,7 @@ own_runs as (
 fitted as (
     select
         points.*,
-        case when points.precision in ('fp16', 'bf16') then 'bf16' else points.precision end as precision_class,
+        precision_class(points.precision) as precision_class,
         workloads.input_tokens,
         workloads.output_tokens,
         workloads.shape_tolerance,

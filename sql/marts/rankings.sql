@@ -43,7 +43,7 @@ candidates as (
     union all by name
     select
         workload_id, candidate_id, offer_id, cloud, region, instance_type, pricing_term,
-        accelerator_id, accelerator_count, replica_chips * instances_per_replica as chips,
+        accelerator_id, accelerator_count, replica_chips as chips,  -- the replica's chips, across the instances it spans
         coalesce(instances, instances_per_replica) as instances, precision,
         usd_per_hour, usd_per_chip_hour, basis,
         outcome_metric,

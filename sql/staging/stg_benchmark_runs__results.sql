@@ -20,7 +20,7 @@ final as (
         cast(chips as integer) as chips,
         model as model_id,
         precision,
-        case when precision in ('fp16', 'bf16') then 'bf16' else precision end as precision_class,
+        precision_class(precision) as precision_class,
         case when kind <> 'offline' then concurrency end as concurrency,
         case when kind <> 'offline' then request_rate end as request_rate,
         input_tokens,
