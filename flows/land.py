@@ -189,12 +189,13 @@ def failed_batch(catalog: Catalog, source_id: str, error: BaseException) -> Sour
                        error=redact_text(f"{type(error).__name__}: {error}"))
 
 
-def last_good_load(con: duckdb.DuckDBPyConnection, source_id: str) -> tuple | None:
-    """(run id, since, data as-of) of the latest run that landed this source, whose rows a stale source runs on."""
+def last_good_load(con: duckdb.DuckDBPyConnection, source_id: str, as_of: dt.date) -> tuple | None:
+    """(run id, since, data as-of) of the latest run dated `as_of` or earlier that landed this source, whose rows a
+    stale source runs on: a backfill never runs on prices of a date after its own."""
     rows = con.execute(
         "select used_run_id, coalesce(stale_since, as_of), data_as_of from ops.source_loads "
-        "where source_id = ? and used_run_id is not null order by coalesce(stale_since, as_of) desc, as_of desc "
-        "limit 1", [source_id]).fetchall()
+        "where source_id = ? and used_run_id is not null and as_of <= ? "
+        "order by coalesce(stale_since, as_of) desc, as_of desc limit 1", [source_id, as_of]).fetchall()
     return rows[0] if rows else None
 
 
@@ -496,7 +497,7 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
                  if s_id in {b.source_id for b in checked}}
     fallback_ids = {other_id for replaced in fallbacks.values() for other_id in replaced}
     # found before this date's rows are cleared: on a same-date re-run the earlier run may be the last good one
-    last_good = {s_id: last_good_load(con, s_id) for s_id in {b.source_id for b in checked} | fallback_ids}
+    last_good = {s_id: last_good_load(con, s_id, as_of) for s_id in {b.source_id for b in checked} | fallback_ids}
     # every source of this run (and each one it may fall back on) keeps its same-date rows until its own batch
     # replaces them, in its transaction
     prepare_warehouse(con, catalog, as_of, keep_sources={b.source_id for b in checked} | fallback_ids)

@@ -331,3 +331,24 @@ def test_a_batch_whose_every_row_is_quarantined_leaves_its_source_stale_on_its_l
     # one good row is enough to land: the other is quarantined as before
     [landed] = land_all(fresh_db, catalog, [aws_pricing_batch(zero | {"g6.2xlarge": "0.9776"}, AS_OF)], "run-3", AS_OF)
     assert (landed.status, landed.rows_landed, landed.rows_quarantined) == ("landed", 1, 1)
+
+
+def test_a_backfill_whose_source_fails_runs_on_the_last_good_rows_before_its_date_not_after(fresh_db, catalog):
+    # prices land on 11-28 (55.04) and 11-30 (60.00); a backfill of 11-29 whose fetch fails runs on 11-28's rows,
+    # stale since 11-28 (1 day), never on a later date's prices (stale "since" 11-30 would be -1 days)
+    from flows.land import failed_batch
+
+    day_1, backfill = dt.date(2026, 11, 28), dt.date(2026, 11, 29)
+    land_all(fresh_db, catalog, [aws_pricing_batch({"p5.48xlarge": "55.04"}, day_1)], "run-1128", day_1)
+    land_all(fresh_db, catalog, [aws_pricing_batch({"p5.48xlarge": "60.00"}, AS_OF)], "run-1130", AS_OF)
+    [held] = land_all(fresh_db, catalog, [failed_batch(catalog, "aws_pricing", ConnectionError("no route"))],
+                      "run-1129", backfill)
+    assert (held.status, held.stale_since) == ("stale", day_1)
+    assert fresh_db.execute("select used_run_id from ops.source_loads where run_id = 'run-1129'").fetchall() == [
+        ("run-1128",)]
+    # a backfill before any good load has no rows to run on, not the later ones
+    [none] = land_all(fresh_db, catalog, [failed_batch(catalog, "aws_pricing", ConnectionError("no route"))],
+                      "run-1127", dt.date(2026, 11, 27))
+    assert (none.status, none.stale_since) == ("stale", None)
+    assert fresh_db.execute("select used_run_id from ops.source_loads where run_id = 'run-1127'").fetchall() == [
+        (None,)]
