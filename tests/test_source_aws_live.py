@@ -134,6 +134,37 @@ def test_throttled_past_every_retry_fails_the_source(pricing):
     assert sleeps == [1.0, 2.0, 4.0, 8.0]  # exponential backoff between the 5 attempts
 
 
+def test_a_page_the_service_failed_to_serve_is_retried_from_its_token_whatever_the_token_looks_like(pricing):
+    # the service's NextToken happens to read as botocore's own token format (base64 of a JSON object: {"v": "2",
+    # "c": "abc", "i": 7}); resumed after a failure, it must go back as NextToken, not be split into parameters
+    token = "eyJ2IjogIjIiLCAiYyI6ICJhYmMiLCAiaSI6IDd9"
+    first = {"ServiceCode": "AmazonEC2", "Filters": GPU}
+    pricing.add_response("get_products", aws_page(aws_product("p5.48xlarge", "55.0400000000"), next_token=token),
+                         first)
+    # HTTP 500 and 503: the service failed to serve the page, worth the retries throttling gets
+    pricing.add_client_error("get_products", service_error_code="InternalError", http_status_code=500,
+                             expected_params=first | {"NextToken": token})
+    pricing.add_client_error("get_products", service_error_code="ServiceUnavailable", http_status_code=503,
+                             expected_params=first | {"NextToken": token})
+    pricing.add_response("get_products", aws_page(aws_product("p5en.48xlarge", "63.2960000000", sku="P5EN0001")),
+                         first | {"NextToken": token})
+    pricing.add_response("get_products", aws_page(), {"ServiceCode": "AmazonEC2", "Filters": ASIC})
+    sleeps = Sleeps()
+    rows = aws_pricing.fetch_live({"regions": ["us-east-1"]}, sleep=sleeps)
+    assert sorted(r["instance_type"] for r in rows) == ["p5.48xlarge", "p5en.48xlarge"]
+    assert sleeps == [1.0, 2.0]
+
+
+def test_a_service_still_failing_after_every_retry_fails_the_source(pricing):
+    for _ in range(5):
+        pricing.add_client_error("get_products", service_error_code="InternalFailure", service_message="oops",
+                                 http_status_code=500)
+    sleeps = Sleeps()
+    with pytest.raises(LiveSourceError, match=r"still failing \(InternalFailure: oops\) after 5 attempts"):
+        aws_pricing.fetch_live({"regions": ["us-east-1"]}, sleep=sleeps)
+    assert sleeps == [1.0, 2.0, 4.0, 8.0]
+
+
 def test_no_credentials_in_the_standard_chain_fails_cleanly(monkeypatch, tmp_path):
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
                  "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",

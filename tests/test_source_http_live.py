@@ -11,15 +11,18 @@ import logging
 import socket
 import threading
 import time
+import urllib.error
 import urllib.parse
+import urllib.request
 from collections import defaultdict, deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from io import BytesIO
 
 import pytest
 
 from flows.sources import _http, azure_retail, gcp_billing
-from flows.sources._common import LiveSourceError, SourceFormatError
+from flows.sources._common import LiveSourceError, SourceFormatError, SourceLimitError, SourceLimits, redact_text
 
 API_KEY = "AIzaSyTEST-not-a-real-key_0123456789"
 ENV = {"GOOGLE_API_KEY": API_KEY}
@@ -33,6 +36,7 @@ class Seen:
     path: str
     query: dict[str, list[str]]
     raw: str  # path + query as sent
+    headers: dict[str, str]
 
 
 class FakeApi:
@@ -47,7 +51,7 @@ class FakeApi:
             def do_GET(self):
                 split = urllib.parse.urlsplit(self.path)
                 api.requests.append(Seen(split.path, urllib.parse.parse_qs(split.query, keep_blank_values=True),
-                                         self.path))
+                                         self.path, dict(self.headers)))
                 if api.queues[split.path]:
                     status, headers, body, delay = api.queues[split.path].popleft()
                 else:
@@ -168,11 +172,18 @@ def az_next_link(base: str, region: str) -> str:
 
 # ---------------------------------------------------------------- redact
 def test_redact_hides_secret_query_values_in_any_case_and_keeps_the_rest():
+    # one rule with redact_text (a name holding key, token, sig, credential, secret or password, or `code`): an API
+    # gateway's subscription-key and a pre-signed URL's X-Amz-* are hidden too
     url = ("https://user:hunter2@example.com/v1/skus?key=AIza123&pageSize=5000&Access_Token=ya29.x&SIG=abc%2Fdef"
-           "&$filter=armRegionName%20eq%20%27eastus%27&code=42&keys=visible&signature=s&token=t&api_key=k")
+           "&$filter=armRegionName%20eq%20%27eastus%27&code=42&keys=k2&signature=s&token=t&api_key=k"
+           "&subscription-key=S1&X-Amz-Credential=AKIA%2F1&X-Amz-Security-Token=T&X-Amz-Signature=beef"
+           "&client_secret=C&currencyCode=USD&region=eastus")
     assert _http.redact(url) == (
         "https://user:***@example.com/v1/skus?key=***&pageSize=5000&Access_Token=***&SIG=***"
-        "&$filter=armRegionName%20eq%20%27eastus%27&code=***&keys=visible&signature=***&token=***&api_key=***")
+        "&$filter=armRegionName%20eq%20%27eastus%27&code=***&keys=***&signature=***&token=***&api_key=***"
+        "&subscription-key=***&X-Amz-Credential=***&X-Amz-Security-Token=***&X-Amz-Signature=***"
+        "&client_secret=***&currencyCode=USD&region=eastus")
+    assert _http.redact(url) == redact_text(_http.redact(url))
     assert _http.redact("https://prices.azure.com/api/retail/prices") == "https://prices.azure.com/api/retail/prices"
 
 
@@ -389,3 +400,85 @@ def test_a_page_that_is_not_json_is_a_format_error_naming_the_redacted_url(api):
                                                 r"currencyCode=USD&key=\*\*\* is not JSON") as err:
         gcp_billing.fetch_live({"services": [GCE], "endpoint": api.base}, environ=ENV)
     assert API_KEY not in str(err.value)
+
+
+# ---------------------------------------------------------------- where a request goes, and how long it may take
+def raw_server(response: bytes, *, trickle_s: float = 0.0) -> str:
+    """A server on 127.0.0.1 that answers one request with `response` exactly as written (a byte every `trickle_s`
+    when given); its base URL."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def answer():
+        with listener, listener.accept()[0] as conn:
+            request = b""
+            while b"\r\n\r\n" not in request:
+                request += conn.recv(4096)
+            try:
+                if not trickle_s:
+                    conn.sendall(response)
+                for i in range(len(response) if trickle_s else 0):
+                    conn.sendall(response[i:i + 1])
+                    time.sleep(trickle_s)
+            except OSError:  # the client gave up
+                pass
+
+    threading.Thread(target=answer, daemon=True).start()
+    return f"http://127.0.0.1:{listener.getsockname()[1]}"
+
+
+def test_only_http_urls_are_fetched_and_a_next_page_link_elsewhere_is_not_followed(api, tmp_path):
+    secret = tmp_path / "credentials"
+    secret.write_text("[default]\naws_secret_access_key = fakeSECRET\n")
+    with pytest.raises(LiveSourceError, match=r"^t: not a URL that can be fetched: file://.*credentials \(expected "
+                                              r"http:// or https://\)$"):
+        _http.get_json(secret.as_uri(), what="t", sleep=Sleeps())
+    # a Retail Prices page whose NextPageLink names a local file, or another host: the listing stops there, and the
+    # file is never read (it used to be, and its first 300 characters went into the source's error)
+    port = api.base.rsplit(":", 1)[1]
+    for link in (secret.as_uri(), f"http://localhost:{port}{AZ_PATH}?$skip=100"):
+        api.add(AZ_PATH, az_page([], link))
+        pages = azure_retail.pages_from_api({"regions": ["eastus"], "endpoint": api.base + AZ_PATH})
+        with pytest.raises(SourceFormatError, match=r"^azure retail prices eastus page 1\.NextPageLink: the next "
+                                                    r"page's link points elsewhere than the listing's endpoint") as err:
+            list(pages)
+        assert "fakeSECRET" not in str(err.value)
+    assert api.paths() == [AZ_PATH, AZ_PATH]  # page 1 twice, nothing followed
+
+
+def test_credentials_go_to_the_url_asked_for_never_on_to_a_redirect(api):
+    port = api.base.rsplit(":", 1)[1]
+    api.add("/start", "", status=302, headers={"Location": f"http://localhost:{port}/landing"})  # another host
+    api.add("/landing", {"ok": True})
+    got = _http.get_json(api.base + "/start", headers={"Authorization": "Bearer ya29.SECRET"}, what="t",
+                         sleep=Sleeps())
+    assert got == {"ok": True} and api.paths() == ["/start", "/landing"]
+    assert api.requests[0].headers["Authorization"] == "Bearer ya29.SECRET"
+    assert "Authorization" not in api.requests[1].headers
+    # and a redirect from https down to http is refused
+    request = urllib.request.Request("https://management.azure.com/skus")
+    with pytest.raises(urllib.error.HTTPError, match="redirect from https to http://evil.example/skus refused"):
+        _http._NoDowngrade().redirect_request(request, BytesIO(), 302, "Found", {}, "http://evil.example/skus")
+
+
+def test_a_chunked_body_is_bounded_whatever_its_content_length_says():
+    # Content-Length 2, but chunked: http.client reads the chunks (RFC 9112 6.3), 3 x 512 KiB past the 1 MiB limit
+    chunk = b"0" * (512 * 1024)
+    body = b"".join(b"%x\r\n" % len(chunk) + chunk + b"\r\n" for _ in range(3)) + b"0\r\n\r\n"
+    base = raw_server(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+                      b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n" + body)
+    with pytest.raises(SourceLimitError, match=r"^t: response from http://127\.0\.0\.1:\d+/x: the body is larger than "
+                                               r"max_file_bytes allows \(1,048,576 bytes = 1 MiB\)"):
+        _http.get_json(base + "/x", what="t", sleep=Sleeps(), limits=SourceLimits(max_file_bytes=1 << 20))
+
+
+def test_a_response_that_trickles_in_is_given_up_at_its_deadline(monkeypatch):
+    # a byte every 0.05 s: each read is quick (timeout_s never fires), but the whole response may take only
+    # MAX_RESPONSE_S (600 s; 0.3 s here); its 200-byte body would take 10 s
+    monkeypatch.setattr(_http, "MAX_RESPONSE_S", 0.3)
+    base = raw_server(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+                      + b" " * 200, trickle_s=0.05)
+    started = time.monotonic()
+    with pytest.raises(LiveSourceError, match=r"^t: gave up after 1 attempts .*; last: network error: TimeoutError: "
+                                              r"the response took more than 0\.3 s \(MAX_RESPONSE_S\) to arrive$"):
+        _http.get_json(base + "/x", what="t", retries=0, timeout_s=5, sleep=Sleeps())
+    assert time.monotonic() - started < 5

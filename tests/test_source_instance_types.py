@@ -224,6 +224,15 @@ def test_azure_live_follows_next_link_per_location_with_the_token_in_a_header_on
     assert AZURE_TOKEN not in caplog.text and all(AZURE_TOKEN not in r["source_ref"] for r in rows)
 
 
+def test_azure_next_link_to_another_host_is_not_followed_with_the_token(server):
+    port = server.base.rsplit(":", 1)[1]
+    server.add(SKUS_PATH, {"value": [ND_H100], "nextLink": f"http://localhost:{port}{SKUS_PATH}?$skiptoken=2"})
+    with pytest.raises(SourceFormatError, match=r"^azure skus eastus page 1\.nextLink: the next page's link points "
+                                                r"elsewhere than the listing's endpoint"):
+        azure_skus.fetch_live({"regions": ["eastus"], "endpoint": server.base}, environ=AZURE_ENV)
+    assert len(server.requests) == 1  # page 1 only: the token never went to localhost
+
+
 def test_azure_missing_credentials_say_which_variables_to_set(server):
     with pytest.raises(LiveSourceError, match=r"^azure skus: no credentials: set AZURE_ACCESS_TOKEN \("):
         azure_skus.fetch_live({"regions": ["eastus"], "endpoint": server.base},
@@ -448,3 +457,22 @@ def test_the_embedded_snapshot_lands_whole_and_covers_the_priced_instance_types(
     assert all(variants == 1 for _, _, variants in staged.values())
     assert dt.date(2026, 8, 22) in {r[0] for r in fresh_db.execute(
         "select data_as_of from staging.stg_instance_types__hardware").fetchall()}
+
+
+def test_gcp_unreachable_locations_the_listing_asks_for_fail_it_and_others_are_logged(caplog):
+    # returnPartialSuccess: a listing answers without the zones it could not reach, and names them
+    page = aggregated("machineType", "machineTypes", {"us-central1-a": [gce_machine(A3[0], "us-central1-a", *A3[1:])]})
+    page["unreachables"] = ["zones/us-east5-a", "zones/asia-east1-b"]
+    asks_east5 = gcp_machine_types.Scope(regions=["us-central1", "us-east5"])
+    with pytest.raises(LiveSourceError, match=r"^mt: 1 location\(s\) the listing asks for were unreachable "
+                                              r"\(returnPartialSuccess\): \['zones/us-east5-a'\]; their types would "
+                                              r"be missing$"):
+        gcp_machine_types.rows_from_pages([("mt", page)], asks_east5)
+    # every region asked for (no `regions`): any unreachable zone fails the listing
+    with pytest.raises(LiveSourceError, match=r"^mt: 2 location\(s\) the listing asks for were unreachable"):
+        gcp_machine_types.rows_from_pages([("mt", page)])
+    # zones outside the regions asked for only make a warning
+    with caplog.at_level(logging.WARNING):
+        rows = gcp_machine_types.rows_from_pages([("mt", page)], gcp_machine_types.Scope(regions=["us-central1"]))
+    assert [r["zone"] for r in rows] == ["us-central1-a"]
+    assert "mt: 2 locations outside the listing's regions were unreachable" in caplog.text

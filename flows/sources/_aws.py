@@ -1,8 +1,9 @@
 """boto3 plumbing shared by the AWS sources: clients from the standard credential chain, pages with retries.
 
-botocore's own retries are turned off so that one layer decides: a throttled page is retried here, with
-exponential backoff, from the page it stopped at; a denied call or a missing credential fails the source at once
-with the reason (never the credentials themselves).
+botocore's own retries are turned off so that one layer decides: a throttled page, or one the service failed to
+serve (HTTP 5xx: InternalError, ServiceUnavailable ...), is retried here, with exponential backoff, from the page it
+stopped at; a denied call or a missing credential fails the source at once with the reason (never the credentials
+themselves).
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ log = logging.getLogger(__name__)
 
 THROTTLING_CODES = {"Throttling", "ThrottlingException", "RequestLimitExceeded", "TooManyRequestsException",
                     "RequestThrottled", "RequestThrottledException", "SlowDown", "PriorRequestNotComplete"}
+# the service failed to serve the call: worth the same retries as throttling (botocore's own retry modes retry them)
+SERVER_ERROR_CODES = {"InternalError", "InternalFailure", "InternalServerError", "ServiceUnavailable", "Unavailable",
+                      "ServiceUnavailableException", "InternalServiceError"}
 DENIED_CODES = {"AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "UnrecognizedClientException",
                 "InvalidClientTokenId", "ExpiredToken", "ExpiredTokenException", "AuthFailure", "SignatureDoesNotMatch",
                 "OptInRequired"}
@@ -75,6 +79,7 @@ def pages(api_client, operation: str, what: str, *, limits: SourceLimits = DEFAU
         PartialCredentialsError,
         ReadTimeoutError,
     )
+    from botocore.paginate import TokenEncoder
 
     transient_network = (ConnectionClosedError, ConnectTimeoutError, EndpointConnectionError, ReadTimeoutError)
 
@@ -82,7 +87,9 @@ def pages(api_client, operation: str, what: str, *, limits: SourceLimits = DEFAU
     token, throttled, page_no = None, 0, 0
     seen: dict[str, int] = {}  # NextToken -> the page that returned it
     while True:
-        config = {"StartingToken": token} if token else {}
+        # a paginator resumes from its own token (the service's NextToken encoded as botocore writes it): given the
+        # service's token as is, botocore would try to read it as its own and could split it into parameters
+        config = {"StartingToken": TokenEncoder().encode({"NextToken": token})} if token else {}
         try:
             for page in paginator.paginate(**kwargs, PaginationConfig=config):
                 page_no += 1
@@ -102,15 +109,21 @@ def pages(api_client, operation: str, what: str, *, limits: SourceLimits = DEFAU
         except ClientError as exc:
             error = exc.response.get("Error", {})
             code, message = error.get("Code", "?"), error.get("Message", "")
-            if code in THROTTLING_CODES and throttled < attempts - 1:
+            status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
+            server_error = code in SERVER_ERROR_CODES or (code not in THROTTLING_CODES and status >= 500)
+            if (code in THROTTLING_CODES or server_error) and throttled < attempts - 1:
                 throttled += 1
                 wait = backoff_s * 2 ** (throttled - 1)
-                log.warning("%s: throttled (%s); retrying page %d in %.1f s (%d of %d)",
-                            what, code, page_no + 1, wait, throttled, attempts - 1)
+                log.warning("%s: %s (%s); retrying page %d in %.1f s (%d of %d)", what,
+                            "throttled" if code in THROTTLING_CODES else f"HTTP {status or '5xx'}", code,
+                            page_no + 1, wait, throttled, attempts - 1)
                 sleep(wait)
                 continue
             if code in THROTTLING_CODES:
                 raise LiveSourceError(f"{what}: still throttled ({code}) after {attempts} attempts") from None
+            if server_error:
+                raise LiveSourceError(redact_text(f"{what}: still failing ({code}: {message}) after {attempts} "
+                                                  f"attempts")) from None
             if code in DENIED_CODES:
                 raise LiveSourceError(redact_text(f"{what}: access denied ({code}): {message}")) from None
             raise LiveSourceError(redact_text(f"{what}: {code}: {message}")) from None

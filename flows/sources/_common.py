@@ -410,8 +410,15 @@ class LiveSourceError(RuntimeError):
     """
 
 
-_SECRET_IN_TEXT = re.compile(
-    r"(?i)([?&](?:[\w.-]*(?:key|token|sig|credential|secret|password)[\w.-]*|code)=)[^&\s'\"]+")
+_SECRET_NAME = r"(?:[\w.-]*(?:key|token|sig|credential|secret|password)[\w.-]*|code)"
+_SECRET_IN_TEXT = re.compile(rf"(?i)([?&]{_SECRET_NAME}=)[^&\s'\"]+")
+_SECRET_PARAM = re.compile(rf"(?i){_SECRET_NAME}")
+
+
+def is_secret_param(name: str) -> bool:
+    """Whether a query parameter of this name carries a secret (key, api-key, subscription-key, token, sig,
+    X-Amz-Signature, X-Amz-Credential, client_secret, password, code ...; any case): one rule for every redaction."""
+    return _SECRET_PARAM.fullmatch(name.strip()) is not None
 _USERINFO = re.compile(r"(://[^/\s:@]+:)[^@/\s]+@")
 _ACCOUNT_IN_ARN = re.compile(r"(arn:aws[a-z-]*:[a-z0-9-]*:[a-z0-9-]*:)\d{12}(:)")
 

@@ -3,7 +3,13 @@
 Retried: HTTP 429, 500, 502, 503, 504 and network errors (refused, reset, timed out), with exponential backoff
 (`backoff_s`, 2 x, 4 x ...) or the server's `Retry-After` when it sends one. Not retried: 401/403 (access denied)
 and other 4xx, which raise `LiveSourceError` at once with the server's own error message. A body that is not JSON,
-or is larger than the source's `max_file_bytes`, raises `SourceFormatError` (never retried). URLs in messages and logs go through `redact`; headers are never logged.
+or is larger than the source's `max_file_bytes`, raises `SourceFormatError` (never retried). URLs in messages and logs
+go through `redact`; headers are never logged.
+
+Only http(s) URLs are fetched (never file:, ftp: or data:, whatever a next-page link says). The caller's headers
+(credentials: `Authorization`) go to the URL asked for only, never on to a redirect's; a redirect from https to
+http is refused. A whole response must arrive within `MAX_RESPONSE_S` of its request (`timeout_s` bounds each
+wait for the server), so a server that sends its body a byte at a time cannot hold a run.
 """
 
 from __future__ import annotations
@@ -20,23 +26,78 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any
 
+from flows.safe_yaml import cut
 from flows.sources._common import (
     DEFAULT_LIMITS,
     LiveSourceError,
     SourceFormatError,
     SourceLimits,
+    is_secret_param,
     parse_json,
-    read_at_most,
 )
 
 log = logging.getLogger(__name__)
 
-SECRET_PARAMS = frozenset({"key", "api_key", "access_token", "token", "sig", "signature", "code"})
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_RETRY_AFTER_S = 300.0  # a server asking for longer than this is not going to answer tonight
 _EXCERPT_CHARS = 300
 _ERROR_BODY_BYTES = 64 * 1024  # of an error response: enough for any API's error message
 _USER_AGENT = "hweval/0.1 (+urllib)"
+MAX_RESPONSE_S = 600.0  # one response, from its request to its last byte
+_READ_CHUNK = 64 * 1024
+FETCHED_SCHEMES = ("http", "https")
+
+
+class _NoDowngrade(urllib.request.HTTPRedirectHandler):
+    """urllib's redirects (it copies only the headers not added as unredirected: no credential goes on), but never
+    from https to http."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        target = urllib.parse.urljoin(req.full_url, newurl)
+        if urllib.parse.urlsplit(req.full_url).scheme == "https" and urllib.parse.urlsplit(target).scheme != "https":
+            raise urllib.error.HTTPError(req.full_url, code, f"redirect from https to {redact(target)} refused",
+                                         headers, fp)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def _opener() -> urllib.request.OpenerDirector:
+    """urllib's default opener less the file:, ftp: and data: handlers, with redirects that never downgrade."""
+    opener = urllib.request.OpenerDirector()
+    for handler in (urllib.request.ProxyHandler(), urllib.request.UnknownHandler(), urllib.request.HTTPHandler(),
+                    urllib.request.HTTPSHandler(), urllib.request.HTTPDefaultErrorHandler(), _NoDowngrade(),
+                    urllib.request.HTTPErrorProcessor()):
+        opener.add_handler(handler)
+    return opener
+
+
+def same_origin_link(link: str, first_url: str, where: str) -> str:
+    """A next-page link from a response, if it points where the listing started (scheme, host and port): the
+    request carries the listing's credentials, and a link elsewhere (another host, a file: URL) is not followed."""
+    def origin(url: str) -> tuple:
+        parts = urllib.parse.urlsplit(url)
+        return parts.scheme.lower(), parts.hostname, parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower())
+
+    try:
+        same = origin(link) == origin(first_url)
+    except ValueError:  # a port that is no number
+        same = False
+    if not same:
+        raise SourceFormatError(f"{where}: the next page's link points elsewhere than the listing's endpoint "
+                                f"({cut(redact(link))}, not {cut(redact(first_url))}); not followed")
+    return link
+
+
+def _read_body(response: http.client.HTTPResponse, limit: int, deadline: float) -> bytes | None:
+    """The body, read as it comes; None past `limit` bytes. Past `deadline` (time.monotonic) a TimeoutError."""
+    parts, total = [], 0
+    while part := response.read1(_READ_CHUNK):
+        total += len(part)
+        if total > limit:
+            return None
+        parts.append(part)
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the response took more than {MAX_RESPONSE_S:g} s (MAX_RESPONSE_S) to arrive")
+    return b"".join(parts)
 
 
 def redact(url: str) -> str:
@@ -50,7 +111,7 @@ def redact(url: str) -> str:
     fields = []
     for field in parts.query.split("&") if parts.query else []:
         name = field.split("=", 1)[0]
-        if urllib.parse.unquote_plus(name).strip().lower() in SECRET_PARAMS:
+        if is_secret_param(urllib.parse.unquote_plus(name)):
             field = f"{name}=***"
         fields.append(field)
     return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "&".join(fields), parts.fragment))
@@ -61,7 +122,7 @@ def _secret_values(url: str) -> list[str]:
     values: set[str] = set()
     for field in urllib.parse.urlsplit(url).query.split("&"):
         name, _, value = field.partition("=")
-        if value and urllib.parse.unquote_plus(name).strip().lower() in SECRET_PARAMS:
+        if value and is_secret_param(urllib.parse.unquote_plus(name)):
             values |= {value, urllib.parse.unquote_plus(value)}
     return sorted((v for v in values if v), key=len, reverse=True)
 
@@ -138,24 +199,28 @@ def get_json(
         url = f"{url}{'&' if urllib.parse.urlsplit(url).query else '?'}{query}"
     shown = redact(url)
     secrets = _secret_values(url)
+    if urllib.parse.urlsplit(url).scheme.lower() not in FETCHED_SCHEMES:
+        raise LiveSourceError(f"{what}: not a URL that can be fetched: {shown} (expected http:// or https://)")
     try:
         request = urllib.request.Request(
-            url, headers={"Accept": "application/json", "User-Agent": _USER_AGENT} | dict(headers or {}), method="GET")
-    except ValueError as exc:  # e.g. an endpoint without http(s)://; urllib's message would carry the whole URL
+            url, headers={"Accept": "application/json", "User-Agent": _USER_AGENT}, method="GET")
+    except ValueError as exc:  # e.g. a URL without a host; urllib's message would carry the whole URL
         raise LiveSourceError(f"{what}: not a URL that can be fetched: {shown} ({type(exc).__name__})") from None
+    for name, value in (headers or {}).items():  # credentials: for this URL only, never copied onto a redirect
+        request.add_unredirected_header(name, value)
     attempts = max(0, retries) + 1
     last = ""
     for attempt in range(1, attempts + 1):
         wait = backoff_s * 2 ** (attempt - 1)
         started = time.monotonic()
         try:
-            with urllib.request.urlopen(request, timeout=timeout_s) as response:
+            with _OPENER.open(request, timeout=timeout_s) as response:
                 length = (response.headers.get("Content-Length") or "").strip()
                 if length.isdigit() and int(length) > limits.max_file_bytes:
                     raise limits.exceeded(f"{what}: response from {shown}", "max_file_bytes",
                                           f"the body ({int(length):,} bytes) is larger")
-                # with a Content-Length, read() stops there; without one, read_at_most stops past the limit
-                body = response.read() if length.isdigit() else read_at_most(response, limits.max_file_bytes)
+                # read as it comes, whatever Content-Length says (a chunked body ignores it): stopped past the limit
+                body = _read_body(response, limits.max_file_bytes, started + MAX_RESPONSE_S)
                 status = response.status
             if body is None:
                 raise limits.exceeded(f"{what}: response from {shown}", "max_file_bytes", "the body is larger")
@@ -194,3 +259,6 @@ def get_json(
             log.warning("%s: %s from %s; retry %d of %d in %.1fs", what, last, shown, attempt, attempts - 1, wait)
             sleep(wait)
     raise LiveSourceError(f"{what}: gave up after {attempts} attempts to GET {shown}; last: {last}")
+
+
+_OPENER = _opener()

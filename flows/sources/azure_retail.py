@@ -142,6 +142,8 @@ def region_pages(options: dict, region: str, *, sleep=time.sleep, limits: Source
         next_link = page.get("NextPageLink") if isinstance(page, dict) else None
         if next_link is not None and not isinstance(next_link, str):
             raise SourceFormatError(f"{where}.NextPageLink: expected a URL or null, got {excerpt(next_link)}")
+        if next_link:
+            _http.same_origin_link(next_link, endpoint, f"{where}.NextPageLink")
         if next_link and next_link in seen:
             raise SourceFormatError(f"{where}.NextPageLink: leads back to an earlier page "
                                     f"({cut(_http.redact(next_link))}); stopping instead of looping")

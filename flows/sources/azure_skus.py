@@ -187,6 +187,8 @@ def region_pages(options: Mapping, region: str, subscription: str, token: str, *
         next_link = page.get("nextLink") if isinstance(page, dict) else None
         if next_link is not None and not isinstance(next_link, str):
             raise SourceFormatError(f"{where}.nextLink: expected a URL or null, got {excerpt(next_link)}")
+        if next_link:  # it would carry the token: only where the listing started
+            _http.same_origin_link(next_link, endpoint, f"{where}.nextLink")
         if next_link and next_link in seen:
             raise SourceFormatError(f"{where}.nextLink: leads back to an earlier page "
                                     f"({cut(_http.redact(next_link))}); stopping instead of looping")

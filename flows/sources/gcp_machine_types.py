@@ -113,13 +113,26 @@ def accelerator_type_row(item: dict, where: str, zone: str | None) -> dict:
                         max_devices_per_instance=number(cards, f"{where}.maximumCardsPerInstance"), source_ref=where)
 
 
+def _asked_for(location: Any, scope: Scope | None) -> bool:
+    """Whether an unreachable location ("zones/us-east5-a", "regions/us-east5", "global") lies where the listing
+    asks for types: anywhere without `regions`, else in one of them (an unreadable name counts as asked for)."""
+    if scope is None or not scope.regions:
+        return True
+    name = str(location).rsplit("/", 1)[-1]
+    return (gcp_region_of_zone(name) or name) in scope.regions or "/" not in str(location)
+
+
 def hardware_rows(page: Any, where: str, scope: Scope | None = None) -> Iterator[dict]:
     """The rows of one aggregated machineTypes or acceleratorTypes page; `scope` (default: all) narrows them."""
     if not isinstance(page, dict):
         raise SourceFormatError(f"{where}: expected an aggregated list object, got {type(page).__name__}")
     unreachable = items_of(page, "unreachables", where, required=False)
+    asked = [loc for loc in unreachable if _asked_for(loc, scope)]
+    if asked:  # their types would be missing from a listing that passed for whole: stale on the last good rows
+        raise LiveSourceError(f"{where}: {len(asked)} location(s) the listing asks for were unreachable "
+                              f"(returnPartialSuccess): {excerpt(asked)}; their types would be missing")
     if unreachable:
-        log.warning("%s: %d locations were unreachable and are missing from the listing: %s", where,
+        log.warning("%s: %d locations outside the listing's regions were unreachable: %s", where,
                     len(unreachable), excerpt(unreachable))
     for key, scoped in object_at(page, "items", where).items():
         scope_where = f"{where}: items[{key!r}]"
