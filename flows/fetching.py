@@ -121,14 +121,23 @@ def fetch_all(catalog: Catalog, source_ids: list[str]) -> list[landing.SourceBat
     With HWEVAL_TASK_RUNNER=dask (flows/fanout.py), the live sources are fetched by the subflow
     `nightly-fetch-fanout` on a Dask cluster, the others (files of this checkout) here.
 
-    A source that cannot be read does not stop the others: its batch has no rows and says why (it is stale).
+    A source that cannot be read does not stop the others: its batch has no rows and says why (it is stale). A
+    fan-out that fails as a whole (its Dask cluster gone, the clouds' limits not taken within fanout.SLOT_WAIT_S)
+    leaves every live source stale with that reason, and the file sources are read all the same.
     """
     if fanout.runner_kind() == "dask":
         mode = catalog.sources.mode
         live = [s for s in source_ids if catalog.sources.sources[s].reads_live(mode)]
         if live:
             runner = fanout.task_runner(catalog.sources.fetch_concurrency.model_dump())
-            fetched = dict(zip(live, fetch_fanned_out.with_options(task_runner=runner)(catalog, live), strict=True))
+            try:
+                fanned = fetch_fanned_out.with_options(task_runner=runner)(catalog, live)
+            except Exception as exc:  # noqa: BLE001 (the fan-out itself: its cluster, the clouds' limits at the server)
+                # every live source is stale for the run, with the reason; the file sources are still read
+                error = RuntimeError(f"the live fetches' fan-out on Dask failed: {type(exc).__name__}: {exc}")
+                get_run_logger().error("%s; %d live sources stale this run", error, len(live))
+                fanned = [landing.failed_batch(catalog, source_id, error) for source_id in live]
+            fetched = dict(zip(live, fanned, strict=True))
             local = [s for s in source_ids if s not in fetched]
             fetched |= dict(zip(local, _fetch_here(catalog, local), strict=True))
             return [fetched[s] for s in source_ids]

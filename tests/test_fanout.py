@@ -103,6 +103,36 @@ def test_a_source_splits_by_region_or_service_only_when_live_and_listing_several
     assert fanout.parts(live, "gcp_machine_types") is None
 
 
+def test_a_fan_out_that_fails_whole_leaves_the_live_sources_stale_and_reads_the_files(catalog, prefect_server,
+                                                                                       monkeypatch):
+    from prefect import flow
+
+    from flows import fetching
+
+    live = catalog.model_copy(update={"sources": catalog.sources.model_copy(update={"mode": "live"})})
+    reads_live = [s for s, source in live.sources.sources.items() if source.reads_live("live")]
+    files = [s for s in live.sources.sources if s not in reads_live]
+    assert reads_live and files
+
+    class Unreachable:  # the subflow as it fails when the clouds' limits are not taken within SLOT_WAIT_S
+        def with_options(self, **_):
+            def run(*_):
+                raise TimeoutError("Attempt to acquire concurrency slots timed out after 3600.0 second(s)")
+            return run
+
+    monkeypatch.setenv("HWEVAL_TASK_RUNNER", "dask")
+    monkeypatch.setattr(fanout, "task_runner", lambda concurrency: None)
+    monkeypatch.setattr(fetching, "fetch_fanned_out", Unreachable())
+    batches = {b.source_id: b for b in flow(name="test-fan-out-fails")(fetching.fetch_all)(live, list(
+        live.sources.sources))}
+    assert list(batches) == list(live.sources.sources)  # in the order given
+    for source_id in reads_live:
+        assert batches[source_id].error == (
+            "RuntimeError: the live fetches' fan-out on Dask failed: TimeoutError: Attempt to acquire concurrency "
+            "slots timed out after 3600.0 second(s)"), source_id
+    assert all(batches[s].error is None and batches[s].rows_in > 0 for s in files), {s: batches[s].error for s in files}
+
+
 def test_parts_combine_into_the_batch_a_whole_fetch_gives(catalog):
     """Rows of two regions fetched apart and combined equal the rows fetched in one batch, numbered 0.. again."""
     rows = [{"row_no": n, "source_ref": f"page {n}", "source_id": "azure_retail", "data_as_of": None}
