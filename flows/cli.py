@@ -17,6 +17,7 @@ import gc
 import math
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
 EXIT_STALE_PAST_LIMIT = 3
 EXIT_LOCK_TIMEOUT = 4
+EXIT_FAILED_AFTER_PUBLISH = 5
 
 # Set by entry(): this process is the `hweval` command's own, and ends when the command does (not a test calling
 # main() in its process), so what it has loaded can be frozen out of the garbage collector's reach (gc.freeze).
@@ -118,7 +120,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if server is not None:
         print("hweval: no PREFECT_API_URL set; a temporary local Prefect server starts for this run (it adds about "
               "5 s; more on the first run, which creates its database).", file=sys.stderr)
-    from flows.nightly import StalePastLimit, absolute, nightly
+    from flows.nightly import FailedAfterPublish, StalePastLimit, absolute, nightly
     from flows.prefect_server import ServerStartError
     from flows.runlock import RunLockTimeout
 
@@ -157,6 +159,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_LOCK_TIMEOUT
     except StalePastLimit as exc:
         result, status = exc.result, EXIT_STALE_PAST_LIMIT
+    except FailedAfterPublish as exc:
+        result, status = exc.result, EXIT_FAILED_AFTER_PUBLISH
     landed = sum(load.rows_landed for load in result.loads)
     quarantined = sum(load.rows_quarantined for load in result.loads)
     for load in result.loads:
@@ -175,9 +179,14 @@ def cmd_run(args: argparse.Namespace) -> int:
                                                       else "(a backfill: reports/latest keeps a newer date)"))
     for line in result.stale_past_limit:
         print(f"hweval: STALE PAST ITS LIMIT: {line}", file=sys.stderr)
-    if status:
+    for line in result.failed_after_publish:
+        print(f"hweval: AFTER THE PUBLISH: {line}", file=sys.stderr)
+    if status == EXIT_STALE_PAST_LIMIT:
         print(f"hweval: the run is marked failed (exit status {status}): sources stale past their max_stale_days; "
               f"the reports were published with a warning", file=sys.stderr)
+    elif status == EXIT_FAILED_AFTER_PUBLISH:
+        print(f"hweval: the run is marked failed (exit status {status}): the warehouse and reports are this run's, "
+              f"but a step after the publish failed (above)", file=sys.stderr)
     return status
 
 
@@ -232,18 +241,30 @@ def lock_wait_s(args: argparse.Namespace) -> float:
 
 
 def check_run_paths(warehouse_file: Path, reports_root: Path) -> None:
-    """Refuse a warehouse path that is a directory and a reports path that is not one and cannot be made one: found
-    only after the fetch otherwise, as a traceback."""
+    """Refuse a warehouse path that is a directory, and a warehouse or reports folder that is not one, cannot be made
+    one or cannot be written to: found only after the fetch otherwise, as a traceback."""
     if warehouse_file.is_dir():
         raise RunSettingError(f"the warehouse {warehouse_file} is a directory; expected a DuckDB file, or a path where "
                               "one can be created (--warehouse)")
-    for what, folder, flag in (("the warehouse's folder", warehouse_file.parent, "--warehouse"),
-                               ("the reports folder", reports_root, "--reports")):
+    folders = (("the warehouse's folder", warehouse_file.parent, "--warehouse"),
+               ("the reports folder", reports_root, "--reports"))
+    for what, folder, flag in folders:
         blocker = _not_a_folder(folder)
         if blocker is not None:
             problem = "is not a directory" if blocker == folder else f"cannot be created ({blocker} is not a directory)"
             raise RunSettingError(f"{what} {folder} {problem}; expected a directory, or a path where one can be "
                                   f"created ({flag})")
+    for what, folder, flag in folders:
+        # written to once (a file without a name where the system has O_TMPFILE), in the folder or the nearest of its
+        # parents that exists (the run makes the rest): a read-only or forbidden place is refused here, not after the
+        # fetch as a traceback, and a refused run leaves nothing behind
+        existing = next(path for path in (folder, *folder.absolute().parents) if path.is_dir())
+        try:
+            with tempfile.TemporaryFile(dir=existing, prefix=".hweval-write-check-"):
+                pass
+        except OSError as exc:
+            raise RunSettingError(f"{what} {folder} cannot be created or written to ({exc.strerror or exc}); expected "
+                                  f"a directory this user can write ({flag})") from None
 
 
 def _not_a_folder(folder: Path) -> Path | None:
@@ -325,7 +346,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run the nightly flow once: ingest, validate, build the warehouse, publish reports",
                          epilog="exit status: 0 succeeded; 1 unexpected failure; 2 bad input; 3 sources stale past "
                                 "their max_stale_days (reports published with a warning); 4 another run held the "
-                                "warehouse past --wait")
+                                "warehouse past --wait; 5 published, but a step after the publish failed (change "
+                                "events, Prefect artifacts, the object-storage upload) or no channel took the "
+                                "notification")
     run.add_argument("--as-of", type=_date, default=None,
                      help="as-of date of the run (default: today); a date later than tomorrow (UTC) is refused")
     run.add_argument("--allow-future-as-of", action="store_true",

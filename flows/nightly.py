@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import contextvars
 import datetime as dt
+import logging
 import os
 import re
 import sys
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
@@ -54,6 +57,8 @@ class RunResult:
     latest_updated: bool  # whether this run replaced reports/latest (a backfill does not)
     stale_past_limit: tuple[str, ...] = ()  # one line per source stale longer than its max_stale_days
     events: tuple[notify.Event, ...] = ()  # what the notification channels are told
+    # steps after the publish that failed ("the upload to object storage: ..."): the run is published all the same
+    failed_after_publish: tuple[str, ...] = ()
 
 
 class StalePastLimit(RuntimeError):
@@ -63,6 +68,29 @@ class StalePastLimit(RuntimeError):
         super().__init__("sources stale past their limit (reports published with a warning): "
                          + "; ".join(result.stale_past_limit))
         self.result = result
+
+
+T = TypeVar("T")
+
+
+class FailedAfterPublish(RuntimeError):
+    """The warehouse and reports are this run's, but a step after the publish failed (the run's change events, its
+    Prefect artifacts, the upload to object storage) or no notification channel took the run's message."""
+
+    def __init__(self, result: RunResult):
+        super().__init__("published, but " + "; ".join(result.failed_after_publish))
+        self.result = result
+
+
+def _after_publish(step: str, call: Callable[[], T], failed: list[str]) -> T | None:
+    """One step after the publish, its value; a failure is recorded in `failed` (and the log) instead of raised (None):
+    the run is published, and its events must still go out."""
+    try:
+        return call()
+    except Exception as exc:  # noqa: BLE001 (whatever failed, the publish stands: the run says so and goes on)
+        failed.append(f"{step} failed: {redact_text(f'{type(exc).__name__}: {exc}')}")
+        get_run_logger().error("after the publish, %s", failed[-1])
+        return None
 
 
 def _run_name() -> str:
@@ -218,8 +246,9 @@ def publish_to_object_store(dated: Path, target: object_store.Target, run_id: st
                             update_latest: bool) -> str:
     """The dated report folder to the S3 prefix, its manifest last (flows/object_store.py); a link artifact to it.
 
-    Runs after the publish on disk: if it fails, the run fails (exit status, run_failed notification) while the
-    bucket's manifest still names the previous run, and the next run publishes again."""
+    Runs after the publish on disk: if it fails, the run fails after its publish (FailedAfterPublish: exit status 5,
+    a run_failed line beside the run's events) while the bucket's manifest still names the previous run, and the
+    next run publishes again."""
     manifest = object_store.publish(dated, target, run_id=run_id, as_of=as_of, update_latest=update_latest)
     url = f"s3://{target.bucket}/{manifest['index']}"
     create_link_artifact(key="hweval-reports-s3", link=url,
@@ -276,7 +305,9 @@ def nightly(
     `allow_future_as_of`: accept an as-of date later than tomorrow (UTC), as HWEVAL_ALLOW_FUTURE_AS_OF=1 does; it
     holds reports/latest until it comes.
 
-    A source stale past its `max_stale_days` still publishes the reports (with a warning), then fails the run.
+    A source stale past its `max_stale_days` still publishes the reports (with a warning), then fails the run
+    (StalePastLimit). So does a step after the publish that failed, or a message no notification channel took
+    (FailedAfterPublish): the run's events are sent (or logged) first.
     """
     logger = get_run_logger()
     started_at = dt.datetime.now(dt.UTC).replace(tzinfo=None)
@@ -298,13 +329,27 @@ def nightly(
         notify.send(catalog.notifications, [notify.Event("run_failed", error)], as_of=as_of, run_id=run_id,
                     link=notify.report_link(catalog.notifications, reports_root, None))
         raise
-    for delivery in notify.send(catalog.notifications, list(result.events), as_of=as_of, run_id=run_id,
-                                link=notify.report_link(catalog.notifications, reports_root, as_of)):
-        logger.info("notification %s: %s (%s)", delivery.channel, delivery.status, delivery.detail)
+    events = list(result.events)
+    if result.failed_after_publish:  # the run's own events, and what failed after its publish
+        events.append(notify.Event("run_failed", "published, but " + "; ".join(result.failed_after_publish)))
+    deliveries = notify.send(catalog.notifications, events, as_of=as_of, run_id=run_id,
+                             link=notify.report_link(catalog.notifications, reports_root, as_of))
+    for delivery in deliveries:
+        logger.log(logging.WARNING if delivery.status == "failed" else logging.INFO, "notification %s: %s (%s)",
+                   delivery.channel, delivery.status, delivery.detail)
+    undelivered = [d.channel for d in deliveries if d.status == "failed"]
+    if undelivered:  # the people who follow the run were not told what it found: it must not look fine
+        failure = (f"notifying channel(s) {', '.join(undelivered)} failed (the run's events were not delivered; the "
+                   "flow log has them)")
+        result = replace(result, failed_after_publish=(*result.failed_after_publish, failure))
+        for event in events:
+            logger.warning("undelivered %s: %s", event.kind, event.text)
     if result.stale_past_limit:
         for line in result.stale_past_limit:
             logger.error("stale past its limit: %s", line)
         raise StalePastLimit(result)
+    if result.failed_after_publish:
+        raise FailedAfterPublish(result)
     return result
 
 
@@ -366,14 +411,21 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
                                attempt + 1, attempts)
             finally:
                 publishing.discard_rendering(staging_dir)
-        # read back while no other run can replace what this one published
+        # read back while no other run can replace what this one published. The publish is done: a step that fails
+        # from here is recorded, and the run still tells its events (exit status 5, not "nothing changed")
         stale_past_limit = tuple(landing.stale_past_limit(catalog, loads, as_of))
-        events = change_events(warehouse_path, as_of, stale_past_limit)
-        publish_artifacts(warehouse_path, dated, as_of)
+        failed: list[str] = []
+        events = _after_publish("reading the run's changes",
+                                lambda: change_events(warehouse_path, as_of, stale_past_limit), failed)
+        if events is None:  # the sources stale past their limit are known without the warehouse
+            events = [notify.Event("source_stale_past_limit", line) for line in stale_past_limit]
+        _after_publish("making the Prefect artifacts", lambda: publish_artifacts(warehouse_path, dated, as_of), failed)
         if reports_target is not None:  # inside the lock: this machine's runs take turns; other machines' runs
             # are kept from moving latest.json back by its conditional write (flows/object_store.py)
-            publish_to_object_store(dated, reports_target, run_id, as_of, latest_updated)
+            _after_publish("the upload to object storage", lambda: publish_to_object_store(
+                dated, reports_target, run_id, as_of, latest_updated), failed)
     logger.info("warehouse: %s; reports: %s%s", warehouse_path, dated,
                 f" and {reports_root / 'latest'}" if latest_updated
                 else f" (a backfill: reports/latest keeps {latest_run[1]})")
-    return RunResult(run_id, as_of, warehouse_path, dated, loads, latest_updated, stale_past_limit, tuple(events))
+    return RunResult(run_id, as_of, warehouse_path, dated, loads, latest_updated, stale_past_limit, tuple(events),
+                     tuple(failed))

@@ -13,7 +13,7 @@ import pytest
 from conftest import AS_OF, CATALOGS
 
 from flows.analytics import load_contract
-from flows.cli import EXIT_STALE_PAST_LIMIT, main
+from flows.cli import EXIT_FAILED_AFTER_PUBLISH, EXIT_STALE_PAST_LIMIT, main
 from flows.warehouse import fetch_dicts
 
 DAY_2 = dt.date(2026, 12, 2)
@@ -331,6 +331,49 @@ def test_a_failed_run_notifies_and_leaves_the_last_good_state(flow_run, prefect_
     # the link goes to the reports the last good run published, not to the folder this run never wrote
     assert f"Report: {reports / 'latest' / 'index.md'}" in body["message"].splitlines()
     assert (reports / "latest" / "index.md").exists()
+
+
+@pytest.mark.slow  # a whole run (or several): make test-slow and CI
+def test_a_step_after_the_publish_that_fails_still_tells_the_runs_events_and_exits_5(
+        flow_run, prefect_server, tmp_path, webhook, monkeypatch, capsys):
+    """Day 2's changes (two best offers move) are published, then the Prefect artifacts fail; a second run of the
+    day makes them but no channel takes its message. Neither may pass for a success, nor for "nothing changed"."""
+    from flows import nightly
+
+    warehouse, reports = copy_of_day_one(flow_run, tmp_path)
+    files = tmp_path / "day-2"
+    files.mkdir()
+    args = ["run", "--as-of", DAY_2.isoformat(), "--catalog", str(CATALOGS), "--warehouse", str(warehouse),
+            "--reports", str(reports)]
+    for source_id, paths in day_two_files(files).items():
+        args += [arg for path in paths for arg in ("--source", f"{source_id}={path}")]
+    monkeypatch.setenv("HWEVAL_NOTIFY_URL", webhook.url())
+    real_artifact = nightly.create_markdown_artifact
+
+    def refused(*args, **kwargs):
+        raise RuntimeError("the Prefect API refused the artifact")
+
+    monkeypatch.setattr(nightly, "create_markdown_artifact", refused)
+    assert main(args) == EXIT_FAILED_AFTER_PUBLISH == 5
+    err = capsys.readouterr().err
+    assert ("AFTER THE PUBLISH: making the Prefect artifacts failed: RuntimeError: the Prefect API refused the "
+            "artifact") in err
+    assert "as of 2026-12-02" in (reports / "latest" / "index.md").read_text()  # published
+    [message] = webhook.requests
+    lines = json.loads(message["body"])["message"].splitlines()
+    # the run's own events, and what failed after the publish; the link is this run's report
+    assert "published, but making the Prefect artifacts failed: RuntimeError: the Prefect API refused the artifact" \
+        in lines
+    assert sum(line.startswith("Best for ") for line in lines) == 2
+    assert f"Report: {reports / '2026-12-02' / 'index.md'}" in lines
+
+    # the same day again, artifacts made, the channel answering 500: the events were not delivered
+    monkeypatch.setattr(nightly, "create_markdown_artifact", real_artifact)
+    webhook.status = 500
+    assert main(args) == EXIT_FAILED_AFTER_PUBLISH
+    err = capsys.readouterr().err
+    assert "AFTER THE PUBLISH: notifying channel(s) team failed (the run's events were not delivered" in err
+    assert len(webhook.requests) == 2
 
 
 @pytest.mark.slow  # a whole run (or several): make test-slow and CI

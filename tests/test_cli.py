@@ -399,6 +399,15 @@ def test_run_refuses_a_warehouse_or_reports_path_it_cannot_use_before_it_starts(
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(layout)  # nothing made
 
 
+def test_run_refuses_a_reports_folder_it_cannot_create_or_write_before_it_starts(flow_not_started, tmp_path, capsys):
+    # /proc takes no new directory, not even root's (chmod would not stop root); found after the fetch before
+    reports = "/proc/hweval-test-reports"
+    assert main(["run", "--as-of", "2026-11-30", "--warehouse", str(tmp_path / "w.duckdb"), "--reports", reports]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"hweval: the reports folder {reports} cannot be created or written to (")
+    assert err.endswith("); expected a directory this user can write (--reports)\n") and err.count("\n") == 1
+
+
 @pytest.mark.parametrize(("wait", "env", "error"), [
     ("nan", None, "--wait 'nan': expected a number of seconds from 0 to 86400"),
     ("inf", None, "--wait 'inf': expected a number of seconds from 0 to 86400"),
