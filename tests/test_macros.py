@@ -138,6 +138,12 @@ def test_bytes_per_value_by_precision(fresh_db):
                    "fp6": None}
 
 
+def test_precision_class_makes_fp16_and_bf16_one_class(fresh_db):
+    # fp16 and bf16 are compared as one 16-bit class; every other precision is its own class
+    got = {p: value(fresh_db, f"precision_class('{p}')") for p in ("fp16", "bf16", "fp8", "int8", "fp4", "fp32")}
+    assert got == {"fp16": "bf16", "bf16": "bf16", "fp8": "fp8", "int8": "int8", "fp4": "fp4", "fp32": "fp32"}
+
+
 def test_tensor_parallel_groups_tile_an_instance_or_span_whole_instances(fresh_db):
     # on a 12-chip inf2.48xlarge: 1, 2, 3, 4, 6, 12 chips tile it, 24 spans two instances; 8 and 16 do neither
     assert [n for n in range(1, 25) if value(fresh_db, f"tiles_instances({n}, 12)")] == [1, 2, 3, 4, 6, 12, 24]
