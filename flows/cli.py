@@ -347,7 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
                          epilog="exit status: 0 succeeded; 1 unexpected failure; 2 bad input; 3 sources stale past "
                                 "their max_stale_days (reports published with a warning); 4 another run held the "
                                 "warehouse past --wait; 5 published, but a step after the publish failed (change "
-                                "events, Prefect artifacts, the object-storage upload) or no channel took the "
+                                "events, Prefect artifacts, the object-storage upload) or a channel did not take the "
                                 "notification")
     run.add_argument("--as-of", type=_date, default=None,
                      help="as-of date of the run (default: today); a date later than tomorrow (UTC) is refused")

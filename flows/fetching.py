@@ -19,7 +19,7 @@ from prefect.utilities.annotations import quote
 from flows import fanout
 from flows import land as landing
 from flows.catalog_models import Catalog, CatalogError
-from flows.sources._common import LiveSourceError, SourceFormatError
+from flows.sources._common import LiveSourceError, SourceFormatError, redact_text
 from flows.sources._concurrency import FetchSlots
 
 
@@ -134,7 +134,8 @@ def fetch_all(catalog: Catalog, source_ids: list[str]) -> list[landing.SourceBat
                 fanned = fetch_fanned_out.with_options(task_runner=runner)(catalog, live)
             except Exception as exc:  # noqa: BLE001 (the fan-out itself: its cluster, the clouds' limits at the server)
                 # every live source is stale for the run, with the reason; the file sources are still read
-                error = RuntimeError(f"the live fetches' fan-out on Dask failed: {type(exc).__name__}: {exc}")
+                error = RuntimeError(redact_text(f"the live fetches' fan-out on Dask failed: {type(exc).__name__}: "
+                                                 f"{exc}"))
                 get_run_logger().error("%s; %d live sources stale this run", error, len(live))
                 fanned = [landing.failed_batch(catalog, source_id, error) for source_id in live]
             fetched = dict(zip(live, fanned, strict=True))

@@ -75,7 +75,7 @@ T = TypeVar("T")
 
 class FailedAfterPublish(RuntimeError):
     """The warehouse and reports are this run's, but a step after the publish failed (the run's change events, its
-    Prefect artifacts, the upload to object storage) or no notification channel took the run's message."""
+    Prefect artifacts, the upload to object storage) or a notification channel did not take the run's message."""
 
     def __init__(self, result: RunResult):
         super().__init__("published, but " + "; ".join(result.failed_after_publish))
@@ -306,7 +306,7 @@ def nightly(
     holds reports/latest until it comes.
 
     A source stale past its `max_stale_days` still publishes the reports (with a warning), then fails the run
-    (StalePastLimit). So does a step after the publish that failed, or a message no notification channel took
+    (StalePastLimit). So does a step after the publish that failed, or a message a notification channel did not take
     (FailedAfterPublish): the run's events are sent (or logged) first.
     """
     logger = get_run_logger()

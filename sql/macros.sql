@@ -46,6 +46,11 @@ create or replace macro bytes_per_value(prec) as
 create or replace macro precision_class(prec) as
     case when prec in ('fp16', 'bf16') then 'bf16' else prec end;
 
+-- Bytes of one gradient in the all-reduce: the training precision's, 16 bits at least (fp8 training recipes keep
+-- gradients, and reduce them, in bf16 or wider).
+create or replace macro gradient_bytes(prec) as
+    greatest(bytes_per_value(prec), bytes_per_value('bf16'));
+
 -- Model weights at a precision, in GB.
 create or replace macro weights_gb(params, prec) as
     params::double * bytes_per_value(prec) / 1e9;

@@ -84,6 +84,51 @@ OFFERS_PAGE = ("tests/test_reports.py::test_the_offers_page_lists_each_instance_
                "where_every_offer_is",)
 
 MUTATIONS = (
+    # ---------------------------------------------------------------- issue 15, stop 44: a review of the cost model,
+    # the live fetches and the failures after the publish
+    Mutation("a-workloads-fp16-misses-fp16-results", "sql/intermediate/int_serving_results_matched.sql",
+             "        and precision_class(accepted.precision) = precision_class(results.precision)\n",
+             "        and accepted.precision = precision_class(results.precision)\n",
+             ("tests/test_cost_model.py::test_a_workload_that_accepts_fp16_takes_fp16_results_and_estimates_at_the_"
+              "bf16_peak",)),
+    Mutation("fp16-has-no-peak-where-only-bf16-is-listed", "sql/intermediate/int_accelerator_precisions_listed.sql",
+             "    where precision = 'bf16'\n", "    where false and precision = 'bf16'\n",
+             ("tests/test_cost_model.py::test_a_workload_that_accepts_fp16_takes_fp16_results_and_estimates_at_the_"
+              "bf16_peak",)),
+    Mutation("a-spanning-replicas-chips-counted-twice", "sql/marts/rankings.sql",
+             "replica_chips as chips,", "replica_chips * instances_per_replica as chips,",
+             ("tests/test_cost_model.py::test_a_replica_that_spans_instances_counts_its_chips_once",)),
+    Mutation("fp8-gradients-reduced-in-one-byte", MACROS,
+             "    greatest(bytes_per_value(prec), bytes_per_value('bf16'));", "    bytes_per_value(prec);",
+             ("tests/test_communication.py::test_fp8_training_reduces_its_gradients_in_16_bits",
+              "tests/test_macros.py::test_gradient_bytes_are_16_bits_at_least")),
+    Mutation("a-backfill-runs-on-a-later-dates-prices", "flows/land.py",
+             "where source_id = ? and used_run_id is not null and as_of <= ? ",
+             "where source_id = ? and used_run_id is not null and ? is not null ",
+             ("tests/test_guards.py::test_a_backfill_whose_source_fails_runs_on_the_last_good_rows_before_its_date_"
+              "not_after",)),
+    Mutation("a-next-page-link-followed-anywhere", "flows/sources/azure_retail.py",
+             '            _http.same_origin_link(next_link, endpoint, f"{where}.NextPageLink")\n', "            pass\n",
+             ("tests/test_source_http_live.py::test_only_http_urls_are_fetched_and_a_next_page_link_elsewhere_is_not_"
+              "followed",)),
+    Mutation("a-bearer-token-follows-a-redirect", "flows/sources/_http.py",
+             "        request.add_unredirected_header(name, value)\n", "        request.add_header(name, value)\n",
+             ("tests/test_source_http_live.py::test_credentials_go_to_the_url_asked_for_never_on_to_a_redirect",)),
+    Mutation("a-response-read-to-its-end-however-slow", "flows/sources/_http.py",
+             "        if time.monotonic() > deadline:\n", "        if False:\n",
+             ("tests/test_source_http_live.py::test_a_response_that_trickles_in_is_given_up_at_its_deadline",)),
+    Mutation("a-body-cut-short-read-as-whole", "flows/sources/_http.py",
+             '    if getattr(response, "length", None):', "    if False:",
+             ("tests/test_source_http_live.py::test_a_body_cut_short_of_its_content_length_is_retried",)),
+    Mutation("an-aws-5xx-fails-the-source-at-once", "flows/sources/_aws.py",
+             "            if (code in THROTTLING_CODES or server_error) and throttled < attempts - 1:\n",
+             "            if code in THROTTLING_CODES and throttled < attempts - 1:\n",
+             ("tests/test_source_aws_live.py::test_a_service_still_failing_after_every_retry_fails_the_source",)),
+    Mutation("a-failed-fan-out-fails-the-run", "flows/fetching.py",
+             "            except Exception as exc:  # noqa: BLE001 (the fan-out itself",
+             "            except ZeroDivisionError as exc:  # noqa: BLE001 (the fan-out itself",
+             ("tests/test_fanout.py::test_a_fan_out_that_fails_whole_leaves_the_live_sources_stale_and_reads_the_"
+              "files",)),
     # ---------------------------------------------------------------- issue 15: counted in n log n, scans bounded
     Mutation("reversals-count-outcome-ties", MACROS,
              "        and blocks.outcome_value > lookups.outcome_value\n",

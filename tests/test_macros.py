@@ -144,6 +144,12 @@ def test_precision_class_makes_fp16_and_bf16_one_class(fresh_db):
     assert got == {"fp16": "bf16", "bf16": "bf16", "fp8": "fp8", "int8": "int8", "fp4": "fp4", "fp32": "fp32"}
 
 
+def test_gradient_bytes_are_16_bits_at_least(fresh_db):
+    # fp8 training reduces its gradients in bf16: 2 bytes; fp32 keeps its 4
+    got = {p: value(fresh_db, f"gradient_bytes('{p}')") for p in ("fp8", "bf16", "fp16", "fp32")}
+    assert got == {"fp8": 2, "bf16": 2, "fp16": 2, "fp32": 4}
+
+
 def test_tensor_parallel_groups_tile_an_instance_or_span_whole_instances(fresh_db):
     # on a 12-chip inf2.48xlarge: 1, 2, 3, 4, 6, 12 chips tile it, 24 spans two instances; 8 and 16 do neither
     assert [n for n in range(1, 25) if value(fresh_db, f"tiles_instances({n}, 12)")] == [1, 2, 3, 4, 6, 12, 24]

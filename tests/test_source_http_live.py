@@ -403,24 +403,26 @@ def test_a_page_that_is_not_json_is_a_format_error_naming_the_redacted_url(api):
 
 
 # ---------------------------------------------------------------- where a request goes, and how long it may take
-def raw_server(response: bytes, *, trickle_s: float = 0.0) -> str:
-    """A server on 127.0.0.1 that answers one request with `response` exactly as written (a byte every `trickle_s`
-    when given); its base URL."""
+def raw_server(*responses: bytes, trickle_s: float = 0.0) -> str:
+    """A server on 127.0.0.1 that answers a request (a connection) with each of `responses` in turn, exactly as written
+    (a byte every `trickle_s` when given), then closes it; its base URL."""
     listener = socket.create_server(("127.0.0.1", 0))
 
     def answer():
-        with listener, listener.accept()[0] as conn:
-            request = b""
-            while b"\r\n\r\n" not in request:
-                request += conn.recv(4096)
-            try:
-                if not trickle_s:
-                    conn.sendall(response)
-                for i in range(len(response) if trickle_s else 0):
-                    conn.sendall(response[i:i + 1])
-                    time.sleep(trickle_s)
-            except OSError:  # the client gave up
-                pass
+        with listener:
+            for response in responses:
+                with listener.accept()[0] as conn:
+                    request = b""
+                    while b"\r\n\r\n" not in request:
+                        request += conn.recv(4096)
+                    try:
+                        if not trickle_s:
+                            conn.sendall(response)
+                        for i in range(len(response) if trickle_s else 0):
+                            conn.sendall(response[i:i + 1])
+                            time.sleep(trickle_s)
+                    except OSError:  # the client gave up
+                        pass
 
     threading.Thread(target=answer, daemon=True).start()
     return f"http://127.0.0.1:{listener.getsockname()[1]}"
@@ -454,6 +456,12 @@ def test_credentials_go_to_the_url_asked_for_never_on_to_a_redirect(api):
     assert got == {"ok": True} and api.paths() == ["/start", "/landing"]
     assert api.requests[0].headers["Authorization"] == "Bearer ya29.SECRET"
     assert "Authorization" not in api.requests[1].headers
+    # a redirect on the same scheme, host and port keeps them (the API moved a path, not the token's audience)
+    api.add("/moved", "", status=301, headers={"Location": "/here"})
+    api.add("/here", {"ok": 2})
+    assert _http.get_json(api.base + "/moved", headers={"Authorization": "Bearer ya29.SECRET"}, what="t",
+                          sleep=Sleeps()) == {"ok": 2}
+    assert api.requests[-1].path == "/here" and api.requests[-1].headers["Authorization"] == "Bearer ya29.SECRET"
     # and a redirect from https down to http is refused
     request = urllib.request.Request("https://management.azure.com/skus")
     with pytest.raises(urllib.error.HTTPError, match="redirect from https to http://evil.example/skus refused"):
@@ -482,3 +490,24 @@ def test_a_response_that_trickles_in_is_given_up_at_its_deadline(monkeypatch):
                                               r"the response took more than 0\.3 s \(MAX_RESPONSE_S\) to arrive$"):
         _http.get_json(base + "/x", what="t", retries=0, timeout_s=5, sleep=Sleeps())
     assert time.monotonic() - started < 5
+
+
+def test_a_body_cut_short_of_its_content_length_is_retried():
+    # the connection closes after 12 of 40 bytes: a network error to retry, not a page that is "not JSON"
+    whole = b'{"Items": [], "NextPageLink": null, "n": 1}'
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+    base = raw_server(head % len(whole) + whole[:12], head % len(whole) + whole)
+    sleeps = Sleeps()
+    assert _http.get_json(base + "/x", what="t", sleep=sleeps) == {"Items": [], "NextPageLink": None, "n": 1}
+    assert sleeps == [1.0]
+
+
+def test_the_offer_files_download_fetches_http_urls_only(tmp_path):
+    from flows.sources import aws_offer_file
+
+    local = tmp_path / "index.csv"
+    local.write_text("not fetched\n")
+    with pytest.raises(LiveSourceError, match=r"^not a URL that can be fetched: file://.*index\.csv \(expected "
+                                              r"http:// or https://\)$"):
+        aws_offer_file.download(local.as_uri(), tmp_path / "copy.csv", sleep=Sleeps())
+    assert not (tmp_path / "copy.csv").exists()

@@ -470,9 +470,11 @@ def test_gcp_unreachable_locations_the_listing_asks_for_fail_it_and_others_are_l
         gcp_machine_types.rows_from_pages([("mt", page)], asks_east5)
     # every region asked for (no `regions`): any unreachable zone fails the listing
     with pytest.raises(LiveSourceError, match=r"^mt: 2 location\(s\) the listing asks for were unreachable"):
-        gcp_machine_types.rows_from_pages([("mt", page)])
-    # zones outside the regions asked for only make a warning
-    with caplog.at_level(logging.WARNING):
-        rows = gcp_machine_types.rows_from_pages([("mt", page)], gcp_machine_types.Scope(regions=["us-central1"]))
-    assert [r["zone"] for r in rows] == ["us-central1-a"]
-    assert "mt: 2 locations outside the listing's regions were unreachable" in caplog.text
+        gcp_machine_types.rows_from_pages([("mt", page)], gcp_machine_types.Scope())
+    # zones outside the regions asked for, or a saved listing read from a file (no scope), only make a warning
+    for scope in (gcp_machine_types.Scope(regions=["us-central1"]), None):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            rows = gcp_machine_types.rows_from_pages([("mt", page)], scope)
+        assert [r["zone"] for r in rows] == ["us-central1-a"]
+        assert "mt: 2 locations were unreachable and are missing from the listing (none the run asks for)" in caplog.text

@@ -48,16 +48,31 @@ _READ_CHUNK = 64 * 1024
 FETCHED_SCHEMES = ("http", "https")
 
 
+def _origin(url: str) -> tuple:
+    """(scheme, host, port) of a URL, the port filled in from the scheme; ValueError for a port that is no number."""
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, parts.hostname, parts.port or {"http": 80, "https": 443}.get(scheme)
+
+
 class _NoDowngrade(urllib.request.HTTPRedirectHandler):
-    """urllib's redirects (it copies only the headers not added as unredirected: no credential goes on), but never
-    from https to http."""
+    """urllib's redirects, never from https to http. The credentials (the headers added as unredirected) go on only to
+    the same scheme, host and port; urllib itself would drop them on any redirect."""
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):
         target = urllib.parse.urljoin(req.full_url, newurl)
         if urllib.parse.urlsplit(req.full_url).scheme == "https" and urllib.parse.urlsplit(target).scheme != "https":
             raise urllib.error.HTTPError(req.full_url, code, f"redirect from https to {redact(target)} refused",
                                          headers, fp)
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        try:
+            same = _origin(target) == _origin(req.full_url)
+        except ValueError:
+            same = False
+        if new is not None and same:
+            for name, value in req.unredirected_hdrs.items():
+                new.add_unredirected_header(name, value)
+        return new
 
 
 def _opener() -> urllib.request.OpenerDirector:
@@ -73,12 +88,8 @@ def _opener() -> urllib.request.OpenerDirector:
 def same_origin_link(link: str, first_url: str, where: str) -> str:
     """A next-page link from a response, if it points where the listing started (scheme, host and port): the
     request carries the listing's credentials, and a link elsewhere (another host, a file: URL) is not followed."""
-    def origin(url: str) -> tuple:
-        parts = urllib.parse.urlsplit(url)
-        return parts.scheme.lower(), parts.hostname, parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower())
-
     try:
-        same = origin(link) == origin(first_url)
+        same = _origin(link) == _origin(first_url)
     except ValueError:  # a port that is no number
         same = False
     if not same:
@@ -88,7 +99,8 @@ def same_origin_link(link: str, first_url: str, where: str) -> str:
 
 
 def _read_body(response: http.client.HTTPResponse, limit: int, deadline: float) -> bytes | None:
-    """The body, read as it comes; None past `limit` bytes. Past `deadline` (time.monotonic) a TimeoutError."""
+    """The body, read as it comes; None past `limit` bytes. Past `deadline` (time.monotonic) a TimeoutError; a body
+    that ends before its Content-Length, IncompleteRead (both retried, as network errors are)."""
     parts, total = [], 0
     while part := response.read1(_READ_CHUNK):
         total += len(part)
@@ -97,6 +109,8 @@ def _read_body(response: http.client.HTTPResponse, limit: int, deadline: float) 
         parts.append(part)
         if time.monotonic() > deadline:
             raise TimeoutError(f"the response took more than {MAX_RESPONSE_S:g} s (MAX_RESPONSE_S) to arrive")
+    if getattr(response, "length", None):  # read1 ends quietly where the server closed early; read() would raise
+        raise http.client.IncompleteRead(b"".join(parts), response.length)
     return b"".join(parts)
 
 
@@ -262,3 +276,11 @@ def get_json(
 
 
 _OPENER = _opener()
+
+
+def open_url(url: str, timeout_s: float):
+    """`url` opened as get_json opens its requests (http and https only, redirects never from https to http); a
+    LiveSourceError, not retried, for any other scheme."""
+    if urllib.parse.urlsplit(url).scheme.lower() not in FETCHED_SCHEMES:
+        raise LiveSourceError(f"not a URL that can be fetched: {redact(url)} (expected http:// or https://)")
+    return _OPENER.open(url, timeout=timeout_s)

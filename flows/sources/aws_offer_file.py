@@ -269,7 +269,7 @@ def download(url: str, target: Path, *, timeout_s: float = 60.0, sleep: Callable
     shown = redact_text(_http.redact(url))  # a signed or mirrored URL may carry a key: never in a message or a row
     for attempt in range(RETRIES + 1):
         try:
-            with urllib.request.urlopen(url, timeout=timeout_s) as response, target.open("wb") as out:
+            with _http.open_url(url, timeout_s) as response, target.open("wb") as out:
                 expected = response.headers.get("Content-Length")
                 if expected is not None and expected.isdigit() and int(expected) > limits.max_file_bytes:
                     raise limits.exceeded(shown, "max_file_bytes", f"the file ({int(expected):,} bytes) is larger")

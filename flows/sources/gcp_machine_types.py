@@ -114,12 +114,15 @@ def accelerator_type_row(item: dict, where: str, zone: str | None) -> dict:
 
 
 def _asked_for(location: Any, scope: Scope | None) -> bool:
-    """Whether an unreachable location ("zones/us-east5-a", "regions/us-east5", "global") lies where the listing
-    asks for types: anywhere without `regions`, else in one of them (an unreadable name counts as asked for)."""
-    if scope is None or not scope.regions:
+    """Whether an unreachable location ("zones/us-east5-a", "regions/us-east5", "global") lies where a live listing
+    asks for types: anywhere without `regions`, else in one of them. A listing read from a file (no scope) asks for
+    nothing: what it holds is what was saved, and its unreachable locations are only logged."""
+    if scope is None:
+        return False
+    if not scope.regions:
         return True
     name = str(location).rsplit("/", 1)[-1]
-    return (gcp_region_of_zone(name) or name) in scope.regions or "/" not in str(location)
+    return (gcp_region_of_zone(name) or name) in scope.regions
 
 
 def hardware_rows(page: Any, where: str, scope: Scope | None = None) -> Iterator[dict]:
@@ -132,8 +135,8 @@ def hardware_rows(page: Any, where: str, scope: Scope | None = None) -> Iterator
         raise LiveSourceError(f"{where}: {len(asked)} location(s) the listing asks for were unreachable "
                               f"(returnPartialSuccess): {excerpt(asked)}; their types would be missing")
     if unreachable:
-        log.warning("%s: %d locations outside the listing's regions were unreachable: %s", where,
-                    len(unreachable), excerpt(unreachable))
+        log.warning("%s: %d locations were unreachable and are missing from the listing (none the run asks for): "
+                    "%s", where, len(unreachable), excerpt(unreachable))
     for key, scoped in object_at(page, "items", where).items():
         scope_where = f"{where}: items[{key!r}]"
         if not isinstance(scoped, dict):

@@ -147,7 +147,7 @@ cases as (
             comm_efficiency(
                 training_flops(models.params, measured.global_batch_tokens)
                     / (measured.chips * measured.peak_tflops * 1e12 * defaults.training_mfu),
-                gradient_allreduce_s(models.params, bytes_per_value(measured.precision), measured.instances,
+                gradient_allreduce_s(models.params, gradient_bytes(measured.precision), measured.instances,
                                      measured.network_gbps),
                 defaults.allreduce_overlap)
         end as comm_scaling,

@@ -164,12 +164,10 @@ timed as (
 communicated as (
     select
         *,
-        -- one step's compute at this MFU, and its gradient all-reduce between the instances (null: no figure); the
-        -- gradients are reduced in 16 bits at least, as fp8 training recipes keep them (bf16 or wider)
+        -- one step's compute at this MFU, and its gradient all-reduce between the instances (null: no figure)
         training_flops(params, global_batch_tokens) / (chips * peak_tflops * 1e12 * mfu) as step_compute_s,
         case when instances = 1 then 0.0
-             else gradient_allreduce_s(params, greatest(bytes_per_value(precision), bytes_per_value('bf16')),
-                                       instances, network_gbps) end
+             else gradient_allreduce_s(params, gradient_bytes(precision), instances, network_gbps) end
             as step_comm_s,
         instances = 1 or (network_gbps is not null and mfu_from <> 'same_model') as comm_modelled
     from timed
