@@ -1,11 +1,13 @@
 """The `hweval` command: run the pipeline, check the catalogs, query the warehouse.
 
 Exit status of `hweval run`: 0 the run succeeded (sources stale within their limit included); 1 an unexpected
-failure (a traceback; also a failed upload of the reports to object storage, and, in one line, a DuckLake that
-cannot be reached or that other runs kept committing to); 2 bad input (a catalog, a source file, a SQL model, an
-as-of date past tomorrow, an HWEVAL_REPORTS_S3 that is no S3 prefix, a DuckLake or task-runner setting that cannot
-work, a warehouse or reports path that cannot be one, a wait that is no number of seconds); 3 sources stale past
-their max_stale_days (the reports were published with a warning); 4 another run held the warehouse past --wait.
+failure (a traceback; and, in one line, a DuckLake that cannot be reached or that other runs kept committing to); 2
+bad input (a catalog, a source file, a SQL model, an as-of date past tomorrow, an HWEVAL_REPORTS_S3 that is no S3
+prefix, a DuckLake or task-runner setting that cannot work, a warehouse or reports path that cannot be one or cannot
+be written, a wait that is no number of seconds); 3 sources stale past their max_stale_days (the reports were
+published with a warning); 4 another run held the warehouse past --wait; 5 published, but a step after the publish
+failed (the change events, the Prefect artifacts, the upload of the reports to object storage) or a notification
+channel did not take the run's message.
 """
 
 from __future__ import annotations

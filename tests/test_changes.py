@@ -134,6 +134,11 @@ def test_best_offer_changes_name_the_new_pick_the_reason_and_the_money(two_days)
             "completed-run USD 6.816 instead of 4.807 USD (aws p5.48xlarge us-east-1 spot would now cost 12.02).**"
             in index)
     assert "- Prices that moved: aws p5.48xlarge us-east-1 spot rose 2.50x: 10.24 to 25.60 USD per hour." in index
+    # the README's example is this run's index, line for line (the new result's file is named where the run found it)
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    block = readme.split("```text\n## What changed since 2026-11-30\n", 1)[1].split("```", 1)[0]
+    shown = [line for line in block.splitlines() if line and not line.startswith("- New benchmark results")]
+    assert len(shown) == 6 and [line for line in shown if line not in index.splitlines()] == []
     assert "- New offers: aws inf2.xlarge us-east-1 spot: 0.230 USD per hour." in index
     assert "- Offers withdrawn: aws p5.48xlarge eu-north-1 spot (was 28.32 USD per hour)." in index
     assert ("- New benchmark results: training run of llama-3.1-8b bf16 on 32 x trainium1 "
