@@ -188,7 +188,8 @@ class PricingTerm(Strict):
 class GridIntensity(Strict):
     """The carbon intensity of the grid a region draws from, for a workload whose objective is emissions."""
 
-    cloud: Cloud
+    cloud: Slug = Field(description="the offer's cloud as the offers name it: aws, azure, gcp, on_prem (a price "
+                                    "sheet's on-prem system, its site the region) or a quote's provider slug")
     region: str = Field(min_length=1, max_length=MAX_ID_CHARS)
     gco2e_per_kwh: float = Field(ge=0, le=MAX_GCO2E_PER_KWH, description="grams of CO2-equivalent per kWh drawn")
     source: str

@@ -233,6 +233,27 @@ def test_spot_training_redoes_what_its_reclaims_cost(built):
                                          "instances, checkpoint every 1 h, restart 0.25 h: 0.66% redone")
 
 
+def test_a_deadline_counts_the_rework_of_a_runs_reclaims(priced, catalog):
+    land(priced, catalog, "aws_spot", aws_spot.rows_from_pages([("s", {"SpotPriceHistory": [{
+        "AvailabilityZone": "us-east-1a", "InstanceType": "p5.48xlarge", "ProductDescription": "Linux/UNIX",
+        "SpotPrice": "20.000000", "Timestamp": "2026-11-29T12:00:00+00:00"}]}, None)]), RUN, AS_OF)
+    # llama31-8b-pretrain-1t on 32 p5.48xlarge: 131.6033 h (above); on spot 0.657534% of it redone (32 x 0.2 / 730 x
+    # 0.75): 131.6033 x 1.00657534 = 132.4686 h of wall clock. A 132 h deadline: on demand makes it, spot does not
+    priced.execute("update catalog.workloads set deadline_hours = 132 where workload_id = 'llama31-8b-pretrain-1t'")
+    transform.build_models(priced, RUN, AS_OF)
+    ranked = {r["pricing_term"] for r in fetch_dicts(
+        priced, "select pricing_term from marts.rankings where workload_id = 'llama31-8b-pretrain-1t' "
+                "and instance_type = 'p5.48xlarge'")}
+    assert ranked == {"on_demand"}
+    assert fetch_dicts(priced, "select pricing_term from marts.training_costs where workload_id = "
+                               "'llama31-8b-pretrain-1t' and instance_type = 'p5.48xlarge'") == [
+        {"pricing_term": "on_demand"}]
+    [excluded] = fetch_dicts(priced, "select chips, exclusion_reason from marts.excluded_candidates where workload_id = "
+                                     "'llama31-8b-pretrain-1t' and offer_id = 'aws:us-east-1:p5.48xlarge:spot'")
+    assert excluded == {"chips": 256, "exclusion_reason": "needs 132.5 h on 256 chips, 0.66% of it redone after "
+                                                          "reclaims; the deadline is 132 h"}
+
+
 def test_a_calibrated_estimate_reproduces_the_measurement_it_was_fitted_on(priced, catalog):
     from builders import mlperf_inference_result
 

@@ -88,6 +88,29 @@ def test_an_on_prem_system_prices_its_energy_at_its_own_rate(fresh_db, catalog):
     assert row["energy_label"] == "declared site power: 10.2 kW an instance x PUE 1.35 at 0.11 USD/kWh"
 
 
+def test_an_on_prem_system_is_ranked_by_emissions_at_its_sites_grid(catalog_copy, fresh_db):
+    from flows.catalog import load_catalog
+    from flows.warehouse import load_catalog_tables
+
+    # the offers name an on-prem system's cloud on_prem and its site the region: the catalog takes that spelling
+    path = catalog_copy / "instances.yaml"
+    path.write_text(path.read_text().replace("grid_intensity:\n", "grid_intensity:\n  - {cloud: on_prem, region: "
+                                             "home-dc, gco2e_per_kwh: 400, source: declared-assumption}\n", 1))
+    copy = load_catalog(catalog_copy)
+    load_catalog_tables(fresh_db, copy)
+    sheet = [r for r in price_sheet.read_file(CATALOGS / "price_sheet.example.yaml", "price_sheet.example.yaml")
+             if r["entry_kind"] == "on_prem"]
+    land(fresh_db, copy, "price_sheet", sheet, RUN, AS_OF)
+    land(fresh_db, copy, "mlperf_training", [
+        landed_training_row("A", "NVIDIA H100-SXM5-80GB", 8, 1, "llama2_70b_lora", 60.0)], RUN, AS_OF)
+    fresh_db.execute("update catalog.workloads set objective = 'emissions' where workload_id = 'llama2-70b-lora-finetune'")
+    transform.build_models(fresh_db, RUN, AS_OF)
+    [row] = fetch_dicts(fresh_db, "select * from marts.training_costs where workload_id = 'llama2-70b-lora-finetune'")
+    # 13.77 kWh (above) x 400 g / 1000 = 5.508 kg CO2e a completed run
+    assert (row["cloud"], row["region"]) == ("on_prem", "home-dc")
+    assert row["kgco2e"] == pytest.approx(5.508)
+
+
 def test_a_service_on_spot_carries_a_spare_unit_and_offline_work_loses_its_restarts(fresh_db, catalog):
     prices(fresh_db, catalog, aws_product("p5.4xlarge", "6.8800000000", sku="A000000000000001", gpu="1"))
     land(fresh_db, catalog, "aws_spot", aws_spot.rows_from_pages([("s", {"SpotPriceHistory": [{

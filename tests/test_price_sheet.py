@@ -140,6 +140,35 @@ def test_a_csv_entry_is_named_by_the_line_it_starts_on(tmp_path):
         ("box-a", "s.csv: line 2"), ("box-b", "s.csv: line 5"), ("box-c", "s.csv: line 6")]
 
 
+def test_a_discount_off_spot_stays_spot_capacity(fresh_db, catalog, tmp_path):
+    path = write(tmp_path, "s.yaml", """\
+        entries:
+          - {kind: discount, cloud: aws, instance_type: p5.48xlarge, region: us-east-1, applies_to: spot,
+             percent_off: 5, source: a negotiated spot discount}
+        """)
+    spot = [{"availability_zone": "us-east-1a", "instance_type": "p5.48xlarge", "product_description": "Linux/UNIX",
+             "price_usd": 10.24, "price_text": "10.240000", "price_timestamp": "2026-11-29T12:00:00Z", "region": "us-east-1",
+             "source_ref": "s"}]
+    loads = land_all(fresh_db, catalog, [
+        land(fresh_db, catalog, "aws_spot", "aws_spot", "aws_spot", spot),
+        land(fresh_db, catalog, "price_sheet", "price_sheet", "price_sheet", price_sheet.read_file(path, "s.yaml")),
+    ])
+    assert [loads[s].rows_landed for s in ("aws_spot", "price_sheet")] == [1, 1]
+    transform.build_models(fresh_db, "run-1", AS_OF)
+    # 10.24 x 0.95 = 9.728 USD/h, on the spot term: reclaimable, as the capacity it discounts
+    [twin] = fresh_db.execute("select offer_id, pricing_term, round(usd_per_hour, 4) from intermediate.int_offers_priced "
+                              "where price_source_id = 'price_sheet'").fetchall()
+    assert twin == ("aws:us-east-1:p5.48xlarge:spot:spot-less-5.0", "spot", 9.728)
+    # a service that does not buy spot does not buy it (it bought the 'private' twin before); one that does pays its
+    # spare unit: llama2-70b-chat does not, llama2-70b-batch (offline) does and loses reclaimed work
+    bought = {w for (w,) in fresh_db.execute("select distinct workload_id from marts.rankings where offer_id = ?",
+                                              [twin[0]]).fetchall()}
+    assert "llama2-70b-chat" not in bought and "llama2-70b-batch" in bought
+    [(reason,)] = fresh_db.execute("select distinct exclusion_reason from marts.excluded_candidates "
+                                   "where workload_id = 'llama2-70b-chat' and offer_id = ?", [twin[0]]).fetchall()
+    assert "spot" in reason
+
+
 def test_implausible_entries_are_quarantined_with_their_expectation(fresh_db, catalog, tmp_path):
     path = write(tmp_path, "s.yaml", """\
         entries:

@@ -88,8 +88,9 @@ no_energy_figure as (
                energy_kwh is not null as has_energy, workloads.objective
         from intermediate.int_training_costs_computed as costs
         inner join catalog.workloads as workloads using (workload_id)
-        where (workloads.objective = 'energy' and energy_kwh is null)
-            or (workloads.objective = 'emissions' and kgco2e is null)
+        where past_deadline_reason is null and (
+            (workloads.objective = 'energy' and energy_kwh is null)
+            or (workloads.objective = 'emissions' and kgco2e is null))
         union all
         select costs.workload_id, offer_id, cloud, region, instance_type, pricing_term, accelerator_id,
                accelerator_count, precision, cast(replica_chips as integer) as chips,
@@ -100,7 +101,19 @@ no_energy_figure as (
     )
 ),
 
+past_deadline as (
+    -- a run that misses the deadline once its reclaims' rework is counted (the estimate's own check counts none)
+    select workload_id, offer_id, cloud, region, instance_type, pricing_term, accelerator_id, accelerator_count,
+           null as precision, cast(chips as integer) as chips, past_deadline_reason as exclusion_reason
+    from intermediate.int_training_costs_computed
+    where past_deadline_reason is not null
+),
+
 final as (
+    select workload_id, offer_id, cloud, region, instance_type, pricing_term, accelerator_id, accelerator_count,
+           precision, chips, exclusion_reason
+    from past_deadline
+    union all by name
     select workload_id, offer_id, cloud, region, instance_type, pricing_term, accelerator_id, accelerator_count,
            precision, chips, exclusion_reason
     from no_energy_figure

@@ -28,6 +28,7 @@ training as (
     -- the cheapest completed run of each training workload, for the lifetime cost
     select workload_id as trained_by, min(completed_run_usd) as training_usd
     from intermediate.int_training_costs_computed
+    where past_deadline_reason is null
     group by workload_id
 ),
 

@@ -201,10 +201,13 @@ quotes as (
 ),
 
 discounts as (
-    -- a negotiated share off a public price: each public offer it applies to gets a private twin
+    -- a negotiated share off a public price: each public offer it applies to gets a private twin. A share off
+    -- reclaimable capacity (spot, low priority) is still that capacity: its twin keeps the term, so its reclaims are
+    -- priced (rework, a spare unit, lost work) and a workload that does not buy the term does not buy it
     select
         public.cloud, public.region, public.instance_type,
-        'private' as pricing_term,
+        case when public.pricing_term in ('spot', 'low_priority') then public.pricing_term else 'private' end
+            as pricing_term,
         concat_ws(' ', public.pricing_term, public.term_detail) || ' less ' || sheet.percent_off || '%' as term_detail,
         public.term_months,
         public.recurring_usd_per_hour * (1 - sheet.percent_off / 100) as recurring_usd_per_hour,

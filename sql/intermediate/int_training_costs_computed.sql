@@ -4,6 +4,8 @@
 -- Interruptions: on reclaimable capacity with a declared rate for the offer's cloud, the run redoes
 -- interruption_rework_share of itself (the job is reclaimed instances x the per-instance rate; each reclaim redoes
 -- half a checkpoint interval plus the restart); otherwise the pricing term's flat interruption_overhead, labelled.
+-- A deadline is met or missed on the run's wall-clock, its rework included: a run past it is kept here with
+-- past_deadline_reason, for excluded_candidates, and ranked nowhere.
 -- Energy of a completed run (rework included): an on-prem system's declared site power x its PUE, priced at its
 -- USD/kWh; else the chips' TDP x the family's PUE; else none, and energy_label says the TDP is not published.
 with measured as (
@@ -27,6 +29,7 @@ interrupted as (
     select
         candidates.*,
         workloads.checkpoint_interval_hours,
+        workloads.deadline_hours,
         rates.per_instance_month,
         rates.restart_hours,
         rates.source as rate_source,
@@ -70,7 +73,13 @@ energised as (
 
 final as (
     select
-        * exclude (checkpoint_interval_hours, per_instance_month, restart_hours, rate_source, gco2e_per_kwh),
+        * exclude (checkpoint_interval_hours, per_instance_month, restart_hours, rate_source, gco2e_per_kwh,
+                   deadline_hours),
+        case when run_hours * (1 + interruption_overhead) > deadline_hours then
+            'needs ' || printf('%.1f', run_hours * (1 + interruption_overhead)) || ' h on ' || chips || ' chips, '
+            || printf('%.2f', interruption_overhead * 100) || '% of it redone after reclaims; the deadline is '
+            || printf('%g', deadline_hours) || ' h'
+        end as past_deadline_reason,
         completed_run_usd_with_overhead(run_hours, instances, usd_per_hour, interruption_overhead)
             as completed_run_usd,
         -- emissions: the run's energy x the region's grid intensity (instances.yaml grid_intensity)

@@ -5,7 +5,8 @@
 -- energy is ranked by kWh per outcome, one whose objective is emissions by kg CO2e per outcome; a candidate without
 -- that figure is not ranked (excluded_candidates says why).
 with training as (
-    select * from intermediate.int_training_costs_computed
+    select * exclude (past_deadline_reason) from intermediate.int_training_costs_computed
+    where past_deadline_reason is null  -- listed in excluded_candidates
 ),
 
 inference as (

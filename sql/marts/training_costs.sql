@@ -44,6 +44,7 @@ final as (
         benchmark_as_of,
         benchmark_ref
     from costs
+    where past_deadline_reason is null  -- listed in excluded_candidates
 )
 
 select * from final
