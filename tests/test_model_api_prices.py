@@ -279,6 +279,39 @@ def test_the_api_beside_the_best_self_hosted_offer_with_the_break_even_traffic(a
                                                               "aws:us-east-1:Llama 3.1 8B Instruct")
 
 
+def test_a_pick_on_spot_breaks_even_with_its_spare_unit_paid(fresh_db, bf16_catalog):
+    from flows.sources import aws_spot
+
+    warehouse.load_catalog_tables(fresh_db, bf16_catalog)
+    spot = aws_spot.rows_from_pages([("s", {"SpotPriceHistory": [{
+        "AvailabilityZone": "us-east-1a", "InstanceType": "p5.4xlarge", "ProductDescription": "Linux/UNIX",
+        "SpotPrice": "2.000000", "Timestamp": "2026-11-29T12:00:00+00:00"}]}, None)])
+    land_all(fresh_db, bf16_catalog, [
+        batch(aws_pricing.rows_from_pages([("p", aws_page(aws_product("p5.4xlarge", "6.8800000000", gpu="1")))]),
+              "aws_pricing", "aws_pricing", "aws_pricing"),
+        batch(spot, "aws_spot", "aws_spot", "aws_spot"),
+        batch(bedrock_pricing.rows_from_pages([("p", aws_page(
+            bedrock_item("Llama 3.1 8B Instruct", "Input tokens", "0.0003", region="us-west-2", sku="W2IN"),
+            bedrock_item("Llama 3.1 8B Instruct", "Output tokens", "0.0006", region="us-west-2", sku="W2OUT")))]))],
+        RUN, AS_OF)
+    # the service buys spot here (its default leaves reclaimable capacity out)
+    fresh_db.execute("update catalog.workloads set pricing_terms = list_append(pricing_terms, 'spot') "
+                     "where workload_id = 'llama31-8b-chat-small'")
+    transform.build_models(fresh_db, RUN, AS_OF)
+    [west] = fetch_dicts(fresh_db, "select * from marts.api_comparisons where workload_id = 'llama31-8b-chat-small'")
+    # the pick: p5.4xlarge on spot, U = 2.00 USD an hour a unit, one serving unit and one spare (4.00 USD an hour)
+    assert (west["self_hosted_pricing_term"], west["self_hosted_deployments"],
+            west["self_hosted_spare_deployments"]) == ("spot", 2, 1)
+    # k = 2.00 / (3,600 x 0.0004608) = 2.00 / 1.65888 = 1.205633 requests/s; m = 18.2320 / 3 = 6.0773. With the spare
+    # paid at any traffic, n serving units cost (n + 1) x U: n* = max(1, ceil(1 x 1.205633 / (6.0773 - 1.205633))) =
+    # ceil(0.2475) = 1, so the break-even is (1 + 1) x 1.205633 = 2.411265 requests/s (not k: there the API's
+    # 2.00 USD an hour buys a unit and no spare)
+    assert west["break_even_deployments"] == 1
+    assert west["break_even_requests_per_s"] == pytest.approx(2.411265, abs=1e-5)
+    # at the workload's 2 requests/s the API's 3.318 USD an hour is cheaper than the 4.00 of self-hosting
+    assert west["is_self_hosted_cheaper"] is False and west["self_hosted_usd_per_hour"] == pytest.approx(4.0)
+
+
 def test_the_workload_page_shows_the_hosted_api_section(api_built):
     from flows import reports
 

@@ -10,6 +10,9 @@
 -- when k <= m, i.e. when the self-hosted cost per request at full load, U x peak_factor / (3600 x C), is at most c;
 -- otherwise it is never cheaper (break_even_requests_per_s is null). Past k, right after each added unit (traffic
 -- just above n x m) the API can be cheaper again until r reaches (n + 1) x k; those bands close as n grows.
+-- A pick on reclaimable capacity carries s = 1 spare unit (marts.inference_costs.spare_deployments): n units serving
+-- cost (n + s) x U, so self-hosting is first cheaper at r = (n* + s) x k, n* the fewest units for which that traffic
+-- still fits them, (n* + s) x k <= n* x m: n* = max(1, ceil(s x k / (m - k))), when k < m (s = 0: n* = 1, r = k).
 with api as (
     select * from intermediate.int_api_costs_computed
 ),
@@ -44,6 +47,7 @@ self_hosted as (
         costs.precision,
         picks.basis,
         costs.deployments,
+        coalesce(costs.spare_deployments, 0) as spare_deployments,
         costs.deployment_usd_per_hour,
         costs.deployment_requests_per_s,
         costs.monthly_usd,
@@ -77,10 +81,25 @@ compared as (
         -- U x peak_factor / (3600 x C): a unit's hour over the requests it serves when the peak fills it
         self_hosted.deployment_usd_per_hour * api.peak_factor / (3600 * self_hosted.deployment_requests_per_s)
             as self_hosted_usd_per_request_at_full_load,
-        -- k = U / (3600 x c)
-        self_hosted.deployment_usd_per_hour / (3600 * api.api_usd_per_request) as one_unit_break_even_requests_per_s
+        self_hosted.spare_deployments,
+        -- k = U / (3600 x c); m = C / peak_factor
+        self_hosted.deployment_usd_per_hour / (3600 * api.api_usd_per_request) as one_unit_break_even_requests_per_s,
+        self_hosted.deployment_requests_per_s / api.peak_factor as one_unit_mean_requests_per_s
     from api
     left join self_hosted using (workload_id)
+),
+
+broken_even as (
+    select
+        *,
+        -- n*: the fewest serving units whose bill, with the spare, the API's reaches while they carry its traffic
+        case when one_unit_break_even_requests_per_s < one_unit_mean_requests_per_s
+                  or (spare_deployments = 0 and one_unit_break_even_requests_per_s <= one_unit_mean_requests_per_s)
+             then greatest(1, cast(ceil(spare_deployments * one_unit_break_even_requests_per_s
+                                        / (one_unit_mean_requests_per_s - one_unit_break_even_requests_per_s))
+                                   as bigint))
+        end as break_even_units
+    from compared
 ),
 
 final as (
@@ -123,12 +142,12 @@ final as (
         self_hosted_usd_per_million_output_tokens,
         self_hosted_usd_per_request_at_full_load,
         self_hosted_usd_per_hour < api_usd_per_hour as is_self_hosted_cheaper,
-        -- k when k <= m = C / peak_factor, else never (null)
-        case when one_unit_break_even_requests_per_s
-                  <= self_hosted_deployment_requests_per_s / peak_factor
-             then one_unit_break_even_requests_per_s end as break_even_requests_per_s,
+        -- (n* + s) x k when k <= m = C / peak_factor (k < m with a spare unit), else never (null)
+        (break_even_units + spare_deployments) * one_unit_break_even_requests_per_s as break_even_requests_per_s,
+        break_even_units as break_even_deployments,
+        spare_deployments as self_hosted_spare_deployments,
         self_hosted_usd_per_request_at_full_load > api_usd_per_request as is_self_hosting_never_cheaper
-    from compared
+    from broken_even
 )
 
 select * from final
