@@ -85,7 +85,7 @@ picks as (
 ),
 
 current_pick as (
-    select offer_id, cloud, instance_type, pricing_term from picks where as_of = $as_of
+    select offer_id, cloud, instance_type, pricing_term, outcome_metric from picks where as_of = $as_of
 ),
 
 final as (
@@ -101,7 +101,8 @@ final as (
         prices.usd_per_hour as current_offer_usd_per_hour,
         (select count(*) from last_runs) as window_runs
     from picks
-    cross join current_pick
+    -- the picks in the current pick's unit only: a workload whose objective changed (USD to kWh) starts again there
+    inner join current_pick on current_pick.outcome_metric = picks.outcome_metric
     left join marts.price_history as prices
         on prices.as_of = picks.as_of and prices.offer_id = current_pick.offer_id
         -- the bound again as a scalar subquery, not a join with it: DuckDB prunes row groups by a scalar's value

@@ -383,18 +383,25 @@ def test_a_step_after_the_publish_that_fails_still_tells_the_runs_events_and_exi
 
 @pytest.mark.slow  # a whole run (or several): make test-slow and CI
 def test_a_catalog_edit_is_the_reason_when_nothing_else_moved(flow_run, prefect_server, tmp_path, catalog_copy):
-    """The LoRA workload stops accepting spot: its pick moves from p5.48xlarge spot to the best on-demand offer."""
+    """The LoRA workload stops accepting spot: its pick moves from p5.48xlarge spot to the best on-demand offer. The
+    large chat service starts accepting spot: its new pick was no candidate the night before (not a new result)."""
     from flows.nightly import nightly
 
     warehouse, reports = copy_of_day_one(flow_run, tmp_path)
     workloads = catalog_copy / "workloads.yaml"
     workloads.write_text(workloads.read_text().replace(
         "    benchmark: {suite: mlperf_training, task: llama2_70b_lora}\n",
-        "    benchmark: {suite: mlperf_training, task: llama2_70b_lora}\n    pricing_terms: [on_demand]\n", 1))
+        "    benchmark: {suite: mlperf_training, task: llama2_70b_lora}\n    pricing_terms: [on_demand]\n", 1).replace(
+        "    traffic: {mean_requests_per_s: 2000, peak_factor: 1.5}\n",
+        "    traffic: {mean_requests_per_s: 2000, peak_factor: 1.5}\n    pricing_terms: [on_demand, spot]\n", 1))
     result = nightly(as_of=dt.date(2026, 12, 1), catalog_dir=str(catalog_copy), warehouse_file=str(warehouse),
                      reports_dir=str(reports))
     found = changes(result.warehouse, result.as_of)
-    assert sorted(found) == [("best_offer_changed", "llama2-70b-lora-finetune"), ("catalog_changed", "catalog")]
+    assert sorted(found) == [("best_offer_changed", "llama2-70b-lora-finetune"),
+                             ("best_offer_changed", "llama31-8b-chat-large"), ("catalog_changed", "catalog")]
     lora = found["best_offer_changed", "llama2-70b-lora-finetune"]
     assert (lora["reason"], lora["previous_offer_id"]) == ("catalog edit", "aws:us-east-1:p5.48xlarge:spot")
     assert lora["offer_id"].endswith(":on_demand") and lora["previous_pick_now_value"] is None
+    chat = found["best_offer_changed", "llama31-8b-chat-large"]
+    assert chat["offer_id"].endswith(":spot")
+    assert (chat["reason"], chat["reason_detail"]) == ("catalog edit", "the catalogs changed since the previous run")

@@ -449,6 +449,13 @@ def test_history_query_looks_back_over_the_last_runs_not_the_last_picks():
     # as of 12-02 (a page of that date): the window ends there, the current pick is 12-02's
     rows = con.execute(charts.HISTORY_SQL, {"workload_id": "w", "as_of": days[2], "limit": 2}).fetchall()
     assert [(r[0], r[1], r[4]) for r in rows] == [(days[2], "b", "b")]
+    # the workload is ranked by energy from 12-04: its history starts again there, in kWh, never beside USD
+    con.execute("insert into ops.runs values ('r4', ?)", [days[3] + dt.timedelta(days=1)])
+    con.execute("insert into marts.rank_history values (?, 'w', 'b', 'aws', 'type-b', 'on_demand', "
+                "'kwh_per_completed_run', 363.62, true)", [days[3] + dt.timedelta(days=1)])
+    rows = con.execute(charts.HISTORY_SQL, {"workload_id": "w", "as_of": days[3] + dt.timedelta(days=1),
+                                            "limit": 5}).fetchall()
+    assert [(r[0], r[2], r[3]) for r in rows] == [(days[3] + dt.timedelta(days=1), "kwh_per_completed_run", 363.62)]
 
 
 def test_a_dollar_sign_in_a_label_from_data_is_drawn_as_written_not_read_as_math():

@@ -179,6 +179,14 @@ def test_lifetime_cost_adds_the_cheapest_training_run(fresh_db, catalog):
     assert row["training_usd"] == pytest.approx(197_268.35, abs=0.01)
     assert row["lifetime_usd"] == pytest.approx(257_537.15, abs=0.01)
     assert row["inference_share"] == pytest.approx(0.234020, abs=1e-6)
+    # a deadline no offer makes (112 h against 1 h): the training has no cost, and the lifetime no figure (it was the
+    # serving's 60,268.80 alone, an inference share of 1.0, passing for the whole)
+    fresh_db.execute("update catalog.workloads set deadline_hours = 1 where workload_id = 'llama31-8b-pretrain-1t'")
+    transform.build_models(fresh_db, RUN, AS_OF)
+    row = rows(fresh_db, "select * from marts.inference_costs where workload_id = 'llama31-8b-chat-small' "
+                         "and instance_type = 'p5.4xlarge' and precision = 'bf16'")[0]
+    assert (row["training_usd"], row["lifetime_usd"], row["inference_share"]) == (None, None, None)
+    assert row["monthly_usd"] == pytest.approx(5022.40)
 
 
 def test_an_mlperf_result_calibrates_the_mfu_of_another_model(fresh_db, catalog):

@@ -217,9 +217,12 @@ final as (
                    trained_by, model_id, site_power_kw, usd_per_kwh, site_pue, joules_per_token, energy_pue,
                    reclaims_per_instance_month, reclaim_restart_hours, objective, gco2e_per_kwh),
         success_rate,
-        case when monthly_usd is not null then lifetime_usd(training_usd, months, monthly_usd) end as lifetime_usd,
-        case when monthly_usd is not null then inference_share(training_usd, months, monthly_usd) end
-            as inference_share,
+        -- a training workload named (trained_by) that no offer can run has no cost to add: no lifetime figure, not
+        -- a serving-only one that would pass for the whole
+        case when monthly_usd is not null and (trained_by is null or training_usd is not null)
+             then lifetime_usd(training_usd, months, monthly_usd) end as lifetime_usd,
+        case when monthly_usd is not null and (trained_by is null or training_usd is not null)
+             then inference_share(training_usd, months, monthly_usd) end as inference_share,
         case
             when objective = 'energy' and is_offline then 'kwh_per_million_tokens'
             when objective = 'energy' then 'kwh_per_million_successful_requests'

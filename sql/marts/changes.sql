@@ -197,11 +197,15 @@ best_changed as (
             when previous_price_ratio is not null then 'price move'
             when pick_price_ratio is not null then 'price move'
             when pick_offer_added is not null then 'new offer'
-            when pick_result_added is not null
-                or pick_previous_basis is distinct from basis
-                or pick_previous_benchmark_label is distinct from benchmark_label then 'new result'
+            when pick_result_added is not null then 'new result'
+            -- a pick ranked in the previous run too whose figure's basis moved (a result that calibrates it, one
+            -- that no longer does); a pick that was no candidate then is the catalog's doing, or a new candidate
+            when pick_previous_basis is not null
+                and (pick_previous_basis is distinct from basis
+                     or pick_previous_benchmark_label is distinct from benchmark_label) then 'new result'
             when stale_sources is not null then 'stale source'
             when catalog_edited then 'catalog edit'
+            when pick_previous_basis is null then 'new candidate'
             else 'smaller moves'
         end as reason,
         case
@@ -219,11 +223,13 @@ best_changed as (
                      || ' USD per hour)'
             when pick_offer_added is not null then label || ' is a new offer'
             when pick_result_added is not null then 'a new benchmark result: ' || pick_result_added
-            when pick_previous_basis is distinct from basis
-                or pick_previous_benchmark_label is distinct from benchmark_label
+            when pick_previous_basis is not null
+                and (pick_previous_basis is distinct from basis
+                     or pick_previous_benchmark_label is distinct from benchmark_label)
                 then label || ' is now ' || basis || coalesce(': ' || benchmark_label, '')
             when stale_sources is not null then 'stale: ' || stale_sources
             when catalog_edited then 'the catalogs changed since the previous run'
+            when pick_previous_basis is null then label || ' was not a candidate in the previous run'
             else 'prices or results moved by less than the threshold each'
         end as reason_detail
     from explained
