@@ -40,6 +40,10 @@ WORKLOADS = {"workloads": {
                 "model": "llama-3.1-8b", "input_tokens": 100, "output_tokens": 100, "precisions": ["bf16"],
                 "slo": {"ttft_ms": 2000, "tpot_ms": 20},
                 "traffic": {"mean_requests_per_s": 0.01, "peak_factor": 1}},
+    "energy-8b": {"kind": "inference", "title": "Chat 8B by energy", "description": "Ranked by kWh.",
+                  "model": "llama-3.1-8b", "input_tokens": 100, "output_tokens": 100, "precisions": ["bf16"],
+                  "slo": {"ttft_ms": 2000, "tpot_ms": 200}, "objective": "energy",
+                  "traffic": {"mean_requests_per_s": 0.01, "peak_factor": 1}},
 }}
 
 
@@ -209,6 +213,18 @@ def test_a_cpu_that_cannot_meet_the_objective_says_by_how_much(built):
     assert "No CPU instance meets the 20 ms TPOT objective: best 51 ms, one sequence alone on c8g.metal-24xl (bf16)." \
         in page
     assert "cannot meet the TPOT SLO of 20 ms even at batch 1" in page
+
+
+def test_a_cpu_without_a_figure_in_the_workloads_objective_says_so(built):
+    con, pages = built
+    # ranked by energy: Graviton4 publishes no TDP (accelerators.yaml), so the socket that serves chat-8b has no kWh
+    # figure here; the baseline names that, not "no CPU offer" (it is priced and estimated)
+    row = baseline(con, "energy-8b")
+    assert (row["cpu_status"], row["cpu_exclusion_kind"], row["cpu_instance_type"]) == (
+        "excluded", "objective", "c8g.metal-24xl")
+    assert row["cpu_exclusion_reason"] == "no published power for graviton4: the workload is ranked by energy"
+    # a ranked CPU carries its own figures only, never the closest excluded one's
+    assert baseline(con, "chat-8b")["cpu_host_memory_gb"] is None
 
 
 def test_the_mart_columns_are_the_documented_ones(built):

@@ -71,6 +71,23 @@ cpu_excluded as (
     inner join accelerators using (accelerator_id)
     inner join workloads using (workload_id)
     where accelerators.family = 'cpu' and estimates.exclusion_reason is not null
+    union all by name
+    -- estimated, but with no figure in the workload's objective (no published power, no grid intensity) or past its
+    -- deadline once reclaims are counted: excluded after the estimators, listed in excluded_candidates
+    select
+        excluded.workload_id, excluded.offer_id, excluded.cloud, excluded.region, excluded.instance_type,
+        excluded.pricing_term, excluded.accelerator_id, excluded.chips, excluded.precision,
+        case when excluded.exclusion_reason like '%the deadline is%' then 'deadline' else 'objective' end
+            as exclusion_kind,
+        excluded.exclusion_reason,
+        null::double as fastest_tpot_ms, null::double as fastest_prefill_ms, null::double as needed_gb,
+        null::double as host_memory_gb, null::double as usable_memory_gb, null::double as run_hours
+    from intermediate.int_candidates_excluded as excluded
+    inner join accelerators using (accelerator_id)
+    where accelerators.family = 'cpu'
+        and (excluded.exclusion_reason like 'no published power for %'
+             or excluded.exclusion_reason like 'no grid intensity declared for %'
+             or excluded.exclusion_reason like '%of it redone after reclaims; the deadline is%')
 ),
 
 cpu_closest as (
@@ -80,7 +97,7 @@ cpu_closest as (
     qualify row_number() over (
         partition by workload_id
         order by case exclusion_kind when 'deadline' then 1 when 'tpot' then 2 when 'ttft' then 3 when 'slo' then 4
-                                     when 'memory' then 5 else 6 end,
+                                     when 'memory' then 5 when 'objective' then 6 else 7 end,
                  run_hours, fastest_tpot_ms, fastest_prefill_ms, host_memory_gb desc, needed_gb, offer_id, precision
     ) = 1
 ),
@@ -120,13 +137,14 @@ final as (
         case when cpu_ranked.candidate_id is null then cpu_closest.exclusion_reason end as cpu_exclusion_reason,
         workloads.slo_tpot_ms,
         workloads.slo_ttft_ms,
-        cpu_closest.fastest_tpot_ms as cpu_fastest_tpot_ms,
-        cpu_closest.fastest_prefill_ms as cpu_fastest_prefill_ms,
-        cpu_closest.needed_gb as cpu_needed_gb,
-        cpu_closest.host_memory_gb as cpu_host_memory_gb,
-        cpu_closest.usable_memory_gb as cpu_usable_memory_gb,
+        -- the closest excluded candidate's figures, only where it is the row's CPU (none ranks)
+        case when cpu_ranked.candidate_id is null then cpu_closest.fastest_tpot_ms end as cpu_fastest_tpot_ms,
+        case when cpu_ranked.candidate_id is null then cpu_closest.fastest_prefill_ms end as cpu_fastest_prefill_ms,
+        case when cpu_ranked.candidate_id is null then cpu_closest.needed_gb end as cpu_needed_gb,
+        case when cpu_ranked.candidate_id is null then cpu_closest.host_memory_gb end as cpu_host_memory_gb,
+        case when cpu_ranked.candidate_id is null then cpu_closest.usable_memory_gb end as cpu_usable_memory_gb,
         workloads.deadline_hours,
-        cpu_closest.run_hours as cpu_run_hours
+        case when cpu_ranked.candidate_id is null then cpu_closest.run_hours end as cpu_run_hours
     from workloads
     left join picks using (workload_id)
     left join cpu_ranked using (workload_id)
