@@ -216,7 +216,7 @@ def test_a_cpu_that_cannot_meet_the_objective_says_by_how_much(built):
 
 
 def test_a_cpu_without_a_figure_in_the_workloads_objective_says_so(built):
-    con, pages = built
+    con, _ = built
     # ranked by energy: Graviton4 publishes no TDP (accelerators.yaml), so the socket that serves chat-8b has no kWh
     # figure here; the baseline names that, not "no CPU offer" (it is priced and estimated)
     row = baseline(con, "energy-8b")
