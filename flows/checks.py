@@ -22,6 +22,7 @@ import duckdb
 import polars as pl
 
 from flows import cache
+from flows.names import normalise_alias
 
 log = logging.getLogger(__name__)
 
@@ -162,14 +163,25 @@ def aws_catalog_counts(frame: pl.DataFrame, catalog, listed: dict[tuple[str, str
 
 
 def price_sheet_catalog_counts(frame: pl.DataFrame, catalog) -> pl.DataFrame:
-    """(row_no, check_catalog_accelerator_count): the catalog's count for a quote's (cloud, instance_type)."""
-    known = pl.DataFrame([{"cloud": c, "instance_type": t, "check_catalog_accelerator_count": float(n)}
-                          for (c, t), (n, _) in _catalog_counts(catalog).items()],
+    """(row_no, check_catalog_accelerator_count, check_catalog_accelerator, check_quoted_accelerator) of each quote
+    for an instance type catalogs/instances.yaml lists: the catalog's count and accelerator id for its (cloud,
+    instance_type), and the accelerator id the quote's own `accelerator` names (an id or alias; null when it names
+    none or one the catalog does not know, which accelerator_in_catalog refuses)."""
+    accelerators = catalog.accelerators.accelerators
+    known = pl.DataFrame([{"cloud": i.cloud, "instance_type": i.instance_type,
+                           "check_catalog_accelerator_count": float(i.accelerator_count),
+                           "check_catalog_accelerator": i.accelerator}
+                          for i in catalog.instances.instances
+                          if i.accelerator_count is not None and i.accelerator in accelerators],
                          schema={"cloud": pl.String, "instance_type": pl.String,
-                                 "check_catalog_accelerator_count": pl.Float64})
-    return (_present(frame, "entry_kind", "cloud", "instance_type").filter(pl.col("entry_kind") == "quote")
+                                 "check_catalog_accelerator_count": pl.Float64, "check_catalog_accelerator": pl.String})
+    ids = {normalise_alias(acc_id): acc_id for acc_id in accelerators} | catalog.alias_map()
+    quoted = pl.col("accelerator_key").cast(pl.String).replace_strict(ids, default=None, return_dtype=pl.String)
+    return (_present(frame, "entry_kind", "cloud", "instance_type", "accelerator_key")
+            .filter(pl.col("entry_kind") == "quote")
             .join(known, on=["cloud", "instance_type"], how="inner")
-            .select("row_no", "check_catalog_accelerator_count"))
+            .select("row_no", "check_catalog_accelerator_count", "check_catalog_accelerator",
+                    quoted.alias("check_quoted_accelerator")))
 
 
 # ---------------------------------------------------------------- spot prices against on-demand
@@ -316,8 +328,8 @@ def add_check_columns(batches: list, catalog, con, inputs: list | None = None) -
                                         else warehouse_aws_on_demand(con))
             pairs = aws_spot_on_demand(frame, aws_on_demand_prices)
         if pairs is not None:
-            column = pairs.columns[1]
-            derived[column] = _values(frame, pairs, column)
+            for column in pairs.columns[1:]:
+                derived[column] = _values(frame, pairs, column)
         out.append(replace(batch, data=frame.with_columns(*derived.values()).to_arrow()) if derived else batch)
     return out
 

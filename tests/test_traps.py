@@ -223,6 +223,18 @@ def test_quote_with_more_gpus_than_the_instance_has_is_quarantined(fresh_db, cat
                                       "12.0 (check_catalog_accelerator_count: 8.0)")]
 
 
+def test_quote_naming_another_accelerator_than_the_instance_has_is_quarantined(fresh_db, catalog):
+    # p5.48xlarge has 8 H100s (instances.yaml): a quote saying H200 would be priced on the H100 without a word
+    loads = land(fresh_db, catalog, sheet_batch(
+        {"kind": "quote", "cloud": "aws", "region": "us-east-1", "instance_type": "p5.48xlarge", "usd_per_hour": 40.0,
+         "accelerator": "h200-sxm-141gb", "accelerator_count": 8, "source": "a quote that names the wrong chip"},
+        {"kind": "quote", "cloud": "aws", "region": "us-east-1", "instance_type": "p5en.48xlarge", "usd_per_hour": 50.0,
+         "accelerator": "NVIDIA H200-SXM5-141GB", "accelerator_count": 8, "source": "an alias of the right chip"}))
+    assert loads == {"price_sheet": (2, 1, 1)}
+    assert quarantined(fresh_db) == [("price_sheet", 0, "accelerator_matches_catalog", "check_quoted_accelerator",
+                                      "h200-sxm-141gb (check_catalog_accelerator: h100-sxm-80gb)")]
+
+
 def test_aws_row_with_more_gpus_than_the_catalog_is_quarantined(fresh_db, catalog):
     loads = land(fresh_db, catalog, aws_batch(
         aws_item("p5.48xlarge", "55.0400000000", "LINUXSKU00000001", gpu="12"),
