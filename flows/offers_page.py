@@ -19,6 +19,7 @@ from flows.warehouse import fetch_dicts
 # marts.unknown_offers.
 OFFER_TYPES_LISTED = 200  # rows of the offers table for one cloud (instance types)
 UNKNOWN_LISTINGS_LISTED = 100  # rows of the unknown-hardware table (listings)
+UNUSED_PRICES_LISTED = 100  # rows of the table of prices that priced no offer
 
 # one row per instance type: its cheapest term in any region, with that region's other terms beside it
 OFFERS_BY_TYPE_SQL = """
@@ -99,6 +100,9 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dict[str, st
         where as_of = ? and hardware_note <> '' group by all order by cloud, instance_type""", [as_of]).fetchall()
     unmatched = fetch_dicts(con, "select * from intermediate.int_price_components_unmatched "
                                  "order by instance_type, sku_description_prefix")
+    unused = fetch_dicts(con, "select * from intermediate.int_prices_unused "
+                              "order by cloud, instance_type, region, pricing_term, source_ref limit ?",
+                         [UNUSED_PRICES_LISTED + 1])
     per_cloud = {o["cloud"]: o["cloud_types"] for o in types}
     page = MARKDOWN.get_template("offers.md.j2").render(
         as_of=as_of.isoformat(), offers=offers, types_listed=OFFER_TYPES_LISTED, instance_types=sum(per_cloud.values()),
@@ -108,7 +112,9 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dict[str, st
                        u["unit"], u["accelerators_listed"] or "—", u["unknown_reason"] or "—",
                        f"{u['price_source_id']} ({u['price_as_of']})", u["price_ref"]] for u in unknown_listed],
         hardware={"bases": [[basis, count(n)] for basis, n in bases], "notes": [list(n) for n in notes]},
-        unmatched=unmatched, unmatched_rows=[[u["instance_type"], u["sku_description_prefix"]] for u in unmatched])
+        unmatched=unmatched, unmatched_rows=[[u["instance_type"], u["sku_description_prefix"]] for u in unmatched],
+        unused_rows=[[f"{u['source_id']}: {u['source_ref']}", u["unused_reason"]] for u in unused[:UNUSED_PRICES_LISTED]],
+        unused_more=len(unused) > UNUSED_PRICES_LISTED, unused_listed=UNUSED_PRICES_LISTED)
     every_offer = relations.fetch_frame(con, "select * from marts.offers where as_of = ? "
                                              "order by cloud, instance_type, region, pricing_term, offer_id", [as_of])
     return {"offers.md": page, "offers.csv": csv_text(every_offer)}, {"offers": offers, "terms": terms, "unknown": unknown}

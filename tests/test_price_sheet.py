@@ -169,6 +169,35 @@ def test_a_discount_off_spot_stays_spot_capacity(fresh_db, catalog, tmp_path):
     assert "spot" in reason
 
 
+def test_a_discount_that_matches_no_public_offer_is_listed_not_lost(fresh_db, catalog, tmp_path):
+    from flows import offers_page
+
+    path = write(tmp_path, "s.yaml", """\
+        entries:
+          - {kind: discount, cloud: aws, instance_type: p5.48xlarg, applies_to: on_demand, percent_off: 10,
+             source: a typo in the instance type}
+          - {kind: discount, cloud: aws, instance_type: p5.48xlarge, applies_to: on_demand, percent_off: 10,
+             source: the right one}
+        """)
+    aws = aws_pricing.rows_from_pages([("p", aws_page(aws_product("p5.48xlarge", "55.0400000000")))])
+    loads = land_all(fresh_db, catalog, [
+        land(fresh_db, catalog, "aws_pricing", "aws_pricing", "aws_pricing", aws),
+        land(fresh_db, catalog, "price_sheet", "price_sheet", "price_sheet", price_sheet.read_file(path, "s.yaml"))])
+    assert loads["price_sheet"].rows_landed == 2
+    transform.build_models(fresh_db, "run-1", AS_OF)
+    # the typo lands (nothing in it is wrong on its own) but prices nothing: it is listed with why, the other prices
+    # p5.48xlarge's private twin at 55.04 x 0.9 = 49.536
+    assert fresh_db.execute("select source_ref, unused_reason from intermediate.int_prices_unused").fetchall() == [
+        ("s.yaml: entries[0]", "a 10.0% discount off aws on_demand prices of p5.48xlarg in every region that matches "
+                               "no public offer of this run")]
+    assert fresh_db.execute("select round(usd_per_hour, 3) from intermediate.int_offers_priced "
+                            "where pricing_term = 'private'").fetchall() == [(49.536,)]
+    page = offers_page.render(fresh_db, AS_OF)[0]["offers.md"]
+    assert "## Prices that priced no offer" in page
+    assert ("| price_sheet: s.yaml: entries\\[0\\] | a 10.0% discount off aws on_demand prices of p5.48xlarg in every "
+            "region that matches no public offer of this run |") in page.splitlines()
+
+
 def test_implausible_entries_are_quarantined_with_their_expectation(fresh_db, catalog, tmp_path):
     path = write(tmp_path, "s.yaml", """\
         entries:
