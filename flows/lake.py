@@ -32,12 +32,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import duckdb
 
 from flows import analytics, duckdb_settings, transform, warehouse
 from flows.analytics import quoted
+from flows.sources._common import redact_text
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +117,9 @@ def configured(environ: dict[str, str] | None = None) -> LakeConfig | None:
         if "'" in value or "\n" in value:
             raise LakeError(f"{name}: must not contain a quote or a line break")
     catalog = catalog.removeprefix("ducklake:")
-    if re.search(r"password\s*=", catalog, re.IGNORECASE) or re.search(r"://[^/@]*:[^/@]*@", catalog):
+    # libpq decodes %-escapes in a URI's parameter names and values (pass%77ord=): checked as libpq reads it too
+    if any(re.search(r"password\s*=", text, re.IGNORECASE) or re.search(r"://[^/@]*:[^/@]*@", text)
+           for text in (catalog, unquote(catalog))):
         # a keyword (password=, sslpassword=) or a URI's user:password@: never in a setting that is logged
         raise LakeError(f"{LAKE_ENV}: has a password; give it through PGPASSWORD or ~/.pgpass (libpq's chain), "
                         "never in the setting")
@@ -194,17 +197,18 @@ def connect(config: LakeConfig, *, read_only: bool = False, snapshot: int | None
             options.append("read_only")
         if snapshot is not None:
             options.append(f"snapshot_version {int(snapshot)}")
-        _attach(con, f"attach {quoted('ducklake:' + config.catalog)} as {ALIAS} ({', '.join(options)})")
+        _attach(con, f"attach {quoted('ducklake:' + config.catalog)} as {ALIAS} ({', '.join(options)})",
+                config.catalog)
     except duckdb.Error as exc:
         con.close()
-        raise LakeUnavailable(f"cannot attach the lake ({config.describe()}): {_first_line(exc)}") from None
+        raise LakeUnavailable(f"cannot attach the lake ({config.describe()}): {_first_line(exc, config.catalog)}") from None
     except BaseException:
         con.close()
         raise
     return con
 
 
-def _attach(con: duckdb.DuckDBPyConnection, statement: str, attempts: int = INIT_ATTEMPTS) -> None:
+def _attach(con: duckdb.DuckDBPyConnection, statement: str, setting: str, attempts: int = INIT_ATTEMPTS) -> None:
     """ATTACH the lake. Two runs creating a new lake at once collide in PostgreSQL (DuckLake's initialisation is one
     transaction: the loser's is rolled back whole), so an attach that fails initialising is tried again, and then
     finds the lake the other run created."""
@@ -215,12 +219,17 @@ def _attach(con: duckdb.DuckDBPyConnection, statement: str, attempts: int = INIT
         except duckdb.Error as exc:
             if "Failed to initialize DuckLake" not in str(exc) or attempt == attempts:
                 raise
-            log.info("the lake was being created by another run (%s); attaching again", _first_line(exc))
+            log.info("the lake was being created by another run (%s); attaching again", _first_line(exc, setting))
             time.sleep(0.2 * attempt)
 
 
-def _first_line(exc: BaseException) -> str:
-    return next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+def _first_line(exc: BaseException, setting: str | None = None) -> str:
+    """The error's first line for a message: the lake's setting, which DuckDB's errors quote whole, as its variable's
+    name (describe() says where the lake is), and any secret the text still holds redacted."""
+    line = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+    if setting:
+        line = line.replace(setting, f"<{LAKE_ENV}>")
+    return redact_text(line)
 
 
 def head(con: duckdb.DuckDBPyConnection) -> int:
@@ -265,7 +274,7 @@ def pull(config: LakeConfig, target: Path) -> int:
                 con.execute(f'create table building."{schema}"."{table}" as select * from {source}')
         con.commit()
     except duckdb.Error as exc:
-        raise LakeUnavailable(f"cannot read the lake ({config.describe()}): {_first_line(exc)}") from None
+        raise LakeUnavailable(f"cannot read the lake ({config.describe()}): {_first_line(exc, config.catalog)}") from None
     finally:
         _close(con)
     return snapshot
@@ -321,12 +330,12 @@ def _commit_in(con: duckdb.DuckDBPyConnection, config: LakeConfig, base_snapshot
         try:
             con.commit()
         except duckdb.TransactionException as exc:
-            raise LakeConflict(f"DuckLake refused the commit: {_first_line(exc)}") from None
+            raise LakeConflict(f"DuckLake refused the commit: {_first_line(exc, config.catalog)}") from None
         # this commit's snapshot (the head may already be a later run's)
         return int(con.execute(f"select max(snapshot_id) from {ALIAS}.snapshots() where author = 'hweval' and "
                                "commit_message = ?", [message]).fetchone()[0])
     except duckdb.Error as exc:
-        raise LakeUnavailable(f"cannot write the lake ({config.describe()}): {_first_line(exc)}") from None
+        raise LakeUnavailable(f"cannot write the lake ({config.describe()}): {_first_line(exc, config.catalog)}") from None
 
 
 def _in_lake(select: str) -> str:

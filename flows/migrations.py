@@ -31,6 +31,15 @@ def rank_history_becomes_a_view(con: duckdb.DuckDBPyConnection) -> str | None:
     if relations.kind(con, "marts", "rankings") != "BASE TABLE":  # a history without its rankings: nothing to move to
         raise RuntimeError("marts.rank_history is a table, but marts.rankings is missing: the warehouse is not one "
                            "hweval wrote; rank_history was not migrated (nothing was dropped)")
+    # a history row with no rankings row (none in a warehouse hweval wrote) would go with the table: refused
+    [(orphans,)] = con.execute("""
+        select count(*) from marts.rank_history as h
+        where not exists (select 1 from marts.rankings as r where r.as_of = h.as_of and r.candidate_id = h.candidate_id)
+    """).fetchall()
+    if orphans:
+        raise RuntimeError(f"marts.rank_history has {orphans:,} rows with no marts.rankings row of the same as-of date "
+                           "and candidate: the warehouse is not one hweval wrote; rank_history was not migrated "
+                           "(nothing was dropped)")
     con.execute("alter table marts.rankings add column if not exists is_pick boolean")
     [(stored,)] = con.execute("select count(*) from marts.rank_history").fetchall()
     con.execute("""

@@ -168,6 +168,15 @@ def read_manifest(target: Target, *, client: Any = None, name: str = LATEST, che
         objects = manifest["objects"]
     except (ValueError, KeyError, TypeError) as err:
         raise ObjectStoreError(f"{target.url(name)}: not a reports manifest ({err})") from err
+    if not isinstance(objects, list) or len(objects) > MAX_OBJECTS:
+        raise ObjectStoreError(f"{target.url(name)}: not a reports manifest (objects: expected a list of at most "
+                               f"{MAX_OBJECTS:,} entries, as a publish writes)")
+    runs = target.key("runs/")
+    for n, entry in enumerate(objects):
+        if not (isinstance(entry, dict) and isinstance(entry.get("key"), str) and entry["key"].startswith(runs)
+                and isinstance(entry.get("bytes"), int) and entry["bytes"] >= 0):
+            raise ObjectStoreError(f"{target.url(name)}: not a reports manifest (objects[{n}]: expected a key under "
+                                   f"s3://{target.bucket}/{runs} and its size in bytes)")
     if check:
         from botocore.exceptions import ClientError
 

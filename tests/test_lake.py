@@ -19,6 +19,7 @@ import uuid
 from pathlib import Path
 
 import boto3
+import duckdb
 import pytest
 from conftest import AS_OF, CATALOGS, RUN_ID
 from test_migrations import stored_as_before
@@ -40,6 +41,9 @@ SCHEMAS = ("raw", "ops", "staging", "intermediate", "marts", "catalog")
     ({"HWEVAL_LAKE": "postgres:postgresql://hweval:hunter2@db.internal/h", "HWEVAL_LAKE_DATA_PATH": "s3://b/p/"},
      "HWEVAL_LAKE: has a password"),
     ({"HWEVAL_LAKE": "postgres:dbname=h sslpassword=hunter2", "HWEVAL_LAKE_DATA_PATH": "s3://b/p/"},
+     "HWEVAL_LAKE: has a password"),
+    # libpq decodes %-escapes in a URI's parameter names: pass%77ord is password
+    ({"HWEVAL_LAKE": "postgres:postgresql://hweval@db/h?pass%77ord=hunter2", "HWEVAL_LAKE_DATA_PATH": "s3://b/p/"},
      "HWEVAL_LAKE: has a password"),
     ({"HWEVAL_LAKE": "mysql:db=h", "HWEVAL_LAKE_DATA_PATH": "s3://b/p/"},
      "HWEVAL_LAKE='mysql:db=h': expected a PostgreSQL catalog"),
@@ -68,6 +72,16 @@ def test_the_default_is_the_duckdb_file_and_a_setting_is_normalised():
     uri = lake.configured({"HWEVAL_LAKE": "postgres:postgresql://hweval@db.internal:5433/lakedb",
                            "HWEVAL_LAKE_DATA_PATH": "/srv/lake"})
     assert uri.describe() == "DuckLake dbname=lakedb host=db.internal port=5433, data /srv/lake/"
+
+
+def test_a_lake_error_names_the_variable_not_the_setting_it_quotes():
+    # DuckDB's attach errors quote the whole setting (twice, when PostgreSQL cannot be reached); the message a run
+    # logs and notifies names the variable, and describe() says where the lake is
+    setting = "postgres:dbname=h host=db user=ops sslkey=/home/ops/key.pem"
+    error = duckdb.IOException(f"IO Error: Unable to connect to Postgres at {setting}: connection refused "
+                               f"(ATTACH 'ducklake:{setting}')")
+    assert lake._first_line(error, setting) == ("IO Error: Unable to connect to Postgres at <HWEVAL_LAKE>: connection "
+                                               "refused (ATTACH 'ducklake:<HWEVAL_LAKE>')")
 
 
 def test_run_with_a_bad_lake_setting_exits_2_before_a_prefect_server_starts(monkeypatch, capsys):

@@ -86,3 +86,17 @@ def test_a_view_model_over_a_table_no_migration_moved_is_refused_and_nothing_is_
                                                    r"this warehouse, and the model is a view now"):
         pipeline.build(con, RUN_ID, AS_OF, catalog)
     assert con.execute("select count(*) from marts.rank_history").fetchall() == [(stored_rows,)]
+
+
+def test_history_rows_without_their_rankings_rows_refuse_the_migration_and_nothing_is_dropped(old_warehouse):
+    con, *_ = old_warehouse
+    # a date whose rankings rows are gone: dropping the table would lose its history without a word
+    con.execute("insert into marts.rank_history by name select * replace (cast(? as date) as as_of) "
+                "from marts.rank_history where as_of = ?", [EARLIER - dt.timedelta(days=1), AS_OF])
+    [(stored_rows,)] = con.execute("select count(*) from marts.rank_history").fetchall()
+    [(orphans,)] = con.execute("select count(*) from marts.rank_history where as_of = ?",
+                               [EARLIER - dt.timedelta(days=1)]).fetchall()
+    with pytest.raises(RuntimeError, match=rf"marts.rank_history has {orphans:,} rows with no marts.rankings row of "
+                                           r"the same as-of date and candidate: .* \(nothing was dropped\)"):
+        migrations.migrate_marts(con)
+    assert con.execute("select count(*) from marts.rank_history").fetchall() == [(stored_rows,)]

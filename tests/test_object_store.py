@@ -133,6 +133,23 @@ def test_a_manifest_naming_a_missing_object_is_refused(s3, tmp_path):
         object_store.read_manifest(target, client=client)
 
 
+@pytest.mark.parametrize(("objects", "problem"), [
+    ([{"key": f"runs/r/{n}.md", "bytes": 1} for n in range(5_001)], "objects: expected a list of at most 5,000"),
+    ({"key": "runs/r/index.md"}, "objects: expected a list"),
+    ([{"key": "runs/r/index.md"}], r"objects\[0\]: expected a key under s3://.*/runs/ and its size in bytes"),
+    ([{"key": "elsewhere/secret.txt", "bytes": 3}], r"objects\[0\]: expected a key under s3://.*/runs/"),
+])
+def test_a_manifest_past_its_bounds_or_out_of_shape_is_refused_in_one_line(s3, objects, problem):
+    # a reader checks every object a manifest names: at most what a publish writes, each under the prefix's runs/
+    client, bucket = s3
+    client.put_object(Bucket=bucket, Key="latest.json", Body=json.dumps({"objects": objects}).encode())
+    heads = []
+    client.meta.events.register("before-parameter-build.s3.HeadObject", lambda params, **_: heads.append(params))
+    with pytest.raises(ObjectStoreError, match=rf"latest.json: not a reports manifest \({problem}"):
+        object_store.read_manifest(Target(bucket, ""), client=client)
+    assert heads == []  # refused before any object was looked at
+
+
 def test_too_many_files_are_refused_before_any_upload(s3, tmp_path, monkeypatch):
     client, bucket = s3
     monkeypatch.setattr(object_store, "MAX_OBJECTS", 2)
