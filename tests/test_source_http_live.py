@@ -405,7 +405,7 @@ def test_a_page_that_is_not_json_is_a_format_error_naming_the_redacted_url(api):
 # ---------------------------------------------------------------- where a request goes, and how long it may take
 def raw_server(*responses: bytes, trickle_s: float = 0.0) -> str:
     """A server on 127.0.0.1 that answers a request (a connection) with each of `responses` in turn, exactly as written
-    (a byte every `trickle_s` when given), then closes it; its base URL."""
+    (its body a byte every `trickle_s` when given, after the head at once), then closes it; its base URL."""
     listener = socket.create_server(("127.0.0.1", 0))
 
     def answer():
@@ -415,11 +415,11 @@ def raw_server(*responses: bytes, trickle_s: float = 0.0) -> str:
                     request = b""
                     while b"\r\n\r\n" not in request:
                         request += conn.recv(4096)
+                    head, blank, body = response.partition(b"\r\n\r\n")
                     try:
-                        if not trickle_s:
-                            conn.sendall(response)
-                        for i in range(len(response) if trickle_s else 0):
-                            conn.sendall(response[i:i + 1])
+                        conn.sendall(head + blank + (b"" if trickle_s else body))
+                        for i in range(len(body) if trickle_s else 0):
+                            conn.sendall(body[i:i + 1])
                             time.sleep(trickle_s)
                     except OSError:  # the client gave up
                         pass
