@@ -248,15 +248,13 @@ def check_run_paths(warehouse_file: Path, reports_root: Path) -> None:
     if warehouse_file.is_dir():
         raise RunSettingError(f"the warehouse {warehouse_file} is a directory; expected a DuckDB file, or a path where "
                               "one can be created (--warehouse)")
-    folders = (("the warehouse's folder", warehouse_file.parent, "--warehouse"),
-               ("the reports folder", reports_root, "--reports"))
-    for what, folder, flag in folders:
+    for what, folder, flag in (("the warehouse's folder", warehouse_file.parent, "--warehouse"),
+                               ("the reports folder", reports_root, "--reports")):
         blocker = _not_a_folder(folder)
         if blocker is not None:
             problem = "is not a directory" if blocker == folder else f"cannot be created ({blocker} is not a directory)"
             raise RunSettingError(f"{what} {folder} {problem}; expected a directory, or a path where one can be "
                                   f"created ({flag})")
-    for what, folder, flag in folders:
         # written to once (a file without a name where the system has O_TMPFILE), in the folder or the nearest of its
         # parents that exists (the run makes the rest): a read-only or forbidden place is refused here, not after the
         # fetch as a traceback, and a refused run leaves nothing behind

@@ -158,7 +158,7 @@ MUTATIONS = (
              "    if not isinstance(objects, list):",
              ("tests/test_object_store.py::test_a_manifest_past_its_bounds_or_out_of_shape_is_refused_in_one_line",)),
     Mutation("a-body-cut-short-read-as-whole", "flows/sources/_http.py",
-             '    if getattr(response, "length", None):', "    if False:",
+             '    if body is not None and getattr(response, "length", None):', "    if False:",
              ("tests/test_source_http_live.py::test_a_body_cut_short_of_its_content_length_is_retried",)),
     Mutation("an-aws-5xx-fails-the-source-at-once", "flows/sources/_aws.py",
              "            if (code in THROTTLING_CODES or server_error) and throttled < attempts - 1:\n",

@@ -88,15 +88,20 @@ def _line_col(text: str, pos: int) -> str:
     return f"line {line} column {pos - line_start + 1}"
 
 
-def read_at_most(stream: Any, limit: int, chunk: int = MIB) -> bytes | None:
+def read_at_most(stream: Any, limit: int, chunk: int = MIB, *, read: Callable[[int], bytes] | None = None,
+                 each: Callable[[], None] | None = None) -> bytes | None:
     """The rest of `stream` (a file or an HTTP response), or None as soon as it passes `limit` bytes: read in
-    chunks, since read(limit + 1) would allocate the whole limit up front."""
+    chunks, since read(limit + 1) would allocate the whole limit up front. `read` replaces `stream.read` (an HTTP
+    response's read1: what has come, not a whole chunk); `each` is called after every chunk (a deadline's check)."""
+    read = read or stream.read
     parts, total = [], 0
-    while part := stream.read(chunk):
+    while part := read(chunk):
         total += len(part)
         if total > limit:
             return None
         parts.append(part)
+        if each is not None:
+            each()
     return b"".join(parts)
 
 

@@ -34,6 +34,7 @@ from flows.sources._common import (
     SourceLimits,
     is_secret_param,
     parse_json,
+    read_at_most,
 )
 
 log = logging.getLogger(__name__)
@@ -48,11 +49,18 @@ _READ_CHUNK = 64 * 1024
 FETCHED_SCHEMES = ("http", "https")
 
 
-def _origin(url: str) -> tuple:
-    """(scheme, host, port) of a URL, the port filled in from the scheme; ValueError for a port that is no number."""
-    parts = urllib.parse.urlsplit(url)
-    scheme = parts.scheme.lower()
-    return scheme, parts.hostname, parts.port or {"http": 80, "https": 443}.get(scheme)
+def _same_origin(url: str, other: str) -> bool:
+    """Whether two URLs have one scheme, host and port (the port filled in from the scheme; a port that is no number
+    is no origin)."""
+    def origin(text: str) -> tuple:
+        parts = urllib.parse.urlsplit(text)
+        scheme = parts.scheme.lower()
+        return scheme, parts.hostname, parts.port or {"http": 80, "https": 443}.get(scheme)
+
+    try:
+        return origin(url) == origin(other)
+    except ValueError:
+        return False
 
 
 class _NoDowngrade(urllib.request.HTTPRedirectHandler):
@@ -65,11 +73,7 @@ class _NoDowngrade(urllib.request.HTTPRedirectHandler):
             raise urllib.error.HTTPError(req.full_url, code, f"redirect from https to {redact(target)} refused",
                                          headers, fp)
         new = super().redirect_request(req, fp, code, msg, headers, newurl)
-        try:
-            same = _origin(target) == _origin(req.full_url)
-        except ValueError:
-            same = False
-        if new is not None and same:
+        if new is not None and _same_origin(target, req.full_url):
             for name, value in req.unredirected_hdrs.items():
                 new.add_unredirected_header(name, value)
         return new
@@ -88,11 +92,7 @@ def _opener() -> urllib.request.OpenerDirector:
 def same_origin_link(link: str, first_url: str, where: str) -> str:
     """A next-page link from a response, if it points where the listing started (scheme, host and port): the
     request carries the listing's credentials, and a link elsewhere (another host, a file: URL) is not followed."""
-    try:
-        same = _origin(link) == _origin(first_url)
-    except ValueError:  # a port that is no number
-        same = False
-    if not same:
+    if not _same_origin(link, first_url):
         raise SourceFormatError(f"{where}: the next page's link points elsewhere than the listing's endpoint "
                                 f"({cut(redact(link))}, not {cut(redact(first_url))}); not followed")
     return link
@@ -101,17 +101,14 @@ def same_origin_link(link: str, first_url: str, where: str) -> str:
 def _read_body(response: http.client.HTTPResponse, limit: int, deadline: float) -> bytes | None:
     """The body, read as it comes; None past `limit` bytes. Past `deadline` (time.monotonic) a TimeoutError; a body
     that ends before its Content-Length, IncompleteRead (both retried, as network errors are)."""
-    parts, total = [], 0
-    while part := response.read1(_READ_CHUNK):
-        total += len(part)
-        if total > limit:
-            return None
-        parts.append(part)
+    def in_time() -> None:
         if time.monotonic() > deadline:
             raise TimeoutError(f"the response took more than {MAX_RESPONSE_S:g} s (MAX_RESPONSE_S) to arrive")
-    if getattr(response, "length", None):  # read1 ends quietly where the server closed early; read() would raise
-        raise http.client.IncompleteRead(b"".join(parts), response.length)
-    return b"".join(parts)
+
+    body = read_at_most(response, limit, _READ_CHUNK, read=response.read1, each=in_time)
+    if body is not None and getattr(response, "length", None):  # read1 ends quietly where the server closed early
+        raise http.client.IncompleteRead(body, response.length)
+    return body
 
 
 def redact(url: str) -> str:
@@ -213,8 +210,7 @@ def get_json(
         url = f"{url}{'&' if urllib.parse.urlsplit(url).query else '?'}{query}"
     shown = redact(url)
     secrets = _secret_values(url)
-    if urllib.parse.urlsplit(url).scheme.lower() not in FETCHED_SCHEMES:
-        raise LiveSourceError(f"{what}: not a URL that can be fetched: {shown} (expected http:// or https://)")
+    _check_scheme(url, f"{what}: ")
     try:
         request = urllib.request.Request(
             url, headers={"Accept": "application/json", "User-Agent": _USER_AGENT}, method="GET")
@@ -281,6 +277,11 @@ _OPENER = _opener()
 def open_url(url: str, timeout_s: float):
     """`url` opened as get_json opens its requests (http and https only, redirects never from https to http); a
     LiveSourceError, not retried, for any other scheme."""
-    if urllib.parse.urlsplit(url).scheme.lower() not in FETCHED_SCHEMES:
-        raise LiveSourceError(f"not a URL that can be fetched: {redact(url)} (expected http:// or https://)")
+    _check_scheme(url)
     return _OPENER.open(url, timeout=timeout_s)
+
+
+def _check_scheme(url: str, prefix: str = "") -> None:
+    """A LiveSourceError for a URL that is not http(s): a file:, ftp: or data: URL is never read."""
+    if urllib.parse.urlsplit(url).scheme.lower() not in FETCHED_SCHEMES:
+        raise LiveSourceError(f"{prefix}not a URL that can be fetched: {redact(url)} (expected http:// or https://)")
