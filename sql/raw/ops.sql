@@ -5,7 +5,9 @@ create table if not exists ops.runs (
     started_at timestamp not null,
     finished_at timestamp,
     status varchar not null,          -- succeeded; succeeded with stale sources; failed: sources stale past their limit
-                                      -- (its reports are published); any other failure leaves no trace
+                                      -- (its reports are published); any other failure leaves no trace. The build's
+                                      -- status: a step after the publish that failed (artifacts, the upload, a
+                                      -- notification) is in the flow's state and exit status 5, not here
     catalog_dir varchar,
     sources varchar,                  -- source ids, comma separated
     rows_in bigint,
