@@ -13,10 +13,14 @@ scheduler (`run_slots`), which a fetch task holds around its calls (`dask_slot`)
 
 from __future__ import annotations
 
+import contextvars
+import logging
 import os
+import queue
 import re
-from collections.abc import Iterator, Mapping
-from contextlib import ExitStack, contextmanager
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from flows.catalog_models import Catalog
@@ -33,6 +37,8 @@ TASKS_PER_SLOT = 2
 MAX_PARTS = 500  # fan-out tasks of one source (regions or services): a live block listing more is refused
 LIMIT_PREFIX = "hweval-fetch-"
 SLOT_WAIT_S = 3_600.0  # at most this long waiting for a cloud's slots (other runs hold them), then TimeoutError
+
+log = logging.getLogger(__name__)
 
 
 class FanoutError(ValueError):
@@ -117,9 +123,14 @@ def parts(catalog: Catalog, source_id: str) -> list[dict] | None:
 
 
 @contextmanager
-def cloud_slots(slots: Mapping[str, int]) -> Iterator[None]:
-    """Hold `slots[cloud]` slots of each cloud's Prefect global concurrency limit for the `with` block: the fan-out
-    flow takes its clouds' shares once, and its tasks keep within them (`run_slots`).
+def cloud_shares(slots: Mapping[str, int], events: queue.SimpleQueue) -> Iterator[Callable[[str], None]]:
+    """Take `slots[cloud]` slots of each cloud's Prefect global concurrency limit, each cloud on a thread of its own,
+    for the `with` block: the fan-out flow takes its clouds' shares once, and its tasks keep within them (`run_slots`).
+
+    Each cloud's share is taken apart from the others': a cloud whose limit another run holds makes only that cloud's
+    fetches wait, not the others'. As a share is taken, `("share", cloud, None)` goes on `events`; if it is not taken
+    (within SLOT_WAIT_S, or the server refuses), `("share", cloud, error)`. The block gets `give_back(cloud)`, which
+    lets that cloud's share go as soon as its fetches are done; every share still held is given back at the end.
 
     The server counts the slots of every run on every machine, so two runs never have more of a cloud's calls in
     flight together than its limit: a run whose share is taken waits (Prefect's `concurrency()`, which keeps the
@@ -129,11 +140,33 @@ def cloud_slots(slots: Mapping[str, int]) -> Iterator[None]:
     """
     from prefect.concurrency.sync import concurrency
 
-    with ExitStack() as stack:
-        for cloud, occupy in sorted(slots.items()):
-            stack.enter_context(concurrency(limit_name(cloud), occupy=occupy, strict=True,
-                                            timeout_seconds=SLOT_WAIT_S))
-        yield
+    let_go = {cloud: threading.Event() for cloud in slots}
+    taken: set[str] = set()
+
+    def hold(cloud: str) -> None:
+        try:
+            with concurrency(limit_name(cloud), occupy=slots[cloud], strict=True, timeout_seconds=SLOT_WAIT_S):
+                taken.add(cloud)
+                events.put(("share", cloud, None))
+                let_go[cloud].wait()
+        except Exception as exc:  # noqa: BLE001 (not taken: the server's own errors, a timeout; told to the flow)
+            if cloud not in taken:
+                events.put(("share", cloud, exc))
+            else:  # taken and used: giving it back failed, and its lease lapses on its own
+                log.warning("giving back %s's share of %s failed: %s", cloud, limit_name(cloud), exc)
+
+    threads = {cloud: threading.Thread(target=contextvars.copy_context().run, args=(hold, cloud), daemon=True,
+                                       name=f"hweval-share-{cloud}") for cloud in sorted(slots)}
+    for thread in threads.values():
+        thread.start()
+    try:
+        yield lambda cloud: let_go[cloud].set()
+    finally:
+        for event in let_go.values():
+            event.set()
+        for cloud, thread in threads.items():  # a share still waited for is let go as soon as it comes (daemon)
+            if cloud in taken:
+                thread.join()
 
 
 @contextmanager

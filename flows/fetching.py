@@ -13,7 +13,7 @@ import queue
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.context import get_run_context
-from prefect.futures import as_completed, wait
+from prefect.futures import wait
 from prefect.utilities.annotations import quote
 
 from flows import fanout
@@ -56,9 +56,12 @@ def fetch_fanned_out(catalog: Catalog, source_ids: list[str]) -> list[landing.So
     split; batches in the order given.
 
     The run holds each cloud's share of its Prefect global concurrency limit (`hweval-fetch-<cloud>`, counted by the
-    server for every run on every machine), and its tasks take that share's slots on the Dask scheduler around their
-    calls (`fanout.run_slots`): at most the share fetch at once, with as many more begun and ready to take a slot as
-    one is let go (fanout.TASKS_PER_SLOT), a new task submitted as one finishes.
+    server for every run on every machine), each cloud's taken on its own and given back when that cloud's parts are
+    done (`fanout.cloud_shares`), and its tasks take that share's slots on the Dask scheduler around their calls
+    (`fanout.run_slots`): at most the share fetch at once, with as many more begun and ready to take a slot as one is
+    let go (fanout.TASKS_PER_SLOT), a new task submitted as one finishes. A cloud whose share is not taken (within
+    fanout.SLOT_WAIT_S: other runs hold it) has its live sources stale for the run, with that reason; the other
+    clouds' are fetched all the same.
     """
     logger = get_run_logger()
     concurrency = catalog.sources.fetch_concurrency.model_dump()
@@ -77,29 +80,50 @@ def fetch_fanned_out(catalog: Catalog, source_ids: list[str]) -> list[landing.So
                 ", ".join(f"{cloud} {n}" for cloud, n in slots.items()),
                 ", ".join(f"{name} {limit}" for name, limit in limits.items()))
     futures: dict[tuple[str, int], object] = {}
-    in_flight: dict[object, str] = {}  # future -> its cloud
+    events: queue.SimpleQueue = queue.SimpleQueue()  # ("share", cloud, error or None) and ("done", cloud, future)
+    busy = dict.fromkeys(slots, 0)  # each cloud's tasks on the cluster
 
     def submit_next(cloud: str) -> None:
         if not queues[cloud].empty():
             source_id, index, part = queues[cloud].get()
             futures[(source_id, index)] = future = fetch_part.submit(part, dask_slots[cloud])
-            in_flight[future] = cloud
+            busy[cloud] += 1
+            future.add_done_callback(lambda done, cloud=cloud: events.put(("done", cloud, done)))
 
-    # the clouds' shares of their global limits, held while this run's parts run, and the same shares as the run's
-    # semaphores on the Dask scheduler, which the parts take around their calls; submitted from this thread only (the
-    # task runner's client lives here): TASKS_PER_SLOT tasks a slot on the cluster, the next part as one finishes
+    # each cloud's share of its global limit, taken on its own (a cloud another run holds makes only its own fetches
+    # wait) and given back when its parts are done; the same shares as the run's semaphores on the Dask scheduler,
+    # which the parts take around their calls. Submitted from this thread only (the task runner's client lives here):
+    # TASKS_PER_SLOT tasks a slot on the cluster, the next part of a cloud as one of its tasks finishes
     context = get_run_context()
-    with (fanout.cloud_slots(slots),
-          fanout.run_slots(slots, str(context.flow_run.id), context.task_runner.client) as dask_slots):
-        # the clouds in turn (aws, azure, gcp, aws, ...), so each starts fetching as soon as it can
-        in_turn = [cloud for k in range(max(slots.values())) for cloud, n in slots.items() if k < n]
-        for cloud in in_turn * fanout.TASKS_PER_SLOT:
-            submit_next(cloud)
-        while in_flight:
-            finished = next(iter(as_completed(list(in_flight))))
-            submit_next(in_flight.pop(finished))
+    refused: dict[str, BaseException] = {}
+    with (fanout.run_slots(slots, str(context.flow_run.id), context.task_runner.client) as dask_slots,
+          fanout.cloud_shares(slots, events) as give_back):
+        waiting = set(slots)  # clouds whose share is not taken yet
+        while waiting or any(busy.values()):
+            kind, cloud, what = events.get()
+            if kind == "share":
+                waiting.discard(cloud)
+                if what is not None:  # not taken: that cloud's sources are stale this run, the others fetch
+                    refused[cloud] = what
+                    logger.error("%s's share of %s was not taken: %s: %s; its live sources are stale this run", cloud,
+                                 fanout.limit_name(cloud), type(what).__name__, redact_text(str(what)))
+                    continue
+                for _ in range(slots[cloud] * fanout.TASKS_PER_SLOT):
+                    submit_next(cloud)
+            else:
+                busy[cloud] -= 1
+                submit_next(cloud)
+            if cloud not in refused and not busy[cloud] and queues[cloud].empty():
+                give_back(cloud)  # its parts are done: other runs may have its slots now
     batches = []
     for source_id, parts in parts_of.items():
+        cloud = fanout.cloud_of(catalog, source_id)
+        if cloud in refused:
+            error = refused[cloud]
+            batches.append(landing.failed_batch(catalog, source_id, RuntimeError(
+                f"{cloud}'s share of the global concurrency limit {fanout.limit_name(cloud)} was not taken: "
+                f"{type(error).__name__}: {error}")))
+            continue
         done = [futures[(source_id, index)] for index in range(len(parts))]
         for future in done:  # each final state as Dask returned it (0.45 s for 90 when read back from the Prefect API)
             future.wait()
@@ -122,8 +146,8 @@ def fetch_all(catalog: Catalog, source_ids: list[str]) -> list[landing.SourceBat
     `nightly-fetch-fanout` on a Dask cluster, the others (files of this checkout) here.
 
     A source that cannot be read does not stop the others: its batch has no rows and says why (it is stale). A
-    fan-out that fails as a whole (its Dask cluster gone, the clouds' limits not taken within fanout.SLOT_WAIT_S)
-    leaves every live source stale with that reason, and the file sources are read all the same.
+    fan-out that fails as a whole (its Dask cluster gone, the Prefect server's API failing) leaves every live source
+    stale with that reason, and the file sources are read all the same.
     """
     if fanout.runner_kind() == "dask":
         mode = catalog.sources.mode

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import queue
 import re
 import shutil
 import threading
@@ -213,14 +214,49 @@ def test_a_runs_share_of_a_clouds_limit_is_held_at_the_prefect_server(prefect_se
             return client.read_global_concurrency_limit_by_name(name).active_slots
 
     assert fanout.ensure_limits({"aws": 3, "default": 4}) == {"hweval-fetch-aws": 3, "hweval-fetch-default": 4}
-    with fanout.cloud_slots({"aws": 2}):
+    events = queue.SimpleQueue()
+    with fanout.cloud_shares({"aws": 2, "default": 1}, events) as give_back:
+        assert sorted(events.get(timeout=30) for _ in range(2)) == [("share", "aws", None), ("share", "default", None)]
         assert active("hweval-fetch-aws") == 2
         # another run's two aws slots: 2 + 2 > 3, so it cannot have them while this run holds its share
         with pytest.raises(TimeoutError), concurrency("hweval-fetch-aws", occupy=2, strict=True, timeout_seconds=1.5):
             pass
         with concurrency("hweval-fetch-aws", occupy=1, strict=True, timeout_seconds=5):  # the one left: at once
             assert active("hweval-fetch-aws") == 3
-    assert active("hweval-fetch-aws") == 0
+        give_back("aws")  # its parts done: given back while the run still holds the other cloud's
+        deadline = time.monotonic() + 30
+        while active("hweval-fetch-aws") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert (active("hweval-fetch-aws"), active("hweval-fetch-default")) == (0, 1)
+    assert active("hweval-fetch-default") == 0
+
+
+@pytest.mark.slow
+def test_a_cloud_whose_share_another_run_holds_leaves_only_its_own_sources_stale(tmp_path, prefect_server,
+                                                                                  monkeypatch):
+    """Each cloud's share is taken on its own: while another run holds every aws slot, this run's Azure and GCP
+    sources are fetched, and only the AWS one is stale, naming the limit (before, the run waited for all the clouds'
+    shares at once, and every live source was stale when one was not taken)."""
+    from prefect import flow
+    from prefect.concurrency.sync import concurrency
+
+    from flows.fetching import fetch_all
+
+    monkeypatch.setenv("HWEVAL_TEST_GCP_KEY", "not-a-real-key")
+    monkeypatch.setenv("HWEVAL_TASK_RUNNER", "dask")
+    catalog, server = wide_live_setup(tmp_path, 0.0, 2, LIMIT, "HWEVAL_TEST_GCP_KEY")
+    monkeypatch.setattr(fanout, "SLOT_WAIT_S", 3.0)
+    try:
+        fanout.ensure_limits(catalog.sources.fetch_concurrency.model_dump())
+        with concurrency("hweval-fetch-aws", occupy=LIMIT, strict=True, timeout_seconds=30):  # another run's
+            batches = flow(name="test-one-cloud-held")(fetch_all)(catalog, list(catalog.sources.sources))
+    finally:
+        server.close()
+    assert [b.source_id for b in batches] == ["aws_offers", "azure_prices", "gcp_catalog"]
+    assert [b.error for b in batches[1:]] == [None, None]
+    assert dict(server.calls) == {"azure": 2, "gcp": 2}  # no aws call: its share was never this run's
+    assert batches[0].error.startswith(
+        "RuntimeError: aws's share of the global concurrency limit hweval-fetch-aws was not taken: "), batches[0].error
 
 
 # ----------------------------------------------------------------------------------------- a wide live fetch
