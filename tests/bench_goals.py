@@ -77,10 +77,10 @@ PANDAS_READER = textwrap.dedent("""
 
     import pandas as pd
 
-    path, product_family = sys.argv[1], sys.argv[2]
+    path, products = sys.argv[1], json.loads(sys.argv[2])
     families, cpu_types = json.loads(sys.argv[3]), json.loads(sys.argv[4])
     frame = pd.read_csv(path, skiprows=5, low_memory=False, keep_default_na=False, na_values=[""])
-    kept = frame[(frame["Product Family"] == product_family)
+    kept = frame[frame["Product Family"].isin(products)
                  & (frame["Instance Family"].isin(families) | frame["Instance Type"].isin(cpu_types))]
     print(len(kept))
 """)
@@ -207,11 +207,11 @@ def sql_name(value: str) -> str:
     return '"' + value.replace('"', '""') + '"'
 
 
-def offer_file_filter() -> tuple[str, list[str], list[str]]:
-    """What flows/sources/aws_offer_file.py keeps: its product family, instance families and CPU baseline types."""
+def offer_file_filter() -> tuple[list[str], list[str], list[str]]:
+    """What flows/sources/aws_offer_file.py keeps: its product families, instance families and CPU baseline types."""
     from flows.sources import aws_offer_file
 
-    return (aws_offer_file.PRODUCT_FAMILY, list(aws_offer_file.ACCELERATED_FAMILIES),
+    return (list(aws_offer_file.PRODUCT_FAMILIES), list(aws_offer_file.ACCELERATED_FAMILIES),
             list(aws_offer_file.CPU_BASELINE_INSTANCE_TYPES))
 
 
@@ -220,11 +220,11 @@ def bare_scan_query(path: Path) -> str:
     the source reads it) with the source's where clause."""
     with path.open(encoding="utf-8", newline="") as f:
         header = next(csv.reader([[f.readline() for _ in range(6)][-1]]))  # 5 metadata lines, then the header
-    product_family, families, cpu_types = offer_file_filter()
+    products, families, cpu_types = offer_file_filter()
     columns = "{" + ", ".join(f"{sql_text(c)}: 'VARCHAR'" for c in header) + "}"
     return (f"select count(*) from read_csv({sql_text(str(path))}, skip=6, header=false, auto_detect=false, "
             f"columns={columns}, delim=',', quote='\"', escape='\"') "
-            f"where {sql_name('Product Family')} = {sql_text(product_family)} "
+            f"where {sql_name('Product Family')} in ({', '.join(map(sql_text, products))}) "
             f"and ({sql_name('Instance Family')} in ({', '.join(map(sql_text, families))}) "
             f"or {sql_name('Instance Type')} in ({', '.join(map(sql_text, cpu_types))}))")
 
@@ -232,7 +232,7 @@ def bare_scan_query(path: Path) -> str:
 def p2(repeat: int, offer_rows: int) -> list[tuple[str, list[float], float, str]]:
     env = run_env()
     floor_s, floor_mib, run_s, run_mib, pandas_s, pandas_mib, scan_s = [], [], [], [], [], [], []
-    product_family, families, cpu_types = offer_file_filter()
+    products, families, cpu_types = offer_file_filter()
     with tempfile.TemporaryDirectory(prefix="hweval-bench-") as tmp:
         empty = Path(tmp) / "empty_flow.py"
         empty.write_text(EMPTY_FLOW)
@@ -269,7 +269,7 @@ def p2(repeat: int, offer_rows: int) -> list[tuple[str, list[float], float, str]
             if " rows in, " not in load:
                 raise SystemExit(f"bench: the run did not land the offer file: {load}\n{out[-2000:]}")
             kept.add(f"run: {load.split(': ', 1)[1]}")
-            s, mib = child([sys.executable, str(Path(tmp) / "pandas_reader.py"), str(offer_file), product_family,
+            s, mib = child([sys.executable, str(Path(tmp) / "pandas_reader.py"), str(offer_file), json.dumps(products),
                             json.dumps(families), json.dumps(cpu_types)], env, stdout=printed)
             pandas_s.append(s)
             pandas_mib.append(mib)

@@ -142,14 +142,14 @@ def test_the_price_list_fetch_asks_for_each_cpu_type_after_the_families():
 
 
 def test_the_offer_file_keeps_cpu_baseline_rows_and_drops_other_cpus(tmp_path):
-    header = ["SKU", "OfferTermCode", "RateCode", "TermType", "PriceDescription", "Unit", "PricePerUnit",
+    header = ["SKU", "OfferTermCode", "RateCode", "TermType", "PriceDescription", "Unit", "PricePerUnit", "Currency",
               "LeaseContractLength", "PurchaseOption", "OfferingClass", "Product Family", "Instance Type",
               "Region Code", "Location", "Instance Family", "Operating System", "License Model", "Pre Installed S/W",
               "Tenancy", "CapacityStatus", "MarketOption", "usageType", "vCPU", "GPU"]
 
-    def line(sku, instance_type, family, price):
+    def line(sku, instance_type, family, price, product_family="Compute Instance"):
         values = {"SKU": sku, "OfferTermCode": "JRTCKXETXF", "RateCode": sku + ".R", "TermType": "OnDemand",
-                  "Unit": "Hrs", "PricePerUnit": price, "Product Family": "Compute Instance",
+                  "Unit": "Hrs", "PricePerUnit": price, "Currency": "USD", "Product Family": product_family,
                   "Instance Type": instance_type, "Region Code": "us-east-1", "Instance Family": family,
                   "Operating System": "Linux"}
         return ",".join(f'"{values.get(c, "")}"' for c in header)
@@ -159,8 +159,10 @@ def test_the_offer_file_keeps_cpu_baseline_rows_and_drops_other_cpus(tmp_path):
         '"FormatVersion","v1.0"', '"Disclaimer","test"', '"Publication Date","2026-09-10T19:55:14Z"',
         '"Version","20260910195514"', '"OfferCode","AmazonEC2"', ",".join(f'"{c}"' for c in header),
         line("A", "p5.48xlarge", "GPU instance", "55.04"),
-        line("B", "c8g.metal-24xl", "Compute optimized", "3.82848"),
-        line("C", "c7g.large", "Compute optimized", "0.0725")]) + "\n")
+        # a bare-metal type has its own product family in the real files
+        line("B", "c8g.metal-24xl", "Compute optimized", "3.82848", "Compute Instance (bare metal)"),
+        line("C", "c7g.large", "Compute optimized", "0.0725"),
+        line("D", "c8i.96xlarge", "Compute optimized", "17.99232", "Storage Instance")]) + "\n")
     rows = aws_offer_file.read_file(path, "index.csv")
     assert [r["instance_type"] for r in rows] == ["p5.48xlarge", "c8g.metal-24xl"]
 

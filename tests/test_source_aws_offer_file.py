@@ -369,6 +369,35 @@ def test_an_offer_file_given_to_a_run_prices_on_demand_and_reserved_offers(tmp_p
     assert unknown == {"g5.xlarge"}  # in the file, not in catalogs/instances.yaml
 
 
+def test_a_price_in_another_currency_is_quarantined_not_read_as_usd(tmp_path, fresh_db, catalog):
+    """The offer files of AWS's China regions are priced in CNY: such a line keeps its figure and currency and is
+    quarantined (currency_usd), never landed as a USD price."""
+    from conftest import AS_OF
+
+    from flows import pipeline, transform
+    from flows.land import fetch_source, land_all
+
+    path = tmp_path / "index.csv"
+    p5 = [p for p in ofb.accelerated_products() if p["attrs"]["Instance Type"] == "p5.48xlarge"]
+    ofb.write_offer_file(path, p5)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    on_demand = next(n for n, line in enumerate(lines) if '"OnDemand"' in line)
+    assert lines[on_demand].count('"USD"') == 1
+    lines[on_demand] = lines[on_demand].replace('"USD"', '"CNY"')
+    path.write_text("".join(lines), encoding="utf-8")
+    run_catalog = pipeline.with_source_files(catalog, {"aws_offer_file": [f"{path}@2026-09-10"]}, AS_OF)
+    batch = fetch_source(run_catalog, "aws_offer_file")
+    [load] = land_all(fresh_db, run_catalog, [batch], "run-1", AS_OF)
+    # the CNY line, and the builder's own zero-priced on-demand line (on_demand_hourly_price_positive)
+    assert load.rows_quarantined == 2 and load.rows_landed == load.rows_in - 2
+    [(value, ref)] = fresh_db.execute(
+        "select unexpected_value, source_ref from ops.quarantine where expectation = 'currency_usd'").fetchall()
+    assert (value, ref) == ("CNY", f"{path}: line {on_demand + 1}")
+    transform.build_models(fresh_db, "run-1", AS_OF)
+    assert fresh_db.execute("select count(*) from intermediate.int_offers_priced where instance_type = 'p5.48xlarge' "
+                            "and pricing_term = 'on_demand'").fetchone() == (0,)
+
+
 def test_a_bare_carriage_return_in_the_preamble_is_a_format_error_naming_the_file(tmp_path):
     # found by tests/test_fuzz_sources.py: csv raised its own error, not one naming the file
     path = tmp_path / "index.csv"

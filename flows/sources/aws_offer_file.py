@@ -73,6 +73,7 @@ PRICE_FIELDS = {
     "rate_code": "RateCode",
     "unit": "Unit",
     "price_text": "PricePerUnit",
+    "currency": "Currency",
     "description": "PriceDescription",
 }
 FIELDS = PRODUCT_FIELDS | PRICE_FIELDS
@@ -80,7 +81,8 @@ FIELDS = PRODUCT_FIELDS | PRICE_FIELDS
 REQUIRED_COLUMNS = (*FIELDS.values(), "Product Family")
 
 ACCELERATED_FAMILIES = ("GPU instance", "Machine Learning ASIC Instances")
-PRODUCT_FAMILY = "Compute Instance"
+# an instance's product family; the bare-metal types (c8i.metal-48xl, one of the CPU baselines) have their own
+PRODUCT_FAMILIES = ("Compute Instance", "Compute Instance (bare metal)")
 METADATA_KEYS = ("FormatVersion", "Disclaimer", "Publication Date", "Version", "OfferCode")
 HEADER_LINE = len(METADATA_KEYS) + 1  # 1-based line number of the header; data starts on the next line
 
@@ -166,6 +168,7 @@ def _scan_query(path: Path, header: list[str], region: str | None, max_line_byte
     wanted = ", ".join(_sql_name(c) for c in REQUIRED_COLUMNS)
     fields = ", ".join(_sql_name(c) for c in FIELDS.values())
     families = ", ".join(_sql_text(f) for f in ACCELERATED_FAMILIES)
+    products = ", ".join(_sql_text(f) for f in PRODUCT_FAMILIES)
     cpu_types = ", ".join(_sql_text(t) for t in CPU_BASELINE_INSTANCE_TYPES)
     region_filter = f" and {_sql_name('Region Code')} = {_sql_text(region)}" if region else ""
     # The header is parsed above and passed as `columns`: no sniffing, strict parsing, a ragged line is an error.
@@ -175,7 +178,7 @@ def _scan_query(path: Path, header: list[str], region: str | None, max_line_byte
         f"from read_csv({_sql_text(str(path))}, skip={HEADER_LINE}, header=false, auto_detect=false, "
         f"columns={columns}, all_varchar=true, delim=',', quote='\"', escape='\"', strict_mode=true, "
         f"encoding='utf-8', max_line_size={int(max_line_bytes)})) "
-        f"select line_no, {fields} from numbered where {_sql_name('Product Family')} = {_sql_text(PRODUCT_FAMILY)} "
+        f"select line_no, {fields} from numbered where {_sql_name('Product Family')} in ({products}) "
         f"and ({_sql_name('Instance Family')} in ({families}) or {_sql_name('Instance Type')} in ({cpu_types}))"
         f"{region_filter} order by line_no"
     )
@@ -243,6 +246,8 @@ def read_file(path: Path, label: str, region: str | None = None, *,
         row = {key: record[key] for key in PRODUCT_FIELDS}
         row |= {"source_ref": f"{label}: line {line_no}", "sku": record["sku"], "publication_date": publication_date}
         row |= {key: record[key] for key in PRICE_FIELDS if key not in ("sku", "description")}
+        # a price in another currency (the China regions' files are in CNY) keeps its figure and currency: the suite
+        # quarantines it (currency_usd); it is never read as USD
         row |= {"price_usd": to_float(record["price_text"]), "description": record["description"]}
         rows.append(row)
     if region and not rows:

@@ -75,6 +75,7 @@ def price_rows(page: Any, where: str) -> Iterator[dict]:
                         "rate_code": rate_code,
                         "unit": dim.get("unit"),
                         "price_text": price_text,
+                        "currency": "USD",  # the price read is pricePerUnit.USD
                         "price_usd": to_float(price_text),
                         "description": dim.get("description"),
                     }

@@ -29,6 +29,7 @@ create table if not exists raw.aws_pricing (
     rate_code varchar,
     unit varchar,                     -- Hrs | Quantity (upfront fee)
     price_text varchar,
-    price_usd double,
-    description varchar
+    price_usd double,                 -- price_text as a number, in `currency` (USD, or the row is quarantined)
+    description varchar,
+    currency varchar                  -- the offer file's Currency; USD for the Price List API (pricePerUnit.USD)
 );
