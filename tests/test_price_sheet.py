@@ -220,6 +220,39 @@ def test_implausible_entries_are_quarantined_with_their_expectation(fresh_db, ca
             ("s.yaml: entries[3]", "quoted_source_present")} <= failed
 
 
+def test_counts_and_months_that_are_not_whole_or_past_their_bound_are_quarantined(fresh_db, catalog, tmp_path):
+    """2.5 accelerators, a 12.5-month term or 7.6 chips were cast to whole numbers in staging (2 chips; the upfront
+    fee amortised over 12 months: 35.7078 USD/h where 12.5 months give 30 + 50,000 / (12.5 x 730) = 35.4795); and
+    3,000,000,000 chips overflowed staging's integer cast and failed every build, naming no entry. Each is now
+    quarantined with the reason; the whole entry beside them lands."""
+    path = write(tmp_path, "s.yaml", """\
+        entries:
+          - {kind: quote, cloud: neocloud, region: r, instance_type: box-a, accelerator: h100-sxm-80gb,
+             accelerator_count: 2.5, usd_per_hour: 5, source: q1}
+          - {kind: quote, cloud: aws, region: us-east-1, instance_type: p5.48xlarge, usd_per_hour: 30,
+             upfront_usd: 50000, term_months: 12.5, source: q2}
+          - {kind: on_prem, site: lab, name: box-1, accelerator: h100-sxm-80gb, accelerator_count: 7.6,
+             capex_usd: 250000, life_months: 36, power_kw: 10, usd_per_kwh: 0.11, source: q3}
+          - {kind: on_prem, site: lab, name: box-2, accelerator: h100-sxm-80gb, accelerator_count: 3000000000,
+             capex_usd: 250000, life_months: 36.5, power_kw: 10, usd_per_kwh: 0.11, source: q4}
+          - {kind: on_prem, site: lab, name: box-3, accelerator: h100-sxm-80gb, accelerator_count: 8,
+             capex_usd: 250000, life_months: 36, power_kw: 10, usd_per_kwh: 0.11, source: q5}
+        """)
+    rows = price_sheet.read_file(path, "s.yaml")
+    loads = land_all(fresh_db, catalog, [land(fresh_db, catalog, "price_sheet", "price_sheet", "price_sheet", rows)])
+    assert (loads["price_sheet"].rows_landed, loads["price_sheet"].rows_quarantined) == (1, 4)
+    assert fresh_db.execute("select source_ref, expectation, unexpected_value from ops.quarantine "
+                            "order by row_no, expectation").fetchall() == [
+        ("s.yaml: entries[0]", "accelerator_count_whole", "2.5"),
+        ("s.yaml: entries[1]", "term_months_whole", "12.5"),
+        ("s.yaml: entries[2]", "accelerator_count_whole", "7.6"),
+        ("s.yaml: entries[3]", "accelerator_count_bounded", "3000000000.0"),
+        ("s.yaml: entries[3]", "life_months_whole", "36.5")]
+    transform.build_models(fresh_db, "run-1", AS_OF)  # builds: nothing past an integer's range reaches staging
+    assert fresh_db.execute("select instance_type, accelerator_count from staging.stg_price_sheet__entries"
+                            ).fetchall() == [("box-3", 8)]
+
+
 def test_example_sheet_as_of_date_is_declared():
     from flows.catalog import load_catalog
 

@@ -387,6 +387,21 @@ def test_fractional_accelerators_are_quarantined_wrong_figures_land(fresh_db, ca
         ("whole_device_count", "0.25")]
 
 
+def test_figures_past_their_bound_are_quarantined_not_left_to_overflow_staging(fresh_db, catalog):
+    """A listing's memory of 1e30 MiB, or 3,000,000,000 devices, overflowed staging's bigint cast and failed every
+    build, naming neither the listing nor the row: they are quarantined with the bound."""
+    huge_memory = ec2_type("p5.48xlarge", 192, 1e30, cpu="AMD", gpus=[("H100", "NVIDIA", 8, 81920)])
+    many = ec2_type("p4d.24xlarge", 96, 1179648, cpu="Intel", gpus=[("A100", "NVIDIA", 3000000000, 1e8)])
+    rows = aws_instance_types.rows_from_pages([("p", {"InstanceTypes": [TRN2, huge_memory, many]}, "us-east-1")])
+    load = land(fresh_db, catalog, "aws_instance_types", rows, "run-1", AS_OF)
+    assert (load.rows_landed, load.rows_quarantined) == (1, 2)
+    assert fresh_db.execute("select row_no, expectation, unexpected_value from ops.quarantine "
+                            "order by row_no, expectation").fetchall() == [
+        (1, "memory_bounded", "1e+30"),
+        (2, "device_count_bounded", "3000000000.0"),
+        (2, "device_memory_bounded", "100000000.0")]
+
+
 def test_staging_has_one_row_per_instance_type_hardware_with_its_regions_and_variants(fresh_db, catalog):
     p5_other = ec2_type("p5.48xlarge", 192, 2097152, cpu="AMD", gpus=[("H100", "NVIDIA", 8, 81920)])
     p5_disagrees = ec2_type("p5.48xlarge", 192, 1048576, cpu="AMD", gpus=[("H100", "NVIDIA", 8, 81920)])

@@ -314,3 +314,66 @@ def test_training_csv_rows_are_named_by_the_line_they_start_on(tmp_path):
     assert [r["source_ref"] for r in mlperf_training.read_file(path, "d.csv")] == [
         "d.csv: row 2 (Eos, llama2_70b_lora)", "d.csv: row 4 (H200, llama2_70b_lora)",
         "d.csv: row 6 (Eos-2, llama2_70b_lora)"]
+
+
+def test_a_precision_spelled_float8_is_fp8_and_one_unknown_is_quarantined(fresh_db, catalog):
+    """MLPerf Inference v4.1 writes `float8` (21 results) and `INT8` beside `fp8` and `int8`: they are fp8 and int8,
+    weight_data_types kept as written. Before, `float8` landed unchecked and matched no workload's fp8, so those
+    measured results became estimates without a word."""
+    rows = mlperf_inference.result_rows([
+        mlperf_inference_result("a", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Offline", 24528.3, precision="float8"),
+        mlperf_inference_result("b", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Server", 21000.0, precision="INT8"),
+        mlperf_inference_result("c", "NVIDIA H100-SXM-80GB", "gptj-99", "Offline", 100.0, precision="fp6"),
+    ], "s.json")
+    assert [(r["weight_data_types"], r["precision"]) for r in rows] == [
+        ("float8", "fp8"), ("INT8", "int8"), ("fp6", "fp6")]
+    load = land_batch(fresh_db, batch_of("mlperf_inference", rows), "run-1", AS_OF, catalog)
+    assert (load.rows_landed, load.rows_quarantined) == (2, 1)
+    assert fresh_db.execute("select expectation, unexpected_value, source_ref from ops.quarantine").fetchall() == [
+        ("precision_known", "fp6", "s.json: [2] (c, gptj-99, Offline)")]
+    assert fresh_db.execute("select result_id, weight_data_types, precision from raw.mlperf_inference "
+                            "order by result_id").fetchall() == [("a", "float8", "fp8"), ("b", "INT8", "int8")]
+
+
+def test_counts_that_are_not_whole_or_past_their_bound_are_quarantined(tmp_path, fresh_db, catalog):
+    """8.5 accelerators, 1.5 nodes, a# 0.5 or 3,000,000,000 chips: quarantined with the reason. Before, 8.5 chips
+    landed and staging cast them to 8; 0.5 a node doubled the per-chip throughput; 3e9 overflowed staging's
+    integer cast and failed every build with an error naming no file or row."""
+    inference = mlperf_inference.result_rows([
+        mlperf_inference_result("whole", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Offline", 24528.3),
+        mlperf_inference_result("half", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Server", 20000.0, per_node=0.5),
+        mlperf_inference_result("nodes", "NVIDIA H100-SXM-80GB", "gptj-99", "Offline", 100.0, nodes=1.5),
+        mlperf_inference_result("huge", "NVIDIA H100-SXM-80GB", "gptj-99", "Server", 100.0, per_node=3e9),
+    ], "s.json")
+    load = land_batch(fresh_db, batch_of("mlperf_inference", inference), "run-1", AS_OF, catalog)
+    assert (load.rows_landed, load.rows_quarantined) == (1, 3)
+    assert fresh_db.execute("select row_no, expectation, unexpected_value from ops.quarantine "
+                            "order by row_no, expectation").fetchall() == [
+        (1, "accelerators_per_node_whole", "0.5"),
+        (2, "nodes_whole", "1.5"),
+        (3, "accelerators_per_node_bounded", "3000000000.0")]
+    path = tmp_path / "detailed.csv"
+    write_training_csv(path, [training_csv_row("Eos", "NVIDIA H100-SXM5-80GB", 8, 1, lora="28.16"),
+                              training_csv_row("A", "NVIDIA H100-SXM5-80GB", 8, 1, lora="28.16"),
+                              training_csv_row("B", "NVIDIA H100-SXM5-80GB", 16, 1, lora="20.0")])
+    rows = mlperf_training.read_file(path, "d.csv")
+    rows[1]["accelerators_count"] = 8.5
+    rows[2]["number_of_nodes"] = 1.5
+    load = land_batch(fresh_db, batch_of("mlperf_training", rows), "run-1", AS_OF, catalog)
+    assert (load.rows_landed, load.rows_quarantined) == (1, 2)
+    assert fresh_db.execute("select source_ref, expectation from ops.quarantine where source_id = 'mlperf_training' "
+                            "order by row_no").fetchall() == [
+        ("d.csv: row 3 (A, llama2_70b_lora)", "accelerators_count_whole"),
+        ("d.csv: row 4 (B, llama2_70b_lora)", "nodes_whole")]
+
+
+def test_a_summary_key_whose_value_is_text_is_refused_not_landed_as_a_benchmark(tmp_path):
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps([{
+        "division": "closed", "availability": "Available cloud", "submitter": "Google", "system": "tpu-trillium-256",
+        "number_of_nodes": "64", "accelerator_model_name": "TPU-trillium", "accelerators_count": 256,
+        "framework": "MaxDiffusion", "notes": "", "private_id": "", "stable_diffusion": 4.44359693,
+        "host_interconnect": "ICI", "details_url": "u", "code_url": "c"}]))
+    with pytest.raises(SourceFormatError, match=r"^s.json: \[0\]: key 'host_interconnect' is str 'ICI': expected a "
+                                                r"benchmark's minutes to train \(a number or null\)"):
+        mlperf_training.read_file(path, "s.json")

@@ -285,6 +285,28 @@ def test_aws_spot_is_compared_with_the_last_landed_on_demand_price(fresh_db, cat
                                       "55.04 (check_on_demand_usd_per_hour: 55.04)")]
 
 
+def test_the_latest_spot_price_is_the_latest_instant_however_its_timestamp_is_written(fresh_db, catalog):
+    """A saved response holds Timestamp as text: `2026-11-20T01:00:00Z`, or `2026-11-20 23:00:00+00:00` as
+    json.dump(boto3's response, default=str) writes it. Compared as text, a space sorts before `T`, and staging kept
+    the 01:00 price (30.00) as the latest. Both are read as UTC instants; a text with no offset is quarantined."""
+    page = {"SpotPriceHistory": [
+        {"AvailabilityZone": "us-east-1a", "InstanceType": "p5.48xlarge", "ProductDescription": "Linux/UNIX",
+         "SpotPrice": price, "Timestamp": stamp}
+        for price, stamp in (("30.000000", "2026-11-20T01:00:00Z"), ("20.000000", "2026-11-20 23:00:00+00:00"),
+                             ("25.000000", "2026-11-21T00:30:00+02:00"), ("15.000000", "yesterday"))]}
+    rows = aws_spot.rows_from_pages([("spot.json", page, None)])
+    # 00:30 +02:00 on the 21st is 22:30 UTC on the 20th: before the second price, though its text sorts after it
+    assert [r["price_timestamp"] for r in rows] == [
+        "2026-11-20T01:00:00Z", "2026-11-20T23:00:00Z", "2026-11-20T22:30:00Z", "yesterday"]
+    loads = land(fresh_db, catalog, batch("aws_spot", "aws_spot", "aws_spot", rows))
+    assert loads == {"aws_spot": (4, 3, 1)}
+    assert quarantined(fresh_db) == [("aws_spot", 3, "price_timestamp_utc", "price_timestamp", "yesterday")]
+    transform.build_models(fresh_db, RUN, AS_OF)
+    # the latest instant is 23:00 UTC (20.00)
+    assert fresh_db.execute("select price_timestamp, price_usd from staging.stg_aws_spot__prices").fetchall() == [
+        ("2026-11-20T23:00:00Z", 20.0)]
+
+
 def test_gcp_spot_sku_above_its_on_demand_sku_is_quarantined(fresh_db, catalog):
     loads = land(fresh_db, catalog, gcp_batch(
         gcp_sku("Nvidia H100 80GB GPU running in Iowa", "4", 200761250),

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from flows.names import precision_name
 from flows.sources._common import (
     DEFAULT_LIMITS,
     SourceFormatError,
@@ -92,7 +93,7 @@ def _run_row(values: dict[str, Any], where: str, default_kind: str = DEFAULT_KIN
         # as written, so that the suite refuses a share of an accelerator (1.5 would be labelled "2 x ...")
         "chips_text": None if _empty(chips) else str(chips).strip(),
         "model": values.get("model"),
-        "precision": (str(values.get("precision")).lower() if values.get("precision") else None),
+        "precision": precision_name(values.get("precision")) if values.get("precision") else None,
         "concurrency": to_float(values.get("concurrency")),
         "request_rate": to_float(values.get("request_rate")),
         "input_tokens": to_float(values.get("input_tokens")),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from flows.names import normalise_alias
+from flows.names import normalise_alias, precision_name
 from flows.sources._common import (
     DEFAULT_LIMITS,
     SourceFormatError,
@@ -46,6 +46,7 @@ def result_rows(results: Any, where: str) -> list[dict]:
             require(result, key, row_where)
         row = {col: (None if result.get(key) is None else str(result.get(key))) for col, key in _TEXT.items()}
         row["accelerator_key"] = normalise_alias(row["accelerator"] or "")
+        row["precision"] = precision_name(row["weight_data_types"])  # `float8` is fp8; weight_data_types as written
         row["accelerators_per_node"] = to_float(result.get("a#"))
         row["nodes"] = to_float(result.get("Nodes"))
         performance = result.get("Performance_Result")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from flows.names import normalise_alias
+from flows.safe_yaml import cut, quoted
 from flows.sources._common import (
     DEFAULT_LIMITS,
     SourceFormatError,
@@ -94,6 +95,13 @@ def summary_rows(records: Any, where: str) -> list[dict]:
         for bench, minutes in record.items():
             if bench in _SYSTEM_KEYS or minutes is None:
                 continue
+            if isinstance(minutes, bool) or not isinstance(minutes, int | float):
+                # a benchmark's value is its minutes (a number) or null; text is a column hweval does not know, and
+                # would land as a benchmark of that name
+                raise SourceFormatError(
+                    f"{row_where}: key {cut(bench)!r} is {type(minutes).__name__} {quoted(minutes)}: expected a "
+                    f"benchmark's minutes to train (a number or null) or one of the summarizer's system keys "
+                    f"({', '.join(_SYSTEM_KEYS)})")
             rows.append(system | {
                 "benchmark": bench,
                 "time_to_train_text": str(minutes),

@@ -26,5 +26,6 @@ create table if not exists raw.mlperf_inference (
     has_power boolean,
     power_result double,              -- MLPerf `Power_Result`, where the result was measured for power
     power_units varchar,
-    performance_result_text varchar   -- MLPerf `Performance_Result` as published
+    performance_result_text varchar,  -- MLPerf `Performance_Result` as published
+    precision varchar                 -- weight_data_types as hweval names it (`float8` -> fp8: names.precision_name)
 );

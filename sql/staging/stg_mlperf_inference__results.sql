@@ -47,7 +47,8 @@ results as (
         source.accelerators_per_node,
         source.nodes,
         source.accelerators_per_node * source.nodes as accelerators_total,
-        lower(source.weight_data_types) as precision,
+        -- rows landed before the parser named the precision: weight_data_types, lower case, as they were read then
+        coalesce(source.precision, lower(source.weight_data_types)) as precision,
         source.performance_result,
         source.performance_units,
         source.has_power,
