@@ -39,7 +39,7 @@ BACKTEST_FILE = "estimate-backtest.png"
 
 BACKTEST_SQL = """
 select comparison_id, phase, family, accelerator_id, precision, model_id, chips, measurement_basis, unit, measured,
-       estimated, loo_estimated, loo_measurements, loo_ratio, benchmark_label
+       estimated, loo_estimated, loo_measurements, loo_ratio, precision_doubtful, benchmark_label
 from marts.estimate_backtest
 where as_of = $as_of and measured > 0 and loo_estimated > 0
 order by phase, comparison_id
@@ -72,20 +72,34 @@ def median_absolute_error(comparisons: pl.DataFrame) -> float:
     return (comparisons["loo_ratio"] - 1).abs().median()
 
 
+# a result whose declared precision the MLPerf cross-check doubts: drawn, in no median (as on the estimates page)
+DOUBTFUL = pl.col("precision_doubtful").fill_null(False)
+CALIBRATED = pl.col("loo_measurements") > 0
+DOUBTFUL_LABEL = "precision doubtful"
+
+
 def backtest_caption(comparisons: pl.DataFrame) -> str:
+    """What to read: per phase the calibrated results' median error against the goal (the estimates page's figure),
+    then the uncalibrated ones'; the precision-doubtful results count in neither."""
     parts = []
     for phase in backtest_phases(comparisons):
-        rows = comparisons.filter(pl.col("phase") == phase)
+        rows = comparisons.filter(pl.col("phase") == phase, ~DOUBTFUL)
         goal = BACKTEST_PHASES.get(phase)
-        calibrated = rows.filter(pl.col("loo_measurements") > 0)
-        notes = ([f"{percent(median_absolute_error(calibrated))} over the {calibrated.height} calibrated"]
-                 if 0 < calibrated.height < rows.height else []) + ([f"goal ±{percent(goal)}"] if goal else [])
-        parts.append(f"{phase} {percent(median_absolute_error(rows))} over {rows.height}"
-                     + (f" ({'; '.join(notes)})" if notes else ""))
+        calibrated, uncalibrated = rows.filter(CALIBRATED), rows.filter(~CALIBRATED)
+        figures = [f"{percent(median_absolute_error(calibrated))} over the {calibrated.height} calibrated"
+                   + (f" (goal ±{percent(goal)})" if goal else "")] if calibrated.height else ["none calibrated"]
+        if uncalibrated.height:
+            figures.append(f"{percent(median_absolute_error(uncalibrated))} over the {uncalibrated.height} "
+                           "uncalibrated")
+        parts.append(f"{phase} {', '.join(figures)}")
     text = (f"{comparisons.height} comparisons, on the line where the estimate is right; leave-one-out median "
-            f"absolute error: {', '.join(parts)}")
-    if comparisons["loo_measurements"].eq(0).any():
+            f"absolute error: {'; '.join(parts)}")
+    if comparisons.filter(~CALIBRATED, ~DOUBTFUL).height:
         text += "; hollow points had no other measurement to calibrate them"
+    doubtful = comparisons.filter(DOUBTFUL).height
+    if doubtful:
+        text += (f"; {'a cross marks the result' if doubtful == 1 else f'crosses mark the {doubtful} results'} whose "
+                 f"declared precision the MLPerf cross-check doubts, in no median")
     return text + "."
 
 
@@ -117,11 +131,15 @@ def backtest_figure(comparisons: pl.DataFrame, title: str) -> Figure:
             colour = FAMILY_COLOURS.get(family, OTHER_FAMILY_COLOUR)
             points = rows.filter(pl.col("family").eq_missing(family))
             for calibrated in (True, False):
-                some = points.filter(pl.col("loo_measurements").gt(0).eq(calibrated))
+                some = points.filter(CALIBRATED.eq(calibrated), ~DOUBTFUL)
                 if not some.is_empty():
                     ax.scatter(some["measured"].to_list(), some["loo_estimated"].to_list(), s=30, zorder=3,
                                facecolors=colour if calibrated else "none",
                                edgecolors="white" if calibrated else colour, linewidths=0.5 if calibrated else 1.2)
+            doubtful = points.filter(DOUBTFUL)
+            if not doubtful.is_empty():
+                ax.scatter(doubtful["measured"].to_list(), doubtful["loo_estimated"].to_list(), s=30, zorder=3,
+                           marker="x", color=colour, linewidths=1.2, label=DOUBTFUL_LABEL)
         set_scale(ax, "x", values, "measured")
         set_scale(ax, "y", values, "estimated, leave-one-out")
         if wide_span(values) and math.log10(high / low) > BACKTEST_TICK_DECADES:
@@ -134,9 +152,12 @@ def backtest_figure(comparisons: pl.DataFrame, title: str) -> Figure:
         ax.set_title(f"{phase}: {rows['unit'][0]}", fontsize=LABEL_POINTS, loc="left")
     handles = [Line2D([], [], linestyle="none", marker="o", markersize=6, color=FAMILY_COLOURS.get(f, OTHER_FAMILY_COLOUR),
                       label=f or "other") for f in families]
-    if comparisons["loo_measurements"].eq(0).any():
+    if comparisons.filter(~CALIBRATED, ~DOUBTFUL).height:
         handles.append(Line2D([], [], linestyle="none", marker="o", markersize=6, markerfacecolor="none",
                               markeredgecolor="#404040", label="uncalibrated"))
+    if comparisons.filter(DOUBTFUL).height:
+        handles.append(Line2D([], [], linestyle="none", marker="x", markersize=6, markeredgewidth=1.2,
+                              color="#404040", label=DOUBTFUL_LABEL))
     handles.append(Line2D([], [], color="#404040", linewidth=0.9, label="estimate = measured"))
     goals = [f"±{percent(BACKTEST_PHASES[p])} {p}" for p in phases if p in BACKTEST_PHASES]
     if goals:

@@ -4,6 +4,7 @@ the run's validation results, published with the reports under reports/<date>/da
 from __future__ import annotations
 
 import datetime as dt
+import glob
 import html
 import re
 import shutil
@@ -68,26 +69,69 @@ def build_site(batches: list[ValidatedBatch], site_dir: Path, run_id: str,
     return site_dir / "index.html"
 
 
-def write_reused_index(site_dir: Path, run_id: str, reused: list[tuple[str, str]],
-                       same_date_docs: Path | None = None) -> Path:
-    """The site of a run that validated nothing: every source's input was unchanged since the run that validated it
-    (`reused`: source id, that run's id), whose Data Docs were published with that run's reports. No GX is needed.
+REUSED_PAGE = "reused.html"  # a site's list of the sources it did not validate, linking the pages it kept of them
 
-    A same-date re-run replaces that date's reports: the Data Docs published for the date (`same_date_docs`, the
-    validations this run's rows come from, or a page like this one) are kept, copied, rather than lost."""
+
+def write_reused_index(site_dir: Path, run_id: str, reused: list[tuple[str, str]], reports_root: Path) -> Path:
+    """The site of a run that validated nothing: every source's input was unchanged since the run that validated it
+    (`reused`: source id, that run's id). No GX is needed: its index lists them, with the pages kept of them
+    (`keep_reused_pages`)."""
     if site_dir.exists():
         shutil.rmtree(site_dir)
-    if same_date_docs is not None and (same_date_docs / "index.html").is_file():
-        shutil.copytree(same_date_docs, site_dir)
-        return site_dir / "index.html"
     site_dir.mkdir(parents=True)
-    items = "".join(f"<li>{html.escape(source_id)}: validated by run {html.escape(by)}</li>" for source_id, by in reused)
-    (site_dir / "index.html").write_text(
-        f"<!doctype html><meta charset=utf-8><title>Data Docs: run {html.escape(run_id)}</title>"
-        f"<h1>Run {html.escape(run_id)} validated no batch</h1><p>Each source's input was unchanged since the run "
-        f"that validated and landed it; this run reused those rows. Their validation results are in the Data Docs "
-        f"published with that run's reports.</p><ul>{items}</ul>\n", encoding="utf-8")
-    return site_dir / "index.html"
+    index = site_dir / "index.html"
+    index.write_text(_reused_list(f"Run {run_id} validated no batch", keep_reused_pages(site_dir, reused, reports_root)),
+                     encoding="utf-8")
+    shutil.copyfile(index, site_dir / REUSED_PAGE)
+    return index
+
+
+def write_reused_page(site_dir: Path, run_id: str, reused: list[tuple[str, str]], reports_root: Path) -> Path:
+    """Beside a site GX built of the batches a run validated: `reused.html`, the sources it did not validate again,
+    with the pages kept of them (`keep_reused_pages`)."""
+    page = site_dir / REUSED_PAGE
+    page.write_text(_reused_list(f"Sources run {run_id} did not validate again",
+                                 keep_reused_pages(site_dir, reused, reports_root)), encoding="utf-8")
+    return page
+
+
+def _reused_list(title: str, kept: list[tuple[str, str, str | None]]) -> str:
+    items = "".join(
+        f"<li>{html.escape(source_id)}: validated by run {html.escape(by)}: "
+        + (f'<a href="{html.escape(page)}">its validation page</a>' if page else
+           "its validation page is no longer published (that run's reports were replaced or removed)") + "</li>"
+        for source_id, by, page in kept)
+    return (f"<!doctype html><meta charset=utf-8><title>Data Docs: {html.escape(title)}</title>"
+            f"<h1>{html.escape(title)}</h1><p>Each source's input was unchanged since the run that validated and "
+            f"landed it; this run reused those rows. Their validation pages, as that run's Data Docs published them, "
+            f"are kept here.</p><ul>{items}</ul>\n")
+
+
+def keep_reused_pages(site_dir: Path, reused: list[tuple[str, str]],
+                      reports_root: Path) -> list[tuple[str, str, str | None]]:
+    """Copy into `site_dir` the validation page of each reused source (source id, the run that validated it) from
+    the Data Docs published under `reports_root/<date>/`, at the same place in the site (its static files too), so
+    that a re-run that replaces that date's reports keeps them. (source id, run, the page's path in the site or None
+    when no published site has it any more.)"""
+    kept = []
+    for source_id, by in reused:
+        found = sorted(reports_root.glob(f"[0-9]*/data-docs/validations/*/{glob.escape(by)}/*/"
+                                         f"{glob.escape(source_id)}.html"))
+        if not found:
+            kept.append((source_id, by, None))
+            continue
+        page = found[-1]
+        site = page.parents[4]  # <date>/data-docs: the page is validations/<suite>/<run>/<time>/<source>.html
+        relative = page.relative_to(site)
+        (site_dir / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(page, site_dir / relative)
+        for ref in set(re.findall(r"static/[\w./-]+", page.read_text(encoding="utf-8"))):
+            source, target = site / ref, site_dir / ref
+            if source.is_file() and not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, target)
+        kept.append((source_id, by, relative.as_posix()))
+    return kept
 
 
 def page_of(site_dir: Path, source_id: str) -> Path:

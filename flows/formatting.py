@@ -6,7 +6,10 @@ import re
 
 from markupsafe import Markup
 
-_MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*[]|#~"} | {"<": "&lt;", ">": "&gt;", "&": "&amp;"})
+from flows.safe_yaml import MAX_QUOTED_CHARS
+
+# `$` too: GitHub renders text between two of them as math
+_MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*[]|#~$"} | {"<": "&lt;", ">": "&gt;", "&": "&amp;"})
 # an underscore that can open or close emphasis: one not between two letters or digits (`on_demand` cannot)
 _EMPHASIS_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
 # what makes a line a list item, a heading's underline or a thematic break when it opens the line: -, +, =, "1." "1)"
@@ -45,6 +48,13 @@ def md_code(text: object) -> Markup:
     # a space each side keeps a backtick at either end from joining the fence (the spaces are not shown)
     pad = " " if body[:1] == "`" or body[-1:] == "`" or (body[:1] == body[-1:] == " " and body.strip()) else ""
     return Markup(f"{fence}{pad}{body}{pad}{fence}")
+
+
+def cut_sql(expression: str) -> str:
+    """SQL for text from data of unbounded length (a rejected value, a listing's name) as a page quotes it: its first
+    MAX_QUOTED_CHARS characters and, when cut, how long it was ("… (200,000 characters)"), cut in the warehouse."""
+    return (f"case when length({expression}) > {MAX_QUOTED_CHARS} then left({expression}, {MAX_QUOTED_CHARS}) "
+            f"|| '… (' || format('{{:,}}', length({expression})) || ' characters)' else {expression} end")
 
 
 def usd(value: float | None) -> str:

@@ -102,10 +102,11 @@ def _run_name() -> str:
 @task(cache_policy=NO_CACHE)
 def land(building: Path, catalog: Catalog, batches: list[landing.SourceBatch], run_id: str,
          as_of: dt.date, docs_dir: Path, accept_changes: frozenset[str] = frozenset(),
-         fallbacks: dict[str, list[str]] | None = None, same_date_docs: Path | None = None) -> list[landing.SourceLoad]:
+         fallbacks: dict[str, list[str]] | None = None, reports_root: Path | None = None) -> list[landing.SourceLoad]:
     """Validate every batch and land it, or quarantine its failing rows, in the warehouse being built; write the
     Great Expectations Data Docs of these validations into `docs_dir` (published with the reports). A run that
-    validated nothing (every source unchanged) keeps `same_date_docs`, the Data Docs published for its date, if any.
+    reused a source (its input unchanged) keeps that source's page from the Data Docs published under `reports_root`
+    by the run that validated it (data_docs.keep_reused_pages).
 
     `fallbacks`: the sources each file given on the command line replaces, whose last good rows stand in if it fails.
     """
@@ -118,11 +119,15 @@ def land(building: Path, catalog: Catalog, batches: list[landing.SourceBatch], r
         con.close()
         raise
     warehouse.hand_on(building, con)  # to build_and_render, which checkpoints the landed rows with the built ones
-    if validated or not any(load.reused_from for load in loads):
+    # the pages of the sources reused, not validated again, are kept from the Data Docs of the runs that validated
+    # them (a same-date re-run replaces that date's reports, and them with it)
+    reused = [(ld.source_id, ld.reused_from) for ld in loads if ld.reused_from]
+    if validated or not reused:
         data_docs.build_site(validated, docs_dir, run_id)
+        if reused:
+            data_docs.write_reused_page(docs_dir, run_id, reused, reports_root or docs_dir.parent)
     else:  # nothing was validated: every source that landed was reused
-        data_docs.write_reused_index(docs_dir, run_id, [(ld.source_id, ld.reused_from) for ld in loads if ld.reused_from],
-                                     same_date_docs)
+        data_docs.write_reused_index(docs_dir, run_id, reused, reports_root or docs_dir.parent)
     for load in loads:
         if load.status == "stale":
             logger.warning("%s is stale (%s): the run uses %s", load.source_id, load.error,
@@ -219,7 +224,7 @@ def publish_artifacts(warehouse_file: Path, dated: Path, as_of: dt.date) -> list
             key = artifact_key(workload_id)
             top = warehouse.fetch_dicts(con, """
                 select outcome_rank as rank, cloud, region, instance_type, pricing_term, precision, accelerator_id,
-                       accelerator_count, outcome_metric, round(outcome_value, 4) as outcome_usd,
+                       accelerator_count, outcome_metric, round(outcome_value, 4) as outcome_value,
                        chip_hour_rank, round(usd_per_chip_hour, 4) as usd_per_chip_hour, basis
                 from marts.rankings where as_of = ? and workload_id = ?
                 order by outcome_rank, usd_per_chip_hour, candidate_id limit ?""",
@@ -396,7 +401,7 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
                     base = pull_lake(lake_config, building) if lake_config else None
                     loads = land(building, quote(catalog), batches, run_id, as_of, publishing.docs_dir_for(staging_dir),
                                  frozenset(accept_changes or ()), fallbacks,
-                                 reports_root / as_of.isoformat() / "data-docs")
+                                 reports_root)
                     latest_run = build_and_render(building, quote(catalog), loads, run_id, as_of, started_at,
                                                   staging_dir)
                     if lake_config:  # the lake is the warehouse of record: it commits before anything is published

@@ -10,8 +10,8 @@ import duckdb
 from markupsafe import Markup
 
 from flows import relations
-from flows.formatting import count, md_escape, percent, usd
-from flows.report_templates import MARKDOWN, csv_text, price_source
+from flows.formatting import count, cut_sql, md_escape, percent, usd
+from flows.report_templates import MARKDOWN, csv_text
 from flows.warehouse import fetch_dicts
 
 # The offers page lists instance types, not offers (the bench's 35,000 offers made a page of 926 KB, one row per
@@ -20,6 +20,7 @@ from flows.warehouse import fetch_dicts
 OFFER_TYPES_LISTED = 200  # rows of the offers table for one cloud (instance types)
 UNKNOWN_LISTINGS_LISTED = 100  # rows of the unknown-hardware table (listings)
 UNUSED_PRICES_LISTED = 100  # rows of the table of prices that priced no offer
+HARDWARE_NOTES_LISTED = 200  # rows of the table of corrections and listings overridden (instance types)
 
 # one row per instance type: its cheapest term in any region, with that region's other terms beside it
 OFFERS_BY_TYPE_SQL = """
@@ -34,13 +35,18 @@ OFFERS_BY_TYPE_SQL = """
                max(usd_per_hour) filter (pricing_term = 'on_demand') as on_demand_high
         from offers group by all
     ),
-    region_terms as (  -- the terms of the cheapest term's region, side by side
+    region_terms as (  -- the terms of the cheapest term's region, side by side, each with where its price comes from
         select types.cheapest_id,
                arg_min(o.offer_id, (o.usd_per_hour, o.offer_id)) filter (o.pricing_term = 'on_demand') as on_demand_id,
                min(o.usd_per_hour) filter (o.pricing_term = 'on_demand') as on_demand,
                min(o.usd_per_hour) filter (o.pricing_term = 'spot') as spot,
-               -- one struct: arg_min skips a row whose value is null, and a term's detail may be null
-               arg_min({'usd': o.usd_per_hour, 'detail': o.term_detail}, (o.usd_per_hour, o.offer_id))
+               -- structs: arg_min skips a row whose value is null, and a term's detail may be null
+               arg_min({'source_id': o.price_source_id, 'as_of': o.price_as_of, 'unverified': o.price_unverified},
+                       (o.usd_per_hour, o.offer_id)) filter (o.pricing_term = 'on_demand') as on_demand_source,
+               arg_min({'source_id': o.price_source_id, 'as_of': o.price_as_of, 'unverified': o.price_unverified},
+                       (o.usd_per_hour, o.offer_id)) filter (o.pricing_term = 'spot') as spot_source,
+               arg_min({'usd': o.usd_per_hour, 'detail': o.term_detail, 'source_id': o.price_source_id,
+                        'as_of': o.price_as_of, 'unverified': o.price_unverified}, (o.usd_per_hour, o.offer_id))
                    filter (o.pricing_term = 'reserved') as reserved
         from types
         join offers as o on o.cloud = types.cloud and o.instance_type = types.instance_type
@@ -69,8 +75,30 @@ def _offer_type_row(o: dict) -> list[str]:
         o["region"], usd(o["on_demand"]), usd(o["spot"]),
         _reserved(o["reserved"]),
         Markup(f"**{md_escape(term)}**"), usd(o["usd_per_hour"]), usd(o["usd_per_chip_hour"]), saving, across,
-        price_source(o),
+        _price_sources(o),
     ]
+
+
+# the term columns of an offers-page row, in their order: the term, what the row names it, where its source is
+TERM_COLUMNS = [("on_demand", "on-demand", "on_demand_source"), ("spot", "spot", "spot_source"),
+                ("reserved", "reserved", "reserved")]
+
+
+def _price_sources(o: dict) -> str:
+    """Where each price of an offers-page row comes from: one source and date when they all share it, else each
+    term's ("on-demand, reserved: aws_pricing (2026-09-10); spot: aws_spot (2026-11-20)"), UNVERIFIED where
+    sources.yaml marks a file so."""
+    sourced = [(label, o[column]) for _, label, column in TERM_COLUMNS if o[column] is not None]
+    if o["pricing_term"] not in [term for term, _, _ in TERM_COLUMNS]:  # the cheapest term has no column (owned, say)
+        sourced.append((o["pricing_term"], {"source_id": o["price_source_id"], "as_of": o["price_as_of"],
+                                            "unverified": o["price_unverified"]}))
+    by_source: dict[str, list[str]] = {}
+    for label, source in sourced:
+        named = f"{source['source_id']} ({source['as_of']})" + (", UNVERIFIED" if source["unverified"] else "")
+        by_source.setdefault(named, []).append(label)
+    if len(by_source) == 1:
+        return next(iter(by_source))
+    return "; ".join(f"{', '.join(labels)}: {named}" for named, labels in by_source.items())
 
 
 def _reserved(term: dict | None) -> str:
@@ -87,21 +115,30 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dict[str, st
         select count(*), coalesce(list(distinct pricing_term order by pricing_term), []),
                (select count(*) from marts.unknown_offers where as_of = $as_of)
         from marts.offers where as_of = $as_of""", {"as_of": as_of}).fetchall()
-    unknown_listed = fetch_dicts(con, "select * from marts.unknown_offers where as_of = ? "
-                                      "order by cloud, region, instance_type, pricing_term, price_ref limit ?",
-                                 [as_of, UNKNOWN_LISTINGS_LISTED])
+    # a listing's own text can be of any length: each cell is cut in the warehouse (flows/formatting.py cut_sql)
+    unknown_listed = fetch_dicts(con, f"""
+        select u.* replace ({cut_sql('u.instance_type')} as instance_type,
+                            {cut_sql('u.accelerators_listed')} as accelerators_listed,
+                            {cut_sql('u.unknown_reason')} as unknown_reason, {cut_sql('u.price_ref')} as price_ref)
+        from marts.unknown_offers as u where u.as_of = ?
+        order by u.cloud, u.region, u.instance_type, u.pricing_term, u.price_ref limit ?""",
+        [as_of, UNKNOWN_LISTINGS_LISTED])
     # where the priced offers' hardware comes from, and each instance type instances.yaml corrects or a listing
     # disagrees on, once (its offers in every region and term share the note)
     bases = con.execute("""
         select coalesce(nullif(hardware_basis, ''), '—'), count(distinct (cloud, instance_type)) from marts.offers
         where as_of = ? group by all order by 1""", [as_of]).fetchall()
-    notes = con.execute("""
-        select cloud, instance_type, arg_max(hardware_note, offer_id) from marts.offers
-        where as_of = ? and hardware_note <> '' group by all order by cloud, instance_type""", [as_of]).fetchall()
+    notes = fetch_dicts(con, f"""
+        select cloud, {cut_sql('instance_type')} as instance_type, {cut_sql('note')} as note,
+               count(*) over () as instance_types
+        from (select cloud, instance_type, arg_max(hardware_note, offer_id) as note from marts.offers
+              where as_of = ? and hardware_note <> '' group by all)
+        order by cloud, instance_type limit ?""", [as_of, HARDWARE_NOTES_LISTED])
     unmatched = fetch_dicts(con, "select * from intermediate.int_price_components_unmatched "
                                  "order by instance_type, sku_description_prefix")
-    unused = fetch_dicts(con, "select * from intermediate.int_prices_unused "
-                              "order by cloud, instance_type, region, pricing_term, source_ref limit ?",
+    unused = fetch_dicts(con, f"select u.* replace ({cut_sql('u.source_ref')} as source_ref) "
+                              "from intermediate.int_prices_unused as u "
+                              "order by u.cloud, u.instance_type, u.region, u.pricing_term, u.source_ref limit ?",
                          [UNUSED_PRICES_LISTED + 1])
     per_cloud = {o["cloud"]: o["cloud_types"] for o in types}
     page = MARKDOWN.get_template("offers.md.j2").render(
@@ -111,7 +148,9 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dict[str, st
         unknown_rows=[[u["cloud"], u["region"], u["instance_type"], u["pricing_term"], usd(u["usd_per_hour"]),
                        u["unit"], u["accelerators_listed"] or "—", u["unknown_reason"] or "—",
                        f"{u['price_source_id']} ({u['price_as_of']})", u["price_ref"]] for u in unknown_listed],
-        hardware={"bases": [[basis, count(n)] for basis, n in bases], "notes": [list(n) for n in notes]},
+        hardware={"bases": [[basis, count(n)] for basis, n in bases],
+                  "notes": [[n["cloud"], n["instance_type"], n["note"]] for n in notes],
+                  "noted": notes[0]["instance_types"] if notes else 0, "notes_listed": HARDWARE_NOTES_LISTED},
         unmatched=unmatched, unmatched_rows=[[u["instance_type"], u["sku_description_prefix"]] for u in unmatched],
         unused_rows=[[f"{u['source_id']}: {u['source_ref']}", u["unused_reason"]] for u in unused[:UNUSED_PRICES_LISTED]],
         unused_more=len(unused) > UNUSED_PRICES_LISTED, unused_listed=UNUSED_PRICES_LISTED)

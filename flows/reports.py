@@ -16,7 +16,7 @@ import duckdb
 
 from flows import charts, estimates_page, offers_page, relations
 from flows.chart_kit import Chart
-from flows.formatting import count, num, percent, plural, ratio, signed_usd, usd
+from flows.formatting import count, cut_sql, num, percent, plural, ratio, signed_usd, usd
 from flows.report_templates import (
     MARKDOWN,
     OUTCOME_LABELS,
@@ -339,8 +339,11 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
             <= ?
         order by workload_id, outcome_rank, usd_per_chip_hour, candidate_id""",
         [as_of, max(RANKING_ROWS_LISTED, TOP_ROWS)])
-    ranked_counts = dict(con.execute("select workload_id, count(*) from marts.rankings where as_of = ? group by all",
-                                     [as_of]).fetchall())
+    # each workload's ranked candidates, and those dearer per chip-hour and cheaper per outcome (its page lists
+    # REVERSALS_LISTED of them)
+    ranked_counts = {workload_id: (ranked, reversals) for workload_id, ranked, reversals in con.execute(
+        "select workload_id, count(*), count(*) filter (where is_reversal) from marts.rankings where as_of = ? "
+        "group by all", [as_of]).fetchall()}
     bases = fetch_dicts(con, "select distinct workload_id, family, basis from marts.rankings where as_of = ?", [as_of])
     reversals, utilization = reversal_pairs(con, as_of), _utilization(con, as_of, workloads)
     exclusions = _excluded(con, as_of)
@@ -358,9 +361,11 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
     cpu_baselines = {b["workload_id"]: b for b in fetch_dicts(
         con, "select * from marts.cpu_baselines where as_of = ?", [as_of])}
     loads = fetch_dicts(con, "select * from ops.source_loads where as_of = ? order by source_id", [as_of])
-    quarantined = fetch_dicts(con, """
-        select source_id, expectation, column_name, reason, unexpected_value as value, count(*) as rows
-        from ops.quarantine where as_of = ? group by all""", [as_of])
+    # a rejected value can be of any length (a 200,000-character one made an index of 2 MB): cut in the warehouse
+    quarantined = fetch_dicts(con, f"""
+        select source_id, expectation, column_name, reason, {cut_sql('unexpected_value')} as value, rows
+        from (select source_id, expectation, column_name, reason, unexpected_value, count(*) as rows
+              from ops.quarantine where as_of = ? group by all)""", [as_of])
     changes = fetch_dicts(con, "select * from marts.changes where as_of = ? order by change_kind, workload_id, subject",
                           [as_of])
     # the run this one is compared with, by the rule the changes mart uses
@@ -379,7 +384,7 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
     for w in workloads:
         workload_id = w["workload_id"]
         ranking = [r for r in rankings if r["workload_id"] == workload_id]
-        ranked = ranked_counts.get(workload_id, 0)
+        ranked, reversals_found = ranked_counts.get(workload_id, (0, 0))
         costs = training_costs if w["kind"] == "training" else inference_costs
         excluded, excluded_rows, excluded_left_out = exclusions.get(workload_id, NOTHING_EXCLUDED)
         cpu_baseline = cpu_baselines.get(workload_id)
@@ -400,6 +405,7 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
                 "label": OUTCOME_LABELS[ranking[0]["outcome_metric"]], "csv_name": f"{workload_id}.csv",
                 "decision": decisions[workload_id], "top": ranking[:TOP_ROWS], "top_rows": _top_rows(ranking),
                 "charts": workload_charts, "reversals": reversals.get(workload_id, []),
+                "reversals_found": reversals_found,
                 "utilization": utilization.get(workload_id),
                 "lifetime": best_costs if best_costs.get("lifetime_usd") is not None
                 and best_costs.get("training_usd") is not None else None,

@@ -85,13 +85,17 @@ def _define_view(con: duckdb.DuckDBPyConnection, layer: str, name: str, select: 
 
 def content_digest(con: duckdb.DuckDBPyConnection, relation: str, where: str = "", params: list | None = None,
                    exclude: tuple[str, ...] = ()) -> str:
-    """Digest of a table's rows (order-free: a sum of row hashes, with the count), without the columns `exclude`."""
+    """Digest of a table's rows and columns, without the columns `exclude`: the row count, an order-free sum of row
+    hashes, and the columns' names and types. DuckDB's row hash reads neither names nor the integer types apart (a
+    column renamed, or INTEGER made BIGINT, hashes the same): without them, a model whose SQL only renamed or retyped
+    a column left the models reading it reused, as they were."""
     have = relations.columns(con, *relation.split(".")) if exclude else {}
     present = [c for c in exclude if c in have]
     columns = f"* exclude ({', '.join(present)})" if present else "*"
-    [(count, total)] = con.execute(f"select count(*), sum(hash(r)::hugeint) from (select {columns} from {relation} "
-                                   f"{where}) r", params or []).fetchall()
-    return f"{count}:{total or 0}"
+    query = f"select {columns} from {relation} {where}"
+    shape = [(name, str(data_type)) for name, data_type, *_ in con.execute(f"{query} limit 0", params or []).description]
+    [(count, total)] = con.execute(f"select count(*), sum(hash(r)::hugeint) from ({query}) r", params or []).fetchall()
+    return f"{count}:{total or 0}:{hashlib.sha256(repr(shape).encode()).hexdigest()[:16]}"
 
 
 def _restamped(schema: str) -> tuple[str, ...]:
@@ -133,15 +137,48 @@ def _fingerprint(con: duckdb.DuckDBPyConnection, text: str, macros: str, as_of: 
 
 
 def _append_run(con: duckdb.DuckDBPyConnection, name: str, select: str, as_of: dt.date) -> None:
-    """Replace this as-of date's rows of a mart; a column the model gained is added (older rows read null)."""
+    """Replace this as-of date's rows of a mart; a column the model gained is added (older rows read null). A column
+    whose type the model changed keeps its type while the new values cast to it unchanged; otherwise it is widened to
+    the new type when every older value casts to that unchanged (BIGINT to DOUBLE), and the build fails naming the
+    mart, the column and both types when not: `insert ... by name` cast the new values to the old type (0.5 stored
+    as 0) without a word."""
     con.execute(f"create or replace temp table _mart_rows as {select}")
     existing = relations.columns(con, "marts", name)
     for column, data_type, *_ in con.execute("describe _mart_rows").fetchall():
         if column not in existing:
             con.execute(f'alter table marts.{name} add column "{column}" {data_type}')
+        elif (existing[column] != data_type
+              and _changed_by_cast(con, "_mart_rows", column, data_type, existing[column]) != 0):
+            _widen(con, name, column, existing[column], data_type)
     con.execute(f"delete from marts.{name} where as_of = ?", [as_of])
     con.execute(f"insert into marts.{name} by name select * from _mart_rows")
     con.execute("drop table _mart_rows")
+
+
+def _changed_by_cast(con: duckdb.DuckDBPyConnection, table: str, column: str, data_type: str, other: str) -> int | None:
+    """How many values of `table`.`column` (of `data_type`) a cast to `other` and back changes; None when the cast
+    fails for some."""
+    quoted = f'"{column}"'
+    try:
+        [(changed,)] = con.execute(f"select count(*) from {table} where {quoted} is not null and "
+                                   f"{quoted}::{other}::{data_type} is distinct from {quoted}").fetchall()
+    except duckdb.Error:
+        return None
+    return changed
+
+
+def _widen(con: duckdb.DuckDBPyConnection, name: str, column: str, old_type: str, new_type: str) -> None:
+    """Change marts.`name`'s `column` from `old_type` to `new_type`, if every value it holds casts there and back
+    unchanged; ModelError otherwise (nothing is changed)."""
+    quoted = f'"{column}"'
+    lost = _changed_by_cast(con, f"marts.{name}", column, old_type, new_type)
+    if lost != 0:
+        raise ModelError(f"sql/marts/{name}.sql: marts.{name}.{column} is {new_type} in the model and {old_type} in "
+                         f"the warehouse, and the rows it holds do not cast to {new_type} unchanged"
+                         f"{f' ({lost} would change)' if lost else ''}; a migration in flows/migrations.py must move "
+                         "them (nothing was changed)")
+    con.execute(f"alter table marts.{name} alter column {quoted} type {new_type}")
+    log.warning("marts.%s.%s: widened from %s to %s, the type its model gives now", name, column, old_type, new_type)
 
 
 def _in_dependency_order(layer: str, paths: list[Path]) -> list[Path]:

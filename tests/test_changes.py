@@ -133,7 +133,7 @@ def test_best_offer_changes_name_the_new_pick_the_reason_and_the_money(two_days)
             "us-east-1 spot): aws p5.48xlarge us-east-1 spot price rose 2.50x (10.24 to 25.60 USD per hour); "
             "completed-run USD 6.816 instead of 4.807 USD (aws p5.48xlarge us-east-1 spot would now cost 12.02).**"
             in index)
-    assert "- Prices that moved: aws p5.48xlarge us-east-1 spot rose 2.50x: 10.24 to 25.60 USD per hour." in index
+    assert "- Prices that moved: aws p5.48xlarge us-east-1 spot rose 2.50x (10.24 to 25.60 USD per hour)." in index
     # the README's example is this run's index, line for line (the new result's file is named where the run found it)
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     block = readme.split("```text\n## What changed since 2026-11-30\n", 1)[1].split("```", 1)[0]
@@ -250,7 +250,7 @@ def test_artifacts_are_published_under_stable_keys_and_runs_carry_the_as_of(flow
     tables = [json.loads(a.data) if isinstance(a.data, str) else a.data
               for a in by_key["hweval-llama31-8b-chat-small-top"]]
     # the golden index: the best for llama31-8b-chat-small is aws inf2.xlarge on demand, 212.74 USD per M requests
-    assert any(t[0]["instance_type"] == "inf2.xlarge" and t[0]["outcome_usd"] == pytest.approx(212.74, abs=0.005)
+    assert any(t[0]["instance_type"] == "inf2.xlarge" and t[0]["outcome_value"] == pytest.approx(212.74, abs=0.005)
                and len(t) == 10 for t in tables)
     assert runs and all(r.name == "hweval-2026-11-30" for r in runs)
 

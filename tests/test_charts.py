@@ -480,3 +480,49 @@ def test_a_dollar_sign_in_a_label_from_data_is_drawn_as_written_not_read_as_math
     assert "cost of $\\bad$ offers" in written and "top $x^2$" in written  # the titles
     for figure in (scatter, bars):
         assert chart_images.png_bytes(figure).startswith(PNG_SIGNATURE)
+
+
+def backtest_row(comparison_id: str, phase: str, family: str, measured: float, loo_ratio: float,
+                 loo_measurements: int = 2, precision_doubtful: bool = False) -> dict:
+    """A row of marts.estimate_backtest as the back-test chart reads it."""
+    return {"as_of": AS_OF, "comparison_id": comparison_id, "phase": phase, "family": family,
+            "accelerator_id": f"{family}-chip", "precision": "fp8", "model_id": "llama-2-70b", "chips": 8,
+            "measurement_basis": "MLPerf Inference", "unit": "output tokens/s per chip" if phase == "serving"
+            else "minutes to train", "measured": measured, "estimated": measured * 1.3,
+            "loo_estimated": measured * loo_ratio, "loo_measurements": loo_measurements, "loo_ratio": loo_ratio,
+            "precision_doubtful": precision_doubtful, "benchmark_label": comparison_id}
+
+
+def test_the_backtest_chart_counts_a_precision_doubtful_result_in_no_figure_and_marks_it(tmp_path):
+    from flows import backtest_chart
+
+    con = duckdb.connect(str(tmp_path / "backtest.duckdb"))
+    rows = [backtest_row("s-h100", "serving", "gpu", 3000.0, 1.10),
+            backtest_row("s-h200", "serving", "gpu", 4000.0, 0.98), backtest_row("s-v6e", "serving", "tpu", 800.0, 0.80),
+            backtest_row("s-inf2", "serving", "inferentia", 150.0, 1.50, loo_measurements=0),
+            backtest_row("s-b200", "serving", "gpu", 5000.0, 2.00, precision_doubtful=True),
+            backtest_row("t-h100", "training", "gpu", 50.0, 0.85)]
+    con.execute("create schema marts")
+    con.register("_rows", pl.DataFrame(rows, schema_overrides={"as_of": pl.Date}).to_arrow())
+    con.execute("create table marts.estimate_backtest as select * from _rows")
+    try:
+        chart = backtest_chart.backtest_chart(con, AS_OF)
+    finally:
+        con.close()
+    # serving, calibrated and not doubtful: |1.10 - 1|, |0.98 - 1|, |0.80 - 1| = 0.10, 0.02, 0.20: median 10%, over
+    # 3 (the estimates page's figure); uncalibrated: |1.50 - 1| = 50% over 1; the doubtful b200 (|2.00 - 1| = 100%)
+    # in neither; training |0.85 - 1| = 15% over 1
+    assert chart.caption == (
+        "6 comparisons, on the line where the estimate is right; leave-one-out median absolute error: serving 10% over "
+        "the 3 calibrated (goal ±15%), 50% over the 1 uncalibrated; training 15% over the 1 calibrated (goal ±20%); "
+        "hollow points had no other measurement to calibrate them; a cross marks the result whose declared precision "
+        "the MLPerf cross-check doubts, in no median.")
+    figure = backtest_chart.backtest_figure(chart.data, chart.title)
+    serving = figure.axes[0]
+    # the b200 drawn on its own, as a cross (measured 5,000, estimated 5,000 x 2.00), and in no other collection
+    [doubtful] = [c for c in serving.collections if c.get_label() == "precision doubtful"]
+    assert doubtful.get_offsets().tolist() == [[5000.0, 10000.0]]
+    others = [[round(v, 6) for v in point] for c in serving.collections if c is not doubtful
+              for point in c.get_offsets().tolist()]
+    assert sorted(others) == [[150.0, 225.0], [800.0, 640.0], [3000.0, 3300.0], [4000.0, 3920.0]]
+    assert "precision doubtful" in [t.get_text() for t in figure.legends[0].get_texts()]

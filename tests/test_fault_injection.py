@@ -348,6 +348,12 @@ def test_a_duplicate_re_run_replaces_the_date_and_leaves_the_same_state(last_goo
     reused_line = next(line for line in index_after.splitlines() if line.startswith("The Great Expectations Data Docs"))
     assert f"aws_pricing (run {RUN_ID})" in reused_line and "Not validated again" in reused_line
     assert index_after == expected.replace(docs_line, reused_line)
+    # the reused sources' validation pages, kept from the replaced Data Docs of the run that validated them
+    docs = last_good / "reports" / "latest" / "data-docs"
+    listed = (docs / "reused.html").read_text()
+    links = re.findall(r'href="([^"]+)"', listed)
+    assert "no longer published" not in listed and len(links) == reused_line.count("(run ")
+    assert all((docs / link).is_file() and f"/{RUN_ID}/" in link for link in links), links
     for name in changed - {"index.md"}:
         assert (last_good / "reports" / "latest" / name).read_text() == csv_before[name].replace(RUN_ID, "rerun")
 

@@ -204,8 +204,8 @@ BACKTEST_COLUMNS = {
     "run_id": "varchar", "as_of": "date", "comparison_id": "varchar", "phase": "varchar", "family": "varchar",
     "accelerator_id": "varchar", "precision": "varchar", "model_id": "varchar", "chips": "integer",
     "measurement_basis": "varchar", "unit": "varchar", "measured": "double", "estimated": "double",
-    "loo_estimated": "double", "loo_measurements": "integer", "loo_ratio": "double", "benchmark_ref": "varchar",
-    "benchmark_label": "varchar",
+    "loo_estimated": "double", "loo_measurements": "integer", "loo_ratio": "double", "precision_doubtful": "boolean",
+    "benchmark_ref": "varchar", "benchmark_label": "varchar",
 }
 SERVING_UNIT, TRAINING_UNIT = "output tokens/s per chip", "minutes to train"
 
@@ -216,7 +216,8 @@ def comparison(comparison_id, phase, family, measured, loo_ratio, loo_measuremen
             "accelerator_id": f"{family}-chip", "precision": "bf16", "model_id": "llama-2-70b", "chips": 8,
             "measurement_basis": "MLPerf Inference" if phase == "serving" else "MLPerf Training", "unit": unit,
             "measured": measured, "estimated": measured * 1.3, "loo_estimated": measured * loo_ratio,
-            "loo_measurements": loo_measurements, "loo_ratio": loo_ratio, "benchmark_ref": f"{comparison_id}.json",
+            "loo_measurements": loo_measurements, "loo_ratio": loo_ratio, "precision_doubtful": False,
+            "benchmark_ref": f"{comparison_id}.json",
             "benchmark_label": comparison_id}
 
 
@@ -239,12 +240,12 @@ def test_the_backtest_chart_gives_the_leave_one_out_error_per_panel(backtest_db)
     chart = backtest_chart.backtest_chart(backtest_db, AS_OF)
     assert chart.file_name == "charts/estimate-backtest.png" and chart.image.startswith(PNG_SIGNATURE)
     assert chart.title.startswith("Estimated against measured")
-    # serving |1.10 - 1|, |0.80 - 1|, |1.05 - 1| = 0.10, 0.20, 0.05: median 10%; of the two calibrated (1.05 is not)
-    # 0.10, 0.20: median 15%; training 0.10, 0.30: median 20%
+    # serving, the two calibrated |1.10 - 1|, |0.80 - 1| = 0.10, 0.20: median 15%; the uncalibrated |1.05 - 1| = 5.0%;
+    # training 0.10, 0.30: median 20%
     assert chart.caption == (
-        "5 comparisons, on the line where the estimate is right; leave-one-out median absolute error: serving 10% "
-        "over 3 (15% over the 2 calibrated; goal ±15%), training 20% over 2 (goal ±20%); hollow points had no other "
-        "measurement to calibrate them.")
+        "5 comparisons, on the line where the estimate is right; leave-one-out median absolute error: serving 15% "
+        "over the 2 calibrated (goal ±15%), 5.0% over the 1 uncalibrated; training 20% over the 2 calibrated (goal "
+        "±20%); hollow points had no other measurement to calibrate them.")
     figure = backtest_chart.backtest_figure(chart.data, chart.title)
     serving, training = figure.axes
     assert serving.get_title(loc="left") == f"serving: {SERVING_UNIT}"
@@ -273,7 +274,7 @@ def test_one_phase_one_panel(backtest_db):
     backtest_db.execute("delete from marts.estimate_backtest where phase = 'training'")
     chart = backtest_chart.backtest_chart(backtest_db, AS_OF)
     assert len(backtest_chart.backtest_figure(chart.data, chart.title).axes) == 1
-    assert "training" not in chart.caption and "serving 10% over 3" in chart.caption
+    assert "training" not in chart.caption and "serving 15% over the 2 calibrated" in chart.caption
 
 
 def test_the_calibrated_basis_has_its_own_bar_style_between_scaled_and_estimated():

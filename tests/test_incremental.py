@@ -236,3 +236,99 @@ def test_a_reused_build_digests_each_staging_and_intermediate_table_once(snapsho
         assert (m.rows,) == con.execute(f"select count(*) from {m.layer}.{m.name} {where}",
                                         [AS_OF] if where else []).fetchone(), f"{m.layer}.{m.name}"
     assert sum(m.rows for m in built if m.layer == "marts" and m.name == "rankings") > 0
+
+
+# ---------------------------------------------------------------- a model's columns renamed or retyped
+def models(folder: Path, **sql: str) -> Path:
+    """An sql/ folder of `layer__name=SQL` models (no macros), for build_models."""
+    folder.mkdir()
+    (folder / "macros.sql").write_text("")
+    for key, text in sql.items():
+        layer, name = key.split("__")
+        (folder / layer).mkdir(parents=True, exist_ok=True)
+        (folder / layer / f"{name}.sql").write_text(text)
+    return folder
+
+
+def test_a_digest_tells_renamed_and_retyped_columns_apart():
+    """DuckDB's row hash reads neither column names nor integer types apart: `select 1 as a` and `select 1 as b`, or
+    1 as INTEGER and as BIGINT, hash alike. The digest names the columns and their types too."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("create table a as select 1 as a; create table b as select 1 as b; create table c as select 1::bigint a")
+    assert con.execute("select hash(r) from a r").fetchone() == con.execute("select hash(r) from b r").fetchone()
+    assert len({transform.content_digest(con, table) for table in ("a", "b", "c")}) == 3
+    assert transform.digest_rows(transform.content_digest(con, "a")) == 1
+
+
+def test_a_model_that_only_swapped_two_column_names_rebuilds_the_models_reading_it(fresh_db, tmp_path):
+    """Re-run after `select 1 as x, 2 as y` became `select 1 as y, 2 as x` (the same values, the names swapped): the
+    rows hash alike, and b (reading x) was reused with x = 1 where a cold build gives 2."""
+    sql = models(tmp_path / "sql", intermediate__a="select 1 as x, 2 as y", intermediate__b="select x from intermediate.a")
+    transform.build_models(fresh_db, "run-1", AS_OF, sql)
+    assert fresh_db.execute("select x from intermediate.b").fetchall() == [(1,)]
+    (sql / "intermediate" / "a.sql").write_text("select 1 as y, 2 as x")
+    built = {m.name: m.reused for m in transform.build_models(fresh_db, "run-2", AS_OF, sql)}
+    assert built == {"a": False, "b": False}
+    assert fresh_db.execute("select x from intermediate.b").fetchall() == [(2,)]
+
+
+def test_a_mart_column_whose_type_changed_is_widened_or_refused_never_cast_down(fresh_db, tmp_path):
+    """A mart keeps every date's rows; a model whose column became DOUBLE (8 / 16 = 0.5) had its new rows cast to the
+    table's BIGINT (0.5 stored as 0). Now the column is widened when the older rows cast to the new type unchanged,
+    kept when the new rows fit the old type, and the build refused (naming both types) when neither holds."""
+    day1, day2, day3 = AS_OF, AS_OF + dt.timedelta(days=1), AS_OF + dt.timedelta(days=2)
+    mart = "select getvariable('as_of')::date as as_of, {} as n"
+    sql = models(tmp_path / "sql", marts__m=mart.format("8::bigint"))
+    transform.build_models(fresh_db, "run-1", day1, sql)
+    (sql / "marts" / "m.sql").write_text(mart.format("8 / 16"))  # 0.5, a DOUBLE
+    transform.build_models(fresh_db, "run-2", day2, sql)
+    assert fresh_db.execute("select as_of, n, typeof(n) from marts.m order by as_of").fetchall() == [
+        (day1, 8.0, "DOUBLE"), (day2, 0.5, "DOUBLE")]
+    (sql / "marts" / "m.sql").write_text(mart.format("3::integer"))  # fits the DOUBLE column: kept as it is
+    transform.build_models(fresh_db, "run-3", day3, sql)
+    assert fresh_db.execute("select n, typeof(n) from marts.m where as_of = ?", [day3]).fetchall() == [(3.0, "DOUBLE")]
+    (sql / "marts" / "m.sql").write_text(mart.format("date '2026-12-01'"))  # neither casts to the other
+    with pytest.raises(transform.ModelError, match=r"^sql/marts/m\.sql: marts\.m\.n is DATE in the model and DOUBLE in "
+                                                   r"the warehouse, and the rows it holds do not cast to DATE"):
+        transform.build_models(fresh_db, "run-4", day3, sql)
+
+
+def test_a_reused_sources_validation_page_is_kept_from_the_run_that_validated_it(tmp_path):
+    """A re-run that reuses a source does not validate it, so GX builds no page of it. Its page is copied from the
+    Data Docs the validating run published (its static files too), found by that run's id. Before, a same-date
+    re-run replaced the date's reports and the pages were lost, or the date's old site was kept whole though its
+    pages were of another run than the one whose rows were reused (here: bedrock's 11-30 page of run-1, where run-3
+    reuses run-2's rows, validated and published under 12-01)."""
+    from flows import data_docs
+
+    reports = tmp_path / "reports"
+
+    def published(date: str, run: str, source: str, text: str) -> None:
+        site = reports / date / "data-docs"
+        page = site / "validations" / f"{source}.suite" / run / "20261130T010000.000000Z" / f"{source}.html"
+        page.parent.mkdir(parents=True)
+        page.write_text(f'<link href="../../../../static/styles/x.css"><p>{text}</p>')
+        (site / "static" / "styles").mkdir(parents=True, exist_ok=True)
+        (site / "static" / "styles" / "x.css").write_text(f"css of {date}")
+
+    published("2026-11-30", "run-1", "bedrock_pricing", "old price, validated by run-1")
+    published("2026-12-01", "run-2", "bedrock_pricing", "new price, validated by run-2")
+    published("2026-11-30", "run-1", "aws_pricing", "aws, validated by run-1")
+    reused = [("bedrock_pricing", "run-2"), ("aws_pricing", "run-1"), ("azure_retail", "run-0")]
+    site = reports / ".2026-11-30.rendering-1-docs"
+    index = data_docs.write_reused_index(site, "run-3", reused, reports).read_text()
+    bedrock = "validations/bedrock_pricing.suite/run-2/20261130T010000.000000Z/bedrock_pricing.html"
+    assert "new price, validated by run-2" in (site / bedrock).read_text()
+    assert (site / "static" / "styles" / "x.css").read_text() == "css of 2026-12-01"  # the page's own site's
+    assert f'bedrock_pricing: validated by run run-2: <a href="{bedrock}">its validation page</a>' in index
+    assert "aws_pricing: validated by run run-1: <a href=\"validations/aws_pricing.suite/run-1/" in index
+    assert "azure_retail: validated by run run-0: its validation page is no longer published" in index
+    assert (site / data_docs.REUSED_PAGE).read_text() == index
+    # beside a site GX built of what a run did validate: the same list, as reused.html
+    other = tmp_path / "validated-site"
+    other.mkdir()
+    page = data_docs.write_reused_page(other, "run-4", [("aws_pricing", "run-1")], reports).read_text()
+    assert "Sources run run-4 did not validate again" in page and "aws, validated by run-1" in (
+        next(other.glob("validations/*/run-1/*/aws_pricing.html")).read_text())

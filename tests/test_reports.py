@@ -141,7 +141,8 @@ def test_a_workload_page_lists_its_ranking_and_exclusions_up_to_its_bounds_and_s
             "[llama2-70b-batch.csv](llama2-70b-batch.csv) and in the warehouse's `marts.rankings`.") in page
     assert len(table(whole, "Full ranking")) == 1 + 72
     assert table(page, "Full ranking") == table(whole, "Full ranking")[:1 + 5]
-    assert "Listed: the first" not in whole  # a page within its bounds says nothing of them
+    # a ranking within its bound says nothing of it (its reversals, 61, are past theirs: their own line says so)
+    assert "Listed: the first" not in whole.split("## Full ranking", 1)[1]
     assert "## Top 10" in page  # the short table keeps its 10 rows whatever the Full ranking lists
     excluded = table(page, "Excluded")
     assert excluded[1:] == [
@@ -391,9 +392,12 @@ def test_the_offers_page_lists_each_instance_type_once_at_its_cheapest_term_and_
     # p5.48xlarge is cheapest on ap-south-1's spot term (9.80 < 10.24 < 28.32), once for its three regions; beside
     # it that region's cheapest on-demand (45.00 < 50.00) and cheapest reserved term (21.00 < 22.8311 < 35.00, with
     # no detail to name; us-east-1's 20.00 is another region's); 9.80 / 8 chips = 1.225 per chip-hour;
-    # 1 - 9.80 / 45.00 = 0.782, a 78% saving; on demand from 45.00 to 58.8928 across the regions
+    # 1 - 9.80 / 45.00 = 0.782, a 78% saving; on demand from 45.00 to 58.8928 across the regions. Its prices come
+    # from two sources (the added rows keep the spot offer's date): on-demand's and reserved's from aws_pricing,
+    # spot's from aws_spot, each named, not the cheapest term's alone
     assert rows[13] == ("| aws p5.48xlarge | h100-sxm-80gb x 8 | 3 | ap-south-1 | 45.00 | 9.800 | 21.00 | **spot** | "
-                        "9.800 | 1.225 | 78% | 45.00 to 58.89 | aws_spot (2026-11-20) |")
+                        "9.800 | 1.225 | 78% | 45.00 to 58.89 | on-demand, reserved: aws_pricing (2026-11-20); "
+                        "spot: aws_spot (2026-11-20) |")
     # g5.2xlarge's two regions at one price: the tie goes to the first offer id (aws:eu-west-1 < aws:us-east-1),
     # and its on-demand price is the same across them
     assert ("| aws g5.2xlarge | a10g-24gb x 1 | 2 | eu-west-1 | 1.212 | — | — | **on_demand** | 1.212 | 1.212 | — "
@@ -415,3 +419,111 @@ def test_the_offers_page_lists_each_instance_type_once_at_its_cheapest_term_and_
     assert written.columns == every_offer.columns and written.height == 65
     assert sorted(written["offer_id"].to_list()) == sorted(every_offer["offer_id"].to_list())
     assert "aws:us-east-1:p5.48xlarge:reserved-3yr" in written["offer_id"].to_list()
+
+
+def test_each_price_of_an_offers_row_names_its_own_source_and_date(flow_run, tmp_path):
+    # the snapshot's p5.48xlarge: cheapest on us-east-1's spot term (10.24, aws_spot as of 2026-11-20, against
+    # eu-north-1's 28.32) beside that region's on-demand 55.04 from aws_pricing as of 2026-09-10
+    page = (flow_run.reports / "offers.md").read_text()
+    assert ("| aws p5.48xlarge | h100-sxm-80gb x 8 | 2 | us-east-1 | 55.04 | 10.24 | — | **spot** | 10.24 | 1.280 | "
+            "81% | 55.04 to 58.89 | on-demand: aws_pricing (2026-09-10); spot: aws_spot (2026-11-20) |") in page
+    # a price from a file sources.yaml marks unverified says so, on its own term only
+    con = open_copy(flow_run.warehouse, tmp_path / "w.duckdb")
+    try:
+        con.execute("update marts.offers set price_unverified = true where offer_id = 'aws:us-east-1:p5.48xlarge:spot'")
+        page = offers_page.render(con, AS_OF)[0]["offers.md"]
+    finally:
+        discard(con)
+    assert "| on-demand: aws_pricing (2026-09-10); spot: aws_spot (2026-11-20), UNVERIFIED |" in page
+
+
+def test_the_offers_pages_corrections_are_bounded_and_say_where_the_rest_are(flow_run, tmp_path, monkeypatch):
+    # every offer of the snapshot gets a hardware note (its instance type's own, the two declared ones replaced): 36
+    # instance types (aws 22, azure 7, gcp 7); listed 2, in the order of cloud and instance type
+    con = open_copy(flow_run.warehouse, tmp_path / "w.duckdb")
+    try:
+        con.execute("update marts.offers set hardware_note = 'note of ' || instance_type")
+        monkeypatch.setattr(offers_page, "HARDWARE_NOTES_LISTED", 2)
+        page = offers_page.render(con, AS_OF)[0]["offers.md"]
+    finally:
+        discard(con)
+    notes = page.split("Corrections and listings overridden:", 1)[1].split("\n## ", 1)[0]
+    assert [line for line in notes.splitlines() if line.startswith("| ")] == [
+        "| cloud | instance type | what and why |", "| aws | c8a.48xlarge | note of c8a.48xlarge |",
+        "| aws | c8g.metal-24xl | note of c8g.metal-24xl |"]
+    assert ("Listed: the first 2 of 36 instance types; all of them are in the warehouse's `marts.offers` "
+            "(`hardware_note`).") in notes
+    assert "Listed:" not in (flow_run.reports / "offers.md").read_text().split("Corrections", 1)[1].split("\n## ", 1)[0]
+
+
+def test_text_from_data_of_any_length_is_cut_on_the_pages(flow_run, tmp_path):
+    # a rejected value of 200,000 characters, a listing whose instance type, accelerators and reference run to
+    # 50,000 and a hardware note of 10,000: each quoted to MAX_QUOTED_CHARS (200) characters and its length
+    long_value, long_name = "v" * 200_000, "n" * 50_000
+    con = open_copy(flow_run.warehouse, tmp_path / "w.duckdb")
+    try:
+        con.execute("insert into ops.quarantine by name "
+                    "select * replace (? as unexpected_value, row_no + 1000 as row_no) from ops.quarantine "
+                    "where expectation = 'accelerator_has_alias' limit 1", [long_value])
+        con.execute("insert into marts.unknown_offers by name "
+                    "select * replace (? as instance_type, ? as accelerators_listed, ? as price_ref) "
+                    "from marts.unknown_offers limit 1", [long_name] * 3)
+        con.execute("update marts.offers set hardware_note = repeat('h', 10000) where instance_type = 'trn2.48xlarge'")
+        pages = reports.render(con, AS_OF)
+    finally:
+        discard(con)
+    index, offers = pages["index.md"], pages["offers.md"]
+    assert f"{'v' * 200}… (200,000 characters) (1)" in index and "v" * 201 not in index
+    assert len(index.encode()) < 50_000  # 2 MB before the cut
+    assert f"| {'n' * 200}… (50,000 characters) | " in offers and "n" * 201 not in offers
+    assert f"| aws | trn2.48xlarge | {'h' * 200}… (10,000 characters) |" in offers
+
+
+def test_a_reversal_list_says_how_many_it_leaves_out_and_where_they_are(flow_run):
+    # llama31-8b-chat-small has 30 candidates dearer per chip-hour and cheaper per outcome than another
+    # (marts.rankings where is_reversal); its page lists REVERSALS_LISTED = 5 of them and says so
+    con = duckdb.connect(str(flow_run.warehouse), read_only=True)
+    try:
+        [(found,)] = con.execute("select count(*) from marts.rankings where workload_id = 'llama31-8b-chat-small' "
+                                 "and is_reversal").fetchall()
+    finally:
+        con.close()
+    assert found == 30
+
+    def disagrees(name: str) -> str:
+        page = (flow_run.reports / f"{name}.md").read_text()
+        return page.split("## Where the hourly price disagrees", 1)[1].split("\n## ", 1)[0]
+
+    section = disagrees("llama31-8b-chat-small")
+    assert len([line for line in section.splitlines() if line.startswith("- **")]) == 5
+    assert ("Listed: the first 5 of 30 candidates dearer per chip-hour and cheaper per outcome than another; all of "
+            "them: `marts.rankings` where `is_reversal`.") in section
+    # llama2-70b-lora-finetune has 2: both listed, nothing to say
+    lora = disagrees("llama2-70b-lora-finetune")
+    assert len([line for line in lora.splitlines() if line.startswith("- **")]) == 2 and "Listed:" not in lora
+
+
+def test_the_decision_is_a_paragraph_of_its_own(flow_run):
+    # the paragraph before it ends in a template condition (the inference note, or none for training)
+    for name in ("gpt3-175b-pretrain", "llama31-8b-chat-small"):
+        page = (flow_run.reports / f"{name}.md").read_text()
+        assert "\n\n**Decision**: pick " in page, name
+        assert "<p><strong>Decision</strong>: pick " in GFM.render(page), name
+
+
+def test_a_dollar_sign_from_data_is_no_math():
+    # GitHub renders text between two dollar signs as math: each is escaped, and drawn as written
+    assert md_escape("dgx $a$ rack") == "dgx \\$a\\$ rack"
+    assert GFM.renderInline(md_escape("dgx $a$ rack")) == "dgx $a$ rack"
+
+
+def test_a_price_move_gives_the_multiple_and_both_prices_in_one_format():
+    change = reports.MARKDOWN.get_template("_sentences.j2").module.change
+    # 10.24 to 7.00: 7.00 / 10.24 = 0.684, "fell to 0.68x"; 10.24 to 25.60: 25.60 / 10.24 = 2.50x; both prices to the
+    # cent, as the best offer's reason (marts.changes reason_detail) gives them
+    assert str(change({"change_kind": "price_moved", "label": "aws p5.48xlarge us-east-1 spot", "before_value": 10.24,
+                       "after_value": 7.0, "ratio": 7.0 / 10.24})) == (
+        "aws p5.48xlarge us-east-1 spot fell to 0.68x (10.24 to 7.00 USD per hour).")
+    assert str(change({"change_kind": "price_moved", "label": "aws p5.48xlarge us-east-1 spot", "before_value": 10.24,
+                       "after_value": 25.6, "ratio": 2.5})) == (
+        "aws p5.48xlarge us-east-1 spot rose 2.50x (10.24 to 25.60 USD per hour).")
