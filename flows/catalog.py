@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 from flows import safe_yaml
 from flows.catalog_models import (
     OPTIONAL_CATALOG_FILES,
+    SLO_TAGS,
     AcceleratorsFile,
     Catalog,
     CatalogError,
@@ -51,6 +52,8 @@ def _entry_label(file_name: str, loc: tuple, data: object) -> list[str]:
             pass
     if file_name == "workloads.yaml" and len(loc) >= 3 and loc[2] in ("training", "inference"):
         del parts[2]  # pydantic's discriminator tag, not a key the user wrote
+        if len(loc) >= 5 and loc[3] == "slo" and loc[4] in SLO_TAGS:
+            del parts[3]  # the slo's form (bounds or offline): a tag too
     return parts
 
 
@@ -92,6 +95,9 @@ def load_catalog(root: Path | str, check_figures: bool = True) -> Catalog:
         data = None
         try:
             data = _load_yaml(root / file_name)
+            if data is not None and not isinstance(data, dict):
+                raise CatalogError(f"{file_name}: the file holds {quoted(data)} ({type(data).__name__}), not a "
+                                   f"mapping; expected a mapping of keys at its top ({', '.join(model.model_fields)})")
             parsed[name] = model.model_validate(data if data is not None else {})
         except CatalogError as exc:
             errors.append(str(exc))

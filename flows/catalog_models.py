@@ -8,7 +8,16 @@ import hashlib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    StringConstraints,
+    Tag,
+    field_validator,
+    model_validator,
+)
 
 from flows.names import normalise_alias
 from flows.safe_yaml import MAX_QUOTED_CHARS, cut, quoted
@@ -37,9 +46,24 @@ MAX_CHECKPOINT_INTERVAL_HOURS = 8_760.0  # a year between checkpoints: in effect
 MAX_GCO2E_PER_KWH = 2_000.0  # a grid's carbon intensity (the dirtiest national grids: ~1,000)
 MAX_GRID_REGIONS = 1_000  # grid_intensity entries in instances.yaml
 MIN_USABLE_MEMORY_FRACTION = 0.01  # chip memory left for weights and KV cache; below it, chips-to-hold overflows
+MAX_FIGURE_VALUE = 1e6  # a published per-chip figure in its unit (TFLOPS, GB, TB/s, W, GB/s; the largest: 15,000)
+MAX_PUE = 3.0  # a data centre's power usage effectiveness (the hyperscalers': ~1.1; an old machine room: ~2)
+MAX_MEMORY_GIB = 1_048_576  # memory of one instance or device, GiB (the largest instances: 32,768)
+MAX_PRICE_COMPONENT_QUANTITY = 1_048_576  # units of one SKU in one VM: chips, vCPUs or GiB (the largest: ~3,000 GiB)
+MAX_FLOPS_PER_PARAM_TOKEN = 100.0  # training FLOPs per parameter and token (dense: 6; with recomputation: 8)
+MAX_LATENCY_MS = 3_600_000.0  # a latency bound: an hour
+MAX_SERVICE_MONTHS = 1_200  # months a service runs (a century: in effect for ever)
+MAX_DEADLINE_HOURS = 876_000.0  # a training run's deadline (a century: in effect none)
+MAX_PRICE_CHANGE_FACTOR = 1_000.0  # a price move, up or down, past which a source is stale (the shipped one: 3)
+MAX_PRICE_MOVE_SHARE = 100.0  # a price move worth listing as a change (the default: 0.05)
+MAX_STALE_DAYS_LIMIT = 3_650  # days a source may stay stale before a run fails (ten years: in effect never)
+MAX_PAGES_LIMIT = 1_000_000  # pages of one live listing (the default: 2,000)
+MAX_FILE_BYTES_LIMIT = 2**40  # one file or API response (1 TiB; the largest default: 8 GiB, aws_offer_file's)
+MAX_LINE_BYTES_LIMIT = 2**30  # one CSV line or record (1 GiB; the default: 1 MiB)
 
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=MAX_ID_CHARS)]
 WholeNumber = Annotated[int, Field(ge=-MAX_WAREHOUSE_INTEGER, le=MAX_WAREHOUSE_INTEGER)]
+Number = Annotated[float, Field(ge=-MAX_WAREHOUSE_INTEGER, le=MAX_WAREHOUSE_INTEGER)]  # as WholeNumber, not whole
 Family = Literal["gpu", "tpu", "trainium", "inferentia", "cpu"]
 Cloud = Literal["aws", "azure", "gcp", "onprem"]
 Precision = Literal["fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4", "int4"]
@@ -67,7 +91,7 @@ class SourceRef(Strict):
 class Figure(Strict):
     """One published figure; `value: null` means nobody published it, never a guess."""
 
-    value: float | None
+    value: float | None = Field(gt=0, le=MAX_FIGURE_VALUE)
     source: str
     unverified: bool = False
     note: str | None = None
@@ -80,8 +104,9 @@ class ApiName(Strict):
     cloud: Literal["aws", "azure", "gcp"]
     name: str = Field(min_length=1, max_length=200)
     memory_mib: int | None = Field(
-        None, gt=0, description="memory per device as the API lists it; where two parts share a name, the listing "
-                                "within 10% of it is this part")
+        None, gt=0, le=MAX_MEMORY_GIB * 1024,
+        description="memory per device as the API lists it; where two parts share a name, the listing within 10% of it "
+                    "is this part")
 
 
 class Accelerator(Strict):
@@ -111,7 +136,7 @@ class FamilyDefaults(Strict):
     usable_memory_fraction: float = Field(ge=MIN_USABLE_MEMORY_FRACTION, le=1,
                                           description="share of chip memory for weights and KV cache")
     scaling_efficiency_per_doubling: float = Field(gt=0, le=1, description="throughput kept per doubling of instances")
-    pue: float = Field(ge=1, description="data-centre power usage effectiveness for energy")
+    pue: float = Field(ge=1, le=MAX_PUE, description="data-centre power usage effectiveness for energy")
     allreduce_overlap: float = Field(0.5, ge=0, le=1, description="share of a training step's gradient all-reduce "
                                                                   "hidden behind its compute")
     serving_load_factor: float = Field(0.7, gt=0, le=1, description="share of TDP a serving chip draws, where no "
@@ -131,7 +156,7 @@ class PriceComponent(Strict):
     """GCP prices a VM as SKUs (per GPU, per vCPU, per GiB, per TPU chip); the offer is their sum."""
 
     sku_description_prefix: str = Field(description="matches the SKU description up to ' running in <place>'")
-    quantity: float = Field(gt=0)
+    quantity: float = Field(gt=0, le=MAX_PRICE_COMPONENT_QUANTITY)
 
 
 class Instance(Strict):
@@ -143,7 +168,7 @@ class Instance(Strict):
     accelerator: Slug | None = Field(None, description="default: the part the API listing names")
     accelerator_count: int | None = Field(None, gt=0, le=MAX_CHIPS, description="default: the API listing's count")
     vcpu: int | None = Field(None, gt=0, le=MAX_WAREHOUSE_INTEGER)
-    memory_gib: float | None = None
+    memory_gib: float | None = Field(None, gt=0, le=MAX_MEMORY_GIB, description="host memory, GiB")
     network_gbps: float | None = Field(None, gt=0, le=MAX_NETWORK_GBPS,
                                        description="network bandwidth between instances, Gbit/s each way, as the "
                                                    "cloud publishes it (EFA, InfiniBand); what a split across "
@@ -175,8 +200,9 @@ class ReclaimRate(Strict):
 
 class PricingTerm(Strict):
     interruption_overhead: float = Field(
-        ge=0, description="share of a training run redone after interruptions: the fallback, where the term has no "
-                          "interruption rate for the offer's cloud")
+        ge=0, le=1,
+        description="share of a training run redone after interruptions: the fallback, where the term has no "
+                    "interruption rate for the offer's cloud")
     interruptions_per_instance_month: dict[Cloud, ReclaimRate] = Field(
         default_factory=dict,
         description="per cloud: reclaims per instance and month (0.2: one instance in five is reclaimed a month)")
@@ -232,16 +258,18 @@ class MlperfTrainingTask(Strict):
     model: Slug
     sequence_length: int = Field(gt=0, le=MAX_SEQUENCE_TOKENS,
                                  description="tokens in one training sequence of the benchmark")
-    tokens_per_sample: float = Field(gt=0, description="samples_to_converge x this = tokens trained")
-    flops_per_token: float = Field(6.0, gt=0, description="training FLOPs per parameter and token (6 for dense)")
+    tokens_per_sample: float = Field(gt=0, le=MAX_SEQUENCE_TOKENS,
+                                     description="samples_to_converge x this = tokens trained")
+    flops_per_token: float = Field(6.0, gt=0, le=MAX_FLOPS_PER_PARAM_TOKEN,
+                                   description="training FLOPs per parameter and token (6 for dense)")
     note: str | None = None
 
 
 class ScenarioLatency(Strict):
     """The latency bounds an MLPerf Inference scenario imposes (p99 time to first token, p99 time per output token)."""
 
-    ttft_ms: float = Field(gt=0, le=3_600_000)
-    tpot_ms: float = Field(gt=0, le=3_600_000)
+    ttft_ms: float = Field(gt=0, le=MAX_LATENCY_MS)
+    tpot_ms: float = Field(gt=0, le=MAX_LATENCY_MS)
 
 
 class MlperfInferenceTask(Strict):
@@ -301,8 +329,19 @@ OBJECTIVE_DESCRIPTION = ("what the ranking orders by: cost (USD per outcome), en
 
 
 class Slo(Strict):
-    ttft_ms: float | None = None
-    tpot_ms: float | None = None
+    ttft_ms: float | None = Field(None, gt=0, le=MAX_LATENCY_MS, description="p99 time to first token bound")
+    tpot_ms: float | None = Field(None, gt=0, le=MAX_LATENCY_MS, description="p99 time per output token bound")
+
+
+def _slo_kind(value: Any) -> str:
+    """Which form of `slo` a value is, so that an error names that form's key alone (not each form's)."""
+    return "offline" if isinstance(value, str) else "bounds"
+
+
+# latency bounds, or `offline` (a batch job: no latency objective); the tags are no keys (flows/catalog.py drops them)
+SLO_TAGS = ("bounds", "offline")
+SloOrOffline = Annotated[Annotated[Slo, Tag("bounds")] | Annotated[Literal["offline"], Tag("offline")],
+                         Discriminator(_slo_kind)]
 
 
 class TrainingWorkload(Strict):
@@ -320,7 +359,8 @@ class TrainingWorkload(Strict):
                                          description="16 = bf16 weights and grads + fp32 Adam states")
     chips: int | None = Field(None, gt=0, le=MAX_CHIPS,
                               description="chips to train on; default: the fewest that hold the state")
-    deadline_hours: float | None = Field(None, gt=0, description="offers that cannot finish in time are excluded")
+    deadline_hours: float | None = Field(None, gt=0, le=MAX_DEADLINE_HOURS,
+                                         description="offers that cannot finish in time are excluded")
     global_batch_tokens: float = Field(
         DEFAULT_GLOBAL_BATCH_TOKENS, gt=0, le=MAX_TRAINING_TOKENS,
         description="tokens in one optimizer step across all chips: one gradient all-reduce per step")
@@ -363,10 +403,10 @@ class InferenceWorkload(Strict):
     )
     input_tokens: int = Field(gt=0, le=MAX_SEQUENCE_TOKENS)
     output_tokens: int = Field(gt=0, le=MAX_SEQUENCE_TOKENS)
-    slo: Slo | Literal["offline"]
+    slo: SloOrOffline
     traffic: Traffic | None = Field(None, description="required unless slo is offline")
     success_rate: float = Field(1.0, gt=0, le=1, description="share of requests that succeed")
-    months: float = Field(12, gt=0, description="months in service, for the lifetime cost")
+    months: float = Field(12, gt=0, le=MAX_SERVICE_MONTHS, description="months in service, for the lifetime cost")
     trained_by: Slug | None = Field(None, description="training workload whose cost adds to the lifetime cost")
     shape_tolerance: float = Field(
         0.25, gt=0, le=10,
@@ -444,7 +484,7 @@ class SnapshotFile(Strict):
     region: str | None = Field(None, description="region a price page was fetched for, where the format does not say")
     unverified: bool = Field(
         False, description="its prices come from no source that could be checked: every offer priced from it says so")
-    metadata: dict[str, str | WholeNumber | float] | None = Field(
+    metadata: dict[str, str | WholeNumber | Number] | None = Field(
         None, description="what the file itself does not say, e.g. a vLLM result's accelerator, chips, model, precision")
 
 
@@ -464,24 +504,24 @@ class Source(Strict):
         0.5, ge=0, le=1,
         description="a run reading more than this share fewer rows than the source's last good run marks it stale")
     max_price_change: float | None = Field(
-        None, gt=1,
+        None, gt=1, le=MAX_PRICE_CHANGE_FACTOR,
         description="a price source whose median price per offer moved by more than this factor since its last good "
                     "run (up or down) is stale: e.g. 3 means a price tripled or fell to a third overnight")
     max_stale_days: int | None = Field(
-        None, ge=0,
+        None, ge=0, le=MAX_STALE_DAYS_LIMIT,
         description="a source stale (unreadable) for more days than this fails the run after its reports are "
                     "published (exit status 3); default: 2 for price feeds, 30 for benchmarks and price sheets")
     max_pages: int | None = Field(
-        None, ge=1,
+        None, ge=1, le=MAX_PAGES_LIMIT,
         description="most pages a live fetch follows in one listing (a region, service or filter); past it, or when "
                     "a page token repeats an earlier one, the source is stale; default: 2,000")
     max_file_bytes: int | None = Field(
-        None, ge=1,
+        None, ge=1, le=MAX_FILE_BYTES_LIMIT,
         description="largest file or API response read, in bytes; a larger one is refused unread and the source is "
                     "stale; default: 268,435,456 (256 MiB), 8,589,934,592 (8 GiB) for aws_offer_file, whose "
                     "region files DuckDB scans without loading them")
     max_line_bytes: int | None = Field(
-        None, ge=1,
+        None, ge=1, le=MAX_LINE_BYTES_LIMIT,
         description="longest line of a CSV file (or CSV record, when a quoted field spans lines) read, in bytes; "
                     "a longer one is refused without reading it whole and the source is stale; default: 1,048,576 "
                     "(1 MiB)")
@@ -518,7 +558,7 @@ class SourcesFile(Strict):
     mode: Literal["snapshot", "live"] = Field(
         "snapshot", description="snapshot: read `files`; live: fetch every source with a `live:` block from its API")
     price_move_threshold: float = Field(
-        0.05, gt=0,
+        0.05, gt=0, le=MAX_PRICE_MOVE_SHARE,
         description="a price per offer and term that moved by more than this share since the previous run is listed "
                     "in marts.changes and the reports' What changed")
     fetch_concurrency: FetchConcurrency = Field(
@@ -670,6 +710,14 @@ class Catalog(Strict):
         for wl_id, wl in self.workloads.workloads.items():
             if wl.model not in self.models.models:
                 errors.append(f"workloads.yaml: workloads.{wl_id}.model: unknown model {quoted(wl.model)} (not in models.yaml)")
+            if wl.benchmark is not None:
+                tasks_key = f"{wl.benchmark.suite}_tasks"  # mlperf_training_tasks or mlperf_inference_tasks
+                task = getattr(self.models, tasks_key).get(wl.benchmark.task)
+                if task is not None and task.model != wl.model:
+                    errors.append(f"workloads.yaml: workloads.{wl_id}.model: {quoted(wl.model)}, but its benchmark "
+                                  f"task {quoted(wl.benchmark.task)} measures {quoted(task.model)} (models.yaml: "
+                                  f"{tasks_key}.{cut(wl.benchmark.task)}.model); expected the task's model, whose "
+                                  f"measurements the workload ranks by")
             undeclared = [t for t in wl.pricing_terms if t not in self.instances.pricing_terms]
             if undeclared:
                 errors.append(f"workloads.yaml: workloads.{wl_id}.pricing_terms: {', '.join(undeclared)} not declared "

@@ -68,15 +68,16 @@ def _date(text: str) -> dt.date:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date (expected YYYY-MM-DD)") from None
 
 
-def _whole_number_up_to(limit: int):
-    """An argparse type: a whole number from 0 to `limit` (DuckDB's table printer fails on a negative one)."""
+def _whole_number_up_to(limit: int, least: int = 0, why: str = ""):
+    """An argparse type: a whole number from `least` (0: DuckDB's table printer fails on a negative one) to `limit`;
+    `why` follows the refusal."""
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            value = -1
-        if not 0 <= value <= limit:
-            raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number from 0 to {limit}")
+            value = least - 1
+        if not least <= value <= limit:
+            raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number from {least} to {limit}{why}")
         return value
     return parse
 
@@ -403,10 +404,12 @@ def build_parser() -> argparse.ArgumentParser:
                        default=bounds.QUERY_MAX_ROWS, metavar="N",
                        help=f"rows to print, in every format (default: {bounds.QUERY_MAX_ROWS}, at most "
                             f"{bounds.QUERY_MAX_ROWS_LIMIT}); CSV and JSON say on stderr when they were cut")
-    query.add_argument("--max-width", type=_whole_number_up_to(bounds.QUERY_MAX_WIDTH_LIMIT),
+    query.add_argument("--max-width", type=_whole_number_up_to(
+                           bounds.QUERY_MAX_WIDTH_LIMIT, bounds.QUERY_MIN_WIDTH,
+                           f" (DuckDB's table is never narrower than {bounds.QUERY_MIN_WIDTH} characters)"),
                        default=bounds.QUERY_MAX_WIDTH, metavar="N",
-                       help=f"characters per line of the table (default: {bounds.QUERY_MAX_WIDTH}, at most "
-                            f"{bounds.QUERY_MAX_WIDTH_LIMIT})")
+                       help=f"characters per line of the table (default: {bounds.QUERY_MAX_WIDTH}, from "
+                            f"{bounds.QUERY_MIN_WIDTH} to {bounds.QUERY_MAX_WIDTH_LIMIT})")
     query.add_argument("--timeout", type=_seconds_up_to(bounds.QUERY_TIMEOUT_S_LIMIT),
                        default=bounds.QUERY_TIMEOUT_S, metavar="SECONDS",
                        help=f"stop the query after this long, with status 2 (default: {bounds.QUERY_TIMEOUT_S:g}, at "

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import get_args
+from urllib.parse import unquote, unquote_plus
 
 import apprise
 
@@ -123,9 +124,15 @@ class _Scrubber(logging.Filter):
 
     def __init__(self, url: str) -> None:
         super().__init__()
+        # apprise logs a URL's pieces decoded (%2B as +, and + as a space in a query): the URL and each piece are
+        # masked as written and as unquote() and unquote_plus() read them
         after_scheme = url.partition("://")[2]
-        pieces = {p for p in re.split(r"[/:@?&=#,;\s]+", after_scheme) if len(p) >= MIN_SECRET_PIECE_CHARS}
-        self.secrets = sorted({url, after_scheme, *pieces} - {""}, key=len, reverse=True)
+        wholes = {form for text in (url, after_scheme) for form in (text, unquote(text), unquote_plus(text))}
+        pieces = {piece for text in (after_scheme, unquote(after_scheme), unquote_plus(after_scheme))
+                  for piece in re.split(r"[/:@?&=#,;\s]+", text)}
+        pieces |= {decode(piece) for piece in pieces for decode in (unquote, unquote_plus)}
+        pieces = {piece for piece in pieces if len(piece) >= MIN_SECRET_PIECE_CHARS}
+        self.secrets = sorted((wholes | pieces) - {""}, key=len, reverse=True)
 
     def scrub(self, text: str) -> str:
         for secret in self.secrets:

@@ -6,12 +6,12 @@ flows/cli.py parses the command line and calls `cmd_query`; `hweval sources` ope
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import re
 import sys
 import threading
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,13 +25,17 @@ if TYPE_CHECKING:
 QUERY_MAX_ROWS = 40
 QUERY_MAX_ROWS_LIMIT = 1_000_000
 QUERY_MAX_WIDTH = 250
+QUERY_MIN_WIDTH = 80  # DuckDB's table printer draws no narrower: it takes a smaller --max-width as 80, and 0 as 120
 QUERY_MAX_WIDTH_LIMIT = 100_000
 QUERY_TIMEOUT_S = 60.0
 QUERY_TIMEOUT_S_LIMIT = 3600.0
 # the statements `hweval query` runs (DuckDB's StatementType): queries. select, with, from, values, describe, show,
 # summarize and pragma are SELECT to DuckDB; COPY, ATTACH, SET, INSTALL, CREATE and the rest are refused before they
-# run, in the DuckLake too, where DuckDB may write under the lake's data folder
+# run, in the DuckLake too, where DuckDB may write under the lake's data folder. An EXPLAIN runs when it explains one
+# SELECT without ANALYZE: EXPLAIN ANALYZE runs the statement it explains (a COPY ... TO wrote its file)
 QUERY_STATEMENT_TYPES = frozenset({"SELECT", "EXPLAIN"})
+EXPLAIN_ANALYZE_WORDS = frozenset({"analyze", "analyse"})  # DuckDB takes both spellings, bare or in EXPLAIN's options
+QUERIES_RUN = "select, with, from, describe, show, summarize, pragma, explain of one of these without analyze"
 
 
 class WarehouseFileError(ValueError):
@@ -86,10 +90,41 @@ def _not_utf8(text: str) -> str | None:
     return None
 
 
+def _explain_refused(con: duckdb.DuckDBPyConnection, sql: str) -> str | None:
+    """Why `sql`, one EXPLAIN statement, is refused ("EXPLAIN ANALYZE", which runs the statement it explains, or
+    "EXPLAIN COPY" and the like: what it explains is no query); None for the EXPLAIN of one SELECT. The statement
+    after the keyword and its options is read by DuckDB again, as the EXPLAIN's own would be."""
+    import duckdb
+
+    tokens = [position for position, _ in duckdb.tokenize(sql)]  # comments are no tokens; tokens[0] is EXPLAIN
+
+    def word(i: int) -> str:
+        return re.match(r'"?(\w*)', sql[tokens[i]:]).group(1).lower()
+
+    i = 1
+    if i < len(tokens) and word(i) in EXPLAIN_ANALYZE_WORDS:
+        return "EXPLAIN ANALYZE"
+    if i < len(tokens) and sql[tokens[i]] == "(":  # EXPLAIN (option, ...): ANALYZE among them analyzes, even false
+        depth = 0
+        while i < len(tokens):
+            if word(i) in EXPLAIN_ANALYZE_WORDS:
+                return "EXPLAIN ANALYZE"
+            depth += {"(": 1, ")": -1}.get(sql[tokens[i]], 0)  # each parenthesis is a token of its own
+            i += 1
+            if depth == 0:
+                break
+    explained = con.extract_statements(sql[tokens[i]:]) if i < len(tokens) else []
+    kinds = [statement.type.name for statement in explained]
+    return None if kinds == ["SELECT"] else " ".join(["EXPLAIN", *kinds])
+
+
 def _json_value(value: object) -> object:
-    """A value as JSON can hold it: nan and infinities as null (JSON has no such number), blobs as hexadecimal text."""
+    """A value as JSON can hold it: nan and infinities as null (JSON has no such number), blobs as hexadecimal text,
+    decimals as numbers (a whole one as a whole number, which keeps its every digit)."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, bytes | bytearray | memoryview):
         return bytes(value).hex()
     if isinstance(value, dict):
@@ -99,9 +134,15 @@ def _json_value(value: object) -> object:
     return value
 
 
-def _csv_value(value: object) -> object:
-    """A value as a CSV cell: blobs as hexadecimal text (not Python's b'...')."""
-    return bytes(value).hex() if isinstance(value, bytes | bytearray | memoryview) else value
+def _csv_cell(value: object) -> str:
+    """A value as a CSV cell: NULL as nothing, an empty string as `""` (so the two differ; Python 3.11's csv has no
+    QUOTE_NOTNULL), blobs as hexadecimal text (not Python's b'...'); quoted as csv's QUOTE_MINIMAL quotes."""
+    if value is None:
+        return ""
+    text = bytes(value).hex() if isinstance(value, bytes | bytearray | memoryview) else str(value)
+    if text == "" or any(char in text for char in ',"\r\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
 
 
 def cmd_query(args: argparse.Namespace) -> int:
@@ -149,11 +190,17 @@ def cmd_query(args: argparse.Namespace) -> int:
     timer.daemon = True
     timer.start()
     try:
-        refused = sorted({statement.type.name for statement in con.extract_statements(args.sql)}
-                         - QUERY_STATEMENT_TYPES)
+        statements = con.extract_statements(args.sql)
+        refused = sorted({statement.type.name for statement in statements} - QUERY_STATEMENT_TYPES)
+        refused += sorted({why for statement in statements if statement.type.name == "EXPLAIN"
+                           and (why := _explain_refused(con, statement.query)) is not None})
         if refused:
-            print(f"hweval query: {', '.join(refused)} refused: hweval query runs queries only (select, with, from, "
-                  "describe, show, summarize, pragma, explain) and reads the warehouse only", file=sys.stderr)
+            print(f"hweval query: {', '.join(refused)} refused: hweval query runs queries only ({QUERIES_RUN}) and "
+                  "reads the warehouse only", file=sys.stderr)
+            return 2
+        if len(statements) != 1:
+            held = "no statement (it is empty, or comments only)" if not statements else f"{len(statements)} statements"
+            print(f"hweval query: the SQL holds {held}; expected one query", file=sys.stderr)
             return 2
         result = con.sql(args.sql)  # a query (QUERY_STATEMENT_TYPES): it has rows, if none
         if args.format == "table":
@@ -177,9 +224,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     cut = len(rows) > args.max_rows
     rows = rows[:args.max_rows]
     if args.format == "csv":
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(columns)
-        writer.writerows([_csv_value(value) for value in row] for row in rows)
+        sys.stdout.writelines(",".join(_csv_cell(value) for value in line) + "\n" for line in [columns, *rows])
     else:
         print(json.dumps([{column: _json_value(value) for column, value in zip(columns, row, strict=True)}
                           for row in rows], default=str, allow_nan=False, indent=1))

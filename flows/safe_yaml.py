@@ -25,6 +25,11 @@ from yaml.resolver import Resolver
 # merges a block of defaults (`<<: *defaults`) into 5,000 entries adds about 50,000. Past this the file is refused
 # before it is built (a "billion laughs" document would add 387 million).
 MAX_YAML_ALIAS_NODES = 100_000
+# Characters of scalars (values and keys) that aliases may add likewise: an aliased scalar is one node however long, so
+# a list of 99,000 aliases of one 10,000-character string (a 610 KB file) passed the node bound and meant 990 million
+# characters to whatever walks the result (a catalog's digest took 15 s and 4 GB). The price sheet above, merging a
+# block of about 50 characters into 5,000 entries, adds about 250,000.
+MAX_YAML_ALIAS_CHARS = 10_000_000
 # Nesting depth of mappings and lists; the catalogs nest 6 deep. Deeper is refused (PyYAML composes recursively).
 MAX_YAML_DEPTH = 100
 # Characters of data an error message quotes (a value, a key); longer data is cut with its length said.
@@ -32,13 +37,15 @@ MAX_QUOTED_CHARS = 200
 
 
 class YamlLimitError(yaml.YAMLError):
-    """A YAML document past MAX_YAML_ALIAS_NODES or MAX_YAML_DEPTH."""
+    """A YAML document past MAX_YAML_ALIAS_NODES, MAX_YAML_ALIAS_CHARS or MAX_YAML_DEPTH."""
 
 
 class BoundedSafeLoader(yaml.SafeLoader):
-    """A SafeLoader that refuses documents whose aliases expand past `max_alias_nodes` or that nest too deep."""
+    """A SafeLoader that refuses documents whose aliases expand past `max_alias_nodes` or `max_alias_chars`, or that
+    nest too deep."""
 
     max_alias_nodes = MAX_YAML_ALIAS_NODES
+    max_alias_chars = MAX_YAML_ALIAS_CHARS
     max_depth = MAX_YAML_DEPTH
 
     def __init__(self, stream: Any) -> None:
@@ -57,7 +64,7 @@ class BoundedSafeLoader(yaml.SafeLoader):
             self._depth -= 1
 
     def construct_document(self, node: yaml.Node) -> Any:
-        check_alias_expansion(node, self.max_alias_nodes)
+        check_alias_expansion(node, self.max_alias_nodes, self.max_alias_chars)
         return super().construct_document(node)
 
     def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
@@ -97,8 +104,10 @@ def _construct_unique_mapping(loader: UniqueKeyLoader, node: yaml.MappingNode, d
 UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
 
 
-def check_alias_expansion(root: yaml.Node, limit: int = MAX_YAML_ALIAS_NODES) -> None:
-    """Raise YamlLimitError when expanding every alias under `root` would add more than `limit` nodes.
+def check_alias_expansion(root: yaml.Node, limit: int = MAX_YAML_ALIAS_NODES,
+                          char_limit: int = MAX_YAML_ALIAS_CHARS) -> None:
+    """Raise YamlLimitError when expanding every alias under `root` would add more than `limit` nodes, or more than
+    `char_limit` characters of scalars.
 
     A node reached from two places is an alias; the expanded size is computed once per distinct node, so the check
     costs what the text costs, whatever the document would expand to.
@@ -124,14 +133,24 @@ def check_alias_expansion(root: yaml.Node, limit: int = MAX_YAML_ALIAS_NODES) ->
         stack.append((node, True))
         stack.extend((kid, False) for kid in reversed(kids))
     written = len(order)
+    written_chars = sum(len(node.value) for node in order if isinstance(node, yaml.ScalarNode))
     expanded: dict[int, int] = {}
+    expanded_chars: dict[int, int] = {}
     for node in order:
         size = 1 + sum(expanded[id(kid)] for kid in children[id(node)])
+        chars = len(node.value) if isinstance(node, yaml.ScalarNode) else sum(
+            expanded_chars[id(kid)] for kid in children[id(node)])
         if size - written > limit:  # a part already past the bound: the whole document is too
             raise YamlLimitError(
                 f"refused: its aliases (*name) would expand its {written:,} nodes to more than {written + limit:,} "
                 f"(at most {limit:,} more than written: MAX_YAML_ALIAS_NODES in flows/safe_yaml.py)")
+        if chars - written_chars > char_limit:
+            raise YamlLimitError(
+                f"refused: its aliases (*name) would expand its {written_chars:,} characters of values and keys to "
+                f"more than {written_chars + char_limit:,} (at most {char_limit:,} more than written: "
+                f"MAX_YAML_ALIAS_CHARS in flows/safe_yaml.py)")
         expanded[id(node)] = size
+        expanded_chars[id(node)] = chars
 
 
 def _on_libyaml(loader: type[BoundedSafeLoader]) -> type[BoundedSafeLoader]:

@@ -220,3 +220,51 @@ def test_a_workload_cannot_take_the_name_of_a_page_of_the_report(catalog_copy):
                                            r"report \(offers.md\): a workload cannot take it \(reserved: index, "
                                            r"offers, estimates\)"):
         load_catalog(catalog_copy)
+
+
+@pytest.mark.parametrize(("workload", "task"), [
+    ("llama2-70b-chat", "mlperf_inference_tasks.llama2-70b"),  # Llama-2-70B measurements ranked for an 8B model
+    ("gpt3-175b-pretrain", "mlperf_training_tasks.gpt3"),
+])
+def test_a_workload_must_serve_the_model_its_benchmark_task_measures(catalog_copy, workload, task):
+    measured = {"llama2-70b-chat": "llama-2-70b", "gpt3-175b-pretrain": "gpt-3-175b"}[workload]
+    benchmark_task = task.split(".", 1)[1]
+    edit(catalog_copy / "workloads.yaml", lambda d: d["workloads"][workload].update(model="llama-3.1-8b"))
+    with pytest.raises(CatalogError) as err:
+        load_catalog(catalog_copy)
+    assert str(err.value) == (f"workloads.yaml: workloads.{workload}.model: 'llama-3.1-8b', but its benchmark task "
+                              f"'{benchmark_task}' measures '{measured}' (models.yaml: {task}.model); expected the "
+                              f"task's model, whose measurements the workload ranks by")
+
+
+def test_a_benchmark_task_models_yaml_does_not_declare_leaves_the_model_unchecked(catalog_copy):
+    # llama2_70b_lora (a LoRA fine-tune) is not among mlperf_training_tasks: no model to compare with
+    edit(catalog_copy / "workloads.yaml", lambda d: d["workloads"]["llama2-70b-lora-finetune"].update(
+        model="llama-3.1-8b"))
+    assert load_catalog(catalog_copy).workloads.workloads["llama2-70b-lora-finetune"].model == "llama-3.1-8b"
+
+
+@pytest.mark.parametrize(("key", "value", "error"), [
+    ("ttft_ms", -5, "Input should be greater than 0 (got -5)"),
+    ("tpot_ms", 0, "Input should be greater than 0 (got 0)"),
+    ("ttft_ms", 3_600_001, "Input should be less than or equal to 3600000 (got 3600001)"),
+])
+def test_a_workload_slo_is_a_positive_latency_of_at_most_an_hour(catalog_copy, key, value, error):
+    edit(catalog_copy / "workloads.yaml", lambda d: d["workloads"]["llama2-70b-chat"]["slo"].update({key: value}))
+    with pytest.raises(CatalogError) as err:
+        load_catalog(catalog_copy)
+    assert str(err.value) == f"workloads.yaml: workloads.llama2-70b-chat.slo.{key}: {error}"
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ('"a string"\n', "'a string' (str)"),
+    ("- models\n- mlperf_training_tasks\n", "['models', 'mlperf_training_tasks'] (list)"),
+    ("42\n", "42 (int)"),
+])
+def test_a_catalog_file_that_is_not_a_mapping_says_so(catalog_copy, text, shown):
+    (catalog_copy / "models.yaml").write_text(text)
+    with pytest.raises(CatalogError) as err:
+        load_catalog(catalog_copy)
+    # it said "models.yaml: : Input should be a valid dictionary ...", with an empty key
+    assert str(err.value) == (f"models.yaml: the file holds {shown}, not a mapping; expected a mapping of keys at its "
+                              f"top (models, mlperf_training_tasks, mlperf_inference_tasks)")

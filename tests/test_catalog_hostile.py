@@ -77,6 +77,36 @@ def test_a_block_reused_by_anchor_and_merge_key_still_loads(tmp_path):
         ("aws", "p5.48xlarge", 40.0), ("aws", "p5.4xlarge", 5.0)]
 
 
+def test_a_catalog_aliasing_one_long_string_99000_times_is_refused_fast_naming_the_file(catalog_copy):
+    # 99,000 aliases add 99,000 nodes, under MAX_YAML_ALIAS_NODES, but 990 million characters: load_catalog passed it,
+    # and the catalog's digest() then took 15 s and 4 GB
+    path = catalog_copy / "workloads.yaml"
+    path.write_text(path.read_text().replace(
+        "benchmark: {suite: mlperf_training, task: gpt3}",
+        "benchmark: {suite: mlperf_training, task: gpt3, divisions: [&big " + "x" * 10_000 + ", "
+        + ", ".join(["*big"] * 99_000) + "]}", 1))
+    started = time.perf_counter()
+    with pytest.raises(CatalogError) as refused:
+        load_catalog(catalog_copy)
+    assert time.perf_counter() - started < BOMB_REFUSED_WITHIN_S
+    message = str(refused.value)
+    assert message.startswith("workloads.yaml: refused: its aliases (*name) would expand its ")
+    assert message.endswith(" (at most 10,000,000 more than written: MAX_YAML_ALIAS_CHARS in flows/safe_yaml.py)")
+
+
+def test_aliases_may_add_up_to_max_yaml_alias_chars_characters_and_no_more():
+    def aliases(count: int) -> str:
+        return "a: [&s " + "x" * 10_000 + ", " + ", ".join(["*s"] * count) + "]\n"
+
+    # written: "a" and the 10,000 x's, 10,001 characters; 1,000 aliases add 10,000,000, the bound itself
+    assert len(safe_yaml.load(aliases(1_000))["a"]) == 1_001
+    with pytest.raises(safe_yaml.YamlLimitError) as refused:
+        safe_yaml.load(aliases(1_001))  # 10,010,000 added
+    assert str(refused.value) == ("refused: its aliases (*name) would expand its 10,001 characters of values and keys "
+                                  "to more than 10,010,001 (at most 10,000,000 more than written: "
+                                  "MAX_YAML_ALIAS_CHARS in flows/safe_yaml.py)")
+
+
 def test_an_alias_inside_its_own_anchor_is_refused():
     with pytest.raises(safe_yaml.YamlLimitError, match=r"an alias refers to a node that contains it"):
         safe_yaml.load("entries: &loop [1, *loop]\n")
@@ -259,6 +289,77 @@ def test_what_run_would_reject_check_rejects_naming_file_entry_and_key(catalog_c
     assert str(refused.value).startswith(message)
 
 
+def a3_highgpu(d):
+    return next(i for i in d["instances"] if i["instance_type"] == "a3-highgpu-8g")  # instances[21]
+
+
+@pytest.mark.parametrize(("file_name", "change", "message"), [
+    # each had no upper bound (or none at all): quantity 1e308 made the offer's usd_per_hour inf in marts.offers
+    ("instances.yaml", lambda d: a3_highgpu(d)["price_components"][0].update(quantity=1.0e308),
+     "instances.yaml: instances[21] (gcp:a3-highgpu-8g).price_components.0.quantity: Input should be less than or "
+     "equal to 1048576 (got 1e+308)"),
+    ("instances.yaml", lambda d: a3_highgpu(d).update(memory_gib=-1),
+     "instances.yaml: instances[21] (gcp:a3-highgpu-8g).memory_gib: Input should be greater than 0 (got -1)"),
+    ("instances.yaml", lambda d: a3_highgpu(d).update(memory_gib=1.0e300),
+     "instances.yaml: instances[21] (gcp:a3-highgpu-8g).memory_gib: Input should be less than or equal to 1048576 "
+     "(got 1e+300)"),
+    ("instances.yaml", lambda d: d["pricing_terms"]["spot"].update(interruption_overhead=1.5),
+     "instances.yaml: pricing_terms.spot.interruption_overhead: Input should be less than or equal to 1 (got 1.5)"),
+    ("accelerators.yaml", lambda d: d["family_defaults"]["gpu"].update(pue=1.0e300),
+     "accelerators.yaml: family_defaults.gpu.pue: Input should be less than or equal to 3 (got 1e+300)"),
+    ("accelerators.yaml", lambda d: d["accelerators"]["h100-sxm-80gb"]["peak_tflops"]["fp8"].update(value=-1979),
+     "accelerators.yaml: accelerators.h100-sxm-80gb.peak_tflops.fp8.value: Input should be greater than 0 (got -1979)"),
+    ("accelerators.yaml", lambda d: d["accelerators"]["h100-sxm-80gb"]["peak_tflops"]["fp8"].update(value=1e300),
+     "accelerators.yaml: accelerators.h100-sxm-80gb.peak_tflops.fp8.value: Input should be less than or equal to "
+     "1000000 (got 1e+300)"),
+    ("accelerators.yaml", lambda d: d["accelerators"]["h100-sxm-80gb"]["api_names"][0].update(memory_mib=2**40),
+     "accelerators.yaml: accelerators.h100-sxm-80gb.api_names.0.memory_mib: Input should be less than or equal to "
+     "1073741824 (got 1099511627776)"),
+    ("workloads.yaml", lambda d: first_inference(d).update(months=1.0e300),
+     "workloads.yaml: workloads.llama2-70b-chat.months: Input should be less than or equal to 1200 (got 1e+300)"),
+    ("workloads.yaml", lambda d: d["workloads"]["llama31-8b-pretrain-1t"].update(deadline_hours=1.0e300),
+     "workloads.yaml: workloads.llama31-8b-pretrain-1t.deadline_hours: Input should be less than or equal to 876000 "
+     "(got 1e+300)"),
+    ("models.yaml", lambda d: d["mlperf_training_tasks"]["gpt3"].update(flops_per_token=1.0e300),
+     "models.yaml: mlperf_training_tasks.gpt3.flops_per_token: Input should be less than or equal to 100 (got 1e+300)"),
+    ("models.yaml", lambda d: d["mlperf_training_tasks"]["gpt3"].update(tokens_per_sample=1.0e300),
+     "models.yaml: mlperf_training_tasks.gpt3.tokens_per_sample: Input should be less than or equal to 10000000 "
+     "(got 1e+300)"),
+    ("sources.yaml", lambda d: d["sources"]["aws_pricing"].update(max_price_change=1.0e300),
+     "sources.yaml: sources.aws_pricing.max_price_change: Input should be less than or equal to 1000 (got 1e+300)"),
+    ("sources.yaml", lambda d: d.update(price_move_threshold=1.0e300),
+     "sources.yaml: price_move_threshold: Input should be less than or equal to 100 (got 1e+300)"),
+    ("sources.yaml", lambda d: d["sources"]["aws_pricing"].update(max_stale_days=10**9),
+     "sources.yaml: sources.aws_pricing.max_stale_days: Input should be less than or equal to 3650 (got 1000000000)"),
+    ("sources.yaml", lambda d: d["sources"]["aws_pricing"].update(max_pages=10**9),
+     "sources.yaml: sources.aws_pricing.max_pages: Input should be less than or equal to 1000000 (got 1000000000)"),
+    ("sources.yaml", lambda d: d["sources"]["aws_pricing"].update(max_file_bytes=2**41),
+     "sources.yaml: sources.aws_pricing.max_file_bytes: Input should be less than or equal to 1099511627776 "
+     "(got 2199023255552)"),
+    ("sources.yaml", lambda d: d["sources"]["aws_pricing"].update(max_line_bytes=2**31),
+     "sources.yaml: sources.aws_pricing.max_line_bytes: Input should be less than or equal to 1073741824 "
+     "(got 2147483648)"),
+], ids=["quantity", "memory-gib-negative", "memory-gib", "interruption-overhead", "pue", "figure-negative", "figure",
+        "api-memory-mib", "months", "deadline-hours", "flops-per-token", "tokens-per-sample", "max-price-change",
+        "price-move-threshold", "max-stale-days", "max-pages", "max-file-bytes", "max-line-bytes"])
+def test_a_number_past_its_declared_bound_is_refused_naming_file_entry_and_key(catalog_copy, file_name, change,
+                                                                              message):
+    edit(catalog_copy / file_name, change)
+    with pytest.raises(CatalogError) as refused:
+        load_catalog(catalog_copy)
+    assert str(refused.value) == message
+
+
+def test_a_number_in_a_files_metadata_is_bounded_as_a_whole_number_is(catalog_copy):
+    edit(catalog_copy / "sources.yaml", lambda d: d["sources"]["published_benchmarks"]["files"][0].update(
+        metadata={"concurrency": 1.0e300}))
+    with pytest.raises(CatalogError) as refused:
+        load_catalog(catalog_copy)
+    assert str(refused.value).splitlines()[-1] == (
+        "sources.yaml: sources.published_benchmarks.files.0.metadata.concurrency.constrained-float: Input should be "
+        "less than or equal to 2147483647 (got 1e+300)")
+
+
 def test_hweval_check_exits_2_with_the_message(catalog_copy, capsys):
     edit(catalog_copy / "workloads.yaml", lambda d: first_inference(d).update(max_instances_per_replica=10**20))
     assert hweval(["check", "--catalog", str(catalog_copy)]) == 2
@@ -284,13 +385,21 @@ def test_a_catalog_at_every_limit_loads_into_the_warehouse(catalog_copy, tmp_pat
                          chips=c.MAX_CHIPS)
             else:
                 w.update(input_tokens=c.MAX_SEQUENCE_TOKENS, output_tokens=c.MAX_SEQUENCE_TOKENS,
-                         max_instances_per_replica=c.MAX_INSTANCES_PER_REPLICA)
+                         max_instances_per_replica=c.MAX_INSTANCES_PER_REPLICA, months=c.MAX_SERVICE_MONTHS)
 
     edit(catalog_copy / "models.yaml", models)
     edit(catalog_copy / "workloads.yaml", workloads)
-    edit(catalog_copy / "instances.yaml", lambda d: [i.update(accelerator_count=c.MAX_CHIPS,
-                                                              vcpu=c.MAX_WAREHOUSE_INTEGER) for i in d["instances"]])
-    edit(catalog_copy / "accelerators.yaml", lambda d: [f.update(usable_memory_fraction=c.MIN_USABLE_MEMORY_FRACTION)
+    def instances(d):
+        for i in d["instances"]:
+            i.update(accelerator_count=c.MAX_CHIPS, vcpu=c.MAX_WAREHOUSE_INTEGER, memory_gib=c.MAX_MEMORY_GIB)
+            for component in i.get("price_components", []):
+                component.update(quantity=c.MAX_PRICE_COMPONENT_QUANTITY)
+        for term in d["pricing_terms"].values():
+            term.update(interruption_overhead=1)
+
+    edit(catalog_copy / "instances.yaml", instances)
+    edit(catalog_copy / "accelerators.yaml", lambda d: [f.update(usable_memory_fraction=c.MIN_USABLE_MEMORY_FRACTION,
+                                                                 pue=c.MAX_PUE)
                                                         for f in d["family_defaults"].values()])
     con = warehouse.connect(tmp_path / "w.duckdb")
     warehouse.apply_ddl(con)

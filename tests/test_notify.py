@@ -104,6 +104,21 @@ def test_no_secret_of_the_url_reaches_the_log_or_a_delivery(webhook, caplog):
     assert SECRET_PASSWORD not in shown and SECRET_TOKEN not in shown
 
 
+@pytest.mark.parametrize(("path", "decoded"), [
+    ("/hooks/ab%2Bs3cr3tT0kenZZ", "ab+s3cr3tT0kenZZ"),  # apprise logs the path decoded: the raw piece was masked only
+    ("/hooks/q%20s3cr3t+T0ken", "q s3cr3t T0ken"),  # + read as a space (unquote_plus)
+])
+def test_a_percent_escaped_secret_reaches_the_log_in_no_form(webhook, caplog, path, decoded):
+    caplog.set_level(1)  # everything, apprise's TRACE and DEBUG included
+    deliveries = send(channels(team=ALL_EVENTS), [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
+                      environ={"HWEVAL_NOTIFY_TEAM": f"json://127.0.0.1:{webhook.port}{path}"})
+    assert deliveries == [Delivery("team", "sent", "one message via HWEVAL_NOTIFY_TEAM")]
+    assert "apprise" in {r.name for r in caplog.records}
+    shown = caplog.text + "".join(d.detail for d in deliveries)
+    for form in {decoded, path.rpartition("/")[2], *decoded.split("+"), *decoded.split(" ")} - {"q", "ab"}:
+        assert form not in shown, form
+
+
 def test_an_exception_inside_apprise_is_a_failed_delivery_without_the_url(webhook, monkeypatch, caplog):
     secret_url = f"json://user:{SECRET_PASSWORD}@127.0.0.1:{webhook.port}/hook"
 
@@ -185,6 +200,15 @@ def test_the_shipped_notifications_catalog_reads_the_url_from_the_environment(ca
     team = catalog.notifications.channels["team"]
     assert (team.url_env, team.events, team.max_lines) == ("HWEVAL_NOTIFY_URL", ALL_EVENTS, 10)
     assert catalog.notifications.report_url is None
+
+
+def test_the_shipped_notifications_catalog_says_an_undelivered_message_fails_the_run_with_status_5(catalog):
+    # it said "is logged and never fails the run", where the run exits with status 5 (README.md, Notifications)
+    comments = " ".join(line.lstrip("# ") for line in (catalog.root / "notifications.yaml").read_text().splitlines()
+                        if line.startswith("#"))
+    assert "never fails the run" not in comments
+    assert ("A notification that cannot be sent changes nothing the run published, but the run fails: the undelivered "
+            "events are logged as warnings and `hweval run` exits with status 5") in comments
 
 
 def test_a_url_written_in_the_catalog_is_rejected(catalog_copy):

@@ -61,6 +61,13 @@ def small_warehouse(tmp_path) -> Path:
     ("set enable_external_access = true", "SET"),
     ("select 1; drop table t", "DROP"),  # a write behind a query: nothing runs
     ("export database '{tmp}/out'", "EXPORT"),
+    # EXPLAIN ANALYZE runs the statement it explains: it wrote x.csv (in the DuckLake, over the lake's parquet files)
+    ("explain analyze copy (select 42) to '{tmp}/x.csv'", "EXPLAIN ANALYZE"),
+    ("/* a */ EXPLAIN -- b\n AnAlYsE copy (select 42) to '{tmp}/x.csv'", "EXPLAIN ANALYZE"),
+    ("explain (format json, analyze) copy (select 42) to '{tmp}/x.csv'", "EXPLAIN ANALYZE"),
+    ("explain (analyze false) select * from t", "EXPLAIN ANALYZE"),  # DuckDB analyzes it all the same
+    ("explain copy (select 42) to '{tmp}/x.csv'", "EXPLAIN COPY"),  # the explain of no query
+    ("explain insert into t values (6)", "EXPLAIN INSERT"),
 ])
 def test_query_runs_queries_only(small_warehouse, capsys, sql, refused):
     tmp = small_warehouse.parent
@@ -68,7 +75,7 @@ def test_query_runs_queries_only(small_warehouse, capsys, sql, refused):
     assert main(["query", sql.format(warehouse=small_warehouse, tmp=tmp), "--warehouse", str(small_warehouse)]) == 2
     assert capsys.readouterr().err == (
         f"hweval query: {refused} refused: hweval query runs queries only (select, with, from, describe, show, "
-        "summarize, pragma, explain) and reads the warehouse only\n")
+        "summarize, pragma, explain of one of these without analyze) and reads the warehouse only\n")
     assert small_warehouse.read_bytes() == before
     assert sorted(p.name for p in tmp.iterdir()) == ["w.duckdb"]
 
@@ -89,7 +96,8 @@ def test_query_can_read_no_file_other_than_the_warehouse(small_warehouse, capsys
 
 def test_query_reads_describe_show_summarize_pragma_and_explain(small_warehouse, capsys):
     for sql in ["describe t", "show tables", "summarize t", "pragma table_info('t')", "explain select * from t",
-                "from t", "with x as (select n from t) select sum(n) from x"]:
+                "explain (format json) select * from t", "explain describe t", "from t",
+                "with x as (select n from t) select sum(n) from x"]:
         assert main(["query", sql, "--format", "csv", "--warehouse", str(small_warehouse)]) == 0, sql
     assert capsys.readouterr().out.splitlines()[-1] == "15"  # 1 + 2 + 3 + 4 + 5
 
@@ -149,11 +157,27 @@ def test_query_prints_at_most_max_rows_in_csv_and_json_and_says_it_cut(small_war
     assert capsys.readouterr().err == ""  # every row printed: nothing cut
 
 
+@pytest.mark.parametrize(("sql", "held"), [
+    ("", "no statement (it is empty, or comments only)"),  # a traceback, exit 1
+    ("   \n ", "no statement (it is empty, or comments only)"),
+    ("-- c", "no statement (it is empty, or comments only)"),
+    ("select 1; select 2", "2 statements"),  # it printed the last one's rows only
+    ("select 1;; from t; select 3;", "3 statements"),
+])
+def test_query_runs_exactly_one_statement(small_warehouse, capsys, sql, held):
+    assert main(["query", sql, "--format", "csv", "--warehouse", str(small_warehouse)]) == 2
+    assert capsys.readouterr() == ("", f"hweval query: the SQL holds {held}; expected one query\n")
+    assert main(["query", "select 1 as n;", "--format", "csv", "--warehouse", str(small_warehouse)]) == 0
+    assert capsys.readouterr().out == "n\n1\n"
+
+
 @pytest.mark.parametrize(("flag", "value", "error"), [
     ("--max-rows", "-5", "'-5': expected a whole number from 0 to 1000000"),
     ("--max-rows", "1000001", "'1000001': expected a whole number from 0 to 1000000"),
     ("--max-rows", "many", "'many': expected a whole number from 0 to 1000000"),
-    ("--max-width", "-1", "'-1': expected a whole number from 0 to 100000"),
+    # DuckDB draws a table 80 characters wide at the least: a smaller --max-width was ignored, and 0 meant 120
+    *(("--max-width", width, f"'{width}': expected a whole number from 80 to 100000 (DuckDB's table is never "
+                             "narrower than 80 characters)") for width in ("-1", "0", "17", "79")),
     ("--timeout", "0", "'0': expected a number of seconds above 0 and at most 3600"),
     ("--timeout", "nan", "'nan': expected a number of seconds above 0 and at most 3600"),
     ("--timeout", "3601", "'3601': expected a number of seconds above 0 and at most 3600"),
@@ -163,6 +187,13 @@ def test_query_refuses_a_bound_out_of_its_range(small_warehouse, capsys, flag, v
         main(["query", "select 1", flag, value, "--warehouse", str(small_warehouse)])
     assert exited.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1] == f"hweval query: error: argument {flag}: {error}"
+
+
+def test_query_draws_the_table_at_max_width_from_80(small_warehouse, capfd):
+    sql = "select repeat('x', 200) as a, repeat('y', 200) as b"
+    assert main(["query", sql, "--max-width", "80", "--warehouse", str(small_warehouse)]) == 0
+    lines = capfd.readouterr().out.splitlines()  # DuckDB prints the table itself, past Python's sys.stdout
+    assert max(len(line) for line in lines) == 80
 
 
 @pytest.mark.parametrize("output", ["table", "csv"])
@@ -219,3 +250,21 @@ def test_query_writes_json_that_is_json_and_blobs_as_hex(small_warehouse, capsys
     assert main(["query", "select 'ab'::blob as b, 'nan'::double as nan", "--format", "csv",
                  "--warehouse", str(small_warehouse)]) == 0
     assert capsys.readouterr().out == "b,nan\n6162,nan\n"
+
+
+def test_query_writes_decimals_in_json_as_numbers(small_warehouse, capsys):
+    sql = ("select 1.5 as b, sum(n) * 1.25 as s, 12345678901234567890::decimal(38, 0) as big, 0.00::decimal(4, 2) as "
+           "z, [2.25, null] as l, {'k': -0.5} as r from t")
+    assert main(["query", sql, "--format", "json", "--warehouse", str(small_warehouse)]) == 0
+    out = capsys.readouterr().out
+    # 1 + 2 + 3 + 4 + 5 = 15, x 1.25 = 18.75; each a JSON number, not the text "1.5" it was
+    assert json.loads(out) == [{"b": 1.5, "s": 18.75, "big": 12345678901234567890, "z": 0, "l": [2.25, None],
+                                "r": {"k": -0.5}}]
+    assert '"b": 1.5,' in out and '"big": 12345678901234567890,' in out
+
+
+def test_query_writes_an_empty_string_in_csv_as_two_quotes_and_null_as_nothing(small_warehouse, capsys):
+    sql = "select null as a, '' as b, 'x' as c, 'a,b' as d, 'say \"hi\"' as e, e'l\\nm' as f, ' s' as g"
+    assert main(["query", sql, "--format", "csv", "--warehouse", str(small_warehouse)]) == 0
+    # NULL and '' were both written as nothing (`,,`); the rest is quoted as Python's csv quotes it
+    assert capsys.readouterr().out == 'a,b,c,d,e,f,g\n,"",x,"a,b","say ""hi""","l\nm", s\n'
