@@ -202,7 +202,16 @@ MUTATIONS = (
              "        rows = comparisons.filter(pl.col(\"phase\") == phase, ~DOUBTFUL)\n",
              "        rows = comparisons.filter(pl.col(\"phase\") == phase)\n",
              ("tests/test_charts.py::test_the_backtest_chart_counts_a_precision_doubtful_result_in_no_figure_and_marks_it",)),
-    # ---------------------------------------------------------------- issue 15: counted in n log n, scans bounded    # ---------------------------------------------------------------- issue 15: counted in n log n, scans bounded    # ---------------------------------------------------------------- issue 15: counted in n log n, scans bounded
+    Mutation("query-runs-explain-analyze", "flows/query_command.py",
+             "    if i < len(tokens) and word(i) in EXPLAIN_ANALYZE_WORDS:\n", "    if False:\n",
+             ("tests/test_query_command.py::test_query_runs_queries_only",)),
+    Mutation("workload-model-unchecked-against-its-task", "flows/catalog_models.py",
+             "                if task is not None and task.model != wl.model:\n", "                if False:\n",
+             ("tests/test_catalog.py::test_a_workload_must_serve_the_model_its_benchmark_task_measures",)),
+    Mutation("notification-secret-decoded-unmasked", "flows/notify.py",
+             "from urllib.parse import unquote, unquote_plus\n", "unquote = unquote_plus = str\n",
+             ("tests/test_notify.py::test_a_percent_escaped_secret_reaches_the_log_in_no_form",)),
+    # ---------------------------------------------------------------- issue 15: counted in n log n, scans bounded    # ---------------------------------------------------------------- issue 15: counted in n log n, scans bounded    # ---------------------------------------------------------------- issue 15: counted in n log n, scans bounded    # ---------------------------------------------------------------- issue 15: counted in n log n, scans bounded
     Mutation("reversals-count-outcome-ties", MACROS,
              "        and blocks.outcome_value > lookups.outcome_value\n",
              "        and blocks.outcome_value >= lookups.outcome_value\n", ("tests/test_macros.py",)),

@@ -90,6 +90,7 @@ def test_price_list_fetch_pages_every_term_and_retries_a_throttled_page(pricing,
     assert FAKE_KEY_ID not in caplog.text and FAKE_SECRET not in caplog.text
 
 
+@pytest.mark.slow  # a whole build of the snapshot's or a round's rows (~3 s): make test-slow and CI run it
 def test_reserved_terms_are_amortised_and_trap_rows_never_pose_as_linux_on_demand(pricing, fresh_db, catalog):
     price_list_pages(pricing)
     rows = aws_pricing.fetch_live({"regions": ["us-east-1"]}, sleep=Sleeps())
@@ -189,6 +190,7 @@ def spot_item(zone: str, instance_type: str, price: str, hour: int) -> dict:
             "SpotPrice": price, "Timestamp": dt.datetime(2026, 11, 30, hour, tzinfo=dt.UTC)}
 
 
+@pytest.mark.slow  # a whole build of the snapshot's or a round's rows (~3 s): make test-slow and CI run it
 def test_spot_history_pages_per_region_keep_timestamps_and_retry_throttling(monkeypatch, fresh_db, catalog):
     client, stubber = stubbed("ec2")
     monkeypatch.setattr(_aws, "client", lambda service, region, session=None: client)

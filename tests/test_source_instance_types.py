@@ -402,6 +402,7 @@ def test_figures_past_their_bound_are_quarantined_not_left_to_overflow_staging(f
         (2, "device_memory_bounded", "100000000.0")]
 
 
+@pytest.mark.slow  # a whole build of the snapshot's or a round's rows (~3 s): make test-slow and CI run it
 def test_staging_has_one_row_per_instance_type_hardware_with_its_regions_and_variants(fresh_db, catalog):
     p5_other = ec2_type("p5.48xlarge", 192, 2097152, cpu="AMD", gpus=[("H100", "NVIDIA", 8, 81920)])
     p5_disagrees = ec2_type("p5.48xlarge", 192, 1048576, cpu="AMD", gpus=[("H100", "NVIDIA", 8, 81920)])
@@ -446,6 +447,7 @@ def test_staging_has_one_row_per_instance_type_hardware_with_its_regions_and_var
             staged[0]["cpu_architecture"]) == ("aws_instance_types", AS_OF, "AWS", "arm64")
 
 
+@pytest.mark.slow  # a whole build of the snapshot's or a round's rows (~3 s): make test-slow and CI run it
 def test_the_embedded_snapshot_lands_whole_and_covers_the_priced_instance_types(fresh_db, catalog):
     for source_id in ("aws_instance_types", "azure_skus", "gcp_machine_types"):
         load = land_batch(fresh_db, fetch_source(catalog, source_id), "run-1", AS_OF, catalog)

@@ -177,6 +177,7 @@ def test_every_accelerator_string_of_the_whole_v41_round_is_mapped_or_quarantine
     assert aliases["nvidia h100-nvl-94gb"] == "h100-nvl-94gb" and "nvidia h100-pcie-80gb" not in aliases
 
 
+@pytest.mark.slow  # a whole build of the snapshot's or a round's rows (~3 s): make test-slow and CI run it
 def test_awkward_rows_of_a_round(fresh_db, catalog):
     """Float and int a#, several nodes, an empty Accelerator, and -99 / -99.9 twins of one result."""
     results = [
@@ -205,6 +206,7 @@ def test_training_detailed_output_written_as_json(tmp_path):
     assert (row["benchmark"], row["time_to_train_minutes"], row["accelerators_count"]) == ("llama2_70b_lora", 28.16, 8.0)
 
 
+@pytest.mark.slow  # a whole build of the snapshot's or a round's rows (~3 s): make test-slow and CI run it
 def test_interactive_results_of_later_rounds_and_custom_parts(fresh_db, catalog):
     from flows import transform
 
@@ -228,6 +230,7 @@ def test_power_is_kept_where_the_result_has_it():
     assert (row["has_power"], row["power_result"], row["power_units"]) == (True, 5210.4, "Watts")
 
 
+@pytest.mark.slow  # a whole build of the snapshot's or a round's rows (~3 s): make test-slow and CI run it
 def test_two_submissions_of_one_system_name_with_different_description_files_both_land(tmp_path, fresh_db, catalog):
     from flows import checks
 
