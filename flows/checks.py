@@ -8,6 +8,7 @@ stores, and they are not landed in raw tables.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import logging
@@ -203,22 +204,31 @@ def azure_is_spot() -> pl.Expr:
 
 def azure_on_demand(frame: pl.DataFrame) -> pl.DataFrame:
     """(row_no, check_on_demand_usd_per_hour): a spot row's lowest on-demand price of the same ARM SKU, region,
-    product (OS) and unit."""
+    product (OS) and unit (but those their natural key quarantines)."""
     key = ["arm_sku_name", "arm_region_name", "product_name", "unit_of_measure"]
     frame = _present(frame, *key, "price_type", "sku_name", "meter_name", "retail_price")
     low_priority = _ends_with("sku_name", " Low Priority") | _ends_with("meter_name", " Low Priority")
-    on_demand = (frame.filter((pl.col("price_type") == "Consumption") & ~azure_is_spot() & ~low_priority)
+    on_demand = (_without_duplicates(frame, "azure_retail").filter((pl.col("price_type") == "Consumption") & ~azure_is_spot() & ~low_priority)
                  .group_by(key).agg(_positive("retail_price").min().alias("check_on_demand_usd_per_hour"))
                  .filter(pl.col("check_on_demand_usd_per_hour").is_not_null()))
     return (frame.filter(azure_is_spot()).join(on_demand, on=key, how="inner", nulls_equal=True)
             .select("row_no", "check_on_demand_usd_per_hour"))
 
 
+def _without_duplicates(frame: pl.DataFrame, table: str) -> pl.DataFrame:
+    """The rows of a batch that its natural key does not quarantine (copies that disagree, a later exact copy): an
+    on-demand price a spot price is checked against must be one that lands."""
+    duplicates = duplicate_notes(frame, NATURAL_KEYS[table])
+    return frame.filter(~pl.col("row_no").is_in(list(duplicates))) if duplicates else frame
+
+
 def aws_plain_linux_on_demand(frames: Iterable[pl.DataFrame]) -> dict[tuple[str, str], float]:
-    """(region, instance type) -> the lowest plain-Linux on-demand hourly price among Price List rows."""
+    """(region, instance type) -> the lowest plain-Linux on-demand hourly price among Price List rows (but those
+    their natural key quarantines)."""
     found = {}
     for frame in frames:
-        frame = _present(frame, *_AWS_PLAIN_LINUX_ON_DEMAND, "region_code", "instance_type", "price_usd")
+        frame = _present(_without_duplicates(frame, "aws_pricing"), *_AWS_PLAIN_LINUX_ON_DEMAND, "region_code",
+                         "instance_type", "price_usd")
         plain = frame.filter(pl.all_horizontal(pl.col(c) == v for c, v in _AWS_PLAIN_LINUX_ON_DEMAND.items()))
         for region, instance_type, price in (plain.group_by("region_code", "instance_type")
                                              .agg(_positive("price_usd").min()).iter_rows()):
@@ -227,21 +237,23 @@ def aws_plain_linux_on_demand(frames: Iterable[pl.DataFrame]) -> dict[tuple[str,
     return found
 
 
-def warehouse_aws_on_demand(con) -> dict[tuple[str, str], float]:
-    """Plain-Linux on-demand prices from the rows each Price List source's latest landed load reads ({} when none)."""
+def warehouse_aws_on_demand(con, as_of: dt.date) -> dict[tuple[str, str], float]:
+    """Plain-Linux on-demand prices from the rows each Price List source's latest landed load dated `as_of` or
+    earlier reads ({} when none): a backfill's spot prices are not checked against a later date's."""
     where = " and ".join(f"{c} = ?" for c in _AWS_PLAIN_LINUX_ON_DEMAND)
     try:
         found = con.execute(f"""
             with latest as (  -- each source's rows that its latest landed load reads
                 select source_id, used_run_id as run_id from ops.source_loads
                 where landed_table = 'raw.aws_pricing' and status = 'landed' and used_run_id is not null
+                  and as_of <= ?
                 qualify row_number() over (partition by source_id order by as_of desc, run_id desc) = 1
             )
             select region_code, instance_type, min(price_usd)
             from raw.aws_pricing semi join latest using (source_id, run_id)
             where {where} and price_usd > 0
             group by region_code, instance_type
-        """, list(_AWS_PLAIN_LINUX_ON_DEMAND.values())).fetchall()
+        """, [as_of, *_AWS_PLAIN_LINUX_ON_DEMAND.values()]).fetchall()
     except duckdb.Error as exc:  # no warehouse tables yet: nothing to compare with
         log.info("spot check: no landed AWS on-demand prices to compare with (%s)", exc)
         return {}
@@ -262,10 +274,10 @@ def aws_spot_on_demand(frame: pl.DataFrame, on_demand: dict[tuple[str, str], flo
 
 def gcp_on_demand(frame: pl.DataFrame) -> pl.DataFrame:
     """(row_no, check_on_demand_usd_per_hour): a spot SKU's ("Spot Preemptible X running in R") on-demand price
-    ("X running in R"), same region and tier."""
+    ("X running in R"), same region and tier (but those their natural key quarantines)."""
     frame = _present(frame, "description", "region", "start_usage_amount", "usage_type", "price_usd")
     key = ["description", "region", "start_usage_amount"]
-    on_demand = (frame.filter(pl.col("usage_type") == "OnDemand")
+    on_demand = (_without_duplicates(frame, "gcp_billing").filter(pl.col("usage_type") == "OnDemand")
                  .group_by(key).agg(_positive("price_usd").min().alias("check_on_demand_usd_per_hour"))
                  .filter(pl.col("check_on_demand_usd_per_hour").is_not_null()))
     description = pl.col("description").cast(pl.String).fill_null("")
@@ -283,17 +295,18 @@ def gcp_on_demand(frame: pl.DataFrame) -> pl.DataFrame:
 CHECK_INPUTS: dict[str, tuple[str, ...]] = {"aws_spot": ("aws_pricing",), "aws_pricing": ("instance_types",)}
 
 
-def warehouse_inputs_digest(con, table: str) -> str:
-    """Digest of what the checks read from the warehouse when no batch of `table` is in the run."""
+def warehouse_inputs_digest(con, table: str, as_of: dt.date) -> str:
+    """Digest of what the checks read from the warehouse when no batch of `table` is in the run (of `as_of`)."""
     if table == "aws_pricing":
-        return hashlib.sha256(repr(sorted(warehouse_aws_on_demand(con).items())).encode()).hexdigest()
+        return hashlib.sha256(repr(sorted(warehouse_aws_on_demand(con, as_of).items())).encode()).hexdigest()
     return "nothing"  # without a listing in the run, the Price List counts are checked against instances.yaml only
 
 
-def add_check_columns(batches: list, catalog, con, inputs: list | None = None) -> list:
+def add_check_columns(batches: list, catalog, con, inputs: list | None = None, as_of: dt.date | None = None) -> list:
     """The batches (landing.SourceBatch, each with its Arrow `data`) with the `check_*` columns their suites read
     added, computed with polars over the whole batch. `inputs` (default: `batches`) are every batch of the run the
-    cross-source checks read (CHECK_INPUTS), including those that are not checked again because they are reused."""
+    cross-source checks read (CHECK_INPUTS), including those that are not checked again because they are reused.
+    `as_of`: the run's date, whose last landed prices (on or before it) the checks read when no batch gives them."""
     frames = {id(b): pl.from_arrow(b.data) for b in {id(b): b for b in [*batches, *(inputs or [])]}.values()
               if b.data is not None and b.data.num_rows}
     inputs = batches if inputs is None else inputs
@@ -325,7 +338,7 @@ def add_check_columns(batches: list, catalog, con, inputs: list | None = None) -
         elif batch.table == "aws_spot":
             if aws_on_demand_prices is None:
                 aws_on_demand_prices = (aws_plain_linux_on_demand(aws_frames) if aws_frames
-                                        else warehouse_aws_on_demand(con))
+                                        else warehouse_aws_on_demand(con, as_of or dt.date.max))
             pairs = aws_spot_on_demand(frame, aws_on_demand_prices)
         if pairs is not None:
             for column in pairs.columns[1:]:

@@ -386,55 +386,76 @@ PRICE_KEYS = {
     "gcp_billing": (("sku_id", "region", "start_usage_amount"), "price_usd"),
     "model_api_prices": (("cloud", "region", "sku", "rate_code"), "usd_per_million_tokens"),
 }
+# ...and the columns that say what a price is for, where its identity (a SKU, a meter) may be renumbered: a feed whose
+# prices moved 100x under new SKUs shared only its unchanged prices' identities with the last run, and passed. The
+# lowest price of each is compared too.
+PRICED_THINGS = {
+    "aws_pricing": ("region_code", "instance_type", "operating_system", "license_model", "pre_installed_sw", "tenancy",
+                    "capacity_status", "market_option", "term_type", "lease_contract_length", "purchase_option",
+                    "offering_class", "unit"),
+    "azure_retail": ("arm_region_name", "arm_sku_name", "sku_name", "product_name", "price_type", "reservation_term",
+                     "unit_of_measure"),
+    "gcp_billing": ("description", "region", "start_usage_amount"),
+}
 
 
-def price_change_problem(con: duckdb.DuckDBPyConnection, batch: SourceBatch, factor: float) -> str | None:
+def price_change_problem(con: duckdb.DuckDBPyConnection, batch: SourceBatch, factor: float,
+                         as_of: dt.date) -> str | None:
     """Whether this batch's prices moved by more than `factor` (up or down, median over the prices it shares with
-    the source's last good run): a feed that switched units or currency overnight is not trusted as a whole."""
+    the source's last good run dated `as_of` or earlier: a backfill is not judged against a later date's prices): a
+    feed that switched units or currency overnight is not trusted as a whole."""
     if batch.table not in PRICE_KEYS:
         return None
     key, price = PRICE_KEYS[batch.table]
     last = con.execute("select used_run_id from ops.source_loads where source_id = ? and status = 'landed' "
-                       "order by as_of desc, run_id desc limit 1", [batch.source_id]).fetchall()
+                       "and as_of <= ? order by as_of desc, run_id desc limit 1", [batch.source_id, as_of]).fetchall()
     if not last:
         return None
-    same_key = " and ".join(f"b.{c} is not distinct from p.{c}" for c in key)
+    things = PRICED_THINGS.get(batch.table)
     data = batch.data
-    for column in [c for c in (*key, price) if c not in data.column_names]:  # a source that never writes it
-        declared = warehouse.raw_column_types(batch.table)[column]
+    for column in [c for c in dict.fromkeys((*key, *(things or ()), price)) if c not in data.column_names]:
+        declared = warehouse.raw_column_types(batch.table)[column]  # a source that never writes it
         data = data.append_column(column, pa.nulls(data.num_rows, warehouse.ARROW_TYPES[declared]))
     con.register("_batch", data)
     try:
-        [(median, shared)] = con.execute(f"""
-            with previous as (
-                select {", ".join(key)}, last({price} order by row_no) as {price} from raw.{batch.table}
-                where source_id = ? and run_id = ? and {price} > 0 group by all
-            )
-            select median(b.{price} / p.{price}), count(*) from _batch b join previous p on {same_key}
-            where b.{price} > 0""", [batch.source_id, last[0][0]]).fetchall()
+        # by each price's identity (its last copy), then by what it prices (the lowest): either moving past the
+        # factor is a problem
+        for columns, pick, shared_what in ((key, "last({price} order by row_no)", "prices shared"),
+                                           *(((things, "min({price})", "priced things (instance, region, term ...) "
+                                                                        "shared"),) if things else ())):
+            same = " and ".join(f"b.{c} is not distinct from p.{c}" for c in columns)
+            grouped = ", ".join(columns)
+            [(median, shared)] = con.execute(f"""
+                with previous as (
+                    select {grouped}, {pick.format(price=price)} as {price} from raw.{batch.table}
+                    where source_id = ? and run_id = ? and {price} > 0 group by all
+                ), current as (
+                    select {grouped}, {pick.format(price=price)} as {price} from _batch where {price} > 0 group by all
+                )
+                select median(b.{price} / p.{price}), count(*) from current b join previous p on {same}
+                """, [batch.source_id, last[0][0]]).fetchall()
+            if shared and (median > factor or median < 1 / factor):
+                return (f"prices moved {median:.3g}x (median over {shared} {shared_what} with the last good run), "
+                        f"more than the {factor:g}x sources.yaml allows (max_price_change): a unit or currency "
+                        "change?")
     finally:
         con.unregister("_batch")
-    if not shared:
-        return None
-    if median > factor or median < 1 / factor:
-        return (f"prices moved {median:.3g}x (median over {shared} prices shared with the last good run), more "
-                f"than the {factor:g}x sources.yaml allows (max_price_change): a unit or currency change?")
     return None
 
 
-def table_level_problem(con: duckdb.DuckDBPyConnection, catalog: Catalog, batch: SourceBatch,
+def table_level_problem(con: duckdb.DuckDBPyConnection, catalog: Catalog, batch: SourceBatch, as_of: dt.date,
                         compare: bool = True) -> tuple[str, str] | None:
     """(check, why) when a batch that parsed cannot be trusted as a whole: no rows, far fewer rows than its last
-    good run, prices that moved by more than the declared factor overnight; else None. `compare=False`: the batch is
-    its source's last landed batch again, so the two comparisons with that load are not made (they would compare it
-    with itself)."""
+    good run (dated `as_of` or earlier: a backfill is not compared with a later date's load), prices that moved by
+    more than the declared factor overnight; else None. `compare=False`: the batch is its source's last landed batch
+    again, so the two comparisons with that load are not made (they would compare it with itself)."""
     if not batch.rows_in:
         return "no_rows", "no rows: the source returned nothing"
     if not compare:
         return None
     last = con.execute(
-        "select rows_in from ops.source_loads where source_id = ? and status = 'landed' "
-        "order by as_of desc, run_id desc limit 1", [batch.source_id]).fetchall()
+        "select rows_in from ops.source_loads where source_id = ? and status = 'landed' and as_of <= ? "
+        "order by as_of desc, run_id desc limit 1", [batch.source_id, as_of]).fetchall()
     source = catalog.sources.sources[batch.source_id]
     allowed = source.max_row_drop
     if last and last[0][0] and batch.rows_in < last[0][0] * (1 - allowed):
@@ -443,7 +464,7 @@ def table_level_problem(con: duckdb.DuckDBPyConnection, catalog: Catalog, batch:
             f"{last[0][0]} (more than the {allowed:.0%} drop sources.yaml allows; if the change is real, "
             f"`hweval run --accept-changes {batch.source_id}` lands it)")
     if source.max_price_change is not None:
-        problem = price_change_problem(con, batch, source.max_price_change)
+        problem = price_change_problem(con, batch, source.max_price_change, as_of)
         if problem:
             return "price_change", problem
     return None
@@ -470,18 +491,18 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
     warehouse.apply_ddl(con)
     checks.check_catalog(catalog)
     # a batch whose input digest over the batches as read equals its source's last landed load's is that batch again
-    as_read = input_digests(con, catalog, batches)
+    as_read = input_digests(con, catalog, batches, as_of)
     previous = {s_id: previous_load(con, s_id) for s_id in as_read}
     again = {s_id for s_id, digest in as_read.items()
              if previous[s_id] is not None and previous[s_id].input_digest == digest}
     checked = []
     for b in batches:
         problem = None if b.error or b.source_id in accept_changes else table_level_problem(
-            con, catalog, b, compare=b.source_id not in again)
+            con, catalog, b, as_of, compare=b.source_id not in again)
         checked.append(replace(b, rejected_by=problem[0], error=problem[1]) if problem else b)
     # a batch whose input digest (over the batches that passed the table-level checks: what the row checks read)
     # equals its source's last landed load is not validated or landed again
-    digests = input_digests(con, catalog, checked) if any(c.rejected_by for c in checked) else as_read
+    digests = input_digests(con, catalog, checked, as_of) if any(c.rejected_by for c in checked) else as_read
     reused = {s_id: previous[s_id] for s_id, digest in digests.items()
               if previous[s_id] is not None and previous[s_id].input_digest == digest}
     # read before this date's rows are cleared: a same-date re-run reuses the earlier run's
@@ -490,7 +511,7 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
                          for s_id, load in reused.items()}
     readable = [b for b in checked if not b.error]
     to_check = [b for b in readable if b.source_id not in reused]  # a reused batch is still read by their checks
-    with_checks = dict(zip([id(b) for b in to_check], checks.add_check_columns(to_check, catalog, con, readable),
+    with_checks = dict(zip([id(b) for b in to_check], checks.add_check_columns(to_check, catalog, con, readable, as_of),
                            strict=True))
     checked = [with_checks.get(id(b), b) for b in checked]
     fallbacks = {s_id: replaced for s_id, replaced in (fallbacks or {}).items()

@@ -33,7 +33,8 @@ LANDING_CODE = tuple(Path(__file__).with_name(name) for name in ("land.py", "reu
                                                                    "warehouse.py", "names.py"))
 
 
-def input_digests(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[SourceBatch]) -> dict[str, str]:
+def input_digests(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[SourceBatch],
+                  as_of: dt.date) -> dict[str, str]:
     """source_id -> digest of everything validating and landing its batch depends on: the rows as read (with the
     `source_ref` and `data_as_of` they carry: the same file read from another folder or under another date is
     another batch), the table's suite, the catalog the expectations and checks read, the landing code and the Great
@@ -55,7 +56,7 @@ def input_digests(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: lis
         for table in checks.CHECK_INPUTS.get(b.table, ()):
             read = sorted(own[o.source_id] for o in batches if o.table == table and o.source_id in own)
             parts.append(f"{table}:{','.join(read)}" if read else
-                         f"{table} from the warehouse:{checks.warehouse_inputs_digest(con, table)}")
+                         f"{table} from the warehouse:{checks.warehouse_inputs_digest(con, table, as_of)}")
         digests[b.source_id] = hashlib.sha256("\n".join(parts).encode()).hexdigest()
     return digests
 

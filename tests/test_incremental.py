@@ -160,7 +160,7 @@ def test_a_batch_that_is_its_sources_last_landed_batch_again_is_not_compared_wit
 
     land_all(fresh_db, catalog, [prices("55.04")], "d1", AS_OF)
     compared = []
-    monkeypatch.setattr(land, "price_change_problem", lambda con, b, factor: compared.append(b.source_id))
+    monkeypatch.setattr(land, "price_change_problem", lambda con, b, factor, as_of: compared.append(b.source_id))
     [load] = land_all(fresh_db, catalog, [prices("55.04")], "d2", AS_OF + dt.timedelta(days=1))
     assert (load.reused_from, compared) == ("d1", [])
     [load] = land_all(fresh_db, catalog, [prices("54.99")], "d3", AS_OF + dt.timedelta(days=2))

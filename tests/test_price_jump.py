@@ -14,9 +14,10 @@ from flows.sources import aws_pricing
 DAY1, DAY2 = dt.date(2026, 11, 29), dt.date(2026, 11, 30)
 
 
-def batch(prices: dict[str, str], as_of: dt.date) -> SourceBatch:
-    gpus = {"p5.48xlarge": "8", "p4d.24xlarge": "8", "g6.2xlarge": "1"}  # as instances.yaml has them
-    page = aws_page(*(aws_product(t, usd, sku=f"SKU-{t}", gpu=gpus[t]) for t, usd in prices.items()))
+def batch(prices: dict[str, str], as_of: dt.date, skus: dict[str, str] | None = None) -> SourceBatch:
+    gpus = {"p5.48xlarge": "8", "p4d.24xlarge": "8", "g6.2xlarge": "1", "p5en.48xlarge": "8"}  # as instances.yaml
+    page = aws_page(*(aws_product(t, usd, sku=(skus or {}).get(t, f"SKU-{t}"), gpu=gpus[t])
+                      for t, usd in prices.items()))
     rows = aws_pricing.rows_from_pages([("page", page)])
     rows = [r | {"row_no": i, "source_id": "aws_pricing", "data_as_of": as_of} for i, r in enumerate(rows)]
     return SourceBatch.of_rows("aws_pricing", "aws_pricing", "aws_pricing", ["page"], as_of, rows)
@@ -44,3 +45,31 @@ def test_a_move_within_the_factor_lands(fresh_db, catalog):
     day2 = day1 | {"p5.48xlarge": "13.76"}
     [load] = land_all(fresh_db, catalog, [batch(day2, DAY2)], "run-2", DAY2)
     assert (load.status, load.rows_landed) == ("landed", 3)
+
+
+def test_prices_that_moved_under_new_skus_are_compared_by_what_they_price(fresh_db, catalog):
+    """Two of three prices 100x under renumbered SKUs: by identity only the unchanged g6 price was shared (median
+    1.0) and the batch landed. By what each prices (region, instance type, OS, term ...), the medians are 5504 /
+    55.04 = 100, 2195.7642 / 21.957642 = 100 and 0.9776 / 0.9776 = 1: median 100, past the 3x."""
+    day1 = {"p5.48xlarge": "55.04", "p4d.24xlarge": "21.957642", "g6.2xlarge": "0.9776"}
+    land_all(fresh_db, catalog, [batch(day1, DAY1)], "run-1", DAY1)
+    cents = {"p5.48xlarge": "5504", "p4d.24xlarge": "2195.7642", "g6.2xlarge": "0.9776"}
+    [load] = land_all(fresh_db, catalog, [batch(cents, DAY2, {"p5.48xlarge": "NEW-1", "p4d.24xlarge": "NEW-2"})],
+                      "run-2", DAY2)
+    assert load.status == "stale"
+    assert "prices moved 100x (median over 3 priced things (instance, region, term ...) shared with the last good " \
+           "run), more than the 3x" in load.error
+
+
+def test_a_backfill_is_checked_against_the_last_load_on_or_before_its_date(fresh_db, catalog):
+    """A backfill of 11-28 after a run of 11-30: the row-count and price checks compare it with loads dated 11-28 or
+    earlier (here none: it lands), not with 11-30's 4 rows (1 row, "75% fewer") or its prices."""
+    later = {"p5.48xlarge": "55.04", "p4d.24xlarge": "21.957642", "g6.2xlarge": "0.9776", "p5en.48xlarge": "63.296"}
+    land_all(fresh_db, catalog, [batch(later, DAY2)], "run-2", DAY2)
+    backfill = DAY1 - dt.timedelta(days=1)
+    [load] = land_all(fresh_db, catalog, [batch({"p5.48xlarge": "55.04"}, backfill)], "backfill", backfill)
+    assert (load.status, load.error, load.rows_landed) == ("landed", None, 1)
+    # and a run of a date between them is compared with the backfill (200 / 55.04 = 3.63x, past the 3x), not with
+    # the later run's 4 rows
+    [load] = land_all(fresh_db, catalog, [batch({"p5.48xlarge": "200"}, DAY1)], "run-1", DAY1)
+    assert load.status == "stale" and "prices moved 3.63x (median over 1 prices shared" in load.error

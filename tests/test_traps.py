@@ -307,6 +307,56 @@ def test_the_latest_spot_price_is_the_latest_instant_however_its_timestamp_is_wr
         ("2026-11-20T23:00:00Z", 20.0)]
 
 
+def test_a_backfills_spot_prices_are_checked_against_the_on_demand_prices_of_its_own_date(fresh_db, catalog):
+    """Spot prices backfilled for 11-29 are checked against the on-demand price landed on or before 11-29 (55.04),
+    not against a later run's (20.00 on 11-30): 30.00 is below 55.04, and was quarantined as above 20.00."""
+    before, later, backfill = AS_OF - dt.timedelta(days=3), AS_OF, AS_OF - dt.timedelta(days=1)
+    land(fresh_db, catalog, aws_batch(aws_item("p5.48xlarge", "55.0400000000", "S1"), as_of=before), as_of=before,
+         run_id="before")
+    land(fresh_db, catalog, aws_batch(aws_item("p5.48xlarge", "20.0000000000", "S1"), as_of=later), as_of=later,
+         run_id="later")
+    loads = land(fresh_db, catalog, spot_batch(("us-east-1a", "p5.48xlarge", "30.000000"), as_of=backfill),
+                 as_of=backfill, run_id="backfill")
+    assert loads == {"aws_spot": (1, 1, 0)}
+
+
+def test_spot_is_not_checked_against_an_on_demand_price_that_is_itself_quarantined(fresh_db, catalog):
+    """Two p5 on-demand copies of one SKU that disagree (55.04 and 5.504) are both quarantined (natural_key_unique):
+    the spot price (10.24) is checked against no on-demand price of this run, not against the rejected 5.504. The
+    Azure check likewise."""
+    loads = land(fresh_db, catalog,
+                 aws_batch(aws_item("p5.48xlarge", "55.0400000000", "L1"), aws_item("p5.48xlarge", "5.5040000000", "L1"),
+                           aws_item("p5en.48xlarge", "63.2960000000", "E1")),  # a batch with no row left is stale
+                 spot_batch(("us-east-1a", "p5.48xlarge", "10.240000")))
+    assert loads == {"aws_pricing": (3, 1, 2), "aws_spot": (1, 1, 0)}
+    assert {row[2] for row in quarantined(fresh_db)} == {"natural_key_unique"}
+
+
+def test_azure_spot_is_not_checked_against_a_quarantined_on_demand_copy(fresh_db, catalog):
+    loads = land(fresh_db, catalog, azure_batch(azure(ND, 98.32, "m-linux"), azure(ND, 9.832, "m-linux"),
+                                                azure(ND, 40.0, "m-spot", meter="ND96isr H100 v5 Spot")))
+    assert loads == {"azure_retail": (3, 1, 2)}
+    assert {row[2] for row in quarantined(fresh_db)} == {"natural_key_unique"}
+
+
+def test_a_price_with_no_currency_or_unit_is_quarantined_not_read_as_usd_per_hour(fresh_db, catalog):
+    """GX's in-set check passes a null: a GCP SKU without its currency or usage unit landed and priced a TPU offer
+    (9.60 and 20.00 USD/h), an Azure item without its currency an H100 offer (98.32)."""
+    no_currency = gcp_sku("TPU v5e chip running in Iowa", "1", 200000000, group="TPU")
+    del no_currency["pricingInfo"][0]["pricingExpression"]["tieredRates"][0]["unitPrice"]["currencyCode"]
+    no_unit = gcp_sku("TPU v6e chip running in Iowa", "2", 500000000, group="TPU")
+    del no_unit["pricingInfo"][0]["pricingExpression"]["usageUnit"]
+    whole = gcp_sku("TPU v5p chip running in Iowa", "4", 200000000, group="TPU")
+    item = azure(ND, 98.32, "m-linux")
+    del item["currencyCode"]
+    loads = land(fresh_db, catalog, gcp_batch(no_currency, no_unit, whole),
+                 azure_batch(item, azure(ND, 40.0, "m-spot", meter="ND96isr H100 v5 Spot")))
+    assert loads == {"gcp_billing": (3, 1, 2), "azure_retail": (2, 1, 1)}
+    assert sorted((row[0], row[1], row[2]) for row in quarantined(fresh_db)) == [
+        ("azure_retail", 0, "currency_present"), ("gcp_billing", 0, "currency_present"),
+        ("gcp_billing", 1, "usage_unit_present")]
+
+
 def test_gcp_spot_sku_above_its_on_demand_sku_is_quarantined(fresh_db, catalog):
     loads = land(fresh_db, catalog, gcp_batch(
         gcp_sku("Nvidia H100 80GB GPU running in Iowa", "4", 200761250),
