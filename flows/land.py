@@ -420,9 +420,10 @@ def price_change_problem(con: duckdb.DuckDBPyConnection, batch: SourceBatch, fac
     try:
         # by each price's identity (its last copy), then by what it prices (the lowest): either moving past the
         # factor is a problem
-        for columns, pick, shared_what in ((key, "last({price} order by row_no)", "prices shared"),
-                                           *(((things, "min({price})", "priced things (instance, region, term ...) "
-                                                                        "shared"),) if things else ())):
+        comparisons = [(key, "last({price} order by row_no)", "prices shared")]
+        if things:
+            comparisons.append((things, "min({price})", "priced things (instance, region, term ...) shared"))
+        for columns, pick, shared_what in comparisons:
             same = " and ".join(f"b.{c} is not distinct from p.{c}" for c in columns)
             grouped = ", ".join(columns)
             [(median, shared)] = con.execute(f"""
