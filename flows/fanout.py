@@ -37,6 +37,7 @@ TASKS_PER_SLOT = 2
 MAX_PARTS = 500  # fan-out tasks of one source (regions or services): a live block listing more is refused
 LIMIT_PREFIX = "hweval-fetch-"
 SLOT_WAIT_S = 3_600.0  # at most this long waiting for a cloud's slots (other runs hold them), then TimeoutError
+LEASE_CHECK_S = 1.0  # how often a held share's thread looks up from its wait (a lost lease is raised into it then)
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +130,8 @@ def cloud_shares(slots: Mapping[str, int], events: queue.SimpleQueue) -> Iterato
 
     Each cloud's share is taken apart from the others': a cloud whose limit another run holds makes only that cloud's
     fetches wait, not the others'. As a share is taken, `("share", cloud, None)` goes on `events`; if it is not taken
-    (within SLOT_WAIT_S, or the server refuses), `("share", cloud, error)`. The block gets `give_back(cloud)`, which
+    (within SLOT_WAIT_S, or the server refuses), `("share", cloud, error)`; if its lease is lost while it is held
+    (Prefect could not renew it: other runs may take the slots), `("lost", cloud, error)`. The block gets `give_back(cloud)`, which
     lets that cloud's share go as soon as its fetches are done; every share still held is given back at the end.
 
     The server counts the slots of every run on every machine, so two runs never have more of a cloud's calls in
@@ -148,10 +150,15 @@ def cloud_shares(slots: Mapping[str, int], events: queue.SimpleQueue) -> Iterato
             with concurrency(limit_name(cloud), occupy=slots[cloud], strict=True, timeout_seconds=SLOT_WAIT_S):
                 taken.add(cloud)
                 events.put(("share", cloud, None))
-                let_go[cloud].wait()
-        except Exception as exc:  # noqa: BLE001 (not taken: the server's own errors, a timeout; told to the flow)
+                # waited for a second at a time: a lease Prefect could not renew is raised into this thread (strict),
+                # which only happens while it runs Python, not while it blocks in one long wait
+                while not let_go[cloud].wait(LEASE_CHECK_S):
+                    pass
+        except BaseException as exc:  # noqa: BLE001 (told to the flow: Prefect raises a lost lease as CancelledError)
             if cloud not in taken:
                 events.put(("share", cloud, exc))
+            elif not let_go[cloud].is_set():  # lost while its fetches run: they stop, its sources are stale
+                events.put(("lost", cloud, exc))
             else:  # taken and used: giving it back failed, and its lease lapses on its own
                 log.warning("giving back %s's share of %s failed: %s", cloud, limit_name(cloud), exc)
 

@@ -84,7 +84,7 @@ def fetch_fanned_out(catalog: Catalog, source_ids: list[str]) -> list[landing.So
     busy = dict.fromkeys(slots, 0)  # each cloud's tasks on the cluster
 
     def submit_next(cloud: str) -> None:
-        if not queues[cloud].empty():
+        if cloud not in refused and not queues[cloud].empty():
             source_id, index, part = queues[cloud].get()
             futures[(source_id, index)] = future = fetch_part.submit(part, dask_slots[cloud])
             busy[cloud] += 1
@@ -95,16 +95,21 @@ def fetch_fanned_out(catalog: Catalog, source_ids: list[str]) -> list[landing.So
     # which the parts take around their calls. Submitted from this thread only (the task runner's client lives here):
     # TASKS_PER_SLOT tasks a slot on the cluster, the next part of a cloud as one of its tasks finishes
     context = get_run_context()
-    refused: dict[str, BaseException] = {}
+    refused: dict[str, tuple[str, BaseException]] = {}  # cloud -> (what happened to its share, the error)
     with (fanout.run_slots(slots, str(context.flow_run.id), context.task_runner.client) as dask_slots,
           fanout.cloud_shares(slots, events) as give_back):
         waiting = set(slots)  # clouds whose share is not taken yet
         while waiting or any(busy.values()):
             kind, cloud, what = events.get()
+            if kind == "lost":  # its lease lapsed: no more of its parts start, and its sources are stale this run
+                refused[cloud] = ("lost while its fetches ran", what)
+                logger.error("%s's share of %s was lost: %s: %s; its live sources are stale this run", cloud,
+                             fanout.limit_name(cloud), type(what).__name__, redact_text(str(what)))
+                continue
             if kind == "share":
                 waiting.discard(cloud)
                 if what is not None:  # not taken: that cloud's sources are stale this run, the others fetch
-                    refused[cloud] = what
+                    refused[cloud] = ("not taken", what)
                     logger.error("%s's share of %s was not taken: %s: %s; its live sources are stale this run", cloud,
                                  fanout.limit_name(cloud), type(what).__name__, redact_text(str(what)))
                     continue
@@ -119,9 +124,9 @@ def fetch_fanned_out(catalog: Catalog, source_ids: list[str]) -> list[landing.So
     for source_id, parts in parts_of.items():
         cloud = fanout.cloud_of(catalog, source_id)
         if cloud in refused:
-            error = refused[cloud]
+            happened, error = refused[cloud]
             batches.append(landing.failed_batch(catalog, source_id, RuntimeError(
-                f"{cloud}'s share of the global concurrency limit {fanout.limit_name(cloud)} was not taken: "
+                f"{cloud}'s share of the global concurrency limit {fanout.limit_name(cloud)} was {happened}: "
                 f"{type(error).__name__}: {error}")))
             continue
         done = [futures[(source_id, index)] for index in range(len(parts))]

@@ -120,11 +120,14 @@ def _explain_refused(con: duckdb.DuckDBPyConnection, sql: str) -> str | None:
 
 def _json_value(value: object) -> object:
     """A value as JSON can hold it: nan and infinities as null (JSON has no such number), blobs as hexadecimal text,
-    decimals as numbers (a whole one as a whole number, which keeps its every digit)."""
+    decimals as numbers where a number keeps every digit (a whole one as a whole number, another when a float reads
+    back as the same decimal), else as their exact text: a float would change 12345678901234567.89."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
+        if value == value.to_integral_value():
+            return int(value)
+        return float(value) if Decimal(repr(float(value))) == value else str(value)
     if isinstance(value, bytes | bytearray | memoryview):
         return bytes(value).hex()
     if isinstance(value, dict):

@@ -14,6 +14,7 @@ from markupsafe import Markup
 
 from flows.chart_kit import OUTCOME_UNITS
 from flows.formatting import FILTERS, md_escape
+from flows.safe_yaml import cut
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 OUTCOME_LABELS = {
@@ -55,8 +56,9 @@ def link(text: str, target: str) -> Markup:
 
 
 def benchmark_label(r: dict) -> str:
-    """A row's benchmark and, where it has one, its date."""
-    return r["benchmark_label"] + (f" ({r['benchmark_as_of']})" if r["benchmark_as_of"] else "")
+    """A row's benchmark and, where it has one, its date; a label of any length (an MLPerf system name is the
+    submitter's text) cut to MAX_QUOTED_CHARS, saying how long it was."""
+    return cut(r["benchmark_label"]) + (f" ({r['benchmark_as_of']})" if r["benchmark_as_of"] else "")
 
 
 def price_source(r: dict) -> str:

@@ -115,7 +115,7 @@ def test_a_fan_out_that_fails_whole_leaves_the_live_sources_stale_and_reads_the_
     files = [s for s in live.sources.sources if s not in reads_live]
     assert reads_live and files
 
-    class Unreachable:  # the subflow as it fails when the clouds' limits are not taken within SLOT_WAIT_S
+    class Unreachable:  # the subflow as it fails as a whole (its cluster gone, the server's API failing)
         def with_options(self, **_):
             def run(*_):
                 raise TimeoutError("Attempt to acquire concurrency slots timed out after 3600.0 second(s)")
@@ -229,6 +229,27 @@ def test_a_runs_share_of_a_clouds_limit_is_held_at_the_prefect_server(prefect_se
             time.sleep(0.1)
         assert (active("hweval-fetch-aws"), active("hweval-fetch-default")) == (0, 1)
     assert active("hweval-fetch-default") == 0
+
+
+@pytest.mark.slow
+def test_a_share_whose_lease_is_lost_is_told_to_the_flow_while_it_is_held(prefect_server, monkeypatch):
+    """Prefect raises a lease it could not renew into the thread that holds the share (strict). That thread waited in
+    one long Event.wait, where the error cannot land, and caught Exception only (it is a CancelledError): the run
+    fetched on past its lease, above the limit other runs then took. It now looks up every LEASE_CHECK_S and tells
+    the flow ("lost"), which starts no more of that cloud's parts and leaves its sources stale."""
+    from prefect.client.orchestration import SyncPrefectClient
+
+    def unreachable(self, *args, **kwargs):
+        raise RuntimeError("the server is unreachable (simulated)")
+
+    fanout.ensure_limits({"aws": 3, "default": 4})
+    events = queue.SimpleQueue()
+    with fanout.cloud_shares({"aws": 2}, events) as give_back:
+        assert events.get(timeout=30) == ("share", "aws", None)
+        monkeypatch.setattr(SyncPrefectClient, "renew_concurrency_lease", unreachable)
+        kind, cloud, error = events.get(timeout=120)  # before give_back: while the share is held
+        give_back("aws")
+    assert (kind, cloud) == ("lost", "aws"), (kind, cloud, error)
 
 
 @pytest.mark.slow

@@ -261,6 +261,10 @@ def test_query_writes_decimals_in_json_as_numbers(small_warehouse, capsys):
     assert json.loads(out) == [{"b": 1.5, "s": 18.75, "big": 12345678901234567890, "z": 0, "l": [2.25, None],
                                 "r": {"k": -0.5}}]
     assert '"b": 1.5,' in out and '"big": 12345678901234567890,' in out
+    # a decimal no float holds exactly is its exact text, not a float that changed it (1.2345678901234568e+16)
+    assert main(["query", "select 12345678901234567.89::decimal(38, 2) as x", "--format", "json", "--warehouse",
+                 str(small_warehouse)]) == 0
+    assert json.loads(capsys.readouterr().out) == [{"x": "12345678901234567.89"}]
 
 
 def test_query_writes_an_empty_string_in_csv_as_two_quotes_and_null_as_nothing(small_warehouse, capsys):

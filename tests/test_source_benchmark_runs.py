@@ -335,6 +335,10 @@ IMPOSSIBLE = [  # (change to a good serving run, the expectation that quarantine
     ({"chips": 1.5}, "whole_chips", "chips_text", "1.5"),  # staging's cast would have labelled it "2 x ..."
     # past an integer's range: staging's cast failed every build, naming no file or row
     ({"chips": 3000000000}, "chips_bounded", "chips", "3000000000.0"),
+    ({"concurrency": 3000000000}, "concurrency_bounded", "concurrency", "3000000000.0"),
+    ({"concurrency": 1.5}, "concurrency_whole", "concurrency", "1.5"),
+    ({"input_tokens": 20000000}, "input_tokens_bounded", "input_tokens", "20000000.0"),
+    ({"output_tokens": 20000000}, "output_tokens_bounded", "output_tokens", "20000000.0"),
 ]
 
 

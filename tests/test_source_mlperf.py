@@ -347,14 +347,19 @@ def test_counts_that_are_not_whole_or_past_their_bound_are_quarantined(tmp_path,
         mlperf_inference_result("half", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Server", 20000.0, per_node=0.5),
         mlperf_inference_result("nodes", "NVIDIA H100-SXM-80GB", "gptj-99", "Offline", 100.0, nodes=1.5),
         mlperf_inference_result("huge", "NVIDIA H100-SXM-80GB", "gptj-99", "Server", 100.0, per_node=3e9),
+        # each within its bound, their product (1e10 accelerators) past an integer's range
+        mlperf_inference_result("wide", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Offline", 100.0, per_node=1e5,
+                                nodes=100000),
     ], "s.json")
     load = land_batch(fresh_db, batch_of("mlperf_inference", inference), "run-1", AS_OF, catalog)
-    assert (load.rows_landed, load.rows_quarantined) == (1, 3)
+    assert (load.rows_landed, load.rows_quarantined) == (1, 4)
     assert fresh_db.execute("select row_no, expectation, unexpected_value from ops.quarantine "
                             "order by row_no, expectation").fetchall() == [
         (1, "accelerators_per_node_whole", "0.5"),
         (2, "nodes_whole", "1.5"),
-        (3, "accelerators_per_node_bounded", "3000000000.0")]
+        (3, "accelerators_per_node_bounded", "3000000000.0"),
+        (3, "accelerators_total_bounded", "3000000000.0"),
+        (4, "accelerators_total_bounded", "10000000000.0")]
     path = tmp_path / "detailed.csv"
     write_training_csv(path, [training_csv_row("Eos", "NVIDIA H100-SXM5-80GB", 8, 1, lora="28.16"),
                               training_csv_row("A", "NVIDIA H100-SXM5-80GB", 8, 1, lora="28.16"),

@@ -49,6 +49,9 @@ def result_rows(results: Any, where: str) -> list[dict]:
         row["precision"] = precision_name(row["weight_data_types"])  # `float8` is fp8; weight_data_types as written
         row["accelerators_per_node"] = to_float(result.get("a#"))
         row["nodes"] = to_float(result.get("Nodes"))
+        # bounded as a whole by the suite: each may be within its bound and their product past an integer's range
+        per_node, nodes = row["accelerators_per_node"], row["nodes"]
+        row["accelerators_total"] = None if per_node is None or nodes is None else per_node * nodes
         performance = result.get("Performance_Result")
         # as published, so that a result that is not a number ("12,345.6") is quarantined with its text
         row["performance_result_text"] = None if performance is None else str(performance)

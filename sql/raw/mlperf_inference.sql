@@ -27,5 +27,6 @@ create table if not exists raw.mlperf_inference (
     power_result double,              -- MLPerf `Power_Result`, where the result was measured for power
     power_units varchar,
     performance_result_text varchar,  -- MLPerf `Performance_Result` as published
-    precision varchar                 -- weight_data_types as hweval names it (`float8` -> fp8: names.precision_name)
+    precision varchar,                -- weight_data_types as hweval names it (`float8` -> fp8: names.precision_name)
+    accelerators_total double         -- accelerators_per_node x nodes, bounded by the suite
 );
