@@ -202,24 +202,25 @@ def azure_is_spot() -> pl.Expr:
             & (_ends_with("sku_name", " Spot") | _ends_with("meter_name", " Spot")))
 
 
-def azure_on_demand(frame: pl.DataFrame) -> pl.DataFrame:
+def azure_on_demand(frame: pl.DataFrame, duplicates: Iterable[int] = ()) -> pl.DataFrame:
     """(row_no, check_on_demand_usd_per_hour): a spot row's lowest on-demand price of the same ARM SKU, region,
-    product (OS) and unit (but those their natural key quarantines)."""
+    product (OS) and unit, but `duplicates` (the row_nos its natural key quarantines)."""
     key = ["arm_sku_name", "arm_region_name", "product_name", "unit_of_measure"]
     frame = _present(frame, *key, "price_type", "sku_name", "meter_name", "retail_price")
     low_priority = _ends_with("sku_name", " Low Priority") | _ends_with("meter_name", " Low Priority")
-    on_demand = (_without_duplicates(frame, "azure_retail").filter((pl.col("price_type") == "Consumption") & ~azure_is_spot() & ~low_priority)
+    on_demand = (_without(frame, duplicates)
+                 .filter((pl.col("price_type") == "Consumption") & ~azure_is_spot() & ~low_priority)
                  .group_by(key).agg(_positive("retail_price").min().alias("check_on_demand_usd_per_hour"))
                  .filter(pl.col("check_on_demand_usd_per_hour").is_not_null()))
     return (frame.filter(azure_is_spot()).join(on_demand, on=key, how="inner", nulls_equal=True)
             .select("row_no", "check_on_demand_usd_per_hour"))
 
 
-def _without_duplicates(frame: pl.DataFrame, table: str) -> pl.DataFrame:
-    """The rows of a batch that its natural key does not quarantine (copies that disagree, a later exact copy): an
-    on-demand price a spot price is checked against must be one that lands."""
-    duplicates = duplicate_notes(frame, NATURAL_KEYS[table])
-    return frame.filter(~pl.col("row_no").is_in(list(duplicates))) if duplicates else frame
+def _without(frame: pl.DataFrame, duplicates: Iterable[int]) -> pl.DataFrame:
+    """The rows of a batch but `duplicates`, the row_nos its natural key quarantines (copies that disagree, a later
+    exact copy; `duplicate_notes`): an on-demand price a spot price is checked against must be one that lands."""
+    duplicates = list(duplicates)
+    return frame.filter(~pl.col("row_no").is_in(duplicates)) if duplicates else frame
 
 
 def aws_plain_linux_on_demand(frames: Iterable[pl.DataFrame]) -> dict[tuple[str, str], float]:
@@ -227,8 +228,8 @@ def aws_plain_linux_on_demand(frames: Iterable[pl.DataFrame]) -> dict[tuple[str,
     their natural key quarantines)."""
     found = {}
     for frame in frames:
-        frame = _present(_without_duplicates(frame, "aws_pricing"), *_AWS_PLAIN_LINUX_ON_DEMAND, "region_code",
-                         "instance_type", "price_usd")
+        frame = _present(_without(frame, duplicate_notes(frame, NATURAL_KEYS["aws_pricing"])),
+                         *_AWS_PLAIN_LINUX_ON_DEMAND, "region_code", "instance_type", "price_usd")
         plain = frame.filter(pl.all_horizontal(pl.col(c) == v for c, v in _AWS_PLAIN_LINUX_ON_DEMAND.items()))
         for region, instance_type, price in (plain.group_by("region_code", "instance_type")
                                              .agg(_positive("price_usd").min()).iter_rows()):
@@ -272,12 +273,12 @@ def aws_spot_on_demand(frame: pl.DataFrame, on_demand: dict[tuple[str, str], flo
             .select("row_no", "check_on_demand_usd_per_hour"))
 
 
-def gcp_on_demand(frame: pl.DataFrame) -> pl.DataFrame:
+def gcp_on_demand(frame: pl.DataFrame, duplicates: Iterable[int] = ()) -> pl.DataFrame:
     """(row_no, check_on_demand_usd_per_hour): a spot SKU's ("Spot Preemptible X running in R") on-demand price
-    ("X running in R"), same region and tier (but those their natural key quarantines)."""
+    ("X running in R"), same region and tier, but `duplicates` (the row_nos its natural key quarantines)."""
     frame = _present(frame, "description", "region", "start_usage_amount", "usage_type", "price_usd")
     key = ["description", "region", "start_usage_amount"]
-    on_demand = (_without_duplicates(frame, "gcp_billing").filter(pl.col("usage_type") == "OnDemand")
+    on_demand = (_without(frame, duplicates).filter(pl.col("usage_type") == "OnDemand")
                  .group_by(key).agg(_positive("price_usd").min().alias("check_on_demand_usd_per_hour"))
                  .filter(pl.col("check_on_demand_usd_per_hour").is_not_null()))
     description = pl.col("description").cast(pl.String).fill_null("")
@@ -321,6 +322,7 @@ def add_check_columns(batches: list, catalog, con, inputs: list | None = None, a
             continue
         derived: dict[str, pl.Series] = {}
         key = NATURAL_KEYS.get(batch.table)
+        notes: dict[int, str] = {}
         if key:
             notes = duplicate_notes(frame, key)
             derived["check_duplicate_of"] = pl.Series("check_duplicate_of",
@@ -332,9 +334,9 @@ def add_check_columns(batches: list, catalog, con, inputs: list | None = None, a
         elif batch.table == "price_sheet":
             pairs = price_sheet_catalog_counts(frame, catalog)
         elif batch.table == "azure_retail":
-            pairs = azure_on_demand(frame)
+            pairs = azure_on_demand(frame, notes)
         elif batch.table == "gcp_billing":
-            pairs = gcp_on_demand(frame)
+            pairs = gcp_on_demand(frame, notes)
         elif batch.table == "aws_spot":
             if aws_on_demand_prices is None:
                 aws_on_demand_prices = (aws_plain_linux_on_demand(aws_frames) if aws_frames

@@ -101,18 +101,16 @@ def fetch_fanned_out(catalog: Catalog, source_ids: list[str]) -> list[landing.So
         waiting = set(slots)  # clouds whose share is not taken yet
         while waiting or any(busy.values()):
             kind, cloud, what = events.get()
-            if kind == "lost":  # its lease lapsed: no more of its parts start, and its sources are stale this run
-                refused[cloud] = ("lost while its fetches ran", what)
-                logger.error("%s's share of %s was lost: %s: %s; its live sources are stale this run", cloud,
-                             fanout.limit_name(cloud), type(what).__name__, redact_text(str(what)))
-                continue
             if kind == "share":
                 waiting.discard(cloud)
-                if what is not None:  # not taken: that cloud's sources are stale this run, the others fetch
-                    refused[cloud] = ("not taken", what)
-                    logger.error("%s's share of %s was not taken: %s: %s; its live sources are stale this run", cloud,
-                                 fanout.limit_name(cloud), type(what).__name__, redact_text(str(what)))
-                    continue
+            if kind == "lost" or (kind == "share" and what is not None):
+                # not taken, or its lease lapsed while its parts ran: no more of them start, and its sources are
+                # stale this run; the other clouds fetch on
+                refused[cloud] = ("not taken" if kind == "share" else "lost while its fetches ran", what)
+                logger.error("%s's share of %s was %s: %s: %s; its live sources are stale this run", cloud,
+                             fanout.limit_name(cloud), refused[cloud][0], type(what).__name__, redact_text(str(what)))
+                continue
+            if kind == "share":
                 for _ in range(slots[cloud] * fanout.TASKS_PER_SLOT):
                     submit_next(cloud)
             else:

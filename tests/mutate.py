@@ -170,7 +170,8 @@ MUTATIONS = (
              ("tests/test_fanout.py::test_a_fan_out_that_fails_whole_leaves_the_live_sources_stale_and_reads_the_"
               "files",)),
     Mutation("a-cloud-share-not-taken-fails-every-cloud", "flows/fetching.py",
-             "                    refused[cloud] = what\n", "                    raise what\n",
+             "                refused[cloud] = (\"not taken\" if kind == \"share\" else \"lost while its fetches ran\", what)\n",
+             "                raise what\n",
              ("tests/test_fanout.py::test_a_cloud_whose_share_another_run_holds_leaves_only_its_own_sources_stale",
               *SLOW_TOO)),
     Mutation("offer-file-drops-bare-metal", "flows/sources/aws_offer_file.py",
@@ -218,7 +219,7 @@ MUTATIONS = (
              "    things = PRICED_THINGS.get(batch.table)\n", "    things = None\n",
              ("tests/test_price_jump.py::test_prices_that_moved_under_new_skus_are_compared_by_what_they_price",)),
     Mutation("spot-checked-against-quarantined-copies", "flows/checks.py",
-             "    return frame.filter(~pl.col(\"row_no\").is_in(list(duplicates))) if duplicates else frame\n",
+             "    return frame.filter(~pl.col(\"row_no\").is_in(duplicates)) if duplicates else frame\n",
              "    return frame\n",
              ("tests/test_traps.py::test_spot_is_not_checked_against_an_on_demand_price_that_is_itself_quarantined",
               "tests/test_traps.py::test_azure_spot_is_not_checked_against_a_quarantined_on_demand_copy")),
