@@ -196,9 +196,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 def check_run_settings(args: argparse.Namespace) -> LakeConfig | None:
     """The run's settings that can be checked before it starts: its as-of date and HWEVAL_ALLOW_FUTURE_AS_OF, the
     warehouse and reports paths, --wait and HWEVAL_LOCK_WAIT_S, HWEVAL_REPORTS_S3, the DuckLake (its configuration is
-    returned), the task runner, HWEVAL_CHART_WORKERS, HWEVAL_GX_PROCESS and HWEVAL_DUCKDB_MEMORY_LIMIT; each error is
-    a bad input (exit 2)."""
-    from flows import duckdb_settings, gx_process
+    returned), the task runner, HWEVAL_CHART_WORKERS, HWEVAL_GX_PROCESS, HWEVAL_DUCKDB_MEMORY_LIMIT and
+    HWEVAL_NOTIFY_OUTBOX; each error is a bad input (exit 2)."""
+    from flows import duckdb_settings, gx_process, outbox
     from flows.chart_workers import configured_workers
     from flows.fanout import local_threads, runner_kind
     from flows.lake import configured as configured_lake
@@ -217,6 +217,7 @@ def check_run_settings(args: argparse.Namespace) -> LakeConfig | None:
     configured_workers()  # an HWEVAL_CHART_WORKERS that is no number of workers
     duckdb_settings.memory_limit()  # an HWEVAL_DUCKDB_MEMORY_LIMIT that is no size DuckDB can run in
     gx_process.enabled()  # an HWEVAL_GX_PROCESS that is neither 0 nor 1
+    outbox.folder(Path(args.warehouse or paths.warehouse_path()))  # an HWEVAL_NOTIFY_OUTBOX that is a file
     return lake_config
 
 
@@ -443,6 +444,7 @@ def _exit_status(exc: Exception) -> int | None:
     from flows.gx_process import GxProcessSettingError
     from flows.lake import LakeConflict, LakeError, LakeUnavailable
     from flows.object_store import ObjectStoreError
+    from flows.outbox import OutboxSettingError
     from flows.pipeline import AsOfError
     from flows.runlock import WaitSettingError
     from flows.sources._common import SourceFormatError
@@ -451,7 +453,7 @@ def _exit_status(exc: Exception) -> int | None:
 
     if isinstance(exc, (CatalogError, SourceFormatError, SuiteError, ModelError, AsOfError, ObjectStoreError, LakeError,
                         FanoutError, ChartWorkersError, GxProcessSettingError, MemoryLimitError, RunSettingError,
-                        WaitSettingError, query_command.WarehouseFileError)):
+                        WaitSettingError, OutboxSettingError, query_command.WarehouseFileError)):
         return 2
     if isinstance(exc, (LakeUnavailable, LakeConflict, query_command.WarehouseBusy)):
         return 1

@@ -30,6 +30,7 @@ from flows import (
     lake,
     notify,
     object_store,
+    outbox,
     paths,
     pipeline,
     publishing,
@@ -324,6 +325,7 @@ def nightly(
     catalog = take_catalog_loaded_ahead(catalog_root) or load_catalog(catalog_root)
     warehouse_path = absolute(warehouse_file or paths.warehouse_path())
     reports_root = absolute(reports_dir or paths.reports_dir())
+    box = outbox.folder(warehouse_path)  # messages a channel did not take; a bad HWEVAL_NOTIFY_OUTBOX stops the run now
     try:
         result = _evaluate(catalog, as_of, run_id, started_at, warehouse_path, reports_root, source_files, live,
                            accept_changes, runlock.DEFAULT_WAIT_S if wait_s is None else wait_s)
@@ -332,20 +334,20 @@ def nightly(
         logger.error("run %s as of %s failed: %s", run_id, as_of, error)
         # the reports the last good run published: this one published none
         notify.send(catalog.notifications, [notify.Event("run_failed", error)], as_of=as_of, run_id=run_id,
-                    link=notify.report_link(catalog.notifications, reports_root, None))
+                    link=notify.report_link(catalog.notifications, reports_root, None), box=box)
         raise
     events = list(result.events)
     if result.failed_after_publish:  # the run's own events, and what failed after its publish
         events.append(notify.Event("run_failed", "published, but " + "; ".join(result.failed_after_publish)))
     deliveries = notify.send(catalog.notifications, events, as_of=as_of, run_id=run_id,
-                             link=notify.report_link(catalog.notifications, reports_root, as_of))
+                             link=notify.report_link(catalog.notifications, reports_root, as_of), box=box)
     for delivery in deliveries:
         logger.log(logging.WARNING if delivery.status == "failed" else logging.INFO, "notification %s: %s (%s)",
                    delivery.channel, delivery.status, delivery.detail)
-    undelivered = [d.channel for d in deliveries if d.status == "failed"]
+    undelivered = list(dict.fromkeys(d.channel for d in deliveries if d.status == "failed"))
     if undelivered:  # the people who follow the run were not told what it found: it must not look fine
         failure = (f"notifying channel(s) {', '.join(undelivered)} failed (the run's events were not delivered; the "
-                   "flow log has them)")
+                   f"flow log has them, and the next run sends again what {box} keeps)")
         result = replace(result, failed_after_publish=(*result.failed_after_publish, failure))
         for event in events:
             logger.warning("undelivered %s: %s", event.kind, event.text)

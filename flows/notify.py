@@ -16,6 +16,7 @@ from urllib.parse import unquote, unquote_plus
 
 import apprise
 
+from flows import outbox
 from flows.catalog_models import Channel, NotificationEvent, NotificationsFile
 from flows.sources._common import redact_text
 
@@ -179,32 +180,76 @@ def _deliver(url: str, url_env: str, title: str, body: str, notify_type: apprise
     return "sent", f"one message via {url_env}"
 
 
+def _resend_kept(channel_id: str, channel: Channel, url: str, box: Path) -> list[Delivery]:
+    """Send the channel's kept messages again, oldest first; the first refused stays with the rest behind it."""
+    deliveries = []
+    for taken in outbox.pending(box, channel_id):
+        if isinstance(taken, ValueError):
+            deliveries.append(Delivery(channel_id, "failed", f"a kept message could not be read: {taken}"))
+            continue
+        kept = taken.message
+        status, detail = _deliver(url, channel.url_env, kept.resend_title(), kept.resend_body(),
+                                  apprise.NotifyType(kept.notify_type))
+        what = f"run {kept.run_id}'s message, first tried at {kept.first_tried} UTC"
+        if status == "sent":
+            taken.sent()
+            deliveries.append(Delivery(channel_id, "re-sent", f"{what}, via {channel.url_env}"))
+            continue
+        taken.refused()
+        waiting = outbox.count(box, channel_id)
+        deliveries.append(Delivery(channel_id, "failed", f"re-sending {what}: {detail}; kept with "
+                                                         f"{_plural(waiting - 1, 'other', 'others')} in {box}"))
+        break
+    return deliveries
+
+
 def _send_to_channel(channel_id: str, channel: Channel, events: list[Event], environ: Mapping[str, str], *,
-                     as_of: dt.date, run_id: str, link: str) -> Delivery:
-    """The delivery of one channel's message, holding only the events it subscribes to."""
+                     as_of: dt.date, run_id: str, link: str, box: Path | None) -> list[Delivery]:
+    """The deliveries for one channel: its kept messages sent again (with `box`), then this run's, holding only the
+    events it subscribes to; a message not delivered is kept in `box`."""
     chosen = [e for e in events if e.kind in channel.events]
-    if not chosen:
-        return Delivery(channel_id, "nothing to send", f"none of its events ({', '.join(channel.events)}) happened")
+    waiting = outbox.count(box, channel_id) if box is not None else 0
+    if not chosen and not waiting:
+        return [Delivery(channel_id, "nothing to send", f"none of its events ({', '.join(channel.events)}) happened")]
     url = environ.get(channel.url_env, "").strip()
     if not url:
-        return Delivery(channel_id, "skipped", f"{channel.url_env} is not set")
+        kept = f"; {_plural(waiting, 'undelivered message', 'undelivered messages')} kept in {box}" if waiting else ""
+        return [Delivery(channel_id, "skipped", f"{channel.url_env} is not set{kept}")]
+    deliveries = _resend_kept(channel_id, channel, url, box) if waiting else []
+    if not chosen:
+        return [*deliveries, Delivery(channel_id, "nothing to send",
+                                      f"none of its events ({', '.join(channel.events)}) happened")]
     title, body = compose(chosen, as_of=as_of, run_id=run_id, link=link, max_lines=channel.max_lines)
     worst = min(chosen, key=lambda e: LINE_ORDER.index(e.kind)).kind
     status, detail = _deliver(url, channel.url_env, title, body, NOTIFY_TYPES[worst])
-    return Delivery(channel_id, status, detail)
+    if status == "failed" and box is not None:
+        try:
+            dropped = outbox.keep(box, outbox.KeptMessage(
+                channel=channel_id, run_id=run_id, as_of=as_of.isoformat(), title=title, body=body,
+                notify_type=NOTIFY_TYPES[worst].value, first_tried=outbox.now_text(), attempts=1))
+        except OSError as exc:  # the message is still in the flow log (the run logs undelivered events)
+            return [*deliveries, Delivery(channel_id, status, f"{detail}; not kept either: {exc}")]
+        detail += f"; kept in {box} to be sent again by the next run"
+        if dropped:
+            detail += (f", which removed the oldest kept ({outbox.MAX_KEPT} at most): "
+                       + "; ".join(f"run {d.run_id}'s {d.title!r}" for d in dropped))
+    return [*deliveries, Delivery(channel_id, status, detail)]
 
 
 def send(notifications: NotificationsFile, events: list[Event], *, as_of: dt.date, run_id: str, link: str,
-         environ: Mapping[str, str] | None = None) -> list[Delivery]:
-    """Send each channel its message for this run and say what became of it; never raises."""
+         environ: Mapping[str, str] | None = None, box: Path | None = None) -> list[Delivery]:
+    """Send each channel its message for this run and say what became of it; never raises. With `box` (an outbox
+    folder, flows/outbox.py), the messages earlier runs could not deliver go first and one not delivered is kept."""
     environ = os.environ if environ is None else environ
     deliveries = []
     for channel_id, channel in notifications.channels.items():
         try:
-            delivery = _send_to_channel(channel_id, channel, events, environ, as_of=as_of, run_id=run_id, link=link)
+            found = _send_to_channel(channel_id, channel, events, environ, as_of=as_of, run_id=run_id, link=link,
+                                     box=box)
         except Exception as exc:  # a notification must never fail or alter the run
-            delivery = Delivery(channel_id, "failed", f"{type(exc).__name__}: {redact_text(str(exc))}")
-        level = logging.WARNING if delivery.status == "failed" else logging.INFO
-        log.log(level, "notification channel %s: %s (%s)", channel_id, delivery.status, delivery.detail)
-        deliveries.append(delivery)
+            found = [Delivery(channel_id, "failed", f"{type(exc).__name__}: {redact_text(str(exc))}")]
+        for delivery in found:
+            level = logging.WARNING if delivery.status == "failed" else logging.INFO
+            log.log(level, "notification channel %s: %s (%s)", channel_id, delivery.status, delivery.detail)
+        deliveries.extend(found)
     return deliveries

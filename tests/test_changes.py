@@ -379,6 +379,11 @@ def test_a_step_after_the_publish_that_fails_still_tells_the_runs_events_and_exi
     err = capsys.readouterr().err
     assert "AFTER THE PUBLISH: notifying channel(s) team failed (the run's events were not delivered" in err
     assert len(webhook.requests) == 2
+    # kept beside the warehouse for the next run to send again (tests/test_notify.py: the re-send)
+    box = warehouse.parent / "notifications-outbox"
+    assert f"the next run sends again what {box} keeps" in err
+    [kept] = (box / "team").glob("*.json")
+    assert json.loads(kept.read_text())["body"] == json.loads(webhook.requests[1]["body"])["message"]
 
 
 @pytest.mark.slow  # a whole run (or several): make test-slow and CI

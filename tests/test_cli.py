@@ -319,6 +319,16 @@ def test_an_hweval_gx_process_that_is_neither_0_nor_1_stops_the_run_before_it_st
     assert not (tmp_path / "w.duckdb").exists()
 
 
+def test_an_hweval_notify_outbox_that_is_a_file_stops_the_run_before_it_starts(monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # no temporary server: the check comes first
+    (tmp_path / "outbox").write_text("not a folder")
+    monkeypatch.setenv("HWEVAL_NOTIFY_OUTBOX", str(tmp_path / "outbox"))
+    assert main(["run", "--as-of", "2026-11-30", "--warehouse", str(tmp_path / "w.duckdb")]) == 2
+    assert capsys.readouterr().err == (f"hweval: HWEVAL_NOTIFY_OUTBOX={str(tmp_path / 'outbox')!r} is a file, not a "
+                                       "folder\n")
+    assert not (tmp_path / "w.duckdb").exists()
+
+
 @pytest.mark.slow  # a whole run: make test-slow and CI
 def test_the_flow_takes_the_catalog_loaded_while_the_server_started(prefect_server, tmp_path, monkeypatch):
     from flows import nightly as nightly_module

@@ -242,3 +242,115 @@ def test_an_event_listed_twice_or_a_lowercase_variable_is_rejected(catalog_copy)
     message = str(err.value)
     assert "notifications.yaml: channels.team.url_env: String should match pattern" in message
     assert "notifications.yaml: channels.team.events: Value error, run_failed listed more than once" in message
+
+
+# ---------------------------------------------------------------- messages a channel did not take (flows/outbox.py)
+def kept_files(box: Path, channel: str = "team") -> list[Path]:
+    return sorted((box / channel).glob("*.json"))
+
+
+def test_a_message_the_channel_refused_is_kept_and_sent_first_by_the_next_run(webhook, tmp_path):
+    box = tmp_path / "outbox"
+    environ = {"HWEVAL_NOTIFY_TEAM": webhook.url()}
+    webhook.status = 500
+    [refused] = send(channels(team=ALL_EVENTS), [STALE], as_of=AS_OF, run_id=RUN_ID, link=LINK, environ=environ,
+                     box=box)
+    assert refused.status == "failed"
+    assert refused.detail.endswith(f"; kept in {box} to be sent again by the next run")
+    [kept] = kept_files(box)
+    stored = json.loads(kept.read_text())
+    assert (stored["run_id"], stored["as_of"], stored["notify_type"], stored["attempts"]) == (
+        RUN_ID, "2026-11-30", "warning", 1)
+    assert "aws_pricing stale for 9 days" in stored["body"]
+    assert "deadbeef" not in kept.read_text()  # kept as composed: the signature already masked
+
+    webhook.status = 200  # the next day: the kept message goes first, then the day's own
+    deliveries = send(channels(team=ALL_EVENTS), [BEST_CHANGED], as_of=dt.date(2026, 12, 1),
+                      run_id="2026-12-01-nightly", link=LINK, environ=environ, box=box)
+    assert [d.status for d in deliveries] == ["re-sent", "sent"]
+    assert deliveries[0].detail == (f"run {RUN_ID}'s message, first tried at {stored['first_tried']} UTC, "
+                                    "via HWEVAL_NOTIFY_TEAM")
+    _, again, today = [json.loads(r["body"]) for r in webhook.requests]
+    assert again["title"] == "[re-sent] hweval 2026-11-30: 1 source stale past its limit"
+    assert again["type"] == "warning"
+    assert again["message"] == (stored["body"] + f"\n(not delivered when first tried at {stored['first_tried']} "
+                                                  "UTC; 1 attempt before this one)")
+    assert today["title"] == "hweval 2026-12-01: best offer changed for 1 workload"
+    assert list((box / "team").iterdir()) == []  # nothing kept, nor held as taken (".sending") to be sent again
+
+
+def test_a_kept_message_refused_again_stays_with_the_ones_behind_it_and_counts_its_attempts(webhook, tmp_path):
+    box = tmp_path / "outbox"
+    environ = {"HWEVAL_NOTIFY_TEAM": webhook.url()}
+    webhook.status = 500
+    for day in (1, 2):  # two nights refused: two kept messages
+        send(channels(team=ALL_EVENTS), [FAILED], as_of=dt.date(2026, 12, day), run_id=f"2026-12-0{day}-nightly",
+             link=LINK, environ=environ, box=box)
+    # night 1: its own message; night 2: night 1's again (refused), then its own
+    assert len(kept_files(box)) == 2 and len(webhook.requests) == 1 + 2
+    deliveries = send(channels(team=ALL_EVENTS), [], as_of=dt.date(2026, 12, 3), run_id="2026-12-03-nightly",
+                      link=LINK, environ=environ, box=box)
+    # the oldest tried once more and refused; the second not tried behind it; no events of its own this night
+    assert [d.status for d in deliveries] == ["failed", "nothing to send"]
+    assert deliveries[0].detail.startswith("re-sending run 2026-12-01-nightly's message, first tried at ")
+    assert deliveries[0].detail.endswith(f"; kept with 1 other in {box}")
+    assert len(webhook.requests) == 3 + 1
+    attempts = {json.loads(p.read_text())["run_id"]: json.loads(p.read_text())["attempts"] for p in kept_files(box)}
+    assert attempts == {"2026-12-01-nightly": 3, "2026-12-02-nightly": 1}  # night 1's: its own, nights 2 and 3
+
+
+def test_the_outbox_keeps_at_most_max_kept_a_channel_and_says_which_it_removed(webhook, tmp_path, monkeypatch):
+    monkeypatch.setattr(notify.outbox, "MAX_KEPT", 2)
+    box = tmp_path / "outbox"
+    webhook.status = 500
+    details = [send(channels(team=ALL_EVENTS), [FAILED], as_of=dt.date(2026, 12, day),
+                    run_id=f"2026-12-0{day}-nightly", link=LINK, environ={"HWEVAL_NOTIFY_TEAM": webhook.url()},
+                    box=box)[-1].detail for day in (1, 2, 3)]
+    assert "removed" not in details[0] + details[1]
+    # the third night keeps its own, and the first night's goes: 2 kept at most, and the delivery names it
+    assert details[2].endswith(", which removed the oldest kept (2 at most): run 2026-12-01-nightly's "
+                               "'hweval 2026-12-01: run failed'")
+    assert sorted(json.loads(p.read_text())["run_id"] for p in kept_files(box)) == [
+        "2026-12-02-nightly", "2026-12-03-nightly"]
+
+
+def test_kept_messages_wait_while_the_variable_is_unset_and_an_unreadable_one_is_named(webhook, tmp_path):
+    box = tmp_path / "outbox"
+    webhook.status = 500
+    send(channels(team=ALL_EVENTS), [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
+         environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=box)
+    [waiting] = send(channels(team=ALL_EVENTS), [], as_of=AS_OF, run_id=RUN_ID, link=LINK, environ={}, box=box)
+    assert waiting == Delivery("team", "skipped", f"HWEVAL_NOTIFY_TEAM is not set; 1 undelivered message kept in {box}")
+    assert len(kept_files(box)) == 1
+
+    broken = box / "team" / "0000-broken.json"  # sorts first: read before the good one
+    broken.write_text('{"channel": "team", "attempts": "many"}')
+    webhook.status = 200
+    deliveries = send(channels(team=ALL_EVENTS), [], as_of=AS_OF, run_id=RUN_ID, link=LINK,
+                      environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=box)
+    assert [d.status for d in deliveries] == ["failed", "re-sent", "nothing to send"]
+    assert deliveries[0].detail.startswith(f"a kept message could not be read: {broken}.sending: not a kept message")
+    assert deliveries[0].detail.endswith("; renamed to 0000-broken.json.unreadable")
+    assert (box / "team" / "0000-broken.json.unreadable").exists() and kept_files(box) == []
+
+
+def test_a_message_another_run_is_sending_is_left_to_it_until_that_run_is_presumed_dead(webhook, tmp_path,
+                                                                                         monkeypatch):
+    box = tmp_path / "outbox"
+    webhook.status = 500
+    send(channels(team=ALL_EVENTS), [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
+         environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=box)
+    [kept] = kept_files(box)
+    claimed = kept.rename(kept.with_name(kept.name + ".sending"))  # another run has taken it
+    webhook.status = 200
+    assert notify.outbox.count(box, "team") == 0
+    send(channels(team=ALL_EVENTS), [BEST_CHANGED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
+         environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=box)
+    assert len(webhook.requests) == 2 and claimed.exists()  # the day's own message only
+    monkeypatch.setattr(notify.outbox, "CLAIM_STALE_S", 0.0)  # that run died holding it
+    time.sleep(0.01)
+    deliveries = send(channels(team=ALL_EVENTS), [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
+                      environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=box)
+    assert [d.status for d in deliveries] == ["re-sent", "sent"]
+    assert json.loads(webhook.requests[2]["body"])["title"] == "[re-sent] hweval 2026-11-30: run failed"
+    assert not claimed.exists() and kept_files(box) == []
