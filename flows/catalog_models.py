@@ -253,16 +253,34 @@ class Model(Strict):
 
 
 class MlperfTrainingTask(Strict):
-    """How to turn an MLPerf Training result into achieved FLOP/s: the model and tokens per counted sample."""
+    """What an MLPerf Training task trains, and, for a task that calibrates the MFU, how to turn its results into
+    achieved FLOP/s (the tokens per counted sample). A task that gives only its model (fine-tuning: LoRA does not
+    fit 6ND) is declared so that a workload naming it must rank the same model; its results calibrate nothing."""
 
     model: Slug
-    sequence_length: int = Field(gt=0, le=MAX_SEQUENCE_TOKENS,
-                                 description="tokens in one training sequence of the benchmark")
-    tokens_per_sample: float = Field(gt=0, le=MAX_SEQUENCE_TOKENS,
-                                     description="samples_to_converge x this = tokens trained")
-    flops_per_token: float = Field(6.0, gt=0, le=MAX_FLOPS_PER_PARAM_TOKEN,
-                                   description="training FLOPs per parameter and token (6 for dense)")
+    sequence_length: int | None = Field(None, gt=0, le=MAX_SEQUENCE_TOKENS,
+                                        description="tokens in one training sequence of the benchmark")
+    tokens_per_sample: float | None = Field(None, gt=0, le=MAX_SEQUENCE_TOKENS,
+                                            description="samples_to_converge x this = tokens trained")
+    flops_per_token: float | None = Field(None, gt=0, le=MAX_FLOPS_PER_PARAM_TOKEN,
+                                          description="training FLOPs per parameter and token (unset: 6, dense)")
     note: str | None = None
+
+    @model_validator(mode="after")
+    def _calibrates_with_all_or_none(self) -> MlperfTrainingTask:
+        given = {key: getattr(self, key) is not None for key in ("sequence_length", "tokens_per_sample")}
+        if any(given.values()) and not all(given.values()):
+            missing = ", ".join(key for key, present in given.items() if not present)
+            raise ValueError(f"{missing} missing: a task that calibrates the MFU gives sequence_length and "
+                             "tokens_per_sample; one that only names its model gives neither")
+        if not any(given.values()) and self.flops_per_token is not None:
+            raise ValueError("flops_per_token without sequence_length and tokens_per_sample: a task that only names "
+                             "its model calibrates nothing")
+        return self
+
+    @property
+    def calibrates(self) -> bool:
+        return self.tokens_per_sample is not None
 
 
 class ScenarioLatency(Strict):

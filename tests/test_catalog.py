@@ -225,9 +225,11 @@ def test_a_workload_cannot_take_the_name_of_a_page_of_the_report(catalog_copy):
 @pytest.mark.parametrize(("workload", "task"), [
     ("llama2-70b-chat", "mlperf_inference_tasks.llama2-70b"),  # Llama-2-70B measurements ranked for an 8B model
     ("gpt3-175b-pretrain", "mlperf_training_tasks.gpt3"),
+    ("llama2-70b-lora-finetune", "mlperf_training_tasks.llama2_70b_lora"),  # declared for its model only
 ])
 def test_a_workload_must_serve_the_model_its_benchmark_task_measures(catalog_copy, workload, task):
-    measured = {"llama2-70b-chat": "llama-2-70b", "gpt3-175b-pretrain": "gpt-3-175b"}[workload]
+    measured = {"llama2-70b-chat": "llama-2-70b", "gpt3-175b-pretrain": "gpt-3-175b",
+                "llama2-70b-lora-finetune": "llama-2-70b"}[workload]
     benchmark_task = task.split(".", 1)[1]
     edit(catalog_copy / "workloads.yaml", lambda d: d["workloads"][workload].update(model="llama-3.1-8b"))
     with pytest.raises(CatalogError) as err:
@@ -238,10 +240,25 @@ def test_a_workload_must_serve_the_model_its_benchmark_task_measures(catalog_cop
 
 
 def test_a_benchmark_task_models_yaml_does_not_declare_leaves_the_model_unchecked(catalog_copy):
-    # llama2_70b_lora (a LoRA fine-tune) is not among mlperf_training_tasks: no model to compare with
+    edit(catalog_copy / "models.yaml", lambda d: d["mlperf_training_tasks"].pop("llama2_70b_lora"))
     edit(catalog_copy / "workloads.yaml", lambda d: d["workloads"]["llama2-70b-lora-finetune"].update(
         model="llama-3.1-8b"))
     assert load_catalog(catalog_copy).workloads.workloads["llama2-70b-lora-finetune"].model == "llama-3.1-8b"
+
+
+@pytest.mark.parametrize(("task", "error"), [
+    ({"model": "llama-2-70b", "sequence_length": 8192},
+     "tokens_per_sample missing: a task that calibrates the MFU gives sequence_length and tokens_per_sample; one "
+     "that only names its model gives neither"),
+    ({"model": "llama-2-70b", "flops_per_token": 4},
+     "flops_per_token without sequence_length and tokens_per_sample: a task that only names its model calibrates "
+     "nothing"),
+])
+def test_a_training_task_calibrates_with_its_sequence_and_tokens_or_only_names_its_model(catalog_copy, task, error):
+    edit(catalog_copy / "models.yaml", lambda d: d["mlperf_training_tasks"].update(llama2_70b_lora=task))
+    with pytest.raises(CatalogError) as err:
+        load_catalog(catalog_copy)
+    assert f"models.yaml: mlperf_training_tasks.llama2_70b_lora: Value error, {error}" in str(err.value)
 
 
 @pytest.mark.parametrize(("key", "value", "error"), [

@@ -1,7 +1,7 @@
 -- Grain: one row per measured training result this run holds, with what the estimator says for the same
 -- accelerator, chips, model and tokens at the family's default MFU (`estimated`, minutes), and the estimated/measured
 -- time ratio that calibrates the MFU (int_estimate_calibration): above 1, the chip trains faster than its default.
--- Measured results: MLPerf Training rows of a task catalog.mlperf_training_tasks describes (estimated at the chip's
+-- Measured results: MLPerf Training rows of a task catalog.mlperf_training_tasks calibrates with (estimated at the chip's
 -- fastest training precision, bf16 or fp8: MLPerf summaries declare none), the user's own runs of a workload in
 -- minutes, and published MFU figures (benchmark_runs training rows), compared as minutes to train 1e9 tokens at the
 -- published MFU. Scaling: the estimate loses the family's efficiency per doubling of instances, an instance being
@@ -53,7 +53,7 @@ mlperf as (
         results.chips,
         cast(greatest(1, ceil(results.chips / results.chips_per_node)) as integer) as instances,
         -- training_flops counts 6 FLOPs per parameter and token; a task declaring another factor scales the tokens
-        results.samples_to_converge * tasks.tokens_per_sample * tasks.flops_per_token / 6 as tokens,
+        results.samples_to_converge * tasks.tokens_per_sample * coalesce(tasks.flops_per_token, 6) / 6 as tokens,
         results.time_to_train_minutes as measured,
         'minutes to train' as unit,
         null::double as published_mfu,
@@ -66,6 +66,8 @@ mlperf as (
     inner join catalog.mlperf_training_tasks as tasks on tasks.task = results.benchmark
     inner join training_peaks on training_peaks.accelerator_id = results.accelerator_id
     where results.samples_to_converge > 0 and results.time_to_train_minutes > 0 and results.chips > 0
+        -- a task declared for its model only (fine-tuning) calibrates nothing
+        and tasks.tokens_per_sample is not null
 ),
 
 runs as (
