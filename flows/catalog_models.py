@@ -60,6 +60,7 @@ MAX_STALE_DAYS_LIMIT = 3_650  # days a source may stay stale before a run fails 
 MAX_PAGES_LIMIT = 1_000_000  # pages of one live listing (the default: 2,000)
 MAX_FILE_BYTES_LIMIT = 2**40  # one file or API response (1 TiB; the largest default: 8 GiB, aws_offer_file's)
 MAX_LINE_BYTES_LIMIT = 2**30  # one CSV line or record (1 GiB; the default: 1 MiB)
+MAX_FETCH_S_LIMIT = 86_400.0  # seconds one live fetch may take (a day: a nightly run's whole period; default 3,600)
 
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=MAX_ID_CHARS)]
 WholeNumber = Annotated[int, Field(ge=-MAX_WAREHOUSE_INTEGER, le=MAX_WAREHOUSE_INTEGER)]
@@ -543,6 +544,10 @@ class Source(Strict):
         description="longest line of a CSV file (or CSV record, when a quoted field spans lines) read, in bytes; "
                     "a longer one is refused without reading it whole and the source is stale; default: 1,048,576 "
                     "(1 MiB)")
+    max_fetch_s: float | None = Field(
+        None, gt=0, le=MAX_FETCH_S_LIMIT,
+        description="seconds one live fetch (a region or service when fanned out, else the whole source) may take "
+                    "from its start, retries and their waits included; past it the source is stale; default: 3,600")
 
     @property
     def stale_limit_days(self) -> int:

@@ -145,7 +145,8 @@ def live_parts(catalog: Catalog, source_id: str, options: list[dict]) -> list[Li
 def fetch_live_part(part: LivePart) -> SourceBatch:
     """The rows of one fan-out part, numbered from 0 (SourceBatch.combined numbers the source's rows again)."""
     fetched_on = dt.datetime.now(dt.UTC).date()
-    rows = SOURCE_KINDS[part.kind].fetch_live(dict(part.options), limits=part.limits, slots=None)
+    # the part's max_fetch_s counts from here, on the machine that fetches it
+    rows = SOURCE_KINDS[part.kind].fetch_live(dict(part.options), limits=part.limits.started(), slots=None)
     rows = [row | {"data_as_of": fetched_on, "row_no": n, "source_id": part.source_id} for n, row in enumerate(rows)]
     return SourceBatch.of_rows(part.source_id, part.kind, part.table, [f"live {part.kind} API"], fetched_on, rows)
 
@@ -164,7 +165,7 @@ def fetch_source(catalog: Catalog, source_id: str, slots: FetchSlots | None = No
     if source.reads_live(catalog.sources.mode):
         fetched_on = dt.datetime.now(dt.UTC).date()
         log.info("%s: fetching live (%s)", source_id, source.kind)
-        fetched = module.fetch_live(dict(source.live), limits=limits, slots=cloud_slots)
+        fetched = module.fetch_live(dict(source.live), limits=limits.started(), slots=cloud_slots)
         rows = [row | {"data_as_of": fetched_on} for row in fetched]
         files, data_as_of = [f"live {source.kind} API"], fetched_on
     else:

@@ -225,6 +225,18 @@ MUTATIONS = (
     Mutation("model-only-training-task-calibrates", "sql/intermediate/int_training_backtest.sql",
              "        and tasks.tokens_per_sample is not null\n", "",
              ("tests/test_calibration.py", "tests/test_flow.py")),
+    Mutation("a-live-fetchs-clock-never-started", "flows/land.py",
+             "limits=limits.started(), slots=cloud_slots", "limits=limits, slots=cloud_slots",
+             ("tests/test_source_limits.py::test_max_fetch_s_declared_in_sources_yaml_bounds_a_live_source_from_the_"
+              "start_of_its_fetch",)),
+    Mutation("an-http-listing-unbounded-in-time", "flows/sources/_http.py",
+             "        limits.check_time(what)  # the source's max_fetch_s, retries and their waits included\n", "",
+             ("tests/test_source_limits.py::test_a_listing_that_never_ends_in_time_stops_at_max_fetch_s_long_before_"
+              "max_pages", "tests/test_source_limits.py::test_a_fetch_past_its_deadline_sends_no_request")),
+    Mutation("an-aws-retry-waited-past-max-fetch-s", "flows/sources/_aws.py",
+             "                limits.check_time(what, wait)\n                log.warning(\"%s: %s (%s); retrying page",
+             "                log.warning(\"%s: %s (%s); retrying page",
+             ("tests/test_source_limits.py::test_a_throttled_aws_listing_does_not_wait_for_a_retry_past_max_fetch_s",)),
     Mutation("notification-secret-decoded-unmasked", "flows/notify.py",
              "from urllib.parse import unquote, unquote_plus\n", "unquote = unquote_plus = str\n",
              ("tests/test_notify.py::test_a_percent_escaped_secret_reaches_the_log_in_no_form",)),

@@ -248,11 +248,11 @@ def test_a_benchmark_task_models_yaml_does_not_declare_leaves_the_model_unchecke
 
 @pytest.mark.parametrize(("task", "error"), [
     ({"model": "llama-2-70b", "sequence_length": 8192},
-     "tokens_per_sample missing: a task that calibrates the MFU gives sequence_length and tokens_per_sample; one "
-     "that only names its model gives neither"),
+     ("tokens_per_sample missing: a task that calibrates the MFU gives sequence_length and tokens_per_sample; one "
+      "that only names its model gives neither")),
     ({"model": "llama-2-70b", "flops_per_token": 4},
-     "flops_per_token without sequence_length and tokens_per_sample: a task that only names its model calibrates "
-     "nothing"),
+     ("flops_per_token without sequence_length and tokens_per_sample: a task that only names its model calibrates "
+      "nothing")),
 ])
 def test_a_training_task_calibrates_with_its_sequence_and_tokens_or_only_names_its_model(catalog_copy, task, error):
     edit(catalog_copy / "models.yaml", lambda d: d["mlperf_training_tasks"].update(llama2_70b_lora=task))

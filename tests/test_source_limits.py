@@ -47,6 +47,7 @@ from flows.sources import (
 from flows.sources._common import (
     GIB,
     KIB,
+    MAX_FETCH_S,
     MAX_FILE_BYTES,
     MAX_JSON_DEPTH,
     MAX_LINE_BYTES,
@@ -92,14 +93,14 @@ def never_retried(exc: BaseException) -> bool:
 def test_each_limit_is_a_source_setting_whose_description_states_the_default():
     fields = Source.model_fields
     for name, default in (("max_pages", MAX_PAGES), ("max_file_bytes", MAX_FILE_BYTES),
-                          ("max_line_bytes", MAX_LINE_BYTES)):
+                          ("max_line_bytes", MAX_LINE_BYTES), ("max_fetch_s", int(MAX_FETCH_S))):
         assert fields[name].default is None  # None: the kind's default below
         assert f"default: {default:,}" in fields[name].description, name
     offer_file_bytes = aws_offer_file.DEFAULT_LIMITS.max_file_bytes
     assert f"{offer_file_bytes:,} (8 GiB) for aws_offer_file" in fields["max_file_bytes"].description
     header = (Path(__file__).parents[1] / "catalogs" / "sources.yaml").read_text().split("\nmode:")[0]
     for name, default in (("max_pages", f"default {MAX_PAGES:,}"), ("max_file_bytes", f"default {MAX_FILE_BYTES:,}"),
-                          ("max_line_bytes", f"default {MAX_LINE_BYTES:,}")):
+                          ("max_line_bytes", f"default {MAX_LINE_BYTES:,}"), ("max_fetch_s", "default 3,600")):
         assert f"`{name}`" in header and default in header, name  # sources.yaml says it where the sources are
 
 
@@ -262,6 +263,64 @@ def test_gcp_page_tokens_new_every_time_stop_at_max_pages(endless):
                                environ={"GOOGLE_API_KEY": "AIzaSyTEST-key"}, sleep=lambda s: None)
     assert len(endless.requests) == 4
     assert "AIzaSyTEST-key" not in str(err.value)
+
+
+# ---------------------------------------------------------------- max_fetch_s: a live fetch's time, retries included
+def test_a_listing_that_never_ends_in_time_stops_at_max_fetch_s_long_before_max_pages(endless):
+    limits = SourceLimits(max_fetch_s=0.5, source_id="azure_retail").started()
+    with pytest.raises(SourceLimitError, match=rf"^azure retail prices eastus page \d+: the fetch is taking longer "
+                                               rf"than max_fetch_s allows \(0.5 s\); "
+                                               rf"{hint('max_fetch_s', 'azure_retail')}$") as err:
+        azure_retail.fetch_live({"regions": ["eastus"], "endpoint": endless.base + "/api/retail/prices"},
+                                limits=limits, sleep=lambda s: None)
+    assert 1 < len(endless.requests) < MAX_PAGES  # pages answered at once: stopped by the time, not the page count
+    assert never_retried(err.value)
+
+
+def test_a_fetch_past_its_deadline_sends_no_request(endless, tmp_path):
+    past = SourceLimits(max_fetch_s=1.0, source_id="aws_offer_file").started()
+    past = SourceLimits(**{**past.__dict__, "deadline": past.deadline - 2.0})  # started 2 s ago: 1 s over
+    with pytest.raises(SourceLimitError, match=r"^t: the fetch is taking longer than max_fetch_s allows \(1 s\)"):
+        _http.get_json(endless.base + "/v1/services/x/skus", what="t", limits=past, sleep=lambda s: None)
+    with pytest.raises(SourceLimitError, match=r"/index.csv: the fetch is taking longer than max_fetch_s allows"):
+        aws_offer_file.download(endless.base + "/index.csv", tmp_path / "index.csv", limits=past,
+                                sleep=lambda s: None)
+    assert endless.requests == []
+
+
+def test_a_throttled_aws_listing_does_not_wait_for_a_retry_past_max_fetch_s(monkeypatch):
+    """The Price List throttles every try. Backoffs 1, 2 and 4 s each end within the 5 s the fetch may take (waited
+    here without time passing); the fourth, 8 s, would end past it: refused before waiting, naming max_fetch_s."""
+    stubber = stubbed("pricing", monkeypatch)
+    for _ in range(4):
+        stubber.add_client_error("get_products", service_error_code="ThrottlingException", service_message="Rate exceeded",
+                                 http_status_code=400)
+    waited: list[float] = []
+    limits = SourceLimits(max_fetch_s=5.0, source_id="aws_pricing").started()
+    with stubber, pytest.raises(SourceLimitError, match=r"^pricing.get_products us-east-1 'GPU instance': a retry "
+                                                        r"8 s from now would take longer than max_fetch_s allows "
+                                                        r"\(5 s\)") as err:
+        aws_pricing.fetch_live({"regions": ["us-east-1"]}, limits=limits, sleep=waited.append)
+    assert waited == [1.0, 2.0, 4.0]
+    stubber.assert_no_pending_responses()
+    assert never_retried(err.value)
+
+
+def test_max_fetch_s_declared_in_sources_yaml_bounds_a_live_source_from_the_start_of_its_fetch(catalog, endless):
+    """The run's fetch of a live source (flows/land.py fetch_source) starts its clock: a declared 0.3 s stops the
+    endless listing; without `started()` no deadline would apply and max_pages would stop it instead."""
+    from flows.land import fetch_source
+
+    sources = dict(catalog.sources.sources)
+    sources["azure_retail"] = sources["azure_retail"].model_copy(update={
+        "max_fetch_s": 0.3, "live": {"regions": ["eastus"], "endpoint": endless.base + "/api/retail/prices"}})
+    live = catalog.model_copy(update={"sources": catalog.sources.model_copy(update={"sources": sources,
+                                                                                    "mode": "live"})})
+    with pytest.raises(SourceLimitError, match=r"the fetch is taking longer than max_fetch_s allows \(0.3 s\); "
+                                               r"if that is right, raise it with `max_fetch_s: N` under "
+                                               r"sources.azure_retail"):
+        fetch_source(live, "azure_retail")
+    assert 1 < len(endless.requests) < MAX_PAGES
 
 
 @pytest.mark.parametrize("path", ["/big?length", "/big"])

@@ -86,6 +86,7 @@ def pages(api_client, operation: str, what: str, *, limits: SourceLimits = DEFAU
     paginator = api_client.get_paginator(operation)
     token, throttled, page_no = None, 0, 0
     seen: dict[str, int] = {}  # NextToken -> the page that returned it
+    limits.check_time(what)  # the source's max_fetch_s: checked before each page and each retry's wait
     while True:
         # a paginator resumes from its own token (the service's NextToken encoded as botocore writes it): given the
         # service's token as is, botocore would try to read it as its own and could split it into parameters
@@ -104,6 +105,7 @@ def pages(api_client, operation: str, what: str, *, limits: SourceLimits = DEFAU
                                             f"API is going round in a loop; stopping instead of following it")
                 if page_no >= limits.max_pages:
                     raise limits.exceeded(what, "max_pages", "the listing has more pages")
+                limits.check_time(what)
                 seen[token] = page_no
             return
         except ClientError as exc:
@@ -114,6 +116,7 @@ def pages(api_client, operation: str, what: str, *, limits: SourceLimits = DEFAU
             if (code in THROTTLING_CODES or server_error) and throttled < attempts - 1:
                 throttled += 1
                 wait = backoff_s * 2 ** (throttled - 1)
+                limits.check_time(what, wait)
                 log.warning("%s: %s (%s); retrying page %d in %.1f s (%d of %d)", what,
                             "throttled" if code in THROTTLING_CODES else f"HTTP {status or '5xx'}", code,
                             page_no + 1, wait, throttled, attempts - 1)
@@ -131,6 +134,7 @@ def pages(api_client, operation: str, what: str, *, limits: SourceLimits = DEFAU
             if throttled < attempts - 1:
                 throttled += 1
                 wait = backoff_s * 2 ** (throttled - 1)
+                limits.check_time(what, wait)
                 log.warning("%s: %s; retrying page %d in %.1f s", what, type(exc).__name__, page_no + 1, wait)
                 sleep(wait)
                 continue

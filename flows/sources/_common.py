@@ -15,6 +15,7 @@ import json
 import math
 import re
 import reprlib
+import time
 from collections.abc import Callable
 from itertools import accumulate
 from pathlib import Path
@@ -26,7 +27,11 @@ KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 MAX_PAGES = 2_000  # pages one live listing (a region, service or filter) follows; real ones take tens, or hundreds
 MAX_FILE_BYTES = 256 * MIB  # a file or API response; JSON is parsed whole, at several times its size in memory
 MAX_LINE_BYTES = 1 * MIB  # a line of a CSV file, or one CSV record (a quoted field may span lines)
-LIMIT_NAMES = ("max_pages", "max_file_bytes", "max_line_bytes")
+# seconds one live fetch (a region or service fanned out, else the whole source) may take from its start, retries and
+# their waits included: each request is also bounded (flows/sources/_http.py MAX_RESPONSE_S, boto3's read timeout),
+# but a listing of thousands of slow pages, or a server asking again and again to retry later, is not
+MAX_FETCH_S = 3_600.0
+LIMIT_NAMES = ("max_pages", "max_file_bytes", "max_line_bytes", "max_fetch_s")
 
 # Format bounds, the same for every source: no price, count or rate needs more, and past them parsing costs
 # quadratic time (digits) or the interpreter's stack (nesting).
@@ -50,15 +55,34 @@ class SourceLimits:
     max_pages: int = MAX_PAGES
     max_file_bytes: int = MAX_FILE_BYTES
     max_line_bytes: int = MAX_LINE_BYTES
+    max_fetch_s: float = MAX_FETCH_S
     source_id: str | None = None
+    deadline: float | None = None  # time.monotonic() past which the fetch stops: set by started()
 
     def exceeded(self, where: str, name: str, what: str) -> SourceLimitError:
         """The error for `what` (e.g. "line 3 is longer") past the limit `name`: its value and how to raise it."""
         value = getattr(self, name)
-        shown = f"{value:,} pages" if name == "max_pages" else _bytes(value)
+        shown = {"max_pages": f"{value:,} pages", "max_fetch_s": f"{value:,g} s"}.get(name) or _bytes(value)
         entry = f"sources.{self.source_id}" if self.source_id else "the source's entry"
         return SourceLimitError(f"{where}: {what} than {name} allows ({shown}); if that is right, raise it with "
                                 f"`{name}: N` under {entry} in catalogs/sources.yaml")
+
+    def started(self) -> SourceLimits:
+        """These limits for a live fetch starting now: its requests stop `max_fetch_s` from now."""
+        return dataclasses.replace(self, deadline=time.monotonic() + self.max_fetch_s)
+
+    def check_time(self, where: str, wait_s: float = 0.0) -> None:
+        """A SourceLimitError (never retried) once the fetch is past its deadline, or would be after waiting `wait_s`
+        (a retry's backoff: not waited for nothing)."""
+        if self.deadline is not None and time.monotonic() + wait_s > self.deadline:
+            what = "the fetch is taking longer" if wait_s == 0 else f"a retry {wait_s:g} s from now would take longer"
+            raise self.exceeded(where, "max_fetch_s", what)
+
+    def seconds_left(self, at_most: float) -> float:
+        """`at_most` seconds, or what is left before the deadline when that is less (at least 0.1 s: a timeout)."""
+        if self.deadline is None:
+            return at_most
+        return max(0.1, min(at_most, self.deadline - time.monotonic()))
 
 
 DEFAULT_LIMITS = SourceLimits()

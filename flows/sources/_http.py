@@ -9,7 +9,8 @@ go through `redact`; headers are never logged.
 Only http(s) URLs are fetched (never file:, ftp: or data:, whatever a next-page link says). The caller's headers
 (credentials: `Authorization`) go to the URL asked for only, never on to a redirect's; a redirect from https to
 http is refused. A whole response must arrive within `MAX_RESPONSE_S` of its request (`timeout_s` bounds each
-wait for the server), so a server that sends its body a byte at a time cannot hold a run.
+wait for the server), so a server that sends its body a byte at a time cannot hold a run; and no request starts,
+waits or is waited for past the source's `max_fetch_s` (`SourceLimits.deadline`), which raises a SourceLimitError.
 """
 
 from __future__ import annotations
@@ -222,15 +223,17 @@ def get_json(
     last = ""
     for attempt in range(1, attempts + 1):
         wait = backoff_s * 2 ** (attempt - 1)
+        limits.check_time(what)  # the source's max_fetch_s, retries and their waits included
         started = time.monotonic()
         try:
-            with _OPENER.open(request, timeout=timeout_s) as response:
+            with _OPENER.open(request, timeout=limits.seconds_left(timeout_s)) as response:
                 length = (response.headers.get("Content-Length") or "").strip()
                 if length.isdigit() and int(length) > limits.max_file_bytes:
                     raise limits.exceeded(f"{what}: response from {shown}", "max_file_bytes",
                                           f"the body ({int(length):,} bytes) is larger")
                 # read as it comes, whatever Content-Length says (a chunked body ignores it): stopped past the limit
-                body = _read_body(response, limits.max_file_bytes, started + MAX_RESPONSE_S)
+                body = _read_body(response, limits.max_file_bytes,
+                                  min(started + MAX_RESPONSE_S, limits.deadline or math.inf))
                 status = response.status
             if body is None:
                 raise limits.exceeded(f"{what}: response from {shown}", "max_file_bytes", "the body is larger")
@@ -265,7 +268,9 @@ def get_json(
             except UnicodeDecodeError as exc:
                 raise not_json(exc.reason) from None
             return parse_json(text, f"{what}: response from {shown}", not_json=not_json)
+        limits.check_time(what)  # past max_fetch_s (a request cut at it): that, not the last error
         if attempt < attempts:
+            limits.check_time(what, wait)  # a retry that would start past it is not waited for
             log.warning("%s: %s from %s; retry %d of %d in %.1fs", what, last, shown, attempt, attempts - 1, wait)
             sleep(wait)
     raise LiveSourceError(f"{what}: gave up after {attempts} attempts to GET {shown}; last: {last}")

@@ -273,8 +273,9 @@ def download(url: str, target: Path, *, timeout_s: float = 60.0, sleep: Callable
     """
     shown = redact_text(_http.redact(url))  # a signed or mirrored URL may carry a key: never in a message or a row
     for attempt in range(RETRIES + 1):
+        limits.check_time(shown)  # the source's max_fetch_s, retries and their waits included
         try:
-            with _http.open_url(url, timeout_s) as response, target.open("wb") as out:
+            with _http.open_url(url, limits.seconds_left(timeout_s)) as response, target.open("wb") as out:
                 expected = response.headers.get("Content-Length")
                 if expected is not None and expected.isdigit() and int(expected) > limits.max_file_bytes:
                     raise limits.exceeded(shown, "max_file_bytes", f"the file ({int(expected):,} bytes) is larger")
@@ -282,6 +283,7 @@ def download(url: str, target: Path, *, timeout_s: float = 60.0, sleep: Callable
                 while chunk := response.read(CHUNK_BYTES):
                     if written + len(chunk) > limits.max_file_bytes:
                         raise limits.exceeded(shown, "max_file_bytes", "the file is larger")
+                    limits.check_time(shown)
                     out.write(chunk)
                     written += len(chunk)
                     if written >= next_report:
@@ -300,6 +302,7 @@ def download(url: str, target: Path, *, timeout_s: float = 60.0, sleep: Callable
                 tries = f" after {attempt + 1} tries" if retryable else ""
                 raise LiveSourceError(f"{shown}: HTTP {exc.code} {exc.reason}{tries}") from None
             delay = BACKOFF_S * 2 ** attempt
+            limits.check_time(shown, delay)
             log.warning("%s: HTTP %d, retrying in %.0f s (%d/%d)", shown, exc.code, delay, attempt + 1, RETRIES)
             sleep(delay)
         except (urllib.error.URLError, OSError, ValueError) as exc:  # unreachable, reset or timed out mid-download
@@ -308,6 +311,7 @@ def download(url: str, target: Path, *, timeout_s: float = 60.0, sleep: Callable
             if attempt == RETRIES:
                 raise LiveSourceError(f"{shown}: {problem} after {attempt + 1} tries") from None
             delay = BACKOFF_S * 2 ** attempt
+            limits.check_time(shown, delay)
             log.warning("%s: %s, retrying in %.0f s (%d/%d)", shown, problem, delay, attempt + 1, RETRIES)
             sleep(delay)
     raise AssertionError("unreachable")
