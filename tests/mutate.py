@@ -237,6 +237,10 @@ MUTATIONS = (
              "                limits.check_time(what, wait)\n                log.warning(\"%s: %s (%s); retrying page",
              "                log.warning(\"%s: %s (%s); retrying page",
              ("tests/test_source_limits.py::test_a_throttled_aws_listing_does_not_wait_for_a_retry_past_max_fetch_s",)),
+    Mutation("an-instance-type-of-any-length-lands", "catalogs/expectations/aws_pricing.json",
+             '"column": "instance_type",\n    "max_value": 100\n', '"column": "instance_type",\n    "max_value": 100000\n',
+             ("tests/test_traps.py::test_an_instance_type_region_or_zone_past_100_characters_is_quarantined_not_"
+              "printed",)),
     Mutation("notification-secret-decoded-unmasked", "flows/notify.py",
              "from urllib.parse import unquote, unquote_plus\n", "unquote = unquote_plus = str\n",
              ("tests/test_notify.py::test_a_percent_escaped_secret_reaches_the_log_in_no_form",)),

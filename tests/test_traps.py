@@ -516,3 +516,29 @@ def test_gcp_price_not_in_usd_is_quarantined(fresh_db, catalog):
                                               euro))
     assert loads == {"gcp_billing": (2, 1, 1)}
     assert quarantined(fresh_db) == [("gcp_billing", 1, "currency_usd", "currency_code", "EUR")]
+
+
+# ---------------------------------------------------------------- names of any length from a feed
+def test_an_instance_type_region_or_zone_past_100_characters_is_quarantined_not_printed(fresh_db, catalog):
+    """Names from a feed reach the reports' pages whole; one past MAX_ID_CHARS (100) is no real name: quarantined by
+    the suite's `<column>_short`, naming the column, while the row beside it lands."""
+    long_type = "p5." + "x" * 98  # 101 characters
+    long_zone = "us-east-1" + "a" * 92  # 101 characters
+    long_sku = "Standard_" + "N" * 92
+    loads = land(fresh_db, catalog,
+                 aws_batch(aws_item("p5.48xlarge", "55.0400000000", "LINUXSKU00000001"),
+                           aws_item(long_type, "55.0400000000", "LONGSKU000000001")),
+                 spot_batch(("us-east-1a", "p5.48xlarge", "10.24"), (long_zone, "p5.48xlarge", "10.24")),
+                 azure_batch(azure(ND, 98.32, "m-linux"), azure(long_sku, 98.32, "m-long")),
+                 sheet_batch(*({"kind": "quote", "cloud": "aws", "region": region, "instance_type": "p5.48xlarge",
+                                "usd_per_hour": 40.0, "accelerator_count": 8, "source": "private pricing agreement"}
+                               for region in ("us-east-1", "us-east-" + "1" * 93))))
+    assert loads == {"aws_pricing": (2, 1, 1), "aws_spot": (2, 1, 1), "azure_retail": (2, 1, 1),
+                     "price_sheet": (2, 1, 1)}
+    assert [(source, row_no, name, column, len(value)) for source, row_no, name, column, value
+            in quarantined(fresh_db)] == [
+        ("aws_pricing", 1, "instance_type_short", "instance_type", 101),
+        ("aws_spot", 1, "availability_zone_short", "availability_zone", 101),
+        ("azure_retail", 1, "arm_sku_name_short", "arm_sku_name", 101),
+        ("price_sheet", 1, "region_short", "region", 101),
+    ]
