@@ -397,6 +397,8 @@ PRICED_THINGS = {
     "azure_retail": ("arm_region_name", "arm_sku_name", "sku_name", "product_name", "price_type", "reservation_term",
                      "unit_of_measure"),
     "gcp_billing": ("description", "region", "start_usage_amount"),
+    "model_api_prices": ("cloud", "region", "api_model", "direction", "inference_type", "feature", "term_type",
+                         "product"),
 }
 
 
@@ -423,7 +425,7 @@ def price_change_problem(con: duckdb.DuckDBPyConnection, batch: SourceBatch, fac
         # factor is a problem
         comparisons = [(key, "last({price} order by row_no)", "prices shared")]
         if things:
-            comparisons.append((things, "min({price})", "priced things (instance, region, term ...) shared"))
+            comparisons.append((things, "min({price})", "priced things (instance or model, region, term ...) shared"))
         for columns, pick, shared_what in comparisons:
             same = " and ".join(f"b.{c} is not distinct from p.{c}" for c in columns)
             grouped = ", ".join(columns)

@@ -241,6 +241,10 @@ MUTATIONS = (
              '"column": "instance_type",\n    "max_value": 100\n', '"column": "instance_type",\n    "max_value": 100000\n',
              ("tests/test_traps.py::test_an_instance_type_region_or_zone_past_100_characters_is_quarantined_not_"
               "printed",)),
+    Mutation("model-api-prices-checked-by-identity-only", "flows/land.py",
+             '    "model_api_prices": ("cloud", "region", "api_model",', '    "_": ("cloud", "region", "api_model",',
+             ("tests/test_price_jump.py::test_model_api_prices_that_moved_under_new_skus_are_compared_by_model_region_"
+              "and_direction",)),
     Mutation("notification-secret-decoded-unmasked", "flows/notify.py",
              "from urllib.parse import unquote, unquote_plus\n", "unquote = unquote_plus = str\n",
              ("tests/test_notify.py::test_a_percent_escaped_secret_reaches_the_log_in_no_form",)),
