@@ -191,11 +191,15 @@ def _resend_kept(channel_id: str, channel: Channel, url: str, box: Path) -> list
         status, detail = _deliver(url, channel.url_env, kept.resend_title(), kept.resend_body(),
                                   apprise.NotifyType(kept.notify_type))
         what = f"run {kept.run_id}'s message, first tried at {kept.first_tried} UTC"
+        try:
+            (taken.sent if status == "sent" else taken.refused)()
+        except OSError as exc:  # the outbox cannot be written: say so, and leave the rest for the next run
+            deliveries.append(Delivery(channel_id, "failed", f"{what}: {status}, but {taken.path} could not be "
+                                                             f"{'removed' if status == 'sent' else 'put back'}: {exc}"))
+            break
         if status == "sent":
-            taken.sent()
             deliveries.append(Delivery(channel_id, "re-sent", f"{what}, via {channel.url_env}"))
             continue
-        taken.refused()
         waiting = outbox.count(box, channel_id)
         deliveries.append(Delivery(channel_id, "failed", f"re-sending {what}: {detail}; kept with "
                                                          f"{_plural(waiting - 1, 'other', 'others')} in {box}"))

@@ -354,3 +354,22 @@ def test_a_message_another_run_is_sending_is_left_to_it_until_that_run_is_presum
     assert [d.status for d in deliveries] == ["re-sent", "sent"]
     assert json.loads(webhook.requests[2]["body"])["title"] == "[re-sent] hweval 2026-11-30: run failed"
     assert not claimed.exists() and kept_files(box) == []
+
+
+def test_a_kept_message_sent_but_not_removed_is_a_failed_delivery_and_the_days_own_still_goes(webhook, tmp_path,
+                                                                                              monkeypatch):
+    box = tmp_path / "outbox"
+    webhook.status = 500
+    send(channels(team=ALL_EVENTS), [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
+         environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=box)
+    webhook.status = 200
+
+    def read_only(self):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(notify.outbox.Taken, "sent", read_only)
+    deliveries = send(channels(team=ALL_EVENTS), [BEST_CHANGED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
+                      environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=box)
+    assert [d.status for d in deliveries] == ["failed", "sent"]  # told, and the day's own message not held back
+    assert deliveries[0].detail.endswith(".json.sending could not be removed: [Errno 13] Permission denied")
+    assert len(webhook.requests) == 3
