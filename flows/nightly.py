@@ -344,11 +344,10 @@ def nightly(
     for delivery in deliveries:
         logger.log(logging.WARNING if delivery.status == "failed" else logging.INFO, "notification %s: %s (%s)",
                    delivery.channel, delivery.status, delivery.detail)
-    undelivered = list(dict.fromkeys(d.channel for d in deliveries if d.status == "failed"))
-    if undelivered:  # the people who follow the run were not told what it found: it must not look fine
-        failure = (f"notifying channel(s) {', '.join(undelivered)} failed (the run's events were not delivered; the "
-                   f"flow log has them, and the next run sends again what {box} keeps)")
-        result = replace(result, failed_after_publish=(*result.failed_after_publish, failure))
+    failures = notify.failures(deliveries)
+    if failures:  # the people who follow the run were not told all it found, or what earlier runs found
+        result = replace(result, failed_after_publish=(*result.failed_after_publish, *failures))
+    if any(d.status == "failed" and not d.kept for d in deliveries):
         for event in events:
             logger.warning("undelivered %s: %s", event.kind, event.text)
     if result.stale_past_limit:

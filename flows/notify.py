@@ -51,11 +51,13 @@ class Event:
 
 @dataclass(frozen=True)
 class Delivery:
-    """What became of one channel's message: sent, skipped, failed or nothing to send, and why (never the URL)."""
+    """What became of one channel's message: sent, skipped, failed or nothing to send, and why (never the URL).
+    `kept` marks the delivery of a message an earlier run could not deliver (flows/outbox.py), or of the outbox."""
 
     channel: str
     status: str
     detail: str
+    kept: bool = False
 
 
 def report_link(notifications: NotificationsFile, reports_root: Path, as_of: dt.date | None) -> str:
@@ -181,28 +183,36 @@ def _deliver(url: str, url_env: str, title: str, body: str, notify_type: apprise
 
 
 def _resend_kept(channel_id: str, channel: Channel, url: str, box: Path) -> list[Delivery]:
-    """Send the channel's kept messages again, oldest first; the first refused stays with the rest behind it."""
+    """Send the channel's kept messages again, oldest first. The first refused stays, with the rest behind it (the
+    channel is down: they are not tried); one refused for the MAX_ATTEMPTS-th time is set aside and the next tried."""
     deliveries = []
     for taken in outbox.pending(box, channel_id):
         if isinstance(taken, ValueError):
-            deliveries.append(Delivery(channel_id, "failed", f"a kept message could not be read: {taken}"))
+            deliveries.append(Delivery(channel_id, "failed", f"a kept message could not be read: {taken}", kept=True))
             continue
         kept = taken.message
         status, detail = _deliver(url, channel.url_env, kept.resend_title(), kept.resend_body(),
                                   apprise.NotifyType(kept.notify_type))
         what = f"run {kept.run_id}'s message, first tried at {kept.first_tried} UTC"
         try:
-            (taken.sent if status == "sent" else taken.refused)()
+            aside = taken.sent() if status == "sent" else taken.refused()
         except OSError as exc:  # the outbox cannot be written: say so, and leave the rest for the next run
             deliveries.append(Delivery(channel_id, "failed", f"{what}: {status}, but {taken.path} could not be "
-                                                             f"{'removed' if status == 'sent' else 'put back'}: {exc}"))
+                                                             f"{'removed' if status == 'sent' else 'put back'}: {exc}",
+                                       kept=True))
             break
         if status == "sent":
-            deliveries.append(Delivery(channel_id, "re-sent", f"{what}, via {channel.url_env}"))
+            deliveries.append(Delivery(channel_id, "re-sent", f"{what}, via {channel.url_env}", kept=True))
+            continue
+        if aside is not None:  # tried MAX_ATTEMPTS times: it no longer holds the others back
+            deliveries.append(Delivery(channel_id, "failed", f"re-sending {what}: {detail}; refused "
+                                                             f"{outbox.MAX_ATTEMPTS} times in all, so set aside as "
+                                                             f"{aside} and not sent again", kept=True))
             continue
         waiting = outbox.count(box, channel_id)
         deliveries.append(Delivery(channel_id, "failed", f"re-sending {what}: {detail}; kept with "
-                                                         f"{_plural(waiting - 1, 'other', 'others')} in {box}"))
+                                                         f"{_plural(waiting - 1, 'other', 'others')} in {box}",
+                                   kept=True))
         break
     return deliveries
 
@@ -210,16 +220,26 @@ def _resend_kept(channel_id: str, channel: Channel, url: str, box: Path) -> list
 def _send_to_channel(channel_id: str, channel: Channel, events: list[Event], environ: Mapping[str, str], *,
                      as_of: dt.date, run_id: str, link: str, box: Path | None) -> list[Delivery]:
     """The deliveries for one channel: its kept messages sent again (with `box`), then this run's, holding only the
-    events it subscribes to; a message not delivered is kept in `box`."""
+    events it subscribes to; a message not delivered is kept in `box`. An outbox that cannot be read or written is a
+    failed delivery of its own: this run's message is still sent."""
     chosen = [e for e in events if e.kind in channel.events]
-    waiting = outbox.count(box, channel_id) if box is not None else 0
-    if not chosen and not waiting:
-        return [Delivery(channel_id, "nothing to send", f"none of its events ({', '.join(channel.events)}) happened")]
+    deliveries: list[Delivery] = []
+    waiting = 0
     url = environ.get(channel.url_env, "").strip()
+    if box is not None:
+        try:
+            waiting = outbox.count(box, channel_id)
+            if waiting and url:
+                deliveries = _resend_kept(channel_id, channel, url, box)
+        except OSError as exc:
+            deliveries.append(Delivery(channel_id, "failed", f"the outbox {box} could not be read or written: {exc}",
+                                       kept=True))
+    if not chosen and not waiting:
+        return [*deliveries, Delivery(channel_id, "nothing to send",
+                                      f"none of its events ({', '.join(channel.events)}) happened")]
     if not url:
         kept = f"; {_plural(waiting, 'undelivered message', 'undelivered messages')} kept in {box}" if waiting else ""
-        return [Delivery(channel_id, "skipped", f"{channel.url_env} is not set{kept}")]
-    deliveries = _resend_kept(channel_id, channel, url, box) if waiting else []
+        return [*deliveries, Delivery(channel_id, "skipped", f"{channel.url_env} is not set{kept}")]
     if not chosen:
         return [*deliveries, Delivery(channel_id, "nothing to send",
                                       f"none of its events ({', '.join(channel.events)}) happened")]
@@ -257,3 +277,19 @@ def send(notifications: NotificationsFile, events: list[Event], *, as_of: dt.dat
             log.log(level, "notification channel %s: %s (%s)", channel_id, delivery.status, delivery.detail)
         deliveries.extend(found)
     return deliveries
+
+
+def failures(deliveries: list[Delivery]) -> list[str]:
+    """What a run that notified must not pass over (each makes it fail after its publish, exit 5): this run's own
+    message not delivered to a channel, and, apart, earlier runs' kept messages (or the outbox) that failed again."""
+    own = [d for d in deliveries if d.status == "failed" and not d.kept]
+    earlier = [d for d in deliveries if d.status == "failed" and d.kept]
+    found = []
+    if own:
+        found.append(f"notifying channel(s) {', '.join(dict.fromkeys(d.channel for d in own))} failed (the run's "
+                     f"events were not delivered: {'; '.join(d.detail for d in own)})")
+    if earlier:
+        found.append(f"re-sending earlier runs' undelivered messages to channel(s) "
+                     f"{', '.join(dict.fromkeys(d.channel for d in earlier))} failed: "
+                     f"{'; '.join(d.detail for d in earlier)}")
+    return found

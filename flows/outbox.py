@@ -4,11 +4,14 @@ A message that could not be delivered (the service refused it or did not answer)
 body, kind: no URL, secrets already masked), to `<outbox>/<channel>/<time kept in ns>-<id>.json`. The next run that
 notifies the channel sends the kept messages first, oldest first, each titled "[re-sent] ..." and saying when it was
 first tried; a message sent is removed, one refused again stays (its attempts counted) and the rest wait behind it.
+One refused MAX_ATTEMPTS times in all is set aside as `*.undeliverable` (never removed), so that it does not hold the
+others back for ever.
 
 The outbox sits beside the warehouse (`<warehouse folder>/notifications-outbox`, or HWEVAL_NOTIFY_OUTBOX). It holds
 at most MAX_KEPT messages a channel: keeping one more removes the oldest, and the run log and the delivery say which.
-A run takes a message by renaming it (two runs notifying at once never send it twice); a taken message whose run
-died is taken again after CLAIM_STALE_S. A file that is not a kept message is renamed `*.unreadable` and reported.
+A run takes a message by renaming it to `*.json.<time taken in ns>.sending` (two runs notifying at once never send it
+twice); a message taken by a run that died is taken again CLAIM_STALE_S after the time in its name. A file that is not
+a kept message is renamed `*.unreadable` and reported.
 """
 
 from __future__ import annotations
@@ -27,9 +30,11 @@ FOLDER = "notifications-outbox"
 MAX_KEPT = 20  # messages kept a channel; keeping one more removes the oldest (a month of nightly failures is 30)
 MAX_FILE_BYTES = 64 * 1024  # a kept message is at most ~5 KB (notify.MAX_BODY_CHARS); a larger file is not one
 CLAIM_STALE_S = 900.0  # a message taken by a run this long ago, and not put back, is taken again (that run died)
+MAX_ATTEMPTS = 7  # tries of one message in all (a week of nights) before it is set aside as undeliverable
 SUFFIX = ".json"
 CLAIMED = ".sending"
 UNREADABLE = ".unreadable"
+UNDELIVERABLE = ".undeliverable"
 NOTIFY_TYPES = ("info", "success", "warning", "failure")  # apprise.NotifyType's values
 
 
@@ -60,18 +65,41 @@ class KeptMessage:
 
 @dataclass(frozen=True)
 class Taken:
-    """A kept message this run has taken to send: put it back (`refused`) or remove it (`sent`)."""
+    """A kept message this run has taken to send: remove it (`sent`) or put it back (`refused`)."""
 
     message: KeptMessage
-    path: Path  # the claimed file
+    path: Path  # the claimed file, <name>.json.<ns>.sending
+
+    @property
+    def kept_path(self) -> Path:
+        return self.path.with_name(_unclaimed(self.path.name))
 
     def sent(self) -> None:
         self.path.unlink(missing_ok=True)
 
-    def refused(self) -> None:
-        _write(self.path.with_name(self.path.name.removesuffix(CLAIMED)),
-               replace(self.message, attempts=self.message.attempts + 1))
+    def refused(self) -> Path | None:
+        """Put the message back with its attempts counted; past MAX_ATTEMPTS, set it aside as undeliverable and
+        return where it now lies."""
+        again = replace(self.message, attempts=self.message.attempts + 1)
+        if again.attempts >= MAX_ATTEMPTS:
+            aside = self.kept_path.with_name(self.kept_path.name + UNDELIVERABLE)
+            _write(aside, again)
+            self.path.unlink(missing_ok=True)
+            return aside
+        _write(self.kept_path, again)
         self.path.unlink(missing_ok=True)
+        return None
+
+
+def _unclaimed(name: str) -> str:
+    """`x.json` of a claimed `x.json.<ns>.sending`."""
+    return name.removesuffix(CLAIMED).rsplit(".", 1)[0]
+
+
+def _claimed_at_s(name: str) -> float | None:
+    """When a claimed file was taken, from its name (seconds since the epoch); None for a name of another form."""
+    stamp = name.removesuffix(CLAIMED).rsplit(".", 1)[-1]
+    return int(stamp) / 1e9 if stamp.isdigit() else None
 
 
 def folder(warehouse_path: Path) -> Path:
@@ -97,16 +125,17 @@ def _write(path: Path, message: KeptMessage) -> None:
     os.replace(partial, path)
 
 
-def _read(path: Path) -> KeptMessage:
-    """The message in `path`; ValueError naming the file and what is wrong."""
+def _read(path: Path, shown: Path | None = None) -> KeptMessage:
+    """The message in `path`; ValueError naming the file (`shown`, its name before it was taken) and what is wrong."""
     size = path.stat().st_size
+    path_read, path = path, shown or path
     if size > MAX_FILE_BYTES:
         raise ValueError(f"{path}: {size} bytes, more than a kept message's {MAX_FILE_BYTES} (MAX_FILE_BYTES)")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path_read.read_text(encoding="utf-8"))
         message = KeptMessage(**data)
-    except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as exc:
-        raise ValueError(f"{path}: not a kept message ({type(exc).__name__}: {exc})") from None
+    except (ValueError, TypeError, RecursionError) as exc:  # not JSON (or not UTF-8), other keys, nested too deep
+        raise ValueError(f"{path}: not a kept message ({type(exc).__name__}: {str(exc)[:200]})") from None
     fields = {f: getattr(message, f) for f in ("channel", "run_id", "as_of", "title", "body", "notify_type",
                                                "first_tried")}
     wrong = sorted(f for f, value in fields.items() if not isinstance(value, str))
@@ -114,7 +143,8 @@ def _read(path: Path) -> KeptMessage:
         wrong.append("notify_type")
     if wrong or not isinstance(message.attempts, int) or isinstance(message.attempts, bool) or message.attempts < 1:
         raise ValueError(f"{path}: not a kept message (expected text in {', '.join(fields)}, notify_type one of "
-                         f"{', '.join(NOTIFY_TYPES)} and attempts a whole number >= 1; wrong: {', '.join(wrong) or 'attempts'})")
+                         f"{', '.join(NOTIFY_TYPES)} and attempts a whole number >= 1; wrong: "
+                         f"{', '.join(wrong) or 'attempts'})")
     return message
 
 
@@ -139,12 +169,13 @@ def keep(outbox: Path, message: KeptMessage) -> list[KeptMessage]:
 
 
 def _take_back_stale_claims(where: Path) -> None:
-    for claimed in where.glob(f"*{SUFFIX}{CLAIMED}"):
-        try:
-            if time.time() - claimed.stat().st_mtime > CLAIM_STALE_S:
-                os.replace(claimed, claimed.with_name(claimed.name.removesuffix(CLAIMED)))
-        except FileNotFoundError:  # another run took it back first
-            continue
+    for claimed in where.glob(f"*{SUFFIX}.*{CLAIMED}"):
+        taken_at = _claimed_at_s(claimed.name)
+        if taken_at is not None and time.time() - taken_at > CLAIM_STALE_S:
+            try:
+                os.rename(claimed, claimed.with_name(_unclaimed(claimed.name)))
+            except FileNotFoundError:  # another run took it back first, or its run finished with it
+                continue
 
 
 def pending(outbox: Path, channel: str) -> Iterator[Taken | ValueError]:
@@ -155,14 +186,14 @@ def pending(outbox: Path, channel: str) -> Iterator[Taken | ValueError]:
         return
     _take_back_stale_claims(where)
     for path in sorted(where.glob(f"*{SUFFIX}")):
-        claimed = path.with_name(path.name + CLAIMED)
+        # the time taken is in the name: a claim is never judged stale by a file time the rename carried over
+        claimed = path.with_name(f"{path.name}.{time.time_ns()}{CLAIMED}")
         try:
             os.rename(path, claimed)
         except FileNotFoundError:  # another run took it
             continue
-        os.utime(claimed)  # the claim's age counts from now
         try:
-            message = _read(claimed)
+            message = _read(claimed, shown=path)
         except (OSError, ValueError) as exc:
             os.replace(claimed, path.with_name(path.name + UNREADABLE))
             yield ValueError(f"{exc}; renamed to {path.name + UNREADABLE}")

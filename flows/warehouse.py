@@ -138,7 +138,8 @@ NULLABLE_CATALOG_COLUMNS: dict[str, dict[str, pa.DataType]] = {
                   "network_gbps": _DOUBLE, "correction": _TEXT, "note": _TEXT},
     "accelerator_api_names": {"memory_mib": _BIGINT},
     "models": {"active_params": _DOUBLE},
-    "mlperf_training_tasks": {"note": _TEXT},
+    "mlperf_training_tasks": {"sequence_length": _BIGINT, "tokens_per_sample": _DOUBLE, "flops_per_token": _DOUBLE,
+                              "note": _TEXT},
     "mlperf_inference_tasks": {"ttft_ms": _DOUBLE, "tpot_ms": _DOUBLE},
     "workloads": {
         "benchmark_suite": _TEXT, "benchmark_task": _TEXT, "benchmark_scenario": _TEXT,

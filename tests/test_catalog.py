@@ -261,6 +261,25 @@ def test_a_training_task_calibrates_with_its_sequence_and_tokens_or_only_names_i
     assert f"models.yaml: mlperf_training_tasks.llama2_70b_lora: Value error, {error}" in str(err.value)
 
 
+@pytest.mark.parametrize("change", [
+    lambda tasks: tasks["gpt3"].pop("flops_per_token"),  # unset: 6 (dense), as its description says
+    lambda tasks: tasks.pop("gpt3"),  # only the model-only LoRA task left: its figures are NULL in every row
+])
+def test_training_task_figures_left_unset_are_typed_and_the_models_build(catalog_copy, fresh_db, change):
+    import datetime as dt
+
+    from flows import transform, warehouse
+
+    edit(catalog_copy / "models.yaml", lambda d: change(d["mlperf_training_tasks"]))
+    warehouse.load_catalog_tables(fresh_db, load_catalog(catalog_copy))
+    types = dict(fresh_db.execute("select column_name, data_type from information_schema.columns where table_schema "
+                                  "= 'catalog' and table_name = 'mlperf_training_tasks'").fetchall())
+    # an all-NULL column would be typed VARCHAR, and int_training_backtest.sql's arithmetic on it fail to bind
+    assert (types["sequence_length"], types["tokens_per_sample"], types["flops_per_token"]) == (
+        "BIGINT", "DOUBLE", "DOUBLE")
+    transform.build_models(fresh_db, "run-1", dt.date(2026, 11, 30))
+
+
 @pytest.mark.parametrize(("key", "value", "error"), [
     ("ttft_ms", -5, "Input should be greater than 0 (got -5)"),
     ("tpot_ms", 0, "Input should be greater than 0 (got 0)"),

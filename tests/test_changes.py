@@ -381,7 +381,7 @@ def test_a_step_after_the_publish_that_fails_still_tells_the_runs_events_and_exi
     assert len(webhook.requests) == 2
     # kept beside the warehouse for the next run to send again (tests/test_notify.py: the re-send)
     box = warehouse.parent / "notifications-outbox"
-    assert f"the next run sends again what {box} keeps" in err
+    assert f"apprise's log says which; kept in {box} to be sent again by the next run)" in err
     [kept] = (box / "team").glob("*.json")
     assert json.loads(kept.read_text())["body"] == json.loads(webhook.requests[1]["body"])["message"]
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import os
+import re
 import socket
 import time
 from pathlib import Path
@@ -329,7 +331,7 @@ def test_kept_messages_wait_while_the_variable_is_unset_and_an_unreadable_one_is
     deliveries = send(channels(team=ALL_EVENTS), [], as_of=AS_OF, run_id=RUN_ID, link=LINK,
                       environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=box)
     assert [d.status for d in deliveries] == ["failed", "re-sent", "nothing to send"]
-    assert deliveries[0].detail.startswith(f"a kept message could not be read: {broken}.sending: not a kept message")
+    assert deliveries[0].detail.startswith(f"a kept message could not be read: {broken}: not a kept message")
     assert deliveries[0].detail.endswith("; renamed to 0000-broken.json.unreadable")
     assert (box / "team" / "0000-broken.json.unreadable").exists() and kept_files(box) == []
 
@@ -341,7 +343,7 @@ def test_a_message_another_run_is_sending_is_left_to_it_until_that_run_is_presum
     send(channels(team=ALL_EVENTS), [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
          environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=box)
     [kept] = kept_files(box)
-    claimed = kept.rename(kept.with_name(kept.name + ".sending"))  # another run has taken it
+    claimed = kept.rename(kept.with_name(f"{kept.name}.{time.time_ns()}.sending"))  # another run has just taken it
     webhook.status = 200
     assert notify.outbox.count(box, "team") == 0
     send(channels(team=ALL_EVENTS), [BEST_CHANGED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
@@ -371,5 +373,88 @@ def test_a_kept_message_sent_but_not_removed_is_a_failed_delivery_and_the_days_o
     deliveries = send(channels(team=ALL_EVENTS), [BEST_CHANGED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
                       environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=box)
     assert [d.status for d in deliveries] == ["failed", "sent"]  # told, and the day's own message not held back
-    assert deliveries[0].detail.endswith(".json.sending could not be removed: [Errno 13] Permission denied")
+    assert re.search(r"\.json\.[0-9]+\.sending could not be removed: \[Errno 13\] Permission denied$",
+                     deliveries[0].detail)
     assert len(webhook.requests) == 3
+
+
+def test_a_file_nested_too_deep_to_read_is_set_aside_and_the_channel_still_told(webhook, tmp_path):
+    box = tmp_path / "outbox"
+    (box / "team").mkdir(parents=True)
+    (box / "team" / "0000-deep.json").write_text("[" * 50_000)  # under 64 KB; json.loads raises RecursionError
+    deliveries = send(channels(team=ALL_EVENTS), [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
+                      environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=box)
+    assert [d.status for d in deliveries] == ["failed", "sent"]
+    assert "0000-deep.json: not a kept message (RecursionError" in deliveries[0].detail
+    assert [p.name for p in (box / "team").iterdir()] == ["0000-deep.json.unreadable"]
+
+
+def test_an_outbox_that_cannot_be_read_is_a_failed_delivery_and_the_days_own_still_goes(webhook, tmp_path,
+                                                                                         monkeypatch):
+    def refused(*args):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(notify.outbox, "count", refused)
+    deliveries = send(channels(team=ALL_EVENTS), [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
+                      environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=tmp_path / "outbox")
+    assert deliveries == [
+        Delivery("team", "failed", f"the outbox {tmp_path / 'outbox'} could not be read or written: [Errno 13] "
+                                   "Permission denied", kept=True),
+        Delivery("team", "sent", "one message via HWEVAL_NOTIFY_TEAM")]
+
+
+def test_a_message_refused_max_attempts_times_is_set_aside_and_the_next_is_tried(webhook, tmp_path, monkeypatch):
+    """Attempts: night 1 keeps its message (1); night 2 tries it again (2 = MAX_ATTEMPTS here): set aside, not sent
+    again and never removed, and night 2's own is tried after it (and kept, the channel still refusing)."""
+    monkeypatch.setattr(notify.outbox, "MAX_ATTEMPTS", 2)
+    box = tmp_path / "outbox"
+    webhook.status = 500
+    environ = {"HWEVAL_NOTIFY_TEAM": webhook.url()}
+    send(channels(team=ALL_EVENTS), [FAILED], as_of=dt.date(2026, 12, 1), run_id="2026-12-01-nightly", link=LINK,
+         environ=environ, box=box)
+    deliveries = send(channels(team=ALL_EVENTS), [STALE], as_of=dt.date(2026, 12, 2), run_id="2026-12-02-nightly",
+                      link=LINK, environ=environ, box=box)
+    assert [(d.status, d.kept) for d in deliveries] == [("failed", True), ("failed", False)]
+    [aside] = (box / "team").glob("*.undeliverable")
+    assert deliveries[0].detail.endswith(f"; refused 2 times in all, so set aside as {aside} and not sent again")
+    assert json.loads(aside.read_text())["run_id"] == "2026-12-01-nightly"
+    assert [json.loads(p.read_text())["run_id"] for p in kept_files(box)] == ["2026-12-02-nightly"]
+
+
+def test_a_claim_is_judged_by_the_time_in_its_name_not_the_file_time_the_rename_kept(webhook, tmp_path):
+    """A rename keeps the file's time: a message kept a day ago and taken just now must not look a day-old claim
+    to another run (which would take it back and send it twice)."""
+    box = tmp_path / "outbox"
+    webhook.status = 500
+    send(channels(team=ALL_EVENTS), [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
+         environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=box)
+    [kept] = kept_files(box)
+    day_ago = time.time() - 86_400
+    os.utime(kept, (day_ago, day_ago))
+    claimed = kept.rename(kept.with_name(f"{kept.name}.{time.time_ns()}.sending"))  # another run, just now
+    assert notify.outbox.count(box, "team") == 0 and claimed.exists()
+
+
+def test_a_run_fails_on_its_own_message_undelivered_and_apart_on_earlier_ones(webhook, tmp_path):
+    """Night 1's own message refused: its run fails saying its events were not delivered. Night 2, the channel's
+    variable unset: the kept message waits, and that is no failure. Night 3 has no events of its own and the kept
+    message is refused again: the run fails (exit 5) for the earlier message only, and says nothing of its own."""
+    box = tmp_path / "outbox"
+    environ = {"HWEVAL_NOTIFY_TEAM": webhook.url()}
+    webhook.status = 500
+    night1 = send(channels(team=ALL_EVENTS), [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK, environ=environ,
+                  box=box)
+    assert notify.failures(night1) == [(
+        "notifying channel(s) team failed (the run's events were not delivered: the service at HWEVAL_NOTIFY_TEAM "
+        f"refused the message or did not answer in time; apprise's log says which; kept in {box} to be sent again by "
+        "the next run)")]
+    kept = kept_files(box)
+    night2 = send(channels(team=ALL_EVENTS), [], as_of=dt.date(2026, 12, 1), run_id="2026-12-01-nightly",
+                  link=LINK, environ={}, box=box)  # the variable unset: kept messages wait, no failure
+    assert notify.failures(night2) == [] and kept_files(box) == kept
+    webhook.status = 500
+    night3 = send(channels(team=ALL_EVENTS), [], as_of=dt.date(2026, 12, 2), run_id="2026-12-02-nightly",
+                  link=LINK, environ=environ, box=box)  # nothing of its own: only the kept message, refused again
+    [failure] = notify.failures(night3)
+    assert failure.startswith(f"re-sending earlier runs' undelivered messages to channel(s) team failed: re-sending "
+                              f"run {RUN_ID}'s message, first tried at ")

@@ -492,6 +492,26 @@ def test_a_response_that_trickles_in_is_given_up_at_its_deadline(monkeypatch):
     assert time.monotonic() - started < 5
 
 
+@pytest.mark.parametrize("reader", ["get_json", "download"])
+def test_a_response_that_trickles_in_is_cut_at_the_sources_max_fetch_s(reader, tmp_path):
+    # a byte every 0.05 s of a 200-byte body (10 s), each read quick; the fetch may take 0.5 s in all. Before the
+    # offer file's download read what had come (read1), it waited for whole 1 MiB chunks and ran on past the bound.
+    from flows.sources import aws_offer_file
+
+    body = b" " * 200
+    base = raw_server(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 200\r\n"
+                      b"Connection: close\r\n\r\n" + body, trickle_s=0.05)
+    limits = SourceLimits(max_fetch_s=0.5, source_id="s").started()
+    started = time.monotonic()
+    with pytest.raises(SourceLimitError, match=r"the fetch is taking longer than max_fetch_s allows \(0\.5 s\)"):
+        if reader == "get_json":
+            _http.get_json(base + "/x", what="t", retries=0, timeout_s=5, sleep=Sleeps(), limits=limits)
+        else:
+            aws_offer_file.download(base + "/index.csv", tmp_path / "index.csv", timeout_s=5, sleep=Sleeps(),
+                                    limits=limits)
+    assert time.monotonic() - started < 3
+
+
 def test_a_body_cut_short_of_its_content_length_is_retried():
     # the connection closes after 12 of 40 bytes: a network error to retry, not a page that is "not JSON"
     whole = b'{"Items": [], "NextPageLink": null, "n": 1}'

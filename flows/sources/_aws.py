@@ -116,7 +116,7 @@ def pages(api_client, operation: str, what: str, *, limits: SourceLimits = DEFAU
             if (code in THROTTLING_CODES or server_error) and throttled < attempts - 1:
                 throttled += 1
                 wait = backoff_s * 2 ** (throttled - 1)
-                limits.check_time(what, wait)
+                limits.check_time(what, wait, cause=redact_text(f"{code}: {message}"))
                 log.warning("%s: %s (%s); retrying page %d in %.1f s (%d of %d)", what,
                             "throttled" if code in THROTTLING_CODES else f"HTTP {status or '5xx'}", code,
                             page_no + 1, wait, throttled, attempts - 1)
@@ -134,7 +134,7 @@ def pages(api_client, operation: str, what: str, *, limits: SourceLimits = DEFAU
             if throttled < attempts - 1:
                 throttled += 1
                 wait = backoff_s * 2 ** (throttled - 1)
-                limits.check_time(what, wait)
+                limits.check_time(what, wait, cause=type(exc).__name__)
                 log.warning("%s: %s; retrying page %d in %.1f s", what, type(exc).__name__, page_no + 1, wait)
                 sleep(wait)
                 continue

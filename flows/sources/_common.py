@@ -71,12 +71,13 @@ class SourceLimits:
         """These limits for a live fetch starting now: its requests stop `max_fetch_s` from now."""
         return dataclasses.replace(self, deadline=time.monotonic() + self.max_fetch_s)
 
-    def check_time(self, where: str, wait_s: float = 0.0) -> None:
+    def check_time(self, where: str, wait_s: float = 0.0, cause: str | None = None) -> None:
         """A SourceLimitError (never retried) once the fetch is past its deadline, or would be after waiting `wait_s`
-        (a retry's backoff: not waited for nothing)."""
+        (a retry's backoff: not waited for nothing); `cause`, what the retry is for, is named after it."""
         if self.deadline is not None and time.monotonic() + wait_s > self.deadline:
             what = "the fetch is taking longer" if wait_s == 0 else f"a retry {wait_s:g} s from now would take longer"
-            raise self.exceeded(where, "max_fetch_s", what)
+            error = self.exceeded(where, "max_fetch_s", what)
+            raise SourceLimitError(f"{error} (last: {cause})") if cause else error
 
     def seconds_left(self, at_most: float) -> float:
         """`at_most` seconds, or what is left before the deadline when that is less (at least 0.1 s: a timeout)."""

@@ -99,12 +99,19 @@ def same_origin_link(link: str, first_url: str, where: str) -> str:
     return link
 
 
-def _read_body(response: http.client.HTTPResponse, limit: int, deadline: float) -> bytes | None:
-    """The body, read as it comes; None past `limit` bytes. Past `deadline` (time.monotonic) a TimeoutError; a body
-    that ends before its Content-Length, IncompleteRead (both retried, as network errors are)."""
+def _read_body(response: http.client.HTTPResponse, limit: int, deadline: float,
+               fetch_deadline: float | None = None) -> bytes | None:
+    """The body, read as it comes; None past `limit` bytes. Past `deadline` (time.monotonic) or the source's
+    `fetch_deadline` (max_fetch_s), whichever comes first, a TimeoutError; a body that ends before its
+    Content-Length, IncompleteRead (both retried, as network errors are; past max_fetch_s nothing is)."""
+    if fetch_deadline is not None and fetch_deadline < deadline:
+        deadline, why = fetch_deadline, "the source's max_fetch_s ran out while the response arrived"
+    else:
+        why = f"the response took more than {MAX_RESPONSE_S:g} s (MAX_RESPONSE_S) to arrive"
+
     def in_time() -> None:
         if time.monotonic() > deadline:
-            raise TimeoutError(f"the response took more than {MAX_RESPONSE_S:g} s (MAX_RESPONSE_S) to arrive")
+            raise TimeoutError(why)
 
     body = read_at_most(response, limit, _READ_CHUNK, read=response.read1, each=in_time)
     if body is not None and getattr(response, "length", None):  # read1 ends quietly where the server closed early
@@ -232,8 +239,7 @@ def get_json(
                     raise limits.exceeded(f"{what}: response from {shown}", "max_file_bytes",
                                           f"the body ({int(length):,} bytes) is larger")
                 # read as it comes, whatever Content-Length says (a chunked body ignores it): stopped past the limit
-                body = _read_body(response, limits.max_file_bytes,
-                                  min(started + MAX_RESPONSE_S, limits.deadline or math.inf))
+                body = _read_body(response, limits.max_file_bytes, started + MAX_RESPONSE_S, limits.deadline)
                 status = response.status
             if body is None:
                 raise limits.exceeded(f"{what}: response from {shown}", "max_file_bytes", "the body is larger")
@@ -268,9 +274,9 @@ def get_json(
             except UnicodeDecodeError as exc:
                 raise not_json(exc.reason) from None
             return parse_json(text, f"{what}: response from {shown}", not_json=not_json)
-        limits.check_time(what)  # past max_fetch_s (a request cut at it): that, not the last error
+        limits.check_time(what, cause=last)  # past max_fetch_s (a request cut at it): that, then the last error
         if attempt < attempts:
-            limits.check_time(what, wait)  # a retry that would start past it is not waited for
+            limits.check_time(what, wait, cause=last)  # a retry that would start past it is not waited for
             log.warning("%s: %s from %s; retry %d of %d in %.1fs", what, last, shown, attempt, attempts - 1, wait)
             sleep(wait)
     raise LiveSourceError(f"{what}: gave up after {attempts} attempts to GET {shown}; last: {last}")

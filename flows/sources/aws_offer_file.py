@@ -280,7 +280,8 @@ def download(url: str, target: Path, *, timeout_s: float = 60.0, sleep: Callable
                 if expected is not None and expected.isdigit() and int(expected) > limits.max_file_bytes:
                     raise limits.exceeded(shown, "max_file_bytes", f"the file ({int(expected):,} bytes) is larger")
                 written, next_report = 0, 256 * CHUNK_BYTES
-                while chunk := response.read(CHUNK_BYTES):
+                # read1: what has come, at most a chunk, so that max_fetch_s is checked while a slow body trickles
+                while chunk := response.read1(CHUNK_BYTES):
                     if written + len(chunk) > limits.max_file_bytes:
                         raise limits.exceeded(shown, "max_file_bytes", "the file is larger")
                     limits.check_time(shown)
@@ -302,7 +303,7 @@ def download(url: str, target: Path, *, timeout_s: float = 60.0, sleep: Callable
                 tries = f" after {attempt + 1} tries" if retryable else ""
                 raise LiveSourceError(f"{shown}: HTTP {exc.code} {exc.reason}{tries}") from None
             delay = BACKOFF_S * 2 ** attempt
-            limits.check_time(shown, delay)
+            limits.check_time(shown, delay, cause=f"HTTP {exc.code} {exc.reason}")
             log.warning("%s: HTTP %d, retrying in %.0f s (%d/%d)", shown, exc.code, delay, attempt + 1, RETRIES)
             sleep(delay)
         except (urllib.error.URLError, OSError, ValueError) as exc:  # unreachable, reset or timed out mid-download
@@ -311,7 +312,7 @@ def download(url: str, target: Path, *, timeout_s: float = 60.0, sleep: Callable
             if attempt == RETRIES:
                 raise LiveSourceError(f"{shown}: {problem} after {attempt + 1} tries") from None
             delay = BACKOFF_S * 2 ** attempt
-            limits.check_time(shown, delay)
+            limits.check_time(shown, delay, cause=redact_text(problem))
             log.warning("%s: %s, retrying in %.0f s (%d/%d)", shown, problem, delay, attempt + 1, RETRIES)
             sleep(delay)
     raise AssertionError("unreachable")
