@@ -19,7 +19,6 @@ import gc
 import math
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -93,10 +92,6 @@ def _seconds_up_to(limit: float):
             raise argparse.ArgumentTypeError(f"{text!r}: expected a number of seconds above 0 and at most {limit:g}")
         return value
     return parse
-
-
-class RunSettingError(ValueError):
-    """A path `hweval run` cannot use for its warehouse or reports (exit 2, one line)."""
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -203,7 +198,7 @@ def check_run_settings(args: argparse.Namespace) -> LakeConfig | None:
     from flows.fanout import local_threads, runner_kind
     from flows.lake import configured as configured_lake
     from flows.object_store import configured_target
-    from flows.pipeline import check_as_of, future_as_of_allowed
+    from flows.pipeline import check_as_of, check_run_paths, future_as_of_allowed
 
     future_as_of_allowed()  # an HWEVAL_ALLOW_FUTURE_AS_OF that is neither 0 nor 1, with or without --as-of
     if args.as_of:
@@ -231,52 +226,15 @@ def check_run_inputs(args: argparse.Namespace, source_files: dict[str, list[str]
     from flows.nightly import absolute
 
     catalog = catalog_loaded_ahead(absolute(args.catalog or paths.catalog_dir()))
-    pipeline.source_snapshot_files(catalog, source_files, args.as_of or dt.date.today())
+    pipeline.source_snapshot_files(catalog, source_files, args.as_of or pipeline.default_as_of())
     pipeline.check_accept_changes(catalog, args.accept_changes)
 
 
 def lock_wait_s(args: argparse.Namespace) -> float:
     """How long the run waits for another holding its warehouse or reports: --wait, else HWEVAL_LOCK_WAIT_S."""
-    from flows.runlock import DEFAULT_WAIT_S, wait_seconds
+    from flows.runlock import configured_wait
 
-    if args.wait is not None:
-        return wait_seconds(args.wait, "--wait ")
-    return wait_seconds(os.environ.get("HWEVAL_LOCK_WAIT_S", DEFAULT_WAIT_S), "HWEVAL_LOCK_WAIT_S=")
-
-
-def check_run_paths(warehouse_file: Path, reports_root: Path) -> None:
-    """Refuse a warehouse path that is a directory, and a warehouse or reports folder that is not one, cannot be made
-    one or cannot be written to: found only after the fetch otherwise, as a traceback."""
-    if warehouse_file.is_dir():
-        raise RunSettingError(f"the warehouse {warehouse_file} is a directory; expected a DuckDB file, or a path where "
-                              "one can be created (--warehouse)")
-    for what, folder, flag in (("the warehouse's folder", warehouse_file.parent, "--warehouse"),
-                               ("the reports folder", reports_root, "--reports")):
-        blocker = _not_a_folder(folder)
-        if blocker is not None:
-            problem = "is not a directory" if blocker == folder else f"cannot be created ({blocker} is not a directory)"
-            raise RunSettingError(f"{what} {folder} {problem}; expected a directory, or a path where one can be "
-                                  f"created ({flag})")
-        # written to once (a file without a name where the system has O_TMPFILE), in the folder or the nearest of its
-        # parents that exists (the run makes the rest): a read-only or forbidden place is refused here, not after the
-        # fetch as a traceback, and a refused run leaves nothing behind
-        existing = next(path for path in (folder, *folder.absolute().parents) if path.is_dir())
-        try:
-            with tempfile.TemporaryFile(dir=existing, prefix=".hweval-write-check-"):
-                pass
-        except OSError as exc:
-            raise RunSettingError(f"{what} {folder} cannot be created or written to ({exc.strerror or exc}); expected "
-                                  f"a directory this user can write ({flag})") from None
-
-
-def _not_a_folder(folder: Path) -> Path | None:
-    """The first of `folder` and its parents that exists yet is no directory (a file, a dangling link), else None."""
-    for path in (folder, *folder.absolute().parents):
-        if path.is_dir():
-            return None
-        if path.exists() or path.is_symlink():
-            return path
-    return None
+    return configured_wait(args.wait, "--wait ")
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -352,7 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 "events, Prefect artifacts, the object-storage upload) or a channel did not take the "
                                 "notification")
     run.add_argument("--as-of", type=_date, default=None,
-                     help="as-of date of the run (default: today); a date later than tomorrow (UTC) is refused")
+                     help="as-of date of the run (default: today, UTC); a date later than tomorrow (UTC) is refused")
     run.add_argument("--allow-future-as-of", action="store_true",
                      help="accept an --as-of later than tomorrow (UTC; also HWEVAL_ALLOW_FUTURE_AS_OF=1): "
                           "reports/latest then shows that date until it comes, and every run dated before it is a "
@@ -445,7 +403,7 @@ def _exit_status(exc: Exception) -> int | None:
     from flows.lake import LakeConflict, LakeError, LakeUnavailable
     from flows.object_store import ObjectStoreError
     from flows.outbox import OutboxSettingError
-    from flows.pipeline import AsOfError
+    from flows.pipeline import AsOfError, RunSettingError
     from flows.runlock import WaitSettingError
     from flows.sources._common import SourceFormatError
     from flows.transform import ModelError

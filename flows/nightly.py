@@ -95,8 +95,8 @@ def _after_publish(step: str, call: Callable[[], T], failed: list[str]) -> T | N
 
 
 def _run_name() -> str:
-    """Flow run names carry the as-of date, e.g. hweval-2026-11-30 (today's for a scheduled run)."""
-    as_of = flow_run.parameters.get("as_of") or dt.date.today()
+    """Flow run names carry the as-of date, e.g. hweval-2026-11-30 (for a scheduled run, its night's UTC date)."""
+    as_of = flow_run.parameters.get("as_of") or pipeline.default_as_of(flow_run.scheduled_start_time)
     return f"hweval-{as_of}"
 
 
@@ -307,7 +307,8 @@ def nightly(
     `source_files` maps a source id to files (`PATH` or `PATH@YYYY-MM-DD`) that replace its declared files.
     `live` fetches every source that has a `live:` block from its API (default: sources.yaml's `mode`).
     `accept_changes` names sources whose table-level checks (row-count drop, price change) are skipped this run.
-    `wait_s`: how long to wait for another run holding the warehouse or reports (default 1800 s).
+    `wait_s`: how long to wait for another run holding the warehouse or reports (default: HWEVAL_LOCK_WAIT_S, else
+    1800 s). `run_id` (default: made from the date) is letters, digits, `.`, `_` and `-`, at most 64.
     `allow_future_as_of`: accept an as-of date later than tomorrow (UTC), as HWEVAL_ALLOW_FUTURE_AS_OF=1 does; it
     holds reports/latest until it comes.
 
@@ -317,18 +318,22 @@ def nightly(
     """
     logger = get_run_logger()
     started_at = dt.datetime.now(dt.UTC).replace(tzinfo=None)
-    as_of = as_of or dt.date.today()
+    as_of = as_of or pipeline.default_as_of(flow_run.scheduled_start_time)  # the UTC night it was scheduled for
+    # a deployment's parameters, checked before any work (as `hweval run` checks its options): a typo is refused
+    # at once, not after every source was fetched, and tells no channel
     pipeline.check_as_of(as_of, allow_future_as_of)
-    run_id = run_id or pipeline.new_run_id(as_of)
+    run_id = pipeline.check_run_id(run_id) if run_id is not None else pipeline.new_run_id(as_of)
     # absolute from here on: the Data Docs builder, the lock messages and the recovery journal take them as given
     catalog_root = absolute(catalog_dir or paths.catalog_dir())
     catalog = take_catalog_loaded_ahead(catalog_root) or load_catalog(catalog_root)
     warehouse_path = absolute(warehouse_file or paths.warehouse_path())
     reports_root = absolute(reports_dir or paths.reports_dir())
+    pipeline.check_run_paths(warehouse_path, reports_root, ("warehouse_file", "reports_dir"))
+    wait_s = runlock.configured_wait(wait_s)  # the parameter, else HWEVAL_LOCK_WAIT_S, else the default
     box = outbox.folder(warehouse_path)  # messages a channel did not take; a bad HWEVAL_NOTIFY_OUTBOX stops the run now
     try:
         result = _evaluate(catalog, as_of, run_id, started_at, warehouse_path, reports_root, source_files, live,
-                           accept_changes, runlock.DEFAULT_WAIT_S if wait_s is None else wait_s)
+                           accept_changes, wait_s)
     except Exception as exc:
         error = redact_text(f"{type(exc).__name__}: {exc}")
         logger.error("run %s as of %s failed: %s", run_id, as_of, error)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
+import re
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -32,6 +34,16 @@ class AsOfError(ValueError):
     """An as-of date the run refuses (later than tomorrow, UTC, without allow_future_as_of)."""
 
 
+def default_as_of(scheduled: dt.datetime | None = None) -> dt.date:
+    """A run's as-of date when none is given: the UTC date of `scheduled` (the night a scheduled flow run was due:
+    a late run catching up is dated by its own night, not by when a worker took it), else of now. Never the
+    machine's local date: a worker west of UTC would date the 02:30 UTC nightly the day before."""
+    moment = scheduled if scheduled is not None else dt.datetime.now(dt.UTC)
+    if moment.tzinfo is None:  # a naive time from Prefect is UTC
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.astimezone(dt.UTC).date()
+
+
 def check_as_of(as_of: dt.date, allow_future: bool = False, today: dt.date | None = None) -> None:
     """Refuse an as-of date later than tomorrow (UTC) unless allowed: it would freeze reports/latest."""
     today = today or dt.datetime.now(dt.UTC).date()
@@ -52,6 +64,18 @@ def future_as_of_allowed(environ: dict[str, str] | None = None) -> bool:
         raise AsOfError(f"{ALLOW_FUTURE_AS_OF_ENV}={text!r}: expected 1 (allow an as-of date later than tomorrow) or "
                         "0 (refuse it, the default)")
     return text == "1"
+
+
+RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")  # a file name: Data Docs and locks are named by it
+
+
+def check_run_id(run_id: str) -> str:
+    """A run id given as a parameter (a deployment's `run_id`): letters, digits, `.`, `_` and `-`, at most 64, or a
+    RunSettingError before the run starts (a `/` in it lost every Data Docs page, and the run passed)."""
+    if not isinstance(run_id, str) or not RUN_ID_PATTERN.match(run_id):
+        raise RunSettingError(f"run_id {str(run_id)[:100]!r}: expected 1 to 64 letters, digits, '.', '_' or '-', not "
+                              "starting with '.', '_' or '-' (or none: the run makes its own)")
+    return run_id
 
 
 def new_run_id(as_of: dt.date) -> str:
@@ -177,3 +201,44 @@ def build(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, catalog: 
     transform.run_sql_tests(con)
     views, kept = analytics.create_views(con, run_id=run_id)
     return [*built, transform.BuiltModel(analytics.SCHEMA, "*", len(views), reused=kept, view=True)]
+
+
+class RunSettingError(ValueError):
+    """A path a run cannot use for its warehouse or reports, or a run id it cannot take (exit 2, one line)."""
+
+
+def check_run_paths(warehouse_file: Path, reports_root: Path, flags: tuple[str, str] = ("--warehouse", "--reports"),
+                    ) -> None:
+    """Refuse a warehouse path that is a directory, and a warehouse or reports folder that is not one, cannot be made
+    one or cannot be written to: found only after the fetch otherwise, as a traceback. `flags` name the two settings
+    in the message (the flow's parameters: warehouse_file, reports_dir)."""
+    if warehouse_file.is_dir():
+        raise RunSettingError(f"the warehouse {warehouse_file} is a directory; expected a DuckDB file, or a path where "
+                              f"one can be created ({flags[0]})")
+    for what, folder, flag in (("the warehouse's folder", warehouse_file.parent, flags[0]),
+                               ("the reports folder", reports_root, flags[1])):
+        blocker = _not_a_folder(folder)
+        if blocker is not None:
+            problem = "is not a directory" if blocker == folder else f"cannot be created ({blocker} is not a directory)"
+            raise RunSettingError(f"{what} {folder} {problem}; expected a directory, or a path where one can be "
+                                  f"created ({flag})")
+        # written to once (a file without a name where the system has O_TMPFILE), in the folder or the nearest of its
+        # parents that exists (the run makes the rest): a read-only or forbidden place is refused here, not after the
+        # fetch as a traceback, and a refused run leaves nothing behind
+        existing = next(path for path in (folder, *folder.absolute().parents) if path.is_dir())
+        try:
+            with tempfile.TemporaryFile(dir=existing, prefix=".hweval-write-check-"):
+                pass
+        except OSError as exc:
+            raise RunSettingError(f"{what} {folder} cannot be created or written to ({exc.strerror or exc}); expected "
+                                  f"a directory this user can write ({flag})") from None
+
+
+def _not_a_folder(folder: Path) -> Path | None:
+    """The first of `folder` and its parents that exists yet is no directory (a file, a dangling link), else None."""
+    for path in (folder, *folder.absolute().parents):
+        if path.is_dir():
+            return None
+        if path.exists() or path.is_symlink():
+            return path
+    return None

@@ -19,6 +19,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 DEFAULT_WAIT_S = 1800.0  # how long a second run waits for the first; `hweval run --wait` or HWEVAL_LOCK_WAIT_S
+WAIT_ENV = "HWEVAL_LOCK_WAIT_S"  # the wait of a run given none (`hweval run` without --wait, a deployment's run)
 MAX_WAIT_S = 86400.0  # a day: a longer wait is a run queued behind one that hangs, better refused than kept waiting
 POLL_INTERVAL_S = 0.2
 REPORTS_LOCK_NAME = ".hweval-reports.lock"
@@ -42,6 +43,14 @@ def wait_seconds(value: str | float, setting: str) -> float:
     if not (math.isfinite(seconds) and 0.0 <= seconds <= MAX_WAIT_S):
         raise WaitSettingError(f"{setting}{value!r}: expected a number of seconds from 0 to {MAX_WAIT_S:g}")
     return seconds
+
+
+def configured_wait(wait_s: str | float | None, setting: str = "wait_s=") -> float:
+    """How long a run waits for another: `wait_s` when given (a flag or the flow's parameter, named by `setting`),
+    else HWEVAL_LOCK_WAIT_S, else DEFAULT_WAIT_S; checked by wait_seconds (a WaitSettingError names the setting)."""
+    if wait_s is not None:
+        return wait_seconds(wait_s, setting)
+    return wait_seconds(os.environ.get(WAIT_ENV, DEFAULT_WAIT_S), f"{WAIT_ENV}=")
 
 
 def lock_files(warehouse_path: Path, reports_root: Path) -> tuple[Path, Path]:

@@ -261,6 +261,12 @@ MUTATIONS = (
              "        taken_at = _claimed_at_s(claimed.name)\n", "        taken_at = claimed.stat().st_mtime\n",
              ("tests/test_notify.py::test_a_claim_is_judged_by_the_time_in_its_name_not_the_file_time_the_rename_"
               "kept",)),
+    Mutation("a-run-dated-by-the-local-clock", "flows/pipeline.py",
+             "    return moment.astimezone(dt.UTC).date()\n", "    return moment.date()\n",
+             ("tests/test_hostile_runs.py::test_a_run_given_no_as_of_is_dated_by_the_utc_night_it_was_scheduled_for",)),
+    Mutation("a-deployments-run-id-unchecked", "flows/nightly.py",
+             "    run_id = pipeline.check_run_id(run_id) if run_id is not None", "    run_id = run_id if run_id is not None",
+             ("tests/test_hostile_runs.py::test_a_deployments_parameters_are_refused_before_any_work",)),
     Mutation("notification-secret-decoded-unmasked", "flows/notify.py",
              "from urllib.parse import unquote, unquote_plus\n", "unquote = unquote_plus = str\n",
              ("tests/test_notify.py::test_a_percent_escaped_secret_reaches_the_log_in_no_form",)),

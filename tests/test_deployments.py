@@ -45,3 +45,30 @@ def test_prefect_deploy_all_registers_nightly_and_on_demand(prefect_server):
     assert set(json.loads(json.dumps(nightly.parameter_openapi_schema))["properties"]) == {
         "as_of", "catalog_dir", "warehouse_file", "reports_dir", "run_id", "source_files", "live", "accept_changes", "wait_s",
         "allow_future_as_of"}
+
+
+@pytest.mark.parametrize("home", [None, "/nonexistent/hweval", "."])
+def test_the_pull_steps_refuse_a_worker_whose_hweval_home_names_no_checkout(home, tmp_path, monkeypatch):
+    """prefect.yaml's pull steps, run as a worker runs them (prefect.deployments.steps.core.run_steps): without
+    HWEVAL_HOME the working directory was '' and the run crashed on a FileNotFoundError in a temporary folder, with
+    no word of the variable. Now the first step fails naming it; with the checkout named, the steps pass and the
+    working directory is the checkout."""
+    import asyncio
+
+    import yaml
+    from prefect.deployments.steps.core import StepExecutionError, run_steps
+
+    steps = yaml.safe_load((PROJECT_ROOT / "prefect.yaml").read_text())["pull"]
+    monkeypatch.chdir(tmp_path)  # set_working_directory changes it; monkeypatch puts it back
+    if home is None:
+        monkeypatch.delenv("HWEVAL_HOME", raising=False)
+    else:
+        monkeypatch.setenv("HWEVAL_HOME", str(PROJECT_ROOT) if home == "." else home)
+    if home == ".":
+        asyncio.run(run_steps(steps, print_function=lambda *a, **k: None))
+        assert Path.cwd() == PROJECT_ROOT
+        return
+    with pytest.raises(StepExecutionError) as err:
+        asyncio.run(run_steps(steps, print_function=lambda *a, **k: None))
+    assert f"HWEVAL_HOME='{home or ''}' names no hweval checkout (no flows/nightly.py there)" in str(err.value.__cause__)
+    assert Path.cwd() == tmp_path

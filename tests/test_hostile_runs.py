@@ -165,6 +165,46 @@ def test_an_as_of_later_than_tomorrow_is_refused_unless_allowed(tmp_path, capsys
     pipeline.check_as_of(dt.date(9999, 12, 31), today=today)
 
 
+def test_a_run_given_no_as_of_is_dated_by_the_utc_night_it_was_scheduled_for():
+    """A worker's local date dated the 02:30 UTC nightly the day before west of UTC, and a late run caught up on the
+    next day by the day it ran (the missed night never filled)."""
+    los_angeles = dt.timezone(dt.timedelta(hours=-8))
+    assert pipeline.default_as_of(dt.datetime(2026, 12, 2, 2, 30, tzinfo=dt.UTC)) == dt.date(2026, 12, 2)
+    # the same instant as Los Angeles writes it: 18:30 on the 1st there
+    assert pipeline.default_as_of(dt.datetime(2026, 12, 1, 18, 30, tzinfo=los_angeles)) == dt.date(2026, 12, 2)
+    assert pipeline.default_as_of(dt.datetime(2026, 12, 2, 2, 30)) == dt.date(2026, 12, 2)  # naive: UTC
+    assert pipeline.default_as_of() == dt.datetime.now(dt.UTC).date()
+
+
+@pytest.mark.parametrize(("parameters", "error"), [
+    ({"run_id": "../../escape"}, r"^run_id '\.\./\.\./escape': expected 1 to 64 letters, digits"),
+    ({"run_id": "x" * 65}, r"^run_id 'x{65}': expected 1 to 64"),
+    ({"wait_s": -1.0}, r"^wait_s=-1\.0: expected a number of seconds from 0 to 86400"),
+    ({"reports_dir": "FILE/reports"}, (r"^the reports folder .*FILE/reports cannot be created \(.*FILE is not a "
+                                       r"directory\); expected a directory, or a path where one can be created "
+                                       r"\(reports_dir\)$")),
+    ({"env": "HWEVAL_LOCK_WAIT_S", "value": "forever"}, r"^HWEVAL_LOCK_WAIT_S='forever': expected a number"),
+])
+def test_a_deployments_parameters_are_refused_before_any_work(prefect_server, tmp_path, monkeypatch, parameters,
+                                                             error):
+    """`prefect deployment run --param ...` reaches the flow unchecked by `hweval run`'s options: the flow checks them
+    first. Before, a `/` in run_id lost every Data Docs page and the run passed; a bad wait or reports folder failed
+    after every source was fetched, and HWEVAL_LOCK_WAIT_S was ignored."""
+    from flows.nightly import nightly
+
+    (tmp_path / "FILE").write_text("a file, not a folder")
+    parameters = dict(parameters)
+    if "env" in parameters:
+        monkeypatch.setenv(parameters.pop("env"), parameters.pop("value"))
+    if "reports_dir" in parameters:
+        parameters["reports_dir"] = str(tmp_path / parameters["reports_dir"])
+    arguments = {"as_of": dt.date(2026, 11, 30), "catalog_dir": str(CATALOGS),
+                 "warehouse_file": str(tmp_path / "w" / "w.duckdb"), "reports_dir": str(tmp_path / "reports")}
+    with pytest.raises(ValueError, match=error):
+        nightly(**(arguments | parameters))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["FILE"]  # nothing made, nothing fetched
+
+
 def test_the_flow_refuses_a_far_future_as_of_too(prefect_server, tmp_path, monkeypatch):
     """A deployment's as_of parameter is checked by the flow itself."""
     from flows.nightly import nightly
