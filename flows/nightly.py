@@ -95,8 +95,8 @@ def _after_publish(step: str, call: Callable[[], T], failed: list[str]) -> T | N
 
 
 def _run_name() -> str:
-    """Flow run names carry the as-of date, e.g. hweval-2026-11-30 (for a scheduled run, its night's UTC date)."""
-    as_of = flow_run.parameters.get("as_of") or pipeline.default_as_of(flow_run.scheduled_start_time)
+    """Flow run names carry the as-of date, e.g. hweval-2026-11-30 (a run given none: today's UTC date)."""
+    as_of = flow_run.parameters.get("as_of") or pipeline.default_as_of()
     return f"hweval-{as_of}"
 
 
@@ -318,7 +318,7 @@ def nightly(
     """
     logger = get_run_logger()
     started_at = dt.datetime.now(dt.UTC).replace(tzinfo=None)
-    as_of = as_of or pipeline.default_as_of(flow_run.scheduled_start_time)  # the UTC night it was scheduled for
+    as_of = as_of or pipeline.default_as_of()  # today, UTC
     # a deployment's parameters, checked before any work (as `hweval run` checks its options): a typo is refused
     # at once, not after every source was fetched, and tells no channel
     pipeline.check_as_of(as_of, allow_future_as_of)

@@ -34,14 +34,11 @@ class AsOfError(ValueError):
     """An as-of date the run refuses (later than tomorrow, UTC, without allow_future_as_of)."""
 
 
-def default_as_of(scheduled: dt.datetime | None = None) -> dt.date:
-    """A run's as-of date when none is given: the UTC date of `scheduled` (the night a scheduled flow run was due:
-    a late run catching up is dated by its own night, not by when a worker took it), else of now. Never the
-    machine's local date: a worker west of UTC would date the 02:30 UTC nightly the day before."""
-    moment = scheduled if scheduled is not None else dt.datetime.now(dt.UTC)
-    if moment.tzinfo is None:  # a naive time from Prefect is UTC
-        moment = moment.replace(tzinfo=dt.UTC)
-    return moment.astimezone(dt.UTC).date()
+def default_as_of() -> dt.date:
+    """A run's as-of date when none is given: today's UTC date, when the run starts. Never the machine's local date:
+    a worker west of UTC dated the 02:30 UTC nightly the day before. A run a worker takes late is dated by the day it
+    runs, not the night it was due: its live prices are that day's."""
+    return dt.datetime.now(dt.UTC).date()
 
 
 def check_as_of(as_of: dt.date, allow_future: bool = False, today: dt.date | None = None) -> None:

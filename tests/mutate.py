@@ -262,8 +262,9 @@ MUTATIONS = (
              ("tests/test_notify.py::test_a_claim_is_judged_by_the_time_in_its_name_not_the_file_time_the_rename_"
               "kept",)),
     Mutation("a-run-dated-by-the-local-clock", "flows/pipeline.py",
-             "    return moment.astimezone(dt.UTC).date()\n", "    return moment.date()\n",
-             ("tests/test_hostile_runs.py::test_a_run_given_no_as_of_is_dated_by_the_utc_night_it_was_scheduled_for",)),
+             "    return dt.datetime.now(dt.UTC).date()\n", "    return dt.date.today()\n",
+             ("tests/test_hostile_runs.py::test_a_run_given_no_as_of_is_dated_by_the_utc_date_whatever_the_machines_"
+              "time_zone",)),
     Mutation("a-deployments-run-id-unchecked", "flows/nightly.py",
              "    run_id = pipeline.check_run_id(run_id) if run_id is not None", "    run_id = run_id if run_id is not None",
              ("tests/test_hostile_runs.py::test_a_deployments_parameters_are_refused_before_any_work",)),

@@ -165,15 +165,19 @@ def test_an_as_of_later_than_tomorrow_is_refused_unless_allowed(tmp_path, capsys
     pipeline.check_as_of(dt.date(9999, 12, 31), today=today)
 
 
-def test_a_run_given_no_as_of_is_dated_by_the_utc_night_it_was_scheduled_for():
-    """A worker's local date dated the 02:30 UTC nightly the day before west of UTC, and a late run caught up on the
-    next day by the day it ran (the missed night never filled)."""
-    los_angeles = dt.timezone(dt.timedelta(hours=-8))
-    assert pipeline.default_as_of(dt.datetime(2026, 12, 2, 2, 30, tzinfo=dt.UTC)) == dt.date(2026, 12, 2)
-    # the same instant as Los Angeles writes it: 18:30 on the 1st there
-    assert pipeline.default_as_of(dt.datetime(2026, 12, 1, 18, 30, tzinfo=los_angeles)) == dt.date(2026, 12, 2)
-    assert pipeline.default_as_of(dt.datetime(2026, 12, 2, 2, 30)) == dt.date(2026, 12, 2)  # naive: UTC
-    assert pipeline.default_as_of() == dt.datetime.now(dt.UTC).date()
+@pytest.mark.parametrize("zone", ["Pacific/Kiritimati", "Etc/GMT+12"])  # UTC+14 and UTC-12
+def test_a_run_given_no_as_of_is_dated_by_the_utc_date_whatever_the_machines_time_zone(zone, monkeypatch):
+    """A worker's local date dated the 02:30 UTC nightly the day before west of UTC. At any hour one of these two
+    zones has another date than UTC's (+14 from 10:00 UTC on, -12 before 12:00), so a local date fails one case."""
+    import time
+
+    monkeypatch.setenv("TZ", zone)
+    time.tzset()
+    try:
+        assert pipeline.default_as_of() == dt.datetime.now(dt.UTC).date()
+    finally:
+        monkeypatch.undo()
+        time.tzset()
 
 
 @pytest.mark.parametrize(("parameters", "error"), [
