@@ -377,7 +377,8 @@ def test_a_catalog_at_every_limit_loads_into_the_warehouse(catalog_copy, tmp_pat
             m.update(params=c.MAX_MODEL_PARAMS, active_params=None, layers=c.MAX_LAYERS, hidden=c.MAX_MODEL_DIMENSION,
                      heads=c.MAX_HEADS, kv_heads=c.MAX_HEADS, head_dim=c.MAX_HEAD_DIM)
         for task in d["mlperf_training_tasks"].values():
-            task.update(sequence_length=c.MAX_SEQUENCE_TOKENS)
+            if "tokens_per_sample" in task:  # a task that calibrates (a model-only one gives no figures)
+                task.update(sequence_length=c.MAX_SEQUENCE_TOKENS, tokens_per_sample=c.MAX_SEQUENCE_TOKENS)
 
     def workloads(d):
         for w in d["workloads"].values():
