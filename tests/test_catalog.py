@@ -263,7 +263,8 @@ def test_a_training_task_calibrates_with_its_sequence_and_tokens_or_only_names_i
 
 @pytest.mark.parametrize("change", [
     lambda tasks: tasks["gpt3"].pop("flops_per_token"),  # unset: 6 (dense), as its description says
-    lambda tasks: tasks.pop("gpt3"),  # only the model-only LoRA task left: its figures are NULL in every row
+    # only the model-only LoRA task left: its figures are NULL in every row (a second build: make test-slow)
+    pytest.param(lambda tasks: tasks.pop("gpt3"), marks=pytest.mark.slow),
 ])
 def test_training_task_figures_left_unset_are_typed_and_the_models_build(catalog_copy, fresh_db, change):
     import datetime as dt

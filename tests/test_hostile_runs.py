@@ -182,12 +182,15 @@ def test_a_run_given_no_as_of_is_dated_by_the_utc_date_whatever_the_machines_tim
 
 @pytest.mark.parametrize(("parameters", "error"), [
     ({"run_id": "../../escape"}, r"^run_id '\.\./\.\./escape': expected 1 to 64 letters, digits"),
-    ({"run_id": "x" * 65}, r"^run_id 'x{65}': expected 1 to 64"),
-    ({"wait_s": -1.0}, r"^wait_s=-1\.0: expected a number of seconds from 0 to 86400"),
-    ({"reports_dir": "FILE/reports"}, (r"^the reports folder .*FILE/reports cannot be created \(.*FILE is not a "
-                                       r"directory\); expected a directory, or a path where one can be created "
-                                       r"\(reports_dir\)$")),
-    ({"env": "HWEVAL_LOCK_WAIT_S", "value": "forever"}, r"^HWEVAL_LOCK_WAIT_S='forever': expected a number"),
+    # the rest are whole flow calls on the Prefect test server's worker: make test-slow, so make test keeps its 3 min
+    pytest.param({"run_id": "x" * 65}, r"^run_id 'x{65}': expected 1 to 64", marks=pytest.mark.slow),
+    pytest.param({"wait_s": -1.0}, r"^wait_s=-1\.0: expected a number of seconds from 0 to 86400",
+                 marks=pytest.mark.slow),
+    pytest.param({"reports_dir": "FILE/reports"}, (r"^the reports folder .*FILE/reports cannot be created \(.*FILE is "
+                                                   r"not a directory\); expected a directory, or a path where one can "
+                                                   r"be created \(reports_dir\)$"), marks=pytest.mark.slow),
+    pytest.param({"env": "HWEVAL_LOCK_WAIT_S", "value": "forever"}, r"^HWEVAL_LOCK_WAIT_S='forever': expected a number",
+                 marks=pytest.mark.slow),
 ])
 def test_a_deployments_parameters_are_refused_before_any_work(prefect_server, tmp_path, monkeypatch, parameters,
                                                              error):
