@@ -182,10 +182,10 @@ def _deliver(url: str, url_env: str, title: str, body: str, notify_type: apprise
     return "sent", f"one message via {url_env}"
 
 
-def _resend_kept(channel_id: str, channel: Channel, url: str, box: Path) -> list[Delivery]:
-    """Send the channel's kept messages again, oldest first. The first refused stays, with the rest behind it (the
-    channel is down: they are not tried); one refused for the MAX_ATTEMPTS-th time is set aside and the next tried."""
-    deliveries = []
+def _resend_kept(channel_id: str, channel: Channel, url: str, box: Path, deliveries: list[Delivery]) -> None:
+    """Send the channel's kept messages again, oldest first, each delivery added to `deliveries` as it is made (an
+    error part-way keeps those before it). The first refused stays, with the rest behind it (the channel is down:
+    they are not tried); one refused for the MAX_ATTEMPTS-th time is set aside and the next tried."""
     for taken in outbox.pending(box, channel_id):
         if isinstance(taken, ValueError):
             deliveries.append(Delivery(channel_id, "failed", f"a kept message could not be read: {taken}", kept=True))
@@ -197,8 +197,9 @@ def _resend_kept(channel_id: str, channel: Channel, url: str, box: Path) -> list
         try:
             aside = taken.sent() if status == "sent" else taken.refused()
         except OSError as exc:  # the outbox cannot be written: say so, and leave the rest for the next run
-            deliveries.append(Delivery(channel_id, "failed", f"{what}: {status}, but {taken.path} could not be "
-                                                             f"{'removed' if status == 'sent' else 'put back'}: {exc}",
+            after = (f"could not be removed ({exc}): it is sent again once its claim is {outbox.CLAIM_STALE_S:g} s old"
+                     if status == "sent" else f"could not be kept again ({exc})")
+            deliveries.append(Delivery(channel_id, "failed", f"{what}: {status}, but {taken.path} {after}",
                                        kept=True))
             break
         if status == "sent":
@@ -214,7 +215,6 @@ def _resend_kept(channel_id: str, channel: Channel, url: str, box: Path) -> list
                                                          f"{_plural(waiting - 1, 'other', 'others')} in {box}",
                                    kept=True))
         break
-    return deliveries
 
 
 def _send_to_channel(channel_id: str, channel: Channel, events: list[Event], environ: Mapping[str, str], *,
@@ -230,9 +230,10 @@ def _send_to_channel(channel_id: str, channel: Channel, events: list[Event], env
         try:
             waiting = outbox.count(box, channel_id)
             if waiting and url:
-                deliveries = _resend_kept(channel_id, channel, url, box)
-        except OSError as exc:
-            deliveries.append(Delivery(channel_id, "failed", f"the outbox {box} could not be read or written: {exc}",
+                _resend_kept(channel_id, channel, url, box, deliveries)
+        except Exception as exc:  # noqa: BLE001 (no outbox problem may hold back the night's own message)
+            deliveries.append(Delivery(channel_id, "failed", f"the outbox {box} could not be read or written: "
+                                                             f"{type(exc).__name__}: {redact_text(str(exc))}",
                                        kept=True))
     if not chosen and not waiting:
         return [*deliveries, Delivery(channel_id, "nothing to send",

@@ -17,8 +17,11 @@ a kept message is renamed `*.unreadable` and reported.
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import json
 import os
+import re
+import stat
 import time
 import uuid
 from collections.abc import Iterator
@@ -99,7 +102,7 @@ def _unclaimed(name: str) -> str:
 def _claimed_at_s(name: str) -> float | None:
     """When a claimed file was taken, from its name (seconds since the epoch); None for a name of another form."""
     stamp = name.removesuffix(CLAIMED).rsplit(".", 1)[-1]
-    return int(stamp) / 1e9 if stamp.isdigit() else None
+    return int(stamp) / 1e9 if re.fullmatch(r"[0-9]{1,20}", stamp) else None
 
 
 def folder(warehouse_path: Path) -> Path:
@@ -125,14 +128,32 @@ def _write(path: Path, message: KeptMessage) -> None:
     os.replace(partial, path)
 
 
+def _read_bounded(path: Path, shown: Path) -> bytes:
+    """At most MAX_FILE_BYTES of a regular file, never following a link or waiting on a FIFO or device (a FIFO
+    reports size 0 and blocked the read for ever); ValueError for anything else, naming `shown`."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(f.fileno()).st_mode
+        if not stat.S_ISREG(mode):
+            raise ValueError(f"{shown}: not a regular file (a kept message is one)")
+        data = f.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise ValueError(f"{shown}: more than a kept message's {MAX_FILE_BYTES} bytes (MAX_FILE_BYTES)")
+    return data
+
+
 def _read(path: Path, shown: Path | None = None) -> KeptMessage:
-    """The message in `path`; ValueError naming the file (`shown`, its name before it was taken) and what is wrong."""
-    size = path.stat().st_size
+    """The message in `path`; ValueError naming the file (`shown`, its name before it was taken) and what is wrong.
+    An OSError is the file system's (a link refused by O_NOFOLLOW is ELOOP: named as not a kept message)."""
     path_read, path = path, shown or path
-    if size > MAX_FILE_BYTES:
-        raise ValueError(f"{path}: {size} bytes, more than a kept message's {MAX_FILE_BYTES} (MAX_FILE_BYTES)")
     try:
-        data = json.loads(path_read.read_text(encoding="utf-8"))
+        raw = _read_bounded(path_read, path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ValueError(f"{path}: a link, not a kept message") from None
+        raise
+    try:
+        data = json.loads(raw.decode("utf-8"))
         message = KeptMessage(**data)
     except (ValueError, TypeError, RecursionError) as exc:  # not JSON (or not UTF-8), other keys, nested too deep
         raise ValueError(f"{path}: not a kept message ({type(exc).__name__}: {str(exc)[:200]})") from None
@@ -194,10 +215,13 @@ def pending(outbox: Path, channel: str) -> Iterator[Taken | ValueError]:
             continue
         try:
             message = _read(claimed, shown=path)
-        except (OSError, ValueError) as exc:
+        except ValueError as exc:  # what it holds is no kept message: set aside, named
             os.replace(claimed, path.with_name(path.name + UNREADABLE))
             yield ValueError(f"{exc}; renamed to {path.name + UNREADABLE}")
             continue
+        except OSError as exc:  # the file system's error, which may pass: put back as it was, for the next run
+            os.replace(claimed, path)
+            raise OSError(exc.errno, f"{path} could not be read ({exc.strerror or exc}); kept for the next run") from None
         yield Taken(message, claimed)
 
 

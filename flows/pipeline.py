@@ -69,7 +69,7 @@ RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")  # a file name
 def check_run_id(run_id: str) -> str:
     """A run id given as a parameter (a deployment's `run_id`): letters, digits, `.`, `_` and `-`, at most 64, or a
     RunSettingError before the run starts (a `/` in it lost every Data Docs page, and the run passed)."""
-    if not isinstance(run_id, str) or not RUN_ID_PATTERN.match(run_id):
+    if not isinstance(run_id, str) or not RUN_ID_PATTERN.fullmatch(run_id):  # fullmatch: `$` lets a "\n" through
         raise RunSettingError(f"run_id {str(run_id)[:100]!r}: expected 1 to 64 letters, digits, '.', '_' or '-', not "
                               "starting with '.', '_' or '-' (or none: the run makes its own)")
     return run_id

@@ -180,8 +180,18 @@ def test_a_run_given_no_as_of_is_dated_by_the_utc_date_whatever_the_machines_tim
         time.tzset()
 
 
+def test_a_run_id_is_a_file_name_of_at_most_64_characters():
+    for good in ("2026-11-30-1a2b3c4d", "backfill.2026-11-28", "x" * 64):
+        assert pipeline.check_run_id(good) == good
+    for bad in ("", "../x", "x/y", "-x", "x" * 65, "2026-11-30-nightly\n", "run id", "r\u00e9sum\u00e9"):
+        with pytest.raises(pipeline.RunSettingError, match="expected 1 to 64 letters, digits"):
+            pipeline.check_run_id(bad)
+
+
 @pytest.mark.parametrize(("parameters", "error"), [
     ({"run_id": "../../escape"}, r"^run_id '\.\./\.\./escape': expected 1 to 64 letters, digits"),
+    pytest.param({"run_id": "2026-11-30-nightly\n"}, r"^run_id '2026-11-30-nightly\\n': expected 1 to 64",
+                 marks=pytest.mark.slow),
     # the rest are whole flow calls on the Prefect test server's worker: make test-slow, so make test keeps its 3 min
     pytest.param({"run_id": "x" * 65}, r"^run_id 'x{65}': expected 1 to 64", marks=pytest.mark.slow),
     pytest.param({"wait_s": -1.0}, r"^wait_s=-1\.0: expected a number of seconds from 0 to 86400",

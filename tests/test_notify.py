@@ -373,8 +373,8 @@ def test_a_kept_message_sent_but_not_removed_is_a_failed_delivery_and_the_days_o
     deliveries = send(channels(team=ALL_EVENTS), [BEST_CHANGED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
                       environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=box)
     assert [d.status for d in deliveries] == ["failed", "sent"]  # told, and the day's own message not held back
-    assert re.search(r"\.json\.[0-9]+\.sending could not be removed: \[Errno 13\] Permission denied$",
-                     deliveries[0].detail)
+    assert re.search(r"\.json\.[0-9]+\.sending could not be removed \(\[Errno 13\] Permission denied\): it is "
+                     r"sent again once its claim is 900 s old$", deliveries[0].detail)
     assert len(webhook.requests) == 3
 
 
@@ -398,8 +398,8 @@ def test_an_outbox_that_cannot_be_read_is_a_failed_delivery_and_the_days_own_sti
     deliveries = send(channels(team=ALL_EVENTS), [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
                       environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=tmp_path / "outbox")
     assert deliveries == [
-        Delivery("team", "failed", f"the outbox {tmp_path / 'outbox'} could not be read or written: [Errno 13] "
-                                   "Permission denied", kept=True),
+        Delivery("team", "failed", f"the outbox {tmp_path / 'outbox'} could not be read or written: "
+                                   "PermissionError: [Errno 13] Permission denied", kept=True),
         Delivery("team", "sent", "one message via HWEVAL_NOTIFY_TEAM")]
 
 
@@ -458,3 +458,53 @@ def test_a_run_fails_on_its_own_message_undelivered_and_apart_on_earlier_ones(we
     [failure] = notify.failures(night3)
     assert failure.startswith(f"re-sending earlier runs' undelivered messages to channel(s) team failed: re-sending "
                               f"run {RUN_ID}'s message, first tried at ")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link"])
+def test_a_fifo_or_a_link_in_the_outbox_is_set_aside_unread_and_the_channel_still_told(webhook, tmp_path, kind):
+    """A FIFO reports size 0 and blocked the read (and the run) for ever; a link to /dev/zero read without end."""
+    box = tmp_path / "outbox"
+    (box / "team").mkdir(parents=True)
+    odd = box / "team" / "0000-odd.json"
+    os.mkfifo(odd) if kind == "fifo" else odd.symlink_to("/dev/zero")
+    deliveries = send(channels(team=ALL_EVENTS), [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
+                      environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=box)
+    assert [d.status for d in deliveries] == ["failed", "sent"]
+    why = "not a regular file (a kept message is one)" if kind == "fifo" else "a link, not a kept message"
+    assert deliveries[0].detail == (f"a kept message could not be read: {odd}: {why}; renamed to "
+                                    "0000-odd.json.unreadable")
+
+
+def test_a_read_error_that_may_pass_keeps_the_message_for_the_next_run(webhook, tmp_path, monkeypatch):
+    """EMFILE on one night set a good message aside as unreadable for good; it is now put back, named, and sent by
+    the next night."""
+    box = tmp_path / "outbox"
+    webhook.status = 500
+    environ = {"HWEVAL_NOTIFY_TEAM": webhook.url()}
+    send(channels(team=ALL_EVENTS), [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK, environ=environ, box=box)
+    [kept] = kept_files(box)
+    webhook.status = 200
+    real = notify.outbox._read_bounded
+
+    def too_many_open_files(path, shown):
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(notify.outbox, "_read_bounded", too_many_open_files)
+    deliveries = send(channels(team=ALL_EVENTS), [BEST_CHANGED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
+                      environ=environ, box=box)
+    assert [d.status for d in deliveries] == ["failed", "sent"]  # the night's own still goes
+    assert deliveries[0].detail.endswith(f"OSError: [Errno 24] {kept} could not be read (Too many open files); kept "
+                                         "for the next run")
+    assert kept_files(box) == [kept]
+    monkeypatch.setattr(notify.outbox, "_read_bounded", real)
+    deliveries = send(channels(team=ALL_EVENTS), [], as_of=AS_OF, run_id=RUN_ID, link=LINK, environ=environ, box=box)
+    assert [d.status for d in deliveries] == ["re-sent", "nothing to send"] and kept_files(box) == []
+
+
+def test_a_claim_like_name_that_is_no_time_is_passed_over_not_an_error(webhook, tmp_path):
+    box = tmp_path / "outbox"
+    (box / "team").mkdir(parents=True)
+    (box / "team" / "x.json.\u00b2.sending").write_text("{}")  # str.isdigit() is true for a superscript two
+    deliveries = send(channels(team=ALL_EVENTS), [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
+                      environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=box)
+    assert [d.status for d in deliveries] == ["sent"]
