@@ -279,10 +279,6 @@ class MlperfTrainingTask(Strict):
                              "its model calibrates nothing")
         return self
 
-    @property
-    def calibrates(self) -> bool:
-        return self.tokens_per_sample is not None
-
 
 class ScenarioLatency(Strict):
     """The latency bounds an MLPerf Inference scenario imposes (p99 time to first token, p99 time per output token)."""

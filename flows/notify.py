@@ -223,6 +223,7 @@ def _send_to_channel(channel_id: str, channel: Channel, events: list[Event], env
     events it subscribes to; a message not delivered is kept in `box`. An outbox that cannot be read or written is a
     failed delivery of its own: this run's message is still sent."""
     chosen = [e for e in events if e.kind in channel.events]
+    nothing = Delivery(channel_id, "nothing to send", f"none of its events ({', '.join(channel.events)}) happened")
     deliveries: list[Delivery] = []
     waiting = 0
     url = environ.get(channel.url_env, "").strip()
@@ -235,15 +236,11 @@ def _send_to_channel(channel_id: str, channel: Channel, events: list[Event], env
             deliveries.append(Delivery(channel_id, "failed", f"the outbox {box} could not be read or written: "
                                                              f"{type(exc).__name__}: {redact_text(str(exc))}",
                                        kept=True))
-    if not chosen and not waiting:
-        return [*deliveries, Delivery(channel_id, "nothing to send",
-                                      f"none of its events ({', '.join(channel.events)}) happened")]
-    if not url:
+    if not url and (chosen or waiting):
         kept = f"; {_plural(waiting, 'undelivered message', 'undelivered messages')} kept in {box}" if waiting else ""
         return [*deliveries, Delivery(channel_id, "skipped", f"{channel.url_env} is not set{kept}")]
     if not chosen:
-        return [*deliveries, Delivery(channel_id, "nothing to send",
-                                      f"none of its events ({', '.join(channel.events)}) happened")]
+        return [*deliveries, nothing]
     title, body = compose(chosen, as_of=as_of, run_id=run_id, link=link, max_lines=channel.max_lines)
     worst = min(chosen, key=lambda e: LINE_ORDER.index(e.kind)).kind
     status, detail = _deliver(url, channel.url_env, title, body, NOTIFY_TYPES[worst])

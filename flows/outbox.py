@@ -84,14 +84,11 @@ class Taken:
         """Put the message back with its attempts counted; past MAX_ATTEMPTS, set it aside as undeliverable and
         return where it now lies."""
         again = replace(self.message, attempts=self.message.attempts + 1)
-        if again.attempts >= MAX_ATTEMPTS:
-            aside = self.kept_path.with_name(self.kept_path.name + UNDELIVERABLE)
-            _write(aside, again)
-            self.path.unlink(missing_ok=True)
-            return aside
-        _write(self.kept_path, again)
+        aside = again.attempts >= MAX_ATTEMPTS
+        target = self.kept_path.with_name(self.kept_path.name + UNDELIVERABLE) if aside else self.kept_path
+        _write(target, again)
         self.path.unlink(missing_ok=True)
-        return None
+        return target if aside else None
 
 
 def _unclaimed(name: str) -> str:

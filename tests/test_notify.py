@@ -251,12 +251,27 @@ def kept_files(box: Path, channel: str = "team") -> list[Path]:
     return sorted((box / channel).glob("*.json"))
 
 
+def to_team(webhook, box: Path, events: list[Event], *, as_of: dt.date = AS_OF, run_id: str = RUN_ID,
+            environ: dict[str, str] | None = None) -> list[Delivery]:
+    """One run's notification of the channel `team` (every event), its URL the webhook's unless `environ` says."""
+    return send(channels(team=ALL_EVENTS), events, as_of=as_of, run_id=run_id, link=LINK, box=box,
+                environ={"HWEVAL_NOTIFY_TEAM": webhook.url()} if environ is None else environ)
+
+
+def refused_once(webhook, box: Path) -> Path:
+    """A night whose run_failed message the webhook refused (500): the file it left in the outbox. The webhook
+    answers 200 from then on."""
+    webhook.status = 500
+    to_team(webhook, box, [FAILED])
+    webhook.status = 200
+    [kept] = kept_files(box)
+    return kept
+
+
 def test_a_message_the_channel_refused_is_kept_and_sent_first_by_the_next_run(webhook, tmp_path):
     box = tmp_path / "outbox"
-    environ = {"HWEVAL_NOTIFY_TEAM": webhook.url()}
     webhook.status = 500
-    [refused] = send(channels(team=ALL_EVENTS), [STALE], as_of=AS_OF, run_id=RUN_ID, link=LINK, environ=environ,
-                     box=box)
+    [refused] = to_team(webhook, box, [STALE])
     assert refused.status == "failed"
     assert refused.detail.endswith(f"; kept in {box} to be sent again by the next run")
     [kept] = kept_files(box)
@@ -267,8 +282,7 @@ def test_a_message_the_channel_refused_is_kept_and_sent_first_by_the_next_run(we
     assert "deadbeef" not in kept.read_text()  # kept as composed: the signature already masked
 
     webhook.status = 200  # the next day: the kept message goes first, then the day's own
-    deliveries = send(channels(team=ALL_EVENTS), [BEST_CHANGED], as_of=dt.date(2026, 12, 1),
-                      run_id="2026-12-01-nightly", link=LINK, environ=environ, box=box)
+    deliveries = to_team(webhook, box, [BEST_CHANGED], as_of=dt.date(2026, 12, 1), run_id="2026-12-01-nightly")
     assert [d.status for d in deliveries] == ["re-sent", "sent"]
     assert deliveries[0].detail == (f"run {RUN_ID}'s message, first tried at {stored['first_tried']} UTC, "
                                     "via HWEVAL_NOTIFY_TEAM")
@@ -283,15 +297,12 @@ def test_a_message_the_channel_refused_is_kept_and_sent_first_by_the_next_run(we
 
 def test_a_kept_message_refused_again_stays_with_the_ones_behind_it_and_counts_its_attempts(webhook, tmp_path):
     box = tmp_path / "outbox"
-    environ = {"HWEVAL_NOTIFY_TEAM": webhook.url()}
     webhook.status = 500
     for day in (1, 2):  # two nights refused: two kept messages
-        send(channels(team=ALL_EVENTS), [FAILED], as_of=dt.date(2026, 12, day), run_id=f"2026-12-0{day}-nightly",
-             link=LINK, environ=environ, box=box)
+        to_team(webhook, box, [FAILED], as_of=dt.date(2026, 12, day), run_id=f"2026-12-0{day}-nightly")
     # night 1: its own message; night 2: night 1's again (refused), then its own
     assert len(kept_files(box)) == 2 and len(webhook.requests) == 1 + 2
-    deliveries = send(channels(team=ALL_EVENTS), [], as_of=dt.date(2026, 12, 3), run_id="2026-12-03-nightly",
-                      link=LINK, environ=environ, box=box)
+    deliveries = to_team(webhook, box, [], as_of=dt.date(2026, 12, 3), run_id="2026-12-03-nightly")
     # the oldest tried once more and refused; the second not tried behind it; no events of its own this night
     assert [d.status for d in deliveries] == ["failed", "nothing to send"]
     assert deliveries[0].detail.startswith("re-sending run 2026-12-01-nightly's message, first tried at ")
@@ -305,9 +316,8 @@ def test_the_outbox_keeps_at_most_max_kept_a_channel_and_says_which_it_removed(w
     monkeypatch.setattr(notify.outbox, "MAX_KEPT", 2)
     box = tmp_path / "outbox"
     webhook.status = 500
-    details = [send(channels(team=ALL_EVENTS), [FAILED], as_of=dt.date(2026, 12, day),
-                    run_id=f"2026-12-0{day}-nightly", link=LINK, environ={"HWEVAL_NOTIFY_TEAM": webhook.url()},
-                    box=box)[-1].detail for day in (1, 2, 3)]
+    details = [to_team(webhook, box, [FAILED], as_of=dt.date(2026, 12, day),
+                       run_id=f"2026-12-0{day}-nightly")[-1].detail for day in (1, 2, 3)]
     assert "removed" not in details[0] + details[1]
     # the third night keeps its own, and the first night's goes: 2 kept at most, and the delivery names it
     assert details[2].endswith(", which removed the oldest kept (2 at most): run 2026-12-01-nightly's "
@@ -319,17 +329,15 @@ def test_the_outbox_keeps_at_most_max_kept_a_channel_and_says_which_it_removed(w
 def test_kept_messages_wait_while_the_variable_is_unset_and_an_unreadable_one_is_named(webhook, tmp_path):
     box = tmp_path / "outbox"
     webhook.status = 500
-    send(channels(team=ALL_EVENTS), [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
-         environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=box)
-    [waiting] = send(channels(team=ALL_EVENTS), [], as_of=AS_OF, run_id=RUN_ID, link=LINK, environ={}, box=box)
+    to_team(webhook, box, [FAILED])
+    [waiting] = to_team(webhook, box, [], environ={})
     assert waiting == Delivery("team", "skipped", f"HWEVAL_NOTIFY_TEAM is not set; 1 undelivered message kept in {box}")
     assert len(kept_files(box)) == 1
 
     broken = box / "team" / "0000-broken.json"  # sorts first: read before the good one
     broken.write_text('{"channel": "team", "attempts": "many"}')
     webhook.status = 200
-    deliveries = send(channels(team=ALL_EVENTS), [], as_of=AS_OF, run_id=RUN_ID, link=LINK,
-                      environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=box)
+    deliveries = to_team(webhook, box, [])
     assert [d.status for d in deliveries] == ["failed", "re-sent", "nothing to send"]
     assert deliveries[0].detail.startswith(f"a kept message could not be read: {broken}: not a kept message")
     assert deliveries[0].detail.endswith("; renamed to 0000-broken.json.unreadable")
@@ -339,20 +347,14 @@ def test_kept_messages_wait_while_the_variable_is_unset_and_an_unreadable_one_is
 def test_a_message_another_run_is_sending_is_left_to_it_until_that_run_is_presumed_dead(webhook, tmp_path,
                                                                                          monkeypatch):
     box = tmp_path / "outbox"
-    webhook.status = 500
-    send(channels(team=ALL_EVENTS), [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
-         environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=box)
-    [kept] = kept_files(box)
+    kept = refused_once(webhook, box)
     claimed = kept.rename(kept.with_name(f"{kept.name}.{time.time_ns()}.sending"))  # another run has just taken it
-    webhook.status = 200
     assert notify.outbox.count(box, "team") == 0
-    send(channels(team=ALL_EVENTS), [BEST_CHANGED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
-         environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=box)
+    to_team(webhook, box, [BEST_CHANGED])
     assert len(webhook.requests) == 2 and claimed.exists()  # the day's own message only
     monkeypatch.setattr(notify.outbox, "CLAIM_STALE_S", 0.0)  # that run died holding it
     time.sleep(0.01)
-    deliveries = send(channels(team=ALL_EVENTS), [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
-                      environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=box)
+    deliveries = to_team(webhook, box, [FAILED])
     assert [d.status for d in deliveries] == ["re-sent", "sent"]
     assert json.loads(webhook.requests[2]["body"])["title"] == "[re-sent] hweval 2026-11-30: run failed"
     assert not claimed.exists() and kept_files(box) == []
@@ -361,17 +363,13 @@ def test_a_message_another_run_is_sending_is_left_to_it_until_that_run_is_presum
 def test_a_kept_message_sent_but_not_removed_is_a_failed_delivery_and_the_days_own_still_goes(webhook, tmp_path,
                                                                                               monkeypatch):
     box = tmp_path / "outbox"
-    webhook.status = 500
-    send(channels(team=ALL_EVENTS), [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
-         environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=box)
-    webhook.status = 200
+    refused_once(webhook, box)
 
     def read_only(self):
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(notify.outbox.Taken, "sent", read_only)
-    deliveries = send(channels(team=ALL_EVENTS), [BEST_CHANGED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
-                      environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=box)
+    deliveries = to_team(webhook, box, [BEST_CHANGED])
     assert [d.status for d in deliveries] == ["failed", "sent"]  # told, and the day's own message not held back
     assert re.search(r"\.json\.[0-9]+\.sending could not be removed \(\[Errno 13\] Permission denied\): it is "
                      r"sent again once its claim is 900 s old$", deliveries[0].detail)
@@ -382,8 +380,7 @@ def test_a_file_nested_too_deep_to_read_is_set_aside_and_the_channel_still_told(
     box = tmp_path / "outbox"
     (box / "team").mkdir(parents=True)
     (box / "team" / "0000-deep.json").write_text("[" * 50_000)  # under 64 KB; json.loads raises RecursionError
-    deliveries = send(channels(team=ALL_EVENTS), [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
-                      environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=box)
+    deliveries = to_team(webhook, box, [FAILED])
     assert [d.status for d in deliveries] == ["failed", "sent"]
     assert "0000-deep.json: not a kept message (RecursionError" in deliveries[0].detail
     assert [p.name for p in (box / "team").iterdir()] == ["0000-deep.json.unreadable"]
@@ -395,8 +392,7 @@ def test_an_outbox_that_cannot_be_read_is_a_failed_delivery_and_the_days_own_sti
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(notify.outbox, "count", refused)
-    deliveries = send(channels(team=ALL_EVENTS), [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
-                      environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=tmp_path / "outbox")
+    deliveries = to_team(webhook, tmp_path / "outbox", [FAILED])
     assert deliveries == [
         Delivery("team", "failed", f"the outbox {tmp_path / 'outbox'} could not be read or written: "
                                    "PermissionError: [Errno 13] Permission denied", kept=True),
@@ -409,11 +405,8 @@ def test_a_message_refused_max_attempts_times_is_set_aside_and_the_next_is_tried
     monkeypatch.setattr(notify.outbox, "MAX_ATTEMPTS", 2)
     box = tmp_path / "outbox"
     webhook.status = 500
-    environ = {"HWEVAL_NOTIFY_TEAM": webhook.url()}
-    send(channels(team=ALL_EVENTS), [FAILED], as_of=dt.date(2026, 12, 1), run_id="2026-12-01-nightly", link=LINK,
-         environ=environ, box=box)
-    deliveries = send(channels(team=ALL_EVENTS), [STALE], as_of=dt.date(2026, 12, 2), run_id="2026-12-02-nightly",
-                      link=LINK, environ=environ, box=box)
+    to_team(webhook, box, [FAILED], as_of=dt.date(2026, 12, 1), run_id="2026-12-01-nightly")
+    deliveries = to_team(webhook, box, [STALE], as_of=dt.date(2026, 12, 2), run_id="2026-12-02-nightly")
     assert [(d.status, d.kept) for d in deliveries] == [("failed", True), ("failed", False)]
     [aside] = (box / "team").glob("*.undeliverable")
     assert deliveries[0].detail.endswith(f"; refused 2 times in all, so set aside as {aside} and not sent again")
@@ -425,10 +418,7 @@ def test_a_claim_is_judged_by_the_time_in_its_name_not_the_file_time_the_rename_
     """A rename keeps the file's time: a message kept a day ago and taken just now must not look a day-old claim
     to another run (which would take it back and send it twice)."""
     box = tmp_path / "outbox"
-    webhook.status = 500
-    send(channels(team=ALL_EVENTS), [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
-         environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=box)
-    [kept] = kept_files(box)
+    kept = refused_once(webhook, box)
     day_ago = time.time() - 86_400
     os.utime(kept, (day_ago, day_ago))
     claimed = kept.rename(kept.with_name(f"{kept.name}.{time.time_ns()}.sending"))  # another run, just now
@@ -440,21 +430,19 @@ def test_a_run_fails_on_its_own_message_undelivered_and_apart_on_earlier_ones(we
     variable unset: the kept message waits, and that is no failure. Night 3 has no events of its own and the kept
     message is refused again: the run fails (exit 5) for the earlier message only, and says nothing of its own."""
     box = tmp_path / "outbox"
-    environ = {"HWEVAL_NOTIFY_TEAM": webhook.url()}
     webhook.status = 500
-    night1 = send(channels(team=ALL_EVENTS), [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK, environ=environ,
-                  box=box)
+    night1 = to_team(webhook, box, [FAILED])
     assert notify.failures(night1) == [(
         "notifying channel(s) team failed (the run's events were not delivered: the service at HWEVAL_NOTIFY_TEAM "
         f"refused the message or did not answer in time; apprise's log says which; kept in {box} to be sent again by "
         "the next run)")]
     kept = kept_files(box)
-    night2 = send(channels(team=ALL_EVENTS), [], as_of=dt.date(2026, 12, 1), run_id="2026-12-01-nightly",
-                  link=LINK, environ={}, box=box)  # the variable unset: kept messages wait, no failure
+    # the variable unset: kept messages wait, no failure
+    night2 = to_team(webhook, box, [], as_of=dt.date(2026, 12, 1), run_id="2026-12-01-nightly", environ={})
     assert notify.failures(night2) == [] and kept_files(box) == kept
     webhook.status = 500
-    night3 = send(channels(team=ALL_EVENTS), [], as_of=dt.date(2026, 12, 2), run_id="2026-12-02-nightly",
-                  link=LINK, environ=environ, box=box)  # nothing of its own: only the kept message, refused again
+    # nothing of its own: only the kept message, refused again
+    night3 = to_team(webhook, box, [], as_of=dt.date(2026, 12, 2), run_id="2026-12-02-nightly")
     [failure] = notify.failures(night3)
     assert failure.startswith(f"re-sending earlier runs' undelivered messages to channel(s) team failed: re-sending "
                               f"run {RUN_ID}'s message, first tried at ")
@@ -467,8 +455,7 @@ def test_a_fifo_or_a_link_in_the_outbox_is_set_aside_unread_and_the_channel_stil
     (box / "team").mkdir(parents=True)
     odd = box / "team" / "0000-odd.json"
     os.mkfifo(odd) if kind == "fifo" else odd.symlink_to("/dev/zero")
-    deliveries = send(channels(team=ALL_EVENTS), [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
-                      environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=box)
+    deliveries = to_team(webhook, box, [FAILED])
     assert [d.status for d in deliveries] == ["failed", "sent"]
     why = "not a regular file (a kept message is one)" if kind == "fifo" else "a link, not a kept message"
     assert deliveries[0].detail == (f"a kept message could not be read: {odd}: {why}; renamed to "
@@ -479,25 +466,20 @@ def test_a_read_error_that_may_pass_keeps_the_message_for_the_next_run(webhook, 
     """EMFILE on one night set a good message aside as unreadable for good; it is now put back, named, and sent by
     the next night."""
     box = tmp_path / "outbox"
-    webhook.status = 500
-    environ = {"HWEVAL_NOTIFY_TEAM": webhook.url()}
-    send(channels(team=ALL_EVENTS), [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK, environ=environ, box=box)
-    [kept] = kept_files(box)
-    webhook.status = 200
+    kept = refused_once(webhook, box)
     real = notify.outbox._read_bounded
 
     def too_many_open_files(path, shown):
         raise OSError(24, "Too many open files")
 
     monkeypatch.setattr(notify.outbox, "_read_bounded", too_many_open_files)
-    deliveries = send(channels(team=ALL_EVENTS), [BEST_CHANGED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
-                      environ=environ, box=box)
+    deliveries = to_team(webhook, box, [BEST_CHANGED])
     assert [d.status for d in deliveries] == ["failed", "sent"]  # the night's own still goes
     assert deliveries[0].detail.endswith(f"OSError: [Errno 24] {kept} could not be read (Too many open files); kept "
                                          "for the next run")
     assert kept_files(box) == [kept]
     monkeypatch.setattr(notify.outbox, "_read_bounded", real)
-    deliveries = send(channels(team=ALL_EVENTS), [], as_of=AS_OF, run_id=RUN_ID, link=LINK, environ=environ, box=box)
+    deliveries = to_team(webhook, box, [])
     assert [d.status for d in deliveries] == ["re-sent", "nothing to send"] and kept_files(box) == []
 
 
@@ -505,6 +487,5 @@ def test_a_claim_like_name_that_is_no_time_is_passed_over_not_an_error(webhook, 
     box = tmp_path / "outbox"
     (box / "team").mkdir(parents=True)
     (box / "team" / "x.json.\u00b2.sending").write_text("{}")  # str.isdigit() is true for a superscript two
-    deliveries = send(channels(team=ALL_EVENTS), [FAILED], as_of=AS_OF, run_id=RUN_ID, link=LINK,
-                      environ={"HWEVAL_NOTIFY_TEAM": webhook.url()}, box=box)
+    deliveries = to_team(webhook, box, [FAILED])
     assert [d.status for d in deliveries] == ["sent"]
