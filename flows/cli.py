@@ -203,7 +203,9 @@ def check_run_settings(args: argparse.Namespace) -> LakeConfig | None:
     future_as_of_allowed()  # an HWEVAL_ALLOW_FUTURE_AS_OF that is neither 0 nor 1, with or without --as-of
     if args.as_of:
         check_as_of(args.as_of, args.allow_future_as_of)
-    check_run_paths(Path(args.warehouse or paths.warehouse_path()), Path(args.reports or paths.reports_dir()))
+    check_run_paths(Path(args.warehouse or paths.warehouse_path()), Path(args.reports or paths.reports_dir()),
+                    (paths.set_by(args.warehouse, "--warehouse", paths.WAREHOUSE_ENV),
+                     paths.set_by(args.reports, "--reports", paths.REPORTS_DIR_ENV)))
     lock_wait_s(args)  # a --wait or HWEVAL_LOCK_WAIT_S that is no number of seconds (nan waited forever)
     configured_target()  # an HWEVAL_REPORTS_S3 that is no S3 prefix
     lake_config = configured_lake()  # a DuckLake setting that cannot work

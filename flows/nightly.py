@@ -11,6 +11,7 @@ import re
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
@@ -115,6 +116,7 @@ def land(building: Path, catalog: Catalog, batches: list[landing.SourceBatch], r
     con = warehouse.connect(building)
     validated: list[data_docs.ValidatedBatch] = []
     try:
+        pipeline.check_run_id_unused(con, run_id, as_of, "the warehouse this run builds on")
         loads = landing.land_all(con, catalog, batches, run_id, as_of, validated, accept_changes, fallbacks)
     except BaseException:
         con.close()
@@ -289,7 +291,55 @@ def _say(message: str) -> None:
     print(f"hweval: {message}", file=sys.stderr)
 
 
-@flow(name="nightly", flow_run_name=_run_name, log_prints=True)
+@dataclass(frozen=True)
+class _CrashNotice:
+    """What telling a channel of a crashed run needs, settled as the run starts (its id, its date, its folders)."""
+    catalog: Catalog
+    as_of: dt.date
+    run_id: str
+    reports_root: Path
+    box: Path
+
+
+# flow run id -> its notice, while the run is under way in this process: the on_crashed hook has only the flow run
+_CRASH_NOTICES: dict[str, _CrashNotice] = {}
+
+
+@contextmanager
+def _told_if_crashed(notice: _CrashNotice):
+    """Keep `notice` for `_tell_of_a_crash` while the body runs; an exception (the flow's own failure: it tells the
+    channels itself) or a return discards it. A crash leaves it to the hook: TerminationSignal (SIGTERM from the
+    worker or the infrastructure), KeyboardInterrupt, SystemExit, none of them an Exception."""
+    key = str(flow_run.id)
+    _CRASH_NOTICES[key] = notice
+    try:
+        yield
+    except Exception:
+        _CRASH_NOTICES.pop(key, None)
+        raise
+    _CRASH_NOTICES.pop(key, None)
+
+
+def _tell_of_a_crash(_flow, run, state) -> None:
+    """on_crashed: a run stopped before it could finish or fail on its own (killed with SIGTERM by its worker or
+    infrastructure, interrupted) is a run_failed message, as a failed run is: its state alone told no one. A run
+    that crashed before its settings were checked, or whose process was killed outright (SIGKILL, out of memory),
+    tells no one; Prefect marks it Crashed."""
+    notice = _CRASH_NOTICES.pop(str(run.id), None)
+    if notice is None:
+        return
+    error = f"the run crashed before it finished ({state.name}: {state.message or 'no message'})"
+    deliveries = notify.send(notice.catalog.notifications, [notify.Event("run_failed", error)], as_of=notice.as_of,
+                             run_id=notice.run_id, link=notify.report_link(notice.catalog.notifications,
+                                                                           notice.reports_root, None),
+                             box=notice.box)
+    for delivery in deliveries:
+        get_run_logger().log(logging.WARNING if delivery.status == "failed" else logging.INFO,
+                             "notification %s of the crash: %s (%s)", delivery.channel, delivery.status,
+                             delivery.detail)
+
+
+@flow(name="nightly", flow_run_name=_run_name, log_prints=True, on_crashed=[_tell_of_a_crash])
 def nightly(
     as_of: dt.date | None = None,
     catalog_dir: str | None = None,
@@ -316,21 +366,35 @@ def nightly(
     (StalePastLimit). So does a step after the publish that failed, or a message a notification channel did not take
     (FailedAfterPublish): the run's events are sent (or logged) first.
     """
-    logger = get_run_logger()
     started_at = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     as_of = as_of or pipeline.default_as_of()  # today, UTC
     # a deployment's parameters, checked before any work (as `hweval run` checks its options): a typo is refused
     # at once, not after every source was fetched, and tells no channel
     pipeline.check_as_of(as_of, allow_future_as_of)
-    run_id = pipeline.check_run_id(run_id) if run_id is not None else pipeline.new_run_id(as_of)
+    run_id_given = run_id is not None
+    run_id = pipeline.check_run_id(run_id) if run_id_given else pipeline.new_run_id(as_of)
     # absolute from here on: the Data Docs builder, the lock messages and the recovery journal take them as given
     catalog_root = absolute(catalog_dir or paths.catalog_dir())
     catalog = take_catalog_loaded_ahead(catalog_root) or load_catalog(catalog_root)
     warehouse_path = absolute(warehouse_file or paths.warehouse_path())
     reports_root = absolute(reports_dir or paths.reports_dir())
-    pipeline.check_run_paths(warehouse_path, reports_root, ("warehouse_file", "reports_dir"))
+    pipeline.check_run_paths(warehouse_path, reports_root,
+                             (paths.set_by(warehouse_file, "warehouse_file", paths.WAREHOUSE_ENV),
+                              paths.set_by(reports_dir, "reports_dir", paths.REPORTS_DIR_ENV)))
+    if run_id_given:  # another date's run id is refused now, not as the run is recorded (land checks it again, under
+        pipeline.check_run_id_unused_in(warehouse_path, run_id, as_of)  # the lock, on the copy the run builds in)
     wait_s = runlock.configured_wait(wait_s)  # the parameter, else HWEVAL_LOCK_WAIT_S, else the default
     box = outbox.folder(warehouse_path)  # messages a channel did not take; a bad HWEVAL_NOTIFY_OUTBOX stops the run now
+    with _told_if_crashed(_CrashNotice(catalog, as_of, run_id, reports_root, box)):
+        return _evaluate_and_tell(catalog, as_of, run_id, started_at, warehouse_path, reports_root, source_files,
+                                  live, accept_changes, wait_s, box)
+
+
+def _evaluate_and_tell(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.datetime, warehouse_path: Path,
+                       reports_root: Path, source_files: dict[str, list[str]] | None, live: bool | None,
+                       accept_changes: list[str] | None, wait_s: float, box: Path) -> RunResult:
+    """The run, then what it found to the notification channels (a failure too); raises what the run must say."""
+    logger = get_run_logger()
     try:
         result = _evaluate(catalog, as_of, run_id, started_at, warehouse_path, reports_root, source_files, live,
                            accept_changes, wait_s)

@@ -14,8 +14,21 @@ def catalog_dir() -> Path:
 
 
 def warehouse_path() -> Path:
-    return Path(os.environ.get("HWEVAL_WAREHOUSE", PROJECT_ROOT / "warehouse" / "hweval.duckdb"))
+    return Path(os.environ.get(WAREHOUSE_ENV, PROJECT_ROOT / "warehouse" / "hweval.duckdb"))
 
 
 def reports_dir() -> Path:
-    return Path(os.environ.get("HWEVAL_REPORTS_DIR", PROJECT_ROOT / "reports"))
+    return Path(os.environ.get(REPORTS_DIR_ENV, PROJECT_ROOT / "reports"))
+
+
+WAREHOUSE_ENV, REPORTS_DIR_ENV = "HWEVAL_WAREHOUSE", "HWEVAL_REPORTS_DIR"
+
+
+def set_by(given: object, flag: str, env: str) -> str:
+    """What set a path, for an error about it: `flag` (an option, a flow parameter) when it was given, else the
+    environment variable `env` when it is set, else the default (and how to move it)."""
+    if given:
+        return flag
+    if env in os.environ:
+        return env
+    return f"the default; {flag} or {env} moves it"

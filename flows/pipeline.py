@@ -75,6 +75,35 @@ def check_run_id(run_id: str) -> str:
     return run_id
 
 
+def check_run_id_unused(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, where: object) -> None:
+    """A RunSettingError if `run_id` is another as-of date's run in the warehouse `con` reads (`where`, named in the
+    message). A run id names one date's run: a re-run of that date replaces it, but a run of another date under it
+    would fail only as the run is recorded, after every source was fetched and the models built."""
+    try:
+        taken = con.execute("select as_of from ops.runs where run_id = ? and as_of <> ?", [run_id, as_of]).fetchall()
+    except duckdb.CatalogException:  # no ops.runs yet (a new warehouse, before its DDL): no run to clash with
+        return
+    if taken:
+        raise RunSettingError(f"run_id {run_id!r} is already the run as of {taken[0][0]} in {where}; expected a run "
+                              f"id no other date's run has (a re-run of {taken[0][0]} may take it again), or none: "
+                              "the run makes its own")
+
+
+def check_run_id_unused_in(warehouse_file: Path, run_id: str, as_of: dt.date) -> None:
+    """`check_run_id_unused` on the warehouse file as it stands, before any work; nothing if it cannot be read now
+    (none yet, held by a writer, or no DuckDB file): the run checks again on the copy it builds in, under its lock."""
+    if not warehouse_file.is_file():
+        return
+    try:
+        con = duckdb.connect(str(warehouse_file), read_only=True)
+    except duckdb.Error:
+        return
+    try:
+        check_run_id_unused(con, run_id, as_of, warehouse_file)
+    finally:
+        con.close()
+
+
 def new_run_id(as_of: dt.date) -> str:
     return f"{as_of.isoformat()}-{uuid.uuid4().hex[:8]}"
 
@@ -204,11 +233,10 @@ class RunSettingError(ValueError):
     """A path a run cannot use for its warehouse or reports, or a run id it cannot take (exit 2, one line)."""
 
 
-def check_run_paths(warehouse_file: Path, reports_root: Path, flags: tuple[str, str] = ("--warehouse", "--reports"),
-                    ) -> None:
+def check_run_paths(warehouse_file: Path, reports_root: Path, flags: tuple[str, str]) -> None:
     """Refuse a warehouse path that is a directory, and a warehouse or reports folder that is not one, cannot be made
-    one or cannot be written to: found only after the fetch otherwise, as a traceback. `flags` name the two settings
-    in the message (the flow's parameters: warehouse_file, reports_dir)."""
+    one or cannot be written to: found only after the fetch otherwise, as a traceback. `flags` name what set the two
+    paths, in the message (`paths.set_by`: an option, a flow parameter, an environment variable or the default)."""
     if warehouse_file.is_dir():
         raise RunSettingError(f"the warehouse {warehouse_file} is a directory; expected a DuckDB file, or a path where "
                               f"one can be created ({flags[0]})")

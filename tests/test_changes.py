@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -336,6 +337,50 @@ def test_a_failed_run_notifies_and_leaves_the_last_good_state(flow_run, prefect_
     # the link goes to the reports the last good run published, not to the folder this run never wrote
     assert f"Report: {reports / 'latest' / 'index.md'}" in body["message"].splitlines()
     assert (reports / "latest" / "index.md").exists()
+
+
+STOPPED_IN_THE_FETCH = """import datetime as dt, os, sys, time
+from flows import nightly as flow_module
+
+def fetch_for_ever(*args, **kwargs):  # a fetch that hangs: the worker, or its infrastructure, stops the run
+    os.write(1, b"fetching\\n")
+    time.sleep(600)
+
+flow_module.fetch_all = fetch_for_ever
+flow_module.nightly(as_of=dt.date(2026, 12, 3), catalog_dir=sys.argv[1], warehouse_file=sys.argv[2],
+                    reports_dir=sys.argv[3], run_id="stopped")
+"""
+
+
+@pytest.mark.slow  # a run in a process of its own: make test-slow and CI
+def test_a_run_stopped_by_sigterm_is_crashed_and_tells_the_channel(prefect_server, tmp_path, webhook):
+    """A worker cancelling the infrastructure, a node drained, a timeout outside Prefect: SIGTERM. Prefect marks the
+    run Crashed, which no `except Exception` sees; the on_crashed hook tells the channel what a failed run tells it."""
+    import signal
+    import subprocess
+    import sys
+
+    from prefect.settings import PREFECT_API_URL
+
+    env = dict(os.environ, PREFECT_API_URL=PREFECT_API_URL.value(), HWEVAL_NOTIFY_URL=webhook.url())
+    reports = tmp_path / "reports"
+    proc = subprocess.Popen([sys.executable, "-c", STOPPED_IN_THE_FETCH, str(CATALOGS),
+                             str(tmp_path / "w" / "hweval.duckdb"), str(reports)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline() == "fetching\n", proc.stderr.read()[-3000:]
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode != 0 and "Crash detected! Execution was aborted by a termination signal" in stderr
+    [message] = webhook.requests
+    body = json.loads(message["body"])
+    assert body["title"] == "hweval 2026-12-03: run failed"
+    assert body["message"].splitlines()[0] == ("the run crashed before it finished (Crashed: Execution was aborted by "
+                                               "a termination signal.)")
+    assert f"Report: {reports / 'latest' / 'index.md'}" in body["message"].splitlines()  # none from this run
+    assert not (tmp_path / "w" / "hweval.duckdb").exists()
 
 
 @pytest.mark.slow  # a whole run (or several): make test-slow and CI

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import AS_OF, CATALOGS
 
+from flows import paths
 from flows.cli import PREFECT_DEFAULTS, build_parser, main
 from flows.paths import PROJECT_ROOT
 
@@ -407,6 +408,25 @@ def test_run_refuses_a_warehouse_or_reports_path_it_cannot_use_before_it_starts(
     assert main(["run", "--as-of", "2026-11-30", *[x for pair in given.items() for x in pair]]) == 2
     assert capsys.readouterr().err == f"hweval: {error.format(tmp=tmp_path)}\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(layout)  # nothing made
+
+
+def test_a_path_error_names_what_set_the_path(flow_not_started, tmp_path, capsys, monkeypatch):
+    """The option when given, else HWEVAL_WAREHOUSE / HWEVAL_REPORTS_DIR when set, else the default: it named the
+    option even when the path came from the environment, which the user had not typed."""
+    (tmp_path / "file").write_text("i am a file\n")
+    monkeypatch.setenv("HWEVAL_WAREHOUSE", str(tmp_path / "file" / "w.duckdb"))
+    assert main(["run", "--as-of", "2026-11-30", "--reports", str(tmp_path / "reports")]) == 2
+    assert capsys.readouterr().err == (f"hweval: the warehouse's folder {tmp_path}/file is not a directory; expected a "
+                                       "directory, or a path where one can be created (HWEVAL_WAREHOUSE)\n")
+    monkeypatch.setenv("HWEVAL_WAREHOUSE", str(tmp_path / "w.duckdb"))
+    monkeypatch.delenv("HWEVAL_REPORTS_DIR", raising=False)
+    monkeypatch.setattr(paths, "PROJECT_ROOT", tmp_path / "file")  # the default reports folder: under a file
+    assert main(["run", "--as-of", "2026-11-30"]) == 2
+    assert capsys.readouterr().err == (
+        f"hweval: the reports folder {tmp_path}/file/reports cannot be created ({tmp_path}/file is not a directory); "
+        "expected a directory, or a path where one can be created (the default; --reports or HWEVAL_REPORTS_DIR "
+        "moves it)\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]  # nothing made
 
 
 def test_run_refuses_a_reports_folder_it_cannot_create_or_write_before_it_starts(flow_not_started, tmp_path, capsys):

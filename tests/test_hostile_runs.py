@@ -7,13 +7,14 @@ import contextlib
 import datetime as dt
 import io
 import os
+import re
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
 import duckdb
 import pytest
-from conftest import AS_OF, CATALOGS
+from conftest import AS_OF, CATALOGS, RUN_ID
 
 from flows import pipeline, publishing, warehouse
 from flows.cli import PREFECT_DEFAULTS, main
@@ -188,6 +189,48 @@ def test_a_run_id_is_a_file_name_of_at_most_64_characters():
             pipeline.check_run_id(bad)
 
 
+def test_a_run_id_names_one_dates_run(tmp_path):
+    """A re-run of a date may take its run id again; a run of another date may not (ops.runs' key is the run id: it
+    failed only as the run was recorded, after the fetch and the build)."""
+    path = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("create schema ops; create table ops.runs (run_id varchar primary key, as_of date not null)")
+    con.execute("insert into ops.runs values ('nightly-1', date '2026-11-30')")
+    pipeline.check_run_id_unused(con, "nightly-1", dt.date(2026, 11, 30), path)  # the same date's re-run
+    pipeline.check_run_id_unused(con, "nightly-2", dt.date(2026, 12, 1), path)  # a new id
+    with pytest.raises(pipeline.RunSettingError, match=(
+            r"^run_id 'nightly-1' is already the run as of 2026-11-30 in .*w\.duckdb; expected a run id no other "
+            r"date's run has \(a re-run of 2026-11-30 may take it again\), or none")):
+        pipeline.check_run_id_unused(con, "nightly-1", dt.date(2026, 12, 1), path)
+    # before any work the file is read if it can be: not while a writer holds it, nor one that is no warehouse yet
+    pipeline.check_run_id_unused_in(path, "nightly-1", dt.date(2026, 12, 1))  # held (here, by this connection)
+    con.close()
+    with pytest.raises(pipeline.RunSettingError, match="already the run as of 2026-11-30"):
+        pipeline.check_run_id_unused_in(path, "nightly-1", dt.date(2026, 12, 1))
+    (tmp_path / "text.duckdb").write_text("not a database")
+    duckdb.connect(str(tmp_path / "empty.duckdb")).close()
+    for nothing_to_read in ("text.duckdb", "empty.duckdb", "none.duckdb"):
+        pipeline.check_run_id_unused_in(tmp_path / nothing_to_read, "nightly-1", dt.date(2026, 12, 1))
+
+
+def test_a_deployment_given_another_dates_run_id_is_refused_before_any_work(flow_run, tmp_path):
+    """The session's run (as of AS_OF, run id RUN_ID), then a deployment run of the next day given the same run id:
+    refused before the fetch, the warehouse and reports as they were."""
+    from flows.nightly import nightly
+
+    shutil.copytree(flow_run.warehouse.parent, tmp_path / "warehouse")
+    shutil.copytree(flow_run.reports.parent, tmp_path / "reports")
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    file = tmp_path / "warehouse" / flow_run.warehouse.name
+    # named by the file: the check under the lock, on the copy the run builds in, would name "the warehouse this run
+    # builds on", after the fetch
+    with pytest.raises(pipeline.RunSettingError, match=rf"^run_id '{RUN_ID}' is already the run as of {AS_OF} in "
+                                                        rf"{re.escape(str(file))}; expected"):
+        nightly(as_of=AS_OF + dt.timedelta(days=1), run_id=RUN_ID, catalog_dir=str(CATALOGS), warehouse_file=str(file),
+                reports_dir=str(tmp_path / "reports"))
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+
+
 @pytest.mark.parametrize(("parameters", "error"), [
     ({"run_id": "../../escape"}, r"^run_id '\.\./\.\./escape': expected 1 to 64 letters, digits"),
     pytest.param({"run_id": "2026-11-30-nightly\n"}, r"^run_id '2026-11-30-nightly\\n': expected 1 to 64",
@@ -201,6 +244,9 @@ def test_a_run_id_is_a_file_name_of_at_most_64_characters():
                                                    r"be created \(reports_dir\)$"), marks=pytest.mark.slow),
     pytest.param({"env": "HWEVAL_LOCK_WAIT_S", "value": "forever"}, r"^HWEVAL_LOCK_WAIT_S='forever': expected a number",
                  marks=pytest.mark.slow),
+    # no warehouse_file parameter: the path came from the environment, and the message names it, not the parameter
+    ({"env": "HWEVAL_WAREHOUSE", "value": "FILE/w.duckdb", "warehouse_file": None},
+     r"^the warehouse's folder .*FILE is not a directory; .* be created \(HWEVAL_WAREHOUSE\)$"),
 ])
 def test_a_deployments_parameters_are_refused_before_any_work(prefect_server, tmp_path, monkeypatch, parameters,
                                                              error):
@@ -212,7 +258,7 @@ def test_a_deployments_parameters_are_refused_before_any_work(prefect_server, tm
     (tmp_path / "FILE").write_text("a file, not a folder")
     parameters = dict(parameters)
     if "env" in parameters:
-        monkeypatch.setenv(parameters.pop("env"), parameters.pop("value"))
+        monkeypatch.setenv(parameters.pop("env"), parameters.pop("value").replace("FILE", str(tmp_path / "FILE")))
     if "reports_dir" in parameters:
         parameters["reports_dir"] = str(tmp_path / parameters["reports_dir"])
     arguments = {"as_of": dt.date(2026, 11, 30), "catalog_dir": str(CATALOGS),

@@ -393,6 +393,24 @@ def test_a_run_that_keeps_being_refused_gives_up_and_publishes_nothing(prefect_s
     assert not [p for p in (tmp_path / "w").iterdir()]  # no build file left behind
 
 
+@pytest.mark.slow
+def test_a_run_id_another_date_has_in_the_lake_is_refused_before_landing(flow_run, prefect_server, tmp_path,
+                                                                         monkeypatch):
+    """Under a lake the local file is no record of the runs (here there is none): the run checks its id on the
+    snapshot it pulled, before landing anything; it commits and publishes nothing."""
+    from flows import pipeline
+    from flows.nightly import nightly
+
+    script = scripted(monkeypatch, refusals=0, attempts=1)
+    monkeypatch.setattr(lake, "pull", lambda config, target: shutil.copy2(flow_run.warehouse, target) and 7)
+    with pytest.raises(pipeline.RunSettingError, match=rf"^run_id '{RUN_ID}' is already the run as of {AS_OF} in "
+                                                        r"the warehouse this run builds on; expected"):
+        nightly(as_of=AS_OF + dt.timedelta(days=1), catalog_dir=str(CATALOGS), run_id=RUN_ID,
+                warehouse_file=str(tmp_path / "w" / "hweval.duckdb"), reports_dir=str(tmp_path / "reports"))
+    assert script.commits == [] and not (tmp_path / "w" / "hweval.duckdb").exists()
+    assert not (tmp_path / "reports" / "latest.json").exists()
+
+
 def _rankings(con, database: str = "") -> list[tuple]:
     prefix = f"{database}." if database else ""
     return con.execute(f"select as_of, workload_id, candidate_id, outcome_rank, round(outcome_value, 9) "
