@@ -118,7 +118,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if server is not None:
         print("hweval: no PREFECT_API_URL set; a temporary local Prefect server starts for this run (it adds about "
               "5 s; more on the first run, which creates its database).", file=sys.stderr)
-    from flows.nightly import FailedAfterPublish, StalePastLimit, absolute, nightly
+    from flows.nightly import FailedAfterPublish, StalePastLimit, nightly
+    from flows.paths import absolute
     from flows.prefect_server import ServerStartError
     from flows.runlock import RunLockTimeout
 
@@ -225,7 +226,7 @@ def check_run_inputs(args: argparse.Namespace, source_files: dict[str, list[str]
     under its folder changed meanwhile, and reads the --source files again."""
     from flows import pipeline
     from flows.catalog import catalog_loaded_ahead
-    from flows.nightly import absolute
+    from flows.paths import absolute
 
     catalog = catalog_loaded_ahead(absolute(args.catalog or paths.catalog_dir()))
     pipeline.source_snapshot_files(catalog, source_files, args.as_of or pipeline.default_as_of())

@@ -26,6 +26,7 @@ from flows import (
     analytics,
     chart_workers,
     compaction,
+    crash_notice,
     data_docs,
     duckdb_settings,
     lake,
@@ -324,11 +325,12 @@ def _tell_of_a_crash(_flow, run, state) -> None:
     """on_crashed: a run stopped before it could finish or fail on its own (killed with SIGTERM by its worker or
     infrastructure, interrupted) is a run_failed message, as a failed run is: its state alone told no one. A run
     that crashed before its settings were checked, or whose process was killed outright (SIGKILL, out of memory),
-    tells no one; Prefect marks it Crashed."""
+    cannot: prefect.yaml's crash-notice deployment tells for it (flows/crash_notice.py)."""
     notice = _CRASH_NOTICES.pop(str(run.id), None)
     if notice is None:
         return
-    error = f"the run crashed before it finished ({state.name}: {state.message or 'no message'})"
+    crash_notice.mark_told(run.id, list(run.tags))  # the crash-notice deployment, triggered by the state, says nothing
+    error = crash_notice.crash_line(run.name, state)
     deliveries = notify.send(notice.catalog.notifications, [notify.Event("run_failed", error)], as_of=notice.as_of,
                              run_id=notice.run_id, link=notify.report_link(notice.catalog.notifications,
                                                                            notice.reports_root, None),
@@ -374,10 +376,10 @@ def nightly(
     run_id_given = run_id is not None
     run_id = pipeline.check_run_id(run_id) if run_id_given else pipeline.new_run_id(as_of)
     # absolute from here on: the Data Docs builder, the lock messages and the recovery journal take them as given
-    catalog_root = absolute(catalog_dir or paths.catalog_dir())
+    catalog_root = paths.absolute(catalog_dir or paths.catalog_dir())
     catalog = take_catalog_loaded_ahead(catalog_root) or load_catalog(catalog_root)
-    warehouse_path = absolute(warehouse_file or paths.warehouse_path())
-    reports_root = absolute(reports_dir or paths.reports_dir())
+    warehouse_path = paths.absolute(warehouse_file or paths.warehouse_path())
+    reports_root = paths.absolute(reports_dir or paths.reports_dir())
     pipeline.check_run_paths(warehouse_path, reports_root,
                              (paths.set_by(warehouse_file, "warehouse_file", paths.WAREHOUSE_ENV),
                               paths.set_by(reports_dir, "reports_dir", paths.REPORTS_DIR_ENV)))
@@ -426,11 +428,6 @@ def _evaluate_and_tell(catalog: Catalog, as_of: dt.date, run_id: str, started_at
     if result.failed_after_publish:
         raise FailedAfterPublish(result)
     return result
-
-
-def absolute(path: str | Path) -> Path:
-    """A path given relative to the working directory (or with ~), made absolute as the run starts."""
-    return Path(os.path.abspath(Path(path).expanduser()))
 
 
 def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.datetime, warehouse_path: Path,

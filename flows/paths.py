@@ -9,6 +9,11 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SQL_DIR = PROJECT_ROOT / "sql"
 
 
+def absolute(path: str | Path) -> Path:
+    """A path given relative to the working directory (or with ~), made absolute as the run starts."""
+    return Path(os.path.abspath(Path(path).expanduser()))
+
+
 def catalog_dir() -> Path:
     return Path(os.environ.get("HWEVAL_CATALOG_DIR", PROJECT_ROOT / "catalogs"))
 

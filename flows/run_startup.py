@@ -41,7 +41,7 @@ def warm_catalog_check(catalog_dir: str | None) -> None:
     run finds the check in the cache (flows/checks.py). Any error is left for the flow to raise, where it fails the run
     and is notified."""
     from flows.catalog import load_catalog_ahead
-    from flows.nightly import absolute
+    from flows.paths import absolute
 
     try:
         load_catalog_ahead(absolute(catalog_dir or paths.catalog_dir()))

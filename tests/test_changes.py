@@ -377,10 +377,25 @@ def test_a_run_stopped_by_sigterm_is_crashed_and_tells_the_channel(prefect_serve
     [message] = webhook.requests
     body = json.loads(message["body"])
     assert body["title"] == "hweval 2026-12-03: run failed"
-    assert body["message"].splitlines()[0] == ("the run crashed before it finished (Crashed: Execution was aborted by "
-                                               "a termination signal.)")
+    assert body["message"].splitlines()[0] == ("flow run hweval-2026-12-03 crashed before it finished (Crashed: "
+                                               "Execution was aborted by a termination signal.)")
     assert f"Report: {reports / 'latest' / 'index.md'}" in body["message"].splitlines()  # none from this run
     assert not (tmp_path / "w" / "hweval.duckdb").exists()
+    # tagged as told, so that the crash-notice deployment (triggered by the same Crashed state) says nothing again
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (
+        FlowRunFilter,
+        FlowRunFilterName,
+        FlowRunFilterState,
+        FlowRunFilterStateType,
+    )
+
+    from flows.crash_notice import CRASH_TOLD_TAG
+
+    with get_client(sync_client=True) as client:
+        crashed = client.read_flow_runs(flow_run_filter=FlowRunFilter(
+            name=FlowRunFilterName(any_=["hweval-2026-12-03"]), state=FlowRunFilterState(type=FlowRunFilterStateType(any_=["CRASHED"]))))
+    assert crashed and all(CRASH_TOLD_TAG in run.tags for run in crashed)
 
 
 @pytest.mark.slow  # a whole run (or several): make test-slow and CI

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import CATALOGS
 
 from flows.paths import PROJECT_ROOT
 
@@ -22,7 +23,9 @@ def prefect_cli(*args, env):
     return result.stdout
 
 
-def test_prefect_deploy_all_registers_nightly_and_on_demand(prefect_server):
+@pytest.fixture(scope="module")
+def deployed(prefect_server):
+    """`prefect deploy --all` against the session's test server, as the README says; prefect.yaml left as it was."""
     from prefect.settings import PREFECT_API_URL
 
     env = dict(os.environ, PREFECT_API_URL=PREFECT_API_URL.value(), HWEVAL_HOME=str(PROJECT_ROOT))
@@ -31,11 +34,16 @@ def test_prefect_deploy_all_registers_nightly_and_on_demand(prefect_server):
     prefect_cli("--no-prompt", "deploy", "--all", env=env)
     assert (PROJECT_ROOT / "prefect.yaml").read_text() == before
 
+
+def test_prefect_deploy_all_registers_nightly_on_demand_and_the_crash_notice(deployed):
     from prefect.client.orchestration import get_client
 
     with get_client(sync_client=True) as client:
         nightly = client.read_deployment_by_name("nightly/nightly")
         on_demand = client.read_deployment_by_name("nightly/on-demand")
+        notice = client.read_deployment_by_name("crash_notice/crash-notice")
+    assert (notice.entrypoint, notice.work_pool_name, notice.schedules) == (
+        "flows/crash_notice.py:crash_notice", "hweval", [])
     [schedule] = nightly.schedules
     assert (schedule.schedule.cron, schedule.schedule.timezone, schedule.active) == ("30 2 * * *", "UTC", True)
     assert on_demand.schedules == []
@@ -72,3 +80,77 @@ def test_the_pull_steps_refuse_a_worker_whose_hweval_home_names_no_checkout(home
         asyncio.run(run_steps(steps, print_function=lambda *a, **k: None))
     assert f"HWEVAL_HOME='{home or ''}' names no hweval checkout (no flows/nightly.py there)" in str(err.value.__cause__)
     assert Path.cwd() == tmp_path
+
+
+def crashed_nightly_run(client, parameters: dict, message: str):
+    """A flow run of nightly/on-demand, put straight into Crashed as a worker does when the run's process dies or its
+    pull step fails (the flow never ran)."""
+    from prefect.states import Crashed
+
+    deployment = client.read_deployment_by_name("nightly/on-demand")
+    run = client.create_flow_run_from_deployment(deployment.id, parameters=parameters)
+    client.set_flow_run_state(run.id, Crashed(message=message), force=True)
+    return client.read_flow_run(run.id)
+
+
+def notices_of(client, crashed_id) -> list:
+    """The crash-notice deployment's runs that Prefect's automation made for the run `crashed_id`."""
+    from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterId
+
+    deployment = client.read_deployment_by_name("crash_notice/crash-notice")
+    runs = client.read_flow_runs(deployment_filter=DeploymentFilter(id=DeploymentFilterId(any_=[deployment.id])))
+    return [r for r in runs if r.parameters.get("flow_run_id") == f"prefect.flow-run.{crashed_id}"]
+
+
+def test_a_nightly_run_crashed_before_its_flow_is_told_by_the_crash_notice_deployment(deployed, tmp_path, webhook,
+                                                                                     monkeypatch):
+    """prefect.yaml's crash-notice deployment: its trigger (a Prefect automation) makes a run of it when a nightly run
+    enters Crashed; that run, run here as a worker would, tells the crashed run's channels, once."""
+    import time
+
+    from prefect.client.orchestration import get_client
+
+    from flows.crash_notice import CRASH_TOLD_TAG, crash_notice
+
+    parameters = {"as_of": "2026-12-03", "catalog_dir": str(CATALOGS), "warehouse_file": str(tmp_path / "w.duckdb"),
+                  "reports_dir": str(tmp_path / "reports")}
+    message = "Flow run infrastructure exited with non-zero status code -9."  # a process killed outright
+    with get_client(sync_client=True) as client:
+        crashed = crashed_nightly_run(client, parameters, message)
+        deadline = time.monotonic() + 60
+        while not (notices := notices_of(client, crashed.id)) and time.monotonic() < deadline:
+            time.sleep(0.5)
+    [notice] = notices  # one run of crash-notice, given the crashed run's event resource
+    assert notice.parameters == {"flow_run_id": f"prefect.flow-run.{crashed.id}"}
+
+    monkeypatch.setenv("HWEVAL_NOTIFY_URL", webhook.url())
+    assert crash_notice(**notice.parameters) == "told: team sent"
+    [sent] = webhook.requests
+    body = json.loads(sent["body"])
+    assert body["title"] == "hweval 2026-12-03: run failed"
+    assert body["message"].splitlines()[0] == (f"flow run {crashed.name} crashed before it finished (Crashed: "
+                                               f"{message})")
+    assert f"Report: {tmp_path / 'reports' / 'latest' / 'index.md'}" in body["message"].splitlines()
+    with get_client(sync_client=True) as client:
+        assert CRASH_TOLD_TAG in client.read_flow_run(crashed.id).tags
+    # a second notice of the same crash (the automation fired twice, a run by hand) says nothing again
+    assert crash_notice(flow_run_id=str(crashed.id)) == "told by the run"
+    assert len(webhook.requests) == 1
+
+
+def test_the_crash_notice_refuses_what_is_no_crashed_nightly_run(deployed, webhook, monkeypatch):
+    from prefect.client.orchestration import get_client
+
+    from flows.crash_notice import CrashNoticeError, crash_notice
+
+    monkeypatch.setenv("HWEVAL_NOTIFY_URL", webhook.url())
+    for bad in ("", "prefect.flow-run.1234", "prefect.deployment.0b7e0c5e-6c1a-4c4e-9a8e-3f0f1c2d3e4f",
+                "0b7e0c5e-6c1a-4c4e-9a8e-3f0f1c2d3e4f\n"):
+        with pytest.raises(CrashNoticeError, match="expected a flow run's UUID, or the event resource"):
+            crash_notice(flow_run_id=bad)
+    with pytest.raises(CrashNoticeError, match="no such flow run on this Prefect server"):
+        crash_notice(flow_run_id="0b7e0c5e-6c1a-4c4e-9a8e-3f0f1c2d3e4f")
+    with get_client(sync_client=True) as client:
+        run = client.create_flow_run_from_deployment(client.read_deployment_by_name("nightly/on-demand").id)
+    assert crash_notice(flow_run_id=str(run.id)) == "not crashed"  # Scheduled
+    assert webhook.requests == []
