@@ -335,7 +335,7 @@ def test_the_flow_takes_the_catalog_loaded_while_the_server_started(prefect_serv
     from flows import nightly as nightly_module
     from flows.catalog import load_catalog_ahead
 
-    root = nightly_module.absolute(CATALOGS)
+    root = paths.absolute(CATALOGS)
     load_catalog_ahead(root)
 
     def not_again(path, *args, **kwargs):
