@@ -7,7 +7,10 @@ did not import, a process killed outright) can tell no one: Prefect marks it Cra
 a `nightly` flow run) and runs this flow on a worker, which sends the channels of the crashed run's catalog a
 `run_failed` line, through the crashed run's outbox (flows/outbox.py) as the run itself would have.
 
-A run whose hook told its channels carries the tag CRASH_TOLD_TAG: the notice says nothing again.
+Two tags say what the crashed run told. TOLD_TAG: its channels got its message (its own events or failure, or its
+hook's word of the crash): the notice says nothing again. TELLING_TAG alone: its hook began telling and was stopped
+(a second Ctrl-C, SIGKILL at the end of a grace period): the notice waits up to TELLING_WAIT_S for the hook to end,
+then tells. Only runs of the flow `nightly` tagged `hweval` (its deployments' tag) are told of.
 """
 
 from __future__ import annotations
@@ -15,15 +18,22 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
+import time
+from collections.abc import Iterable
 from typing import Any
 from uuid import UUID
 
 from prefect import flow, get_run_logger
 
 from flows import notify, outbox, paths
+from flows.pipeline import RUN_ID_PATTERN
 
-CRASH_TOLD_TAG = "hweval-crash-told"  # on a crashed nightly run whose channels were told (by its hook or a notice)
+TOLD_TAG = "hweval-told"  # the run's channels got its message: its events, its failure or its crash
+TELLING_TAG = "hweval-telling"  # the run's crash hook began telling its channels
+TELLING_WAIT_S = 120.0  # how long a notice waits for a hook that began telling: a channel's send takes at most ~8 s
 NIGHTLY_FLOW = "nightly"
+HWEVAL_TAG = "hweval"  # prefect.yaml's nightly deployments tag their runs so; another project's `nightly` is not
+MAX_PARAMETER_CHARS = 4096  # a path parameter of the crashed run (a path that long is no path this worker has)
 # the trigger passes the event's resource id, prefect.flow-run.<UUID>; a bare UUID is taken too (a run by hand)
 FLOW_RUN_ID = re.compile(r"(?:prefect\.flow-run\.)?([0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12})")
 
@@ -36,16 +46,18 @@ class CrashNoticeUndelivered(RuntimeError):
     """A channel did not take the notice (it is kept in the outbox for the next run): the notice run fails."""
 
 
-def mark_told(flow_run_id: UUID, tags: list[str]) -> None:
-    """Tag the crashed run CRASH_TOLD_TAG (before its channels are told: a notice that starts meanwhile stays quiet).
-    Never raises: a tag that could not be set costs at most a second message."""
+def tag_run(flow_run_id: UUID | str, tags: Iterable[str], tag: str) -> list[str]:
+    """`tags` with `tag` added, set on the flow run; returns them. Never raises: a tag that could not be set costs at
+    most a second message (the notice's) or a wait."""
     from prefect.client.orchestration import get_client
 
+    tags = [*dict.fromkeys([*tags, tag])]
     try:
         with get_client(sync_client=True) as client:
-            client.update_flow_run(flow_run_id, tags=[*tags, CRASH_TOLD_TAG])
+            client.update_flow_run(UUID(str(flow_run_id)), tags=tags)
     except Exception as exc:  # noqa: BLE001 (the message matters more than the mark)
-        logging.getLogger(__name__).warning("could not tag flow run %s %s: %s", flow_run_id, CRASH_TOLD_TAG, exc)
+        logging.getLogger(__name__).warning("could not tag flow run %s %s: %s", flow_run_id, tag, exc)
+    return tags
 
 
 def crash_line(run_name: str, state: Any) -> str:
@@ -76,27 +88,39 @@ def crash_notice(flow_run_id: str) -> str:
         except ObjectNotFound:
             raise CrashNoticeError(f"flow_run_id {flow_run_id!r}: no such flow run on this Prefect server") from None
         flow_name = client.read_flow(run.flow_id).name
-    if flow_name != NIGHTLY_FLOW:
-        raise CrashNoticeError(f"flow run {run.name} ({run_uuid}) is a run of flow {flow_name!r}, not {NIGHTLY_FLOW!r}")
-    if run.state is None or not run.state.is_crashed():
-        logger.info("flow run %s is %s, not Crashed: nothing to tell", run.name, run.state.name if run.state else "new")
-        return "not crashed"
-    if CRASH_TOLD_TAG in run.tags:
-        logger.info("flow run %s told its channels of its crash itself", run.name)
+        if flow_name != NIGHTLY_FLOW or HWEVAL_TAG not in run.tags:
+            raise CrashNoticeError(f"flow run {run.name} ({run_uuid}) is no hweval nightly run (flow {flow_name!r}, "
+                                   f"tags {sorted(run.tags)!r}; expected flow {NIGHTLY_FLOW!r} tagged {HWEVAL_TAG!r})")
+        if run.state is None or not run.state.is_crashed():
+            logger.info("flow run %s is %s, not Crashed: nothing to tell", run.name,
+                        run.state.name if run.state else "new")
+            return "not crashed"
+        deadline = time.monotonic() + TELLING_WAIT_S
+        while TELLING_TAG in run.tags and TOLD_TAG not in run.tags and time.monotonic() < deadline:
+            time.sleep(1.0)  # its hook began telling: it ends within seconds, or was stopped
+            run = client.read_flow_run(run_uuid)
+    if TOLD_TAG in run.tags:
+        logger.info("flow run %s told its channels itself", run.name)
         return "told by the run"
+    if TELLING_TAG in run.tags:
+        logger.warning("flow run %s began telling its channels of its crash and did not finish in %g s: telling "
+                       "them now", run.name, TELLING_WAIT_S)
 
     parameters = run.parameters or {}
-    catalog = load_catalog(paths.absolute(parameters.get("catalog_dir") or paths.catalog_dir()))
-    warehouse_path = paths.absolute(parameters.get("warehouse_file") or paths.warehouse_path())
-    reports_root = paths.absolute(parameters.get("reports_dir") or paths.reports_dir())
+    catalog = load_catalog(paths.absolute(_path_parameter(parameters, "catalog_dir") or paths.catalog_dir()))
+    warehouse_path = paths.absolute(_path_parameter(parameters, "warehouse_file") or paths.warehouse_path())
+    reports_root = paths.absolute(_path_parameter(parameters, "reports_dir") or paths.reports_dir())
     due = run.expected_start_time or run.created or dt.datetime.now(dt.UTC)
     as_of = _date(parameters.get("as_of")) or due.astimezone(dt.UTC).date()
-    run_id = parameters.get("run_id") if isinstance(parameters.get("run_id"), str) else None
-    mark_told(run_uuid, list(run.tags))
+    # the crashed run never checked its run_id (its flow did not start): one that is no run id is not used
+    given = parameters.get("run_id")
+    run_id = given if isinstance(given, str) and RUN_ID_PATTERN.fullmatch(given) else f"flow-run-{run_uuid}"
+    tags = tag_run(run_uuid, run.tags, TELLING_TAG)
     deliveries = notify.send(catalog.notifications, [notify.Event("run_failed", crash_line(run.name, run.state))],
-                             as_of=as_of, run_id=run_id or f"flow-run-{run_uuid}",
-                             link=notify.report_link(catalog.notifications, reports_root, None),
+                             as_of=as_of, run_id=run_id, link=notify.report_link(catalog.notifications, reports_root,
+                                                                                 None),
                              box=outbox.folder(warehouse_path))
+    tag_run(run_uuid, tags, TOLD_TAG)
     for delivery in deliveries:
         logger.log(logging.WARNING if delivery.status == "failed" else logging.INFO, "notification %s: %s (%s)",
                    delivery.channel, delivery.status, delivery.detail)
@@ -104,6 +128,18 @@ def crash_notice(flow_run_id: str) -> str:
     if failures:
         raise CrashNoticeUndelivered("; ".join(failures))
     return "told: " + ", ".join(f"{d.channel} {d.status}" for d in deliveries)
+
+
+def _path_parameter(parameters: dict, name: str) -> str | None:
+    """The crashed run's path parameter `name`, or None when it gave none; a CrashNoticeError naming it when it is no
+    path (not text, or past MAX_PARAMETER_CHARS)."""
+    value = parameters.get(name)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or len(value) > MAX_PARAMETER_CHARS or "\0" in value:
+        raise CrashNoticeError(f"the crashed run's parameter {name} {str(value)[:100]!r}: expected a path (text of at "
+                               f"most {MAX_PARAMETER_CHARS} characters), or none")
+    return value
 
 
 def _date(value: object) -> dt.date | None:

@@ -38,6 +38,15 @@ STOP_WAIT_S = 5.0
 # this lock from its launch until it answers; a run waits at most START_LOCK_WAIT_S for another's, then goes on.
 START_LOCK = ".hweval-server-start.lock"
 START_LOCK_WAIT_S = 120.0
+# The server's own process, on Linux, first asks the kernel for SIGTERM when the run's process ends, however it ends
+# (PR_SET_PDEATHSIG = 1, kept across exec), exits if that process is already gone, then becomes uvicorn (argv: the
+# run's pid, then the uvicorn command). No preexec_fn: Python code between fork and exec is unsafe beside threads.
+STOPPED_WITH_PARENT = (
+    "import ctypes, os, signal, sys\n"
+    "ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)\n"
+    "if os.getppid() != int(sys.argv[1]):\n"
+    "    sys.exit(1)\n"
+    "os.execv(sys.argv[2], sys.argv[2:])\n")
 # What the flow's start first asks of a new server, asked as soon as it answers its health check: reads only, they
 # change nothing. A new server does work of its own at the first requests that reach it: FastAPI builds its routers'
 # routes and SQLAlchemy compiles its first flow-run query (~1 s of the server's CPU here). In a cold run the run's
@@ -127,11 +136,17 @@ class TemporaryServer:
         """The server's process, on a free port; Prefect itself is not imported here (find_spec only finds it)."""
         site = Path(importlib.util.find_spec("prefect").submodule_search_locations[0]).parent
         self.port = _free_port()
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "--app-dir", str(site), "--factory",
-             "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(self.port),
-             "--log-level", "error", "--lifespan", "on"],
-            env=self.env)
+        own_session = sys.platform == "linux"
+        uvicorn = [sys.executable, "-m", "uvicorn", "--app-dir", str(site), "--factory",
+                   "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(self.port),
+                   "--log-level", "error", "--lifespan", "on"]
+        command = [sys.executable, "-c", STOPPED_WITH_PARENT, str(os.getpid()), *uvicorn] if own_session else uvicorn
+        self.process = subprocess.Popen(command, env=self.env, start_new_session=own_session)
+
+    # Its own session (Linux): a Ctrl-C at the terminal, sent to the run's whole process group, stopped the server
+    # with the run, and the run could then record neither its Crashed state nor tell anyone (its on_crashed hook runs
+    # on that state). Out of the group, the server is stopped by the run as it exits (atexit), or, when the run dies
+    # without exiting (SIGKILL, a closed terminal's SIGHUP), by the kernel: _stopped_with.
 
     @classmethod
     def start(cls) -> TemporaryServer | None:

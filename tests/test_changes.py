@@ -3,10 +3,13 @@ past its limit, and the notification that says so."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
 import shutil
+import signal
+import time
 from pathlib import Path
 
 import duckdb
@@ -339,49 +342,87 @@ def test_a_failed_run_notifies_and_leaves_the_last_good_state(flow_run, prefect_
     assert (reports / "latest" / "index.md").exists()
 
 
-STOPPED_IN_THE_FETCH = """import datetime as dt, os, sys, time
-from flows import nightly as flow_module
-
+STOPPED_IN_THE_FETCH = """
 def fetch_for_ever(*args, **kwargs):  # a fetch that hangs: the worker, or its infrastructure, stops the run
-    os.write(1, b"fetching\\n")
+    os.write(1, b"waiting\\n")
     time.sleep(600)
 
 flow_module.fetch_all = fetch_for_ever
-flow_module.nightly(as_of=dt.date(2026, 12, 3), catalog_dir=sys.argv[1], warehouse_file=sys.argv[2],
+"""
+# the run fails on its own and tells its channel, then is stopped as it ends: one message, and tagged as told
+STOPPED_AFTER_TELLING = """
+def boom(*args, **kwargs):
+    raise RuntimeError("boom")
+
+told = flow_module._tagged_if_told
+
+def told_then_hang(deliveries):
+    told(deliveries)
+    os.write(1, b"waiting\\n")
+    time.sleep(600)
+
+flow_module._evaluate = boom
+flow_module._tagged_if_told = told_then_hang
+"""
+NIGHTLY_RUN = """
+flow_module.nightly(as_of=dt.date.fromisoformat(sys.argv[1]), catalog_dir={catalogs!r}, warehouse_file=sys.argv[2],
                     reports_dir=sys.argv[3], run_id="stopped")
+"""
+CLI_RUN = """
+sys.exit(cli.main(["run", "--as-of", sys.argv[1], "--warehouse", sys.argv[2], "--reports", sys.argv[3]]))
 """
 
 
-@pytest.mark.slow  # a run in a process of its own: make test-slow and CI
-def test_a_run_stopped_by_sigterm_is_crashed_and_tells_the_channel(prefect_server, tmp_path, webhook):
-    """A worker cancelling the infrastructure, a node drained, a timeout outside Prefect: SIGTERM. Prefect marks the
-    run Crashed, which no `except Exception` sees; the on_crashed hook tells the channel what a failed run tells it."""
-    import signal
+def stopped_run(patch: str, run: str, as_of: str, root: Path, webhook, stop, prefect_api: bool = True):
+    """A run in a process of its own (and a process group of its own), with `patch` (Python) run first, stopped by
+    `stop(process)` once it writes "waiting"; (exit status, stderr, the channel's first lines, the process's children
+    named uvicorn as it was stopped)."""
     import subprocess
     import sys
 
     from prefect.settings import PREFECT_API_URL
 
-    env = dict(os.environ, PREFECT_API_URL=PREFECT_API_URL.value(), HWEVAL_NOTIFY_URL=webhook.url())
-    reports = tmp_path / "reports"
-    proc = subprocess.Popen([sys.executable, "-c", STOPPED_IN_THE_FETCH, str(CATALOGS),
-                             str(tmp_path / "w" / "hweval.duckdb"), str(reports)],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    script = ("import datetime as dt, os, sys, time\nfrom flows import cli, nightly as flow_module\n" + patch
+              + run.format(catalogs=str(CATALOGS)))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
+    env |= {"HWEVAL_NOTIFY_URL": webhook.url()}
+    if prefect_api:
+        env["PREFECT_API_URL"] = PREFECT_API_URL.value()
+    proc = subprocess.Popen([sys.executable, "-c", script, as_of, str(root / "w" / "hweval.duckdb"),
+                             str(root / "reports")], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
     try:
-        assert proc.stdout.readline() == "fetching\n", proc.stderr.read()[-3000:]
-        proc.send_signal(signal.SIGTERM)
+        assert proc.stdout.readline() == "waiting\n", proc.stderr.read()[-3000:]
+        servers = [pid for pid in children(proc.pid) if b"uvicorn" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        stop(proc)
         _, stderr = proc.communicate(timeout=120)
     finally:
-        proc.kill()
-    assert proc.returncode != 0 and "Crash detected! Execution was aborted by a termination signal" in stderr
-    [message] = webhook.requests
-    body = json.loads(message["body"])
-    assert body["title"] == "hweval 2026-12-03: run failed"
-    assert body["message"].splitlines()[0] == ("flow run hweval-2026-12-03 crashed before it finished (Crashed: "
-                                               "Execution was aborted by a termination signal.)")
-    assert f"Report: {reports / 'latest' / 'index.md'}" in body["message"].splitlines()  # none from this run
-    assert not (tmp_path / "w" / "hweval.duckdb").exists()
-    # tagged as told, so that the crash-notice deployment (triggered by the same Crashed state) says nothing again
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    lines = [json.loads(r["body"])["message"].splitlines()[0] for r in webhook.requests]
+    return proc.returncode, stderr, lines, servers
+
+
+def children(pid: int) -> list[int]:
+    return [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
+            for child in (task / "children").read_text().split()]
+
+
+def gone(pid: int, within_s: float = 15.0) -> bool:
+    """Whether process `pid` has ended (or is a zombie) within `within_s`."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z"):
+                return True
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def crashed_runs(as_of: str) -> list:
+    """The flow runs of the nightly flow as of `as_of` that Prefect recorded as Crashed."""
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import (
         FlowRunFilter,
@@ -390,12 +431,66 @@ def test_a_run_stopped_by_sigterm_is_crashed_and_tells_the_channel(prefect_serve
         FlowRunFilterStateType,
     )
 
-    from flows.crash_notice import CRASH_TOLD_TAG
-
     with get_client(sync_client=True) as client:
-        crashed = client.read_flow_runs(flow_run_filter=FlowRunFilter(
-            name=FlowRunFilterName(any_=["hweval-2026-12-03"]), state=FlowRunFilterState(type=FlowRunFilterStateType(any_=["CRASHED"]))))
-    assert crashed and all(CRASH_TOLD_TAG in run.tags for run in crashed)
+        return client.read_flow_runs(flow_run_filter=FlowRunFilter(
+            name=FlowRunFilterName(any_=[f"hweval-{as_of}"]),
+            state=FlowRunFilterState(type=FlowRunFilterStateType(any_=["CRASHED"]))))
+
+
+@pytest.mark.slow  # a run in a process of its own: make test-slow and CI
+def test_a_run_stopped_by_sigterm_is_crashed_and_tells_the_channel(prefect_server, tmp_path, webhook):
+    """A worker cancelling the infrastructure, a node drained, a timeout outside Prefect: SIGTERM. Prefect marks the
+    run Crashed, which no `except Exception` sees; the on_crashed hook tells the channel what a failed run tells it."""
+    from flows.crash_notice import TELLING_TAG, TOLD_TAG
+
+    status, stderr, lines, _ = stopped_run(STOPPED_IN_THE_FETCH, NIGHTLY_RUN, "2026-12-03", tmp_path, webhook,
+                                           lambda proc: proc.send_signal(signal.SIGTERM))
+    assert status != 0 and "Crash detected! Execution was aborted by a termination signal" in stderr
+    assert lines == [("flow run hweval-2026-12-03 crashed before it finished (Crashed: Execution was aborted by a "
+                      "termination signal.)")]
+    [sent] = webhook.requests
+    body = json.loads(sent["body"])
+    assert body["title"] == "hweval 2026-12-03: run failed"
+    assert f"Report: {tmp_path / 'reports' / 'latest' / 'index.md'}" in body["message"].splitlines()  # none from it
+    assert not (tmp_path / "w" / "hweval.duckdb").exists()
+    # tagged as told, so that the crash-notice deployment (triggered by the same Crashed state) says nothing again
+    [crashed] = crashed_runs("2026-12-03")
+    assert {TELLING_TAG, TOLD_TAG} <= set(crashed.tags)
+
+
+@pytest.mark.slow  # a run in a process of its own: make test-slow and CI
+def test_a_run_stopped_after_it_told_its_channel_tells_it_once(prefect_server, tmp_path, webhook):
+    """The run failed and told its channel, then was stopped as it ended: no second message from its hook, and the
+    run is tagged as told, so that the crash-notice deployment says nothing either."""
+    from flows.crash_notice import TOLD_TAG
+
+    status, _, lines, _ = stopped_run(STOPPED_AFTER_TELLING, NIGHTLY_RUN, "2026-12-04", tmp_path, webhook,
+                                      lambda proc: proc.send_signal(signal.SIGTERM))
+    assert status != 0 and lines == ["RuntimeError: boom"]
+    [crashed] = crashed_runs("2026-12-04")
+    assert TOLD_TAG in crashed.tags
+
+
+@pytest.mark.slow  # `hweval run` in a process of its own, with its own temporary server: make test-slow and CI
+def test_ctrl_c_at_the_terminal_tells_the_channel_and_stops_the_runs_own_server(prefect_server, tmp_path, webhook):
+    """A terminal's Ctrl-C goes to the run's whole process group. The temporary server was in it, died first, and the
+    run could record no Crashed state: no hook ran, no one was told. The server now has a session of its own, and is
+    stopped with the run."""
+    status, stderr, lines, [server] = stopped_run(STOPPED_IN_THE_FETCH, CLI_RUN, "2026-12-05", tmp_path, webhook,
+                                                  lambda proc: os.killpg(proc.pid, signal.SIGINT), prefect_api=False)
+    assert "Crash detected! Execution was aborted by an interrupt signal" in stderr and status != 0
+    assert lines == [("flow run hweval-2026-12-05 crashed before it finished (Crashed: Execution was aborted by an "
+                      "interrupt signal.)")]
+    assert gone(server)
+
+
+@pytest.mark.slow  # `hweval run` in a process of its own, with its own temporary server: make test-slow and CI
+def test_the_runs_own_server_ends_when_the_run_is_killed_outright(prefect_server, tmp_path, webhook):
+    """SIGKILL runs no atexit: the kernel stops the server (PR_SET_PDEATHSIG), or it would outlive the run."""
+    status, _, lines, [server] = stopped_run(STOPPED_IN_THE_FETCH, CLI_RUN, "2026-12-06", tmp_path, webhook,
+                                             lambda proc: proc.kill(), prefect_api=False)
+    assert status == -signal.SIGKILL and lines == []
+    assert gone(server)
 
 
 @pytest.mark.slow  # a whole run (or several): make test-slow and CI

@@ -1,5 +1,6 @@
 """prefect.yaml declares deployments a real Prefect server accepts: `prefect deploy --all` against the test server."""
 
+import datetime as dt
 import json
 import os
 import subprocess
@@ -102,28 +103,44 @@ def notices_of(client, crashed_id) -> list:
     return [r for r in runs if r.parameters.get("flow_run_id") == f"prefect.flow-run.{crashed_id}"]
 
 
+def wait_for_notices(client, crashed_id, within_s: float = 60) -> list:
+    import time
+
+    deadline = time.monotonic() + within_s
+    while not (notices := notices_of(client, crashed_id)) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return notices
+
+
 def test_a_nightly_run_crashed_before_its_flow_is_told_by_the_crash_notice_deployment(deployed, tmp_path, webhook,
                                                                                      monkeypatch):
     """prefect.yaml's crash-notice deployment: its trigger (a Prefect automation) makes a run of it when a nightly run
-    enters Crashed; that run, run here as a worker would, tells the crashed run's channels, once."""
-    import time
-
+    tagged hweval enters Crashed (another project's flow named nightly is not hweval's); that run, run here as a
+    worker would, tells the crashed run's channels, once."""
+    from prefect import flow
     from prefect.client.orchestration import get_client
+    from prefect.states import Crashed
 
-    from flows.crash_notice import CRASH_TOLD_TAG, crash_notice
+    from flows.crash_notice import TOLD_TAG, CrashNoticeError, crash_notice
+
+    @flow(name="nightly")
+    def another_projects_nightly() -> None:
+        pass
 
     parameters = {"as_of": "2026-12-03", "catalog_dir": str(CATALOGS), "warehouse_file": str(tmp_path / "w.duckdb"),
                   "reports_dir": str(tmp_path / "reports")}
     message = "Flow run infrastructure exited with non-zero status code -9."  # a process killed outright
     with get_client(sync_client=True) as client:
+        other = client.create_flow_run(another_projects_nightly)  # first: the automation sees its event first
+        client.set_flow_run_state(other.id, Crashed(message="not ours"), force=True)
         crashed = crashed_nightly_run(client, parameters, message)
-        deadline = time.monotonic() + 60
-        while not (notices := notices_of(client, crashed.id)) and time.monotonic() < deadline:
-            time.sleep(0.5)
-    [notice] = notices  # one run of crash-notice, given the crashed run's event resource
+        [notice] = wait_for_notices(client, crashed.id)  # one run of crash-notice, given the event's resource
+        assert notices_of(client, other.id) == []
     assert notice.parameters == {"flow_run_id": f"prefect.flow-run.{crashed.id}"}
 
     monkeypatch.setenv("HWEVAL_NOTIFY_URL", webhook.url())
+    with pytest.raises(CrashNoticeError, match=r"is no hweval nightly run \(flow 'nightly', tags \[\]; expected"):
+        crash_notice(flow_run_id=str(other.id))
     assert crash_notice(**notice.parameters) == "told: team sent"
     [sent] = webhook.requests
     body = json.loads(sent["body"])
@@ -132,9 +149,66 @@ def test_a_nightly_run_crashed_before_its_flow_is_told_by_the_crash_notice_deplo
                                                f"{message})")
     assert f"Report: {tmp_path / 'reports' / 'latest' / 'index.md'}" in body["message"].splitlines()
     with get_client(sync_client=True) as client:
-        assert CRASH_TOLD_TAG in client.read_flow_run(crashed.id).tags
+        assert TOLD_TAG in client.read_flow_run(crashed.id).tags
     # a second notice of the same crash (the automation fired twice, a run by hand) says nothing again
     assert crash_notice(flow_run_id=str(crashed.id)) == "told by the run"
+    assert len(webhook.requests) == 1
+
+
+def test_the_crash_notice_takes_only_what_the_crashed_runs_parameters_may_hold(deployed, tmp_path, webhook,
+                                                                              monkeypatch):
+    """A run that crashed before its flow started never had its parameters checked: a run id that is no run id (here
+    with a line break that would forge a line in the message) is not used, and a path past 4,096 characters is
+    refused, naming the parameter."""
+    from prefect.client.orchestration import get_client
+
+    from flows.crash_notice import CrashNoticeError, crash_notice
+
+    monkeypatch.setenv("HWEVAL_NOTIFY_URL", webhook.url())
+    with get_client(sync_client=True) as client:
+        forged = crashed_nightly_run(client, {"as_of": "2026-12-03", "catalog_dir": str(CATALOGS),
+                                              "warehouse_file": str(tmp_path / "w.duckdb"),
+                                              "run_id": "x\nbest offer for llama changed: FAKE"}, "killed")
+        # the server checks a deployment run's parameters against the flow's types: a str, but no path
+        listed = crashed_nightly_run(client, {"catalog_dir": "x" * 5000}, "killed")
+    assert crash_notice(flow_run_id=str(forged.id)) == "told: team sent"
+    [sent] = webhook.requests
+    lines = json.loads(sent["body"])["message"].splitlines()
+    assert f"Run: flow-run-{forged.id}" in lines and not any("FAKE" in line for line in lines)
+    with pytest.raises(CrashNoticeError, match=r"the crashed run's parameter catalog_dir 'x{100}': expected a path "
+                                               r"\(text of at most 4096 characters\), or none"):
+        crash_notice(flow_run_id=str(listed.id))
+
+
+def test_a_hook_stopped_while_it_tells_leaves_the_crash_to_the_notice(deployed, tmp_path, webhook, monkeypatch):
+    """The run's on_crashed hook tags the run as telling before it sends and as told after: stopped in between (a
+    second Ctrl-C, SIGKILL at the end of a grace period), the run is not told, and the notice tells it after waiting
+    for the hook (briefly here). Tagged as told first, the notice stayed quiet and no one was told."""
+    from prefect.client.orchestration import get_client
+    from prefect.states import Crashed
+
+    from flows import crash_notice as notice_module
+    from flows import nightly as flow_module
+    from flows.catalog import load_catalog
+
+    with get_client(sync_client=True) as client:
+        crashed = crashed_nightly_run(client, {"catalog_dir": str(CATALOGS), "as_of": "2026-12-03",
+                                               "warehouse_file": str(tmp_path / "w.duckdb")}, "stopped")
+    flow_module._CRASH_NOTICES[str(crashed.id)] = flow_module._CrashNotice(
+        load_catalog(CATALOGS), dt.date(2026, 12, 3), "stopped", tmp_path / "reports", tmp_path / "outbox")
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt  # the second Ctrl-C, as the hook sends
+
+    monkeypatch.setenv("HWEVAL_NOTIFY_URL", webhook.url())
+    with monkeypatch.context() as patch:
+        patch.setattr(flow_module.notify, "send", stopped)
+        with pytest.raises(KeyboardInterrupt):
+            flow_module._tell_of_a_crash(None, crashed, Crashed(message="Execution was aborted by an interrupt signal."))
+    with get_client(sync_client=True) as client:
+        assert notice_module.TOLD_TAG not in client.read_flow_run(crashed.id).tags
+    monkeypatch.setattr(notice_module, "TELLING_WAIT_S", 1.0)
+    assert notice_module.crash_notice(flow_run_id=str(crashed.id)) == "told: team sent"
     assert len(webhook.requests) == 1
 
 
