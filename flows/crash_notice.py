@@ -7,10 +7,12 @@ did not import, a process killed outright) can tell no one: Prefect marks it Cra
 a `nightly` flow run) and runs this flow on a worker, which sends the channels of the crashed run's catalog a
 `run_failed` line, through the crashed run's outbox (flows/outbox.py) as the run itself would have.
 
-Two tags say what the crashed run told. TOLD_TAG: its channels got its message (its own events or failure, or its
-hook's word of the crash): the notice says nothing again. TELLING_TAG alone: its hook began telling and was stopped
-(a second Ctrl-C, SIGKILL at the end of a grace period): the notice waits up to TELLING_WAIT_S for the hook to end,
-then tells. Only runs of the flow `nightly` tagged `hweval` (its deployments' tag) are told of.
+Two tags say what the crashed run told in the attempt that crashed (a retry is the same flow run again: its marks
+name their attempt, the id of the attempt's Running state). `hweval-told:<attempt>`: its channels got its message
+(its own events or failure, or its hook's word of the crash): the notice says nothing again.
+`hweval-telling:<attempt>` alone: its hook began telling and was stopped (a second Ctrl-C, SIGKILL at the end of a
+grace period): the notice waits up to TELLING_WAIT_S for the hook to end, then tells. Only runs of the flow `nightly`
+tagged `hweval` (its deployments' tag) are told of.
 """
 
 from __future__ import annotations
@@ -28,9 +30,12 @@ from prefect import flow, get_run_logger
 from flows import notify, outbox, paths
 from flows.pipeline import RUN_ID_PATTERN
 
-TOLD_TAG = "hweval-told"  # the run's channels got its message: its events, its failure or its crash
-TELLING_TAG = "hweval-telling"  # the run's crash hook began telling its channels
-TELLING_WAIT_S = 120.0  # how long a notice waits for a hook that began telling: a channel's send takes at most ~8 s
+TOLD_TAG = "hweval-told"  # :<attempt>: the run's channels got its message: its events, its failure or its crash
+TELLING_TAG = "hweval-telling"  # :<attempt>: the run's crash hook began telling its channels
+# how long a notice waits for a hook that began telling. The hook's send first sends again what a channel did not
+# take before (at most outbox.MAX_KEPT = 20 messages a channel, each at most ~8 s: 3 s to connect, 5 s to answer)
+TELLING_WAIT_S = 600.0
+WAIT_POLL_S = 1.0
 NIGHTLY_FLOW = "nightly"
 HWEVAL_TAG = "hweval"  # prefect.yaml's nightly deployments tag their runs so; another project's `nightly` is not
 MAX_PARAMETER_CHARS = 4096  # a path parameter of the crashed run (a path that long is no path this worker has)
@@ -46,18 +51,39 @@ class CrashNoticeUndelivered(RuntimeError):
     """A channel did not take the notice (it is kept in the outbox for the next run): the notice run fails."""
 
 
-def tag_run(flow_run_id: UUID | str, tags: Iterable[str], tag: str) -> list[str]:
-    """`tags` with `tag` added, set on the flow run; returns them. Never raises: a tag that could not be set costs at
-    most a second message (the notice's) or a wait."""
+def mark(kind: str, attempt: str) -> str:
+    """The tag `kind` (TOLD_TAG, TELLING_TAG) of one attempt of a run."""
+    return f"{kind}:{attempt}"
+
+
+def current_attempt() -> str:
+    """The attempt of the flow run this code runs in: its Running state's id (a retry has another)."""
+    from prefect.context import FlowRunContext
+
+    context = FlowRunContext.get()
+    return str(context.flow_run.state_id) if context and context.flow_run else "none"
+
+
+def tag_run(flow_run_id: UUID | str, tags: Iterable[str], kind: str, attempt: str) -> list[str]:
+    """`tags` with the mark `kind` of `attempt` in place of any earlier attempt's, set on the flow run; returns them.
+    Never raises: a tag that could not be set costs at most a second message (the notice's) or a wait."""
     from prefect.client.orchestration import get_client
 
-    tags = [*dict.fromkeys([*tags, tag])]
+    tags = [*(t for t in tags if not t.startswith(f"{kind}:")), mark(kind, attempt)]
     try:
         with get_client(sync_client=True) as client:
             client.update_flow_run(UUID(str(flow_run_id)), tags=tags)
     except Exception as exc:  # noqa: BLE001 (the message matters more than the mark)
-        logging.getLogger(__name__).warning("could not tag flow run %s %s: %s", flow_run_id, tag, exc)
+        logging.getLogger(__name__).warning("could not tag flow run %s %s: %s", flow_run_id, kind, exc)
     return tags
+
+
+def attempt_of(states: list, crashed: Any) -> str:
+    """The attempt a crash ended, from the run's states in time order: the Running state after the last Scheduled or
+    Pending one (a retry starts again from one of those), else the crash's own state (its flow never ran)."""
+    starts = [i for i, state in enumerate(states) if state.type.value in ("SCHEDULED", "PENDING")]
+    running = [s for s in states[starts[-1] + 1 if starts else 0:] if s.type.value == "RUNNING"]
+    return str(running[-1].id if running else crashed.id)
 
 
 def crash_line(run_name: str, state: Any) -> str:
@@ -95,16 +121,22 @@ def crash_notice(flow_run_id: str) -> str:
             logger.info("flow run %s is %s, not Crashed: nothing to tell", run.name,
                         run.state.name if run.state else "new")
             return "not crashed"
+        attempt = attempt_of(client.read_flow_run_states(run_uuid), run.state)
+        told, telling = mark(TOLD_TAG, attempt), mark(TELLING_TAG, attempt)
         deadline = time.monotonic() + TELLING_WAIT_S
-        while TELLING_TAG in run.tags and TOLD_TAG not in run.tags and time.monotonic() < deadline:
-            time.sleep(1.0)  # its hook began telling: it ends within seconds, or was stopped
-            run = client.read_flow_run(run_uuid)
-    if TOLD_TAG in run.tags:
+        while telling in run.tags and told not in run.tags and time.monotonic() < deadline:
+            time.sleep(WAIT_POLL_S)  # its hook began telling: it ends within seconds (minutes at worst), or was stopped
+            try:
+                run = client.read_flow_run(run_uuid)
+            except Exception as exc:  # noqa: BLE001 (the API did not answer: tell rather than lose the crash)
+                logger.warning("could not read flow run %s again (%s): telling its channels now", run.name, exc)
+                break
+    if told in run.tags:
         logger.info("flow run %s told its channels itself", run.name)
         return "told by the run"
-    if TELLING_TAG in run.tags:
-        logger.warning("flow run %s began telling its channels of its crash and did not finish in %g s: telling "
-                       "them now", run.name, TELLING_WAIT_S)
+    if telling in run.tags:
+        logger.warning("flow run %s began telling its channels of its crash and did not finish: telling them now",
+                       run.name)
 
     parameters = run.parameters or {}
     catalog = load_catalog(paths.absolute(_path_parameter(parameters, "catalog_dir") or paths.catalog_dir()))
@@ -115,12 +147,12 @@ def crash_notice(flow_run_id: str) -> str:
     # the crashed run never checked its run_id (its flow did not start): one that is no run id is not used
     given = parameters.get("run_id")
     run_id = given if isinstance(given, str) and RUN_ID_PATTERN.fullmatch(given) else f"flow-run-{run_uuid}"
-    tags = tag_run(run_uuid, run.tags, TELLING_TAG)
+    tags = tag_run(run_uuid, run.tags, TELLING_TAG, attempt)
     deliveries = notify.send(catalog.notifications, [notify.Event("run_failed", crash_line(run.name, run.state))],
                              as_of=as_of, run_id=run_id, link=notify.report_link(catalog.notifications, reports_root,
                                                                                  None),
                              box=outbox.folder(warehouse_path))
-    tag_run(run_uuid, tags, TOLD_TAG)
+    tag_run(run_uuid, tags, TOLD_TAG, attempt)
     for delivery in deliveries:
         logger.log(logging.WARNING if delivery.status == "failed" else logging.INFO, "notification %s: %s (%s)",
                    delivery.channel, delivery.status, delivery.detail)

@@ -300,6 +300,7 @@ class _CrashNotice:
     run_id: str
     reports_root: Path
     box: Path
+    attempt: str  # crash_notice.current_attempt(): the marks the run sets name it
 
 
 # flow run id -> its notice, while the run is under way in this process: the on_crashed hook has only the flow run
@@ -308,10 +309,10 @@ _CRASH_NOTICES: dict[str, _CrashNotice] = {}
 
 @contextmanager
 def _told_if_crashed(notice: _CrashNotice):
-    """Keep `notice` for `_tell_of_a_crash` while the body (the run's work, before it tells anyone) runs; an exception
-    (the flow's own failure: it tells the channels itself) or a return discards it. A crash leaves it to the hook:
-    TerminationSignal (SIGTERM from the worker or the infrastructure), KeyboardInterrupt, SystemExit, none of them an
-    Exception."""
+    """Keep `notice` for `_tell_of_a_crash` while the body runs, until a channel took the run's own message
+    (`_tagged_if_told`); an exception (the flow's own failure: it tells the channels itself) or a return discards it.
+    A crash leaves it to the hook: TerminationSignal (SIGTERM from the worker or the infrastructure), KeyboardInterrupt,
+    SystemExit, none of them an Exception."""
     key = str(flow_run.id)
     _CRASH_NOTICES[key] = notice
     try:
@@ -322,11 +323,12 @@ def _told_if_crashed(notice: _CrashNotice):
     _CRASH_NOTICES.pop(key, None)
 
 
-def _tagged_if_told(deliveries: list[notify.Delivery]) -> list[notify.Delivery]:
-    """`deliveries`; the flow run tagged crash_notice.TOLD_TAG when a channel took the run's own message, so that a
-    crash from here on (the run stopped as it ends) is not told again by the crash-notice deployment."""
+def _tagged_if_told(deliveries: list[notify.Delivery], attempt: str) -> list[notify.Delivery]:
+    """`deliveries`. Once a channel took the run's own message, a crash from here on (the run stopped as it ends) is
+    not told again: the hook's notice is dropped, and the run is tagged told for the crash-notice deployment."""
     if any(d.status == "sent" and not d.kept for d in deliveries):
-        crash_notice.tag_run(flow_run.id, flow_run.tags, crash_notice.TOLD_TAG)
+        _CRASH_NOTICES.pop(str(flow_run.id), None)
+        crash_notice.tag_run(flow_run.id, flow_run.tags, crash_notice.TOLD_TAG, attempt)
     return deliveries
 
 
@@ -340,13 +342,13 @@ def _tell_of_a_crash(_flow, run, state) -> None:
         return
     # tagged as it begins, then as it is done: the crash-notice deployment, triggered by the same state, says nothing
     # again, or waits for a hook that began, and tells if this one was stopped before it was done
-    tags = crash_notice.tag_run(run.id, run.tags, crash_notice.TELLING_TAG)
+    tags = crash_notice.tag_run(run.id, run.tags, crash_notice.TELLING_TAG, notice.attempt)
     error = crash_notice.crash_line(run.name, state)
     deliveries = notify.send(notice.catalog.notifications, [notify.Event("run_failed", error)], as_of=notice.as_of,
                              run_id=notice.run_id, link=notify.report_link(notice.catalog.notifications,
                                                                            notice.reports_root, None),
                              box=notice.box)
-    crash_notice.tag_run(run.id, tags, crash_notice.TOLD_TAG)
+    crash_notice.tag_run(run.id, tags, crash_notice.TOLD_TAG, notice.attempt)
     for delivery in deliveries:
         get_run_logger().log(logging.WARNING if delivery.status == "failed" else logging.INFO,
                              "notification %s of the crash: %s (%s)", delivery.channel, delivery.status,
@@ -399,35 +401,37 @@ def nightly(
         pipeline.check_run_id_unused_in(warehouse_path, run_id, as_of)  # the lock, on the copy the run builds in)
     wait_s = runlock.configured_wait(wait_s)  # the parameter, else HWEVAL_LOCK_WAIT_S, else the default
     box = outbox.folder(warehouse_path)  # messages a channel did not take; a bad HWEVAL_NOTIFY_OUTBOX stops the run now
-    return _evaluate_and_tell(catalog, as_of, run_id, started_at, warehouse_path, reports_root, source_files,
-                              live, accept_changes, wait_s, box)
+    notice = _CrashNotice(catalog, as_of, run_id, reports_root, box, crash_notice.current_attempt())
+    with _told_if_crashed(notice):
+        return _evaluate_and_tell(notice, started_at, warehouse_path, source_files, live, accept_changes, wait_s)
 
 
-def _evaluate_and_tell(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.datetime, warehouse_path: Path,
-                       reports_root: Path, source_files: dict[str, list[str]] | None, live: bool | None,
-                       accept_changes: list[str] | None, wait_s: float, box: Path) -> RunResult:
-    """The run, then what it found to the notification channels (a failure too); raises what the run must say."""
+def _evaluate_and_tell(notice: _CrashNotice, started_at: dt.datetime, warehouse_path: Path,
+                       source_files: dict[str, list[str]] | None, live: bool | None, accept_changes: list[str] | None,
+                       wait_s: float) -> RunResult:
+    """The run, then what it found to the notification channels (a failure too); raises what the run must say.
+    A crash before a channel took the run's own message is told by the hook; one after it, no more (one message a
+    run)."""
     logger = get_run_logger()
+    catalog, as_of, run_id, reports_root, box = (notice.catalog, notice.as_of, notice.run_id, notice.reports_root,
+                                                 notice.box)
     try:
-        # a crash while the run works is told by its hook; one while it tells (below) by the crash-notice deployment,
-        # unless the run's own message went: one message a run
-        with _told_if_crashed(_CrashNotice(catalog, as_of, run_id, reports_root, box)):
-            result = _evaluate(catalog, as_of, run_id, started_at, warehouse_path, reports_root, source_files, live,
-                               accept_changes, wait_s)
+        result = _evaluate(catalog, as_of, run_id, started_at, warehouse_path, reports_root, source_files, live,
+                           accept_changes, wait_s)
     except Exception as exc:
         error = redact_text(f"{type(exc).__name__}: {exc}")
         logger.error("run %s as of %s failed: %s", run_id, as_of, error)
         # the reports the last good run published: this one published none
         _tagged_if_told(notify.send(catalog.notifications, [notify.Event("run_failed", error)], as_of=as_of,
                                     run_id=run_id, link=notify.report_link(catalog.notifications, reports_root, None),
-                                    box=box))
+                                    box=box), notice.attempt)
         raise
     events = list(result.events)
     if result.failed_after_publish:  # the run's own events, and what failed after its publish
         events.append(notify.Event("run_failed", "published, but " + "; ".join(result.failed_after_publish)))
     deliveries = _tagged_if_told(notify.send(catalog.notifications, events, as_of=as_of, run_id=run_id,
                                              link=notify.report_link(catalog.notifications, reports_root, as_of),
-                                             box=box))
+                                             box=box), notice.attempt)
     for delivery in deliveries:
         logger.log(logging.WARNING if delivery.status == "failed" else logging.INFO, "notification %s: %s (%s)",
                    delivery.channel, delivery.status, delivery.detail)

@@ -136,11 +136,13 @@ class TemporaryServer:
         """The server's process, on a free port; Prefect itself is not imported here (find_spec only finds it)."""
         site = Path(importlib.util.find_spec("prefect").submodule_search_locations[0]).parent
         self.port = _free_port()
-        own_session = sys.platform == "linux"
+        # PR_SET_PDEATHSIG fires when the launching *thread* ends: only the main thread (as `hweval run` launches)
+        own_session = sys.platform == "linux" and threading.current_thread() is threading.main_thread()
         uvicorn = [sys.executable, "-m", "uvicorn", "--app-dir", str(site), "--factory",
                    "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(self.port),
                    "--log-level", "error", "--lifespan", "on"]
-        command = [sys.executable, "-c", STOPPED_WITH_PARENT, str(os.getpid()), *uvicorn] if own_session else uvicorn
+        command = ([sys.executable, "-S", "-E", "-c", STOPPED_WITH_PARENT, str(os.getpid()), *uvicorn] if own_session
+                   else uvicorn)  # -S -E: the wrapper needs no site packages (~15 ms less), uvicorn gets them
         self.process = subprocess.Popen(command, env=self.env, start_new_session=own_session)
 
     # Its own session (Linux): a Ctrl-C at the terminal, sent to the run's whole process group, stopped the server

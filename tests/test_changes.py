@@ -356,13 +356,30 @@ def boom(*args, **kwargs):
 
 told = flow_module._tagged_if_told
 
-def told_then_hang(deliveries):
-    told(deliveries)
+def told_then_hang(deliveries, attempt):
+    told(deliveries, attempt)
     os.write(1, b"waiting\\n")
     time.sleep(600)
 
 flow_module._evaluate = boom
 flow_module._tagged_if_told = told_then_hang
+"""
+# the run fails on its own, and is stopped while it tells its channel: its hook tells of the crash instead
+STOPPED_WHILE_TELLING = """
+def boom(*args, **kwargs):
+    raise RuntimeError("boom")
+
+send, calls = flow_module.notify.send, []
+
+def first_send_hangs(*args, **kwargs):
+    calls.append(1)
+    if len(calls) == 1:
+        os.write(1, b"waiting\\n")
+        time.sleep(600)
+    return send(*args, **kwargs)
+
+flow_module._evaluate = boom
+flow_module.notify.send = first_send_hangs
 """
 NIGHTLY_RUN = """
 flow_module.nightly(as_of=dt.date.fromisoformat(sys.argv[1]), catalog_dir={catalogs!r}, warehouse_file=sys.argv[2],
@@ -421,6 +438,18 @@ def gone(pid: int, within_s: float = 15.0) -> bool:
     return False
 
 
+def marks(run) -> set[str]:
+    """The marks (crash_notice.TOLD_TAG, TELLING_TAG) the crashed `run` carries for the attempt that crashed."""
+    from prefect.client.orchestration import get_client
+
+    from flows import crash_notice
+
+    with get_client(sync_client=True) as client:
+        attempt = crash_notice.attempt_of(client.read_flow_run_states(run.id), run.state)
+    return {kind for kind in (crash_notice.TOLD_TAG, crash_notice.TELLING_TAG)
+            if crash_notice.mark(kind, attempt) in run.tags}
+
+
 def crashed_runs(as_of: str) -> list:
     """The flow runs of the nightly flow as of `as_of` that Prefect recorded as Crashed."""
     from prefect.client.orchestration import get_client
@@ -455,7 +484,7 @@ def test_a_run_stopped_by_sigterm_is_crashed_and_tells_the_channel(prefect_serve
     assert not (tmp_path / "w" / "hweval.duckdb").exists()
     # tagged as told, so that the crash-notice deployment (triggered by the same Crashed state) says nothing again
     [crashed] = crashed_runs("2026-12-03")
-    assert {TELLING_TAG, TOLD_TAG} <= set(crashed.tags)
+    assert marks(crashed) == {TELLING_TAG, TOLD_TAG}
 
 
 @pytest.mark.slow  # a run in a process of its own: make test-slow and CI
@@ -468,7 +497,17 @@ def test_a_run_stopped_after_it_told_its_channel_tells_it_once(prefect_server, t
                                       lambda proc: proc.send_signal(signal.SIGTERM))
     assert status != 0 and lines == ["RuntimeError: boom"]
     [crashed] = crashed_runs("2026-12-04")
-    assert TOLD_TAG in crashed.tags
+    assert marks(crashed) == {TOLD_TAG}
+
+
+@pytest.mark.slow  # a run in a process of its own: make test-slow and CI
+def test_a_run_stopped_while_it_tells_its_channel_is_told_of_by_its_hook(prefect_server, tmp_path, webhook):
+    """Stopped before any channel took the run's own message, the run's hook tells: no deployment need exist (`hweval
+    run`'s own server has none)."""
+    status, _, lines, _ = stopped_run(STOPPED_WHILE_TELLING, NIGHTLY_RUN, "2026-12-07", tmp_path, webhook,
+                                      lambda proc: proc.send_signal(signal.SIGTERM))
+    assert status != 0 and lines == [("flow run hweval-2026-12-07 crashed before it finished (Crashed: Execution "
+                                      "was aborted by a termination signal.)")]
 
 
 @pytest.mark.slow  # `hweval run` in a process of its own, with its own temporary server: make test-slow and CI

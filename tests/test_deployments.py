@@ -121,7 +121,7 @@ def test_a_nightly_run_crashed_before_its_flow_is_told_by_the_crash_notice_deplo
     from prefect.client.orchestration import get_client
     from prefect.states import Crashed
 
-    from flows.crash_notice import TOLD_TAG, CrashNoticeError, crash_notice
+    from flows.crash_notice import TOLD_TAG, CrashNoticeError, attempt_of, crash_notice, mark
 
     @flow(name="nightly")
     def another_projects_nightly() -> None:
@@ -149,7 +149,9 @@ def test_a_nightly_run_crashed_before_its_flow_is_told_by_the_crash_notice_deplo
                                                f"{message})")
     assert f"Report: {tmp_path / 'reports' / 'latest' / 'index.md'}" in body["message"].splitlines()
     with get_client(sync_client=True) as client:
-        assert TOLD_TAG in client.read_flow_run(crashed.id).tags
+        # the attempt that crashed never ran its flow: its mark names the Crashed state
+        assert attempt_of(client.read_flow_run_states(crashed.id), crashed.state) == str(crashed.state.id)
+        assert mark(TOLD_TAG, str(crashed.state.id)) in client.read_flow_run(crashed.id).tags
     # a second notice of the same crash (the automation fired twice, a run by hand) says nothing again
     assert crash_notice(flow_run_id=str(crashed.id)) == "told by the run"
     assert len(webhook.requests) == 1
@@ -180,22 +182,33 @@ def test_the_crash_notice_takes_only_what_the_crashed_runs_parameters_may_hold(d
         crash_notice(flow_run_id=str(listed.id))
 
 
+def crashed_after_running(client, parameters: dict) -> tuple:
+    """A nightly/on-demand run that ran its flow (Running: its attempt) and crashed; (the run, its attempt)."""
+    from prefect.states import Crashed, Pending, Running
+
+    deployment = client.read_deployment_by_name("nightly/on-demand")
+    run = client.create_flow_run_from_deployment(deployment.id, parameters=parameters)
+    client.set_flow_run_state(run.id, Pending(), force=True)
+    attempt = str(client.set_flow_run_state(run.id, Running(), force=True).state.id)
+    client.set_flow_run_state(run.id, Crashed(message="Execution was aborted by an interrupt signal."), force=True)
+    return client.read_flow_run(run.id), attempt
+
+
 def test_a_hook_stopped_while_it_tells_leaves_the_crash_to_the_notice(deployed, tmp_path, webhook, monkeypatch):
     """The run's on_crashed hook tags the run as telling before it sends and as told after: stopped in between (a
     second Ctrl-C, SIGKILL at the end of a grace period), the run is not told, and the notice tells it after waiting
     for the hook (briefly here). Tagged as told first, the notice stayed quiet and no one was told."""
     from prefect.client.orchestration import get_client
-    from prefect.states import Crashed
 
     from flows import crash_notice as notice_module
     from flows import nightly as flow_module
     from flows.catalog import load_catalog
 
     with get_client(sync_client=True) as client:
-        crashed = crashed_nightly_run(client, {"catalog_dir": str(CATALOGS), "as_of": "2026-12-03",
-                                               "warehouse_file": str(tmp_path / "w.duckdb")}, "stopped")
+        crashed, attempt = crashed_after_running(client, {"catalog_dir": str(CATALOGS), "as_of": "2026-12-03",
+                                                          "warehouse_file": str(tmp_path / "w.duckdb")})
     flow_module._CRASH_NOTICES[str(crashed.id)] = flow_module._CrashNotice(
-        load_catalog(CATALOGS), dt.date(2026, 12, 3), "stopped", tmp_path / "reports", tmp_path / "outbox")
+        load_catalog(CATALOGS), dt.date(2026, 12, 3), "stopped", tmp_path / "reports", tmp_path / "outbox", attempt)
 
     def stopped(*args, **kwargs):
         raise KeyboardInterrupt  # the second Ctrl-C, as the hook sends
@@ -204,11 +217,57 @@ def test_a_hook_stopped_while_it_tells_leaves_the_crash_to_the_notice(deployed, 
     with monkeypatch.context() as patch:
         patch.setattr(flow_module.notify, "send", stopped)
         with pytest.raises(KeyboardInterrupt):
-            flow_module._tell_of_a_crash(None, crashed, Crashed(message="Execution was aborted by an interrupt signal."))
+            flow_module._tell_of_a_crash(None, crashed, crashed.state)
     with get_client(sync_client=True) as client:
-        assert notice_module.TOLD_TAG not in client.read_flow_run(crashed.id).tags
+        tags = client.read_flow_run(crashed.id).tags
+    assert notice_module.mark(notice_module.TELLING_TAG, attempt) in tags
+    assert notice_module.mark(notice_module.TOLD_TAG, attempt) not in tags
     monkeypatch.setattr(notice_module, "TELLING_WAIT_S", 1.0)
     assert notice_module.crash_notice(flow_run_id=str(crashed.id)) == "told: team sent"
+    assert len(webhook.requests) == 1
+
+
+def test_the_notice_waits_for_a_hook_that_is_telling_and_stays_quiet_once_it_told(deployed, tmp_path, webhook,
+                                                                                  monkeypatch):
+    """A hook still sending (a slow channel, kept messages sent again first) finishes 2 s after the notice starts:
+    the notice waited for it, and said nothing."""
+    import threading
+    import time
+
+    from prefect.client.orchestration import get_client
+
+    from flows import crash_notice as notice_module
+
+    with get_client(sync_client=True) as client:
+        crashed, attempt = crashed_after_running(client, {"catalog_dir": str(CATALOGS)})
+    tags = notice_module.tag_run(crashed.id, crashed.tags, notice_module.TELLING_TAG, attempt)
+    done = threading.Timer(2.0, notice_module.tag_run, (crashed.id, tags, notice_module.TOLD_TAG, attempt))
+    monkeypatch.setenv("HWEVAL_NOTIFY_URL", webhook.url())
+    started = time.monotonic()
+    done.start()
+    try:
+        assert notice_module.crash_notice(flow_run_id=str(crashed.id)) == "told by the run"
+    finally:
+        done.join()
+    assert time.monotonic() - started >= 2.0 and webhook.requests == []
+
+
+def test_a_retried_run_that_crashes_is_told_though_an_earlier_attempt_told(deployed, webhook, monkeypatch):
+    """`prefect flow-run retry` runs the same flow run again, its tags kept: the first attempt told its channels
+    (tagged told), the retry was killed before its flow ran. The marks name their attempt, so the notice tells."""
+    from prefect.client.orchestration import get_client
+    from prefect.states import AwaitingRetry, Crashed, Pending
+
+    from flows import crash_notice as notice_module
+
+    with get_client(sync_client=True) as client:
+        first, attempt = crashed_after_running(client, {"catalog_dir": str(CATALOGS)})
+        notice_module.tag_run(first.id, first.tags, notice_module.TOLD_TAG, attempt)
+        client.set_flow_run_state(first.id, AwaitingRetry(), force=True)
+        client.set_flow_run_state(first.id, Pending(), force=True)
+        client.set_flow_run_state(first.id, Crashed(message="exited with status -9"), force=True)
+    monkeypatch.setenv("HWEVAL_NOTIFY_URL", webhook.url())
+    assert notice_module.crash_notice(flow_run_id=str(first.id)) == "told: team sent"
     assert len(webhook.requests) == 1
 
 
