@@ -1,7 +1,9 @@
-"""The `crash_notice` Prefect flow: the notification a nightly run that crashed before its flow could send one.
+"""Telling of a crashed nightly run: the flow's `on_crashed` hook, and the `crash_notice` flow for a run that crashed
+before its flow could tell anyone.
 
-A nightly run tells its channels when it fails, and its `on_crashed` hook tells them when it is stopped while its
-flow runs (SIGTERM, Ctrl-C). A run that crashed before its flow started (a pull step that failed, a flow file that
+A nightly run tells its channels when it fails, and its `on_crashed` hook (`tell_of_a_crash`, with `told_if_crashed`
+and `tagged_if_told`, which flows/nightly.py calls) tells them when it is stopped while its flow runs (SIGTERM,
+Ctrl-C). A run that crashed before its flow started (a pull step that failed, a flow file that
 did not import, a process killed outright) can tell no one: Prefect marks it Crashed, and that is all. prefect.yaml's
 `crash-notice` deployment is triggered by that state (a Prefect automation on the `prefect.flow-run.Crashed` event of
 a `nightly` flow run) and runs this flow on a worker, which sends the channels of the crashed run's catalog a
@@ -22,13 +24,20 @@ import logging
 import re
 import time
 from collections.abc import Iterable
-from typing import Any
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from prefect import flow, get_run_logger
+from prefect.runtime import flow_run
 
 from flows import notify, outbox, paths
 from flows.pipeline import RUN_ID_PATTERN
+
+if TYPE_CHECKING:
+    from flows.catalog_models import Catalog
 
 TOLD_TAG = "hweval-told"  # :<attempt>: the run's channels got its message: its events, its failure or its crash
 TELLING_TAG = "hweval-telling"  # :<attempt>: the run's crash hook began telling its channels
@@ -90,6 +99,74 @@ def crash_line(run_name: str, state: Any) -> str:
     """The run_failed line of a crashed run: its name and its state's message."""
     return f"flow run {run_name} crashed before it finished ({state.name}: {state.message or 'no message'})"
 
+
+# ---------------------------------------------------------------- the nightly run's own hook
+
+@dataclass(frozen=True)
+class CrashNotice:
+    """What telling a channel of a crashed run needs, settled as the run starts (its id, its date, its folders)."""
+    catalog: Catalog
+    as_of: dt.date
+    run_id: str
+    reports_root: Path
+    box: Path
+    attempt: str  # current_attempt(): the marks the run sets name it
+
+
+# flow run id -> its notice, while the run is under way in this process: the on_crashed hook has only the flow run
+NOTICES: dict[str, CrashNotice] = {}
+
+
+@contextmanager
+def told_if_crashed(notice: CrashNotice):
+    """Keep `notice` for `tell_of_a_crash` while the body runs, until a channel took the run's own message
+    (`tagged_if_told`); an exception (the flow's own failure: it tells the channels itself) or a return discards it.
+    A crash leaves it to the hook: TerminationSignal (SIGTERM from the worker or the infrastructure), KeyboardInterrupt,
+    SystemExit, none of them an Exception."""
+    key = str(flow_run.id)
+    NOTICES[key] = notice
+    try:
+        yield
+    except Exception:
+        NOTICES.pop(key, None)
+        raise
+    NOTICES.pop(key, None)
+
+
+def tagged_if_told(deliveries: list[notify.Delivery], attempt: str) -> list[notify.Delivery]:
+    """`deliveries`. Once a channel took the run's own message, a crash from here on (the run stopped as it ends) is
+    not told again: the hook's notice is dropped, and the run is tagged told for the crash-notice deployment."""
+    if any(d.status == "sent" and not d.kept for d in deliveries):
+        NOTICES.pop(str(flow_run.id), None)
+        tag_run(flow_run.id, flow_run.tags, TOLD_TAG, attempt)
+    return deliveries
+
+
+def tell_of_a_crash(_flow, run, state) -> None:
+    """on_crashed: a run stopped before it could finish or fail on its own (killed with SIGTERM by its worker or
+    infrastructure, interrupted) is a run_failed message, as a failed run is: its state alone told no one. A run
+    that crashed before its settings were checked, or whose process was killed outright (SIGKILL, out of memory),
+    cannot: prefect.yaml's crash-notice deployment tells for it (`crash_notice`, below)."""
+    notice = NOTICES.pop(str(run.id), None)
+    if notice is None:
+        return
+    # tagged as it begins, then as it is done: the crash-notice deployment, triggered by the same state, says nothing
+    # again, or waits for a hook that began, and tells if this one was stopped before it was done
+    tags = tag_run(run.id, run.tags, TELLING_TAG, notice.attempt)
+    error = crash_line(run.name, state)
+    deliveries = notify.send(notice.catalog.notifications, [notify.Event("run_failed", error)], as_of=notice.as_of,
+                             run_id=notice.run_id, link=notify.report_link(notice.catalog.notifications,
+                                                                           notice.reports_root, None),
+                             box=notice.box)
+    tag_run(run.id, tags, TOLD_TAG, notice.attempt)
+    for delivery in deliveries:
+        get_run_logger().log(logging.WARNING if delivery.status == "failed" else logging.INFO,
+                             "notification %s of the crash: %s (%s)", delivery.channel, delivery.status,
+                             delivery.detail)
+
+
+
+# ------------------------------------------ the crash-notice deployment's flow
 
 @flow(name="crash_notice", log_prints=True)
 def crash_notice(flow_run_id: str) -> str:

@@ -11,7 +11,6 @@ import re
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
@@ -292,70 +291,7 @@ def _say(message: str) -> None:
     print(f"hweval: {message}", file=sys.stderr)
 
 
-@dataclass(frozen=True)
-class _CrashNotice:
-    """What telling a channel of a crashed run needs, settled as the run starts (its id, its date, its folders)."""
-    catalog: Catalog
-    as_of: dt.date
-    run_id: str
-    reports_root: Path
-    box: Path
-    attempt: str  # crash_notice.current_attempt(): the marks the run sets name it
-
-
-# flow run id -> its notice, while the run is under way in this process: the on_crashed hook has only the flow run
-_CRASH_NOTICES: dict[str, _CrashNotice] = {}
-
-
-@contextmanager
-def _told_if_crashed(notice: _CrashNotice):
-    """Keep `notice` for `_tell_of_a_crash` while the body runs, until a channel took the run's own message
-    (`_tagged_if_told`); an exception (the flow's own failure: it tells the channels itself) or a return discards it.
-    A crash leaves it to the hook: TerminationSignal (SIGTERM from the worker or the infrastructure), KeyboardInterrupt,
-    SystemExit, none of them an Exception."""
-    key = str(flow_run.id)
-    _CRASH_NOTICES[key] = notice
-    try:
-        yield
-    except Exception:
-        _CRASH_NOTICES.pop(key, None)
-        raise
-    _CRASH_NOTICES.pop(key, None)
-
-
-def _tagged_if_told(deliveries: list[notify.Delivery], attempt: str) -> list[notify.Delivery]:
-    """`deliveries`. Once a channel took the run's own message, a crash from here on (the run stopped as it ends) is
-    not told again: the hook's notice is dropped, and the run is tagged told for the crash-notice deployment."""
-    if any(d.status == "sent" and not d.kept for d in deliveries):
-        _CRASH_NOTICES.pop(str(flow_run.id), None)
-        crash_notice.tag_run(flow_run.id, flow_run.tags, crash_notice.TOLD_TAG, attempt)
-    return deliveries
-
-
-def _tell_of_a_crash(_flow, run, state) -> None:
-    """on_crashed: a run stopped before it could finish or fail on its own (killed with SIGTERM by its worker or
-    infrastructure, interrupted) is a run_failed message, as a failed run is: its state alone told no one. A run
-    that crashed before its settings were checked, or whose process was killed outright (SIGKILL, out of memory),
-    cannot: prefect.yaml's crash-notice deployment tells for it (flows/crash_notice.py)."""
-    notice = _CRASH_NOTICES.pop(str(run.id), None)
-    if notice is None:
-        return
-    # tagged as it begins, then as it is done: the crash-notice deployment, triggered by the same state, says nothing
-    # again, or waits for a hook that began, and tells if this one was stopped before it was done
-    tags = crash_notice.tag_run(run.id, run.tags, crash_notice.TELLING_TAG, notice.attempt)
-    error = crash_notice.crash_line(run.name, state)
-    deliveries = notify.send(notice.catalog.notifications, [notify.Event("run_failed", error)], as_of=notice.as_of,
-                             run_id=notice.run_id, link=notify.report_link(notice.catalog.notifications,
-                                                                           notice.reports_root, None),
-                             box=notice.box)
-    crash_notice.tag_run(run.id, tags, crash_notice.TOLD_TAG, notice.attempt)
-    for delivery in deliveries:
-        get_run_logger().log(logging.WARNING if delivery.status == "failed" else logging.INFO,
-                             "notification %s of the crash: %s (%s)", delivery.channel, delivery.status,
-                             delivery.detail)
-
-
-@flow(name="nightly", flow_run_name=_run_name, log_prints=True, on_crashed=[_tell_of_a_crash])
+@flow(name="nightly", flow_run_name=_run_name, log_prints=True, on_crashed=[crash_notice.tell_of_a_crash])
 def nightly(
     as_of: dt.date | None = None,
     catalog_dir: str | None = None,
@@ -401,12 +337,12 @@ def nightly(
         pipeline.check_run_id_unused_in(warehouse_path, run_id, as_of)  # the lock, on the copy the run builds in)
     wait_s = runlock.configured_wait(wait_s)  # the parameter, else HWEVAL_LOCK_WAIT_S, else the default
     box = outbox.folder(warehouse_path)  # messages a channel did not take; a bad HWEVAL_NOTIFY_OUTBOX stops the run now
-    notice = _CrashNotice(catalog, as_of, run_id, reports_root, box, crash_notice.current_attempt())
-    with _told_if_crashed(notice):
+    notice = crash_notice.CrashNotice(catalog, as_of, run_id, reports_root, box, crash_notice.current_attempt())
+    with crash_notice.told_if_crashed(notice):
         return _evaluate_and_tell(notice, started_at, warehouse_path, source_files, live, accept_changes, wait_s)
 
 
-def _evaluate_and_tell(notice: _CrashNotice, started_at: dt.datetime, warehouse_path: Path,
+def _evaluate_and_tell(notice: crash_notice.CrashNotice, started_at: dt.datetime, warehouse_path: Path,
                        source_files: dict[str, list[str]] | None, live: bool | None, accept_changes: list[str] | None,
                        wait_s: float) -> RunResult:
     """The run, then what it found to the notification channels (a failure too); raises what the run must say.
@@ -422,16 +358,18 @@ def _evaluate_and_tell(notice: _CrashNotice, started_at: dt.datetime, warehouse_
         error = redact_text(f"{type(exc).__name__}: {exc}")
         logger.error("run %s as of %s failed: %s", run_id, as_of, error)
         # the reports the last good run published: this one published none
-        _tagged_if_told(notify.send(catalog.notifications, [notify.Event("run_failed", error)], as_of=as_of,
-                                    run_id=run_id, link=notify.report_link(catalog.notifications, reports_root, None),
-                                    box=box), notice.attempt)
+        crash_notice.tagged_if_told(notify.send(catalog.notifications, [notify.Event("run_failed", error)],
+                                                as_of=as_of, run_id=run_id,
+                                                link=notify.report_link(catalog.notifications, reports_root, None),
+                                                box=box), notice.attempt)
         raise
     events = list(result.events)
     if result.failed_after_publish:  # the run's own events, and what failed after its publish
         events.append(notify.Event("run_failed", "published, but " + "; ".join(result.failed_after_publish)))
-    deliveries = _tagged_if_told(notify.send(catalog.notifications, events, as_of=as_of, run_id=run_id,
-                                             link=notify.report_link(catalog.notifications, reports_root, as_of),
-                                             box=box), notice.attempt)
+    deliveries = crash_notice.tagged_if_told(notify.send(catalog.notifications, events, as_of=as_of, run_id=run_id,
+                                                          link=notify.report_link(catalog.notifications, reports_root,
+                                                                                  as_of),
+                                                          box=box), notice.attempt)
     for delivery in deliveries:
         logger.log(logging.WARNING if delivery.status == "failed" else logging.INFO, "notification %s: %s (%s)",
                    delivery.channel, delivery.status, delivery.detail)

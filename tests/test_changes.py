@@ -354,7 +354,7 @@ STOPPED_AFTER_TELLING = """
 def boom(*args, **kwargs):
     raise RuntimeError("boom")
 
-told = flow_module._tagged_if_told
+told = flow_module.crash_notice.tagged_if_told
 
 def told_then_hang(deliveries, attempt):
     told(deliveries, attempt)
@@ -362,7 +362,7 @@ def told_then_hang(deliveries, attempt):
     time.sleep(600)
 
 flow_module._evaluate = boom
-flow_module._tagged_if_told = told_then_hang
+flow_module.crash_notice.tagged_if_told = told_then_hang
 """
 # the run fails on its own, and is stopped while it tells its channel: its hook tells of the crash instead
 STOPPED_WHILE_TELLING = """

@@ -201,13 +201,13 @@ def test_a_hook_stopped_while_it_tells_leaves_the_crash_to_the_notice(deployed, 
     from prefect.client.orchestration import get_client
 
     from flows import crash_notice as notice_module
-    from flows import nightly as flow_module
+    from flows import notify
     from flows.catalog import load_catalog
 
     with get_client(sync_client=True) as client:
         crashed, attempt = crashed_after_running(client, {"catalog_dir": str(CATALOGS), "as_of": "2026-12-03",
                                                           "warehouse_file": str(tmp_path / "w.duckdb")})
-    flow_module._CRASH_NOTICES[str(crashed.id)] = flow_module._CrashNotice(
+    notice_module.NOTICES[str(crashed.id)] = notice_module.CrashNotice(
         load_catalog(CATALOGS), dt.date(2026, 12, 3), "stopped", tmp_path / "reports", tmp_path / "outbox", attempt)
 
     def stopped(*args, **kwargs):
@@ -215,9 +215,9 @@ def test_a_hook_stopped_while_it_tells_leaves_the_crash_to_the_notice(deployed, 
 
     monkeypatch.setenv("HWEVAL_NOTIFY_URL", webhook.url())
     with monkeypatch.context() as patch:
-        patch.setattr(flow_module.notify, "send", stopped)
+        patch.setattr(notify, "send", stopped)
         with pytest.raises(KeyboardInterrupt):
-            flow_module._tell_of_a_crash(None, crashed, crashed.state)
+            notice_module.tell_of_a_crash(None, crashed, crashed.state)
     with get_client(sync_client=True) as client:
         tags = client.read_flow_run(crashed.id).tags
     assert notice_module.mark(notice_module.TELLING_TAG, attempt) in tags
