@@ -25,12 +25,13 @@ import re
 import time
 from collections.abc import Iterable
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from prefect import flow, get_run_logger
+from prefect.logging.loggers import flow_run_logger
 from prefect.runtime import flow_run
 
 from flows import notify, outbox, paths
@@ -111,6 +112,13 @@ class CrashNotice:
     reports_root: Path
     box: Path
     attempt: str  # current_attempt(): the marks the run sets name it
+    # the channels that took the run's own message (`took`): a crash as it tells the others is told to those only
+    told_channels: set[str] = field(default_factory=set)
+
+    def took(self, delivery: notify.Delivery) -> None:
+        """notify.send's `delivered`: a channel that took the run's own message (not an earlier run's, sent again)."""
+        if delivery.status == "sent" and not delivery.kept:
+            self.told_channels.add(delivery.channel)
 
 
 # flow run id -> its notice, while the run is under way in this process: the on_crashed hook has only the flow run
@@ -154,15 +162,16 @@ def tell_of_a_crash(_flow, run, state) -> None:
     # again, or waits for a hook that began, and tells if this one was stopped before it was done
     tags = tag_run(run.id, run.tags, TELLING_TAG, notice.attempt)
     error = crash_line(run.name, state)
-    deliveries = notify.send(notice.catalog.notifications, [notify.Event("run_failed", error)], as_of=notice.as_of,
-                             run_id=notice.run_id, link=notify.report_link(notice.catalog.notifications,
-                                                                           notice.reports_root, None),
-                             box=notice.box)
+    notifications = notice.catalog.notifications
+    untold = notifications.model_copy(update={"channels": {
+        c_id: c for c_id, c in notifications.channels.items() if c_id not in notice.told_channels}})
+    deliveries = notify.send(untold, [notify.Event("run_failed", error)], as_of=notice.as_of, run_id=notice.run_id,
+                             link=notify.report_link(notifications, notice.reports_root, None), box=notice.box)
     tag_run(run.id, tags, TOLD_TAG, notice.attempt)
+    logger = flow_run_logger(run)  # the hook runs after the run's context closed: get_run_logger() finds none
     for delivery in deliveries:
-        get_run_logger().log(logging.WARNING if delivery.status == "failed" else logging.INFO,
-                             "notification %s of the crash: %s (%s)", delivery.channel, delivery.status,
-                             delivery.detail)
+        logger.log(logging.WARNING if delivery.status == "failed" else logging.INFO,
+                   "notification %s of the crash: %s (%s)", delivery.channel, delivery.status, delivery.detail)
 
 
 

@@ -361,7 +361,7 @@ def _evaluate_and_tell(notice: crash_notice.CrashNotice, started_at: dt.datetime
         crash_notice.tagged_if_told(notify.send(catalog.notifications, [notify.Event("run_failed", error)],
                                                 as_of=as_of, run_id=run_id,
                                                 link=notify.report_link(catalog.notifications, reports_root, None),
-                                                box=box), notice.attempt)
+                                                box=box, delivered=notice.took), notice.attempt)
         raise
     events = list(result.events)
     if result.failed_after_publish:  # the run's own events, and what failed after its publish
@@ -369,7 +369,7 @@ def _evaluate_and_tell(notice: crash_notice.CrashNotice, started_at: dt.datetime
     deliveries = crash_notice.tagged_if_told(notify.send(catalog.notifications, events, as_of=as_of, run_id=run_id,
                                                           link=notify.report_link(catalog.notifications, reports_root,
                                                                                   as_of),
-                                                          box=box), notice.attempt)
+                                                          box=box, delivered=notice.took), notice.attempt)
     for delivery in deliveries:
         logger.log(logging.WARNING if delivery.status == "failed" else logging.INFO, "notification %s: %s (%s)",
                    delivery.channel, delivery.status, delivery.detail)

@@ -8,7 +8,7 @@ import logging
 import os
 import re
 import traceback
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import get_args
@@ -259,9 +259,12 @@ def _send_to_channel(channel_id: str, channel: Channel, events: list[Event], env
 
 
 def send(notifications: NotificationsFile, events: list[Event], *, as_of: dt.date, run_id: str, link: str,
-         environ: Mapping[str, str] | None = None, box: Path | None = None) -> list[Delivery]:
+         environ: Mapping[str, str] | None = None, box: Path | None = None,
+         delivered: Callable[[Delivery], None] | None = None) -> list[Delivery]:
     """Send each channel its message for this run and say what became of it; never raises. With `box` (an outbox
-    folder, flows/outbox.py), the messages earlier runs could not deliver go first and one not delivered is kept."""
+    folder, flows/outbox.py), the messages earlier runs could not deliver go first and one not delivered is kept.
+    `delivered` is called with each delivery as soon as its channel is done (a run stopped mid-way knows which
+    channels took its message)."""
     environ = os.environ if environ is None else environ
     deliveries = []
     for channel_id, channel in notifications.channels.items():
@@ -273,6 +276,8 @@ def send(notifications: NotificationsFile, events: list[Event], *, as_of: dt.dat
         for delivery in found:
             level = logging.WARNING if delivery.status == "failed" else logging.INFO
             log.log(level, "notification channel %s: %s (%s)", channel_id, delivery.status, delivery.detail)
+            if delivered is not None:
+                delivered(delivery)
         deliveries.extend(found)
     return deliveries
 

@@ -364,22 +364,23 @@ def told_then_hang(deliveries, attempt):
 flow_module._evaluate = boom
 flow_module.crash_notice.tagged_if_told = told_then_hang
 """
-# the run fails on its own, and is stopped while it tells its channel: its hook tells of the crash instead
+# the run fails on its own, and is stopped while it tells its second channel (the first took its message): its hook
+# tells the second of the crash
 STOPPED_WHILE_TELLING = """
 def boom(*args, **kwargs):
     raise RuntimeError("boom")
 
-send, calls = flow_module.notify.send, []
+send_to_channel = flow_module.notify._send_to_channel
 
-def first_send_hangs(*args, **kwargs):
-    calls.append(1)
-    if len(calls) == 1:
+def second_hangs(channel_id, *args, **kwargs):
+    if channel_id == "oncall" and not os.environ.get("STOPPED"):
+        os.environ["STOPPED"] = "1"
         os.write(1, b"waiting\\n")
         time.sleep(600)
-    return send(*args, **kwargs)
+    return send_to_channel(channel_id, *args, **kwargs)
 
 flow_module._evaluate = boom
-flow_module.notify.send = first_send_hangs
+flow_module.notify._send_to_channel = second_hangs
 """
 NIGHTLY_RUN = """
 flow_module.nightly(as_of=dt.date.fromisoformat(sys.argv[1]), catalog_dir={catalogs!r}, warehouse_file=sys.argv[2],
@@ -390,7 +391,8 @@ sys.exit(cli.main(["run", "--as-of", sys.argv[1], "--warehouse", sys.argv[2], "-
 """
 
 
-def stopped_run(patch: str, run: str, as_of: str, root: Path, webhook, stop, prefect_api: bool = True):
+def stopped_run(patch: str, run: str, as_of: str, root: Path, webhook, stop, prefect_api: bool = True,
+                catalogs: Path = CATALOGS, env: dict | None = None):
     """A run in a process of its own (and a process group of its own), with `patch` (Python) run first, stopped by
     `stop(process)` once it writes "waiting"; (exit status, stderr, the channel's first lines, the process's children
     named uvicorn as it was stopped)."""
@@ -400,9 +402,9 @@ def stopped_run(patch: str, run: str, as_of: str, root: Path, webhook, stop, pre
     from prefect.settings import PREFECT_API_URL
 
     script = ("import datetime as dt, os, sys, time\nfrom flows import cli, nightly as flow_module\n" + patch
-              + run.format(catalogs=str(CATALOGS)))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
-    env |= {"HWEVAL_NOTIFY_URL": webhook.url()}
+              + run.format(catalogs=str(catalogs)))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")} | {
+        "HWEVAL_NOTIFY_URL": webhook.url()} | (env or {})
     if prefect_api:
         env["PREFECT_API_URL"] = PREFECT_API_URL.value()
     proc = subprocess.Popen([sys.executable, "-c", script, as_of, str(root / "w" / "hweval.duckdb"),
@@ -475,6 +477,7 @@ def test_a_run_stopped_by_sigterm_is_crashed_and_tells_the_channel(prefect_serve
     status, stderr, lines, _ = stopped_run(STOPPED_IN_THE_FETCH, NIGHTLY_RUN, "2026-12-03", tmp_path, webhook,
                                            lambda proc: proc.send_signal(signal.SIGTERM))
     assert status != 0 and "Crash detected! Execution was aborted by a termination signal" in stderr
+    assert "An error was encountered while running hook" not in stderr  # its log lines: no run context any more
     assert lines == [("flow run hweval-2026-12-03 crashed before it finished (Crashed: Execution was aborted by a "
                       "termination signal.)")]
     [sent] = webhook.requests
@@ -501,13 +504,23 @@ def test_a_run_stopped_after_it_told_its_channel_tells_it_once(prefect_server, t
 
 
 @pytest.mark.slow  # a run in a process of its own: make test-slow and CI
-def test_a_run_stopped_while_it_tells_its_channel_is_told_of_by_its_hook(prefect_server, tmp_path, webhook):
-    """Stopped before any channel took the run's own message, the run's hook tells: no deployment need exist (`hweval
-    run`'s own server has none)."""
-    status, _, lines, _ = stopped_run(STOPPED_WHILE_TELLING, NIGHTLY_RUN, "2026-12-07", tmp_path, webhook,
-                                      lambda proc: proc.send_signal(signal.SIGTERM))
-    assert status != 0 and lines == [("flow run hweval-2026-12-07 crashed before it finished (Crashed: Execution "
-                                      "was aborted by a termination signal.)")]
+def test_a_run_stopped_while_it_tells_is_told_of_to_the_channels_it_had_not_told(prefect_server, tmp_path, webhook):
+    """Two channels; the run failed, `team` took its message, and the run was stopped while `oncall` was sent it. The
+    hook tells `oncall` of the crash, and not `team` again; no deployment need exist (`hweval run`'s own server has
+    none)."""
+    catalogs = tmp_path / "catalogs"
+    shutil.copytree(CATALOGS, catalogs)
+    with (catalogs / "notifications.yaml").open("a") as extra:
+        extra.write("  oncall:\n    url_env: HWEVAL_NOTIFY_ONCALL\n    events: [run_failed]\n")
+    status, _, _, _ = stopped_run(STOPPED_WHILE_TELLING, NIGHTLY_RUN, "2026-12-07", tmp_path, webhook,
+                                  lambda proc: proc.send_signal(signal.SIGTERM), catalogs=catalogs,
+                                  env={"HWEVAL_NOTIFY_URL": webhook.url("/team"),
+                                       "HWEVAL_NOTIFY_ONCALL": webhook.url("/oncall")})
+    told = [(r["path"], json.loads(r["body"])["message"].splitlines()[0]) for r in webhook.requests]
+    assert status != 0 and told == [
+        ("/team", "RuntimeError: boom"),
+        ("/oncall", ("flow run hweval-2026-12-07 crashed before it finished (Crashed: Execution was aborted by a "
+                     "termination signal.)"))]
 
 
 @pytest.mark.slow  # `hweval run` in a process of its own, with its own temporary server: make test-slow and CI
