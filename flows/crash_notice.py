@@ -2,7 +2,7 @@
 before its flow could tell anyone.
 
 A nightly run tells its channels when it fails, and its `on_crashed` hook (`tell_of_a_crash`, with `told_if_crashed`
-and `tagged_if_told`, which flows/nightly.py calls) tells them when it is stopped while its flow runs (SIGTERM,
+and `CrashNotice.tell`, which flows/nightly.py calls) tells them when it is stopped while its flow runs (SIGTERM,
 Ctrl-C). A run that crashed before its flow started (a pull step that failed, a flow file that
 did not import, a process killed outright) can tell no one: Prefect marks it Crashed, and that is all. prefect.yaml's
 `crash-notice` deployment is triggered by that state (a Prefect automation on the `prefect.flow-run.Crashed` event of
@@ -120,6 +120,20 @@ class CrashNotice:
         if delivery.status == "sent" and not delivery.kept:
             self.told_channels.add(delivery.channel)
 
+    def tell(self, events: list[notify.Event], published: dt.date | None) -> list[notify.Delivery]:
+        """The run's own message to its channels (notify.send; the link to the reports of `published`, else the
+        latest), each channel that takes it recorded as it does. Once one has, a crash from here on (the run stopped
+        as it ends) is not told again: the hook's notice is dropped, and the run is tagged told for the crash-notice
+        deployment."""
+        notifications = self.catalog.notifications
+        deliveries = notify.send(notifications, events, as_of=self.as_of, run_id=self.run_id,
+                                 link=notify.report_link(notifications, self.reports_root, published), box=self.box,
+                                 delivered=self.took)
+        if self.told_channels:
+            NOTICES.pop(str(flow_run.id), None)
+            tag_run(flow_run.id, flow_run.tags, TOLD_TAG, self.attempt)
+        return deliveries
+
 
 # flow run id -> its notice, while the run is under way in this process: the on_crashed hook has only the flow run
 NOTICES: dict[str, CrashNotice] = {}
@@ -128,7 +142,7 @@ NOTICES: dict[str, CrashNotice] = {}
 @contextmanager
 def told_if_crashed(notice: CrashNotice):
     """Keep `notice` for `tell_of_a_crash` while the body runs, until a channel took the run's own message
-    (`tagged_if_told`); an exception (the flow's own failure: it tells the channels itself) or a return discards it.
+    (`CrashNotice.tell`); an exception (the flow's own failure: it tells the channels itself) or a return discards it.
     A crash leaves it to the hook: TerminationSignal (SIGTERM from the worker or the infrastructure), KeyboardInterrupt,
     SystemExit, none of them an Exception."""
     key = str(flow_run.id)
@@ -139,15 +153,6 @@ def told_if_crashed(notice: CrashNotice):
         NOTICES.pop(key, None)
         raise
     NOTICES.pop(key, None)
-
-
-def tagged_if_told(deliveries: list[notify.Delivery], attempt: str) -> list[notify.Delivery]:
-    """`deliveries`. Once a channel took the run's own message, a crash from here on (the run stopped as it ends) is
-    not told again: the hook's notice is dropped, and the run is tagged told for the crash-notice deployment."""
-    if any(d.status == "sent" and not d.kept for d in deliveries):
-        NOTICES.pop(str(flow_run.id), None)
-        tag_run(flow_run.id, flow_run.tags, TOLD_TAG, attempt)
-    return deliveries
 
 
 def tell_of_a_crash(_flow, run, state) -> None:
@@ -168,11 +173,8 @@ def tell_of_a_crash(_flow, run, state) -> None:
     deliveries = notify.send(untold, [notify.Event("run_failed", error)], as_of=notice.as_of, run_id=notice.run_id,
                              link=notify.report_link(notifications, notice.reports_root, None), box=notice.box)
     tag_run(run.id, tags, TOLD_TAG, notice.attempt)
-    logger = flow_run_logger(run)  # the hook runs after the run's context closed: get_run_logger() finds none
-    for delivery in deliveries:
-        logger.log(logging.WARNING if delivery.status == "failed" else logging.INFO,
-                   "notification %s of the crash: %s (%s)", delivery.channel, delivery.status, delivery.detail)
-
+    # the hook runs after the run's context closed: get_run_logger() finds none
+    notify.log_deliveries(flow_run_logger(run), deliveries, " of the crash")
 
 
 # ------------------------------------------ the crash-notice deployment's flow
@@ -239,9 +241,7 @@ def crash_notice(flow_run_id: str) -> str:
                                                                                  None),
                              box=outbox.folder(warehouse_path))
     tag_run(run_uuid, tags, TOLD_TAG, attempt)
-    for delivery in deliveries:
-        logger.log(logging.WARNING if delivery.status == "failed" else logging.INFO, "notification %s: %s (%s)",
-                   delivery.channel, delivery.status, delivery.detail)
+    notify.log_deliveries(logger, deliveries)
     failures = notify.failures(deliveries)
     if failures:
         raise CrashNoticeUndelivered("; ".join(failures))

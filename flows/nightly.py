@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextvars
 import datetime as dt
-import logging
 import os
 import re
 import sys
@@ -349,30 +348,21 @@ def _evaluate_and_tell(notice: crash_notice.CrashNotice, started_at: dt.datetime
     A crash before a channel took the run's own message is told by the hook; one after it, no more (one message a
     run)."""
     logger = get_run_logger()
-    catalog, as_of, run_id, reports_root, box = (notice.catalog, notice.as_of, notice.run_id, notice.reports_root,
-                                                 notice.box)
+    catalog, as_of, run_id, reports_root = notice.catalog, notice.as_of, notice.run_id, notice.reports_root
     try:
         result = _evaluate(catalog, as_of, run_id, started_at, warehouse_path, reports_root, source_files, live,
                            accept_changes, wait_s)
     except Exception as exc:
         error = redact_text(f"{type(exc).__name__}: {exc}")
         logger.error("run %s as of %s failed: %s", run_id, as_of, error)
-        # the reports the last good run published: this one published none
-        crash_notice.tagged_if_told(notify.send(catalog.notifications, [notify.Event("run_failed", error)],
-                                                as_of=as_of, run_id=run_id,
-                                                link=notify.report_link(catalog.notifications, reports_root, None),
-                                                box=box, delivered=notice.took), notice.attempt)
+        # the link: the reports the last good run published, this one published none
+        notice.tell([notify.Event("run_failed", error)], None)
         raise
     events = list(result.events)
     if result.failed_after_publish:  # the run's own events, and what failed after its publish
         events.append(notify.Event("run_failed", "published, but " + "; ".join(result.failed_after_publish)))
-    deliveries = crash_notice.tagged_if_told(notify.send(catalog.notifications, events, as_of=as_of, run_id=run_id,
-                                                          link=notify.report_link(catalog.notifications, reports_root,
-                                                                                  as_of),
-                                                          box=box, delivered=notice.took), notice.attempt)
-    for delivery in deliveries:
-        logger.log(logging.WARNING if delivery.status == "failed" else logging.INFO, "notification %s: %s (%s)",
-                   delivery.channel, delivery.status, delivery.detail)
+    deliveries = notice.tell(events, as_of)
+    notify.log_deliveries(logger, deliveries)
     failures = notify.failures(deliveries)
     if failures:  # the people who follow the run were not told all it found, or what earlier runs found
         result = replace(result, failed_after_publish=(*result.failed_after_publish, *failures))

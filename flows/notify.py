@@ -282,6 +282,13 @@ def send(notifications: NotificationsFile, events: list[Event], *, as_of: dt.dat
     return deliveries
 
 
+def log_deliveries(logger: logging.Logger | logging.LoggerAdapter, deliveries: list[Delivery], about: str = "") -> None:
+    """Each delivery as one line of a run's log (a warning when it failed); `about` follows the channel's name."""
+    for delivery in deliveries:
+        logger.log(logging.WARNING if delivery.status == "failed" else logging.INFO, "notification %s%s: %s (%s)",
+                   delivery.channel, about, delivery.status, delivery.detail)
+
+
 def failures(deliveries: list[Delivery]) -> list[str]:
     """What a run that notified must not pass over (each makes it fail after its publish, exit 5): this run's own
     message not delivered to a channel, and, apart, earlier runs' kept messages (or the outbox) that failed again."""

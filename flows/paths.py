@@ -7,6 +7,7 @@ from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SQL_DIR = PROJECT_ROOT / "sql"
+WAREHOUSE_ENV, REPORTS_DIR_ENV = "HWEVAL_WAREHOUSE", "HWEVAL_REPORTS_DIR"
 
 
 def absolute(path: str | Path) -> Path:
@@ -24,9 +25,6 @@ def warehouse_path() -> Path:
 
 def reports_dir() -> Path:
     return Path(os.environ.get(REPORTS_DIR_ENV, PROJECT_ROOT / "reports"))
-
-
-WAREHOUSE_ENV, REPORTS_DIR_ENV = "HWEVAL_WAREHOUSE", "HWEVAL_REPORTS_DIR"
 
 
 def set_by(given: object, flag: str, env: str) -> str:

@@ -354,15 +354,15 @@ STOPPED_AFTER_TELLING = """
 def boom(*args, **kwargs):
     raise RuntimeError("boom")
 
-told = flow_module.crash_notice.tagged_if_told
+tell = flow_module.crash_notice.CrashNotice.tell
 
-def told_then_hang(deliveries, attempt):
-    told(deliveries, attempt)
+def told_then_hang(notice, *args):
+    tell(notice, *args)
     os.write(1, b"waiting\\n")
     time.sleep(600)
 
 flow_module._evaluate = boom
-flow_module.crash_notice.tagged_if_told = told_then_hang
+flow_module.crash_notice.CrashNotice.tell = told_then_hang
 """
 # the run fails on its own, and is stopped while it tells its second channel (the first took its message): its hook
 # tells the second of the crash
