@@ -29,6 +29,17 @@ from flows.validate import BatchDataError, SuiteError, validate_rows
     ("GET https://prices.azure.com/api/retail/prices?currencyCode='USD'&$filter=x",  # not a secret: left as is
      "GET https://prices.azure.com/api/retail/prices?currencyCode='USD'&$filter=x"),
     ("https://login.example.com/cb?code=s3cr3t&state=1", "https://login.example.com/cb?code=***&state=1"),
+    # a request quoted back in an error (AWS's canonical request, a web server echoing the headers)
+    ("x-amz-security-token:IQoJb3JpZ2luX2Vj//FAKE\nhost:x", "x-amz-security-token:***\nhost:x"),
+    ("authorization:AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20261130, Signature=f00d\nx",
+     "authorization:***\nx"),
+    ("<p>Authorization: Bearer ya29.a0AfH6SMBx</p>", "<p>Authorization: ***"),  # the whole line's rest goes
+    ("sent bearer ya29.a0AfH6SMBx then", "sent bearer *** then"),
+    ('{"api_key": "sk-0123456789abcdef"}', '{"api_key": "***"}'),
+    ("key id AKIAIOSFODNN7EXAMPLE denied", "key id *** denied"),
+    # a message saying what to set: short words after a secret's name are no secret, and stay
+    ("set AZURE_ACCESS_TOKEN: a bearer token for Azure", "set AZURE_ACCESS_TOKEN: a bearer token for Azure"),
+    ("page 3's NextToken repeats page 1's", "page 3's NextToken repeats page 1's"),
 ])
 def test_secrets_in_any_message_are_redacted(text, shown):
     assert redact_text(text) == shown

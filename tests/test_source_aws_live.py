@@ -126,6 +126,26 @@ def test_access_denied_fails_the_source_at_once_with_the_reason(pricing):
     assert FAKE_KEY_ID not in str(err.value) and FAKE_SECRET not in str(err.value)
 
 
+def test_a_signature_error_quoting_the_canonical_request_carries_no_credential(pricing):
+    """AWS's SignatureDoesNotMatch quotes the canonical request it computed, headers and all: a session token
+    (x-amz-security-token) and the Authorization header's credential scope and signature never reach the source's
+    error, which is what ops.source_loads.error and the reports show."""
+    token = "IQoJb3JpZ2luX2VjEFAKESESSIONTOKEN//////wEaCXVzLWVhc3QtMSJH"
+    canonical = ("The request signature we calculated does not match the signature you provided. Check your AWS "
+                 "Secret Access Key and signing method.\n\nThe Canonical String for this request should have been\n"
+                 "'POST\n/\n\ncontent-type:application/x-amz-json-1.1\nhost:api.pricing.us-east-1.amazonaws.com\n"
+                 f"x-amz-security-token:{token}\nauthorization:AWS4-HMAC-SHA256 Credential={FAKE_KEY_ID}/20261130/"
+                 "us-east-1/pricing/aws4_request, SignedHeaders=host, Signature=5d672d79c15b13162d9279b0855cfba6'")
+    pricing.add_client_error("get_products", service_error_code="SignatureDoesNotMatch", service_message=canonical,
+                             http_status_code=403)
+    with pytest.raises(LiveSourceError, match=r"access denied \(SignatureDoesNotMatch\)") as err:
+        aws_pricing.fetch_live({"regions": ["us-east-1"]}, sleep=Sleeps())
+    message = str(err.value)
+    assert "x-amz-security-token:***" in message and "authorization:***" in message  # what was there stays readable
+    for secret in (token, FAKE_KEY_ID, "5d672d79c15b13162d9279b0855cfba6"):
+        assert secret not in message
+
+
 def test_throttled_past_every_retry_fails_the_source(pricing):
     for _ in range(5):
         pricing.add_client_error("get_products", service_error_code="ThrottlingException", http_status_code=400)
@@ -227,3 +247,22 @@ def test_zone_names_give_their_region():
     assert [aws_spot.region_of_zone(z) for z in ("us-east-1a", "eu-north-1c", "us-east-1-bos-1a", "us-gov-west-1a",
                                                  "", None)] == [
         "us-east-1", "eu-north-1", "us-east-1", "us-gov-west-1", None, None]
+
+
+def test_a_spot_price_point_without_its_zone_or_time_is_quarantined_and_the_rest_lands(fresh_db, catalog):
+    """The suite checks availability_zone_present and price_timestamp_present: such a point lands in quarantine with
+    its reason, and the region's other prices land (before, the whole source failed on the first missing key). The
+    fetch passes the region it asked for, so a point without its zone keeps its region."""
+    whole = spot_item("us-east-1a", "p5.48xlarge", "10.240000", 5)
+    no_zone = {k: v for k, v in spot_item("us-east-1b", "p5.48xlarge", "9.500000", 5).items()
+               if k != "AvailabilityZone"}
+    no_time = {k: v for k, v in spot_item("us-east-1c", "p5.48xlarge", "8.750000", 5).items() if k != "Timestamp"}
+    rows = aws_spot.rows_from_pages([("p", {"SpotPriceHistory": [whole, no_zone, no_time]}, "us-east-1")])
+    assert [(r["region"], r["availability_zone"], r["price_timestamp"]) for r in rows] == [
+        ("us-east-1", "us-east-1a", "2026-11-30T05:00:00Z"), ("us-east-1", None, "2026-11-30T05:00:00Z"),
+        ("us-east-1", "us-east-1c", None)]
+    load = land(fresh_db, catalog, "aws_spot", rows, "run-1", AS_OF)
+    assert (load.rows_landed, load.rows_quarantined) == (1, 2)
+    assert fresh_db.execute("select row_no, list(expectation order by expectation) from ops.quarantine "
+                            "group by row_no order by row_no").fetchall() == [
+        (1, ["availability_zone_present"]), (2, ["price_timestamp_present"])]

@@ -9,10 +9,12 @@ import re
 import socket
 import tempfile
 import threading
+from pathlib import Path
 
 import offer_file_builder as ofb
 import pandas
 import pytest
+from tls_server import UntrustedServer
 
 from flows.sources import aws_offer_file, aws_pricing
 from flows.sources._common import LiveSourceError, SourceFormatError
@@ -200,6 +202,8 @@ class OfferServer:
     def __init__(self, body: bytes):
         self.body = body
         self.errors: list[int] = []
+        self.retry_after: str | None = None  # sent with each queued error when set
+        self.short = 0  # how many answers, after the errors, end halfway through the body they announce
         self.requests: list[str] = []
         self.endpoint = ""
 
@@ -215,13 +219,19 @@ def offer_server(small_offer):
             if self.path != OFFER_PATH:
                 self.send_error(404)
             elif state.errors:
-                self.send_error(state.errors.pop(0))
+                self.send_response(state.errors.pop(0))
+                if state.retry_after is not None:
+                    self.send_header("Retry-After", state.retry_after)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
             else:
+                short, state.short = state.short > 0, max(0, state.short - 1)
                 self.send_response(200)
                 self.send_header("Content-Type", "text/csv")
                 self.send_header("Content-Length", str(len(state.body)))
                 self.end_headers()
-                self.wfile.write(state.body)
+                self.wfile.write(state.body[:len(state.body) // 2] if short else state.body)
+                self.close_connection = True
 
         def log_message(self, *args):
             pass
@@ -282,6 +292,59 @@ def test_fetch_live_404_names_the_url_and_status(offer_server, private_tmp):
                                   sleep=sleeps.append)
     assert sleeps == []  # a 404 is not retried
     assert list(private_tmp.iterdir()) == []
+
+
+def test_a_download_cut_short_of_its_length_is_retried_as_a_network_error_is(offer_server, private_tmp, caplog):
+    offer_server.short = 1
+    sleeps = []
+    rows = aws_offer_file.fetch_live({"regions": ["us-east-1"], "endpoint": offer_server.endpoint},
+                                     sleep=sleeps.append)
+    assert rows and sleeps == [1.0] and len(offer_server.requests) == 2
+    half, whole = len(offer_server.body) // 2, len(offer_server.body)
+    assert f"download truncated: {half:,} of {whole:,} bytes, retrying in 1 s (1/3)" in caplog.text
+    assert list(private_tmp.iterdir()) == []
+
+
+def test_a_download_cut_short_every_time_gives_up_saying_so(offer_server, private_tmp):
+    offer_server.short = 4
+    sleeps = []
+    with pytest.raises(LiveSourceError, match=r"download truncated: [\d,]+ of [\d,]+ bytes after 4 tries"):
+        aws_offer_file.fetch_live({"regions": ["us-east-1"], "endpoint": offer_server.endpoint}, sleep=sleeps.append)
+    assert sleeps == [1.0, 2.0, 4.0] and len(offer_server.requests) == 4
+
+
+def test_retry_after_is_waited_for_and_a_status_no_retry_mends_is_not_retried(offer_server, private_tmp):
+    offer_server.errors, offer_server.retry_after = [503], "7"
+    sleeps = []
+    assert aws_offer_file.fetch_live({"regions": ["us-east-1"], "endpoint": offer_server.endpoint},
+                                     sleep=sleeps.append)
+    assert sleeps == [7.0]  # the server's 7 s, not the 1 s backoff
+    offer_server.errors, offer_server.retry_after, sleeps = [501], None, []
+    with pytest.raises(LiveSourceError, match=r"index.csv: HTTP 501 Not Implemented$"):
+        aws_offer_file.fetch_live({"regions": ["us-east-1"], "endpoint": offer_server.endpoint}, sleep=sleeps.append)
+    assert sleeps == []  # 501: the server does not do this, and will not on a retry
+
+
+def test_a_download_that_cannot_be_written_fails_at_once_naming_the_temporary_folder(offer_server):
+    """A full TMPDIR (here /dev/full, which refuses every write) is met again by every retry, each downloading
+    several GB for us-east-1: one try, and the message says where the file goes."""
+    sleeps = []
+    with pytest.raises(LiveSourceError, match=r"cannot write the download to /dev/full \(No space left on device\); "
+                                              r"it goes to the temporary folder \(TMPDIR\)"):
+        aws_offer_file.download(offer_server.endpoint + OFFER_PATH, Path("/dev/full"), sleep=sleeps.append)
+    assert sleeps == [] and len(offer_server.requests) == 1
+
+
+def test_a_certificate_that_does_not_verify_is_not_retried(tmp_path):
+    server = UntrustedServer(tmp_path)
+    try:
+        sleeps = []
+        with pytest.raises(LiveSourceError, match=r"index.csv: the server's certificate does not verify "
+                                                  r"\(self.signed certificate\)"):
+            aws_offer_file.download(server.base + OFFER_PATH, tmp_path / "f.csv", sleep=sleeps.append)
+        assert sleeps == [] and server.connections == 1
+    finally:
+        server.close()
 
 
 def test_fetch_live_unreachable_endpoint():

@@ -73,6 +73,27 @@ def test_price_that_is_not_a_number_is_quarantined_with_its_text(fresh_db, catal
         ("price_usd_present", "pricePerUnit.USD must be a number")]
 
 
+def test_a_price_in_another_currency_or_none_is_quarantined_and_the_rest_lands(fresh_db, catalog):
+    """The China regions' Price List answers in CNY: the row keeps its currency and figure and goes to quarantine
+    (currency_usd), as the offer file's does; an empty pricePerUnit is quarantined too. Neither fails the source:
+    the p5 price beside them lands."""
+    cny = json.loads(aws_product("p4d.24xlarge", "210.0000000000", sku="SKUCNY"))
+    [dim] = cny["terms"]["OnDemand"]["SKUCNY.JRTCKXETXF"]["priceDimensions"].values()
+    dim["pricePerUnit"] = {"CNY": "210.0000000000"}
+    empty = json.loads(aws_product("p5en.48xlarge", "63.2960000000", sku="SKUEMPTY"))
+    [dim] = empty["terms"]["OnDemand"]["SKUEMPTY.JRTCKXETXF"]["priceDimensions"].values()
+    dim["pricePerUnit"] = {}
+    rows = aws_pricing.rows_from_pages([("p", aws_page(aws_product("p5.48xlarge", "55.0400000000"),
+                                                       json.dumps(cny), json.dumps(empty)))])
+    assert [(r["currency"], r["price_text"], r["price_usd"]) for r in rows] == [
+        ("USD", "55.0400000000", 55.04), ("CNY", "210.0000000000", 210.0), (None, None, None)]
+    load = land_aws(fresh_db, catalog, rows)
+    assert (load.rows_landed, load.rows_quarantined) == (1, 2)
+    assert fresh_db.execute("select row_no, list(expectation order by expectation) from ops.quarantine "
+                            "group by row_no order by row_no").fetchall() == [
+        (1, ["currency_usd"]), (2, ["currency_present", "price_usd_present"])]
+
+
 def test_item_that_is_not_json_names_the_page_and_item():
     with pytest.raises(SourceFormatError, match=r"^page-2: PriceList\[1\]: not valid JSON"):
         aws_pricing.rows_from_pages([("page-2", aws_page(aws_product("p5.48xlarge", "1.0"), '{"product": '))])

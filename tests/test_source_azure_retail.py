@@ -67,3 +67,27 @@ def test_linux_low_priority_is_its_own_offer(fresh_db, catalog):
     # 29.50 / 8 GPUs = 3.6875 per chip-hour; a reclaimable term, like spot (interruption overhead in instances.yaml)
     assert fresh_db.execute("select offer_id, usd_per_hour, usd_per_chip_hour from intermediate.int_offers_priced"
                             ).fetchall() == [("azure:eastus:Standard_ND96isr_H100_v5:low_priority", 29.5, 3.6875)]
+
+
+def test_a_meter_listed_again_for_a_region_it_is_not_billed_from_is_quarantined_not_priced_twice(fresh_db, catalog):
+    """Without meterRegion='primary' the API lists a meter again under the other regions it covers, with
+    isPrimaryMeterRegion false: another meter id, so no duplicate of the primary row by the natural key. Landed, the
+    VM size would have two on-demand prices (98.32 and 101.00) in one region. The row goes to quarantine with its
+    reason; an item that does not say (older pages, the snapshot) lands."""
+    primary = azure_item(ND, 98.32, product="Virtual Machines NDsr H100 v5 Series", meter="ND96isr H100 v5")
+    again = primary | {"retailPrice": 101.0, "unitPrice": 101.0, "meterId": "m-2", "skuId": "s-2",
+                       "isPrimaryMeterRegion": False}
+    silent = {k: v for k, v in primary.items() if k != "isPrimaryMeterRegion"} | {
+        "armSkuName": "Standard_NC40ads_H100_v5", "meterId": "m-3", "skuId": "s-3", "retailPrice": 6.98,
+        "unitPrice": 6.98, "productName": "Virtual Machines NCadsH100v5 Series", "meterName": "NC40ads H100 v5"}
+    rows = azure_retail.rows_from_pages([("p", azure_page(primary, again, silent))])
+    assert [r["is_primary_meter_region"] for r in rows] == [True, False, None]
+    batch = SourceBatch.of_rows("az", "azure_retail", "azure_retail", ["t"], AS_OF,
+                        [r | {"row_no": i, "source_id": "az", "data_as_of": AS_OF} for i, r in enumerate(rows)])
+    land_batch(fresh_db, batch, "run-1", AS_OF, catalog)
+    assert fresh_db.execute("select row_no, expectation from ops.quarantine").fetchall() == [
+        (1, "primary_meter_region")]
+    transform.build_models(fresh_db, "run-1", AS_OF)
+    assert fresh_db.execute("select offer_id, usd_per_hour from intermediate.int_offers_priced order by offer_id"
+                            ).fetchall() == [("azure:eastus:Standard_NC40ads_H100_v5:on_demand", 6.98),
+                                             ("azure:eastus:Standard_ND96isr_H100_v5:on_demand", 98.32)]

@@ -20,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from io import BytesIO
 
 import pytest
+from tls_server import UntrustedServer
 
 from flows.sources import _http, azure_retail, gcp_billing
 from flows.sources._common import LiveSourceError, SourceFormatError, SourceLimitError, SourceLimits, redact_text
@@ -171,6 +172,18 @@ def az_next_link(base: str, region: str) -> str:
 
 
 # ---------------------------------------------------------------- redact
+def test_a_certificate_that_does_not_verify_fails_at_once_not_after_five_tries(tmp_path):
+    server = UntrustedServer(tmp_path)
+    try:
+        sleeps = Sleeps()
+        with pytest.raises(LiveSourceError, match=r"^t: the certificate of https://127.0.0.1:\d+/x does not verify "
+                                                  r"\(self.signed certificate\)$"):
+            _http.get_json(server.base + "/x", what="t", sleep=sleeps)
+        assert sleeps == [] and server.connections == 1
+    finally:
+        server.close()
+
+
 def test_redact_hides_secret_query_values_in_any_case_and_keeps_the_rest():
     # one rule with redact_text (a name holding key, token, sig, credential, secret or password, or `code`): an API
     # gateway's subscription-key and a pre-signed URL's X-Amz-* are hidden too
@@ -214,6 +227,8 @@ def test_azure_two_regions_two_pages_each_follow_next_page_link(api):
         assert query["$filter"] == [az_filter(region)], f"request {n}"
         assert query["api-version"] == ["2023-01-01-preview"] and query["currencyCode"] == ["'USD'"]
         assert query.get("$skip") == (["100"] if n % 2 else None)  # page 2 is the NextPageLink, as given
+        # each meter once, from the region it is billed in (the API lists it again for others otherwise)
+        assert query.get("meterRegion") == (None if n % 2 else ["'primary'"])
     assert len(rows) == 8
     by_ref = {r["source_ref"]: r for r in rows}
     spot = by_ref["azure retail prices westus3 page 2: Items[0]"]

@@ -175,7 +175,7 @@ class FakeArm:
                 split = urllib.parse.urlsplit(self.path)
                 api.requests.append((split.path, urllib.parse.parse_qs(split.query), dict(self.headers)))
                 status, body = api.queues[split.path].popleft() if api.queues[split.path] else (404, {})
-                data = json.dumps(body).encode()
+                data = body if isinstance(body, bytes) else json.dumps(body).encode()  # bytes: a page as it is
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -189,7 +189,7 @@ class FakeArm:
         self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
-    def add(self, path: str, body: dict, status: int = 200) -> None:
+    def add(self, path: str, body: dict | bytes, status: int = 200) -> None:
         self.queues[path].append((status, body))
 
 
@@ -249,6 +249,23 @@ def test_azure_access_denied_names_the_location_and_never_the_token(server):
         azure_skus.fetch_live({"regions": ["eastus"], "endpoint": server.base}, environ=AZURE_ENV)
     assert str(err.value).startswith("azure skus eastus page 1: access denied (HTTP 401)")
     assert AZURE_TOKEN not in str(err.value) and "The access token *** is invalid" in str(err.value)
+
+
+def test_a_token_the_server_echoes_reaches_no_log_line_and_no_error_of_any_kind(server, caplog):
+    """An error page that quotes the request back (a proxy's, a debug server's): the retry's log line and the
+    not-JSON error say *** where the bearer token was. The token is scrubbed in get_json, as the URL's secret
+    parameters are, not only from the LiveSourceError azure_skus raises."""
+    echo = f"<html>you sent {AZURE_TOKEN} from 10.0.0.1</html>".encode()  # no header name: only the scrub hides it
+    server.add(SKUS_PATH, echo, status=503)
+    server.add(SKUS_PATH, echo)  # then a 200 that is no JSON
+    caplog.set_level(logging.INFO)
+    with pytest.raises(SourceFormatError) as err:
+        azure_skus.fetch_live({"regions": ["eastus"], "endpoint": server.base}, environ=AZURE_ENV,
+                              sleep=lambda s: None)
+    assert "is not JSON" in str(err.value) and "you sent *** from 10.0.0.1" in str(err.value)
+    assert "HTTP 503: <html>you sent *** from 10.0.0.1" in caplog.text  # the retry's warning quotes the 503
+    assert AZURE_TOKEN not in str(err.value) and AZURE_TOKEN not in caplog.text
+    assert len(server.requests) == 2
 
 
 # ---------------------------------------------------------------- GCP: aggregated machineTypes / acceleratorTypes

@@ -451,9 +451,27 @@ def is_secret_param(name: str) -> bool:
     return _SECRET_PARAM.fullmatch(name.strip()) is not None
 _USERINFO = re.compile(r"(://[^/\s:@]+:)[^@/\s]+@")
 _ACCOUNT_IN_ARN = re.compile(r"(arn:aws[a-z-]*:[a-z0-9-]*:[a-z0-9-]*:)\d{12}(:)")
+# A request quoted back in an error: AWS's SignatureDoesNotMatch quotes its canonical request, headers and all
+# (`x-amz-security-token:<session token>`, `authorization:AWS4-HMAC-SHA256 Credential=...`), and a web server's
+# error page may echo `Authorization: Bearer <token>`. An Authorization header's whole value goes, to the line's end;
+# of another header or field named like a secret (`...token`, `...secret`, `...signature`, `...credential`,
+# `...password`, `...api-key`), the value; a bearer token and an AWS access key id wherever they stand. A value under
+# 8 characters is no credential (`AZURE_ACCESS_TOKEN: a bearer token for ...` in a message saying what to set).
+_AUTHORIZATION = re.compile(r"(?i)(\bauthorization\s*[:=]\s*)[^\r\n'\"]+")
+_SECRET_FIELD = re.compile(
+    r"(?i)(\b[\w-]*(?:token|secret|signature|credential|password|api[-_]?key|subscription-key)['\"]?\s*[:=]\s*['\"]?)"
+    r"[^\s'\"&,;*]{8,}")
+_BEARER = re.compile(r"(?i)(\bbearer\s+)[\w.~+/=-]{8,}")
+_ACCESS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")
 
 
 def redact_text(text: str) -> str:
     """A last line of defence for messages that reach logs, ops tables and reports: secret query parameters
-    (key=, token=, sig= ...) and AWS account ids inside ARNs become ***."""
-    return _USERINFO.sub(r"\1***@", _ACCOUNT_IN_ARN.sub(r"\1***\2", _SECRET_IN_TEXT.sub(r"\1***", text)))
+    (key=, token=, sig= ...), AWS account ids inside ARNs, an Authorization header's value, the values of headers
+    and fields named like secrets (x-amz-security-token: ...), bearer tokens and AWS access key ids become ***."""
+    text = _SECRET_IN_TEXT.sub(r"\1***", text)
+    text = _AUTHORIZATION.sub(r"\1***", text)
+    text = _SECRET_FIELD.sub(r"\1***", text)
+    text = _BEARER.sub(r"\1***", text)
+    text = _ACCESS_KEY_ID.sub("***", text)
+    return _USERINFO.sub(r"\1***@", _ACCOUNT_IN_ARN.sub(r"\1***\2", text))

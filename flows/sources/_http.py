@@ -1,8 +1,9 @@
 """A JSON GET for the live sources, on the standard library only: retries, backoff, and no secret in any message.
 
 Retried: HTTP 429, 500, 502, 503, 504 and network errors (refused, reset, timed out), with exponential backoff
-(`backoff_s`, 2 x, 4 x ...) or the server's `Retry-After` when it sends one. Not retried: 401/403 (access denied)
-and other 4xx, which raise `LiveSourceError` at once with the server's own error message. A body that is not JSON,
+(`backoff_s`, 2 x, 4 x ...) or the server's `Retry-After` when it sends one. Not retried: 401/403 (access denied),
+other 4xx and a certificate that does not verify, which raise `LiveSourceError` at once with the server's own error
+message or the reason. A body that is not JSON,
 or is larger than the source's `max_file_bytes`, raises `SourceFormatError` (never retried). URLs in messages and logs
 go through `redact`; headers are never logged.
 
@@ -20,6 +21,7 @@ import http.client
 import json
 import logging
 import math
+import ssl
 import time
 import urllib.error
 import urllib.parse
@@ -48,6 +50,7 @@ _USER_AGENT = "hweval/0.1 (+urllib)"
 MAX_RESPONSE_S = 600.0  # one response, from its request to its last byte
 _READ_CHUNK = 64 * 1024
 FETCHED_SCHEMES = ("http", "https")
+_SHORTEST_SECRET = 4  # a header value shorter than this is no credential, and scrubbing it would garble messages
 
 
 def _same_origin(url: str, other: str) -> bool:
@@ -136,13 +139,17 @@ def redact(url: str) -> str:
     return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "&".join(fields), parts.fragment))
 
 
-def _secret_values(url: str) -> list[str]:
-    """The secret values a URL carries, raw and decoded, longest first (to scrub them from server text)."""
+def _secret_values(url: str, headers: dict | None = None) -> list[str]:
+    """The secret values a URL and the caller's headers carry (every header the caller adds is a credential, here
+    `Authorization: Bearer <token>`: the whole value and the token after its scheme), raw and decoded, longest first
+    (to scrub them from server text: an error page may echo the request)."""
     values: set[str] = set()
     for field in urllib.parse.urlsplit(url).query.split("&"):
         name, _, value = field.partition("=")
         if value and is_secret_param(urllib.parse.unquote_plus(name)):
             values |= {value, urllib.parse.unquote_plus(value)}
+    for value in (headers or {}).values():
+        values |= {part for part in (value.strip(), value.strip().rpartition(" ")[2]) if len(part) >= _SHORTEST_SECRET}
     return sorted((v for v in values if v), key=len, reverse=True)
 
 
@@ -174,7 +181,7 @@ def _excerpt(body: bytes, secrets: list[str]) -> str:
     return _scrub(text, secrets) or "(empty body)"
 
 
-def _retry_after(value: str | None) -> float | None:
+def retry_after(value: str | None) -> float | None:
     """Seconds from a Retry-After header (delta-seconds, or an HTTP date); None when absent or unreadable."""
     if not value:
         return None
@@ -217,7 +224,8 @@ def get_json(
                                        safe="$", quote_via=urllib.parse.quote)
         url = f"{url}{'&' if urllib.parse.urlsplit(url).query else '?'}{query}"
     shown = redact(url)
-    secrets = _secret_values(url)
+    # what a server may echo back (a body quoting the request): the URL's secret parameters and the caller's headers
+    secrets = _secret_values(url, headers)
     _check_scheme(url, f"{what}: ")
     try:
         request = urllib.request.Request(
@@ -255,11 +263,14 @@ def get_json(
             if status not in RETRY_STATUSES:
                 raise LiveSourceError(f"{what}: HTTP {status} {exc.reason} from {shown}: {excerpt}") from None
             last = f"HTTP {status}: {excerpt}"
-            header_wait = _retry_after(exc.headers.get("Retry-After") if exc.headers else None)
+            header_wait = retry_after(exc.headers.get("Retry-After") if exc.headers else None)
             if header_wait is not None:
                 wait = header_wait
         except (OSError, http.client.HTTPException) as exc:  # URLError, timeouts, resets, truncated bodies
             reason = getattr(exc, "reason", None) or exc
+            if isinstance(reason, ssl.SSLCertVerificationError):  # the same certificate on every try: not retried
+                raise LiveSourceError(f"{what}: the certificate of {shown} does not verify "
+                                      f"({reason.verify_message})") from None
             last = f"network error: {_scrub(f'{type(exc).__name__}: {reason}', secrets)}"
         else:
             log.info("GET %s -> HTTP %d, %d bytes in %.1fs (%s)", shown, status, len(body),

@@ -18,6 +18,7 @@ import codecs
 import csv
 import logging
 import re
+import ssl
 import tempfile
 import time
 import urllib.error
@@ -263,59 +264,95 @@ def offer_file_url(region: str, endpoint: str = DEFAULT_ENDPOINT) -> str:
     return endpoint.rstrip("/") + OFFER_PATH.format(region=region)
 
 
+class _Truncated(OSError):
+    """The body ended before its Content-Length: retried as a network error is."""
+
+
 def download(url: str, target: Path, *, timeout_s: float = 60.0, sleep: Callable[[float], None] = time.sleep,
              limits: SourceLimits = DEFAULT_LIMITS) -> int:
-    """Stream `url` to `target` in chunks; retry HTTP 429/5xx and network errors up to RETRIES times with
-    exponential backoff.
+    """Stream `url` to `target` in chunks; retry HTTP 429/500/502/503/504 (after the server's Retry-After when it
+    sends one), network errors and a body cut short of its Content-Length up to RETRIES times with exponential
+    backoff.
 
-    Returns the number of bytes written; LiveSourceError (URL and status or reason) when it cannot be fetched;
-    SourceLimitError, not retried, as soon as the file is larger than `limits.max_file_bytes`.
+    Returns the number of bytes written; LiveSourceError (URL and status or reason) when it cannot be fetched, at once
+    for what a retry cannot mend (another HTTP status, a certificate that does not verify, a `target` that cannot be
+    written: a full TMPDIR); SourceLimitError, not retried, as soon as the file is larger than
+    `limits.max_file_bytes`.
     """
     shown = redact_text(_http.redact(url))  # a signed or mirrored URL may carry a key: never in a message or a row
     for attempt in range(RETRIES + 1):
         limits.check_time(shown)  # the source's max_fetch_s, retries and their waits included
+        delay = BACKOFF_S * 2 ** attempt
         try:
-            with _http.open_url(url, limits.seconds_left(timeout_s)) as response, target.open("wb") as out:
+            with _http.open_url(url, limits.seconds_left(timeout_s)) as response:
                 expected = response.headers.get("Content-Length")
                 if expected is not None and expected.isdigit() and int(expected) > limits.max_file_bytes:
                     raise limits.exceeded(shown, "max_file_bytes", f"the file ({int(expected):,} bytes) is larger")
-                written, next_report = 0, 256 * CHUNK_BYTES
-                # read1: what has come, at most a chunk, so that max_fetch_s is checked while a slow body trickles
-                while chunk := response.read1(CHUNK_BYTES):
-                    if written + len(chunk) > limits.max_file_bytes:
-                        raise limits.exceeded(shown, "max_file_bytes", "the file is larger")
-                    limits.check_time(shown)
-                    out.write(chunk)
-                    written += len(chunk)
-                    if written >= next_report:
-                        log.info("%s: %d MiB downloaded", shown, written >> 20)
-                        next_report += 256 * CHUNK_BYTES
+                written = _write_body(response, target, shown, limits)
             if expected is not None and expected.isdigit() and int(expected) != written:
-                raise LiveSourceError(f"{shown}: download truncated: {written} of {expected} bytes")
+                raise _Truncated(f"truncated: {written:,} of {int(expected):,} bytes")
             log.info("%s: downloaded %d bytes", shown, written)
             return written
         except SourceFormatError:  # past max_file_bytes: the same file would be just as large on a retry
             raise
         except urllib.error.HTTPError as exc:
             exc.close()
-            retryable = exc.code == 429 or exc.code >= 500
+            retryable = exc.code in _http.RETRY_STATUSES
             if not retryable or attempt == RETRIES:
                 tries = f" after {attempt + 1} tries" if retryable else ""
                 raise LiveSourceError(f"{shown}: HTTP {exc.code} {exc.reason}{tries}") from None
-            delay = BACKOFF_S * 2 ** attempt
-            limits.check_time(shown, delay, cause=f"HTTP {exc.code} {exc.reason}")
-            log.warning("%s: HTTP %d, retrying in %.0f s (%d/%d)", shown, exc.code, delay, attempt + 1, RETRIES)
-            sleep(delay)
+            asked = _http.retry_after(exc.headers.get("Retry-After") if exc.headers else None)
+            delay = delay if asked is None else asked
+            problem = f"HTTP {exc.code} {exc.reason}"
         except (urllib.error.URLError, OSError, ValueError) as exc:  # unreachable, reset or timed out mid-download
-            problem = (f"cannot be reached ({exc.reason})" if isinstance(exc, urllib.error.URLError)
+            reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+            if isinstance(reason, ssl.SSLCertVerificationError):  # the same certificate on every try
+                raise LiveSourceError(f"{shown}: the server's certificate does not verify ({reason.verify_message})"
+                                      ) from None
+            problem = (f"cannot be reached ({reason})" if isinstance(exc, urllib.error.URLError)
+                       else f"download {exc}" if isinstance(exc, _Truncated)
                        else f"download failed ({type(exc).__name__}: {exc})")
             if attempt == RETRIES:
-                raise LiveSourceError(f"{shown}: {problem} after {attempt + 1} tries") from None
-            delay = BACKOFF_S * 2 ** attempt
-            limits.check_time(shown, delay, cause=redact_text(problem))
-            log.warning("%s: %s, retrying in %.0f s (%d/%d)", shown, problem, delay, attempt + 1, RETRIES)
-            sleep(delay)
+                raise LiveSourceError(redact_text(f"{shown}: {problem} after {attempt + 1} tries")) from None
+        problem = redact_text(problem)
+        limits.check_time(shown, delay, cause=problem)
+        log.warning("%s: %s, retrying in %.0f s (%d/%d)", shown, problem, delay, attempt + 1, RETRIES)
+        sleep(delay)
     raise AssertionError("unreachable")
+
+
+def _write_body(response, target: Path, shown: str, limits: SourceLimits) -> int:
+    """The response's body written to `target`, its bytes counted; a file that cannot be written (a full or
+    read-only TMPDIR) is a LiveSourceError at once, since the next try would meet it too."""
+    written, next_report = 0, 256 * CHUNK_BYTES
+    try:
+        out = target.open("wb")
+    except OSError as exc:
+        raise _unwritable(shown, target, exc) from None
+    with out:
+        # read1: what has come, at most a chunk, so that max_fetch_s is checked while a slow body trickles
+        while chunk := response.read1(CHUNK_BYTES):
+            if written + len(chunk) > limits.max_file_bytes:
+                raise limits.exceeded(shown, "max_file_bytes", "the file is larger")
+            limits.check_time(shown)
+            try:
+                out.write(chunk)
+            except OSError as exc:
+                raise _unwritable(shown, target, exc) from None
+            written += len(chunk)
+            if written >= next_report:
+                log.info("%s: %d MiB downloaded", shown, written >> 20)
+                next_report += 256 * CHUNK_BYTES
+        try:
+            out.flush()
+        except OSError as exc:
+            raise _unwritable(shown, target, exc) from None
+    return written
+
+
+def _unwritable(shown: str, target: Path, exc: OSError) -> LiveSourceError:
+    return LiveSourceError(f"{shown}: cannot write the download to {target} ({exc.strerror or exc}); it goes to the "
+                           f"temporary folder (TMPDIR), which needs room for each region's offer file in flight")
 
 
 def check_live_options(options: dict) -> None:

@@ -64,8 +64,7 @@ def price_rows(page: Any, where: str) -> Iterator[dict]:
                     raise SourceFormatError(f"{term_where}.termAttributes: expected an object of name: value, got "
                                             f"{type(term_attrs).__name__} {excerpt(term_attrs)}")
                 for rate_code, dim in dims.items():
-                    price_text = require(require(dim, "pricePerUnit", f"{term_where}.{rate_code}", dict), "USD",
-                                         f"{term_where}.{rate_code}.pricePerUnit")
+                    currency, price_text = _price(require(dim, "pricePerUnit", f"{term_where}.{rate_code}", dict))
                     yield base | {
                         "term_type": term_type,
                         "offer_term_code": term.get("offerTermCode"),
@@ -75,10 +74,21 @@ def price_rows(page: Any, where: str) -> Iterator[dict]:
                         "rate_code": rate_code,
                         "unit": dim.get("unit"),
                         "price_text": price_text,
-                        "currency": "USD",  # the price read is pricePerUnit.USD
+                        "currency": currency,
                         "price_usd": to_float(price_text),
                         "description": dim.get("description"),
                     }
+
+
+def _price(per_unit: dict) -> tuple[str | None, Any]:
+    """(currency, price text) of a pricePerUnit: its USD figure, else the one it gives (the China regions' are in CNY),
+    which keeps its currency and figure and is quarantined by the suite (currency_usd), never read as USD; an empty
+    one is (None, None): quarantined too (currency_present, price_usd_present), not a failed source."""
+    if "USD" in per_unit:
+        return "USD", per_unit["USD"]
+    for currency, text in sorted(per_unit.items()):
+        return currency, text
+    return None, None
 
 
 def rows_from_pages(pages: Iterable[tuple[str, Any]]) -> list[dict]:

@@ -19,6 +19,7 @@ from flows.sources._common import (
     SourceFormatError,
     SourceLimits,
     check_number_option,
+    excerpt,
     load_json,
     require,
     to_float,
@@ -63,8 +64,15 @@ def price_rows(page: Any, where: str, region: str | None = None) -> Iterator[dic
     history = require(page, "SpotPriceHistory", where, list)
     for i, item in enumerate(history):
         item_where = f"{where}: SpotPriceHistory[{i}]"
-        zone = require(item, "AvailabilityZone", item_where, str)
-        stamp = utc_text(require(item, "Timestamp", item_where))
+        if not isinstance(item, dict):
+            raise SourceFormatError(f"{item_where}: expected an object, got {type(item).__name__} {excerpt(item)}")
+        # a price point without its zone or time lands in quarantine (availability_zone_present,
+        # price_timestamp_present), as one without its price does: not a failed source
+        zone = item.get("AvailabilityZone")
+        if zone is not None and not isinstance(zone, str):
+            raise SourceFormatError(f"{item_where}.AvailabilityZone: expected a string, got "
+                                    f"{type(zone).__name__} {excerpt(zone)}")
+        stamp = item.get("Timestamp")
         price_text = item.get("SpotPrice")
         yield {
             "region": region or region_of_zone(zone),
@@ -74,7 +82,7 @@ def price_rows(page: Any, where: str, region: str | None = None) -> Iterator[dic
             "product_description": item.get("ProductDescription"),
             "price_text": None if price_text is None else str(price_text),
             "price_usd": to_float(price_text),
-            "price_timestamp": str(stamp),
+            "price_timestamp": None if stamp is None else utc_text(stamp),
             "source_ref": item_where,
         }
 

@@ -16,6 +16,7 @@ from flows.sources._common import (
     excerpt,
     load_json,
     require,
+    to_bool,
     to_float,
 )
 from flows.sources._concurrency import CloudSlots, in_order
@@ -49,6 +50,9 @@ def price_rows(page: Any, where: str) -> Iterator[dict]:
         item_where = f"{where}: Items[{i}]"
         require(item, "armSkuName", item_where, str)
         row = {col: item.get(key) for col, key in _FIELDS.items()}
+        # false: the same meter listed again for a region it is not billed from (its primary region's row prices
+        # it); the live request asks for primary meters only, and the suite quarantines such a row from a file
+        row["is_primary_meter_region"] = to_bool(item.get("isPrimaryMeterRegion"))
         row["retail_price"] = to_float(item.get("retailPrice"))
         row["unit_price"] = to_float(item.get("unitPrice"))
         row["source_ref"] = item_where
@@ -129,8 +133,10 @@ def region_pages(options: dict, region: str, *, sleep=time.sleep, limits: Source
     the Virtual Machines filter (azure_model_prices lists Foundry Models meters through the same paging)."""
     endpoint = options.get("endpoint", ENDPOINT)
     skus = None if odata_filter else _string_list(options, "arm_sku_names", required=False)
+    # meterRegion='primary': each meter once, from the region it is billed in; without it the API also lists a meter
+    # again for the other regions it covers (isPrimaryMeterRegion false), and one VM size would get two prices
     params = {"api-version": options.get("api_version", API_VERSION), "currencyCode": "'USD'",
-              "$filter": odata_filter or region_filter(region, skus)}
+              "meterRegion": "'primary'", "$filter": odata_filter or region_filter(region, skus)}
     url: str | None = endpoint
     seen: set[str] = set()
     page_no = 0

@@ -20,6 +20,7 @@ create table if not exists raw.azure_retail (
     effective_start_date varchar,
     sku_id varchar,
     meter_id varchar,
+    is_primary_meter_region boolean,  -- isPrimaryMeterRegion; null where the item does not say
     retail_price double,
     unit_price double
 );
