@@ -25,7 +25,8 @@ ESTIMATE_GOALS = [
 ]
 
 
-def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dict[str, str | Chart], list[dict]]:
+def render(con: duckdb.DuckDBPyConnection, as_of: dt.date,
+           head: dict | None = None) -> tuple[dict[str, str | Chart], list[dict]]:
     """The back-test page: how far estimates land from measurements, per family and phase, against the goals."""
     comparisons = fetch_dicts(con, "select * from marts.estimate_backtest where as_of = ? "
                                    "order by phase, accelerator_id, precision, model_id, comparison_id", [as_of])
@@ -66,7 +67,7 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dict[str, st
                                "order by phase, accelerator_id, precision_class, model_id", [as_of])
     chart = backtest_chart.backtest_chart(con, as_of)
     page = MARKDOWN.get_template("estimates.md.j2").render(
-        as_of=as_of.isoformat(), comparisons=comparisons, goals=goals, chart=chart, coverage=coverage,
+        **(head or {}), as_of=as_of.isoformat(), comparisons=comparisons, goals=goals, chart=chart, coverage=coverage,
         listed=COMPARISONS_LISTED, more_comparisons=max(0, len(comparisons) - COMPARISONS_LISTED),
         summary_rows=[[r["phase"], r["family"], count(r["comparisons"]), count(r["doubtful"]), count(r["calibrated"]),
                        percent(r["calibrated_median"]), percent(r["calibrated_worst"]),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 
 from markupsafe import Markup
@@ -99,3 +100,9 @@ def count(n: int | None) -> str:
 
 FILTERS = {"usd": usd, "signed_usd": signed_usd, "num": num, "percent": percent, "ratio": ratio, "plural": plural,
            "count": count, "md": md_escape, "md_line": md_line, "code": md_code}
+
+
+def last_loaded(stale_since: dt.date | None) -> str:
+    """What a stale source's `stale_since` is, in words: the as-of date of the last run that loaded it, which is not
+    its data's date (data_as_of; a snapshot of 2026-11-20 loaded by the run of 2026-11-30)."""
+    return f"last loaded by the run of {stale_since}" if stale_since else "never landed"

@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 
 from flows import chart_workers, checks, data_docs, gx_process, warehouse
 from flows.catalog_models import Catalog
+from flows.formatting import last_loaded
 from flows.names import normalise_alias
 from flows.reuse import PreviousLoad, arrow_digest, input_digests, previous_load
 from flows.sources import SOURCE_KINDS, limits_for
@@ -364,7 +365,7 @@ def stale_past_limit(catalog: Catalog, loads: list[SourceLoad], as_of: dt.date) 
         if days is None:
             lines.append(f"{load.source_id} has never landed (limit {limit} days): {load.error}")
         elif days > limit:
-            lines.append(f"{load.source_id} stale for {days} days since {load.stale_since} "
+            lines.append(f"{load.source_id} stale for {days} days, {last_loaded(load.stale_since)} "
                          f"(limit {limit} days): {load.error}")
     return lines
 

@@ -108,8 +108,9 @@ def _reserved(term: dict | None) -> str:
     return usd(term["usd"]) + (f" ({term['detail']})" if term["detail"] else "")
 
 
-def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dict[str, str], dict]:
-    """offers.md and offers.csv (every offer, every column), and what the index says of the offers."""
+def render(con: duckdb.DuckDBPyConnection, as_of: dt.date, head: dict | None = None) -> tuple[dict[str, str], dict]:
+    """offers.md and offers.csv (every offer, every column), and what the index says of the offers. `head`: what
+    every page says at its top (the run's id, the sources stale past their limit; flows/reports.py)."""
     types = fetch_dicts(con, OFFERS_BY_TYPE_SQL, {"as_of": as_of, "listed": OFFER_TYPES_LISTED})
     [(offers, terms, unknown)] = con.execute("""
         select count(*), coalesce(list(distinct pricing_term order by pricing_term), []),
@@ -142,7 +143,7 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> tuple[dict[str, st
                          [UNUSED_PRICES_LISTED + 1])
     per_cloud = {o["cloud"]: o["cloud_types"] for o in types}
     page = MARKDOWN.get_template("offers.md.j2").render(
-        as_of=as_of.isoformat(), offers=offers, types_listed=OFFER_TYPES_LISTED, instance_types=sum(per_cloud.values()),
+        **(head or {}), as_of=as_of.isoformat(), offers=offers, types_listed=OFFER_TYPES_LISTED, instance_types=sum(per_cloud.values()),
         clouds_cut=[[cloud, n] for cloud, n in per_cloud.items() if n > OFFER_TYPES_LISTED],
         offer_rows=[_offer_type_row(o) for o in types], unknown=unknown, unknown_listed=len(unknown_listed),
         unknown_rows=[[u["cloud"], u["region"], u["instance_type"], u["pricing_term"], usd(u["usd_per_hour"]),

@@ -17,6 +17,7 @@ import duckdb
 
 from flows import analytics, transform, warehouse
 from flows.catalog_models import Catalog, CatalogError, SnapshotFile
+from flows.formatting import last_loaded
 from flows.land import SourceLoad, stale_past_limit
 from flows.sources import SAME_SKU_KINDS
 
@@ -207,7 +208,7 @@ def record_run(con, run_id: str, as_of: dt.date, started_at: dt.datetime, catalo
         "rows_landed": sum(load.rows_landed for load in loads),
         "rows_quarantined": sum(load.rows_quarantined for load in loads),
         "stale_sources": "; ".join(
-            f"{load.source_id} (since {load.stale_since or 'never landed'}): {load.error}"
+            f"{load.source_id} ({last_loaded(load.stale_since)}): {load.error}"
             for load in loads if load.status == "stale") or None,
         "stale_past_limit": "; ".join(past_limit) or None,
         "catalog_digest": catalog_digest(catalog),

@@ -68,8 +68,10 @@ BENCHMARK_LABEL_CHARS = 1_000
 
 
 def price_source(r: dict) -> str:
-    """A row's price source and as-of date, and UNVERIFIED where sources.yaml marks the file so."""
-    return f"{r['price_source_id']} ({r['price_as_of']})" + (", UNVERIFIED" if r.get("price_unverified") else "")
+    """A row's price source and as-of date, UNVERIFIED where sources.yaml marks the file so, and STALE where the source
+    could not be refreshed by this run (`price_stale`, set by flows/reports.py: the price is its last good load's)."""
+    return (f"{r['price_source_id']} ({r['price_as_of']})" + (", UNVERIFIED" if r.get("price_unverified") else "")
+            + (", STALE: not refreshed this run" if r.get("price_stale") else ""))
 
 
 # what a spreadsheet runs as a formula when a cell starts with it (OWASP's list for CSV injection)

@@ -16,7 +16,7 @@ import duckdb
 
 from flows import charts, estimates_page, offers_page, relations
 from flows.chart_kit import Chart
-from flows.formatting import count, cut_sql, num, percent, plural, ratio, signed_usd, usd
+from flows.formatting import count, cut_sql, last_loaded, num, percent, plural, ratio, signed_usd, usd
 from flows.report_templates import (
     MARKDOWN,
     OUTCOME_LABELS,
@@ -307,7 +307,7 @@ def _extra_cost(decision: dict | None) -> str:
 def _source_status(load: dict) -> str:
     if load["status"] != "stale":
         return load["status"]
-    return f"stale since {load['stale_since']}" if load["stale_since"] else "stale, no earlier data"
+    return f"stale, {last_loaded(load['stale_since'])}"  # not its data's date: the next column
 
 
 def _quarantine_groups(rows: list[dict]) -> list[dict]:
@@ -361,6 +361,14 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
     cpu_baselines = {b["workload_id"]: b for b in fetch_dicts(
         con, "select * from marts.cpu_baselines where as_of = ?", [as_of])}
     loads = fetch_dicts(con, "select * from ops.source_loads where as_of = ? order by source_id", [as_of])
+    # a price whose source this run could not refresh is its last good load's: said beside it and on a pick
+    stale = {r["source_id"]: r for r in loads if r["status"] == "stale"}
+    for r in rankings:
+        r["price_stale"] = r["price_source_id"] in stale
+    picks = {r["candidate_id"]: r for r in rankings if r["price_stale"]}
+    for d in decisions.values():
+        pick = picks.get(d["pick_candidate_id"])
+        d["pick_price_stale"] = pick and (pick["price_source_id"], stale[pick["price_source_id"]]["stale_since"])
     # a rejected value can be of any length (a 200,000-character one made an index of 2 MB): cut in the warehouse
     quarantined = fetch_dicts(con, f"""
         select source_id, expectation, column_name, reason, {cut_sql('unexpected_value')} as value, rows
@@ -373,12 +381,15 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
     previous_tracked = previous_as_of is not None and con.execute(
         "select count(*) from marts.rank_history where as_of = ?", [previous_as_of]).fetchall()[0][0] > 0
     best_changes = [c for c in changes if c["change_kind"] == "best_offer_changed"]
-    common = {"as_of": as_of.isoformat(), "stale_past_limit": run[0]["stale_past_limit"] if run else None,
+    # what every page says at its top: which run, and the sources stale past their limit (the run failed)
+    head = {"run_id": run[0]["run_id"] if run else None,
+            "stale_past_limit": run[0]["stale_past_limit"] if run else None}
+    common = {"as_of": as_of.isoformat(), **head,
               "previous_as_of": previous_as_of, "previous_tracked": previous_tracked, "changes_listed": CHANGES_LISTED,
               "other_changes": [c for c in changes if c["change_kind"] != "best_offer_changed"]}
 
-    pages, estimate_goals = estimates_page.render(con, as_of)
-    offer_pages, offer_counts = offers_page.render(con, as_of)
+    pages, estimate_goals = estimates_page.render(con, as_of, head)
+    offer_pages, offer_counts = offers_page.render(con, as_of, head)
     pages |= offer_pages
     workload_rows = []
     for w in workloads:

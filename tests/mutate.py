@@ -68,6 +68,7 @@ GX_PROCESS_TESTS = ("tests/test_gx_process.py", *SLOW_TOO)
 # the lake tests need PostgreSQL and the S3 server (marked slow; this -m takes them in)
 LAKE_TESTS = ("tests/test_lake.py", "-m", "not live and not fuzz")
 FANOUT_TESTS = ("tests/test_fanout.py",)
+STALE_RUN = "tests/test_changes.py::test_a_source_stale_past_its_limit_publishes_fails_and_notifies"
 # no Prefect server of their own but one test's session server (the real API answering the warm-up)
 SERVER_TESTS = ("tests/test_prefect_server.py",)
 # one whole run (the session's flow_run), then schema analytics kept or made again on a copy of its warehouse
@@ -899,6 +900,17 @@ MUTATIONS = (
     Mutation("spot-point-without-zone-fails-the-source", "flows/sources/aws_spot.py",
              "zone = item.get(\"AvailabilityZone\")", "zone = require(item, \"AvailabilityZone\", item_where, str)",
              ("tests/test_source_aws_live.py",)),
+    # stop 48: what the reports said of a stale source (a review's findings)
+    Mutation("stale-banner-not-on-the-offers-page", "flows/templates/offers.md.j2",
+             "{{ m.run_line(as_of, run_id) }}{{ m.stale_banner(stale_past_limit) -}}", "{{ m.run_line(as_of, run_id) }}",
+             (STALE_RUN, *SLOW_TOO)),
+    Mutation("stale-price-not-marked", "flows/report_templates.py",
+             "+ (\", STALE: not refreshed this run\" if r.get(\"price_stale\") else \"\")", "+ \"\"",
+             (STALE_RUN, *SLOW_TOO)),
+    Mutation("stale-pick-not-said", "flows/reports.py",
+             "d[\"pick_price_stale\"] = pick and", "d[\"pick_price_stale\"] = None and", (STALE_RUN, *SLOW_TOO)),
+    Mutation("pages-name-no-run", "flows/templates/_macros.md.j2", "{% if run_id %}_Run", "{% if false %}_Run",
+             ("tests/test_flow.py::test_golden_report",)),
 )
 
 

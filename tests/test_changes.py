@@ -274,15 +274,26 @@ def test_a_source_stale_past_its_limit_publishes_fails_and_notifies(flow_run, pr
             "--reports", str(reports), "--source", f"aws_spot={garbage}"]
     assert main(args) == EXIT_STALE_PAST_LIMIT == 3
     err = capsys.readouterr().err
-    assert "STALE PAST ITS LIMIT: aws_spot stale for 5 days since 2026-11-30 (limit 2 days)" in err
+    line = "aws_spot stale for 5 days, last loaded by the run of 2026-11-30 (limit 2 days)"  # 12-05 - 11-30 = 5
+    assert f"STALE PAST ITS LIMIT: {line}" in err
     index = (reports / "latest" / "index.md").read_text()
     assert "as of 2026-12-05" in index  # published all the same, with the banner at the top
-    assert index.splitlines()[2].startswith("> **Warning: data stale past its limit.** This run could not refresh "
-                                            "aws_spot stale for 5 days since 2026-11-30 (limit 2 days): ")
+    banner = ("> **Warning: data stale past its limit.** The run is marked failed: the figures below use the last "
+              f"good data of sources it could not refresh for longer than their limit. Not refreshed: {line}: ")
+    assert index.splitlines()[2].startswith(banner)
+    # every page, each also published on its own: the workload pages, offers and estimates
+    for page in ("gpt3-175b-pretrain.md", "llama2-70b-batch.md", "offers.md", "estimates.md"):
+        assert banner in (reports / "latest" / page).read_text(), page
+    # the batch workload's pick is an AWS spot price, carried from the last good load: said on its decision and
+    # beside the price wherever it is listed (its data's own date, 2026-11-20, stays the as-of shown)
+    batch = (reports / "latest" / "llama2-70b-batch.md").read_text()
+    assert ("**Its price is not fresh**: this run could not refresh aws_spot, so the price is from its last good "
+            "load, by the run of 2026-11-30.") in batch
+    assert "aws_spot (2026-11-20), STALE: not refreshed this run |" in batch
     [message] = webhook.requests
     body = json.loads(message["body"])
     assert body["title"] == "hweval 2026-12-05: 1 source stale past its limit"
-    assert "aws_spot stale for 5 days since 2026-11-30 (limit 2 days)" in body["message"]
+    assert line in body["message"]
     assert f"Report: {reports / '2026-12-05' / 'index.md'}" in body["message"]
 
     con = duckdb.connect(str(warehouse), read_only=True)

@@ -125,9 +125,9 @@ def test_a_source_returning_garbage_is_stale_and_the_run_goes_on_with_its_last_g
     assert after == before and len(after) == 11
     [run] = query(result, "select status, stale_sources from ops.runs where run_id = 'second-run'")
     assert run["status"] == "succeeded with stale sources: azure_retail"
-    assert run["stale_sources"].startswith("azure_retail (since 2026-11-30): SourceFormatError: ")
+    assert run["stale_sources"].startswith("azure_retail (last loaded by the run of 2026-11-30): SourceFormatError: ")
     index = (result.reports / "index.md").read_text()
-    assert "| azure_retail | azure_retail | stale since 2026-11-30 |" in index
+    assert "| azure_retail | azure_retail | stale, last loaded by the run of 2026-11-30 |" in index
     assert_rows_accounted(result)
 
 
@@ -143,7 +143,7 @@ def test_a_source_that_never_landed_is_stale_without_data(prefect_server, tmp_pa
     [gcp] = [load for load in result.loads if load.source_id == "gcp_billing"]
     assert (gcp.status, gcp.stale_since) == ("stale", None)
     assert query(result, "select count(*) as n from marts.offers where cloud = 'gcp'") == [{"n": 0}]
-    assert "| gcp_billing | gcp_billing | stale, no earlier data |" in (result.reports / "index.md").read_text()
+    assert "| gcp_billing | gcp_billing | stale, never landed |" in (result.reports / "index.md").read_text()
 
 
 def test_crash_in_the_model_build_leaves_the_last_good_state(last_good, monkeypatch):
@@ -328,7 +328,8 @@ def test_a_duplicate_re_run_replaces_the_date_and_leaves_the_same_state(last_goo
     before = state()
     pages_before = digest_tree(last_good / "reports" / "latest")
     index_before = (last_good / "reports" / "latest" / "index.md").read_text()
-    csv_before = {p.name: p.read_text() for p in (last_good / "reports" / "latest").glob("*.csv")}
+    text_before = {p.name: p.read_text() for p in (last_good / "reports" / "latest").iterdir()
+                   if p.suffix in (".csv", ".md") and p.name != "index.md"}
     result = run_against(last_good, CATALOGS, as_of=AS_OF, run_id="rerun")
     assert state() == before
     assert_rows_accounted(result)
@@ -337,9 +338,14 @@ def test_a_duplicate_re_run_replaces_the_date_and_leaves_the_same_state(last_goo
     pages_before = {name: d for name, d in pages_before.items() if not name.startswith("data-docs/")}
     pages_after = {name: d for name, d in pages_after.items() if not name.startswith("data-docs/")}
     assert pages_after.keys() == pages_before.keys()
-    # the index and the rankings as CSV carry the run id; nothing else differs
+    # every page names the run (each is also published on its own), and the rankings as CSV carry its id: nothing
+    # else differs
     changed = {name for name in pages_before if pages_before[name] != pages_after[name]}
-    assert changed == {"index.md"} | {name for name in pages_before if name.endswith(".csv")}
+    assert changed == {name for name in pages_before if name.endswith((".md", ".csv"))}
+    pages = {p.name: p.read_text() for p in (last_good / "reports" / "latest").glob("*.md") if p.name != "index.md"}
+    assert pages and all(f"_Run `rerun`, as of {AS_OF}._" in text for text in pages.values())
+    for name in changed - {"index.md"}:
+        assert (last_good / "reports" / "latest" / name).read_text() == text_before[name].replace(RUN_ID, "rerun")
     index_after = (last_good / "reports" / "latest" / "index.md").read_text()
     expected = index_before.replace(RUN_ID, "rerun")
     # an unchanged re-run validates nothing: its Data Docs line names the sources it reused and the run that
@@ -354,8 +360,6 @@ def test_a_duplicate_re_run_replaces_the_date_and_leaves_the_same_state(last_goo
     links = re.findall(r'href="([^"]+)"', listed)
     assert "no longer published" not in listed and len(links) == reused_line.count("(run ")
     assert all((docs / link).is_file() and f"/{RUN_ID}/" in link for link in links), links
-    for name in changed - {"index.md"}:
-        assert (last_good / "reports" / "latest" / name).read_text() == csv_before[name].replace(RUN_ID, "rerun")
 
 
 def test_a_run_killed_between_landing_and_publishing_leaves_the_last_good_state(last_good, prefect_server):

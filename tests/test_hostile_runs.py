@@ -113,10 +113,10 @@ def test_a_broken_offer_file_keeps_the_aws_on_demand_offers_of_the_last_good_run
     assert hostile_run.status == 3
     [run] = query(hostile_run.root, "select status, stale_sources from ops.runs where as_of = ?", [D1])
     assert run["status"] == "failed: sources stale past their limit: aws_offer_file"
-    assert "aws_pricing (since 2026-11-30): not read in this run: --source aws_offer_file replaced it" in (
+    assert "aws_pricing (last loaded by the run of 2026-11-30): not read in this run: --source aws_offer_file replaced it" in (
         run["stale_sources"])
     index = (hostile_run.root / "reports" / D1.isoformat() / "index.md").read_text()
-    assert "| aws_pricing | aws_pricing | stale since 2026-11-30 |" in index
+    assert "| aws_pricing | aws_pricing | stale, last loaded by the run of 2026-11-30 |" in index
 
 
 @pytest.mark.slow  # the hostile day-two run: a whole run (make test-slow, CI)

@@ -113,7 +113,7 @@ sources_changed as (
         source_id as subject, null as offer_id,
         source_id || case when status = 'stale'
             then ' is stale (' || coalesce(error, 'no reason recorded') || ')'
-                || coalesce('; using its data as of ' || stale_since, '; no earlier data')
+                || coalesce('; using its last good load, by the run of ' || stale_since, '; no earlier data')
             else ' is fresh again' end as label,
         null::double as before_value, null::double as after_value, null as unit
     from sources
