@@ -11,7 +11,7 @@ import duckdb
 from flows import backtest_chart
 from flows.chart_kit import Chart
 from flows.formatting import count, num, percent
-from flows.report_templates import MARKDOWN, benchmark_label
+from flows.report_templates import MARKDOWN, NO_HEAD, benchmark_label
 from flows.warehouse import fetch_dicts
 
 COMPARISONS_LISTED = 60  # rows of the back-test page's "Every comparison" table; the rest are in the warehouse
@@ -67,7 +67,7 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date,
                                "order by phase, accelerator_id, precision_class, model_id", [as_of])
     chart = backtest_chart.backtest_chart(con, as_of)
     page = MARKDOWN.get_template("estimates.md.j2").render(
-        **(head or {}), as_of=as_of.isoformat(), comparisons=comparisons, goals=goals, chart=chart, coverage=coverage,
+        **(head or NO_HEAD), as_of=as_of.isoformat(), comparisons=comparisons, goals=goals, chart=chart, coverage=coverage,
         listed=COMPARISONS_LISTED, more_comparisons=max(0, len(comparisons) - COMPARISONS_LISTED),
         summary_rows=[[r["phase"], r["family"], count(r["comparisons"]), count(r["doubtful"]), count(r["calibrated"]),
                        percent(r["calibrated_median"]), percent(r["calibrated_worst"]),

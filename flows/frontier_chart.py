@@ -104,19 +104,27 @@ def frontier_caption(frontier: pl.DataFrame) -> str:
                       strict=True))
     text = ("Each line is one offer at the load points measured; further right is faster for each user, lower is "
             "cheaper per token")
-    selected = frontier.filter(pl.col("is_selected"))
-    if selected.is_empty():
+    best = cheapest_selected(frontier)
+    if best is None:
         text += "; none of the points drawn is the one the workload is priced at"
     else:
-        best = selected.row(0, named=True)
-        text += (f"; the latency objective selects {labels[best['candidate_id']]} at {best['load_point']}: "
-                 f"{usd(best['usd_per_million_tokens'])} USD per million output tokens at "
+        text += (f"; the cheapest of the points the latency objective selects is {labels[best['candidate_id']]} at "
+                 f"{best['load_point']}: {usd(best['usd_per_million_tokens'])} USD per million output tokens at "
                  f"{num(best['tokens_per_s_per_user'], 1)} tokens/s per user")
     if frontier["tokens_per_s_per_user_basis"].eq(FLOOR_BASIS).any():
         text += "; an MLPerf scenario's speed (triangle) is a floor, from its p99 TPOT bound"
     if not frontier["meets_slo"].all():
         text += "; hollow points miss the objective"
     return text + "."
+
+
+def cheapest_selected(frontier: pl.DataFrame) -> dict | None:
+    """Of the points the latency objective selects (one an offer), the cheapest per token: the one the workload's
+    pick is priced at when its line is drawn. Not the first line's: lines come offers with the most points first."""
+    selected = frontier.filter(pl.col("is_selected"))
+    if selected.is_empty():
+        return None
+    return selected.sort("usd_per_million_tokens", "candidate_id", "load_point").row(0, named=True)
 
 
 def frontier_line_labels(frontier: pl.DataFrame) -> list[str]:
@@ -160,8 +168,8 @@ def frontier_figure(frontier: pl.DataFrame, title: str) -> Figure:
     set_scale(ax, "x", frontier["tokens_per_s_per_user"], "output tokens/s per user")
     set_scale(ax, "y", frontier["usd_per_million_tokens"], "USD per million output tokens")
     ax.autoscale_view()  # limits final before the label is placed against them
-    if not selected.is_empty():
-        best = selected.row(0, named=True)
+    best = cheapest_selected(frontier)
+    if best is not None:
         annotate(ax, [(best, "selected: " + best["load_point"])], "tokens_per_s_per_user", "usd_per_million_tokens")
     grey = "#404040"
     handles, _ = ax.get_legend_handles_labels()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextvars
 import datetime as dt
+import logging
 import os
 import re
 import sys
@@ -70,6 +71,19 @@ class StalePastLimit(RuntimeError):
                          + "; ".join(result.stale_past_limit))
         self.result = result
 
+
+class _StaleWithoutTraceback(logging.Filter):
+    """Prefect logs the exception a flow ends on with its traceback. Sources stale past their limit fail the run on
+    purpose, and the message says all there is: one line, as every other error a user can act on is."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], StalePastLimit):
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+# the flow engine's "Encountered exception during execution" goes through the flow run logger, prefect.flow_runs
+logging.getLogger("prefect.flow_runs").addFilter(_StaleWithoutTraceback())
 
 T = TypeVar("T")
 

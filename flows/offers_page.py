@@ -11,7 +11,7 @@ from markupsafe import Markup
 
 from flows import relations
 from flows.formatting import count, cut_sql, md_escape, percent, usd
-from flows.report_templates import MARKDOWN, csv_text
+from flows.report_templates import MARKDOWN, NO_HEAD, csv_text
 from flows.warehouse import fetch_dicts
 
 # The offers page lists instance types, not offers (the bench's 35,000 offers made a page of 926 KB, one row per
@@ -143,7 +143,7 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date, head: dict | None = N
                          [UNUSED_PRICES_LISTED + 1])
     per_cloud = {o["cloud"]: o["cloud_types"] for o in types}
     page = MARKDOWN.get_template("offers.md.j2").render(
-        **(head or {}), as_of=as_of.isoformat(), offers=offers, types_listed=OFFER_TYPES_LISTED, instance_types=sum(per_cloud.values()),
+        **(head or NO_HEAD), as_of=as_of.isoformat(), offers=offers, types_listed=OFFER_TYPES_LISTED, instance_types=sum(per_cloud.values()),
         clouds_cut=[[cloud, n] for cloud, n in per_cloud.items() if n > OFFER_TYPES_LISTED],
         offer_rows=[_offer_type_row(o) for o in types], unknown=unknown, unknown_listed=len(unknown_listed),
         unknown_rows=[[u["cloud"], u["region"], u["instance_type"], u["pricing_term"], usd(u["usd_per_hour"]),

@@ -241,6 +241,9 @@ def check_run_paths(warehouse_file: Path, reports_root: Path, flags: tuple[str, 
     if warehouse_file.is_dir():
         raise RunSettingError(f"the warehouse {warehouse_file} is a directory; expected a DuckDB file, or a path where "
                               f"one can be created ({flags[0]})")
+    if warehouse_file.is_file() and not is_duckdb_file(warehouse_file):  # a typo'd path to a CSV, an empty file
+        raise RunSettingError(f"the warehouse {warehouse_file} is a file but not a DuckDB database; expected a DuckDB "
+                              f"file, or a path where one can be created ({flags[0]})")
     for what, folder, flag in (("the warehouse's folder", warehouse_file.parent, flags[0]),
                                ("the reports folder", reports_root, flags[1])):
         blocker = _not_a_folder(folder)
@@ -258,6 +261,20 @@ def check_run_paths(warehouse_file: Path, reports_root: Path, flags: tuple[str, 
         except OSError as exc:
             raise RunSettingError(f"{what} {folder} cannot be created or written to ({exc.strerror or exc}); expected "
                                   f"a directory this user can write ({flag})") from None
+
+
+# A DuckDB database file starts with an 8-byte checksum, then these 4 bytes (DuckDB's storage format, every version)
+DUCKDB_MAGIC, DUCKDB_MAGIC_AT = b"DUCK", 8
+
+
+def is_duckdb_file(path: Path) -> bool:
+    """Whether the file at `path` starts as a DuckDB database does (an unreadable one is left for DuckDB to name)."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(DUCKDB_MAGIC_AT + len(DUCKDB_MAGIC))
+    except OSError:
+        return True
+    return head[DUCKDB_MAGIC_AT:] == DUCKDB_MAGIC
 
 
 def _not_a_folder(folder: Path) -> Path | None:

@@ -74,6 +74,9 @@ def price_source(r: dict) -> str:
             + (", STALE: not refreshed this run" if r.get("price_stale") else ""))
 
 
+# what a page says at its top when no run is named (a page rendered on its own): no run line, no stale banner
+NO_HEAD = {"run_id": None, "stale_past_limit": None}
+
 # what a spreadsheet runs as a formula when a cell starts with it (OWASP's list for CSV injection)
 FORMULA_START = r"^([=+\-@\t\r])"
 

@@ -246,12 +246,19 @@ def _excluded(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, tuple
                 from marts.excluded_candidates where as_of = $as_of
                 group by workload_id, exclusion_reason, offer, precision
             )
-            select workload_id, exclusion_reason, sum(candidates) as candidates, count(*) as labels,
-                   list(offer || coalesce(' (' || nullif(concat_ws(', ', precision, case when offers > 1
-                                                                        then offers || ' offers' end), '') || ')', '')
-                        order by first)
-                       [1:$offers_listed] as listed
-            from named group by all order by workload_id, exclusion_reason""",
+            select * from (
+                select workload_id, exclusion_reason, sum(candidates) as candidates, count(*) as labels,
+                       list(offer || coalesce(' (' || nullif(concat_ws(', ', precision, case when offers > 1
+                                                                            then offers || ' offers' end), '') || ')',
+                                              '')
+                            order by first)
+                           [1:$offers_listed] as listed
+                from named group by all)
+            -- reasons alike but for their figures ("needs 3,453 h ...", "needs 15,480 h ...") by their first figure,
+            -- not as text (where 15,480 came before 3,453)
+            order by workload_id, regexp_replace(exclusion_reason, '[0-9][0-9,.]*', '#', 'g'),
+                     try_cast(replace(regexp_extract(exclusion_reason, '[0-9][0-9,.]*'), ',', '') as double),
+                     exclusion_reason""",
             {"as_of": as_of, "offers_listed": EXCLUDED_OFFERS_LISTED}):
         reasons.setdefault(r["workload_id"], []).append(r)
     found = {}

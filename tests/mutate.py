@@ -911,6 +911,22 @@ MUTATIONS = (
              "d[\"pick_price_stale\"] = pick and", "d[\"pick_price_stale\"] = None and", (STALE_RUN, *SLOW_TOO)),
     Mutation("pages-name-no-run", "flows/templates/_macros.md.j2", "{% if run_id %}_Run", "{% if false %}_Run",
              ("tests/test_flow.py::test_golden_report",)),
+    Mutation("stale-failure-logged-with-its-traceback", "flows/nightly.py",
+             "record.exc_info, record.exc_text = None, None", "pass", (STALE_RUN, *SLOW_TOO)),
+    Mutation("frontier-caption-names-the-first-line", "flows/frontier_chart.py",
+             "return selected.sort(\"usd_per_million_tokens\", \"candidate_id\", \"load_point\").row(0, named=True)",
+             "return selected.row(0, named=True)",
+             ("tests/test_frontier.py::test_the_caption_and_the_label_name_the_cheapest_selected_point_not_the_first_line",
+              *SLOW_TOO)),
+    Mutation("excluded-reasons-sorted-as-text", "flows/reports.py",
+             "                     try_cast(replace(regexp_extract(exclusion_reason, '[0-9][0-9,.]*'), ',', '') as double),\n",
+             "", ("tests/test_flow.py::test_golden_report",)),
+    Mutation("excluded-reason-figures-unformatted", "sql/intermediate/int_training_estimates_computed.sql",
+             "|| ' h on ' || format('{:,}', chips::bigint) || ' chips; the deadline is '",
+             "|| ' h on ' || chips || ' chips; the deadline is '", ("tests/test_flow.py::test_golden_report",)),
+    Mutation("warehouse-that-is-no-duckdb-file-taken", "flows/pipeline.py",
+             "if warehouse_file.is_file() and not is_duckdb_file(warehouse_file):", "if False:",
+             ("tests/test_cli.py",)),
 )
 
 

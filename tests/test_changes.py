@@ -276,6 +276,7 @@ def test_a_source_stale_past_its_limit_publishes_fails_and_notifies(flow_run, pr
     err = capsys.readouterr().err
     line = "aws_spot stale for 5 days, last loaded by the run of 2026-11-30 (limit 2 days)"  # 12-05 - 11-30 = 5
     assert f"STALE PAST ITS LIMIT: {line}" in err
+    assert "StalePastLimit(" in err and "Traceback" not in err  # Prefect's log of it in one line, as the README says
     index = (reports / "latest" / "index.md").read_text()
     assert "as of 2026-12-05" in index  # published all the same, with the banner at the top
     banner = ("> **Warning: data stale past its limit.** The run is marked failed: the figures below use the last "

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import AS_OF, CATALOGS
 
-from flows import paths
+from flows import paths, pipeline
 from flows.cli import PREFECT_DEFAULTS, build_parser, main
 from flows.paths import PROJECT_ROOT
 
@@ -398,11 +398,20 @@ def flow_not_started(monkeypatch):
     ({"wh": "file"}, ["--warehouse", "{tmp}/wh/w.duckdb"],
      ("the warehouse's folder {tmp}/wh is not a directory; expected a directory, or a path where one can be created "
       "(--warehouse)")),
+    # a file that is there but no DuckDB database (a typo'd path to a CSV): a traceback from inside the flow before,
+    # exit 1, recorded as a failed run; "i am a file\n" has no DUCK at bytes 8-11
+    ({"w.csv": "file"}, ["--warehouse", "{tmp}/w.csv"],
+     ("the warehouse {tmp}/w.csv is a file but not a DuckDB database; expected a DuckDB file, or a path where one "
+      "can be created (--warehouse)")),
+    ({"empty.duckdb": "empty"}, ["--warehouse", "{tmp}/empty.duckdb"],
+     ("the warehouse {tmp}/empty.duckdb is a file but not a DuckDB database; expected a DuckDB file, or a path where "
+      "one can be created (--warehouse)")),
 ])
 def test_run_refuses_a_warehouse_or_reports_path_it_cannot_use_before_it_starts(flow_not_started, tmp_path, capsys,
                                                                                 layout, args, error):
     for name, kind in layout.items():
-        (tmp_path / name).mkdir() if kind == "dir" else (tmp_path / name).write_text("i am a file\n")
+        (tmp_path / name).mkdir() if kind == "dir" else (tmp_path / name).write_text(
+            "" if kind == "empty" else "i am a file\n")
     given = {"--warehouse": str(tmp_path / "ok" / "w.duckdb"), "--reports": str(tmp_path / "ok" / "reports")}
     given |= dict(zip(args[::2], [a.format(tmp=tmp_path) for a in args[1::2]], strict=True))
     assert main(["run", "--as-of", "2026-11-30", *[x for pair in given.items() for x in pair]]) == 2
@@ -519,3 +528,13 @@ def test_run_refuses_a_catalog_that_does_not_load_before_it_starts(flow_not_star
                  str(tmp_path / "w.duckdb"), "--reports", str(tmp_path / "r")]) == 2
     [line] = capsys.readouterr().err.splitlines()
     assert line.startswith("hweval: workloads.yaml: ") and "UTF-8" in line, line
+
+
+def test_a_warehouse_hweval_wrote_is_taken_as_one(tmp_path):
+    """The check reads DuckDB's own header: a database DuckDB made passes (the file run by run), whatever its size."""
+    import duckdb
+
+    duckdb.connect(str(tmp_path / "w.duckdb")).close()
+    assert pipeline.is_duckdb_file(tmp_path / "w.duckdb")
+    (tmp_path / "w.csv").write_bytes(b"\x00" * 8 + b"DUCX")
+    assert not pipeline.is_duckdb_file(tmp_path / "w.csv")

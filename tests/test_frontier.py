@@ -128,7 +128,8 @@ def test_the_frontier_chart_draws_the_points_and_marks_the_selected_one(own_runs
     assert frontier.title == f"{CHAT}: USD per million output tokens against output tokens/s per user, 1 offer"
     assert frontier.caption == (
         "Each line is one offer at the load points measured; further right is faster for each user, lower is cheaper "
-        "per token; the latency objective selects azure Standard_ND96isr_H100_v5 (on_demand) at concurrency 32: "
+        "per token; the cheapest of the points the latency objective selects is azure Standard_ND96isr_H100_v5 "
+        "(on_demand) at concurrency 32: "
         "22.76 USD per million output tokens at 25.0 tokens/s per user; hollow points miss the objective.")
     figure = frontier_chart.frontier_figure(frontier.data, frontier.title)
     ax = figure.axes[0]
@@ -141,6 +142,30 @@ def test_the_frontier_chart_draws_the_points_and_marks_the_selected_one(own_runs
     assert ax.get_xlabel() == "output tokens/s per user" and ax.get_ylabel() == "USD per million output tokens"
     # the same data gives the same bytes
     assert chart_images.png_bytes(frontier_chart.frontier_figure(frontier.data, frontier.title)) == frontier.image
+
+
+def test_the_caption_and_the_label_name_the_cheapest_selected_point_not_the_first_line(tmp_path):
+    """Lines come offers with the most points first: an MI300X with two points before an H100 with one. Each offer's
+    selected point is ringed; the caption and the label name the cheapest of them, 0.505 < 0.536 USD, the one the
+    workload's pick is priced at (before, the first line's: the MI300X, which the decision line does not pick)."""
+    def point(candidate, cloud, instance_type, rank, load_point, usd_, speed, selected):
+        return {"line_rank": rank, "candidate_id": candidate, "cloud": cloud, "instance_type": instance_type,
+                "pricing_term": "on_demand", "precision_class": "fp8", "region": "r", "load_point": load_point,
+                "usd_per_million_tokens": usd_, "tokens_per_s_per_user": speed, "is_selected": selected,
+                "tokens_per_s_per_user_basis": frontier_chart.FLOOR_BASIS, "meets_slo": True}
+
+    frontier = pl.DataFrame([
+        point("mi300x", "azure", "Standard_ND96isr_MI300X_v5", 1, "MLPerf v5.1 Interactive", 0.9, 5.5, False),
+        point("mi300x", "azure", "Standard_ND96isr_MI300X_v5", 1, "MLPerf v5.1 Server", 0.536, 5.0, True),
+        point("h100", "gcp", "a3-highgpu-8g", 2, "MLPerf v5.1 Server", 0.505, 5.0, True),
+    ])
+    assert frontier_chart.frontier_caption(frontier) == (
+        "Each line is one offer at the load points measured; further right is faster for each user, lower is cheaper "
+        "per token; the cheapest of the points the latency objective selects is gcp a3-highgpu-8g (on_demand) at "
+        "MLPerf v5.1 Server: 0.505 USD per million output tokens at 5.0 tokens/s per user; an MLPerf scenario's speed "
+        "(triangle) is a floor, from its p99 TPOT bound.")
+    ax = frontier_chart.frontier_figure(frontier, "t").axes[0]
+    assert [(t.get_text(), t.xy) for t in ax.texts] == [("selected: MLPerf v5.1 Server", (5.0, 0.505))]
 
 
 def test_the_workload_page_links_the_frontier_chart(own_runs):

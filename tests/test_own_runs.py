@@ -63,7 +63,8 @@ def azure_on_demand(usd: float) -> SourceBatch:
         "meter_name": "ND96isr H100 v5", "product_name": "Virtual Machines NDsr H100 v5 Series",
         "service_name": "Virtual Machines", "price_type": "Consumption", "unit_of_measure": "1 Hour",
         "currency_code": "USD", "reservation_term": None, "effective_start_date": "2024-09-01T00:00:00Z",
-        "sku_id": "s", "meter_id": "m", "retail_price": usd, "unit_price": usd, "source_ref": "az"}])
+        "sku_id": "s", "meter_id": "m", "is_primary_meter_region": True, "retail_price": usd,
+        "unit_price": usd, "source_ref": "az"}])
 
 
 def land(con, catalog, *batches: SourceBatch) -> dict:

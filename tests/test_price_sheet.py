@@ -39,7 +39,8 @@ def test_the_example_sheet_prices_quotes_a_discount_and_an_on_prem_system(fresh_
                    "product_name": "Virtual Machines NDsr H100 v5 Series", "service_name": "Virtual Machines",
                    "price_type": "Consumption", "unit_of_measure": "1 Hour", "currency_code": "USD",
                    "reservation_term": None, "effective_start_date": "2024-09-01T00:00:00Z", "sku_id": "s",
-                   "meter_id": "m", "retail_price": 98.32, "unit_price": 98.32, "source_ref": "az"}]
+                   "meter_id": "m", "is_primary_meter_region": True, "retail_price": 98.32, "unit_price": 98.32,
+                   "source_ref": "az"}]
     loads = land_all(fresh_db, catalog, [
         land(fresh_db, catalog, "aws_pricing", "aws_pricing", "aws_pricing", aws),
         land(fresh_db, catalog, "azure_retail", "azure_retail", "azure_retail", azure_rows),

@@ -76,7 +76,8 @@ final as (
         * exclude (checkpoint_interval_hours, per_instance_month, restart_hours, rate_source, gco2e_per_kwh,
                    deadline_hours),
         case when run_hours * (1 + interruption_overhead) > deadline_hours then
-            'needs ' || printf('%.1f', run_hours * (1 + interruption_overhead)) || ' h on ' || chips || ' chips, '
+            'needs ' || format('{:,.1f}', run_hours * (1 + interruption_overhead)) || ' h on '
+            || format('{:,}', chips::bigint) || ' chips, '
             || printf('%.2f', interruption_overhead * 100) || '% of it redone after reclaims; the deadline is '
             || printf('%g', deadline_hours) || ' h'
         end as past_deadline_reason,

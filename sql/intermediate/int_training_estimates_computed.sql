@@ -252,8 +252,11 @@ final as (
             when memory_gb is null then 'the catalog has no memory size for ' || accelerator_id
             when deadline_hours is not null
                 and training_hours(params, tokens, chips, peak_tflops, mfu, scaling) > deadline_hours then
-                'needs ' || cast(round(training_hours(params, tokens, chips, peak_tflops, mfu, scaling)) as bigint)
-                || ' h on ' || chips || ' chips; the deadline is ' || cast(round(deadline_hours) as bigint) || ' h'
+                -- numbers as the pages write them (thousands separated), since the reason is shown as it is
+                'needs ' || format('{:,}', cast(round(training_hours(params, tokens, chips, peak_tflops, mfu, scaling))
+                                               as bigint))
+                || ' h on ' || format('{:,}', chips::bigint) || ' chips; the deadline is '
+                || format('{:,}', cast(round(deadline_hours) as bigint)) || ' h'
         end as exclusion_reason
     from scaled
 )
