@@ -4,6 +4,8 @@ the catalog `hweval run` loads ahead of its flow, while Prefect's server starts.
 
 from __future__ import annotations
 
+import datetime as dt
+import math
 from pathlib import Path
 
 import yaml
@@ -11,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from flows import safe_yaml
 from flows.catalog_models import (
+    METADATA_TAGS,
     OPTIONAL_CATALOG_FILES,
     SLO_TAGS,
     AcceleratorsFile,
@@ -22,7 +25,7 @@ from flows.catalog_models import (
     SourcesFile,
     WorkloadsFile,
 )
-from flows.safe_yaml import MAX_QUOTED_CHARS, UniqueKeyLoader, YamlLimitError, cut, quoted
+from flows.safe_yaml import MAX_QUOTED_CHARS, UniqueKeyLoader, YamlRefusedError, cut, quoted
 
 MAX_ERROR_LINES = 50  # lines of one catalog error; the rest are counted
 
@@ -32,7 +35,7 @@ def _load_yaml(path: Path) -> object:
         raise CatalogError(f"{path.name}: file not found at {path}")
     try:
         return safe_yaml.load(path.read_text(encoding="utf-8"), UniqueKeyLoader, name=str(path))
-    except YamlLimitError as exc:
+    except YamlRefusedError as exc:
         raise CatalogError(f"{path.name}: {exc}") from None
     except yaml.YAMLError as exc:
         raise CatalogError(f"{path.name}: not valid YAML: {cut(' '.join(str(exc).split()), 4 * MAX_QUOTED_CHARS)}") from exc
@@ -50,6 +53,8 @@ def _entry_label(file_name: str, loc: tuple, data: object) -> list[str]:
             return [parts[0] + parts[1], *parts[2:]]
         except (KeyError, IndexError, TypeError, AttributeError):
             pass
+    if file_name == "sources.yaml" and len(loc) >= 3 and loc[-3] == "metadata" and loc[-1] in METADATA_TAGS:
+        del parts[-1]  # the value's form (text, whole, figure): a tag, not a key
     if file_name == "workloads.yaml" and len(loc) >= 3 and loc[2] in ("training", "inference"):
         del parts[2]  # pydantic's discriminator tag, not a key the user wrote
         if len(loc) >= 5 and loc[3] == "slo" and loc[4] in SLO_TAGS:
@@ -68,8 +73,25 @@ def _format_validation_error(file_name: str, exc: ValidationError, data: object 
         elif err["type"] in ("union_tag_not_found", "union_tag_invalid"):
             lines.append(f"{file_name}: {loc}.kind: missing or unknown kind (expected 'training' or 'inference')")
         else:
-            lines.append(f"{file_name}: {loc}: {cut(err['msg'], 4 * MAX_QUOTED_CHARS)} (got {quoted(err.get('input'))})")
+            lines.append(f"{file_name}: {loc}: {cut(err['msg'], 4 * MAX_QUOTED_CHARS)} (got {quoted(err.get('input'))}"
+                         f"{_number_as_text(err)})")
     return "\n".join(lines)
+
+
+def _number_as_text(err: dict) -> str:
+    """For a number YAML read as text (quoted, or `1e3`: YAML's floats need a dot and a signed exponent), how to write
+    it so that YAML reads a number; "" for anything else."""
+    value = err.get("input")
+    if err["type"] not in ("int_type", "float_type") or not isinstance(value, str):
+        return ""
+    try:
+        number = float(value)
+    except ValueError:
+        return ""
+    if not math.isfinite(number) or (err["type"] == "int_type" and not number.is_integer()):
+        return ""
+    written = str(int(number)) if err["type"] == "int_type" else yaml.safe_dump(number).split("\n")[0]
+    return f", which YAML reads as text: write {written}"
 
 
 def load_catalog(root: Path | str, check_figures: bool = True) -> Catalog:
@@ -111,11 +133,28 @@ def load_catalog(root: Path | str, check_figures: bool = True) -> Catalog:
         # model_validator errors arrive wrapped; unwrap our own message
         messages = [e["ctx"]["error"] if "ctx" in e and "error" in e["ctx"] else e["msg"] for e in exc.errors()]
         raise _catalog_error([str(m) for m in messages]) from None
+    future = data_dated_after(catalog, dt.datetime.now(dt.UTC).date())
+    if future:
+        raise _catalog_error(future)
     if check_figures:
         from flows.checks import check_catalog  # late: checks reads the catalog's expectation suites
 
         check_catalog(catalog)  # the per-chip figures `hweval run` checks before it lands anything
     return catalog
+
+
+def data_dated_after(catalog: Catalog, today: dt.date) -> list[str]:
+    """An error for each sources.yaml file dated later than `today` (UTC), unless HWEVAL_ALLOW_FUTURE_AS_OF=1: data
+    is dated by the day it was published or read, and a later date would leak into every run dated before it."""
+    from flows.pipeline import ALLOW_FUTURE_AS_OF_ENV, future_as_of_allowed  # late: the pipeline imports this module
+
+    if future_as_of_allowed():
+        return []
+    return [f"sources.yaml: sources.{source_id}.files[{j}].as_of: {f.as_of.isoformat()} is later than today "
+            f"({today.isoformat()}, UTC): data is dated by the day it was published or read (set "
+            f"{ALLOW_FUTURE_AS_OF_ENV}=1 to allow it)"
+            for source_id, source in catalog.sources.sources.items() for j, f in enumerate(source.files)
+            if f.as_of > today]
 
 
 def _catalog_error(errors: list[str]) -> CatalogError:

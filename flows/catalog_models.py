@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Discriminator,
     Field,
@@ -65,6 +67,20 @@ MAX_FETCH_S_LIMIT = 86_400.0  # seconds one live fetch may take (a day: a nightl
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=MAX_ID_CHARS)]
 WholeNumber = Annotated[int, Field(ge=-MAX_WAREHOUSE_INTEGER, le=MAX_WAREHOUSE_INTEGER)]
 Number = Annotated[float, Field(ge=-MAX_WAREHOUSE_INTEGER, le=MAX_WAREHOUSE_INTEGER)]  # as WholeNumber, not whole
+
+
+def _date_text(value: Any) -> Any:
+    """A date written as text, quoted (`"2026-11-30"`, as yaml.safe_dump writes a str), is that date; nothing else
+    becomes one (a number is no date: lax pydantic took `as_of: 0` for 1970-01-01)."""
+    if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+        try:
+            return dt.date.fromisoformat(value)
+        except ValueError:  # 2026-02-30: the strict date refuses the text as it is
+            return value
+    return value
+
+
+Date = Annotated[dt.date, BeforeValidator(_date_text)]  # a date as YAML reads it, or its ISO text
 Family = Literal["gpu", "tpu", "trainium", "inferentia", "cpu"]
 Cloud = Literal["aws", "azure", "gcp", "onprem"]
 Precision = Literal["fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4", "int4"]
@@ -78,15 +94,16 @@ class CatalogError(ValueError):
 
 
 class Strict(BaseModel):
-    # inf and nan are never a figure, a count or a price: they would reach the SQL as a number
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    # inf and nan are never a figure, a count or a price: they would reach the SQL as a number. Strict: a value is of
+    # its key's type as YAML read it (`yes` is no count, "700" no figure, 1 no `true`); a whole number is a figure
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
 
 # ---------------------------------------------------------------- accelerators.yaml
 class SourceRef(Strict):
     title: str
     url: str | None = None
-    as_of: dt.date | None = None
+    as_of: Date | None = None
 
 
 class Figure(Strict):
@@ -492,14 +509,27 @@ class WorkloadsFile(Strict):
 SourceKind = Literal[tuple(SOURCE_KINDS)]  # the registry's kinds, in its order (a wrong kind's error lists them so)
 
 
+def _metadata_form(value: Any) -> str | None:
+    """Which form a metadata value is, by its exact YAML type: a bool (no 1) or a date is none of them."""
+    return {str: "text", int: "whole", float: "figure"}.get(type(value))
+
+
+# the tags are no keys (flows/catalog.py drops them from an error's location)
+METADATA_TAGS = ("text", "whole", "figure")
+MetadataValue = Annotated[
+    Annotated[str, Tag("text")] | Annotated[WholeNumber, Tag("whole")] | Annotated[Number, Tag("figure")],
+    Discriminator(_metadata_form, custom_error_type="metadata_value",
+                  custom_error_message="expected text or a number")]
+
+
 class SnapshotFile(Strict):
     path: str = Field(description="relative to catalogs/")
-    as_of: dt.date
+    as_of: Date
     source: str = Field(description="where the figures come from")
     region: str | None = Field(None, description="region a price page was fetched for, where the format does not say")
     unverified: bool = Field(
         False, description="its prices come from no source that could be checked: every offer priced from it says so")
-    metadata: dict[str, str | WholeNumber | Number] | None = Field(
+    metadata: dict[str, MetadataValue] | None = Field(
         None, description="what the file itself does not say, e.g. a vLLM result's accelerator, chips, model, precision")
 
 

@@ -290,6 +290,24 @@ def gcp_on_demand(frame: pl.DataFrame, duplicates: Iterable[int] = ()) -> pl.Dat
     return spot.join(on_demand, on=key, how="inner", nulls_equal=True).select("row_no", "check_on_demand_usd_per_hour")
 
 
+# ---------------------------------------------------------------- own runs' dates
+ISO_DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+
+
+def run_dates(frame: pl.DataFrame) -> pl.DataFrame:
+    """(row_no, check_run_date_unreadable, check_latest_run_date) of each run with a `run_date`: that text where it is
+    no real YYYY-MM-DD date (2026-13-45, 20261120), else the latest date the run may have, the row's data as-of date
+    (YYYY-MM-DD text, which compares with run_date as dates do)."""
+    frame = _present(frame, "run_date", "data_as_of")
+    text = pl.col("run_date").cast(pl.String)
+    day = pl.when(text.str.contains(ISO_DATE)).then(text.str.to_date("%Y-%m-%d", strict=False))
+    return (frame.filter(pl.col("run_date").is_not_null())
+            .select("row_no",
+                    pl.when(day.is_null()).then(text).alias("check_run_date_unreadable"),
+                    pl.when(day.is_not_null()).then(pl.col("data_as_of").cast(pl.Date).dt.to_string("%Y-%m-%d"))
+                    .alias("check_latest_run_date")))
+
+
 # ---------------------------------------------------------------- entry points
 # landed table -> the tables whose batches in the same run its check columns read; with none in the run, the spot
 # check reads the warehouse's last landed on-demand prices instead (warehouse_inputs_digest)
@@ -337,6 +355,8 @@ def add_check_columns(batches: list, catalog, con, inputs: list | None = None, a
             pairs = azure_on_demand(frame, notes)
         elif batch.table == "gcp_billing":
             pairs = gcp_on_demand(frame, notes)
+        elif batch.table == "benchmark_runs":
+            pairs = run_dates(frame)
         elif batch.table == "aws_spot":
             if aws_on_demand_prices is None:
                 aws_on_demand_prices = (aws_plain_linux_on_demand(aws_frames) if aws_frames

@@ -7,7 +7,8 @@ prefix, a DuckLake or task-runner setting that cannot work, a warehouse or repor
 be written, a wait that is no number of seconds); 3 sources stale past their max_stale_days (the reports were
 published with a warning); 4 another run held the warehouse past --wait; 5 published, but a step after the publish
 failed (the change events, the Prefect artifacts, the upload of the reports to object storage) or a notification
-channel did not take the run's message.
+channel did not take the run's message. Any command whose reader closes its output early (`| head`) ends quietly with
+status 141, as a command SIGPIPE ended.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import datetime as dt
 import gc
 import math
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
 EXIT_STALE_PAST_LIMIT = 3
 EXIT_LOCK_TIMEOUT = 4
 EXIT_FAILED_AFTER_PUBLISH = 5
+EXIT_READER_GONE = 128 + signal.SIGPIPE  # 141, as a shell reports `yes | head`'s yes: any command, its output unread
 
 # Set by entry(): this process is the `hweval` command's own, and ends when the command does (not a test calling
 # main() in its process), so what it has loaded can be frozen out of the garbage collector's reach (gc.freeze).
@@ -364,8 +367,9 @@ def build_parser() -> argparse.ArgumentParser:
     bounds = query_command  # the query's bounds: QUERY_MAX_ROWS, QUERY_MAX_WIDTH, QUERY_TIMEOUT_S and their limits
     query.add_argument("--max-rows", type=_whole_number_up_to(bounds.QUERY_MAX_ROWS_LIMIT),
                        default=bounds.QUERY_MAX_ROWS, metavar="N",
-                       help=f"rows to print, in every format (default: {bounds.QUERY_MAX_ROWS}, at most "
-                            f"{bounds.QUERY_MAX_ROWS_LIMIT}); CSV and JSON say on stderr when they were cut")
+                       help=f"rows to print, the first ones, in every format (default: {bounds.QUERY_MAX_ROWS}, at "
+                            f"most {bounds.QUERY_MAX_ROWS_LIMIT}; 0 prints the columns only); each format says on "
+                            "stderr when it cut them")
     query.add_argument("--max-width", type=_whole_number_up_to(
                            bounds.QUERY_MAX_WIDTH_LIMIT, bounds.QUERY_MIN_WIDTH,
                            f" (DuckDB's table is never narrower than {bounds.QUERY_MIN_WIDTH} characters)"),
@@ -425,7 +429,16 @@ def entry() -> None:
     """The `hweval` command (pyproject's [project.scripts]): main() in a process of its own, which ends with it."""
     global _OWN_PROCESS
     _OWN_PROCESS = True
-    code = main()
+    code = 0
+    try:
+        code = main()
+        sys.stdout.flush()  # a reader gone shows here, not in the interpreter's flush at exit (a message, status 120)
+    except BrokenPipeError:
+        # the reader of stdout closed it (`| head`): end quietly with the status of a writer SIGPIPE ended, and with
+        # stdout on /dev/null, so that the interpreter's flush at exit does not fail again (Python's signal docs); a
+        # run that had failed (3, 4, 5) keeps its own status: it must not read as a closed pipe
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = code or EXIT_READER_GONE
     # what is left is freed with the process: without this, the interpreter's last full collection walks every
     # object the run loaded (1-3 s after a run; atexit handlers and Prefect's log flush still run). An object in a
     # reference cycle is not finalized at exit then: close what must be closed (DuckDB connections) explicitly

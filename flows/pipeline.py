@@ -112,8 +112,9 @@ def new_run_id(as_of: dt.date) -> str:
 def source_snapshot_files(catalog: Catalog, source_files: dict[str, list[str]],
                           as_of: dt.date) -> dict[str, list[SnapshotFile]]:
     """The files given on the command line for each source, checked: a CatalogError names a source sources.yaml does
-    not declare, a date that is no date or a file that does not exist. `hweval run` checks them before its flow
-    starts; the flow reads them with `with_source_files`.
+    not declare, a date that is no date (an `@` with none after it too), a date later than the run's `as_of` (a
+    backfill would read the future) or a file that does not exist. `hweval run` checks them before its flow starts;
+    the flow reads them with `with_source_files`.
 
     Each file is `PATH` or `PATH@YYYY-MM-DD` (the data's as-of date; default: the run's).
     """
@@ -125,11 +126,18 @@ def source_snapshot_files(catalog: Catalog, source_files: dict[str, list[str]],
                                f"(expected one of {', '.join(sorted(sources))})")
         files = []
         for spec in [specs] if isinstance(specs, str) else specs:
-            path, _, date_text = spec.rpartition("@") if "@" in spec else (spec, "", "")
+            path, at, date_text = spec.rpartition("@") if "@" in spec else (spec, "", "")
+            if at and not date_text:
+                raise CatalogError(f"--source {source_id}={spec}: no date after '@' (expected PATH@YYYY-MM-DD, or "
+                                   f"PATH alone for the run's date)")
             try:
                 data_as_of = dt.date.fromisoformat(date_text) if date_text else as_of
             except ValueError:
                 raise CatalogError(f"--source {source_id}={spec}: {date_text!r} is not a date (YYYY-MM-DD)") from None
+            if data_as_of > as_of:
+                raise CatalogError(f"--source {source_id}={spec}: its data as of {data_as_of.isoformat()} is later "
+                                   f"than the run's as-of date {as_of.isoformat()}: a run reads no data from after its "
+                                   f"date (run --as-of {data_as_of.isoformat()} or later to read it)")
             file = Path(path).resolve()
             if not file.is_file():
                 raise CatalogError(f"--source {source_id}={spec}: no such file {path!r}")

@@ -1,6 +1,7 @@
 """`hweval query`: an analyst's SQL on the warehouse, read-only and bounded. It reads the warehouse file (or the
 DuckLake) and nothing else: DuckDB's access to other files is off and locked, so COPY ... TO, ATTACH, file readers
-and INSTALL are refused. Every format prints at most --max-rows rows, and a query stops after --timeout seconds.
+and INSTALL are refused. Every format prints at most --max-rows rows (and says on stderr when it cut them), and a
+query stops after --timeout seconds.
 flows/cli.py parses the command line and calls `cmd_query`; `hweval sources` opens the warehouse the same way."""
 
 from __future__ import annotations
@@ -68,7 +69,9 @@ def open_warehouse_read_only(path: Path) -> duckdb.DuckDBPyConnection:
 
     from flows import duckdb_settings
 
-    config = duckdb_settings.config(enable_external_access=False, lock_configuration=True)
+    # arrow_lossless_conversion: the table's rows travel through Arrow (_first_rows_drawn) as UUID, HUGEINT, BIT, JSON
+    config = duckdb_settings.config(enable_external_access=False, lock_configuration=True,
+                                    arrow_lossless_conversion=True)
     try:
         return duckdb.connect(str(path), read_only=True, config=config)
     except duckdb.Error as exc:
@@ -148,6 +151,20 @@ def _csv_cell(value: object) -> str:
     return text
 
 
+def _first_rows_drawn(con: duckdb.DuckDBPyConnection, result: duckdb.DuckDBPyRelation,
+                      max_rows: int) -> tuple[duckdb.DuckDBPyRelation, bool]:
+    """The first `max_rows` rows of the query `result` (run once) for DuckDB's table printer, and whether it returned
+    more. show(max_rows=N) on the query itself read every row and drew up to N + 3 of them whole, without a footer
+    (--max-rows 0 drew 5 rows as an empty table). The rows travel through Arrow under positional names (a query may
+    name two columns alike) and are cast back where Arrow changed their type (an ENUM comes back as VARCHAR)."""
+    rows = result.limit(max_rows + 1).to_arrow_table()  # one more: whether any were left
+    arrived = con.from_arrow(rows.slice(0, max_rows).rename_columns([f"c{i}" for i in range(rows.num_columns)]))
+    types = zip(result.columns, result.types, arrived.types, strict=True)
+    columns = [(f"c{i}" if str(arrived_type) == str(query_type) else f"cast(c{i} as {query_type})")
+               + ' as "' + name.replace('"', '""') + '"' for i, (name, query_type, arrived_type) in enumerate(types)]
+    return arrived.project(", ".join(columns)), rows.num_rows > max_rows
+
+
 def cmd_query(args: argparse.Namespace) -> int:
     import duckdb
 
@@ -172,6 +189,7 @@ def cmd_query(args: argparse.Namespace) -> int:
             # file access off as for a warehouse file (open_warehouse_read_only), but for the lake's data folder,
             # which DuckLake reads through DuckDB (a COPY into it would not be refused: QUERY_STATEMENT_TYPES is)
             con.execute(f"set allowed_directories = [{quoted(lake_config.data_path)}]")
+            con.execute("set arrow_lossless_conversion = true")  # as open_warehouse_read_only's, for the table
             con.execute("set enable_external_access = false")
             con.execute("set lock_configuration = true")
         except BaseException:
@@ -207,9 +225,11 @@ def cmd_query(args: argparse.Namespace) -> int:
             return 2
         result = con.sql(args.sql)  # a query (QUERY_STATEMENT_TYPES): it has rows, if none
         if args.format == "table":
-            result.show(max_rows=args.max_rows, max_width=args.max_width)
-            return 0
-        columns, rows = result.columns, result.fetchmany(args.max_rows + 1)  # one more: whether any were left
+            drawn, cut = _first_rows_drawn(con, result, args.max_rows)
+            drawn.show(max_rows=args.max_rows, max_width=args.max_width)  # all of them: it holds no more
+        else:
+            columns, rows = result.columns, result.fetchmany(args.max_rows + 1)  # one more: whether any were left
+            cut, rows = len(rows) > args.max_rows, rows[:args.max_rows]
     except duckdb.Error as exc:
         if timed_out.is_set():
             print(f"hweval: query stopped after {args.timeout:g} s (--timeout)", file=sys.stderr)
@@ -224,11 +244,9 @@ def cmd_query(args: argparse.Namespace) -> int:
         timer.cancel()
         timer.join()  # a deadline reached as the query ended: its interrupt is done before the connection closes
         con.close()
-    cut = len(rows) > args.max_rows
-    rows = rows[:args.max_rows]
     if args.format == "csv":
         sys.stdout.writelines(",".join(_csv_cell(value) for value in line) + "\n" for line in [columns, *rows])
-    else:
+    elif args.format == "json":
         print(json.dumps([{column: _json_value(value) for column, value in zip(columns, row, strict=True)}
                           for row in rows], default=str, allow_nan=False, indent=1))
     if cut:

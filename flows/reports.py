@@ -11,6 +11,7 @@ flows/report_templates.py), the number formats in flows/formatting.py.
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import duckdb
 
@@ -254,15 +255,12 @@ def _excluded(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, tuple
                             order by first)
                            [1:$offers_listed] as listed
                 from named group by all)
-            -- reasons alike but for their figures ("needs 3,453 h ...", "needs 15,480 h ...") by their first figure,
-            -- not as text (where 15,480 came before 3,453)
-            order by workload_id, regexp_replace(exclusion_reason, '[0-9][0-9,.]*', '#', 'g'),
-                     try_cast(replace(regexp_extract(exclusion_reason, '[0-9][0-9,.]*'), ',', '') as double),
-                     exclusion_reason""",
+            order by workload_id, exclusion_reason""",
             {"as_of": as_of, "offers_listed": EXCLUDED_OFFERS_LISTED}):
         reasons.setdefault(r["workload_id"], []).append(r)
     found = {}
     for workload_id, mine in reasons.items():
+        mine.sort(key=lambda r: _figures_as_numbers(r["exclusion_reason"]))
         rows = [[r["exclusion_reason"], ", ".join(r["listed"]) + (f", and {count(r['labels'] - len(r['listed']))} more"
                                                                    if r["labels"] > len(r["listed"]) else "")]
                 for r in mine[:EXCLUSION_REASONS_LISTED]]
@@ -270,6 +268,17 @@ def _excluded(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, tuple
         found[workload_id] = (int(sum(r["candidates"] for r in mine)), rows,
                               {"reasons": len(left_out), "candidates": int(sum(r["candidates"] for r in left_out))})
     return found
+
+
+_FIGURE = re.compile(r"(\d[\d,]*(?:\.\d+)?)")
+
+
+def _figures_as_numbers(text: str) -> tuple:
+    """`text` to sort by, its figures as numbers: "needs 3,453 h" before "needs 15,480 h" (as text, 15,480 came
+    first), "need 5 chips" before "need 10 chips"."""
+    parts = _FIGURE.split(text)
+    return tuple((word, float(figure.replace(",", ""))) for word, figure in zip(parts[::2], [*parts[1::2], "-1"],
+                                                                               strict=True))
 
 
 def _offer_coverage(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> list[list[str]]:

@@ -36,8 +36,24 @@ MAX_YAML_DEPTH = 100
 MAX_QUOTED_CHARS = 200
 
 
-class YamlLimitError(yaml.YAMLError):
+class YamlRefusedError(yaml.YAMLError):
+    """A YAML document the loader refuses, its message saying where and why (the caller names the file)."""
+
+
+class YamlLimitError(YamlRefusedError):
     """A YAML document past MAX_YAML_ALIAS_NODES, MAX_YAML_ALIAS_CHARS or MAX_YAML_DEPTH."""
+
+
+class YamlValueError(YamlRefusedError):
+    """A value YAML's own types cannot hold: a timestamp of a day or time that does not exist (2026-02-30)."""
+
+
+class _NotATimestamp(Exception):
+    """A timestamp datetime refuses, raised where its node is known and turned into a YamlValueError with its key."""
+
+    def __init__(self, node: yaml.ScalarNode, reason: str) -> None:
+        super().__init__(reason)
+        self.node, self.reason = node, reason
 
 
 class BoundedSafeLoader(yaml.SafeLoader):
@@ -65,7 +81,20 @@ class BoundedSafeLoader(yaml.SafeLoader):
 
     def construct_document(self, node: yaml.Node) -> Any:
         check_alias_expansion(node, self.max_alias_nodes, self.max_alias_chars)
-        return super().construct_document(node)
+        try:
+            return super().construct_document(node)
+        except _NotATimestamp as exc:
+            bad = exc.node
+            what = "a date" if len(bad.value.strip()) <= len("YYYY-MM-DD") else "a date and time"
+            where = key_path(node, bad)
+            raise YamlValueError(f"{where + ': ' if where else ''}{cut(bad.value)} is not {what} ({exc.reason}), at "
+                                 f"line {bad.start_mark.line + 1} column {bad.start_mark.column + 1}") from None
+
+    def construct_yaml_timestamp(self, node: yaml.ScalarNode) -> Any:
+        try:
+            return super().construct_yaml_timestamp(node)
+        except ValueError as exc:  # PyYAML's pattern takes 2026-02-30 or 25:00; datetime refuses them
+            raise _NotATimestamp(node, str(exc)) from None
 
     def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
         try:
@@ -77,6 +106,7 @@ class BoundedSafeLoader(yaml.SafeLoader):
 
 
 BoundedSafeLoader.add_constructor("tag:yaml.org,2002:int", BoundedSafeLoader.construct_yaml_int)
+BoundedSafeLoader.add_constructor("tag:yaml.org,2002:timestamp", BoundedSafeLoader.construct_yaml_timestamp)
 
 
 class UniqueKeyLoader(BoundedSafeLoader):
@@ -102,6 +132,29 @@ def _construct_unique_mapping(loader: UniqueKeyLoader, node: yaml.MappingNode, d
 
 
 UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+
+
+def key_path(root: yaml.Node, target: yaml.Node) -> str:
+    """Where `target` is under `root` as error messages name it (`sources.aws_pricing.files[0].as_of`): keys joined
+    by dots, list positions in brackets; the first place it is found, "" for the root itself."""
+    stack: list[tuple[yaml.Node, str]] = [(root, "")]
+    seen: set[int] = set()
+    while stack:
+        node, path = stack.pop()
+        if node is target:
+            return path
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in reversed(node.value):
+                key = cut(key_node.value) if isinstance(key_node, yaml.ScalarNode) else "?"
+                step = f"{path}.{key}" if path else key
+                stack.append((value_node, step))
+                stack.append((key_node, step))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, f"{path}[{i}]") for i, item in reversed(list(enumerate(node.value))))
+    return ""
 
 
 def check_alias_expansion(root: yaml.Node, limit: int = MAX_YAML_ALIAS_NODES,
@@ -195,7 +248,7 @@ def load(text: str, loader: type[BoundedSafeLoader] = BoundedSafeLoader, name: s
     fast = _FAST.get(loader) or _FAST.setdefault(loader, _on_libyaml(loader))
     try:
         return yaml.load(stream(), Loader=fast)
-    except YamlLimitError:
+    except YamlRefusedError:
         raise
     except yaml.YAMLError:
         # PyYAML alone, the reference: its own message, or the document, should it read one libyaml refuses

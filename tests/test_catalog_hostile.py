@@ -3,6 +3,7 @@ what `hweval check` passes `hweval run` can load."""
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 import tracemalloc
 
@@ -356,9 +357,91 @@ def test_a_number_in_a_files_metadata_is_bounded_as_a_whole_number_is(catalog_co
         metadata={"concurrency": 1.0e300}))
     with pytest.raises(CatalogError) as refused:
         load_catalog(catalog_copy)
-    assert str(refused.value).splitlines()[-1] == (
-        "sources.yaml: sources.published_benchmarks.files.0.metadata.concurrency.constrained-float: Input should be "
-        "less than or equal to 2147483647 (got 1e+300)")
+    # one line, the float's: it said so three times, once per form a metadata value may take (text, whole, figure)
+    assert str(refused.value) == (
+        "sources.yaml: sources.published_benchmarks.files.0.metadata.concurrency: Input should be less than or equal "
+        "to 2147483647 (got 1e+300)")
+
+
+# ---------------------------------------------------------------- a value is of its key's type as YAML read it
+@pytest.mark.parametrize(("file_name", "change", "message"), [
+    # `accelerator_count: yes` is YAML's true: it loaded as a count of 1
+    ("instances.yaml", lambda d: d["instances"][0].update(accelerator_count=True),
+     "instances.yaml: instances[0] (aws:p5.48xlarge).accelerator_count: Input should be a valid integer (got True)"),
+    ("instances.yaml", lambda d: d["instances"][0].update(accelerator_count="8"),
+     "instances.yaml: instances[0] (aws:p5.48xlarge).accelerator_count: Input should be a valid integer (got '8', "
+     "which YAML reads as text: write 8)"),
+    ("accelerators.yaml", lambda d: d["accelerators"]["h100-sxm-80gb"]["tdp_w"].update(value="700"),
+     "accelerators.yaml: accelerators.h100-sxm-80gb.tdp_w.value: Input should be a valid number (got '700', which "
+     "YAML reads as text: write 700.0)"),
+    # YAML's floats need a dot and a signed exponent: 70e9 is text, 70 000 000 000 written as a float is 70000000000.0
+    ("models.yaml", lambda d: d["models"]["llama-2-70b"].update(params="70e9"),
+     "models.yaml: models.llama-2-70b.params: Input should be a valid number (got '70e9', which YAML reads as text: "
+     "write 70000000000.0)"),
+    ("workloads.yaml", lambda d: first_inference(d)["traffic"].update(peak_factor=True),
+     "workloads.yaml: workloads.llama2-70b-chat.traffic.peak_factor: Input should be a valid number (got True)"),
+    ("sources.yaml", lambda d: d["sources"]["aws_pricing"].update(max_file_bytes="10"),
+     "sources.yaml: sources.aws_pricing.max_file_bytes: Input should be a valid integer (got '10', which YAML reads "
+     "as text: write 10)"),
+    # the text "false" was true's opposite, and 0 the date 1970-01-01
+    ("sources.yaml", lambda d: d["sources"]["aws_pricing"].update(enabled="false"),
+     "sources.yaml: sources.aws_pricing.enabled: Input should be a valid boolean (got 'false')"),
+    ("sources.yaml", lambda d: d["sources"]["aws_pricing"]["files"][0].update(as_of=0),
+     "sources.yaml: sources.aws_pricing.files.0.as_of: Input should be a valid date (got 0)"),
+    ("sources.yaml", lambda d: d["sources"]["published_benchmarks"]["files"][0].update(metadata={"chips": True}),
+     "sources.yaml: sources.published_benchmarks.files.0.metadata.chips: expected text or a number (got True)"),
+    ("notifications.yaml", lambda d: d["channels"]["team"].update(max_lines="5"),
+     "notifications.yaml: channels.team.max_lines: Input should be a valid integer (got '5', which YAML reads as "
+     "text: write 5)"),
+], ids=["count-yes", "count-text", "figure-text", "params-exponent-text", "peak-factor-true", "max-file-bytes-text",
+        "enabled-text", "as-of-number", "metadata-true", "max-lines-text"])
+def test_a_bool_or_text_where_a_number_goes_is_refused_naming_file_entry_and_key(catalog_copy, file_name, change,
+                                                                                  message):
+    edit(catalog_copy / file_name, change)
+    with pytest.raises(CatalogError) as refused:
+        load_catalog(catalog_copy)
+    assert str(refused.value) == message
+
+
+def test_a_whole_number_is_a_figure_and_a_quoted_date_is_that_date(catalog_copy):
+    edit(catalog_copy / "accelerators.yaml", lambda d: d["accelerators"]["h100-sxm-80gb"]["tdp_w"].update(value=700))
+    # yaml.safe_dump writes the str quoted ('2026-11-20'), as a person who quotes a date does
+    edit(catalog_copy / "sources.yaml", lambda d: d["sources"]["aws_pricing"]["files"][0].update(as_of="2026-11-20"))
+    catalog = load_catalog(catalog_copy)
+    tdp_w = catalog.accelerators.accelerators["h100-sxm-80gb"].tdp_w.value
+    assert (tdp_w, type(tdp_w)) == (700.0, float)
+    assert catalog.sources.sources["aws_pricing"].files[0].as_of == dt.date(2026, 11, 20)
+
+
+# ---------------------------------------------------------------- a date that does not exist
+@pytest.mark.parametrize(("text", "message"), [
+    ("sources:\n  a:\n    files:\n      - {path: p, as_of: 2026-11-31}\n",
+     "sources.a.files[0].as_of: 2026-11-31 is not a date (day is out of range for month), at line 4 column 26"),
+    ("- 2026-02-29\n", "[0]: 2026-02-29 is not a date (day is out of range for month), at line 1 column 3"),
+    ("a: 2026-01-01 25:00:00\n",
+     "a: 2026-01-01 25:00:00 is not a date and time (hour must be in 0..23), at line 1 column 4"),
+    # a tab: read by PyYAML alone, not libyaml
+    ("a: [1, 2026-04-31]  # a\ttab\n",
+     "a[1]: 2026-04-31 is not a date (day is out of range for month), at line 1 column 8"),
+], ids=["nested", "in-a-list", "hour-25", "pyyaml-alone"])
+def test_a_date_that_does_not_exist_is_refused_naming_key_line_and_column(text, message):
+    # it raised the ValueError of PyYAML's timestamp constructor, which no caller caught
+    with pytest.raises(safe_yaml.YamlValueError) as refused:
+        safe_yaml.load(text, safe_yaml.UniqueKeyLoader)
+    assert str(refused.value) == message
+
+
+def test_hweval_check_names_a_date_that_does_not_exist_and_exits_2(catalog_copy, capsys):
+    path = catalog_copy / "sources.yaml"
+    text = path.read_text()
+    written = "        as_of: 2026-11-01\n"
+    line = text[:text.index(written)].count("\n") + 1
+    path.write_text(text.replace(written, "        as_of: 2026-11-31\n", 1))
+    assert hweval(["check", "--catalog", str(catalog_copy)]) == 2
+    # column 16: eight spaces and "as_of: " before it
+    assert capsys.readouterr().err == (
+        f"hweval: sources.yaml: sources.published_benchmarks.files[0].as_of: 2026-11-31 is not a date (day is out of "
+        f"range for month), at line {line} column 16\n")
 
 
 def test_hweval_check_exits_2_with_the_message(catalog_copy, capsys):

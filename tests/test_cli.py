@@ -1,6 +1,7 @@
 """The `hweval` command: every subcommand works and is documented in the README."""
 
 import contextlib
+import datetime as dt
 import os
 import re
 import sqlite3
@@ -10,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from builders import replace_once
 from conftest import AS_OF, CATALOGS
 
 from flows import paths, pipeline
@@ -35,6 +37,22 @@ def test_check_prints_what_it_loaded(capsys):
     assert main(["check", "--catalog", str(CATALOGS)]) == 0
     assert re.fullmatch(r".*catalogs: \d+ accelerators, \d+ instances, \d+ models, \d+ workloads, 15 sources: OK\n",
                         capsys.readouterr().out)
+
+
+def test_check_refuses_a_source_file_dated_later_than_today(catalog_copy, monkeypatch, capsys):
+    monkeypatch.delenv("HWEVAL_ALLOW_FUTURE_AS_OF")  # the suite's own allows its fixtures' dates
+    sources = catalog_copy / "sources.yaml"
+    today = dt.datetime.now(dt.UTC).date()
+    replace_once(sources, "as_of: 2026-11-01", f"as_of: {today.isoformat()}")  # published_benchmarks' one file
+    assert main(["check", "--catalog", str(catalog_copy)]) == 0  # today is no later than today
+    replace_once(sources, f"as_of: {today.isoformat()}", "as_of: 2099-01-01")
+    assert main(["check", "--catalog", str(catalog_copy)]) == 2
+    assert capsys.readouterr().err == (
+        f"hweval: sources.yaml: sources.published_benchmarks.files[0].as_of: 2099-01-01 is later than today "
+        f"({today.isoformat()}, UTC): data is dated by the day it was published or read (set "
+        f"HWEVAL_ALLOW_FUTURE_AS_OF=1 to allow it)\n")
+    monkeypatch.setenv("HWEVAL_ALLOW_FUTURE_AS_OF", "1")
+    assert main(["check", "--catalog", str(catalog_copy)]) == 0
 
 
 def test_check_reports_a_broken_catalog_and_exits_2(catalog_copy, capsys):
@@ -257,6 +275,32 @@ def test_the_console_script_is_entry_which_skips_the_last_full_collection_at_exi
     assert proc.returncode == 2, proc.stderr  # main()'s status for a bad catalog, through entry()
     assert "hweval:" in proc.stderr
     assert proc.stdout.strip() == "frozen at exit: True"
+
+
+@pytest.mark.parametrize("args", [
+    ["query", "describe t", "--warehouse", "{tmp}/w.duckdb"],  # a traceback, exit 1 (`... | head -5`)
+    ["query", "select range from range(100000)", "--format", "csv", "--max-rows", "100000", "--warehouse",
+     "{tmp}/w.duckdb"],
+    # lines Python held in its buffer, written at exit: "Exception ignored ... BrokenPipeError" and exit 120
+    ["sources", "--catalog", str(CATALOGS), "--warehouse", "{tmp}/none.duckdb"],
+    ["check", "--catalog", str(CATALOGS)],
+])
+def test_a_command_whose_reader_closed_its_output_ends_quietly_with_status_141(tmp_path, args):
+    """`hweval ... | head`: stdout's reader gone, the command stops with no traceback, as one SIGPIPE ended (141)."""
+    import duckdb
+
+    duckdb.connect(str(tmp_path / "w.duckdb")).execute("create table t (n integer)").close()
+    code = "import sys\nsys.argv = ['hweval', *sys.argv[1:]]\nfrom flows.cli import entry\nentry()\n"
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}  # buffered, as usual
+    reader, writer = os.pipe()
+    os.close(reader)  # closed before the command writes: its first write finds no reader, as `| true` gives it
+    try:
+        proc = subprocess.run([sys.executable, "-c", code, *(arg.format(tmp=tmp_path) for arg in args)],
+                              stdout=writer, stderr=subprocess.PIPE, text=True, cwd=PROJECT_ROOT, env=env,
+                              timeout=120)
+    finally:
+        os.close(writer)
+    assert (proc.returncode, proc.stderr) == (141, "")
 
 
 def test_the_temporary_server_is_launched_before_the_run_imports_its_libraries():
@@ -506,6 +550,14 @@ def test_hweval_allow_future_as_of_1_allows_a_future_as_of_and_0_refuses_it(monk
      "--source aws_spot={tmp}/missing.json: no such file '{tmp}/missing.json'"),
     (["--source", "aws_spot={tmp}/spot.json@2026-13-01"],
      "--source aws_spot={tmp}/spot.json@2026-13-01: '2026-13-01' is not a date (YYYY-MM-DD)"),
+    # an @ with no date after it read as the run's date (2026-11-30)
+    (["--source", "aws_spot={tmp}/spot.json@"],
+     "--source aws_spot={tmp}/spot.json@: no date after '@' (expected PATH@YYYY-MM-DD, or PATH alone for the run's "
+     "date)"),
+    # data a day newer than the run: a backfill of 2026-11-30 would read 2026-12-01's prices
+    (["--source", "aws_spot={tmp}/spot.json@2026-12-01"],
+     "--source aws_spot={tmp}/spot.json@2026-12-01: its data as of 2026-12-01 is later than the run's as-of date "
+     "2026-11-30: a run reads no data from after its date (run --as-of 2026-12-01 or later to read it)"),
     (["--source", "aws_spto={tmp}/spot.json"], "--source aws_spto=...: no source 'aws_spto' in sources.yaml (expected "
                                                "one of {sources})"),
     (["--accept-changes", "aws_pricnig"], "--accept-changes aws_pricnig: no such source in sources.yaml (expected one "

@@ -116,8 +116,10 @@ def test_the_lake_the_offer_file_scan_and_hweval_sources_take_the_limit(recorded
     assert recorded_configs == [
         {"autoinstall_known_extensions": False, "autoload_known_extensions": False, "memory_limit": "700MiB"},
         {"preserve_insertion_order": True, "memory_limit": "700MiB"},
-        # hweval sources opens the warehouse as hweval query does: reading it only, no other file
-        {"enable_external_access": False, "lock_configuration": True, "memory_limit": "700MiB"},
+        # hweval sources opens the warehouse as hweval query does: reading it only, no other file (and Arrow
+        # conversions keep each column's type: the query's table travels through Arrow)
+        {"enable_external_access": False, "lock_configuration": True, "arrow_lossless_conversion": True,
+         "memory_limit": "700MiB"},
     ]
 
 

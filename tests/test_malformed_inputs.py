@@ -103,6 +103,9 @@ CASES = [
      r"f: no '<benchmark>:time_to_train' column; not a summarizer detailed output"),
     ("mlperf_training", "t.csv", (HEADER + "\n" + ",".join(["x"] * (len(TRAINING_HEADER) + 1)) + "\n").encode(),
      rf"f: line 2: {len(TRAINING_HEADER) + 1} fields, expected {len(TRAINING_HEADER)}"),
+    # a short row too: its cells may have moved left, and the missing ones would read as figures left out
+    ("mlperf_training", "t.csv", (HEADER + "\n" + ",".join(["x"] * (len(TRAINING_HEADER) - 1)) + "\n").encode(),
+     rf"^f: line 2: {len(TRAINING_HEADER) - 1} fields, expected {len(TRAINING_HEADER)} \(the header's\)$"),
     ("mlperf_training", "t.csv",
      (HEADER + "\n" + ",".join(["closed"] + [""] * (len(TRAINING_HEADER) - 1)) + "\n").replace(
          "accelerator_model_name", "accelerator").encode(),
@@ -112,6 +115,10 @@ CASES = [
     ("benchmark_runs", "r.json", b"[]", r"f: expected a vLLM benchmark_serving result object, got list"),
     ("benchmark_runs", "r.json", b'{"completed": 1}', r"f: missing key 'num_prompts'"),
     ("benchmark_runs", "r.csv", b"accelerator,chips\ninferentia2,1\n", r"f: missing column\(s\) model, precision"),
+    ("benchmark_runs", "r.csv",
+     b"kind,accelerator,chips,model,precision,workload,time_to_train_minutes,source,date\n"
+     b"training,h100-sxm-80gb,8,llama-2-70b,bf16,llama2-70b-lora-finetune,27.0,our run\n",
+     r"^f: line 2: 8 fields, expected 9 \(the header's\)$"),
     ("benchmark_runs", "r.txt", b"x", r"f: unknown file type '.txt'; expected .json \(vLLM\) or .csv \(generic\)"),
     ("benchmark_runs", "r.csv", b"accelerator,chips,model,chips\nh100-sxm-80gb,8,llama-3.1-8b,16\n",
      r"^f: line 1 \(header\): column 'chips' appears twice \(columns 2 and 4\); expected each column once$"),
@@ -140,6 +147,7 @@ CASES = [
     ("price_sheet", "p.yaml", b"entries:\n  - {kind: quote, usd_per_hour: thirty}\n",
      r"f: entries\[0\].usd_per_hour: 'thirty' is not a number"),
     ("price_sheet", "p.csv", b"kind,cloud\nquote,aws,extra\n", r"f: line 2: 3 fields, expected 2"),
+    ("price_sheet", "p.csv", b"kind,cloud,region\nquote,aws\n", r"^f: line 2: 2 fields, expected 3 \(the header's\)$"),
     ("price_sheet", "p.json", b"{}", r"f: a price sheet is a .csv or .yaml file"),
     ("bedrock_pricing", "b.json", b'{"FormatVersion": "aws_v1"}', r"f: missing key 'PriceList'"),
     ("bedrock_pricing", "b.json", b'{"PriceList": ["{\\"product\\": {}}"]}',

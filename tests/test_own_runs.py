@@ -179,10 +179,16 @@ def test_an_mfu_only_training_row_and_a_csv_without_the_new_columns_still_land(f
     ({"time_to_train_minutes": 0}, "time_to_train_positive", "time_to_train_minutes", "0.0"),
     ({"workload": ""}, "own_training_workload_present", "workload", None),
     ({"kind": "serving"}, "workload_on_training_rows_only", "workload", "gpt3-175b-pretrain"),
+    # the file is as of 2026-11-30 (batch): a month 13, a day after it, no date or no source would label the candidates
+    ({"date": "2026-13-45"}, "run_date_a_date", "check_run_date_unreadable", "2026-13-45"),
+    ({"date": "2026-02-29"}, "run_date_a_date", "check_run_date_unreadable", "2026-02-29"),  # 2026 is no leap year
+    ({"date": "2026-12-01"}, "run_date_not_after_as_of", "run_date", "2026-12-01 (check_latest_run_date: 2026-11-30)"),
+    ({"date": ""}, "run_date_present", "run_date", None),
+    ({"source": ""}, "source_present", "run_source", None),
 ])
 def test_a_bad_own_training_row_is_quarantined_naming_the_file_row_and_what_was_expected(
         fresh_db, catalog, tmp_path, change, expectation, column, value):
-    good = OWN_RUN | {"source": "the good one"}
+    good = OWN_RUN | {"source": "the good one", "date": "2026-11-30"}  # dated on the file's as-of: not after it
     loads = land(fresh_db, catalog, runs_batch(tmp_path, good, OWN_RUN | change))
     assert loads == {"published_benchmarks": (2, 1, 1)}
     failures = quarantined(fresh_db)
@@ -195,7 +201,11 @@ def test_a_bad_own_training_row_is_quarantined_naming_the_file_row_and_what_was_
                 "own_training_minutes_present": "how long it took (time_to_train_minutes)",
                 "time_to_train_positive": "more than 0 minutes",
                 "own_training_workload_present": "name it in workload",
-                "workload_on_training_rows_only": "kind training"}[expectation]
+                "workload_on_training_rows_only": "kind training",
+                "run_date_a_date": "a real calendar day written YYYY-MM-DD",
+                "run_date_not_after_as_of": "no later than the as-of date of the file that holds it",
+                "run_date_present": "says the day it ran",
+                "source_present": "where its figures come from"}[expectation]
     assert expected in reason
 
 

@@ -99,6 +99,9 @@ def test_a_csv_sheet_reads_like_the_yaml_one(tmp_path):
     ("entries:\n  - {kind: quote, cloud: aws, note: {by: finance}}\n",
      r"^s.yaml: entries\[0\]\.note: expected one value, got dict \{'by': 'finance'\}"),
     ("entries: [\n", r"s.yaml: not valid YAML at line 2"),
+    # the source went stale saying "ValueError: day is out of range for month", naming no file, entry or line
+    ("entries:\n  - {kind: quote, cloud: aws, note: 2026-02-30}\n",
+     r"^s.yaml: entries\[0\]\.note: 2026-02-30 is not a date \(day is out of range for month\), at line 2 column 37$"),
 ])
 def test_malformed_sheets_name_the_entry_and_what_was_expected(tmp_path, text, message):
     with pytest.raises(SourceFormatError, match=message):

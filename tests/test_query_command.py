@@ -157,6 +157,36 @@ def test_query_prints_at_most_max_rows_in_csv_and_json_and_says_it_cut(small_war
     assert capsys.readouterr().err == ""  # every row printed: nothing cut
 
 
+CUT_AT = "hweval query: output cut at {} rows; the query returned more (--max-rows N prints up to N, at most 1000000)\n"
+
+
+@pytest.mark.parametrize(("max_rows", "out", "err"), [
+    # DuckDB's own cut drew up to --max-rows + 3 rows whole, without a footer: all 5 rows here, nothing on stderr
+    (2, "┌───────┐\n│   n   │\n│ int64 │\n├───────┤\n│     1 │\n│     2 │\n└───────┘\n\n", CUT_AT.format(2)),
+    # the columns only; DuckDB says "0 rows" of what it drew (it drew an empty table and no note of the 5 before)
+    (0, "┌────────┐\n│   n    │\n│ int64  │\n└────────┘\n  0 rows\n\n", CUT_AT.format(0)),
+    (5, "┌───────┐\n│   n   │\n│ int64 │\n├───────┤\n│     1 │\n│     2 │\n│     3 │\n│     4 │\n│     5 │\n"
+        "└───────┘\n\n", ""),  # every row printed: nothing cut
+])
+def test_query_prints_at_most_max_rows_in_the_table_and_says_it_cut(small_warehouse, capsys, max_rows, out, err):
+    assert main(["query", "select n from t order by n", "--max-rows", str(max_rows),
+                 "--warehouse", str(small_warehouse)]) == 0
+    assert capsys.readouterr() == (out, err)
+
+
+def test_query_draws_the_table_with_the_querys_own_column_names_and_types(small_warehouse, capsys):
+    # the rows are drawn from a copy of the first ones (through Arrow): two columns named alike stay so, an ENUM (which
+    # Arrow brings back as VARCHAR) and a BIT (which it brought back as a BLOB) keep their types and their text
+    sql = "select 1 as n, 2 as n, 'b'::enum('a', 'b') as e, bit '101' as b"
+    assert main(["query", sql, "--warehouse", str(small_warehouse)]) == 0
+    assert capsys.readouterr() == ("┌───────┬───────┬────────────────┬─────┐\n"
+                                   "│   n   │   n   │       e        │  b  │\n"
+                                   "│ int32 │ int32 │ enum('a', 'b') │ bit │\n"
+                                   "├───────┼───────┼────────────────┼─────┤\n"
+                                   "│     1 │     2 │ b              │ 101 │\n"
+                                   "└───────┴───────┴────────────────┴─────┘\n\n", "")
+
+
 @pytest.mark.parametrize(("sql", "held"), [
     ("", "no statement (it is empty, or comments only)"),  # a traceback, exit 1
     ("   \n ", "no statement (it is empty, or comments only)"),

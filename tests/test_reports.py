@@ -118,9 +118,10 @@ def test_the_csv_beside_a_page_has_the_rows_of_the_warehouse_ranking(flow_run):
 def test_a_workload_page_lists_its_ranking_and_exclusions_up_to_its_bounds_and_says_where_the_rest_is(
         flow_run, monkeypatch):
     # the snapshot's llama2-70b-batch page lists all of it (tests/golden/llama2-70b-batch.md): 72 ranked candidates,
-    # and 96 excluded under 28 reasons, the first three (in the order of the reason) excluding 2, 1 and 2 offers.
-    # With bounds of 5 rows, 3 reasons and 1 offer a reason: the first 5 rows; each of those reasons names its
-    # first offer and counts the rest (2 - 1 = 1, none, 2 - 1 = 1); the 28 - 3 = 25 reasons left out hold
+    # and 96 excluded under 28 reasons, the first three (in the order of the reason, its figures as numbers)
+    # excluding 1, 2 and 2 offers. With bounds of 5 rows, 3 reasons and 1 offer a reason: the first 5 rows; each of
+    # those reasons names its first offer and counts the rest (none, 2 - 1 = 1, 2 - 1 = 1); the 28 - 3 = 25 reasons
+    # left out hold
     # 96 - (2 + 1 + 2) = 91 candidates
     monkeypatch.setattr(reports, "RANKING_ROWS_LISTED", 5)
     monkeypatch.setattr(reports, "EXCLUSION_REASONS_LISTED", 3)
@@ -146,11 +147,11 @@ def test_a_workload_page_lists_its_ranking_and_exclusions_up_to_its_bounds_and_s
     assert "## Top 10" in page  # the short table keeps its 10 rows whatever the Full ranking lists
     excluded = table(page, "Excluded")
     assert excluded[1:] == [
-        ("| 138 GB of bf16 weights + KV cache need 10 chips of 16 GB (90% usable); tpu-v5litepod-8 has 8 | "
-         "gcp tpu-v5litepod-8 us-central1 on_demand (bf16), and 1 more |"),
-        table(whole, "Excluded")[2],
-        ("| 138 GB of bf16 weights + KV cache need 5 chips of 32 GB (90% usable); inf2.8xlarge has 1 | "
-         "aws inf2.8xlarge us-east-1 on_demand (bf16), and 1 more |"),
+        table(whole, "Excluded")[1],
+        ("| 69 GB of fp8 weights + KV cache need 3 chips of 32 GB (90% usable); inf2.8xlarge has 1 | "
+         "aws inf2.8xlarge us-east-1 on_demand (fp8), and 1 more |"),
+        ("| 69 GB of fp8 weights + KV cache need 3 chips of 32 GB (90% usable); trn1.2xlarge has 1 | "
+         "aws trn1.2xlarge us-east-1 on_demand (fp8), and 1 more |"),
     ]
     assert len(table(whole, "Excluded")) == 1 + 28
     assert ("96 candidates cannot run this workload; each reason with the offers it excludes:" in page)

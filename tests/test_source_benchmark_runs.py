@@ -10,7 +10,7 @@ from builders import aws_page, aws_product, land
 
 from flows import transform
 from flows.catalog import load_catalog
-from flows.land import SourceBatch, SourceLoad, fetch_source, land_batch
+from flows.land import SourceBatch, SourceLoad, fetch_source, land_all, land_batch
 from flows.sources import aws_pricing, benchmark_runs
 from flows.sources._common import SourceFormatError
 
@@ -119,6 +119,29 @@ def test_an_own_run_of_an_unknown_accelerator_is_quarantined(curve_catalog, fres
         ("accelerator_in_catalog", "nvidia h100")]
 
 
+def test_a_vllm_run_is_dated_by_the_day_its_date_names_and_not_after_its_file(curve_catalog, fresh_db):
+    runs = curve_catalog.root / "snapshot" / "benchmark_runs"
+    late = vllm_result(128, 1000, 1000, 1500.0, 160.0, 2500.0) | {"date": "20261121-000500"}
+    (runs / "inf2-c128.json").write_text(json.dumps(late))
+    [load] = land_all(fresh_db, curve_catalog, [fetch_source(curve_catalog, "own_runs")], RUN, AS_OF)
+    # the files are as of 2026-11-20: vLLM's 20261120-101500 is that day and lands, 20261121-000500 is the day after
+    assert (load.rows_in, load.rows_landed, load.rows_quarantined) == (3, 2, 1)
+    assert fresh_db.execute("select source_ref, expectation, column_name, unexpected_value from ops.quarantine"
+                            ).fetchall() == [(str(runs / "inf2-c128.json"), "run_date_not_after_as_of", "run_date",
+                                              "2026-11-21 (check_latest_run_date: 2026-11-20)")]
+    assert fresh_db.execute("select run_date from raw.benchmark_runs order by row_no").fetchall() == [
+        ("2026-11-20",), ("2026-11-20",)]
+
+
+def test_a_vllm_date_in_another_form_is_kept_as_written_for_the_suite(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(vllm_result(8, 100, 100, 400.0, 40.0, 300.0) | {"date": "2026-11-20 10:15:00"}))
+    [row] = benchmark_runs.read_file(path, "r.json", metadata=SETUP)
+    assert row["run_date"] == "2026-11-20 10:15:00"  # run_date_a_date quarantines it, naming the text
+    [row] = benchmark_runs.read_file(path, "r.json", metadata=SETUP | {"date": "2026-11-19"})
+    assert row["run_date"] == "2026-11-19"  # metadata says what the file does not, or says it wrong
+
+
 def test_vllm_default_shape_without_a_concurrency_limit(tmp_path):
     result = vllm_result(None, 100, 100, 400.0, 40.0, 300.0) | {"request_rate": "inf"}
     path = tmp_path / "r.json"
@@ -216,6 +239,8 @@ def test_an_offline_row_giving_serving_columns_stays_offline(fresh_db, catalog, 
      "output_tokens_per_s (all its chips) or tokens_per_s_per_chip"),
     ({"chips": ""}, "chips_present", "chips", "a serving or offline run says how many accelerators ran it"),
     ({"workload": "gpt3-175b-pretrain"}, "workload_on_training_rows_only", "workload", "(kind training)"),
+    ({"date": ""}, "run_date_present", "run_date", "an own run (serving, offline, or a training run of a workload) "
+                                                   "says the day it ran"),
 ])
 def test_an_offline_row_without_its_own_columns_is_quarantined_with_the_reason(
         fresh_db, catalog, tmp_path, change, expectation, column, why):

@@ -326,8 +326,9 @@ class _BoundedLines:
 
 def load_csv(path: Path, label: str | None = None, skip_lines: int = 0,
              limits: SourceLimits = DEFAULT_LIMITS) -> list[dict[str, str | None]]:
-    """Rows as dicts keyed by header name (columns vary between versions: read by name); a short row's missing
-    fields are None. Read line by line: a line or record longer than max_line_bytes is refused, not read whole."""
+    """Rows as dicts keyed by header name (columns vary between versions: read by name); a row with more or fewer
+    fields than the header is refused. Read line by line: a line or record longer than max_line_bytes is refused, not
+    read whole."""
     return [record for _, record in load_csv_numbered(path, label, skip_lines, limits)]
 
 
@@ -361,7 +362,8 @@ def load_csv_numbered(path: Path, label: str | None = None, skip_lines: int = 0,
                 lines.next_record()
                 if not row:
                     continue
-                if len(row) > len(header):
+                # fewer fields, as more: the cells there may have moved left, and the missing ones read as left out
+                if len(row) != len(header):
                     raise SourceFormatError(f"{name}: line {lines.line_no}: {len(row)} fields, "
                                             f"expected {len(header)} (the header's)")
                 record: dict[str, str | None] = dict.fromkeys(header)

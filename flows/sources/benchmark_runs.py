@@ -10,6 +10,7 @@ the keys vLLM's `--metadata` adds), and a generic CSV with one run per line (col
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,8 @@ NUMBER_COLUMNS = (
     "power_w", "tokens_per_s_per_chip", "mfu", "sequence_length", "time_to_train_minutes",
 )
 UNLIMITED = "inf"  # vLLM's request_rate when the run set no rate: no limit, not a figure
+# the `date` vLLM's --save-result writes (its local time, %Y%m%d-%H%M%S): the day it names is the run's date
+VLLM_DATE = re.compile(r"([0-9]{4})([0-9]{2})([0-9]{2})-[0-9]{6}")
 
 
 def _empty(value: Any) -> bool:
@@ -112,12 +115,19 @@ def _run_row(values: dict[str, Any], where: str, default_kind: str = DEFAULT_KIN
         "sequence_length": to_float(values.get("sequence_length")),
         "workload": str(values.get("workload") or "").strip() or None,
         "time_to_train_minutes": to_float(values.get("time_to_train_minutes")),
-        "run_source": values.get("source"),
-        "run_date": str(values["date"]) if values.get("date") else None,
+        # as written, an empty cell None: the suite refuses a run without them, a date that is none, or a later one
+        "run_source": None if _empty(values.get("source")) else str(values["source"]),
+        "run_date": None if _empty(values.get("date")) else str(values["date"]),
         "source_ref": where,
         "number_problem": f"not a finite number: {', '.join(not_numbers)}" if not_numbers else None,
     }
     return row
+
+
+def _vllm_date(value: Any) -> Any:
+    """vLLM's `date` (20261120-101500) as the day it names (2026-11-20); anything else as written, for the suite."""
+    match = VLLM_DATE.fullmatch(value) if isinstance(value, str) else None
+    return "-".join(match.groups()) if match else value
 
 
 def _mean_per_completed_request(result: dict, total_key: str, lens_key: str) -> float | None:
@@ -179,7 +189,7 @@ def vllm_rows(result: Any, where: str, metadata: dict | None = None) -> list[dic
         "failed": sent - completed if sent is not None and completed is not None else None,
         "power_w": setup.get("power_w"),
         "source": setup.get("source") or f"vLLM benchmark_serving ({result.get('backend', 'vllm')})",
-        "date": setup.get("date") or result.get("date"),
+        "date": setup.get("date") or _vllm_date(result.get("date")),
     }, where, problems=sent_problem)]
 
 

@@ -100,7 +100,7 @@ def read_file(path: Path, label: str, region: str | None = None, *,
         raise SourceFormatError(f"{label}: a price sheet is a .csv or .yaml file")
     try:
         data = safe_yaml.load(read_text(path, label, limits=limits), safe_yaml.UniqueKeyLoader)
-    except safe_yaml.YamlLimitError as exc:
+    except safe_yaml.YamlRefusedError as exc:
         raise SourceFormatError(f"{label}: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
