@@ -13,13 +13,17 @@ from flows.safe_yaml import MAX_QUOTED_CHARS
 _MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*[]|#~$"} | {"<": "&lt;", ">": "&gt;", "&": "&amp;"})
 # an underscore that can open or close emphasis: one not between two letters or digits (`on_demand` cannot)
 _EMPHASIS_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
+# what GitHub's extended autolinks (and mistune's url plugin) make a link of in plain text: a scheme's "://", "www."
+# and an e-mail's "@"; a backslash before the punctuation keeps it text (CommonMark shows an escaped ASCII
+# punctuation character as itself)
+_AUTOLINK = re.compile(r"(?i)(?<=[a-z0-9])(:)(?=//)|(?<![\w.])(www)(\.)|(@)")
 # what makes a line a list item, a heading's underline or a thematic break when it opens the line: -, +, =, "1." "1)"
 _BLOCK_START = re.compile(r"^(?:([-+=])|(\d+)([.)]))")
 
 
 def md_escape(text: object) -> str:
-    """Text from data, safe inside a Markdown line: no emphasis, strikethrough, links, code, table cells, HTML or line
-    breaks.
+    """Text from data, safe inside a Markdown line: no emphasis, strikethrough, links (a bare URL, www. or e-mail
+    address included), code, table cells, HTML or line breaks.
 
     Markup (text the templates built on purpose, e.g. a link) passes as it is.
     """
@@ -27,7 +31,8 @@ def md_escape(text: object) -> str:
         return "—"
     if isinstance(text, Markup):
         return str(text)
-    return _EMPHASIS_UNDERSCORE.sub(r"\\_", " ".join(str(text).splitlines()).translate(_MARKDOWN_SPECIAL))
+    escaped = _EMPHASIS_UNDERSCORE.sub(r"\\_", " ".join(str(text).splitlines()).translate(_MARKDOWN_SPECIAL))
+    return _AUTOLINK.sub(lambda m: "\\:" if m[1] else f"{m[2]}\\." if m[2] else "\\@", escaped)
 
 
 def md_line(text: object) -> str:

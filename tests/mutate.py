@@ -951,6 +951,8 @@ MUTATIONS = (
              "if len(row) > len(header):", ("tests/test_malformed_inputs.py",)),
     Mutation("sources-yaml-file-dated-after-today-taken", "flows/catalog.py", "if f.as_of > today]", "if False]",
              ("tests/test_cli.py",)),
+    Mutation("bare-url-in-data-a-link", "flows/formatting.py",
+             "    return _AUTOLINK.sub(", "    return escaped or _AUTOLINK.sub(", ("tests/test_reports.py",)),
     Mutation("warehouse-that-is-no-duckdb-file-taken", "flows/pipeline.py",
              "if warehouse_file.is_file() and not is_duckdb_file(warehouse_file):", "if False:",
              ("tests/test_cli.py",)),

@@ -285,6 +285,22 @@ def test_text_from_data_never_breaks_a_line_or_a_table_cell():
 GFM = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 
 
+def test_a_bare_url_www_or_e_mail_address_in_data_is_no_link():
+    """GitHub's extended autolinks (and mistune's url plugin) link a bare https://, www. or e-mail address in plain
+    text: from data (an MLPerf system name, a price sheet's note) that is a link the page did not mean. A backslash
+    before its ':', '.' or '@' keeps it text, shown as written; a time or a ratio keeps its colon."""
+    import mistune
+
+    autolinking = mistune.create_markdown(plugins=["url"])
+    for text, escaped in [("see https://evil.example.com/x", "see https\\://evil.example.com/x"),
+                          ("www.evil.example.com", "www\\.evil.example.com"),
+                          ("ops@evil.example.com", "ops\\@evil.example.com"),
+                          ("at 10:30, 2:1 and awww.x", "at 10:30, 2:1 and awww.x")]:
+        assert md_escape(text) == escaped
+        assert autolinking(escaped) == f"<p>{text}</p>\n"  # shown as written, no <a>
+        assert GFM.renderInline(escaped) == text
+
+
 def test_text_from_data_opens_no_emphasis_or_strikethrough():
     # an underscore is escaped where it could open or close emphasis (not between two letters or digits: on_prem,
     # Standard_ND96isr_H100_v5 stay as they are); every tilde is escaped (~~x~~ and ~x~ strike through)
