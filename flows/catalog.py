@@ -31,6 +31,8 @@ MAX_ERROR_LINES = 50  # lines of one catalog error; the rest are counted
 
 
 def _load_yaml(path: Path) -> object:
+    if path.is_dir():
+        raise CatalogError(f"{path.name}: {path} is a directory; expected a YAML file")
     if not path.is_file():
         raise CatalogError(f"{path.name}: file not found at {path}")
     try:

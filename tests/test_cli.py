@@ -67,6 +67,17 @@ def test_check_reports_a_broken_catalog_and_exits_2(catalog_copy, capsys):
     ]
 
 
+def test_check_says_a_catalog_file_that_is_a_directory_is_one(catalog_copy, capsys):
+    (catalog_copy / "workloads.yaml").unlink()
+    (catalog_copy / "workloads.yaml").mkdir()  # said "file not found" before: it is there, as the wrong thing
+    assert main(["check", "--catalog", str(catalog_copy)]) == 2
+    assert capsys.readouterr().err == (f"hweval: workloads.yaml: {catalog_copy}/workloads.yaml is a directory; "
+                                       "expected a YAML file\n")
+    (catalog_copy / "workloads.yaml").rmdir()
+    assert main(["check", "--catalog", str(catalog_copy)]) == 2
+    assert capsys.readouterr().err == f"hweval: workloads.yaml: file not found at {catalog_copy}/workloads.yaml\n"
+
+
 @pytest.mark.slow  # a whole run (or several): make test-slow and CI
 def test_run_prints_where_the_warehouse_and_reports_are(prefect_server, tmp_path, capsys):
     """The installed console script, in its own process, against the test server."""
