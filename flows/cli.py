@@ -284,6 +284,9 @@ def cmd_sources(args: argparse.Namespace) -> int:
             con.close()
     print(f"mode: {mode} (sources.yaml says {catalog.sources.mode}; `--live` fetches sources with a live block)")
     print(f"warehouse: {path}" + ("" if path.exists() else " (not built yet)"))
+    # columns as wide as their widest entry (a kind such as aws_instance_types ran into the next column)
+    id_width = max((len(source_id) for source_id in catalog.sources.sources), default=0)
+    kind_width = max((len(source.kind) for source in catalog.sources.sources.values()), default=0)
     for source_id, source in catalog.sources.sources.items():
         if not source.enabled:
             state = "disabled"
@@ -299,7 +302,7 @@ def cmd_sources(args: argparse.Namespace) -> int:
                 if last_good_run else "never landed")
         if status == "stale":
             last += f"; STALE in the latest run: {error}"
-        print(f"  {source_id:<28} {source.kind:<17} {state:<44} {last}")
+        print(f"  {source_id:<{id_width}}  {source.kind:<{kind_width}}  {state:<44} {last}")
     return 0
 
 

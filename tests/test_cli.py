@@ -124,6 +124,9 @@ def test_sources_lists_each_source_with_what_it_reads_and_its_last_good_fetch(fl
     live = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[2:]}
     assert "live: us-east-1, us-east-2, us-west-2, eu-north-1" in live["aws_pricing"]
     assert "files (3)" in live["mlperf_inference_snapshot"]  # no live API: it reads its files in either mode
+    # each column starts at one place on every line, the longest kind (vertex_model_prices) included
+    assert len({line.index(" files (") if " files (" in line else line.index(" disabled")
+                for line in lines.values()}) == 1
 
 
 def test_readme_report_excerpts_are_real_report_output():
