@@ -4,7 +4,6 @@ the catalog `hweval run` loads ahead of its flow, while Prefect's server starts.
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 from pathlib import Path
 
@@ -135,28 +134,11 @@ def load_catalog(root: Path | str, check_figures: bool = True) -> Catalog:
         # model_validator errors arrive wrapped; unwrap our own message
         messages = [e["ctx"]["error"] if "ctx" in e and "error" in e["ctx"] else e["msg"] for e in exc.errors()]
         raise _catalog_error([str(m) for m in messages]) from None
-    future = data_dated_after(catalog, dt.datetime.now(dt.UTC).date())
-    if future:
-        raise _catalog_error(future)
     if check_figures:
         from flows.checks import check_catalog  # late: checks reads the catalog's expectation suites
 
         check_catalog(catalog)  # the per-chip figures `hweval run` checks before it lands anything
     return catalog
-
-
-def data_dated_after(catalog: Catalog, today: dt.date) -> list[str]:
-    """An error for each sources.yaml file dated later than `today` (UTC), unless HWEVAL_ALLOW_FUTURE_AS_OF=1: data
-    is dated by the day it was published or read, and a later date would leak into every run dated before it."""
-    from flows.pipeline import ALLOW_FUTURE_AS_OF_ENV, future_as_of_allowed  # late: the pipeline imports this module
-
-    if future_as_of_allowed():
-        return []
-    return [f"sources.yaml: sources.{source_id}.files[{j}].as_of: {f.as_of.isoformat()} is later than today "
-            f"({today.isoformat()}, UTC): data is dated by the day it was published or read (set "
-            f"{ALLOW_FUTURE_AS_OF_ENV}=1 to allow it)"
-            for source_id, source in catalog.sources.sources.items() for j, f in enumerate(source.files)
-            if f.as_of > today]
 
 
 def _catalog_error(errors: list[str]) -> CatalogError:

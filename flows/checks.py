@@ -294,17 +294,23 @@ def gcp_on_demand(frame: pl.DataFrame, duplicates: Iterable[int] = ()) -> pl.Dat
 ISO_DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 
 
+# days a run's own date may be after its file's as-of date: vLLM dates a result by the machine's local day, a day ahead
+# of UTC (where the file's as-of is dated) east of Greenwich in the hours after UTC midnight
+RUN_DATE_DAYS_AHEAD = 1
+
+
 def run_dates(frame: pl.DataFrame) -> pl.DataFrame:
     """(row_no, check_run_date_unreadable, check_latest_run_date) of each run with a `run_date`: that text where it is
-    no real YYYY-MM-DD date (2026-13-45, 20261120), else the latest date the run may have, the row's data as-of date
-    (YYYY-MM-DD text, which compares with run_date as dates do)."""
+    no real YYYY-MM-DD date (2026-13-45, 20261120), else the latest date the run may have, the day after the row's
+    data as-of date (RUN_DATE_DAYS_AHEAD; YYYY-MM-DD text, which compares with run_date as dates do)."""
     frame = _present(frame, "run_date", "data_as_of")
     text = pl.col("run_date").cast(pl.String)
     day = pl.when(text.str.contains(ISO_DATE)).then(text.str.to_date("%Y-%m-%d", strict=False))
     return (frame.filter(pl.col("run_date").is_not_null())
             .select("row_no",
                     pl.when(day.is_null()).then(text).alias("check_run_date_unreadable"),
-                    pl.when(day.is_not_null()).then(pl.col("data_as_of").cast(pl.Date).dt.to_string("%Y-%m-%d"))
+                    pl.when(day.is_not_null()).then(
+                        pl.col("data_as_of").cast(pl.Date).dt.offset_by(f"{RUN_DATE_DAYS_AHEAD}d").dt.to_string("%Y-%m-%d"))
                     .alias("check_latest_run_date")))
 
 

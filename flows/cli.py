@@ -7,8 +7,8 @@ prefix, a DuckLake or task-runner setting that cannot work, a warehouse or repor
 be written, a wait that is no number of seconds); 3 sources stale past their max_stale_days (the reports were
 published with a warning); 4 another run held the warehouse past --wait; 5 published, but a step after the publish
 failed (the change events, the Prefect artifacts, the upload of the reports to object storage) or a notification
-channel did not take the run's message. Any command whose reader closes its output early (`| head`) ends quietly with
-status 141, as a command SIGPIPE ended.
+channel did not take the run's message. A command whose stdout's reader closes it early (`| head`) goes on without
+writing there and ends with its own status, or 141 (as a command SIGPIPE ended) where that was 0.
 """
 
 from __future__ import annotations
@@ -168,7 +168,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     for load in result.loads:
         if load.status == "stale":
             print(f"  {load.source_id}: STALE ({load.error}); using "
-                  + (f"the rows of its last good run (as of {load.stale_since})" if load.stale_since else "no data from it"))
+                  + (f"the rows of its last good run, the run of {load.stale_since}" if load.stale_since else "no data from it"))
         else:
             print(f"  {load.source_id}: {load.rows_in} rows in, {load.rows_landed} landed, "
                   f"{load.rows_quarantined} quarantined"
@@ -232,6 +232,7 @@ def check_run_inputs(args: argparse.Namespace, source_files: dict[str, list[str]
     from flows.paths import absolute
 
     catalog = catalog_loaded_ahead(absolute(args.catalog or paths.catalog_dir()))
+    pipeline.check_files_dated(catalog, args.allow_future_as_of, set(source_files))
     pipeline.source_snapshot_files(catalog, source_files, args.as_of or pipeline.default_as_of())
     pipeline.check_accept_changes(catalog, args.accept_changes)
 
@@ -245,8 +246,10 @@ def lock_wait_s(args: argparse.Namespace) -> float:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from flows.catalog import load_catalog
+    from flows.pipeline import check_files_dated
 
     catalog = load_catalog(args.catalog or paths.catalog_dir())
+    check_files_dated(catalog)
     print(f"{catalog.root}: {len(catalog.accelerators.accelerators)} accelerators, "
           f"{len(catalog.instances.instances)} instances, {len(catalog.models.models)} models, "
           f"{len(catalog.workloads.workloads)} workloads, {len(catalog.sources.sources)} sources: OK")
@@ -428,20 +431,52 @@ def _exit_status(exc: Exception) -> int | None:
     return None
 
 
+class _ReaderGone:
+    """sys.stdout for the command's own process: once stdout's reader has closed it (`hweval ... | head`), later
+    writes go nowhere instead of raising BrokenPipeError, so the command goes on (a run still records itself and prints
+    its failure lines on stderr) and its status is its own; `gone` says it happened."""
+
+    def __init__(self, stream):
+        self._stream, self.gone = stream, False
+
+    def write(self, text: str) -> int:
+        if not self.gone:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._went()
+        return len(text)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        if not self.gone:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._went()
+
+    def _went(self) -> None:
+        # stdout's descriptor on /dev/null: what the stream still holds is written there at exit, not raised again
+        # (Python's signal docs)
+        self.gone = True
+        os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def entry() -> None:
     """The `hweval` command (pyproject's [project.scripts]): main() in a process of its own, which ends with it."""
     global _OWN_PROCESS
     _OWN_PROCESS = True
-    code = 0
-    try:
-        code = main()
-        sys.stdout.flush()  # a reader gone shows here, not in the interpreter's flush at exit (a message, status 120)
-    except BrokenPipeError:
-        # the reader of stdout closed it (`| head`): end quietly with the status of a writer SIGPIPE ended, and with
-        # stdout on /dev/null, so that the interpreter's flush at exit does not fail again (Python's signal docs); a
-        # run that had failed (3, 4, 5) keeps its own status: it must not read as a closed pipe
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        code = code or EXIT_READER_GONE
+    sys.stdout = guarded = _ReaderGone(sys.stdout)
+    code = main()
+    guarded.flush()  # a reader gone shows here at the latest, not in the interpreter's flush at exit (status 120)
+    if guarded.gone and code == 0:
+        code = EXIT_READER_GONE  # quietly, with the status of a writer SIGPIPE ended; a failure keeps its own
     # what is left is freed with the process: without this, the interpreter's last full collection walks every
     # object the run loaded (1-3 s after a run; atexit handlers and Prefect's log flush still run). An object in a
     # reference cycle is not finalized at exit then: close what must be closed (DuckDB connections) explicitly

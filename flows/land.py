@@ -247,7 +247,7 @@ def record_stale(con: duckdb.DuckDBPyConnection, batch: SourceBatch, run_id: str
         "used_run_id": used_run_id, "stale_since": stale_since,
     }])
     log.warning("%s is stale: %s; using %s", batch.source_id, batch.error,
-                f"the rows of its last good run (as of {stale_since})" if stale_since else "no data (it never landed)")
+                f"the rows of its last good run, the run of {stale_since}" if stale_since else "no data (it never landed)")
     return SourceLoad(batch.source_id, batch.table, rows_in, 0, rows_in, "stale", batch.error, stale_since)
 
 

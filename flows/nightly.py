@@ -147,7 +147,7 @@ def land(building: Path, catalog: Catalog, batches: list[landing.SourceBatch], r
     for load in loads:
         if load.status == "stale":
             logger.warning("%s is stale (%s): the run uses %s", load.source_id, load.error,
-                           f"the rows of its last good run (as of {load.stale_since})" if load.stale_since else "no data from it")
+                           f"the rows of its last good run, the run of {load.stale_since}" if load.stale_since else "no data from it")
         elif load.reused_from:
             logger.info("%s: unchanged since run %s: reused its %d landed and %d quarantined rows (not validated "
                         "again)", load.source_id, load.reused_from, load.rows_landed, load.rows_quarantined)
@@ -341,6 +341,7 @@ def nightly(
     # absolute from here on: the Data Docs builder, the lock messages and the recovery journal take them as given
     catalog_root = paths.absolute(catalog_dir or paths.catalog_dir())
     catalog = take_catalog_loaded_ahead(catalog_root) or load_catalog(catalog_root)
+    pipeline.check_files_dated(catalog, allow_future_as_of, set(source_files or {}))
     warehouse_path = paths.absolute(warehouse_file or paths.warehouse_path())
     reports_root = paths.absolute(reports_dir or paths.reports_dir())
     pipeline.check_run_paths(warehouse_path, reports_root,

@@ -63,7 +63,7 @@ OFFERS_BY_TYPE_SQL = """
     order by cheapest.cloud, cheapest.instance_type"""
 
 
-def _offer_type_row(o: dict) -> list[str]:
+def _offer_type_row(o: dict, stale: frozenset[str] = frozenset()) -> list[str]:
     """One instance type on the offers page: where it is cheapest and on which term, that region's terms, its regions."""
     term = o["pricing_term"] + (f" ({o['term_detail']})" if o["term_detail"] else "")
     saving = (percent(1 - o["usd_per_hour"] / o["on_demand"])
@@ -75,7 +75,7 @@ def _offer_type_row(o: dict) -> list[str]:
         o["region"], usd(o["on_demand"]), usd(o["spot"]),
         _reserved(o["reserved"]),
         Markup(f"**{md_escape(term)}**"), usd(o["usd_per_hour"]), usd(o["usd_per_chip_hour"]), saving, across,
-        _price_sources(o),
+        _price_sources(o, stale),
     ]
 
 
@@ -84,17 +84,19 @@ TERM_COLUMNS = [("on_demand", "on-demand", "on_demand_source"), ("spot", "spot",
                 ("reserved", "reserved", "reserved")]
 
 
-def _price_sources(o: dict) -> str:
+def _price_sources(o: dict, stale: frozenset[str] = frozenset()) -> str:
     """Where each price of an offers-page row comes from: one source and date when they all share it, else each
     term's ("on-demand, reserved: aws_pricing (2026-09-10); spot: aws_spot (2026-11-20)"), UNVERIFIED where
-    sources.yaml marks a file so."""
+    sources.yaml marks a file so, STALE where the source is in `stale` (this run could not refresh it: its last good
+    load's price)."""
     sourced = [(label, o[column]) for _, label, column in TERM_COLUMNS if o[column] is not None]
     if o["pricing_term"] not in [term for term, _, _ in TERM_COLUMNS]:  # the cheapest term has no column (owned, say)
         sourced.append((o["pricing_term"], {"source_id": o["price_source_id"], "as_of": o["price_as_of"],
                                             "unverified": o["price_unverified"]}))
     by_source: dict[str, list[str]] = {}
     for label, source in sourced:
-        named = f"{source['source_id']} ({source['as_of']})" + (", UNVERIFIED" if source["unverified"] else "")
+        named = (f"{source['source_id']} ({source['as_of']})" + (", UNVERIFIED" if source["unverified"] else "")
+                 + (", STALE: not refreshed this run" if source["source_id"] in stale else ""))
         by_source.setdefault(named, []).append(label)
     if len(by_source) == 1:
         return next(iter(by_source))
@@ -145,7 +147,7 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date, head: dict | None = N
     page = MARKDOWN.get_template("offers.md.j2").render(
         **(head or NO_HEAD), as_of=as_of.isoformat(), offers=offers, types_listed=OFFER_TYPES_LISTED, instance_types=sum(per_cloud.values()),
         clouds_cut=[[cloud, n] for cloud, n in per_cloud.items() if n > OFFER_TYPES_LISTED],
-        offer_rows=[_offer_type_row(o) for o in types], unknown=unknown, unknown_listed=len(unknown_listed),
+        offer_rows=[_offer_type_row(o, frozenset((head or NO_HEAD).get("stale_sources") or ())) for o in types], unknown=unknown, unknown_listed=len(unknown_listed),
         unknown_rows=[[u["cloud"], u["region"], u["instance_type"], u["pricing_term"], usd(u["usd_per_hour"]),
                        u["unit"], u["accelerators_listed"] or "—", u["unknown_reason"] or "—",
                        f"{u['price_source_id']} ({u['price_as_of']})", u["price_ref"]] for u in unknown_listed],

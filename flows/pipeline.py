@@ -54,6 +54,25 @@ def check_as_of(as_of: dt.date, allow_future: bool = False, today: dt.date | Non
             f"--allow-future-as-of (or set {ALLOW_FUTURE_AS_OF_ENV}=1) if that is what you want")
 
 
+def check_files_dated(catalog: Catalog, allow_future: bool = False, replaced: set[str] | frozenset = frozenset(),
+                      today: dt.date | None = None) -> None:
+    """Refuse a sources.yaml file dated later than tomorrow (UTC), unless allowed as a later --as-of is (a typo such as
+    2099 would stay the newest data of every run): data is dated by the day it was published or read. Of the sources a
+    run reads only: enabled, and not `replaced` by --source. Tomorrow, as for --as-of: a machine ahead of UTC."""
+    today = today or dt.datetime.now(dt.UTC).date()
+    last_allowed = today + dt.timedelta(days=MAX_AS_OF_DAYS_AHEAD)
+    if allow_future or future_as_of_allowed():
+        return
+    errors = [f"sources.yaml: sources.{source_id}.files[{j}].as_of: {f.as_of.isoformat()} is later than tomorrow "
+              f"({last_allowed.isoformat()}, UTC): data is dated by the day it was published or read (pass "
+              f"--allow-future-as-of or set {ALLOW_FUTURE_AS_OF_ENV}=1 if that is what you want)"
+              for source_id, source in catalog.sources.sources.items()
+              if source.enabled and source_id not in replaced
+              for j, f in enumerate(source.files) if f.as_of > last_allowed]
+    if errors:
+        raise CatalogError("\n".join(errors))
+
+
 def future_as_of_allowed(environ: dict[str, str] | None = None) -> bool:
     """HWEVAL_ALLOW_FUTURE_AS_OF: 1 allows an as-of later than tomorrow, 0 or unset refuses it; anything else is an
     error (`false` or `no` allowed it when any value but 0 did)."""

@@ -251,6 +251,7 @@ def cmd_query(args: argparse.Namespace) -> int:
                           for row in rows], default=str, allow_nan=False, indent=1))
     if cut:
         sys.stdout.flush()  # the rows first, then the line saying they were cut, when both go to one terminal
-        print(f"hweval query: output cut at {args.max_rows} rows; the query returned more (--max-rows N prints up "
+        rows_cut = f"{args.max_rows:,} row" + ("" if args.max_rows == 1 else "s")
+        print(f"hweval query: output cut at {rows_cut}; the query returned more (--max-rows N prints up "
               f"to N, at most {QUERY_MAX_ROWS_LIMIT})", file=sys.stderr)
     return 0

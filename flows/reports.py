@@ -399,7 +399,8 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
     best_changes = [c for c in changes if c["change_kind"] == "best_offer_changed"]
     # what every page says at its top: which run, and the sources stale past their limit (the run failed)
     head = {"run_id": run[0]["run_id"] if run else None,
-            "stale_past_limit": run[0]["stale_past_limit"] if run else None}
+            "stale_past_limit": run[0]["stale_past_limit"] if run else None,
+            "stale_sources": sorted(r["source_id"] for r in loads if r["status"] == "stale")}
     common = {"as_of": as_of.isoformat(), **head,
               "previous_as_of": previous_as_of, "previous_tracked": previous_tracked, "changes_listed": CHANGES_LISTED,
               "other_changes": [c for c in changes if c["change_kind"] != "best_offer_changed"]}

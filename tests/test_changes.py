@@ -293,6 +293,9 @@ def test_a_source_stale_past_its_limit_publishes_fails_and_notifies(flow_run, pr
     assert ("**Its price is not fresh**: this run could not refresh aws_spot, so the price is from its last good "
             "load, by the run of 2026-11-30.") in batch
     assert "aws_spot (2026-11-20), STALE: not refreshed this run |" in batch
+    offers = (reports / "latest" / "offers.md").read_text()  # the page that lists every price with its source
+    assert "spot: aws_spot (2026-11-20), STALE: not refreshed this run |" in offers
+    assert "aws_pricing (2026-09-10), STALE" not in offers  # a source this run refreshed is not marked
     [message] = webhook.requests
     body = json.loads(message["body"])
     assert body["title"] == "hweval 2026-12-05: 1 source stale past its limit"

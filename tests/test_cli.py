@@ -39,20 +39,42 @@ def test_check_prints_what_it_loaded(capsys):
                         capsys.readouterr().out)
 
 
-def test_check_refuses_a_source_file_dated_later_than_today(catalog_copy, monkeypatch, capsys):
+def test_check_refuses_a_source_file_dated_later_than_tomorrow(catalog_copy, monkeypatch, capsys):
     monkeypatch.delenv("HWEVAL_ALLOW_FUTURE_AS_OF")  # the suite's own allows its fixtures' dates
     sources = catalog_copy / "sources.yaml"
-    today = dt.datetime.now(dt.UTC).date()
-    replace_once(sources, "as_of: 2026-11-01", f"as_of: {today.isoformat()}")  # published_benchmarks' one file
-    assert main(["check", "--catalog", str(catalog_copy)]) == 0  # today is no later than today
-    replace_once(sources, f"as_of: {today.isoformat()}", "as_of: 2099-01-01")
+    tomorrow = dt.datetime.now(dt.UTC).date() + dt.timedelta(days=1)
+    replace_once(sources, "as_of: 2026-11-01", f"as_of: {tomorrow.isoformat()}")  # published_benchmarks' one file
+    # tomorrow, as --as-of allows it: a file dated by a machine ahead of UTC
+    assert main(["check", "--catalog", str(catalog_copy)]) == 0
+    replace_once(sources, f"as_of: {tomorrow.isoformat()}", "as_of: 2099-01-01")
     assert main(["check", "--catalog", str(catalog_copy)]) == 2
     assert capsys.readouterr().err == (
-        f"hweval: sources.yaml: sources.published_benchmarks.files[0].as_of: 2099-01-01 is later than today "
-        f"({today.isoformat()}, UTC): data is dated by the day it was published or read (set "
-        f"HWEVAL_ALLOW_FUTURE_AS_OF=1 to allow it)\n")
+        f"hweval: sources.yaml: sources.published_benchmarks.files[0].as_of: 2099-01-01 is later than tomorrow "
+        f"({tomorrow.isoformat()}, UTC): data is dated by the day it was published or read (pass "
+        f"--allow-future-as-of or set HWEVAL_ALLOW_FUTURE_AS_OF=1 if that is what you want)\n")
     monkeypatch.setenv("HWEVAL_ALLOW_FUTURE_AS_OF", "1")
     assert main(["check", "--catalog", str(catalog_copy)]) == 0
+
+
+def test_only_the_files_a_run_reads_are_held_to_their_dates(catalog_copy, monkeypatch):
+    """A disabled source's file, or one --source replaces, is not read: its date stops nothing; --allow-future-as-of
+    (the flow's allow_future_as_of) allows a later one as HWEVAL_ALLOW_FUTURE_AS_OF=1 does."""
+    from flows.catalog import load_catalog
+    from flows.catalog_models import CatalogError
+
+    monkeypatch.delenv("HWEVAL_ALLOW_FUTURE_AS_OF")
+    today = dt.date(2026, 12, 4)
+    replace_once(catalog_copy / "sources.yaml", "as_of: 2026-11-01", "as_of: 2099-01-01")  # published_benchmarks
+    catalog = load_catalog(catalog_copy)
+    with pytest.raises(CatalogError, match=r"^sources.yaml: sources.published_benchmarks.files\[0\].as_of: 2099-01-01 "
+                                           r"is later than tomorrow \(2026-12-05, UTC\)"):
+        pipeline.check_files_dated(catalog, today=today)
+    pipeline.check_files_dated(catalog, replaced={"published_benchmarks"}, today=today)
+    pipeline.check_files_dated(catalog, allow_future=True, today=today)
+    disabled = catalog.model_copy(update={"sources": catalog.sources.model_copy(update={"sources": {
+        **catalog.sources.sources,
+        "published_benchmarks": catalog.sources.sources["published_benchmarks"].model_copy(update={"enabled": False})}})})
+    pipeline.check_files_dated(disabled, today=today)
 
 
 def test_check_reports_a_broken_catalog_and_exits_2(catalog_copy, capsys):
@@ -315,6 +337,33 @@ def test_a_command_whose_reader_closed_its_output_ends_quietly_with_status_141(t
     finally:
         os.close(writer)
     assert (proc.returncode, proc.stderr) == (141, "")
+
+
+def test_a_failed_run_whose_reader_closed_its_output_keeps_its_status_and_says_why():
+    """`hweval run ... | true` for a run that fails (3, sources stale past their limit): its stdout summary finds no
+    reader, and the run goes on to print its failure on stderr and exit 3, not 141 (a closed pipe) or 0. main() stands
+    in for the run: the summary's lines, then the failure line, then its status."""
+    code = textwrap.dedent("""
+        import sys
+        import flows.cli as cli
+
+        def run():
+            for n in range(10_000):
+                print(f"  source {n}: 1 rows in, 1 landed, 0 quarantined")
+            print("hweval: STALE PAST ITS LIMIT: aws_spot", file=sys.stderr)
+            return cli.EXIT_STALE_PAST_LIMIT
+
+        cli.main = run
+        cli.entry()
+    """)
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        proc = subprocess.run([sys.executable, "-c", code], stdout=writer, stderr=subprocess.PIPE, text=True,
+                              cwd=PROJECT_ROOT, timeout=120)
+    finally:
+        os.close(writer)
+    assert (proc.returncode, proc.stderr) == (3, "hweval: STALE PAST ITS LIMIT: aws_spot\n")
 
 
 def test_the_temporary_server_is_launched_before_the_run_imports_its_libraries():

@@ -35,6 +35,9 @@ from flows.validate import BatchDataError, SuiteError, validate_rows
      "authorization:***\nx"),
     ("<p>Authorization: Bearer ya29.a0AfH6SMBx</p>", "<p>Authorization: ***"),  # the whole line's rest goes
     ("sent bearer ya29.a0AfH6SMBx then", "sent bearer *** then"),
+    ("Bearer authentication failed", "Bearer authentication failed"),  # a word, no token: nothing to hide
+    ("The X-Amz-Security-Token header: 'FwoGZXIvYXdzEBYaDFAKE' was rejected",
+     "The X-Amz-Security-Token header: '***' was rejected"),
     ('{"api_key": "sk-0123456789abcdef"}', '{"api_key": "***"}'),
     ("key id AKIAIOSFODNN7EXAMPLE denied", "key id *** denied"),
     # a message saying what to set: short words after a secret's name are no secret, and stay

@@ -182,7 +182,8 @@ def test_an_mfu_only_training_row_and_a_csv_without_the_new_columns_still_land(f
     # the file is as of 2026-11-30 (batch): a month 13, a day after it, no date or no source would label the candidates
     ({"date": "2026-13-45"}, "run_date_a_date", "check_run_date_unreadable", "2026-13-45"),
     ({"date": "2026-02-29"}, "run_date_a_date", "check_run_date_unreadable", "2026-02-29"),  # 2026 is no leap year
-    ({"date": "2026-12-01"}, "run_date_not_after_as_of", "run_date", "2026-12-01 (check_latest_run_date: 2026-11-30)"),
+    # a day after the file lands (a local date ahead of UTC); two days after it is no run yet made
+    ({"date": "2026-12-02"}, "run_date_not_after_as_of", "run_date", "2026-12-02 (check_latest_run_date: 2026-12-01)"),
     ({"date": ""}, "run_date_present", "run_date", None),
     ({"source": ""}, "source_present", "run_source", None),
 ])
@@ -203,7 +204,7 @@ def test_a_bad_own_training_row_is_quarantined_naming_the_file_row_and_what_was_
                 "own_training_workload_present": "name it in workload",
                 "workload_on_training_rows_only": "kind training",
                 "run_date_a_date": "a real calendar day written YYYY-MM-DD",
-                "run_date_not_after_as_of": "no later than the as-of date of the file that holds it",
+                "run_date_not_after_as_of": "no later than the day after the as-of date of the file that holds it",
                 "run_date_present": "says the day it ran",
                 "source_present": "where its figures come from"}[expectation]
     assert expected in reason

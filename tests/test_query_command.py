@@ -167,6 +167,8 @@ CUT_AT = "hweval query: output cut at {} rows; the query returned more (--max-ro
     (0, "┌────────┐\n│   n    │\n│ int64  │\n└────────┘\n  0 rows\n\n", CUT_AT.format(0)),
     (5, "┌───────┐\n│   n   │\n│ int64 │\n├───────┤\n│     1 │\n│     2 │\n│     3 │\n│     4 │\n│     5 │\n"
         "└───────┘\n\n", ""),  # every row printed: nothing cut
+    (1, "┌───────┐\n│   n   │\n│ int64 │\n├───────┤\n│     1 │\n└───────┘\n\n",
+     CUT_AT.format(1).replace("1 rows", "1 row")),
 ])
 def test_query_prints_at_most_max_rows_in_the_table_and_says_it_cut(small_warehouse, capsys, max_rows, out, err):
     assert main(["query", "select n from t order by n", "--max-rows", str(max_rows),

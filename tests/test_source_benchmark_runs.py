@@ -121,16 +121,20 @@ def test_an_own_run_of_an_unknown_accelerator_is_quarantined(curve_catalog, fres
 
 def test_a_vllm_run_is_dated_by_the_day_its_date_names_and_not_after_its_file(curve_catalog, fresh_db):
     runs = curve_catalog.root / "snapshot" / "benchmark_runs"
-    late = vllm_result(128, 1000, 1000, 1500.0, 160.0, 2500.0) | {"date": "20261121-000500"}
+    ahead = vllm_result(32, 950, 1000, 900.0, 80.0, 900.0) | {"date": "20261121-073000"}
+    late = vllm_result(128, 1000, 1000, 1500.0, 160.0, 2500.0) | {"date": "20261122-000500"}
+    (runs / "inf2-c32.json").write_text(json.dumps(ahead))
     (runs / "inf2-c128.json").write_text(json.dumps(late))
     [load] = land_all(fresh_db, curve_catalog, [fetch_source(curve_catalog, "own_runs")], RUN, AS_OF)
-    # the files are as of 2026-11-20: vLLM's 20261120-101500 is that day and lands, 20261121-000500 is the day after
+    # the files are as of 2026-11-20 (UTC): vLLM's 20261120-101500 is that day and lands; 20261121-073000 is the
+    # next day on the benchmark machine's clock (07:30 in Tokyo is 22:30 UTC on the 20th): it lands, a day after the
+    # file at most; 20261122-000500 is two days after it
     assert (load.rows_in, load.rows_landed, load.rows_quarantined) == (3, 2, 1)
     assert fresh_db.execute("select source_ref, expectation, column_name, unexpected_value from ops.quarantine"
                             ).fetchall() == [(str(runs / "inf2-c128.json"), "run_date_not_after_as_of", "run_date",
-                                              "2026-11-21 (check_latest_run_date: 2026-11-20)")]
+                                              "2026-11-22 (check_latest_run_date: 2026-11-21)")]
     assert fresh_db.execute("select run_date from raw.benchmark_runs order by row_no").fetchall() == [
-        ("2026-11-20",), ("2026-11-20",)]
+        ("2026-11-20",), ("2026-11-21",)]
 
 
 def test_a_vllm_date_in_another_form_is_kept_as_written_for_the_suite(tmp_path):

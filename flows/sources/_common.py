@@ -463,9 +463,10 @@ _ACCOUNT_IN_ARN = re.compile(r"(arn:aws[a-z-]*:[a-z0-9-]*:[a-z0-9-]*:)\d{12}(:)"
 # 8 characters is no credential (`AZURE_ACCESS_TOKEN: a bearer token for ...` in a message saying what to set).
 _AUTHORIZATION = re.compile(r"(?i)(\bauthorization\s*[:=]\s*)[^\r\n'\"]+")
 _SECRET_FIELD = re.compile(
-    r"(?i)(\b[\w-]*(?:token|secret|signature|credential|password|api[-_]?key|subscription-key)['\"]?\s*[:=]\s*['\"]?)"
-    r"[^\s'\"&,;*]{8,}")
-_BEARER = re.compile(r"(?i)(\bbearer\s+)[\w.~+/=-]{8,}")
+    r"(?i)(\b[\w-]*(?:token|secret|signature|credential|password|api[-_]?key|subscription-key)['\"]?"
+    r"(?:\s+(?:header|value))?\s*[:=]\s*['\"]?)[^\s'\"&,;*]{8,}")
+# a token has a digit or a punctuation mark in it ("Bearer authentication failed" names no token)
+_BEARER = re.compile(r"(?i)(\bbearer\s+)(?=[\w.~+/=-]*[\d.~+/=-])[\w.~+/=-]{8,}")
 _ACCESS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")
 
 
