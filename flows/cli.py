@@ -232,7 +232,7 @@ def check_run_inputs(args: argparse.Namespace, source_files: dict[str, list[str]
     from flows.paths import absolute
 
     catalog = catalog_loaded_ahead(absolute(args.catalog or paths.catalog_dir()))
-    pipeline.check_files_dated(catalog, args.allow_future_as_of, set(source_files))
+    pipeline.check_files_dated(catalog, args.allow_future_as_of, source_files, True if args.live else None)
     pipeline.source_snapshot_files(catalog, source_files, args.as_of or pipeline.default_as_of())
     pipeline.check_accept_changes(catalog, args.accept_changes)
 
@@ -246,10 +246,10 @@ def lock_wait_s(args: argparse.Namespace) -> float:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from flows.catalog import load_catalog
-    from flows.pipeline import check_files_dated
+    from flows.pipeline import ALLOW_FUTURE_AS_OF_ENV, check_files_dated
 
     catalog = load_catalog(args.catalog or paths.catalog_dir())
-    check_files_dated(catalog)
+    check_files_dated(catalog, lift=f"set {ALLOW_FUTURE_AS_OF_ENV}=1 if that is what you want")
     print(f"{catalog.root}: {len(catalog.accelerators.accelerators)} accelerators, "
           f"{len(catalog.instances.instances)} instances, {len(catalog.models.models)} models, "
           f"{len(catalog.workloads.workloads)} workloads, {len(catalog.sources.sources)} sources: OK")
@@ -472,7 +472,8 @@ def entry() -> None:
     """The `hweval` command (pyproject's [project.scripts]): main() in a process of its own, which ends with it."""
     global _OWN_PROCESS
     _OWN_PROCESS = True
-    sys.stdout = guarded = _ReaderGone(sys.stdout)
+    # stdout closed before the command started (`>&-`): Python leaves sys.stdout None, and writes go nowhere
+    sys.stdout = guarded = _ReaderGone(sys.stdout if sys.stdout is not None else open(os.devnull, "w"))  # noqa: SIM115
     code = main()
     guarded.flush()  # a reader gone shows here at the latest, not in the interpreter's flush at exit (status 120)
     if guarded.gone and code == 0:

@@ -16,7 +16,7 @@ _EMPHASIS_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
 # what GitHub's extended autolinks (and mistune's url plugin) make a link of in plain text: a scheme's "://", "www."
 # and an e-mail's "@"; a backslash before the punctuation keeps it text (CommonMark shows an escaped ASCII
 # punctuation character as itself)
-_AUTOLINK = re.compile(r"(?i)(?<=[a-z0-9])(:)(?=//)|(?<![\w.])(www)(\.)|(@)")
+_AUTOLINK = re.compile(r"(?i)(?<=[a-z0-9])(:)(?=//)|(?<![^\W_])(?<!\.)(www)(\.)|(@)")  # GFM: www. after _ too
 # what makes a line a list item, a heading's underline or a thematic break when it opens the line: -, +, =, "1." "1)"
 _BLOCK_START = re.compile(r"^(?:([-+=])|(\d+)([.)]))")
 

@@ -341,7 +341,7 @@ def nightly(
     # absolute from here on: the Data Docs builder, the lock messages and the recovery journal take them as given
     catalog_root = paths.absolute(catalog_dir or paths.catalog_dir())
     catalog = take_catalog_loaded_ahead(catalog_root) or load_catalog(catalog_root)
-    pipeline.check_files_dated(catalog, allow_future_as_of, set(source_files or {}))
+    pipeline.check_files_dated(catalog, allow_future_as_of, source_files, live)
     warehouse_path = paths.absolute(warehouse_file or paths.warehouse_path())
     reports_root = paths.absolute(reports_dir or paths.reports_dir())
     pipeline.check_run_paths(warehouse_path, reports_root,

@@ -54,20 +54,27 @@ def check_as_of(as_of: dt.date, allow_future: bool = False, today: dt.date | Non
             f"--allow-future-as-of (or set {ALLOW_FUTURE_AS_OF_ENV}=1) if that is what you want")
 
 
-def check_files_dated(catalog: Catalog, allow_future: bool = False, replaced: set[str] | frozenset = frozenset(),
-                      today: dt.date | None = None) -> None:
+RUN_LIFTS_IT = f"pass --allow-future-as-of or set {ALLOW_FUTURE_AS_OF_ENV}=1 if that is what you want"
+
+
+def check_files_dated(catalog: Catalog, allow_future: bool = False, source_files: dict[str, list[str]] | None = None,
+                      live: bool | None = None, today: dt.date | None = None, lift: str = RUN_LIFTS_IT) -> None:
     """Refuse a sources.yaml file dated later than tomorrow (UTC), unless allowed as a later --as-of is (a typo such as
-    2099 would stay the newest data of every run): data is dated by the day it was published or read. Of the sources a
-    run reads only: enabled, and not `replaced` by --source. Tomorrow, as for --as-of: a machine ahead of UTC."""
+    2099 would stay the newest data of every run): data is dated by the day it was published or read. Only the files
+    a run reads: of an enabled source, not one `source_files` (--source) gives files or replaces, and not one that
+    reads its API in this mode (`live`: --live; None: sources.yaml's mode). Tomorrow, as for --as-of: a machine ahead
+    of UTC. `lift` says how to allow it, as the caller can."""
     today = today or dt.datetime.now(dt.UTC).date()
     last_allowed = today + dt.timedelta(days=MAX_AS_OF_DAYS_AHEAD)
     if allow_future or future_as_of_allowed():
         return
+    mode = catalog.sources.mode if live is None else ("live" if live else "snapshot")
+    not_read = set(source_files or {}) | {other for others in replaced_sources(catalog, source_files).values()
+                                          for other in others}
     errors = [f"sources.yaml: sources.{source_id}.files[{j}].as_of: {f.as_of.isoformat()} is later than tomorrow "
-              f"({last_allowed.isoformat()}, UTC): data is dated by the day it was published or read (pass "
-              f"--allow-future-as-of or set {ALLOW_FUTURE_AS_OF_ENV}=1 if that is what you want)"
+              f"({last_allowed.isoformat()}, UTC): data is dated by the day it was published or read ({lift})"
               for source_id, source in catalog.sources.sources.items()
-              if source.enabled and source_id not in replaced
+              if source.enabled and source_id not in not_read and not source.reads_live(mode)
               for j, f in enumerate(source.files) if f.as_of > last_allowed]
     if errors:
         raise CatalogError("\n".join(errors))

@@ -50,31 +50,44 @@ def test_check_refuses_a_source_file_dated_later_than_tomorrow(catalog_copy, mon
     assert main(["check", "--catalog", str(catalog_copy)]) == 2
     assert capsys.readouterr().err == (
         f"hweval: sources.yaml: sources.published_benchmarks.files[0].as_of: 2099-01-01 is later than tomorrow "
-        f"({tomorrow.isoformat()}, UTC): data is dated by the day it was published or read (pass "
-        f"--allow-future-as-of or set HWEVAL_ALLOW_FUTURE_AS_OF=1 if that is what you want)\n")
+        f"({tomorrow.isoformat()}, UTC): data is dated by the day it was published or read (set "
+        f"HWEVAL_ALLOW_FUTURE_AS_OF=1 if that is what you want)\n")  # check has no --allow-future-as-of
     monkeypatch.setenv("HWEVAL_ALLOW_FUTURE_AS_OF", "1")
     assert main(["check", "--catalog", str(catalog_copy)]) == 0
 
 
 def test_only_the_files_a_run_reads_are_held_to_their_dates(catalog_copy, monkeypatch):
-    """A disabled source's file, or one --source replaces, is not read: its date stops nothing; --allow-future-as-of
-    (the flow's allow_future_as_of) allows a later one as HWEVAL_ALLOW_FUTURE_AS_OF=1 does."""
+    """A file the run does not read stops nothing: a disabled source's, one --source gives files for or displaces
+    (an offer file replaces the Price List: both price the same SKUs), one whose source reads its API (--live).
+    --allow-future-as-of (the flow's allow_future_as_of) allows a later one, as HWEVAL_ALLOW_FUTURE_AS_OF=1 does."""
     from flows.catalog import load_catalog
     from flows.catalog_models import CatalogError
 
     monkeypatch.delenv("HWEVAL_ALLOW_FUTURE_AS_OF")
     today = dt.date(2026, 12, 4)
-    replace_once(catalog_copy / "sources.yaml", "as_of: 2026-11-01", "as_of: 2099-01-01")  # published_benchmarks
+    sources = catalog_copy / "sources.yaml"
+    replace_once(sources, "as_of: 2026-11-01", "as_of: 2099-01-01")  # published_benchmarks: files only, no live block
     catalog = load_catalog(catalog_copy)
     with pytest.raises(CatalogError, match=r"^sources.yaml: sources.published_benchmarks.files\[0\].as_of: 2099-01-01 "
-                                           r"is later than tomorrow \(2026-12-05, UTC\)"):
+                                           r"is later than tomorrow \(2026-12-05, UTC\).*\(pass --allow-future-as-of"):
         pipeline.check_files_dated(catalog, today=today)
-    pipeline.check_files_dated(catalog, replaced={"published_benchmarks"}, today=today)
+    pipeline.check_files_dated(catalog, source_files={"published_benchmarks": ["mine.csv"]}, today=today)
     pipeline.check_files_dated(catalog, allow_future=True, today=today)
     disabled = catalog.model_copy(update={"sources": catalog.sources.model_copy(update={"sources": {
         **catalog.sources.sources,
         "published_benchmarks": catalog.sources.sources["published_benchmarks"].model_copy(update={"enabled": False})}})})
     pipeline.check_files_dated(disabled, today=today)
+    # aws_pricing's first file (it has a live block): read in a snapshot run, not by --live, nor when an offer
+    # file replaces it
+    replace_once(sources, "as_of: 2099-01-01", "as_of: 2026-11-01")
+    text = sources.read_text()
+    first = text.index("as_of:", text.index("  aws_pricing:"))
+    sources.write_text(text[:first] + "as_of: 2099-01-02" + text[first + len("as_of: 2026-09-10"):])
+    catalog = load_catalog(catalog_copy)
+    with pytest.raises(CatalogError, match=r"^sources.yaml: sources.aws_pricing.files\[0\].as_of: 2099-01-02 "):
+        pipeline.check_files_dated(catalog, today=today)
+    pipeline.check_files_dated(catalog, live=True, today=today)
+    pipeline.check_files_dated(catalog, source_files={"aws_offer_file": ["offer.csv"]}, today=today)
 
 
 def test_check_reports_a_broken_catalog_and_exits_2(catalog_copy, capsys):
@@ -363,6 +376,10 @@ def test_a_failed_run_whose_reader_closed_its_output_keeps_its_status_and_says_w
                               cwd=PROJECT_ROOT, timeout=120)
     finally:
         os.close(writer)
+    assert (proc.returncode, proc.stderr) == (3, "hweval: STALE PAST ITS LIMIT: aws_spot\n")
+    # stdout closed before the command started (`>&-`: Python's sys.stdout is None): the same, not a traceback
+    proc = subprocess.run(["sh", "-c", f'"{sys.executable}" -c "$0" >&-', code], stderr=subprocess.PIPE, text=True,
+                          cwd=PROJECT_ROOT, timeout=120)
     assert (proc.returncode, proc.stderr) == (3, "hweval: STALE PAST ITS LIMIT: aws_spot\n")
 
 

@@ -295,6 +295,7 @@ def test_a_bare_url_www_or_e_mail_address_in_data_is_no_link():
     for text, escaped in [("see https://evil.example.com/x", "see https\\://evil.example.com/x"),
                           ("www.evil.example.com", "www\\.evil.example.com"),
                           ("ops@evil.example.com", "ops\\@evil.example.com"),
+                          ("a_www.evil.example.com", "a_www\\.evil.example.com"),  # GFM links www. after an _ too
                           ("at 10:30, 2:1 and awww.x", "at 10:30, 2:1 and awww.x")]:
         assert md_escape(text) == escaped
         assert autolinking(escaped) == f"<p>{text}</p>\n"  # shown as written, no <a>

@@ -350,7 +350,8 @@ def test_a_response_over_max_file_bytes_is_refused_once_not_retried(endless, pat
 
 # ---------------------------------------------------------------- numbers
 @pytest.mark.parametrize("value", [10**400, -(10**400), "9" * 400, "1e400", float("inf"), float("nan"), "NaN",
-                                   {"USD": 1}, [1], None, True, "x" * 10_000, "1_000", "55_04.0"])
+                                   {"USD": 1}, [1], None, True, "x" * 10_000, "1_000", "55_04.0",
+                                   "１０００", "١٢٣"])
 def test_to_float_never_raises_and_refuses_what_is_not_a_finite_number(value):
     assert to_float(value) is None
 

@@ -420,7 +420,8 @@ def to_float(text: Any) -> float | None:
     is not finite (validation quarantines its row, saying the value is not a number)."""
     if text is None or isinstance(text, bool) or not isinstance(text, (int, float, str)):
         return None
-    if isinstance(text, str) and "_" in text:  # Python reads "1_000" as 1000; no price file writes a number so
+    # Python reads "1_000" as 1000 and "１０００" (full-width digits) too; no price file writes a number so
+    if isinstance(text, str) and ("_" in text or not text.isascii()):
         return None
     try:
         value = float(text) if isinstance(text, (int, float)) else float(text.strip())
