@@ -148,7 +148,8 @@ def test_best_offer_changes_name_the_new_pick_the_reason_and_the_money(two_days)
     assert ("- New benchmark results: training run of llama-3.1-8b bf16 on 32 x trainium1 "
             f"({day_2.reports.parents[1] / 'day-2' / 'published_training.csv'}: row 7).") in index
     page = (day_2.reports / "llama2-70b-lora-finetune.md").read_text()
-    assert page.splitlines()[2] == "## What changed since 2026-11-30"
+    # under the title, the run the page comes from, then what changed
+    assert page.splitlines()[2:5] == ["_Run `day-2`, as of 2026-12-02._", "", "## What changed since 2026-11-30"]
     assert "Best for llama2-70b-lora-finetune is now aws p5en.48xlarge" in page
     unchanged = (day_2.reports / "llama31-8b-chat-small.md").read_text()
     assert "The best offer is the same as on 2026-11-30." in unchanged

@@ -86,8 +86,10 @@ def _mutate(document, draw_value, paths: list[int]):
 
 
 @functools.cache
+@functools.lru_cache(maxsize=1)
 def _offer_file_text() -> str:
-    """An offer file of six accelerated products (46 rate lines) in the real layout: preamble, header, rows."""
+    """An offer file of six accelerated products (46 rate lines) in the real layout: preamble, header, rows. Built
+    once a process: the builder draws from `random`, which Hypothesis warns of inside a strategy (`_load` is one)."""
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "index.csv"
         ofb.write_offer_file(path, ofb.accelerated_products()[:6])

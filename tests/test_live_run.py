@@ -147,5 +147,5 @@ def test_a_source_denied_live_is_stale_and_the_others_land(prefect_server, catal
     assert "access denied (AccessDeniedException)" in loads["aws_pricing"].error
     assert [loads[s].status for s in ("aws_spot", "azure_retail", "gcp_billing")] == ["landed"] * 3
     index = (result.reports / "index.md").read_text()
-    assert "| aws_pricing | aws_pricing | stale, no earlier data |" in index
+    assert "| aws_pricing | aws_pricing | stale, never landed |" in index
     assert "LiveSourceError: pricing.get_products us-east-1 'GPU instance': access denied" in index
