@@ -357,6 +357,35 @@ class ScriptedLake:
         return base + 1
 
 
+def test_an_attach_that_meets_a_lake_another_run_is_creating_is_tried_again(monkeypatch):
+    """Two runs creating a new lake at once collide in PostgreSQL and the loser's initialisation is rolled back: its
+    attach is tried again (after 0.2 s, then 0.4 s ...) and finds the lake the other made; at most INIT_ATTEMPTS times,
+    and any other error at once."""
+    sleeps = []
+    monkeypatch.setattr(lake.time, "sleep", sleeps.append)
+
+    class Attaching:
+        def __init__(self, failures: int, error: str = "Failed to initialize DuckLake: duplicate key value"):
+            self.failures, self.error, self.calls = failures, error, 0
+
+        def execute(self, statement):
+            self.calls += 1
+            if self.calls <= self.failures:
+                raise duckdb.CatalogException(self.error)
+
+    con = Attaching(failures=2)
+    lake._attach(con, "attach 'ducklake:x' as lake", "x")
+    assert con.calls == 3 and sleeps == [0.2, 0.4]
+    con = Attaching(failures=lake.INIT_ATTEMPTS)
+    with pytest.raises(duckdb.CatalogException, match="Failed to initialize DuckLake"):
+        lake._attach(con, "attach 'ducklake:x' as lake", "x")
+    assert con.calls == lake.INIT_ATTEMPTS == 5
+    con = Attaching(failures=1, error="Permission denied")
+    with pytest.raises(duckdb.CatalogException, match="Permission denied"):
+        lake._attach(con, "attach 'ducklake:x' as lake", "x")
+    assert con.calls == 1
+
+
 def scripted(monkeypatch, refusals: int, attempts: int) -> ScriptedLake:
     script = ScriptedLake(refusals)
     config = lake.LakeConfig("postgres:dbname=scripted", "/nowhere/", attempts)
