@@ -11,7 +11,7 @@ from markupsafe import Markup
 
 from flows import relations
 from flows.formatting import count, cut_sql, md_escape, percent, usd
-from flows.report_templates import MARKDOWN, NO_HEAD, csv_text
+from flows.report_templates import MARKDOWN, NO_HEAD, STALE_MARK, csv_text
 from flows.warehouse import fetch_dicts
 
 # The offers page lists instance types, not offers (the bench's 35,000 offers made a page of 926 KB, one row per
@@ -96,7 +96,7 @@ def _price_sources(o: dict, stale: frozenset[str] = frozenset()) -> str:
     by_source: dict[str, list[str]] = {}
     for label, source in sourced:
         named = (f"{source['source_id']} ({source['as_of']})" + (", UNVERIFIED" if source["unverified"] else "")
-                 + (", STALE: not refreshed this run" if source["source_id"] in stale else ""))
+                 + (STALE_MARK if source["source_id"] in stale else ""))
         by_source.setdefault(named, []).append(label)
     if len(by_source) == 1:
         return next(iter(by_source))
@@ -144,10 +144,12 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date, head: dict | None = N
                               "order by u.cloud, u.instance_type, u.region, u.pricing_term, u.source_ref limit ?",
                          [UNUSED_PRICES_LISTED + 1])
     per_cloud = {o["cloud"]: o["cloud_types"] for o in types}
+    head = head or NO_HEAD
+    stale = frozenset(head["stale_sources"])
     page = MARKDOWN.get_template("offers.md.j2").render(
-        **(head or NO_HEAD), as_of=as_of.isoformat(), offers=offers, types_listed=OFFER_TYPES_LISTED, instance_types=sum(per_cloud.values()),
+        **head, as_of=as_of.isoformat(), offers=offers, types_listed=OFFER_TYPES_LISTED, instance_types=sum(per_cloud.values()),
         clouds_cut=[[cloud, n] for cloud, n in per_cloud.items() if n > OFFER_TYPES_LISTED],
-        offer_rows=[_offer_type_row(o, frozenset((head or NO_HEAD).get("stale_sources") or ())) for o in types], unknown=unknown, unknown_listed=len(unknown_listed),
+        offer_rows=[_offer_type_row(o, stale) for o in types], unknown=unknown, unknown_listed=len(unknown_listed),
         unknown_rows=[[u["cloud"], u["region"], u["instance_type"], u["pricing_term"], usd(u["usd_per_hour"]),
                        u["unit"], u["accelerators_listed"] or "—", u["unknown_reason"] or "—",
                        f"{u['price_source_id']} ({u['price_as_of']})", u["price_ref"]] for u in unknown_listed],

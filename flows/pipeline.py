@@ -42,10 +42,15 @@ def default_as_of() -> dt.date:
     return dt.datetime.now(dt.UTC).date()
 
 
+def latest_as_of_allowed(today: dt.date | None = None) -> dt.date:
+    """Tomorrow (UTC): the latest date a run or its data may be dated without --allow-future-as-of (a machine ahead of
+    UTC dates its day ahead of it)."""
+    return (today or dt.datetime.now(dt.UTC).date()) + dt.timedelta(days=MAX_AS_OF_DAYS_AHEAD)
+
+
 def check_as_of(as_of: dt.date, allow_future: bool = False, today: dt.date | None = None) -> None:
     """Refuse an as-of date later than tomorrow (UTC) unless allowed: it would freeze reports/latest."""
-    today = today or dt.datetime.now(dt.UTC).date()
-    last_allowed = today + dt.timedelta(days=MAX_AS_OF_DAYS_AHEAD)
+    last_allowed = latest_as_of_allowed(today)
     allowed = future_as_of_allowed() or allow_future
     if as_of > last_allowed and not allowed:
         raise AsOfError(
@@ -64,8 +69,7 @@ def check_files_dated(catalog: Catalog, allow_future: bool = False, source_files
     a run reads: of an enabled source, not one `source_files` (--source) gives files or replaces, and not one that
     reads its API in this mode (`live`: --live; None: sources.yaml's mode). Tomorrow, as for --as-of: a machine ahead
     of UTC. `lift` says how to allow it, as the caller can."""
-    today = today or dt.datetime.now(dt.UTC).date()
-    last_allowed = today + dt.timedelta(days=MAX_AS_OF_DAYS_AHEAD)
+    last_allowed = latest_as_of_allowed(today)
     if allow_future or future_as_of_allowed():
         return
     mode = catalog.sources.mode if live is None else ("live" if live else "snapshot")

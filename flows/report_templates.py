@@ -71,11 +71,13 @@ def price_source(r: dict) -> str:
     """A row's price source and as-of date, UNVERIFIED where sources.yaml marks the file so, and STALE where the source
     could not be refreshed by this run (`price_stale`, set by flows/reports.py: the price is its last good load's)."""
     return (f"{r['price_source_id']} ({r['price_as_of']})" + (", UNVERIFIED" if r.get("price_unverified") else "")
-            + (", STALE: not refreshed this run" if r.get("price_stale") else ""))
+            + (STALE_MARK if r.get("price_stale") else ""))
 
 
 # what a page says at its top when no run is named (a page rendered on its own): no run line, no stale banner
-NO_HEAD = {"run_id": None, "stale_past_limit": None}
+NO_HEAD = {"run_id": None, "stale_past_limit": None, "stale_sources": ()}
+# beside a price whose source this run could not refresh (the price is its last good load's)
+STALE_MARK = ", STALE: not refreshed this run"
 
 # what a spreadsheet runs as a formula when a cell starts with it (OWASP's list for CSV injection)
 FORMULA_START = r"^([=+\-@\t\r])"

@@ -247,15 +247,12 @@ def _excluded(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, tuple
                 from marts.excluded_candidates where as_of = $as_of
                 group by workload_id, exclusion_reason, offer, precision
             )
-            select * from (
-                select workload_id, exclusion_reason, sum(candidates) as candidates, count(*) as labels,
-                       list(offer || coalesce(' (' || nullif(concat_ws(', ', precision, case when offers > 1
-                                                                            then offers || ' offers' end), '') || ')',
-                                              '')
-                            order by first)
-                           [1:$offers_listed] as listed
-                from named group by all)
-            order by workload_id, exclusion_reason""",
+            select workload_id, exclusion_reason, sum(candidates) as candidates, count(*) as labels,
+                   list(offer || coalesce(' (' || nullif(concat_ws(', ', precision, case when offers > 1
+                                                                        then offers || ' offers' end), '') || ')', '')
+                        order by first)
+                       [1:$offers_listed] as listed
+            from named group by all order by workload_id, exclusion_reason""",
             {"as_of": as_of, "offers_listed": EXCLUDED_OFFERS_LISTED}):
         reasons.setdefault(r["workload_id"], []).append(r)
     found = {}
@@ -400,7 +397,7 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
     # what every page says at its top: which run, and the sources stale past their limit (the run failed)
     head = {"run_id": run[0]["run_id"] if run else None,
             "stale_past_limit": run[0]["stale_past_limit"] if run else None,
-            "stale_sources": sorted(r["source_id"] for r in loads if r["status"] == "stale")}
+            "stale_sources": sorted(stale)}
     common = {"as_of": as_of.isoformat(), **head,
               "previous_as_of": previous_as_of, "previous_tracked": previous_tracked, "changes_listed": CHANGES_LISTED,
               "other_changes": [c for c in changes if c["change_kind"] != "best_offer_changed"]}
