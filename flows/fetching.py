@@ -19,7 +19,8 @@ from prefect.utilities.annotations import quote
 from flows import fanout
 from flows import land as landing
 from flows.catalog_models import Catalog, CatalogError
-from flows.sources._common import LiveSourceError, SourceFormatError, redact_text
+from flows.redaction import redact_text
+from flows.sources._common import LiveSourceError, SourceFormatError
 from flows.sources._concurrency import FetchSlots
 
 

@@ -38,7 +38,7 @@ import duckdb
 
 from flows import analytics, duckdb_settings, transform, warehouse
 from flows.analytics import quoted
-from flows.sources._common import redact_text
+from flows.redaction import redact_text
 
 log = logging.getLogger(__name__)
 

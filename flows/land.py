@@ -18,9 +18,10 @@ from flows import chart_workers, checks, data_docs, gx_process, warehouse
 from flows.catalog_models import Catalog
 from flows.formatting import last_loaded
 from flows.names import normalise_alias
+from flows.redaction import redact_text
 from flows.reuse import PreviousLoad, arrow_digest, input_digests, previous_load
 from flows.sources import SOURCE_KINDS, limits_for
-from flows.sources._common import SourceLimits, redact_text
+from flows.sources._common import SourceLimits
 from flows.sources._concurrency import FetchSlots, held
 from flows.validate import BatchDataError, load_suite_json
 

@@ -43,7 +43,7 @@ from flows import land as landing  # the module, beside the task named land
 from flows.catalog import load_catalog, take_catalog_loaded_ahead
 from flows.catalog_models import Catalog
 from flows.fetching import fetch_all
-from flows.sources._common import redact_text
+from flows.redaction import redact_text
 
 ARTIFACT_TOP_ROWS = 10  # rows of each ranking in its table artifact
 ARTIFACT_CALLS_AT_ONCE = 4  # artifacts made at once (19 a run, each a round trip to the Prefect API)

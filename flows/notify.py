@@ -18,7 +18,7 @@ import apprise
 
 from flows import outbox
 from flows.catalog_models import Channel, NotificationEvent, NotificationsFile
-from flows.sources._common import redact_text
+from flows.redaction import redact_text, scrub
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,6 @@ READ_TIMEOUT_S = 5.0  # apprise `rto`: the wait for each answer from it; a URL t
 MIN_SECRET_PIECE_CHARS = 4  # parts of a channel URL this long or longer are masked in the log records below
 # apprise logs a channel's URL, password included, at its TRACE level; urllib3 logs the request path at DEBUG
 SCRUBBED_LOGGERS = ("apprise", "urllib3.connectionpool", "urllib3.connection", "urllib3.util.retry")
-MASK = "***"
 
 
 @dataclass(frozen=True)
@@ -138,9 +137,7 @@ class _Scrubber(logging.Filter):
         self.secrets = sorted((wholes | pieces) - {""}, key=len, reverse=True)
 
     def scrub(self, text: str) -> str:
-        for secret in self.secrets:
-            text = text.replace(secret, MASK)
-        return redact_text(text)
+        return redact_text(scrub(text, self.secrets))
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()

@@ -13,8 +13,9 @@ from conftest import AS_OF, CATALOGS
 
 from flows import pipeline, warehouse
 from flows.land import SourceBatch, land_all
+from flows.redaction import redact_text
 from flows.sources import aws_pricing, benchmark_runs
-from flows.sources._common import SourceFormatError, redact_text
+from flows.sources._common import SourceFormatError
 from flows.validate import BatchDataError, SuiteError, validate_rows
 
 
@@ -65,7 +66,6 @@ def test_the_raw_schema_is_built_once_when_the_fetch_tasks_ask_for_it_at_once(mo
     """Each fetch task types its batch as its raw table (warehouse.raw_column_types), all at once in their threads:
     the scratch schema that declares them is built by the first, once, and the others wait for it."""
     import threading
-
     from functools import lru_cache
 
     built = []

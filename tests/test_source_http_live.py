@@ -22,8 +22,9 @@ from io import BytesIO
 import pytest
 from tls_server import UntrustedServer
 
+from flows.redaction import redact_text, redact_url
 from flows.sources import _http, azure_retail, gcp_billing
-from flows.sources._common import LiveSourceError, SourceFormatError, SourceLimitError, SourceLimits, redact_text
+from flows.sources._common import LiveSourceError, SourceFormatError, SourceLimitError, SourceLimits
 
 API_KEY = "AIzaSyTEST-not-a-real-key_0123456789"
 ENV = {"GOOGLE_API_KEY": API_KEY}
@@ -191,13 +192,13 @@ def test_redact_hides_secret_query_values_in_any_case_and_keeps_the_rest():
            "&$filter=armRegionName%20eq%20%27eastus%27&code=42&keys=k2&signature=s&token=t&api_key=k"
            "&subscription-key=S1&X-Amz-Credential=AKIA%2F1&X-Amz-Security-Token=T&X-Amz-Signature=beef"
            "&client_secret=C&currencyCode=USD&region=eastus")
-    assert _http.redact(url) == (
+    assert redact_url(url) == (
         "https://user:***@example.com/v1/skus?key=***&pageSize=5000&Access_Token=***&SIG=***"
         "&$filter=armRegionName%20eq%20%27eastus%27&code=***&keys=***&signature=***&token=***&api_key=***"
         "&subscription-key=***&X-Amz-Credential=***&X-Amz-Security-Token=***&X-Amz-Signature=***"
         "&client_secret=***&currencyCode=USD&region=eastus")
-    assert _http.redact(url) == redact_text(_http.redact(url))
-    assert _http.redact("https://prices.azure.com/api/retail/prices") == "https://prices.azure.com/api/retail/prices"
+    assert redact_url(url) == redact_text(redact_url(url))
+    assert redact_url("https://prices.azure.com/api/retail/prices") == "https://prices.azure.com/api/retail/prices"
 
 
 # ---------------------------------------------------------------- azure_retail

@@ -13,7 +13,8 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from flows.sources._common import DEFAULT_LIMITS, LiveSourceError, SourceFormatError, SourceLimits, redact_text
+from flows.redaction import redact_text
+from flows.sources._common import DEFAULT_LIMITS, LiveSourceError, SourceFormatError, SourceLimits
 from flows.sources._concurrency import CloudSlots, in_order
 
 log = logging.getLogger(__name__)

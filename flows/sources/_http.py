@@ -29,13 +29,13 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any
 
+from flows.redaction import is_secret_param, redact_url, scrub
 from flows.safe_yaml import cut
 from flows.sources._common import (
     DEFAULT_LIMITS,
     LiveSourceError,
     SourceFormatError,
     SourceLimits,
-    is_secret_param,
     parse_json,
     read_at_most,
 )
@@ -74,7 +74,7 @@ class _NoDowngrade(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, req, fp, code, msg, headers, newurl):
         target = urllib.parse.urljoin(req.full_url, newurl)
         if urllib.parse.urlsplit(req.full_url).scheme == "https" and urllib.parse.urlsplit(target).scheme != "https":
-            raise urllib.error.HTTPError(req.full_url, code, f"redirect from https to {redact(target)} refused",
+            raise urllib.error.HTTPError(req.full_url, code, f"redirect from https to {redact_url(target)} refused",
                                          headers, fp)
         new = super().redirect_request(req, fp, code, msg, headers, newurl)
         if new is not None and _same_origin(target, req.full_url):
@@ -98,7 +98,7 @@ def same_origin_link(link: str, first_url: str, where: str) -> str:
     request carries the listing's credentials, and a link elsewhere (another host, a file: URL) is not followed."""
     if not _same_origin(link, first_url):
         raise SourceFormatError(f"{where}: the next page's link points elsewhere than the listing's endpoint "
-                                f"({cut(redact(link))}, not {cut(redact(first_url))}); not followed")
+                                f"({cut(redact_url(link))}, not {cut(redact_url(first_url))}); not followed")
     return link
 
 
@@ -122,23 +122,6 @@ def _read_body(response: http.client.HTTPResponse, limit: int, deadline: float,
     return body
 
 
-def redact(url: str) -> str:
-    """`url` with the values of secret query parameters (key, token, sig ...; any case) and any password as ***."""
-    parts = urllib.parse.urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, host = netloc.rsplit("@", 1)
-        user = userinfo.split(":", 1)[0]
-        netloc = f"{user}:***@{host}" if ":" in userinfo else f"{userinfo}@{host}"
-    fields = []
-    for field in parts.query.split("&") if parts.query else []:
-        name = field.split("=", 1)[0]
-        if is_secret_param(urllib.parse.unquote_plus(name)):
-            field = f"{name}=***"
-        fields.append(field)
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "&".join(fields), parts.fragment))
-
-
 def _secret_values(url: str, headers: dict | None = None) -> list[str]:
     """The secret values a URL and the caller's headers carry (every header the caller adds is a credential, here
     `Authorization: Bearer <token>`: the whole value and the token after its scheme), raw and decoded, longest first
@@ -151,12 +134,6 @@ def _secret_values(url: str, headers: dict | None = None) -> list[str]:
     for value in (headers or {}).values():
         values |= {part for part in (value.strip(), value.strip().rpartition(" ")[2]) if len(part) >= _SHORTEST_SECRET}
     return sorted((v for v in values if v), key=len, reverse=True)
-
-
-def _scrub(text: str, secrets: list[str]) -> str:
-    for secret in secrets:
-        text = text.replace(secret, "***")
-    return text
 
 
 def _excerpt(body: bytes, secrets: list[str]) -> str:
@@ -178,7 +155,7 @@ def _excerpt(body: bytes, secrets: list[str]) -> str:
     text = " ".join(str(message if message is not None else text).split())
     if len(text) > _EXCERPT_CHARS:
         text = text[:_EXCERPT_CHARS] + "..."
-    return _scrub(text, secrets) or "(empty body)"
+    return scrub(text, secrets) or "(empty body)"
 
 
 def retry_after(value: str | None) -> float | None:
@@ -223,7 +200,7 @@ def get_json(
         query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None},
                                        safe="$", quote_via=urllib.parse.quote)
         url = f"{url}{'&' if urllib.parse.urlsplit(url).query else '?'}{query}"
-    shown = redact(url)
+    shown = redact_url(url)
     # what a server may echo back (a body quoting the request): the URL's secret parameters and the caller's headers
     secrets = _secret_values(url, headers)
     _check_scheme(url, f"{what}: ")
@@ -271,7 +248,7 @@ def get_json(
             if isinstance(reason, ssl.SSLCertVerificationError):  # the same certificate on every try: not retried
                 raise LiveSourceError(f"{what}: the certificate of {shown} does not verify "
                                       f"({reason.verify_message})") from None
-            last = f"network error: {_scrub(f'{type(exc).__name__}: {reason}', secrets)}"
+            last = f"network error: {scrub(f'{type(exc).__name__}: {reason}', secrets)}"
         else:
             log.info("GET %s -> HTTP %d, %d bytes in %.1fs (%s)", shown, status, len(body),
                      time.monotonic() - started, what)
@@ -306,4 +283,4 @@ def open_url(url: str, timeout_s: float):
 def _check_scheme(url: str, prefix: str = "") -> None:
     """A LiveSourceError for a URL that is not http(s): a file:, ftp: or data: URL is never read."""
     if urllib.parse.urlsplit(url).scheme.lower() not in FETCHED_SCHEMES:
-        raise LiveSourceError(f"{prefix}not a URL that can be fetched: {redact(url)} (expected http:// or https://)")
+        raise LiveSourceError(f"{prefix}not a URL that can be fetched: {redact_url(url)} (expected http:// or https://)")

@@ -29,6 +29,7 @@ from pathlib import Path
 import duckdb
 
 from flows import duckdb_settings
+from flows.redaction import redact_text, redact_url
 from flows.sources import _http
 from flows.sources._aws import CPU_BASELINE_INSTANCE_TYPES
 from flows.sources._common import (
@@ -37,7 +38,6 @@ from flows.sources._common import (
     SourceFormatError,
     SourceLimits,
     check_number_option,
-    redact_text,
     to_float,
 )
 from flows.sources._concurrency import CloudSlots, in_order
@@ -279,7 +279,7 @@ def download(url: str, target: Path, *, timeout_s: float = 60.0, sleep: Callable
     written: a full TMPDIR); SourceLimitError, not retried, as soon as the file is larger than
     `limits.max_file_bytes`.
     """
-    shown = redact_text(_http.redact(url))  # a signed or mirrored URL may carry a key: never in a message or a row
+    shown = redact_text(redact_url(url))  # a signed or mirrored URL may carry a key: never in a message or a row
     for attempt in range(RETRIES + 1):
         limits.check_time(shown)  # the source's max_fetch_s, retries and their waits included
         delay = BACKOFF_S * 2 ** attempt
@@ -388,10 +388,10 @@ def fetch_live(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS,
             target = Path(tmp.name)
         try:
             download(url, target, timeout_s=timeout_s, sleep=sleep, limits=limits)
-            rows = read_file(target, redact_text(_http.redact(url)), region, limits=limits)
+            rows = read_file(target, redact_text(redact_url(url)), region, limits=limits)
         finally:
             target.unlink(missing_ok=True)
-        log.info("%s: %d rows kept", redact_text(_http.redact(url)), len(rows))
+        log.info("%s: %d rows kept", redact_text(redact_url(url)), len(rows))
         return rows
 
     return [row for rows in in_order(region_rows, list(options["regions"]), slots) for row in rows]

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from flows.redaction import redact_url
 from flows.safe_yaml import cut
 from flows.sources import _http
 from flows.sources._common import (
@@ -152,7 +153,7 @@ def region_pages(options: dict, region: str, *, sleep=time.sleep, limits: Source
             _http.same_origin_link(next_link, endpoint, f"{where}.NextPageLink")
         if next_link and next_link in seen:
             raise SourceFormatError(f"{where}.NextPageLink: leads back to an earlier page "
-                                    f"({cut(_http.redact(next_link))}); stopping instead of looping")
+                                    f"({cut(redact_url(next_link))}); stopping instead of looping")
         if next_link and page_no >= limits.max_pages:
             raise limits.exceeded(f"azure retail prices {region}", "max_pages", "the listing has more pages")
         if next_link:
