@@ -88,6 +88,15 @@ current_pick as (
     select offer_id, cloud, instance_type, pricing_term, outcome_metric from picks where as_of = $as_of
 ),
 
+-- the current pick's price source, when this run could not refresh it: its price is its last good load's
+current_price_stale as (
+    select prices.price_source_id, loads.stale_since
+    from current_pick
+    inner join marts.price_history as prices on prices.as_of = $as_of and prices.offer_id = current_pick.offer_id
+    inner join ops.source_loads as loads
+        on loads.as_of = $as_of and loads.source_id = prices.price_source_id and loads.status = 'stale'
+),
+
 final as (
     select
         picks.as_of,
@@ -99,7 +108,9 @@ final as (
         current_pick.instance_type as current_instance_type,
         current_pick.pricing_term as current_pricing_term,
         prices.usd_per_hour as current_offer_usd_per_hour,
-        (select count(*) from last_runs) as window_runs
+        (select count(*) from last_runs) as window_runs,
+        (select price_source_id from current_price_stale) as current_price_stale_source,
+        (select stale_since from current_price_stale) as current_price_stale_since
     from picks
     -- the picks in the current pick's unit only: a workload whose objective changed (USD to kWh) starts again there
     inner join current_pick on current_pick.outcome_metric = picks.outcome_metric
@@ -277,9 +288,15 @@ def history_caption(history: pl.DataFrame) -> str:
     price, price_then = usd(last["current_offer_usd_per_hour"]), first["current_offer_usd_per_hour"]
     text += f"; the current pick, {offer_label(last, prefix='current_')}, costs {price} USD per hour"
     if price_then is None:
-        return text + f" and was not priced on {first['as_of']}."
-    return text + (f", as on {first['as_of']}." if usd(price_then) == price else
-                   f" against {usd(price_then)} on {first['as_of']}.")
+        text += f" and was not priced on {first['as_of']}."
+    else:
+        text += (f", as on {first['as_of']}." if usd(price_then) == price else
+                 f" against {usd(price_then)} on {first['as_of']}.")
+    if last["current_price_stale_source"] is not None:  # the price the run used is not of its date: say so
+        since = last["current_price_stale_since"]  # as the page's pick sentence says it
+        text += (f" That price is not fresh: this run could not refresh {last['current_price_stale_source']}, so it is"
+                 + (f" from its last good load, by the run of {since}." if since else " one no run has refreshed."))
+    return text
 
 
 def history_figure(history: pl.DataFrame, title: str) -> Figure:

@@ -986,6 +986,13 @@ MUTATIONS = (
     Mutation("warehouse-that-is-no-duckdb-file-taken", "flows/pipeline.py",
              "if warehouse_file.is_file() and not is_duckdb_file(warehouse_file):", "if False:",
              ("tests/test_cli.py",)),
+    Mutation("history-caption-names-every-price-source-stale", "flows/charts.py",
+             "loads.source_id = prices.price_source_id and loads.status = 'stale'",
+             "loads.source_id = prices.price_source_id",
+             ("tests/test_charts.py::test_history_query_looks_back_over_the_last_runs_not_the_last_picks",)),
+    Mutation("history-caption-silent-on-a-stale-price", "flows/charts.py",
+             'if last["current_price_stale_source"] is not None:', "if False:",
+             (STALE_RUN, *SLOW_TOO)),
 )
 
 

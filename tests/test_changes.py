@@ -294,6 +294,9 @@ def test_a_source_stale_past_its_limit_publishes_fails_and_notifies(flow_run, pr
     assert ("**Its price is not fresh**: this run could not refresh aws_spot, so the price is from its last good "
             "load, by the run of 2026-11-30.") in batch
     assert "aws_spot (2026-11-20), STALE: not refreshed this run |" in batch
+    # and under the history chart, whose caption gives the pick's price (day 1 and this run: two runs)
+    assert ("That price is not fresh: this run could not refresh aws_spot, so it is from its last good load, by the "
+            "run of 2026-11-30._") in batch
     offers = (reports / "latest" / "offers.md").read_text()  # the page that lists every price with its source
     assert "spot: aws_spot (2026-11-20), STALE: not refreshed this run |" in offers
     assert "aws_pricing (2026-09-10), STALE" not in offers  # a source this run refreshed is not marked

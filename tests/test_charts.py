@@ -401,6 +401,7 @@ def test_a_long_history_with_a_gap_in_the_price():
         "current_offer_id": ["gcp:us-central1:tpu-v6e-8:spot"] * 30, "current_cloud": ["gcp"] * 30,
         "current_instance_type": ["tpu-v6e-8"] * 30, "current_pricing_term": ["spot"] * 30,
         "current_offer_usd_per_hour": [None] * 10 + [4.35] * 20, "window_runs": [30] * 30,
+        "current_price_stale_source": [None] * 30, "current_price_stale_since": [None] * 30,
     })
     assert charts.history_caption(frame) == (
         "The best USD per completed run went from 100.00 on 2026-11-30 to 71.00 on 2026-12-29 (0.71x), the pick "
@@ -423,7 +424,9 @@ def test_history_query_looks_back_over_the_last_runs_not_the_last_picks():
     con.execute("create table marts.rank_history (as_of date, workload_id varchar, offer_id varchar, cloud varchar, "
                 "instance_type varchar, pricing_term varchar, outcome_metric varchar, outcome_value double, "
                 "is_pick boolean)")
-    con.execute("create table marts.price_history (as_of date, offer_id varchar, usd_per_hour double)")
+    con.execute("create table marts.price_history (as_of date, offer_id varchar, usd_per_hour double, "
+                "price_source_id varchar)")
+    con.execute("create table ops.source_loads (as_of date, source_id varchar, status varchar, stale_since date)")
     days = [AS_OF + dt.timedelta(days=i) for i in range(4)]
     con.executemany("insert into ops.runs values (?, ?)", [[f"r{i}", day] for i, day in enumerate(days)])
     picks = [(days[0], "a", 30.0), (days[2], "b", 20.0), (days[3], "b", 10.0)]
@@ -431,21 +434,39 @@ def test_history_query_looks_back_over_the_last_runs_not_the_last_picks():
                     "true)", [[day, offer, f"type-{offer}", value] for day, offer, value in picks])
     con.execute("insert into marts.rank_history values (?, 'w', 'c', 'aws', 'type-c', 'on_demand', "
                 "'completed_run_usd', 99.0, false)", [days[3]])  # not a pick: not in the history
-    con.executemany("insert into marts.price_history values (?, ?, ?)",
-                    [[day, offer, price] for day in days for offer, price in (("a", 1.0), ("b", 2.0 + day.day))])
+    con.executemany("insert into marts.price_history values (?, ?, ?, ?)",
+                    [[day, offer, price, f"src-{offer}"] for day in days
+                     for offer, price in (("a", 1.0), ("b", 2.0 + day.day))])
+    con.executemany("insert into ops.source_loads values (?, ?, 'loaded', null)",
+                    [[day, f"src-{offer}"] for day in days for offer in "ab"])
     rows = con.execute(charts.HISTORY_SQL, {"workload_id": "w", "as_of": days[3], "limit": 3}).fetchall()
     # (as_of, pick, metric, value, current offer, cloud, type, term, its price that day: 2 + day of month, runs
-    # looked back over)
+    # looked back over, the current price's source when this run could not refresh it and since when: fresh here)
     assert rows == [
-        (days[2], "b", "completed_run_usd", 20.0, "b", "aws", "type-b", "on_demand", 2.0 + 2, 3),
-        (days[3], "b", "completed_run_usd", 10.0, "b", "aws", "type-b", "on_demand", 2.0 + 3, 3),
+        (days[2], "b", "completed_run_usd", 20.0, "b", "aws", "type-b", "on_demand", 2.0 + 2, 3, None, None),
+        (days[3], "b", "completed_run_usd", 10.0, "b", "aws", "type-b", "on_demand", 2.0 + 3, 3, None, None),
     ]
     history = con.sql(charts.HISTORY_SQL, params={"workload_id": "w", "as_of": days[3], "limit": 3}).pl()
     assert charts.history_title("w", history) == "w: the best USD per completed run in 2 of the last 3 runs"
     # four runs back: 11-30's pick is in the window too, priced at the current pick's price that day (2 + 30)
     rows = con.execute(charts.HISTORY_SQL, {"workload_id": "w", "as_of": days[3], "limit": 4}).fetchall()
-    assert [(r[0], r[1], r[-2], r[-1]) for r in rows] == [(days[0], "a", 32.0, 4), (days[2], "b", 4.0, 4),
-                                                          (days[3], "b", 5.0, 4)]
+    assert [(r[0], r[1], r[8], r[9]) for r in rows] == [(days[0], "a", 32.0, 4), (days[2], "b", 4.0, 4),
+                                                        (days[3], "b", 5.0, 4)]
+    # 12-03 could not refresh the current pick's price source (its last good load was by the run of 12-01): every
+    # row says so, and the caption; another source stale that day (src-a: not the current pick's) is not named
+    con.execute("update ops.source_loads set status = 'stale', stale_since = ? where as_of = ?", [days[1], days[3]])
+    history = con.sql(charts.HISTORY_SQL, params={"workload_id": "w", "as_of": days[3], "limit": 3}).pl()
+    assert history["current_price_stale_source"].to_list() == ["src-b", "src-b"]
+    assert history["current_price_stale_since"].to_list() == [days[1], days[1]]
+    assert charts.history_caption(history) == (
+        "The best USD per completed run went from 20.00 on 2026-12-02 to 10.00 on 2026-12-03 (0.50x), with the same "
+        "pick; the current pick, aws type-b (on_demand), costs 5.000 USD per hour against 4.000 on 2026-12-02. That "
+        "price is not fresh: this run could not refresh src-b, so it is from its last good load, by the run of "
+        "2026-12-01.")
+    # a stale source on another day is no matter: the price the page's run used was fresh
+    history = con.sql(charts.HISTORY_SQL, params={"workload_id": "w", "as_of": days[2], "limit": 3}).pl()
+    assert history["current_price_stale_source"].to_list() == [None, None]  # the picks of 11-30 and 12-02
+    assert "not fresh" not in charts.history_caption(history)
     # as of 12-02 (a page of that date): the window ends there, the current pick is 12-02's
     rows = con.execute(charts.HISTORY_SQL, {"workload_id": "w", "as_of": days[2], "limit": 2}).fetchall()
     assert [(r[0], r[1], r[4]) for r in rows] == [(days[2], "b", "b")]

@@ -58,7 +58,7 @@ def test_a_run_prices_the_workload_of_its_shape_and_not_another(fresh_db, catalo
     # stands (calibrated by the run's efficiency, which carries across shapes) and says why
     assert short["basis"] == "calibrated"
     assert short["benchmark_label"].endswith(
-        "; not measured: own run: our sweep, 1 x h100-sxm-80gb, 8,192 + 1,024 tokens, concurrency 16 (2026-11-20): "
+        "; not measured: own run: our sweep, 1 x h100-sxm-80gb, 8,192 + 1,024 tokens, concurrency 16, run on 2026-11-20: "
         "outside 25% of this workload's 1,024 + 256 tokens")
     # its total-token figure: x 256 / 1,280 = 0.2 of the output figure
     assert short["usd_per_million_total_tokens"] == pytest.approx(short["usd_per_million_tokens"] * 0.2, rel=1e-9)
@@ -76,7 +76,7 @@ def test_the_closest_shape_wins_and_the_row_names_it(fresh_db, catalog, tmp_path
     [row] = costs(fresh_db, "llama31-8b-chat-large", P5_1)
     # the faster run is further from the workload's shape: the nearer one prices it, 6.88 / (1,500 x 3,600) x 1e6
     assert row["basis"] == "measured"
-    assert row["benchmark_label"] == "own run: near, 1 x h100-sxm-80gb, 1,100 + 256 tokens, concurrency 16 (2026-11-20)"
+    assert row["benchmark_label"] == "own run: near, 1 x h100-sxm-80gb, 1,100 + 256 tokens, concurrency 16, run on 2026-11-20"
     assert row["usd_per_million_tokens"] == pytest.approx(1.274074, abs=1e-6)
 
 
@@ -94,7 +94,7 @@ def test_an_8_chip_run_is_priced_on_an_8_chip_instance_only(fresh_db, catalog, t
     [one] = costs(fresh_db, "llama31-8b-chat-large", P5_1)
     assert one["basis"] == "calibrated"
     assert one["benchmark_label"].endswith(
-        "; not measured: own run: our sweep, 8 x h100-sxm-80gb, 1,024 + 256 tokens, concurrency 16 (2026-11-20): a "
+        "; not measured: own run: our sweep, 8 x h100-sxm-80gb, 1,024 + 256 tokens, concurrency 16, run on 2026-11-20: a "
         "replica of 8 chips spans 8 instances of p5.4xlarge; the workload allows 1")
 
 
@@ -151,7 +151,7 @@ def test_an_offline_run_with_latency_figures_still_prices_no_service(fresh_db, c
     [chat] = costs(fresh_db, "llama31-8b-chat-large", P5_1)
     assert chat["basis"] != "measured"
     assert chat["benchmark_label"].endswith(
-        "; not measured: own run: our batch job, 1 x h100-sxm-80gb, 1,024 + 256 tokens (2026-11-21) is a "
+        "; not measured: own run: our batch job, 1 x h100-sxm-80gb, 1,024 + 256 tokens, run on 2026-11-21 is a "
         "throughput-only (offline) run: it shows no latency for this workload's objective")
     assert fetch_dicts(fresh_db, "select * from marts.serving_load_points where workload_id = 'llama31-8b-chat-large'"
                        ) == []

@@ -26,7 +26,7 @@ ND = "Standard_ND96isr_H100_v5"
 OWN_RUN = {"kind": "training", "accelerator": "h100-sxm-80gb", "chips": 64, "model": "gpt-3-175b",
            "precision": "bf16", "workload": "gpt3-175b-pretrain", "time_to_train_minutes": 95,
            "source": "our Megatron run", "date": "2026-10-01"}
-OWN_LABEL = "own run: our Megatron run, 64 x h100-sxm-80gb, 95.0 min (2026-10-01)"
+OWN_LABEL = "own run: our Megatron run, 64 x h100-sxm-80gb, 95.0 min, run on 2026-10-01"
 SERVING = {"kind": "serving", "accelerator": "inferentia2", "chips": 1, "model": "llama-3.1-8b", "precision": "bf16",
            "input_tokens": 1024, "output_tokens": 256, "completed": 1000, "failed": 0, "source": "our vLLM sweep",
            "date": "2026-11-20"}

@@ -131,7 +131,7 @@ own_runs as (
                         || format('{:,}', cast(runs.output_tokens as bigint)) || ' tokens', '')
             || coalesce(', concurrency ' || cast(runs.concurrency as bigint), '')
             || coalesce(', ' || runs.request_rate || ' requests/s offered', '')
-            || coalesce(' (' || runs.run_date || ')', '') as benchmark_label,
+            || coalesce(', run on ' || runs.run_date, '') as benchmark_label,
         false as precision_doubtful,
         runs.success_rate as run_success_rate
     from workloads

@@ -64,7 +64,7 @@ own_runs as (
         runs.source_ref as benchmark_ref,
         'own run: ' || coalesce(runs.run_source, runs.source_id) || ', ' || runs.chips || ' x ' || runs.accelerator_id
             || ', ' || printf('%.1f', runs.time_to_train_minutes) || ' min'
-            || coalesce(' (' || runs.run_date || ')', '') as benchmark_label,
+            || coalesce(', run on ' || runs.run_date, '') as benchmark_label,
         true as is_own_run
     from workloads
     inner join runs on runs.workload_id = workloads.workload_id
