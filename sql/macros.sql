@@ -118,6 +118,15 @@ create or replace macro interruption_rework_share(instances, per_instance_month,
     instances::double * per_instance_month::double / 730
         * (checkpoint_interval_hours::double / 2 + restart_hours::double);
 
+-- Offline inference on reclaimable capacity: the share of a deployment unit's hours lost restarting after reclaims
+-- (each of its `instances` reclaimed `per_instance_month` times a month of 730 h, `restart_hours` each); 0 for a
+-- service (it carries a spare unit instead) and where the term has no declared rate. Its cost per token divides by
+-- 1 - this share.
+create or replace macro offline_reclaim_loss(is_offline, instances, per_instance_month, restart_hours) as
+    case when is_offline then
+        coalesce(instances::double * per_instance_month::double / 730 * restart_hours::double, 0)
+    end;
+
 -- A completed run costs the expected rework of interruptions on top (e.g. 0.10 for spot: 10% redone).
 create or replace macro completed_run_usd_with_overhead(hours, instances, usd_per_hour, interruption_overhead) as
     hours::double * instances * usd_per_hour::double * (1 + interruption_overhead::double);

@@ -324,3 +324,30 @@ def png_ok(image: bytes) -> bool:
     with Image.open(io.BytesIO(image)) as opened:
         opened.load()
         return (opened.format, opened.size) == ("PNG", (700, 400))
+
+
+def test_the_selected_load_point_costs_what_the_candidate_costs_offline_on_spot_too(snapshot_warehouse, tmp_path):
+    """The embedded snapshot's batch workload (offline) on AWS spot: inference_costs divides the cost per token by
+    1 - the hours lost restarting after reclaims, and the load point it selected says the same figure. One
+    p5.48xlarge spot instance holds the 8-chip replica: the loss is 1 instance x 0.2 reclaims a month / 730 h x 0.25 h
+    a restart = 6.849e-5 of every hour (catalogs/instances.yaml)."""
+    from conftest import open_copy
+
+    con = open_copy(snapshot_warehouse, tmp_path / "hweval.duckdb")
+    try:
+        rows = fetch_dicts(con, """
+            select points.candidate_id, points.usd_per_million_tokens as point, costs.usd_per_million_tokens as cost,
+                costs.reclaim_loss, costs.deployment_usd_per_hour, costs.deployment_tokens_per_s
+            from marts.serving_load_points as points
+            inner join marts.inference_costs as costs using (as_of, candidate_id)
+            where points.is_selected and costs.basis = 'measured'""")
+        assert rows and all(r["point"] == pytest.approx(r["cost"], rel=1e-12) for r in rows), [
+            r for r in rows if r["point"] != pytest.approx(r["cost"], rel=1e-12)]
+        [spot] = [r for r in rows if r["candidate_id"] == "llama2-70b-batch|aws:us-east-1:p5.48xlarge:spot|bf16"]
+        loss = 1 * 0.2 / 730 * 0.25
+        assert spot["reclaim_loss"] == pytest.approx(loss, rel=1e-12) == pytest.approx(6.849e-5, abs=1e-8)
+        at_full_load = spot["deployment_usd_per_hour"] / (spot["deployment_tokens_per_s"] * 3600) * 1e6
+        assert spot["point"] == pytest.approx(at_full_load / (1 - loss), rel=1e-12)
+        assert spot["point"] != pytest.approx(at_full_load, rel=1e-6)  # the loss is in it
+    finally:
+        con.close()

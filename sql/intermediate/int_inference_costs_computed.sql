@@ -87,9 +87,8 @@ units as (
         nullif(rates.per_instance_month, 0) as reclaims_per_instance_month,
         rates.restart_hours as reclaim_restart_hours,
         -- offline: the share of a deployment unit's hours lost restarting after reclaims
-        case when workloads.is_offline then
-            coalesce(best.instances_per_replica * rates.per_instance_month / 730 * rates.restart_hours, 0)
-        end as reclaim_loss
+        offline_reclaim_loss(workloads.is_offline, best.instances_per_replica, rates.per_instance_month,
+                             rates.restart_hours) as reclaim_loss
     from labelled as best
     inner join workloads using (workload_id)
     left join catalog.interruption_rates as rates

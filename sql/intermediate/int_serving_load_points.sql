@@ -17,11 +17,17 @@ selected as (
 ),
 
 costed as (
+    -- as int_inference_costs_computed prices the selected point: offline work on reclaimable capacity pays for the
+    -- hours it loses restarting after reclaims
     select
-        *,
+        matched.*,
         usd_per_million_tokens(instances_per_replica * usd_per_hour, replicas_per_instance * replica_tokens_per_s)
+            / (1 - coalesce(offline_reclaim_loss(matched.is_offline, matched.instances_per_replica,
+                                                 rates.per_instance_month, rates.restart_hours), 0))
             as usd_per_million_tokens
     from matched
+    left join catalog.interruption_rates as rates
+        on rates.pricing_term = matched.pricing_term and rates.cloud = matched.cloud
 ),
 
 final as (
