@@ -224,6 +224,12 @@ def cmd_query(args: argparse.Namespace) -> int:
             print(f"hweval query: the SQL holds {held}; expected one query", file=sys.stderr)
             return 2
         result = con.sql(args.sql)  # a query (QUERY_STATEMENT_TYPES): it has rows, if none
+        repeated = sorted({name for name in result.columns if result.columns.count(name) > 1})
+        if args.format == "json" and repeated:  # a JSON object keeps one value a key: the others would be lost
+            print(f"hweval query: the query returns more than one column named {', '.join(map(repr, repeated))}; "
+                  "a JSON object holds one value a name: give each its own name (`... as name`), or use "
+                  "--format table or csv", file=sys.stderr)
+            return 2
         if args.format == "table":
             drawn, cut = _first_rows_drawn(con, result, args.max_rows)
             drawn.show(max_rows=args.max_rows, max_width=args.max_width)  # all of them: it holds no more

@@ -377,7 +377,7 @@ counted as (  -- in each block, the rows with the smallest outcome above the row
 
 -- one row per candidate even if t has it twice (a bug upstream, which the SQL tests report), so that joining the
 -- counts back to t does not multiply its rows: the two places' counts added
-select workload_id, candidate_id, coalesce(sum(counted.reversals), 0) as reversals
+select workload_id, candidate_id, coalesce(sum(counted.reversals), 0)::bigint as reversals  -- a count (sum: hugeint)
 from by_price
 left join counted using (workload_key, place)
 group by workload_id, candidate_id;

@@ -990,6 +990,14 @@ MUTATIONS = (
              "            / (1 - coalesce(offline_reclaim_loss(", "            / (1 - 0 * coalesce(offline_reclaim_loss(",
              ("tests/test_frontier.py::test_the_selected_load_point_costs_what_the_candidate_costs_offline_on_spot_too",
               *SLOW_TOO)),
+    Mutation("json-keeps-the-last-of-two-columns-of-one-name", "flows/query_command.py",
+             'if args.format == "json" and repeated:', "if False:",
+             ("tests/test_query_command.py::test_query_refuses_json_of_two_columns_of_one_name_that_table_and_csv_"
+              "print",)),
+    Mutation("benchmark-label-null-without-a-chip-count", "sql/intermediate/int_benchmark_results_listed.sql",
+             "|| coalesce(chips || ' x ', '') || accelerator_id", "|| chips || ' x ' || accelerator_id",
+             ("tests/test_instance_hardware.py::test_every_snapshot_benchmark_result_has_a_label_even_without_a_"
+              "chip_count",)),
     Mutation("history-caption-names-every-price-source-stale", "flows/charts.py",
              "loads.source_id = prices.price_source_id and loads.status = 'stale'",
              "loads.source_id = prices.price_source_id",

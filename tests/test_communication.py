@@ -109,6 +109,15 @@ def test_a_30_day_spot_run_with_hourly_checkpoints(fresh_db):
     assert value(fresh_db, "interruption_rework_share(64, 0.2, 1, 0.25)") == pytest.approx(2 * share)
 
 
+def test_offline_reclaim_loss_is_the_share_of_hours_spent_restarting(fresh_db):
+    # offline inference on 2 instances a replica, 0.2 reclaims per instance-month, 0.25 h a restart: 2 x 0.2 / 730 x
+    # 0.25 = 1.369863e-4 of every hour lost
+    assert value(fresh_db, "offline_reclaim_loss(true, 2, 0.2, 0.25)") == pytest.approx(1.369863e-4, abs=1e-10)
+    # a term without a declared rate loses nothing; a service carries a spare unit instead (null: no loss applies)
+    assert value(fresh_db, "offline_reclaim_loss(true, 2, null, null)") == 0
+    assert value(fresh_db, "offline_reclaim_loss(false, 2, 0.2, 0.25)") is None
+
+
 # ---------------------------------------------------------------- the models
 def land_prices(con, catalog):
     land(con, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(

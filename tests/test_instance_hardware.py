@@ -315,6 +315,16 @@ def test_snapshot_gb200_mlperf_rows_land_as_benchmark_results(snapshot):
     assert con.execute("select count(*) from ops.quarantine where source_ref like '%5.1-0008%'").fetchone() == (0,)
 
 
+def test_every_snapshot_benchmark_result_has_a_label_even_without_a_chip_count(snapshot):
+    con, _ = snapshot
+    assert con.execute("select count(*) from marts.benchmark_results where result_label is null").fetchone() == (0,)
+    # published_training.csv row 6: Megatron-Core's per-GPU figure on H100, which gives no chip count (its label was
+    # null: text || null is null)
+    rows = con.execute("select result_label from marts.benchmark_results "
+                       "where source_ref like '%published_training.csv: row 6'").fetchall()
+    assert rows == [("training run of gpt-3-175b bf16 on h100-sxm-80gb (chip count not given)",)]
+
+
 def test_snapshot_index_covers_every_family_on_every_cloud_that_sells_it(snapshot):
     con, pages = snapshot
     sold = set(con.execute("select distinct accelerators.family, offers.cloud from marts.offers as offers "

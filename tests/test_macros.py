@@ -304,6 +304,9 @@ def test_reversal_counts_by_hand(fresh_db):
     assert got == [("v", "g", 0), ("w", "a", 4), ("w", "b", 1), ("w", "c", 0), ("w", "d", 3), ("w", "e", 1),
                    ("w", "f", 0), (None, "h", 0), (None, "i", 0)]
     assert got == fresh_db.execute(PAIRWISE_REVERSALS).fetchall()
+    # a count, typed as one (a sum is a HUGEINT, which pandas reads as float64)
+    [(kind,)] = fresh_db.execute("select typeof(reversals) from reversal_counts('cands') limit 1").fetchall()
+    assert kind == "BIGINT"
 
 
 def test_reversal_counts_give_one_row_per_candidate_even_if_it_comes_twice(fresh_db):

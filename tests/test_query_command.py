@@ -284,6 +284,20 @@ def test_query_writes_json_that_is_json_and_blobs_as_hex(small_warehouse, capsys
     assert capsys.readouterr().out == "b,nan\n6162,nan\n"
 
 
+def test_query_refuses_json_of_two_columns_of_one_name_that_table_and_csv_print(small_warehouse, capsys):
+    # two runs' outcome_value side by side: a JSON object kept the second only, and said nothing
+    sql = "select 1 as v, 2 as v, 3 as V, 4 as w, 5 as w"
+    assert main(["query", sql, "--format", "json", "--warehouse", str(small_warehouse)]) == 2
+    assert capsys.readouterr() == ("", "hweval query: the query returns more than one column named 'v', 'w'; a JSON "
+                                       "object holds one value a name: give each its own name (`... as name`), or "
+                                       "use --format table or csv\n")
+    assert main(["query", sql, "--format", "csv", "--warehouse", str(small_warehouse)]) == 0
+    assert capsys.readouterr().out == "v,v,V,w,w\n1,2,3,4,5\n"
+    # names that differ in case are two keys to JSON
+    assert main(["query", "select 1 as v, 3 as V", "--format", "json", "--warehouse", str(small_warehouse)]) == 0
+    assert json.loads(capsys.readouterr().out) == [{"v": 1, "V": 3}]
+
+
 def test_query_writes_decimals_in_json_as_numbers(small_warehouse, capsys):
     sql = ("select 1.5 as b, sum(n) * 1.25 as s, 12345678901234567890::decimal(38, 0) as big, 0.00::decimal(4, 2) as "
            "z, [2.25, null] as l, {'k': -0.5} as r from t")

@@ -45,7 +45,9 @@ listed as (
                   coalesce(sequence_length::varchar, ''), coalesce(run_source, '')) as result_key,
         accelerator_id,
         model_id as task,
-        kind || ' run of ' || model_id || ' ' || precision || ' on ' || chips || ' x ' || accelerator_id
+        -- a published figure may give no chip count (a per-GPU throughput or MFU): the label says none
+        kind || ' run of ' || model_id || coalesce(' ' || precision, '') || ' on '
+            || coalesce(chips || ' x ', '') || accelerator_id || if(chips is null, ' (chip count not given)', '')
             || coalesce(' at concurrency ' || concurrency, '') as result_label,
         source_ref,
         data_as_of
