@@ -11,7 +11,7 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -42,16 +42,28 @@ def remove_leftovers_of_killed_runs(folder: Path, pattern: str) -> list[Path]:
     return removed
 
 
+def warehouse_note_of(warehouse_file: Path, pid: int | str) -> Path:
+    """The journal's copy beside the warehouse, `.<name>.publish-<pid>.json`: a run on this warehouse with another
+    reports folder finds there which folder's latest.json says whether the publish was committed."""
+    return warehouse_file.with_name(f".{warehouse_file.name}.publish-{pid}.json")
+
+
 def write_publish_journal(reports_root: Path, publish_id: str, run_id: str, warehouse_file: Path,
-                          placing: list[Path]) -> Path:
-    """Write `.publish-<pid>.json` before a publish moves anything: what it is about to replace, for recovery."""
+                          placing: list[Path]) -> tuple[Path, Path]:
+    """Write the journal before a publish moves anything: what it is about to replace, for recovery. One copy in the
+    reports folder (`.publish-<pid>.json`), one beside the warehouse (warehouse_note_of): each half of the publish is
+    recovered by a run that holds its lock, and both read the commit in this reports folder's latest.json."""
     reports_root.mkdir(parents=True, exist_ok=True)
+    text = json.dumps({
+        "publish_id": publish_id, "run_id": run_id, "warehouse": str(warehouse_file.resolve()),
+        "reports": str(reports_root.resolve()), "warehouse_existed": warehouse_file.exists(),
+        "placing": {folder.name: folder.exists() for folder in placing},
+    })
+    note = warehouse_note_of(warehouse_file, os.getpid())
+    note.write_text(text, encoding="utf-8")
     journal = reports_root / f".publish-{os.getpid()}.json"
-    journal.write_text(json.dumps({
-        "publish_id": publish_id, "run_id": run_id, "warehouse": str(warehouse_file),
-        "warehouse_existed": warehouse_file.exists(), "placing": {folder.name: folder.exists() for folder in placing},
-    }), encoding="utf-8")
-    return journal
+    journal.write_text(text, encoding="utf-8")
+    return journal, note
 
 
 def write_manifest(reports_root: Path, manifest: dict) -> None:
@@ -72,6 +84,19 @@ def read_manifest(reports_root: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
+def is_committed(reports_root: Path, publish_id: str | None) -> bool:
+    """Whether reports/latest.json names the publish `publish_id`: then it is committed, whatever fails after the
+    rename (a signal, an error cleaning up), and nothing of it may be undone. Asked of the file, not of a flag the
+    code sets after the rename: a SIGTERM or Ctrl-C can land between the two. A manifest that cannot be read names
+    no publish."""
+    if publish_id is None:
+        return False
+    try:
+        return read_manifest(reports_root).get("publish_id") == publish_id
+    except (OSError, ValueError):
+        return False
+
+
 def _read_journal(journal: Path | None) -> dict:
     """A killed publish's journal; one cut short by the kill (nothing had moved yet) or missing reads as empty."""
     try:
@@ -80,60 +105,64 @@ def _read_journal(journal: Path | None) -> dict:
         data = {}
     if "placing" not in data and "run_id" not in data:  # written by an earlier hweval: {folder name: existed}
         data = {"placing": data}
-    return {"publish_id": None, "warehouse": None, "warehouse_existed": True, "placing": {}} | data
+    return {"publish_id": None, "warehouse": None, "reports": None, "warehouse_existed": True, "placing": {}} | data
 
 
 def recover_killed_publish(path: Path, reports_root: Path) -> list[str]:
     """Finish or undo a publish that a killed run left half done, so the warehouse and the reports agree again.
 
-    A publish writes its journal `.publish-<pid>.json` first, then renames the new warehouse in (keeping the old one
-    as `.<warehouse>.previous-<pid>`) and the report folders (moving the old ones aside as `.<name>.old-<pid>`), then
-    reports/latest.json (the commit). If latest.json names the killed publish, it was committed: what it moved aside
-    goes. If not, the old warehouse and the old report folders go back, and what it had newly placed goes.
-    Recovery assumes the caller holds `runlock.exclusive`: no other run is publishing, so whatever a publish left
-    here is a dead run's, whether or not its pid has since been given to another process (or to this one). That
+    A publish writes its journal first (`.publish-<pid>.json` in the reports folder, and a copy beside the
+    warehouse: warehouse_note_of), then renames the new warehouse in (keeping the old one as
+    `.<warehouse>.previous-<pid>`) and the report folders (moving the old ones aside as `.<name>.old-<pid>`), then
+    reports/latest.json (the commit). If the latest.json of the publish's own reports folder names it, it was
+    committed: what it moved aside goes. If not, the old warehouse and the old report folders go back, and what it
+    had newly placed goes.
+
+    Each half is recovered here only if it is this run's: the warehouse half if the publish was to this warehouse,
+    the reports half if to this reports folder. The other half is left to a run that holds its lock (two runs may
+    share a warehouse with two reports folders, or the reverse), and both halves read the commit in the same file.
+    Recovery assumes the caller holds `runlock.exclusive`: no other run is publishing here, so whatever a publish
+    left is a dead run's, whether or not its pid has since been given to another process (or to this one). That
     run's previous warehouse is the last committed one: every earlier run finished or was recovered before it.
     """
     actions = []
     journal_re = re.compile(r"\.publish-(?P<pid>\d+)\.json")
     previous_re = re.compile(rf"\.{re.escape(path.name)}\.previous-(?P<pid>\d+)")
+    note_re = re.compile(rf"\.{re.escape(path.name)}\.publish-(?P<pid>\d+)\.json")
     journals = {m.group("pid"): p for p in _entries(reports_root) if (m := journal_re.fullmatch(p.name))}
     previous = {m.group("pid"): p for p in _entries(path.parent) if (m := previous_re.fullmatch(p.name))}
-    committed = read_manifest(reports_root).get("publish_id")
+    notes = {m.group("pid"): p for p in _entries(path.parent) if (m := note_re.fullmatch(p.name))}
     left: set[str] = set()
-    for pid in sorted(journals.keys() | previous.keys(), key=int):
+    for pid in sorted(journals.keys() | previous.keys() | notes.keys(), key=int):
         journal = _read_journal(journals.get(pid))
-        if journal["warehouse"] is not None and Path(journal["warehouse"]).resolve() != path.resolve():
-            # a publish to another warehouse (sharing this reports folder): not this run's to touch
+        if journal["publish_id"] is None:  # no journal here, or one cut short by the kill: the note's copy
+            journal = _read_journal(notes.get(pid)) if pid in notes else journal
+        # a journal without "reports" was written by an hweval before the note: its publish was to this reports
+        # folder, and its warehouse half is recovered from that journal alone
+        with_note = journal["reports"] is not None
+        their_reports = Path(journal["reports"]) if with_note else reports_root
+        to_this_warehouse = journal["warehouse"] is None or _same_path(Path(journal["warehouse"]), path)
+        if not to_this_warehouse and not with_note:
+            # a publish to another warehouse (sharing this reports folder), whose warehouse half only this journal
+            # describes: not this run's to touch
             left.add(pid)
             actions.append(f"left a killed publish (pid {pid}) to {journal['warehouse']} for a run on that warehouse")
             continue
-        if journal["publish_id"] is not None and journal["publish_id"] == committed:
-            if pid in previous:
+        warehouse_half = to_this_warehouse and (pid in previous or pid in notes or not with_note)
+        reports_half = pid in journals and _same_path(their_reports, reports_root)
+        if is_committed(their_reports, journal["publish_id"]):
+            if warehouse_half and pid in previous:
                 previous[pid].unlink()
             actions.append(f"finished the publish of run {journal['run_id']}, committed before it was killed "
                            f"(pid {pid})")
-            continue
-        if pid in previous:
-            if path.exists() and os.path.samefile(previous[pid], path):  # killed before its rename: a rename of
-                previous[pid].unlink()  # one name of a file onto another does nothing, so the link goes instead
-            else:
-                os.replace(previous[pid], path)
-            actions.append(f"restored the warehouse a killed run (pid {pid}) was replacing")
-        elif not journal["warehouse_existed"] and path.exists():  # the first warehouse, placed by the killed run
-            path.unlink()
-            actions.append(f"removed the warehouse a killed run (pid {pid}) had just placed (there was none before)")
-        for name, existed in journal["placing"].items():  # each folder the killed publish was placing: the old back
-            target, old = reports_root / name, reports_root / f".{name}.old-{pid}"
-            if old.exists():
-                if target.exists():
-                    shutil.rmtree(target)
-                os.replace(old, target)
-                actions.append(f"restored reports/{name}")
-            elif not existed and target.exists():  # a new folder (a new date) the killed run had placed
-                shutil.rmtree(target)
-                actions.append(f"removed reports/{name}, which the killed run had just placed")
-        if pid in journals:
+        else:
+            if warehouse_half:
+                actions += _undo_warehouse_half(path, previous.get(pid), journal, pid)
+            if reports_half:
+                actions += _undo_reports_half(reports_root, journal, pid)
+        if warehouse_half and pid in notes:
+            notes[pid].unlink()
+        if reports_half:
             journals[pid].unlink()
     finished_re = re.compile(rf"\.(?:.+\.old-(?P<old>\d+)|publish-(?P<journal>\d+)\.json|"
                              rf"{re.escape(MANIFEST_NAME)}\.new-(?P<manifest>\d+))")
@@ -150,6 +179,40 @@ def recover_killed_publish(path: Path, reports_root: Path) -> list[str]:
 
 def _entries(folder: Path) -> list[Path]:
     return sorted(folder.iterdir()) if folder.exists() else []
+
+
+def _same_path(one: Path, other: Path) -> bool:
+    return one.resolve() == other.resolve()
+
+
+def _undo_warehouse_half(path: Path, previous: Path | None, journal: dict, pid: str) -> list[str]:
+    """Put back the warehouse a killed, uncommitted publish replaced (or remove the first one it placed)."""
+    if previous is not None:
+        if path.exists() and os.path.samefile(previous, path):  # killed before its rename: a rename of one name
+            previous.unlink()  # of a file onto another does nothing, so the link goes instead
+        else:
+            os.replace(previous, path)
+        return [f"restored the warehouse a killed run (pid {pid}) was replacing"]
+    if not journal["warehouse_existed"] and path.exists():  # the first warehouse, placed by the killed run
+        path.unlink()
+        return [f"removed the warehouse a killed run (pid {pid}) had just placed (there was none before)"]
+    return []
+
+
+def _undo_reports_half(reports_root: Path, journal: dict, pid: str) -> list[str]:
+    """Put back each report folder a killed, uncommitted publish was placing (or remove a new one it placed)."""
+    actions = []
+    for name, existed in journal["placing"].items():
+        target, old = reports_root / name, reports_root / f".{name}.old-{pid}"
+        if old.exists():
+            if target.exists():
+                shutil.rmtree(target)
+            os.replace(old, target)
+            actions.append(f"restored reports/{name}")
+        elif not existed and target.exists():  # a new folder (a new date) the killed run had placed
+            shutil.rmtree(target)
+            actions.append(f"removed reports/{name}, which the killed run had just placed")
+    return actions
 
 
 @contextmanager
@@ -176,8 +239,9 @@ def building_copy(path: Path, copy: bool = True) -> Iterator[Path]:
 
 
 @contextmanager
-def swapped_in(building: Path, path: Path) -> Iterator[Path | None]:
-    """Replace the warehouse with the finished copy (a rename); put the previous one back if the block fails.
+def swapped_in(building: Path, path: Path, committed: Callable[[], bool] = lambda: False) -> Iterator[Path | None]:
+    """Replace the warehouse with the finished copy (a rename); put the previous one back if the block fails before
+    `committed()` says the publish was committed (a failure after the commit undoes nothing).
 
     Yields `.<name>.previous-<pid>`, a second name for the previous file (None if there was none), for the caller to
     remove once the publish is committed: until then recovery puts it back.
@@ -191,6 +255,8 @@ def swapped_in(building: Path, path: Path) -> Iterator[Path | None]:
     try:
         yield previous if had_previous else None
     except BaseException:
+        if committed():
+            raise
         if had_previous:
             os.replace(previous, path)
         else:
@@ -232,6 +298,8 @@ def _swap_in(new: Path, target: Path) -> Path | None:
     try:
         os.replace(new, target)
     except BaseException:
+        if not new.exists() and target.exists():  # the rename went through (a signal as it returned): undone too
+            shutil.rmtree(target)
         if old.exists():
             os.replace(old, target)
         raise
@@ -272,27 +340,42 @@ def publish_run(building: Path, warehouse_file: Path, staging_dir: Path, reports
 
     `latest_run` (run id, as-of) is the newest run in the new warehouse: this one unless it is a backfill. A failure
     before the commit puts everything back. A kill leaves the journal `.publish-<pid>.json`, written before anything
-    moves, from which the next run's recovery (warehouse.recover_killed_publish) finishes a committed publish or
-    undoes one that was not.
+    moves, from which the next run's recovery (recover_killed_publish) finishes a committed publish or undoes one
+    that was not. So does a failure after the commit (a SIGTERM or Ctrl-C as latest.json is renamed in): nothing
+    committed is undone, and the journal stays for the next run to finish the clean-up.
     """
     update_latest = latest_run[0] == run_id
     stage_latest(staging_dir, update_latest)
     dated = reports_root / as_of.isoformat()
     publish_id = uuid.uuid4().hex
-    journal = write_publish_journal(reports_root, publish_id, run_id, warehouse_file,
-                                              [dated] + ([reports_root / "latest"] if update_latest else []))
+    journal, note = write_publish_journal(reports_root, publish_id, run_id, warehouse_file,
+                                          [dated] + ([reports_root / "latest"] if update_latest else []))
     manifest = {"run_id": run_id, "as_of": as_of.isoformat(), "latest_run_id": latest_run[0],
                 "latest_as_of": latest_run[1].isoformat(), "warehouse": str(warehouse_file),
                 "committed_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "publish_id": publish_id}
+    def committed() -> bool:
+        return is_committed(reports_root, publish_id)
+
     try:
-        with swapped_in(building, warehouse_file) as previous_warehouse:
+        with swapped_in(building, warehouse_file, committed) as previous_warehouse:
             replaced = publish_reports(staging_dir, reports_root, as_of, update_latest, manifest)
     except BaseException:
-        journal.unlink(missing_ok=True)  # everything was put back
+        if not committed():  # put back above; what a signal between two steps kept them from putting back, the
+            _recover_now(warehouse_file, reports_root)  # journal's recovery puts back now
         raise
     # committed: reports/latest.json names this run
-    remove_replaced([path for path in (previous_warehouse, *replaced) if path is not None] + [journal])
+    remove_replaced([path for path in (previous_warehouse, *replaced) if path is not None] + [note, journal])
     return dated, update_latest
+
+
+def _recover_now(warehouse_file: Path, reports_root: Path) -> None:
+    """Recovery from this run's own journal after its publish failed uncommitted (it removes the journal). If that
+    fails too, the journal stays and the next run's recovery does it."""
+    try:
+        for action in recover_killed_publish(warehouse_file, reports_root):
+            log.info("after the failed publish: %s", action)
+    except Exception as exc:  # noqa: BLE001  (the publish's own failure is the one raised)
+        log.warning("could not finish putting back the failed publish (the next run will): %s", exc)
 
 
 def publish_reports(staging_dir: Path, reports_root: Path, as_of: dt.date, update_latest: bool,
@@ -315,6 +398,8 @@ def publish_reports(staging_dir: Path, reports_root: Path, as_of: dt.date, updat
             placed.append((target, _swap_in(new, target)))
         write_manifest(reports_root, manifest)
     except BaseException:
+        if is_committed(reports_root, manifest["publish_id"]):  # the rename went through: nothing is undone
+            raise
         for target, previous in reversed(placed):
             _swap_back(target, previous)
         raise

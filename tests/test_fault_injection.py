@@ -611,10 +611,14 @@ def published_state(root: Path) -> dict[str, str]:
     return state
 
 
-def publish_killed_before(operation_no: int | None, args: tuple, log: Path) -> bool:
+def publish_killed_before(operation_no: int | None, args: tuple, log: Path, interrupt_after: bool = False) -> bool:
     """Run publishing.publish_run(*args) in a forked child that SIGKILLs itself just before its file operation number
     `operation_no` (a rename, link, unlink, removal, copy or write; None: never). Each operation it starts is logged in
-    `log`. Returns whether the child was killed (False: it finished with fewer operations)."""
+    `log`. Returns whether the child was killed (False: it finished with fewer operations).
+
+    `interrupt_after`: instead of the kill, a KeyboardInterrupt (a Ctrl-C, or a SIGTERM Prefect turns into an
+    exception) as that operation returns, which the publish's own handlers see; the child then exits 1 and this
+    returns True."""
 
     child = os.fork()
     if child == 0:  # the child never returns into pytest
@@ -625,28 +629,35 @@ def publish_killed_before(operation_no: int | None, args: tuple, log: Path) -> b
                 def operation(*args, **kwargs):
                     if depth[0]:  # inside a counted operation (rmtree's unlinks): part of it
                         return real(*args, **kwargs)
-                    if len(started) == operation_no:
+                    if len(started) == operation_no and not interrupt_after:
                         os.kill(os.getpid(), signal.SIGKILL)
                     started.append(name)
                     with open(log, "a") as out:
                         out.write(f"{name} {' -> '.join(Path(a).name for a in args[:paths])}\n")
                     depth[0] += 1
                     try:
-                        return real(*args, **kwargs)
+                        result = real(*args, **kwargs)
                     finally:
                         depth[0] -= 1
+                    if interrupt_after and len(started) == operation_no + 1:  # once: the handlers' own steps go on
+                        raise KeyboardInterrupt
+                    return result
                 return operation
 
             for owner, name, paths in FILE_OPERATIONS:
                 setattr(owner, name, counted(name, getattr(owner, name), paths))
             publishing.publish_run(*args)
             os._exit(0)
+        except KeyboardInterrupt:
+            os._exit(3 if interrupt_after else 1)
         except BaseException:  # noqa: BLE001  (anything but the kill: the child fails, saying why)
             traceback.print_exc()
             os._exit(1)
     _, status = os.waitpid(child, 0)
     if os.WIFSIGNALED(status):
         assert os.WTERMSIG(status) == signal.SIGKILL
+        return True
+    if interrupt_after and os.WEXITSTATUS(status) == 3:
         return True
     assert os.WEXITSTATUS(status) == 0, log.read_text()
     return False
@@ -702,6 +713,72 @@ def test_a_kill_at_any_step_of_the_publish_never_pairs_a_new_warehouse_with_old_
         assert all(re.fullmatch(r"\.\d{4}-\d\d-\d\d\.rendering-1(-latest)?|\.hweval\.duckdb\.building-1", name)
                    for name in hidden), (where, hidden)
         shutil.rmtree(root)
+
+
+@pytest.mark.parametrize("scenario", ["next day", "first run"])
+def test_an_interrupt_after_any_step_of_the_publish_undoes_it_only_before_the_commit(last_good, tmp_path, scenario):
+    """A Ctrl-C (or a SIGTERM, which Prefect raises as an exception) as each file operation of the publish returns:
+    the publish's own handlers run. Before reports/latest.json is renamed in they put the last committed publish back;
+    from that rename on they undo nothing, so latest.json never names a run the warehouse and the dated folder do not
+    hold (an interrupt just after the rename undid the warehouse and the reports and left latest.json naming the new
+    run). The next run's recovery then leaves that state as it is, with no private file left over."""
+    inputs = publish_inputs(last_good, tmp_path / "inputs", scenario)
+    complete = tmp_path / "complete"
+    args = prepare_publish(last_good, inputs, complete, scenario)
+    before = published_state(complete)
+    assert not publish_killed_before(None, args, tmp_path / "complete.log")
+    operations = (tmp_path / "complete.log").read_text().splitlines()
+    after = published_state(complete)
+    committed_at = next(i for i, op in enumerate(operations) if op.endswith(" -> latest.json"))
+    for k in range(len(operations)):
+        root = tmp_path / f"interrupted-{k}"
+        args = prepare_publish(last_good, inputs, root, scenario)
+        assert publish_killed_before(k, args, tmp_path / f"interrupted-{k}.log", interrupt_after=True), operations[k]
+        where = f"interrupted after {operations[k]!r} ({scenario})"
+        expected = after if k >= committed_at else before
+        assert published_state(root) == expected, where  # as the run left it, before any recovery
+        named, folder_run, warehouse_date_run = manifest_view(root)
+        assert named is None or named == folder_run == warehouse_date_run, where
+        publishing.recover_killed_publish(root / "warehouse" / "hweval.duckdb", root / "reports")
+        assert published_state(root) == expected, where
+        assert publishing.recover_killed_publish(root / "warehouse" / "hweval.duckdb", root / "reports") == []
+        hidden = [p.name for p in [*(root / "reports").iterdir(), *(root / "warehouse").iterdir()]
+                  if p.name.startswith(".")]
+        assert all(re.fullmatch(r"\.\d{4}-\d\d-\d\d\.rendering-1(-latest)?|\.hweval\.duckdb\.building-1", name)
+                   for name in hidden), (where, hidden)
+        shutil.rmtree(root)
+
+
+def test_a_publish_killed_after_its_commit_is_finished_by_a_run_with_another_reports_folder(last_good, tmp_path):
+    """One warehouse, two reports folders (a run for each). A publish to reports folder A killed after its commit
+    leaves the previous warehouse beside the new one: a run on the warehouse with reports folder B has no journal of
+    it in B, and restored that previous warehouse, losing the run A's latest.json names. The note beside the
+    warehouse names A, whose latest.json says the publish was committed: the new warehouse stays."""
+    args = prepare_publish(last_good, publish_inputs(last_good, tmp_path / "inputs", "next day"), tmp_path / "root",
+                           "next day")
+    log = tmp_path / "publish.log"
+    assert not publish_killed_before(None, args, log)  # to count the operations
+    operations = log.read_text().splitlines()
+    committed_at = next(i for i, op in enumerate(operations) if op.endswith(" -> latest.json"))
+    shutil.rmtree(tmp_path / "root")
+    root = tmp_path / "root"
+    args = prepare_publish(last_good, publish_inputs(last_good, tmp_path / "inputs-2", "next day"), root, "next day")
+    assert publish_killed_before(committed_at + 1, args, tmp_path / "killed.log")  # the commit done, nothing removed
+    warehouse_file, other_reports = root / "warehouse" / "hweval.duckdb", tmp_path / "other-reports"
+    assert warehouse_runs(warehouse_file)[D1] == "killed"
+    [pid] = [m.group(1) for p in (root / "reports").iterdir() if (m := re.fullmatch(r"\.publish-(\d+)\.json", p.name))]
+    actions = publishing.recover_killed_publish(warehouse_file, other_reports)
+    assert actions == [f"finished the publish of run killed, committed before it was killed (pid {pid})"]
+    assert warehouse_runs(warehouse_file)[D1] == "killed"  # not rolled back
+    assert [p.name for p in (root / "warehouse").iterdir() if ".previous-" in p.name or ".publish-" in p.name] == []
+    # the reports half is folder A's, left to its run, which finishes it: the old reports/latest it moved aside goes
+    assert sorted(p.name for p in (root / "reports").iterdir() if p.name.endswith(f"-{pid}")) == [f".latest.old-{pid}"]
+    assert publishing.recover_killed_publish(warehouse_file, root / "reports") == [
+        f"finished the publish of run killed, committed before it was killed (pid {pid})",
+        f"removed .latest.old-{pid}, left by a publish that finished"]
+    assert [p.name for p in (root / "reports").iterdir() if ".old-" in p.name or ".publish-" in p.name] == []
+    named, folder_run, warehouse_date_run = manifest_view(root)
+    assert named == folder_run == warehouse_date_run == "killed"
 
 
 def test_a_failure_writing_the_manifest_puts_the_warehouse_and_reports_back(last_good, tmp_path, monkeypatch):
