@@ -7,6 +7,8 @@ flows/cli.py parses the command line and calls `cmd_query`; `hweval sources` ope
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import math
 import re
@@ -232,7 +234,13 @@ def cmd_query(args: argparse.Namespace) -> int:
             return 2
         if args.format == "table":
             drawn, cut = _first_rows_drawn(con, result, args.max_rows)
-            drawn.show(max_rows=args.max_rows, max_width=args.max_width)  # all of them: it holds no more
+            if cut and args.max_rows == 0:  # the columns only: DuckDB writes "0 rows" under them, of a query that
+                table = io.StringIO()  # had some
+                with contextlib.redirect_stdout(table):
+                    drawn.show(max_rows=0, max_width=args.max_width)
+                sys.stdout.write(re.sub(r"\n *0 rows *\n+\Z", "\n\n", table.getvalue()))
+            else:
+                drawn.show(max_rows=args.max_rows, max_width=args.max_width)  # all of them: it holds no more
         else:
             columns, rows = result.columns, result.fetchmany(args.max_rows + 1)  # one more: whether any were left
             cut, rows = len(rows) > args.max_rows, rows[:args.max_rows]

@@ -1014,6 +1014,9 @@ MUTATIONS = (
              'their_reports = Path(journal["reports"]) if with_note else reports_root', "their_reports = reports_root",
              ("tests/test_fault_injection.py::test_a_publish_killed_after_its_commit_is_finished_by_a_run_with_"
               "another_reports_folder", *SLOW_TOO)),
+    Mutation("max-rows-0-says-0-rows-of-a-query-that-had-some", "flows/query_command.py",
+             "if cut and args.max_rows == 0:", "if False:",
+             ("tests/test_query_command.py::test_query_prints_at_most_max_rows_in_the_table_and_says_it_cut",)),
     Mutation("history-caption-names-every-price-source-stale", "flows/charts.py",
              "loads.source_id = prices.price_source_id and loads.status = 'stale'",
              "loads.source_id = prices.price_source_id",

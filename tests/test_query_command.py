@@ -163,8 +163,8 @@ CUT_AT = "hweval query: output cut at {} rows; the query returned more (--max-ro
 @pytest.mark.parametrize(("max_rows", "out", "err"), [
     # DuckDB's own cut drew up to --max-rows + 3 rows whole, without a footer: all 5 rows here, nothing on stderr
     (2, "┌───────┐\n│   n   │\n│ int64 │\n├───────┤\n│     1 │\n│     2 │\n└───────┘\n\n", CUT_AT.format(2)),
-    # the columns only; DuckDB says "0 rows" of what it drew (it drew an empty table and no note of the 5 before)
-    (0, "┌────────┐\n│   n    │\n│ int64  │\n└────────┘\n  0 rows\n\n", CUT_AT.format(0)),
+    # the columns only, without the "0 rows" DuckDB writes under an empty table: the query had 5
+    (0, "┌────────┐\n│   n    │\n│ int64  │\n└────────┘\n\n", CUT_AT.format(0)),
     (5, "┌───────┐\n│   n   │\n│ int64 │\n├───────┤\n│     1 │\n│     2 │\n│     3 │\n│     4 │\n│     5 │\n"
         "└───────┘\n\n", ""),  # every row printed: nothing cut
     (1, "┌───────┐\n│   n   │\n│ int64 │\n├───────┤\n│     1 │\n└───────┘\n\n",
@@ -174,6 +174,10 @@ def test_query_prints_at_most_max_rows_in_the_table_and_says_it_cut(small_wareho
     assert main(["query", "select n from t order by n", "--max-rows", str(max_rows),
                  "--warehouse", str(small_warehouse)]) == 0
     assert capsys.readouterr() == (out, err)
+    # a query of no rows: DuckDB's "0 rows" is true, and stays
+    assert main(["query", "select n from t where n > 99", "--max-rows", str(max_rows),
+                 "--warehouse", str(small_warehouse)]) == 0
+    assert capsys.readouterr() == ("┌────────┐\n│   n    │\n│ int64  │\n└────────┘\n  0 rows\n\n", "")
 
 
 def test_query_draws_the_table_with_the_querys_own_column_names_and_types(small_warehouse, capsys):
