@@ -217,7 +217,8 @@ def publish(building: Path, warehouse_file: Path, staging_dir: Path, reports_roo
     """Swap in the new warehouse, then the new reports, then reports/latest.json (the commit): renames only, after
     everything else succeeded. Returns the dated folder and whether reports/latest was replaced.
 
-    If a step fails, the steps before it are undone, so the two always agree.
+    If a step fails before the commit, the steps before it are undone, so the two always agree; once latest.json names
+    the run, nothing is undone (the next run's recovery finishes the clean-up).
     """
     return publishing.publish_run(building, warehouse_file, staging_dir, reports_root, as_of, run_id, latest_run)
 
