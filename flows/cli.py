@@ -472,11 +472,15 @@ def entry() -> None:
     """The `hweval` command (pyproject's [project.scripts]): main() in a process of its own, which ends with it."""
     global _OWN_PROCESS
     _OWN_PROCESS = True
-    # stdout closed before the command started (`>&-`): Python leaves sys.stdout None, and writes go nowhere
+    # stdout or stderr closed before the command started (`>&-`): Python leaves it None, and writes go nowhere.
+    # stderr too: `hweval run 2>&1 | head` closed both, and the run's next log line failed it (exit 1, nothing
+    # published)
     sys.stdout = guarded = _ReaderGone(sys.stdout if sys.stdout is not None else open(os.devnull, "w"))  # noqa: SIM115
+    sys.stderr = guarded_err = _ReaderGone(sys.stderr if sys.stderr is not None else open(os.devnull, "w"))  # noqa: SIM115
     code = main()
     guarded.flush()  # a reader gone shows here at the latest, not in the interpreter's flush at exit (status 120)
-    if guarded.gone and code == 0:
+    guarded_err.flush()
+    if (guarded.gone or guarded_err.gone) and code == 0:
         code = EXIT_READER_GONE  # quietly, with the status of a writer SIGPIPE ended; a failure keeps its own
     # what is left is freed with the process: without this, the interpreter's last full collection walks every
     # object the run loaded (1-3 s after a run; atexit handlers and Prefect's log flush still run). An object in a

@@ -383,6 +383,46 @@ def test_a_failed_run_whose_reader_closed_its_output_keeps_its_status_and_says_w
     assert (proc.returncode, proc.stderr) == (3, "hweval: STALE PAST ITS LIMIT: aws_spot\n")
 
 
+@pytest.mark.parametrize(("status", "expected"), [(0, 141), (3, 3)])
+def test_a_command_whose_log_reader_closed_stderr_goes_on_and_ends_with_its_status(tmp_path, status, expected):
+    """`hweval run 2>&1 | head`: stdout and stderr on one pipe whose reader is gone. A log line then raised
+    BrokenPipeError in the console of Prefect's log handler, and rich answers a broken pipe with SystemExit(1): the
+    run failed (exit 1) and published nothing. Now the command goes on to its end (here: 10,000 lines logged through
+    a rich console on stderr, as Prefect's handler prints them, then the work, a file written) and exits 141 if it
+    succeeded, else with its own status."""
+    code = textwrap.dedent(f"""
+        import sys
+        from pathlib import Path
+        from rich.console import Console
+        import flows.cli as cli
+
+        def run():
+            console = Console(stderr=True)  # sys.stderr, as it is when the command's main() runs
+            for n in range(10_000):
+                console.print(f"line {{n}} of the run's log", soft_wrap=True)
+                print(f"  source {{n}}: 1 rows in, 1 landed, 0 quarantined")
+            Path({str(tmp_path / "published")!r}).write_text("published")
+            return {status}
+
+        cli.main = run
+        cli.entry()
+    """)
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        proc = subprocess.run([sys.executable, "-c", code], stdout=writer, stderr=writer, cwd=PROJECT_ROOT,
+                              timeout=120)
+    finally:
+        os.close(writer)
+    assert proc.returncode == expected
+    assert (tmp_path / "published").read_text() == "published"  # the run went on to its end
+    # both closed before the command started (`>&- 2>&-`): the same
+    (tmp_path / "published").unlink()
+    proc = subprocess.run(["sh", "-c", f'"{sys.executable}" -c "$0" >&- 2>&-', code], cwd=PROJECT_ROOT, timeout=120)
+    assert proc.returncode == (0 if status == 0 else status)  # nothing was written to a reader that left
+    assert (tmp_path / "published").read_text() == "published"
+
+
 def test_the_temporary_server_is_launched_before_the_run_imports_its_libraries():
     """`hweval run` launches its server first: its start (its own imports, 8 s on a 2-core machine) is what a re-run
     waits on, and the pipeline's libraries took 1.3 s to import before it when main() imported its error classes
