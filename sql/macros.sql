@@ -111,6 +111,11 @@ create or replace macro training_hours(params, tokens, chips, peak_tflops, mfu, 
 create or replace macro mfu_achieved(params, tokens, minutes, chips, peak_tflops) as
     training_flops(params, tokens) / (minutes::double * 60 * chips::double * peak_tflops::double * 1e12);
 
+-- Model FLOPs utilization that a throughput implies under the 6 x N convention: 6 x params x tokens/s per chip over
+-- the chip's peak. A published MFU counted another way (MaxText's adds attention FLOPs) is not comparable with it.
+create or replace macro mfu_from_throughput(params, tokens_per_s_per_chip, peak_tflops) as
+    training_flops(params, tokens_per_s_per_chip) / (peak_tflops::double * 1e12);
+
 -- Expected share of a training run redone after reclaims: the whole job is reclaimed `instances` x the per-instance
 -- rate a month (730 h) per hour, and each reclaim redoes half a checkpoint interval on average plus the restart.
 create or replace macro interruption_rework_share(instances, per_instance_month, checkpoint_interval_hours,

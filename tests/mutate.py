@@ -628,6 +628,20 @@ MUTATIONS = (
     Mutation("training-calibration-ignored", TRAINING,
              "when 'calibrated' then default_mfu * calibration_factor", "when 'calibrated' then default_mfu",
              CALIBRATION_TESTS),
+    # a published figure's MFU: the one its tokens/s per chip imply by 6 x N, of the workload's precision
+    Mutation("published-mfu-as-the-source-counts-it", TRAINING,
+             "coalesce(mfu_from_throughput(models.params, runs.tokens_per_s_per_chip, peaks.peak_tflops), runs.mfu) "
+             "as mfu,", "runs.mfu as mfu,", COST_TESTS),
+    Mutation("published-mfu-of-another-precision", TRAINING,
+             "where mfu > 0 and precision is not null\n    qualify row_number() over (partition by model_id, "
+             "accelerator, precision order by mfu desc, source_ref)",
+             "where mfu > 0\n    qualify row_number() over (partition by model_id, accelerator order by mfu desc, "
+             "source_ref)",
+             COST_TESTS),
+    Mutation("trainium2-memory-in-gib-read-as-gb", "catalogs/accelerators.yaml",
+             "memory_gb: {value: 103.08, source: aws-neuron-trainium2",
+             "memory_gb: {value: 96, source: aws-neuron-trainium2",
+             HARDWARE_TESTS),
     Mutation("serving-calibration-on-bandwidth-only", INFERENCE,
              "defaults.compute_efficiency * coalesce(calibration.factor, 1.0) as compute_efficiency",
              "defaults.compute_efficiency as compute_efficiency", CALIBRATION_TESTS),

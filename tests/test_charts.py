@@ -229,20 +229,20 @@ def test_every_module_that_makes_a_chart_is_in_the_drawing_code_that_keys_its_pn
 
 
 def test_captions_say_what_to_read(day_one_charts):
-    # gpt3-175b-pretrain: the pick tpu-v6e-8 spot at 4.35 / 8 USD per chip-hour, 466.13 USD per run (64 instances
+    # gpt3-175b-pretrain: the pick tpu-v6e-8 spot at 4.35 / 8 USD per chip-hour, 531.15 USD per run (64 instances
     # reclaimed 64 x 0.2 / 730 an hour, each redoing 0.75 h: 1.315% rework); trn1.32xlarge spot is the cheapest
-    # chip-hour (0.151875) at 804.60 USD per run (its all-reduce hides behind compute), 804.60 / 466.13 = 1.73x as
-    # much; number 10 of the bars costs 1,552.54, 1,552.54 / 466.13 = 3.33x; 52 candidates: 27 gpu + 9 tpu + 7
+    # chip-hour (0.151875) at 804.60 USD per run (its all-reduce hides behind compute), 804.60 / 531.15 = 1.51x as
+    # much; number 10 of the bars costs 1,552.54, 1,552.54 / 531.15 = 2.92x; 52 candidates: 27 gpu + 9 tpu + 7
     # trainium + 9 cpu
     scatter, bars = day_one_charts["gpt3-175b-pretrain"]
     assert scatter.title == "gpt3-175b-pretrain: USD per completed run against USD per chip-hour, 52 candidates"
     assert scatter.caption == (
         "Lower is better on both axes; the pick, gcp tpu-v6e-8 (spot), sits at 0.544 USD per chip-hour; the "
-        "cheapest chip-hour, aws trn1.32xlarge (spot), costs 1.73x as much per completed run.")
+        "cheapest chip-hour, aws trn1.32xlarge (spot), costs 1.51x as much per completed run.")
     assert bars.title == "gpt3-175b-pretrain: the 10 cheapest candidates by USD per completed run"
     assert bars.caption == (
-        "Shorter is better; of 52 candidates the pick, gcp tpu-v6e-8 (spot), costs 466.13 USD per completed run "
-        "and number 10 1,552.54, 3.33x as much; the fill tells a measured cost from one scaled "
+        "Shorter is better; of 52 candidates the pick, gcp tpu-v6e-8 (spot), costs 531.15 USD per completed run "
+        "and number 10 1,552.54, 2.92x as much; the fill tells a measured cost from one scaled "
         "from a benchmark, calibrated on measurements of the chip, or estimated from specs alone.")
     assert day_one_charts[LORA][0].caption == (
         "Lower is better on both axes; the pick, aws p5.48xlarge (spot), sits at 1.280 USD per chip-hour and is also "

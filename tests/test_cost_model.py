@@ -3,11 +3,12 @@
 import datetime as dt
 
 import pytest
-from builders import aws_page, aws_product, land, landed_training_row
+from builders import aws_page, aws_product, gcp_sku, land, landed_training_row
+from conftest import CATALOGS
 
 from flows import transform
-from flows.land import fetch_source, land_batch
-from flows.sources import aws_pricing
+from flows.land import SourceBatch, fetch_source, land_batch
+from flows.sources import aws_pricing, benchmark_runs, gcp_billing
 from flows.warehouse import fetch_dicts
 
 AS_OF = dt.date(2026, 11, 30)
@@ -30,6 +31,25 @@ def land_published(con, catalog):
 
 def rows(con, query, params=None):
     return fetch_dicts(con, query, params)
+
+
+def land_published_with(con, catalog, tmp_path, *extra_lines):
+    """The snapshot's published training figures with `extra_lines` (CSV rows) after them, as one file lands."""
+    path = tmp_path / "published_training.csv"
+    path.write_text((CATALOGS / "snapshot" / "benchmark_runs" / "published_training.csv").read_text()
+                    + "".join(f"{line}\n" for line in extra_lines))
+    parsed = benchmark_runs.read_file(path, "published_training.csv")
+    batch = SourceBatch.of_rows("published_benchmarks", "benchmark_runs", "benchmark_runs", ["test"], AS_OF,
+                                [r | {"row_no": i, "source_id": "published_benchmarks", "data_as_of": AS_OF}
+                                 for i, r in enumerate(parsed)])
+    return land_batch(con, batch, RUN, AS_OF, catalog)
+
+
+def land_tpu_v6e_price(con, catalog):
+    """TPU v6e on demand in us-central1 at 2.70 USD a chip-hour: tpu-v6e-8 at 21.60 USD/h."""
+    rows = gcp_billing.rows_from_pages([("skus page 1", {"skus": [
+        gcp_sku("TPU v6e chip running in Iowa", "2", 700000000, group="TPU")], "nextPageToken": ""})])
+    land_rows(con, catalog, "gcp_billing", rows)
 
 
 def test_seeds_example_dearer_per_hour_cheaper_per_run(fresh_db, catalog):
@@ -85,6 +105,67 @@ def test_model_and_tokens_training_calibrated_on_a_published_mfu(fresh_db, catal
                                       "result of h100-sxm-80gb); gradient all-reduce 0.08 s a step of 1.69 s over "
                                       "3200 Gbit/s, 0.0% of the time exposed")
     assert row["benchmark_source_id"] == "marts.estimate_backtest"
+
+
+V6E_8B = "MaxText on TPU v6e x 256 (FACTS.md, Published training throughput)"
+
+
+def test_a_published_throughput_scales_as_the_mfu_6_x_n_implies_not_the_mfu_the_source_states(fresh_db, catalog,
+                                                                                               tmp_path):
+    land_tpu_v6e_price(fresh_db, catalog)
+    land_published_with(fresh_db, catalog, tmp_path)
+    transform.build_models(fresh_db, RUN, AS_OF)
+    [row] = rows(fresh_db, "select * from marts.training_costs where workload_id = 'llama31-8b-pretrain-1t' "
+                           "and instance_type = 'tpu-v6e-8' and pricing_term = 'on_demand'")
+    # published_training.csv row 3: MaxText, Llama-3.1-8B on 256 TPU v6e, 7,207 tokens/s per chip, MFU 0.455 as
+    # MaxText counts it (attention FLOPs too). Under 6 x N: 6 x 8.0e9 x 7207 / 918e12 = 0.376837 (the stated 0.455
+    # would train 0.455 / 0.376837 = 1.21x too fast)
+    assert (row["basis"], row["chips"], row["instances"]) == ("scaled", 256, 32)
+    assert row["mfu"] == pytest.approx(0.376837, abs=1e-6)
+    # measured on 256 chips = 32 tpu-v6e-8, the workload's own scale: no scaling loss. 6 x 8e9 x 1e12 / (256 x
+    # 918e12 x 0.376837) = 1e12 tokens / (256 x 7,207 tokens/s) = 542,007.8 s = 150.5577 h (at MFU 0.455: 124.69 h)
+    assert row["run_hours"] == pytest.approx(150.5577, abs=1e-4)
+    # 150.5577 h x 32 instances x 21.60 USD = 104,065.49 USD
+    assert row["completed_run_usd"] == pytest.approx(104_065.49, abs=0.01)
+    assert row["benchmark_ref"] == "published_training.csv: row 3"
+    assert row["benchmark_label"] == (
+        "published 7,207 tokens/s per chip of this model on tpu-v6e at bf16, MFU 0.377 by 6 x N (the source states "
+        f"MFU 0.455: it counts FLOPs beyond 6 x N, e.g. attention): {V6E_8B}; flat 0.97 per doubling of instances "
+        "beyond the measured scale")
+    # the back-test compares the same figure: minutes to train 1e9 tokens on 256 chips = 1e9 / (256 x 7,207) / 60
+    # = 9.0335 min, at the 6 x N MFU it implies
+    [tested] = rows(fresh_db, "select * from marts.estimate_backtest "
+                              "where comparison_id like '%published_training.csv: row 3'")
+    assert tested["measured"] == pytest.approx(1e9 / (256 * 7207) / 60, rel=1e-9)  # 9.0335 min
+    assert tested["benchmark_label"].startswith(
+        "published 7,207 tokens/s per chip (MFU 0.377 by 6 x N; the source states 0.455) of llama-3.1-8b on 256 x "
+        "tpu-v6e: ")
+
+
+def test_a_published_figure_of_another_precision_does_not_scale_a_workload(fresh_db, catalog, tmp_path):
+    land_tpu_v6e_price(fresh_db, catalog)
+    # row 7: an fp8 figure of the same model and chip with a higher MFU (v6e lists no fp8 peak: its stated MFU
+    # stands); row 8 and row 9: two bf16 figures at the same throughput as row 3, so the same MFU
+    fp8 = "training,tpu-v6e,,256,llama-3.1-8b,fp8,,,,,,,,,,,,,,0.60,8192,\"an fp8 run\","
+    twin = "training,tpu-v6e,,256,llama-3.1-8b,bf16,,,,,,,,,,,,,7207,0.455,8192,\"{}\","
+    land_published_with(fresh_db, catalog, tmp_path, fp8, twin.format("twin b"), twin.format("twin a"))
+    transform.build_models(fresh_db, RUN, AS_OF)
+    [row] = rows(fresh_db, "select * from marts.training_costs where workload_id = 'llama31-8b-pretrain-1t' "
+                           "and instance_type = 'tpu-v6e-8' and pricing_term = 'on_demand'")
+    # the bf16 workload takes a bf16 figure, 0.376837 (6 x 8e9 x 7207 / 918e12), never the fp8 row's 0.60: an MFU is
+    # a share of the peak at the precision it ran. Of three bf16 figures at one MFU, the first by source_ref: rows
+    # 3, 8 and 9 sort as "row 3" < "row 8" < "row 9", so row 3, whatever order the file gives them in
+    assert (row["basis"], row["mfu"]) == ("scaled", pytest.approx(0.376837, abs=1e-6))
+    assert row["benchmark_ref"] == "published_training.csv: row 3"
+    assert row["benchmark_label"].endswith(f": {V6E_8B}; flat 0.97 per doubling of instances beyond the measured scale")
+    # a workload trained in fp8 has no peak on v6e: excluded, never scaled from the fp8 figure
+    fresh_db.execute("update catalog.workloads set training_precision = 'fp8' "
+                     "where workload_id = 'llama31-8b-pretrain-1t'")
+    transform.build_models(fresh_db, RUN, AS_OF)
+    [excluded] = rows(fresh_db, "select * from marts.excluded_candidates where workload_id = 'llama31-8b-pretrain-1t' "
+                                "and instance_type = 'tpu-v6e-8' and pricing_term = 'on_demand'")
+    assert excluded["exclusion_reason"] == (
+        "the catalog has no fp8 peak for tpu-v6e: it cannot be estimated at fp8")
 
 
 def test_estimated_training_uses_the_family_default_and_a_deadline_excludes(fresh_db, catalog):
@@ -218,37 +299,39 @@ def test_a_twelve_chip_instance_is_tiled_by_groups_that_divide_it(fresh_db, cata
     transform.run_sql_tests(fresh_db)
     got = {r["precision"]: r for r in rows(fresh_db, "select * from marts.inference_costs "
                                                      "where workload_id = 'llama2-70b-batch'")}
-    # Inferentia2: 32 GB x 0.9 = 28.8 GB usable, 0.82 TB/s x 0.6 = 0.492e12 B/s, 190 TFLOPS x 0.4 = 76e12 FLOP/s a chip.
-    # bf16: 138 GB + 1,324 tokens x 327,680 B = 138.43 GB / 28.8 GB = 4.8 -> 5 chips; the groups that tile 12 chips
-    # or span two instances: 6, 12, 24. Each at the largest batch that fits, floor((c x 28.8 - 138) GB / 0.43385 GB),
+    # Inferentia2: 32 GiB = 34.36 GB x 0.9 = 30.924 GB usable, 820 GiB/s = 0.88 TB/s x 0.6 = 0.528e12 B/s, 190 TFLOPS
+    # x 0.4 = 76e12 FLOP/s a chip.
+    # bf16: 138 GB + 1,324 tokens x 327,680 B = 138.43 GB / 30.924 GB = 4.5 -> 5 chips; the groups that tile 12 chips
+    # or span two instances: 6, 12, 24. Each at the largest batch that fits, floor((c x 30.924 - 138) GB / 0.43385 GB),
     # decode step (mean context 1,024 + 300 / 2 = 1,174 tokens) = max(memory (138 GB + B x 1,174 x 327,680 B)
-    # / (c x 0.492e12), compute 2 x 69e9 x B / (c x 76e12)),
+    # / (c x 0.528e12), compute 2 x 69e9 x B / (c x 76e12)),
     # prefill = 2 x 69e9 x 1,024 / (c x 76e12); tokens/s = B x 300 / (300 x step + B x prefill):
-    #   TP 6:  B = 80,  step 57.17 ms (memory), prefill 309.90 ms ->   572.20 tokens/s x 2 replicas = 1,144.39
-    #   TP 12: B = 478, step 72.33 ms (compute), prefill 154.95 ms -> 478 x 300 / (21.70 + 74.06) s = 1,497.44
-    #   TP 24: B = 1,275, step 96.46 ms, prefill 77.47 ms -> 2,994.88 x 0.9 (one doubling) / 2 instances = 1,347.69
-    # so the best group is TP 12, one replica on one instance
+    #   TP 6:  B = 109, step 56.80 ms (memory), prefill 309.89 ms ->  643.48 tokens/s x 2 replicas = 1,286.96
+    #   TP 12: B = 537, step 81.26 ms (compute), prefill 154.95 ms -> 537 x 300 / (24.38 + 83.21) s = 1,497.44
+    #   TP 24: B = 1,392, step 105.32 ms, prefill 77.47 ms -> 2,994.88 x 0.9 (one doubling) / 2 instances = 1,347.69
+    # so the best group is TP 12, one replica on one instance (compute-bound: the same 1,497.44 as at 32 GB, a
+    # larger batch)
     bf16 = got["bf16"]
-    assert (bf16["replica_chips"], bf16["replicas_per_instance"], bf16["batch"]) == (12, 1, 478)
+    assert (bf16["replica_chips"], bf16["replicas_per_instance"], bf16["batch"]) == (12, 1, 537)
     assert bf16["deployment_tokens_per_s"] == pytest.approx(1497.44, abs=0.01)
     # 12.98127 USD/h / (1,497.44 x 3600) x 1e6 = 2.4081 USD per million output tokens
     assert bf16["usd_per_million_tokens"] == pytest.approx(2.4081, abs=1e-4)
-    # fp8: 69.22 GB / 28.8 = 2.4 -> 3 chips: 3, 4, 6, 12, 24. TP 3 is memory-bound (B = 80, 359.63 tokens/s x 4 =
-    # 1,438.52); TP 4, 6 and 12 are compute-bound, so an instance makes 12 x 76e12 x 300 / (2 x 69e9 x 1,324) =
-    # 1,497.44 tokens/s whichever of them it runs (the tie goes to the smallest); TP 24 again 1,347.69
+    # fp8: 69.22 GB / 30.924 = 2.2 -> 3 chips: 3, 4, 6, 12, 24. TP 3 (B = 109, memory 56.80 ms, compute 65.97 ms), 4, 6
+    # and 12 are compute-bound, so an instance makes 12 x 76e12 x 300 / (2 x 69e9 x 1,324) = 1,497.44 tokens/s
+    # whichever of them it runs (the tie goes to the smallest); TP 24 again 1,347.69
     fp8 = got["fp8"]
-    assert fp8["replica_chips"] in (4, 6, 12)
+    assert fp8["replica_chips"] in (3, 4, 6, 12)
     assert fp8["replicas_per_instance"] * fp8["replica_chips"] == 12
     assert fp8["deployment_tokens_per_s"] == pytest.approx(1497.44, abs=0.01)
     assert rows(fresh_db, "select * from marts.excluded_candidates where exclusion_reason is null") == []
     # another workload on the same instance keeps its own limit of 1 instance a replica (llama2-70b-batch's 2 lets
     # a group of 24 span two inf2.48xlarge; this one may not): llama-3.1-405b at fp8 is 405 GB of weights + KV cache
     # of (2,048 + 512) tokens x 126 layers x 8 KV heads x 128 x 2 (K and V) x 1 B = 2,560 x 258,048 B = 0.66 GB,
-    # 405.66 GB / 28.8 GB = 14.09 -> 15 chips, more than one instance's 12
+    # 405.66 GB / 30.924 GB = 13.1 -> 14 chips, more than one instance's 12
     [reason] = [r["exclusion_reason"] for r in rows(fresh_db, "select exclusion_reason from "
                 "intermediate.int_inference_estimates_computed where workload_id = 'llama31-405b-chat' "
                 "and offer_id like '%inf2.48xlarge%' and precision = 'fp8'")]
-    assert reason == "406 GB of fp8 weights + KV cache need 15 chips of 32 GB (90% usable); inf2.48xlarge has 12"
+    assert reason == "406 GB of fp8 weights + KV cache need 14 chips of 34.36 GB (90% usable); inf2.48xlarge has 12"
     # an excluded candidate is listed at its smallest group that holds one sequence: int8 (below the workload's
     # accuracy floor) holds the same 69.22 GB as fp8 (KV cache in fp8 for both): 3 chips, of groups 3, 4, 6, 12, 24
     [int8] = rows(fresh_db, "select chips, exclusion_reason from marts.excluded_candidates "

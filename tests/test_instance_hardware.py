@@ -208,18 +208,19 @@ def test_listed_memory_within_ten_percent_of_neither_part_is_unknown(listed):
 def test_trn2s_listed_memory_per_device_is_noted_and_the_catalogs_is_used(listed):
     con, _ = listed
     row = hardware(con, "aws", "trn2.48xlarge")
-    # 524,288 MiB / 1,024 = 512.0 GiB = 549.76 GB, far more than 15% from the 96 GB per chip
-    note = "the listing gives 512.0 GiB per device; accelerators.yaml's 96.0 GB per chip is used"
+    # 524,288 MiB / 1,024 = 512.0 GiB = 549.76 GB, far more than 15% from the 96 GiB = 96 x 1.073741824 = 103.08 GB
+    # per chip
+    note = "the listing gives 512.0 GiB per device; accelerators.yaml's 103.08 GB per chip is used"
     assert (row["accelerator_id"], row["accelerator_count"], row["listing_memory_note"]) == ("trainium2", 16, note)
     # instances.yaml gives the listing's 16 chips, 192 vCPUs and 2,048 GiB (2,097,152 MiB): no correction
     assert (row["hardware_basis"], row["correction_note"]) == ("listed, instances.yaml agrees", None)
     [offer] = offers(con, "trn2.48xlarge")
     assert (offer["hardware_note"], offer["usd_per_chip_hour"]) == (note, pytest.approx(44.7 / 16))
     assert con.execute("select memory_gb from catalog.accelerators where accelerator_id = 'trainium2'").fetchone() == (
-        96,)
+        103.08,)
     per_chip = con.execute("select distinct memory_gb_per_chip from intermediate.int_inference_estimates_computed "
                            "where instance_type = 'trn2.48xlarge'").fetchall()
-    assert per_chip == [(96,)]
+    assert per_chip == [(103.08,)]
 
 
 def test_regions_listing_different_hardware_leave_it_unknown(listed):

@@ -183,6 +183,17 @@ def test_mfu_derived_from_an_mlperf_detailed_row(fresh_db):
     assert mfu == pytest.approx(0.4065, abs=1e-4)
 
 
+def test_mfu_implied_by_a_published_throughput(fresh_db):
+    # MaxText on 256 TPU v6e, Llama-3.1-8B (catalog params 8.0e9): 7,207 tokens/s per chip at the bf16 peak of 918
+    # TFLOP/s: 6 x 8.0e9 x 7207 / 918e12 = 3.45936e17 / 9.18e14 = 0.376837 (MaxText states 0.455: it counts attention)
+    assert value(fresh_db, "mfu_from_throughput(8.0e9, 7207, 918)") == pytest.approx(0.376837, abs=1e-6)
+    # TPU v5p x 512, Llama-2-70B (69e9): 692 tokens/s per chip at 459 TFLOP/s: 6 x 69e9 x 692 / 459e12 = 0.624157
+    assert value(fresh_db, "mfu_from_throughput(69e9, 692, 459)") == pytest.approx(0.624157, abs=1e-6)
+    # the same figure as a run of one chip for one second: mfu_achieved over 1/60 minute
+    assert value(fresh_db, "mfu_from_throughput(69e9, 692, 459)") == pytest.approx(
+        value(fresh_db, "mfu_achieved(69e9, 692, 1 / 60, 1, 459)"))
+
+
 def test_energy_from_tdp(fresh_db):
     # 10 h x 8 H100 x 0.700 kW x PUE 1.2 = 67.2 kWh
     assert value(fresh_db, "energy_kwh(10, 8, 700, 1.2)") == pytest.approx(67.2)

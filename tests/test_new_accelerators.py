@@ -72,16 +72,18 @@ def test_amd_mi325x_and_mi355x(catalog):
 
 
 def test_tpu7x_and_trainium3(catalog):
-    # FACTS-2 (a) G-TPU7X: 192 GiB, 7,380 GB/s, 2,307 BF16, 4,614 FP8; TDP unverified
-    assert figures(catalog, "tpu7x") == ({"bf16": 2307, "fp8": 4614, "int8": None}, 192, 7.38, None)
-    # FACTS-2 (a) N-TRN3: 144 GiB, 671 BF16, 2,517 MXFP8 and MXFP4; bandwidth 4.9 vs 4.7 -> null
+    # FACTS-2 (a) G-TPU7X: 192 GiB (192 x 1.073741824 = 206.16 GB), 7,380 GB/s, 2,307 BF16, 4,614 FP8; TDP unverified
+    assert figures(catalog, "tpu7x") == ({"bf16": 2307, "fp8": 4614, "int8": None}, 206.16, 7.38, None)
+    # FACTS-2 (a) N-TRN3: 144 GiB (144 x 1.073741824 = 154.62 GB), 671 BF16, 2,517 MXFP8 and MXFP4; bandwidth 4.9 vs
+    # 4.7 -> null
     assert figures(catalog, "trainium3") == (
-        {"bf16": 671, "fp8": 2517, "int8": None, "fp4": 2517}, 144, None, None)
+        {"bf16": 671, "fp8": 2517, "int8": None, "fp4": 2517}, 154.62, None, None)
 
 
 def test_checked_entries_keep_their_figures(catalog):
-    # FACTS-2 (a) checks: Trainium2 N-TRN2 / N-TRN2-NKI; MI300X JW-300 and AA-325
-    assert figures(catalog, "trainium2") == ({"bf16": 667, "fp8": 1299, "int8": None}, 96, 2.9, None)
+    # FACTS-2 (a) checks: Trainium2 N-TRN2 / N-TRN2-NKI (96 GiB = 96 x 1.073741824 = 103.08 GB); MI300X JW-300 and
+    # AA-325
+    assert figures(catalog, "trainium2") == ({"bf16": 667, "fp8": 1299, "int8": None}, 103.08, 2.9, None)
     assert figures(catalog, "mi300x-192gb") == ({"bf16": 1307.4, "fp8": 2614.9, "int8": 2614.9}, 192, 5.3, 750)
 
 

@@ -19,10 +19,10 @@ from flows.report_templates import csv_text
 
 TRAINING_DECISION = (
     "- **[gpt3-175b-pretrain](gpt3-175b-pretrain.md)**: pick gcp tpu-v6e-8 (us-central1, spot, bf16, calibrated): "
-    "466.13 USD per completed run (likely 374.42 to 566.47). Runner-up aws p5.48xlarge (us-east-1, spot, measured): "
-    "561.37, 20% more. **Too close to call**: the two overlap within the estimates' error; a measured run of this "
+    "531.15 USD per completed run (likely 407.17 to 676.34). Runner-up aws p5.48xlarge (us-east-1, spot, measured): "
+    "561.37, 5.7% more. **Too close to call**: the two overlap within the estimates' error; a measured run of this "
     "workload on tpu-v6e (gcp tpu-v6e-8) would settle it. Choosing the cheapest chip-hour, aws trn1.32xlarge "
-    "(us-east-1, spot, bf16, estimated) at 0.152 USD per chip-hour, would cost 1.73x per completed run: +338.47 USD.")
+    "(us-east-1, spot, bf16, estimated) at 0.152 USD per chip-hour, would cost 1.51x per completed run: +273.45 USD.")
 
 
 def _ranking_row(page: str, rank: int, offer: str, term: str) -> list[str]:
@@ -36,13 +36,14 @@ def test_the_index_opens_with_a_decision_per_workload_and_the_money_of_the_hourl
     index = (flow_run.reports / "index.md").read_text()
     assert index.index("## Decisions") < index.index("## What changed") < index.index("## Workloads")
     gpt3 = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
-    # the full ranking: rank 1 is tpu-v6e-8 spot at 466.13 USD per completed run (calibrated: its likely range is
-    # 466.13 x 0.803248 = 374.42 to 466.13 x 1.215259 = 566.47, the TPU training back-test's smallest and largest
-    # cost ratios); rank 2, on another offer, p5.48xlarge spot at 561.37 (measured; 64 instances redo 64 x 0.2 / 730
-    # x 0.75 = 1.315% of the run): 561.37 / 466.13 - 1 = 0.204, "20% more", and inside the pick's range: too close
-    # to call; the cheapest chip-hour (chip-hour rank 1) is trn1.32xlarge spot at 0.152 USD and 804.60 per run:
-    # 804.60 - 466.13 = +338.47 USD, 804.60 / 466.13 = 1.73x
-    assert _ranking_row(gpt3, 1, "gcp tpu-v6e-8", "spot")[9:11] == ["466.13", "374.42 to 566.47"]
+    # the full ranking: rank 1 is tpu-v6e-8 spot at 531.15 USD per completed run (calibrated on the v6e's published
+    # throughputs, each an MFU by 6 x N: 466.13 before, at MaxText's own MFUs; its likely range is 531.15 x 0.76658 =
+    # 407.17 to 531.15 x 1.27335 = 676.34, the TPU training back-test's smallest and largest cost ratios); rank 2, on
+    # another offer, p5.48xlarge spot at 561.37 (measured; 64 instances redo 64 x 0.2 / 730 x 0.75 = 1.315% of the
+    # run): 561.37 / 531.15 - 1 = 0.057, "5.7% more", and inside the pick's range: too close to call; the cheapest
+    # chip-hour (chip-hour rank 1) is trn1.32xlarge spot at 0.152 USD and 804.60 per run: 804.60 - 531.15 = +273.45
+    # USD, 804.60 / 531.15 = 1.51x
+    assert _ranking_row(gpt3, 1, "gcp tpu-v6e-8", "spot")[9:11] == ["531.15", "407.17 to 676.34"]
     assert _ranking_row(gpt3, 2, "aws p5.48xlarge", "spot")[9] == "561.37"
     trn1 = _ranking_row(gpt3, 4, "aws trn1.32xlarge", "spot")
     assert (trn1[5], trn1[6], trn1[9]) == ("0.152", "1", "804.60")
@@ -61,7 +62,7 @@ def test_the_index_opens_with_a_decision_per_workload_and_the_money_of_the_hourl
             "on_demand, bf16, estimated) at 1.082 USD per chip-hour, would cost 2.71x per million successful "
             "requests: +1,034.87 USD.") in index
     assert ("| [gpt3-175b-pretrain](gpt3-175b-pretrain.md) | training | completed-run USD | gcp tpu-v6e-8 (spot, "
-            "tpu-v6e) | 466.13 | calibrated | aws trn1.32xlarge (spot, 0.152) | +338.47 (1.73x) |") in index
+            "tpu-v6e) | 531.15 | calibrated | aws trn1.32xlarge (spot, 0.152) | +273.45 (1.51x) |") in index
     assert "reversal" not in index.split("## Workloads", 1)[1].split("## Offers", 1)[0]
 
 
@@ -94,7 +95,7 @@ def test_a_workload_page_leads_with_a_short_table_and_links_its_ranking_as_csv(f
     assert rows[0] == ("| rank | offer | term | precision | completed-run USD | likely range | chip-hour rank | "
                        "basis |")
     assert len(rows) == 1 + 10 and all(row.count(" | ") == 7 for row in rows)
-    assert rows[1] == "| 1 | gcp tpu-v6e-8 (us-central1) | spot | bf16 | 466.13 | 374.42 to 566.47 | 6 | calibrated |"
+    assert rows[1] == "| 1 | gcp tpu-v6e-8 (us-central1) | spot | bf16 | 531.15 | 407.17 to 676.34 | 6 | calibrated |"
     assert page.index("## Top 10") < page.index("## Where the hourly price disagrees") < page.index("## Full ranking")
     assert "[gpt3-175b-pretrain.csv](gpt3-175b-pretrain.csv)" in page
 
@@ -148,9 +149,9 @@ def test_a_workload_page_lists_its_ranking_and_exclusions_up_to_its_bounds_and_s
     excluded = table(page, "Excluded")
     assert excluded[1:] == [
         table(whole, "Excluded")[1],
-        ("| 69 GB of fp8 weights + KV cache need 3 chips of 32 GB (90% usable); inf2.8xlarge has 1 | "
+        ("| 69 GB of fp8 weights + KV cache need 3 chips of 34.36 GB (90% usable); inf2.8xlarge has 1 | "
          "aws inf2.8xlarge us-east-1 on_demand (fp8), and 1 more |"),
-        ("| 69 GB of fp8 weights + KV cache need 3 chips of 32 GB (90% usable); trn1.2xlarge has 1 | "
+        ("| 69 GB of fp8 weights + KV cache need 3 chips of 34.36 GB (90% usable); trn1.2xlarge has 1 | "
          "aws trn1.2xlarge us-east-1 on_demand (fp8), and 1 more |"),
     ]
     assert len(table(whole, "Excluded")) == 1 + 28
@@ -167,7 +168,8 @@ def test_offers_excluded_alike_are_named_once_with_their_number(flow_run, tmp_pa
     # one more offer
     con = open_copy(flow_run.warehouse, tmp_path / "w.duckdb")
     try:
-        reason = ("138 GB of bf16 weights + KV cache need 5 chips of 32 GB (90% usable); inf2.8xlarge has 1")
+        # Inferentia2's 32 GiB = 34.36 GB: 138.43 GB / (34.36 x 0.9) = 4.5 -> 5 chips
+        reason = ("138 GB of bf16 weights + KV cache need 5 chips of 34.36 GB (90% usable); inf2.8xlarge has 1")
         con.execute("""
             insert into marts.excluded_candidates by name
             select * replace (offer_id || '-again' as offer_id) from marts.excluded_candidates

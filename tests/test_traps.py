@@ -369,6 +369,7 @@ def test_gcp_spot_sku_above_its_on_demand_sku_is_quarantined(fresh_db, catalog):
 
 
 # ---------------------------------------------------------------- "trn2 memory given as 512 GiB per chip (it is 96)"
+# (96 GiB: the catalog holds 96 x 1.073741824 = 103.08 GB, since GB = 1e9 bytes)
 def test_embedded_catalog_figures_are_plausible(catalog):
     assert checks.check_catalog(catalog) is None
 
@@ -385,7 +386,7 @@ def test_a_catalog_that_passed_is_not_checked_again_and_a_changed_figure_is(tmp_
     checks.check_catalog(load_catalog(catalog_copy, check_figures=False))
     assert calls == []  # the same figures, suite and code: the earlier verdict stands
     path = catalog_copy / "accelerators.yaml"
-    path.write_text(path.read_text().replace("memory_gb: {value: 96, source: aws-neuron-trainium2",
+    path.write_text(path.read_text().replace("memory_gb: {value: 103.08, source: aws-neuron-trainium2",
                                              "memory_gb: {value: 512, source: aws-neuron-trainium2"))
     with pytest.raises(CatalogError, match="trainium2.memory_gb: 512 fails"):  # another digest: checked, refused
         checks.check_catalog(load_catalog(catalog_copy, check_figures=False))
@@ -399,7 +400,7 @@ H100 = "accelerators.yaml: accelerators.h100-sxm-80gb"
     ("memory_gb: {value: 80,", "memory_gb: {value: 640,",  # the 8-GPU instance's 640 GB
      f"{H100}.memory_gb: 640 fails memory_per_chip_plausible: memory_gb is per chip: between 8 and 288 GB (the "
      f"largest HBM stack shipped is 288 GB); a larger figure is usually a whole instance's host memory divided "
-     f"wrongly (e.g. trn2 listed as 512 GiB per chip; it has 96 GB)"),
+     f"wrongly (e.g. trn2 listed as 512 GiB per chip; it has 96 GiB, 103.08 GB)"),
     ("memory_bandwidth_tbps: {value: 3.35,", "memory_bandwidth_tbps: {value: 3350,",  # GB/s typed as TB/s
      f"{H100}.memory_bandwidth_tbps: 3350 fails memory_bandwidth_per_chip_plausible: memory_bandwidth_tbps is per "
      f"chip in TB/s: between 0.1 and 20 (HBM3e chips reach about 8); a larger figure is a whole system's, a smaller "
@@ -426,8 +427,8 @@ def test_each_implausible_per_chip_figure_refuses_the_catalog(catalog_copy, figu
 def test_trn2_memory_of_512_per_chip_refuses_the_catalog(catalog_copy, fresh_db):
     path = catalog_copy / "accelerators.yaml"
     text = path.read_text()
-    assert text.count("memory_gb: {value: 96, source: aws-neuron-trainium2") == 1
-    path.write_text(text.replace("memory_gb: {value: 96, source: aws-neuron-trainium2",
+    assert text.count("memory_gb: {value: 103.08, source: aws-neuron-trainium2") == 1
+    path.write_text(text.replace("memory_gb: {value: 103.08, source: aws-neuron-trainium2",
                                  "memory_gb: {value: 512, source: aws-neuron-trainium2"))
     broken = load_catalog(catalog_copy, check_figures=False)  # a well-formed catalog: only the figure is wrong
     message = (r"^accelerators\.yaml: accelerators\.trainium2\.memory_gb: 512 fails memory_per_chip_plausible: "

@@ -182,7 +182,7 @@ checked as not materialized (
                 'the catalog has no memory size or bandwidth for ' || accelerator_id
             when smallest_groups.smallest_group is null then  -- no group holds one full sequence
                 cast(round(one_sequence_gb) as bigint) || ' GB of ' || precision || ' weights + KV cache need '
-                || needed_chips || ' chips of ' || cast(memory_gb as bigint) || ' GB (' || cast(round(
+                || needed_chips || ' chips of ' || printf('%g', round(memory_gb, 2)) || ' GB (' || cast(round(
                 usable_memory_fraction * 100) as bigint) || '% usable); ' || instance_type || ' has '
                 || accelerator_count
                 || case when max_instances_per_replica > 1

@@ -7,7 +7,7 @@
 -- accelerator_id is null where the hardware is not known (the device is not in accelerators.yaml, two parts
 -- match, regions disagree): `unknown_reason` says which, and the offers of that instance type are unknown offers.
 -- Chip memory always comes from accelerators.yaml: a listing's memory per device only picks the part and, where
--- it disagrees by more than 15% (trn2 lists 512 GiB per Neuron device; the chip has 96 GB), the row says so.
+-- it disagrees by more than 15% (trn2 lists 512 GiB per Neuron device; the chip has 96 GiB, 103.08 GB), the row says so.
 with listed_variants as (
     select * from staging.stg_instance_types__hardware
 ),

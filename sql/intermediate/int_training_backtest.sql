@@ -4,7 +4,7 @@
 -- Measured results: MLPerf Training rows of a task catalog.mlperf_training_tasks calibrates with (estimated at the chip's
 -- fastest training precision, bf16 or fp8: MLPerf summaries declare none), the user's own runs of a workload in
 -- minutes, and published MFU figures (benchmark_runs training rows), compared as minutes to train 1e9 tokens at the
--- published MFU. Scaling: the estimate loses the family's efficiency per doubling of instances, an instance being
+-- published MFU (by 6 x N from the row's tokens/s per chip where it gives them, else the MFU it states). Scaling: the estimate loses the family's efficiency per doubling of instances, an instance being
 -- the largest the catalog sells of that accelerator (a run without a chip count: one instance). An own run whose
 -- instance type declares its network instead pays its gradient all-reduce (as int_training_estimates_computed);
 -- `estimated_without_comm` keeps the flat loss, so the back-test shows the error before and after that term.
@@ -111,32 +111,51 @@ own_runs as (
     where runs.time_to_train_minutes > 0 and runs.chips > 0 and workloads.tokens > 0
 ),
 
+published_mfus as (
+    -- a published figure's MFU under the 6 x N convention: implied by its tokens/s per chip where it gives them (a
+    -- source's own MFU may count attention FLOPs too, as MaxText's does), else the MFU it states
+    select
+        runs.*,
+        peaks.peak_tflops,
+        coalesce(mfu_from_throughput(runs.params, runs.tokens_per_s_per_chip, peaks.peak_tflops), runs.mfu)
+            as published_mfu,
+        mfu_from_throughput(runs.params, runs.tokens_per_s_per_chip, peaks.peak_tflops) is not null
+            as from_throughput
+    from runs
+    inner join peaks on peaks.accelerator_id = runs.accelerator_id and peaks.precision = runs.precision
+),
+
 published as (
-    -- a published MFU: minutes to train 1e9 tokens at that MFU on the run's chips
+    -- a published figure: minutes to train 1e9 tokens at its MFU on the run's chips
     select
         runs.source_ref as comparison_id,
         'published MFU' as measurement_basis,
         runs.source_ref as setup_key,
         runs.accelerator_id,
         runs.precision,
-        peaks.peak_tflops,
+        runs.peak_tflops,
         runs.model_id,
         coalesce(runs.chips, runs.chips_per_instance) as chips,
         cast(greatest(1, ceil(coalesce(runs.chips, runs.chips_per_instance) / runs.chips_per_instance)) as integer)
             as instances,
         1e9 as tokens,
-        training_hours(runs.params, 1e9, coalesce(runs.chips, runs.chips_per_instance), peaks.peak_tflops, runs.mfu, 1)
-            * 60 as measured,
+        training_hours(runs.params, 1e9, coalesce(runs.chips, runs.chips_per_instance), runs.peak_tflops,
+                       runs.published_mfu, 1) * 60 as measured,
         'minutes to train 1e9 tokens' as unit,
-        runs.mfu as published_mfu,
+        runs.published_mfu,
         runs.source_id as benchmark_source_id,
         runs.data_as_of as benchmark_as_of,
         runs.source_ref as benchmark_ref,
-        'published MFU ' || runs.mfu || ' of ' || runs.model_id || ' on ' || coalesce(runs.chips || ' x ', '')
+        case when runs.from_throughput then
+            'published ' || format('{:,}', round(runs.tokens_per_s_per_chip)::bigint) || ' tokens/s per chip ('
+            || 'MFU ' || printf('%.3f', runs.published_mfu) || ' by 6 x N'
+            || coalesce('; the source states ' || runs.mfu, '') || ') of '
+        else 'published MFU ' || runs.mfu || ' of '
+        end || runs.model_id || ' on ' || coalesce(runs.chips || ' x ', '')
             || runs.accelerator_id || ': ' || coalesce(runs.run_source, runs.source_id) as benchmark_label
-    from runs
-    inner join peaks on peaks.accelerator_id = runs.accelerator_id and peaks.precision = runs.precision
-    where runs.mfu > 0 and runs.time_to_train_minutes is null and runs.params > 0 and runs.chips_per_instance > 0
+    from published_mfus as runs
+    where runs.published_mfu > 0 and runs.time_to_train_minutes is null and runs.params > 0
+        and runs.chips_per_instance > 0
 ),
 
 cases as (

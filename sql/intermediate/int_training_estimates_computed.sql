@@ -2,7 +2,8 @@
 -- Chips: the workload's chip count, at least the fewest that hold the training state (params x
 -- state_bytes_per_param), rounded up to whole instances. Time: 6 x params x tokens over the chips' effective
 -- FLOP/s. Basis `scaled` where this accelerator has a published training MFU of this very model (a benchmark_runs
--- training row), measured at its own scale, so only instances beyond it pay the scaling loss. Basis `calibrated`
+-- training row of the workload's precision; its tokens/s per chip as an MFU by 6 x N where it gives them), measured
+-- at its own scale, so only instances beyond it pay the scaling loss. Basis `calibrated`
 -- where the accelerator has training measurements of any model (own runs first, then MLPerf and published MFUs):
 -- the family default MFU times the factor they fit (int_estimate_calibration), with the scaling loss between
 -- instances. Basis `estimated` with the workload's declared MFU, or the family default (uncalibrated).
@@ -44,22 +45,37 @@ calibration as (
     select * from intermediate.int_estimate_calibration where phase = 'training'
 ),
 
-published as (
-    -- published training figures landed as benchmark_runs rows (kind training)
+published_figures as (
+    -- published training figures landed as benchmark_runs rows (kind training). Where a row gives its tokens/s per
+    -- chip, the MFU is the one that throughput implies under our 6 x N convention at the row's precision peak: a
+    -- source's own MFU may count more FLOPs (MaxText's adds attention) and would train 8-21% too fast in 6 x N x D.
+    -- The row's own `mfu` stands only where no throughput is given.
     select
         runs.model_id,
         runs.accelerator_id as accelerator,
+        runs.precision,
         runs.chips,
-        runs.mfu,
+        coalesce(mfu_from_throughput(models.params, runs.tokens_per_s_per_chip, peaks.peak_tflops), runs.mfu) as mfu,
+        runs.mfu as stated_mfu,
+        case when mfu_from_throughput(models.params, runs.tokens_per_s_per_chip, peaks.peak_tflops) is not null
+             then runs.tokens_per_s_per_chip end as tokens_per_s_per_chip,
         runs.source_id,
         runs.data_as_of,
         runs.source_ref,
-        coalesce(runs.run_source, runs.source_id) as source,
-        models.params as published_params
+        coalesce(runs.run_source, runs.source_id) as source
     from staging.stg_benchmark_runs__results as runs
     inner join models on models.model_id = runs.model_id
-    where runs.kind = 'training' and runs.mfu > 0
-    qualify row_number() over (partition by runs.model_id, runs.accelerator_id order by runs.mfu desc) = 1
+    left join peaks on peaks.accelerator_id = runs.accelerator_id and peaks.precision = runs.precision
+    where runs.kind = 'training'
+),
+
+published as (
+    -- one figure per model, accelerator and precision: a figure of another precision is a share of another peak and
+    -- never makes a workload's row `scaled` (it still calibrates the chip through the back-test, at its own peak)
+    select *
+    from published_figures
+    where mfu > 0 and precision is not null
+    qualify row_number() over (partition by model_id, accelerator, precision order by mfu desc, source_ref) = 1
 ),
 
 sized as (
@@ -111,6 +127,8 @@ sourced as (
         sized.*,
         sized.instances * sized.accelerator_count as chips,
         same_model.mfu as same_model_mfu,
+        same_model.stated_mfu as same_model_stated_mfu,
+        same_model.tokens_per_s_per_chip as same_model_tokens_per_s_per_chip,
         same_model.source as same_model_source,
         same_model.source_id as same_model_source_id,
         same_model.data_as_of as same_model_as_of,
@@ -124,6 +142,7 @@ sourced as (
     from sized
     left join published as same_model
         on same_model.model_id = sized.model_id and same_model.accelerator = sized.accelerator_id
+        and same_model.precision = sized.precision
     left join calibration on calibration.accelerator_id = sized.accelerator_id
 ),
 
@@ -202,8 +221,16 @@ final as (
         basis,
         case mfu_from
             when 'workload' then 'MFU ' || mfu || ' declared by the workload'
-            when 'same_model' then 'published MFU ' || mfu || ' of this model on ' || accelerator_id || ': '
-                || same_model_source
+            when 'same_model' then
+                case when same_model_tokens_per_s_per_chip is not null then
+                    'published ' || format('{:,}', round(same_model_tokens_per_s_per_chip)::bigint)
+                    || ' tokens/s per chip of this model on ' || accelerator_id || ' at ' || precision || ', MFU '
+                    || printf('%.3f', mfu) || ' by 6 x N'
+                    || coalesce(' (the source states MFU ' || same_model_stated_mfu
+                                || case when same_model_stated_mfu > mfu
+                                        then ': it counts FLOPs beyond 6 x N, e.g. attention' else '' end || ')', '')
+                else 'published MFU ' || mfu || ' of this model on ' || accelerator_id || ' at ' || precision
+                end || ': ' || same_model_source
             when 'calibrated' then 'calibrated MFU ' || printf('%.3f', mfu) || ' (family default ' || default_mfu
                 || ' x ' || printf('%.3f', calibration_factor) || ' fitted from ' || calibration_measurements || ' '
                 || calibration_measured_by || ' result' || case when calibration_measurements > 1 then 's' else '' end
