@@ -83,6 +83,31 @@ def test_the_pull_steps_refuse_a_worker_whose_hweval_home_names_no_checkout(home
     assert Path.cwd() == tmp_path
 
 
+def test_the_deployed_pull_steps_take_the_workers_hweval_home_not_the_deployers(deployed, tmp_path, monkeypatch):
+    """Deployed as the README says (HWEVAL_HOME exported, here this checkout), then run by a worker whose checkout is
+    elsewhere: `{{ $HWEVAL_HOME }}` in a pull step was filled in by `prefect deploy`, so every run moved into the
+    deployer's folder (a FileNotFoundError, Crashed, on any other machine). The steps the server holds name no folder,
+    and take the worker's."""
+    import asyncio
+
+    from prefect.client.orchestration import get_client
+    from prefect.deployments.steps.core import run_steps
+
+    with get_client(sync_client=True) as client:
+        steps = [client.read_deployment_by_name(name).pull_steps
+                 for name in ("nightly/nightly", "nightly/on-demand", "crash_notice/crash-notice")]
+    assert all(str(PROJECT_ROOT) not in json.dumps(s) for s in steps)
+    checkout = tmp_path / "elsewhere" / "hweval"
+    (checkout / "flows").mkdir(parents=True)
+    (checkout / "flows" / "nightly.py").write_text("")
+    monkeypatch.chdir(tmp_path)  # set_working_directory changes it; monkeypatch puts it back
+    monkeypatch.setenv("HWEVAL_HOME", str(checkout))
+    for deployed_steps in steps:
+        os.chdir(tmp_path)
+        asyncio.run(run_steps(deployed_steps, print_function=lambda *a, **k: None))
+        assert Path.cwd() == checkout
+
+
 def crashed_nightly_run(client, parameters: dict, message: str):
     """A flow run of nightly/on-demand, put straight into Crashed as a worker does when the run's process dies or its
     pull step fails (the flow never ran)."""
