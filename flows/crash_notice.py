@@ -4,10 +4,12 @@ before its flow could tell anyone.
 A nightly run tells its channels when it fails, and its `on_crashed` hook (`tell_of_a_crash`, with `told_if_crashed`
 and `CrashNotice.tell`, which flows/nightly.py calls) tells them when it is stopped while its flow runs (SIGTERM,
 Ctrl-C). A run that crashed before its flow started (a pull step that failed, a flow file that
-did not import, a process killed outright) can tell no one: Prefect marks it Crashed, and that is all. prefect.yaml's
-`crash-notice` deployment is triggered by that state (a Prefect automation on the `prefect.flow-run.Crashed` event of
-a `nightly` flow run) and runs this flow on a worker, which sends the channels of the crashed run's catalog a
-`run_failed` line, through the crashed run's outbox (flows/outbox.py) as the run itself would have.
+did not import, a process killed outright) can tell no one: Prefect marks it Crashed, and that is all. Nor can a run
+cancelled from Prefect (its worker stops it; it ends Cancelled, and no on_crashed hook runs), even one cancelled after
+it published. prefect.yaml's `crash-notice` deployment is triggered by either state (a Prefect automation on the
+`prefect.flow-run.Crashed` and `prefect.flow-run.Cancelled` events of a `nightly` flow run) and runs this flow on a
+worker, which sends the channels of the run's catalog a `run_failed` line, through the run's outbox
+(flows/outbox.py) as the run itself would have.
 
 Two tags say what the crashed run told in the attempt that crashed (a retry is the same flow run again: its marks
 name their attempt, the id of the attempt's Running state). `hweval-told:<attempt>`: its channels got its message
@@ -97,8 +99,9 @@ def attempt_of(states: list, crashed: Any) -> str:
 
 
 def crash_line(run_name: str, state: Any) -> str:
-    """The run_failed line of a crashed run: its name and its state's message."""
-    return f"flow run {run_name} crashed before it finished ({state.name}: {state.message or 'no message'})"
+    """The run_failed line of a crashed (or cancelled) run: its name and its state's message."""
+    how = "was cancelled" if state.is_cancelled() else "crashed"
+    return f"flow run {run_name} {how} before it finished ({state.name}: {state.message or 'no message'})"
 
 
 # ---------------------------------------------------------------- the nightly run's own hook
@@ -205,8 +208,10 @@ def crash_notice(flow_run_id: str) -> str:
         if flow_name != NIGHTLY_FLOW or HWEVAL_TAG not in run.tags:
             raise CrashNoticeError(f"flow run {run.name} ({run_uuid}) is no hweval nightly run (flow {flow_name!r}, "
                                    f"tags {sorted(run.tags)!r}; expected flow {NIGHTLY_FLOW!r} tagged {HWEVAL_TAG!r})")
-        if run.state is None or not run.state.is_crashed():
-            logger.info("flow run %s is %s, not Crashed: nothing to tell", run.name,
+        # Cancelled too: a cancel that lands after the publish stopped the run before it told its channels (of
+        # sources stale past their limit, say), and Prefect runs no on_crashed hook for it
+        if run.state is None or not (run.state.is_crashed() or run.state.is_cancelled()):
+            logger.info("flow run %s is %s, not Crashed or Cancelled: nothing to tell", run.name,
                         run.state.name if run.state else "new")
             return "not crashed"
         attempt = attempt_of(client.read_flow_run_states(run_uuid), run.state)

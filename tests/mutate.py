@@ -1038,6 +1038,13 @@ MUTATIONS = (
              'directory: "{{ hweval-home.stdout }}"', 'directory: "{{ $HWEVAL_HOME }}"',
              ("tests/test_deployments.py::test_the_deployed_pull_steps_take_the_workers_hweval_home_not_the_deployers",
               *SLOW_TOO)),
+    Mutation("cancelled-run-not-told", "flows/crash_notice.py",
+             "(run.state.is_crashed() or run.state.is_cancelled())", "run.state.is_crashed()",
+             ("tests/test_deployments.py::test_a_nightly_run_cancelled_from_prefect_is_told_by_the_crash_notice_"
+              "deployment", *SLOW_TOO)),
+    Mutation("cancelled-run-no-automation", "prefect.yaml", "          - prefect.flow-run.Cancelled\n", "",
+             ("tests/test_deployments.py::test_a_nightly_run_cancelled_from_prefect_is_told_by_the_crash_notice_"
+              "deployment", *SLOW_TOO)),
     Mutation("history-caption-names-every-price-source-stale", "flows/charts.py",
              "loads.source_id = prices.price_source_id and loads.status = 'stale'",
              "loads.source_id = prices.price_source_id",

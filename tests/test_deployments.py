@@ -182,6 +182,33 @@ def test_a_nightly_run_crashed_before_its_flow_is_told_by_the_crash_notice_deplo
     assert len(webhook.requests) == 1
 
 
+def test_a_nightly_run_cancelled_from_prefect_is_told_by_the_crash_notice_deployment(deployed, tmp_path, webhook,
+                                                                                     monkeypatch):
+    """A run cancelled from Prefect (the UI, `prefect flow-run cancel`) ends Cancelled, which runs no on_crashed hook:
+    cancelled after its publish, it told no one of the sources stale past their limit it had found. The automation
+    makes a crash-notice run for the Cancelled state too, which tells the channels, once."""
+    from prefect.client.orchestration import get_client
+    from prefect.states import Cancelled
+
+    from flows.crash_notice import crash_notice
+
+    parameters = {"as_of": "2026-12-05", "catalog_dir": str(CATALOGS), "warehouse_file": str(tmp_path / "w.duckdb"),
+                  "reports_dir": str(tmp_path / "reports")}
+    with get_client(sync_client=True) as client:
+        deployment = client.read_deployment_by_name("nightly/on-demand")
+        run = client.create_flow_run_from_deployment(deployment.id, parameters=parameters)
+        client.set_flow_run_state(run.id, Cancelled(message="Flow run was cancelled successfully."), force=True)
+        cancelled = client.read_flow_run(run.id)
+        [notice] = wait_for_notices(client, cancelled.id)
+    monkeypatch.setenv("HWEVAL_NOTIFY_URL", webhook.url())
+    assert crash_notice(**notice.parameters) == "told: team sent"
+    [sent] = webhook.requests
+    assert json.loads(sent["body"])["message"].splitlines()[0] == (
+        f"flow run {cancelled.name} was cancelled before it finished (Cancelled: Flow run was cancelled successfully.)")
+    assert crash_notice(flow_run_id=str(cancelled.id)) == "told by the run"  # once
+    assert len(webhook.requests) == 1
+
+
 def test_the_crash_notice_takes_only_what_the_crashed_runs_parameters_may_hold(deployed, tmp_path, webhook,
                                                                               monkeypatch):
     """A run that crashed before its flow started never had its parameters checked: a run id that is no run id (here
