@@ -56,7 +56,8 @@ def check_as_of(as_of: dt.date, allow_future: bool = False, today: dt.date | Non
         raise AsOfError(
             f"--as-of {as_of.isoformat()} is later than tomorrow ({last_allowed.isoformat()}, UTC): reports/latest "
             f"would show that date until it comes, and every run dated before it would be a backfill. Pass "
-            f"--allow-future-as-of (or set {ALLOW_FUTURE_AS_OF_ENV}=1) if that is what you want")
+            f"--allow-future-as-of (a deployment's parameter allow_future_as_of: true; or set "
+            f"{ALLOW_FUTURE_AS_OF_ENV}=1) if that is what you want")
 
 
 RUN_LIFTS_IT = f"pass --allow-future-as-of or set {ALLOW_FUTURE_AS_OF_ENV}=1 if that is what you want"

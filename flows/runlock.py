@@ -91,7 +91,7 @@ def _held(lock_file: Path, guarded: Path, wait_s: float, deadline: float, say: C
                     f"{holder} holds {_shown(guarded)}"
                     + (f" after {wait_s:g} s of waiting" if wait_s > 0 else " and this run was told not to wait")
                     + "; nothing was changed. Try again when it has finished, or wait longer with --wait SECONDS "
-                      "(or HWEVAL_LOCK_WAIT_S)") from None
+                      "(a deployment's parameter wait_s, or HWEVAL_LOCK_WAIT_S)") from None
             if not told:
                 say(f"{holder} holds {_shown(guarded)}; waiting up to {wait_s:g} s")
                 told = True

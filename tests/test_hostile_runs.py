@@ -159,7 +159,8 @@ def test_an_as_of_later_than_tomorrow_is_refused_unless_allowed(tmp_path, capsys
     pipeline.check_as_of(dt.date(1, 1, 1), today=today)
     with pytest.raises(pipeline.AsOfError, match=r"^--as-of 2026-12-02 is later than tomorrow \(2026-12-01, UTC\): "
                                                  r"reports/latest would show that date until it comes.*"
-                                                 r"Pass --allow-future-as-of \(or set HWEVAL_ALLOW_FUTURE_AS_OF=1\)"):
+                                                 r"Pass --allow-future-as-of \(a deployment's parameter "
+                                                 r"allow_future_as_of: true; or set HWEVAL_ALLOW_FUTURE_AS_OF=1\)"):
         pipeline.check_as_of(dt.date(2026, 12, 2), today=today)
     pipeline.check_as_of(dt.date(9999, 12, 31), allow_future=True, today=today)
     monkeypatch.setenv(pipeline.ALLOW_FUTURE_AS_OF_ENV, "1")

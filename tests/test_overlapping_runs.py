@@ -83,7 +83,8 @@ def test_a_run_told_not_to_wait_names_the_holder_and_how_to_wait(tmp_path, held)
     assert re.fullmatch(
         rf"another hweval run \(pid {first.pid}, started \d\d:\d\d:\d\d UTC\) holds "
         rf"{re.escape(str(tmp_path / 'warehouse' / 'hweval.duckdb'))} and this run was told not to wait; nothing was "
-        r"changed. Try again when it has finished, or wait longer with --wait SECONDS \(or HWEVAL_LOCK_WAIT_S\)",
+        r"changed. Try again when it has finished, or wait longer with --wait SECONDS \(a deployment's "
+        r"parameter wait_s, or HWEVAL_LOCK_WAIT_S\)",
         str(raised.value))
 
 
