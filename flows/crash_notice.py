@@ -214,7 +214,11 @@ def crash_notice(flow_run_id: str) -> str:
             logger.info("flow run %s is %s, not Crashed or Cancelled: nothing to tell", run.name,
                         run.state.name if run.state else "new")
             return "not crashed"
-        attempt = attempt_of(client.read_flow_run_states(run_uuid), run.state)
+        states = client.read_flow_run_states(run_uuid)
+        attempt = attempt_of(states, run.state)
+        if run.state.is_cancelled() and attempt == str(run.state.id):  # no Running state in this attempt
+            logger.info("flow run %s was cancelled before it started: nothing was done, nothing to tell", run.name)
+            return "cancelled before it ran"
         told, telling = mark(TOLD_TAG, attempt), mark(TELLING_TAG, attempt)
         deadline = time.monotonic() + TELLING_WAIT_S
         while telling in run.tags and told not in run.tags and time.monotonic() < deadline:

@@ -1042,6 +1042,10 @@ MUTATIONS = (
              "(run.state.is_crashed() or run.state.is_cancelled())", "run.state.is_crashed()",
              ("tests/test_deployments.py::test_a_nightly_run_cancelled_from_prefect_is_told_by_the_crash_notice_"
               "deployment", *SLOW_TOO)),
+    Mutation("run-cancelled-before-it-ran-told", "flows/crash_notice.py",
+             "if run.state.is_cancelled() and attempt == str(run.state.id):", "if False:",
+             ("tests/test_deployments.py::test_a_nightly_run_cancelled_from_prefect_is_told_by_the_crash_notice_"
+              "deployment", *SLOW_TOO)),
     Mutation("cancelled-run-no-automation", "prefect.yaml", "          - prefect.flow-run.Cancelled\n", "",
              ("tests/test_deployments.py::test_a_nightly_run_cancelled_from_prefect_is_told_by_the_crash_notice_"
               "deployment", *SLOW_TOO)),

@@ -188,7 +188,7 @@ def test_a_nightly_run_cancelled_from_prefect_is_told_by_the_crash_notice_deploy
     cancelled after its publish, it told no one of the sources stale past their limit it had found. The automation
     makes a crash-notice run for the Cancelled state too, which tells the channels, once."""
     from prefect.client.orchestration import get_client
-    from prefect.states import Cancelled
+    from prefect.states import Cancelled, Running
 
     from flows.crash_notice import crash_notice
 
@@ -197,10 +197,16 @@ def test_a_nightly_run_cancelled_from_prefect_is_told_by_the_crash_notice_deploy
     with get_client(sync_client=True) as client:
         deployment = client.read_deployment_by_name("nightly/on-demand")
         run = client.create_flow_run_from_deployment(deployment.id, parameters=parameters)
+        client.set_flow_run_state(run.id, Running(), force=True)
         client.set_flow_run_state(run.id, Cancelled(message="Flow run was cancelled successfully."), force=True)
         cancelled = client.read_flow_run(run.id)
         [notice] = wait_for_notices(client, cancelled.id)
+        # a scheduled run cancelled before it ran (a night skipped on purpose) did nothing: no word of it
+        skipped = client.create_flow_run_from_deployment(deployment.id, parameters=parameters)
+        client.set_flow_run_state(skipped.id, Cancelled(message="skipped"), force=True)
     monkeypatch.setenv("HWEVAL_NOTIFY_URL", webhook.url())
+    assert crash_notice(flow_run_id=str(skipped.id)) == "cancelled before it ran"
+    assert webhook.requests == []
     assert crash_notice(**notice.parameters) == "told: team sent"
     [sent] = webhook.requests
     assert json.loads(sent["body"])["message"].splitlines()[0] == (
