@@ -22,6 +22,10 @@ from flows import reports, warehouse
 log = logging.getLogger(__name__)
 
 MANIFEST_NAME = "latest.json"  # in the reports folder: the run a publish committed, written last
+# publishes latest.json remembers besides the one it names (`recent_publish_ids`): a killed publish's warehouse half,
+# recovered by a run on that warehouse after other runs published to the same reports folder, is still known to have
+# been committed (each id 32 characters: 3 KB)
+MANIFEST_RECENT_PUBLISHES = 100
 def remove_leftovers_of_killed_runs(folder: Path, pattern: str) -> list[Path]:
     """Remove the private files and folders a run killed mid-way left in `folder`: names matching the regular
     expression `pattern` (group `pid`: the run's process id).
@@ -92,9 +96,24 @@ def is_committed(reports_root: Path, publish_id: str | None) -> bool:
     if publish_id is None:
         return False
     try:
-        return read_manifest(reports_root).get("publish_id") == publish_id
+        manifest = read_manifest(reports_root)
     except (OSError, ValueError):
         return False
+    recent = manifest.get("recent_publish_ids")
+    return manifest.get("publish_id") == publish_id or (isinstance(recent, list) and publish_id in recent)
+
+
+def _recent_publish_ids(reports_root: Path) -> list[str]:
+    """The publishes the current latest.json names or remembers, newest last, for the next one to remember."""
+    try:
+        manifest = read_manifest(reports_root)
+    except (OSError, ValueError):
+        return []
+    recent = manifest.get("recent_publish_ids")
+    ids = [i for i in recent if isinstance(i, str)] if isinstance(recent, list) else []
+    if isinstance(manifest.get("publish_id"), str):
+        ids.append(manifest["publish_id"])
+    return ids[-MANIFEST_RECENT_PUBLISHES:]
 
 
 def _read_journal(journal: Path | None) -> dict:
@@ -118,9 +137,11 @@ def recover_killed_publish(path: Path, reports_root: Path) -> list[str]:
     committed: what it moved aside goes. If not, the old warehouse and the old report folders go back, and what it
     had newly placed goes.
 
-    Each half is recovered here only if it is this run's: the warehouse half if the publish was to this warehouse,
-    the reports half if to this reports folder. The other half is left to a run that holds its lock (two runs may
-    share a warehouse with two reports folders, or the reverse), and both halves read the commit in the same file.
+    Each half is recovered here only if it is this run's: the warehouse half by the note beside this warehouse, the
+    reports half by the journal in this reports folder, wherever the paths written in them point (a folder moved).
+    The other half is left to a run that holds its lock (two runs may share a warehouse with two reports folders, or
+    the reverse), and both halves read the commit in the same file, which remembers recent publishes
+    (MANIFEST_RECENT_PUBLISHES) for a run that recovers after another one published there.
     Recovery assumes the caller holds `runlock.exclusive`: no other run is publishing here, so whatever a publish
     left is a dead run's, whether or not its pid has since been given to another process (or to this one). That
     run's previous warehouse is the last committed one: every earlier run finished or was recovered before it.
@@ -134,36 +155,50 @@ def recover_killed_publish(path: Path, reports_root: Path) -> list[str]:
     notes = {m.group("pid"): p for p in _entries(path.parent) if (m := note_re.fullmatch(p.name))}
     left: set[str] = set()
     for pid in sorted(journals.keys() | previous.keys() | notes.keys(), key=int):
-        journal = _read_journal(journals.get(pid))
-        if journal["publish_id"] is None:  # no journal here, or one cut short by the kill: the note's copy
-            journal = _read_journal(notes.get(pid)) if pid in notes else journal
-        # a journal without "reports" was written by an hweval before the note: its publish was to this reports
-        # folder, and its warehouse half is recovered from that journal alone
-        with_note = journal["reports"] is not None
-        their_reports = Path(journal["reports"]) if with_note else reports_root
-        to_this_warehouse = journal["warehouse"] is None or _same_path(Path(journal["warehouse"]), path)
-        if not to_this_warehouse and not with_note:
-            # a publish to another warehouse (sharing this reports folder), whose warehouse half only this journal
-            # describes: not this run's to touch
+        # each half by where its journal lies, not by the paths written in it (a folder moved, or reached by another
+        # path): the journal in this reports folder is of its reports half, committed by this folder's latest.json;
+        # the note beside this warehouse is of its warehouse half, committed by the reports folder it names, unless
+        # the journal here is of the same publish. Two of one pid but of two publishes (a pid used again) are two.
+        journal = _read_journal(journals.get(pid)) if pid in journals else None
+        note = _read_journal(notes.get(pid)) if pid in notes else None
+        if journal is not None and journal["publish_id"] is None and note is not None:
+            journal = note | {"reports": str(reports_root)}  # cut short by the kill (nothing had moved): the copy's
+        if journal is not None and journal["reports"] is None and journal["warehouse"] is not None and not _same_path(
+                Path(journal["warehouse"]), path):
+            # written by an hweval before the note, of a publish to another warehouse sharing this reports folder:
+            # its warehouse half only this journal describes, so a run on that warehouse recovers both
             left.add(pid)
             actions.append(f"left a killed publish (pid {pid}) to {journal['warehouse']} for a run on that warehouse")
             continue
-        warehouse_half = to_this_warehouse and (pid in previous or pid in notes or not with_note)
-        reports_half = pid in journals and _same_path(their_reports, reports_root)
-        if is_committed(their_reports, journal["publish_id"]):
-            if warehouse_half and pid in previous:
-                previous[pid].unlink()
-            actions.append(f"finished the publish of run {journal['run_id']}, committed before it was killed "
-                           f"(pid {pid})")
+        same_publish = journal is not None and note is not None and journal["publish_id"] == note["publish_id"]
+        if note is not None and note["publish_id"] is not None:
+            of_warehouse = note
+            warehouse_committed = (is_committed(reports_root, note["publish_id"]) if same_publish
+                                   else is_committed(Path(note["reports"]), note["publish_id"]))
+        elif journal is not None and journal["reports"] is None or pid in previous:
+            # a journal of an hweval before the note (or none: a previous warehouse alone): this folder's publish
+            of_warehouse = journal or _read_journal(None)
+            warehouse_committed = is_committed(reports_root, of_warehouse["publish_id"])
         else:
-            if warehouse_half:
-                actions += _undo_warehouse_half(path, previous.get(pid), journal, pid)
-            if reports_half:
+            of_warehouse = None  # its warehouse half was recovered already (or nothing of it had moved)
+        if of_warehouse is not None:
+            if warehouse_committed:
+                if pid in previous:
+                    previous[pid].unlink()
+            else:
+                actions += _undo_warehouse_half(path, previous.get(pid), of_warehouse, pid)
+            if pid in notes:
+                notes[pid].unlink()
+        if journal is not None:
+            if not is_committed(reports_root, journal["publish_id"]):
                 actions += _undo_reports_half(reports_root, journal, pid)
-        if warehouse_half and pid in notes:
-            notes[pid].unlink()
-        if reports_half:
             journals[pid].unlink()
+        committed = [info for info, done in ((of_warehouse, of_warehouse is not None and warehouse_committed),
+                                             (journal, journal is not None
+                                              and is_committed(reports_root, journal["publish_id"]))) if done]
+        if committed:
+            actions.append(f"finished the publish of run {committed[0]['run_id']}, committed before it was killed "
+                           f"(pid {pid})")
     finished_re = re.compile(rf"\.(?:.+\.old-(?P<old>\d+)|publish-(?P<journal>\d+)\.json|"
                              rf"{re.escape(MANIFEST_NAME)}\.new-(?P<manifest>\d+))")
     for leftover in _entries(reports_root):
@@ -352,7 +387,8 @@ def publish_run(building: Path, warehouse_file: Path, staging_dir: Path, reports
                                           [dated] + ([reports_root / "latest"] if update_latest else []))
     manifest = {"run_id": run_id, "as_of": as_of.isoformat(), "latest_run_id": latest_run[0],
                 "latest_as_of": latest_run[1].isoformat(), "warehouse": str(warehouse_file),
-                "committed_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "publish_id": publish_id}
+                "committed_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "publish_id": publish_id,
+                "recent_publish_ids": _recent_publish_ids(reports_root)}
     def committed() -> bool:
         return is_committed(reports_root, publish_id)
 

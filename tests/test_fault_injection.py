@@ -798,3 +798,137 @@ def test_a_failure_writing_the_manifest_puts_the_warehouse_and_reports_back(last
     assert published(root) == before
     assert [p.name for p in [*(root / "reports").iterdir(), *(root / "warehouse").iterdir()]
             if p.name.startswith(".")] == []
+
+
+# Runs sharing a warehouse or a reports folder, a pid used again, folders moved: found by a review of the journal's
+# copy beside the warehouse (stop 49); each scenario below lost a committed publish, or kept an uncommitted one.
+
+def operation_numbers(args: tuple, log: Path) -> tuple[int, int]:
+    """The file operations of a publish without a kill: the number of the warehouse's rename and of the commit's."""
+    assert not publish_killed_before(None, args, log)
+    operations = log.read_text().splitlines()
+    return (operations.index("replace .hweval.duckdb.building-1 -> hweval.duckdb"),
+            next(i for i, op in enumerate(operations) if op.endswith(" -> latest.json")))
+
+
+def pids_in(folder: Path, pattern: str) -> list[str]:
+    return [m.group(1) for p in folder.iterdir() if (m := re.fullmatch(pattern, p.name))]
+
+
+def test_a_committed_warehouse_stays_after_another_warehouse_published_to_its_reports_folder(last_good, tmp_path):
+    """A publishes to (W1, R) and is killed after its commit. C, on (W2, R), finishes R's half and publishes: R's
+    latest.json names C now. A run on W1 then found A named nowhere and rolled W1 back past a committed publish.
+    latest.json remembers the recent publishes (`recent_publish_ids`): W1 keeps A's run."""
+    inputs = publish_inputs(last_good, tmp_path / "inputs", "next day")
+    _, committed_at = operation_numbers(prepare_publish(last_good, inputs, tmp_path / "probe", "next day"),
+                                        tmp_path / "probe.log")
+    root = tmp_path / "root"
+    assert publish_killed_before(committed_at + 1, prepare_publish(last_good, inputs, root, "next day"),
+                                 tmp_path / "killed.log")
+    w1, reports = root / "warehouse" / "hweval.duckdb", root / "reports"
+    w2 = tmp_path / "w2" / "hweval.duckdb"
+    w2.parent.mkdir()
+    shutil.copy(last_good / "warehouse" / "hweval.duckdb", w2)
+    publishing.recover_killed_publish(w2, reports)
+    building = w2.with_name(".hweval.duckdb.building-1")
+    shutil.copy(w2, building)
+    rendering = reports / f".{AS_OF}.rendering-9"
+    shutil.copytree(last_good / "reports" / AS_OF.isoformat(), rendering)
+    publishing.publish_run(building, w2, rendering, reports, AS_OF, "run-C", (RUN_ID, AS_OF))
+    assert publishing.read_manifest(reports)["run_id"] == "run-C"
+    [pid] = pids_in(w1.parent, r"\.hweval\.duckdb\.publish-(\d+)\.json")
+    assert publishing.recover_killed_publish(w1, reports) == [
+        f"finished the publish of run killed, committed before it was killed (pid {pid})"]
+    assert warehouse_runs(w1)[D1] == "killed"
+    assert [p.name for p in w1.parent.iterdir() if ".previous-" in p.name or ".publish-" in p.name] == []
+
+
+def test_a_pid_used_again_pairs_no_journal_with_another_publishs_warehouse(last_good, tmp_path):
+    """A (W, reports RA) is killed after its warehouse rename, uncommitted. B (W, RB) puts W back, publishes and
+    commits, and is killed before its clean-up, with A's pid (a pid used again: simulated by renaming B's files). A run
+    on (W, RA) paired A's journal with B's previous warehouse and note by the pid, found A uncommitted, and restored
+    the warehouse B had replaced: B's committed run was lost. The journal and the note are paired by publish id."""
+    inputs = publish_inputs(last_good, tmp_path / "inputs", "next day")
+    warehouse_renamed, _ = operation_numbers(prepare_publish(last_good, inputs, tmp_path / "probe", "next day"),
+                                             tmp_path / "probe.log")
+    root = tmp_path / "root"
+    assert publish_killed_before(warehouse_renamed + 1, prepare_publish(last_good, inputs, root, "next day"),
+                                 tmp_path / "a.log")
+    w, ra, rb = root / "warehouse" / "hweval.duckdb", root / "reports", tmp_path / "rb"
+    [pid_a] = pids_in(ra, r"\.publish-(\d+)\.json")
+    publishing.recover_killed_publish(w, rb)
+    assert D1 not in warehouse_runs(w)
+    rb.mkdir(exist_ok=True)
+    building = w.with_name(".hweval.duckdb.building-1")
+    os.link(inputs / "building.duckdb", building)
+    rendering = rb / f".{D1}.rendering-1"
+    shutil.copytree(inputs / "rendering", rendering)
+    runs = warehouse_runs(building)
+    b_args = (building, w, rendering, rb, D1, "killed", (runs[max(runs)], max(runs)))
+    # B's commit comes at the same operation as A's would: it has no dated folder or latest to move aside first
+    probe = tmp_path / "b-probe"
+    shutil.copytree(last_good / "warehouse", probe / "warehouse", copy_function=os.link)
+    (probe / "rb").mkdir()
+    os.link(inputs / "building.duckdb", probe / "warehouse" / ".hweval.duckdb.building-1")
+    shutil.copytree(inputs / "rendering", probe / "rb" / f".{D1}.rendering-1")
+    _, b_committed_at = operation_numbers(
+        (probe / "warehouse" / ".hweval.duckdb.building-1", probe / "warehouse" / "hweval.duckdb",
+         probe / "rb" / f".{D1}.rendering-1", probe / "rb", D1, "killed", b_args[6]), tmp_path / "b-probe.log")
+    assert publish_killed_before(b_committed_at + 1, b_args, tmp_path / "b.log")
+    [pid_b] = pids_in(rb, r"\.publish-(\d+)\.json")
+    assert publishing.read_manifest(rb)["run_id"] == "killed" and warehouse_runs(w)[D1] == "killed"
+    for folder in (w.parent, rb):  # B had A's pid
+        for p in list(folder.iterdir()):
+            if re.search(rf"-{pid_b}(\.json)?$", p.name):
+                p.rename(p.with_name(p.name.replace(f"-{pid_b}", f"-{pid_a}")))
+    publishing.recover_killed_publish(w, ra)
+    assert warehouse_runs(w)[D1] == "killed"  # B's, committed in RB
+    assert publishing.recover_killed_publish(w, rb) == [
+        f"finished the publish of run killed, committed before it was killed (pid {pid_a})"]
+    assert warehouse_runs(w)[D1] == "killed"
+
+
+def test_folders_reached_by_another_path_are_recovered_by_where_the_journal_lies(last_good, tmp_path):
+    """A (W, R) is killed before its commit, with its dated folder and reports/latest renamed in; the next run reaches
+    the same folders by another path (moved; a bind mount is the same). Recovery went by the paths written in the
+    journal, handled neither half, then removed the journal and the old reports/latest as leftovers of a publish that
+    finished: the uncommitted run stayed published. Each half is now the journal's where it lies."""
+    inputs = publish_inputs(last_good, tmp_path / "inputs", "next day")
+    _, committed_at = operation_numbers(prepare_publish(last_good, inputs, tmp_path / "probe", "next day"),
+                                        tmp_path / "probe.log")
+    root = tmp_path / "root"
+    args = prepare_publish(last_good, inputs, root, "next day")
+    before = published_state(root)
+    assert publish_killed_before(committed_at - 1, args, tmp_path / "killed.log")  # before latest.json is written
+    moved = tmp_path / "moved"
+    root.rename(moved)
+    publishing.recover_killed_publish(moved / "warehouse" / "hweval.duckdb", moved / "reports")
+    assert published_state(moved) == before
+    assert [p.name for p in [*(moved / "reports").iterdir(), *(moved / "warehouse").iterdir()]
+            if p.name.startswith(".") and ".rendering-" not in p.name and ".building-" not in p.name] == []
+
+
+@pytest.mark.parametrize("scenario", ["first run", "next day"])
+@pytest.mark.parametrize("where", ["after the warehouse's rename", "at the commit", "after the commit"])
+def test_a_run_with_another_reports_folder_then_one_with_its_own_leave_the_last_committed_publish(
+        last_good, tmp_path, scenario, where):
+    """A publish to (W, R) killed at `where`; then a run on W with another reports folder recovers W's half, then a run
+    on (W, R) recovers R's: the state is the old publish before the commit and the new one from it, with nothing of
+    the publish left over."""
+    inputs = publish_inputs(last_good, tmp_path / "inputs", scenario)
+    probe = tmp_path / "probe"
+    warehouse_renamed, committed_at = operation_numbers(prepare_publish(last_good, inputs, probe, scenario),
+                                                        tmp_path / "probe.log")
+    after = published_state(probe)
+    k = {"after the warehouse's rename": warehouse_renamed + 1, "at the commit": committed_at,
+         "after the commit": committed_at + 1}[where]
+    root = tmp_path / "root"
+    args = prepare_publish(last_good, inputs, root, scenario)
+    before = published_state(root)
+    assert publish_killed_before(k, args, tmp_path / "killed.log")
+    w = root / "warehouse" / "hweval.duckdb"
+    publishing.recover_killed_publish(w, tmp_path / "other-reports")
+    publishing.recover_killed_publish(w, root / "reports")
+    assert published_state(root) == (after if k > committed_at else before)
+    assert [p.name for p in [*(root / "reports").iterdir(), *(root / "warehouse").iterdir()]
+            if p.name.startswith(".") and ".rendering-" not in p.name and ".building-" not in p.name] == []
