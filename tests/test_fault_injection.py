@@ -663,6 +663,24 @@ def publish_killed_before(operation_no: int | None, args: tuple, log: Path, inte
     return False
 
 
+def complete_publish(last_good: Path, inputs: Path, root: Path, scenario: str, log: Path) -> tuple[dict, list, dict]:
+    """The publish without a kill into `root`: the published state before it, its file operations in order (logged
+    in `log`), and the state after it."""
+    args = prepare_publish(last_good, inputs, root, scenario)
+    before = published_state(root)
+    assert not publish_killed_before(None, args, log)
+    return before, log.read_text().splitlines(), published_state(root)
+
+
+def private_names(root: Path) -> list[str]:
+    """The hidden names a publish or a run left in root/reports and root/warehouse."""
+    return [p.name for p in [*(root / "reports").iterdir(), *(root / "warehouse").iterdir()] if p.name.startswith(".")]
+
+
+# what a killed run rendered or built and never published, which the next run removes before it builds
+KILLED_RUNS_OWN = r"\.\d{4}-\d\d-\d\d\.rendering-1(-latest)?|\.hweval\.duckdb\.building-1"
+
+
 @pytest.mark.parametrize("scenario", list(KILL_SCENARIOS))
 def test_a_kill_at_any_step_of_the_publish_never_pairs_a_new_warehouse_with_old_reports(last_good, tmp_path,
                                                                                         scenario):
@@ -673,11 +691,7 @@ def test_a_kill_at_any_step_of_the_publish_never_pairs_a_new_warehouse_with_old_
     inputs = publish_inputs(last_good, tmp_path / "inputs", scenario)
     # the publish without a kill: its operations, in order, and what it leaves
     complete = tmp_path / "complete"
-    args = prepare_publish(last_good, inputs, complete, scenario)
-    before = published_state(complete)
-    assert not publish_killed_before(None, args, tmp_path / "complete.log")
-    operations = (tmp_path / "complete.log").read_text().splitlines()
-    after = published_state(complete)
+    before, operations, after = complete_publish(last_good, inputs, complete, scenario, tmp_path / "complete.log")
     assert after["reports/latest.json"] == "killed"
     assert run_of(complete / "reports" / "latest") == (RUN_ID if scenario == "backfill" else "killed")
     warehouse_renamed = operations.index("replace .hweval.duckdb.building-1 -> hweval.duckdb")
@@ -707,11 +721,8 @@ def test_a_kill_at_any_step_of_the_publish_never_pairs_a_new_warehouse_with_old_
         actions = publishing.recover_killed_publish(root / "warehouse" / "hweval.duckdb", root / "reports")
         assert published_state(root) == (after if k > committed_at else before), (where, actions)
         assert publishing.recover_killed_publish(root / "warehouse" / "hweval.duckdb", root / "reports") == []
-        hidden = [p.name for p in [*(root / "reports").iterdir(), *(root / "warehouse").iterdir()]
-                  if p.name.startswith(".")]
-        # what the killed run rendered or built and never published, which the next run removes before it builds
-        assert all(re.fullmatch(r"\.\d{4}-\d\d-\d\d\.rendering-1(-latest)?|\.hweval\.duckdb\.building-1", name)
-                   for name in hidden), (where, hidden)
+        hidden = private_names(root)
+        assert all(re.fullmatch(KILLED_RUNS_OWN, name) for name in hidden), (where, hidden)
         shutil.rmtree(root)
 
 
@@ -723,12 +734,8 @@ def test_an_interrupt_after_any_step_of_the_publish_undoes_it_only_before_the_co
     hold (an interrupt just after the rename undid the warehouse and the reports and left latest.json naming the new
     run). The next run's recovery then leaves that state as it is, with no private file left over."""
     inputs = publish_inputs(last_good, tmp_path / "inputs", scenario)
-    complete = tmp_path / "complete"
-    args = prepare_publish(last_good, inputs, complete, scenario)
-    before = published_state(complete)
-    assert not publish_killed_before(None, args, tmp_path / "complete.log")
-    operations = (tmp_path / "complete.log").read_text().splitlines()
-    after = published_state(complete)
+    before, operations, after = complete_publish(last_good, inputs, tmp_path / "complete", scenario,
+                                                 tmp_path / "complete.log")
     committed_at = next(i for i, op in enumerate(operations) if op.endswith(" -> latest.json"))
     for k in range(len(operations)):
         root = tmp_path / f"interrupted-{k}"
@@ -742,10 +749,8 @@ def test_an_interrupt_after_any_step_of_the_publish_undoes_it_only_before_the_co
         publishing.recover_killed_publish(root / "warehouse" / "hweval.duckdb", root / "reports")
         assert published_state(root) == expected, where
         assert publishing.recover_killed_publish(root / "warehouse" / "hweval.duckdb", root / "reports") == []
-        hidden = [p.name for p in [*(root / "reports").iterdir(), *(root / "warehouse").iterdir()]
-                  if p.name.startswith(".")]
-        assert all(re.fullmatch(r"\.\d{4}-\d\d-\d\d\.rendering-1(-latest)?|\.hweval\.duckdb\.building-1", name)
-                   for name in hidden), (where, hidden)
+        hidden = private_names(root)
+        assert all(re.fullmatch(KILLED_RUNS_OWN, name) for name in hidden), (where, hidden)
         shutil.rmtree(root)
 
 
@@ -904,8 +909,7 @@ def test_folders_reached_by_another_path_are_recovered_by_where_the_journal_lies
     root.rename(moved)
     publishing.recover_killed_publish(moved / "warehouse" / "hweval.duckdb", moved / "reports")
     assert published_state(moved) == before
-    assert [p.name for p in [*(moved / "reports").iterdir(), *(moved / "warehouse").iterdir()]
-            if p.name.startswith(".") and ".rendering-" not in p.name and ".building-" not in p.name] == []
+    assert [n for n in private_names(moved) if ".rendering-" not in n and ".building-" not in n] == []
 
 
 @pytest.mark.parametrize("scenario", ["first run", "next day"])
@@ -930,5 +934,4 @@ def test_a_run_with_another_reports_folder_then_one_with_its_own_leave_the_last_
     publishing.recover_killed_publish(w, tmp_path / "other-reports")
     publishing.recover_killed_publish(w, root / "reports")
     assert published_state(root) == (after if k > committed_at else before)
-    assert [p.name for p in [*(root / "reports").iterdir(), *(root / "warehouse").iterdir()]
-            if p.name.startswith(".") and ".rendering-" not in p.name and ".building-" not in p.name] == []
+    assert [n for n in private_names(root) if ".rendering-" not in n and ".building-" not in n] == []
