@@ -189,15 +189,15 @@ def recover_killed_publish(path: Path, reports_root: Path) -> list[str]:
                 actions += _undo_warehouse_half(path, previous.get(pid), of_warehouse, pid)
             if pid in notes:
                 notes[pid].unlink()
+        reports_committed = journal is not None and is_committed(reports_root, journal["publish_id"])
         if journal is not None:
-            if not is_committed(reports_root, journal["publish_id"]):
+            if not reports_committed:
                 actions += _undo_reports_half(reports_root, journal, pid)
             journals[pid].unlink()
-        committed = [info for info, done in ((of_warehouse, of_warehouse is not None and warehouse_committed),
-                                             (journal, journal is not None
-                                              and is_committed(reports_root, journal["publish_id"]))) if done]
-        if committed:
-            actions.append(f"finished the publish of run {committed[0]['run_id']}, committed before it was killed "
+        finished = of_warehouse if of_warehouse is not None and warehouse_committed else (
+            journal if reports_committed else None)
+        if finished is not None:
+            actions.append(f"finished the publish of run {finished['run_id']}, committed before it was killed "
                            f"(pid {pid})")
     finished_re = re.compile(rf"\.(?:.+\.old-(?P<old>\d+)|publish-(?P<journal>\d+)\.json|"
                              rf"{re.escape(MANIFEST_NAME)}\.new-(?P<manifest>\d+))")

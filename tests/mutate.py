@@ -1060,9 +1060,9 @@ MUTATIONS = (
              "same_publish = journal is not None and note is not None",
              ("tests/test_fault_injection.py::test_a_pid_used_again_pairs_no_journal_with_another_publishs_warehouse", *SLOW_TOO)),
     Mutation("reports-half-by-the-path-written-in-the-journal", "flows/publishing.py",
-             "        if journal is not None:\n            if not is_committed(",
+             "        if journal is not None:\n            if not reports_committed:",
              '        if journal is not None and _same_path(Path(journal["reports"] or reports_root), reports_root):\n'
-             "            if not is_committed(",
+             "            if not reports_committed:",
              ("tests/test_fault_injection.py::test_folders_reached_by_another_path_are_recovered_by_where_the_journal_lies", *SLOW_TOO)),
     Mutation("history-caption-names-every-price-source-stale", "flows/charts.py",
              "loads.source_id = prices.price_source_id and loads.status = 'stale'",
