@@ -68,6 +68,9 @@ GX_PROCESS_TESTS = ("tests/test_gx_process.py", *SLOW_TOO)
 # the lake tests need PostgreSQL and the S3 server (marked slow; this -m takes them in)
 LAKE_TESTS = ("tests/test_lake.py", "-m", "not live and not fuzz")
 FANOUT_TESTS = ("tests/test_fanout.py",)
+AUTOMATION_TESTS = "tests/test_automations.py"
+# a deployment's run killed outright, marked Crashed by flows/automations.yaml on a real server, then told (~50 s)
+SILENT_RUN = "tests/test_deployments.py::test_a_nightly_run_that_died_with_its_worker_is_crashed_by_the_automation_and_told"
 STALE_RUN = "tests/test_changes.py::test_a_source_stale_past_its_limit_publishes_fails_and_notifies"
 # no Prefect server of their own but one test's session server (the real API answering the warm-up)
 SERVER_TESTS = ("tests/test_prefect_server.py",)
@@ -1071,6 +1074,18 @@ MUTATIONS = (
     Mutation("history-caption-silent-on-a-stale-price", "flows/charts.py",
              'if last["current_price_stale_source"] is not None:', "if False:",
              (STALE_RUN, *SLOW_TOO)),
+    Mutation("silent-run-automation-watches-another-projects-nightly", "flows/automations.yaml",
+             "        - prefect.resource.role: tag\n          prefect.resource.id: prefect.tag.hweval\n", "",
+             (AUTOMATION_TESTS,)),
+    Mutation("silent-run-marked-failed-not-crashed", "flows/automations.yaml",
+             "        state: CRASHED\n", "        state: FAILED\n", (SILENT_RUN, *SLOW_TOO)),
+    Mutation("silent-run-taken-as-dead-before-a-heartbeat-is-due", "flows/automations.yaml",
+             "      within: 120\n", "      within: 20\n", (AUTOMATION_TESTS,)),
+    Mutation("completed-run-marked-crashed-after-its-silence", "flows/automations.yaml",
+             "        - prefect.flow-run.Completed\n", "", (AUTOMATION_TESTS,)),
+    Mutation("on-demand-runs-send-no-heartbeat", "prefect.yaml",
+             '          PREFECT_FLOWS_HEARTBEAT_FREQUENCY: "30"\n    schedules: []\n', "    schedules: []\n",
+             (AUTOMATION_TESTS, SILENT_RUN, *SLOW_TOO)),
 )
 
 

@@ -215,6 +215,78 @@ def test_a_nightly_run_cancelled_from_prefect_is_told_by_the_crash_notice_deploy
     assert len(webhook.requests) == 1
 
 
+def wait_until(read, done, within_s: float, what: str):
+    """read() again every half second until done(its value), at most `within_s`; that value."""
+    import time
+
+    deadline = time.monotonic() + within_s
+    while not done(value := read()):
+        assert time.monotonic() < deadline, f"{what}: not within {within_s} s (last: {value!r})"
+        time.sleep(0.5)
+    return value
+
+
+def test_a_nightly_run_that_died_with_its_worker_is_crashed_by_the_automation_and_told(deployed, tmp_path, webhook,
+                                                                                      monkeypatch):
+    """A deployment's run killed outright with no worker left to mark it (the machine lost, worker and flow killed
+    together) stays Running, and nobody is told. flows/automations.yaml, created as prefect.yaml's header says, marks
+    it Crashed once its heartbeats (every 30 s, the deployment's job variables) stop for `within`; that Crashed state
+    starts the crash-notice deployment, whose run tells the channels. The run here is started as a process worker
+    starts it (prefect/workers/process.py: `python -m prefect.engine`, with the job's env and the run's id), runs the
+    real pull steps and flow, and is SIGKILLed once it has sent a heartbeat."""
+    import yaml
+    from prefect.client.orchestration import get_client
+    from prefect.events.filters import EventFilter, EventNameFilter, EventResourceFilter
+    from prefect.settings import PREFECT_API_URL
+
+    from flows.crash_notice import crash_notice
+
+    document = yaml.safe_load((PROJECT_ROOT / "flows" / "automations.yaml").read_text())
+    [automation] = document["automations"]
+    automation["trigger"]["within"] = 10  # Prefect's least for a proactive trigger: seconds here, not two minutes
+    quick = tmp_path / "automations.yaml"
+    quick.write_text(yaml.safe_dump(document))
+    env = dict(os.environ, PREFECT_API_URL=PREFECT_API_URL.value(), HWEVAL_HOME=str(PROJECT_ROOT))
+    prefect_cli("automation", "create", "--from-file", str(quick), env=env)
+    parameters = {"as_of": "2026-12-06", "catalog_dir": str(CATALOGS), "warehouse_file": str(tmp_path / "w.duckdb"),
+                  "reports_dir": str(tmp_path / "reports")}
+    log = tmp_path / "run.log"
+    with get_client(sync_client=True) as client:
+        [created] = client.read_automations_by_name(automation["name"])
+        try:
+            deployment = client.read_deployment_by_name("nightly/on-demand")
+            run = client.create_flow_run_from_deployment(deployment.id, parameters=parameters)
+            job_env = deployment.job_variables["env"]  # the heartbeat prefect.yaml asks of its runs
+            with log.open("w") as out:
+                process = subprocess.Popen([sys.executable, "-m", "prefect.engine"], cwd=tmp_path, stdout=out,
+                                           stderr=subprocess.STDOUT,
+                                           env=dict(env, **job_env, PREFECT__FLOW_RUN_ID=str(run.id)))
+            try:
+                def beats() -> list:  # a filter made anew each time: its default window ends when it is made
+                    return client.read_events(EventFilter(
+                        event=EventNameFilter(name=["prefect.flow-run.heartbeat"]),
+                        resource=EventResourceFilter(id=[f"prefect.flow-run.{run.id}"])), limit=1).events
+
+                wait_until(beats, bool, 120, "a heartbeat of the run")
+            finally:
+                process.kill()  # nothing is left to mark it: no worker watches this process
+                process.wait()
+            assert client.read_flow_run(run.id).state.is_running(), log.read_text()[-3000:]
+            crashed = wait_until(lambda: client.read_flow_run(run.id), lambda r: r.state.is_crashed(), 90,
+                                 "the silent run marked Crashed")
+            [notice] = wait_for_notices(client, run.id)
+        finally:
+            client.delete_automation(created.id)
+    message = automation["actions"][0]["message"]
+    assert crashed.state.message == message
+    monkeypatch.setenv("HWEVAL_NOTIFY_URL", webhook.url())
+    assert crash_notice(**notice.parameters) == "told: team sent"
+    [sent] = webhook.requests
+    body = json.loads(sent["body"])
+    assert body["title"] == "hweval 2026-12-06: run failed"
+    assert body["message"].splitlines()[0] == f"flow run {crashed.name} crashed before it finished (Crashed: {message})"
+
+
 def test_the_crash_notice_takes_only_what_the_crashed_runs_parameters_may_hold(deployed, tmp_path, webhook,
                                                                               monkeypatch):
     """A run that crashed before its flow started never had its parameters checked: a run id that is no run id (here
