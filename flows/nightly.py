@@ -34,6 +34,7 @@ from flows import (
     outbox,
     paths,
     pipeline,
+    publish_journal,
     publishing,
     reports,
     runlock,
@@ -420,7 +421,7 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
     batches = fetch_all(catalog, enabled)
     staging_dir = reports_root / f".{as_of.isoformat()}.rendering-{os.getpid()}"
     with runlock.exclusive(warehouse_path, reports_root, wait_s, _say):
-        for action in publishing.recover_killed_publish(warehouse_path, reports_root):
+        for action in publish_journal.recover_killed_publish(warehouse_path, reports_root):
             logger.warning("%s", action)
         # what a killed run rendered but never published
         publishing.remove_leftovers_of_killed_runs(

@@ -1,4 +1,5 @@
-"""The DuckDB warehouse file: schema, catalog tables and landing (building aside and publishing: flows/publishing.py)."""
+"""The DuckDB warehouse file: schema, catalog tables and landing (building aside and publishing: flows/publishing.py
+and flows/publish_journal.py)."""
 
 from __future__ import annotations
 

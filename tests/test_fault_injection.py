@@ -22,7 +22,7 @@ import pytest
 from conftest import AS_OF, CATALOGS, RUN_ID
 from test_flow import query
 
-from flows import publishing, warehouse
+from flows import publish_journal, publishing, warehouse
 
 # whole runs in their own processes, killed or overlapping: `make test-slow` and CI run them (see README)
 pytestmark = pytest.mark.slow
@@ -216,7 +216,7 @@ def test_a_backfill_publishes_its_date_but_leaves_latest_on_the_newest(last_good
     from test_hostile_runs import hweval
 
     latest_before = digest_tree(last_good / "reports" / "latest")
-    manifest_before = publishing.read_manifest(last_good / "reports")
+    manifest_before = publish_journal.read_manifest(last_good / "reports")
     run = hweval(["run", "--as-of", "0001-01-01", "--catalog", str(CATALOGS),
                   "--warehouse", str(last_good / "warehouse" / "hweval.duckdb"),
                   "--reports", str(last_good / "reports")], cwd=last_good)
@@ -226,7 +226,7 @@ def test_a_backfill_publishes_its_date_but_leaves_latest_on_the_newest(last_good
     assert digest_tree(last_good / "reports" / "latest") == latest_before
     assert run.out.endswith(f"reports:   {last_good / 'reports' / '0001-01-01'}/index.md "
                             "(a backfill: reports/latest keeps a newer date)\n")
-    manifest = publishing.read_manifest(last_good / "reports")
+    manifest = publish_journal.read_manifest(last_good / "reports")
     assert (manifest["as_of"], manifest["latest_as_of"], manifest["latest_run_id"]) == (
         "0001-01-01", manifest_before["latest_as_of"], manifest_before["latest_run_id"])
 
@@ -491,7 +491,7 @@ def killed(new, target):
 publishing._swap_in = killed
 """)
     assert published(last_good) != before  # the new warehouse is in, the reports half moved
-    actions = publishing.recover_killed_publish(last_good / "warehouse" / "hweval.duckdb", last_good / "reports")
+    actions = publish_journal.recover_killed_publish(last_good / "warehouse" / "hweval.duckdb", last_good / "reports")
     assert actions[0] == f"restored the warehouse a killed run (pid {pid}) was replacing"
     assert published(last_good) == before
     hidden = [p.name for p in (last_good / "reports").iterdir() if p.name.startswith(".") and not p.name.endswith(".lock")]
@@ -560,7 +560,7 @@ def direct_view(root: Path) -> tuple[str | None, str | None]:
 def manifest_view(root: Path) -> tuple[str | None, str | None, str | None]:
     """What a reader who follows reports/latest.json sees: the run it names as latest, the run of the dated folder
     of that date, and the warehouse's run of that date."""
-    manifest = publishing.read_manifest(root / "reports")
+    manifest = publish_journal.read_manifest(root / "reports")
     if not manifest:
         return None, None, None
     as_of = dt.date.fromisoformat(manifest["latest_as_of"])
@@ -607,7 +607,7 @@ def published_state(root: Path) -> dict[str, str]:
     """`published`, with reports/latest.json read for the run it names (it also holds a time and a publish id)."""
     state = published(root)
     if state.pop("reports/latest.json", None):
-        state["reports/latest.json"] = publishing.read_manifest(root / "reports")["run_id"]
+        state["reports/latest.json"] = publish_journal.read_manifest(root / "reports")["run_id"]
     return state
 
 
@@ -718,9 +718,9 @@ def test_a_kill_at_any_step_of_the_publish_never_pairs_a_new_warehouse_with_old_
         elif named is not None:
             assert named == folder_run == warehouse_date_run, where
         # the next run's recovery: the publish is committed once reports/latest.json names it
-        actions = publishing.recover_killed_publish(root / "warehouse" / "hweval.duckdb", root / "reports")
+        actions = publish_journal.recover_killed_publish(root / "warehouse" / "hweval.duckdb", root / "reports")
         assert published_state(root) == (after if k > committed_at else before), (where, actions)
-        assert publishing.recover_killed_publish(root / "warehouse" / "hweval.duckdb", root / "reports") == []
+        assert publish_journal.recover_killed_publish(root / "warehouse" / "hweval.duckdb", root / "reports") == []
         hidden = private_names(root)
         assert all(re.fullmatch(KILLED_RUNS_OWN, name) for name in hidden), (where, hidden)
         shutil.rmtree(root)
@@ -746,9 +746,9 @@ def test_an_interrupt_after_any_step_of_the_publish_undoes_it_only_before_the_co
         assert published_state(root) == expected, where  # as the run left it, before any recovery
         named, folder_run, warehouse_date_run = manifest_view(root)
         assert named is None or named == folder_run == warehouse_date_run, where
-        publishing.recover_killed_publish(root / "warehouse" / "hweval.duckdb", root / "reports")
+        publish_journal.recover_killed_publish(root / "warehouse" / "hweval.duckdb", root / "reports")
         assert published_state(root) == expected, where
-        assert publishing.recover_killed_publish(root / "warehouse" / "hweval.duckdb", root / "reports") == []
+        assert publish_journal.recover_killed_publish(root / "warehouse" / "hweval.duckdb", root / "reports") == []
         hidden = private_names(root)
         assert all(re.fullmatch(KILLED_RUNS_OWN, name) for name in hidden), (where, hidden)
         shutil.rmtree(root)
@@ -772,13 +772,13 @@ def test_a_publish_killed_after_its_commit_is_finished_by_a_run_with_another_rep
     warehouse_file, other_reports = root / "warehouse" / "hweval.duckdb", tmp_path / "other-reports"
     assert warehouse_runs(warehouse_file)[D1] == "killed"
     [pid] = [m.group(1) for p in (root / "reports").iterdir() if (m := re.fullmatch(r"\.publish-(\d+)\.json", p.name))]
-    actions = publishing.recover_killed_publish(warehouse_file, other_reports)
+    actions = publish_journal.recover_killed_publish(warehouse_file, other_reports)
     assert actions == [f"finished the publish of run killed, committed before it was killed (pid {pid})"]
     assert warehouse_runs(warehouse_file)[D1] == "killed"  # not rolled back
     assert [p.name for p in (root / "warehouse").iterdir() if ".previous-" in p.name or ".publish-" in p.name] == []
     # the reports half is folder A's, left to its run, which finishes it: the old reports/latest it moved aside goes
     assert sorted(p.name for p in (root / "reports").iterdir() if p.name.endswith(f"-{pid}")) == [f".latest.old-{pid}"]
-    assert publishing.recover_killed_publish(warehouse_file, root / "reports") == [
+    assert publish_journal.recover_killed_publish(warehouse_file, root / "reports") == [
         f"finished the publish of run killed, committed before it was killed (pid {pid})",
         f"removed .latest.old-{pid}, left by a publish that finished"]
     assert [p.name for p in (root / "reports").iterdir() if ".old-" in p.name or ".publish-" in p.name] == []
@@ -797,7 +797,7 @@ def test_a_failure_writing_the_manifest_puts_the_warehouse_and_reports_back(last
     def full(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(publishing, "write_manifest", full)
+    monkeypatch.setattr(publish_journal, "write_manifest", full)
     with pytest.raises(OSError, match="No space left on device"):
         publishing.publish_run(*args)
     assert published(root) == before
@@ -834,15 +834,15 @@ def test_a_committed_warehouse_stays_after_another_warehouse_published_to_its_re
     w2 = tmp_path / "w2" / "hweval.duckdb"
     w2.parent.mkdir()
     shutil.copy(last_good / "warehouse" / "hweval.duckdb", w2)
-    publishing.recover_killed_publish(w2, reports)
+    publish_journal.recover_killed_publish(w2, reports)
     building = w2.with_name(".hweval.duckdb.building-1")
     shutil.copy(w2, building)
     rendering = reports / f".{AS_OF}.rendering-9"
     shutil.copytree(last_good / "reports" / AS_OF.isoformat(), rendering)
     publishing.publish_run(building, w2, rendering, reports, AS_OF, "run-C", (RUN_ID, AS_OF))
-    assert publishing.read_manifest(reports)["run_id"] == "run-C"
+    assert publish_journal.read_manifest(reports)["run_id"] == "run-C"
     [pid] = pids_in(w1.parent, r"\.hweval\.duckdb\.publish-(\d+)\.json")
-    assert publishing.recover_killed_publish(w1, reports) == [
+    assert publish_journal.recover_killed_publish(w1, reports) == [
         f"finished the publish of run killed, committed before it was killed (pid {pid})"]
     assert warehouse_runs(w1)[D1] == "killed"
     assert [p.name for p in w1.parent.iterdir() if ".previous-" in p.name or ".publish-" in p.name] == []
@@ -861,7 +861,7 @@ def test_a_pid_used_again_pairs_no_journal_with_another_publishs_warehouse(last_
                                  tmp_path / "a.log")
     w, ra, rb = root / "warehouse" / "hweval.duckdb", root / "reports", tmp_path / "rb"
     [pid_a] = pids_in(ra, r"\.publish-(\d+)\.json")
-    publishing.recover_killed_publish(w, rb)
+    publish_journal.recover_killed_publish(w, rb)
     assert D1 not in warehouse_runs(w)
     rb.mkdir(exist_ok=True)
     building = w.with_name(".hweval.duckdb.building-1")
@@ -881,14 +881,14 @@ def test_a_pid_used_again_pairs_no_journal_with_another_publishs_warehouse(last_
          probe / "rb" / f".{D1}.rendering-1", probe / "rb", D1, "killed", b_args[6]), tmp_path / "b-probe.log")
     assert publish_killed_before(b_committed_at + 1, b_args, tmp_path / "b.log")
     [pid_b] = pids_in(rb, r"\.publish-(\d+)\.json")
-    assert publishing.read_manifest(rb)["run_id"] == "killed" and warehouse_runs(w)[D1] == "killed"
+    assert publish_journal.read_manifest(rb)["run_id"] == "killed" and warehouse_runs(w)[D1] == "killed"
     for folder in (w.parent, rb):  # B had A's pid
         for p in list(folder.iterdir()):
             if re.search(rf"-{pid_b}(\.json)?$", p.name):
                 p.rename(p.with_name(p.name.replace(f"-{pid_b}", f"-{pid_a}")))
-    publishing.recover_killed_publish(w, ra)
+    publish_journal.recover_killed_publish(w, ra)
     assert warehouse_runs(w)[D1] == "killed"  # B's, committed in RB
-    assert publishing.recover_killed_publish(w, rb) == [
+    assert publish_journal.recover_killed_publish(w, rb) == [
         f"finished the publish of run killed, committed before it was killed (pid {pid_a})"]
     assert warehouse_runs(w)[D1] == "killed"
 
@@ -907,7 +907,7 @@ def test_folders_reached_by_another_path_are_recovered_by_where_the_journal_lies
     assert publish_killed_before(committed_at - 1, args, tmp_path / "killed.log")  # before latest.json is written
     moved = tmp_path / "moved"
     root.rename(moved)
-    publishing.recover_killed_publish(moved / "warehouse" / "hweval.duckdb", moved / "reports")
+    publish_journal.recover_killed_publish(moved / "warehouse" / "hweval.duckdb", moved / "reports")
     assert published_state(moved) == before
     assert [n for n in private_names(moved) if ".rendering-" not in n and ".building-" not in n] == []
 
@@ -931,7 +931,7 @@ def test_a_run_with_another_reports_folder_then_one_with_its_own_leave_the_last_
     before = published_state(root)
     assert publish_killed_before(k, args, tmp_path / "killed.log")
     w = root / "warehouse" / "hweval.duckdb"
-    publishing.recover_killed_publish(w, tmp_path / "other-reports")
-    publishing.recover_killed_publish(w, root / "reports")
+    publish_journal.recover_killed_publish(w, tmp_path / "other-reports")
+    publish_journal.recover_killed_publish(w, root / "reports")
     assert published_state(root) == (after if k > committed_at else before)
     assert [n for n in private_names(root) if ".rendering-" not in n and ".building-" not in n] == []

@@ -16,7 +16,7 @@ import duckdb
 import pytest
 from conftest import AS_OF, CATALOGS, RUN_ID
 
-from flows import pipeline, publishing, warehouse
+from flows import pipeline, publish_journal, warehouse
 from flows.cli import PREFECT_DEFAULTS, main
 
 D1 = dt.date(2026, 12, 1)
@@ -129,7 +129,7 @@ def test_relative_paths_are_taken_from_the_working_directory(hostile_run):
             in hostile_run.out)
     assert (root / "reports" / D1.isoformat() / "data-docs" / "index.html").is_file()
     assert (root / "reports" / "latest" / "data-docs" / "index.html").is_file()
-    manifest = publishing.read_manifest(root / "reports")
+    manifest = publish_journal.read_manifest(root / "reports")
     assert manifest["warehouse"] == str(root / "warehouse" / "hweval.duckdb")
     assert (manifest["latest_as_of"], manifest["as_of"]) == (D1.isoformat(), D1.isoformat())
 

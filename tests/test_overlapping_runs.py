@@ -19,7 +19,7 @@ import pytest
 from conftest import AS_OF, RUN_ID
 from test_fault_injection import last_good, published  # noqa: F401  (last_good is a fixture)
 
-from flows import publishing, runlock
+from flows import publish_journal, runlock
 
 # whole runs in their own processes, killed or overlapping: `make test-slow` and CI run them (see README)
 pytestmark = pytest.mark.slow
@@ -154,7 +154,7 @@ def test_recovery_undoes_a_killed_publish_even_when_its_pid_is_in_use_again(tmp_
     try:
         pid = sleeper.pid if pid_now == "another process" else os.getpid()
         warehouse_file, reports_root = killed_publish(tmp_path, pid)
-        actions = publishing.recover_killed_publish(warehouse_file, reports_root)
+        actions = publish_journal.recover_killed_publish(warehouse_file, reports_root)
     finally:
         sleeper.kill()
         sleeper.wait()
@@ -250,7 +250,7 @@ def assert_runs_and_reports_agree(root: Path) -> dict[dt.date, str]:
     for as_of, run_id in runs.items():
         assert published_run_id(reports / as_of.isoformat()) == run_id
     assert published_run_id(reports / "latest") == runs[max(runs)]
-    manifest = publishing.read_manifest(reports)
+    manifest = publish_journal.read_manifest(reports)
     assert (manifest["latest_run_id"], manifest["latest_as_of"]) == (runs[max(runs)], max(runs).isoformat())
     assert [p.name for p in (root / "warehouse").iterdir()] == ["hweval.duckdb"]
     return runs
