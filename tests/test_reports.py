@@ -69,12 +69,12 @@ def test_the_index_opens_with_a_decision_per_workload_and_the_money_of_the_hourl
 def test_a_pick_that_is_also_the_cheapest_chip_hour_shows_no_reversal(flow_run):
     index = (flow_run.reports / "index.md").read_text()
     # llama31-8b-chat-small: inf2.xlarge on demand is rank 1 by outcome and chip-hour rank 1 (0.758 USD)
-    # both estimated, uncalibrated: their likely ranges (x 0.223 to x 2.399884, the GPU serving back-test's
+    # both estimated, uncalibrated: their likely ranges (x 0.223 to x 2.399605, the GPU serving back-test's
     # uncalibrated cost ratios, lent to every family) overlap, and the pick's measurement would settle it (the two
     # bands are equally wide relative to their outcome)
     assert ("- **[llama31-8b-chat-small](llama31-8b-chat-small.md)**: pick aws inf2.xlarge (us-east-1, on_demand, "
-            "fp8, estimated): 212.74 USD per million successful requests (likely 47.47 to 510.55). Runner-up aws "
-            "trn1.2xlarge (us-east-1, on_demand, fp8, estimated): 377.03 (likely 84.14 to 904.84), 77% more. "
+            "fp8, estimated): 212.74 USD per million successful requests (likely 47.47 to 510.49). Runner-up aws "
+            "trn1.2xlarge (us-east-1, on_demand, fp8, estimated): 377.03 (likely 84.14 to 904.73), 77% more. "
             "**Too close to call**: the two overlap within the estimates' error; a measured run of this workload on "
             "inferentia2 (aws inf2.xlarge) would settle it. It is also the cheapest chip-hour (0.758 USD): ranking "
             "by the hourly price picks the same offer (+0.00 USD).") in index
