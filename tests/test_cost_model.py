@@ -88,21 +88,22 @@ def test_model_and_tokens_training_calibrated_on_a_published_mfu(fresh_db, catal
     land_published(fresh_db, catalog)
     transform.build_models(fresh_db, RUN, AS_OF)
     [row] = rows(fresh_db, "select * from marts.training_costs where workload_id = 'llama31-8b-pretrain-1t'")
-    # the H100's one training measurement: Megatron GPT-3 at MFU 0.47, published without a chip count (one instance,
-    # no scaling loss), against the GPU default 0.40: factor 0.47 / 0.40 = 1.175, calibrated MFU 0.40 x 1.175 = 0.47.
+    # the H100's one training measurement: Megatron GPT-3 at ~390 TFLOP/s per GPU, MFU 390 / 989.4 = 0.394 of the
+    # catalog's peak, published without a chip count (one instance, no scaling loss), against the GPU default 0.40:
+    # factor 0.394 / 0.40 = 0.985, calibrated MFU 0.40 x 0.985 = 0.394.
     # 256 chips / 8 = 32 p5.48xlarge (3,200 Gbit/s each): a step of 4,194,304 tokens computes 6 x 8e9 x 4,194,304 /
-    # (256 x 989.4e12 x 0.47) = 1.6912 s; its gradient all-reduce, 2 x 31/32 x 16 GB / 400 GB/s = 0.0775 s, hides
-    # behind half of that, so no loss: 4.8e22 FLOPs / (256 x 989.4e12 x 0.47) = 403,210 s = 112.0028 h
+    # (256 x 989.4e12 x 0.394) = 2.0174 s; its gradient all-reduce, 2 x 31/32 x 16 GB / 400 GB/s = 0.0775 s, hides
+    # behind half of that, so no loss: 4.8e22 FLOPs / (256 x 989.4e12 x 0.394) = 480,987 s = 133.6074 h
     assert (row["chips"], row["instances"], row["basis"]) == (256, 32, "calibrated")
-    assert row["mfu"] == pytest.approx(0.47, abs=1e-9)
-    assert row["run_hours"] == pytest.approx(112.0028, abs=1e-4)
-    # 112.0028 h x 32 x 55.04 USD = 197,268.35 USD; energy 112.0028 h x 256 x 0.7 kW x 1.2 = 24,085.09 kWh
-    assert row["completed_run_usd"] == pytest.approx(197_268.35, abs=0.01)
-    assert row["energy_kwh"] == pytest.approx(24_085.09, abs=0.01)
+    assert row["mfu"] == pytest.approx(0.394, abs=1e-9)
+    assert row["run_hours"] == pytest.approx(133.6074, abs=1e-4)
+    # 133.6074 h x 32 x 55.04 USD = 235,320.11 USD; energy 133.6074 h x 256 x 0.7 kW x 1.2 = 28,730.94 kWh
+    assert row["completed_run_usd"] == pytest.approx(235_320.11, abs=0.01)
+    assert row["energy_kwh"] == pytest.approx(28_730.94, abs=0.01)
     # the row names the measurement it was fitted on and the factor
     assert row["benchmark_ref"] == "fitted from catalogs/snapshot/benchmark_runs/published_training.csv: row 6"
-    assert row["benchmark_label"] == ("calibrated MFU 0.470 (family default 0.4 x 1.175 fitted from 1 published MFU "
-                                      "result of h100-sxm-80gb); gradient all-reduce 0.08 s a step of 1.69 s over "
+    assert row["benchmark_label"] == ("calibrated MFU 0.394 (family default 0.4 x 0.985 fitted from 1 published MFU "
+                                      "result of h100-sxm-80gb); gradient all-reduce 0.08 s a step of 2.02 s over "
                                       "3200 Gbit/s, 0.0% of the time exposed")
     assert row["benchmark_source_id"] == "marts.estimate_backtest"
 
@@ -254,13 +255,13 @@ def test_lifetime_cost_adds_the_cheapest_training_run(fresh_db, catalog):
     transform.build_models(fresh_db, RUN, AS_OF)
     row = rows(fresh_db, "select * from marts.inference_costs where workload_id = 'llama31-8b-chat-small' "
                          "and instance_type = 'p5.4xlarge' and precision = 'bf16'")[0]
-    # training (llama31-8b-pretrain-1t), cheapest on p5.48xlarge: 112.0028 h x 32 x 55.04 = 197,268.35 USD (256
-    # p5.4xlarge declare no network: the flat loss 0.95^8, dearer); lifetime = 197,268.35 + 12 months x 5,022.40 =
-    # 257,537.15; serving share = 60,268.80 / 257,537.15 = 23.40%
-    assert row["training_usd"] == pytest.approx(197_268.35, abs=0.01)
-    assert row["lifetime_usd"] == pytest.approx(257_537.15, abs=0.01)
-    assert row["inference_share"] == pytest.approx(0.234020, abs=1e-6)
-    # a deadline no offer makes (112 h against 1 h): the training has no cost, and the lifetime no figure (it was the
+    # training (llama31-8b-pretrain-1t), cheapest on p5.48xlarge at the calibrated MFU 0.394: 133.6074 h x 32 x
+    # 55.04 = 235,320.11 USD (256 p5.4xlarge declare no network: the flat loss 0.95^8, dearer); lifetime =
+    # 235,320.11 + 12 months x 5,022.40 = 295,588.91; serving share = 60,268.80 / 295,588.91 = 20.39%
+    assert row["training_usd"] == pytest.approx(235_320.11, abs=0.01)
+    assert row["lifetime_usd"] == pytest.approx(295_588.91, abs=0.01)
+    assert row["inference_share"] == pytest.approx(0.203894, abs=1e-6)
+    # a deadline no offer makes (134 h against 1 h): the training has no cost, and the lifetime no figure (it was the
     # serving's 60,268.80 alone, an inference share of 1.0, passing for the whole)
     fresh_db.execute("update catalog.workloads set deadline_hours = 1 where workload_id = 'llama31-8b-pretrain-1t'")
     transform.build_models(fresh_db, RUN, AS_OF)
