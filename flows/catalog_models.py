@@ -528,7 +528,8 @@ class SnapshotFile(Strict):
     source: str = Field(description="where the figures come from")
     region: str | None = Field(None, description="region a price page was fetched for, where the format does not say")
     unverified: bool = Field(
-        False, description="its prices come from no source that could be checked: every offer priced from it says so")
+        False, description="its prices are unverified (no price catalog confirms them, or the sources conflict): every "
+                           "offer priced from it says so")
     metadata: dict[str, MetadataValue] | None = Field(
         None, description="what the file itself does not say, e.g. a vLLM result's accelerator, chips, model, precision")
 
