@@ -145,8 +145,8 @@ def test_a_published_throughput_scales_as_the_mfu_6_x_n_implies_not_the_mfu_the_
 
 def test_a_published_figure_of_another_precision_does_not_scale_a_workload(fresh_db, catalog, tmp_path):
     land_tpu_v6e_price(fresh_db, catalog)
-    # row 7: an fp8 figure of the same model and chip with a higher MFU (v6e lists no fp8 peak: its stated MFU
-    # stands); row 8 and row 9: two bf16 figures at the same throughput as row 3, so the same MFU
+    # row 7: an fp8 figure of the same model and chip with a higher MFU (no throughput: its stated MFU stands);
+    # row 8 and row 9: two bf16 figures at the same throughput as row 3, so the same MFU
     fp8 = "training,tpu-v6e,,256,llama-3.1-8b,fp8,,,,,,,,,,,,,,0.60,8192,\"an fp8 run\","
     twin = "training,tpu-v6e,,256,llama-3.1-8b,bf16,,,,,,,,,,,,,7207,0.455,8192,\"{}\","
     land_published_with(fresh_db, catalog, tmp_path, fp8, twin.format("twin b"), twin.format("twin a"))
@@ -159,14 +159,13 @@ def test_a_published_figure_of_another_precision_does_not_scale_a_workload(fresh
     assert (row["basis"], row["mfu"]) == ("scaled", pytest.approx(0.376837, abs=1e-6))
     assert row["benchmark_ref"] == "published_training.csv: row 3"
     assert row["benchmark_label"].endswith(f": {V6E_8B}; flat 0.97 per doubling of instances beyond the measured scale")
-    # a workload trained in fp8 has no peak on v6e: excluded, never scaled from the fp8 figure
+    # a workload trained in fp8 takes the fp8 figure (v6e's fp8 peak is 918, as its bf16), never a bf16 one
     fresh_db.execute("update catalog.workloads set training_precision = 'fp8' "
                      "where workload_id = 'llama31-8b-pretrain-1t'")
     transform.build_models(fresh_db, RUN, AS_OF)
-    [excluded] = rows(fresh_db, "select * from marts.excluded_candidates where workload_id = 'llama31-8b-pretrain-1t' "
-                                "and instance_type = 'tpu-v6e-8' and pricing_term = 'on_demand'")
-    assert excluded["exclusion_reason"] == (
-        "the catalog has no fp8 peak for tpu-v6e: it cannot be estimated at fp8")
+    [row] = rows(fresh_db, "select * from marts.training_costs where workload_id = 'llama31-8b-pretrain-1t' "
+                           "and instance_type = 'tpu-v6e-8' and pricing_term = 'on_demand'")
+    assert (row["basis"], row["mfu"], row["benchmark_ref"]) == ("scaled", 0.60, "published_training.csv: row 7")
 
 
 def test_estimated_training_uses_the_family_default_and_a_deadline_excludes(fresh_db, catalog):

@@ -118,12 +118,12 @@ def test_the_csv_beside_a_page_has_the_rows_of_the_warehouse_ranking(flow_run):
 
 def test_a_workload_page_lists_its_ranking_and_exclusions_up_to_its_bounds_and_says_where_the_rest_is(
         flow_run, monkeypatch):
-    # the snapshot's llama2-70b-batch page lists all of it (tests/golden/llama2-70b-batch.md): 72 ranked candidates,
-    # and 96 excluded under 28 reasons, the first three (in the order of the reason, its figures as numbers)
+    # the snapshot's llama2-70b-batch page lists all of it (tests/golden/llama2-70b-batch.md): 74 ranked candidates,
+    # and 94 excluded under 27 reasons, the first three (in the order of the reason, its figures as numbers)
     # excluding 1, 2 and 2 offers. With bounds of 5 rows, 3 reasons and 1 offer a reason: the first 5 rows; each of
-    # those reasons names its first offer and counts the rest (none, 2 - 1 = 1, 2 - 1 = 1); the 28 - 3 = 25 reasons
+    # those reasons names its first offer and counts the rest (none, 2 - 1 = 1, 2 - 1 = 1); the 27 - 3 = 24 reasons
     # left out hold
-    # 96 - (2 + 1 + 2) = 91 candidates
+    # 94 - (2 + 1 + 2) = 89 candidates
     monkeypatch.setattr(reports, "RANKING_ROWS_LISTED", 5)
     monkeypatch.setattr(reports, "EXCLUSION_REASONS_LISTED", 3)
     monkeypatch.setattr(reports, "EXCLUDED_OFFERS_LISTED", 1)
@@ -133,17 +133,17 @@ def test_a_workload_page_lists_its_ranking_and_exclusions_up_to_its_bounds_and_s
     finally:
         con.close()
     whole = (flow_run.reports / "llama2-70b-batch.md").read_text()
-    assert "72 candidates, 96 exclusions." in page
+    assert "74 candidates, 94 exclusions." in page
 
     def table(text: str, section: str) -> list[str]:  # the header, then a line a row (not the |---| line)
         return [line for line in text.split(f"## {section}", 1)[1].split("\n## ", 1)[0].splitlines()
                 if line.startswith("| ")]
 
-    assert ("Listed: the first 5 of 72 candidates. All of them, with every column, are in "
+    assert ("Listed: the first 5 of 74 candidates. All of them, with every column, are in "
             "[llama2-70b-batch.csv](llama2-70b-batch.csv) and in the warehouse's `marts.rankings`.") in page
-    assert len(table(whole, "Full ranking")) == 1 + 72
+    assert len(table(whole, "Full ranking")) == 1 + 74
     assert table(page, "Full ranking") == table(whole, "Full ranking")[:1 + 5]
-    # a ranking within its bound says nothing of it (its reversals, 61, are past theirs: their own line says so)
+    # a ranking within its bound says nothing of it (its reversals, 63, are past theirs: their own line says so)
     assert "Listed: the first" not in whole.split("## Full ranking", 1)[1]
     assert "## Top 10" in page  # the short table keeps its 10 rows whatever the Full ranking lists
     excluded = table(page, "Excluded")
@@ -154,9 +154,9 @@ def test_a_workload_page_lists_its_ranking_and_exclusions_up_to_its_bounds_and_s
         ("| 69 GB of fp8 weights + KV cache need 3 chips of 34.36 GB (90% usable); trn1.2xlarge has 1 | "
          "aws trn1.2xlarge us-east-1 on_demand (fp8), and 1 more |"),
     ]
-    assert len(table(whole, "Excluded")) == 1 + 28
-    assert ("96 candidates cannot run this workload; each reason with the offers it excludes:" in page)
-    assert ("Not listed here: 25 more reasons (91 candidates); every exclusion is in the warehouse's "
+    assert len(table(whole, "Excluded")) == 1 + 27
+    assert ("94 candidates cannot run this workload; each reason with the offers it excludes:" in page)
+    assert ("Not listed here: 24 more reasons (89 candidates); every exclusion is in the warehouse's "
             "`marts.excluded_candidates`.") in page
     assert "Not listed here" not in whole
 
@@ -181,9 +181,9 @@ def test_offers_excluded_alike_are_named_once_with_their_number(flow_run, tmp_pa
         candidates, rows, left_out = reports._excluded(con, AS_OF)["llama2-70b-batch"]
     finally:
         discard(con)
-    # 96 + 2 candidates; the reason's on_demand offer (2 candidates, 1 offer: no number), then its spot offer and the
+    # 94 + 2 candidates; the reason's on_demand offer (2 candidates, 1 offer: no number), then its spot offer and the
     # copy (2 offers under one name)
-    assert candidates == 98 and left_out == {"reasons": 0, "candidates": 0}
+    assert candidates == 96 and left_out == {"reasons": 0, "candidates": 0}
     assert [reason, "aws inf2.8xlarge us-east-1 on_demand (bf16), aws inf2.8xlarge us-east-1 spot (bf16, 2 offers)"] \
         in rows
 
@@ -500,7 +500,7 @@ def test_text_from_data_of_any_length_is_cut_on_the_pages(flow_run, tmp_path):
 
 
 def test_a_reversal_list_says_how_many_it_leaves_out_and_where_they_are(flow_run):
-    # llama31-8b-chat-small has 30 candidates dearer per chip-hour and cheaper per outcome than another
+    # llama31-8b-chat-small has 31 candidates dearer per chip-hour and cheaper per outcome than another
     # (marts.rankings where is_reversal); its page lists REVERSALS_LISTED = 5 of them and says so
     con = duckdb.connect(str(flow_run.warehouse), read_only=True)
     try:
@@ -508,7 +508,7 @@ def test_a_reversal_list_says_how_many_it_leaves_out_and_where_they_are(flow_run
                                  "and is_reversal").fetchall()
     finally:
         con.close()
-    assert found == 30
+    assert found == 31
 
     def disagrees(name: str) -> str:
         page = (flow_run.reports / f"{name}.md").read_text()
@@ -516,7 +516,7 @@ def test_a_reversal_list_says_how_many_it_leaves_out_and_where_they_are(flow_run
 
     section = disagrees("llama31-8b-chat-small")
     assert len([line for line in section.splitlines() if line.startswith("- **")]) == 5
-    assert ("Listed: the first 5 of 30 candidates dearer per chip-hour and cheaper per outcome than another; all of "
+    assert ("Listed: the first 5 of 31 candidates dearer per chip-hour and cheaper per outcome than another; all of "
             "them: `marts.rankings` where `is_reversal`.") in section
     # llama2-70b-lora-finetune has 2: both listed, nothing to say
     lora = disagrees("llama2-70b-lora-finetune")
