@@ -178,6 +178,20 @@ def test_sql_invariant_reports_a_duplicate_offer(built):
         transform.run_sql_tests(built)
 
 
+@pytest.mark.parametrize("value", ["'inf'::double", "'nan'::double"])
+def test_sql_invariant_refuses_a_cost_that_is_not_finite(built, value):
+    # a success rate of 0 once priced a request at monthly USD / 0 = inf: neither <= 0 nor null, so it was ranked and
+    # published as "| inf |"; NaN compares as neither too
+    built.execute(f"update marts.rankings set outcome_value = {value} "
+                  "where candidate_id = (select min(candidate_id) from marts.rankings)")
+    built.execute("set variable as_of = ?", [AS_OF.isoformat()])  # as the build sets it, which the test reads
+    shown = {"'inf'::double": "inf", "'nan'::double": "nan"}[value]
+    with pytest.raises(transform.ModelError, match=rf"^sql/tests/assert_costs_positive.sql: 1 offending row\(s\), "
+                                                   rf"e.g. \('[^']+', '[a-z_]+', {shown}, [0-9.]+\)\. Fails when a "
+                                                   r"candidate's cost or price is not a positive finite number"):
+        transform.run_sql_tests(built)
+
+
 def test_a_column_added_to_a_mart_model_is_added_to_the_existing_table(built, tmp_path):
     sql_dir = tmp_path / "sql"
     import shutil

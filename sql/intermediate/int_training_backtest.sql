@@ -147,7 +147,7 @@ published as (
         runs.data_as_of as benchmark_as_of,
         runs.source_ref as benchmark_ref,
         case when runs.from_throughput then
-            'published ' || format('{:,}', round(runs.tokens_per_s_per_chip)::bigint) || ' tokens/s per chip ('
+            'published ' || format('{:,.0f}', round(runs.tokens_per_s_per_chip)) || ' tokens/s per chip ('
             || 'MFU ' || printf('%.3f', runs.published_mfu) || ' by 6 x N'
             || coalesce('; the source states ' || runs.mfu, '') || ') of '
         else 'published MFU ' || runs.mfu || ' of '

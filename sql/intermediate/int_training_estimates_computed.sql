@@ -223,7 +223,7 @@ final as (
             when 'workload' then 'MFU ' || mfu || ' declared by the workload'
             when 'same_model' then
                 case when same_model_tokens_per_s_per_chip is not null then
-                    'published ' || format('{:,}', round(same_model_tokens_per_s_per_chip)::bigint)
+                    'published ' || format('{:,.0f}', round(same_model_tokens_per_s_per_chip))
                     || ' tokens/s per chip of this model on ' || accelerator_id || ' at ' || precision || ', MFU '
                     || printf('%.3f', mfu) || ' by 6 x N'
                     || coalesce(' (the source states MFU ' || same_model_stated_mfu
@@ -279,11 +279,11 @@ final as (
             when memory_gb is null then 'the catalog has no memory size for ' || accelerator_id
             when deadline_hours is not null
                 and training_hours(params, tokens, chips, peak_tflops, mfu, scaling) > deadline_hours then
-                -- numbers as the pages write them (thousands separated), since the reason is shown as it is
-                'needs ' || format('{:,}', cast(round(training_hours(params, tokens, chips, peak_tflops, mfu, scaling))
-                                               as bigint))
+                -- numbers as the pages write them (thousands separated), since the reason is shown as it is; whole
+                -- numbers formatted from the double, as a cast to an integer type fails the build past its range
+                'needs ' || format('{:,.0f}', round(training_hours(params, tokens, chips, peak_tflops, mfu, scaling)))
                 || ' h on ' || format('{:,}', chips::bigint) || ' chips; the deadline is '
-                || format('{:,}', cast(round(deadline_hours) as bigint)) || ' h'
+                || format('{:,.0f}', round(deadline_hours)) || ' h'
         end as exclusion_reason
     from scaled
 )
