@@ -1,6 +1,7 @@
 """Checks that need more than one row: columns derived before validation so that row-level expectations can
-catch duplicates, spot prices at or above on-demand, accelerator counts that disagree with the catalog; and the
-catalog's own figures checked against plausible ranges.
+catch duplicates, spot prices at or above on-demand, accelerator counts that disagree with the catalog, a run's two
+throughputs that disagree or an MFU its throughput implies past the chip's peak; and the catalog's own figures checked
+against plausible ranges.
 
 Derived columns are named `check_*`: the expectation suites read them, ops.quarantine keeps them in the row it
 stores, and they are not landed in raw tables.
@@ -24,6 +25,7 @@ import polars as pl
 
 from flows import cache
 from flows.names import normalise_alias
+from flows.warehouse import PEAK_TFLOPS_PRECISIONS
 
 log = logging.getLogger(__name__)
 
@@ -314,6 +316,59 @@ def run_dates(frame: pl.DataFrame) -> pl.DataFrame:
                     .alias("check_latest_run_date")))
 
 
+# ---------------------------------------------------------------- own runs' throughput
+# how far a run's tokens_per_s_per_chip x chips may be from its output_tokens_per_s (a share of the latter): a figure
+# rounded to 3 significant digits is off by 0.5% at most; staging would otherwise take one and drop the other unseen
+THROUGHPUT_TOLERANCE = 0.01
+
+
+def _peaks(catalog) -> list[dict]:
+    """(accelerator, precision, peak TFLOP/s) as int_accelerator_precisions_listed lists them: an fp16 run without an
+    fp16 peak runs at the bf16 one."""
+    rows = []
+    for acc_id, acc in catalog.accelerators.accelerators.items():
+        listed = {p: acc.peak_tflops[p].value for p in PEAK_TFLOPS_PRECISIONS
+                  if p in acc.peak_tflops and acc.peak_tflops[p].value is not None}
+        if "fp16" not in listed and "bf16" in listed:
+            listed["fp16"] = listed["bf16"]
+        rows += [{"accelerator": acc_id, "precision": p, "_peak_tflops": v} for p, v in listed.items()]
+    return rows
+
+
+def _shown(figure: pl.Expr) -> pl.Expr:
+    """A figure as a message writes it: 8, not 8.0."""
+    return figure.cast(pl.String).str.replace(r"\.0$", "")
+
+
+def run_throughputs(frame: pl.DataFrame, catalog) -> pl.DataFrame:
+    """(row_no, check_output_tokens_per_s_per_chip, check_throughputs_disagree, check_implied_mfu) of each run:
+    output_tokens_per_s over its chips; where it also gives tokens_per_s_per_chip and the two differ by more than
+    THROUGHPUT_TOLERANCE, both figures worked out; and for a training row, the MFU its tokens/s per chip (staging's:
+    that column, else output_tokens_per_s over chips) imply by 6 x N at the catalog peak of its chip and precision,
+    as int_training_estimates_computed takes it (mfu_from_throughput)."""
+    frame = _nan_as_null(_present(frame, "kind", "accelerator", "model", "precision", "chips", "output_tokens_per_s",
+                                  "tokens_per_s_per_chip"), ["chips", "output_tokens_per_s", "tokens_per_s_per_chip"])
+    chips, total, per_chip = (pl.col(c).cast(pl.Float64) for c in ("chips", "output_tokens_per_s",
+                                                                   "tokens_per_s_per_chip"))
+    from_total = pl.when(chips > 0).then(total / chips)
+    together = per_chip * chips
+    disagree = (total > 0) & ((together - total).abs() > THROUGHPUT_TOLERANCE * total)
+    params = pl.DataFrame([{"model": m, "_params": float(model.params)} for m, model in catalog.models.models.items()],
+                          schema={"model": pl.String, "_params": pl.Float64})
+    peaks = pl.DataFrame(_peaks(catalog), schema={"accelerator": pl.String, "precision": pl.String,
+                                                  "_peak_tflops": pl.Float64})
+    implied = 6 * pl.col("_params") * pl.coalesce(per_chip, from_total) / (pl.col("_peak_tflops") * 1e12)
+    return (frame.with_columns(pl.col("model", "accelerator", "precision").cast(pl.String))
+            .join(params, on="model", how="left").join(peaks, on=["accelerator", "precision"], how="left")
+            .select("row_no",
+                    from_total.alias("check_output_tokens_per_s_per_chip"),
+                    pl.when(disagree).then(pl.format(
+                        "tokens_per_s_per_chip {} x {} chips = {} tokens/s, {}x the output_tokens_per_s {}: more than "
+                        f"{THROUGHPUT_TOLERANCE:.0%} apart", *(_shown(e) for e in (per_chip, chips, together)),
+                        _shown((together / total).round(3)), _shown(total))).alias("check_throughputs_disagree"),
+                    pl.when(pl.col("kind") == "training").then(implied).alias("check_implied_mfu")))
+
+
 # ---------------------------------------------------------------- entry points
 # landed table -> the tables whose batches in the same run its check columns read; with none in the run, the spot
 # check reads the warehouse's last landed on-demand prices instead (warehouse_inputs_digest)
@@ -362,7 +417,7 @@ def add_check_columns(batches: list, catalog, con, inputs: list | None = None, a
         elif batch.table == "gcp_billing":
             pairs = gcp_on_demand(frame, notes)
         elif batch.table == "benchmark_runs":
-            pairs = run_dates(frame)
+            pairs = run_dates(frame).join(run_throughputs(frame, catalog), on="row_no", how="full", coalesce=True)
         elif batch.table == "aws_spot":
             if aws_on_demand_prices is None:
                 aws_on_demand_prices = (aws_plain_linux_on_demand(aws_frames) if aws_frames

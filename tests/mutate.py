@@ -87,6 +87,16 @@ GOLDEN_PAGES = ("tests/test_flow.py::test_golden_report",)
 OFFERS_PAGE = ("tests/test_reports.py::test_the_offers_page_lists_each_instance_type_once_at_its_cheapest_term_and_says_"
                "where_every_offer_is",)
 
+RUNS_SUITE = "catalogs/expectations/benchmark_runs.json"
+RUN_BOUNDS = ("tests/test_source_benchmark_runs.py::test_a_figure_past_its_plausibility_bound_is_quarantined_and_the_"
+              "build_goes_on")
+IMPLIED_MFU = ("tests/test_source_benchmark_runs.py::test_a_training_throughput_that_implies_an_mfu_past_1_is_"
+               "quarantined_naming_it")
+SERVING_COUNTS = ("tests/test_source_benchmark_runs.py::test_a_serving_run_that_completed_nothing_or_offered_a_"
+                  "negative_rate_is_quarantined_with_the_reason")
+LABELS_UNCAST = ("tests/test_source_benchmark_runs.py::test_figures_landed_before_their_bounds_are_labelled_without_"
+                 "an_integer_cast")
+
 MUTATIONS = (
     # ---------------------------------------------------------------- issue 15, stop 44: a review of the cost model,
     # the live fetches and the failures after the publish
@@ -1086,6 +1096,58 @@ MUTATIONS = (
     Mutation("on-demand-runs-send-no-heartbeat", "prefect.yaml",
              '          PREFECT_FLOWS_HEARTBEAT_FREQUENCY: "30"\n    schedules: []\n', "    schedules: []\n",
              (AUTOMATION_TESTS, SILENT_RUN, *SLOW_TOO)),
+    # ---------------------------------------------------------------- benchmark figures past their bounds or at odds
+    # (each landed, then failed every build at an integer cast naming a SQL file, or was ranked as it was)
+    Mutation("own-run-tokens-per-chip-unbounded", RUNS_SUITE,
+             '"column": "tokens_per_s_per_chip",\n    "min_value": 0.001,\n    "max_value": 10000000',
+             '"column": "tokens_per_s_per_chip",\n    "min_value": 0.001,\n    "max_value": 1e300', (RUN_BOUNDS,)),
+    Mutation("own-run-tokens-per-chip-unbounded-below", RUNS_SUITE,
+             '"column": "tokens_per_s_per_chip",\n    "min_value": 0.001,',
+             '"column": "tokens_per_s_per_chip",\n    "min_value": 0,', (RUN_BOUNDS,)),
+    Mutation("own-run-throughput-over-chips-unbounded", RUNS_SUITE,
+             '"column": "check_output_tokens_per_s_per_chip",\n    "min_value": 0.001,\n    "max_value": 10000000',
+             '"column": "check_output_tokens_per_s_per_chip",\n    "min_value": 0.001,\n    "max_value": 1e300',
+             (RUN_BOUNDS,)),
+    Mutation("own-run-total-throughput-unbounded-below", RUNS_SUITE,
+             '"column": "check_output_tokens_per_s_per_chip",\n    "min_value": 0.001,',
+             '"column": "check_output_tokens_per_s_per_chip",\n    "min_value": 0,', (RUN_BOUNDS,)),
+    Mutation("stated-mfu-unbounded-below", RUNS_SUITE, '"column": "mfu",\n    "min_value": 0.001',
+             '"column": "mfu",\n    "min_value": 0', (RUN_BOUNDS,)),
+    Mutation("own-time-to-train-unbounded", RUNS_SUITE,
+             '"column": "time_to_train_minutes",\n    "max_value": 10000000',
+             '"column": "time_to_train_minutes",\n    "max_value": 1e300', (RUN_BOUNDS,)),
+    Mutation("mlperf-time-to-train-unbounded", "catalogs/expectations/mlperf_training.json",
+             '"column": "time_to_train_minutes",\n    "max_value": 10000000',
+             '"column": "time_to_train_minutes",\n    "max_value": 1e300',
+             ("tests/test_source_mlperf.py::test_a_time_to_train_past_its_bound_is_quarantined_not_failing_the_"
+              "build",)),
+    Mutation("implied-mfu-past-1-lands", RUNS_SUITE,
+             '"column": "check_implied_mfu",\n    "min_value": 0.001,\n    "max_value": 1\n',
+             '"column": "check_implied_mfu",\n    "min_value": 0.001,\n    "max_value": 100\n', (IMPLIED_MFU,)),
+    Mutation("implied-mfu-by-2-n", "flows/checks.py", "    implied = 6 * pl.col(", "    implied = 2 * pl.col(",
+             (IMPLIED_MFU,)),
+    Mutation("implied-mfu-fp16-without-bf16-peak", "flows/checks.py",
+             '            listed["fp16"] = listed["bf16"]\n', "            pass\n", (IMPLIED_MFU,)),
+    Mutation("serving-run-that-completed-nothing-lands", RUNS_SUITE, '"column": "completed",\n    "min_value": 1',
+             '"column": "completed",\n    "min_value": 0', (SERVING_COUNTS,)),
+    Mutation("negative-request-rate-lands", RUNS_SUITE, '"column": "request_rate",\n    "min_value": 0,',
+             '"column": "request_rate",\n    "min_value": -1e300,', (SERVING_COUNTS,)),
+    Mutation("disagreeing-throughputs-land", "flows/checks.py", "THROUGHPUT_TOLERANCE = 0.01",
+             "THROUGHPUT_TOLERANCE = 10",
+             ("tests/test_source_benchmark_runs.py::test_a_run_whose_two_throughputs_disagree_is_quarantined_with_"
+              "both_worked_out",)),
+    Mutation("infinite-cost-published", "sql/tests/assert_costs_positive.sql", " or not isfinite(outcome_value)", "",
+             ("tests/test_marts.py::test_sql_invariant_refuses_a_cost_that_is_not_finite",)),
+    Mutation("backtest-label-cast-to-an-integer", "sql/intermediate/int_training_backtest.sql",
+             "format('{:,.0f}', round(runs.tokens_per_s_per_chip))",
+             "format('{:,}', round(runs.tokens_per_s_per_chip)::bigint)", (LABELS_UNCAST,)),
+    Mutation("estimate-label-cast-to-an-integer", TRAINING,
+             "format('{:,.0f}', round(same_model_tokens_per_s_per_chip))",
+             "format('{:,}', round(same_model_tokens_per_s_per_chip)::bigint)", (LABELS_UNCAST,)),
+    Mutation("deadline-reason-hours-cast-to-an-integer", TRAINING,
+             "format('{:,.0f}', round(training_hours(params, tokens, chips, peak_tflops, mfu, scaling)))",
+             "format('{:,}', cast(round(training_hours(params, tokens, chips, peak_tflops, mfu, scaling)) as bigint))",
+             (LABELS_UNCAST,)),
 )
 
 

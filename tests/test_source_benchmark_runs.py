@@ -436,3 +436,170 @@ def test_csv_rows_are_named_by_the_line_they_start_on(tmp_path):
     rows = benchmark_runs.read_file(path, "runs.csv")
     # header line 1, run line 2, blank line 3, a run whose quoted source spans lines 4-5, a run on line 6
     assert [r["source_ref"] for r in rows] == ["runs.csv: row 2", "runs.csv: row 4", "runs.csv: row 6"]
+
+
+# ---------------------------------------------------------------- figures past their bounds, or at odds with each other
+# a published training figure: 7,207 tokens/s per chip of Llama 3.1 8B on TPU v6e (918 TFLOP/s at bf16) implies
+# MFU 6 x 8e9 x 7,207 / 9.18e14 = 0.3768 by 6 x N
+PUBLISHED = {"kind": "training", "accelerator": "tpu-v6e", "chips": 256, "model": "llama-3.1-8b", "precision": "bf16",
+             "tokens_per_s_per_chip": 7207, "mfu": 0.455, "source": "MaxText on TPU v6e x 256", "date": ""}
+OWN_TRAINING = {"kind": "training", "accelerator": "h100-sxm-80gb", "chips": 64, "model": "gpt-3-175b",
+                "precision": "bf16", "workload": "gpt3-175b-pretrain", "time_to_train_minutes": 95,
+                "source": "our Megatron run", "date": "2026-10-01"}
+
+
+def land_checked(con, catalog, path) -> SourceLoad:
+    """Land a CSV of runs as a run does (land_all, as the catalog's published_benchmarks source): with the multi-row
+    checks' columns (flows/checks.py)."""
+    rows = benchmark_runs.read_file(path, path.name)
+    batch = SourceBatch.of_rows("published_benchmarks", "benchmark_runs", "benchmark_runs", [path.name], AS_OF,
+                                [r | {"row_no": i, "source_id": "published_benchmarks", "data_as_of": AS_OF}
+                                 for i, r in enumerate(rows)])
+    [load] = land_all(con, catalog, [batch], RUN, AS_OF)
+    return load
+
+
+def test_a_figure_past_its_plausibility_bound_is_quarantined_and_the_build_goes_on(fresh_db, catalog, tmp_path):
+    path = write_runs(tmp_path / "runs.csv", [
+        PUBLISHED,  # line 2
+        PUBLISHED | {"tokens_per_s_per_chip": 1e20},  # 3
+        PUBLISHED | {"accelerator": "h100-sxm-80gb", "tokens_per_s_per_chip": "", "mfu": 1e-20},  # 4
+        OWN_TRAINING | {"time_to_train_minutes": 1e300},  # 5
+        OFFLINE | {"chips": 8, "output_tokens_per_s": 1e20},  # 6: 1e20 / 8 = 1.25e19 a chip
+        OFFLINE | {"output_tokens_per_s": "", "tokens_per_s_per_chip": 1e-20},  # 7
+        SERVING | {"output_tokens_per_s": 1e-20},  # 8: 1e-20 / 1 chip
+        # 9-12: each figure at its bound lands: 8e7 / 8 = 10,000,000 tokens/s a chip, 0.001 tokens/s on 1 chip, MFU
+        # 0.001, 10,000,000 minutes
+        OFFLINE | {"chips": 8, "output_tokens_per_s": 8e7},
+        SERVING | {"output_tokens_per_s": 0.001, "request_throughput": 0.001 / 256},
+        PUBLISHED | {"accelerator": "h100-sxm-80gb", "tokens_per_s_per_chip": "", "mfu": 0.001},
+        OWN_TRAINING | {"time_to_train_minutes": 1e7},
+    ])
+    load = land_checked(fresh_db, catalog, path)
+    assert (load.rows_landed, load.rows_quarantined) == (5, 6)
+    failures = quarantined(fresh_db)
+    assert [f[:3] for f in failures] == [
+        ("runs.csv: row 3", "implied_mfu_plausible", "check_implied_mfu"),
+        ("runs.csv: row 3", "tokens_per_s_per_chip_plausible", "tokens_per_s_per_chip"),
+        ("runs.csv: row 4", "mfu_plausible", "mfu"),
+        ("runs.csv: row 5", "time_to_train_plausible", "time_to_train_minutes"),
+        ("runs.csv: row 6", "output_tokens_per_s_plausible", "check_output_tokens_per_s_per_chip"),
+        ("runs.csv: row 7", "tokens_per_s_per_chip_plausible", "tokens_per_s_per_chip"),
+        ("runs.csv: row 8", "output_tokens_per_s_plausible", "check_output_tokens_per_s_per_chip")]
+    # 6 x 8e9 x 1e20 / 9.18e14 = 5.229e15 times the chip's peak
+    assert float(failures[0][3]) == pytest.approx(5.229e15, rel=1e-3)
+    assert [f[3] for f in failures[1:]] == ["1e+20", "1e-20", "1e+300", "1.25e+19", "1e-20", "1e-20"]
+    reasons = dict(fresh_db.execute("select expectation, reason from ops.quarantine").fetchall())
+    assert reasons["tokens_per_s_per_chip_plausible"].startswith("a chip processes from 0.001 to 10,000,000 tokens/s")
+    assert reasons["mfu_plausible"].startswith("a stated MFU is at least 0.001")
+    assert reasons["time_to_train_plausible"].startswith("a completed training run takes at most 10,000,000 minutes")
+    # before the bounds these rows landed and the build failed at an integer cast (int_training_backtest.sql's label
+    # of 1e20 tokens/s; int_inference_costs_computed.sql's instances for 1e-20 tokens/s), naming neither the file nor
+    # the row; now it builds on the rows that landed
+    land(fresh_db, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(
+        aws_product("inf2.xlarge", "0.7582000000", sku="A000000000000001", gpu="0")))]), RUN, AS_OF)
+    transform.build_models(fresh_db, RUN, AS_OF)
+    assert fresh_db.execute("select source_ref, tokens_per_s_per_chip, mfu, time_to_train_minutes "
+                            "from staging.stg_benchmark_runs__results order by row_no").fetchall() == [
+        ("runs.csv: row 2", 7207.0, 0.455, None), ("runs.csv: row 9", 1e7, None, None),
+        ("runs.csv: row 10", 0.001, None, None), ("runs.csv: row 11", None, 0.001, None),
+        ("runs.csv: row 12", None, None, 1e7)]
+    # the slowest run at its bound still prices: 0.001 tokens/s / 256 tokens = 3.90625e-6 requests/s an instance;
+    # the chat workload's peak of 2 x 3 = 6 requests/s needs 6 / 3.90625e-6 = 1,536,000 instances
+    assert fresh_db.execute("select basis, instances from marts.inference_costs "
+                            "where workload_id = 'llama31-8b-chat-small' and basis = 'measured'").fetchall() == [
+        ("measured", 1536000)]
+
+
+def test_figures_landed_before_their_bounds_are_labelled_without_an_integer_cast(fresh_db, catalog, tmp_path):
+    # rows a warehouse landed before the bounds existed (a stale source runs on them): a label's integer cast of
+    # 1e20 tokens/s, or of the hours an MFU of 1e-20 takes, failed every build
+    land(fresh_db, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(
+        aws_product("p5.48xlarge", "55.0400000000", sku="A000000000000001")))]), RUN, AS_OF)
+    h100 = {"accelerator": "h100-sxm-80gb", "chips": 8}
+    path = write_runs(tmp_path / "runs.csv", [PUBLISHED | h100 | {"tokens_per_s_per_chip": 7207},
+                                              PUBLISHED | h100 | {"model": "llama-3.1-70b", "tokens_per_s_per_chip": "",
+                                                                  "mfu": 0.4}])
+    assert land_runs(fresh_db, catalog, path).rows_landed == 2
+    fresh_db.execute("update raw.benchmark_runs set tokens_per_s_per_chip = 1e20 where row_no = 0")
+    fresh_db.execute("update raw.benchmark_runs set mfu = 1e-20 where row_no = 1")
+    transform.build_models(fresh_db, RUN, AS_OF)
+    [label] = fresh_db.execute("select benchmark_label from intermediate.int_training_backtest "
+                               "where benchmark_ref = 'runs.csv: row 2'").fetchone()
+    assert label.startswith("published 100,000,000,000,000,000,000 tokens/s per chip (MFU ")
+    [label] = fresh_db.execute("select distinct benchmark_label from intermediate.int_training_estimates_computed "
+                               "where workload_id = 'llama31-8b-pretrain-1t' and offer_id like 'aws:%'").fetchone()
+    assert label.startswith("published 100,000,000,000,000,000,000 tokens/s per chip of this model on h100-sxm-80gb")
+    # Llama 3.1 70B on 15e12 tokens at MFU 1e-20 on the workload's 4,096 H100s (989.4 TFLOP/s at bf16):
+    # 6 x 7.06e10 x 1.5e13 / (4,096 x 9.894e14 x 1e-20) / 3,600 = 4.355e22 h, over the share of the time not lost to
+    # communication (scaling): far past an integer's 9.2e18, and the reason writes them whole
+    [(reason, hours, scaling)] = fresh_db.execute(
+        "select exclusion_reason, run_hours, scaling from intermediate.int_training_estimates_computed "
+        "where workload_id = 'llama31-70b-pretrain-15t' and offer_id like 'aws:%'").fetchall()
+    assert hours * scaling == pytest.approx(4.355e22, rel=1e-3)
+    assert reason == f"needs {hours:,.0f} h on 4,096 chips; the deadline is 2,160 h"
+
+
+def test_a_serving_run_that_completed_nothing_or_offered_a_negative_rate_is_quarantined_with_the_reason(
+        fresh_db, catalog, tmp_path):
+    path = write_runs(tmp_path / "runs.csv", [SERVING,
+                                              SERVING | {"completed": 0, "failed": 100},
+                                              SERVING | {"request_rate": -5}], benchmark_runs.KNOWN_CSV_COLUMNS)
+    load = land_runs(fresh_db, catalog, path)
+    assert (load.rows_landed, load.rows_quarantined) == (1, 2)
+    # completed 0 of 100: success rate 0 / 100 = 0, and a successful request would cost monthly USD / 0 = inf (ranked
+    # and printed "| inf |"); -5 would be labelled "-5.0 requests/s offered"
+    assert quarantined(fresh_db) == [("runs.csv: row 3", "completed_at_least_one", "completed", "0.0"),
+                                     ("runs.csv: row 4", "request_rate_positive", "request_rate", "-5.0")]
+    reasons = dict(fresh_db.execute("select expectation, reason from ops.quarantine").fetchall())
+    assert reasons["completed_at_least_one"].startswith("a serving run completed at least one request: with completed "
+                                                        "0 its success rate is 0 and its cost per successful request "
+                                                        "infinite")
+    assert reasons["request_rate_positive"].startswith("an offered request rate is more than 0 requests/s")
+
+
+def test_a_run_whose_two_throughputs_disagree_is_quarantined_with_both_worked_out(fresh_db, catalog, tmp_path):
+    eight = OFFLINE | {"chips": 8, "output_tokens_per_s": 8000}  # 8,000 / 8 = 1,000 tokens/s a chip
+    path = write_runs(tmp_path / "runs.csv", [
+        eight | {"tokens_per_s_per_chip": 1005},  # 1,005 x 8 = 8,040: 0.5% apart, within 1%: lands
+        eight | {"tokens_per_s_per_chip": 100},  # 100 x 8 = 800: 0.1x
+        eight | {"tokens_per_s_per_chip": 1011},  # 1,011 x 8 = 8,088: 1.1% apart
+        SERVING | {"chips": 2, "output_tokens_per_s": 400, "tokens_per_s_per_chip": 400},  # 400 x 2 = 800: 2x
+    ])
+    load = land_checked(fresh_db, catalog, path)
+    assert (load.rows_landed, load.rows_quarantined) == (1, 3)
+    assert quarantined(fresh_db) == [
+        ("runs.csv: row 3", "throughputs_agree", "check_throughputs_disagree",
+         "tokens_per_s_per_chip 100 x 8 chips = 800 tokens/s, 0.1x the output_tokens_per_s 8000: more than 1% apart"),
+        ("runs.csv: row 4", "throughputs_agree", "check_throughputs_disagree",
+         "tokens_per_s_per_chip 1011 x 8 chips = 8088 tokens/s, 1.011x the output_tokens_per_s 8000: more than 1% "
+         "apart"),
+        ("runs.csv: row 5", "throughputs_agree", "check_throughputs_disagree",
+         "tokens_per_s_per_chip 400 x 2 chips = 800 tokens/s, 2x the output_tokens_per_s 400: more than 1% apart")]
+    transform.build_models(fresh_db, RUN, AS_OF)
+    # the row that agrees keeps both figures as given
+    assert fresh_db.execute("select source_ref, output_tokens_per_s, tokens_per_s_per_chip "
+                            "from staging.stg_benchmark_runs__results").fetchall() == [
+        ("runs.csv: row 2", 8000.0, 1005.0)]
+
+
+def test_a_training_throughput_that_implies_an_mfu_past_1_is_quarantined_naming_it(fresh_db, catalog, tmp_path):
+    path = write_runs(tmp_path / "runs.csv", [
+        PUBLISHED,  # 6 x 8e9 x 7,207 / 9.18e14 = 0.377: lands
+        PUBLISHED | {"tokens_per_s_per_chip": 1000000, "mfu": 0.4},  # 6 x 8e9 x 1e6 / 9.18e14 = 52.288
+        # the same throughput given for all 256 chips: 2.56e8 / 256 = 1e6 a chip, 52.288 again
+        PUBLISHED | {"tokens_per_s_per_chip": "", "output_tokens_per_s": 256000000},
+        # fp16 on a chip that lists no fp16 peak runs at its bf16 one (918): 52.288 again
+        PUBLISHED | {"precision": "fp16", "tokens_per_s_per_chip": 1000000},
+        PUBLISHED | {"tokens_per_s_per_chip": 0.01},  # 6 x 8e9 x 0.01 / 9.18e14 = 5.229e-7, below 0.001
+    ])
+    load = land_checked(fresh_db, catalog, path)
+    assert (load.rows_landed, load.rows_quarantined) == (1, 4)
+    failures = quarantined(fresh_db)
+    assert [f[:3] for f in failures] == [(f"runs.csv: row {line}", "implied_mfu_plausible", "check_implied_mfu")
+                                         for line in (3, 4, 5, 6)]
+    assert [float(f[3]) for f in failures] == pytest.approx([52.288, 52.288, 52.288, 5.229e-7], rel=1e-4)
+    [reason] = {r for (r,) in fresh_db.execute("select reason from ops.quarantine").fetchall()}
+    assert reason.startswith("the MFU a training row's tokens/s per chip imply by 6 x N (6 x params x tokens/s per "
+                             "chip over the catalog peak of its accelerator and precision, check_implied_mfu), which "
+                             "the estimates use instead of its stated mfu, is a share of peak: above 1")

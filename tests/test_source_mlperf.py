@@ -107,6 +107,27 @@ def test_training_unknown_accelerator_and_bad_minutes_are_quarantined(tmp_path, 
     ]
 
 
+def test_a_time_to_train_past_its_bound_is_quarantined_not_failing_the_build(tmp_path, fresh_db, catalog):
+    path = tmp_path / "detailed.csv"
+    write_training_csv(path, [
+        training_csv_row("Eos_n64", "NVIDIA H100-SXM5-80GB", 512, 64, gpt3="50.72796666666667"),
+        training_csv_row("Eos_n64b", "NVIDIA H100-SXM5-80GB", 512, 64, gpt3="1e300"),
+        # 10,000,000 minutes (19 years) is the bound itself: it lands
+        training_csv_row("Slow", "NVIDIA H100-SXM5-80GB", 8, 1, lora="10000000"),
+    ])
+    rows = mlperf_training.read_file(path, "d.csv")
+    load = land_batch(fresh_db, batch_of("mlperf_training", rows), "run-1", AS_OF, catalog)
+    assert (load.rows_in, load.rows_landed, load.rows_quarantined) == (3, 2, 1)
+    # before the bound, 1e300 minutes landed and every build failed at an integer cast in
+    # int_training_estimates_computed.sql, naming no file or row
+    assert fresh_db.execute("select source_ref, expectation, column_name, unexpected_value, reason "
+                            "from ops.quarantine").fetchall() == [
+        ("d.csv: row 3 (Eos_n64b, gpt3)", "time_to_train_plausible", "time_to_train_minutes", "1e+300",
+         "a completed training run takes at most 10,000,000 minutes (19 years): a pretraining run of three months is "
+         "129,600 minutes and the snapshot's longest MLPerf Training result 115 (GPT-3 on 512 H100), so a longer one "
+         "is a unit or digit error (e.g. 1e300), not a run")]
+
+
 def test_training_csv_with_a_ragged_line(tmp_path):
     path = tmp_path / "detailed.csv"
     path.write_text(",".join(TRAINING_HEADER) + "\n" + ",".join(["x"] * (len(TRAINING_HEADER) + 2)) + "\n")
