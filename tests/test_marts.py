@@ -161,15 +161,18 @@ def test_rebuilding_the_same_as_of_replaces_mart_rows(built):
 def test_sql_invariants_pass_on_clean_rows(built):
     from flows.paths import SQL_DIR
 
-    # each sql/tests query returns its offending rows: none on these rows ...
+    # each sql/tests query returns its offending rows: none on these rows (read at the run's as_of, as the build sets
+    # it: unset, assert_costs_positive reads no row and could not fail) ...
+    built.execute("set variable as_of = ?", [AS_OF.isoformat()])
     offending = {p.name: built.sql(p.read_text()).fetchall() for p in sorted((SQL_DIR / "tests").glob("*.sql"))}
     assert {"assert_costs_positive.sql", "assert_gcp_components_unambiguous.sql", "assert_offers_unique.sql"} <= set(
         offending)
     assert offending == dict.fromkeys(offending, [])
     assert transform.run_sql_tests(built) is None
-    # ... which are there to check: the 5 offers landed, each priced once
+    # ... which are there to check: the 5 offers landed, each priced once, and rankings of that date
     assert built.execute("select count(*), count(distinct offer_id) from intermediate.int_offers_priced").fetchall() \
         == [(5, 5)]
+    assert built.execute("select count(*) > 0 from marts.rankings where as_of = ?", [AS_OF]).fetchone() == (True,)
 
 
 def test_sql_invariant_reports_a_duplicate_offer(built):
