@@ -35,7 +35,7 @@ def _load_yaml(path: Path) -> object:
     if not path.is_file():
         raise CatalogError(f"{path.name}: file not found at {path}")
     try:
-        return safe_yaml.load(path.read_text(encoding="utf-8"), UniqueKeyLoader, name=str(path))
+        return safe_yaml.load(safe_yaml.read_yaml_bytes(path).decode("utf-8"), UniqueKeyLoader, name=str(path))
     except YamlRefusedError as exc:
         raise CatalogError(f"{path.name}: {exc}") from None
     except yaml.YAMLError as exc:

@@ -219,6 +219,50 @@ def test_a_four_hundred_digit_number_is_quoted_cut(catalog_copy):
                                   "(got <an integer of about 400 digits>)")
 
 
+# ---------------------------------------------------------------- bytes of a YAML file
+def padded(text: str, size: int) -> str:
+    """`text` with a comment line after it that makes it `size` bytes (ASCII): YAML that parses in a moment."""
+    return text + "#" + "x" * (size - len(text) - 2) + "\n"
+
+
+def test_a_price_sheet_past_max_yaml_file_bytes_is_refused_before_parsing_and_one_at_it_is_read(tmp_path):
+    """A YAML price sheet shared max_file_bytes (256 MiB) with the CSV files: a 20 MB sheet took 48 s and 1.6 GB to
+    parse. MAX_YAML_FILE_BYTES = 4 MiB = 4,194,304 bytes is refused by its size, before any of it is read."""
+    sheet = ("entries:\n  - {kind: quote, cloud: aws, region: us-east-1, instance_type: p5.48xlarge, "
+             "usd_per_hour: 30, source: q}\n")
+    path = tmp_path / "sheet.yaml"
+    path.write_text(padded(sheet, 4_194_304))
+    assert [r["instance_type"] for r in price_sheet.read_file(path, "s.yaml")] == ["p5.48xlarge"]
+    path.write_text(padded(sheet, 4_194_305))
+    with pytest.raises(SourceFormatError) as refused:
+        price_sheet.read_file(path, "s.yaml")
+    assert str(refused.value) == (
+        "s.yaml: refused before parsing: the file has 4,194,305 bytes, more than the 4,194,304 bytes (4 MiB) a YAML "
+        "file may have (MAX_YAML_FILE_BYTES in flows/safe_yaml.py); a longer price sheet can be a CSV, read line by "
+        "line")
+    assert safe_yaml.MAX_YAML_FILE_BYTES == 4 * 1024 * 1024 == 4_194_304
+
+
+def test_a_yaml_file_that_never_ends_is_refused_after_reading_no_more_than_the_limit(tmp_path):
+    # /dev/zero says it has 0 bytes and never ends: read at most MAX_YAML_FILE_BYTES + 1 bytes, then refused
+    endless = tmp_path / "endless.yaml"
+    endless.symlink_to("/dev/zero")
+    with pytest.raises(SourceFormatError, match=r"^s.yaml: refused before parsing: the file has more than 4,194,304 "
+                                                r"bytes \(read as it grew\), more than the 4,194,304 bytes"):
+        price_sheet.read_file(endless, "s.yaml")
+
+
+def test_a_catalog_file_past_max_yaml_file_bytes_is_refused_before_parsing_naming_it(catalog_copy):
+    """A 5 MB models.yaml took 33 s and 1 GB before the catalog model refused it; past 4 MiB it is refused unread."""
+    path = catalog_copy / "models.yaml"
+    path.write_text(padded(path.read_text(), 4_194_305))
+    started = time.perf_counter()
+    message = refused_fast(catalog_copy)
+    assert time.perf_counter() - started < 5.0  # the comment alone parses in about 0.1 s; the catalog loads in ~1 s
+    assert message == ("models.yaml: refused before parsing: the file has 4,194,305 bytes, more than the 4,194,304 "
+                       "bytes (4 MiB) a YAML file may have (MAX_YAML_FILE_BYTES in flows/safe_yaml.py)")
+
+
 def test_a_five_thousand_digit_price_is_a_format_error_naming_the_file(tmp_path):
     path = tmp_path / "sheet.yaml"
     path.write_text("entries:\n  - {kind: quote, usd_per_hour: " + "9" * 5000 + "}\n")

@@ -153,7 +153,11 @@ def read_text(path: Path, label: str | None = None, encoding: str = "utf-8",
               limits: SourceLimits = DEFAULT_LIMITS) -> str:
     """The file's text; errors name `label` (how the user knows the file), else the path."""
     name = label or path
-    data = read_bytes(path, name, limits)
+    return decode_text(read_bytes(path, name, limits), name, encoding)
+
+
+def decode_text(data: bytes, name: str | Path, encoding: str = "utf-8") -> str:
+    """A file's bytes as text; an error names the file, the byte and its line."""
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as exc:

@@ -31,8 +31,8 @@ from flows.sources._common import (
     DEFAULT_LIMITS,
     SourceFormatError,
     SourceLimits,
+    decode_text,
     load_csv_numbered,
-    read_text,
     to_float,
 )
 
@@ -99,7 +99,12 @@ def read_file(path: Path, label: str, region: str | None = None, *,
     if path.suffix.lower() not in (".yaml", ".yml"):
         raise SourceFormatError(f"{label}: a price sheet is a .csv or .yaml file")
     try:
-        data = safe_yaml.load(read_text(path, label, limits=limits), safe_yaml.UniqueKeyLoader)
+        raw = safe_yaml.read_yaml_bytes(path, hint="; a longer price sheet can be a CSV, read line by line")
+        if len(raw) > limits.max_file_bytes:
+            raise limits.exceeded(label, "max_file_bytes", f"the file ({len(raw):,} bytes) is larger")
+        data = safe_yaml.load(decode_text(raw, label), safe_yaml.UniqueKeyLoader)
+    except OSError as exc:
+        raise SourceFormatError(f"{label}: cannot be read ({exc.strerror})") from None
     except safe_yaml.YamlRefusedError as exc:
         raise SourceFormatError(f"{label}: {exc}") from None
     except yaml.YAMLError as exc:
