@@ -15,10 +15,11 @@ create or replace macro effective_usd_per_hour(hourly_usd, upfront_usd, term_hou
 create or replace macro term_hours(months) as
     months::double * 730;
 
--- Hardware you own, per hour: capex over its life + power at the facility's PUE + operating cost.
+-- Hardware you own, per hour: capex over its life + power at the facility's PUE + operating cost (none: 0). No PUE,
+-- no price: a missing one is not taken as 1.0 (the price sheet's suite requires it, on_prem_pue_present).
 create or replace macro on_prem_usd_per_hour(capex_usd, life_months, power_kw, pue, usd_per_kwh, opex_usd_per_month) as
     capex_usd::double / term_hours(life_months)
-    + power_kw::double * coalesce(pue::double, 1.0) * usd_per_kwh::double
+    + power_kw::double * pue::double * usd_per_kwh::double
     + coalesce(opex_usd_per_month::double, 0) / 730;
 
 -- Whether a workload may buy an offer's pricing term: the workload lists the term, and a reserved or committed

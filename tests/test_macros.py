@@ -74,9 +74,11 @@ def test_on_prem_usd_per_hour_capex_power_and_opex(fresh_db):
     # 6.849315 + 1.591200 + 2.000000 = 10.440515 USD/h
     usd = value(fresh_db, "on_prem_usd_per_hour(300000, 60, 10.2, 1.3, 0.12, 1460)")
     assert usd == pytest.approx(10.440515, abs=1e-6)
-    # no PUE given: 1.0 (the power as metered); no operating cost: 0 -> 6.849315 + 10.2 x 0.12 = 8.073315
-    usd = value(fresh_db, "on_prem_usd_per_hour(300000, 60, 10.2, null, 0.12, null)")
+    # no operating cost: 0 -> 6.849315 + 10.2 kW x PUE 1.0 x 0.12 = 6.849315 + 1.224 = 8.073315
+    usd = value(fresh_db, "on_prem_usd_per_hour(300000, 60, 10.2, 1.0, 0.12, null)")
     assert usd == pytest.approx(8.073315, abs=1e-6)
+    # no PUE: no price (it was taken as 1.0, the 8.073315 above); the price sheet requires it (on_prem_pue_present)
+    assert value(fresh_db, "on_prem_usd_per_hour(300000, 60, 10.2, null, 0.12, null)") is None
 
 
 def test_offer_term_accepted_lists_the_term_and_fits_the_service(fresh_db):

@@ -236,11 +236,11 @@ def test_counts_and_months_that_are_not_whole_or_past_their_bound_are_quarantine
           - {kind: quote, cloud: aws, region: us-east-1, instance_type: p5.48xlarge, usd_per_hour: 30,
              upfront_usd: 50000, term_months: 12.5, source: q2}
           - {kind: on_prem, site: lab, name: box-1, accelerator: h100-sxm-80gb, accelerator_count: 7.6,
-             capex_usd: 250000, life_months: 36, power_kw: 10, usd_per_kwh: 0.11, source: q3}
+             capex_usd: 250000, life_months: 36, power_kw: 10, usd_per_kwh: 0.11, pue: 1.2, source: q3}
           - {kind: on_prem, site: lab, name: box-2, accelerator: h100-sxm-80gb, accelerator_count: 3000000000,
-             capex_usd: 250000, life_months: 36.5, power_kw: 10, usd_per_kwh: 0.11, source: q4}
+             capex_usd: 250000, life_months: 36.5, power_kw: 10, usd_per_kwh: 0.11, pue: 1.2, source: q4}
           - {kind: on_prem, site: lab, name: box-3, accelerator: h100-sxm-80gb, accelerator_count: 8,
-             capex_usd: 250000, life_months: 36, power_kw: 10, usd_per_kwh: 0.11, source: q5}
+             capex_usd: 250000, life_months: 36, power_kw: 10, usd_per_kwh: 0.11, pue: 1.2, source: q5}
         """)
     rows = price_sheet.read_file(path, "s.yaml")
     loads = land_all(fresh_db, catalog, [land(fresh_db, catalog, "price_sheet", "price_sheet", "price_sheet", rows)])
@@ -268,3 +268,176 @@ def test_a_kind_that_is_a_list_is_a_format_error_not_a_type_error(tmp_path):
     path = write(tmp_path, "s.yaml", "entries:\n  - {kind: [quote], cloud: aws}\n")
     with pytest.raises(SourceFormatError, match=r"^s.yaml: entries\[0\].kind: \['quote'\], expected one of discount"):
         price_sheet.read_file(path, "s.yaml")
+
+
+def quarantined(con) -> list[tuple]:
+    """(source_ref, expectation, unexpected value) of every quarantined failure, in entry order."""
+    return con.execute("select source_ref, expectation, unexpected_value from ops.quarantine "
+                       "order by row_no, expectation").fetchall()
+
+
+def offer_prices(con) -> dict[str, float]:
+    return dict(con.execute("select offer_id, round(usd_per_hour, 4) from intermediate.int_offers_priced "
+                            "where price_source_id = 'price_sheet'").fetchall())
+
+
+def test_amounts_past_their_ceiling_are_quarantined_and_amounts_at_it_are_priced(fresh_db, catalog, tmp_path):
+    """capex, opex and an upfront fee of 1.0e+308 priced offers at inf (capex over one month: 1e308 / 730) and 2.7e305
+    USD/h, which every page printed. Each amount now has a ceiling, the 2,000 USD/h no instance costs more than paid
+    over the longest period it can cover: capex 2,000 x 730 x 240 months = 350,400,000 USD, an upfront fee 2,000 x 730
+    x 120 months = 175,200,000 USD, opex 2,000 x 730 = 1,460,000 USD a month."""
+    path = write(tmp_path, "s.yaml", """\
+        entries:
+          - {kind: on_prem, site: lab, name: huge, accelerator: h100-sxm-80gb, accelerator_count: 8,
+             capex_usd: 1.0e+308, life_months: 1, power_kw: 10, usd_per_kwh: 0.1, pue: 1.2,
+             opex_usd_per_month: 1.0e+308, source: q1}
+          - {kind: quote, cloud: aws, region: us-east-1, instance_type: p5.48xlarge, usd_per_hour: 30,
+             upfront_usd: 1.0e+308, term_months: 1, source: q2}
+          - {kind: on_prem, site: lab, name: at-ceiling, accelerator: h100-sxm-80gb, accelerator_count: 8,
+             capex_usd: 350400000, life_months: 240, power_kw: 10, usd_per_kwh: 0.1, pue: 1.2,
+             opex_usd_per_month: 1460000, source: q3}
+          - {kind: quote, cloud: aws, region: us-east-1, instance_type: p5.48xlarge, usd_per_hour: 30,
+             upfront_usd: 175200000, term_months: 120, source: q4}
+          - {kind: on_prem, site: lab, name: just-past, accelerator: h100-sxm-80gb, accelerator_count: 8,
+             capex_usd: 350400001, life_months: 240, power_kw: 10, usd_per_kwh: 0.1, pue: 1.2,
+             opex_usd_per_month: 1460001, source: q5}
+        """)
+    loads = land_all(fresh_db, catalog, [land(fresh_db, catalog, "price_sheet", "price_sheet", "price_sheet",
+                                              price_sheet.read_file(path, "s.yaml"))])
+    assert (loads["price_sheet"].rows_landed, loads["price_sheet"].rows_quarantined) == (2, 3)
+    assert quarantined(fresh_db) == [
+        ("s.yaml: entries[0]", "capex_below_ceiling", "1e+308"),
+        ("s.yaml: entries[0]", "opex_below_ceiling", "1e+308"),
+        ("s.yaml: entries[1]", "upfront_below_ceiling", "1e+308"),
+        ("s.yaml: entries[4]", "capex_below_ceiling", "350400001.0"),
+        ("s.yaml: entries[4]", "opex_below_ceiling", "1460001.0")]
+    transform.build_models(fresh_db, "run-1", AS_OF)
+    # at the ceilings: 350,400,000 / (240 x 730 = 175,200 h) = 2,000 + 10 kW x 1.2 x 0.1 = 1.2 + 1,460,000 / 730 =
+    # 2,000 -> 4,001.2 USD/h; the quote 30 + 175,200,000 / (120 x 730 = 87,600 h) = 30 + 2,000 = 2,030 USD/h
+    assert offer_prices(fresh_db) == {"on_prem:lab:at-ceiling:owned": 4001.2,
+                                      "aws:us-east-1:p5.48xlarge:private:q4-120-month-term": 2030.0}
+
+
+def test_an_upfront_fee_without_its_term_is_quarantined_not_left_out(fresh_db, catalog, tmp_path):
+    """A quote's upfront fee is amortised over term_months; without a term the quote was priced at its plain 30.00
+    USD/h and the 5,000,000 USD fee was left out without a word."""
+    path = write(tmp_path, "s.yaml", """\
+        entries:
+          - {kind: quote, cloud: aws, region: us-east-1, instance_type: p5.48xlarge, usd_per_hour: 30,
+             upfront_usd: 5000000, source: no term}
+          - {kind: quote, cloud: aws, region: us-east-1, instance_type: p5.48xlarge, usd_per_hour: 30,
+             upfront_usd: 5000000, term_months: 60, source: five years}
+        """)
+    loads = land_all(fresh_db, catalog, [land(fresh_db, catalog, "price_sheet", "price_sheet", "price_sheet",
+                                              price_sheet.read_file(path, "s.yaml"))])
+    assert (loads["price_sheet"].rows_landed, loads["price_sheet"].rows_quarantined) == (1, 1)
+    assert quarantined(fresh_db) == [("s.yaml: entries[0]", "upfront_with_term", "5000000.0")]
+    [(reason,)] = fresh_db.execute("select reason from ops.quarantine").fetchall()
+    assert "without term_months it would be left out of the price" in reason
+    transform.build_models(fresh_db, "run-1", AS_OF)
+    # 30 + 5,000,000 / (60 x 730 = 43,800 h) = 30 + 114.1553 = 144.1553 USD/h
+    assert offer_prices(fresh_db) == {"aws:us-east-1:p5.48xlarge:private:five-years-60-month-term": 144.1553}
+
+
+def test_a_quote_on_a_public_term_is_quarantined_not_ranked_as_that_term(fresh_db, catalog, tmp_path):
+    """A quote is a private offer. `pricing_term: on_demand` at 1.00 USD/h put a p4d.24xlarge on-demand offer beside
+    the public 21.96 one and ranked it first; any text was taken as a term."""
+    path = write(tmp_path, "s.yaml", """\
+        entries:
+          - {kind: quote, cloud: aws, region: us-east-1, instance_type: p4d.24xlarge, pricing_term: on_demand,
+             usd_per_hour: 1.0, source: posing as on-demand}
+          - {kind: quote, cloud: aws, region: us-east-1, instance_type: g6e.12xlarge, pricing_term: "x | <b>w</b>",
+             usd_per_hour: 1.0, source: any text}
+          - {kind: quote, cloud: aws, region: us-east-1, instance_type: p5.48xlarge, pricing_term: private,
+             usd_per_hour: 30.0, source: private}
+        """)
+    loads = land_all(fresh_db, catalog, [land(fresh_db, catalog, "price_sheet", "price_sheet", "price_sheet",
+                                              price_sheet.read_file(path, "s.yaml"))])
+    assert (loads["price_sheet"].rows_landed, loads["price_sheet"].rows_quarantined) == (1, 2)
+    assert quarantined(fresh_db) == [("s.yaml: entries[0]", "quote_term_private", "on_demand"),
+                                     ("s.yaml: entries[1]", "quote_term_private", "x | <b>w</b>")]
+    transform.build_models(fresh_db, "run-1", AS_OF)
+    assert offer_prices(fresh_db) == {"aws:us-east-1:p5.48xlarge:private:private": 30.0}
+
+
+@pytest.mark.parametrize("entry, message", [
+    # a quote's percent_off landed unused; its site and name were dropped
+    ("{kind: quote, cloud: aws, region: us-east-1, instance_type: p5.48xlarge, usd_per_hour: 30, percent_off: 50, "
+     "site: lab}",
+     r"field\(s\) percent_off, site do not apply to a quote \(it takes: kind, cloud, region, instance_type, "
+     r"pricing_term, accelerator, source, note, usd_per_hour, upfront_usd, term_months, accelerator_count\)$"),
+    # a discount's usd_per_hour and pricing_term landed unused
+    ("{kind: discount, cloud: azure, instance_type: '*', applies_to: on_demand, percent_off: 15, usd_per_hour: 0.01, "
+     "pricing_term: spot}",
+     r"field\(s\) usd_per_hour, pricing_term do not apply to a discount \(it takes: kind, cloud, region, "
+     r"instance_type, applies_to, source, note, percent_off\)$"),
+    # an on_prem system's region and instance_type were overwritten by its site and name, its cloud by on_prem
+    ("{kind: on_prem, site: home-dc, region: other-dc, name: box-a, instance_type: box-b, cloud: aws}",
+     r"field\(s\) region, instance_type, cloud do not apply to an on_prem entry \(it takes: kind, site, name, "
+     r"accelerator, source, note, accelerator_count, capex_usd, life_months, power_kw, usd_per_kwh, pue, "
+     r"opex_usd_per_month\)$"),
+])
+def test_a_field_of_another_kind_of_entry_is_refused_naming_file_entry_and_field(tmp_path, entry, message):
+    path = write(tmp_path, "s.yaml", f"entries:\n  - {{kind: quote, cloud: aws, source: ok}}\n  - {entry}\n")
+    with pytest.raises(SourceFormatError, match=r"^s.yaml: entries\[1\]: " + message):
+        price_sheet.read_file(path, "s.yaml")
+
+
+def test_a_csv_entry_may_leave_other_kinds_columns_empty_but_not_fill_them(tmp_path):
+    path = write(tmp_path, "s.csv", """\
+        kind,cloud,region,instance_type,usd_per_hour,percent_off,applies_to,source
+        quote,aws,us-east-1,p5.48xlarge,30,,,q
+        discount,azure,,*,,15,on_demand,d
+        quote,aws,us-east-1,p5.4xlarge,5,10,,q
+        """)
+    with pytest.raises(SourceFormatError, match=r"^s.csv: line 4: field\(s\) percent_off do not apply to a quote "):
+        price_sheet.read_file(path, "s.csv")
+    path.write_text(path.read_text().replace(",5,10,,q", ",5,,,q"))
+    assert [r["entry_kind"] for r in price_sheet.read_file(path, "s.csv")] == ["quote", "discount", "quote"]
+
+
+def test_a_second_list_of_entries_is_refused_not_ignored(tmp_path):
+    path = write(tmp_path, "s.yaml", """\
+        entries:
+          - {kind: quote, cloud: aws, region: us-east-1, instance_type: p5.48xlarge, usd_per_hour: 30, source: q}
+        more_entries:
+          - {kind: quote, cloud: aws, region: us-east-1, instance_type: p5.48xlarge, usd_per_hour: 1, source: lost}
+        """)
+    with pytest.raises(SourceFormatError, match=r"^s.yaml: unknown top-level key\(s\) more_entries \(expected "
+                                                r"`entries:`, and `defaults:` for blocks that entries merge in"):
+        price_sheet.read_file(path, "s.yaml")
+
+
+def test_an_on_prem_system_without_its_pue_is_quarantined_not_taken_at_1(fresh_db, catalog, tmp_path):
+    """A missing pue was taken as 1.0: 250,000 / (36 x 730) + 10 kW x 1.0 x 0.11 = 9.5129 + 1.1 = 10.6129 USD/h, the
+    cooling left out without a word. It is quarantined; with pue 1.3 the system costs 9.5129 + 10 x 1.3 x 0.11 =
+    9.5129 + 1.43 = 10.9429 USD/h."""
+    path = write(tmp_path, "s.yaml", """\
+        entries:
+          - {kind: on_prem, site: lab, name: no-pue, accelerator: h100-sxm-80gb, accelerator_count: 8,
+             capex_usd: 250000, life_months: 36, power_kw: 10, usd_per_kwh: 0.11, source: q1}
+          - {kind: on_prem, site: lab, name: with-pue, accelerator: h100-sxm-80gb, accelerator_count: 8,
+             capex_usd: 250000, life_months: 36, power_kw: 10, usd_per_kwh: 0.11, pue: 1.3, source: q2}
+        """)
+    loads = land_all(fresh_db, catalog, [land(fresh_db, catalog, "price_sheet", "price_sheet", "price_sheet",
+                                              price_sheet.read_file(path, "s.yaml"))])
+    assert (loads["price_sheet"].rows_landed, loads["price_sheet"].rows_quarantined) == (1, 1)
+    assert quarantined(fresh_db) == [("s.yaml: entries[0]", "on_prem_pue_present", None)]
+    transform.build_models(fresh_db, "run-1", AS_OF)
+    assert offer_prices(fresh_db) == {"on_prem:lab:with-pue:owned": 10.9429}
+
+
+def test_a_provider_name_past_100_characters_is_quarantined_not_printed(fresh_db, catalog, tmp_path):
+    """A quote for unlisted hardware may name any provider slug; a 300,000-character one was printed whole on every
+    page. At most 100 characters, as a catalog id (and as a region or instance type)."""
+    path = write(tmp_path, "s.yaml", f"""\
+        entries:
+          - {{kind: quote, cloud: {"c" * 101}, region: r, instance_type: box, usd_per_hour: 10,
+             accelerator: h100-sxm-80gb, accelerator_count: 8, source: q1}}
+          - {{kind: quote, cloud: {"c" * 100}, region: r, instance_type: box, usd_per_hour: 10,
+             accelerator: h100-sxm-80gb, accelerator_count: 8, source: q2}}
+        """)
+    loads = land_all(fresh_db, catalog, [land(fresh_db, catalog, "price_sheet", "price_sheet", "price_sheet",
+                                              price_sheet.read_file(path, "s.yaml"))])
+    assert (loads["price_sheet"].rows_landed, loads["price_sheet"].rows_quarantined) == (1, 1)
+    assert quarantined(fresh_db) == [("s.yaml: entries[0]", "cloud_short", "c" * 101)]

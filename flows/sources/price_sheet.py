@@ -13,7 +13,8 @@ Three kinds of entry, one row each:
 An `accelerator` is a catalog id or one of its aliases (`accelerator_key` is the string as aliases are matched).
 
 Every entry names its `source` (who quoted it, which invoice). The reader checks the shape (an entry kind it knows,
-keys it knows, numbers where numbers go); the expectation suite checks the values.
+keys it knows and that apply to the kind, numbers where numbers go; a YAML sheet holds `entries:` and, for blocks
+merged into them with `<<: *name`, `defaults:`); the expectation suite checks the values.
 """
 
 from __future__ import annotations
@@ -43,8 +44,29 @@ TEXT_FIELDS = ["kind", "cloud", "region", "instance_type", "pricing_term", "appl
                "accelerator", "source", "note"]
 NUMBER_FIELDS = ["usd_per_hour", "upfront_usd", "term_months", "accelerator_count", "percent_off", "capex_usd",
                  "life_months", "power_kw", "usd_per_kwh", "pue", "opex_usd_per_month"]
+# the fields each kind of entry takes besides `kind`, `source` and `note`: another kind's field would land unused (a
+# quote's percent_off, a discount's usd_per_hour) or be overwritten (an on_prem system's region by its site), so it is
+# refused
+KIND_FIELDS = {
+    "quote": {"cloud", "region", "instance_type", "pricing_term", "usd_per_hour", "term_months", "upfront_usd",
+              "accelerator", "accelerator_count"},
+    "discount": {"cloud", "region", "instance_type", "applies_to", "percent_off"},
+    "on_prem": {"site", "name", "accelerator", "accelerator_count", "capex_usd", "life_months", "power_kw",
+                "usd_per_kwh", "pue", "opex_usd_per_month"},
+}
+EVERY_KIND_FIELDS = ("kind", "source", "note")
+KIND_NAMES = {"quote": "a quote", "discount": "a discount", "on_prem": "an on_prem entry"}
+# the top-level keys of a YAML sheet: its entries, and blocks of defaults that entries merge in (`<<: *name`), which
+# are never read as entries themselves
+TOP_LEVEL_KEYS = ("entries", "defaults")
 # what YAML reads as one value of a text field (`2026-11-30` is a date, `true` a bool): landed as its text
 SCALARS = (str, int, float, bool, dt.date)
+
+
+def _listed(names) -> str:
+    """Keys as a message names them: the first ten, each cut to MAX_QUOTED_CHARS."""
+    shown = [cut(n) if isinstance(n, str) else quoted(n) for n in names]
+    return ", ".join(shown[:10]) + (" ..." if len(shown) > 10 else "")
 
 
 def entry_row(entry: Any, where: str) -> dict:
@@ -53,13 +75,16 @@ def entry_row(entry: Any, where: str) -> dict:
         raise SourceFormatError(f"{where}: expected a mapping of field: value, got {type(entry).__name__}")
     unknown = [key for key in entry if key not in TEXT_FIELDS and key not in NUMBER_FIELDS]  # in the file's order
     if unknown:
-        shown = (cut(u) if isinstance(u, str) else quoted(u) for u in unknown[:10])
-        raise SourceFormatError(f"{where}: unknown field(s) {', '.join(shown)}"
-                                f"{' ...' if len(unknown) > 10 else ''} "
+        raise SourceFormatError(f"{where}: unknown field(s) {_listed(unknown)} "
                                 f"(expected some of: {', '.join(TEXT_FIELDS + NUMBER_FIELDS)})")
     kind = entry.get("kind")
     if not isinstance(kind, str) or kind not in KINDS:
         raise SourceFormatError(f"{where}.kind: {quoted(kind)}, expected one of {', '.join(sorted(KINDS))}")
+    takes = [f for f in TEXT_FIELDS + NUMBER_FIELDS if f in KIND_FIELDS[kind] or f in EVERY_KIND_FIELDS]
+    misplaced = [key for key in entry if key not in takes and entry[key] not in (None, "")]
+    if misplaced:
+        raise SourceFormatError(f"{where}: field(s) {_listed(misplaced)} do not apply to {KIND_NAMES[kind]} "
+                                f"(it takes: {', '.join(takes)})")
     row: dict[str, Any] = {"entry_kind": kind, "source_ref": where}
     for name in TEXT_FIELDS[1:]:
         value = entry.get(name)
@@ -79,12 +104,12 @@ def entry_row(entry: Any, where: str) -> dict:
     row["accelerator_key"] = normalise_alias(row["accelerator"]) if row["accelerator"] else None
     if kind == "on_prem":  # an on-prem system is an offer of its own: its site is the region, its name the instance
         row["cloud"] = "on_prem"
-        row["region"] = row.pop("site") or row["region"]
-        row["instance_type"] = row.pop("name") or row["instance_type"]
+        row["region"] = row.pop("site")
+        row["instance_type"] = row.pop("name")
         row["pricing_term"] = "owned"
     else:
         row.pop("site"), row.pop("name")
-        if kind == "quote":
+        if kind == "quote":  # the suite quarantines a term other than private (quote_term_private)
             row["pricing_term"] = row["pricing_term"] or "private"
     return row
 
@@ -113,4 +138,9 @@ def read_file(path: Path, label: str, region: str | None = None, *,
         raise SourceFormatError(f"{label}: not valid YAML{at}: {cut(str(getattr(exc, 'problem', exc)))}") from None
     if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
         raise SourceFormatError(f"{label}: expected a mapping with an `entries:` list")
+    unknown = [key for key in data if key not in TOP_LEVEL_KEYS]
+    if unknown:  # a second list of entries would be ignored
+        raise SourceFormatError(f"{label}: unknown top-level key(s) {_listed(unknown)} (expected `entries:`, and "
+                                f"`defaults:` for blocks that entries merge in with `<<: *name`; every entry goes "
+                                f"under `entries:`)")
     return [entry_row(entry, f"{label}: entries[{i}]") for i, entry in enumerate(data["entries"])]

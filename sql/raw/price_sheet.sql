@@ -10,7 +10,7 @@ create table if not exists raw.price_sheet (
     cloud varchar,                    -- aws | azure | gcp | on_prem
     region varchar,                   -- for on_prem: the site
     instance_type varchar,            -- for on_prem: the system's name; for a discount: a type or *
-    pricing_term varchar,             -- quote: private (default) or a term; on_prem: owned
+    pricing_term varchar,             -- quote: private (the default, and the only term a quote takes); on_prem: owned
     applies_to varchar,               -- discount: the public pricing term it takes a share off
     accelerator varchar,              -- on_prem, or a quote for an unlisted instance type: accelerator id or alias
     accelerator_key varchar,          -- accelerator as aliases are matched (case and spaces folded)
