@@ -165,8 +165,8 @@ def test_sql_invariants_pass_on_clean_rows(built):
     # it: unset, assert_costs_positive reads no row and could not fail) ...
     built.execute("set variable as_of = ?", [AS_OF.isoformat()])
     offending = {p.name: built.sql(p.read_text()).fetchall() for p in sorted((SQL_DIR / "tests").glob("*.sql"))}
-    assert {"assert_costs_positive.sql", "assert_gcp_components_unambiguous.sql", "assert_offers_unique.sql"} <= set(
-        offending)
+    assert {"assert_costs_positive.sql", "assert_gcp_components_unambiguous.sql", "assert_offers_unique.sql",
+            "assert_offer_terms_at_least_a_month.sql"} <= set(offending)
     assert offending == dict.fromkeys(offending, [])
     assert transform.run_sql_tests(built) is None
     # ... which are there to check: the 5 offers landed, each priced once, and rankings of that date
@@ -192,6 +192,15 @@ def test_sql_invariant_refuses_a_cost_that_is_not_finite(built, value):
     with pytest.raises(transform.ModelError, match=rf"^sql/tests/assert_costs_positive.sql: 1 offending row\(s\), "
                                                    rf"e.g. \('[^']+', '[a-z_]+', {shown}, [0-9.]+\)\. Fails when a "
                                                    r"candidate's cost or price is not a positive finite number"):
+        transform.run_sql_tests(built)
+
+
+def test_sql_invariant_reports_a_term_shorter_than_a_month(built):
+    # a term of 0 months amortises its upfront fee over 0 hours: an inf price (AWS's LeaseContractLength "0yr" did)
+    built.execute("update intermediate.int_offers_priced set term_months = 0 "
+                  "where offer_id = (select min(offer_id) from intermediate.int_offers_priced)")
+    with pytest.raises(transform.ModelError, match=r"sql/tests/assert_offer_terms_at_least_a_month.sql: "
+                                                    r"1 offending row\(s\), e\.g\. \('aws:"):
         transform.run_sql_tests(built)
 
 

@@ -466,6 +466,27 @@ def test_pre_installed_sw_na_read_as_null_is_quarantined(fresh_db, catalog):
     assert '"NA"' in reason and "pandas" in reason and "silently finds no plain-Linux row" in reason
 
 
+def test_a_reserved_lease_that_is_no_whole_number_of_years_is_quarantined(fresh_db, catalog):
+    """LeaseContractLength "0yr" gave a term of 0 months, whose fee was amortised over 0 hours: an inf price ranked
+    in five workloads; "forever" gave no term, and the offer was never ranked and listed as excluded with a false
+    reason. A reserved term is 1yr to 5yr; its rows (hourly rate and fee) are quarantined, the 3yr term beside them is
+    priced."""
+    rows = aws_rows(aws_product("p5.48xlarge", "55.0400000000", sku="LINUXSKU00000001", reserved=[
+        ("3yr", "Partial Upfront", "12.0000000000", "300000"), ("0yr", "All Upfront", "0.0000000000", "600000"),
+        ("forever", "Partial Upfront", "20.0000000000", "27156"), (None, "No Upfront", "30.0000000000", None)]))
+    loads = land(fresh_db, catalog, batch("aws_pricing", "aws_pricing", "aws_pricing", rows))
+    assert loads == {"aws_pricing": (8, 3, 5)}
+    assert [(name, value) for _, _, name, _, value in quarantined(fresh_db)] == [
+        ("lease_contract_length_known", "0yr"), ("lease_contract_length_known", "0yr"),
+        ("lease_contract_length_known", "forever"), ("lease_contract_length_known", "forever"),
+        ("lease_contract_length_present", None)]
+    assert "0yr would amortise its fee over 0 hours" in reason_of(fresh_db, "lease_contract_length_known")
+    transform.build_models(fresh_db, RUN, AS_OF)
+    # 3yr = 36 x 730 = 26,280 h: 12.00 + 300,000 / 26,280 = 12 + 11.4155 = 23.4155 USD/h
+    assert fresh_db.execute("select term_months, round(usd_per_hour, 4) from intermediate.int_offers_priced "
+                            "where pricing_term = 'reserved'").fetchall() == [(36, 23.4155)]
+
+
 # ---------------------------------------------------------------- "Azure reservation retailPrice is the term total"
 def test_reservation_without_a_known_term_is_quarantined(fresh_db, catalog):
     loads = land(fresh_db, catalog, azure_batch(
