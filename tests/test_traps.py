@@ -307,6 +307,34 @@ def test_the_latest_spot_price_is_the_latest_instant_however_its_timestamp_is_wr
         ("2026-11-20T23:00:00Z", 20.0)]
 
 
+def test_a_spot_price_dated_after_its_data_is_quarantined_not_taken_as_the_latest(fresh_db, catalog):
+    """One point dated 2099-01-01 was the zone's latest price, and the offer's spot price (1.00 USD/h against the
+    zone's 10.24). A price may take effect up to the end of the day after its data's as-of date: the file's as-of is
+    2026-11-30, so up to 2026-11-30 + 2 days = 2026-12-02T00:00:00Z; a second later is quarantined."""
+    page = {"SpotPriceHistory": [
+        {"AvailabilityZone": zone, "InstanceType": "p5.48xlarge", "ProductDescription": "Linux/UNIX",
+         "SpotPrice": price, "Timestamp": stamp}
+        for zone, price, stamp in (("us-east-1a", "10.240000", "2026-11-20T06:00:00Z"),
+                                   ("us-east-1a", "1.000000", "2099-01-01T00:00:00Z"),
+                                   ("us-east-1b", "11.000000", "2026-12-02T00:00:00Z"),
+                                   ("us-east-1b", "2.000000", "2026-12-02T00:00:01Z"))]}
+    rows = aws_spot.rows_from_pages([("spot.json", page, None)])
+    loads = land(fresh_db, catalog, batch("aws_spot", "aws_spot", "aws_spot", rows))
+    assert loads == {"aws_spot": (4, 2, 2)}
+    assert quarantined(fresh_db) == [
+        ("aws_spot", 1, "price_timestamp_not_after_as_of", "price_timestamp",
+         "2099-01-01T00:00:00Z (check_latest_price_timestamp: 2026-12-02T00:00:00Z)"),
+        ("aws_spot", 3, "price_timestamp_not_after_as_of", "price_timestamp",
+         "2026-12-02T00:00:01Z (check_latest_price_timestamp: 2026-12-02T00:00:00Z)")]
+    transform.build_models(fresh_db, RUN, AS_OF)
+    # each zone's latest point that landed; the offer takes the lower: 10.24 in us-east-1a
+    assert fresh_db.execute("select availability_zone, price_usd, price_timestamp from staging.stg_aws_spot__prices "
+                            "order by availability_zone").fetchall() == [
+        ("us-east-1a", 10.24, "2026-11-20T06:00:00Z"), ("us-east-1b", 11.0, "2026-12-02T00:00:00Z")]
+    assert fresh_db.execute("select usd_per_hour from intermediate.int_offers_priced where pricing_term = 'spot'"
+                            ).fetchall() == [(10.24,)]
+
+
 def test_a_backfills_spot_prices_are_checked_against_the_on_demand_prices_of_its_own_date(fresh_db, catalog):
     """Spot prices backfilled for 11-29 are checked against the on-demand price landed on or before 11-29 (55.04),
     not against a later run's (20.00 on 11-30): 30.00 is below 55.04, and was quarantined as above 20.00."""
