@@ -35,6 +35,11 @@ OFFERS = "sql/intermediate/int_offers_priced.sql"
 INFERENCE = "sql/intermediate/int_inference_estimates_computed.sql"
 TRAINING = "sql/intermediate/int_training_estimates_computed.sql"
 MEASURED = "sql/intermediate/int_training_measured.sql"
+PRICE_SHEET_SUITE = "catalogs/expectations/price_sheet.json"
+AMOUNT_CEILINGS = ("tests/test_price_sheet.py::test_amounts_past_their_ceiling_are_quarantined_and_amounts_at_it_are_"
+                   "priced")
+LEASE_TRAP = "tests/test_traps.py::test_a_reserved_lease_that_is_no_whole_number_of_years_is_quarantined"
+SPOT_FUTURE_TRAP = "tests/test_traps.py::test_a_spot_price_dated_after_its_data_is_quarantined_not_taken_as_the_latest"
 
 COST_TESTS = ("tests/test_macros.py", "tests/test_cost_model.py", "tests/test_marts.py")
 CALIBRATION_TESTS = ("tests/test_calibration.py", "tests/test_cost_model.py")
@@ -578,7 +583,7 @@ MUTATIONS = (
              "hours::double * usd_per_hour::double * (1 + interruption_overhead::double)", COST_TESTS),
     Mutation("term-hours-720-a-month", MACROS, "months::double * 730;", "months::double * 720;", OFFER_TESTS),
     Mutation("on-prem-ignores-pue", MACROS,
-             "power_kw::double * coalesce(pue::double, 1.0) * usd_per_kwh::double",
+             "power_kw::double * pue::double * usd_per_kwh::double",
              "power_kw::double * usd_per_kwh::double", OFFER_TESTS),
     Mutation("term-as-long-as-the-service-refused", MACROS,
              "term_months <= coalesce(workload_months, 0)", "term_months < coalesce(workload_months, 0)", COST_TESTS),
@@ -1148,6 +1153,65 @@ MUTATIONS = (
              "format('{:,.0f}', round(training_hours(params, tokens, chips, peak_tflops, mfu, scaling)))",
              "format('{:,}', cast(round(training_hours(params, tokens, chips, peak_tflops, mfu, scaling)) as bigint))",
              (LABELS_UNCAST,)),
+    # ---------------------------------------------------------------- price-sheet amounts, terms and fields, spot
+    # dates, YAML bytes: a review's hostile inputs (inf prices, a quote posing as on-demand, a spot point dated 2099)
+    Mutation("price-sheet-capex-without-ceiling", PRICE_SHEET_SUITE, '"max_value": 350400000', '"max_value": 1e+308',
+             (AMOUNT_CEILINGS,)),
+    Mutation("price-sheet-opex-without-ceiling", PRICE_SHEET_SUITE, '"max_value": 1460000', '"max_value": 1e+308',
+             (AMOUNT_CEILINGS,)),
+    Mutation("price-sheet-upfront-without-ceiling", PRICE_SHEET_SUITE, '"max_value": 175200000', '"max_value": 1e+308',
+             (AMOUNT_CEILINGS,)),
+    Mutation("upfront-without-term-left-out", PRICE_SHEET_SUITE, '"row_condition": "term_months.isnull()"',
+             '"row_condition": "term_months < 0"',
+             ("tests/test_price_sheet.py::test_an_upfront_fee_without_its_term_is_quarantined_not_left_out",)),
+    Mutation("quote-on-a-public-term-ranked", PRICE_SHEET_SUITE,
+             '"private"\n    ],\n    "row_condition": "entry_kind==\\"quote\\""',
+             '"private"\n    ],\n    "row_condition": "entry_kind==\\"discount\\""',
+             ("tests/test_price_sheet.py::test_a_quote_on_a_public_term_is_quarantined_not_ranked_as_that_term",)),
+    Mutation("on-prem-without-pue-landed", PRICE_SHEET_SUITE, '"column": "pue",\n    "row_condition"',
+             '"column": "power_kw",\n    "row_condition"',
+             ("tests/test_price_sheet.py::test_an_on_prem_system_without_its_pue_is_quarantined_not_taken_at_1",)),
+    Mutation("on-prem-pue-defaults-to-1", MACROS, "power_kw::double * pue::double * usd_per_kwh::double",
+             "power_kw::double * coalesce(pue::double, 1.0) * usd_per_kwh::double",
+             ("tests/test_macros.py::test_on_prem_usd_per_hour_capex_power_and_opex",)),
+    Mutation("price-sheet-cloud-of-any-length", PRICE_SHEET_SUITE, '"column": "cloud",\n    "max_value": 100',
+             '"column": "cloud",\n    "max_value": 1000000',
+             ("tests/test_price_sheet.py::test_a_provider_name_past_100_characters_is_quarantined_not_printed",)),
+    Mutation("price-sheet-field-of-another-kind-taken", "flows/sources/price_sheet.py",
+             'misplaced = [key for key in entry if key not in takes and entry[key] not in (None, "")]',
+             "misplaced = []",
+             ("tests/test_price_sheet.py::test_a_field_of_another_kind_of_entry_is_refused_naming_file_entry_and_field",
+              "tests/test_price_sheet.py::test_a_csv_entry_may_leave_other_kinds_columns_empty_but_not_fill_them")),
+    Mutation("price-sheet-second-list-ignored", "flows/sources/price_sheet.py",
+             "unknown = [key for key in data if key not in TOP_LEVEL_KEYS]", "unknown = []",
+             ("tests/test_price_sheet.py::test_a_second_list_of_entries_is_refused_not_ignored",)),
+    Mutation("aws-lease-of-0-years-priced", "catalogs/expectations/aws_pricing.json", '"regex": "^[1-5]yr$"',
+             '"regex": "^[0-9]+yr$"', (LEASE_TRAP,)),
+    Mutation("aws-lease-missing-landed", "catalogs/expectations/aws_pricing.json",
+             '"type": "expect_column_values_to_not_be_null",\n   "kwargs": {\n    "column": "lease_contract_length"',
+             '"type": "expect_column_values_to_not_be_null",\n   "kwargs": {\n    "column": "term_type"',
+             (LEASE_TRAP,)),
+    Mutation("offer-term-of-0-months-built", "sql/tests/assert_offer_terms_at_least_a_month.sql",
+             "where term_months < 1", "where term_months < 0",
+             ("tests/test_marts.py::test_sql_invariant_reports_a_term_shorter_than_a_month",)),
+    Mutation("future-spot-point-not-checked", "flows/land.py", "map(with_latest_price_timestamps,",
+             "map(lambda batch: batch,", (SPOT_FUTURE_TRAP,)),
+    Mutation("spot-point-of-the-day-after-as-of-quarantined", "flows/land.py",
+             "ahead = dt.timedelta(days=1 + SPOT_TIMESTAMP_DAYS_AHEAD)",
+             "ahead = dt.timedelta(days=SPOT_TIMESTAMP_DAYS_AHEAD)", (SPOT_FUTURE_TRAP,)),
+    Mutation("catalog-yaml-read-whole", "flows/catalog.py", 'safe_yaml.read_yaml_bytes(path).decode("utf-8")',
+             'path.read_text(encoding="utf-8")',
+             ("tests/test_catalog_hostile.py::test_a_catalog_file_past_max_yaml_file_bytes_is_refused_before_"
+              "parsing_naming_it",)),
+    Mutation("price-sheet-yaml-read-whole", "flows/sources/price_sheet.py",
+             "raw = safe_yaml.read_yaml_bytes(path, hint=",
+             "raw = path.read_bytes() or safe_yaml.read_yaml_bytes(path, hint=",
+             ("tests/test_catalog_hostile.py::test_a_price_sheet_past_max_yaml_file_bytes_is_refused_before_parsing_"
+              "and_one_at_it_is_read",)),
+    Mutation("yaml-one-byte-past-the-limit-read", "flows/safe_yaml.py", "if size > limit or len(data) > limit:",
+             "if size > limit + 1 or len(data) > limit + 1:",
+             ("tests/test_catalog_hostile.py::test_a_price_sheet_past_max_yaml_file_bytes_is_refused_before_parsing_"
+              "and_one_at_it_is_read",)),
 )
 
 
