@@ -1212,6 +1212,10 @@ MUTATIONS = (
              "if size > limit + 1 or len(data) > limit + 1:",
              ("tests/test_catalog_hostile.py::test_a_price_sheet_past_max_yaml_file_bytes_is_refused_before_parsing_"
               "and_one_at_it_is_read",)),
+    Mutation("price-sheet-source-without-bound", PRICE_SHEET_SUITE, '"max_value": 200\n', '"max_value": 1000000\n',
+             ("tests/test_price_sheet.py::test_a_source_or_note_past_its_bound_is_quarantined_not_printed",)),
+    Mutation("price-sheet-note-without-bound", PRICE_SHEET_SUITE, '"max_value": 1000\n', '"max_value": 1000000\n',
+             ("tests/test_price_sheet.py::test_a_source_or_note_past_its_bound_is_quarantined_not_printed",)),
 )
 
 

@@ -441,3 +441,22 @@ def test_a_provider_name_past_100_characters_is_quarantined_not_printed(fresh_db
                                               price_sheet.read_file(path, "s.yaml"))])
     assert (loads["price_sheet"].rows_landed, loads["price_sheet"].rows_quarantined) == (1, 1)
     assert quarantined(fresh_db) == [("s.yaml: entries[0]", "cloud_short", "c" * 101)]
+
+
+def test_a_source_or_note_past_its_bound_is_quarantined_not_printed(fresh_db, catalog, tmp_path):
+    """An entry's `source` (part of its offer's term detail) and `note` had no bound: a 300,000-character source
+    reached offers.csv whole. At most 200 and 1,000 characters; entries at the bounds land."""
+    path = write(tmp_path, "s.yaml", f"""\
+        entries:
+          - {{kind: quote, cloud: aws, region: us-east-1, instance_type: p5.48xlarge, usd_per_hour: 40,
+             source: {"s" * 201}}}
+          - {{kind: quote, cloud: aws, region: us-east-1, instance_type: p5en.48xlarge, usd_per_hour: 40,
+             source: q1, note: {"n" * 1001}}}
+          - {{kind: quote, cloud: aws, region: us-east-1, instance_type: p4d.24xlarge, usd_per_hour: 20,
+             source: {"s" * 200}, note: {"n" * 1000}}}
+        """)
+    loads = land_all(fresh_db, catalog, [land(fresh_db, catalog, "price_sheet", "price_sheet", "price_sheet",
+                                              price_sheet.read_file(path, "s.yaml"))])
+    assert (loads["price_sheet"].rows_landed, loads["price_sheet"].rows_quarantined) == (1, 2)
+    assert quarantined(fresh_db) == [("s.yaml: entries[0]", "quoted_source_short", "s" * 201),
+                                     ("s.yaml: entries[1]", "note_short", "n" * 1001)]
