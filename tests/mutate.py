@@ -53,6 +53,9 @@ HARDWARE_TESTS = ("tests/test_instance_hardware.py",)
 # its whole-run tests are marked slow, which pyproject.toml's addopts leave out: this later -m takes them in
 INCREMENTAL_TESTS = ("tests/test_incremental.py", "-m", "not live and not fuzz")
 COMM_TESTS = ("tests/test_communication.py", "tests/test_energy.py")
+ESTIMATES_PAGE = "flows/estimates_page.py"
+ESTIMATES_PAGE_TESTS = "tests/test_estimates_page.py"
+ESTIMATES_LISTED_TEST = "test_every_comparison_lists_the_first_comparisons_listed_and_says_where_the_rest_are"
 INFERENCE_COSTS = "sql/intermediate/int_inference_costs_computed.sql"
 TRAINING_COSTS = "sql/intermediate/int_training_costs_computed.sql"
 
@@ -308,6 +311,22 @@ MUTATIONS = (
              "          - prefect.flow-run.Crashed\n", "          - prefect.flow-run.Completed\n",
              ("tests/test_deployments.py::test_a_nightly_run_crashed_before_its_flow_is_told_by_the_crash_notice_"
               "deployment", *SLOW_TOO)),
+    # the back-test page (flows/estimates_page.py), on a hand-made marts.estimate_backtest
+    Mutation("estimates-gpu-goal-counts-every-family", ESTIMATES_PAGE,
+             '"and (? is null or family = ?) and loo_measurements > 0',
+             '"and (? is null or ? is not null) and loo_measurements > 0',
+             (f"{ESTIMATES_PAGE_TESTS}::test_the_gpu_serving_goal_counts_gpu_results_only",)),
+    Mutation("estimates-every-comparison-listed", ESTIMATES_PAGE,
+             "for c in comparisons[:COMPARISONS_LISTED]])", "for c in comparisons])",
+             (f"{ESTIMATES_PAGE_TESTS}::{ESTIMATES_LISTED_TEST}",)),
+    Mutation("estimates-unlisted-comparisons-untold", ESTIMATES_PAGE,
+             "more_comparisons=max(0, len(comparisons) - COMPARISONS_LISTED),", "more_comparisons=0,",
+             (f"{ESTIMATES_PAGE_TESTS}::{ESTIMATES_LISTED_TEST}",)),
+    Mutation("estimates-uncalibrated-worst-counts-a-doubtful-result", ESTIMATES_PAGE,
+             "max(abs(ratio - 1)) filter (not precision_doubtful) as uncalibrated_worst",
+             "max(abs(ratio - 1)) as uncalibrated_worst",
+             (f"{ESTIMATES_PAGE_TESTS}::test_the_summary_leaves_a_precision_doubtful_result_out_of_the_uncalibrated_"
+              "worst",)),
     Mutation("crash-notice-repeats-a-crash-told", "flows/crash_notice.py",
              "    if told in run.tags:\n", "    if False:\n",
              ("tests/test_deployments.py::test_a_nightly_run_crashed_before_its_flow_is_told_by_the_crash_notice_"
