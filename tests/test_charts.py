@@ -467,6 +467,13 @@ def test_history_query_looks_back_over_the_last_runs_not_the_last_picks():
     history = con.sql(charts.HISTORY_SQL, params={"workload_id": "w", "as_of": days[2], "limit": 3}).pl()
     assert history["current_price_stale_source"].to_list() == [None, None]  # the picks of 11-30 and 12-02
     assert "not fresh" not in charts.history_caption(history)
+    # nor an earlier run's: src-b stale on 12-01, loaded on 11-30 and 12-02, so the price of 12-02 was fresh
+    con.execute("update ops.source_loads set status = 'stale', stale_since = ? where as_of = ? and source_id = 'src-b'",
+                [days[0], days[1]])
+    history = con.sql(charts.HISTORY_SQL, params={"workload_id": "w", "as_of": days[2], "limit": 3}).pl()
+    assert history["current_price_stale_source"].to_list() == [None, None]
+    assert history["current_price_stale_since"].to_list() == [None, None]
+    assert "not fresh" not in charts.history_caption(history)
     # as of 12-02 (a page of that date): the window ends there, the current pick is 12-02's
     rows = con.execute(charts.HISTORY_SQL, {"workload_id": "w", "as_of": days[2], "limit": 2}).fetchall()
     assert [(r[0], r[1], r[4]) for r in rows] == [(days[2], "b", "b")]
@@ -547,3 +554,163 @@ def test_the_backtest_chart_counts_a_precision_doubtful_result_in_no_figure_and_
               for point in c.get_offsets().tolist()]
     assert sorted(others) == [[150.0, 225.0], [800.0, 640.0], [3000.0, 3300.0], [4000.0, 3920.0]]
     assert "precision doubtful" in [t.get_text() for t in figure.legends[0].get_texts()]
+
+
+def candidate(candidate_id: str, outcome_rank: int, usd_per_chip_hour: float, outcome_value: float, **row) -> dict:
+    """A row of marts.rankings as the scatter and the bars read it: one aws p5.48xlarge spot offer unless told."""
+    return {"candidate_id": candidate_id, "offer_id": f"aws:us-east-1:p5.48xlarge:spot:{candidate_id}",
+            "cloud": "aws", "region": "us-east-1", "instance_type": "p5.48xlarge", "pricing_term": "spot",
+            "precision": "bf16", "chips": 8, "family": "gpu", "basis": "measured",
+            "usd_per_chip_hour": usd_per_chip_hour, "chip_hour_rank": 1, "outcome_metric": "completed_run_usd",
+            "outcome_value": outcome_value, "outcome_rank": outcome_rank} | row
+
+
+def test_of_equal_outcomes_the_pick_is_the_cheaper_chip_hour_as_in_rank_history():
+    # a and b tie on the outcome (rank 1): rank_history picks the lower chip-hour price, b at 2.0, not a by its id
+    candidates = pl.DataFrame([candidate("a", 1, 5.0, 100.0, chip_hour_rank=2),
+                               candidate("b", 1, 2.0, 100.0, chip_hour_rank=1)])
+    assert charts.pick_row(candidates)["candidate_id"] == "b"
+
+
+def test_two_bars_caption_order_and_labels():
+    # two bars of measured and estimated costs (no calibrated one): 100.00 and 250.00 USD per run, 250 / 100 = 2.50x
+    top = pl.DataFrame([candidate("a", 1, 2.0, 100.0),
+                        candidate("b", 2, 1.0, 250.0, cloud="gcp", instance_type="a3-highgpu-8g", basis="estimated")])
+    assert charts.top_candidates_caption(top, 7) == (
+        "Shorter is better; of 7 candidates the pick, aws p5.48xlarge (spot), costs 100.00 USD per completed run and "
+        "number 2 250.00, 2.50x as much; the fill tells a measured cost from one scaled from a benchmark or estimated "
+        "from specs.")
+    ax = charts.top_candidates_figure(top, "t").axes[0]
+    assert ax.get_ylim() == (1.5, -0.5)  # bar 0, the pick, on top
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["aws p5.48xlarge (spot), bf16",
+                                                             "gcp a3-highgpu-8g (spot), bf16"]
+
+
+def test_bar_labels_tell_alike_offers_apart_by_the_chips_and_are_cut_when_long():
+    # the same offer and region at 8 and 16 chips: the region leaves them alike, the chips tell them apart
+    top = pl.DataFrame([candidate("a", 1, 2.0, 100.0), candidate("b", 2, 2.0, 120.0, chips=16)])
+    assert charts.bar_labels(top) == ["aws p5.48xlarge (spot), bf16, us-east-1, 8 chips",
+                                      "aws p5.48xlarge (spot), bf16, us-east-1, 16 chips"]
+    # a 70-character instance type: the label is cut to BAR_LABEL_CHARS (56), the last one the ellipsis
+    long = pl.DataFrame([candidate("a", 1, 2.0, 100.0, instance_type="x" * 70)])
+    [label] = charts.bar_labels(long)
+    assert label == "aws " + "x" * 51 + "…" and len(label) == charts.BAR_LABEL_CHARS
+
+
+def history_frame(values: list[float], picks: list[str], days: list[int] | None = None,
+                  stale_source: str | None = None, stale_since: dt.date | None = None) -> pl.DataFrame:
+    """What HISTORY_SQL gives: a run per value, its pick, the current pick (b) priced at 4.0 USD per hour."""
+    days = days if days is not None else list(range(len(values)))
+    n = len(values)
+    return pl.DataFrame({
+        "as_of": [AS_OF + dt.timedelta(days=d) for d in days], "pick_offer_id": picks,
+        "outcome_metric": ["completed_run_usd"] * n, "outcome_value": values, "current_offer_id": ["b"] * n,
+        "current_cloud": ["aws"] * n, "current_instance_type": ["type-b"] * n, "current_pricing_term": ["spot"] * n,
+        "current_offer_usd_per_hour": [4.0] * n, "window_runs": [n] * n,
+        "current_price_stale_source": [stale_source] * n, "current_price_stale_since": [stale_since] * n,
+    }, schema_overrides={"current_price_stale_since": pl.Date})
+
+
+def test_history_caption_wording():
+    # the same best outcome both runs, the same pick: "stayed at"
+    assert charts.history_caption(history_frame([10.0, 10.0], ["b", "b"])) == (
+        "The best USD per completed run stayed at 10.00 from 2026-11-30 to 2026-12-01, with the same pick; the current "
+        "pick, aws type-b (spot), costs 4.000 USD per hour, as on 2026-11-30.")
+    # picks b, a, b: two changes (b -> a, a -> b), though only two offers
+    assert charts.history_caption(history_frame([30.0, 20.0, 15.0], ["b", "a", "b"])) == (
+        "The best USD per completed run went from 30.00 on 2026-11-30 to 15.00 on 2026-12-02 (0.50x), the pick "
+        "changing 2 times; the current pick, aws type-b (spot), costs 4.000 USD per hour, as on 2026-11-30.")
+    # a stale source no run has loaded well: no date of a last good load to give
+    assert charts.history_caption(history_frame([10.0, 10.0], ["b", "b"], stale_source="src-b")).endswith(
+        "That price is not fresh: this run could not refresh src-b, so it is one no run has refreshed.")
+
+
+def test_a_short_history_ticks_each_runs_date():
+    # three runs, on 11-30, 12-01 and 12-05: a tick at each, written in full (not a locator's evenly spaced dates)
+    from matplotlib.dates import num2date
+
+    frame = history_frame([30.0, 20.0, 15.0], ["b", "b", "b"], days=[0, 1, 5])
+    price_ax = charts.history_figure(frame, "t").axes[1]
+    assert [num2date(t).date() for t in price_ax.get_xticks()] == frame["as_of"].to_list()
+    price_ax.figure.canvas.draw()
+    assert [t.get_text() for t in price_ax.get_xticklabels()] == ["2026-11-30", "2026-12-01", "2026-12-05"]
+
+
+def test_plain_number_ticks():
+    plain = chart_kit.plain_number_formatter()
+    assert [plain(v, 0) for v in (2.5e7, 1e6, -3e6, 2500.0, 250.0, 0.5)] == ["25M", "1M", "-3M", "2,500", "250", "0.5"]
+
+
+def load_point(candidate_id: str, load_point_: str, usd_: float, selected: bool, **row) -> dict:
+    """A row of marts.serving_load_points as the frontier chart reads it, of workload w on AS_OF."""
+    return {"as_of": AS_OF, "workload_id": "w", "candidate_id": candidate_id, "offer_id": candidate_id,
+            "cloud": "aws", "region": "us-east-1", "instance_type": f"type-{candidate_id}", "pricing_term": "on_demand",
+            "precision": "bf16", "precision_class": "bf16", "load_point": load_point_,
+            "tokens_per_s_per_user": 10.0 if load_point_ == "fast" else 5.0,
+            "tokens_per_s_per_user_basis": "median TPOT", "usd_per_million_tokens": usd_, "meets_slo": True,
+            "is_selected": selected} | row
+
+
+def test_the_frontier_draws_the_six_cheapest_offers_with_a_frontier():
+    """c1..c7 have two load points each, c1 the cheapest at its selected point (1 USD) to c7 (7): FRONTIER_LINES
+    (6) of them are drawn, c1 to c6 in that order; c0 is cheaper (0.5) but has one point, no frontier; cN has two
+    points but none selected (its cheapest 0.1): after every offer with a selected point."""
+    from flows import frontier_chart
+
+    rows = [load_point("c0", "slow", 0.5, True), load_point("cN", "slow", 0.1, False),
+            load_point("cN", "fast", 0.2, False)]
+    for i in range(1, 8):
+        rows += [load_point(f"c{i}", "slow", float(i), True), load_point(f"c{i}", "fast", 10.0 + i, False)]
+    con = duckdb.connect()
+    con.execute("create schema marts; create schema catalog")
+    con.execute("create table catalog.workloads as select 'w' as workload_id, false as is_offline")
+    con.register("_rows", pl.DataFrame(rows, schema_overrides={"as_of": pl.Date}).to_arrow())
+    con.execute("create table marts.serving_load_points as select * from _rows")
+    frontier = con.sql(frontier_chart.FRONTIER_SQL, params={
+        "as_of": AS_OF, "workload_id": "w", "limit": frontier_chart.FRONTIER_LINES,
+        "min_points": frontier_chart.FRONTIER_MIN_POINTS}).pl()
+    con.close()
+    lines = frontier.select("line_rank", "candidate_id").unique(maintain_order=True).rows()
+    assert lines == [(i, f"c{i}") for i in range(1, 7)]
+    ax = frontier_chart.frontier_figure(frontier, "t").axes[0]
+    assert [line.get_label() for line in ax.lines if not line.get_label().startswith("_")] == [
+        f"aws type-c{i} (on_demand)" for i in range(1, 7)]
+
+
+def test_frontier_lines_of_one_offer_are_told_apart_by_the_precision():
+    from flows import frontier_chart
+
+    # one offer at bf16 and at fp8, in one region: the precision tells the two lines apart
+    frontier = pl.DataFrame([load_point("c1", "slow", 1.0, True, line_rank=1),
+                             load_point("c2", "slow", 2.0, True, line_rank=2, instance_type="type-c1",
+                                        precision="fp8", precision_class="fp8")])
+    assert frontier_chart.frontier_line_labels(frontier) == ["aws type-c1 (on_demand), bf16",
+                                                             "aws type-c1 (on_demand), fp8"]
+
+
+def test_the_backtest_chart_has_a_panel_per_phase_and_counts_only_positive_results(tmp_path):
+    from flows import backtest_chart
+
+    con = duckdb.connect(str(tmp_path / "backtest.duckdb"))
+    rows = [backtest_row("s-h100", "serving", "gpu", 3000.0, 1.10),
+            backtest_row("s-b200", "serving", "gpu", 5000.0, 2.00, loo_measurements=0, precision_doubtful=True),
+            backtest_row("s-zero", "serving", "gpu", 100.0, 0.0),  # estimated 0 tokens/s: no ratio to plot
+            backtest_row("t-h100", "training", "gpu", 50.0, 0.85),
+            backtest_row("f-h100", "finetune", "gpu", 20.0, 1.20)]
+    con.execute("create schema marts")
+    con.register("_rows", pl.DataFrame(rows, schema_overrides={"as_of": pl.Date}).to_arrow())
+    con.execute("create table marts.estimate_backtest as select * from _rows")
+    try:
+        chart = backtest_chart.backtest_chart(con, AS_OF)
+    finally:
+        con.close()
+    # s-zero not counted: 4 results. serving: only s-h100 (|1.10 - 1| = 10%); the b200 is uncalibrated but doubtful,
+    # so in no median and no hollow point; training |0.85 - 1| = 15%; finetune, a phase without a goal, |1.20 - 1|
+    # = 20%, its own panel after the two known phases
+    assert chart.title == "Estimated against measured: 4 results, each estimate calibrated without it"
+    assert chart.caption == (
+        "4 comparisons, on the line where the estimate is right; leave-one-out median absolute error: serving 10% over "
+        "the 1 calibrated (goal ±15%); training 15% over the 1 calibrated (goal ±20%); finetune 20% over the 1 "
+        "calibrated; a cross marks the result whose declared precision the MLPerf cross-check doubts, in no median.")
+    figure = backtest_chart.backtest_figure(chart.data, chart.title)
+    assert [ax.get_title(loc="left").split(":")[0] for ax in figure.axes] == ["serving", "training", "finetune"]
