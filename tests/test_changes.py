@@ -640,3 +640,176 @@ def test_a_catalog_edit_is_the_reason_when_nothing_else_moved(flow_run, prefect_
     chat = found["best_offer_changed", "llama31-8b-chat-large"]
     assert chat["offer_id"].endswith(":spot")
     assert (chat["reason"], chat["reason_detail"]) == ("catalog edit", "the catalogs changed since the previous run")
+
+
+# A hand-made history for marts.changes alone (its real SQL and that of the two intermediates it reads, on given
+# rows, ~0.1 s): runs day-1 (2026-11-30) and day-2 (2026-12-01) committed, day-3 (2026-12-02) compared with day-2.
+HAND_MADE_AS_OF = dt.date(2026, 12, 2)
+P5_SPOT, P5EN_SPOT = "aws:us-east-1:p5.48xlarge:spot", "aws:us-east-1:p5en.48xlarge:spot"
+P5_EU_SPOT, B200_SPOT = "aws:eu-north-1:p5.48xlarge:spot", "aws:us-east-1:p6-b200.48xlarge:spot"
+P5_ON_DEMAND, TRN1_ON_DEMAND = "aws:us-east-1:p5.48xlarge:on_demand", "aws:us-east-1:trn1.32xlarge:on_demand"
+INF2_ON_DEMAND, G6E_ON_DEMAND = "aws:us-east-1:inf2.48xlarge:on_demand", "aws:us-east-1:g6e.12xlarge:on_demand"
+# USD per hour on 2026-12-01 and 2026-12-02 (None: not offered that day); the p5.48xlarge spot price falls to
+# 10.24 x 0.4 = 4.096, eu-north-1 p5.48xlarge spot is withdrawn, the others do not move
+HAND_MADE_PRICES = {P5_SPOT: (10.24, 4.096), P5EN_SPOT: (16.56, 16.56), P5_EU_SPOT: (28.32, None),
+                    B200_SPOT: (13.03, 13.03), P5_ON_DEMAND: (55.04, 55.04), TRN1_ON_DEMAND: (21.50, 21.50),
+                    INF2_ON_DEMAND: (12.98, 12.98), G6E_ON_DEMAND: (10.49, 10.49)}
+# (workload, offer, precision, outcome metric, value on 2026-12-01, value on 2026-12-02; None: not ranked that day)
+HAND_MADE_RANKS = [
+    # a run of 0.5 h on p5.48xlarge spot, 0.25 h on p5en: 10.24 x 0.5 = 5.12 and 16.56 x 0.25 = 4.14 (p5en the pick);
+    # then 4.096 x 0.5 = 2.048: p5.48xlarge the pick, by its own price's fall
+    ("lora", P5_SPOT, None, "completed_run_usd", 5.12, 2.048),
+    ("lora", P5EN_SPOT, None, "completed_run_usd", 4.14, 4.14),
+    # the pick's offer withdrawn: the runner-up, unchanged, is the pick
+    ("batch", P5_EU_SPOT, "fp8", "usd_per_million_tokens", 1.00, None),
+    ("batch", B200_SPOT, "fp8", "usd_per_million_tokens", 1.10, 1.10),
+    # ranked by USD, then by kWh (the workload's objective edited): another offer is the pick
+    ("pretrain", P5_ON_DEMAND, None, "completed_run_usd", 4807.44, None),
+    ("pretrain", TRN1_ON_DEMAND, None, "completed_run_usd", 5210.00, None),
+    ("pretrain", P5_ON_DEMAND, None, "kwh_per_completed_run", None, 1300.0),
+    ("pretrain", TRN1_ON_DEMAND, None, "kwh_per_completed_run", None, 1200.5),
+    # g6e.12xlarge (offered on both days) ranked for the first time, and the pick
+    ("chat", INF2_ON_DEMAND, "fp8", "usd_per_million_successful_requests", 50.0, 50.0),
+    ("chat", G6E_ON_DEMAND, "fp8", "usd_per_million_successful_requests", None, 45.0),
+    # no candidate any more; no candidate the run before
+    ("gone", INF2_ON_DEMAND, "bf16", "usd_per_million_tokens", 2.0, None),
+    ("arrived", G6E_ON_DEMAND, "bf16", "usd_per_million_tokens", None, 3.0),
+]
+# (source, status on 2026-12-01, status on 2026-12-02; None: not read that day): aws_spot stale on day 2 and landed
+# on day 3, gcp_billing read for the first time on day 3 and stale
+HAND_MADE_SOURCES = [("aws_spot", "stale", "landed"), ("aws_pricing", "landed", "landed"),
+                     ("gcp_billing", None, "stale")]
+
+
+def hand_made_changes() -> list[dict]:
+    """marts.changes of the run of 2026-12-02 on the hand-made history, in the order the reports read it."""
+    from flows.paths import SQL_DIR
+
+    con = duckdb.connect()
+    try:
+        for schema in ("ops", "catalog", "intermediate", "marts"):
+            con.execute(f"create schema {schema}")
+        con.execute("create table catalog.settings as select 0.05 as price_move_threshold")  # sources.yaml's default
+        con.execute("create table ops.runs (run_id varchar, as_of date, catalog_digest varchar, finished_at timestamp)")
+        # day-1 left no history here: the run compared with is the latest committed before 2026-12-02, day-2
+        con.execute("insert into ops.runs values ('day-1', '2026-11-30', 'c', '2026-11-30 06:00'), "
+                    "('day-2', '2026-12-01', 'c', '2026-12-01 06:00')")
+        con.execute("create table ops.source_loads (run_id varchar, source_id varchar, status varchar, "
+                    "error varchar, stale_since varchar)")
+        for source_id, before, now in HAND_MADE_SOURCES:
+            for run_id, status in (("day-2", before), ("day-3", now)):
+                if status:
+                    con.execute("insert into ops.source_loads values (?, ?, ?, ?, null)",
+                                [run_id, source_id, status, "HTTP 503" if status == "stale" else None])
+        con.execute("create table marts.price_history (as_of date, offer_id varchar, cloud varchar, region varchar, "
+                    "instance_type varchar, pricing_term varchar, term_detail varchar, usd_per_hour double)")
+        for offer_id, prices in HAND_MADE_PRICES.items():
+            cloud, region, instance_type, term = offer_id.split(":")
+            for as_of, usd in zip((HAND_MADE_AS_OF - dt.timedelta(days=1), HAND_MADE_AS_OF), prices, strict=True):
+                if usd is not None:
+                    con.execute("insert into marts.price_history values (?, ?, ?, ?, ?, ?, null, ?)",
+                                [as_of, offer_id, cloud, region, instance_type, term, usd])
+        con.execute("create table marts.rank_history (as_of date, workload_id varchar, candidate_id varchar, "
+                    "offer_id varchar, cloud varchar, region varchar, instance_type varchar, pricing_term varchar, "
+                    "precision varchar, is_pick boolean, outcome_metric varchar, outcome_value double, "
+                    "basis varchar, benchmark_ref varchar, benchmark_label varchar, price_source_id varchar, "
+                    "benchmark_source_id varchar)")
+        for as_of, day in ((HAND_MADE_AS_OF - dt.timedelta(days=1), 0), (HAND_MADE_AS_OF, 1)):
+            ranked = [(w, offer_id, precision, metric, values[day])
+                      for w, offer_id, precision, metric, *values in HAND_MADE_RANKS if values[day] is not None]
+            best = {w: min(r[4] for r in ranked if r[0] == w) for w, *_ in ranked}
+            for workload_id, offer_id, precision, metric, value in ranked:
+                cloud, region, instance_type, term = offer_id.split(":")
+                con.execute("insert into marts.rank_history values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'measured', "
+                            "'r1', 'a result', ?, 'mlperf')",
+                            [as_of, workload_id, f"{workload_id}|{offer_id}|{precision}", offer_id, cloud, region,
+                             instance_type, term, precision, value == best[workload_id], metric, value,
+                             "aws_spot" if term == "spot" else "aws_pricing"])
+        con.execute("create table marts.benchmark_results (as_of date, result_key varchar, result_label varchar, "
+                    "source_ref varchar)")
+        con.execute("set variable run_id = 'day-3'")
+        con.execute(f"set variable as_of = '{HAND_MADE_AS_OF}'")
+        con.execute("set variable catalog_digest = 'c'")
+        # built as the pipeline builds them, as tables: a view would read the variables, which a cursor has not
+        for model in ("intermediate/int_runs_compared", "intermediate/int_source_loads_compared", "marts/changes"):
+            con.execute(f"create table {model.replace('/', '.')} as {(SQL_DIR / f'{model}.sql').read_text()}")
+        return fetch_dicts(con, "select * from marts.changes order by change_kind, workload_id, subject")
+    finally:
+        con.close()
+
+
+def test_changes_of_hand_made_days_name_each_reason_a_fall_in_price_and_sources_stale_or_fresh():
+    found = {(c["change_kind"], c["subject"]): c for c in hand_made_changes()}
+    workloads = ("arrived", "batch", "chat", "gone", "lora", "pretrain")
+    assert sorted(found) == [("best_offer_changed", w) for w in workloads] + [
+        ("offer_removed", P5_EU_SPOT), ("price_moved", P5_SPOT), ("source_fresh", "aws_spot"),
+        ("source_stale", "gcp_billing")]
+    # a fall is a move too: 4.096 / 10.24 = 0.40, |0.40 - 1| = 0.60 > 0.05
+    moved = found["price_moved", P5_SPOT]
+    assert (moved["before_value"], moved["after_value"], moved["ratio"]) == pytest.approx((10.24, 4.096, 0.40))
+    # the pick by its own price's fall: 4.096 x 0.5 h = 2.048 against p5en's 16.56 x 0.25 h = 4.14, unchanged
+    lora = found["best_offer_changed", "lora"]
+    assert (lora["previous_offer_id"], lora["offer_id"]) == (P5EN_SPOT, P5_SPOT)
+    assert (lora["before_value"], lora["after_value"], lora["previous_pick_now_value"]) == pytest.approx(
+        (4.14, 2.048, 4.14))
+    assert (lora["reason"], lora["reason_detail"]) == (
+        "price move", "aws p5.48xlarge us-east-1 spot price fell to 0.40x (10.24 to 4.10 USD per hour)")
+    # the previous pick's offer withdrawn: the runner-up of 1.10 (1.00 before) is the pick
+    batch = found["best_offer_changed", "batch"]
+    assert (batch["previous_offer_id"], batch["offer_id"]) == (P5_EU_SPOT, B200_SPOT)
+    assert (batch["reason"], batch["reason_detail"]) == (
+        "offer withdrawn", "aws p5.48xlarge eu-north-1 spot fp8 is no longer offered")
+    assert batch["previous_pick_now_value"] is None
+    # ranked by kWh now, by USD before: no value before in the new unit, so neither ratio nor difference
+    pretrain = found["best_offer_changed", "pretrain"]
+    assert (pretrain["reason"], pretrain["reason_detail"]) == (
+        "objective changed", "the workload is now ranked by kwh_per_completed_run (was completed_run_usd)")
+    assert (pretrain["unit"], pretrain["after_value"]) == ("kwh_per_completed_run", 1200.5)
+    assert (pretrain["before_value"], pretrain["ratio"], pretrain["delta_value"]) == (None, None, None)
+    # g6e.12xlarge was offered the day before but ranked for no workload: nothing else moved for it
+    chat = found["best_offer_changed", "chat"]
+    assert (chat["reason"], chat["reason_detail"]) == (
+        "new candidate", "aws g6e.12xlarge us-east-1 on_demand fp8 was not a candidate in the previous run")
+    assert (found["best_offer_changed", "gone"]["reason"], found["best_offer_changed", "arrived"]["reason"]) == (
+        "no candidate", "new candidate")
+    # stale the day before, landed now; stale on the first run that read it (nothing read the day before)
+    assert found["source_fresh", "aws_spot"]["label"] == "aws_spot is fresh again"
+    assert found["source_stale", "gcp_billing"]["label"] == "gcp_billing is stale (HTTP 503); no earlier data"
+
+
+def test_what_changed_on_hand_made_days_says_each_change_in_words():
+    from flows import reports
+
+    found = hand_made_changes()
+    best = [c for c in found if c["change_kind"] == "best_offer_changed"]
+    others = [c for c in found if c["change_kind"] != "best_offer_changed"]
+    section = reports.MARKDOWN.get_template("_changes.md.j2").module.what_changed(
+        best, others, HAND_MADE_AS_OF - dt.timedelta(days=1), None, True, reports.CHANGES_LISTED)
+    # the values of the test above, by the usd filter: 3 decimals below 10, 2 from 10 up
+    assert str(section).splitlines() == [
+        "## What changed since 2026-12-01",
+        "",
+        "- **Best for arrived is aws g6e.12xlarge us-east-1 on_demand bf16; the previous run had no candidate.**",
+        "- **Best for batch is now aws p6-b200.48xlarge us-east-1 spot fp8 (was aws p5.48xlarge eu-north-1 spot fp8): "
+        "aws p5.48xlarge eu-north-1 spot fp8 is no longer offered; USD per million output tokens 1.100 instead of "
+        "1.000 USD.**",
+        "- **Best for chat is now aws g6e.12xlarge us-east-1 on_demand fp8 (was aws inf2.48xlarge us-east-1 on_demand "
+        "fp8): aws g6e.12xlarge us-east-1 on_demand fp8 was not a candidate in the previous run; USD per million "
+        "successful requests 45.00 instead of 50.00 USD (aws inf2.48xlarge us-east-1 on_demand fp8 would now cost "
+        "50.00).**",
+        "- **No candidate for gone in this run (was aws inf2.48xlarge us-east-1 on_demand bf16): no candidate can run "
+        "it in this run.**",
+        "- **Best for lora is now aws p5.48xlarge us-east-1 spot (was aws p5en.48xlarge us-east-1 spot): aws "
+        "p5.48xlarge us-east-1 spot price fell to 0.40x (10.24 to 4.10 USD per hour); completed-run USD 2.048 "
+        "instead of 4.140 USD (aws p5en.48xlarge us-east-1 spot would now cost 4.140).**",
+        "- **Best for pretrain is now aws trn1.32xlarge us-east-1 on_demand (was aws p5.48xlarge us-east-1 "
+        "on_demand): the workload is now ranked by kwh_per_completed_run (was completed_run_usd); kWh per completed "
+        "run 1,200.50 instead of — kWh (aws p5.48xlarge us-east-1 on_demand would now cost 1,300.00).**",
+        "",
+        "Market changes:",
+        "",
+        "- Offers withdrawn: aws p5.48xlarge eu-north-1 spot (was 28.32 USD per hour).",
+        "- Prices that moved: aws p5.48xlarge us-east-1 spot fell to 0.40x (10.24 to 4.10 USD per hour).",
+        "- Sources that turned stale: gcp_billing is stale (HTTP 503); no earlier data.",
+        "- Sources fresh again: aws_spot is fresh again.",
+    ]

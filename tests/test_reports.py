@@ -245,6 +245,26 @@ def test_text_from_data_is_escaped_and_numbers_are_formatted_in_one_place():
         "2,978.21", "0.152", "+832.71", "-0.500", "2.70x", "1,204x")
 
 
+def test_a_runner_up_equal_to_the_cent_and_a_price_no_run_refreshed_are_said_so():
+    decision = reports.MARKDOWN.get_template("_sentences.j2").module.decision({
+        "outcome_metric": "usd_per_million_tokens", "pick_cloud": "aws", "pick_instance_type": "p5.48xlarge",
+        "pick_region": "us-east-1", "pick_pricing_term": "spot", "pick_precision": "fp8", "pick_basis": "measured",
+        "pick_outcome_value": 1.2341, "pick_outcome_low": None, "pick_outcome_high": None, "pick_candidate_id": "a",
+        "pick_price_stale": ("aws_spot", None), "runner_up_offer_id": "b", "runner_up_candidate_id": "b",
+        "runner_up_cloud": "aws", "runner_up_instance_type": "p5en.48xlarge", "runner_up_region": "us-east-1",
+        "runner_up_pricing_term": "spot", "runner_up_precision": "fp8", "runner_up_basis": "measured",
+        "runner_up_outcome_value": 1.2344, "runner_up_outcome_low": None, "runner_up_outcome_high": None,
+        "runner_up_gap": 1.2344 / 1.2341 - 1, "too_close_to_call": False, "is_chip_hour_pick_same_offer": True,
+        "pick_usd_per_chip_hour": 1.28})
+    # 1.2341 and 1.2344 are both 1.234 as the usd filter shows them (a gap of 0.02%, "0.0% more", would read oddly);
+    # a stale source with no last good load (stale_since null) has no run to name
+    assert str(decision) == (
+        "pick aws p5.48xlarge (us-east-1, spot, fp8, measured): 1.234 USD per million output tokens. **Its price is "
+        "not fresh**: this run could not refresh aws_spot, so the price is one no run has refreshed. Runner-up aws "
+        "p5en.48xlarge (us-east-1, spot, fp8, measured): 1.234, the same to the cent. It is also the cheapest "
+        "chip-hour (1.280 USD): ranking by the hourly price picks the same offer (+0.00 USD).")
+
+
 def test_a_notification_sentence_is_plain_text():
     change = {"unit": "completed_run_usd", "offer_id": "aws:us-east-1:p5.48xlarge:spot", "previous_offer_id": "x",
               "workload_id": "gpt3", "label": "aws p5.48xlarge [spot]", "previous_label": "gcp a3 <old>",
