@@ -80,6 +80,12 @@ AUTOMATION_TESTS = "tests/test_automations.py"
 # a deployment's run killed outright, marked Crashed by flows/automations.yaml on a real server, then told (~50 s)
 SILENT_RUN = "tests/test_deployments.py::test_a_nightly_run_that_died_with_its_worker_is_crashed_by_the_automation_and_told"
 STALE_RUN = "tests/test_changes.py::test_a_source_stale_past_its_limit_publishes_fails_and_notifies"
+CHANGES = "sql/marts/changes.sql"
+SENTENCES = "flows/templates/_sentences.j2"
+HAND_MADE_CHANGES = ("tests/test_changes.py::test_changes_of_hand_made_days_name_each_reason_a_fall_in_price_and_sources_"
+                     "stale_or_fresh")
+HAND_MADE_WHAT_CHANGED = "tests/test_changes.py::test_what_changed_on_hand_made_days_says_each_change_in_words"
+SAME_TO_THE_CENT = "tests/test_reports.py::test_a_runner_up_equal_to_the_cent_and_a_price_no_run_refreshed_are_said_so"
 # no Prefect server of their own but one test's session server (the real API answering the warm-up)
 SERVER_TESTS = ("tests/test_prefect_server.py",)
 # one whole run (the session's flow_run), then schema analytics kept or made again on a copy of its warehouse
@@ -1166,6 +1172,37 @@ MUTATIONS = (
     Mutation("history-caption-silent-on-a-stale-price", "flows/charts.py",
              'if last["current_price_stale_source"] is not None:', "if False:",
              (STALE_RUN, *SLOW_TOO)),
+    # marts.changes and the sentences of "What changed", on a hand-made history (tests/test_changes.py)
+    Mutation("changes-price-fall-not-a-move", CHANGES,
+             "and abs(now.usd_per_hour / before.usd_per_hour - 1) > (select",
+             "and (now.usd_per_hour / before.usd_per_hour - 1) > (select", (HAND_MADE_CHANGES,)),
+    Mutation("changes-pick-price-fall-not-its-reason", CHANGES,
+             "where offer_id = picks.offer_id and after_value < before_value) as pick_price_ratio",
+             "where offer_id = picks.offer_id and after_value > before_value) as pick_price_ratio",
+             (HAND_MADE_CHANGES,)),
+    Mutation("changes-withdrawn-offer-looked-up-for-the-new-pick", CHANGES,
+             "from offers_removed where offer_id = picks.previous_offer_id) as previous_offer_removed",
+             "from offers_removed where offer_id = picks.offer_id) as previous_offer_removed", (HAND_MADE_CHANGES,)),
+    Mutation("changes-source-never-fresh-again", CHANGES,
+             "        or (status = 'landed' and previous_status = 'stale')\n", "", (HAND_MADE_CHANGES,)),
+    Mutation("changes-source-stale-on-its-first-run-unreported", CHANGES,
+             "(status = 'stale' and coalesce(previous_status, 'landed') <> 'stale')",
+             "(status = 'stale' and previous_status <> 'stale')", (HAND_MADE_CHANGES,)),
+    Mutation("changes-objective-switch-keeps-the-old-units-value", CHANGES,
+             "case when previous_outcome_metric = outcome_metric or outcome_metric is null then previous_outcome_value "
+             "end", "previous_outcome_value", (HAND_MADE_CHANGES,)),
+    Mutation("changes-new-candidate-called-smaller-moves", CHANGES,
+             "            when pick_previous_basis is null then 'new candidate'\n", "", (HAND_MADE_CHANGES,)),
+    Mutation("sentence-no-candidate-read-as-a-new-pick", SENTENCES,
+             "{%- if c.offer_id is none -%}", "{%- if false -%}", (HAND_MADE_WHAT_CHANGED,)),
+    Mutation("sentence-no-previous-candidate-read-as-a-move", SENTENCES,
+             "{%- elif c.previous_offer_id is none -%}", "{%- elif false -%}", (HAND_MADE_WHAT_CHANGED,)),
+    Mutation("sentence-runner-up-same-to-the-cent-given-as-a-gap", SENTENCES,
+             '"the same to the cent" if d.runner_up_outcome_value | usd == d.pick_outcome_value | usd else',
+             '"the same to the cent" if false else', (SAME_TO_THE_CENT,)),
+    Mutation("sentence-stale-price-with-no-good-load-names-a-run", SENTENCES,
+             "{% if d.pick_price_stale[1] %}from its last good load", "{% if true %}from its last good load",
+             (SAME_TO_THE_CENT,)),
     Mutation("silent-run-automation-watches-another-projects-nightly", "flows/automations.yaml",
              "        - prefect.resource.role: tag\n          prefect.resource.id: prefect.tag.hweval\n", "",
              (AUTOMATION_TESTS,)),
