@@ -804,7 +804,7 @@ def test_what_changed_on_hand_made_days_says_each_change_in_words():
         "instead of 4.140 USD (aws p5en.48xlarge us-east-1 spot would now cost 4.140).**",
         "- **Best for pretrain is now aws trn1.32xlarge us-east-1 on_demand (was aws p5.48xlarge us-east-1 "
         "on_demand): the workload is now ranked by kwh_per_completed_run (was completed_run_usd); kWh per completed "
-        "run 1,200.50 instead of — kWh (aws p5.48xlarge us-east-1 on_demand would now cost 1,300.00).**",
+        "run 1,200.50 kWh (aws p5.48xlarge us-east-1 on_demand would now come to 1,300.00).**",
         "",
         "Market changes:",
         "",
