@@ -272,6 +272,20 @@ def test_the_price_lists_gpu_count_is_checked_against_the_same_runs_listing(fres
                                       "4 (check_catalog_accelerator_count: 8)")]
 
 
+def test_instances_yaml_corrects_the_same_runs_listing_when_the_gpu_count_is_checked(fresh_db, catalog):
+    # instances.yaml gives g6e.12xlarge 4 L40S; a listing of 8 and a Price List row agreeing with it (8) do not
+    # outvote the catalog: the row is quarantined against 4
+    price = aws_product("g6e.12xlarge", "10.49264", gpu="8", vcpu="48", sku=sku(8))
+    loads = land_all(fresh_db, catalog, [ec2_batch(("east", [ec2_type("g6e.12xlarge", 48, 393216, cpu="AMD",
+                                                                      gpus=[("L40S", "NVIDIA", 8, 45776)])],
+                                                    "us-east-1")),
+                                         price_list_batch(price)], RUN, AS_OF)
+    assert [(ld.source_id, ld.rows_in, ld.rows_landed, ld.rows_quarantined) for ld in loads] == [
+        ("aws_instance_types", 1, 1, 0), ("aws_pricing", 1, 0, 1)]
+    assert quarantined(fresh_db) == [("aws_pricing", 0, "accelerator_count_matches_catalog", "gpu",
+                                      "8 (check_catalog_accelerator_count: 4)")]
+
+
 def test_without_a_listing_in_the_run_the_gpu_count_of_an_unlisted_type_is_not_checked(fresh_db, catalog):
     loads = land_all(fresh_db, catalog, [price_list_batch(
         aws_product("g9x.test", "9.6", gpu="4", vcpu="64", sku=sku(7)))], RUN, AS_OF)

@@ -396,6 +396,69 @@ def test_gcp_spot_sku_above_its_on_demand_sku_is_quarantined(fresh_db, catalog):
                                       "5.0 (check_on_demand_usd_per_hour: 4.20076125)")]
 
 
+def test_an_azure_low_priority_price_is_not_taken_as_the_on_demand_price(fresh_db, catalog):
+    """Low Priority is a Consumption row that is not Spot: taken as on-demand, 29.50 (below 98.32) was the price the
+    spot 39.00 was checked against, and a real spot offer went to quarantine (39.00 >= 29.50)."""
+    loads = land(fresh_db, catalog, azure_batch(
+        azure(ND, 98.32, "m-linux"),
+        azure(ND, 29.5, "m-low", meter="ND96isr H100 v5 Low Priority"),
+        azure(ND, 39.0, "m-spot", meter="ND96isr H100 v5 Spot")))  # 39.00 < 98.32: a spot price below on-demand
+    assert loads == {"azure_retail": (3, 3, 0)}
+    assert quarantined(fresh_db) == []
+
+
+def test_aws_spot_is_compared_with_the_newest_landed_on_demand_price_not_the_oldest(fresh_db, catalog):
+    """On-demand 20.00 landed on 11-27, then 55.04 on 11-29: spot 30.00 on 11-30 is checked against 55.04 (the
+    newest load on or before 11-30) and lands; against the 11-27 price it would be quarantined (30.00 >= 20.00)."""
+    oldest, newest = AS_OF - dt.timedelta(days=3), AS_OF - dt.timedelta(days=1)
+    land(fresh_db, catalog, aws_batch(aws_item("p5.48xlarge", "20.0000000000", "S1"), as_of=oldest), as_of=oldest,
+         run_id="oldest")
+    land(fresh_db, catalog, aws_batch(aws_item("p5.48xlarge", "55.0400000000", "S1"), as_of=newest), as_of=newest,
+         run_id="newest")
+    loads = land(fresh_db, catalog, spot_batch(("us-east-1a", "p5.48xlarge", "30.000000")))
+    assert loads == {"aws_spot": (1, 1, 0)}
+    assert quarantined(fresh_db) == []
+
+
+def test_aws_spot_is_checked_against_the_lowest_on_demand_price_across_the_runs_price_lists(fresh_db, catalog):
+    """Two Price List batches in one run (the API's and an offer file) give p5.48xlarge 55.04 and 70.00: the spot
+    60.00 is checked against the lower, 55.04, and quarantined (60.00 >= 55.04); against 70.00 it would land."""
+    loads = land(fresh_db, catalog,
+                 aws_batch(aws_item("p5.48xlarge", "55.0400000000", "LINUXSKU00000001")),
+                 batch("aws_offer_file", "aws_offer_file", "aws_pricing",
+                       aws_rows(aws_item("p5.48xlarge", "70.0000000000", "LINUXSKU00000002"))),
+                 spot_batch(("us-east-1a", "p5.48xlarge", "60.000000"), ("us-east-1b", "p5.48xlarge", "10.240000")))
+    assert loads == {"aws_pricing": (1, 1, 0), "aws_offer_file": (1, 1, 0), "aws_spot": (2, 1, 1)}
+    assert quarantined(fresh_db) == [("aws_spot", 0, "spot_below_on_demand", "price_usd",
+                                      "60.0 (check_on_demand_usd_per_hour: 55.04)")]
+
+
+def test_a_windows_spot_price_is_not_checked_against_the_linux_on_demand_price(fresh_db, catalog):
+    """Windows spot 60.00 is above the Linux on-demand 55.04 but below Windows on-demand (63.872): it is not compared
+    with the Linux price and lands; the Linux spot 60.00 beside it is quarantined (60.00 >= 55.04)."""
+    page = {"SpotPriceHistory": [{"AvailabilityZone": "us-east-1a", "InstanceType": "p5.48xlarge",
+                                  "ProductDescription": os, "SpotPrice": "60.000000",
+                                  "Timestamp": "2026-11-20T06:00:00Z"} for os in ("Windows", "Linux/UNIX")]}
+    loads = land(fresh_db, catalog,
+                 aws_batch(aws_item("p5.48xlarge", "55.0400000000", "LINUXSKU00000001")),
+                 batch("aws_spot", "aws_spot", "aws_spot", aws_spot.rows_from_pages([("spot page 1", page, None)])))
+    assert loads == {"aws_pricing": (1, 1, 0), "aws_spot": (2, 1, 1)}
+    assert quarantined(fresh_db) == [("aws_spot", 1, "spot_below_on_demand", "price_usd",
+                                      "60.0 (check_on_demand_usd_per_hour: 55.04)")]
+
+
+def test_gcp_spot_is_checked_against_the_lowest_of_two_on_demand_skus_of_one_description(fresh_db, catalog):
+    """Two on-demand SKUs (two ids) describe one GPU in one region at 4.00 and 6.00: the spot 5.00 is checked against
+    the lower, 4.00, and quarantined (5.00 >= 4.00); against 6.00 it would land."""
+    loads = land(fresh_db, catalog, gcp_batch(
+        gcp_sku("Nvidia H100 80GB GPU running in Iowa", "4", 0),
+        gcp_sku("Nvidia H100 80GB GPU running in Iowa", "6", 0),
+        gcp_sku("Spot Preemptible Nvidia H100 80GB GPU running in Iowa", "5", 0, usage="Preemptible")))
+    assert loads == {"gcp_billing": (3, 2, 1)}
+    assert quarantined(fresh_db) == [("gcp_billing", 2, "spot_below_on_demand", "price_usd",
+                                      "5.0 (check_on_demand_usd_per_hour: 4.0)")]
+
+
 # ---------------------------------------------------------------- "trn2 memory given as 512 GiB per chip (it is 96)"
 # (96 GiB: the catalog holds 96 x 1.073741824 = 103.08 GB, since GB = 1e9 bytes)
 def test_embedded_catalog_figures_are_plausible(catalog):
