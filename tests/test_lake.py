@@ -53,8 +53,18 @@ SCHEMAS = ("raw", "ops", "staging", "intermediate", "marts", "catalog")
      "HWEVAL_LAKE_DATA_PATH='lake/data': expected s3://bucket/prefix/ or an absolute folder"),
     ({"HWEVAL_LAKE": "postgres:dbname=h", "HWEVAL_LAKE_DATA_PATH": "s3:///p"}, "expected s3://bucket/prefix/"),
     ({"HWEVAL_LAKE": "postgres:dbname='h'", "HWEVAL_LAKE_DATA_PATH": "s3://b/p/"}, "must not contain a quote"),
+    # libpq allows spaces around a keyword's '='
+    ({"HWEVAL_LAKE": "postgres:dbname=h password = hunter2", "HWEVAL_LAKE_DATA_PATH": "s3://b/p/"},
+     "HWEVAL_LAKE: has a password"),
+    ({"HWEVAL_LAKE": "postgres:dbname=h\nhost=x", "HWEVAL_LAKE_DATA_PATH": "s3://b/p/"},
+     "HWEVAL_LAKE: must not contain a quote or a line break"),
+    # "postgres:dbname=" (16 characters) + 985 = 1,001 characters, one past MAX_SETTING_CHARS
+    ({"HWEVAL_LAKE": "postgres:dbname=" + "h" * 985, "HWEVAL_LAKE_DATA_PATH": "s3://b/p/"},
+     "HWEVAL_LAKE: 1001 characters, at most 1000"),
     ({"HWEVAL_LAKE": "postgres:dbname=h", "HWEVAL_LAKE_DATA_PATH": "s3://b/p/", "HWEVAL_LAKE_COMMIT_ATTEMPTS": "0"},
      "HWEVAL_LAKE_COMMIT_ATTEMPTS='0': expected a whole number from 1 to 20"),
+    ({"HWEVAL_LAKE": "postgres:dbname=h", "HWEVAL_LAKE_DATA_PATH": "s3://b/p/", "HWEVAL_LAKE_COMMIT_ATTEMPTS": "21"},
+     "HWEVAL_LAKE_COMMIT_ATTEMPTS='21': expected a whole number from 1 to 20"),
 ])
 def test_a_lake_setting_that_cannot_work_names_the_variable(environ, problem):
     with pytest.raises(lake.LakeError) as error:
@@ -72,6 +82,10 @@ def test_the_default_is_the_duckdb_file_and_a_setting_is_normalised():
     uri = lake.configured({"HWEVAL_LAKE": "postgres:postgresql://hweval@db.internal:5433/lakedb",
                            "HWEVAL_LAKE_DATA_PATH": "/srv/lake"})
     assert uri.describe() == "DuckLake dbname=lakedb host=db.internal port=5433, data /srv/lake/"
+    # the bounds themselves are accepted: a 1,000-character setting ("postgres:dbname=" + 984) and 20 attempts
+    longest = lake.configured({"HWEVAL_LAKE": "postgres:dbname=" + "h" * 984, "HWEVAL_LAKE_DATA_PATH": "/srv/lake",
+                               "HWEVAL_LAKE_COMMIT_ATTEMPTS": "20"})
+    assert (len(longest.catalog), longest.commit_attempts) == (1000, 20)
 
 
 def test_a_lake_error_names_the_variable_not_the_setting_it_quotes():
