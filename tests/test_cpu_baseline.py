@@ -217,6 +217,35 @@ def test_a_cpu_that_cannot_meet_the_objective_says_by_how_much(built):
     assert "cannot meet the TPOT SLO of 20 ms even at batch 1" in page
 
 
+def test_the_closest_cpu_is_the_one_with_the_lowest_tpot(tmp_path, small_catalog):
+    """Two CPU sockets both miss fast-8b's 20 ms TPOT: the baseline names the nearer, the Xeon at 38.83 ms, not the
+    Graviton4 at 51.27 ms (test_a_cpu_serving_estimate_by_hand)."""
+    con = warehouse.connect(tmp_path / "cpu.duckdb")
+    warehouse.apply_ddl(con)
+    warehouse.load_catalog_tables(con, small_catalog)
+    page = aws_page(aws_product("g6.2xlarge", "0.9776", gpu="1", sku="SKU0000000000001"),
+                    cpu_product("c8g.metal-24xl", "3.82848").replace("SKU0000000000001", "SKU0000000000003"),
+                    aws_product("c8i.metal-48xl", "9.0", vcpu="192", gpu=None, sku="SKU0000000000004")
+                    .replace('"GPU instance"', '"Compute optimized"'))
+    rows = aws_pricing.rows_from_pages([("test page", page)])
+    batch = SourceBatch.of_rows("aws_pricing", "aws_pricing", "aws_pricing", ["test"], AS_OF,
+                                [r | {"row_no": i, "source_id": "aws_pricing", "data_as_of": AS_OF}
+                                 for i, r in enumerate(rows)])
+    assert land_batch(con, batch, "run-1", AS_OF, small_catalog).rows_landed == 3
+    transform.build_models(con, "run-1", AS_OF)
+    row = baseline(con, "fast-8b")
+    # one Xeon 6975P-C socket: decode step 16.0196608e9 B / (0.6912e12 x 0.6) = 38.627 ms (compute 2 x 8e9 /
+    # (265.4e12 x 0.3) = 0.2 ms is shorter); prefill 2 x 8e9 x 100 / (265.4e12 x 0.3) = 20.095 ms over 100 tokens:
+    # 0.201 ms a token. TPOT 38.627 + 0.201 = 38.83 ms < Graviton4's 51.27 ms
+    assert (row["cpu_status"], row["cpu_exclusion_kind"], row["cpu_instance_type"]) == (
+        "excluded", "tpot", "c8i.metal-48xl")
+    step_s = 16.0196608e9 / (0.6912e12 * 0.6)
+    prefill_s = 2 * 8e9 * 100 / (265.4e12 * 0.3)
+    assert row["cpu_fastest_tpot_ms"] == pytest.approx((step_s + prefill_s / 100) * 1000)
+    assert row["cpu_fastest_tpot_ms"] == pytest.approx(38.83, abs=0.01)
+    con.close()
+
+
 def test_a_cpu_without_a_figure_in_the_workloads_objective_says_so(built):
     con, _ = built
     # ranked by energy: Graviton4 publishes no TDP (accelerators.yaml), so the socket that serves chat-8b has no kWh

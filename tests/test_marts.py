@@ -111,6 +111,26 @@ def test_inference_costs_per_million_tokens(built):
     assert server[0]["usd_per_million_tokens"] == pytest.approx(0.6609182, abs=1e-7)
 
 
+def test_an_offer_ranked_from_a_measurement_is_not_also_excluded_for_its_estimate(built):
+    """Tighter objectives than the estimates meet, where a measurement still prices the offer: the chat service's TPOT
+    SLO at 1 ms (70B bf16 streams its 140 GB of weights per step: several ms on 8 H100s), and a 1 h deadline for GPT-3
+    (estimated 1.73 h on 512 H100s, "needs 2 h"; measured 50.73 min = 0.8455 h). An MLPerf Server result meets its
+    scenario whatever the workload's SLO, and the measured run is within the deadline: both p5.48xlarge offers are
+    ranked from their measurements and not listed as excluded for the estimates of the same offer (and precision)."""
+    built.execute("update catalog.workloads set slo_tpot_ms = 1 where workload_id = 'llama2-70b-chat'")
+    built.execute("update catalog.workloads set deadline_hours = 1 where workload_id = 'gpt3-175b-pretrain'")
+    transform.build_models(built, RUN, AS_OF)
+    p5 = ("aws:us-east-1:p5.48xlarge:on_demand", "aws:eu-north-1:p5.48xlarge:on_demand")
+    ranked = {(r["workload_id"], r["offer_id"], r["basis"]) for r in rows(
+        built, "select * from marts.rankings where workload_id in ('llama2-70b-chat', 'gpt3-175b-pretrain')")}
+    assert ranked == {(w, o, "measured") for w in ("llama2-70b-chat", "gpt3-175b-pretrain") for o in p5}
+    excluded = {(r["workload_id"], r["offer_id"], r["precision"]) for r in rows(
+        built, "select * from marts.excluded_candidates where instance_type = 'p5.48xlarge' "
+               "and workload_id in ('llama2-70b-chat', 'gpt3-175b-pretrain')")}
+    # only the chat service's precisions no measurement covers: fp8 (TPOT) and int8 (below its accuracy floor)
+    assert excluded == {("llama2-70b-chat", o, p) for o in p5 for p in ("fp8", "int8")}
+
+
 def test_a_spot_offer_takes_the_lowest_latest_price_among_its_zones(fresh_db, catalog):
     def point(zone, price, hour):
         return {"AvailabilityZone": zone, "InstanceType": "p5.48xlarge", "ProductDescription": "Linux/UNIX",

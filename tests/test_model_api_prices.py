@@ -215,10 +215,12 @@ def api_built(tmp_path_factory, bf16_catalog):
         bedrock_item("Llama 3.1 8B Instruct", "Input tokens", "0.22", unit="1M tokens", sku="E1IN"),
         bedrock_item("Llama 3.1 8B Instruct", "Output tokens", "0.22", unit="1M tokens", sku="E1OUT"),
         bedrock_item("Llama 3.1 8B Instruct", "Input tokens", "0.0003", region="us-west-2", sku="W2IN"),
-        bedrock_item("Llama 3.1 8B Instruct", "Output tokens", "0.0006", region="us-west-2", sku="W2OUT")))])
+        bedrock_item("Llama 3.1 8B Instruct", "Output tokens", "0.0006", region="us-west-2", sku="W2OUT"),
+        # eu-west-1 lists an input price only: no cost per request, no comparison
+        bedrock_item("Llama 3.1 8B Instruct", "Input tokens", "0.0004", region="eu-west-1", sku="EW1IN")))])
     loads = land_all(con, bf16_catalog, [aws_rows, batch(api_rows)], RUN, AS_OF)
     assert [(load.source_id, load.rows_landed, load.rows_quarantined) for load in loads] == [
-        ("aws_pricing", 1, 0), ("bedrock_pricing", 4, 0)]
+        ("aws_pricing", 1, 0), ("bedrock_pricing", 5, 0)]
     transform.build_models(con, RUN, AS_OF)
     yield con
     con.close()
@@ -277,6 +279,15 @@ def test_the_api_beside_the_best_self_hosted_offer_with_the_break_even_traffic(a
     assert east["is_self_hosting_never_cheaper"] is True
     assert (east["price_source_id"], east["api_offer_id"]) == ("bedrock_pricing",
                                                               "aws:us-east-1:Llama 3.1 8B Instruct")
+
+
+def test_an_api_that_lists_only_an_input_price_is_not_compared(api_built):
+    # eu-west-1 landed its input price (0.40 per 1M) and no output price: a request's cost cannot be worked out
+    assert fetch_dicts(api_built, "select region, direction, usd_per_million_tokens from "
+                                  "staging.stg_model_api_prices__tokens where region = 'eu-west-1'") == [
+        {"region": "eu-west-1", "direction": "input", "usd_per_million_tokens": pytest.approx(0.40)}]
+    assert fetch_dicts(api_built, "select * from intermediate.int_api_costs_computed where region = 'eu-west-1'") == []
+    assert fetch_dicts(api_built, "select * from marts.api_comparisons where region = 'eu-west-1'") == []
 
 
 def test_a_pick_on_spot_breaks_even_with_its_spare_unit_paid(fresh_db, bf16_catalog):
