@@ -316,6 +316,24 @@ def run_dates(frame: pl.DataFrame) -> pl.DataFrame:
                     .alias("check_latest_run_date")))
 
 
+# days a spot price may take effect after its data's as-of day (price_timestamp_not_after_as_of): a file dated by the
+# local day east of UTC holds UTC timestamps of the next day in the hours after midnight, as run_dates allows
+SPOT_TIMESTAMP_DAYS_AHEAD = 1
+UTC_INSTANT = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"
+
+
+def spot_timestamps(frame: pl.DataFrame) -> pl.DataFrame:
+    """(row_no, check_latest_price_timestamp) of an aws_spot batch: the latest instant each row's price may have
+    taken effect, the end of the day SPOT_TIMESTAMP_DAYS_AHEAD after its data_as_of (2026-11-20:
+    2026-11-22T00:00:00Z), as text that compares with price_timestamp (YYYY-MM-DDTHH:MM:SSZ) as the instants do;
+    none where price_timestamp is no such text (price_timestamp_utc quarantines it)."""
+    frame = _present(frame, "price_timestamp", "data_as_of")
+    is_instant = pl.col("price_timestamp").cast(pl.String).str.contains(UTC_INSTANT).fill_null(False)
+    end_of_day = pl.col("data_as_of").cast(pl.Date).dt.offset_by(f"{1 + SPOT_TIMESTAMP_DAYS_AHEAD}d")
+    return frame.select("row_no", pl.when(is_instant).then(end_of_day.dt.to_string("%Y-%m-%dT00:00:00Z"))
+                        .alias("check_latest_price_timestamp"))
+
+
 # ---------------------------------------------------------------- own runs' throughput
 # how far a run's tokens_per_s_per_chip x chips may be from its output_tokens_per_s (a share of the latter): a figure
 # rounded to 3 significant digits is off by 0.5% at most; staging would otherwise take one and drop the other unseen
@@ -422,7 +440,8 @@ def add_check_columns(batches: list, catalog, con, inputs: list | None = None, a
             if aws_on_demand_prices is None:
                 aws_on_demand_prices = (aws_plain_linux_on_demand(aws_frames) if aws_frames
                                         else warehouse_aws_on_demand(con, as_of or dt.date.max))
-            pairs = aws_spot_on_demand(frame, aws_on_demand_prices)
+            pairs = aws_spot_on_demand(frame, aws_on_demand_prices).join(spot_timestamps(frame), on="row_no",
+                                                                         how="full", coalesce=True)
         if pairs is not None:
             for column in pairs.columns[1:]:
                 derived[column] = _values(frame, pairs, column)

@@ -213,27 +213,6 @@ def quarantine_row(tag: dict, batch: SourceBatch, row: dict, expectation: str | 
             "row_json": row_json}
 
 
-# days a spot price may take effect after its data's as-of day (price_timestamp_not_after_as_of): a file dated by the
-# local day east of UTC holds UTC timestamps of the next day in the hours after midnight
-SPOT_TIMESTAMP_DAYS_AHEAD = 1
-SPOT_TIMESTAMP_CHECK = "check_latest_price_timestamp"
-
-
-def with_latest_price_timestamps(batch: SourceBatch) -> SourceBatch:
-    """An aws_spot batch with `check_latest_price_timestamp`: the latest instant each row's price may have taken
-    effect, the end of the day SPOT_TIMESTAMP_DAYS_AHEAD after its data_as_of (2026-11-20: 2026-11-22T00:00:00Z), as
-    text that compares with price_timestamp (YYYY-MM-DDTHH:MM:SSZ) as the instants do; none where price_timestamp is
-    no such text (price_timestamp_utc quarantines it). Another batch as it is."""
-    if batch.table != "aws_spot" or batch.data is None or not batch.data.num_rows:
-        return batch
-    ahead = dt.timedelta(days=1 + SPOT_TIMESTAMP_DAYS_AHEAD)
-    utc = pc.fill_null(pc.match_substring_regex(batch.data["price_timestamp"].cast(pa.string()),
-                                                r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$"), False).to_pylist()
-    latest = pa.array([f"{dt.date.fromisoformat(str(day)) + ahead}T00:00:00Z" if day is not None and is_utc else None
-                       for day, is_utc in zip(batch.data["data_as_of"].to_pylist(), utc, strict=True)], pa.string())
-    return replace(batch, data=batch.data.append_column(SPOT_TIMESTAMP_CHECK, latest))
-
-
 MOST_FAILED_NAMED = 3  # the checks an every-row-quarantined source's reason names, those failed most (the rest counted)
 
 
@@ -538,9 +517,7 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
                          for s_id, load in reused.items()}
     readable = [b for b in checked if not b.error]
     to_check = [b for b in readable if b.source_id not in reused]  # a reused batch is still read by their checks
-    with_checks = dict(zip([id(b) for b in to_check],
-                           map(with_latest_price_timestamps,
-                               checks.add_check_columns(to_check, catalog, con, readable, as_of)),
+    with_checks = dict(zip([id(b) for b in to_check], checks.add_check_columns(to_check, catalog, con, readable, as_of),
                            strict=True))
     checked = [with_checks.get(id(b), b) for b in checked]
     fallbacks = {s_id: replaced for s_id, replaced in (fallbacks or {}).items()
