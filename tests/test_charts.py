@@ -521,22 +521,29 @@ def backtest_row(comparison_id: str, phase: str, family: str, measured: float, l
             "precision_doubtful": precision_doubtful, "benchmark_label": comparison_id}
 
 
-def test_the_backtest_chart_counts_a_precision_doubtful_result_in_no_figure_and_marks_it(tmp_path):
+def backtest_chart_of(tmp_path, rows: list[dict]):
+    """The back-test chart of a warehouse whose marts.estimate_backtest holds `rows` (backtest_row)."""
     from flows import backtest_chart
 
     con = duckdb.connect(str(tmp_path / "backtest.duckdb"))
+    con.execute("create schema marts")
+    con.register("_rows", pl.DataFrame(rows, schema_overrides={"as_of": pl.Date}).to_arrow())
+    con.execute("create table marts.estimate_backtest as select * from _rows")
+    try:
+        return backtest_chart.backtest_chart(con, AS_OF)
+    finally:
+        con.close()
+
+
+def test_the_backtest_chart_counts_a_precision_doubtful_result_in_no_figure_and_marks_it(tmp_path):
+    from flows import backtest_chart
+
     rows = [backtest_row("s-h100", "serving", "gpu", 3000.0, 1.10),
             backtest_row("s-h200", "serving", "gpu", 4000.0, 0.98), backtest_row("s-v6e", "serving", "tpu", 800.0, 0.80),
             backtest_row("s-inf2", "serving", "inferentia", 150.0, 1.50, loo_measurements=0),
             backtest_row("s-b200", "serving", "gpu", 5000.0, 2.00, precision_doubtful=True),
             backtest_row("t-h100", "training", "gpu", 50.0, 0.85)]
-    con.execute("create schema marts")
-    con.register("_rows", pl.DataFrame(rows, schema_overrides={"as_of": pl.Date}).to_arrow())
-    con.execute("create table marts.estimate_backtest as select * from _rows")
-    try:
-        chart = backtest_chart.backtest_chart(con, AS_OF)
-    finally:
-        con.close()
+    chart = backtest_chart_of(tmp_path, rows)
     # serving, calibrated and not doubtful: |1.10 - 1|, |0.98 - 1|, |0.80 - 1| = 0.10, 0.02, 0.20: median 10%, over
     # 3 (the estimates page's figure); uncalibrated: |1.50 - 1| = 50% over 1; the doubtful b200 (|2.00 - 1| = 100%)
     # in neither; training |0.85 - 1| = 15% over 1
@@ -691,19 +698,12 @@ def test_frontier_lines_of_one_offer_are_told_apart_by_the_precision():
 def test_the_backtest_chart_has_a_panel_per_phase_and_counts_only_positive_results(tmp_path):
     from flows import backtest_chart
 
-    con = duckdb.connect(str(tmp_path / "backtest.duckdb"))
     rows = [backtest_row("s-h100", "serving", "gpu", 3000.0, 1.10),
             backtest_row("s-b200", "serving", "gpu", 5000.0, 2.00, loo_measurements=0, precision_doubtful=True),
             backtest_row("s-zero", "serving", "gpu", 100.0, 0.0),  # estimated 0 tokens/s: no ratio to plot
             backtest_row("t-h100", "training", "gpu", 50.0, 0.85),
             backtest_row("f-h100", "finetune", "gpu", 20.0, 1.20)]
-    con.execute("create schema marts")
-    con.register("_rows", pl.DataFrame(rows, schema_overrides={"as_of": pl.Date}).to_arrow())
-    con.execute("create table marts.estimate_backtest as select * from _rows")
-    try:
-        chart = backtest_chart.backtest_chart(con, AS_OF)
-    finally:
-        con.close()
+    chart = backtest_chart_of(tmp_path, rows)
     # s-zero not counted: 4 results. serving: only s-h100 (|1.10 - 1| = 10%); the b200 is uncalibrated but doubtful,
     # so in no median and no hollow point; training |0.85 - 1| = 15%; finetune, a phase without a goal, |1.20 - 1|
     # = 20%, its own panel after the two known phases
