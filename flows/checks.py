@@ -336,8 +336,11 @@ def spot_timestamps(frame: pl.DataFrame) -> pl.DataFrame:
 
 # ---------------------------------------------------------------- own runs' throughput
 # how far a run's tokens_per_s_per_chip x chips may be from its output_tokens_per_s (a share of the latter): a figure
-# rounded to 3 significant digits is off by 0.5% at most; staging would otherwise take one and drop the other unseen
+# rounded to 3 significant digits is off by 0.5% at most; staging would otherwise take one and drop the other unseen.
+# Besides it, half a token/s a chip: a per-chip figure written as a whole number (38 for 37.5, 21 for 21.4: large
+# models on many chips, CPUs) is off by up to that much, which is more than 1% below 50 tokens/s a chip
 THROUGHPUT_TOLERANCE = 0.01
+PER_CHIP_ROUNDING = 0.5
 
 
 def _peaks(catalog) -> list[dict]:
@@ -363,15 +366,19 @@ def run_throughputs(frame: pl.DataFrame, catalog) -> pl.DataFrame:
     output_tokens_per_s over its chips; where it also gives tokens_per_s_per_chip and the two differ by more than
     THROUGHPUT_TOLERANCE, both figures worked out; and for a training row, the MFU its tokens/s per chip (staging's:
     that column, else output_tokens_per_s over chips) imply by 6 x N at the catalog peak of its chip and precision,
-    as int_training_estimates_computed takes it (mfu_from_throughput)."""
+    as int_training_estimates_computed takes it (mfu_from_throughput), N a mixture-of-experts model's active
+    parameters (what bounds the MFU at 1; the estimate's own N cancels out of its training time)."""
     frame = _nan_as_null(_present(frame, "kind", "accelerator", "model", "precision", "chips", "output_tokens_per_s",
                                   "tokens_per_s_per_chip"), ["chips", "output_tokens_per_s", "tokens_per_s_per_chip"])
     chips, total, per_chip = (pl.col(c).cast(pl.Float64) for c in ("chips", "output_tokens_per_s",
                                                                    "tokens_per_s_per_chip"))
     from_total = pl.when(chips > 0).then(total / chips)
     together = per_chip * chips
-    disagree = (total > 0) & ((together - total).abs() > THROUGHPUT_TOLERANCE * total)
-    params = pl.DataFrame([{"model": m, "_params": float(model.params)} for m, model in catalog.models.models.items()],
+    disagree = (total > 0) & ((together - total).abs() > THROUGHPUT_TOLERANCE * total + PER_CHIP_ROUNDING * chips)
+    # the FLOPs a token costs: a mixture-of-experts model's active parameters (Mixtral 8x7B: 12.9e9 of 46.7e9), else
+    # all of them; by all, a Mixtral run at 27% MFU on an H100 implied more than 1 and was refused
+    params = pl.DataFrame([{"model": m, "_params": float(model.active_params or model.params)}
+                           for m, model in catalog.models.models.items()],
                           schema={"model": pl.String, "_params": pl.Float64})
     peaks = pl.DataFrame(_peaks(catalog), schema={"accelerator": pl.String, "precision": pl.String,
                                                   "_peak_tflops": pl.Float64})
@@ -382,7 +389,7 @@ def run_throughputs(frame: pl.DataFrame, catalog) -> pl.DataFrame:
                     from_total.alias("check_output_tokens_per_s_per_chip"),
                     pl.when(disagree).then(pl.format(
                         "tokens_per_s_per_chip {} x {} chips = {} tokens/s, {}x the output_tokens_per_s {}: more than "
-                        f"{THROUGHPUT_TOLERANCE:.0%} apart", *(_shown(e) for e in (per_chip, chips, together)),
+                        f"{THROUGHPUT_TOLERANCE:.0%} (and {PER_CHIP_ROUNDING:g} tokens/s a chip) apart", *(_shown(e) for e in (per_chip, chips, together)),
                         _shown((together / total).round(3)), _shown(total))).alias("check_throughputs_disagree"),
                     pl.when(pl.col("kind") == "training").then(implied).alias("check_implied_mfu")))
 

@@ -36,6 +36,8 @@ INFERENCE = "sql/intermediate/int_inference_estimates_computed.sql"
 TRAINING = "sql/intermediate/int_training_estimates_computed.sql"
 MEASURED = "sql/intermediate/int_training_measured.sql"
 PRICE_SHEET_SUITE = "catalogs/expectations/price_sheet.json"
+NO_UPFRONT_OWN_CLOUD = ("tests/test_price_sheet.py::test_a_no_upfront_rate_needs_no_term_and_an_on_prem_entry_may_"
+                        "write_its_own_cloud")
 AMOUNT_CEILINGS = ("tests/test_price_sheet.py::test_amounts_past_their_ceiling_are_quarantined_and_amounts_at_it_are_"
                    "priced")
 LEASE_TRAP = "tests/test_traps.py::test_a_reserved_lease_that_is_no_whole_number_of_years_is_quarantined"
@@ -1379,6 +1381,19 @@ MUTATIONS = (
              ("tests/test_price_sheet.py::test_a_source_or_note_past_its_bound_is_quarantined_not_printed",)),
     Mutation("price-sheet-note-without-bound", PRICE_SHEET_SUITE, '"max_value": 1000\n', '"max_value": 1000000\n',
              ("tests/test_price_sheet.py::test_a_source_or_note_past_its_bound_is_quarantined_not_printed",)),
+    # ---------------------------------------------------------------- real data the new rules refused (final review)
+    Mutation("moe-implied-mfu-by-all-parameters", "flows/checks.py", "float(model.active_params or model.params)",
+             "float(model.params)",
+             ("tests/test_source_benchmark_runs.py::test_a_mixture_of_experts_run_implies_its_mfu_by_its_active_"
+              "parameters",)),
+    Mutation("whole-number-per-chip-throughput-refused", "flows/checks.py",
+             "> THROUGHPUT_TOLERANCE * total + PER_CHIP_ROUNDING * chips)", "> THROUGHPUT_TOLERANCE * total)",
+             ("tests/test_source_benchmark_runs.py::test_a_per_chip_throughput_written_as_a_whole_number_agrees_"
+              "within_its_rounding",)),
+    Mutation("no-upfront-rate-needs-a-term", PRICE_SHEET_SUITE, '"max_value": 0,', '"max_value": -1,',
+             (NO_UPFRONT_OWN_CLOUD,)),
+    Mutation("on-prem-entry-refused-for-its-own-cloud", "flows/sources/price_sheet.py",
+             "\n                 and entry[key] != SET_BY_KIND.get(kind, {}).get(key)]", "]", (NO_UPFRONT_OWN_CLOUD,)),
 )
 
 

@@ -460,3 +460,28 @@ def test_a_source_or_note_past_its_bound_is_quarantined_not_printed(fresh_db, ca
     assert (loads["price_sheet"].rows_landed, loads["price_sheet"].rows_quarantined) == (1, 2)
     assert quarantined(fresh_db) == [("s.yaml: entries[0]", "quoted_source_short", "s" * 201),
                                      ("s.yaml: entries[1]", "note_short", "n" * 1001)]
+
+
+def test_a_no_upfront_rate_needs_no_term_and_an_on_prem_entry_may_write_its_own_cloud(fresh_db, catalog, tmp_path):
+    """`upfront_usd: 0` (a no-upfront private rate) has no fee to amortise: it lands without term_months, priced at
+    its 30.00 USD/h. An on_prem entry's cloud is on_prem whatever it says: writing `cloud: on_prem` (and
+    `pricing_term: owned`) out is no field of another kind; another cloud still is (the parametrized test above)."""
+    path = write(tmp_path, "s.csv", """\
+        kind,cloud,region,instance_type,usd_per_hour,upfront_usd,source
+        quote,aws,us-east-1,p5.48xlarge,30,0,no-upfront private rate
+        """)
+    loads = land_all(fresh_db, catalog, [land(fresh_db, catalog, "price_sheet", "price_sheet", "price_sheet",
+                                              price_sheet.read_file(path, "s.csv"))])
+    assert (loads["price_sheet"].rows_landed, loads["price_sheet"].rows_quarantined) == (1, 0)
+    transform.build_models(fresh_db, "run-1", AS_OF)
+    # the offer named by its source, as a private term is (its term detail); no fee: 30.00 USD/h as quoted
+    assert offer_prices(fresh_db) == {"aws:us-east-1:p5.48xlarge:private:no-upfront-private-rate": 30.0}
+    own = write(tmp_path, "own.yaml", """\
+        entries:
+          - {kind: on_prem, cloud: on_prem, pricing_term: owned, site: lab, name: box, accelerator: h100-sxm-80gb,
+             accelerator_count: 8, capex_usd: 250000, life_months: 36, power_kw: 10, usd_per_kwh: 0.11, pue: 1.3,
+             source: q}
+        """)
+    [row] = price_sheet.read_file(own, "own.yaml")
+    assert (row["cloud"], row["region"], row["instance_type"], row["pricing_term"]) == ("on_prem", "lab", "box",
+                                                                                          "owned")

@@ -563,19 +563,19 @@ def test_a_run_whose_two_throughputs_disagree_is_quarantined_with_both_worked_ou
     path = write_runs(tmp_path / "runs.csv", [
         eight | {"tokens_per_s_per_chip": 1005},  # 1,005 x 8 = 8,040: 0.5% apart, within 1%: lands
         eight | {"tokens_per_s_per_chip": 100},  # 100 x 8 = 800: 0.1x
-        eight | {"tokens_per_s_per_chip": 1011},  # 1,011 x 8 = 8,088: 1.1% apart
+        eight | {"tokens_per_s_per_chip": 1011},  # 1,011 x 8 = 8,088: 88 apart, past 1% of 8,000 + 0.5 x 8 = 84
         SERVING | {"chips": 2, "output_tokens_per_s": 400, "tokens_per_s_per_chip": 400},  # 400 x 2 = 800: 2x
     ])
     load = land_checked(fresh_db, catalog, path)
     assert (load.rows_landed, load.rows_quarantined) == (1, 3)
     assert quarantined(fresh_db) == [
         ("runs.csv: row 3", "throughputs_agree", "check_throughputs_disagree",
-         "tokens_per_s_per_chip 100 x 8 chips = 800 tokens/s, 0.1x the output_tokens_per_s 8000: more than 1% apart"),
+         "tokens_per_s_per_chip 100 x 8 chips = 800 tokens/s, 0.1x the output_tokens_per_s 8000: more than 1% (and 0.5 tokens/s a chip) apart"),
         ("runs.csv: row 4", "throughputs_agree", "check_throughputs_disagree",
-         "tokens_per_s_per_chip 1011 x 8 chips = 8088 tokens/s, 1.011x the output_tokens_per_s 8000: more than 1% "
-         "apart"),
+         "tokens_per_s_per_chip 1011 x 8 chips = 8088 tokens/s, 1.011x the output_tokens_per_s 8000: more than 1% (and "
+         "0.5 tokens/s a chip) apart"),
         ("runs.csv: row 5", "throughputs_agree", "check_throughputs_disagree",
-         "tokens_per_s_per_chip 400 x 2 chips = 800 tokens/s, 2x the output_tokens_per_s 400: more than 1% apart")]
+         "tokens_per_s_per_chip 400 x 2 chips = 800 tokens/s, 2x the output_tokens_per_s 400: more than 1% (and 0.5 tokens/s a chip) apart")]
     transform.build_models(fresh_db, RUN, AS_OF)
     # the row that agrees keeps both figures as given
     assert fresh_db.execute("select source_ref, output_tokens_per_s, tokens_per_s_per_chip "
@@ -603,3 +603,32 @@ def test_a_training_throughput_that_implies_an_mfu_past_1_is_quarantined_naming_
     assert reason.startswith("the MFU a training row's tokens/s per chip imply by 6 x N (6 x params x tokens/s per "
                              "chip over the catalog peak of its accelerator and precision, check_implied_mfu), which "
                              "the estimates use instead of its stated mfu, is a share of peak: above 1")
+
+
+def test_a_per_chip_throughput_written_as_a_whole_number_agrees_within_its_rounding(fresh_db, catalog, tmp_path):
+    """Below 50 tokens/s a chip, a per-chip figure rounded to a whole number is off by more than 1%: 600 tokens/s on
+    16 chips is 37.5 a chip, written 38 (38 x 16 = 608, 1.3% apart). Half a token/s a chip is allowed besides 1%:
+    |608 - 600| = 8 <= 1% x 600 + 0.5 x 16 = 6 + 8 = 14, lands; 39 x 16 = 624, 24 > 14, is quarantined."""
+    sixteen = OFFLINE | {"chips": 16, "output_tokens_per_s": 600}
+    path = write_runs(tmp_path / "runs.csv", [sixteen | {"tokens_per_s_per_chip": 38},
+                                              sixteen | {"tokens_per_s_per_chip": 39}])
+    load = land_checked(fresh_db, catalog, path)
+    assert (load.rows_landed, load.rows_quarantined) == (1, 1)
+    assert quarantined(fresh_db) == [
+        ("runs.csv: row 3", "throughputs_agree", "check_throughputs_disagree",
+         "tokens_per_s_per_chip 39 x 16 chips = 624 tokens/s, 1.04x the output_tokens_per_s 600: more than 1% (and "
+         "0.5 tokens/s a chip) apart")]
+
+
+def test_a_mixture_of_experts_run_implies_its_mfu_by_its_active_parameters(fresh_db, catalog, tmp_path):
+    """A token of Mixtral 8x7B costs 6 x its 12.9e9 active parameters, not its 46.7e9: 5,113 tokens/s a chip on an
+    H100 (989.4 TFLOP/s at bf16) is 6 x 12.9e9 x 5,113 / 9.894e14 = 0.400, and lands (by all 46.7e9 it implied
+    1.448 and was refused); 21,000 tokens/s a chip implies 6 x 12.9e9 x 21,000 / 9.894e14 = 1.643, and is not."""
+    mixtral = PUBLISHED | {"accelerator": "h100-sxm-80gb", "chips": 64, "model": "mixtral-8x7b", "mfu": 0.4}
+    path = write_runs(tmp_path / "runs.csv", [mixtral | {"tokens_per_s_per_chip": 5113},
+                                              mixtral | {"tokens_per_s_per_chip": 21000}])
+    load = land_checked(fresh_db, catalog, path)
+    assert (load.rows_landed, load.rows_quarantined) == (1, 1)
+    [failure] = quarantined(fresh_db)
+    assert failure[:3] == ("runs.csv: row 3", "implied_mfu_plausible", "check_implied_mfu")
+    assert float(failure[3]) == pytest.approx(1.643, rel=1e-3)

@@ -59,6 +59,8 @@ KIND_NAMES = {"quote": "a quote", "discount": "a discount", "on_prem": "an on_pr
 # the top-level keys of a YAML sheet: its entries, and blocks of defaults that entries merge in (`<<: *name`), which
 # are never read as entries themselves
 TOP_LEVEL_KEYS = ("entries", "defaults")
+# what an entry of a kind is given whatever it says (entry_row): written out, the same value is no misplaced field
+SET_BY_KIND = {"on_prem": {"cloud": "on_prem", "pricing_term": "owned"}}
 # what YAML reads as one value of a text field (`2026-11-30` is a date, `true` a bool): landed as its text
 SCALARS = (str, int, float, bool, dt.date)
 
@@ -81,7 +83,8 @@ def entry_row(entry: Any, where: str) -> dict:
     if not isinstance(kind, str) or kind not in KINDS:
         raise SourceFormatError(f"{where}.kind: {quoted(kind)}, expected one of {', '.join(sorted(KINDS))}")
     takes = [f for f in TEXT_FIELDS + NUMBER_FIELDS if f in KIND_FIELDS[kind] or f in EVERY_KIND_FIELDS]
-    misplaced = [key for key in entry if key not in takes and entry[key] not in (None, "")]
+    misplaced = [key for key in entry if key not in takes and entry[key] not in (None, "")
+                 and entry[key] != SET_BY_KIND.get(kind, {}).get(key)]
     if misplaced:
         raise SourceFormatError(f"{where}: field(s) {_listed(misplaced)} do not apply to {KIND_NAMES[kind]} "
                                 f"(it takes: {', '.join(takes)})")
