@@ -105,11 +105,10 @@ def entry_row(entry: Any, where: str) -> dict:
             raise SourceFormatError(f"{where}.{name}: {quoted(value)} is not a number")
         row[name] = number
     row["accelerator_key"] = normalise_alias(row["accelerator"]) if row["accelerator"] else None
+    row |= SET_BY_KIND.get(kind, {})
     if kind == "on_prem":  # an on-prem system is an offer of its own: its site is the region, its name the instance
-        row["cloud"] = "on_prem"
         row["region"] = row.pop("site")
         row["instance_type"] = row.pop("name")
-        row["pricing_term"] = "owned"
     else:
         row.pop("site"), row.pop("name")
         if kind == "quote":  # the suite quarantines a term other than private (quote_term_private)
