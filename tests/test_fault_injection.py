@@ -816,6 +816,14 @@ def operation_numbers(args: tuple, log: Path) -> tuple[int, int]:
             next(i for i, op in enumerate(operations) if op.endswith(" -> latest.json")))
 
 
+def probed_next_day_publish(last_good: Path, tmp_path: Path) -> tuple[Path, tuple[int, int]]:
+    """The next day's publish inputs, and the numbers of its warehouse rename and its commit (operation_numbers) from
+    a probe publish of them in tmp_path/probe."""
+    inputs = publish_inputs(last_good, tmp_path / "inputs", "next day")
+    return inputs, operation_numbers(prepare_publish(last_good, inputs, tmp_path / "probe", "next day"),
+                                     tmp_path / "probe.log")
+
+
 def pids_in(folder: Path, pattern: str) -> list[str]:
     return [m.group(1) for p in folder.iterdir() if (m := re.fullmatch(pattern, p.name))]
 
@@ -824,9 +832,7 @@ def test_a_committed_warehouse_stays_after_another_warehouse_published_to_its_re
     """A publishes to (W1, R) and is killed after its commit. C, on (W2, R), finishes R's half and publishes: R's
     latest.json names C now. A run on W1 then found A named nowhere and rolled W1 back past a committed publish.
     latest.json remembers the recent publishes (`recent_publish_ids`): W1 keeps A's run."""
-    inputs = publish_inputs(last_good, tmp_path / "inputs", "next day")
-    _, committed_at = operation_numbers(prepare_publish(last_good, inputs, tmp_path / "probe", "next day"),
-                                        tmp_path / "probe.log")
+    inputs, (_, committed_at) = probed_next_day_publish(last_good, tmp_path)
     root = tmp_path / "root"
     assert publish_killed_before(committed_at + 1, prepare_publish(last_good, inputs, root, "next day"),
                                  tmp_path / "killed.log")
@@ -853,9 +859,7 @@ def test_a_pid_used_again_pairs_no_journal_with_another_publishs_warehouse(last_
     commits, and is killed before its clean-up, with A's pid (a pid used again: simulated by renaming B's files). A run
     on (W, RA) paired A's journal with B's previous warehouse and note by the pid, found A uncommitted, and restored
     the warehouse B had replaced: B's committed run was lost. The journal and the note are paired by publish id."""
-    inputs = publish_inputs(last_good, tmp_path / "inputs", "next day")
-    warehouse_renamed, _ = operation_numbers(prepare_publish(last_good, inputs, tmp_path / "probe", "next day"),
-                                             tmp_path / "probe.log")
+    inputs, (warehouse_renamed, _) = probed_next_day_publish(last_good, tmp_path)
     root = tmp_path / "root"
     assert publish_killed_before(warehouse_renamed + 1, prepare_publish(last_good, inputs, root, "next day"),
                                  tmp_path / "a.log")
@@ -898,9 +902,7 @@ def test_folders_reached_by_another_path_are_recovered_by_where_the_journal_lies
     the same folders by another path (moved; a bind mount is the same). Recovery went by the paths written in the
     journal, handled neither half, then removed the journal and the old reports/latest as leftovers of a publish that
     finished: the uncommitted run stayed published. Each half is now the journal's where it lies."""
-    inputs = publish_inputs(last_good, tmp_path / "inputs", "next day")
-    _, committed_at = operation_numbers(prepare_publish(last_good, inputs, tmp_path / "probe", "next day"),
-                                        tmp_path / "probe.log")
+    inputs, (_, committed_at) = probed_next_day_publish(last_good, tmp_path)
     root = tmp_path / "root"
     args = prepare_publish(last_good, inputs, root, "next day")
     before = published_state(root)
