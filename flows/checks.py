@@ -389,7 +389,8 @@ def run_throughputs(frame: pl.DataFrame, catalog) -> pl.DataFrame:
                     from_total.alias("check_output_tokens_per_s_per_chip"),
                     pl.when(disagree).then(pl.format(
                         "tokens_per_s_per_chip {} x {} chips = {} tokens/s, {}x the output_tokens_per_s {}: more than "
-                        f"{THROUGHPUT_TOLERANCE:.0%} (and {PER_CHIP_ROUNDING:g} tokens/s a chip) apart", *(_shown(e) for e in (per_chip, chips, together)),
+                        f"{THROUGHPUT_TOLERANCE:.0%} (and {PER_CHIP_ROUNDING:g} tokens/s a chip) apart",
+                        *(_shown(e) for e in (per_chip, chips, together)),
                         _shown((together / total).round(3)), _shown(total))).alias("check_throughputs_disagree"),
                     pl.when(pl.col("kind") == "training").then(implied).alias("check_implied_mfu")))
 

@@ -46,7 +46,8 @@ def test_it_watches_the_runs_the_crash_notice_tells_of():
     nightly tagged hweval (another project's flow named nightly is left alone)."""
     [automation] = automations()
     [notice_trigger] = deployments()["crash-notice"]["triggers"]
-    assert automation.trigger.match.model_dump() == notice_trigger["match"] == {"prefect.resource.id": "prefect.flow-run.*"}
+    assert automation.trigger.match.model_dump() == notice_trigger["match"] == {
+        "prefect.resource.id": "prefect.flow-run.*"}
     assert [spec.model_dump() for spec in automation.trigger.match_related] == notice_trigger["match_related"] == [
         {"prefect.resource.role": "flow", "prefect.resource.name": "nightly"},
         {"prefect.resource.role": "tag", "prefect.resource.id": "prefect.tag.hweval"}]

@@ -570,12 +570,14 @@ def test_a_run_whose_two_throughputs_disagree_is_quarantined_with_both_worked_ou
     assert (load.rows_landed, load.rows_quarantined) == (1, 3)
     assert quarantined(fresh_db) == [
         ("runs.csv: row 3", "throughputs_agree", "check_throughputs_disagree",
-         "tokens_per_s_per_chip 100 x 8 chips = 800 tokens/s, 0.1x the output_tokens_per_s 8000: more than 1% (and 0.5 tokens/s a chip) apart"),
+         "tokens_per_s_per_chip 100 x 8 chips = 800 tokens/s, 0.1x the output_tokens_per_s 8000: more than 1% (and "
+         "0.5 tokens/s a chip) apart"),
         ("runs.csv: row 4", "throughputs_agree", "check_throughputs_disagree",
          "tokens_per_s_per_chip 1011 x 8 chips = 8088 tokens/s, 1.011x the output_tokens_per_s 8000: more than 1% (and "
          "0.5 tokens/s a chip) apart"),
         ("runs.csv: row 5", "throughputs_agree", "check_throughputs_disagree",
-         "tokens_per_s_per_chip 400 x 2 chips = 800 tokens/s, 2x the output_tokens_per_s 400: more than 1% (and 0.5 tokens/s a chip) apart")]
+         "tokens_per_s_per_chip 400 x 2 chips = 800 tokens/s, 2x the output_tokens_per_s 400: more than 1% (and "
+         "0.5 tokens/s a chip) apart")]
     transform.build_models(fresh_db, RUN, AS_OF)
     # the row that agrees keeps both figures as given
     assert fresh_db.execute("select source_ref, output_tokens_per_s, tokens_per_s_per_chip "
