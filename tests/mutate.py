@@ -791,6 +791,14 @@ MUTATIONS = (
              "    report_templates.compile_templates()\n    pass",
              ("tests/test_run_startup.py::test_the_declared_tables_are_read_while_the_server_starts_not_in_the_first_fetch_"
               "task",)),
+    Mutation("arrows-own-pool-left-in-hwevals-processes", "flows/__init__.py",
+             'os.environ.setdefault(ARROW_POOL_ENV, "system")', "pass",
+             ("tests/test_run_startup.py::test_hwevals_processes_take_arrows_buffers_from_the_system_allocator_unless_"
+              "the_user_chose_a_pool",)),
+    Mutation("the-users-arrow-pool-overwritten", "flows/__init__.py",
+             'os.environ.setdefault(ARROW_POOL_ENV, "system")', 'os.environ[ARROW_POOL_ENV] = "system"',
+             ("tests/test_run_startup.py::test_hwevals_processes_take_arrows_buffers_from_the_system_allocator_unless_"
+              "the_user_chose_a_pool",)),
     Mutation("charts-drawn-with-another-resolution", "flows/chart_images.py",
              'figure.savefig(buffer, format="png", dpi=figure.dpi,', 'figure.savefig(buffer, format="png", dpi=72,',
              ("tests/test_charts.py",)),

@@ -115,3 +115,20 @@ def test_the_catalog_check_done_while_the_server_starts_is_what_the_flow_finds(c
     (catalog_copy / "workloads.yaml").write_text("workloads: [\n")  # not YAML
     warm_catalog_check(str(catalog_copy))
     warm_catalog_check(str(tmp_path / "no-such-catalog"))
+
+
+ARROW_POOL_PROBE = ("import flows, pyarrow as pa; "
+                    "print(pa.default_memory_pool().backend_name, pa.table({'a': [1, 2]}).column('a').chunk(0)"
+                    ".buffers()[1] is not None)")
+
+
+def test_hwevals_processes_take_arrows_buffers_from_the_system_allocator_unless_the_user_chose_a_pool():
+    """flows/__init__.py sets ARROW_DEFAULT_MEMORY_POOL=system before pyarrow is imported (Arrow reads it once): its
+    mimalloc pool kept ~25 MiB of a run's freed batches. A pool the user set is kept; spawned workers inherit it."""
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    chosen = subprocess.run([sys.executable, "-c", ARROW_POOL_PROBE], env=env, cwd=PROJECT_ROOT, capture_output=True,
+                            text=True, check=True)
+    assert chosen.stdout.split() == ["system", "True"]
+    kept = subprocess.run([sys.executable, "-c", ARROW_POOL_PROBE], env=env | {"ARROW_DEFAULT_MEMORY_POOL": "jemalloc"},
+                          cwd=PROJECT_ROOT, capture_output=True, text=True, check=True)
+    assert kept.stdout.split() == ["jemalloc", "True"]
