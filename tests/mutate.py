@@ -87,7 +87,8 @@ SENTENCES = "flows/templates/_sentences.j2"
 HAND_MADE_CHANGES = ("tests/test_changes.py::test_changes_of_hand_made_days_name_each_reason_a_fall_in_price_and_sources_"
                      "stale_or_fresh")
 HAND_MADE_WHAT_CHANGED = "tests/test_changes.py::test_what_changed_on_hand_made_days_says_each_change_in_words"
-SAME_TO_THE_CENT = "tests/test_reports.py::test_a_runner_up_equal_to_the_cent_and_a_price_no_run_refreshed_are_said_so"
+SAME_TO_THE_DIGIT = ("tests/test_reports.py::test_a_runner_up_equal_to_the_digits_shown_and_a_price_no_run_refreshed_"
+                     "are_said_so")
 # no Prefect server of their own but one test's session server (the real API answering the warm-up)
 SERVER_TESTS = ("tests/test_prefect_server.py",)
 # one whole run (the session's flow_run), then schema analytics kept or made again on a copy of its warehouse
@@ -1256,12 +1257,12 @@ MUTATIONS = (
              "{%- if c.offer_id is none -%}", "{%- if false -%}", (HAND_MADE_WHAT_CHANGED,)),
     Mutation("sentence-no-previous-candidate-read-as-a-move", SENTENCES,
              "{%- elif c.previous_offer_id is none -%}", "{%- elif false -%}", (HAND_MADE_WHAT_CHANGED,)),
-    Mutation("sentence-runner-up-same-to-the-cent-given-as-a-gap", SENTENCES,
-             '"the same to the cent" if d.runner_up_outcome_value | usd == d.pick_outcome_value | usd else',
-             '"the same to the cent" if false else', (SAME_TO_THE_CENT,)),
+    Mutation("sentence-runner-up-same-to-the-digit-given-as-a-gap", SENTENCES,
+             '"the same to the last digit shown" if d.runner_up_outcome_value | usd == d.pick_outcome_value | usd else',
+             '"the same to the last digit shown" if false else', (SAME_TO_THE_DIGIT,)),
     Mutation("sentence-stale-price-with-no-good-load-names-a-run", SENTENCES,
              "{% if d.pick_price_stale[1] %}from its last good load", "{% if true %}from its last good load",
-             (SAME_TO_THE_CENT,)),
+             (SAME_TO_THE_DIGIT,)),
     Mutation("silent-run-automation-watches-another-projects-nightly", "flows/automations.yaml",
              "        - prefect.resource.role: tag\n          prefect.resource.id: prefect.tag.hweval\n", "",
              (AUTOMATION_TESTS,)),

@@ -245,7 +245,7 @@ def test_text_from_data_is_escaped_and_numbers_are_formatted_in_one_place():
         "2,978.21", "0.152", "+832.71", "-0.500", "2.70x", "1,204x")
 
 
-def test_a_runner_up_equal_to_the_cent_and_a_price_no_run_refreshed_are_said_so():
+def test_a_runner_up_equal_to_the_digits_shown_and_a_price_no_run_refreshed_are_said_so():
     decision = reports.MARKDOWN.get_template("_sentences.j2").module.decision({
         "outcome_metric": "usd_per_million_tokens", "pick_cloud": "aws", "pick_instance_type": "p5.48xlarge",
         "pick_region": "us-east-1", "pick_pricing_term": "spot", "pick_precision": "fp8", "pick_basis": "measured",
@@ -261,8 +261,8 @@ def test_a_runner_up_equal_to_the_cent_and_a_price_no_run_refreshed_are_said_so(
     assert str(decision) == (
         "pick aws p5.48xlarge (us-east-1, spot, fp8, measured): 1.234 USD per million output tokens. **Its price is "
         "not fresh**: this run could not refresh aws_spot, so the price is one no run has refreshed. Runner-up aws "
-        "p5en.48xlarge (us-east-1, spot, fp8, measured): 1.234, the same to the cent. It is also the cheapest "
-        "chip-hour (1.280 USD): ranking by the hourly price picks the same offer (+0.00 USD).")
+        "p5en.48xlarge (us-east-1, spot, fp8, measured): 1.234, the same to the last digit shown. It is also the "
+        "cheapest chip-hour (1.280 USD): ranking by the hourly price picks the same offer (+0.00 USD).")
 
 
 def test_a_notification_sentence_is_plain_text():
