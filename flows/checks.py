@@ -362,14 +362,17 @@ def _shown(figure: pl.Expr) -> pl.Expr:
 
 
 def run_throughputs(frame: pl.DataFrame, catalog) -> pl.DataFrame:
-    """(row_no, check_output_tokens_per_s_per_chip, check_throughputs_disagree, check_implied_mfu) of each run:
-    output_tokens_per_s over its chips; where it also gives tokens_per_s_per_chip and the two differ by more than
-    THROUGHPUT_TOLERANCE, both figures worked out; and for a training row, the MFU its tokens/s per chip (staging's:
-    that column, else output_tokens_per_s over chips) imply by 6 x N at the catalog peak of its chip and precision,
-    as int_training_estimates_computed takes it (mfu_from_throughput), N a mixture-of-experts model's active
-    parameters (what bounds the MFU at 1; the estimate's own N cancels out of its training time)."""
+    """(row_no, check_output_tokens_per_s_per_chip, check_throughputs_disagree, check_implied_mfu,
+    check_time_implied_mfu) of each run: output_tokens_per_s over its chips; where it also gives tokens_per_s_per_chip
+    and the two differ by more than THROUGHPUT_TOLERANCE, both figures worked out; for a training row, the MFU its
+    tokens/s per chip (staging's: that column, else output_tokens_per_s over chips) imply by 6 x N at the catalog peak
+    of its chip and precision, as int_training_estimates_computed takes it (mfu_from_throughput), N a
+    mixture-of-experts model's active parameters (what bounds the MFU at 1; the estimate's own N cancels out of its
+    training time); and for an own run of a workload that names its `tokens`, the MFU its time implies: 6 x N x
+    tokens over chips x peak x seconds (a workload without tokens, an MLPerf task alone, has no such figure)."""
     frame = _nan_as_null(_present(frame, "kind", "accelerator", "model", "precision", "chips", "output_tokens_per_s",
-                                  "tokens_per_s_per_chip"), ["chips", "output_tokens_per_s", "tokens_per_s_per_chip"])
+                                  "tokens_per_s_per_chip", "workload", "time_to_train_minutes"),
+                         ["chips", "output_tokens_per_s", "tokens_per_s_per_chip", "time_to_train_minutes"])
     chips, total, per_chip = (pl.col(c).cast(pl.Float64) for c in ("chips", "output_tokens_per_s",
                                                                    "tokens_per_s_per_chip"))
     from_total = pl.when(chips > 0).then(total / chips)
@@ -383,8 +386,19 @@ def run_throughputs(frame: pl.DataFrame, catalog) -> pl.DataFrame:
     peaks = pl.DataFrame(_peaks(catalog), schema={"accelerator": pl.String, "precision": pl.String,
                                                   "_peak_tflops": pl.Float64})
     implied = 6 * pl.col("_params") * pl.coalesce(per_chip, from_total) / (pl.col("_peak_tflops") * 1e12)
-    return (frame.with_columns(pl.col("model", "accelerator", "precision").cast(pl.String))
+    # a workload's FLOPs by 6 x N x tokens, N its model's (active) parameters: what one completed run of it computes
+    models = catalog.models.models
+    workload_flops = pl.DataFrame(
+        [{"workload": w, "_workload_flops": 6.0 * (models[wl.model].active_params or models[wl.model].params)
+          * wl.tokens} for w, wl in catalog.workloads.workloads.items()
+         if wl.kind == "training" and wl.tokens is not None and wl.model in models],
+        schema={"workload": pl.String, "_workload_flops": pl.Float64})
+    seconds = pl.col("time_to_train_minutes").cast(pl.Float64) * 60
+    time_implied = pl.when((chips > 0) & (seconds > 0)).then(
+        pl.col("_workload_flops") / (chips * pl.col("_peak_tflops") * 1e12 * seconds))
+    return (frame.with_columns(pl.col("model", "accelerator", "precision", "workload").cast(pl.String))
             .join(params, on="model", how="left").join(peaks, on=["accelerator", "precision"], how="left")
+            .join(workload_flops, on="workload", how="left")
             .select("row_no",
                     from_total.alias("check_output_tokens_per_s_per_chip"),
                     pl.when(disagree).then(pl.format(
@@ -392,7 +406,8 @@ def run_throughputs(frame: pl.DataFrame, catalog) -> pl.DataFrame:
                         f"{THROUGHPUT_TOLERANCE:.0%} (and {PER_CHIP_ROUNDING:g} tokens/s a chip) apart",
                         *(_shown(e) for e in (per_chip, chips, together)),
                         _shown((together / total).round(3)), _shown(total))).alias("check_throughputs_disagree"),
-                    pl.when(pl.col("kind") == "training").then(implied).alias("check_implied_mfu")))
+                    pl.when(pl.col("kind") == "training").then(implied).alias("check_implied_mfu"),
+                    pl.when(pl.col("kind") == "training").then(time_implied).alias("check_time_implied_mfu")))
 
 
 # ---------------------------------------------------------------- entry points

@@ -109,6 +109,8 @@ RUN_BOUNDS = ("tests/test_source_benchmark_runs.py::test_a_figure_past_its_plaus
               "build_goes_on")
 IMPLIED_MFU = ("tests/test_source_benchmark_runs.py::test_a_training_throughput_that_implies_an_mfu_past_1_is_"
                "quarantined_naming_it")
+TIME_IMPLIED_MFU = ("tests/test_source_benchmark_runs.py::test_an_own_run_whose_time_implies_an_mfu_past_1_is_"
+                    "quarantined_naming_it")
 SERVING_COUNTS = ("tests/test_source_benchmark_runs.py::test_a_serving_run_that_completed_nothing_or_offered_a_"
                   "negative_rate_is_quarantined_with_the_reason")
 LABELS_UNCAST = ("tests/test_source_benchmark_runs.py::test_figures_landed_before_their_bounds_are_labelled_without_"
@@ -792,6 +794,18 @@ MUTATIONS = (
              "    report_templates.compile_templates()\n    pass",
              ("tests/test_run_startup.py::test_the_declared_tables_are_read_while_the_server_starts_not_in_the_first_fetch_"
               "task",)),
+    Mutation("own-run-time-implied-mfu-bound-100", RUNS_SUITE,
+             '"column": "check_time_implied_mfu",\n    "min_value": 0.001,\n    "max_value": 1\n',
+             '"column": "check_time_implied_mfu",\n    "min_value": 0.001,\n    "max_value": 100\n', (TIME_IMPLIED_MFU,)),
+    Mutation("own-run-time-implied-mfu-over-one-chip", "flows/checks.py",
+             'pl.col("_workload_flops") / (chips * pl.col("_peak_tflops") * 1e12 * seconds))',
+             'pl.col("_workload_flops") / (pl.col("_peak_tflops") * 1e12 * seconds))', (TIME_IMPLIED_MFU,)),
+    Mutation("own-run-time-implied-mfu-in-minutes", "flows/checks.py",
+             'seconds = pl.col("time_to_train_minutes").cast(pl.Float64) * 60',
+             'seconds = pl.col("time_to_train_minutes").cast(pl.Float64)', (TIME_IMPLIED_MFU,)),
+    Mutation("own-run-time-implied-mfu-for-serving-rows-only", "flows/checks.py",
+             'pl.when(pl.col("kind") == "training").then(time_implied)',
+             'pl.when(pl.col("kind") == "serving").then(time_implied)', (TIME_IMPLIED_MFU,)),
     Mutation("arrows-own-pool-left-in-hwevals-processes", "flows/__init__.py",
              'os.environ.setdefault(ARROW_POOL_ENV, "system")', "pass",
              ("tests/test_run_startup.py::test_hwevals_processes_take_arrows_buffers_from_the_system_allocator_unless_"

@@ -22,11 +22,12 @@ pytestmark = pytest.mark.slow
 AS_OF = dt.date(2026, 11, 30)
 RUN = "run-own"
 ND = "Standard_ND96isr_H100_v5"
-# a training row of the generic CSV: 64 x H100 ran the GPT-3 workload to its target in 95 minutes
+# a training row of the generic CSV: 64 x H100 ran the GPT-3 workload to its target in 480 minutes, an MFU of
+# 6 x 175e9 x 1.2e9 / (64 x 989.4e12 x 28,800 s) = 0.691 at the bf16 peak (time_implied_mfu_plausible)
 OWN_RUN = {"kind": "training", "accelerator": "h100-sxm-80gb", "chips": 64, "model": "gpt-3-175b",
-           "precision": "bf16", "workload": "gpt3-175b-pretrain", "time_to_train_minutes": 95,
+           "precision": "bf16", "workload": "gpt3-175b-pretrain", "time_to_train_minutes": 480,
            "source": "our Megatron run", "date": "2026-10-01"}
-OWN_LABEL = "own run: our Megatron run, 64 x h100-sxm-80gb, 95.0 min, run on 2026-10-01"
+OWN_LABEL = "own run: our Megatron run, 64 x h100-sxm-80gb, 480.0 min, run on 2026-10-01"
 SERVING = {"kind": "serving", "accelerator": "inferentia2", "chips": 1, "model": "llama-3.1-8b", "precision": "bf16",
            "input_tokens": 1024, "output_tokens": 256, "completed": 1000, "failed": 0, "source": "our vLLM sweep",
            "date": "2026-11-20"}
@@ -105,21 +106,21 @@ def test_an_own_training_run_is_a_measured_candidate_on_every_offer_that_holds_o
     transform.build_models(fresh_db, RUN, AS_OF)
     costs = {r["offer_id"]: r for r in rows_of(
         fresh_db, "select * from marts.training_costs where workload_id = 'gpt3-175b-pretrain'")}
-    # 95 / 60 x 8 instances x 98.32 = 1,245.39 USD on Azure on-demand (64 chips = 8 instances of 8)
+    # 480 / 60 x 8 instances x 98.32 = 6,292.48 USD on Azure on-demand (64 chips = 8 instances of 8)
     azure = costs[f"azure:eastus:{ND}:on_demand"]
     assert (azure["basis"], azure["chips"], azure["instances"], azure["time_to_train_minutes"]) == (
-        "measured", 64, 8, 95.0)
-    assert azure["completed_run_usd"] == pytest.approx(1245.39, abs=0.005)
+        "measured", 64, 8, 480.0)
+    assert azure["completed_run_usd"] == pytest.approx(6292.48, abs=0.005)
     assert azure["benchmark_label"] == OWN_LABEL
     assert (azure["precision"], azure["benchmark_ref"]) == ("bf16", "runs.csv: row 2")
-    # 95 / 60 x 8 x 55.04 = 697.17 on AWS on-demand; spot redoes 8 instances x 0.2 reclaims a month / 730 x (0.5 h +
-    # 0.25 h) = 0.00164384 of the run: 95 / 60 x 8 x 12 x 1.00164384 = 152.25
-    assert costs["aws:us-east-1:p5.48xlarge:on_demand"]["completed_run_usd"] == pytest.approx(697.17, abs=0.005)
-    assert costs["aws:us-east-1:p5.48xlarge:spot"]["completed_run_usd"] == pytest.approx(152.25, abs=0.005)
-    # one 128-chip pod holds the 64 chips: 95 / 60 x 1 x 250 = 395.83
+    # 480 / 60 x 8 x 55.04 = 3,522.56 on AWS on-demand; spot redoes 8 instances x 0.2 reclaims a month / 730 x
+    # (0.5 h + 0.25 h) = 0.00164384 of the run: 480 / 60 x 8 x 12 x 1.00164384 = 769.26
+    assert costs["aws:us-east-1:p5.48xlarge:on_demand"]["completed_run_usd"] == pytest.approx(3522.56, abs=0.005)
+    assert costs["aws:us-east-1:p5.48xlarge:spot"]["completed_run_usd"] == pytest.approx(769.26, abs=0.005)
+    # one 128-chip pod holds the 64 chips: 480 / 60 x 1 x 250 = 2,000.00
     pod = costs["neocloud:us-west:128x-h100:private:a-pod-quote"]
     assert (pod["instances"], pod["basis"]) == (1, "measured")
-    assert pod["completed_run_usd"] == pytest.approx(395.83, abs=0.005)
+    assert pod["completed_run_usd"] == pytest.approx(2000.00, abs=0.005)
     # a 3-chip box neither holds 64 chips nor tiles them (it is only estimated from the workload's tokens); a 12-month
     # commitment is not a term a training run buys
     measured = {offer_id for offer_id, r in costs.items() if r["basis"] == "measured"}
@@ -133,7 +134,7 @@ def test_an_own_training_run_is_a_measured_candidate_on_every_offer_that_holds_o
                                  "and offer_id = ?", [f"azure:eastus:{ND}:on_demand"])
     assert (ranked["basis"], ranked["outcome_metric"], ranked["benchmark_label"]) == (
         "measured", "completed_run_usd", OWN_LABEL)
-    assert ranked["outcome_value"] == pytest.approx(1245.39, abs=0.005)
+    assert ranked["outcome_value"] == pytest.approx(6292.48, abs=0.005)
 
 
 def test_a_file_of_training_runs_needs_no_serving_columns(tmp_path):
@@ -141,7 +142,7 @@ def test_a_file_of_training_runs_needs_no_serving_columns(tmp_path):
                "date"]
     [row] = benchmark_runs.read_file(write_csv(tmp_path / "runs.csv", [OWN_RUN], columns), "runs.csv")
     assert (row["kind"], row["workload"], row["chips"], row["time_to_train_minutes"], row["concurrency"]) == (
-        "training", "gpt3-175b-pretrain", 64, 95, None)
+        "training", "gpt3-175b-pretrain", 64, 480, None)
     # a serving row in the file needs the serving columns again
     path = write_csv(tmp_path / "mixed.csv", [OWN_RUN, {"kind": "serving"}], columns)
     with pytest.raises(SourceFormatError, match=r"^mixed.csv: missing column\(s\) concurrency, input_tokens, "):
@@ -156,8 +157,8 @@ def test_an_own_run_prices_the_offer_over_an_mlperf_result_at_the_same_chip_coun
     transform.build_models(fresh_db, RUN, AS_OF)
     rows = fresh_db.execute("select chips, time_to_train_minutes, benchmark_label from marts.training_costs "
                             "where workload_id = 'gpt3-175b-pretrain' order by chips").fetchall()
-    # at 64 chips the user's 95 minutes on their own stack, not MLPerf's 60; at 128 chips only MLPerf measured
-    assert rows == [(64, 95.0, OWN_LABEL), (128, 40.0, "MLPerf Training gpt3: Test Test H100 x128 (128 chips)")]
+    # at 64 chips the user's 480 minutes on their own stack, not MLPerf's 60; at 128 chips only MLPerf measured
+    assert rows == [(64, 480.0, OWN_LABEL), (128, 40.0, "MLPerf Training gpt3: Test Test H100 x128 (128 chips)")]
 
 
 def test_an_mfu_only_training_row_and_a_csv_without_the_new_columns_still_land(fresh_db, catalog):
@@ -252,10 +253,10 @@ def test_a_quote_for_unlisted_hardware_is_an_offer_ranked_at_its_usd_per_hour(fr
     assert offer["usd_per_chip_hour"] == pytest.approx(2.49)
     ranked = rows_of(fresh_db, "select offer_id, outcome_rank, outcome_value, usd_per_hour from marts.rankings "
                                "where workload_id = 'gpt3-175b-pretrain' order by outcome_rank")
-    # 95 / 60 x 8 x 19.92 = 252.32 USD beats Azure's 1,245.39
+    # 480 / 60 x 8 x 19.92 = 1,274.88 USD beats Azure's 6,292.48
     assert [(r["offer_id"], r["outcome_rank"], r["usd_per_hour"]) for r in ranked] == [
         (offer_id, 1, 19.92), (f"azure:eastus:{ND}:on_demand", 2, 98.32)]
-    assert ranked[0]["outcome_value"] == pytest.approx(252.32, abs=0.005)
+    assert ranked[0]["outcome_value"] == pytest.approx(1274.88, abs=0.005)
     # an offer, not an unknown one
     assert fresh_db.execute("select count(*) from marts.unknown_offers").fetchone() == (0,)
 

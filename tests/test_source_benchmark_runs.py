@@ -443,9 +443,14 @@ def test_csv_rows_are_named_by_the_line_they_start_on(tmp_path):
 # MFU 6 x 8e9 x 7,207 / 9.18e14 = 0.3768 by 6 x N
 PUBLISHED = {"kind": "training", "accelerator": "tpu-v6e", "chips": 256, "model": "llama-3.1-8b", "precision": "bf16",
              "tokens_per_s_per_chip": 7207, "mfu": 0.455, "source": "MaxText on TPU v6e x 256", "date": ""}
+# an own run: 64 x H100 ran the GPT-3 workload (1.2e9 tokens) in 480 minutes, an MFU its time implies of
+# 6 x 175e9 x 1.2e9 / (64 x 989.4e12 x 28,800 s) = 0.691 at the bf16 peak
 OWN_TRAINING = {"kind": "training", "accelerator": "h100-sxm-80gb", "chips": 64, "model": "gpt-3-175b",
-                "precision": "bf16", "workload": "gpt3-175b-pretrain", "time_to_train_minutes": 95,
+                "precision": "bf16", "workload": "gpt3-175b-pretrain", "time_to_train_minutes": 480,
                 "source": "our Megatron run", "date": "2026-10-01"}
+# an own run of a workload that names no tokens (an MLPerf task alone): its time implies no MFU, so only the time's
+# own bounds apply to it
+OWN_LORA = OWN_TRAINING | {"model": "llama-2-70b", "workload": "llama2-70b-lora-finetune", "chips": 8}
 
 
 def land_checked(con, catalog, path) -> SourceLoad:
@@ -464,7 +469,7 @@ def test_a_figure_past_its_plausibility_bound_is_quarantined_and_the_build_goes_
         PUBLISHED,  # line 2
         PUBLISHED | {"tokens_per_s_per_chip": 1e20},  # 3
         PUBLISHED | {"accelerator": "h100-sxm-80gb", "tokens_per_s_per_chip": "", "mfu": 1e-20},  # 4
-        OWN_TRAINING | {"time_to_train_minutes": 1e300},  # 5
+        OWN_LORA | {"time_to_train_minutes": 1e300},  # 5
         OFFLINE | {"chips": 8, "output_tokens_per_s": 1e20},  # 6: 1e20 / 8 = 1.25e19 a chip
         OFFLINE | {"output_tokens_per_s": "", "tokens_per_s_per_chip": 1e-20},  # 7
         SERVING | {"output_tokens_per_s": 1e-20},  # 8: 1e-20 / 1 chip
@@ -473,7 +478,7 @@ def test_a_figure_past_its_plausibility_bound_is_quarantined_and_the_build_goes_
         OFFLINE | {"chips": 8, "output_tokens_per_s": 8e7},
         SERVING | {"output_tokens_per_s": 0.001, "request_throughput": 0.001 / 256},
         PUBLISHED | {"accelerator": "h100-sxm-80gb", "tokens_per_s_per_chip": "", "mfu": 0.001},
-        OWN_TRAINING | {"time_to_train_minutes": 1e7},
+        OWN_LORA | {"time_to_train_minutes": 1e7},
     ])
     load = land_checked(fresh_db, catalog, path)
     assert (load.rows_landed, load.rows_quarantined) == (5, 6)
@@ -605,6 +610,31 @@ def test_a_training_throughput_that_implies_an_mfu_past_1_is_quarantined_naming_
     assert reason.startswith("the MFU a training row's tokens/s per chip imply by 6 x N (6 x params x tokens/s per "
                              "chip over the catalog peak of its accelerator and precision, check_implied_mfu), which "
                              "the estimates use instead of its stated mfu, is a share of peak: above 1")
+
+
+def test_an_own_run_whose_time_implies_an_mfu_past_1_is_quarantined_naming_it(fresh_db, catalog, tmp_path):
+    """An own run's time prices its offer as measured: one that implies the chips did more FLOP/s than they have
+    would rank it first on a typo. The GPT-3 workload is 6 x 175e9 x 1.2e9 = 1.26e21 FLOPs."""
+    path = write_runs(tmp_path / "runs.csv", [
+        OWN_TRAINING,  # 480 min on 64 x 989.4 TFLOP/s: 0.691, lands
+        OWN_TRAINING | {"time_to_train_minutes": 95},  # 1.26e21 / (64 x 989.4e12 x 5,700 s) = 3.491
+        # at fp8 the H100's 1,978.9 TFLOP/s peak: 1.26e21 / (64 x 1978.9e12 x 5,700 s) = 1.745, still past 1
+        OWN_TRAINING | {"precision": "fp8", "time_to_train_minutes": 95},
+        OWN_TRAINING | {"time_to_train_minutes": 1e6},  # 1.26e21 / (64 x 989.4e12 x 6e7 s) = 3.316e-4, below 0.001
+        OWN_LORA | {"time_to_train_minutes": 1},  # the LoRA workload names no tokens: no implied MFU, lands
+    ])
+    load = land_checked(fresh_db, catalog, path)
+    assert (load.rows_landed, load.rows_quarantined) == (2, 3)
+    failures = quarantined(fresh_db)
+    assert [f[:3] for f in failures] == [
+        (f"runs.csv: row {line}", "time_implied_mfu_plausible", "check_time_implied_mfu") for line in (3, 4, 5)]
+    assert [float(f[3]) for f in failures] == pytest.approx([3.4909, 1.7454, 3.3164e-4], rel=1e-4)
+    [reason] = {r for (r,) in fresh_db.execute("select reason from ops.quarantine").fetchall()}
+    assert reason.startswith("the MFU an own run's time implies (its workload's 6 x N x tokens over chips x the "
+                             "catalog peak of its accelerator and precision x time_to_train_minutes in seconds")
+    assert fresh_db.execute("select source_ref, workload, time_to_train_minutes from raw.benchmark_runs "
+                            "order by row_no").fetchall() == [
+        ("runs.csv: row 2", "gpt3-175b-pretrain", 480.0), ("runs.csv: row 6", "llama2-70b-lora-finetune", 1.0)]
 
 
 def test_a_per_chip_throughput_written_as_a_whole_number_agrees_within_its_rounding(fresh_db, catalog, tmp_path):
