@@ -309,6 +309,14 @@ def cmd_sources(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_automations(args: argparse.Namespace) -> int:
+    from flows import automations
+
+    for applied in automations.apply(args.file or automations.AUTOMATIONS_FILE):
+        print(f"{applied.done} {applied.name} ({applied.automation_id})")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from flows.runlock import DEFAULT_WAIT_S, MAX_WAIT_S
 
@@ -353,6 +361,15 @@ def build_parser() -> argparse.ArgumentParser:
     sources.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: warehouse/hweval.duckdb)")
     sources.add_argument("--live", action="store_true", help="show what a live run would fetch")
     sources.set_defaults(func=cmd_sources)
+
+    automations = sub.add_parser(
+        "automations", help="create or update flows/automations.yaml's Prefect automations on the server "
+                            "PREFECT_API_URL names, each found by its name (never a second copy)",
+        epilog="exit status: 0 each created, updated or unchanged; 2 a file Prefect would not take, no "
+               "PREFECT_API_URL, or the server already holding two automations of one name (nothing changed)")
+    automations.add_argument("--file", type=Path, default=None,
+                             help="the automations file (default: flows/automations.yaml)")
+    automations.set_defaults(func=cmd_automations)
 
     check = sub.add_parser("check", help="validate the catalogs and their cross-references")
     check.add_argument("--catalog", type=Path, default=None, help="catalog folder (default: catalogs/)")
@@ -408,6 +425,7 @@ def _exit_status(exc: Exception) -> int | None:
     The error classes are imported here, once an error came: their modules import DuckDB, pandas and pyarrow (1.3 s),
     and `hweval run` launches its temporary server before that (cmd_run), so that the server's start (its imports,
     seconds) begins at once."""
+    from flows.automations import AutomationsError
     from flows.catalog import CatalogError
     from flows.chart_workers import ChartWorkersError
     from flows.duckdb_settings import MemoryLimitError
@@ -424,7 +442,7 @@ def _exit_status(exc: Exception) -> int | None:
 
     if isinstance(exc, (CatalogError, SourceFormatError, SuiteError, ModelError, AsOfError, ObjectStoreError, LakeError,
                         FanoutError, ChartWorkersError, GxProcessSettingError, MemoryLimitError, RunSettingError,
-                        WaitSettingError, OutboxSettingError, query_command.WarehouseFileError)):
+                        WaitSettingError, OutboxSettingError, query_command.WarehouseFileError, AutomationsError)):
         return 2
     if isinstance(exc, (LakeUnavailable, LakeConflict, query_command.WarehouseBusy)):
         return 1

@@ -109,6 +109,8 @@ RUN_BOUNDS = ("tests/test_source_benchmark_runs.py::test_a_figure_past_its_plaus
               "build_goes_on")
 IMPLIED_MFU = ("tests/test_source_benchmark_runs.py::test_a_training_throughput_that_implies_an_mfu_past_1_is_"
                "quarantined_naming_it")
+HWEVAL_AUTOMATIONS = ("tests/test_automations.py::test_hweval_automations_creates_once_then_updates_in_place_and_"
+                      "refuses_copies")
 TIME_IMPLIED_MFU = ("tests/test_source_benchmark_runs.py::test_an_own_run_whose_time_implies_an_mfu_past_1_is_"
                     "quarantined_naming_it")
 SERVING_COUNTS = ("tests/test_source_benchmark_runs.py::test_a_serving_run_that_completed_nothing_or_offered_a_"
@@ -806,6 +808,13 @@ MUTATIONS = (
     Mutation("own-run-time-implied-mfu-for-serving-rows-only", "flows/checks.py",
              'pl.when(pl.col("kind") == "training").then(time_implied)',
              'pl.when(pl.col("kind") == "serving").then(time_implied)', (TIME_IMPLIED_MFU,)),
+    Mutation("automations-updated-though-unchanged", "flows/automations.py",
+             "model_dump(include=set(AutomationCore.model_fields))) == core:",
+             "model_dump(include=set(AutomationCore.model_fields))) != core:", (HWEVAL_AUTOMATIONS,)),
+    Mutation("automations-copies-on-the-server-not-refused", "flows/automations.py",
+             "        if copies:\n", "        if False:\n", (HWEVAL_AUTOMATIONS,)),
+    Mutation("automations-created-again-when-found", "flows/automations.py",
+             "            if not found[core.name]:\n", "            if True:\n", (HWEVAL_AUTOMATIONS,)),
     Mutation("arrows-own-pool-left-in-hwevals-processes", "flows/__init__.py",
              'os.environ.setdefault(ARROW_POOL_ENV, "system")', "pass",
              ("tests/test_run_startup.py::test_hwevals_processes_take_arrows_buffers_from_the_system_allocator_unless_"

@@ -3,7 +3,9 @@
 run killed outright, is tests/test_deployments.py's (make test-slow)."""
 
 import datetime as dt
+import re
 
+import pytest
 import yaml
 
 from flows.paths import PROJECT_ROOT
@@ -65,3 +67,90 @@ def test_a_run_is_taken_as_dead_after_four_heartbeats_of_silence():
         assert deployment["entrypoint"] == "flows/nightly.py:nightly"
         assert deployment["work_pool"]["job_variables"]["env"] == {"PREFECT_FLOWS_HEARTBEAT_FREQUENCY": "30"}
     assert automation.trigger.within == dt.timedelta(seconds=120)  # 4 x 30 s
+
+
+# ---------------------------------------------------------------- hweval automations: created once, updated in place
+def write_automations(path, *entries: dict):
+    path.write_text(yaml.safe_dump({"automations": list(entries)}))
+    return path
+
+
+def file_automation(name: str, within: int = 120) -> dict:
+    """The file's automation under another name (the session's server may hold the file's own), waiting `within`."""
+    [entry] = yaml.safe_load(AUTOMATIONS.read_text())["automations"]
+    entry["name"] = name
+    entry["trigger"]["within"] = within
+    return entry
+
+
+def test_hweval_automations_creates_once_then_updates_in_place_and_refuses_copies(prefect_server, tmp_path, capsys):
+    """`prefect automation create` makes another copy each time it runs: two would each mark a silent run Crashed and
+    its crash notice would tell the channels twice. `hweval automations` finds each by its name on the server."""
+    from prefect.client.orchestration import get_client
+    from prefect.events.schemas.automations import AutomationCore
+
+    from flows import automations as applying
+    from flows.cli import main
+
+    name = f"hweval-test-{tmp_path.name}"
+    path = write_automations(tmp_path / "automations.yaml", file_automation(name))
+    with get_client(sync_client=True) as client:
+        try:
+            assert main(["automations", "--file", str(path)]) == 0
+            [created] = client.read_automations_by_name(name)
+            assert capsys.readouterr().out == f"created {name} ({created.id})\n"
+            assert created.trigger.within == dt.timedelta(seconds=120)
+            # the same file again: nothing to do, still one
+            assert [(a.done, a.automation_id) for a in applying.apply(path)] == [("unchanged", created.id)]
+            # a changed file: the same automation, changed in place
+            write_automations(path, file_automation(name, within=60))
+            assert [(a.done, a.automation_id) for a in applying.apply(path)] == [("updated", created.id)]
+            [updated] = client.read_automations_by_name(name)
+            assert (updated.id, updated.trigger.within) == (created.id, dt.timedelta(seconds=60))
+            # a copy made as `prefect automation create` makes one: refused, naming both, and nothing changed
+            copy = client.create_automation(AutomationCore.model_validate(file_automation(name, within=90)))
+            write_automations(path, file_automation(name, within=30))
+            assert main(["automations", "--file", str(path)]) == 2
+            err = capsys.readouterr().err
+            assert err.startswith(f"hweval: the server holds 2 automations named {name!r} (")
+            assert str(created.id) in err and str(copy) in err and "nothing was changed" in err
+            assert sorted(a.trigger.within.seconds for a in client.read_automations_by_name(name)) == [60, 90]
+        finally:
+            for automation in client.read_automations_by_name(name):
+                client.delete_automation(automation.id)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("automations: []\n", r": expected a mapping with a non-empty list `automations`"),
+    ("automations: [\n", r": while parsing a flow node expected the node content"),
+    ("automations:\n  - name: x\n", r": automations\[0\]: trigger: Field required$"),
+])
+def test_a_file_prefect_would_not_take_is_refused_naming_it_before_the_server_is_asked(tmp_path, text, message):
+    from flows.automations import AutomationsError, read_file
+
+    path = tmp_path / "automations.yaml"
+    path.write_text(text)
+    with pytest.raises(AutomationsError, match=re.escape(str(path)) + message):
+        read_file(path)
+
+
+def test_two_automations_of_one_name_and_too_many_are_refused(tmp_path, monkeypatch):
+    from flows import automations as applying
+
+    path = write_automations(tmp_path / "a.yaml", file_automation("a"), file_automation("b"), file_automation("a"))
+    with pytest.raises(applying.AutomationsError, match=r": two automations are named 'a': each is found on the "):
+        applying.read_file(path)
+    monkeypatch.setattr(applying, "MAX_AUTOMATIONS", 2)
+    with pytest.raises(applying.AutomationsError, match=r": 3 automations, more than 2 \(MAX_AUTOMATIONS in "):
+        applying.read_file(path)
+
+
+def test_without_a_lasting_server_nothing_is_applied(monkeypatch):
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from flows.automations import AutomationsError, apply
+
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    with (temporary_settings(restore_defaults={PREFECT_API_URL}),
+          pytest.raises(AutomationsError, match=r"^PREFECT_API_URL is not set: automations live on a lasting ")):
+        apply()

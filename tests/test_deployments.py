@@ -247,7 +247,10 @@ def test_a_nightly_run_that_died_with_its_worker_is_crashed_by_the_automation_an
     quick = tmp_path / "automations.yaml"
     quick.write_text(yaml.safe_dump(document))
     env = dict(os.environ, PREFECT_API_URL=PREFECT_API_URL.value(), HWEVAL_HOME=str(PROJECT_ROOT))
-    prefect_cli("automation", "create", "--from-file", str(quick), env=env)
+    created_by = subprocess.run([str(Path(sys.executable).with_name("hweval")), "automations", "--file", str(quick)],
+                                env=env, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120, check=False)
+    assert created_by.returncode == 0, created_by.stderr
+    assert created_by.stdout.startswith(f"created {automation['name']} (")
     parameters = {"as_of": "2026-12-06", "catalog_dir": str(CATALOGS), "warehouse_file": str(tmp_path / "w.duckdb"),
                   "reports_dir": str(tmp_path / "reports")}
     log = tmp_path / "run.log"
