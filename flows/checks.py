@@ -424,7 +424,7 @@ def warehouse_inputs_digest(con, table: str, as_of: dt.date) -> str:
 
 
 def add_check_columns(batches: list, catalog, con, inputs: list | None = None, as_of: dt.date | None = None) -> list:
-    """The batches (landing.SourceBatch, each with its Arrow `data`) with the `check_*` columns their suites read
+    """The batches (source_batches.SourceBatch, each with its Arrow `data`) with the `check_*` columns their suites read
     added, computed with polars over the whole batch. `inputs` (default: `batches`) are every batch of the run the
     cross-source checks read (CHECK_INPUTS), including those that are not checked again because they are reused.
     `as_of`: the run's date, whose last landed prices (on or before it) the checks read when no batch gives them."""

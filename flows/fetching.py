@@ -16,8 +16,7 @@ from prefect.context import get_run_context
 from prefect.futures import wait
 from prefect.utilities.annotations import quote
 
-from flows import fanout
-from flows import land as landing
+from flows import fanout, source_batches
 from flows.catalog_models import Catalog, CatalogError
 from flows.redaction import redact_text
 from flows.sources._common import LiveSourceError, SourceFormatError
@@ -38,21 +37,21 @@ def _transient(task, task_run, state) -> bool:
 
 
 @task(retries=2, retry_delay_seconds=5, retry_condition_fn=_transient, cache_policy=NO_CACHE)
-def fetch(catalog: Catalog, source_id: str, slots: FetchSlots | None = None) -> landing.SourceBatch:
+def fetch(catalog: Catalog, source_id: str, slots: FetchSlots | None = None) -> source_batches.SourceBatch:
     """Read one declared source into rows for its landed table, within its cloud's share of `slots`."""
-    return landing.fetch_source(catalog, source_id, slots)
+    return source_batches.fetch_source(catalog, source_id, slots)
 
 
 @task(retries=2, retry_delay_seconds=5, retry_condition_fn=_transient, cache_policy=NO_CACHE,
       task_run_name="fetch-{part.source_id}")
-def fetch_part(part: landing.LivePart, slot: fanout.DaskSlot) -> landing.SourceBatch:
+def fetch_part(part: source_batches.LivePart, slot: fanout.DaskSlot) -> source_batches.SourceBatch:
     """One region (or service) of a live source, fanned out (flows/fanout.py), holding one of its cloud's `slot`s."""
     with fanout.dask_slot(slot):
-        return landing.fetch_live_part(part)
+        return source_batches.fetch_live_part(part)
 
 
 @flow(name="nightly-fetch-fanout", log_prints=True)
-def fetch_fanned_out(catalog: Catalog, source_ids: list[str]) -> list[landing.SourceBatch]:
+def fetch_fanned_out(catalog: Catalog, source_ids: list[str]) -> list[source_batches.SourceBatch]:
     """The live sources' fetches on the Dask task runner: a task per region (or service) of each source that can be
     split; batches in the order given.
 
@@ -68,10 +67,10 @@ def fetch_fanned_out(catalog: Catalog, source_ids: list[str]) -> list[landing.So
     concurrency = catalog.sources.fetch_concurrency.model_dump()
     limits = fanout.ensure_limits(concurrency)
     queues: dict[str, queue.SimpleQueue] = {}
-    parts_of: dict[str, list[landing.LivePart]] = {}
+    parts_of: dict[str, list[source_batches.LivePart]] = {}
     for source_id in source_ids:
         options = fanout.parts(catalog, source_id) or [dict(catalog.sources.sources[source_id].live)]
-        parts_of[source_id] = landing.live_parts(catalog, source_id, options)
+        parts_of[source_id] = source_batches.live_parts(catalog, source_id, options)
         cloud = fanout.cloud_of(catalog, source_id)
         for index, part in enumerate(parts_of[source_id]):
             queues.setdefault(cloud, queue.SimpleQueue()).put((source_id, index, part))
@@ -124,7 +123,7 @@ def fetch_fanned_out(catalog: Catalog, source_ids: list[str]) -> list[landing.So
         cloud = fanout.cloud_of(catalog, source_id)
         if cloud in refused:
             happened, error = refused[cloud]
-            batches.append(landing.failed_batch(catalog, source_id, RuntimeError(
+            batches.append(source_batches.failed_batch(catalog, source_id, RuntimeError(
                 f"{cloud}'s share of the global concurrency limit {fanout.limit_name(cloud)} was {happened}: "
                 f"{type(error).__name__}: {error}")))
             continue
@@ -135,14 +134,14 @@ def fetch_fanned_out(catalog: Catalog, source_ids: list[str]) -> list[landing.So
         failed = next((future for future in done if not future.state.is_completed()), None)
         if failed is not None:
             error = failed.state.result(raise_on_failure=False)
-            batches.append(landing.failed_batch(catalog, source_id, error if isinstance(error, BaseException) else
-                                                RuntimeError(f"a fetch task ended {failed.state.name}")))
+            batches.append(source_batches.failed_batch(catalog, source_id, error if isinstance(error, BaseException)
+                                                       else RuntimeError(f"a fetch task ended {failed.state.name}")))
         else:
-            batches.append(landing.SourceBatch.combined([future.result() for future in done]))
+            batches.append(source_batches.SourceBatch.combined([future.result() for future in done]))
     return batches
 
 
-def fetch_all(catalog: Catalog, source_ids: list[str]) -> list[landing.SourceBatch]:
+def fetch_all(catalog: Catalog, source_ids: list[str]) -> list[source_batches.SourceBatch]:
     """Fetch the sources side by side through the task runner, each cloud within its `fetch_concurrency`; the
     batches come back in the order of `source_ids`, however the fetches finish.
 
@@ -165,7 +164,7 @@ def fetch_all(catalog: Catalog, source_ids: list[str]) -> list[landing.SourceBat
                 error = RuntimeError(redact_text(f"the live fetches' fan-out on Dask failed: {type(exc).__name__}: "
                                                  f"{exc}"))
                 get_run_logger().error("%s; %d live sources stale this run", error, len(live))
-                fanned = [landing.failed_batch(catalog, source_id, error) for source_id in live]
+                fanned = [source_batches.failed_batch(catalog, source_id, error) for source_id in live]
             fetched = dict(zip(live, fanned, strict=True))
             local = [s for s in source_ids if s not in fetched]
             fetched |= dict(zip(local, _fetch_here(catalog, local), strict=True))
@@ -173,7 +172,7 @@ def fetch_all(catalog: Catalog, source_ids: list[str]) -> list[landing.SourceBat
     return _fetch_here(catalog, source_ids)
 
 
-def _fetch_here(catalog: Catalog, source_ids: list[str]) -> list[landing.SourceBatch]:
+def _fetch_here(catalog: Catalog, source_ids: list[str]) -> list[source_batches.SourceBatch]:
     """The sources fetched on the flow's own task runner, within the process's `fetch_concurrency` slots."""
     slots = FetchSlots(catalog.sources.fetch_concurrency.model_dump())
     futures = [fetch.submit(quote(catalog), source_id, slots) for source_id in source_ids]
@@ -182,7 +181,7 @@ def _fetch_here(catalog: Catalog, source_ids: list[str]) -> list[landing.SourceB
     for source_id, future in zip(source_ids, futures, strict=True):
         state = future.state
         if state.is_failed():
-            batches.append(landing.failed_batch(catalog, source_id, state.result(raise_on_failure=False)))
+            batches.append(source_batches.failed_batch(catalog, source_id, state.result(raise_on_failure=False)))
         else:
             batches.append(future.result())
     return batches

@@ -1,5 +1,6 @@
-"""Landing: read each source, check its batch as a whole, validate its rows at the door, land them or quarantine them,
-and keep a source that failed running on its last good data (stale)."""
+"""Landing: check each source's batch as a whole, validate its rows at the door, land them or quarantine them, and keep
+a source that failed running on its last good data (stale). Reading the sources into batches is
+flows/source_batches.py's."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import datetime as dt
 import json
 import logging
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import duckdb
 import pyarrow as pa
@@ -19,79 +19,11 @@ from flows.catalog_models import Catalog
 from flows.formatting import last_loaded
 from flows.names import normalise_alias
 from flows.redaction import redact_text
-from flows.reuse import PreviousLoad, arrow_digest, input_digests, previous_load
-from flows.sources import SOURCE_KINDS, limits_for
-from flows.sources._common import SourceLimits
-from flows.sources._concurrency import FetchSlots, held
+from flows.reuse import PreviousLoad, input_digests, previous_load
+from flows.source_batches import SourceBatch, replaced_batch
 from flows.validate import BatchDataError, load_suite_json
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class SourceBatch:
-    """What one source produced for its landed table, before validation: its rows as one Arrow table (`data`),
-    typed as raw.<table> declares. Tasks hand it on by reference: Prefect does not walk an Arrow table's rows.
-
-    A batch whose values do not take their columns' types is rejected whole (`rejected_by` "landing_rejected"); its
-    `data` then holds each row as JSON (`row_no`, `source_ref`, `row_json`) for ops.quarantine.
-    """
-
-    source_id: str
-    kind: str
-    table: str
-    files: list[str]
-    data_as_of: dt.date | None
-    data: pa.Table | None = None
-    error: str | None = None  # why the source could not be read this run: it is stale
-    rejected_by: str | None = None  # the table-level check that rejected the rows it read (they are quarantined)
-    data_digest: str | None = None  # sha256 of `data` as Arrow IPC: the content, whichever file or API it came from
-
-    @property
-    def rows_in(self) -> int:
-        return self.data.num_rows if self.data is not None else 0
-
-    @classmethod
-    def of_rows(cls, source_id: str, kind: str, table: str, files: list[str], data_as_of: dt.date | None,
-                rows: list[dict]) -> SourceBatch:
-        """A batch of `rows` (dicts, as a source module parses them, each with its `row_no`), typed as raw.`table`."""
-        try:
-            data = warehouse.typed_table(f"raw.{table}", warehouse.raw_column_types(table), rows,
-                                         loose_prefix=checks.CHECK_PREFIX)
-        except pa.ArrowInvalid as exc:
-            return cls(source_id, kind, table, files, data_as_of, _as_json(rows), rejected_by="landing_rejected",
-                       error=redact_text(f"{type(exc).__name__} while landing: {exc}"))
-        return cls(source_id, kind, table, files, data_as_of, data, data_digest=arrow_digest(data))
-
-    @classmethod
-    def combined(cls, parts: list[SourceBatch]) -> SourceBatch:
-        """One source's batch from its fan-out parts (flows/fanout.py), in their order: the batch fetching it whole
-        gives, its rows numbered again from 0. A part rejected whole rejects the source's batch, as it would have."""
-        first = parts[0]
-        data_as_of = max((p.data_as_of for p in parts if p.data_as_of is not None), default=None)
-        rejected = next((p for p in parts if p.rejected_by), None)
-        if rejected is not None:  # rejected whole, for the reason of the first part rejected, every row kept as JSON
-            rows = [json.loads(r["row_json"]) if p.rejected_by else r for p in parts for r in p.row_dicts()]
-            as_json = _as_json([row | {"row_no": n} for n, row in enumerate(rows)])
-            return cls(first.source_id, first.kind, first.table, first.files, data_as_of, as_json,
-                       rejected_by=rejected.rejected_by, error=rejected.error)
-        with_rows = [p.data for p in parts if p.rows_in]
-        if not with_rows:
-            return cls.of_rows(first.source_id, first.kind, first.table, first.files, data_as_of, [])
-        data = pa.concat_tables(with_rows).combine_chunks()  # one chunk, as a whole fetch: the same digest
-        renumbered = pa.array(range(data.num_rows), data.schema.field("row_no").type)
-        data = data.set_column(data.schema.get_field_index("row_no"), "row_no", renumbered)
-        return cls(first.source_id, first.kind, first.table, first.files, data_as_of, data,
-                   data_digest=arrow_digest(data))
-
-    def row_dicts(self, row_nos=None) -> list[dict]:
-        """The batch's rows as dicts (all, or those whose row_no is in `row_nos`): for the few that are quarantined."""
-        if not self.rows_in:
-            return []
-        data = self.data
-        if row_nos is not None:
-            data = data.filter(pc.is_in(data["row_no"], value_set=pa.array(sorted(row_nos), data["row_no"].type)))
-        return data.to_pylist()
 
 
 @dataclass(frozen=True)
@@ -105,91 +37,6 @@ class SourceLoad:
     error: str | None = None
     stale_since: dt.date | None = None  # as-of date of the last good data a stale source runs on
     reused_from: str | None = None  # the run whose validated, landed rows this load reuses (its input is unchanged)
-
-
-def _as_json(rows: list[dict]) -> pa.Table:
-    """A rejected batch's rows (each with its `row_no`) as ops.quarantine keeps them: row_no, source_ref, the row as
-    JSON."""
-    return pa.table({
-        "row_no": pa.array([row["row_no"] for row in rows], pa.int64()),
-        "source_ref": pa.array([None if row.get("source_ref") is None else str(row["source_ref"]) for row in rows],
-                               pa.string()),
-        "row_json": pa.array([json.dumps(row, default=str, sort_keys=True) for row in rows], pa.string()),
-    })
-
-
-def display_path(path: Path) -> str:
-    """A path as the user would type it: relative to the working directory when under it."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
-
-
-@dataclass(frozen=True)
-class LivePart:
-    """One fan-out task's share of a live source (flows/fanout.py): what it needs and nothing more, since Prefect
-    walks every task argument (a whole Catalog cost ~0.3 s of CPU a task, which serialised 90 tasks)."""
-
-    source_id: str
-    kind: str
-    table: str
-    options: dict
-    limits: SourceLimits
-
-
-def live_parts(catalog: Catalog, source_id: str, options: list[dict]) -> list[LivePart]:
-    source = catalog.sources.sources[source_id]
-    limits = limits_for(source, source_id)
-    return [LivePart(source_id, source.kind, SOURCE_KINDS[source.kind].TABLE, part, limits) for part in options]
-
-
-def fetch_live_part(part: LivePart) -> SourceBatch:
-    """The rows of one fan-out part, numbered from 0 (SourceBatch.combined numbers the source's rows again)."""
-    fetched_on = dt.datetime.now(dt.UTC).date()
-    # the part's max_fetch_s counts from here, on the machine that fetches it
-    rows = SOURCE_KINDS[part.kind].fetch_live(dict(part.options), limits=part.limits.started(), slots=None)
-    rows = [row | {"data_as_of": fetched_on, "row_no": n, "source_id": part.source_id} for n, row in enumerate(rows)]
-    return SourceBatch.of_rows(part.source_id, part.kind, part.table, [f"live {part.kind} API"], fetched_on, rows)
-
-
-def fetch_source(catalog: Catalog, source_id: str, slots: FetchSlots | None = None) -> SourceBatch:
-    """Read one declared source, from its API in live mode or from its files; rows carry where they came from.
-
-    With `slots` (a run's, shared by the sources fetched at once), a live source fetches its regions side by side
-    within its cloud's share, and a source read from files holds one slot of it while it reads.
-    """
-    source = catalog.sources.sources[source_id]
-    module = SOURCE_KINDS[source.kind]
-    limits = limits_for(source, source_id)
-    cloud_slots = slots.of(getattr(module, "CLOUD", None)) if slots else None
-    rows: list[dict] = []
-    if source.reads_live(catalog.sources.mode):
-        fetched_on = dt.datetime.now(dt.UTC).date()
-        log.info("%s: fetching live (%s)", source_id, source.kind)
-        fetched = module.fetch_live(dict(source.live), limits=limits.started(), slots=cloud_slots)
-        rows = [row | {"data_as_of": fetched_on} for row in fetched]
-        files, data_as_of = [f"live {source.kind} API"], fetched_on
-    else:
-        with held(cloud_slots):
-            for f in source.files:
-                path = catalog.root / f.path
-                extra = {"metadata": f.metadata} if f.metadata else {}
-                for row in module.read_file(path, display_path(path), f.region, limits=limits, **extra):
-                    rows.append(row | {"data_as_of": f.as_of})
-        files, data_as_of = [f.path for f in source.files], max(f.as_of for f in source.files)
-    for row_no, row in enumerate(rows):
-        row["row_no"] = row_no
-        row["source_id"] = source_id
-    return SourceBatch.of_rows(source_id, source.kind, module.TABLE, files, data_as_of, rows)
-
-
-def failed_batch(catalog: Catalog, source_id: str, error: BaseException) -> SourceBatch:
-    """What a source that could not be read contributes: no rows, and the reason."""
-    source = catalog.sources.sources[source_id]
-    return SourceBatch(source_id=source_id, kind=source.kind, table=SOURCE_KINDS[source.kind].TABLE,
-                       files=[f.path for f in source.files], data_as_of=None,
-                       error=redact_text(f"{type(error).__name__}: {error}"))
 
 
 def last_good_load(con: duckdb.DuckDBPyConnection, source_id: str, as_of: dt.date) -> tuple | None:
@@ -565,12 +412,3 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
                                    last_good[other_id])
                       for other_id in fallbacks[load.source_id] if last_good[other_id] is not None]
     return loads
-
-
-def replaced_batch(catalog: Catalog, source_id: str, replaced_by: str) -> SourceBatch:
-    """What a source replaced this run by a file given on the command line contributes when that file failed: no
-    rows read, and the reason it runs on its last good rows."""
-    source = catalog.sources.sources[source_id]
-    return SourceBatch(source_id=source_id, kind=source.kind, table=SOURCE_KINDS[source.kind].TABLE,
-                       files=[f.path for f in source.files], data_as_of=None,
-                       error=f"not read in this run: --source {replaced_by} replaced it and failed")

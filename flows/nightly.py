@@ -38,6 +38,7 @@ from flows import (
     publishing,
     reports,
     runlock,
+    source_batches,
     warehouse,
 )
 from flows import land as landing  # the module, beside the task named land
@@ -116,7 +117,7 @@ def _run_name() -> str:
 
 
 @task(cache_policy=NO_CACHE)
-def land(building: Path, catalog: Catalog, batches: list[landing.SourceBatch], run_id: str,
+def land(building: Path, catalog: Catalog, batches: list[source_batches.SourceBatch], run_id: str,
          as_of: dt.date, docs_dir: Path, accept_changes: frozenset[str] = frozenset(),
          fallbacks: dict[str, list[str]] | None = None, reports_root: Path | None = None) -> list[landing.SourceLoad]:
     """Validate every batch and land it, or quarantine its failing rows, in the warehouse being built; write the

@@ -17,7 +17,7 @@ from flows import checks
 from flows.catalog_models import Catalog
 
 if TYPE_CHECKING:
-    from flows.land import SourceBatch
+    from flows.source_batches import SourceBatch
 
 
 def arrow_digest(data: pa.Table) -> str:
@@ -28,9 +28,10 @@ def arrow_digest(data: pa.Table) -> str:
     return hashlib.sha256(sink.getvalue()).hexdigest()
 
 
-# The code that decides what landing does with a batch's rows: a change to it re-validates every source.
-LANDING_CODE = tuple(Path(__file__).with_name(name) for name in ("land.py", "reuse.py", "checks.py", "validate.py",
-                                                                   "warehouse.py", "names.py"))
+# The code that decides what landing does with a batch's rows: a change to it re-validates every source. It includes
+# source_batches.py, whose SourceBatch.of_rows types a batch's rows (or rejects the batch whole) before landing.
+LANDING_CODE = tuple(Path(__file__).with_name(name) for name in (
+    "land.py", "source_batches.py", "reuse.py", "checks.py", "validate.py", "warehouse.py", "names.py"))
 
 
 def input_digests(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[SourceBatch],

@@ -24,7 +24,8 @@ import offer_file_builder  # noqa: E402
 
 from flows import checks, publishing, transform, warehouse  # noqa: E402
 from flows.catalog import load_catalog  # noqa: E402
-from flows.land import SourceBatch, land_batch, prepare_warehouse
+from flows.land import land_batch, prepare_warehouse
+from flows.source_batches import SourceBatch
 from flows.paths import PROJECT_ROOT  # noqa: E402
 from flows.sources import aws_offer_file, aws_pricing  # noqa: E402
 

@@ -122,7 +122,8 @@ def landed_training_row(system: str, accelerator: str, chips: int, nodes: int, b
 
 def land(con, catalog, kind: str, rows: list[dict], run_id: str, as_of):
     """Validate and land `rows` as source `kind` (the kind's own table), the way a run does."""
-    from flows.land import SourceBatch, land_batch
+    from flows.land import land_batch
+    from flows.source_batches import SourceBatch
 
     batch = SourceBatch.of_rows(kind, kind, kind, ["test"], as_of,
                         [r | {"row_no": i, "source_id": kind, "data_as_of": as_of} for i, r in enumerate(rows)])

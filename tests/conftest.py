@@ -66,7 +66,8 @@ def snapshot_warehouse(tmp_path_factory, catalog) -> Path:
     without Prefect, made once a test process (3-6 s); a module takes a copy (`open_copy`). The modules that use it
     share a worker (`pytest_itemcollected`), so that it is made once."""
     from flows import pipeline
-    from flows.land import fetch_source, land_all
+    from flows.land import land_all
+    from flows.source_batches import fetch_source
 
     path = tmp_path_factory.mktemp("snapshot") / "snapshot.duckdb"
     con = warehouse.connect(path)

@@ -7,7 +7,8 @@ from builders import aws_page, aws_product, gcp_sku, land, landed_training_row
 from conftest import CATALOGS
 
 from flows import transform
-from flows.land import SourceBatch, fetch_source, land_batch
+from flows.land import land_batch
+from flows.source_batches import SourceBatch, fetch_source
 from flows.sources import aws_pricing, benchmark_runs, gcp_billing
 from flows.warehouse import fetch_dicts
 

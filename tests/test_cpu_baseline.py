@@ -10,8 +10,9 @@ from builders import aws_page, aws_product
 
 from flows import reports, transform, warehouse
 from flows.catalog import CatalogError, load_catalog
-from flows.land import SourceBatch, land_batch
+from flows.land import land_batch
 from flows.paths import PROJECT_ROOT
+from flows.source_batches import SourceBatch
 from flows.sources import _aws, aws_offer_file, aws_pricing
 
 AS_OF = dt.date(2026, 11, 30)

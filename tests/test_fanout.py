@@ -19,7 +19,7 @@ import pytest
 import yaml
 from conftest import CATALOGS
 
-from flows import fanout, land
+from flows import fanout, source_batches
 from flows.catalog import load_catalog
 from flows.cli import main
 
@@ -138,11 +138,11 @@ def test_parts_combine_into_the_batch_a_whole_fetch_gives(catalog):
     """Rows of two regions fetched apart and combined equal the rows fetched in one batch, numbered 0.. again."""
     rows = [{"row_no": n, "source_ref": f"page {n}", "source_id": "azure_retail", "data_as_of": None}
             for n in range(3)]
-    whole = land.SourceBatch.of_rows("azure_retail", "azure_retail", "azure_retail", ["x"], None, rows)
-    first = land.SourceBatch.of_rows("azure_retail", "azure_retail", "azure_retail", ["x"], None, rows[:2])
-    second = land.SourceBatch.of_rows("azure_retail", "azure_retail", "azure_retail", ["x"], None,
+    whole = source_batches.SourceBatch.of_rows("azure_retail", "azure_retail", "azure_retail", ["x"], None, rows)
+    first = source_batches.SourceBatch.of_rows("azure_retail", "azure_retail", "azure_retail", ["x"], None, rows[:2])
+    second = source_batches.SourceBatch.of_rows("azure_retail", "azure_retail", "azure_retail", ["x"], None,
                                       [rows[2] | {"row_no": 0}])
-    combined = land.SourceBatch.combined([first, second])
+    combined = source_batches.SourceBatch.combined([first, second])
     assert combined.data.equals(whole.data) and combined.data_digest == whole.data_digest
 
 
@@ -150,14 +150,14 @@ def test_a_part_rejected_whole_rejects_the_source_for_that_parts_reason():
     """A fetch of the whole source would be rejected by the bad row's own type error; so is the combined batch, with
     every row of every part kept as JSON for the quarantine, numbered 0, 1 across the parts."""
     day = dt.date(2026, 11, 30)
-    good = land.SourceBatch.of_rows("azure_retail", "azure_retail", "azure_retail", ["x"], day, [
+    good = source_batches.SourceBatch.of_rows("azure_retail", "azure_retail", "azure_retail", ["x"], day, [
         {"row_no": 0, "source_ref": "eastus page 1", "source_id": "azure_retail", "data_as_of": day,
          "retail_price": 12.5}])
-    bad = land.SourceBatch.of_rows("azure_retail", "azure_retail", "azure_retail", ["x"], day, [
+    bad = source_batches.SourceBatch.of_rows("azure_retail", "azure_retail", "azure_retail", ["x"], day, [
         {"row_no": 0, "source_ref": "westus3 page 1", "source_id": "azure_retail", "data_as_of": day,
          "retail_price": "twelve"}])
     assert good.rejected_by is None and bad.rejected_by == "landing_rejected" and "retail_price" in bad.error
-    combined = land.SourceBatch.combined([good, bad])
+    combined = source_batches.SourceBatch.combined([good, bad])
     assert (combined.rejected_by, combined.error) == ("landing_rejected", bad.error)
     assert combined.data["row_no"].to_pylist() == [0, 1]
     assert combined.data["source_ref"].to_pylist() == ["eastus page 1", "westus3 page 1"]

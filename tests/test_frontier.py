@@ -14,7 +14,8 @@ from builders import aws_page, aws_product, land, mlperf_inference_result
 
 from flows import backtest_chart, chart_images, chart_kit, charts, frontier_chart, reports, transform, warehouse
 from flows.catalog import load_catalog
-from flows.land import fetch_source, land_batch
+from flows.land import land_batch
+from flows.source_batches import fetch_source
 from flows.sources import aws_pricing, benchmark_runs, mlperf_inference
 from flows.warehouse import fetch_dicts
 

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flows import pipeline
-from flows.land import fetch_source
+from flows.source_batches import fetch_source
 from flows.sources._common import SourceFormatError
 
 EXAMPLES = 12  # per kind and strategy in `make test`

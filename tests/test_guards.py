@@ -12,8 +12,9 @@ from builders import aws_page, aws_product
 from conftest import AS_OF, CATALOGS
 
 from flows import pipeline, warehouse
-from flows.land import SourceBatch, land_all
+from flows.land import land_all
 from flows.redaction import redact_text
+from flows.source_batches import SourceBatch
 from flows.sources import aws_pricing, benchmark_runs
 from flows.sources._common import SourceFormatError
 from flows.validate import BatchDataError, SuiteError, validate_rows
@@ -350,7 +351,7 @@ def test_a_batch_whose_every_row_is_quarantined_leaves_its_source_stale_on_its_l
 def test_a_backfill_whose_source_fails_runs_on_the_last_good_rows_before_its_date_not_after(fresh_db, catalog):
     # prices land on 11-28 (55.04) and 11-30 (60.00); a backfill of 11-29 whose fetch fails runs on 11-28's rows,
     # stale since 11-28 (1 day), never on a later date's prices (stale "since" 11-30 would be -1 days)
-    from flows.land import failed_batch
+    from flows.source_batches import failed_batch
 
     day_1, backfill = dt.date(2026, 11, 28), dt.date(2026, 11, 29)
     land_all(fresh_db, catalog, [aws_pricing_batch({"p5.48xlarge": "55.04"}, day_1)], "run-1128", day_1)

@@ -12,7 +12,8 @@ from conftest import CATALOGS
 
 from flows import analytics, pipeline, transform, warehouse
 from flows.catalog import load_catalog
-from flows.land import fetch_source, land_all
+from flows.land import land_all
+from flows.source_batches import fetch_source
 
 AS_OF = dt.date(2026, 11, 30)
 # columns that say which run did the work, not what the warehouse holds

@@ -17,7 +17,8 @@ from test_source_instance_types import az_sku, ec2_type
 
 from flows import checks, reports, transform, warehouse
 from flows.catalog import CatalogError, load_catalog
-from flows.land import SourceBatch, land_all
+from flows.land import land_all
+from flows.source_batches import SourceBatch
 from flows.sources import aws_instance_types, aws_pricing, azure_retail, azure_skus
 
 AS_OF = dt.date(2026, 11, 30)

@@ -201,7 +201,8 @@ def test_a_malformed_file_writes_nothing_and_only_its_source_is_stale(tmp_path, 
     from conftest import AS_OF
 
     from flows import pipeline
-    from flows.land import failed_batch, fetch_source, land_all
+    from flows.land import land_all
+    from flows.source_batches import failed_batch, fetch_source
 
     _, name, content, message = next(c for c in CASES if c[0] == kind)
     path = tmp_path / name

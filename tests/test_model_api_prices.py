@@ -14,8 +14,9 @@ from builders import aws_page, aws_product
 
 from flows import transform, warehouse
 from flows.catalog import CatalogError, load_catalog
-from flows.land import SourceBatch, fetch_source, land_all, land_batch
+from flows.land import land_all, land_batch
 from flows.paths import PROJECT_ROOT
+from flows.source_batches import SourceBatch, fetch_source
 from flows.sources import aws_pricing, azure_model_prices, bedrock_pricing, vertex_model_prices
 from flows.sources._common import SourceFormatError
 from flows.warehouse import fetch_dicts

@@ -12,7 +12,8 @@ from builders import aws_page, aws_product, landed_training_row
 from conftest import CATALOGS
 
 from flows import transform
-from flows.land import SourceBatch, land_all
+from flows.land import land_all
+from flows.source_batches import SourceBatch
 from flows.sources import aws_pricing, aws_spot, benchmark_runs, price_sheet
 from flows.sources._common import SourceFormatError
 

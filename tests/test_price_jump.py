@@ -8,7 +8,8 @@ import datetime as dt
 from builders import aws_page, aws_product
 
 from flows import warehouse
-from flows.land import SourceBatch, land_all
+from flows.land import land_all
+from flows.source_batches import SourceBatch
 from flows.sources import aws_pricing
 
 DAY1, DAY2 = dt.date(2026, 11, 29), dt.date(2026, 11, 30)
@@ -80,7 +81,7 @@ def test_model_api_prices_that_moved_under_new_skus_are_compared_by_model_region
     that switched from per-1K-token to per-token prices) under renumbered SKUs and rate codes: no identity shared,
     so the check by identity found nothing. By model, region, direction and the rest, the four medians are each
     1,000 (0.22 -> 220 USD per million tokens ...): median 1,000, past the 3x sources.yaml declares."""
-    from flows.land import fetch_source
+    from flows.source_batches import fetch_source
 
     assert catalog.sources.sources["bedrock_pricing"].max_price_change == 3
     day1 = fetch_source(catalog, "bedrock_pricing")

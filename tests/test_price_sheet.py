@@ -11,13 +11,14 @@ from conftest import AS_OF, CATALOGS
 
 from flows import land as landing  # the module, beside the helpers named land and land_all
 from flows import transform
+from flows.source_batches import SourceBatch
 from flows.sources import aws_pricing, price_sheet
 from flows.sources._common import SourceFormatError
 
 
 def land(con, catalog, source_id: str, kind: str, table: str, rows: list[dict], run_id: str = "run-1"):
     rows = [r | {"row_no": i, "source_id": source_id, "data_as_of": AS_OF} for i, r in enumerate(rows)]
-    return landing.SourceBatch.of_rows(source_id, kind, table, ["test"], AS_OF, rows)
+    return SourceBatch.of_rows(source_id, kind, table, ["test"], AS_OF, rows)
 
 
 def land_all(con, catalog, batches):

@@ -397,7 +397,8 @@ def test_an_offer_file_given_to_a_run_prices_on_demand_and_reserved_offers(tmp_p
     from conftest import AS_OF
 
     from flows import pipeline, transform
-    from flows.land import fetch_source, land_all
+    from flows.land import land_all
+    from flows.source_batches import fetch_source
 
     path = tmp_path / "index.csv"
     ofb.write_offer_file(path, ofb.accelerated_products())
@@ -438,7 +439,8 @@ def test_a_price_in_another_currency_is_quarantined_not_read_as_usd(tmp_path, fr
     from conftest import AS_OF
 
     from flows import pipeline, transform
-    from flows.land import fetch_source, land_all
+    from flows.land import land_all
+    from flows.source_batches import fetch_source
 
     path = tmp_path / "index.csv"
     p5 = [p for p in ofb.accelerated_products() if p["attrs"]["Instance Type"] == "p5.48xlarge"]

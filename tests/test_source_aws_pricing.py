@@ -9,7 +9,8 @@ from botocore.stub import Stubber
 from builders import aws_page, aws_product, replace_once
 
 from flows import transform
-from flows.land import SourceBatch, land_batch
+from flows.land import land_batch
+from flows.source_batches import SourceBatch
 from flows.sources import aws_pricing
 from flows.sources._common import SourceFormatError
 

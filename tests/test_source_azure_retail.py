@@ -6,7 +6,8 @@ import pytest
 from builders import azure_item, azure_page
 
 from flows import transform
-from flows.land import SourceBatch, land_batch
+from flows.land import land_batch
+from flows.source_batches import SourceBatch
 from flows.sources import azure_retail
 from flows.sources._common import SourceFormatError
 

@@ -10,7 +10,8 @@ from builders import aws_page, aws_product, land
 
 from flows import transform
 from flows.catalog import load_catalog
-from flows.land import SourceBatch, SourceLoad, fetch_source, land_all, land_batch
+from flows.land import SourceLoad, land_all, land_batch
+from flows.source_batches import SourceBatch, fetch_source
 from flows.sources import aws_pricing, benchmark_runs
 from flows.sources._common import SourceFormatError
 

@@ -18,7 +18,8 @@ from botocore.stub import Stubber
 from conftest import AS_OF
 
 from flows import transform
-from flows.land import SourceBatch, fetch_source, land_batch
+from flows.land import land_batch
+from flows.source_batches import SourceBatch, fetch_source
 from flows.sources import _aws, aws_instance_types, azure_skus, gcp_machine_types
 from flows.sources._common import LiveSourceError, SourceFormatError
 from flows.sources._concurrency import CloudSlots

@@ -310,9 +310,9 @@ def test_a_throttled_aws_listing_does_not_wait_for_a_retry_past_max_fetch_s(monk
 
 
 def test_max_fetch_s_declared_in_sources_yaml_bounds_a_live_source_from_the_start_of_its_fetch(catalog, endless):
-    """The run's fetch of a live source (flows/land.py fetch_source) starts its clock: a declared 0.3 s stops the
-    endless listing; without `started()` no deadline would apply and max_pages would stop it instead."""
-    from flows.land import fetch_source
+    """The run's fetch of a live source (flows/source_batches.py fetch_source) starts its clock: a declared 0.3 s
+    stops the endless listing; without `started()` no deadline would apply and max_pages would stop it instead."""
+    from flows.source_batches import fetch_source
 
     sources = dict(catalog.sources.sources)
     sources["azure_retail"] = sources["azure_retail"].model_copy(update={
@@ -327,9 +327,9 @@ def test_max_fetch_s_declared_in_sources_yaml_bounds_a_live_source_from_the_star
 
 
 def test_a_fanned_out_part_starts_its_own_clock(endless):
-    """flows/land.py fetch_live_part (a region on a Dask worker, its limits made before the fan-out): its
+    """flows/source_batches.py fetch_live_part (a region on a Dask worker, its limits made before the fan-out): its
     max_fetch_s counts from the part's own start; the endless listing stops at 0.3 s, not at max_pages."""
-    from flows.land import LivePart, fetch_live_part
+    from flows.source_batches import LivePart, fetch_live_part
 
     part = LivePart("azure_retail", "azure_retail", "azure_retail",
                     {"regions": ["eastus"], "endpoint": endless.base + "/api/retail/prices"},
@@ -666,7 +666,7 @@ def test_a_200_mb_line_costs_no_more_than_its_limit_in_memory(tmp_path):
 def test_a_limit_declared_in_sources_yaml_reaches_the_reader(catalog, tmp_path):
     """max_line_bytes set under a source in sources.yaml bounds that source's reader in a run."""
     from flows import pipeline
-    from flows.land import fetch_source
+    from flows.source_batches import fetch_source
 
     path = tmp_path / "runs.csv"
     path.write_text("kind,accelerator\n" + "training," + "x" * 5000 + "\n")

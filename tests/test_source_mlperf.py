@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from builders import TRAINING_HEADER, mlperf_inference_result, training_csv_row
 
-from flows.land import SourceBatch, land_batch
+from flows.land import land_batch
+from flows.source_batches import SourceBatch
 from flows.sources import mlperf_inference, mlperf_training
 from flows.sources._common import SourceFormatError
 

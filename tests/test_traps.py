@@ -15,7 +15,8 @@ from builders import aws_page, aws_product, azure_item, azure_page, gcp_sku, mlp
 
 from flows import checks, transform
 from flows.catalog import CatalogError, load_catalog
-from flows.land import SourceBatch, land_all
+from flows.land import land_all
+from flows.source_batches import SourceBatch
 from flows.sources import aws_pricing, aws_spot, azure_retail, gcp_billing, mlperf_inference, price_sheet
 
 AS_OF = dt.date(2026, 11, 30)
