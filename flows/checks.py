@@ -369,7 +369,8 @@ def run_throughputs(frame: pl.DataFrame, catalog) -> pl.DataFrame:
     of its chip and precision, as int_training_estimates_computed takes it (mfu_from_throughput), N a
     mixture-of-experts model's active parameters (what bounds the MFU at 1; the estimate's own N cancels out of its
     training time); and for an own run of a workload that names its `tokens`, the MFU its time implies: 6 x N x
-    tokens over chips x peak x seconds (a workload without tokens, an MLPerf task alone, has no such figure)."""
+    tokens over chips x peak x seconds, at the chip's highest listed peak where none is listed for the row's precision
+    (a workload without tokens, an MLPerf task alone, or a chip with no peak listed, has no such figure)."""
     frame = _nan_as_null(_present(frame, "kind", "accelerator", "model", "precision", "chips", "output_tokens_per_s",
                                   "tokens_per_s_per_chip", "workload", "time_to_train_minutes"),
                          ["chips", "output_tokens_per_s", "tokens_per_s_per_chip", "time_to_train_minutes"])
@@ -394,11 +395,15 @@ def run_throughputs(frame: pl.DataFrame, catalog) -> pl.DataFrame:
          if wl.kind == "training" and wl.tokens is not None and wl.model in models],
         schema={"workload": pl.String, "_workload_flops": pl.Float64})
     seconds = pl.col("time_to_train_minutes").cast(pl.Float64) * 60
+    # the peak of the row's precision; where the catalog lists none for it (fp32, or fp4 on an H100), the chip's
+    # highest: a looser bound, but a bound (an own run prices its offers as measured whether or not a peak is listed)
+    highest = peaks.group_by("accelerator").agg(pl.col("_peak_tflops").max().alias("_highest_peak_tflops"))
     time_implied = pl.when((chips > 0) & (seconds > 0)).then(
-        pl.col("_workload_flops") / (chips * pl.col("_peak_tflops") * 1e12 * seconds))
+        pl.col("_workload_flops")
+        / (chips * pl.coalesce("_peak_tflops", "_highest_peak_tflops") * 1e12 * seconds))
     return (frame.with_columns(pl.col("model", "accelerator", "precision", "workload").cast(pl.String))
             .join(params, on="model", how="left").join(peaks, on=["accelerator", "precision"], how="left")
-            .join(workload_flops, on="workload", how="left")
+            .join(workload_flops, on="workload", how="left").join(highest, on="accelerator", how="left")
             .select("row_no",
                     from_total.alias("check_output_tokens_per_s_per_chip"),
                     pl.when(disagree).then(pl.format(

@@ -365,8 +365,9 @@ def build_parser() -> argparse.ArgumentParser:
     automations = sub.add_parser(
         "automations", help="create or update flows/automations.yaml's Prefect automations on the server "
                             "PREFECT_API_URL names, each found by its name (never a second copy)",
-        epilog="exit status: 0 each created, updated or unchanged; 2 a file Prefect would not take, no "
-               "PREFECT_API_URL, or the server already holding two automations of one name (nothing changed)")
+        epilog="exit status: 0 each created, updated or unchanged; 1 the server did not answer or refused a request "
+               "(what was applied before it is said); 2 a file Prefect would not take, no PREFECT_API_URL, or the "
+               "server already holding two automations of one name (nothing changed)")
     automations.add_argument("--file", type=Path, default=None,
                              help="the automations file (default: flows/automations.yaml)")
     automations.set_defaults(func=cmd_automations)
@@ -421,11 +422,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def _exit_status(exc: Exception) -> int | None:
     """The exit status of an error main() reports in one line: 2 bad input; 1 a DuckLake down, or one that other runs
-    kept committing to (nothing changed), or a warehouse file another process is writing; None for any other error.
+    kept committing to (nothing changed), a warehouse file another process is writing, or a Prefect server that did not
+    take `hweval automations`' requests; None for any other error.
     The error classes are imported here, once an error came: their modules import DuckDB, pandas and pyarrow (1.3 s),
     and `hweval run` launches its temporary server before that (cmd_run), so that the server's start (its imports,
     seconds) begins at once."""
-    from flows.automations import AutomationsError
+    from flows.automations import AutomationsError, AutomationsUnavailable
     from flows.catalog import CatalogError
     from flows.chart_workers import ChartWorkersError
     from flows.duckdb_settings import MemoryLimitError
@@ -444,7 +446,7 @@ def _exit_status(exc: Exception) -> int | None:
                         FanoutError, ChartWorkersError, GxProcessSettingError, MemoryLimitError, RunSettingError,
                         WaitSettingError, OutboxSettingError, query_command.WarehouseFileError, AutomationsError)):
         return 2
-    if isinstance(exc, (LakeUnavailable, LakeConflict, query_command.WarehouseBusy)):
+    if isinstance(exc, (LakeUnavailable, LakeConflict, query_command.WarehouseBusy, AutomationsUnavailable)):
         return 1
     return None
 

@@ -120,10 +120,49 @@ def test_hweval_automations_creates_once_then_updates_in_place_and_refuses_copie
                 client.delete_automation(automation.id)
 
 
+def test_a_key_taken_out_of_the_file_is_taken_off_the_server(prefect_server, tmp_path):
+    """Prefect's update sends only the fields a model was given: a key taken out of the file would stay on the server,
+    and every later run would say `updated` again. Each field is sent, so the server then matches the file."""
+    from prefect.client.orchestration import get_client
+
+    from flows import automations as applying
+
+    name = f"hweval-test-keys-{tmp_path.name}"
+    path = write_automations(tmp_path / "a.yaml", file_automation(name) | {"tags": ["x"], "enabled": False,
+                                                                          "actions_on_trigger": [{"type": "do-nothing"}]})
+    with get_client(sync_client=True) as client:
+        try:
+            [created] = applying.apply(path)
+            write_automations(path, file_automation(name))  # no tags, enabled as the file says, no actions_on_trigger
+            assert [(a.done, a.automation_id) for a in applying.apply(path)] == [("updated", created.automation_id)]
+            assert [a.done for a in applying.apply(path)] == ["unchanged"]
+            [there] = client.read_automations_by_name(name)
+            assert (there.tags, there.enabled, there.actions_on_trigger) == ([], True, [])
+        finally:
+            for automation in client.read_automations_by_name(name):
+                client.delete_automation(automation.id)
+
+
+def test_a_server_that_does_not_answer_is_one_line_and_exit_1(tmp_path, capsys):
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from flows.cli import main
+
+    path = write_automations(tmp_path / "a.yaml", file_automation("a"))
+    with temporary_settings(updates={PREFECT_API_URL: "http://127.0.0.1:9/api"}):  # port 9 (discard): nothing listens
+        assert main(["automations", "--file", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("hweval: the Prefect server at http://127.0.0.1:9/api did not take the automations "
+                          "(ConnectError: ")
+    assert err.endswith("; applied before it: nothing\n") and err.count("\n") == 1
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("automations: []\n", r": expected a mapping with a non-empty list `automations`"),
     ("automations: [\n", r": while parsing a flow node expected the node content"),
     ("automations:\n  - name: x\n", r": automations\[0\]: trigger: Field required$"),
+    ("automations:\n  - {name: x, owner_resource: prefect.deployment.d}\n",
+     r": automations\[0\]\.owner_resource: an automation owned by a resource \(a deployment's trigger\) is made "),
 ])
 def test_a_file_prefect_would_not_take_is_refused_naming_it_before_the_server_is_asked(tmp_path, text, message):
     from flows.automations import AutomationsError, read_file

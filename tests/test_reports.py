@@ -265,6 +265,22 @@ def test_a_runner_up_equal_to_the_digits_shown_and_a_price_no_run_refreshed_are_
         "cheapest chip-hour (1.280 USD): ranking by the hourly price picks the same offer (+0.00 USD).")
 
 
+def test_a_runner_up_a_hair_dearer_is_said_to_be_less_than_a_tenth_of_a_percent_more():
+    """6,292.50 against 6,292.48 differ in the last digit shown, by 0.02 / 6,292.48 = 0.0003%: "0.0% more" would
+    contradict the figures beside it."""
+    sentence = str(reports.MARKDOWN.get_template("_sentences.j2").module.decision({
+        "outcome_metric": "completed_run_usd", "pick_cloud": "aws", "pick_instance_type": "p5.48xlarge",
+        "pick_region": "us-east-1", "pick_pricing_term": "on_demand", "pick_precision": "bf16",
+        "pick_basis": "measured", "pick_outcome_value": 6292.48, "pick_outcome_low": None, "pick_outcome_high": None,
+        "pick_candidate_id": "a", "runner_up_offer_id": "b", "runner_up_candidate_id": "b", "runner_up_cloud": "aws",
+        "runner_up_instance_type": "p5en.48xlarge", "runner_up_region": "us-east-1",
+        "runner_up_pricing_term": "on_demand", "runner_up_precision": "bf16", "runner_up_basis": "measured",
+        "runner_up_outcome_value": 6292.50, "runner_up_outcome_low": None, "runner_up_outcome_high": None,
+        "runner_up_gap": 6292.50 / 6292.48 - 1, "too_close_to_call": False, "is_chip_hour_pick_same_offer": True,
+        "pick_usd_per_chip_hour": 6.88}))
+    assert "(us-east-1, on_demand, bf16, measured): 6,292.50, less than 0.1% more. It is also" in sentence
+
+
 def test_a_notification_sentence_is_plain_text():
     change = {"unit": "completed_run_usd", "offer_id": "aws:us-east-1:p5.48xlarge:spot", "previous_offer_id": "x",
               "workload_id": "gpt3", "label": "aws p5.48xlarge [spot]", "previous_label": "gcp a3 <old>",

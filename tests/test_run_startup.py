@@ -117,18 +117,26 @@ def test_the_catalog_check_done_while_the_server_starts_is_what_the_flow_finds(c
     warm_catalog_check(str(tmp_path / "no-such-catalog"))
 
 
-ARROW_POOL_PROBE = ("import flows, pyarrow as pa; "
-                    "print(pa.default_memory_pool().backend_name, pa.table({'a': [1, 2]}).column('a').chunk(0)"
-                    ".buffers()[1] is not None)")
+# the pool of a process that imported hweval, and the environment a process it spawns starts with (a GX or chart
+# worker's: multiprocessing's spawn, as flows/gx_process.py and flows/chart_workers.py start them)
+ARROW_POOL_PROBE = """
+import multiprocessing, os
+import flows, pyarrow as pa
+if __name__ == "__main__":
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        print(pa.default_memory_pool().backend_name, pool.apply(os.getenv, ("ARROW_DEFAULT_MEMORY_POOL",)))
+"""
 
 
-def test_hwevals_processes_take_arrows_buffers_from_the_system_allocator_unless_the_user_chose_a_pool():
+def test_hwevals_processes_take_arrows_buffers_from_the_system_allocator_unless_the_user_chose_a_pool(tmp_path):
     """flows/__init__.py sets ARROW_DEFAULT_MEMORY_POOL=system before pyarrow is imported (Arrow reads it once): its
-    mimalloc pool kept ~25 MiB of a run's freed batches. A pool the user set is kept; spawned workers inherit it."""
-    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
-    chosen = subprocess.run([sys.executable, "-c", ARROW_POOL_PROBE], env=env, cwd=PROJECT_ROOT, capture_output=True,
-                            text=True, check=True)
-    assert chosen.stdout.split() == ["system", "True"]
-    kept = subprocess.run([sys.executable, "-c", ARROW_POOL_PROBE], env=env | {"ARROW_DEFAULT_MEMORY_POOL": "jemalloc"},
+    mimalloc pool kept ~30 MiB of a run's freed batches. A pool the user set is kept; spawned workers inherit it."""
+    probe = tmp_path / "probe.py"  # a file, not -c: spawn imports the parent's main module again
+    probe.write_text(ARROW_POOL_PROBE)
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"} | {"PYTHONPATH": str(PROJECT_ROOT)}
+    chosen = subprocess.run([sys.executable, str(probe)], env=env, cwd=PROJECT_ROOT, capture_output=True, text=True,
+                            check=True)
+    assert chosen.stdout.split() == ["system", "system"]
+    kept = subprocess.run([sys.executable, str(probe)], env=env | {"ARROW_DEFAULT_MEMORY_POOL": "mimalloc"},
                           cwd=PROJECT_ROOT, capture_output=True, text=True, check=True)
-    assert kept.stdout.split() == ["jemalloc", "True"]
+    assert kept.stdout.split() == ["mimalloc", "mimalloc"]

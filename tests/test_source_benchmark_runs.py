@@ -623,16 +623,20 @@ def test_an_own_run_whose_time_implies_an_mfu_past_1_is_quarantined_naming_it(fr
         OWN_TRAINING | {"precision": "fp8", "time_to_train_minutes": 95},
         OWN_TRAINING | {"time_to_train_minutes": 1e6},  # 1.26e21 / (64 x 989.4e12 x 6e7 s) = 3.316e-4, below 0.001
         OWN_LORA | {"time_to_train_minutes": 1},  # the LoRA workload names no tokens: no implied MFU, lands
+        # the catalog lists no fp4 peak for the H100: its highest, fp8's and int8's 1,978.9, bounds the run instead:
+        # 1.26e21 / (64 x 1978.9e12 x 60 s) = 165.81
+        OWN_TRAINING | {"precision": "fp4", "time_to_train_minutes": 1},
     ])
     load = land_checked(fresh_db, catalog, path)
-    assert (load.rows_landed, load.rows_quarantined) == (2, 3)
+    assert (load.rows_landed, load.rows_quarantined) == (2, 4)
     failures = quarantined(fresh_db)
     assert [f[:3] for f in failures] == [
-        (f"runs.csv: row {line}", "time_implied_mfu_plausible", "check_time_implied_mfu") for line in (3, 4, 5)]
-    assert [float(f[3]) for f in failures] == pytest.approx([3.4909, 1.7454, 3.3164e-4], rel=1e-4)
+        (f"runs.csv: row {line}", "time_implied_mfu_plausible", "check_time_implied_mfu") for line in (3, 4, 5, 7)]
+    assert [float(f[3]) for f in failures] == pytest.approx([3.4909, 1.7454, 3.3164e-4, 165.81], rel=1e-4)
     [reason] = {r for (r,) in fresh_db.execute("select reason from ops.quarantine").fetchall()}
     assert reason.startswith("the MFU an own run's time implies (its workload's 6 x N x tokens over chips x the "
-                             "catalog peak of its accelerator and precision x time_to_train_minutes in seconds")
+                             "catalog peak of its accelerator and precision, or the accelerator's highest listed peak "
+                             "where none is listed for that precision, x time_to_train_minutes in seconds")
     assert fresh_db.execute("select source_ref, workload, time_to_train_minutes from raw.benchmark_runs "
                             "order by row_no").fetchall() == [
         ("runs.csv: row 2", "gpt3-175b-pretrain", 480.0), ("runs.csv: row 6", "llama2-70b-lora-finetune", 1.0)]
