@@ -1,4 +1,6 @@
-"""The `hweval` command: run the pipeline, check the catalogs, query the warehouse.
+"""The `hweval` command: run the pipeline, check the catalogs, list the sources, query the warehouse, put the
+Prefect automations on a server (each command beside `run` in a module of its own: flows/query_command.py,
+flows/sources_command.py, flows/automations.py).
 
 Exit status of `hweval run`: 0 the run succeeded (sources stale within their limit included); 1 an unexpected
 failure (a traceback; and, in one line, a DuckLake that cannot be reached or that other runs kept committing to); 2
@@ -24,7 +26,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flows import paths, query_command, run_startup
+from flows import paths, query_command, run_startup, sources_command
+from flows.std_streams import ReaderGone
 
 if TYPE_CHECKING:
     from flows.lake import LakeConfig
@@ -256,59 +259,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_sources(args: argparse.Namespace) -> int:
-    """Each declared source: kind, whether it runs, what it reads in this mode, and its last good fetch."""
-    from flows.catalog import load_catalog
-
-    catalog = load_catalog(args.catalog or paths.catalog_dir())
-    mode = "live" if args.live else catalog.sources.mode
-    path = Path(args.warehouse or paths.warehouse_path())
-    history: dict[str, tuple] = {}
-    if path.exists():
-        con = query_command.open_warehouse_read_only(path)
-        columns = {r[0] for r in con.execute("select column_name from information_schema.columns "
-                                             "where table_schema = 'ops' and table_name = 'source_loads'").fetchall()}
-        if not {"status", "error"} <= columns:  # built by an older version; the next run adds the columns
-            con.close()
-            print(f"hweval: {path} was built by an older hweval (no status in ops.source_loads); "
-                  f"run `hweval run` once to upgrade it", file=sys.stderr)
-            return 1
-        try:
-            for row in con.execute("""
-                select source_id,
-                       max(as_of) filter (where status = 'landed') as last_good_run,
-                       arg_max(data_as_of, as_of) filter (where status = 'landed') as last_good_data,
-                       arg_max(rows_landed, as_of) filter (where status = 'landed') as rows_landed,
-                       arg_max(status, as_of) as last_status,
-                       arg_max(error, as_of) as last_error
-                from ops.source_loads group by source_id""").fetchall():
-                history[row[0]] = row[1:]
-        finally:
-            con.close()
-    print(f"mode: {mode} (sources.yaml says {catalog.sources.mode}; `--live` fetches sources with a live block)")
-    print(f"warehouse: {path}" + ("" if path.exists() else " (not built yet)"))
-    # columns as wide as their widest entry (a kind such as aws_instance_types ran into the next column)
-    id_width = max((len(source_id) for source_id in catalog.sources.sources), default=0)
-    kind_width = max((len(source.kind) for source in catalog.sources.sources.values()), default=0)
-    for source_id, source in catalog.sources.sources.items():
-        if not source.enabled:
-            state = "disabled"
-        elif source.reads_live(mode):
-            regions = source.live.get("regions") or []
-            state = "live: " + (", ".join(regions) if regions else "every region")
-        elif source.files:
-            state = f"files ({len(source.files)})"
-        else:
-            state = "live only: waits for --live"
-        last_good_run, last_good_data, rows, status, error = history.get(source_id, (None,) * 5)
-        last = (f"last good run {last_good_run} (data as of {last_good_data}, {rows} rows landed)"
-                if last_good_run else "never landed")
-        if status == "stale":
-            last += f"; STALE in the latest run: {error}"
-        print(f"  {source_id:<{id_width}}  {source.kind:<{kind_width}}  {state:<44} {last}")
-    return 0
-
-
 def cmd_automations(args: argparse.Namespace) -> int:
     from flows import automations
 
@@ -360,7 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
     sources.add_argument("--catalog", type=Path, default=None, help="catalog folder (default: catalogs/)")
     sources.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: warehouse/hweval.duckdb)")
     sources.add_argument("--live", action="store_true", help="show what a live run would fetch")
-    sources.set_defaults(func=cmd_sources)
+    sources.set_defaults(func=sources_command.cmd_sources)
 
     automations = sub.add_parser(
         "automations", help="create or update flows/automations.yaml's Prefect automations on the server "
@@ -451,43 +401,6 @@ def _exit_status(exc: Exception) -> int | None:
     return None
 
 
-class _ReaderGone:
-    """sys.stdout for the command's own process: once stdout's reader has closed it (`hweval ... | head`), later
-    writes go nowhere instead of raising BrokenPipeError, so the command goes on (a run still records itself and prints
-    its failure lines on stderr) and its status is its own; `gone` says it happened."""
-
-    def __init__(self, stream):
-        self._stream, self.gone = stream, False
-
-    def write(self, text: str) -> int:
-        if not self.gone:
-            try:
-                return self._stream.write(text)
-            except BrokenPipeError:
-                self._went()
-        return len(text)
-
-    def writelines(self, lines) -> None:
-        for line in lines:
-            self.write(line)
-
-    def flush(self) -> None:
-        if not self.gone:
-            try:
-                self._stream.flush()
-            except BrokenPipeError:
-                self._went()
-
-    def _went(self) -> None:
-        # stdout's descriptor on /dev/null: what the stream still holds is written there at exit, not raised again
-        # (Python's signal docs)
-        self.gone = True
-        os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
-
-    def __getattr__(self, name: str):
-        return getattr(self._stream, name)
-
-
 def entry() -> None:
     """The `hweval` command (pyproject's [project.scripts]): main() in a process of its own, which ends with it."""
     global _OWN_PROCESS
@@ -495,8 +408,8 @@ def entry() -> None:
     # stdout or stderr closed before the command started (`>&-`): Python leaves it None, and writes go nowhere.
     # stderr too: `hweval run 2>&1 | head` closed both, and the run's next log line failed it (exit 1, nothing
     # published)
-    sys.stdout = guarded = _ReaderGone(sys.stdout if sys.stdout is not None else open(os.devnull, "w"))  # noqa: SIM115
-    sys.stderr = guarded_err = _ReaderGone(sys.stderr if sys.stderr is not None else open(os.devnull, "w"))  # noqa: SIM115
+    sys.stdout = guarded = ReaderGone(sys.stdout if sys.stdout is not None else open(os.devnull, "w"))  # noqa: SIM115
+    sys.stderr = guarded_err = ReaderGone(sys.stderr if sys.stderr is not None else open(os.devnull, "w"))  # noqa: SIM115
     code = main()
     guarded.flush()  # a reader gone shows here at the latest, not in the interpreter's flush at exit (status 120)
     guarded_err.flush()
