@@ -64,8 +64,8 @@ def read_file(path: Path) -> list:
             cores.append(AutomationCore.model_validate(entry))
         except ValidationError as exc:
             first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"])
-            raise AutomationsError(f"{path}: automations[{n}]: {where}: {first['msg']}") from exc
+            where = "".join(f".{part}" for part in first["loc"])  # nothing when the entry itself is wrong
+            raise AutomationsError(f"{path}: automations[{n}]{where}: {first['msg']}") from exc
     names = [core.name for core in cores]
     if len(set(names)) < len(names):
         raise AutomationsError(f"{path}: two automations are named {safe_yaml.quoted(_twice(names))}: each is found "
