@@ -64,7 +64,8 @@ def read_file(path: Path) -> list:
             cores.append(AutomationCore.model_validate(entry))
         except ValidationError as exc:
             first = exc.errors()[0]
-            where = "".join(f".{part}" for part in first["loc"])  # nothing when the entry itself is wrong
+            # automations[0].trigger, automations[0].tags[1]; nothing when the entry itself is wrong
+            where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in first["loc"])
             raise AutomationsError(f"{path}: automations[{n}]{where}: {first['msg']}") from exc
     names = [core.name for core in cores]
     if len(set(names)) < len(names):

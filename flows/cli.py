@@ -1,6 +1,5 @@
 """The `hweval` command: run the pipeline, check the catalogs, list the sources, query the warehouse, put the
-Prefect automations on a server (each command beside `run` in a module of its own: flows/query_command.py,
-flows/sources_command.py, flows/automations.py).
+Prefect automations on a server.
 
 Exit status of `hweval run`: 0 the run succeeded (sources stale within their limit included); 1 an unexpected
 failure (a traceback; and, in one line, a DuckLake that cannot be reached or that other runs kept committing to); 2

@@ -162,6 +162,8 @@ def test_a_server_that_does_not_answer_is_one_line_and_exit_1(tmp_path, capsys):
     ("automations: [\n", r": while parsing a flow node expected the node content"),
     ("automations:\n  - name: x\n", r": automations\[0\]\.trigger: Field required$"),
     ("automations:\n  - just a name\n", r": automations\[0\]: Input should be a valid dictionary"),
+    ("automations:\n  - {name: x, tags: [a, 1], trigger: {type: event}, actions: []}\n",
+     r": automations\[0\]\.tags\[1\]: Input should be a valid string$"),
     ("automations:\n  - {name: x, owner_resource: prefect.deployment.d}\n",
      r": automations\[0\]\.owner_resource: an automation owned by a resource \(a deployment's trigger\) is made "),
 ])

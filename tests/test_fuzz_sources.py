@@ -24,9 +24,10 @@ from flows.source_batches import fetch_source
 from flows.sources._common import SourceFormatError
 
 # Hypothesis warns when the global `random` state changes while st.data() draws (hypothesis/control.py compares it
-# before and after each draw). Nothing drawn here uses `random`, but in `make test` the session's Prefect server and
-# client share this process, and their threads draw jitter from it (prefect/utilities/math.py), so a draw that
-# overlaps one is reported now and then: a false alarm of another thread's, not of these strategies.
+# before and after each draw). Nothing drawn here uses `random`, but in `make test` Prefect's client runs in this
+# process (the session's test server is a subprocess), and its threads draw jitter from it (task and service loops:
+# prefect/utilities/math.py, services.py; Dask's and websockets' reconnects too), so a draw that overlaps one is
+# reported now and then: a false alarm of another thread's, not of these strategies.
 pytestmark = pytest.mark.filterwarnings(
     "ignore:Do not use the `random` module inside strategies:hypothesis.errors.HypothesisDeprecationWarning")
 
