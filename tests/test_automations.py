@@ -128,8 +128,8 @@ def test_a_key_taken_out_of_the_file_is_taken_off_the_server(prefect_server, tmp
     from flows import automations as applying
 
     name = f"hweval-test-keys-{tmp_path.name}"
-    path = write_automations(tmp_path / "a.yaml", file_automation(name) | {"tags": ["x"], "enabled": False,
-                                                                          "actions_on_trigger": [{"type": "do-nothing"}]})
+    extra = {"tags": ["x"], "enabled": False, "actions_on_trigger": [{"type": "do-nothing"}]}
+    path = write_automations(tmp_path / "a.yaml", file_automation(name) | extra)
     with get_client(sync_client=True) as client:
         try:
             [created] = applying.apply(path)
