@@ -77,6 +77,14 @@ def write_training_csv(path, rows):
         writer.writerows(rows)
 
 
+def land_training_csv(tmp_path, con, catalog, rows):
+    """`rows` written as a detailed CSV (d.csv), read by the source and landed as a run does (validated)."""
+    path = tmp_path / "detailed.csv"
+    write_training_csv(path, rows)
+    return land_batch(con, batch_of("mlperf_training", mlperf_training.read_file(path, "d.csv")), "run-1", AS_OF,
+                      catalog)
+
+
 def test_training_detailed_csv_lands_one_row_per_system_and_benchmark(tmp_path):
     path = tmp_path / "detailed.csv"
     write_training_csv(path, [
@@ -92,14 +100,11 @@ def test_training_detailed_csv_lands_one_row_per_system_and_benchmark(tmp_path):
 
 
 def test_training_unknown_accelerator_and_bad_minutes_are_quarantined(tmp_path, fresh_db, catalog):
-    path = tmp_path / "detailed.csv"
-    write_training_csv(path, [
+    load = land_training_csv(tmp_path, fresh_db, catalog, [
         training_csv_row("Eos", "NVIDIA H100-SXM5-80GB", 8, 1, lora="28.16"),
         training_csv_row("HLS-Gaudi2-PT", "Intel(R) Gaudi(R) 2 AI Accelerator", 8, 1, lora="78.1"),
         training_csv_row("Bad", "NVIDIA H100-SXM5-80GB", 8, 1, lora="about an hour"),
     ])
-    rows = mlperf_training.read_file(path, "d.csv")
-    load = land_batch(fresh_db, batch_of("mlperf_training", rows), "run-1", AS_OF, catalog)
     assert (load.rows_in, load.rows_landed, load.rows_quarantined) == (3, 1, 2)
     reasons = fresh_db.execute("select source_ref, expectation, column_name from ops.quarantine order by row_no").fetchall()
     assert reasons == [
@@ -109,15 +114,12 @@ def test_training_unknown_accelerator_and_bad_minutes_are_quarantined(tmp_path, 
 
 
 def test_a_time_to_train_past_its_bound_is_quarantined_not_failing_the_build(tmp_path, fresh_db, catalog):
-    path = tmp_path / "detailed.csv"
-    write_training_csv(path, [
+    load = land_training_csv(tmp_path, fresh_db, catalog, [
         training_csv_row("Eos_n64", "NVIDIA H100-SXM5-80GB", 512, 64, gpt3="50.72796666666667"),
         training_csv_row("Eos_n64b", "NVIDIA H100-SXM5-80GB", 512, 64, gpt3="1e300"),
         # 10,000,000 minutes (19 years) is the bound itself: it lands
         training_csv_row("Slow", "NVIDIA H100-SXM5-80GB", 8, 1, lora="10000000"),
     ])
-    rows = mlperf_training.read_file(path, "d.csv")
-    load = land_batch(fresh_db, batch_of("mlperf_training", rows), "run-1", AS_OF, catalog)
     assert (load.rows_in, load.rows_landed, load.rows_quarantined) == (3, 2, 1)
     # before the bound, 1e300 minutes landed and every build failed at an integer cast in
     # int_training_estimates_computed.sql, naming no file or row
