@@ -381,18 +381,17 @@ def run_throughputs(frame: pl.DataFrame, catalog) -> pl.DataFrame:
     disagree = (total > 0) & ((together - total).abs() > THROUGHPUT_TOLERANCE * total + PER_CHIP_ROUNDING * chips)
     # the FLOPs a token costs: a mixture-of-experts model's active parameters (Mixtral 8x7B: 12.9e9 of 46.7e9), else
     # all of them; by all, a Mixtral run at 27% MFU on an H100 implied more than 1 and was refused
-    params = pl.DataFrame([{"model": m, "_params": float(model.active_params or model.params)}
-                           for m, model in catalog.models.models.items()],
+    active = {m: float(model.active_params or model.params) for m, model in catalog.models.models.items()}
+    params = pl.DataFrame([{"model": m, "_params": n} for m, n in active.items()],
                           schema={"model": pl.String, "_params": pl.Float64})
     peaks = pl.DataFrame(_peaks(catalog), schema={"accelerator": pl.String, "precision": pl.String,
                                                   "_peak_tflops": pl.Float64})
     implied = 6 * pl.col("_params") * pl.coalesce(per_chip, from_total) / (pl.col("_peak_tflops") * 1e12)
     # a workload's FLOPs by 6 x N x tokens, N its model's (active) parameters: what one completed run of it computes
-    models = catalog.models.models
     workload_flops = pl.DataFrame(
-        [{"workload": w, "_workload_flops": 6.0 * (models[wl.model].active_params or models[wl.model].params)
-          * wl.tokens} for w, wl in catalog.workloads.workloads.items()
-         if wl.kind == "training" and wl.tokens is not None and wl.model in models],
+        [{"workload": w, "_workload_flops": 6 * active[wl.model] * wl.tokens}
+         for w, wl in catalog.workloads.workloads.items()
+         if wl.kind == "training" and wl.tokens is not None and wl.model in active],
         schema={"workload": pl.String, "_workload_flops": pl.Float64})
     seconds = pl.col("time_to_train_minutes").cast(pl.Float64) * 60
     # the peak of the row's precision; where the catalog lists none for it (fp32, or fp4 on an H100), the chip's
