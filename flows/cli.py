@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 EXIT_STALE_PAST_LIMIT = 3
 EXIT_LOCK_TIMEOUT = 4
 EXIT_FAILED_AFTER_PUBLISH = 5
+EXIT_CANCELLED = 6  # cancelled from Prefect and stopped before its publish (flows/cancellation.py)
 EXIT_READER_GONE = 128 + signal.SIGPIPE  # 141, as a shell reports `yes | head`'s yes: any command, its output unread
 
 # Set by entry(): this process is the `hweval` command's own, and ends when the command does (not a test calling
@@ -123,6 +124,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if server is not None:
         print("hweval: no PREFECT_API_URL set; a temporary local Prefect server starts for this run (it adds about "
               "5 s; more on the first run, which creates its database).", file=sys.stderr)
+    from flows import cancellation
     from flows.nightly import FailedAfterPublish, StalePastLimit, nightly
     from flows.paths import absolute
     from flows.prefect_server import ServerStartError
@@ -144,9 +146,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         # the modules, catalog and suites loaded so far live as long as this process: frozen, each full collection
         # during the run walks only the run's own objects (a cold run made 8, ~1.9 s of its CPU, before)
         gc.freeze()
+    from prefect.exceptions import CancelledRun
+
     status = 0
+    watch, cancelled, failed = cancellation.Watch(), None, True
     try:
-        with server.flows_settings() if server is not None else contextlib.nullcontext():
+        with (server.flows_settings() if server is not None else contextlib.nullcontext(),
+              cancellation.watching(watch)):
             result = nightly(
                 as_of=args.as_of,
                 source_files=source_files or None,
@@ -165,6 +171,18 @@ def cmd_run(args: argparse.Namespace) -> int:
         result, status = exc.result, EXIT_STALE_PAST_LIMIT
     except FailedAfterPublish as exc:
         result, status = exc.result, EXIT_FAILED_AFTER_PUBLISH
+    except CancelledRun as exc:  # the flow stopped at a step boundary, Cancelled (flows/cancellation.py)
+        cancelled = exc
+    else:
+        failed = False
+    finally:  # a cancel that came after the publish began: the state the run reached, not Cancelling for ever
+        settled = None if cancelled else cancellation.settle(watch, failed=failed or status != 0)
+    if cancelled is not None:
+        print(f"hweval: the run was {cancelled} (exit status {EXIT_CANCELLED})", file=sys.stderr)
+        return EXIT_CANCELLED
+    if settled is not None:
+        print(f"hweval: Prefect was asked to cancel the run after its publish had begun: it finished (marked "
+              f"{settled.title()})", file=sys.stderr)
     landed = sum(load.rows_landed for load in result.loads)
     quarantined = sum(load.rows_quarantined for load in result.loads)
     for load in result.loads:

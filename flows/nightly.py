@@ -19,10 +19,12 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.runtime import flow_run
+from prefect.states import Cancelled
 from prefect.utilities.annotations import quote
 
 from flows import (
     analytics,
+    cancellation,
     chart_workers,
     compaction,
     crash_notice,
@@ -356,7 +358,10 @@ def nightly(
     box = outbox.folder(warehouse_path)  # messages a channel did not take; a bad HWEVAL_NOTIFY_OUTBOX stops the run now
     notice = crash_notice.CrashNotice(catalog, as_of, run_id, reports_root, box, crash_notice.current_attempt())
     with crash_notice.told_if_crashed(notice):
-        return _evaluate_and_tell(notice, started_at, warehouse_path, source_files, live, accept_changes, wait_s)
+        try:
+            return _evaluate_and_tell(notice, started_at, warehouse_path, source_files, live, accept_changes, wait_s)
+        except cancellation.RunCancelled as exc:  # told; the flow run ends Cancelled, which Prefect takes over the
+            return Cancelled(message=str(exc))  # Cancelling state it asked for (a Failed one it refuses)
 
 
 def _evaluate_and_tell(notice: crash_notice.CrashNotice, started_at: dt.datetime, warehouse_path: Path,
@@ -420,8 +425,10 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
     # The catalog goes to each task quoted (by reference): Prefect walks every argument it is given, and walking the
     # Catalog's models costs ~40 ms a task, measured (13 fetch, land and build tasks: ~0.5 s of CPU a run)
     batches = fetch_all(catalog, enabled)
+    cancellation.check("the landing")  # `hweval run` only: a deployment's worker stops its cancelled runs itself
     staging_dir = reports_root / f".{as_of.isoformat()}.rendering-{os.getpid()}"
-    with runlock.exclusive(warehouse_path, reports_root, wait_s, _say):
+    with runlock.exclusive(warehouse_path, reports_root, wait_s, _say,
+                           waiting=lambda: cancellation.check_now_and_then("the landing")):
         for action in publish_journal.recover_killed_publish(warehouse_path, reports_root):
             logger.warning("%s", action)
         # what a killed run rendered but never published
@@ -435,8 +442,10 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
                     loads = land(building, quote(catalog), batches, run_id, as_of, publishing.docs_dir_for(staging_dir),
                                  frozenset(accept_changes or ()), fallbacks,
                                  reports_root)
+                    cancellation.check("the build")
                     latest_run = build_and_render(building, quote(catalog), loads, run_id, as_of, started_at,
                                                   staging_dir)
+                    cancellation.check("the publish")  # the last: a publish begun is finished
                     if lake_config:  # the lake is the warehouse of record: it commits before anything is published
                         commit_to_lake(lake_config, building, base, run_id, as_of)
                     dated, latest_updated = publish(building, warehouse_path, staging_dir, reports_root, as_of,

@@ -59,23 +59,26 @@ def lock_files(warehouse_path: Path, reports_root: Path) -> tuple[Path, Path]:
 
 
 @contextmanager
-def exclusive(warehouse_path: Path, reports_root: Path, wait_s: float, say: Callable[[str], None]) -> Iterator[None]:
+def exclusive(warehouse_path: Path, reports_root: Path, wait_s: float, say: Callable[[str], None],
+              waiting: Callable[[], None] = lambda: None) -> Iterator[None]:
     """Hold the warehouse's lock, then the reports folder's, for the block; wait up to `wait_s` seconds for them.
 
     If another run holds one, `say` is told who and for how long this run waits; past the wait RunLockTimeout is
     raised and nothing was changed. Always warehouse first, so two runs never hold one each and wait for the other.
+    `waiting` is called at each poll of the wait (POLL_INTERVAL_S); what it raises ends the wait (a cancelled run).
     """
     wait_s = wait_seconds(wait_s, "wait_s=")  # the flow's parameter, which no command line checked
     deadline = time.monotonic() + wait_s
     warehouse_lock, reports_lock = lock_files(warehouse_path, reports_root)
     with ExitStack() as held:
-        held.enter_context(_held(warehouse_lock, warehouse_path, wait_s, deadline, say))
-        held.enter_context(_held(reports_lock, reports_root, wait_s, deadline, say))
+        held.enter_context(_held(warehouse_lock, warehouse_path, wait_s, deadline, say, waiting))
+        held.enter_context(_held(reports_lock, reports_root, wait_s, deadline, say, waiting))
         yield
 
 
 @contextmanager
-def _held(lock_file: Path, guarded: Path, wait_s: float, deadline: float, say: Callable[[str], None]) -> Iterator[None]:
+def _held(lock_file: Path, guarded: Path, wait_s: float, deadline: float, say: Callable[[str], None],
+          waiting: Callable[[], None]) -> Iterator[None]:
     """Hold `lock_file` (guarding `guarded`) with its holder's description written in it; remove it on release."""
     lock_file.parent.mkdir(parents=True, exist_ok=True)
     told = False
@@ -95,6 +98,7 @@ def _held(lock_file: Path, guarded: Path, wait_s: float, deadline: float, say: C
             if not told:
                 say(f"{holder} holds {_shown(guarded)}; waiting up to {wait_s:g} s")
                 told = True
+            waiting()
             time.sleep(POLL_INTERVAL_S)
             continue
         if _same_file(fd, lock_file):
