@@ -36,6 +36,8 @@ INFERENCE = "sql/intermediate/int_inference_estimates_computed.sql"
 TRAINING = "sql/intermediate/int_training_estimates_computed.sql"
 MEASURED = "sql/intermediate/int_training_measured.sql"
 PRICE_SHEET_SUITE = "catalogs/expectations/price_sheet.json"
+CANCELLED_BEFORE_PUBLISH = ("tests/test_cancellation.py::test_hweval_run_cancelled_from_prefect_stops_before_its_"
+                            "publish_changes_nothing_and_is_marked_cancelled")
 NO_UPFRONT_OWN_CLOUD = ("tests/test_price_sheet.py::test_a_no_upfront_rate_needs_no_term_and_an_on_prem_entry_may_"
                         "write_its_own_cloud")
 AMOUNT_CEILINGS = ("tests/test_price_sheet.py::test_amounts_past_their_ceiling_are_quarantined_and_amounts_at_it_are_"
@@ -1441,6 +1443,24 @@ MUTATIONS = (
              (NO_UPFRONT_OWN_CLOUD,)),
     Mutation("on-prem-entry-refused-for-its-own-cloud", "flows/sources/price_sheet.py",
              "\n                 and entry[key] != SET_BY_KIND.get(kind, {}).get(key)]", "]", (NO_UPFRONT_OWN_CLOUD,)),
+    # hweval run cancelled from Prefect (flows/cancellation.py)
+    Mutation("cancel-asked-but-not-seen", "flows/cancellation.py",
+             "(state.is_cancelling() or state.is_cancelled())", "state.is_cancelled()", (CANCELLED_BEFORE_PUBLISH,)),
+    Mutation("cancel-not-checked-before-the-publish", "flows/nightly.py",
+             '                    cancellation.check("the publish")', "                    pass",
+             (CANCELLED_BEFORE_PUBLISH,)),
+    Mutation("cancelled-run-ends-failed", "flows/nightly.py",
+             "            return Cancelled(message=str(exc))", "            raise", (CANCELLED_BEFORE_PUBLISH,)),
+    Mutation("cancel-not-checked-while-waiting-for-the-lock", "flows/runlock.py", "            waiting()\n", "",
+             ("tests/test_cancellation.py::test_a_run_cancelled_while_it_waits_for_another_runs_lock_stops_waiting",)),
+    Mutation("cancel-after-the-publish-left-cancelling", "flows/cli.py",
+             "settled = None if cancelled else cancellation.settle(", "settled = None and cancellation.settle(",
+             ("tests/test_cancellation.py::test_a_cancel_after_the_publish_began_lets_the_run_finish_and_marks_it_"
+              "completed_not_cancelling",)),
+    Mutation("prefect-api-that-does-not-answer-asked-again", "flows/cancellation.py",
+             "    if watch.unanswered:\n        return None\n    try:", "    try:",
+             ("tests/test_cancellation.py::test_a_prefect_api_that_does_not_answer_the_question_lets_the_run_go_on_"
+              "said_once",)),
 )
 
 
