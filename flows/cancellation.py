@@ -37,7 +37,8 @@ class RunCancelled(RuntimeError):
 
 @dataclass
 class Watch:
-    """What `hweval run` learns of its flow run: its id (from the first check) and whether it stopped cancelled."""
+    """What `hweval run` learns of its flow run as the flow checks: its id, when it last asked, and whether Prefect's
+    API left a question unanswered."""
 
     flow_run_id: UUID | None = None
     last_check: float = float("-inf")
