@@ -38,6 +38,7 @@ EXCLUSION_REASONS_LISTED = 60  # reasons under Excluded
 EXCLUDED_OFFERS_LISTED = 60  # offers named for one reason before "and N more" (offers that read alike: one name)
 NOTHING_EXCLUDED = (0, [], {"reasons": 0, "candidates": 0})
 REVERSALS_LISTED = 5  # pairs under "Where the hourly price disagrees"
+API_RANGES_LISTED = 4  # traffic ranges where self-hosting beats a hosted API, before "in N more ranges"
 CHANGES_LISTED = 8  # lines of one kind of change shown before "and N more"
 QUARANTINE_VALUES_LISTED = 12  # distinct rejected values named per source and expectation before "and N others"
 BASES = ["measured", "scaled", "calibrated", "estimated"]
@@ -417,7 +418,7 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
                 "excluded_left_out": excluded_left_out, **common, "cpu_baseline": cpu_baseline,
                 "cpu_label": OUTCOME_LABELS.get(cpu_baseline["outcome_metric"]) if cpu_baseline else None,
                 "best_changes": [c for c in best_changes if c["workload_id"] == workload_id]}
-        page["hosted_apis"] = api_comparisons.get(workload_id, [])
+        page |= {"hosted_apis": api_comparisons.get(workload_id, []), "api_ranges_listed": API_RANGES_LISTED}
         if ranking:
             listed = ranking[:RANKING_ROWS_LISTED]
             headers, rows = (_training_rows(listed, costs) if w["kind"] == "training"

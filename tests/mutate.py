@@ -164,6 +164,15 @@ MUTATIONS = (
     Mutation("an-api-break-even-without-the-spare-unit", "sql/marts/api_comparisons.sql",
              "        coalesce(costs.spare_deployments, 0) as spare_deployments,", "        0 as spare_deployments,",
              ("tests/test_model_api_prices.py::test_a_pick_on_spot_breaks_even_with_its_spare_unit_paid",)),
+    Mutation("api-cheaper-from-the-first-break-even-on", "sql/marts/api_comparisons.sql",
+             "            {'from_requests_per_s': (cheaper_throughout_units - 1 + spare_deployments)",
+             "            {'from_requests_per_s': (break_even_units + spare_deployments)",
+             (("tests/test_model_api_prices.py::test_the_api_beside_the_best_self_hosted_offer_with_the_break_even_"
+               "traffic"),)),
+    Mutation("api-comparison-settled-whatever-the-likely-range", "flows/templates/_hosted_api.md.j2",
+             "{%- if a.is_api_within_likely_range %}", "{%- if false %}",
+             (("tests/test_model_api_prices.py::test_which_is_cheaper_is_not_settled_when_the_likely_range_holds_"
+               "the_apis_cost"),)),
     Mutation("a-history-chart-mixing-usd-and-kwh", "flows/charts.py",
              "    inner join current_pick on current_pick.outcome_metric = picks.outcome_metric\n",
              "    inner join current_pick on true\n",

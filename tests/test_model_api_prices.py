@@ -271,6 +271,17 @@ def test_the_api_beside_the_best_self_hosted_offer_with_the_break_even_traffic(a
     assert west["is_self_hosted_cheaper"] is False
     assert west["break_even_requests_per_s"] == pytest.approx(4.14738, abs=1e-4)
     assert west["is_self_hosting_never_cheaper"] is False
+    # Units come whole, so that is not "cheaper from 4.15 on": n units carry ((n - 1) x m, n x m] and cost n x 6.88,
+    #   cheaper there only above n x k. n = 2: (6.0774, 12.1547], 2k = 8.2948: at 7 requests/s the API's
+    #   7 x 1.65888 = 11.61 USD an hour beats 2 x 6.88 = 13.76. n = 3: (12.1547, 18.2321], 3k = 12.4421: at 12.3 the
+    #   API's 20.40 beats 20.64. n = 4: 4k = 16.5895 <= 3m = 18.2321, so past 3k it is cheaper at any traffic
+    #   (N = m / (m - k) = 6.0774 / 1.9300 = 3.149, N' = 4: the open range starts at (N' - 1) x k).
+    assert west["self_hosted_deployment_mean_requests_per_s"] == pytest.approx(6.07737, abs=1e-4)
+    assert [(r["from_requests_per_s"], r["to_requests_per_s"]) for r in west["self_hosted_cheaper_ranges"]] == [
+        (pytest.approx(4.14738, abs=1e-4), pytest.approx(6.07737, abs=1e-4)),
+        (pytest.approx(8.29475, abs=1e-4), pytest.approx(12.15474, abs=1e-4)),
+        (pytest.approx(12.44213, abs=1e-4), None)]
+    assert west["self_hosted_cheaper_throughout_from_requests_per_s"] == pytest.approx(12.44213, abs=1e-4)
     # us-east-1 at the real 0.22 / 0.22: c = 1,280 x 0.22 / 1e6 = 0.0002816 USD a request; k = 6.88 / (3,600 x
     #   0.0002816) = 6.88 / 1.01376 = 6.7866 requests/s, more than one unit carries (6.0773): never. Equivalently a
     #   self-hosted request at full load costs U x 3 / (3,600 x C) = 20.64 / 65,635.2 = 0.00031446 USD > 0.0002816.
@@ -278,6 +289,8 @@ def test_the_api_beside_the_best_self_hosted_offer_with_the_break_even_traffic(a
     assert east["self_hosted_usd_per_request_at_full_load"] == pytest.approx(0.00031446, rel=1e-4)
     assert east["break_even_requests_per_s"] is None
     assert east["is_self_hosting_never_cheaper"] is True
+    assert (east["self_hosted_cheaper_ranges"], east["self_hosted_cheaper_throughout_from_requests_per_s"]) == (
+        None, None)
     assert (east["price_source_id"], east["api_offer_id"]) == ("bedrock_pricing",
                                                               "aws:us-east-1:Llama 3.1 8B Instruct")
 
@@ -320,6 +333,10 @@ def test_a_pick_on_spot_breaks_even_with_its_spare_unit_paid(fresh_db, bf16_cata
     # 2.00 USD an hour buys a unit and no spare)
     assert west["break_even_deployments"] == 1
     assert west["break_even_requests_per_s"] == pytest.approx(2.411265, abs=1e-5)
+    # and it stays cheaper: N = (m + s x k) / (m - k) = 7.2829 / 4.8717 = 1.495, N' = 2, so one range, from
+    # (N' - 1 + 1) x k = 2.411265 on (2 serving units and the spare, 6.00 an hour, beat the API's 3.32 at 2 x m)
+    assert [(r["from_requests_per_s"], r["to_requests_per_s"]) for r in west["self_hosted_cheaper_ranges"]] == [
+        (pytest.approx(2.411265, abs=1e-5), None)]
     # at the workload's 2 requests/s the API's 3.318 USD an hour is cheaper than the 4.00 of self-hosting
     assert west["is_self_hosted_cheaper"] is False and west["self_hosted_usd_per_hour"] == pytest.approx(4.0)
 
@@ -332,7 +349,14 @@ def test_the_workload_page_shows_the_hosted_api_section(api_built):
     assert ("**aws Llama 3.1 8B Instruct** (us-west-2; bedrock_pricing, as of 2026-11-30): 0.300 USD per million "
             "input tokens and 0.600 per million output tokens, 460.80 USD per million requests. For this traffic: "
             "3.318 USD an hour, 2,421.96 USD a month, 465.45 USD per million successful requests.") in section
-    assert ("Self-hosting becomes cheaper from 4.15 requests/s on average (there a unit's 6.880 USD an hour equals the API's bill; one unit carries up to 6.08 requests/s on average at x3.0 peaks).") in section
+    # the ranges of test_the_api_beside_the_best_self_hosted_offer_with_the_break_even_traffic, to 3 decimals
+    assert ("at this traffic the API is cheaper on the estimated cost (965.21 against the API's 465.45 USD per "
+            "million successful requests). Units come whole, so self-hosting is not cheaper from one traffic on: it "
+            "is cheaper at a mean traffic from 4.147 to 6.077 requests/s, from 8.295 to 12.155, and at any from "
+            "12.442 on; the API below 4.147 and between those ranges, where the traffic has just outgrown whole units "
+            "(at 4.147 a unit's 6.880 USD an hour equals the API's bill; one unit carries up to 6.077 requests/s on "
+            "average at x3.0 peaks, estimated).") in section
+    assert "becomes cheaper from" not in section
     assert ("Self-hosting is never cheaper: at full load a self-hosted request costs 314.46 USD per million requests "
             "(its units sized for x3.0 peaks) against the API's 281.60.") in section
 
@@ -347,3 +371,39 @@ def test_vertex_units_with_a_fraction_or_nanos_of_a_whole_unit_are_refused_at_th
     with pytest.raises(SourceFormatError, match=r"^vertex p1: skus\[0\]\.pricingInfo\[0\]\.pricingExpression"
                                                 r"\.tieredRates\[0\]\.unitPrice: " + message):
         vertex_model_prices.rows_from_pages([("vertex p1", page)])
+
+
+def test_which_is_cheaper_is_not_settled_when_the_likely_range_holds_the_apis_cost(api_built):
+    from flows import reports
+
+    select = (PROJECT_ROOT / "sql" / "marts" / "api_comparisons.sql").read_text()
+    pick = ("select candidate_id from marts.rankings where is_pick and workload_id = 'llama31-8b-chat-small' "
+            "and as_of = ?")
+
+    def west_with_range(low: float | None, high: float | None) -> tuple[dict, str]:
+        api_built.execute(f"update marts.rankings set outcome_low = ?, outcome_high = ? where candidate_id = ({pick})",
+                          [low, high, AS_OF])
+        api_built.execute("delete from marts.api_comparisons where as_of = ?", [AS_OF])
+        api_built.execute(f"insert into marts.api_comparisons by name {select}")
+        [west] = fetch_dicts(api_built, "select * from marts.api_comparisons where as_of = ? and region = "
+                                        "'us-west-2' and workload_id = 'llama31-8b-chat-small'", [AS_OF])
+        page = reports.render(api_built, AS_OF)["llama31-8b-chat-small.md"]
+        return west, page.split("us-west-2; bedrock_pricing", 1)[1].split("\n", 1)[0]
+
+    # the module's warehouse is shared (its readers use cursors of their own, which see no open transaction): the
+    # pick's range is put back to none after
+    try:
+        # the pick's estimate is 965.21 USD per million successful requests against the API's 465.45; a likely range
+        # of 400 to 1,200 holds 465.45: the API is cheaper at the estimate, but not settled
+        west, line = west_with_range(400.0, 1200.0)
+        assert (west["is_self_hosted_cheaper"], west["is_api_within_likely_range"]) == (False, True)
+        assert ("at this traffic the API is cheaper on the estimated cost (965.21 against the API's 465.45 USD per "
+                "million successful requests), but that is not settled: the self-hosted cost's likely range, 400.00 "
+                "to 1,200.00, reaches below the API's.") in line
+        # 500 to 1,200 lies wholly above 465.45: settled
+        west, line = west_with_range(500.0, 1200.0)
+        assert west["is_api_within_likely_range"] is False
+        assert ("465.45 USD per million successful requests), and the self-hosted cost's likely range, 500.00 to "
+                "1,200.00, stays above the API's.") in line
+    finally:
+        west_with_range(None, None)

@@ -13,6 +13,11 @@
 -- A pick on reclaimable capacity carries s = 1 spare unit (marts.inference_costs.spare_deployments): n units serving
 -- cost (n + s) x U, so self-hosting is first cheaper at r = (n* + s) x k, n* the fewest units for which that traffic
 -- still fits them, (n* + s) x k <= n* x m: n* = max(1, ceil(s x k / (m - k))), when k < m (s = 0: n* = 1, r = k).
+-- Ranges. The self-hosted cost is a step function (whole units), so past r one break-even is not the whole story:
+-- n serving units carry ((n - 1) x m, n x m], and there self-hosting is cheaper only above (n + s) x k. That edge is
+-- inside the interval (the API is cheaper again just past (n - 1) x m) while (n + s) x k > (n - 1) x m, i.e. while
+-- n < N = (m + s x k) / (m - k). With N' = ceil(N), self-hosting is cheaper on ((n + s) x k, n x m] for each
+-- n = 1 .. N' - 2 where that is not empty, and on ((N' - 1 + s) x k, infinity): past it, at any traffic.
 with api as (
     select * from intermediate.int_api_costs_computed
 ),
@@ -29,7 +34,7 @@ costs as (
 
 picks as (
     -- rank 1, with the tie-break of marts.decisions and rank_history.is_pick
-    select rankings.candidate_id, rankings.workload_id, rankings.basis
+    select rankings.candidate_id, rankings.workload_id, rankings.basis, rankings.outcome_low, rankings.outcome_high
     from rankings
     qualify row_number() over (partition by workload_id order by outcome_value, usd_per_chip_hour, candidate_id) = 1
 ),
@@ -46,6 +51,8 @@ self_hosted as (
         costs.accelerator_id,
         costs.precision,
         picks.basis,
+        picks.outcome_low,
+        picks.outcome_high,
         costs.deployments,
         coalesce(costs.spare_deployments, 0) as spare_deployments,
         costs.deployment_usd_per_hour,
@@ -76,6 +83,8 @@ compared as (
         self_hosted.monthly_usd / 730 as self_hosted_usd_per_hour,
         self_hosted.monthly_usd as self_hosted_monthly_usd,
         self_hosted.usd_per_million_successful_requests as self_hosted_usd_per_million_successful_requests,
+        self_hosted.outcome_low as self_hosted_usd_per_million_successful_requests_low,
+        self_hosted.outcome_high as self_hosted_usd_per_million_successful_requests_high,
         self_hosted.usd_per_million_input_tokens as self_hosted_usd_per_million_input_tokens,
         self_hosted.usd_per_million_output_tokens as self_hosted_usd_per_million_output_tokens,
         -- U x peak_factor / (3600 x C): a unit's hour over the requests it serves when the peak fills it
@@ -98,8 +107,29 @@ broken_even as (
              then greatest(1, cast(ceil(spare_deployments * one_unit_break_even_requests_per_s
                                         / (one_unit_mean_requests_per_s - one_unit_break_even_requests_per_s))
                                    as bigint))
-        end as break_even_units
+        end as break_even_units,
+        -- N': the fewest serving units past whose range's start self-hosting is cheaper throughout (k < m)
+        case when one_unit_break_even_requests_per_s < one_unit_mean_requests_per_s
+             then cast(ceil((one_unit_mean_requests_per_s + spare_deployments * one_unit_break_even_requests_per_s)
+                            / (one_unit_mean_requests_per_s - one_unit_break_even_requests_per_s)) as bigint)
+        end as cheaper_throughout_units
     from compared
+),
+
+ranged as (
+    select
+        *,
+        -- ((n + s) x k, n x m] for n = 1 .. N' - 2 where not empty, then ((N' - 1 + s) x k, null: no end)
+        list_append(
+            list_filter(
+                list_transform(range(1, cheaper_throughout_units - 1), lambda n: {
+                    'from_requests_per_s': (n + spare_deployments) * one_unit_break_even_requests_per_s,
+                    'to_requests_per_s': n * one_unit_mean_requests_per_s}),
+                lambda r: r.from_requests_per_s < r.to_requests_per_s),
+            {'from_requests_per_s': (cheaper_throughout_units - 1 + spare_deployments)
+                                    * one_unit_break_even_requests_per_s,
+             'to_requests_per_s': null::double}) as cheaper_ranges
+    from broken_even
 ),
 
 final as (
@@ -134,20 +164,30 @@ final as (
         self_hosted_deployments,
         self_hosted_deployment_usd_per_hour,
         self_hosted_deployment_requests_per_s,
+        one_unit_mean_requests_per_s as self_hosted_deployment_mean_requests_per_s,
         self_hosted_usd_per_hour,
         self_hosted_monthly_usd,
         self_hosted_usd_per_million_successful_requests,
+        self_hosted_usd_per_million_successful_requests_low,
+        self_hosted_usd_per_million_successful_requests_high,
         months * self_hosted_monthly_usd as self_hosted_lifetime_usd,
         self_hosted_usd_per_million_input_tokens,
         self_hosted_usd_per_million_output_tokens,
         self_hosted_usd_per_request_at_full_load,
         self_hosted_usd_per_hour < api_usd_per_hour as is_self_hosted_cheaper,
+        -- the comparison at this traffic is not settled when the pick's likely range has the API's cost inside it
+        self_hosted_usd_per_million_successful_requests_low < api_usd_per_million_successful_requests
+            and api_usd_per_million_successful_requests < self_hosted_usd_per_million_successful_requests_high
+            as is_api_within_likely_range,
         -- (n* + s) x k when k <= m = C / peak_factor (k < m with a spare unit), else never (null)
         (break_even_units + spare_deployments) * one_unit_break_even_requests_per_s as break_even_requests_per_s,
         break_even_units as break_even_deployments,
         spare_deployments as self_hosted_spare_deployments,
+        case when cheaper_throughout_units is not null then cheaper_ranges end as self_hosted_cheaper_ranges,
+        (cheaper_throughout_units - 1 + spare_deployments) * one_unit_break_even_requests_per_s
+            as self_hosted_cheaper_throughout_from_requests_per_s,
         self_hosted_usd_per_request_at_full_load > api_usd_per_request as is_self_hosting_never_cheaper
-    from broken_even
+    from ranged
 )
 
 select * from final
