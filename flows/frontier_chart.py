@@ -27,7 +27,7 @@ from flows.chart_kit import (
     text_width,
     titled_figure,
 )
-from flows.formatting import num, usd
+from flows.formatting import num, plural, usd
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -49,6 +49,14 @@ with points as (
         and usd_per_million_tokens > 0
         -- an offline workload has no user waiting on tokens: its cost alone decides
         and workload_id not in (select workload_id from catalog.workloads where is_offline)
+),
+
+regions as (
+    -- an instance type the workload has offers of in more than one region: its lines name their region
+    select cloud, instance_type, pricing_term, count(distinct region) as offer_regions
+    from marts.serving_load_points
+    where as_of = $as_of and workload_id = $workload_id
+    group by all
 ),
 
 lines as (
@@ -73,9 +81,10 @@ kept as (
     qualify line_rank <= $limit
 )
 
-select kept.line_rank, points.*
+select kept.line_rank, points.*, regions.offer_regions
 from points
 inner join kept using (candidate_id)
+inner join regions using (cloud, instance_type, pricing_term)
 order by kept.line_rank, points.tokens_per_s_per_user, points.load_point
 """
 
@@ -94,16 +103,18 @@ def frontier_chart(con: duckdb.DuckDBPyConnection, as_of: dt.date, workload_id: 
 
 
 def frontier_title(workload_id: str, frontier: pl.DataFrame) -> str:
-    lines = frontier["candidate_id"].n_unique()
-    return (f"{workload_id}: USD per million output tokens against output tokens/s per user, "
-            f"{lines} offer{'' if lines == 1 else 's'}")
+    """Counts offers, not lines: an offer drawn at two precisions is two lines of one offer."""
+    lines, offers = frontier["candidate_id"].n_unique(), frontier["offer_id"].n_unique()
+    drawn = plural(offers, "offer") if lines == offers else f"{plural(lines, 'line')} of {plural(offers, 'offer')}"
+    return f"{workload_id}: USD per million output tokens against output tokens/s per user, {drawn}"
 
 
 def frontier_caption(frontier: pl.DataFrame) -> str:
     labels = dict(zip(frontier["candidate_id"].unique(maintain_order=True).to_list(), frontier_line_labels(frontier),
                       strict=True))
-    text = ("Each line is one offer at the load points measured; further right is faster for each user, lower is "
-            "cheaper per token")
+    one_precision = frontier["candidate_id"].n_unique() > frontier["offer_id"].n_unique()
+    text = (f"Each line is one offer{' at one precision' if one_precision else ''} at the load points measured; "
+            "further right is faster for each user, lower is cheaper per token")
     best = cheapest_selected(frontier)
     if best is None:
         text += "; none of the points drawn is the one the workload is priced at"
@@ -128,10 +139,13 @@ def cheapest_selected(frontier: pl.DataFrame) -> dict | None:
 
 
 def frontier_line_labels(frontier: pl.DataFrame) -> list[str]:
-    """One label per line, in line order: the offer, with the precision and then the region where two lines are alike."""
+    """One label per line, in line order: the offer, with its region where the workload has offers of that instance
+    type in several regions, then the precision and the region where two lines are alike."""
     rows = frontier.unique("candidate_id", keep="first", maintain_order=True).to_dicts()
-    labels = [offer_label(r) for r in rows]
-    for extra in (lambda r: r["precision_class"], lambda r: r["region"]):
+    labels = [f"{r['cloud']} {r['instance_type']} ({r['region']}, {r['pricing_term']})" if r["offer_regions"] > 1
+              else offer_label(r) for r in rows]
+    # the precision as the page's ranking gives it (fp16, not its class bf16)
+    for extra in (lambda r: r["precision"], lambda r: r["region"]):
         alike = {label for label in labels if labels.count(label) > 1}
         labels = [f"{label}, {extra(r)}" if label in alike else label for label, r in zip(labels, rows, strict=True)]
     return [label if len(label) <= FRONTIER_LABEL_CHARS else label[:FRONTIER_LABEL_CHARS - 1] + "…"

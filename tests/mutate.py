@@ -38,6 +38,8 @@ MEASURED = "sql/intermediate/int_training_measured.sql"
 PRICE_SHEET_SUITE = "catalogs/expectations/price_sheet.json"
 CANCELLED_BEFORE_PUBLISH = ("tests/test_cancellation.py::test_hweval_run_cancelled_from_prefect_stops_before_its_"
                             "publish_changes_nothing_and_is_marked_cancelled")
+FRONTIER_COUNT_TEST = ("tests/test_charts.py::test_the_frontier_counts_offers_not_lines_and_names_the_region_of_a_"
+                       "type_sold_in_two")
 NO_UPFRONT_OWN_CLOUD = ("tests/test_price_sheet.py::test_a_no_upfront_rate_needs_no_term_and_an_on_prem_entry_may_"
                         "write_its_own_cloud")
 AMOUNT_CEILINGS = ("tests/test_price_sheet.py::test_amounts_past_their_ceiling_are_quarantined_and_amounts_at_it_are_"
@@ -776,6 +778,12 @@ MUTATIONS = (
              "self_hosted.deployment_usd_per_hour * api.peak_factor / (3600 * self_hosted.deployment_requests_per_s)",
              "self_hosted.deployment_usd_per_hour / (3600 * self_hosted.deployment_requests_per_s)",
              ("tests/test_model_api_prices.py",)),
+    Mutation("frontier-counts-lines-as-offers", "flows/frontier_chart.py",
+             'lines, offers = frontier["candidate_id"].n_unique(), frontier["offer_id"].n_unique()',
+             'lines, offers = frontier["candidate_id"].n_unique(), frontier["candidate_id"].n_unique()',
+             (FRONTIER_COUNT_TEST,)),
+    Mutation("frontier-legend-without-the-region-of-a-type-in-two", "flows/frontier_chart.py",
+             'if r["offer_regions"] > 1', "if False", (FRONTIER_COUNT_TEST,)),
     Mutation("chart-workers-take-every-chart", "flows/chart_workers.py",
              "if pool is None or self.in_flight >= self.size:", "if pool is None:",
              ("tests/test_charts.py::test_a_chart_a_worker_draws_is_the_png_drawn_here_and_is_cached",)),
@@ -1260,7 +1268,7 @@ MUTATIONS = (
              "selected_usd nulls first, cheapest_usd",
              ("tests/test_charts.py::test_the_frontier_draws_the_six_cheapest_offers_with_a_frontier",)),
     Mutation("frontier-labels-without-the-precision", "flows/frontier_chart.py",
-             'for extra in (lambda r: r["precision_class"], lambda r: r["region"]):',
+             'for extra in (lambda r: r["precision"], lambda r: r["region"]):',
              'for extra in (lambda r: r["region"],):',
              ("tests/test_charts.py::test_frontier_lines_of_one_offer_are_told_apart_by_the_precision",)),
     Mutation("backtest-caption-hollow-for-a-doubtful-result", "flows/backtest_chart.py",

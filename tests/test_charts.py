@@ -688,11 +688,48 @@ def test_frontier_lines_of_one_offer_are_told_apart_by_the_precision():
     from flows import frontier_chart
 
     # one offer at bf16 and at fp8, in one region: the precision tells the two lines apart
-    frontier = pl.DataFrame([load_point("c1", "slow", 1.0, True, line_rank=1),
+    frontier = pl.DataFrame([load_point("c1", "slow", 1.0, True, line_rank=1, offer_regions=1),
                              load_point("c2", "slow", 2.0, True, line_rank=2, instance_type="type-c1",
-                                        precision="fp8", precision_class="fp8")])
+                                        precision="fp8", precision_class="fp8", offer_regions=1)])
     assert frontier_chart.frontier_line_labels(frontier) == ["aws type-c1 (on_demand), bf16",
                                                              "aws type-c1 (on_demand), fp8"]
+
+
+def test_the_frontier_counts_offers_not_lines_and_names_the_region_of_a_type_sold_in_two():
+    """p5 in us-east-1 drawn at fp16 (its class bf16) and at fp8 is two lines of one offer; p5 is also sold in
+    eu-north-1 (3.0 USD, past the 3 lines drawn), so its lines name their region; type-c3 is sold in one region."""
+    from flows import frontier_chart
+
+    p5 = {"instance_type": "p5", "offer_id": "aws:us-east-1:p5:on_demand"}
+    rows = [load_point("p5-bf16", "slow", 1.0, True, precision="fp16", **p5),
+            load_point("p5-bf16", "fast", 1.5, False, precision="fp16", **p5),
+            load_point("p5-fp8", "slow", 2.0, True, precision="fp8", precision_class="fp8", **p5),
+            load_point("p5-fp8", "fast", 2.5, False, precision="fp8", precision_class="fp8", **p5),
+            load_point("c3", "slow", 2.2, True), load_point("c3", "fast", 2.7, False),
+            load_point("p5-eu", "slow", 3.0, True, region="eu-north-1", instance_type="p5",
+                       offer_id="aws:eu-north-1:p5:on_demand"),
+            load_point("p5-eu", "fast", 3.5, False, region="eu-north-1", instance_type="p5",
+                       offer_id="aws:eu-north-1:p5:on_demand")]
+    con = duckdb.connect()
+    con.execute("create schema marts; create schema catalog")
+    con.execute("create table catalog.workloads as select 'w' as workload_id, false as is_offline")
+    con.register("_rows", pl.DataFrame(rows, schema_overrides={"as_of": pl.Date}).to_arrow())
+    con.execute("create table marts.serving_load_points as select * from _rows")
+    frontier = con.sql(frontier_chart.FRONTIER_SQL, params={
+        "as_of": AS_OF, "workload_id": "w", "limit": 3, "min_points": frontier_chart.FRONTIER_MIN_POINTS}).pl()
+    con.close()
+    # lines by selected cost: p5-bf16 (1.0), p5-fp8 (2.0), c3 (2.2); p5-eu (3.0) is the 4th, not drawn
+    assert frontier.select("candidate_id").unique(maintain_order=True).to_series().to_list() == [
+        "p5-bf16", "p5-fp8", "c3"]
+    # 3 candidates drawn, 2 distinct offers (aws:us-east-1:p5:on_demand twice, type c3 once)
+    assert frontier_chart.frontier_title("w", frontier) == (
+        "w: USD per million output tokens against output tokens/s per user, 3 lines of 2 offers")
+    assert frontier_chart.frontier_caption(frontier).startswith(
+        "Each line is one offer at one precision at the load points measured;")
+    # the precision as the ranking gives it (fp16), not its class (bf16)
+    assert frontier_chart.frontier_line_labels(frontier) == ["aws p5 (us-east-1, on_demand), fp16",
+                                                             "aws p5 (us-east-1, on_demand), fp8",
+                                                             "aws type-c3 (on_demand)"]
 
 
 def test_the_backtest_chart_has_a_panel_per_phase_and_counts_only_positive_results(tmp_path):

@@ -150,8 +150,9 @@ def test_the_caption_and_the_label_name_the_cheapest_selected_point_not_the_firs
     selected point is ringed; the caption and the label name the cheapest of them, 0.505 < 0.536 USD, the one the
     workload's pick is priced at (before, the first line's: the MI300X, which the decision line does not pick)."""
     def point(candidate, cloud, instance_type, rank, load_point, usd_, speed, selected):
-        return {"line_rank": rank, "candidate_id": candidate, "cloud": cloud, "instance_type": instance_type,
-                "pricing_term": "on_demand", "precision_class": "fp8", "region": "r", "load_point": load_point,
+        return {"line_rank": rank, "candidate_id": candidate, "offer_id": candidate, "cloud": cloud,
+                "instance_type": instance_type, "pricing_term": "on_demand", "precision": "fp8", "precision_class": "fp8",
+                "region": "r", "offer_regions": 1, "load_point": load_point,
                 "usd_per_million_tokens": usd_, "tokens_per_s_per_user": speed, "is_selected": selected,
                 "tokens_per_s_per_user_basis": frontier_chart.FLOOR_BASIS, "meets_slo": True}
 
