@@ -88,6 +88,8 @@ SILENT_RUN = "tests/test_deployments.py::test_a_nightly_run_that_died_with_its_w
 STALE_RUN = "tests/test_changes.py::test_a_source_stale_past_its_limit_publishes_fails_and_notifies"
 CHANGES = "sql/marts/changes.sql"
 SENTENCES = "flows/templates/_sentences.j2"
+CHEAPER_EXCLUDED = ("tests/test_reports.py::test_the_cheapest_chip_hour_is_said_to_be_of_the_ranked_candidates_"
+                    "where_cheaper_ones_were_excluded")
 HAND_MADE_CHANGES = ("tests/test_changes.py::test_changes_of_hand_made_days_name_each_reason_a_fall_in_price_and_sources_"
                      "stale_or_fresh")
 HAND_MADE_WHAT_CHANGED = "tests/test_changes.py::test_what_changed_on_hand_made_days_says_each_change_in_words"
@@ -1484,6 +1486,12 @@ MUTATIONS = (
              "'calibrated' as band_kind",
              ("tests/test_reports.py::test_the_index_quotes_for_its_estimated_picks_the_error_of_their_own_kind_of_"
               "estimate",)),
+    Mutation("cheaper-excluded-chip-hours-not-counted", "sql/marts/decisions.sql",
+             "        and offers.usd_per_chip_hour < chip_hour_picks.usd_per_chip_hour\n",
+             "        and offers.usd_per_chip_hour < 0\n", (CHEAPER_EXCLUDED,)),
+    Mutation("cheaper-chip-hours-on-terms-not-bought-counted", "sql/marts/decisions.sql",
+             "        and offer_term_accepted(workloads.pricing_terms, offers.pricing_term, offers.term_months, "
+             "workloads.months)\n", "", (CHEAPER_EXCLUDED,)),
 )
 
 

@@ -51,16 +51,19 @@ def test_the_index_opens_with_a_decision_per_workload_and_the_money_of_the_hourl
     # llama2-70b-chat: a3-highgpu-8g on demand 604.18 USD per million successful requests; the cheapest chip-hour,
     # inf2.48xlarge on demand at 1.082 USD, serves it for 1,639.05: 1,639.05 - 604.18 = +1,034.87; 1,639.05 / 604.18
     # = 2.71x; the runner-up Azure ND96isr_MI300X_v5 on demand (MLPerf v5.1 Server, at its unverified 48.00 USD/h) at
-    # 673.40: 673.40 / 604.18 - 1 = 0.115, "11% more"
+    # 673.40: 673.40 / 604.18 - 1 = 0.115, "11% more"; it is the cheapest chip-hour of those ranked: inf2.xlarge
+    # (0.758) and g6.2xlarge (0.978) on demand are cheaper, and excluded (the 70B does not fit one chip)
     chat = (flow_run.reports / "llama2-70b-chat.md").read_text()
     inf2 = next(line for line in chat.split("## Full ranking", 1)[1].splitlines()
                 if line.startswith("| ") and "| aws inf2.48xlarge |" in line and "| bf16 |" in line)
     assert "| 1.082 | 1 | bf16 |" in inf2 and "| 1,639.05 |" in inf2
     assert ("- **[llama2-70b-chat](llama2-70b-chat.md)**: pick gcp a3-highgpu-8g (us-central1, on_demand, fp16, "
             "measured): 604.18 USD per million successful requests. Runner-up azure Standard_ND96isr_MI300X_v5 (eastus, "
-            "on_demand, fp8, measured): 673.40, 11% more. Choosing the cheapest chip-hour, aws inf2.48xlarge (us-east-1, "
-            "on_demand, bf16, estimated) at 1.082 USD per chip-hour, would cost 2.71x per million successful "
-            "requests: +1,034.87 USD.") in index
+            "on_demand, fp8, measured): 673.40, 11% more. Choosing the cheapest chip-hour among the ranked candidates, "
+            "aws inf2.48xlarge (us-east-1, on_demand, bf16, estimated) at 1.082 USD per chip-hour, would cost 2.71x per million successful "
+            "requests: +1,034.87 USD. 2 offers cheaper per chip-hour are excluded, the cheapest aws inf2.xlarge "
+            "(us-east-1, on_demand) at 0.758 USD per chip-hour (138 GB of bf16 weights + KV cache need 5 chips of "
+            "34.36 GB (90% usable); inf2.xlarge has 1).") in index
     assert ("| [gpt3-175b-pretrain](gpt3-175b-pretrain.md) | training | completed-run USD | gcp tpu-v6e-8 (spot, "
             "tpu-v6e) | 531.15 | calibrated | aws trn1.32xlarge (spot, 0.152) | +273.45 (1.51x) |") in index
     assert "reversal" not in index.split("## Workloads", 1)[1].split("## Offers", 1)[0]
@@ -105,6 +108,34 @@ def test_a_pick_that_is_also_the_cheapest_chip_hour_shows_no_reversal(flow_run):
     finally:
         con.close()
     assert row == [(0.0, 1.0, True)]
+
+
+def test_the_cheapest_chip_hour_is_said_to_be_of_the_ranked_candidates_where_cheaper_ones_were_excluded(flow_run):
+    index = (flow_run.reports / "index.md").read_text()
+    page = (flow_run.reports / "llama31-70b-pretrain-15t.md").read_text()
+    # llama31-70b-pretrain-15t buys spot; its pick, tpu-v6e-8 spot at 0.544 USD per chip-hour, is the cheapest chip-hour
+    # it ranks, but 6 spot offers are cheaper and excluded: trn1.32xlarge 0.152, trn1n.32xlarge 0.169,
+    # tpu-v5litepod-8 0.245, trn1.2xlarge 0.250 and p4d.24xlarge 0.309 miss the 2,160 h deadline (trn1.32xlarge
+    # needs 6,480 h on 4,096 chips), inf2.48xlarge 0.382 does not train
+    sentence = ("It is also the cheapest chip-hour among the ranked candidates (0.544 USD): ranking them by the hourly "
+                "price picks the same offer (+0.00 USD). 6 offers cheaper per chip-hour are excluded, the cheapest aws "
+                "trn1.32xlarge (us-east-1, spot) at 0.152 USD per chip-hour (needs 6,480 h on 4,096 chips; the "
+                "deadline is 2,160 h).")
+    assert sentence in index and sentence in page
+    # llama31-8b-chat-small buys on demand only: the spot offers cheaper than inf2.xlarge's 0.758 are no chip-hour it
+    # could choose, and inf2.xlarge itself is excluded only at int8 (ranked at fp8): nothing cheaper is excluded
+    assert ("inferentia2 (aws inf2.xlarge) would settle it. It is also the cheapest chip-hour (0.758 USD): ranking by "
+            "the hourly price picks the same offer (+0.00 USD).\n") in index
+    con = duckdb.connect(str(flow_run.warehouse), read_only=True)
+    try:
+        rows = con.execute("select workload_id, cheaper_excluded_offers, cheapest_excluded_instance_type, "
+                           "cheapest_excluded_usd_per_chip_hour from marts.decisions "
+                           "where workload_id in ('llama31-70b-pretrain-15t', 'llama31-8b-chat-small') "
+                           "order by workload_id").fetchall()
+    finally:
+        con.close()
+    assert rows == [("llama31-70b-pretrain-15t", 6, "trn1.32xlarge", pytest.approx(0.151875)),
+                    ("llama31-8b-chat-small", 0, None, None)]
 
 
 def test_a_workload_page_leads_with_a_short_table_and_links_its_ranking_as_csv(flow_run):

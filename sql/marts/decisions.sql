@@ -2,7 +2,9 @@
 -- first: the pick, the runner-up (the best candidate on another offer) and the gap, and what ranking by USD per
 -- chip-hour would have picked instead and what that choice costs more per outcome (zero when it is the pick); and
 -- whether the error bands of the pick and the runner-up overlap (too close to call), with the candidate whose
--- measurement would settle it.
+-- measurement would settle it. The cheapest chip-hour is the cheapest of the ranked candidates: the offers cheaper per
+-- chip-hour on a term the workload buys that it excludes (a deadline they miss, a model that does not fit) are
+-- counted, the cheapest named.
 with rankings as (
     select * from marts.rankings
     where as_of = cast(getvariable('as_of') as date)
@@ -35,6 +37,40 @@ runners_up as (
 
 chip_hour_picks as (
     select * from ordered where chip_hour_order = 1
+),
+
+excluded_cheaper as (
+    -- each excluded offer cheaper per chip-hour than the ranking's cheapest, with the reason the page lists first
+    -- for it (an offer may be excluded at several precisions or chip counts)
+    select
+        excluded.workload_id,
+        excluded.offer_id,
+        excluded.cloud,
+        excluded.region,
+        excluded.instance_type,
+        excluded.pricing_term,
+        offers.usd_per_chip_hour,
+        min(excluded.exclusion_reason) as exclusion_reason
+    from marts.excluded_candidates as excluded
+    inner join marts.offers as offers
+        on offers.as_of = excluded.as_of and offers.offer_id = excluded.offer_id
+    inner join chip_hour_picks
+        on chip_hour_picks.workload_id = excluded.workload_id
+    inner join catalog.workloads as workloads
+        on workloads.workload_id = excluded.workload_id
+    where excluded.as_of = cast(getvariable('as_of') as date)
+        and offers.usd_per_chip_hour < chip_hour_picks.usd_per_chip_hour
+        -- a term the workload does not buy is no chip-hour it could choose
+        and offer_term_accepted(workloads.pricing_terms, offers.pricing_term, offers.term_months, workloads.months)
+    group by all
+),
+
+cheapest_excluded as (
+    select
+        *,
+        count(*) over (partition by workload_id) as offers_excluded
+    from excluded_cheaper
+    qualify row_number() over (partition by workload_id order by usd_per_chip_hour, offer_id) = 1
 ),
 
 decided as (
@@ -103,12 +139,22 @@ decided as (
         case when chip_hour_picks.offer_id = picks.offer_id then 0.0
             else chip_hour_picks.outcome_value - picks.outcome_value end as chip_hour_pick_extra_usd,
         case when chip_hour_picks.offer_id = picks.offer_id then 1.0
-            else chip_hour_picks.outcome_value / picks.outcome_value end as chip_hour_pick_ratio
+            else chip_hour_picks.outcome_value / picks.outcome_value end as chip_hour_pick_ratio,
+        coalesce(cheapest_excluded.offers_excluded, 0) as cheaper_excluded_offers,
+        cheapest_excluded.offer_id as cheapest_excluded_offer_id,
+        cheapest_excluded.cloud as cheapest_excluded_cloud,
+        cheapest_excluded.region as cheapest_excluded_region,
+        cheapest_excluded.instance_type as cheapest_excluded_instance_type,
+        cheapest_excluded.pricing_term as cheapest_excluded_pricing_term,
+        cheapest_excluded.usd_per_chip_hour as cheapest_excluded_usd_per_chip_hour,
+        cheapest_excluded.exclusion_reason as cheapest_excluded_reason
     from picks
     left join runners_up
         on runners_up.workload_id = picks.workload_id and runners_up.runner_up_order = 1
     inner join chip_hour_picks
         on chip_hour_picks.workload_id = picks.workload_id
+    left join cheapest_excluded
+        on cheapest_excluded.workload_id = picks.workload_id
 ),
 
 final as (
