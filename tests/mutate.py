@@ -90,6 +90,7 @@ CHANGES = "sql/marts/changes.sql"
 SENTENCES = "flows/templates/_sentences.j2"
 CHEAPER_EXCLUDED = ("tests/test_reports.py::test_the_cheapest_chip_hour_is_said_to_be_of_the_ranked_candidates_"
                     "where_cheaper_ones_were_excluded")
+UNRANKED_MEASUREMENT = "tests/test_reports.py::test_a_measured_result_the_workload_keeps_out_is_named_with_what_excludes_it"
 HAND_MADE_CHANGES = ("tests/test_changes.py::test_changes_of_hand_made_days_name_each_reason_a_fall_in_price_and_sources_"
                      "stale_or_fresh")
 HAND_MADE_WHAT_CHANGED = "tests/test_changes.py::test_what_changed_on_hand_made_days_says_each_change_in_words"
@@ -1492,6 +1493,11 @@ MUTATIONS = (
     Mutation("cheaper-chip-hours-on-terms-not-bought-counted", "sql/marts/decisions.sql",
              "        and offer_term_accepted(workloads.pricing_terms, offers.pricing_term, offers.term_months, "
              "workloads.months)\n", "", (CHEAPER_EXCLUDED,)),
+    Mutation("unranked-measurement-not-named", "sql/marts/decisions.sql",
+             "        on decided.too_close_to_call\n", "        on false\n", (UNRANKED_MEASUREMENT,)),
+    Mutation("unranked-measurement-blamed-on-accuracy", "sql/intermediate/int_serving_results_unranked.sql",
+             "results.precision || ' is not among the precisions the workload lists ('",
+             "results.precision || ' is below the workload''s accuracy floor ('", (UNRANKED_MEASUREMENT,)),
 )
 
 

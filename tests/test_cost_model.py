@@ -243,8 +243,8 @@ def test_a_precision_the_chip_lacks_is_excluded_with_the_reason(fresh_db, catalo
         fresh_db, "select * from marts.excluded_candidates where workload_id = 'llama31-8b-chat-small'")}
     assert reasons == {
         "fp8": "the catalog has no fp8 peak for a100-sxm-40gb: it cannot be estimated at fp8",
-        # A100 has int8 (624 TOPS), but the workload's accuracy floor accepts only bf16 and fp8
-        "int8": "int8 is not among the precisions the workload accepts (bf16, fp8: its accuracy floor)",
+        # A100 has int8 (624 TOPS), but the workload lists only bf16 and fp8
+        "int8": "int8 is not among the precisions the workload lists (bf16, fp8 in workloads.yaml)",
     }
 
 
@@ -337,8 +337,8 @@ def test_a_twelve_chip_instance_is_tiled_by_groups_that_divide_it(fresh_db, cata
     # accuracy floor) holds the same 69.22 GB as fp8 (KV cache in fp8 for both): 3 chips, of groups 3, 4, 6, 12, 24
     [int8] = rows(fresh_db, "select chips, exclusion_reason from marts.excluded_candidates "
                             "where workload_id = 'llama2-70b-batch' and precision = 'int8'")
-    assert int8 == {"chips": 3, "exclusion_reason": "int8 is not among the precisions the workload accepts (bf16, fp8: "
-                                                    "its accuracy floor)"}
+    assert int8 == {"chips": 3, "exclusion_reason": "int8 is not among the precisions the workload lists (bf16, fp8 "
+                                                    "in workloads.yaml)"}
 
 
 def test_divisions_and_availabilities_are_excluded_by_declared_rules(fresh_db, catalog):

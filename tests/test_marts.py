@@ -127,7 +127,7 @@ def test_an_offer_ranked_from_a_measurement_is_not_also_excluded_for_its_estimat
     excluded = {(r["workload_id"], r["offer_id"], r["precision"]) for r in rows(
         built, "select * from marts.excluded_candidates where instance_type = 'p5.48xlarge' "
                "and workload_id in ('llama2-70b-chat', 'gpt3-175b-pretrain')")}
-    # only the chat service's precisions no measurement covers: fp8 (TPOT) and int8 (below its accuracy floor)
+    # only the chat service's precisions no measurement covers: fp8 (TPOT) and int8 (not among its precisions)
     assert excluded == {("llama2-70b-chat", o, p) for o in p5 for p in ("fp8", "int8")}
 
 

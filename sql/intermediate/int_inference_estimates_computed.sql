@@ -173,8 +173,8 @@ checked as not materialized (
         smallest_groups.smallest_group,
         case
             when not is_accurate_enough then
-                precision || ' is not among the precisions the workload accepts (' || accepted_precisions
-                || ': its accuracy floor)'
+                precision || ' is not among the precisions the workload lists (' || accepted_precisions
+                || ' in workloads.yaml)'
             when peak_tflops is null then
                 'the catalog has no ' || precision || ' peak for ' || accelerator_id || ': it cannot be estimated at '
                 || precision

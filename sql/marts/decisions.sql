@@ -157,9 +157,33 @@ decided as (
         on cheapest_excluded.workload_id = picks.workload_id
 ),
 
+unranked as (
+    -- a measured result of the settling accelerator that the workload's rules keep out of the ranking: the decision
+    -- names it and why, rather than ask for a measurement as if none existed (its own scenario first)
+    select
+        workload_id,
+        accelerator_id,
+        measurement,
+        unranked_reason
+    from intermediate.int_serving_results_unranked
+    qualify row_number() over (
+        partition by workload_id, accelerator_id order by is_workload_scenario desc nulls last, measurement
+    ) = 1
+),
+
 final as (
-    select * replace (case when too_close_to_call then settle_candidate_id end as settle_candidate_id)
+    select
+        decided.* replace (
+            case when decided.too_close_to_call then decided.settle_candidate_id end as settle_candidate_id
+        ),
+        unranked.measurement as settle_unranked_measurement,
+        unranked.unranked_reason as settle_unranked_reason
     from decided
+    left join unranked
+        on decided.too_close_to_call
+        and unranked.workload_id = decided.workload_id
+        and unranked.accelerator_id = case when decided.settle_candidate_id = decided.pick_candidate_id
+            then decided.pick_accelerator_id else decided.runner_up_accelerator_id end
 )
 
 select * from final
