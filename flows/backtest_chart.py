@@ -88,9 +88,9 @@ def backtest_caption(comparisons: pl.DataFrame) -> str:
         calibrated, uncalibrated = rows.filter(CALIBRATED), rows.filter(~CALIBRATED)
         figures = [f"{percent(median_absolute_error(calibrated))} over the {calibrated.height} calibrated"
                    + (f" (goal ±{percent(goal)})" if goal else "")] if calibrated.height else ["none calibrated"]
-        if uncalibrated.height:
-            figures.append(f"{percent(median_absolute_error(uncalibrated))} over the {uncalibrated.height} "
-                           "uncalibrated")
+        if uncalibrated.height:  # not the estimates page's uncalibrated column: every comparison's estimate there
+            figures.append(f"{percent(median_absolute_error(uncalibrated))} over the {uncalibrated.height} with no "
+                           f"other measurement to calibrate {'it' if uncalibrated.height == 1 else 'them'}")
         parts.append(f"{phase} {', '.join(figures)}")
     text = (f"{comparisons.height} comparisons, on the line where the estimate is right; leave-one-out median "
             f"absolute error: {'; '.join(parts)}")
@@ -101,6 +101,20 @@ def backtest_caption(comparisons: pl.DataFrame) -> str:
         text += (f"; {'a cross marks the result' if doubtful == 1 else f'crosses mark the {doubtful} results'} whose "
                  f"declared precision the MLPerf cross-check doubts, in no median")
     return text + "."
+
+
+def panel_units(rows: pl.DataFrame) -> str:
+    """What a panel's points are counted in, every unit of its rows in their order, the words they start with said
+    once: an MLPerf Training result is minutes to train a whole run, a published throughput minutes to train 1e9
+    tokens ("minutes to train 1e9 tokens or a whole run")."""
+    units = [unit.split() for unit in rows["unit"].drop_nulls().unique(maintain_order=True).to_list()]
+    if len(units) < 2:
+        return " ".join(units[0]) if units else ""
+    shared = 0
+    while all(len(unit) > shared and unit[shared] == units[0][shared] for unit in units):
+        shared += 1
+    rests = [" ".join(unit[shared:]) or "a whole run" for unit in units]
+    return " ".join([*units[0][:shared], " or ".join(rests)])
 
 
 def backtest_figure(comparisons: pl.DataFrame, title: str) -> Figure:
@@ -149,7 +163,7 @@ def backtest_figure(comparisons: pl.DataFrame, title: str) -> Figure:
                 axis.set_major_locator(LogLocator())
         ax.set_xlim(low, high)
         ax.set_ylim(low, high)
-        ax.set_title(f"{phase}: {rows['unit'][0]}", fontsize=LABEL_POINTS, loc="left")
+        ax.set_title(f"{phase}: {panel_units(rows)}", fontsize=LABEL_POINTS, loc="left", wrap=True)
     handles = [Line2D([], [], linestyle="none", marker="o", markersize=6, color=FAMILY_COLOURS.get(f, OTHER_FAMILY_COLOUR),
                       label=f or "other") for f in families]
     if comparisons.filter(~CALIBRATED, ~DOUBTFUL).height:

@@ -68,6 +68,7 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date,
     chart = backtest_chart.backtest_chart(con, as_of)
     page = MARKDOWN.get_template("estimates.md.j2").render(
         **(head or NO_HEAD), as_of=as_of.isoformat(), comparisons=comparisons, goals=goals, chart=chart, coverage=coverage,
+        units=list(dict.fromkeys(c["unit"] for c in comparisons if c["unit"])),  # each phase's, in page order
         listed=COMPARISONS_LISTED, more_comparisons=max(0, len(comparisons) - COMPARISONS_LISTED),
         summary_rows=[[r["phase"], r["family"], count(r["comparisons"]), count(r["doubtful"]), count(r["calibrated"]),
                        percent(r["calibrated_median"]), percent(r["calibrated_worst"]),

@@ -1498,6 +1498,14 @@ MUTATIONS = (
     Mutation("unranked-measurement-blamed-on-accuracy", "sql/intermediate/int_serving_results_unranked.sql",
              "results.precision || ' is not among the precisions the workload lists ('",
              "results.precision || ' is below the workload''s accuracy floor ('", (UNRANKED_MEASUREMENT,)),
+    Mutation("backtest-panel-named-by-its-first-unit", "flows/backtest_chart.py",
+             'ax.set_title(f"{phase}: {panel_units(rows)}"', 'ax.set_title(f"{phase}: {rows[\'unit\'][0]}"',
+             ("tests/test_charts.py::test_a_backtest_panel_names_every_unit_its_points_are_counted_in",)),
+    Mutation("estimates-page-units-fixed", "flows/estimates_page.py",
+             'units=list(dict.fromkeys(c["unit"] for c in comparisons if c["unit"]))',
+             'units=["output tokens/s per chip", "minutes to train"]',
+             ("tests/test_estimates_page.py::test_the_page_names_the_units_its_comparisons_are_made_in_and_which_"
+              "uncalibrated_figure_is_which",)),
 )
 
 

@@ -549,8 +549,8 @@ def test_the_backtest_chart_counts_a_precision_doubtful_result_in_no_figure_and_
     # in neither; training |0.85 - 1| = 15% over 1
     assert chart.caption == (
         "6 comparisons, on the line where the estimate is right; leave-one-out median absolute error: serving 10% over "
-        "the 3 calibrated (goal ±15%), 50% over the 1 uncalibrated; training 15% over the 1 calibrated (goal ±20%); "
-        "hollow points had no other measurement to calibrate them; a cross marks the result whose declared precision "
+        "the 3 calibrated (goal ±15%), 50% over the 1 with no other measurement to calibrate it; training 15% over the "
+        "1 calibrated (goal ±20%); hollow points had no other measurement to calibrate them; a cross marks the result whose declared precision "
         "the MLPerf cross-check doubts, in no median.")
     figure = backtest_chart.backtest_figure(chart.data, chart.title)
     serving = figure.axes[0]
@@ -561,6 +561,20 @@ def test_the_backtest_chart_counts_a_precision_doubtful_result_in_no_figure_and_
               for point in c.get_offsets().tolist()]
     assert sorted(others) == [[150.0, 225.0], [800.0, 640.0], [3000.0, 3300.0], [4000.0, 3920.0]]
     assert "precision doubtful" in [t.get_text() for t in figure.legends[0].get_texts()]
+
+
+def test_a_backtest_panel_names_every_unit_its_points_are_counted_in(tmp_path):
+    from flows import backtest_chart
+
+    # an MLPerf Training result is minutes to train a whole run, a published throughput minutes to train 1e9 tokens:
+    # the training panel names both, in the order of its rows (t-a, t-b), their shared words once, not t-a's alone
+    rows = [backtest_row("s-h100", "serving", "gpu", 3000.0, 1.10),
+            backtest_row("t-a", "training", "gpu", 50.0, 0.85),
+            backtest_row("t-b", "training", "tpu", 20.0, 1.05) | {"unit": "minutes to train 1e9 tokens"}]
+    chart = backtest_chart_of(tmp_path, rows)
+    figure = backtest_chart.backtest_figure(chart.data, chart.title)
+    assert [ax.get_title(loc="left") for ax in figure.axes] == [
+        "serving: output tokens/s per chip", "training: minutes to train a whole run or 1e9 tokens"]
 
 
 def candidate(candidate_id: str, outcome_rank: int, usd_per_chip_hour: float, outcome_value: float, **row) -> dict:

@@ -103,3 +103,14 @@ def test_every_comparison_lists_the_first_comparisons_listed_and_says_where_the_
     assert "The first 3 of 5; all of them: `select * from analytics.latest_estimate_backtest`." in lines
     monkeypatch.setattr(estimates_page, "COMPARISONS_LISTED", 5)
     assert not any(line.startswith("The first ") for line in page_lines(backtest_db))  # all 5 listed: no such line
+
+
+def test_the_page_names_the_units_its_comparisons_are_made_in_and_which_uncalibrated_figure_is_which(backtest_db):
+    backtest_db.execute("update marts.estimate_backtest set unit = 'minutes to train 1e9 tokens' "
+                        "where comparison_id = 't-h100'")
+    page = "\n".join(page_lines(backtest_db))
+    # the units of the comparisons, in the page's order (serving, then training): not a fixed "minutes to train"
+    assert ("Error is |estimate / measured - 1| on the unit each comparison is made in (output tokens/s per chip; "
+            "minutes to train 1e9 tokens). The uncalibrated columns are every comparison's uncalibrated estimate, "
+            "calibrated or not; the chart's caption sets beside the calibrated only those with no other measurement "
+            "to calibrate them, so its uncalibrated figure is of fewer comparisons.") in page
