@@ -303,10 +303,24 @@ def _offer_coverage(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> list[list
     return [[family, cloud, count(int(r)), count(int(e)), count(int(u))] for family, cloud, r, e, u in rows]
 
 
-def ranking_csv(con: duckdb.DuckDBPyConnection, as_of: dt.date, workload_id: str) -> str:
-    """The full ranking of one workload as CSV, every column of marts.rankings, in the page's order."""
-    return csv_text(relations.fetch_frame(con, "select * from marts.rankings where as_of = ? and workload_id = ? "
-                                           "order by outcome_rank, usd_per_chip_hour, candidate_id", [as_of, workload_id]))
+# The Full ranking table's columns that marts.rankings does not hold, from the workload kind's cost mart: the CSV
+# beside a page carries them after every column of marts.rankings (energy from: energy_basis and power_as_of)
+PAGE_COST_COLUMNS = {
+    "training": ("training_costs", ["energy_kwh"]),
+    "inference": ("inference_costs", ["monthly_usd", "kwh_per_million_tokens", "kwh_per_million_successful_requests",
+                                      "tokens_per_s_per_watt", "energy_basis", "power_as_of"]),
+}
+
+
+def ranking_csv(con: duckdb.DuckDBPyConnection, as_of: dt.date, workload_id: str, kind: str) -> str:
+    """The full ranking of one workload as CSV, in the page's order: every column of marts.rankings, then those of
+    the page's Full ranking table that come from the cost mart (PAGE_COST_COLUMNS)."""
+    mart, columns = PAGE_COST_COLUMNS[kind]
+    return csv_text(relations.fetch_frame(
+        con, f"select rankings.*, {', '.join(f'costs.{c}' for c in columns)} from marts.rankings as rankings "
+             f"left join marts.{mart} as costs using (as_of, candidate_id) "
+             "where rankings.as_of = ? and rankings.workload_id = ? "
+             "order by rankings.outcome_rank, rankings.usd_per_chip_hour, rankings.candidate_id", [as_of, workload_id]))
 
 
 def _extra_cost(decision: dict | None) -> str:
@@ -484,7 +498,7 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
                              else _inference_rows(listed, costs, w["is_offline"]))
             workload_charts = charts.workload_charts(con, as_of, workload_id)
             pages |= {c.file_name: c for c in workload_charts}  # their PNGs at the end: workers may draw them
-            pages[f"{workload_id}.csv"] = ranking_csv(con, as_of, workload_id)
+            pages[f"{workload_id}.csv"] = ranking_csv(con, as_of, workload_id, w["kind"])
             best_costs = costs.get(ranking[0]["candidate_id"], {})
             page |= {
                 "label": OUTCOME_LABELS[ranking[0]["outcome_metric"]], "csv_name": f"{workload_id}.csv",

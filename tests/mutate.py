@@ -1506,6 +1506,9 @@ MUTATIONS = (
              'units=["output tokens/s per chip", "minutes to train"]',
              ("tests/test_estimates_page.py::test_the_page_names_the_units_its_comparisons_are_made_in_and_which_"
               "uncalibrated_figure_is_which",)),
+    Mutation("ranking-csv-without-the-page-cost-columns", "flows/reports.py",
+             '    "inference": ("inference_costs", ["monthly_usd", ', '    "inference": ("inference_costs", [',
+             ("tests/test_reports.py::test_the_csv_beside_a_page_has_the_rows_of_the_warehouse_ranking",)),
 )
 
 

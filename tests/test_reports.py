@@ -173,11 +173,31 @@ def test_the_csv_beside_a_page_has_the_rows_of_the_warehouse_ranking(flow_run):
             ranking = con.sql("select * from marts.rankings where workload_id = ? "
                               "order by outcome_rank, usd_per_chip_hour, candidate_id", params=[workload_id]).pl()
             written = pl.read_csv(flow_run.reports / f"{workload_id}.csv", infer_schema_length=None)
-            assert written.columns == ranking.columns
+            # every column of marts.rankings, then the page table's from the cost mart
+            assert written.columns == ranking.columns + (
+                ["energy_kwh"] if workload_id == "gpt3-175b-pretrain" else
+                ["monthly_usd", "kwh_per_million_tokens", "kwh_per_million_successful_requests",
+                 "tokens_per_s_per_watt", "energy_basis", "power_as_of"])
             assert written["candidate_id"].to_list() == ranking["candidate_id"].to_list()
             assert written["outcome_value"].to_list() == ranking["outcome_value"].to_list()
             assert written["outcome_rank"].to_list() == ranking["outcome_rank"].to_list()
             assert written["basis"].to_list() == ranking["basis"].to_list()
+        # the chat service's cost and energy columns are the page's Full ranking cells, from marts.inference_costs
+        costs = con.sql("select candidate_id, monthly_usd, kwh_per_million_successful_requests, tokens_per_s_per_watt, "
+                        "energy_basis from marts.inference_costs where workload_id = 'llama31-8b-chat-small'").pl()
+        written = pl.read_csv(flow_run.reports / "llama31-8b-chat-small.csv", infer_schema_length=None)
+        joined = written.join(costs, on="candidate_id", suffix="_mart")
+        assert joined.height == written.height
+        for column in ("monthly_usd", "kwh_per_million_successful_requests", "tokens_per_s_per_watt", "energy_basis"):
+            assert joined[column].to_list() == joined[f"{column}_mart"].to_list(), column
+        page = (flow_run.reports / "llama31-8b-chat-small.md").read_text()
+        pick = written.row(0, named=True)
+        row = _ranking_row(page, 1, f"{pick['cloud']} {pick['instance_type']}", pick["pricing_term"])
+        # the pick, inf2.xlarge: 1,106.97 USD a month; Inferentia2 publishes no power, so no energy figure or basis
+        assert usd(pick["monthly_usd"]) == "1,106.97" and "1,106.97" in row
+        assert (pick["tokens_per_s_per_watt"], pick["energy_basis"]) == (None, None) and "no published power" in row
+        assert ("The full ranking for spreadsheets, every column of `marts.rankings` and the cost and energy columns "
+                "of the Full ranking table below: [llama31-8b-chat-small.csv](llama31-8b-chat-small.csv).") in page
     finally:
         con.close()
 
