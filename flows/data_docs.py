@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import glob
 import html
+import os
 import re
 import shutil
 from dataclasses import dataclass
@@ -29,7 +30,8 @@ def build_site(batches: list[ValidatedBatch], site_dir: Path, run_id: str,
     """Build the GX Data Docs site of these validations into `site_dir` (replaced); return its index.html.
 
     A fresh in-memory GX context holds only this run's results, so the site shows this run and nothing else.
-    Static files no page refers to (GX ships fonts and tutorial images, ~4 MB) are left out of each run's copy.
+    Static files no page refers to (GX ships fonts and tutorial images, ~4 MB) are left out of each run's copy, and
+    the links into static/ that GX writes one folder too shallow are pointed at the file (`_repoint_static`).
     Results that Great Expectations' process keeps (flows/gx_process.py) are built there, as is a site of no results
     when GX runs in that process: this one does not import GX.
     """
@@ -65,6 +67,8 @@ def build_site(batches: list[ValidatedBatch], site_dir: Path, run_id: str,
             run_id=run, batch_identifier=batch.source_id)
         context.validation_results_store.set(key, batch.result)
     context.build_data_docs(site_names=[SITE_NAME])
+    for page in site_dir.rglob("*.html"):
+        _repoint_static(page, site_dir)
     _prune_static(site_dir)
     return site_dir / "index.html"
 
@@ -110,8 +114,9 @@ def _reused_list(title: str, kept: list[tuple[str, str, str | None]]) -> str:
 def keep_reused_pages(site_dir: Path, reused: list[tuple[str, str]],
                       reports_root: Path) -> list[tuple[str, str, str | None]]:
     """Copy into `site_dir` the validation page of each reused source (source id, the run that validated it) from
-    the Data Docs published under `reports_root/<date>/`, at the same place in the site (its static files too), so
-    that a re-run that replaces that date's reports keeps them. (source id, run, the page's path in the site or None
+    the Data Docs published under `reports_root/<date>/`, at the same place in the site, with what it links to there
+    (its suite's page, the static files: `_keep_linked`), so that a re-run that replaces that date's reports keeps
+    them and every link of the page resolves in `site_dir`. (source id, run, the page's path in the site or None
     when no published site has it any more.)"""
     kept = []
     for source_id, by in reused:
@@ -125,13 +130,64 @@ def keep_reused_pages(site_dir: Path, reused: list[tuple[str, str]],
         relative = page.relative_to(site)
         (site_dir / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(page, site_dir / relative)
-        for ref in set(re.findall(r"static/[\w./-]+", page.read_text(encoding="utf-8"))):
-            source, target = site / ref, site_dir / ref
-            if source.is_file() and not target.exists():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(source, target)
+        # the sites that publish this page, newest first: a page a site kept from another (by an older hweval, which
+        # kept no suite page) finds its suite's page in the site of the run that validated it
+        _keep_linked(site_dir / relative, site_dir, [site] + [other.parents[4] for other in reversed(found[:-1])])
         kept.append((source_id, by, relative.as_posix()))
     return kept
+
+
+def _keep_linked(page: Path, site_dir: Path, sites: list[Path]) -> None:
+    """Copy into `site_dir` what the page kept there links to and the site lacks, from the first of `sites` that has it
+    at the same place, and what those pages link to in turn: the suite's page, the favicon. The site's index.html is
+    its own (it lists what this site holds), never copied."""
+    site_dir = Path(os.path.normpath(site_dir))
+    _repoint_static(page, site_dir)
+    for link in _relative_links(page.read_text(encoding="utf-8")):
+        target = Path(os.path.normpath(page.parent / link))
+        if not target.is_relative_to(site_dir) or target.exists() or target == site_dir / "index.html":
+            continue
+        relative = target.relative_to(site_dir)
+        source = next((site / relative for site in sites if (site / relative).is_file()), None)
+        if source is not None:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+            if target.suffix == ".html":
+                _keep_linked(target, site_dir, sites)
+
+
+_LINK = re.compile(r"""(\b(?:href|src)=)(["'])(.*?)\2""")
+_NOT_RELATIVE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:|[#/?]|$")  # a scheme (https:, data:), a fragment, a root
+
+
+def _relative_links(text: str) -> set[str]:
+    """The relative paths an HTML page's href and src attributes point at (their #fragment and ?query left off)."""
+    urls = (html.unescape(url) for _, _, url in _LINK.findall(text))
+    return {re.split(r"[?#]", url, maxsplit=1)[0] for url in urls if not _NOT_RELATIVE.match(url)}
+
+
+def _repoint_static(page: Path, site_dir: Path) -> None:
+    """Point the page's links into the site's static/ folder at that folder from where the page is. GX's validation
+    pages point their favicon one folder too shallow (its favicon.j2 climbs 3 folders from
+    validations/<suite>/<run>/<time>/, where its navbar climbs 4), at a file that is not there."""
+    site_dir = Path(os.path.normpath(site_dir))
+    page = Path(os.path.normpath(page))
+    depth = len(page.relative_to(site_dir).parts) - 1
+
+    def repointed(match: re.Match) -> str:
+        attribute, quote, url = match.groups()
+        found = re.fullmatch(r"((?:\./|\.\./)*)(static/[^?#]+)(.*)", url)
+        if found is None:
+            return match[0]
+        climb, path, rest = found.groups()
+        if Path(os.path.normpath(page.parent / climb / path)) == site_dir / path:
+            return match[0]
+        return f"{attribute}{quote}{'../' * depth}{path}{rest}{quote}"
+
+    text = page.read_text(encoding="utf-8")
+    repointed_text = _LINK.sub(repointed, text)
+    if repointed_text != text:
+        page.write_text(repointed_text, encoding="utf-8")
 
 
 def page_of(site_dir: Path, source_id: str) -> Path:

@@ -1,11 +1,16 @@
-"""Small builders for source payloads in their real shapes (written for the tests, not copied samples), and the
-warehouse copies that tests/conftest.py and the modules' built warehouses hand to each test."""
+"""Small builders for source payloads in their real shapes (written for the tests, not copied samples), the
+warehouse copies that tests/conftest.py and the modules' built warehouses hand to each test, and a check of the links
+of a published Data Docs folder."""
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
+from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import duckdb
 
@@ -198,3 +203,38 @@ def worker_outlives_its_killed_run(program: str, env: dict[str, str] | None = No
     if outlived:  # (the test fails) not left behind: a mutation that keeps workers alive would leave one a run
         os.kill(worker, signal.SIGKILL)
     return outlived
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.links += [value for name, value in attrs if name in ("href", "src") and value]
+
+
+def site_links(site: Path) -> tuple[int, list[tuple[str, str]]]:
+    """Every relative href and src of every HTML page under `site` (a published data-docs folder), as a browser
+    opening the page from disk reads them: how many there are, and (page, link) of each that is not a file inside
+    `site`. Links with a scheme (https:, data:), a fragment alone or a path from the root are not the site's."""
+    site = Path(os.path.normpath(site.resolve()))
+    count, unresolved = 0, []
+    for page in sorted(site.rglob("*.html")):
+        parser = _Links()
+        parser.feed(page.read_text(encoding="utf-8"))
+        for link in parser.links:
+            parts = urlsplit(link)
+            if parts.scheme or parts.netloc or not parts.path or parts.path.startswith("/"):
+                continue
+            count += 1
+            target = Path(os.path.normpath(page.parent / unquote(parts.path)))
+            if not (target.is_relative_to(site) and target.is_file()):
+                unresolved.append((page.relative_to(site).as_posix(), link))
+    return count, unresolved
+
+
+def favicon_links(site: Path) -> set[str]:
+    """The favicon link of each validation page of a data-docs folder."""
+    return {match for page in site.glob("validations/*/*/*/*.html")
+            for match in re.findall(r'<link rel="shortcut icon" href="([^"]+)"', page.read_text(encoding="utf-8"))}

@@ -107,6 +107,8 @@ REPORT_BOUNDS = ("tests/test_reports.py::test_a_workload_page_lists_its_ranking_
                  "says_where_the_rest_is", "tests/test_reports.py::test_offers_excluded_alike_are_named_once_with_"
                  "their_number")
 GOLDEN_PAGES = ("tests/test_flow.py::test_golden_report",)
+DATA_DOCS_LINKS = ("tests/test_flow.py::test_every_link_of_the_data_docs_resolves_in_its_own_folder_and_in_the_site_"
+                   "of_a_run_that_reuses_it")
 # the offers page: one row per instance type, bounded, every offer in offers.csv
 OFFERS_PAGE = ("tests/test_reports.py::test_the_offers_page_lists_each_instance_type_once_at_its_cheapest_term_and_says_"
                "where_every_offer_is",)
@@ -248,6 +250,12 @@ MUTATIONS = (
     Mutation("reused-source-pages-not-kept", "flows/data_docs.py",
              "        shutil.copyfile(page, site_dir / relative)\n", "",
              ("tests/test_incremental.py::test_a_reused_sources_validation_page_is_kept_from_the_run_that_validated_it",)),
+    Mutation("gx-favicon-left-one-folder-too-shallow", "flows/data_docs.py",
+             "        _repoint_static(page, site_dir)\n    _prune_static(site_dir)\n", "    _prune_static(site_dir)\n",
+             (DATA_DOCS_LINKS,)),
+    Mutation("reused-pages-suite-page-not-kept", "flows/data_docs.py",
+             'target.exists() or target == site_dir / "index.html":', 'target.exists() or "static/" not in link:',
+             (DATA_DOCS_LINKS,)),
     Mutation("markdown-dollar-not-escaped", "flows/formatting.py", '#~$"}', '#~"}',
              ("tests/test_reports.py::test_a_dollar_sign_from_data_is_no_math",)),
     Mutation("backtest-caption-counts-doubtful-results", "flows/backtest_chart.py",

@@ -175,6 +175,21 @@ def test_a_backfill_compares_with_the_run_before_its_date_and_keeps_latest(two_d
 
 
 @pytest.mark.slow  # a second whole run (the day-two fixture): make test-slow and CI
+def test_each_days_data_docs_link_only_to_files_in_their_own_folder(two_days):
+    """Day 2 validated the two sources it changed and kept the pages of the others (reused.html beside GX's site);
+    the backfill validated again what day 2 had changed and kept the rest: every data-docs folder published, the
+    three dates and latest, is whole (tests/test_flow.py says why it was not)."""
+    from builders import site_links
+
+    day_2, backfill = two_days
+    reports = day_2.reports.parent
+    assert (reports / DAY_2.isoformat() / "data-docs" / "reused.html").is_file()
+    for folder in (AS_OF.isoformat(), backfill.as_of.isoformat(), DAY_2.isoformat(), "latest"):
+        links, unresolved = site_links(reports / folder / "data-docs")
+        assert unresolved == [] and links > 0, folder
+
+
+@pytest.mark.slow  # a second whole run (the day-two fixture): make test-slow and CI
 def test_history_marts_keep_every_run(two_days):
     day_2, _ = two_days
     con = duckdb.connect(str(day_2.warehouse), read_only=True)

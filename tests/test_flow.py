@@ -3,6 +3,7 @@
 import datetime as dt
 import filecmp
 import os
+import shutil
 from pathlib import Path
 
 import duckdb
@@ -146,6 +147,64 @@ def test_data_docs_are_built_from_the_runs_validations_and_linked(flow_run):
     dated_and_latest = filecmp.dircmp(docs, flow_run.reports.parent / "latest" / "data-docs")
     assert dated_and_latest.left_only == dated_and_latest.right_only == dated_and_latest.diff_files == []
     assert sum(f.stat().st_size for f in docs.rglob("*") if f.is_file()) < 2_000_000  # GX's unused static pruned
+
+
+def test_every_link_of_the_data_docs_resolves_in_its_own_folder_and_in_the_site_of_a_run_that_reuses_it(
+        flow_run, tmp_path):
+    """A published data-docs folder is whole, opened from disk: each relative href and src of its pages is a file in
+    it. GX's validation pages pointed their favicon one folder too shallow (validations/static/...), and the pages a
+    run keeps of the sources it reused linked their suite's page (expectations/<suite>.html), which only the site of
+    the run that validated them had. Here the session's run (2026-11-30, published dated and latest), then the sites
+    of two runs of 2026-12-01 on those reports: one that reused every source, one that validated all but
+    aws_pricing (the 11-30 site less aws_pricing's pages stands for GX's site of what it validated). Whole runs:
+    test_every_link_of_the_data_docs_resolves_after_a_whole_run_that_reuses_every_validation."""
+    from builders import favicon_links, site_links
+
+    from flows import data_docs
+
+    reports, cold = flow_run.reports.parent, flow_run.reports / "data-docs"
+    reused = [(load.source_id, flow_run.run_id) for load in flow_run.loads if load.status == "landed"]
+    all_reused = tmp_path / "all-reused" / "data-docs"
+    data_docs.write_reused_index(all_reused, "run-2", reused, reports)
+    some_reused = tmp_path / "some-reused" / "data-docs"
+    shutil.copytree(cold, some_reused)
+    shutil.rmtree(some_reused / "validations" / "aws_pricing")
+    (some_reused / "expectations" / "aws_pricing.html").unlink()
+    data_docs.write_reused_page(some_reused, "run-3", [("aws_pricing", flow_run.run_id)], reports)
+    for site in (cold, reports / "latest" / "data-docs", all_reused, some_reused):
+        links, unresolved = site_links(site)
+        assert unresolved == [] and links > 2 * len(reused), site
+        # the favicon GX publishes in each site, pointed at from where the pages are, not left out
+        assert favicon_links(site) == {"../../../../static/images/favicon.ico"}, site
+
+    def files(site):
+        return {path.relative_to(site).as_posix() for path in site.rglob("*") if path.is_file()}
+
+    # the reusing run's site: the validating run's pages, the suites' pages and the favicon, its own index and list
+    assert files(all_reused) == files(cold) | {data_docs.REUSED_PAGE}
+    assert files(some_reused) == files(cold) | {data_docs.REUSED_PAGE}
+
+
+@pytest.mark.slow  # a second whole run (make test-slow, CI)
+def test_every_link_of_the_data_docs_resolves_after_a_whole_run_that_reuses_every_validation(flow_run, tmp_path):
+    """The session's run (2026-11-30), then a run of 2026-12-01 on the same inputs into the same reports folder: it
+    validates nothing and keeps the 11-30 pages; each published data-docs folder (both dates and latest) is whole."""
+    from builders import favicon_links, site_links
+
+    from flows.nightly import nightly
+
+    reports = tmp_path / "reports"
+    shutil.copytree(flow_run.reports.parent, reports)
+    (tmp_path / "warehouse").mkdir()
+    shutil.copy2(flow_run.warehouse, tmp_path / "warehouse" / "hweval.duckdb")
+    second = nightly(as_of=AS_OF + dt.timedelta(days=1), catalog_dir=str(CATALOGS), run_id="second-run",
+                     warehouse_file=str(tmp_path / "warehouse" / "hweval.duckdb"), reports_dir=str(reports))
+    assert {load.reused_from for load in second.loads if load.status == "landed"} == {flow_run.run_id}
+    for folder in (AS_OF.isoformat(), second.reports.name, "latest"):
+        links, unresolved = site_links(reports / folder / "data-docs")
+        assert unresolved == [] and links > 0, folder
+        assert favicon_links(reports / folder / "data-docs") == {"../../../../static/images/favicon.ico"}, folder
+    assert (reports / "latest" / "data-docs" / "reused.html").is_file()
 
 
 @pytest.mark.parametrize("page", ["index.md", "llama2-70b-lora-finetune.md", "gpt3-175b-pretrain.md",
