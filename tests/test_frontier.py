@@ -271,8 +271,8 @@ def test_the_backtest_chart_gives_the_leave_one_out_error_per_panel(backtest_db)
     # training 0.10, 0.30: median 20%
     assert chart.caption == (
         "5 comparisons, on the line where the estimate is right; leave-one-out median absolute error: serving 15% "
-        "over the 2 calibrated (goal ±15%), 5.0% over the 1 uncalibrated; training 20% over the 2 calibrated (goal "
-        "±20%); hollow points had no other measurement to calibrate them.")
+        "over the 2 calibrated (goal ±15%), 5.0% over the 1 with no other measurement to calibrate it; training 20% "
+        "over the 2 calibrated (goal ±20%); hollow points had no other measurement to calibrate them.")
     figure = backtest_chart.backtest_figure(chart.data, chart.title)
     serving, training = figure.axes
     assert serving.get_title(loc="left") == f"serving: {SERVING_UNIT}"
