@@ -15,7 +15,6 @@ writing there and ends with its own status, or 141 (as a command SIGPIPE ended) 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime as dt
 import gc
 import math
@@ -149,10 +148,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from prefect.exceptions import CancelledRun
 
     status = 0
-    watch, cancelled, failed = cancellation.Watch(), None, True
+    # a run on a lasting Prefect server (PREFECT_API_URL) can be cancelled from its UI: the flow asks at each step.
+    # A temporary server has no UI and ends with the run: nobody can cancel there, so nothing is asked
+    watch, cancelled, error = cancellation.Watch(), None, None
     try:
-        with (server.flows_settings() if server is not None else contextlib.nullcontext(),
-              cancellation.watching(watch)):
+        with (server.flows_settings() if server is not None else cancellation.watching(watch)):
             result = nightly(
                 as_of=args.as_of,
                 source_files=source_files or None,
@@ -165,18 +165,20 @@ def cmd_run(args: argparse.Namespace) -> int:
                 allow_future_as_of=args.allow_future_as_of,
             )
     except RunLockTimeout as exc:
+        error = exc
         print(f"hweval: {exc}", file=sys.stderr)
         return EXIT_LOCK_TIMEOUT
-    except StalePastLimit as exc:
-        result, status = exc.result, EXIT_STALE_PAST_LIMIT
-    except FailedAfterPublish as exc:
-        result, status = exc.result, EXIT_FAILED_AFTER_PUBLISH
     except CancelledRun as exc:  # the flow stopped at a step boundary, Cancelled (flows/cancellation.py)
         cancelled = exc
-    else:
-        failed = False
-    finally:  # a cancel that came after the publish began: the state the run reached, not Cancelling for ever
-        settled = None if cancelled else cancellation.settle(watch, failed=failed or status != 0)
+    except StalePastLimit as exc:
+        result, status, error = exc.result, EXIT_STALE_PAST_LIMIT, exc
+    except FailedAfterPublish as exc:
+        result, status, error = exc.result, EXIT_FAILED_AFTER_PUBLISH, exc
+    except BaseException as exc:
+        error = exc
+        raise
+    finally:  # a cancel the flow could not act on: the state the run reached, not Cancelling for ever
+        settled = None if cancelled else cancellation.settle(watch, error)
     if cancelled is not None:
         print(f"hweval: the run was {cancelled} (exit status {EXIT_CANCELLED})", file=sys.stderr)
         return EXIT_CANCELLED

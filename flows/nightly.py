@@ -337,6 +337,7 @@ def nightly(
     (FailedAfterPublish): the run's events are sent (or logged) first.
     """
     started_at = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    cancellation.note_flow_run()  # `hweval run` on a lasting server: a run that fails before its first check is settled
     as_of = as_of or pipeline.default_as_of()  # today, UTC
     # a deployment's parameters, checked before any work (as `hweval run` checks its options): a typo is refused
     # at once, not after every source was fetched, and tells no channel
@@ -445,7 +446,7 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
                     cancellation.check("the build")
                     latest_run = build_and_render(building, quote(catalog), loads, run_id, as_of, started_at,
                                                   staging_dir)
-                    cancellation.check("the publish")  # the last: a publish begun is finished
+                    cancellation.check("the publish", last=True)  # a publish begun is finished
                     if lake_config:  # the lake is the warehouse of record: it commits before anything is published
                         commit_to_lake(lake_config, building, base, run_id, as_of)
                     dated, latest_updated = publish(building, warehouse_path, staging_dir, reports_root, as_of,

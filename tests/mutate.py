@@ -1475,7 +1475,7 @@ MUTATIONS = (
     Mutation("cancel-asked-but-not-seen", "flows/cancellation.py",
              "(state.is_cancelling() or state.is_cancelled())", "state.is_cancelled()", (CANCELLED_BEFORE_PUBLISH,)),
     Mutation("cancel-not-checked-before-the-publish", "flows/nightly.py",
-             '                    cancellation.check("the publish")', "                    pass",
+             '                    cancellation.check("the publish", last=True)', "                    pass",
              (CANCELLED_BEFORE_PUBLISH,)),
     Mutation("cancelled-run-ends-failed", "flows/nightly.py",
              "            return Cancelled(message=str(exc))", "            raise", (CANCELLED_BEFORE_PUBLISH,)),
@@ -1485,6 +1485,18 @@ MUTATIONS = (
              "settled = None if cancelled else cancellation.settle(", "settled = None and cancellation.settle(",
              ("tests/test_cancellation.py::test_a_cancel_after_the_publish_began_lets_the_run_finish_and_marks_it_"
               "completed_not_cancelling",)),
+    Mutation("cancel-then-failure-before-the-publish-said-after-it", "flows/cancellation.py",
+             "        if not watch.publishing:", "        if False:",
+             ("tests/test_cancellation.py::test_a_cancelled_run_that_fails_before_its_publish_is_marked_failed_with_"
+              "the_error_not_left_cancelling",)),
+    Mutation("cancel-then-failure-after-the-publish-marked-completed", "flows/cancellation.py",
+             "        elif error is not None:", "        elif False:",
+             ("tests/test_cancellation.py::test_a_cancel_after_the_publish_then_a_failure_after_it_is_marked_failed_"
+              "saying_so",)),
+    Mutation("every-flow-run-watched-for-a-cancel", "flows/cancellation.py",
+             "    watch = _watch\n    if watch is None:\n        return None\n",
+             "    watch = _watch or Watch()\n",
+             ("tests/test_cancellation.py::test_only_a_watched_flow_run_stops_when_cancelled",)),
     Mutation("prefect-api-that-does-not-answer-asked-again", "flows/cancellation.py",
              "    if watch.unanswered:\n        return None\n    try:", "    try:",
              ("tests/test_cancellation.py::test_a_prefect_api_that_does_not_answer_the_question_lets_the_run_go_on_"

@@ -79,6 +79,7 @@ def test_hweval_run_cancelled_from_prefect_stops_before_its_publish_changes_noth
     assert (reports / "latest" / "index.md").read_bytes() == latest_before
     assert not (reports / AS_OF).exists()
     assert sorted(p.name for p in reports.iterdir() if p.name.startswith(".") and "rendering" in p.name) == []
+    assert sorted(p.name for p in warehouse.parent.iterdir()) == ["hweval.duckdb"]  # no building copy, no lock file
     # the channel is told, as of any failure
     [message] = webhook.requests
     body = json.loads(message["body"])
@@ -131,12 +132,59 @@ def test_a_run_cancelled_while_it_waits_for_another_runs_lock_stops_waiting(
     assert state_of(said[0]).type.value == "CANCELLED"
 
 
-def test_a_flow_run_not_watched_asks_prefect_nothing(monkeypatch):
-    """A deployment's run (or the flow called from Python) is not watched: its worker stops it; `check` asks nothing
-    (a Prefect API that answers nothing would fail any question)."""
-    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")
-    cancellation.check("the build")  # no error, no wait
-    cancellation.check_now_and_then("the landing")
+def test_only_a_watched_flow_run_stops_when_cancelled(prefect_server):
+    """`hweval run` watches (on a lasting server); a deployment's run or the flow called from Python is not watched:
+    its worker stops it, and `check` lets it go on."""
+    from prefect import flow
+
+    @flow
+    def cancelled_then_checked() -> str:
+        cancel_this_run([])
+        cancellation.check("the next step")
+        return "went on"
+
+    assert cancelled_then_checked() == "went on"
+    with cancellation.watching(cancellation.Watch()), pytest.raises(cancellation.RunCancelled, match=(
+            r"^cancelled from Prefect \(by a test\) before the next step; nothing was published")):
+        cancelled_then_checked()
+
+
+def test_a_cancel_after_the_publish_then_a_failure_after_it_is_marked_failed_saying_so(
+        flow_run, prefect_server, tmp_path, monkeypatch, capsys):
+    warehouse, reports = copy_of_day_one(flow_run, tmp_path)
+    said: list = []
+    cancelled_after(monkeypatch, "publish", said)
+
+    def no_artifacts(*args, **kwargs):
+        raise RuntimeError("no artifacts today")
+
+    monkeypatch.setattr(nightly, "publish_artifacts", no_artifacts)
+    assert main(run_args(warehouse, reports)) == 5  # published, then a step failed: EXIT_FAILED_AFTER_PUBLISH
+    assert "it finished (marked Failed)" in capsys.readouterr().err
+    state = state_of(said[0])
+    assert state.type.value == "FAILED"
+    assert state.message.startswith("asked to cancel after its publish had begun: the run went on, and failed "
+                                    "(FailedAfterPublish: ")
+
+
+def test_a_cancelled_run_that_fails_before_its_publish_is_marked_failed_with_the_error_not_left_cancelling(
+        flow_run, prefect_server, tmp_path, monkeypatch):
+    warehouse, reports = copy_of_day_one(flow_run, tmp_path)
+    warehouse_before = warehouse.read_bytes()
+    said: list = []
+
+    def cancelled_then_broken(*args, **kwargs):  # the build fails once the run was asked to cancel
+        cancel_this_run(said)
+        raise RuntimeError("the build broke")
+
+    monkeypatch.setattr(nightly, "build_and_render", cancelled_then_broken)
+    with pytest.raises(RuntimeError, match="the build broke"):
+        main(run_args(warehouse, reports))
+    state = state_of(said[0])
+    assert (state.type.value, state.message) == (
+        "FAILED", ("asked to cancel; the run failed before its publish (RuntimeError: the build broke): nothing was "
+                   "published, the warehouse and the reports are as the last good run left them"))
+    assert warehouse.read_bytes() == warehouse_before
 
 
 def test_a_prefect_api_that_does_not_answer_the_question_lets_the_run_go_on_said_once(caplog):
@@ -145,15 +193,17 @@ def test_a_prefect_api_that_does_not_answer_the_question_lets_the_run_go_on_said
     watch = cancellation.Watch(flow_run_id=uuid.uuid4())
     with temporary_settings(updates={PREFECT_API_URL: "http://127.0.0.1:9/api"}), \
             caplog.at_level(logging.WARNING, logger="flows.cancellation"):
-        assert cancellation._read_state(watch) is None
-        assert cancellation._read_state(watch) is None
+        start = time.monotonic()
+        assert cancellation._ask(watch, lambda client: client.read_flow_run(watch.flow_run_id)) is None
+        assert cancellation.settle(watch, None) is None
+        assert time.monotonic() - start < 5  # not retried: Prefect's client would back off 5 times
     [record] = caplog.records  # asked once: each try at an API that does not answer costs seconds
-    assert record.getMessage().startswith(f"could not ask Prefect whether run {watch.flow_run_id} was cancelled (")
+    assert record.getMessage().startswith(f"could not ask Prefect about run {watch.flow_run_id} (")
     assert record.getMessage().endswith("); going on without asking again")
     assert watch.unanswered
 
 
-def test_settle_leaves_a_run_that_ran_no_check_alone():
-    """The flow failed before its first check (a bad parameter): no flow run id, nothing asked or set."""
-    assert cancellation.settle(cancellation.Watch(), failed=True) is None
+def test_settle_leaves_alone_a_run_whose_flow_never_began():
+    """No flow run was noted (the flow never began: Prefect refused its parameters): nothing asked or set."""
+    assert cancellation.settle(cancellation.Watch(), RuntimeError("bad parameter")) is None
 

@@ -221,7 +221,7 @@ def test_run_without_a_prefect_server_starts_prefects_and_checks_the_catalog_mea
     and the flow is called once it has started, not before."""
     import datetime as dt
 
-    from flows import cli, nightly, run_startup
+    from flows import cancellation, cli, nightly, run_startup
 
     calls = []
 
@@ -237,7 +237,8 @@ def test_run_without_a_prefect_server_starts_prefects_and_checks_the_catalog_mea
             return contextlib.nullcontext()
 
     def flow(**kwargs):
-        calls.append("flow")
+        # not watched for a cancel (flows/cancellation.py): a temporary server has no UI, and nobody can cancel there
+        calls.append("flow" if cancellation._watch is None else "flow, watched")
         return nightly.RunResult("r1", dt.date(2026, 11, 1), Path(kwargs["warehouse_file"]),
                                  Path(kwargs["reports_dir"]) / "2026-11-01", [], True)
 
