@@ -1529,6 +1529,10 @@ MUTATIONS = (
     Mutation("ranking-csv-without-the-page-cost-columns", "flows/reports.py",
              '    "inference": ("inference_costs", ["monthly_usd", ', '    "inference": ("inference_costs", [',
              ("tests/test_reports.py::test_the_csv_beside_a_page_has_the_rows_of_the_warehouse_ranking",)),
+    Mutation("spot-pick-at-dearest-zone-not-repriced", "sql/marts/rankings.sql",
+             "             then ranked.outcome_value * offers.highest_zone_usd_per_hour / ranked.usd_per_hour\n",
+             "             then ranked.outcome_value\n",
+             ("tests/test_marts.py::test_a_decision_on_a_spot_price_gives_the_outcome_at_the_dearest_zone",)),
 )
 
 

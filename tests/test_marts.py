@@ -149,6 +149,46 @@ def test_a_spot_offer_takes_the_lowest_latest_price_among_its_zones(fresh_db, ca
                                    "(highest 14.0)")
 
 
+@pytest.mark.parametrize(("dearest_zone_usd", "outcome_at_dearest", "pick_leads"), [
+    # 28.16 / 60 = 0.469333 h x 21.15 = 9.92640 x 1.000205479 (the rework) = 9.92844: above the runner-up's 6.81584
+    (21.15, 9.92844, False),
+    # 0.469333 x 12.00 = 5.63200 x 1.000205479 = 5.63316: still below it
+    (12.0, 5.63316, True),
+])
+def test_a_decision_on_a_spot_price_gives_the_outcome_at_the_dearest_zone(fresh_db, catalog, dearest_zone_usd,
+                                                                         outcome_at_dearest, pick_leads):
+    def point(instance_type, zone, price):
+        return {"AvailabilityZone": zone, "InstanceType": instance_type, "ProductDescription": "Linux/UNIX",
+                "SpotPrice": price, "Timestamp": "2026-11-20T05:00:00Z"}
+
+    page = {"SpotPriceHistory": [point("p5.48xlarge", "us-east-1a", "10.240000"),
+                                 point("p5.48xlarge", "us-east-1b", f"{dearest_zone_usd:.6f}"),
+                                 point("p5en.48xlarge", "us-east-1a", "16.560000")]}
+    land_rows(fresh_db, catalog, "aws_spot", aws_spot.rows_from_pages([("spot page 1", page, None)]))
+    land_rows(fresh_db, catalog, "mlperf_training", [
+        landed_training_row("Eos", "NVIDIA H100-SXM5-80GB", 8, 1, "llama2_70b_lora", 28.16),
+        landed_training_row("H200", "NVIDIA H200-SXM5-141GB", 8, 1, "llama2_70b_lora", 24.69),
+    ])
+    transform.build_models(fresh_db, RUN, AS_OF)
+    [p5] = rows(fresh_db, "select * from marts.rankings where offer_id = 'aws:us-east-1:p5.48xlarge:spot' "
+                     "and workload_id = 'llama2-70b-lora-finetune'")
+    assert (p5["price_zone"], p5["price_zones"], p5["highest_zone_usd_per_hour"]) == (
+        "us-east-1a", 2, dearest_zone_usd)
+    [d] = rows(fresh_db, "select * from marts.decisions where workload_id = 'llama2-70b-lora-finetune'")
+    # one instance on spot redoes 1 x 0.2 / 730 x (1 h / 2 + 0.25 h) = 0.000205479 of the run; the pick: p5 at
+    # 0.469333 h x 10.24 = 4.80597 x 1.000205479 = 4.80696 USD; the runner-up p5en (one zone, nothing to say):
+    # 24.69 / 60 = 0.4115 h x 16.56 = 6.81444 x 1.000205479 = 6.81584
+    assert (d["pick_offer_id"], d["runner_up_offer_id"]) == (
+        "aws:us-east-1:p5.48xlarge:spot", "aws:us-east-1:p5en.48xlarge:spot")
+    assert (d["pick_outcome_value"], d["runner_up_outcome_value"]) == (
+        pytest.approx(4.80696, abs=1e-5), pytest.approx(6.81584, abs=1e-5))
+    assert (d["pick_price_zone"], d["pick_price_zones"], d["pick_highest_zone_usd_per_hour"]) == (
+        "us-east-1a", 2, dearest_zone_usd)
+    assert d["pick_outcome_at_highest_zone"] == pytest.approx(outcome_at_dearest, abs=1e-5)
+    assert d["pick_leads_at_highest_zone"] is pick_leads
+    assert (d["runner_up_price_zones"], d["runner_up_outcome_at_highest_zone"]) == (1, None)
+
+
 def test_rankings_flag_a_reversal_against_usd_per_chip_hour(built):
     ranking = {r["offer_id"]: r for r in rows(
         built, "select * from marts.rankings where workload_id = 'llama2-70b-lora-finetune'")}

@@ -21,8 +21,10 @@ TRAINING_DECISION = (
     "- **[gpt3-175b-pretrain](gpt3-175b-pretrain.md)**: pick gcp tpu-v6e-8 (us-central1, spot, bf16, calibrated): "
     "531.15 USD per completed run (likely 407.17 to 676.34). Runner-up aws p5.48xlarge (us-east-1, spot, measured): "
     "561.37, 5.7% more. **Too close to call**: the two overlap within the estimates' error; a measured run of this "
-    "workload on tpu-v6e (gcp tpu-v6e-8) would settle it. Choosing the cheapest chip-hour, aws trn1.32xlarge "
-    "(us-east-1, spot, bf16, estimated) at 0.152 USD per chip-hour, would cost 1.51x per completed run: +273.45 USD.")
+    "workload on tpu-v6e (gcp tpu-v6e-8) would settle it. The runner-up's spot price is us-east-1a's, the cheapest "
+    "of 2 zones (at the dearest, 21.15 USD/h, it would cost 1,159.47). Choosing the cheapest chip-hour, aws "
+    "trn1.32xlarge (us-east-1, spot, bf16, estimated) at 0.152 USD per chip-hour, would cost 1.51x per completed run: "
+    "+273.45 USD.")
 
 
 def _ranking_row(page: str, rank: int, offer: str, term: str) -> list[str]:
@@ -67,6 +69,23 @@ def test_the_index_opens_with_a_decision_per_workload_and_the_money_of_the_hourl
     assert ("| [gpt3-175b-pretrain](gpt3-175b-pretrain.md) | training | completed-run USD | gcp tpu-v6e-8 (spot, "
             "tpu-v6e) | 531.15 | calibrated | aws trn1.32xlarge (spot, 0.152) | +273.45 (1.51x) |") in index
     assert "reversal" not in index.split("## Workloads", 1)[1].split("## Offers", 1)[0]
+
+
+def test_a_spot_pick_priced_at_its_cheapest_zone_says_what_the_dearest_would_cost(flow_run):
+    # llama2-70b-batch's pick, p5.48xlarge spot in us-east-1, takes us-east-1a's 10.24 USD/h; us-east-1b asks 21.15:
+    # 21.15 / (3,066 tokens/s x 8 chips x 3,600 s) x 1e6 = 0.239522, / (1 - 1 x 0.2 / 730 x 0.25 h lost restarting)
+    # = 0.239538, "0.240": more than the runner-up's 0.123 (p6-b200.48xlarge spot, itself at us-east-1a's price
+    # of 2 zones; at its dearest, 17.02 USD/h: 0.123290 x 17.02 / 13.03 = 0.161)
+    clause = ("The pick's spot price is us-east-1a's, the cheapest of 2 zones; at the dearest, 21.15 USD/h, it would "
+              "cost 0.240 and the runner-up (0.123) would lead. The runner-up's spot price is us-east-1a's, the "
+              "cheapest of 2 zones (at the dearest, 17.02 USD/h, it would cost 0.161).")
+    page = (flow_run.reports / "llama2-70b-batch.md").read_text()
+    decision = next(line for line in page.splitlines() if line.startswith("**Decision**"))
+    assert clause in decision
+    index = (flow_run.reports / "index.md").read_text()
+    assert clause in next(line for line in index.splitlines() if line.startswith("- **[llama2-70b-batch]"))
+    # an on-demand pick and runner-up (llama2-70b-chat) say nothing of zones
+    assert "zones" not in next(line for line in index.splitlines() if line.startswith("- **[llama2-70b-chat]"))
 
 
 def test_the_index_quotes_for_its_estimated_picks_the_error_of_their_own_kind_of_estimate(flow_run):

@@ -2,7 +2,7 @@
 -- private terms), priced this run. AWS and Azure price an instance per hour; GCP composes it from SKUs (GPUs or
 -- TPU chips, vCPUs, RAM) and an offer exists only where every component has a price in that region. Reserved
 -- terms are amortised: recurring hourly + upfront / term hours. Spot takes the lowest latest price among a
--- region's zones. The user's price sheet adds private quotes, discounts off these public prices, and on-prem
+-- region's zones (price_zone; price_zones and the highest zone's price beside it). The user's price sheet adds private quotes, discounts off these public prices, and on-prem
 -- systems; a quote for an instance type the catalog does not list brings its own hardware (accelerator and
 -- count). An offer's hardware comes from int_instance_hardware (the clouds' instance-type APIs, corrected by
 -- instances.yaml); offers of instance types whose hardware is not known are in int_offers_unknown.
@@ -82,6 +82,10 @@ aws_spot_offers as (
         'lowest latest price of ' || count(*) || ' zone(s): ' || arg_min(availability_zone, price_usd)
             || ' at ' || arg_min(price_timestamp, price_usd)
             || case when count(*) > 1 then ' (highest ' || max(price_usd) || ')' else '' end as price_note,
+        -- the zones behind the price: the decision says what the dearest zone would cost
+        arg_min(availability_zone, price_usd) as price_zone,
+        count(*) as price_zones,
+        max(price_usd) as highest_zone_usd_per_hour,
         min(source_id) as price_source_id,
         min(data_as_of) as price_as_of,
         arg_min(source_ref, price_usd) as price_ref
@@ -215,6 +219,9 @@ discounts as (
         public.usd_per_hour * (1 - sheet.percent_off / 100) as usd_per_hour,
         sheet.percent_off || '% off the public ' || public.pricing_term || ' price ' || round(public.usd_per_hour, 4)
             || ' USD/h (' || sheet.quoted_source || ')' as price_note,
+        public.price_zone,
+        public.price_zones,
+        public.highest_zone_usd_per_hour * (1 - sheet.percent_off / 100) as highest_zone_usd_per_hour,
         sheet.source_id as price_source_id,
         least(sheet.data_as_of, public.price_as_of) as price_as_of,
         sheet.source_ref || '; ' || public.price_ref as price_ref
@@ -309,6 +316,9 @@ final as (
         usd_per_hour,
         usd_per_chip_hour(usd_per_hour, accelerator_count) as usd_per_chip_hour,
         price_note,
+        price_zone,
+        price_zones,
+        highest_zone_usd_per_hour,
         price_source_id,
         price_as_of,
         price_ref,

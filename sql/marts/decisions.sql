@@ -2,7 +2,8 @@
 -- first: the pick, the runner-up (the best candidate on another offer) and the gap, and what ranking by USD per
 -- chip-hour would have picked instead and what that choice costs more per outcome (zero when it is the pick); and
 -- whether the error bands of the pick and the runner-up overlap (too close to call), with the candidate whose
--- measurement would settle it. The cheapest chip-hour is the cheapest of the ranked candidates: the offers cheaper per
+-- measurement would settle it; and for a spot price taken from the cheapest of several zones, the outcome at the
+-- dearest zone and whether the pick would still lead there. The cheapest chip-hour is the cheapest of the ranked candidates: the offers cheaper per
 -- chip-hour on a term the workload buys that it excludes (a deadline they miss, a model that does not fit) are
 -- counted, the cheapest named.
 with rankings as (
@@ -95,6 +96,12 @@ decided as (
         picks.outcome_value as pick_outcome_value,
         picks.outcome_low as pick_outcome_low,
         picks.outcome_high as pick_outcome_high,
+        picks.price_zone as pick_price_zone,
+        picks.price_zones as pick_price_zones,
+        picks.highest_zone_usd_per_hour as pick_highest_zone_usd_per_hour,
+        picks.outcome_at_highest_zone as pick_outcome_at_highest_zone,
+        -- priced at its dearest zone, the pick would still cost less than the runner-up
+        picks.outcome_at_highest_zone < runners_up.outcome_value as pick_leads_at_highest_zone,
         runners_up.candidate_id as runner_up_candidate_id,
         runners_up.offer_id as runner_up_offer_id,
         runners_up.cloud as runner_up_cloud,
@@ -108,6 +115,10 @@ decided as (
         runners_up.outcome_low as runner_up_outcome_low,
         runners_up.outcome_high as runner_up_outcome_high,
         runners_up.accelerator_id as runner_up_accelerator_id,
+        runners_up.price_zone as runner_up_price_zone,
+        runners_up.price_zones as runner_up_price_zones,
+        runners_up.highest_zone_usd_per_hour as runner_up_highest_zone_usd_per_hour,
+        runners_up.outcome_at_highest_zone as runner_up_outcome_at_highest_zone,
         -- the error bands overlap: the runner-up may well be the cheaper one
         coalesce(coalesce(picks.outcome_high, picks.outcome_value)
                  >= coalesce(runners_up.outcome_low, runners_up.outcome_value)

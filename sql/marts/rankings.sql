@@ -116,6 +116,16 @@ final as (
         ranked.price_as_of,
         ranked.price_ref,
         coalesce(offers.price_unverified, false) as price_unverified,
+        -- a spot price is its cheapest zone's: the zones, the dearest one's price, and the outcome at it (a cloud
+        -- offer's USD outcome scales with its hourly price), where the zones' prices differ
+        offers.price_zone,
+        offers.price_zones,
+        offers.highest_zone_usd_per_hour,
+        case when offers.highest_zone_usd_per_hour > ranked.usd_per_hour
+                  and ranked.outcome_metric in ('completed_run_usd', 'usd_per_million_tokens',
+                                                'usd_per_million_successful_requests')
+             then ranked.outcome_value * offers.highest_zone_usd_per_hour / ranked.usd_per_hour
+        end as outcome_at_highest_zone,
         ranked.benchmark_label,
         ranked.precision_doubtful,
         ranked.benchmark_source_id,
