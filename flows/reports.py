@@ -140,12 +140,14 @@ def _training_rows(ranking: list[dict], costs: dict[str, dict]) -> tuple[list[st
                "energy (kWh)", "basis", "price source (as of)", "benchmark or assumption (as of)"]
     rows = []
     for r in ranking:
-        minutes = r["time_to_train_minutes"]
+        # the wall clock a completed run takes, the rework after its reclaims included (as its USD counts it)
+        minutes = r["time_to_train_with_rework_minutes"]
+        redone = f" ({num(r['interruption_overhead'] * 100)}% redone)" if r["interruption_overhead"] else ""
         rows.append([
             str(r["outcome_rank"]), _offer(r), f"{r['accelerator_id']} x {r['accelerator_count']}",
             f"{r['cloud']} / {r['region']}", r["pricing_term"], usd(r["usd_per_chip_hour"]), str(r["chip_hour_rank"]),
             f"{int(r['chips'])} ({plural(r['instances'], 'instance')})",
-            f"{num(minutes)} min" if minutes < 600 else f"{num(minutes / 60, 0)} h", usd(r["outcome_value"]),
+            (f"{num(minutes)} min" if minutes < 600 else f"{num(minutes / 60, 0)} h") + redone, usd(r["outcome_value"]),
             likely_range(r), _energy(costs.get(r["candidate_id"], {}).get("energy_kwh"), 0), r["basis"],
             price_source(r), benchmark_label(r),
         ])

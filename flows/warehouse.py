@@ -289,7 +289,7 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
         ],
         "interruption_rates": [
             {"pricing_term": term, "cloud": cloud, "per_instance_month": rate.value, "restart_hours": t.restart_hours,
-             "source": rate.source}
+             "source": rate.source, "note": rate.note}
             for term, t in catalog.instances.pricing_terms.items()
             for cloud, rate in t.interruptions_per_instance_month.items()
         ],
@@ -320,7 +320,7 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
                                    "ttft_ms": 0.0, "tpot_ms": 0.0, "source": ""},
         "grid_intensity": {"cloud": "", "region": "", "gco2e_per_kwh": 0.0, "source": ""},
         "interruption_rates": {"pricing_term": "", "cloud": "", "per_instance_month": 0.0, "restart_hours": 0.0,
-                               "source": ""},
+                               "source": "", "note": ""},
         "instance_price_components": {"cloud": "", "instance_type": "", "sku_description_prefix": "", "quantity": 0.0},
         "accelerator_aliases": {"accelerator_id": "", "alias": "", "alias_key": ""},
         "model_api_names": {"model_id": "", "api_name": "", "api_name_key": ""},

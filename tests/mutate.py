@@ -1533,6 +1533,11 @@ MUTATIONS = (
              "             then ranked.outcome_value * offers.highest_zone_usd_per_hour / ranked.usd_per_hour\n",
              "             then ranked.outcome_value\n",
              ("tests/test_marts.py::test_a_decision_on_a_spot_price_gives_the_outcome_at_the_dearest_zone",)),
+    Mutation("time-to-train-without-the-rework-of-reclaims", "sql/marts/rankings.sql",
+             "ranked.time_to_train_minutes * (1 + ranked.interruption_overhead) as time_to_train_with_rework_minutes",
+             "ranked.time_to_train_minutes as time_to_train_with_rework_minutes",
+             ("tests/test_marts.py::test_a_spot_training_pick_carries_its_reclaims_its_rework_and_the_rate_they_rest_"
+              "on",)),
 )
 
 

@@ -149,6 +149,24 @@ def test_a_spot_offer_takes_the_lowest_latest_price_among_its_zones(fresh_db, ca
                                    "(highest 14.0)")
 
 
+def _lora_on_spot(con, catalog, dearest_zone_usd):
+    """llama2-70b-lora-finetune measured on p5 (two zones: 10.24 and `dearest_zone_usd` USD/h) and p5en (one zone,
+    16.56), both spot in us-east-1."""
+    def point(instance_type, zone, price):
+        return {"AvailabilityZone": zone, "InstanceType": instance_type, "ProductDescription": "Linux/UNIX",
+                "SpotPrice": price, "Timestamp": "2026-11-20T05:00:00Z"}
+
+    page = {"SpotPriceHistory": [point("p5.48xlarge", "us-east-1a", "10.240000"),
+                                 point("p5.48xlarge", "us-east-1b", f"{dearest_zone_usd:.6f}"),
+                                 point("p5en.48xlarge", "us-east-1a", "16.560000")]}
+    land_rows(con, catalog, "aws_spot", aws_spot.rows_from_pages([("spot page 1", page, None)]))
+    land_rows(con, catalog, "mlperf_training", [
+        landed_training_row("Eos", "NVIDIA H100-SXM5-80GB", 8, 1, "llama2_70b_lora", 28.16),
+        landed_training_row("H200", "NVIDIA H200-SXM5-141GB", 8, 1, "llama2_70b_lora", 24.69),
+    ])
+    transform.build_models(con, RUN, AS_OF)
+
+
 @pytest.mark.parametrize(("dearest_zone_usd", "outcome_at_dearest", "pick_leads"), [
     # 28.16 / 60 = 0.469333 h x 21.15 = 9.92640 x 1.000205479 (the rework) = 9.92844: above the runner-up's 6.81584
     (21.15, 9.92844, False),
@@ -157,19 +175,7 @@ def test_a_spot_offer_takes_the_lowest_latest_price_among_its_zones(fresh_db, ca
 ])
 def test_a_decision_on_a_spot_price_gives_the_outcome_at_the_dearest_zone(fresh_db, catalog, dearest_zone_usd,
                                                                          outcome_at_dearest, pick_leads):
-    def point(instance_type, zone, price):
-        return {"AvailabilityZone": zone, "InstanceType": instance_type, "ProductDescription": "Linux/UNIX",
-                "SpotPrice": price, "Timestamp": "2026-11-20T05:00:00Z"}
-
-    page = {"SpotPriceHistory": [point("p5.48xlarge", "us-east-1a", "10.240000"),
-                                 point("p5.48xlarge", "us-east-1b", f"{dearest_zone_usd:.6f}"),
-                                 point("p5en.48xlarge", "us-east-1a", "16.560000")]}
-    land_rows(fresh_db, catalog, "aws_spot", aws_spot.rows_from_pages([("spot page 1", page, None)]))
-    land_rows(fresh_db, catalog, "mlperf_training", [
-        landed_training_row("Eos", "NVIDIA H100-SXM5-80GB", 8, 1, "llama2_70b_lora", 28.16),
-        landed_training_row("H200", "NVIDIA H200-SXM5-141GB", 8, 1, "llama2_70b_lora", 24.69),
-    ])
-    transform.build_models(fresh_db, RUN, AS_OF)
+    _lora_on_spot(fresh_db, catalog, dearest_zone_usd)
     [p5] = rows(fresh_db, "select * from marts.rankings where offer_id = 'aws:us-east-1:p5.48xlarge:spot' "
                      "and workload_id = 'llama2-70b-lora-finetune'")
     assert (p5["price_zone"], p5["price_zones"], p5["highest_zone_usd_per_hour"]) == (
@@ -187,6 +193,25 @@ def test_a_decision_on_a_spot_price_gives_the_outcome_at_the_dearest_zone(fresh_
     assert d["pick_outcome_at_highest_zone"] == pytest.approx(outcome_at_dearest, abs=1e-5)
     assert d["pick_leads_at_highest_zone"] is pick_leads
     assert (d["runner_up_price_zones"], d["runner_up_outcome_at_highest_zone"]) == (1, None)
+
+
+def test_a_spot_training_pick_carries_its_reclaims_its_rework_and_the_rate_they_rest_on(fresh_db, catalog):
+    _lora_on_spot(fresh_db, catalog, 21.15)
+    [p5] = rows(fresh_db, "select * from marts.rankings where offer_id = 'aws:us-east-1:p5.48xlarge:spot' "
+                          "and workload_id = 'llama2-70b-lora-finetune'")
+    # one instance, 0.2 reclaims an instance-month (AWS's Spot Instance Advisor), checkpoints every hour, 0.25 h to
+    # restart: 1 x 0.2 / 730 x (0.5 + 0.25) = 0.000205479 of the run redone; the run's wall clock with it:
+    # 28.16 x 1.000205479 = 28.165786 min; reclaims over the run: 1 x 0.2 / 730 x 28.16 / 60 h = 0.000128584
+    assert p5["interruption_overhead"] == pytest.approx(0.000205479, abs=1e-9)
+    assert p5["time_to_train_with_rework_minutes"] == pytest.approx(28.165786, abs=1e-6)
+    assert p5["time_to_train_minutes"] == 28.16
+    assert p5["expected_interruptions"] == pytest.approx(0.000128584, abs=1e-9)
+    assert (p5["reclaims_per_instance_month"], p5["reclaim_rate_source"], p5["reclaim_rate_note"]) == (
+        0.2, "aws-spot-instance-advisor", "lower edge of the advisor's top band, >20%")
+    [d] = rows(fresh_db, "select * from marts.decisions where workload_id = 'llama2-70b-lora-finetune'")
+    assert (d["pick_interruption_overhead"], d["pick_expected_interruptions"], d["pick_reclaim_rate_source"]) == (
+        pytest.approx(0.000205479, abs=1e-9), pytest.approx(0.000128584, abs=1e-9), "aws-spot-instance-advisor")
+    assert (d["pick_spare_deployments"], d["pick_reclaim_loss"]) == (None, None)
 
 
 def test_rankings_flag_a_reversal_against_usd_per_chip_hour(built):

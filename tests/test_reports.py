@@ -19,7 +19,9 @@ from flows.report_templates import csv_text
 
 TRAINING_DECISION = (
     "- **[gpt3-175b-pretrain](gpt3-175b-pretrain.md)**: pick gcp tpu-v6e-8 (us-central1, spot, bf16, calibrated): "
-    "531.15 USD per completed run (likely 407.17 to 676.34). Runner-up aws p5.48xlarge (us-east-1, spot, measured): "
+    "531.15 USD per completed run (likely 407.17 to 676.34). On spot, 0.0330 reclaims are expected and 1.32% of the "
+    "run is redone (0.2 reclaims an instance-month: declared-assumption, no published rate: AWS's top band assumed). "
+    "Runner-up aws p5.48xlarge (us-east-1, spot, measured): "
     "561.37, 5.7% more. **Too close to call**: the two overlap within the estimates' error; a measured run of this "
     "workload on tpu-v6e (gcp tpu-v6e-8) would settle it. The runner-up's spot price is us-east-1a's, the cheapest "
     "of 2 zones (at the dearest, 21.15 USD/h, it would cost 1,159.47). Choosing the cheapest chip-hour, aws "
@@ -86,6 +88,47 @@ def test_a_spot_pick_priced_at_its_cheapest_zone_says_what_the_dearest_would_cos
     assert clause in next(line for line in index.splitlines() if line.startswith("- **[llama2-70b-batch]"))
     # an on-demand pick and runner-up (llama2-70b-chat) say nothing of zones
     assert "zones" not in next(line for line in index.splitlines() if line.startswith("- **[llama2-70b-chat]"))
+
+
+def test_a_spot_pick_says_what_its_reclaims_cost_and_its_time_to_train_counts_the_rework(flow_run):
+    page = (flow_run.reports / "llama31-70b-pretrain-15t.md").read_text()
+    # the pick, tpu-v6e-8 spot on 512 instances for 1,196.94 h: 512 x 0.2 / 730 x 1,196.94 = 167.9 reclaims; each
+    # redoes half the hourly checkpoint interval plus the 0.25 h restart: 512 x 0.2 / 730 x 0.75 = 0.105205, 10.52%;
+    # GCP publishes no rate: AWS's 0.2 is a declared assumption (instances.yaml)
+    decision = next(line for line in page.splitlines() if line.startswith("**Decision**"))
+    assert ("(likely 2,258,590.64 to 3,751,679.47). On spot, 167.9 reclaims are expected and 10.52% of the run is "
+            "redone (0.2 reclaims an instance-month: declared-assumption, no published rate: AWS's top band "
+            "assumed). Runner-up ") in decision
+    # the time to train is the completed run's, rework included (its USD counts it): 1,196.94 h x 1.105205 =
+    # 1,322.86 h; the same offer on demand redoes nothing: 1,197 h
+    assert _ranking_row(page, 1, "gcp tpu-v6e-8", "spot")[8] == "1,323 h (10.52% redone)"
+    assert _ranking_row(page, 7, "gcp tpu-v6e-8", "on_demand")[8] == "1,197 h"
+    # offline work on spot: a reclaim of the unit's one instance costs a 0.25 h restart: 1 x 0.2 / 730 x 0.25 =
+    # 0.0000685, 0.0068% of its hours (AWS's own rate: the Spot Instance Advisor's top band)
+    batch = (flow_run.reports / "llama2-70b-batch.md").read_text()
+    assert ("0.116 USD per million output tokens. On spot, restarts after reclaims lose 0.0068% of its hours (0.2 "
+            "reclaims an instance-month: aws-spot-instance-advisor, lower edge of the advisor's top band, &gt;20%). "
+            "Runner-up ") in batch
+
+
+def test_a_service_on_spot_says_it_pays_for_a_spare_unit_and_a_flat_rework_says_it_is_the_fallback():
+    decision = reports.MARKDOWN.get_template("_sentences.j2").module.decision
+    service = {"outcome_metric": "usd_per_million_successful_requests", "pick_cloud": "gcp",
+               "pick_instance_type": "a3-highgpu-8g", "pick_region": "us-central1", "pick_pricing_term": "spot",
+               "pick_precision": "fp8", "pick_basis": "measured", "pick_outcome_value": 604.18,
+               "pick_outcome_low": None, "pick_outcome_high": None, "runner_up_offer_id": None,
+               "is_chip_hour_pick_same_offer": True, "pick_usd_per_chip_hour": 1.5, "pick_spare_deployments": 1,
+               "pick_reclaims_per_instance_month": 0.2, "pick_reclaim_rate_source": "declared-assumption",
+               "pick_reclaim_rate_note": "no published rate: AWS's top band assumed"}
+    assert ("604.18 USD per million successful requests. On spot, it pays for 1 spare deployment unit so that a "
+            "reclaim leaves the peak's capacity standing (0.2 reclaims an instance-month: declared-assumption, no "
+            "published rate: AWS's top band assumed). No other offer") in str(decision(service))
+    # a cloud without a declared rate: the term's flat 15% (instances.yaml interruption_overhead), said to be that
+    flat = {**service, "outcome_metric": "completed_run_usd", "pick_cloud": "neo", "pick_spare_deployments": None,
+            "pick_interruption_overhead": 0.15, "pick_expected_interruptions": None,
+            "pick_reclaims_per_instance_month": None}
+    assert ("604.18 USD per completed run. On spot, 15.00% of the run is redone (the term's flat overhead, a declared "
+            "fallback: no reclaim rate for neo). No other offer") in str(decision(flat))
 
 
 def test_the_index_quotes_for_its_estimated_picks_the_error_of_their_own_kind_of_estimate(flow_run):

@@ -2,8 +2,9 @@
 -- first: the pick, the runner-up (the best candidate on another offer) and the gap, and what ranking by USD per
 -- chip-hour would have picked instead and what that choice costs more per outcome (zero when it is the pick); and
 -- whether the error bands of the pick and the runner-up overlap (too close to call), with the candidate whose
--- measurement would settle it; and for a spot price taken from the cheapest of several zones, the outcome at the
--- dearest zone and whether the pick would still lead there. The cheapest chip-hour is the cheapest of the ranked candidates: the offers cheaper per
+-- measurement would settle it; for a spot price taken from the cheapest of several zones, the outcome at the
+-- dearest zone and whether the pick would still lead there; and what a pick on reclaimable capacity pays for its
+-- reclaims. The cheapest chip-hour is the cheapest of the ranked candidates: the offers cheaper per
 -- chip-hour on a term the workload buys that it excludes (a deadline they miss, a model that does not fit) are
 -- counted, the cheapest named.
 with rankings as (
@@ -102,6 +103,14 @@ decided as (
         picks.outcome_at_highest_zone as pick_outcome_at_highest_zone,
         -- priced at its dearest zone, the pick would still cost less than the runner-up
         picks.outcome_at_highest_zone < runners_up.outcome_value as pick_leads_at_highest_zone,
+        -- on reclaimable capacity, what the pick's reclaims cost and the rate they rest on
+        picks.interruption_overhead as pick_interruption_overhead,
+        picks.expected_interruptions as pick_expected_interruptions,
+        picks.spare_deployments as pick_spare_deployments,
+        picks.reclaim_loss as pick_reclaim_loss,
+        picks.reclaims_per_instance_month as pick_reclaims_per_instance_month,
+        picks.reclaim_rate_source as pick_reclaim_rate_source,
+        picks.reclaim_rate_note as pick_reclaim_rate_note,
         runners_up.candidate_id as runner_up_candidate_id,
         runners_up.offer_id as runner_up_offer_id,
         runners_up.cloud as runner_up_cloud,

@@ -35,7 +35,9 @@ candidates as (
             as outcome_metric,
         case workloads.objective when 'energy' then energy_kwh when 'emissions' then kgco2e
                                  else completed_run_usd end as outcome_value,
-        time_to_train_minutes, null::double as tokens_per_s_per_chip, null::double as utilization,
+        time_to_train_minutes, interruption_overhead, expected_interruptions,
+        null::bigint as spare_deployments, null::double as reclaim_loss,
+        null::double as tokens_per_s_per_chip, null::double as utilization,
         null::double as usd_per_million_tokens, null::double as usd_per_million_total_tokens,
         price_source_id, price_as_of, price_ref, benchmark_label, benchmark_source_id, benchmark_as_of, benchmark_ref,
         false as precision_doubtful  -- training results' precision is not cross-checked
@@ -49,7 +51,9 @@ candidates as (
         usd_per_hour, usd_per_chip_hour, basis,
         outcome_metric,
         outcome_value,
-        null::double as time_to_train_minutes, tokens_per_s_per_chip, utilization, usd_per_million_tokens,
+        null::double as time_to_train_minutes, null::double as interruption_overhead,
+        null::double as expected_interruptions, spare_deployments, reclaim_loss,
+        tokens_per_s_per_chip, utilization, usd_per_million_tokens,
         usd_per_million_total_tokens,
         price_source_id, price_as_of, price_ref, benchmark_label, benchmark_source_id, benchmark_as_of, benchmark_ref,
         precision_doubtful
@@ -106,6 +110,16 @@ final as (
         reversals.reversals,
         reversals.reversals > 0 as is_reversal,
         ranked.time_to_train_minutes,
+        -- on reclaimable capacity: what its reclaims cost (training: the share of the run redone, as the completed-run
+        -- USD and the deadline count it; a service: a spare unit; offline work: the hours lost restarting)
+        ranked.time_to_train_minutes * (1 + ranked.interruption_overhead) as time_to_train_with_rework_minutes,
+        ranked.interruption_overhead,
+        ranked.expected_interruptions,
+        ranked.spare_deployments,
+        ranked.reclaim_loss,
+        rates.per_instance_month as reclaims_per_instance_month,
+        rates.source as reclaim_rate_source,
+        rates.note as reclaim_rate_note,
         ranked.tokens_per_s_per_chip,
         ranked.usd_per_million_tokens,
         ranked.usd_per_million_total_tokens,
@@ -136,6 +150,8 @@ final as (
     inner join workloads using (workload_id)
     inner join accelerators using (accelerator_id)
     left join intermediate.int_offers_priced as offers using (offer_id)
+    left join catalog.interruption_rates as rates
+        on rates.pricing_term = ranked.pricing_term and rates.cloud = ranked.cloud
     left join bands
         on bands.phase = case workloads.kind when 'training' then 'training' else 'serving' end
         and bands.family = accelerators.family
