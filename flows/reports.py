@@ -188,8 +188,10 @@ def likely_range(r: dict) -> str:
 
 
 def _top_rows(ranking: list[dict]) -> list[list[str]]:
-    return [[str(r["outcome_rank"]), f"{_offer(r)} ({r['region']})", r["pricing_term"], r["precision"] or "—",
-             usd(r["outcome_value"]), likely_range(r), str(r["chip_hour_rank"]), r["basis"]] for r in ranking[:TOP_ROWS]]
+    # a row without a precision is a result whose benchmark declares none (MLPerf Training's): said, not guessed
+    return [[str(r["outcome_rank"]), f"{_offer(r)} ({r['region']})", r["pricing_term"],
+             r["precision"] or "not declared", usd(r["outcome_value"]), likely_range(r), str(r["chip_hour_rank"]),
+             r["basis"]] for r in ranking[:TOP_ROWS]]
 
 
 # Each workload's Utilization facts from its whole ranking: the candidates that run below 25% utilization, and the
@@ -458,6 +460,10 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
     for d in decisions.values():
         pick = picks.get(d["pick_candidate_id"])
         d["pick_price_stale"] = pick and (pick["price_source_id"], stale[pick["price_source_id"]]["stale_since"])
+    # the precision a training workload asks: said beside a measured pick or runner-up whose benchmark declares none
+    asked = {w["workload_id"]: w["training_precision"] for w in workloads}
+    for d in decisions.values():
+        d["asked_precision"] = asked.get(d["workload_id"])
     # a rejected value can be of any length (a 200,000-character one made an index of 2 MB): cut in the warehouse
     quarantined = fetch_dicts(con, f"""
         select source_id, expectation, column_name, reason, {cut_sql('unexpected_value')} as value, rows

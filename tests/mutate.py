@@ -91,6 +91,10 @@ SENTENCES = "flows/templates/_sentences.j2"
 CHEAPER_EXCLUDED = ("tests/test_reports.py::test_the_cheapest_chip_hour_is_said_to_be_of_the_ranked_candidates_"
                     "where_cheaper_ones_were_excluded")
 UNRANKED_MEASUREMENT = "tests/test_reports.py::test_a_measured_result_the_workload_keeps_out_is_named_with_what_excludes_it"
+UNDECLARED_PRECISION_PAGE = ("tests/test_reports.py::test_a_measured_result_of_no_declared_precision_is_said_so_"
+                             "not_given_one")
+UNDECLARED_PRECISION_SENTENCE = ("tests/test_reports.py::test_a_measured_pick_of_no_declared_precision_is_said_so_"
+                                 "where_the_workload_asks_one")
 HAND_MADE_CHANGES = ("tests/test_changes.py::test_changes_of_hand_made_days_name_each_reason_a_fall_in_price_and_sources_"
                      "stale_or_fresh")
 HAND_MADE_WHAT_CHANGED = "tests/test_changes.py::test_what_changed_on_hand_made_days_says_each_change_in_words"
@@ -1513,6 +1517,11 @@ MUTATIONS = (
     Mutation("cheaper-chip-hours-on-terms-not-bought-counted", "sql/marts/decisions.sql",
              "        and offer_term_accepted(workloads.pricing_terms, offers.pricing_term, offers.term_months, "
              "workloads.months)\n", "", (CHEAPER_EXCLUDED,)),
+    Mutation("undeclared-measured-precision-unsaid", SENTENCES,
+             "{%- set asked = d.asked_precision if d.asked_precision is defined else none -%}",
+             "{%- set asked = none -%}", (UNDECLARED_PRECISION_PAGE, UNDECLARED_PRECISION_SENTENCE)),
+    Mutation("undeclared-precision-cell-a-bare-dash", "flows/reports.py",
+             'r["precision"] or "not declared"', 'r["precision"] or "—"', (UNDECLARED_PRECISION_PAGE,)),
     Mutation("unranked-measurement-not-named", "sql/marts/decisions.sql",
              "        on decided.too_close_to_call\n", "        on false\n", (UNRANKED_MEASUREMENT,)),
     Mutation("unranked-measurement-blamed-on-accuracy", "sql/intermediate/int_serving_results_unranked.sql",

@@ -21,8 +21,9 @@ TRAINING_DECISION = (
     "- **[gpt3-175b-pretrain](gpt3-175b-pretrain.md)**: pick gcp tpu-v6e-8 (us-central1, spot, bf16, calibrated): "
     "531.15 USD per completed run (likely 407.17 to 676.34). On spot, 0.0330 reclaims are expected and 1.32% of the "
     "run is redone (0.2 reclaims an instance-month: declared-assumption, no published rate: AWS's top band assumed). "
-    "Runner-up aws p5.48xlarge (us-east-1, spot, measured): "
-    "561.37, 5.7% more. **Too close to call**: the two overlap within the estimates' error; a measured run of this "
+    "Runner-up aws p5.48xlarge (us-east-1, spot, measured): 561.37, 5.7% more. The runner-up was measured at a "
+    "precision its benchmark does not declare; the workload asks bf16. **Too close to call**: the two overlap within "
+    "the estimates' error; a measured run of this "
     "workload on tpu-v6e (gcp tpu-v6e-8) would settle it. The runner-up's spot price is us-east-1a's, the cheapest "
     "of 2 zones (at the dearest, 21.15 USD/h, it would cost 1,159.47). Choosing the cheapest chip-hour, aws "
     "trn1.32xlarge (us-east-1, spot, bf16, estimated) at 0.152 USD per chip-hour, would cost 1.51x per completed run: "
@@ -226,6 +227,48 @@ def test_a_workload_page_leads_with_a_short_table_and_links_its_ranking_as_csv(f
     assert rows[1] == "| 1 | gcp tpu-v6e-8 (us-central1) | spot | bf16 | 531.15 | 407.17 to 676.34 | 6 | calibrated |"
     assert page.index("## Top 10") < page.index("## Where the hourly price disagrees") < page.index("## Full ranking")
     assert "[gpt3-175b-pretrain.csv](gpt3-175b-pretrain.csv)" in page
+
+
+def test_a_measured_result_of_no_declared_precision_is_said_so_not_given_one(flow_run):
+    # gpt3-175b-pretrain asks bf16; its runner-up, p5.48xlarge spot in us-east-1 at 561.37, is an MLPerf Training gpt3
+    # result (such summaries declare no precision): the short table says "not declared", the Decision says so
+    page = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
+    short = page.split("## Top 10", 1)[1].split("\n## ", 1)[0]
+    assert "| 2 | aws p5.48xlarge (us-east-1) | spot | not declared | 561.37 | — | 14 | measured |" in short
+    assert ("Runner-up aws p5.48xlarge (us-east-1, spot, measured): 561.37, 5.7% more. The runner-up was measured at a "
+            "precision its benchmark does not declare; the workload asks bf16. **Too close to call**") in page
+    # llama2-70b-lora-finetune asks bf16 too; its pick (p5.48xlarge spot) and runner-up (p5en.48xlarge spot) are both
+    # MLPerf Training llama2_70b_lora results
+    lora = (flow_run.reports / "llama2-70b-lora-finetune.md").read_text()
+    assert ("Runner-up aws p5en.48xlarge (us-east-1, spot, measured): 6.816, 42% more. Both were measured at "
+            "precisions their benchmarks do not declare; the workload asks bf16. The pick's spot price") in lora
+    # a serving workload asks no one training precision, and its measured results declare theirs: nothing said
+    index = (flow_run.reports / "index.md").read_text()
+    assert index.count("does not declare") == 1 and index.count("do not declare") == 1
+
+
+def test_a_measured_pick_of_no_declared_precision_is_said_so_where_the_workload_asks_one():
+    decision = reports.MARKDOWN.get_template("_sentences.j2").module.decision
+    row = {"outcome_metric": "completed_run_usd", "pick_cloud": "aws", "pick_instance_type": "p5.48xlarge",
+           "pick_region": "us-east-1", "pick_pricing_term": "spot", "pick_precision": None, "pick_basis": "measured",
+           "pick_outcome_value": 4.807, "pick_outcome_low": None, "pick_outcome_high": None, "runner_up_offer_id": None,
+           "is_chip_hour_pick_same_offer": True, "pick_usd_per_chip_hour": 1.28, "asked_precision": "b*f16"}
+    # no runner-up: the pick's sentence, the asked precision escaped from data
+    assert str(decision(row)) == (
+        "pick aws p5.48xlarge (us-east-1, spot, measured): 4.807 USD per completed run. No other offer can run it. The "
+        "pick was measured at a precision its benchmark does not declare; the workload asks b\\*f16. It is also the "
+        "cheapest chip-hour (1.280 USD): ranking by the hourly price picks the same offer (+0.00 USD).")
+    # a runner-up estimated at bf16: the pick alone is said to be of no declared precision
+    runner_up = {"runner_up_offer_id": "b", "runner_up_candidate_id": "b", "runner_up_cloud": "gcp",
+                 "runner_up_instance_type": "tpu-v6e-8", "runner_up_region": "us-central1",
+                 "runner_up_pricing_term": "spot", "runner_up_precision": "bf16", "runner_up_basis": "estimated",
+                 "runner_up_outcome_value": 5.0, "runner_up_outcome_low": None, "runner_up_outcome_high": None,
+                 "runner_up_gap": 5.0 / 4.807 - 1, "too_close_to_call": False}
+    assert ("(us-central1, spot, bf16, estimated): 5.000, 4.0% more. The pick was measured at a precision its "
+            "benchmark does not declare;") in str(decision(row | runner_up))
+    # a workload that asks no precision (a service), or a pick that declares one: nothing said
+    assert "declare" not in str(decision(row | {"asked_precision": None}))
+    assert "declare" not in str(decision(row | {"pick_precision": "fp8"}))
 
 
 def test_the_csv_beside_a_page_has_the_rows_of_the_warehouse_ranking(flow_run):
