@@ -33,7 +33,7 @@ from flows.chart_kit import (
     titled_figure,
     two_lines,
 )
-from flows.formatting import usd
+from flows.formatting import plural, usd
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -67,6 +67,12 @@ from marts.rankings
 where as_of = $as_of and workload_id = $workload_id
 order by outcome_rank, usd_per_chip_hour, candidate_id
 limit $limit
+"""
+
+# the excluded offers cheaper per chip-hour than any ranked candidate: the cheapest chip-hour the scatter marks is then
+# the cheapest of those ranked, as the Decision says it (marts.decisions)
+CHEAPER_EXCLUDED_SQL = """
+select cheaper_excluded_offers from marts.decisions where as_of = $as_of and workload_id = $workload_id
 """
 
 HISTORY_SQL = """
@@ -133,9 +139,11 @@ def workload_charts(con: duckdb.DuckDBPyConnection, as_of: dt.date, workload_id:
         return []
     top = relations.fetch_frame(con, TOP_CANDIDATES_SQL, params | {"limit": TOP_BARS})
     history = relations.fetch_frame(con, HISTORY_SQL, params | {"limit": HISTORY_RUNS})
+    cheaper_excluded = relations.fetch_frame(con, CHEAPER_EXCLUDED_SQL, params)["cheaper_excluded_offers"].sum()
     charts = [
         make_chart(f"{workload_id}-outcome-vs-chip-hour.png", outcome_vs_chip_hour_title(workload_id, candidates),
-                   outcome_vs_chip_hour_caption(candidates), candidates, outcome_vs_chip_hour_figure),
+                   outcome_vs_chip_hour_caption(candidates, cheaper_excluded), candidates,
+                   outcome_vs_chip_hour_figure),
         make_chart(f"{workload_id}-top-candidates.png", top_candidates_title(workload_id, top),
                    top_candidates_caption(top, candidates.height), top, top_candidates_figure),
     ]
@@ -164,15 +172,20 @@ def outcome_vs_chip_hour_title(workload_id: str, candidates: pl.DataFrame) -> st
     return f"{workload_id}: {outcome_unit(candidates)} against USD per chip-hour, {candidates.height} candidates"
 
 
-def outcome_vs_chip_hour_caption(candidates: pl.DataFrame) -> str:
+def outcome_vs_chip_hour_caption(candidates: pl.DataFrame, cheaper_excluded: int = 0) -> str:
+    """`cheaper_excluded`: the offers cheaper per chip-hour that the workload excludes; the cheapest chip-hour is then
+    said to be of the ranked candidates, as the Decision says it."""
     pick, cheapest = pick_row(candidates), cheapest_chip_hour_row(candidates)
+    among = " among the ranked candidates" if cheaper_excluded else ""
+    excluded = (f"; {plural(cheaper_excluded, 'offer')} cheaper per chip-hour "
+                f"{'is' if cheaper_excluded == 1 else 'are'} excluded" if cheaper_excluded else "")
     text = (f"Lower is better on both axes; the pick, {offer_label(pick)}, sits at "
             f"{usd(pick['usd_per_chip_hour'])} USD per chip-hour")
     if cheapest["candidate_id"] == pick["candidate_id"]:
-        return text + " and is also the cheapest chip-hour."
+        return text + f" and is also the cheapest chip-hour{among}{excluded}."
     per_outcome = outcome_unit(candidates).removeprefix("USD ")
-    return (text + f"; the cheapest chip-hour, {offer_label(cheapest)}, costs "
-            f"{as_times(cheapest['outcome_value'], pick['outcome_value'])} as much {per_outcome}.")
+    return (text + f"; the cheapest chip-hour{among}, {offer_label(cheapest)}, costs "
+            f"{as_times(cheapest['outcome_value'], pick['outcome_value'])} as much {per_outcome}{excluded}.")
 
 
 def outcome_vs_chip_hour_figure(candidates: pl.DataFrame, title: str) -> Figure:

@@ -91,6 +91,8 @@ SENTENCES = "flows/templates/_sentences.j2"
 CHEAPER_EXCLUDED = ("tests/test_reports.py::test_the_cheapest_chip_hour_is_said_to_be_of_the_ranked_candidates_"
                     "where_cheaper_ones_were_excluded")
 UNRANKED_MEASUREMENT = "tests/test_reports.py::test_a_measured_result_the_workload_keeps_out_is_named_with_what_excludes_it"
+CHART_CHEAPER_EXCLUDED = ("tests/test_charts.py::test_the_cheapest_chip_hour_is_of_the_ranked_candidates_where_cheaper_"
+                          "ones_were_excluded")
 UNDECLARED_PRECISION_PAGE = ("tests/test_reports.py::test_a_measured_result_of_no_declared_precision_is_said_so_"
                              "not_given_one")
 UNDECLARED_PRECISION_SENTENCE = ("tests/test_reports.py::test_a_measured_pick_of_no_declared_precision_is_said_so_"
@@ -1522,6 +1524,13 @@ MUTATIONS = (
              "{%- set asked = none -%}", (UNDECLARED_PRECISION_PAGE, UNDECLARED_PRECISION_SENTENCE)),
     Mutation("undeclared-precision-cell-a-bare-dash", "flows/reports.py",
              'r["precision"] or "not declared"', 'r["precision"] or "—"', (UNDECLARED_PRECISION_PAGE,)),
+    Mutation("chart-cheapest-chip-hour-not-of-those-ranked", "flows/charts.py",
+             'among = " among the ranked candidates" if cheaper_excluded else ""', 'among = ""',
+             (CHART_CHEAPER_EXCLUDED,)),
+    Mutation("chart-cheaper-excluded-offers-not-read", "flows/charts.py",
+             "relations.fetch_frame(con, CHEAPER_EXCLUDED_SQL, params)",
+             "relations.fetch_frame(con, CHEAPER_EXCLUDED_SQL, params).clear()",
+             (CHART_CHEAPER_EXCLUDED,)),
     Mutation("unranked-measurement-not-named", "sql/marts/decisions.sql",
              "        on decided.too_close_to_call\n", "        on false\n", (UNRANKED_MEASUREMENT,)),
     Mutation("unranked-measurement-blamed-on-accuracy", "sql/intermediate/int_serving_results_unranked.sql",

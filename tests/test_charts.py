@@ -244,9 +244,27 @@ def test_captions_say_what_to_read(day_one_charts):
         "Shorter is better; of 52 candidates the pick, gcp tpu-v6e-8 (spot), costs 531.15 USD per completed run "
         "and number 10 1,552.54, 2.92x as much; the fill tells a measured cost from one scaled "
         "from a benchmark, calibrated on measurements of the chip, or estimated from specs alone.")
+    # lora's pick is its cheapest chip-hour of those ranked; 18 spot offers cheaper per chip-hour are excluded (no
+    # MLPerf llama2_70b_lora result for them, no token count to estimate from), as its Decision says
     assert day_one_charts[LORA][0].caption == (
         "Lower is better on both axes; the pick, aws p5.48xlarge (spot), sits at 1.280 USD per chip-hour and is also "
-        "the cheapest chip-hour.")
+        "the cheapest chip-hour among the ranked candidates; 18 offers cheaper per chip-hour are excluded.")
+
+
+def test_the_cheapest_chip_hour_is_of_the_ranked_candidates_where_cheaper_ones_were_excluded(day_one_charts):
+    # llama31-8b-pretrain-1t: tpu-v5litepod-8 spot (0.245 USD per chip-hour) is the cheapest it ranks, at 43,193.04
+    # USD per run against the pick's 21,095.44: 2.05x; trn1.32xlarge (0.152) and trn1n.32xlarge (0.169) spot miss
+    # the 720 h deadline, excluded: the Decision says "among the ranked candidates" and so does the caption
+    assert day_one_charts["llama31-8b-pretrain-1t"][0].caption == (
+        "Lower is better on both axes; the pick, gcp tpu-v6e-8 (spot), sits at 0.544 USD per chip-hour; the cheapest "
+        "chip-hour among the ranked candidates, gcp tpu-v5litepod-8 (spot), costs 2.05x as much per completed run; 2 "
+        "offers cheaper per chip-hour are excluded.")
+    # one excluded offer: said in the singular; none (gpt3-175b-pretrain, above): no qualifier
+    one = pl.DataFrame([candidate("a", 1, 2.0, 100.0, chip_hour_rank=1)])
+    assert charts.outcome_vs_chip_hour_caption(one, 1) == (
+        "Lower is better on both axes; the pick, aws p5.48xlarge (spot), sits at 2.000 USD per chip-hour and is also "
+        "the cheapest chip-hour among the ranked candidates; 1 offer cheaper per chip-hour is excluded.")
+    assert charts.outcome_vs_chip_hour_caption(one).endswith("and is also the cheapest chip-hour.")
 
 
 def test_the_scatter_plots_every_ranked_candidate_of_the_mart(day_one, day_one_charts):
