@@ -99,6 +99,14 @@ def offer_label(row: dict, *, prefix: str = "") -> str:
     return f"{row[prefix + 'cloud']} {row[prefix + 'instance_type']} ({row[prefix + 'pricing_term']})"
 
 
+def regional_offer_label(row: dict) -> str:
+    """The offer as offer_label names it, or `cloud instance_type (region, pricing_term)` where the workload has
+    offers of that instance type on that term in more than one region (the row's `offer_regions`)."""
+    if row["offer_regions"] > 1:
+        return f"{row['cloud']} {row['instance_type']} ({row['region']}, {row['pricing_term']})"
+    return offer_label(row)
+
+
 def outcome_unit(frame: pl.DataFrame) -> str:
     return OUTCOME_UNITS.get(frame["outcome_metric"][0], "USD per outcome")
 

@@ -28,6 +28,7 @@ from flows.chart_kit import (
     offer_label,
     outcome_unit,
     plain_number_formatter,
+    regional_offer_label,
     set_scale,
     text_width,
     titled_figure,
@@ -52,9 +53,12 @@ BASIS_STYLES = {"measured": ("#0072B2", ""), "scaled": ("#56B4E9", "//"), "calib
                 "estimated": ("#D9D9D9", "..")}
 OTHER_BASIS_STYLE = ("#FFFFFF", "xx")
 
+# offer_regions: the regions the workload ranks that instance type on that term in; a caption names the region of an
+# offer sold in more than one (chart_kit.regional_offer_label)
 CANDIDATES_SQL = """
 select candidate_id, offer_id, cloud, region, instance_type, pricing_term, precision, chips, family, basis,
-       usd_per_chip_hour, chip_hour_rank, outcome_metric, outcome_value, outcome_rank
+       usd_per_chip_hour, chip_hour_rank, outcome_metric, outcome_value, outcome_rank,
+       count(distinct region) over (partition by cloud, instance_type, pricing_term) as offer_regions
 from marts.rankings
 where as_of = $as_of and workload_id = $workload_id
 order by outcome_rank, usd_per_chip_hour, candidate_id
@@ -62,7 +66,8 @@ order by outcome_rank, usd_per_chip_hour, candidate_id
 
 TOP_CANDIDATES_SQL = """
 select candidate_id, offer_id, cloud, region, instance_type, pricing_term, precision, chips, basis,
-       outcome_metric, outcome_value, outcome_rank
+       outcome_metric, outcome_value, outcome_rank,
+       count(distinct region) over (partition by cloud, instance_type, pricing_term) as offer_regions
 from marts.rankings
 where as_of = $as_of and workload_id = $workload_id
 order by outcome_rank, usd_per_chip_hour, candidate_id
@@ -179,12 +184,12 @@ def outcome_vs_chip_hour_caption(candidates: pl.DataFrame, cheaper_excluded: int
     among = " among the ranked candidates" if cheaper_excluded else ""
     excluded = (f"; {plural(cheaper_excluded, 'offer')} cheaper per chip-hour "
                 f"{'is' if cheaper_excluded == 1 else 'are'} excluded" if cheaper_excluded else "")
-    text = (f"Lower is better on both axes; the pick, {offer_label(pick)}, sits at "
+    text = (f"Lower is better on both axes; the pick, {regional_offer_label(pick)}, sits at "
             f"{usd(pick['usd_per_chip_hour'])} USD per chip-hour")
     if cheapest["candidate_id"] == pick["candidate_id"]:
         return text + f" and is also the cheapest chip-hour{among}{excluded}."
     per_outcome = outcome_unit(candidates).removeprefix("USD ")
-    return (text + f"; the cheapest chip-hour{among}, {offer_label(cheapest)}, costs "
+    return (text + f"; the cheapest chip-hour{among}, {regional_offer_label(cheapest)}, costs "
             f"{as_times(cheapest['outcome_value'], pick['outcome_value'])} as much {per_outcome}{excluded}.")
 
 
@@ -225,7 +230,7 @@ def top_candidates_title(workload_id: str, top: pl.DataFrame) -> str:
 
 def top_candidates_caption(top: pl.DataFrame, candidates: int) -> str:
     first, last = top.row(0, named=True), top.row(top.height - 1, named=True)
-    text = (f"Shorter is better; of {candidates} candidates the pick, {offer_label(first)}, costs "
+    text = (f"Shorter is better; of {candidates} candidates the pick, {regional_offer_label(first)}, costs "
             f"{usd(first['outcome_value'])} {outcome_unit(top)}")
     if top.height > 1:
         text += (f" and number {top.height} {usd(last['outcome_value'])}, "

@@ -21,7 +21,7 @@ from flows.chart_kit import (
     Chart,
     annotate,
     make_chart,
-    offer_label,
+    regional_offer_label,
     set_scale,
     table_exists,
     text_width,
@@ -142,8 +142,7 @@ def frontier_line_labels(frontier: pl.DataFrame) -> list[str]:
     """One label per line, in line order: the offer, with its region where the workload has offers of that instance
     type in several regions, then the precision and the region where two lines are alike."""
     rows = frontier.unique("candidate_id", keep="first", maintain_order=True).to_dicts()
-    labels = [f"{r['cloud']} {r['instance_type']} ({r['region']}, {r['pricing_term']})" if r["offer_regions"] > 1
-              else offer_label(r) for r in rows]
+    labels = [regional_offer_label(r) for r in rows]
     # the precision as the page's ranking gives it (fp16, not its class bf16)
     for extra in (lambda r: r["precision"], lambda r: r["region"]):
         alike = {label for label in labels if labels.count(label) > 1}

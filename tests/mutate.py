@@ -93,6 +93,7 @@ CHEAPER_EXCLUDED = ("tests/test_reports.py::test_the_cheapest_chip_hour_is_said_
 UNRANKED_MEASUREMENT = "tests/test_reports.py::test_a_measured_result_the_workload_keeps_out_is_named_with_what_excludes_it"
 CHART_CHEAPER_EXCLUDED = ("tests/test_charts.py::test_the_cheapest_chip_hour_is_of_the_ranked_candidates_where_cheaper_"
                           "ones_were_excluded")
+CAPTION_REGION = "tests/test_charts.py::test_a_caption_names_the_region_of_an_offer_the_workload_ranks_in_two"
 UNDECLARED_PRECISION_PAGE = ("tests/test_reports.py::test_a_measured_result_of_no_declared_precision_is_said_so_"
                              "not_given_one")
 UNDECLARED_PRECISION_SENTENCE = ("tests/test_reports.py::test_a_measured_pick_of_no_declared_precision_is_said_so_"
@@ -799,8 +800,8 @@ MUTATIONS = (
              'lines, offers = frontier["candidate_id"].n_unique(), frontier["offer_id"].n_unique()',
              'lines, offers = frontier["candidate_id"].n_unique(), frontier["candidate_id"].n_unique()',
              (FRONTIER_COUNT_TEST,)),
-    Mutation("frontier-legend-without-the-region-of-a-type-in-two", "flows/frontier_chart.py",
-             'if r["offer_regions"] > 1', "if False", (FRONTIER_COUNT_TEST,)),
+    Mutation("frontier-legend-without-the-region-of-a-type-in-two", "flows/chart_kit.py",
+             'if row["offer_regions"] > 1:', "if False:", (FRONTIER_COUNT_TEST, CAPTION_REGION)),
     Mutation("chart-workers-take-every-chart", "flows/chart_workers.py",
              "if pool is None or self.in_flight >= self.size:", "if pool is None:",
              ("tests/test_charts.py::test_a_chart_a_worker_draws_is_the_png_drawn_here_and_is_cached",)),
@@ -1531,6 +1532,14 @@ MUTATIONS = (
              "relations.fetch_frame(con, CHEAPER_EXCLUDED_SQL, params)",
              "relations.fetch_frame(con, CHEAPER_EXCLUDED_SQL, params).clear()",
              (CHART_CHEAPER_EXCLUDED,)),
+    Mutation("caption-offer-without-its-region", "flows/charts.py",
+             "the pick, {regional_offer_label(first)}, costs", "the pick, {offer_label(first)}, costs",
+             (CAPTION_REGION,)),
+    Mutation("top-bars-offer-regions-not-counted", "flows/charts.py",
+             "       outcome_metric, outcome_value, outcome_rank,\n"
+             "       count(distinct region) over (partition by cloud, instance_type, pricing_term) as offer_regions\n",
+             "       outcome_metric, outcome_value, outcome_rank, 1 as offer_regions\n",
+             (CAPTION_REGION,)),
     Mutation("unranked-measurement-not-named", "sql/marts/decisions.sql",
              "        on decided.too_close_to_call\n", "        on false\n", (UNRANKED_MEASUREMENT,)),
     Mutation("unranked-measurement-blamed-on-accuracy", "sql/intermediate/int_serving_results_unranked.sql",

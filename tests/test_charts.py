@@ -245,10 +245,12 @@ def test_captions_say_what_to_read(day_one_charts):
         "and number 10 1,552.54, 2.92x as much; the fill tells a measured cost from one scaled "
         "from a benchmark, calibrated on measurements of the chip, or estimated from specs alone.")
     # lora's pick is its cheapest chip-hour of those ranked; 18 spot offers cheaper per chip-hour are excluded (no
-    # MLPerf llama2_70b_lora result for them, no token count to estimate from), as its Decision says
+    # MLPerf llama2_70b_lora result for them, no token count to estimate from), as its Decision says; lora ranks
+    # p5.48xlarge spot in two regions, so the pick is named with its region
     assert day_one_charts[LORA][0].caption == (
-        "Lower is better on both axes; the pick, aws p5.48xlarge (spot), sits at 1.280 USD per chip-hour and is also "
-        "the cheapest chip-hour among the ranked candidates; 18 offers cheaper per chip-hour are excluded.")
+        "Lower is better on both axes; the pick, aws p5.48xlarge (us-east-1, spot), sits at 1.280 USD per chip-hour "
+        "and is also the cheapest chip-hour among the ranked candidates; 18 offers cheaper per chip-hour are "
+        "excluded.")
 
 
 def test_the_cheapest_chip_hour_is_of_the_ranked_candidates_where_cheaper_ones_were_excluded(day_one_charts):
@@ -271,7 +273,8 @@ def test_the_scatter_plots_every_ranked_candidate_of_the_mart(day_one, day_one_c
     for workload_id, (chart, _, *_) in day_one_charts.items():
         expected = day_one.sql(
             "select candidate_id, offer_id, cloud, region, instance_type, pricing_term, precision, chips, family, "
-            "basis, usd_per_chip_hour, chip_hour_rank, outcome_metric, outcome_value, outcome_rank "
+            "basis, usd_per_chip_hour, chip_hour_rank, outcome_metric, outcome_value, outcome_rank, "
+            "count(distinct region) over (partition by cloud, instance_type, pricing_term) as offer_regions "
             "from marts.rankings where as_of = ? and workload_id = ? order by outcome_rank, usd_per_chip_hour, "
             "candidate_id", params=[AS_OF, workload_id]).pl()
         assert_frame_equal(chart.data, expected)
@@ -320,7 +323,9 @@ def test_the_bars_are_the_ten_best_outcomes_with_their_values_and_basis(day_one,
     for workload_id, (_, chart, *_) in day_one_charts.items():
         expected = day_one.sql(
             "select candidate_id, offer_id, cloud, region, instance_type, pricing_term, precision, chips, basis, "
-            "outcome_metric, outcome_value, outcome_rank from marts.rankings where as_of = ? and workload_id = ? "
+            "outcome_metric, outcome_value, outcome_rank, "
+            "count(distinct region) over (partition by cloud, instance_type, pricing_term) as offer_regions "
+            "from marts.rankings where as_of = ? and workload_id = ? "
             "order by outcome_rank, usd_per_chip_hour, candidate_id limit 10", params=[AS_OF, workload_id]).pl()
         assert_frame_equal(chart.data, expected)
         figure = charts.top_candidates_figure(chart.data, chart.title)
@@ -601,7 +606,7 @@ def candidate(candidate_id: str, outcome_rank: int, usd_per_chip_hour: float, ou
             "cloud": "aws", "region": "us-east-1", "instance_type": "p5.48xlarge", "pricing_term": "spot",
             "precision": "bf16", "chips": 8, "family": "gpu", "basis": "measured",
             "usd_per_chip_hour": usd_per_chip_hour, "chip_hour_rank": 1, "outcome_metric": "completed_run_usd",
-            "outcome_value": outcome_value, "outcome_rank": outcome_rank} | row
+            "outcome_value": outcome_value, "outcome_rank": outcome_rank, "offer_regions": 1} | row
 
 
 def test_of_equal_outcomes_the_pick_is_the_cheaper_chip_hour_as_in_rank_history():
@@ -623,6 +628,28 @@ def test_two_bars_caption_order_and_labels():
     assert ax.get_ylim() == (1.5, -0.5)  # bar 0, the pick, on top
     assert [t.get_text() for t in ax.get_yticklabels()] == ["aws p5.48xlarge (spot), bf16",
                                                              "gcp a3-highgpu-8g (spot), bf16"]
+
+
+def test_a_caption_names_the_region_of_an_offer_the_workload_ranks_in_two(day_one_charts):
+    # llama2-70b-lora-finetune ranks p5.48xlarge spot in us-east-1 (the pick, 4.807 USD per run) and in eu-north-1
+    # (rank 5, 13.30): both captions name the pick's region; its number 10 is p5.48xlarge on demand in eu-north-1 at
+    # 27.64, 27.64 / 4.807 = 5.75x
+    scatter, bars, *_ = day_one_charts[LORA]
+    assert scatter.caption.startswith(
+        "Lower is better on both axes; the pick, aws p5.48xlarge (us-east-1, spot), sits at 1.280 USD per chip-hour")
+    assert bars.caption.startswith(
+        "Shorter is better; of 13 candidates the pick, aws p5.48xlarge (us-east-1, spot), costs 4.807 USD per "
+        "completed run and number 10 27.64, 5.75x as much;")
+    # gpt3-175b-pretrain's pick, tpu-v6e-8 spot, is ranked in us-central1 only: no region (its captions, above).
+    # The regions are counted as the workload ranks the type, not as the bars show it: a type ranked in two regions,
+    # one of them past the bars, is still named with its region; b, cheapest per chip-hour: 250 / 100 = 2.50x
+    two = pl.DataFrame([candidate("a", 1, 2.0, 100.0, offer_regions=2, chip_hour_rank=2),
+                        candidate("b", 2, 1.0, 250.0, cloud="gcp", instance_type="a3-highgpu-8g")])
+    assert charts.top_candidates_caption(two, 7).startswith(
+        "Shorter is better; of 7 candidates the pick, aws p5.48xlarge (us-east-1, spot), costs 100.00 USD")
+    assert charts.outcome_vs_chip_hour_caption(two) == (
+        "Lower is better on both axes; the pick, aws p5.48xlarge (us-east-1, spot), sits at 2.000 USD per chip-hour; "
+        "the cheapest chip-hour, gcp a3-highgpu-8g (spot), costs 2.50x as much per completed run.")
 
 
 def test_bar_labels_tell_alike_offers_apart_by_the_chips_and_are_cut_when_long():
