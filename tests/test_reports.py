@@ -64,7 +64,8 @@ def test_the_index_opens_with_a_decision_per_workload_and_the_money_of_the_hourl
     assert "| 1.082 | 1 | bf16 |" in inf2 and "| 1,639.05 |" in inf2
     assert ("- **[llama2-70b-chat](llama2-70b-chat.md)**: pick gcp a3-highgpu-8g (us-central1, on_demand, fp16, "
             "measured): 604.18 USD per million successful requests. Runner-up azure Standard_ND96isr_MI300X_v5 (eastus, "
-            "on_demand, fp8, measured): 673.40, 11% more. Choosing the cheapest chip-hour among the ranked candidates, "
+            "on_demand, fp8, measured): 673.40, 11% more. **The runner-up's price is unverified** (catalogs/sources.yaml "
+            "says why). Choosing the cheapest chip-hour among the ranked candidates, "
             "aws inf2.48xlarge (us-east-1, on_demand, bf16, estimated) at 1.082 USD per chip-hour, would cost 2.71x per million successful "
             "requests: +1,034.87 USD. 2 offers cheaper per chip-hour are excluded, the cheapest aws inf2.xlarge "
             "(us-east-1, on_demand) at 0.758 USD per chip-hour (138 GB of bf16 weights + KV cache need 5 chips of "
@@ -72,6 +73,9 @@ def test_the_index_opens_with_a_decision_per_workload_and_the_money_of_the_hourl
     assert ("| [gpt3-175b-pretrain](gpt3-175b-pretrain.md) | training | completed-run USD | gcp tpu-v6e-8 (spot, "
             "tpu-v6e) | 531.15 | calibrated | aws trn1.32xlarge (spot, 0.152) | +273.45 (1.51x) |") in index
     assert "reversal" not in index.split("## Workloads", 1)[1].split("## Offers", 1)[0]
+    # llama31-405b-chat's pick is that MI300X offer (unverified), its runner-up a3-highgpu-8g (verified): said once
+    chat_405b = next(line for line in index.splitlines() if line.startswith("- **[llama31-405b-chat]"))
+    assert "**Its price is unverified**" in chat_405b and "runner-up's price is unverified" not in chat_405b
 
 
 def test_a_spot_pick_priced_at_its_cheapest_zone_says_what_the_dearest_would_cost(flow_run):

@@ -119,6 +119,7 @@ decided as (
         runners_up.pricing_term as runner_up_pricing_term,
         runners_up.precision as runner_up_precision,
         runners_up.basis as runner_up_basis,
+        runners_up.price_unverified as runner_up_price_unverified,
         runners_up.outcome_value as runner_up_outcome_value,
         runners_up.outcome_value / picks.outcome_value - 1 as runner_up_gap,
         runners_up.outcome_low as runner_up_outcome_low,
