@@ -312,6 +312,7 @@ def test_the_calibrated_basis_has_its_own_bar_style_between_scaled_and_estimated
         "instance_type": ["p5.48xlarge", "tpu-v6e-8", "inf2.xlarge"], "pricing_term": ["spot"] * 3,
         "precision": ["bf16"] * 3, "chips": [8, 8, 1], "basis": ["estimated", "calibrated", "measured"],
         "outcome_metric": ["usd_per_million_tokens"] * 3, "outcome_value": [1.0, 2.0, 3.0], "outcome_rank": [1, 2, 3],
+        "offer_regions": [1, 1, 1],  # each instance type ranked in one region (charts.TOP_CANDIDATES_SQL counts them)
     })
     figure = charts.top_candidates_figure(top, "t")
     assert [bar.get_hatch() or "" for bar in figure.axes[0].patches] == ["..", "\\\\", ""]
