@@ -78,9 +78,18 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date,
                       f"{count(f['measurements'])} ({count(f['setups'])})", f["measured_by"],
                       f"{num(f['min_ratio'], 2)} to {num(f['max_ratio'], 2)}",
                       "yes" if f["exceeds_peak"] else "no"] for f in factors],
-        comparison_rows=[[c["phase"], c["accelerator_id"], c["precision"], c["model_id"], count(c["chips"]),
+        comparison_rows=[[c["phase"], c["accelerator_id"], _precision_shown(c), c["model_id"], count(c["chips"]),
                           num(c["measured"], 1), num(c["estimated"], 1), num(c["loo_estimated"], 1)
                           + ("" if c["loo_measurements"] else " (uncalibrated)"),
                           percent(c["loo_ratio"] - 1), c["unit"],
                           benchmark_label(c)] for c in comparisons[:COMPARISONS_LISTED]])
     return {"estimates.md": page} | ({chart.file_name: chart} if chart else {}), goals
+
+
+def _precision_shown(comparison: dict) -> str:
+    """A comparison's precision as the page says it: an MLPerf Training result declares none, and is estimated at its
+    chip's fastest training precision (sql/intermediate/int_training_backtest.sql), which the page says is assumed
+    (the workload pages say "not declared" of the same result)."""
+    if comparison["measurement_basis"] == "MLPerf Training":
+        return f"{comparison['precision']} (assumed: MLPerf declares none)"
+    return comparison["precision"]

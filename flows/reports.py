@@ -66,7 +66,9 @@ def _energy_source(c: dict) -> str:
 
 
 def chip_hours(r: dict) -> float:
-    return r["chips"] * r["time_to_train_minutes"] / 60
+    """The chip-hours a completed run is paid for: its time to train with the rework after reclaims (as
+    completed_run_usd counts it, and the Full ranking shows it)."""
+    return r["chips"] * r["time_to_train_with_rework_minutes"] / 60
 
 
 # Each workload's candidates that are dearer per chip-hour and cheaper per outcome (is_reversal), best first, at most
@@ -123,7 +125,7 @@ def _reversal_pair(better: dict, worse: dict) -> dict:
     pair = {"better": better, "worse": worse, "why": None,
             "hour_ratio": better["usd_per_chip_hour"] / worse["usd_per_chip_hour"],
             "outcome_ratio": better["outcome_value"] / worse["outcome_value"]}
-    if better["time_to_train_minutes"] and worse["time_to_train_minutes"]:
+    if better["time_to_train_with_rework_minutes"] and worse["time_to_train_with_rework_minutes"]:
         pair |= {"why": "chip_hours", "better_chip_hours": chip_hours(better), "worse_chip_hours": chip_hours(worse),
                  "digits": 0 if min(chip_hours(better), chip_hours(worse)) >= 100 else 1}
     elif better.get("utilization") is not None and worse.get("utilization") is not None and (

@@ -1482,6 +1482,16 @@ MUTATIONS = (
              "{%- if d.runner_up_price_unverified is defined and d.runner_up_price_unverified %}", "{%- if false %}",
              ("tests/test_reports.py::test_the_index_opens_with_a_decision_per_workload_and_the_money_of_the_hourly_"
               "ranking",)),
+    Mutation("a-tiny-reclaim-count-shown-as-zero", "flows/templates/_sentences.j2",
+             '"fewer than 0.0001" if d.pick_expected_interruptions < 0.00005 else ', "",
+             ("tests/test_reports.py::test_a_service_on_spot_says_it_pays_for_a_spare_unit_and_a_flat_rework_says_it_"
+              "is_the_fallback",)),
+    Mutation("mlperf-training-precision-shown-as-declared", "flows/estimates_page.py",
+             '    if comparison["measurement_basis"] == "MLPerf Training":', "    if False:",
+             ("tests/test_flow.py::test_golden_report",)),
+    Mutation("reversal-chip-hours-without-the-rework", "flows/reports.py",
+             '    return r["chips"] * r["time_to_train_with_rework_minutes"] / 60',
+             '    return r["chips"] * r["time_to_train_minutes"] / 60', ("tests/test_flow.py::test_golden_report",)),
     # hweval run cancelled from Prefect (flows/cancellation.py)
     Mutation("cancel-asked-but-not-seen", "flows/cancellation.py",
              "(state.is_cancelling() or state.is_cancelled())", "state.is_cancelled()", (CANCELLED_BEFORE_PUBLISH,)),

@@ -134,6 +134,11 @@ def test_a_service_on_spot_says_it_pays_for_a_spare_unit_and_a_flat_rework_says_
             "pick_reclaims_per_instance_month": None}
     assert ("604.18 USD per completed run. On spot, 15.00% of the run is redone (the term's flat overhead, a declared "
             "fallback: no reclaim rate for neo). No other offer") in str(decision(flat))
+    # a short run on one instance: 1 x 0.2 / 730 x 0.1 h = 2.7e-5 reclaims, which 4 decimals would show as 0.0000;
+    # its redone share, at least the rework up to the first checkpoint, is not that small (0.02%)
+    short = {**flat, "pick_cloud": "aws", "pick_interruption_overhead": 0.0002, "pick_expected_interruptions": 2.7e-5,
+             "pick_reclaims_per_instance_month": 0.2}
+    assert "On spot, fewer than 0.0001 reclaims are expected and 0.02% of the run is redone (" in str(decision(short))
 
 
 def test_the_index_quotes_for_its_estimated_picks_the_error_of_their_own_kind_of_estimate(flow_run):
