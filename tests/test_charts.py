@@ -717,6 +717,24 @@ def load_point(candidate_id: str, load_point_: str, usd_: float, selected: bool,
             "is_selected": selected} | row
 
 
+def frontier_of(rows: list[dict], limit: int | None = None) -> pl.DataFrame:
+    """What frontier_chart.FRONTIER_SQL selects of these load points (workload `w`, served online), at most `limit`
+    lines (default: the chart's own)."""
+    from flows import frontier_chart
+
+    con = duckdb.connect()
+    try:
+        con.execute("create schema marts; create schema catalog")
+        con.execute("create table catalog.workloads as select 'w' as workload_id, false as is_offline")
+        con.register("_rows", pl.DataFrame(rows, schema_overrides={"as_of": pl.Date}).to_arrow())
+        con.execute("create table marts.serving_load_points as select * from _rows")
+        return con.sql(frontier_chart.FRONTIER_SQL, params={
+            "as_of": AS_OF, "workload_id": "w", "limit": limit or frontier_chart.FRONTIER_LINES,
+            "min_points": frontier_chart.FRONTIER_MIN_POINTS}).pl()
+    finally:
+        con.close()
+
+
 def test_the_frontier_draws_the_six_cheapest_offers_with_a_frontier():
     """c1..c7 have two load points each, c1 the cheapest at its selected point (1 USD) to c7 (7): FRONTIER_LINES
     (6) of them are drawn, c1 to c6 in that order; c0 is cheaper (0.5) but has one point, no frontier; cN has two
@@ -727,15 +745,7 @@ def test_the_frontier_draws_the_six_cheapest_offers_with_a_frontier():
             load_point("cN", "fast", 0.2, False)]
     for i in range(1, 8):
         rows += [load_point(f"c{i}", "slow", float(i), True), load_point(f"c{i}", "fast", 10.0 + i, False)]
-    con = duckdb.connect()
-    con.execute("create schema marts; create schema catalog")
-    con.execute("create table catalog.workloads as select 'w' as workload_id, false as is_offline")
-    con.register("_rows", pl.DataFrame(rows, schema_overrides={"as_of": pl.Date}).to_arrow())
-    con.execute("create table marts.serving_load_points as select * from _rows")
-    frontier = con.sql(frontier_chart.FRONTIER_SQL, params={
-        "as_of": AS_OF, "workload_id": "w", "limit": frontier_chart.FRONTIER_LINES,
-        "min_points": frontier_chart.FRONTIER_MIN_POINTS}).pl()
-    con.close()
+    frontier = frontier_of(rows)
     lines = frontier.select("line_rank", "candidate_id").unique(maintain_order=True).rows()
     assert lines == [(i, f"c{i}") for i in range(1, 7)]
     ax = frontier_chart.frontier_figure(frontier, "t").axes[0]
@@ -769,14 +779,7 @@ def test_the_frontier_counts_offers_not_lines_and_names_the_region_of_a_type_sol
                        offer_id="aws:eu-north-1:p5:on_demand"),
             load_point("p5-eu", "fast", 3.5, False, region="eu-north-1", instance_type="p5",
                        offer_id="aws:eu-north-1:p5:on_demand")]
-    con = duckdb.connect()
-    con.execute("create schema marts; create schema catalog")
-    con.execute("create table catalog.workloads as select 'w' as workload_id, false as is_offline")
-    con.register("_rows", pl.DataFrame(rows, schema_overrides={"as_of": pl.Date}).to_arrow())
-    con.execute("create table marts.serving_load_points as select * from _rows")
-    frontier = con.sql(frontier_chart.FRONTIER_SQL, params={
-        "as_of": AS_OF, "workload_id": "w", "limit": 3, "min_points": frontier_chart.FRONTIER_MIN_POINTS}).pl()
-    con.close()
+    frontier = frontier_of(rows, limit=3)
     # lines by selected cost: p5-bf16 (1.0), p5-fp8 (2.0), c3 (2.2); p5-eu (3.0) is the 4th, not drawn
     assert frontier.select("candidate_id").unique(maintain_order=True).to_series().to_list() == [
         "p5-bf16", "p5-fp8", "c3"]
