@@ -338,65 +338,6 @@ def _extra_cost(decision: dict | None) -> str:
     return f"{signed_usd(decision['chip_hour_pick_extra_usd'])} ({ratio(decision['chip_hour_pick_ratio'])})"
 
 
-# The back-test error of each pick that rests on an estimate, by the kind of estimate it is (as
-# sql/intermediate/int_estimate_bands.sql lends its likely range): an estimated pick by the uncalibrated estimates'
-# error, a calibrated or scaled one by the leave-one-out calibrated estimates', of its accelerator family in its phase,
-# or of every family of the phase where its own has fewer than $min_comparisons such comparisons. Error is
-# |estimate / measured - 1| (the estimates page's); a precision-doubtful comparison counts in none.
-PICK_ERRORS_SQL = """
-with errors as (
-    select phase, family, 'calibrated' as band_kind, loo_abs_error as error
-    from marts.estimate_backtest where as_of = $as_of and not precision_doubtful and loo_measurements > 0
-    union all
-    select phase, family, 'uncalibrated', abs(ratio - 1)
-    from marts.estimate_backtest where as_of = $as_of and not precision_doubtful
-),
-by_family as (
-    select phase, family, band_kind, median(error) as median_error, max(error) as worst_error,
-           count(*) as comparisons
-    from errors group by all
-),
-by_phase as (
-    select phase, band_kind, median(error) as median_error, max(error) as worst_error, count(*) as comparisons
-    from errors group by all
-),
-picks as (
-    select decisions.workload_id, accelerators.family,
-           case when decisions.workload_kind = 'training' then 'training' else 'serving' end as phase,
-           case when decisions.pick_basis = 'estimated' then 'uncalibrated' else 'calibrated' end as band_kind
-    from marts.decisions as decisions
-    left join catalog.accelerators as accelerators on accelerators.accelerator_id = decisions.pick_accelerator_id
-    where decisions.as_of = $as_of and decisions.pick_basis <> 'measured'
-)
-select picks.workload_id, picks.family, picks.phase, picks.band_kind,
-       coalesce(by_family.comparisons, 0) >= $min_comparisons as own_family,
-       case when by_family.comparisons >= $min_comparisons then by_family.median_error
-            else by_phase.median_error end as median_error,
-       case when by_family.comparisons >= $min_comparisons then by_family.worst_error
-            else by_phase.worst_error end as worst_error,
-       case when by_family.comparisons >= $min_comparisons then by_family.comparisons
-            else coalesce(by_phase.comparisons, 0) end as comparisons
-from picks
-left join by_family using (phase, family, band_kind)
-left join by_phase using (phase, band_kind)
-order by picks.phase, picks.band_kind, own_family desc, picks.family, picks.workload_id
-"""
-BAND_MIN_COMPARISONS = 2  # a family with fewer borrows its phase's errors (int_estimate_bands.sql)
-
-
-def pick_errors(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> list[dict]:
-    """The back-test error behind the picks that rest on an estimate, one entry per phase, kind of estimate and
-    family (every family of the phase, where a pick's own has too few comparisons), with the workloads it covers."""
-    groups: dict[tuple, dict] = {}
-    for r in fetch_dicts(con, PICK_ERRORS_SQL, {"as_of": as_of, "min_comparisons": BAND_MIN_COMPARISONS}):
-        key = (r["phase"], r["band_kind"], r["family"] if r["own_family"] else None)
-        group = groups.setdefault(key, {**r, "family": key[2], "workloads": [], "borrowing": []})
-        group["workloads"].append(r["workload_id"])
-        if not r["own_family"] and r["family"] not in group["borrowing"]:
-            group["borrowing"].append(r["family"])
-    return list(groups.values())
-
-
 def _source_status(load: dict) -> str:
     if load["status"] != "stale":
         return load["status"]
@@ -537,8 +478,8 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
         ])
 
     pages["index.md"] = MARKDOWN.get_template("index.md.j2").render(
-        **common, best_changes=best_changes, pick_errors=pick_errors(con, as_of),
-        min_comparisons=BAND_MIN_COMPARISONS,
+        **common, best_changes=best_changes, pick_errors=estimates_page.pick_errors(con, as_of),
+        min_comparisons=estimates_page.BAND_MIN_COMPARISONS,
         workloads=[{"workload_id": w["workload_id"], "decision": decisions.get(w["workload_id"])} for w in workloads],
         run=run[0] if run else None,
         stale_loads=[{"source_id": r["source_id"], "status_text": _source_status(r)} for r in loads

@@ -1523,7 +1523,7 @@ MUTATIONS = (
              ("tests/test_cancellation.py::test_a_prefect_api_that_does_not_answer_the_question_lets_the_run_go_on_"
               "said_once",)),
     # review of the published decisions: each claim of a page true of what it names
-    Mutation("estimated-picks-quoted-the-calibrated-error", "flows/reports.py",
+    Mutation("estimated-picks-quoted-the-calibrated-error", "flows/estimates_page.py",
              "case when decisions.pick_basis = 'estimated' then 'uncalibrated' else 'calibrated' end as band_kind",
              "'calibrated' as band_kind",
              ("tests/test_reports.py::test_the_index_quotes_for_its_estimated_picks_the_error_of_their_own_kind_of_"
