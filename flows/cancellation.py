@@ -118,20 +118,27 @@ def check_now_and_then(before: str) -> None:
 def _ask(watch: Watch, question: Callable[[SyncPrefectClient], T]) -> T | None:
     """`question` put to Prefect's API on a client of its own, bounded by ASK_TIMEOUT_S and not retried; None, logged
     once, when the API does not answer (and from then on, without asking)."""
-    from prefect import get_client
-    from prefect.settings import PREFECT_CLIENT_MAX_RETRIES, temporary_settings
-
     if watch.unanswered:
         return None
     try:
-        with (temporary_settings(updates={PREFECT_CLIENT_MAX_RETRIES: 0}),
-              get_client(httpx_settings={"timeout": ASK_TIMEOUT_S}, sync_client=True) as client):
+        with bounded_client() as client:
             return question(client)
     except Exception as exc:  # noqa: BLE001 - the run goes on: a cancel it cannot read is one it was not asked
         logger.warning("could not ask Prefect about run %s (%s: %s); going on without asking again",
                        watch.flow_run_id, type(exc).__name__, exc)
         watch.unanswered = True
         return None
+
+
+@contextmanager
+def bounded_client() -> Iterator[SyncPrefectClient]:
+    """A Prefect client of its own whose every call is bounded by ASK_TIMEOUT_S and not retried."""
+    from prefect import get_client
+    from prefect.settings import PREFECT_CLIENT_MAX_RETRIES, temporary_settings
+
+    with (temporary_settings(updates={PREFECT_CLIENT_MAX_RETRIES: 0}),
+          get_client(httpx_settings={"timeout": ASK_TIMEOUT_S}, sync_client=True) as client):
+        yield client
 
 
 def settle(watch: Watch, error: BaseException | None) -> str | None:

@@ -23,6 +23,7 @@ WAIT_ENV = "HWEVAL_LOCK_WAIT_S"  # the wait of a run given none (`hweval run` wi
 MAX_WAIT_S = 86400.0  # a day: a longer wait is a run queued behind one that hangs, better refused than kept waiting
 POLL_INTERVAL_S = 0.2
 REPORTS_LOCK_NAME = ".hweval-reports.lock"
+MAX_HOLDER_BYTES = 4096  # of a lock file's holder description read back (a run writes about 200 bytes)
 
 
 class RunLockTimeout(RuntimeError):
@@ -60,26 +61,35 @@ def lock_files(warehouse_path: Path, reports_root: Path) -> tuple[Path, Path]:
 
 @contextmanager
 def exclusive(warehouse_path: Path, reports_root: Path, wait_s: float, say: Callable[[str], None],
-              waiting: Callable[[], None] = lambda: None) -> Iterator[None]:
+              waiting: Callable[[], None] = lambda: None,
+              holder: dict[str, str | None] | None = None) -> Iterator[tuple[dict, ...]]:
     """Hold the warehouse's lock, then the reports folder's, for the block; wait up to `wait_s` seconds for them.
 
     If another run holds one, `say` is told who and for how long this run waits; past the wait RunLockTimeout is
     raised and nothing was changed. Always warehouse first, so two runs never hold one each and wait for the other.
     `waiting` is called at each poll of the wait (POLL_INTERVAL_S); what it raises ends the wait (a cancelled run).
+    `holder` is written in the lock files beside the pid, host and start (this run's run id and flow run id).
+
+    Yields what a run killed outright left in the lock files (`left_by_killed`): a holder that released its lock
+    removed its file, so a file found with a holder written in it was left by one that never released it.
     """
     wait_s = wait_seconds(wait_s, "wait_s=")  # the flow's parameter, which no command line checked
     deadline = time.monotonic() + wait_s
     warehouse_lock, reports_lock = lock_files(warehouse_path, reports_root)
+    left: list[dict] = []
     with ExitStack() as held:
-        held.enter_context(_held(warehouse_lock, warehouse_path, wait_s, deadline, say, waiting))
-        held.enter_context(_held(reports_lock, reports_root, wait_s, deadline, say, waiting))
-        yield
+        for lock_file, guarded in ((warehouse_lock, warehouse_path), (reports_lock, reports_root)):
+            found = held.enter_context(_held(lock_file, guarded, wait_s, deadline, say, waiting, holder or {}))
+            if found is not None and found not in left:  # a killed run leaves both files, with the same holder
+                left.append(found)
+        yield tuple(left)
 
 
 @contextmanager
 def _held(lock_file: Path, guarded: Path, wait_s: float, deadline: float, say: Callable[[str], None],
-          waiting: Callable[[], None]) -> Iterator[None]:
-    """Hold `lock_file` (guarding `guarded`) with its holder's description written in it; remove it on release."""
+          waiting: Callable[[], None], holder: dict[str, str | None]) -> Iterator[dict | None]:
+    """Hold `lock_file` (guarding `guarded`) with its holder's description written in it; remove it on release.
+    Yields the description a killed holder left in it (`left_by_killed`), else None."""
     lock_file.parent.mkdir(parents=True, exist_ok=True)
     told = False
     while True:
@@ -87,16 +97,16 @@ def _held(lock_file: Path, guarded: Path, wait_s: float, deadline: float, say: C
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = _holder(fd)
+            other = _holder(fd)
             os.close(fd)
             if time.monotonic() >= deadline:
                 raise RunLockTimeout(
-                    f"{holder} holds {_shown(guarded)}"
+                    f"{other} holds {_shown(guarded)}"
                     + (f" after {wait_s:g} s of waiting" if wait_s > 0 else " and this run was told not to wait")
                     + "; nothing was changed. Try again when it has finished, or wait longer with --wait SECONDS "
                       "(a deployment's parameter wait_s, or HWEVAL_LOCK_WAIT_S)") from None
             if not told:
-                say(f"{holder} holds {_shown(guarded)}; waiting up to {wait_s:g} s")
+                say(f"{other} holds {_shown(guarded)}; waiting up to {wait_s:g} s")
                 told = True
             waiting()
             time.sleep(POLL_INTERVAL_S)
@@ -105,10 +115,11 @@ def _held(lock_file: Path, guarded: Path, wait_s: float, deadline: float, say: C
             break
         os.close(fd)  # locked a file its holder removed on release: lock the one now at that path
     try:
+        left = left_by_killed(fd)
         os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+        os.pwrite(fd, json.dumps({**holder, "pid": os.getpid(), "host": socket.gethostname(),
                                   "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}).encode(), 0)
-        yield
+        yield left
     finally:
         lock_file.unlink(missing_ok=True)  # while still locked: a waiter that then gets this file sees it is gone
         os.close(fd)
@@ -121,10 +132,22 @@ def _same_file(fd: int, path: Path) -> bool:
         return False
 
 
+def left_by_killed(fd: int) -> dict | None:
+    """The holder written in a lock file just taken, or None. Only a holder killed outright (SIGKILL, out of memory,
+    the machine lost) leaves one: a run that releases its lock removes the file first. Read at most MAX_HOLDER_BYTES;
+    what is not a holder's description (a file cut short as it was written) is None too."""
+    try:
+        info = json.loads(os.pread(fd, MAX_HOLDER_BYTES, 0))
+        int(info["pid"]), str(info["host"]), dt.datetime.fromisoformat(info["started_at"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    return info
+
+
 def _holder(fd: int) -> str:
     """Who holds the lock, from what the holder wrote in the file: "another hweval run (pid 1234, started ...)"."""
     try:
-        info = json.loads(os.pread(fd, 4096, 0))
+        info = json.loads(os.pread(fd, MAX_HOLDER_BYTES, 0))
         started = dt.datetime.fromisoformat(info["started_at"]).astimezone(dt.UTC)
         pid, host = int(info["pid"]), str(info["host"])
     except (ValueError, KeyError, TypeError):  # the holder has not written it yet

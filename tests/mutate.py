@@ -36,6 +36,7 @@ INFERENCE = "sql/intermediate/int_inference_estimates_computed.sql"
 TRAINING = "sql/intermediate/int_training_estimates_computed.sql"
 MEASURED = "sql/intermediate/int_training_measured.sql"
 PRICE_SHEET_SUITE = "catalogs/expectations/price_sheet.json"
+KILLED = "tests/test_killed_runs.py::test_"
 CANCELLED_BEFORE_PUBLISH = ("tests/test_cancellation.py::test_hweval_run_cancelled_from_prefect_stops_before_its_"
                             "publish_changes_nothing_and_is_marked_cancelled")
 FRONTIER_COUNT_TEST = ("tests/test_charts.py::test_the_frontier_counts_offers_not_lines_and_names_the_region_of_a_"
@@ -1579,6 +1580,31 @@ MUTATIONS = (
              "ranked.time_to_train_minutes as time_to_train_with_rework_minutes",
              ("tests/test_marts.py::test_a_spot_training_pick_carries_its_reclaims_its_rework_and_the_rate_they_rest_"
               "on",)),
+    Mutation("killed-holder-not-read", "flows/runlock.py", "        left = left_by_killed(fd)\n",
+             "        left = None\n", (f"{KILLED}a_holder_killed_outright_is_found_by_the_next_run_and_a_released_lock_"
+                                      "leaves_nothing",)),
+    Mutation("killed-holder-found-twice", "flows/runlock.py", "if found is not None and found not in left:",
+             "if found is not None:", (f"{KILLED}a_holder_killed_outright_is_found_by_the_next_run_and_a_released_"
+                                       "lock_leaves_nothing",)),
+    Mutation("killed-run-not-reckoned", "flows/nightly.py", "        killed_runs.reckon(left,",
+             "        (lambda *a, **k: None)(left,",
+             (f"{KILLED}hweval_run_after_one_killed_outright_marks_it_crashed_tells_of_it_and_publishes", *SLOW_TOO)),
+    Mutation("killed-deployment-run-told-twice", "flows/killed_runs.py", "if run.deployment_id is not None:",
+             "if False:", (f"{KILLED}a_killed_deployment_run_is_marked_and_left_to_crash_notice_and_a_finished_one_"
+                           "is_left_alone",)),
+    Mutation("killed-finished-run-marked", "flows/killed_runs.py",
+             "if run.state is None or run.state.is_final():", "if run.state is None:",
+             (f"{KILLED}a_killed_deployment_run_is_marked_and_left_to_crash_notice_and_a_finished_one_is_left_"
+              "alone",)),
+    Mutation("killed-retried-run-marks-itself", "flows/killed_runs.py",
+             "if not flow_run_id or flow_run_id == current_flow_run_id:", "if not flow_run_id:",
+             (f"{KILLED}a_holder_on_another_machine_or_this_very_flow_run_is_not_marked",)),
+    Mutation("killed-other-host-marked", "flows/killed_runs.py",
+             'if info.get("host") != socket.gethostname():', "if False:",
+             (f"{KILLED}a_holder_on_another_machine_or_this_very_flow_run_is_not_marked",)),
+    Mutation("killed-run-told-as-of-today", "flows/killed_runs.py",
+             "as_of = _as_of(info) or dt.datetime.now(dt.UTC).date()", "as_of = dt.datetime.now(dt.UTC).date()",
+             (f"{KILLED}a_killed_runs_flow_run_left_running_is_marked_crashed_and_its_channels_told",)),
 )
 
 

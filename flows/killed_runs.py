@@ -1,0 +1,130 @@
+"""A run killed outright is found by the next run that takes its lock: marked Crashed in Prefect, and told of.
+
+A run killed outright (SIGKILL, out of memory, the machine lost) runs no hook: its flow run stays Running in Prefect
+and no channel hears of it. A deployment's run is marked Crashed by its worker (or, when the worker died with it, by
+the zombie automation) and told of by `crash-notice`; a run of `hweval run` has neither. What every run leaves is its
+lock files: one that releases its lock removes them, one killed outright leaves them with its holder written in
+(flows/runlock.py: pid, host, start, run id, flow run id, as-of date). So the next run on the warehouse, as it takes
+the lock (`reckon`):
+- logs that the holder was killed outright (its unpublished work is discarded by the recovery that follows);
+- when the holder ran on this machine and named its flow run, and the Prefect API this run talks to holds that flow
+  run in a state that is not final (Running, Pending, Cancelling), marks it Crashed with a message saying so;
+- when that flow run was no deployment's (nobody else tells of it), sends the channels a `run_failed` line dated and
+  identified as the killed run's, as `crash-notice` would have.
+
+A deployment's run it marks is told of by `crash-notice` (the Crashed state starts it), not here. A holder on another
+machine (a network folder, which runlock does not coordinate) is logged only: its pid says nothing here.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import socket
+from pathlib import Path
+from uuid import UUID
+
+from flows import notify, outbox
+from flows.cancellation import bounded_client
+from flows.catalog_models import Catalog
+from flows.crash_notice import crash_line
+from flows.pipeline import RUN_ID_PATTERN
+from flows.redaction import redact_text
+
+logger = logging.getLogger(__name__)
+
+
+def holder_of(run_id: str, as_of: dt.date) -> dict[str, str | None]:
+    """What a run writes in its lock files beside its pid, host and start: its run id, as-of date and flow run id."""
+    from prefect.context import FlowRunContext
+
+    context = FlowRunContext.get()
+    flow_run_id = str(context.flow_run.id) if context is not None and context.flow_run is not None else None
+    return {"run_id": run_id, "as_of": as_of.isoformat(), "flow_run_id": flow_run_id}
+
+
+def describe(info: dict) -> str:
+    """A killed holder as the log names it: "run 2026-12-05-1a2b3c4d (pid 1234, started 2026-12-05 06:10:00 UTC)"."""
+    run = f"run {info['run_id']}" if _run_id(info) else "an hweval run"
+    where = "" if info.get("host") == socket.gethostname() else f" on {info.get('host')}"
+    return redact_text(f"{run} (pid {info['pid']}{where}, started {info['started_at']})")
+
+
+def reckon(left: tuple[dict, ...], *, warehouse_path: Path, reports_root: Path, catalog: Catalog,
+           found_by: str, current_flow_run_id: str | None) -> list[str]:
+    """For each holder `left` in the lock files a run just took (runlock.exclusive): log it, mark its flow run Crashed
+    where Prefect holds it unfinished, and tell the channels of a run no deployment's crash-notice tells of. Returns
+    the flow runs marked, as `name: told|marked` lines (for the tests and the log)."""
+    done = []
+    for info in left:
+        who = describe(info)
+        logger.warning("%s held %s and was killed outright (it never released its lock); what it did not publish is "
+                       "discarded", who, warehouse_path)
+        flow_run_id = info.get("flow_run_id")
+        if not flow_run_id or flow_run_id == current_flow_run_id:  # a retry of this very flow run: not a dead one
+            continue
+        if info.get("host") != socket.gethostname():
+            logger.warning("%s ran on another machine: its flow run is not marked", who)
+            continue
+        message = (f"killed outright: it never released its lock on {warehouse_path}; found by run {found_by} at "
+                   f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M:%S} UTC")
+        run = _mark_crashed(str(flow_run_id), who, redact_text(message))
+        if run is None:
+            continue
+        if run.deployment_id is not None:  # its Crashed state starts crash-notice, which tells
+            done.append(f"{run.name}: marked")
+            continue
+        _tell(info, crash_line(run.name, run.state), catalog, reports_root, warehouse_path)
+        done.append(f"{run.name}: told")
+    return done
+
+
+def _mark_crashed(flow_run_id: str, who: str, message: str):
+    """The flow run, marked Crashed with `message`, if Prefect's API holds it unfinished; else None (logged why)."""
+    from prefect.exceptions import ObjectNotFound
+    from prefect.states import Crashed
+
+    try:
+        run_uuid = UUID(flow_run_id)
+    except ValueError:
+        logger.warning("%s left no flow run id (%r): not marked", who, flow_run_id[:40])
+        return None
+    try:
+        with bounded_client() as client:
+            run = client.read_flow_run(run_uuid)
+            if run.state is None or run.state.is_final():
+                logger.info("%s: its flow run %s is already %s", who, run.name,
+                            run.state.name if run.state else "without a state")
+                return None
+            client.set_flow_run_state(run_uuid, Crashed(message=message), force=True)
+            return client.read_flow_run(run_uuid)
+    except ObjectNotFound:  # another server's run (a lasting server's, read from a temporary one, or the reverse)
+        logger.info("%s: its flow run %s is not on this Prefect server: not marked", who, flow_run_id)
+    except Exception as exc:  # noqa: BLE001 - the run goes on: what it could not mark stays as Prefect shows it
+        logger.warning("%s: could not mark its flow run %s Crashed (%s: %s)", who, flow_run_id, type(exc).__name__,
+                       exc)
+    return None
+
+
+def _tell(info: dict, line: str, catalog: Catalog, reports_root: Path, warehouse_path: Path) -> None:
+    """The channels of this run's catalog get the killed run's `run_failed` line, dated and identified as that run's
+    (its as-of date and run id as it wrote them; else today and `flow-run-<id>`); a channel that does not take it keeps
+    it in the outbox, as any message."""
+    as_of = _as_of(info) or dt.datetime.now(dt.UTC).date()
+    run_id = _run_id(info) or f"flow-run-{info['flow_run_id']}"
+    deliveries = notify.send(catalog.notifications, [notify.Event("run_failed", line)], as_of=as_of, run_id=run_id,
+                             link=notify.report_link(catalog.notifications, reports_root, None),
+                             box=outbox.folder(warehouse_path))
+    notify.log_deliveries(logger, deliveries)
+
+
+def _run_id(info: dict) -> str | None:
+    given = info.get("run_id")
+    return given if isinstance(given, str) and RUN_ID_PATTERN.fullmatch(given) else None
+
+
+def _as_of(info: dict) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(info.get("as_of") or "")
+    except (TypeError, ValueError):
+        return None
