@@ -17,16 +17,23 @@ from flows.formatting import FILTERS, md_escape
 from flows.safe_yaml import cut
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
+# A service's energy per successful request is the work alone, at full load, while its USD pays for whole instances
+# sized for the peak, idle or not (that month's energy: inference_costs.provisioned_kwh_per_month). The pages say so
+# wherever they name the unit; the charts' axes keep the unit alone (a longer axis title does not fit the figure).
+SERVING_WORK_BASIS = " at full load, idle not counted"
+PAGE_UNITS = {metric: unit + (SERVING_WORK_BASIS if metric.startswith(("kwh_", "kgco2e_"))
+                              and metric.endswith("_successful_requests") else "")
+              for metric, unit in OUTCOME_UNITS.items()}
 OUTCOME_LABELS = {
     "completed_run_usd": "completed-run USD",
     "usd_per_million_tokens": "USD per million output tokens",
     "usd_per_million_successful_requests": "USD per million successful requests",
-    # a workload whose objective is energy or emissions: as the charts name them ("kWh per completed run")
-    **{metric: unit for metric, unit in OUTCOME_UNITS.items() if metric.startswith(("kwh_", "kgco2e_"))},
+    # a workload whose objective is energy or emissions: its unit ("kWh per completed run")
+    **{metric: unit for metric, unit in PAGE_UNITS.items() if metric.startswith(("kwh_", "kgco2e_"))},
 }
-# the charts' axis titles ("kWh per completed run") split into what an outcome is counted in and what it is per
-OUTCOME_CURRENCY = {metric: unit.split(" per ", 1)[0] for metric, unit in OUTCOME_UNITS.items()}
-PER_OUTCOME = {metric: "per " + unit.split(" per ", 1)[1] for metric, unit in OUTCOME_UNITS.items()}
+# the units ("kWh per completed run") split into what an outcome is counted in and what it is per
+OUTCOME_CURRENCY = {metric: unit.split(" per ", 1)[0] for metric, unit in PAGE_UNITS.items()}
+PER_OUTCOME = {metric: "per " + unit.split(" per ", 1)[1] for metric, unit in PAGE_UNITS.items()}
 
 
 def _environment(markdown: bool) -> jinja2.Environment:

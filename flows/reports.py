@@ -160,7 +160,9 @@ def _inference_rows(ranking: list[dict], costs: dict[str, dict], offline: bool) 
     label = OUTCOME_LABELS[ranking[0]["outcome_metric"]]
     headers = ["rank", "offer", "accelerator x count", "cloud / region", "term", "USD per chip-hour",
                "chip-hour rank", "precision", "tokens/s per chip"]
-    headers += [] if offline else ["instances", "utilization", "USD per month"]
+    # beside the month's USD, the month's energy of the same instances, idle or not, at the energy column's power
+    headers += [] if offline else ["instances", "utilization", "USD per month",
+                                   "kWh per month, idle included (upper bound)"]
     headers += [label, "likely range"] + ([] if offline else ["USD per million output tokens"])
     # energy per outcome: per million output tokens offline, per million successful requests for a service
     energy_column = "kwh_per_million_tokens" if offline else "kwh_per_million_successful_requests"
@@ -173,7 +175,8 @@ def _inference_rows(ranking: list[dict], costs: dict[str, dict], offline: bool) 
                f"{r['cloud']} / {r['region']}", r["pricing_term"], usd(r["usd_per_chip_hour"]), str(r["chip_hour_rank"]),
                r["precision"], num(r["tokens_per_s_per_chip"], 0)]
         if not offline:
-            row += [count(c.get("instances")), percent(c.get("utilization")), usd(c.get("monthly_usd"))]
+            row += [count(c.get("instances")), percent(c.get("utilization")), usd(c.get("monthly_usd")),
+                    _energy(c.get("provisioned_kwh_per_month"), 0)]
         row += [usd(r["outcome_value"]), likely_range(r)] + ([] if offline else [usd(r["usd_per_million_tokens"])])
         row += [usd(r["usd_per_million_total_tokens"]), _energy(c.get(energy_column), 3),
                 _energy(c.get("tokens_per_s_per_watt"), 2), _energy_source(c), r["basis"], price_source(r),
@@ -313,8 +316,9 @@ def _offer_coverage(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> list[list
 # beside a page carries them after every column of marts.rankings (energy from: energy_basis and power_as_of)
 PAGE_COST_COLUMNS = {
     "training": ("training_costs", ["energy_kwh"]),
-    "inference": ("inference_costs", ["monthly_usd", "kwh_per_million_tokens", "kwh_per_million_successful_requests",
-                                      "tokens_per_s_per_watt", "energy_basis", "power_as_of"]),
+    "inference": ("inference_costs", ["monthly_usd", "provisioned_kwh_per_month", "kwh_per_million_tokens",
+                                      "kwh_per_million_successful_requests", "tokens_per_s_per_watt", "energy_basis",
+                                      "power_as_of"]),
 }
 
 

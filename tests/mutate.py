@@ -65,6 +65,9 @@ ESTIMATES_PAGE_TESTS = "tests/test_estimates_page.py"
 ESTIMATES_LISTED_TEST = "test_every_comparison_lists_the_first_comparisons_listed_and_says_where_the_rest_are"
 INFERENCE_COSTS = "sql/intermediate/int_inference_costs_computed.sql"
 TRAINING_COSTS = "sql/intermediate/int_training_costs_computed.sql"
+REPORTS_TESTS = "tests/test_reports.py"
+PROVISIONED_ENERGY_TEST = (f"{REPORTS_TESTS}::test_a_services_provisioned_energy_is_its_instances_month_at_the_energy_"
+                           "columns_power")
 
 
 @dataclass(frozen=True)
@@ -1605,6 +1608,23 @@ MUTATIONS = (
     Mutation("killed-run-told-as-of-today", "flows/killed_runs.py",
              "as_of = _as_of(info) or dt.datetime.now(dt.UTC).date()", "as_of = dt.datetime.now(dt.UTC).date()",
              (f"{KILLED}a_killed_runs_flow_run_left_running_is_marked_crashed_and_its_channels_told",)),
+    # a service's energy per successful request is the work at full load; its provisioned month is every instance
+    Mutation("a-services-energy-column-without-its-basis", "flows/report_templates.py",
+             'SERVING_WORK_BASIS = " at full load, idle not counted"', 'SERVING_WORK_BASIS = ""',
+             (f"{REPORTS_TESTS}::test_a_services_energy_column_says_it_counts_the_work_at_full_load_not_idle",)),
+    Mutation("a-service-without-its-provisioned-energy", INFERENCE_COSTS,
+             "case when not is_offline then instances * instance_power_kw * energy_pue * 730 end",
+             "cast(null as double)", (PROVISIONED_ENERGY_TEST,)),
+    Mutation("provisioned-energy-at-tdp-where-power-is-measured", INFERENCE_COSTS,
+             "                power.system_watts / power.system_chips * costed.accelerator_count / 1000\n",
+             "                costed.accelerator_count * accelerators.tdp_w * defaults.serving_load_factor / 1000\n",
+             (PROVISIONED_ENERGY_TEST,)),
+    Mutation("offline-work-with-a-provisioned-month", INFERENCE_COSTS,
+             "case when not is_offline then instances * instance_power_kw",
+             "case when true then coalesce(instances, 1) * instance_power_kw", (PROVISIONED_ENERGY_TEST,)),
+    Mutation("the-full-ranking-shows-the-works-energy-as-the-provisioned-month", "flows/reports.py",
+             '_energy(c.get("provisioned_kwh_per_month"), 0)]', '_energy(c.get(energy_column), 0)]',
+             (PROVISIONED_ENERGY_TEST,)),
 )
 
 

@@ -13,9 +13,10 @@ from builders import discard, open_copy
 from conftest import AS_OF
 from markdown_it import MarkdownIt
 
-from flows import offers_page, relations, reports
+from flows import chart_kit, offers_page, relations, reports
 from flows.formatting import md_code, md_escape, md_line, ratio, signed_usd, usd
 from flows.report_templates import csv_text
+from flows.warehouse import fetch_dicts
 
 TRAINING_DECISION = (
     "- **[gpt3-175b-pretrain](gpt3-175b-pretrain.md)**: pick gcp tpu-v6e-8 (us-central1, spot, bf16, calibrated): "
@@ -290,19 +291,21 @@ def test_the_csv_beside_a_page_has_the_rows_of_the_warehouse_ranking(flow_run):
             # every column of marts.rankings, then the page table's from the cost mart
             assert written.columns == ranking.columns + (
                 ["energy_kwh"] if workload_id == "gpt3-175b-pretrain" else
-                ["monthly_usd", "kwh_per_million_tokens", "kwh_per_million_successful_requests",
-                 "tokens_per_s_per_watt", "energy_basis", "power_as_of"])
+                ["monthly_usd", "provisioned_kwh_per_month", "kwh_per_million_tokens",
+                 "kwh_per_million_successful_requests", "tokens_per_s_per_watt", "energy_basis", "power_as_of"])
             assert written["candidate_id"].to_list() == ranking["candidate_id"].to_list()
             assert written["outcome_value"].to_list() == ranking["outcome_value"].to_list()
             assert written["outcome_rank"].to_list() == ranking["outcome_rank"].to_list()
             assert written["basis"].to_list() == ranking["basis"].to_list()
         # the chat service's cost and energy columns are the page's Full ranking cells, from marts.inference_costs
-        costs = con.sql("select candidate_id, monthly_usd, kwh_per_million_successful_requests, tokens_per_s_per_watt, "
-                        "energy_basis from marts.inference_costs where workload_id = 'llama31-8b-chat-small'").pl()
+        costs = con.sql("select candidate_id, monthly_usd, provisioned_kwh_per_month, "
+                        "kwh_per_million_successful_requests, tokens_per_s_per_watt, energy_basis "
+                        "from marts.inference_costs where workload_id = 'llama31-8b-chat-small'").pl()
         written = pl.read_csv(flow_run.reports / "llama31-8b-chat-small.csv", infer_schema_length=None)
         joined = written.join(costs, on="candidate_id", suffix="_mart")
         assert joined.height == written.height
-        for column in ("monthly_usd", "kwh_per_million_successful_requests", "tokens_per_s_per_watt", "energy_basis"):
+        for column in ("monthly_usd", "provisioned_kwh_per_month", "kwh_per_million_successful_requests",
+                       "tokens_per_s_per_watt", "energy_basis"):
             assert joined[column].to_list() == joined[f"{column}_mart"].to_list(), column
         page = (flow_run.reports / "llama31-8b-chat-small.md").read_text()
         pick = written.row(0, named=True)
@@ -314,6 +317,72 @@ def test_the_csv_beside_a_page_has_the_rows_of_the_warehouse_ranking(flow_run):
                 "of the Full ranking table below: [llama31-8b-chat-small.csv](llama31-8b-chat-small.csv).") in page
     finally:
         con.close()
+
+
+def test_a_services_provisioned_energy_is_its_instances_month_at_the_energy_columns_power(flow_run):
+    con = duckdb.connect(str(flow_run.warehouse), read_only=True)
+    try:
+        rows = {r["candidate_id"]: r for r in fetch_dicts(
+            con, "select * from marts.inference_costs where workload_id in ('llama31-405b-chat', 'llama2-70b-chat') "
+                 "or (workload_id = 'llama2-70b-batch' and energy_basis is not null)")}
+        csv = pl.read_csv(flow_run.reports / "llama31-405b-chat.csv", infer_schema_length=None)
+    finally:
+        con.close()
+    mi300x = rows["llama31-405b-chat|azure:eastus:Standard_ND96isr_MI300X_v5:on_demand|fp8"]
+    # the 405B chat's pick: 2 instances x 8 MI300X x 750 W TDP x 0.7 (the GPU family's declared load) = 8.4 kW; x PUE
+    # 1.2 = 10.08 kW; x 730 h = 7,358.4 kWh a month, the power its kWh per million successful requests uses
+    assert (mi300x["instances"], mi300x["accelerator_count"], mi300x["energy_basis"]) == (2, 8, "tdp")
+    assert mi300x["provisioned_kwh_per_month"] == pytest.approx(7358.4, rel=1e-12)
+    # the work alone: 5 requests/s x 3,600 x 730 x 0.99 = 13,008,600 successful requests a month x 280.351 kWh a
+    # million = 3,647 kWh, 49.6% of the provisioned month: the utilization the USD per month pays for
+    work = mi300x["kwh_per_million_successful_requests"] * 5 * 3600 * 730 * 0.99 / 1e6
+    assert work == pytest.approx(3647.0, abs=0.5)
+    assert work / mi300x["provisioned_kwh_per_month"] == pytest.approx(mi300x["utilization"], rel=1e-9)
+    # measured: NVIDIA's v4.1 H200 MaxQ Server result drew 6,280.214 W on 8 chips, 785.03 W a chip; 1 instance x 8 x
+    # 785.03 W = 6.280214 kW x PUE 1.2 x 730 h = 5,501.47 kWh a month
+    h200 = rows["llama2-70b-chat|aws:us-east-1:p5en.48xlarge:on_demand|bf16"]
+    assert (h200["instances"], h200["energy_basis"]) == (1, "measured")
+    assert h200["provisioned_kwh_per_month"] == pytest.approx(5501.467464, abs=1e-6)
+    # a chip of no published power has no figure; offline work provisions no instances for a month
+    b300 = rows["llama31-405b-chat|aws:us-west-2:p6-b300.48xlarge:on_demand|fp8"]
+    assert (b300["energy_basis"], b300["provisioned_kwh_per_month"]) == (None, None)
+    batch = [r["provisioned_kwh_per_month"] for r in rows.values() if r["workload_id"] == "llama2-70b-batch"]
+    assert batch and set(batch) == {None}
+    # the page's Full ranking beside USD per month, and the CSV, from the mart
+    page = (flow_run.reports / "llama31-405b-chat.md").read_text()
+    header = _ranking_row(page.replace("| rank | offer |", "| 0 | header |"), 0, "header", "term")
+    column = header.index("kWh per month, idle included (upper bound)")
+    assert header[column - 1] == "USD per month"
+    pick = _ranking_row(page, 1, "azure Standard_ND96isr_MI300X_v5", "on_demand")
+    assert pick[column - 1:column + 1] == ["70,080.00", "7,358"]
+    assert _ranking_row(page, 8, "aws p6-b300.48xlarge", "on_demand")[column] == "no published power"
+    written = dict(zip(csv["candidate_id"], csv["provisioned_kwh_per_month"], strict=True))
+    assert written[mi300x["candidate_id"]] == pytest.approx(7358.4, rel=1e-12)
+    assert written[b300["candidate_id"]] is None
+
+
+def test_a_services_energy_column_says_it_counts_the_work_at_full_load_not_idle(flow_run):
+    # the 405B chat's Full ranking: its cost is at the provisioned utilization, its energy column says its own basis
+    page = (flow_run.reports / "llama31-405b-chat.md").read_text()
+    basis = "kWh per million successful requests at full load, idle not counted"
+    assert f"| USD per million total tokens | {basis} | tokens/s per watt |" in page
+    assert _ranking_row(page, 1, "azure Standard_ND96isr_MI300X_v5", "on_demand")[17] == "280.351"
+    # offline work is priced at full utilization too: its energy column needs no basis of its own
+    assert "| USD per million total tokens | kWh per million output tokens | tokens/s per watt |" in (
+        flow_run.reports / "llama2-70b-batch.md").read_text()
+    # a service ranked by energy: the ranked outcome's name and the decision's unit say the same; the chart's axis
+    # keeps the unit alone
+    assert reports.OUTCOME_LABELS["kwh_per_million_successful_requests"] == basis
+    decision = reports.MARKDOWN.get_template("_sentences.j2").module.decision
+    row = {"outcome_metric": "kwh_per_million_successful_requests", "pick_cloud": "azure",
+           "pick_instance_type": "Standard_ND96isr_MI300X_v5", "pick_region": "eastus",
+           "pick_pricing_term": "on_demand", "pick_precision": "fp8", "pick_basis": "estimated",
+           "pick_outcome_value": 280.351, "pick_outcome_low": None, "pick_outcome_high": None,
+           "runner_up_offer_id": None, "is_chip_hour_pick_same_offer": True, "pick_usd_per_chip_hour": 6.0}
+    assert str(decision(row)).startswith(
+        "pick azure Standard_ND96isr_MI300X_v5 (eastus, on_demand, fp8, estimated): 280.35 kWh per million "
+        "successful requests at full load, idle not counted. No other offer can run it.")
+    assert chart_kit.OUTCOME_UNITS["kwh_per_million_successful_requests"] == "kWh per million successful requests"
 
 
 def test_a_workload_page_lists_its_ranking_and_exclusions_up_to_its_bounds_and_says_where_the_rest_is(

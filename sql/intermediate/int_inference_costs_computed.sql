@@ -6,7 +6,8 @@
 -- Energy per million output tokens at full load: an on-prem system's declared site power x its PUE; else measured
 -- (an MLPerf power result of this chip, model, scenario and precision class: the system's watts over its tokens/s,
 -- x the family's PUE); else the chips' TDP x the family's serving_load_factor x PUE (labelled); else none, and the
--- row says which figure is missing. Perf per watt is output tokens/s per watt drawn (before PUE).
+-- row says which figure is missing. Perf per watt is output tokens/s per watt drawn (before PUE). That energy counts
+-- the work alone; a service's provisioned_kwh_per_month is its instances drawing the same power all month, idle or not.
 -- Reclaimable capacity (a pricing term with a declared interruption rate for the offer's cloud): a service carries
 -- one spare deployment unit, so that a reclaim leaves the peak's capacity standing; offline work loses the restart
 -- time of each reclaim of a unit's instances (instances_per_replica x reclaims per instance-month / 730 x
@@ -161,6 +162,14 @@ powered as (
                 / costed.replica_tokens_per_s
         end as joules_per_token,
         coalesce(sites.site_pue, defaults.pue) as energy_pue,
+        -- kW an instance draws at that same power: the site's declared figure, else the measured system's watts a chip
+        -- or TDP x the load factor, x the instance's chips
+        case
+            when sites.site_power_kw is not null then sites.site_power_kw
+            when power.joules_per_token is not null then
+                power.system_watts / power.system_chips * costed.accelerator_count / 1000
+            else costed.accelerator_count * accelerators.tdp_w * defaults.serving_load_factor / 1000
+        end as instance_power_kw,
         accelerators.tdp_w,
         defaults.serving_load_factor,
         power.power_label,
@@ -206,7 +215,10 @@ per_outcome as (
         kwh_per_million_tokens * gco2e_per_kwh / 1000 as kgco2e_per_million_tokens,
         kwh_per_million_tokens * output_tokens / success_rate * gco2e_per_kwh / 1000
             as kgco2e_per_million_successful_requests,
-        kwh_per_million_tokens * usd_per_kwh as energy_usd_per_million_tokens
+        kwh_per_million_tokens * usd_per_kwh as energy_usd_per_million_tokens,
+        -- a service's provisioned instances drawing that power all month, idle or not (an upper bound: idle chips draw
+        -- less, and no idle figure is declared), beside its monthly_usd, which pays for them all
+        case when not is_offline then instances * instance_power_kw * energy_pue * 730 end as provisioned_kwh_per_month
     from energised
 ),
 
@@ -214,7 +226,8 @@ final as (
     select
         * exclude (input_tokens, output_tokens, is_offline, mean_requests_per_s, peak_factor, success_rate, months,
                    trained_by, model_id, site_power_kw, usd_per_kwh, site_pue, joules_per_token, energy_pue,
-                   reclaims_per_instance_month, reclaim_restart_hours, objective, gco2e_per_kwh),
+                   reclaims_per_instance_month, reclaim_restart_hours, objective, gco2e_per_kwh,
+                   instance_power_kw),
         success_rate,
         -- a training workload named (trained_by) that no offer can run has no cost to add: no lifetime figure, not
         -- a serving-only one that would pass for the whole

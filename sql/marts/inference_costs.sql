@@ -55,6 +55,7 @@ final as (
         energy_basis,
         kwh_per_million_tokens,
         kwh_per_million_successful_requests,
+        provisioned_kwh_per_month,
         kgco2e_per_million_tokens,
         kgco2e_per_million_successful_requests,
         tokens_per_s_per_watt,
