@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 from uuid import UUID
 
+from flows.redaction import redact_text
+
 if TYPE_CHECKING:
     from prefect.client.orchestration import SyncPrefectClient
 
@@ -124,8 +126,8 @@ def _ask(watch: Watch, question: Callable[[SyncPrefectClient], T]) -> T | None:
         with bounded_client() as client:
             return question(client)
     except Exception as exc:  # noqa: BLE001 - the run goes on: a cancel it cannot read is one it was not asked
-        logger.warning("could not ask Prefect about run %s (%s: %s); going on without asking again",
-                       watch.flow_run_id, type(exc).__name__, exc)
+        logger.warning("could not ask Prefect about run %s (%s); going on without asking again",
+                       watch.flow_run_id, redact_text(f"{type(exc).__name__}: {exc}"))
         watch.unanswered = True
         return None
 
@@ -150,7 +152,6 @@ def settle(watch: Watch, error: BaseException | None) -> str | None:
         return None
     from prefect.states import Completed, Failed
 
-    from flows.redaction import redact_text
 
     def settled(client: SyncPrefectClient) -> str | None:
         state = client.read_flow_run(watch.flow_run_id).state

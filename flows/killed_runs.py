@@ -24,63 +24,76 @@ import socket
 from pathlib import Path
 from uuid import UUID
 
-from flows import notify, outbox
+from flows import crash_notice, notify, outbox
 from flows.cancellation import bounded_client
 from flows.catalog_models import Catalog
-from flows.crash_notice import crash_line
 from flows.pipeline import RUN_ID_PATTERN
 from flows.redaction import redact_text
 
 logger = logging.getLogger(__name__)
 
 
-def holder_of(run_id: str, as_of: dt.date) -> dict[str, str | None]:
-    """What a run writes in its lock files beside its pid, host and start: its run id, as-of date and flow run id."""
+def holder_of(run_id: str, as_of: dt.date, warehouse_path: Path) -> dict[str, str | None]:
+    """What a run writes in its lock files beside its pid, host and start: its run id, as-of date and warehouse, and
+    its flow run's id and attempt (the id of its Running state: `prefect flow-run retry` runs the same flow run again,
+    in another attempt)."""
     from prefect.context import FlowRunContext
 
     context = FlowRunContext.get()
-    flow_run_id = str(context.flow_run.id) if context is not None and context.flow_run is not None else None
-    return {"run_id": run_id, "as_of": as_of.isoformat(), "flow_run_id": flow_run_id}
+    running = context is not None and context.flow_run is not None
+    return {"run_id": run_id, "as_of": as_of.isoformat(), "warehouse": str(warehouse_path),
+            "flow_run_id": str(context.flow_run.id) if running else None,
+            "attempt": crash_notice.current_attempt() if running else None}
 
 
 def describe(info: dict) -> str:
-    """A killed holder as the log names it: "run 2026-12-05-1a2b3c4d (pid 1234, started 2026-12-05 06:10:00 UTC)"."""
+    """A killed holder as the log names it: "run 2026-12-05-1a2b3c4d (pid 1234, started 2026-12-05T06:10:00+00:00)"."""
     run = f"run {info['run_id']}" if _run_id(info) else "an hweval run"
     where = "" if info.get("host") == socket.gethostname() else f" on {info.get('host')}"
     return redact_text(f"{run} (pid {info['pid']}{where}, started {info['started_at']})")
 
 
 def reckon(left: tuple[dict, ...], *, warehouse_path: Path, reports_root: Path, catalog: Catalog,
-           found_by: str, current_flow_run_id: str | None) -> list[str]:
+           found_by: str) -> list[str]:
     """For each holder `left` in the lock files a run just took (runlock.exclusive): log it, mark its flow run Crashed
-    where Prefect holds it unfinished, and tell the channels of a run no deployment's crash-notice tells of. Returns
-    the flow runs marked, as `name: told|marked` lines (for the tests and the log)."""
+    where Prefect holds the attempt it wrote unfinished, and tell the channels of a run no deployment's crash-notice
+    tells of. Returns the flow runs marked, as `name: told|marked` lines (for the tests and the log). Prefect's API is
+    asked until it fails to answer once."""
     done = []
+    answered = True
     for info in left:
         who = describe(info)
+        held = info.get("warehouse") or str(warehouse_path)  # a run of another warehouse, sharing the reports folder
         logger.warning("%s held %s and was killed outright (it never released its lock); what it did not publish is "
-                       "discarded", who, warehouse_path)
-        flow_run_id = info.get("flow_run_id")
-        if not flow_run_id or flow_run_id == current_flow_run_id:  # a retry of this very flow run: not a dead one
+                       "discarded", who, held)
+        flow_run_id, attempt = info.get("flow_run_id"), info.get("attempt")
+        if not (flow_run_id and attempt and answered):
             continue
         if info.get("host") != socket.gethostname():
             logger.warning("%s ran on another machine: its flow run is not marked", who)
             continue
-        message = (f"killed outright: it never released its lock on {warehouse_path}; found by run {found_by} at "
+        message = (f"killed outright: it never released its lock on {held}; found by run {found_by} at "
                    f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M:%S} UTC")
-        run = _mark_crashed(str(flow_run_id), who, redact_text(message))
+        try:
+            run = _mark_crashed(str(flow_run_id), str(attempt), who, redact_text(message))
+        except Exception as exc:  # noqa: BLE001 - the run goes on: what it could not mark stays as Prefect shows it
+            logger.warning("%s: could not mark its flow run %s Crashed (%s)", who, flow_run_id,
+                           redact_text(f"{type(exc).__name__}: {exc}"))
+            answered = False  # each try costs up to ASK_TIMEOUT_S: not asked again
+            continue
         if run is None:
             continue
         if run.deployment_id is not None:  # its Crashed state starts crash-notice, which tells
             done.append(f"{run.name}: marked")
             continue
-        _tell(info, crash_line(run.name, run.state), catalog, reports_root, warehouse_path)
+        _tell(info, crash_notice.crash_line(run.name, run.state), catalog, reports_root, warehouse_path)
         done.append(f"{run.name}: told")
     return done
 
 
-def _mark_crashed(flow_run_id: str, who: str, message: str):
-    """The flow run, marked Crashed with `message`, if Prefect's API holds it unfinished; else None (logged why)."""
+def _mark_crashed(flow_run_id: str, attempt: str, who: str, message: str):
+    """The flow run, marked Crashed with `message`, if Prefect's API holds it unfinished in `attempt`; else None
+    (logged why). Raises what the API raised when it did not answer."""
     from prefect.exceptions import ObjectNotFound
     from prefect.states import Crashed
 
@@ -89,21 +102,29 @@ def _mark_crashed(flow_run_id: str, who: str, message: str):
     except ValueError:
         logger.warning("%s left no flow run id (%r): not marked", who, flow_run_id[:40])
         return None
-    try:
-        with bounded_client() as client:
+    with bounded_client() as client:
+        try:
             run = client.read_flow_run(run_uuid)
-            if run.state is None or run.state.is_final():
-                logger.info("%s: its flow run %s is already %s", who, run.name,
-                            run.state.name if run.state else "without a state")
-                return None
-            client.set_flow_run_state(run_uuid, Crashed(message=message), force=True)
-            return client.read_flow_run(run_uuid)
-    except ObjectNotFound:  # another server's run (a lasting server's, read from a temporary one, or the reverse)
-        logger.info("%s: its flow run %s is not on this Prefect server: not marked", who, flow_run_id)
-    except Exception as exc:  # noqa: BLE001 - the run goes on: what it could not mark stays as Prefect shows it
-        logger.warning("%s: could not mark its flow run %s Crashed (%s: %s)", who, flow_run_id, type(exc).__name__,
-                       exc)
-    return None
+        except ObjectNotFound:  # another server's run (a lasting server's, read from a temporary one, or the reverse)
+            logger.info("%s: its flow run %s is not on this Prefect server: not marked", who, flow_run_id)
+            return None
+        if run.state is None or run.state.is_final():
+            logger.info("%s: its flow run %s is already %s", who, run.name,
+                        run.state.name if run.state else "without a state")
+            return None
+        states = sorted(client.read_flow_run_states(run_uuid), key=lambda state: state.timestamp)
+        now = crash_notice.attempt_of(states, run.state)
+        if now != attempt:  # retried since (`prefect flow-run retry`): the attempt under way or queued is not the dead one
+            logger.info("%s: its flow run %s was retried since (attempt %s, not %s): not marked", who, run.name,
+                        now, attempt)
+            return None
+        # not forced: a Crashed state its worker or the zombie automation set meanwhile is not doubled
+        result = client.set_flow_run_state(run_uuid, Crashed(message=message))
+        if result.status.value != "ACCEPT":
+            logger.info("%s: Prefect did not take its flow run %s to Crashed (%s)", who, run.name,
+                        result.status.value)
+            return None
+        return client.read_flow_run(run_uuid)
 
 
 def _tell(info: dict, line: str, catalog: Catalog, reports_root: Path, warehouse_path: Path) -> None:

@@ -431,10 +431,10 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
     staging_dir = reports_root / f".{as_of.isoformat()}.rendering-{os.getpid()}"
     with runlock.exclusive(warehouse_path, reports_root, wait_s, _say,
                            waiting=lambda: cancellation.check_now_and_then("the landing"),
-                           holder=killed_runs.holder_of(run_id, as_of)) as left:
+                           holder=killed_runs.holder_of(run_id, as_of, warehouse_path)) as left:
         # a run killed outright left its lock files: marked Crashed in Prefect and told of, which it could not do
         killed_runs.reckon(left, warehouse_path=warehouse_path, reports_root=reports_root, catalog=catalog,
-                           found_by=run_id, current_flow_run_id=str(flow_run.id) if flow_run.id else None)
+                           found_by=run_id)
         for action in publish_journal.recover_killed_publish(warehouse_path, reports_root):
             logger.warning("%s", action)
         # what a killed run rendered but never published

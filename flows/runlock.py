@@ -16,6 +16,7 @@ import socket
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_WAIT_S = 1800.0  # how long a second run waits for the first; `hweval run --wait` or HWEVAL_LOCK_WAIT_S
@@ -76,20 +77,29 @@ def exclusive(warehouse_path: Path, reports_root: Path, wait_s: float, say: Call
     wait_s = wait_seconds(wait_s, "wait_s=")  # the flow's parameter, which no command line checked
     deadline = time.monotonic() + wait_s
     warehouse_lock, reports_lock = lock_files(warehouse_path, reports_root)
-    left: list[dict] = []
+    taken: list[_Taken] = []
     with ExitStack() as held:
-        for lock_file, guarded in ((warehouse_lock, warehouse_path), (reports_lock, reports_root)):
-            found = held.enter_context(_held(lock_file, guarded, wait_s, deadline, say, waiting, holder or {}))
-            if found is not None and found not in left:  # a killed run leaves both files, with the same holder
-                left.append(found)
-        yield tuple(left)
+        try:
+            for lock_file, guarded in ((warehouse_lock, warehouse_path), (reports_lock, reports_root)):
+                taken.append(held.enter_context(_held(lock_file, guarded, wait_s, deadline, say, waiting,
+                                                      holder or {})))
+        except BaseException:  # the second lock not had (a timeout, a cancel): a killed holder found in the first
+            for lock in taken:  # is put back for the run that gets both, not lost with this run's removed file
+                lock.put_back = True
+            raise
+        left: dict[tuple, dict] = {}
+        for lock in taken:  # a killed run leaves both files (two starts, if it waited for the second): found once
+            if lock.left is not None:
+                left.setdefault(tuple(str(lock.left.get(key)) for key in ("pid", "host", "run_id", "flow_run_id")),
+                                lock.left)
+        yield tuple(left.values())
 
 
 @contextmanager
 def _held(lock_file: Path, guarded: Path, wait_s: float, deadline: float, say: Callable[[str], None],
-          waiting: Callable[[], None], holder: dict[str, str | None]) -> Iterator[dict | None]:
-    """Hold `lock_file` (guarding `guarded`) with its holder's description written in it; remove it on release.
-    Yields the description a killed holder left in it (`left_by_killed`), else None."""
+          waiting: Callable[[], None], holder: dict[str, str | None]) -> Iterator[_Taken]:
+    """Hold `lock_file` (guarding `guarded`) with its holder's description written in it; remove it on release, or
+    write back what a killed holder had left in it when `put_back` was set."""
     lock_file.parent.mkdir(parents=True, exist_ok=True)
     told = False
     while True:
@@ -114,15 +124,30 @@ def _held(lock_file: Path, guarded: Path, wait_s: float, deadline: float, say: C
         if _same_file(fd, lock_file):
             break
         os.close(fd)  # locked a file its holder removed on release: lock the one now at that path
+    taken = _Taken(left_by_killed(fd))
     try:
-        left = left_by_killed(fd)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps({**holder, "pid": os.getpid(), "host": socket.gethostname(),
-                                  "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}).encode(), 0)
-        yield left
+        _write(fd, {**holder, "pid": os.getpid(), "host": socket.gethostname(),
+                    "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")})
+        yield taken
     finally:
-        lock_file.unlink(missing_ok=True)  # while still locked: a waiter that then gets this file sees it is gone
+        if taken.put_back and taken.left is not None:
+            _write(fd, taken.left)  # the file stays, as the killed holder left it
+        else:
+            lock_file.unlink(missing_ok=True)  # while still locked: a waiter that then gets this file sees it is gone
         os.close(fd)
+
+
+@dataclass
+class _Taken:
+    """One lock file taken: what a killed holder had left in it, and whether to write that back on release."""
+
+    left: dict | None
+    put_back: bool = False
+
+
+def _write(fd: int, holder: dict) -> None:
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, json.dumps(holder).encode(), 0)
 
 
 def _same_file(fd: int, path: Path) -> bool:

@@ -1583,14 +1583,20 @@ MUTATIONS = (
              "ranked.time_to_train_minutes as time_to_train_with_rework_minutes",
              ("tests/test_marts.py::test_a_spot_training_pick_carries_its_reclaims_its_rework_and_the_rate_they_rest_"
               "on",)),
-    Mutation("killed-holder-not-read", "flows/runlock.py", "        left = left_by_killed(fd)\n",
-             "        left = None\n", (f"{KILLED}a_holder_killed_outright_is_found_by_the_next_run_and_a_released_lock_"
-                                      "leaves_nothing",)),
-    Mutation("killed-holder-found-twice", "flows/runlock.py", "if found is not None and found not in left:",
-             "if found is not None:", (f"{KILLED}a_holder_killed_outright_is_found_by_the_next_run_and_a_released_"
-                                       "lock_leaves_nothing",)),
+    Mutation("killed-holder-not-read", "flows/runlock.py", "    taken = _Taken(left_by_killed(fd))\n",
+             "    taken = _Taken(None)\n", (f"{KILLED}a_holder_killed_outright_is_found_by_the_next_run_and_a_released_"
+                                         "lock_leaves_nothing",)),
+    Mutation("killed-holder-found-twice", "flows/runlock.py",
+             'tuple(str(lock.left.get(key)) for key in ("pid", "host", "run_id", "flow_run_id"))',
+             "json.dumps(lock.left)", (f"{KILLED}a_killed_run_that_waited_for_the_second_lock_is_found_once",)),
+    Mutation("killed-holder-lost-by-a-run-that-timed-out", "flows/runlock.py",
+             "                lock.put_back = True\n", "                pass\n",
+             (f"{KILLED}a_run_that_does_not_get_the_second_lock_puts_back_the_killed_holder_it_found",)),
     Mutation("killed-run-not-reckoned", "flows/nightly.py", "        killed_runs.reckon(left,",
              "        (lambda *a, **k: None)(left,",
+             (f"{KILLED}hweval_run_after_one_killed_outright_marks_it_crashed_tells_of_it_and_publishes", *SLOW_TOO)),
+    Mutation("killed-run-wrote-no-flow-run", "flows/killed_runs.py",
+             '"flow_run_id": str(context.flow_run.id) if running else None,', '"flow_run_id": None,',
              (f"{KILLED}hweval_run_after_one_killed_outright_marks_it_crashed_tells_of_it_and_publishes", *SLOW_TOO)),
     Mutation("killed-deployment-run-told-twice", "flows/killed_runs.py", "if run.deployment_id is not None:",
              "if False:", (f"{KILLED}a_killed_deployment_run_is_marked_and_left_to_crash_notice_and_a_finished_one_"
@@ -1599,15 +1605,31 @@ MUTATIONS = (
              "if run.state is None or run.state.is_final():", "if run.state is None:",
              (f"{KILLED}a_killed_deployment_run_is_marked_and_left_to_crash_notice_and_a_finished_one_is_left_"
               "alone",)),
-    Mutation("killed-retried-run-marks-itself", "flows/killed_runs.py",
-             "if not flow_run_id or flow_run_id == current_flow_run_id:", "if not flow_run_id:",
-             (f"{KILLED}a_holder_on_another_machine_or_this_very_flow_run_is_not_marked",)),
+    Mutation("killed-retried-run-marked", "flows/killed_runs.py", "if now != attempt:", "if False:",
+             (f"{KILLED}a_run_retried_since_or_on_another_machine_is_not_marked",)),
     Mutation("killed-other-host-marked", "flows/killed_runs.py",
              'if info.get("host") != socket.gethostname():', "if False:",
-             (f"{KILLED}a_holder_on_another_machine_or_this_very_flow_run_is_not_marked",)),
+             (f"{KILLED}a_run_retried_since_or_on_another_machine_is_not_marked",)),
+    Mutation("killed-run-named-with-this-runs-warehouse", "flows/killed_runs.py",
+             'held = info.get("warehouse") or str(warehouse_path)', "held = str(warehouse_path)",
+             (f"{KILLED}a_killed_runs_flow_run_left_running_is_marked_crashed_and_its_channels_told",)),
+    Mutation("killed-run-api-asked-after-it-failed", "flows/killed_runs.py",
+             "            answered = False  #", "            answered = True  #",
+             (f"{KILLED}a_flow_run_unknown_to_this_server_or_a_server_that_does_not_answer_is_logged_and_the_run_"
+              "goes_on",)),
+    Mutation("cancel-check-error-not-redacted", "flows/cancellation.py",
+             'watch.flow_run_id, redact_text(f"{type(exc).__name__}: {exc}"))',
+             'watch.flow_run_id, f"{type(exc).__name__}: {exc}")',
+             ("tests/test_cancellation.py::test_an_api_that_refuses_the_question_is_logged_without_the_password_in_"
+              "its_url",)),
     Mutation("killed-run-told-as-of-today", "flows/killed_runs.py",
              "as_of = _as_of(info) or dt.datetime.now(dt.UTC).date()", "as_of = dt.datetime.now(dt.UTC).date()",
              (f"{KILLED}a_killed_runs_flow_run_left_running_is_marked_crashed_and_its_channels_told",)),
+    Mutation("killed-run-api-error-not-redacted", "flows/killed_runs.py",
+             'redact_text(f"{type(exc).__name__}: {exc}"))\n            answered',
+             'f"{type(exc).__name__}: {exc}")\n            answered',
+             (f"{KILLED}a_flow_run_unknown_to_this_server_or_a_server_that_does_not_answer_is_logged_and_the_run_"
+              "goes_on",)),
     # a service's energy per successful request is the work at full load; its provisioned month is every instance
     Mutation("a-services-energy-column-without-its-basis", "flows/report_templates.py",
              'SERVING_WORK_BASIS = " at full load, idle not counted"', 'SERVING_WORK_BASIS = ""',

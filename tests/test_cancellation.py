@@ -207,3 +207,16 @@ def test_settle_leaves_alone_a_run_whose_flow_never_began():
     """No flow run was noted (the flow never began: Prefect refused its parameters): nothing asked or set."""
     assert cancellation.settle(cancellation.Watch(), RuntimeError("bad parameter")) is None
 
+
+
+def test_an_api_that_refuses_the_question_is_logged_without_the_password_in_its_url(prefect_server, caplog):
+    """Prefect's client quotes the request's URL in an HTTP error: PREFECT_API_URL's password is masked in the log."""
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+    from test_killed_runs import refusing_api
+
+    watch = cancellation.Watch(flow_run_id=uuid.uuid4())
+    with refusing_api() as port, temporary_settings(
+            updates={PREFECT_API_URL: f"http://hweval:Sup3rSecretPw@127.0.0.1:{port}/api"}):
+        assert cancellation._ask(watch, lambda client: client.read_flow_run(watch.flow_run_id)) is None
+    assert "PrefectHTTPStatusError: Client error '401 Unauthorized'" in caplog.text
+    assert "Sup3rSecretPw" not in caplog.text
