@@ -95,6 +95,20 @@ def ratio(value: float | None) -> str:
     return f"{value:.2f}x" if value < 10 else f"{value:,.0f}x"
 
 
+def hours(value: float | None) -> str:
+    """Hours of a training run, to three significant figures at least: 10.3, 99.5, 1,323 (whole hours from 100)."""
+    if value is None:
+        return "—"
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.1f}" if abs(value) >= 10 else f"{value:.2f}"
+
+
+def time_to_train(minutes: float | None) -> str:
+    """A training run's wall clock: minutes to the hundredth below 10 h (114.47 min), hours beyond (10.3 h)."""
+    if minutes is None:
+        return "—"
+    return f"{num(minutes)} min" if minutes < 600 else f"{hours(minutes / 60)} h"
+
+
 def plural(n: int, word: str) -> str:
     return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
@@ -103,8 +117,8 @@ def count(n: int | None) -> str:
     return "—" if n is None else f"{n:,}"
 
 
-FILTERS = {"usd": usd, "signed_usd": signed_usd, "num": num, "percent": percent, "ratio": ratio, "plural": plural,
-           "count": count, "md": md_escape, "md_line": md_line, "code": md_code}
+FILTERS = {"usd": usd, "signed_usd": signed_usd, "num": num, "percent": percent, "ratio": ratio, "hours": hours,
+           "plural": plural, "count": count, "md": md_escape, "md_line": md_line, "code": md_code}
 
 
 def last_loaded(stale_since: dt.date | None) -> str:

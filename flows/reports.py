@@ -17,7 +17,7 @@ import duckdb
 
 from flows import charts, estimates_page, offers_page, relations
 from flows.chart_kit import Chart
-from flows.formatting import count, cut_sql, last_loaded, num, percent, plural, ratio, signed_usd, usd
+from flows.formatting import count, cut_sql, last_loaded, num, percent, plural, ratio, signed_usd, time_to_train, usd
 from flows.report_templates import (
     MARKDOWN,
     OUTCOME_LABELS,
@@ -149,7 +149,7 @@ def _training_rows(ranking: list[dict], costs: dict[str, dict]) -> tuple[list[st
             str(r["outcome_rank"]), _offer(r), f"{r['accelerator_id']} x {r['accelerator_count']}",
             f"{r['cloud']} / {r['region']}", r["pricing_term"], usd(r["usd_per_chip_hour"]), str(r["chip_hour_rank"]),
             f"{int(r['chips'])} ({plural(r['instances'], 'instance')})",
-            (f"{num(minutes)} min" if minutes < 600 else f"{num(minutes / 60, 0)} h") + redone, usd(r["outcome_value"]),
+            time_to_train(minutes) + redone, usd(r["outcome_value"]),
             likely_range(r), _energy(costs.get(r["candidate_id"], {}).get("energy_kwh"), 0), r["basis"],
             price_source(r), benchmark_label(r),
         ])

@@ -108,6 +108,13 @@ create or replace macro training_hours(params, tokens, chips, peak_tflops, mfu, 
     training_flops(params, tokens)
         / (chips::double * peak_tflops::double * 1e12 * mfu::double * scaling::double) / 3600;
 
+-- Hours of a training run as the pages write them (flows/formatting.py `hours`), for the reasons quoted as they are:
+-- three significant figures at least, thousands separated (10.3, 99.5, 1,323).
+create or replace macro hours_text(h) as
+    case when abs(h) >= 100 then format('{:,.0f}', h::double)
+         when abs(h) >= 10 then format('{:.1f}', h::double)
+         else format('{:.2f}', h::double) end;
+
 -- Model FLOPs utilization a measured run achieved: its FLOPs over what the chips could do in the time.
 create or replace macro mfu_achieved(params, tokens, minutes, chips, peak_tflops) as
     training_flops(params, tokens) / (minutes::double * 60 * chips::double * peak_tflops::double * 1e12);

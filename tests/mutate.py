@@ -138,6 +138,10 @@ SERVING_COUNTS = ("tests/test_source_benchmark_runs.py::test_a_serving_run_that_
 LABELS_UNCAST = ("tests/test_source_benchmark_runs.py::test_figures_landed_before_their_bounds_are_labelled_without_"
                  "an_integer_cast")
 
+SPLIT_UNCHARGED_SENTENCE = ("tests/test_reports.py::test_a_runner_up_whose_split_is_not_charged_says_so_and_the_"
+                            "price_source_is_escaped")
+DECISION_AS_OF = "tests/test_reports.py::test_the_decision_says_where_and_as_of_when_its_prices_and_benchmarks_are"
+
 MUTATIONS = (
     # ---------------------------------------------------------------- issue 15, stop 44: a review of the cost model,
     # the live fetches and the failures after the publish
@@ -1402,9 +1406,9 @@ MUTATIONS = (
     Mutation("estimate-label-cast-to-an-integer", TRAINING,
              "format('{:,.0f}', round(same_model_tokens_per_s_per_chip))",
              "format('{:,}', round(same_model_tokens_per_s_per_chip)::bigint)", (LABELS_UNCAST,)),
-    Mutation("deadline-reason-hours-cast-to-an-integer", TRAINING,
-             "format('{:,.0f}', round(training_hours(params, tokens, chips, peak_tflops, mfu, scaling)))",
-             "format('{:,}', cast(round(training_hours(params, tokens, chips, peak_tflops, mfu, scaling)) as bigint))",
+    Mutation("deadline-reason-hours-cast-to-an-integer", MACROS,
+             "case when abs(h) >= 100 then format('{:,.0f}', h::double)",
+             "case when abs(h) >= 100 then format('{:,}', cast(round(h) as bigint))",
              (LABELS_UNCAST,)),
     # ---------------------------------------------------------------- price-sheet amounts, terms and fields, spot
     # dates, YAML bytes: a review's hostile inputs (inf prices, a quote posing as on-demand, a spot point dated 2099)
@@ -1578,6 +1582,33 @@ MUTATIONS = (
              "             then ranked.outcome_value * offers.highest_zone_usd_per_hour / ranked.usd_per_hour\n",
              "             then ranked.outcome_value\n",
              ("tests/test_marts.py::test_a_decision_on_a_spot_price_gives_the_outcome_at_the_dearest_zone",)),
+    # the Decision's as-of dates, its uncharged splits, and hours of training to three significant figures
+    Mutation("decision-price-source-and-date-unsaid", SENTENCES,
+             '["price from " ~ source | md ~ " as of " ~ d[side ~ "_price_as_of"]] if source is not none else []',
+             "[]", (SPLIT_UNCHARGED_SENTENCE, DECISION_AS_OF)),
+    Mutation("decision-runner-up-priced-as-of-the-picks-date", "sql/marts/decisions.sql",
+             "runners_up.price_as_of as runner_up_price_as_of", "picks.price_as_of as runner_up_price_as_of",
+             (DECISION_AS_OF,)),
+    Mutation("decision-uncharged-split-unsaid", SENTENCES,
+             '{%- if d[side ~ "_split_uncharged"] is defined and d[side ~ "_split_uncharged"] %}', "{%- if false %}",
+             (SPLIT_UNCHARGED_SENTENCE,)),
+    Mutation("ranking-uncharged-split-not-carried", "sql/marts/rankings.sql",
+             "coalesce(split_uncharged, false) as split_uncharged", "false as split_uncharged",
+             ("tests/test_communication.py::test_a_chip_without_a_link_figure_is_split_for_free_and_says_so",)),
+    Mutation("split-across-instances-flagged-uncharged", INFERENCE,
+             "replica_chips > 1 and not comm_modelled and instances_per_replica = 1 as split_uncharged",
+             "replica_chips > 1 and not comm_modelled as split_uncharged",
+             ("tests/test_communication.py::test_a_split_across_instances_without_figures_pays_the_flat_loss_and_is_"
+              "not_flagged_uncharged",)),
+    Mutation("time-to-train-in-whole-hours", "flows/formatting.py",
+             'f"{hours(minutes / 60)} h"', 'f"{num(minutes / 60, 0)} h"',
+             ("tests/test_reports.py::test_the_time_to_train_keeps_three_significant_figures_from_ten_hours",
+              "tests/test_reports.py::test_a_run_of_tens_of_hours_shows_its_time_to_train_to_three_figures")),
+    Mutation("deadline-reason-in-whole-hours", TRAINING,
+             "'needs ' || hours_text(training_hours(params, tokens, chips, peak_tflops, mfu, scaling))",
+             "'needs ' || format('{:,.0f}', training_hours(params, tokens, chips, peak_tflops, mfu, scaling))",
+             ("tests/test_communication.py::test_an_estimate_past_its_deadline_says_the_hours_it_needs_to_three_"
+              "figures",)),
     Mutation("time-to-train-without-the-rework-of-reclaims", "sql/marts/rankings.sql",
              "ranked.time_to_train_minutes * (1 + ranked.interruption_overhead) as time_to_train_with_rework_minutes",
              "ranked.time_to_train_minutes as time_to_train_with_rework_minutes",

@@ -196,6 +196,29 @@ def test_a_chip_without_a_link_figure_is_split_for_free_and_says_so(priced):
     # nothing modelled, so no share is claimed (null, not 0)
     assert row["comm_share"] is None and not row["comm_modelled"]
     assert "; no link figure for l40s-48gb: the split is not charged" in row["benchmark_label"]
+    # the ranking carries it as a flag for the decision (TP 4 on the g6e's four L40S); the p5.48xlarge's split over
+    # NVLink is charged
+    flags = {(r["instance_type"], r["chips"]): r["split_uncharged"] for r in fetch_dicts(
+        priced, "select instance_type, chips, split_uncharged from marts.rankings "
+                "where workload_id = 'llama2-70b-batch' and precision = 'bf16' and pricing_term = 'on_demand'")}
+    assert flags == {("g6e.12xlarge", 4): True, ("p5.48xlarge", 4): False}
+
+
+def test_a_split_across_instances_without_figures_pays_the_flat_loss_and_is_not_flagged_uncharged(priced):
+    # llama31-405b-chat at fp8 (406 GB with its KV cache) on L40S of 43.2 usable GB needs 10 chips: a group of 16, 4
+    # g6e.12xlarge, once a replica may span 4 instances; with no link and no network figure the split pays the flat
+    # loss per doubling of instances instead (charged, if only by a declared figure): not flagged
+    priced.execute("update catalog.accelerators set link_gb_per_s = null where accelerator_id = 'l40s-48gb'")
+    priced.execute("update catalog.instances set network_gbps = null where instance_type = 'g6e.12xlarge'")
+    priced.execute("update catalog.workloads set max_instances_per_replica = 4 where workload_id = 'llama31-405b-chat'")
+    transform.build_models(priced, RUN, AS_OF)
+    rows = fetch_dicts(priced, "select replica_chips, instances_per_replica, split_uncharged, benchmark_label "
+                               "from intermediate.int_inference_estimates_computed where workload_id = "
+                               "'llama31-405b-chat' and instance_type = 'g6e.12xlarge' and precision = 'fp8' "
+                               "and pricing_term = 'on_demand'")
+    assert [(r["replica_chips"], r["instances_per_replica"], r["split_uncharged"]) for r in rows] == [(16, 4, False)]
+    assert "; no link or network figure for the split across 4 instances: flat 0.95 per doubling (declared)" in (
+        rows[0]["benchmark_label"])
 
 
 def test_training_across_instances_pays_the_exposed_gradient_all_reduce(priced):
@@ -261,6 +284,18 @@ def test_a_deadline_counts_the_rework_of_a_runs_reclaims(priced, catalog):
                                      "'llama31-8b-pretrain-1t' and offer_id = 'aws:us-east-1:p5.48xlarge:spot'")
     assert excluded == {"chips": 256, "exclusion_reason": "needs 132.5 h on 256 chips, 0.66% of it redone after "
                                                           "reclaims; the deadline is 132 h"}
+
+
+def test_an_estimate_past_its_deadline_says_the_hours_it_needs_to_three_figures(priced):
+    # llama31-8b-pretrain-1t on 32 p5.48xlarge on demand takes 131.6033 h for 1e12 tokens (above); half the tokens,
+    # 5e11, take half: 65.8017 h (the step, and so the all-reduce's share, is the same). A 50 h deadline excludes it,
+    # and the reason writes 65.8 h as the Full ranking would (whole hours said 66)
+    priced.execute("update catalog.workloads set tokens = 5e11, deadline_hours = 50 "
+                   "where workload_id = 'llama31-8b-pretrain-1t'")
+    transform.build_models(priced, RUN, AS_OF)
+    [excluded] = fetch_dicts(priced, "select exclusion_reason from marts.excluded_candidates where workload_id = "
+                                     "'llama31-8b-pretrain-1t' and offer_id = 'aws:us-east-1:p5.48xlarge:on_demand'")
+    assert excluded == {"exclusion_reason": "needs 65.8 h on 256 chips; the deadline is 50 h"}
 
 
 def test_a_calibrated_estimate_reproduces_the_measurement_it_was_fitted_on(priced, catalog):

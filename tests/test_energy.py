@@ -162,10 +162,11 @@ def test_a_workload_ranked_by_energy(fresh_db, catalog):
     assert by_precision["bf16"]["outcome_metric"] == "kwh_per_million_tokens"
     assert by_precision["bf16"]["outcome_value"] == pytest.approx(0.235373, abs=1e-6)
     assert [r["outcome_value"] for r in ranked] == sorted(r["outcome_value"] for r in ranked)
-    # the decision says kWh, not USD
+    # the decision says kWh, not USD (with, as for any pick, where its price comes from and its benchmark's date)
     [decision] = fetch_dicts(fresh_db, "select * from marts.decisions where workload_id = 'llama2-70b-lora-finetune'")
     sentence = str(MARKDOWN.get_template("_sentences.j2").module.decision(decision))
-    assert ": 6.720 kWh per completed run." in sentence and "USD per completed run" not in sentence
+    assert ": 6.720 kWh per completed run (price from aws_pricing as of " in sentence
+    assert "USD per completed run" not in sentence
 
 
 def test_a_workload_ranked_by_emissions(fresh_db, catalog):

@@ -350,6 +350,18 @@ def test_reversal_counts_equal_the_pairwise_definition(fresh_db, seed):
     assert sum(r[2] for r in want) > 0 or len(want) < 3
 
 
+def test_hours_text_writes_hours_as_the_pages_do(fresh_db):
+    """A deadline's reason quotes the hours a run needs as the Full ranking writes a time to train: three significant
+    figures at least (flows/formatting.py hours)."""
+    from flows.formatting import hours
+
+    # 6,480.4 h: whole hours, thousands separated (past a bigint too); 57.92 h: one decimal (not 58); 9.996 h: two
+    cases = {6480.4: "6,480", 783.2: "783", 100.0: "100", 99.54: "99.5", 57.92: "57.9", 10.2796: "10.3",
+             9.996: "10.00", 1.5e19: "15,000,000,000,000,000,000"}
+    for h, text in cases.items():
+        assert value(fresh_db, f"hours_text({h!r})") == text == hours(h), h
+
+
 def test_every_macro_has_a_test_here(fresh_db):
     """The README promises a unit test per macro: each one in sql/macros.sql is called in this module, or (the
     communication and interruption macros) in test_communication.py."""

@@ -14,15 +14,17 @@ from conftest import AS_OF
 from markdown_it import MarkdownIt
 
 from flows import chart_kit, offers_page, relations, reports
-from flows.formatting import md_code, md_escape, md_line, ratio, signed_usd, usd
+from flows.formatting import hours, md_code, md_escape, md_line, ratio, signed_usd, time_to_train, usd
 from flows.report_templates import csv_text
 from flows.warehouse import fetch_dicts
 
 TRAINING_DECISION = (
     "- **[gpt3-175b-pretrain](gpt3-175b-pretrain.md)**: pick gcp tpu-v6e-8 (us-central1, spot, bf16, calibrated): "
-    "531.15 USD per completed run (likely 407.17 to 676.34). On spot, 0.0330 reclaims are expected and 1.32% of the "
-    "run is redone (0.2 reclaims an instance-month: declared-assumption, no published rate: AWS's top band assumed). "
-    "Runner-up aws p5.48xlarge (us-east-1, spot, measured): 561.37, 5.7% more. The runner-up was measured at a "
+    "531.15 USD per completed run (likely 407.17 to 676.34; price from gcp_billing as of 2026-10-01). On spot, "
+    "0.0330 reclaims are expected and 1.32% of the run is redone (0.2 reclaims an instance-month: "
+    "declared-assumption, no published rate: AWS's top band assumed). Runner-up aws p5.48xlarge (us-east-1, spot, "
+    "measured): 561.37 (price from aws_spot as of 2026-11-20; benchmark as of 2024-06-12), 5.7% more. The runner-up "
+    "was measured at a "
     "precision its benchmark does not declare; the workload asks bf16. **Too close to call**: the two overlap within "
     "the estimates' error; a measured run of this "
     "workload on tpu-v6e (gcp tpu-v6e-8) would settle it. The runner-up's spot price is us-east-1a's, the cheapest "
@@ -64,8 +66,10 @@ def test_the_index_opens_with_a_decision_per_workload_and_the_money_of_the_hourl
                 if line.startswith("| ") and "| aws inf2.48xlarge |" in line and "| bf16 |" in line)
     assert "| 1.082 | 1 | bf16 |" in inf2 and "| 1,639.05 |" in inf2
     assert ("- **[llama2-70b-chat](llama2-70b-chat.md)**: pick gcp a3-highgpu-8g (us-central1, on_demand, fp16, "
-            "measured): 604.18 USD per million successful requests. Runner-up azure Standard_ND96isr_MI300X_v5 (eastus, "
-            "on_demand, fp8, measured): 673.40, 11% more. **The runner-up's price is unverified** (catalogs/sources.yaml "
+            "measured): 604.18 USD per million successful requests (price from gcp_billing as of 2026-10-01; benchmark "
+            "as of 2024-08-28). Runner-up azure Standard_ND96isr_MI300X_v5 (eastus, on_demand, fp8, measured): 673.40 "
+            "(price from azure_retail as of 2026-09-27; benchmark as of 2025-09-09), 11% more. **The runner-up's price "
+            "is unverified** (catalogs/sources.yaml "
             "says why). Choosing the cheapest chip-hour among the ranked candidates, "
             "aws inf2.48xlarge (us-east-1, on_demand, bf16, estimated) at 1.082 USD per chip-hour, would cost 2.71x per million successful "
             "requests: +1,034.87 USD. 2 offers cheaper per chip-hour are excluded, the cheapest aws inf2.xlarge "
@@ -96,13 +100,121 @@ def test_a_spot_pick_priced_at_its_cheapest_zone_says_what_the_dearest_would_cos
     assert "zones" not in next(line for line in index.splitlines() if line.startswith("- **[llama2-70b-chat]"))
 
 
+def test_the_decision_says_where_and_as_of_when_its_prices_and_benchmarks_are(flow_run):
+    """A reader acting on the Decision alone sees how old each price (and a measured or scaled figure's benchmark)
+    is: the dates the Full ranking's last two columns give."""
+    # gpt3-175b-pretrain: the pick, tpu-v6e-8 spot (calibrated: no benchmark date), is priced from gcp_billing's SKU
+    # file of 2026-10-01 (sources.yaml as_of); the runner-up, p5.48xlarge spot, from aws_spot's history of 2026-11-20,
+    # and measured by MLPerf Training v4.0's gpt3 result of NVIDIA Eos_n64 (the summary file's as_of, 2024-06-12)
+    page = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
+    decision = next(line for line in page.splitlines() if line.startswith("**Decision**"))
+    assert ("531.15 USD per completed run (likely 407.17 to 676.34; price from gcp_billing as of 2026-10-01). On "
+            "spot,") in decision
+    assert ("Runner-up aws p5.48xlarge (us-east-1, spot, measured): 561.37 (price from aws_spot as of 2026-11-20; "
+            "benchmark as of 2024-06-12), 5.7% more.") in decision
+    pick, runner_up = _ranking_row(page, 1, "gcp tpu-v6e-8", "spot"), _ranking_row(page, 2, "aws p5.48xlarge", "spot")
+    assert pick[13] == "gcp_billing (2026-10-01)" and runner_up[13] == "aws_spot (2026-11-20)"
+    assert runner_up[14] == "MLPerf Training gpt3: NVIDIA Eos_n64 (512 chips) (2024-06-12)"
+    # llama31-70b-pretrain-15t: the pick is scaled from the published tpu-v6e throughput of published_training.csv
+    # (as_of 2026-11-01); the runner-up, p6-b200.48xlarge spot, is estimated from specs: a price date alone
+    page = (flow_run.reports / "llama31-70b-pretrain-15t.md").read_text()
+    assert ("2,946,272.33 USD per completed run (likely 2,258,590.64 to 3,751,679.47; price from gcp_billing as of "
+            "2026-10-01; benchmark as of 2026-11-01). On spot,") in page
+    assert "3,530,202.83 (likely 2,553,709.83 to 3,583,962.26; price from aws_spot as of 2026-11-20), 20% more." in page
+    # llama31-405b-chat: both estimated; the pick's price is azure_retail's eastus MI300X file of 2026-09-27
+    # (unverified, which the next sentence says), the runner-up's gcp_billing's of 2026-10-01
+    page = (flow_run.reports / "llama31-405b-chat.md").read_text()
+    assert ("5,387.21 USD per million successful requests (likely 1,202.21 to 12,927.17; price from azure_retail as "
+            "of 2026-09-27)") in page
+    assert "9,666.92 (likely 2,157.28 to 23,196.80; price from gcp_billing as of 2026-10-01), 79% more." in page
+    assert _ranking_row(page, 1, "azure Standard_ND96isr_MI300X_v5", "on_demand")[20] == (
+        "azure_retail (2026-09-27), UNVERIFIED")
+
+
+def test_a_pick_whose_split_is_not_charged_says_so_in_the_decision(flow_run):
+    # llama31-405b-chat's pick runs fp8 Llama-3.1-405B on 8 MI300X of one instance (TP 8); accelerators.yaml gives
+    # mi300x-192gb no link_gb_per_s, so its all-reduces are not charged (the row's label says so); the runner-up's 8
+    # H100 all-reduce over NVLink (450 GB/s each way, 23.4% of the time): charged, nothing said of it
+    page = (flow_run.reports / "llama31-405b-chat.md").read_text()
+    assert "TP 8, batch 451; no link figure for mi300x-192gb: the split is not charged" in _ranking_row(
+        page, 1, "azure Standard_ND96isr_MI300X_v5", "on_demand")[21]
+    decision = next(line for line in page.splitlines() if line.startswith("**Decision**"))
+    assert ("(likely 1,202.21 to 12,927.17; price from azure_retail as of 2026-09-27), with its 8-chip split's "
+            "communication not charged (no link figure for mi300x-192gb). **Its price is unverified**") in decision
+    assert "23,196.80; price from gcp_billing as of 2026-10-01), 79% more. **Too close to call**" in decision
+    assert decision.count("not charged") == 1
+    # llama31-8b-chat-large's pick: the same chip at TP 4; the index quotes each Decision as its page does
+    index = (flow_run.reports / "index.md").read_text()
+    assert ("47.14 USD per million successful requests (likely 10.52 to 113.11; price from azure_retail as of "
+            "2026-09-27), with its 4-chip split's communication not charged (no link figure for "
+            "mi300x-192gb).") in index
+    assert index.count("communication not charged") == 2
+    # the flag is carried, not read from the label: the same rows, and only those, say so in their label
+    con = duckdb.connect(str(flow_run.warehouse), read_only=True)
+    try:
+        flags = con.execute("select split_uncharged, benchmark_label like '%the split is not charged%', count(*) "
+                            "from marts.rankings group by all order by all").fetchall()
+    finally:
+        con.close()
+    assert [(flag, said) for flag, said, _ in flags] == [(False, False), (True, True)]
+
+
+def test_a_runner_up_whose_split_is_not_charged_says_so_and_the_price_source_is_escaped():
+    decision = reports.MARKDOWN.get_template("_sentences.j2").module.decision
+    row = {"outcome_metric": "usd_per_million_tokens", "pick_cloud": "aws", "pick_instance_type": "p5.48xlarge",
+           "pick_region": "us-east-1", "pick_pricing_term": "on_demand", "pick_precision": "fp8",
+           "pick_basis": "estimated", "pick_outcome_value": 1.0, "pick_outcome_low": 0.5, "pick_outcome_high": 2.0,
+           "pick_candidate_id": "a", "pick_price_source_id": "own*sheet", "pick_price_as_of": AS_OF,
+           "pick_benchmark_as_of": None, "pick_split_uncharged": False, "pick_chips": 8,
+           "runner_up_offer_id": "b", "runner_up_candidate_id": "b", "runner_up_cloud": "aws",
+           "runner_up_instance_type": "trn1.32xlarge", "runner_up_region": "us-east-1",
+           "runner_up_pricing_term": "on_demand", "runner_up_precision": "fp8", "runner_up_basis": "measured",
+           "runner_up_outcome_value": 1.2, "runner_up_outcome_low": None, "runner_up_outcome_high": None,
+           "runner_up_gap": 0.2, "runner_up_price_source_id": "aws_pricing", "runner_up_price_as_of": AS_OF,
+           "runner_up_benchmark_as_of": AS_OF.replace(year=2025), "runner_up_split_uncharged": True,
+           "runner_up_chips": 16, "runner_up_accelerator_id": "trainium*1", "too_close_to_call": False,
+           "is_chip_hour_pick_same_offer": True, "pick_usd_per_chip_hour": 6.88}
+    # the pick: its band, then its price's source (escaped) and date; no benchmark date for an estimate, and its
+    # charged split says nothing; the runner-up: no band (measured), its price and benchmark dates, then the 16 chips of
+    # its split, not charged (the chip escaped too)
+    assert str(decision(row)) == (
+        "pick aws p5.48xlarge (us-east-1, on_demand, fp8, estimated): 1.000 USD per million output tokens (likely "
+        "0.500 to 2.000; price from own\\*sheet as of 2026-11-30). Runner-up aws trn1.32xlarge (us-east-1, "
+        "on_demand, fp8, measured): 1.200 (price from aws_pricing as of 2026-11-30; benchmark as of 2025-11-30), "
+        "20% more, with its 16-chip split's communication not charged (no link figure for trainium\\*1). It is "
+        "also the cheapest chip-hour (6.880 USD): ranking by the hourly price picks the same offer (+0.00 USD).")
+
+
+def test_the_time_to_train_keeps_three_significant_figures_from_ten_hours():
+    # whole hours from 100 h (1,322.86 h: 1,323 h, as before); one decimal from 10 h (10.2796 h: 10.3, not 10: whole
+    # hours lost up to 5% there); minutes to the hundredth below 600 (114.47 min)
+    assert [hours(h) for h in (1322.86, 100.0, 99.54, 57.92, 10.2796, 9.996, None)] == [
+        "1,323", "100", "99.5", "57.9", "10.3", "10.00", "—"]
+    assert [time_to_train(m) for m in (114.47, 599.99, 600.0, 616.7763, 79_371.6)] == [
+        "114.47 min", "599.99 min", "10.0 h", "10.3 h", "1,323 h"]
+
+
+def test_a_run_of_tens_of_hours_shows_its_time_to_train_to_three_figures(flow_run):
+    # gpt3-175b-pretrain on 512 trainium1 of trn1.32xlarge (family default MFU 0.35, bf16 peak 190 TFLOP/s; the
+    # gradient all-reduce hides, scaling 1): 6 x 175e9 x 1.2e9 tokens = 1.26e21 FLOP / (512 x 190e12 x 0.35 =
+    # 3.4048e16 FLOP/s) = 37,006.6 s = 616.78 min = 10.2796 h: "10.3 h" on demand (was "10 h", 2.7% short); on spot
+    # its 32 instances redo 32 x 0.2 / 730 x 0.75 = 0.6575%: 10.2796 x 1.006575 = 10.3472 h, "10.3 h"
+    page = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
+    assert _ranking_row(page, 4, "aws trn1.32xlarge", "spot")[8] == "10.3 h (0.66% redone)"
+    assert _ranking_row(page, 31, "aws trn1.32xlarge", "on_demand")[8] == "10.3 h"
+    # tpu-v6e-8 on demand (rank 7) of llama31-70b-pretrain-15t: 1,196.94 h, whole hours as before
+    page = (flow_run.reports / "llama31-70b-pretrain-15t.md").read_text()
+    assert _ranking_row(page, 7, "gcp tpu-v6e-8", "on_demand")[8] == "1,197 h"
+
+
 def test_a_spot_pick_says_what_its_reclaims_cost_and_its_time_to_train_counts_the_rework(flow_run):
     page = (flow_run.reports / "llama31-70b-pretrain-15t.md").read_text()
     # the pick, tpu-v6e-8 spot on 512 instances for 1,196.94 h: 512 x 0.2 / 730 x 1,196.94 = 167.9 reclaims; each
     # redoes half the hourly checkpoint interval plus the 0.25 h restart: 512 x 0.2 / 730 x 0.75 = 0.105205, 10.52%;
     # GCP publishes no rate: AWS's 0.2 is a declared assumption (instances.yaml)
     decision = next(line for line in page.splitlines() if line.startswith("**Decision**"))
-    assert ("(likely 2,258,590.64 to 3,751,679.47). On spot, 167.9 reclaims are expected and 10.52% of the run is "
+    assert ("(likely 2,258,590.64 to 3,751,679.47; price from gcp_billing as of 2026-10-01; benchmark as of "
+            "2026-11-01). On spot, 167.9 reclaims are expected and 10.52% of the run is "
             "redone (0.2 reclaims an instance-month: declared-assumption, no published rate: AWS's top band "
             "assumed). Runner-up ") in decision
     # the time to train is the completed run's, rework included (its USD counts it): 1,196.94 h x 1.105205 =
@@ -112,7 +224,8 @@ def test_a_spot_pick_says_what_its_reclaims_cost_and_its_time_to_train_counts_th
     # offline work on spot: a reclaim of the unit's one instance costs a 0.25 h restart: 1 x 0.2 / 730 x 0.25 =
     # 0.0000685, 0.0068% of its hours (AWS's own rate: the Spot Instance Advisor's top band)
     batch = (flow_run.reports / "llama2-70b-batch.md").read_text()
-    assert ("0.116 USD per million output tokens. On spot, restarts after reclaims lose 0.0068% of its hours (0.2 "
+    assert ("0.116 USD per million output tokens (price from aws_spot as of 2026-11-20; benchmark as of 2024-08-28). "
+            "On spot, restarts after reclaims lose 0.0068% of its hours (0.2 "
             "reclaims an instance-month: aws-spot-instance-advisor, lower edge of the advisor's top band, &gt;20%). "
             "Runner-up ") in batch
 
@@ -168,8 +281,9 @@ def test_a_pick_that_is_also_the_cheapest_chip_hour_shows_no_reversal(flow_run):
     # uncalibrated cost ratios, lent to every family) overlap, and the pick's measurement would settle it (the two
     # bands are equally wide relative to their outcome)
     assert ("- **[llama31-8b-chat-small](llama31-8b-chat-small.md)**: pick aws inf2.xlarge (us-east-1, on_demand, "
-            "fp8, estimated): 212.74 USD per million successful requests (likely 47.47 to 510.49). Runner-up aws "
-            "trn1.2xlarge (us-east-1, on_demand, fp8, estimated): 377.03 (likely 84.14 to 904.73), 77% more. "
+            "fp8, estimated): 212.74 USD per million successful requests (likely 47.47 to 510.49; price from "
+            "aws_pricing as of 2026-09-10). Runner-up aws trn1.2xlarge (us-east-1, on_demand, fp8, estimated): 377.03 "
+            "(likely 84.14 to 904.73; price from aws_pricing as of 2026-09-10), 77% more. "
             "**Too close to call**: the two overlap within the estimates' error; a measured run of this workload on "
             "inferentia2 (aws inf2.xlarge) would settle it. It is also the cheapest chip-hour (0.758 USD): ranking "
             "by the hourly price picks the same offer (+0.00 USD).") in index
@@ -245,12 +359,14 @@ def test_a_measured_result_of_no_declared_precision_is_said_so_not_given_one(flo
     page = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
     short = page.split("## Top 10", 1)[1].split("\n## ", 1)[0]
     assert "| 2 | aws p5.48xlarge (us-east-1) | spot | not declared | 561.37 | — | 14 | measured |" in short
-    assert ("Runner-up aws p5.48xlarge (us-east-1, spot, measured): 561.37, 5.7% more. The runner-up was measured at a "
-            "precision its benchmark does not declare; the workload asks bf16. **Too close to call**") in page
+    assert ("Runner-up aws p5.48xlarge (us-east-1, spot, measured): 561.37 (price from aws_spot as of 2026-11-20; "
+            "benchmark as of 2024-06-12), 5.7% more. The runner-up was measured at a precision its benchmark does not "
+            "declare; the workload asks bf16. **Too close to call**") in page
     # llama2-70b-lora-finetune asks bf16 too; its pick (p5.48xlarge spot) and runner-up (p5en.48xlarge spot) are both
     # MLPerf Training llama2_70b_lora results
     lora = (flow_run.reports / "llama2-70b-lora-finetune.md").read_text()
-    assert ("Runner-up aws p5en.48xlarge (us-east-1, spot, measured): 6.816, 42% more. Both were measured at "
+    assert ("Runner-up aws p5en.48xlarge (us-east-1, spot, measured): 6.816 (price from aws_spot as of 2026-11-20; "
+            "benchmark as of 2024-06-12), 42% more. Both were measured at "
             "precisions their benchmarks do not declare; the workload asks bf16. The pick's spot price") in lora
     # a serving workload asks no one training precision, and its measured results declare theirs: nothing said
     index = (flow_run.reports / "index.md").read_text()

@@ -257,7 +257,11 @@ served as (
 ),
 
 best as (
-    select *
+    select
+        *,
+        -- a split inside one instance whose chip publishes no link figure: its all-reduces are not charged (the label
+        -- says so; a split across instances pays the flat loss instead)
+        replica_chips > 1 and not comm_modelled and instances_per_replica = 1 as split_uncharged
     from served
     qualify row_number() over (
         partition by workload_id, offer_id, precision
@@ -313,6 +317,7 @@ final as (
         case when best.comm_modelled then best.comm_share end as comm_share,
         best.link_each_way as link_gb_per_s_each_way,
         best.comm_modelled,
+        coalesce(best.split_uncharged, false) as split_uncharged,
         case when checked.calibration_factor is not null then 'calibrated' else 'estimated' end as basis,
         checked.calibration_factor,
         checked.calibration_measurements,
@@ -325,10 +330,10 @@ final as (
                     || printf('%g', best.link_each_way) || ' GB/s each way'
                     || case when best.instances_per_replica > 1 then ' (across ' || best.instances_per_replica
                             || ' instances)' else '' end
-                when best.instances_per_replica > 1 then
-                    '; no link or network figure for the split across ' || best.instances_per_replica
+                when best.split_uncharged then
+                    '; no link figure for ' || checked.accelerator_id || ': the split is not charged'
+                else '; no link or network figure for the split across ' || best.instances_per_replica
                     || ' instances: flat ' || checked.scaling_efficiency_per_doubling || ' per doubling (declared)'
-                else '; no link figure for ' || checked.accelerator_id || ': the split is not charged'
                end
             || case when checked.calibration_factor is not null then
                     '; efficiencies x ' || printf('%.3f', checked.calibration_factor) || ' fitted from '

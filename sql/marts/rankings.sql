@@ -40,7 +40,8 @@ candidates as (
         null::double as tokens_per_s_per_chip, null::double as utilization,
         null::double as usd_per_million_tokens, null::double as usd_per_million_total_tokens,
         price_source_id, price_as_of, price_ref, benchmark_label, benchmark_source_id, benchmark_as_of, benchmark_ref,
-        false as precision_doubtful  -- training results' precision is not cross-checked
+        false as precision_doubtful,  -- training results' precision is not cross-checked
+        false as split_uncharged  -- communication between instances is modelled or pays the declared flat loss
     from training
     inner join workloads using (workload_id)
     union all by name
@@ -56,7 +57,8 @@ candidates as (
         tokens_per_s_per_chip, utilization, usd_per_million_tokens,
         usd_per_million_total_tokens,
         price_source_id, price_as_of, price_ref, benchmark_label, benchmark_source_id, benchmark_as_of, benchmark_ref,
-        precision_doubtful
+        precision_doubtful,
+        coalesce(split_uncharged, false) as split_uncharged  -- a measured row's split is in its measurement
     from inference
 ),
 
@@ -141,6 +143,7 @@ final as (
              then ranked.outcome_value * offers.highest_zone_usd_per_hour / ranked.usd_per_hour
         end as outcome_at_highest_zone,
         ranked.benchmark_label,
+        ranked.split_uncharged,
         ranked.precision_doubtful,
         ranked.benchmark_source_id,
         ranked.benchmark_as_of,
