@@ -235,6 +235,11 @@ final as (
                 || ' x ' || printf('%.3f', calibration_factor) || ' fitted from ' || calibration_measurements || ' '
                 || calibration_measured_by || ' result' || case when calibration_measurements > 1 then 's' else '' end
                 || ' of ' || accelerator_id || ')'
+                -- the factor was fitted net of the scaling loss, so the MFU alone reads high: what it comes to at
+                -- this row's instances where they lose any (mfu x scaling, the efficiency training_hours divides by)
+                || case when scaling < 1 then
+                        ', ' || printf('%.3f', mfu * scaling) || ' effective at ' || instances || ' instances'
+                   else '' end
                 || case when calibration_exceeds_peak then '; the factor takes the MFU past 1: the measurements are not '
                         || 'the setup the estimate assumes' else '' end
             else 'family default MFU ' || mfu || ' (declared assumption; uncalibrated: no training measurement of '
