@@ -99,7 +99,8 @@ def _precision_shown(comparison: dict) -> str:
 # The back-test error of each pick that rests on an estimate, by the kind of estimate it is (as
 # sql/intermediate/int_estimate_bands.sql lends its likely range): an estimated pick by the uncalibrated estimates'
 # error, a calibrated or scaled one by the leave-one-out calibrated estimates', of its accelerator family in its phase,
-# or of every family of the phase where its own has fewer than $min_comparisons such comparisons. Error is
+# or of every family of the phase where its own has fewer than $min_comparisons such comparisons; where the phase too
+# has fewer, the pick has no likely range, and the index says so rather than quote so few. Error is
 # |estimate / measured - 1| (the estimates page's); a precision-doubtful comparison counts in none.
 PICK_ERRORS_SQL = """
 with errors as (

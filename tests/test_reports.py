@@ -274,6 +274,24 @@ def test_the_index_quotes_for_its_estimated_picks_the_error_of_their_own_kind_of
     assert "3.2%" not in index  # the calibrated GPU serving figure backs no pick of this run
 
 
+
+def test_the_index_quotes_no_error_where_too_few_comparisons_give_a_pick_no_likely_range(flow_run, tmp_path):
+    # leave the training back-test one leave-one-out calibrated comparison (tpu-v6e on llama-3.1-8b, error 0.111): the
+    # TPU family has 1, fewer than 2, and so has the phase, so by int_estimate_bands' rule the three calibrated TPU
+    # picks would have no likely range (their pages would show a dash). The index said "11% median error, worst 11%,
+    # over 1 comparison"; now it says there is no range, and why
+    con = open_copy(flow_run.warehouse, tmp_path / "w.duckdb")
+    try:
+        con.execute("update marts.estimate_backtest set loo_measurements = 0 where phase = 'training' "
+                    "and not (accelerator_id = 'tpu-v6e' and model_id = 'llama-3.1-8b')")
+        index = reports.render(con, AS_OF)["index.md"]
+    finally:
+        discard(con)
+    assert ("; training, every family, calibrated (gpt3-175b-pretrain, llama31-70b-pretrain-15t, llama31-8b-pretrain-1t"
+            ": fewer than 2 tpu comparisons of this kind): no likely range: 1 comparison, fewer than the 2 a range "
+            "needs.") in index
+    assert "over 1 comparison" not in index
+
 def test_a_pick_that_is_also_the_cheapest_chip_hour_shows_no_reversal(flow_run):
     index = (flow_run.reports / "index.md").read_text()
     # llama31-8b-chat-small: inf2.xlarge on demand is rank 1 by outcome and chip-hour rank 1 (0.758 USD)
@@ -340,6 +358,38 @@ def test_a_measured_result_the_workload_keeps_out_is_named_with_what_excludes_it
             "SR680a V3 (8x B200-SXM-180GB, TensorRT)), not ranked because fp4 is not among the precisions the "
             "workload lists (bf16, fp8 in workloads.yaml).") in page
 
+
+
+def test_the_unranked_measurement_named_is_of_the_settling_candidates_precision_first(flow_run, tmp_path):
+    from flows.paths import SQL_DIR
+
+    # llama2-70b-batch is too close to call; the fp8 B200 runner-up would settle it. The warehouse holds the B200's
+    # fp4 results (Offline, the workload's scenario, is named). Add one at fp8 in the Server scenario, kept out by its
+    # accuracy target: it is a measurement of the very setup asked for, so it is the one named, though not of the
+    # workload's scenario and after the fp4 one in text order (the old order named the fp4 Offline result)
+    con = open_copy(flow_run.warehouse, tmp_path / "w.duckdb")
+    try:
+        con.execute("""
+            insert into intermediate.int_serving_results_unranked by name
+            select 'llama2-70b-batch' as workload_id, 'b200-sxm-180gb' as accelerator_id, 'fp8' as precision,
+                   false as is_workload_scenario,
+                   'MLPerf Inference v5.1 llama2-70b-99 Server at fp8 (Zeta B200 box)' as measurement,
+                   'its accuracy target, 98.0%, is below the workload''s 99.0%' as unranked_reason
+            """)
+        con.execute("set variable as_of = ?", [AS_OF.isoformat()])
+        con.execute("delete from marts.decisions where as_of = ?", [AS_OF])
+        con.execute(f"insert into marts.decisions by name {(SQL_DIR / 'marts' / 'decisions.sql').read_text()}")
+        [decision] = con.execute("select runner_up_precision, settle_candidate_id = runner_up_candidate_id, "
+                                 "settle_unranked_measurement, settle_unranked_reason from marts.decisions "
+                                 "where workload_id = 'llama2-70b-batch'").fetchall()
+        page = reports.render(con, AS_OF)["llama2-70b-batch.md"]
+    finally:
+        discard(con)
+    assert decision == ("fp8", True, "MLPerf Inference v5.1 llama2-70b-99 Server at fp8 (Zeta B200 box)",
+                        "its accuracy target, 98.0%, is below the workload's 99.0%")
+    assert ("a measured run of this workload on b200-sxm-180gb at fp8 (aws p6-b200.48xlarge) would settle it: the "
+            "warehouse holds a measured one, MLPerf Inference v5.1 llama2-70b-99 Server at fp8 (Zeta B200 box), not "
+            "ranked because its accuracy target, 98.0%, is below the workload's 99.0%.") in page
 
 def test_a_workload_page_leads_with_a_short_table_and_links_its_ranking_as_csv(flow_run):
     page = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()

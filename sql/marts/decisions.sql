@@ -189,17 +189,34 @@ decided as (
         on cheapest_excluded.workload_id = picks.workload_id
 ),
 
-unranked as (
-    -- a measured result of the settling accelerator that the workload's rules keep out of the ranking: the decision
-    -- names it and why, rather than ask for a measurement as if none existed (its own scenario first)
+settling as (
+    -- the accelerator and precision of the candidate whose measurement would settle a close call
     select
         workload_id,
-        accelerator_id,
-        measurement,
-        unranked_reason
-    from intermediate.int_serving_results_unranked
+        case when settle_candidate_id = pick_candidate_id then pick_accelerator_id
+            else runner_up_accelerator_id end as settle_accelerator_id,
+        case when settle_candidate_id = pick_candidate_id then pick_precision
+            else runner_up_precision end as settle_precision
+    from decided
+    where too_close_to_call
+),
+
+unranked as (
+    -- a measured result of the settling accelerator that the workload's rules keep out of the ranking: the decision
+    -- names it and why, rather than ask for a measurement as if none existed (one of the settling candidate's own
+    -- precision first, then of its own scenario)
+    select
+        settling.workload_id,
+        results.measurement,
+        results.unranked_reason
+    from settling
+    inner join intermediate.int_serving_results_unranked as results
+        on results.workload_id = settling.workload_id
+        and results.accelerator_id = settling.settle_accelerator_id
     qualify row_number() over (
-        partition by workload_id, accelerator_id order by is_workload_scenario desc nulls last, measurement
+        partition by settling.workload_id
+        order by precision_class(results.precision) = precision_class(settling.settle_precision) desc nulls last,
+            results.is_workload_scenario desc nulls last, results.measurement
     ) = 1
 ),
 
@@ -211,11 +228,7 @@ final as (
         unranked.measurement as settle_unranked_measurement,
         unranked.unranked_reason as settle_unranked_reason
     from decided
-    left join unranked
-        on decided.too_close_to_call
-        and unranked.workload_id = decided.workload_id
-        and unranked.accelerator_id = case when decided.settle_candidate_id = decided.pick_candidate_id
-            then decided.pick_accelerator_id else decided.runner_up_accelerator_id end
+    left join unranked on unranked.workload_id = decided.workload_id
 )
 
 select * from final
