@@ -95,6 +95,10 @@ SENTENCES = "flows/templates/_sentences.j2"
 CHEAPER_EXCLUDED = ("tests/test_reports.py::test_the_cheapest_chip_hour_is_said_to_be_of_the_ranked_candidates_"
                     "where_cheaper_ones_were_excluded")
 UNRANKED_MEASUREMENT = "tests/test_reports.py::test_a_measured_result_the_workload_keeps_out_is_named_with_what_excludes_it"
+API_TIE = ("tests/test_model_api_prices.py::test_a_unit_whose_bill_only_ties_the_apis_at_its_capacity_is_no_"
+           "break_even")
+UNRANKED_PRECISION_FIRST = ("tests/test_reports.py::test_the_unranked_measurement_named_is_of_the_settling_"
+                            "candidates_precision_first")
 CHART_CHEAPER_EXCLUDED = ("tests/test_charts.py::test_the_cheapest_chip_hour_is_of_the_ranked_candidates_where_cheaper_"
                           "ones_were_excluded")
 CAPTION_REGION = "tests/test_charts.py::test_a_caption_names_the_region_of_an_offer_the_workload_ranks_in_two"
@@ -186,6 +190,26 @@ MUTATIONS = (
     Mutation("an-api-break-even-without-the-spare-unit", "sql/marts/api_comparisons.sql",
              "        coalesce(costs.spare_deployments, 0) as spare_deployments,", "        0 as spare_deployments,",
              ("tests/test_model_api_prices.py::test_a_pick_on_spot_breaks_even_with_its_spare_unit_paid",)),
+    Mutation("api-break-even-at-a-tie-with-the-api", "sql/marts/api_comparisons.sql",
+             ("             then cast(floor(spare_deployments * one_unit_break_even_requests_per_s\n"
+              "                             / (one_unit_mean_requests_per_s - one_unit_break_even_requests_per_s)) "
+              "as bigint) + 1\n"),
+             ("             then greatest(1, cast(ceil(spare_deployments * one_unit_break_even_requests_per_s\n"
+              "                             / (one_unit_mean_requests_per_s - one_unit_break_even_requests_per_s)) "
+              "as bigint))\n"),
+             (API_TIE,)),
+    Mutation("api-never-cheaper-only-above-the-tie", "sql/marts/api_comparisons.sql",
+             "one_unit_break_even_requests_per_s >= one_unit_mean_requests_per_s as is_self_hosting_never_cheaper",
+             "self_hosted_usd_per_request_at_full_load > api_usd_per_request as is_self_hosting_never_cheaper",
+             (API_TIE,)),
+    Mutation("calibrated-mfu-without-its-effective-figure", TRAINING,
+             "                || case when scaling < 1 then\n", "                || case when false then\n",
+             (("tests/test_cost_model.py::test_a_calibrated_mfu_says_what_it_comes_to_after_the_flat_loss_between_"
+               "instances"),)),
+    Mutation("index-quotes-an-error-over-too-few-comparisons", "flows/templates/index.md.j2",
+             "{% if g.comparisons >= min_comparisons %}", "{% if g.comparisons %}",
+             (("tests/test_reports.py::test_the_index_quotes_no_error_where_too_few_comparisons_give_a_pick_no_likely_"
+               "range"),)),
     Mutation("api-cheaper-from-the-first-break-even-on", "sql/marts/api_comparisons.sql",
              "            {'from_requests_per_s': (cheaper_throughout_units - 1 + spare_deployments)",
              "            {'from_requests_per_s': (break_even_units + spare_deployments)",
@@ -1563,7 +1587,12 @@ MUTATIONS = (
              "       outcome_metric, outcome_value, outcome_rank, 1 as offer_regions\n",
              (CAPTION_REGION,)),
     Mutation("unranked-measurement-not-named", "sql/marts/decisions.sql",
-             "        on decided.too_close_to_call\n", "        on false\n", (UNRANKED_MEASUREMENT,)),
+             "    left join unranked on unranked.workload_id = decided.workload_id\n",
+             "    left join unranked on false\n", (UNRANKED_MEASUREMENT,)),
+    Mutation("unranked-measurement-not-of-the-settling-precision-first", "sql/marts/decisions.sql",
+             ("        order by precision_class(results.precision) = precision_class(settling.settle_precision) desc "
+              "nulls last,\n"),
+             "        order by\n", (UNRANKED_PRECISION_FIRST,)),
     Mutation("unranked-measurement-blamed-on-accuracy", "sql/intermediate/int_serving_results_unranked.sql",
              "results.precision || ' is not among the precisions the workload lists ('",
              "results.precision || ' is below the workload''s accuracy floor ('", (UNRANKED_MEASUREMENT,)),

@@ -295,6 +295,47 @@ def test_the_api_beside_the_best_self_hosted_offer_with_the_break_even_traffic(a
                                                               "aws:us-east-1:Llama 3.1 8B Instruct")
 
 
+
+@pytest.mark.parametrize(("unit_usd", "spare", "expected"), [
+    # no spare: k = 3.515625 / 1.7578125 = 2 = m. One unit costs 3.515625 an hour, the API's bill at r = 2 is
+    # 2 x 1.7578125 = 3.515625: a tie at the most a unit carries; above 2, two units (7.03125) against the API's
+    # 1.7578125 x r <= 7.03125 up to r = 4, and so on: n units tie the API only at r = n x m, never beat it
+    (3.515625, 0, {"break_even_requests_per_s": None, "break_even_deployments": None,
+                   "self_hosted_cheaper_ranges": None, "self_hosted_cheaper_throughout_from_requests_per_s": None,
+                   "is_self_hosting_never_cheaper": True}),
+    # a spare: k = 1.7578125 / 1.7578125 = 1, m = 2. n = 1 unit and the spare cost 2 x 1.7578125 = 3.515625, the
+    # API's bill at r = 2: again only a tie at the unit's capacity ((1 + 1) x k = 1 x m); n = 2 and the spare cost
+    # 5.2734375 = the API's at r = 3 and carry up to 4: cheaper above 3 = (2 + 1) x k, and from there on
+    # (N = (m + s x k) / (m - k) = 3 / 1 = 3: the open range starts at (N - 1 + 1) x k = 3)
+    (1.7578125, 1, {"break_even_requests_per_s": 3.0, "break_even_deployments": 2,
+                    "self_hosted_cheaper_ranges": [{"from_requests_per_s": 3.0, "to_requests_per_s": None}],
+                    "self_hosted_cheaper_throughout_from_requests_per_s": 3.0,
+                    "is_self_hosting_never_cheaper": False}),
+])
+def test_a_unit_whose_bill_only_ties_the_apis_at_its_capacity_is_no_break_even(api_built, unit_usd, spare, expected):
+    # exact binary figures, so the edge is met exactly: the API at 1 / 2,048 = 0.00048828125 USD a request, i.e.
+    # 3,600 / 2,048 = 1.7578125 USD an hour per request/s; one self-hosted unit serves C = 6 requests/s, m = 6 / 3
+    # (the workload's peaks) = 2 on average
+    select = (PROJECT_ROOT / "sql" / "marts" / "api_comparisons.sql").read_text()
+    pick = ("select candidate_id from marts.rankings where is_pick and workload_id = 'llama31-8b-chat-small' "
+            "and as_of = $as_of")
+    # the module's warehouse is shared: the changes are rolled back
+    api_built.execute("begin transaction")
+    try:
+        api_built.execute("update intermediate.int_api_costs_computed set api_usd_per_request = 1 / 2048 "
+                          "where region = 'us-west-2' and workload_id = 'llama31-8b-chat-small'")
+        api_built.execute(f"update marts.inference_costs set deployment_usd_per_hour = $usd, "
+                          f"deployment_requests_per_s = 6, spare_deployments = $spare "
+                          f"where as_of = $as_of and candidate_id = ({pick})",
+                          {"usd": unit_usd, "spare": spare, "as_of": AS_OF})
+        result = api_built.execute(f"select * from ({select}) where region = 'us-west-2' "
+                                   "and workload_id = 'llama31-8b-chat-small'")
+        [west] = [dict(zip([d[0] for d in result.description], row, strict=True)) for row in result.fetchall()]
+    finally:
+        api_built.execute("rollback")
+    assert (west["api_usd_per_request"], west["self_hosted_deployment_mean_requests_per_s"]) == (1 / 2048, 2.0)
+    assert {column: west[column] for column in expected} == expected
+
 def test_an_api_that_lists_only_an_input_price_is_not_compared(api_built):
     # eu-west-1 landed its input price (0.40 per 1M) and no output price: a request's cost cannot be worked out
     assert fetch_dicts(api_built, "select region, direction, usd_per_million_tokens from "

@@ -7,12 +7,14 @@
 -- USD a request, 3600 x c x r USD an hour at a mean of r requests/s. One unit beats the API from
 --     r = k = U / (3600 x c)                 (3600 x c x k = U)
 -- and n units cost n x U against 3600 x c x r <= 3600 x c x n x m, so self-hosting is cheaper at some traffic only
--- when k <= m, i.e. when the self-hosted cost per request at full load, U x peak_factor / (3600 x C), is at most c;
--- otherwise it is never cheaper (break_even_requests_per_s is null). Past k, right after each added unit (traffic
--- just above n x m) the API can be cheaper again until r reaches (n + 1) x k; those bands close as n grows.
+-- when k < m, i.e. when the self-hosted cost per request at full load, U x peak_factor / (3600 x C), is below c; at
+-- k = m a unit's bill only ties the API's, at the most traffic it carries; otherwise, or then, it is never cheaper
+-- (break_even_requests_per_s is null, no range). Past k, right after each added unit (traffic just above n x m) the
+-- API can be cheaper again until r reaches (n + 1) x k; those bands close as n grows.
 -- A pick on reclaimable capacity carries s = 1 spare unit (marts.inference_costs.spare_deployments): n units serving
--- cost (n + s) x U, so self-hosting is first cheaper at r = (n* + s) x k, n* the fewest units for which that traffic
--- still fits them, (n* + s) x k <= n* x m: n* = max(1, ceil(s x k / (m - k))), when k < m (s = 0: n* = 1, r = k).
+-- cost (n + s) x U, so self-hosting is first cheaper just above r = (n* + s) x k, n* the fewest units that carry more
+-- than that traffic, (n* + s) x k < n* x m (at equality they only tie at their capacity): n* = floor(s x k / (m - k))
+-- + 1, when k < m (s = 0: n* = 1, r = k).
 -- Ranges. The self-hosted cost is a step function (whole units), so past r one break-even is not the whole story:
 -- n serving units carry ((n - 1) x m, n x m], and there self-hosting is cheaper only above (n + s) x k. That edge is
 -- inside the interval (the API is cheaper again just past (n - 1) x m) while (n + s) x k > (n - 1) x m, i.e. while
@@ -101,12 +103,10 @@ compared as (
 broken_even as (
     select
         *,
-        -- n*: the fewest serving units whose bill, with the spare, the API's reaches while they carry its traffic
+        -- n*: the fewest serving units whose bill, with the spare, the API's passes while they still carry its traffic
         case when one_unit_break_even_requests_per_s < one_unit_mean_requests_per_s
-                  or (spare_deployments = 0 and one_unit_break_even_requests_per_s <= one_unit_mean_requests_per_s)
-             then greatest(1, cast(ceil(spare_deployments * one_unit_break_even_requests_per_s
-                                        / (one_unit_mean_requests_per_s - one_unit_break_even_requests_per_s))
-                                   as bigint))
+             then cast(floor(spare_deployments * one_unit_break_even_requests_per_s
+                             / (one_unit_mean_requests_per_s - one_unit_break_even_requests_per_s)) as bigint) + 1
         end as break_even_units,
         -- N': the fewest serving units past whose range's start self-hosting is cheaper throughout (k < m)
         case when one_unit_break_even_requests_per_s < one_unit_mean_requests_per_s
@@ -179,14 +179,15 @@ final as (
         self_hosted_usd_per_million_successful_requests_low < api_usd_per_million_successful_requests
             and api_usd_per_million_successful_requests < self_hosted_usd_per_million_successful_requests_high
             as is_api_within_likely_range,
-        -- (n* + s) x k when k <= m = C / peak_factor (k < m with a spare unit), else never (null)
+        -- (n* + s) x k when k < m = C / peak_factor, else never (null)
         (break_even_units + spare_deployments) * one_unit_break_even_requests_per_s as break_even_requests_per_s,
         break_even_units as break_even_deployments,
         spare_deployments as self_hosted_spare_deployments,
         case when cheaper_throughout_units is not null then cheaper_ranges end as self_hosted_cheaper_ranges,
         (cheaper_throughout_units - 1 + spare_deployments) * one_unit_break_even_requests_per_s
             as self_hosted_cheaper_throughout_from_requests_per_s,
-        self_hosted_usd_per_request_at_full_load > api_usd_per_request as is_self_hosting_never_cheaper
+        -- k >= m: with the ranges and the break-even, by the same comparison
+        one_unit_break_even_requests_per_s >= one_unit_mean_requests_per_s as is_self_hosting_never_cheaper
     from ranged
 )
 
