@@ -37,6 +37,8 @@ TRAINING = "sql/intermediate/int_training_estimates_computed.sql"
 MEASURED = "sql/intermediate/int_training_measured.sql"
 PRICE_SHEET_SUITE = "catalogs/expectations/price_sheet.json"
 KILLED = "tests/test_killed_runs.py::test_"
+REGEX_GROUP_TEST = ("tests/test_guards.py::test_a_regex_with_a_group_validates_as_written_without_a_warning_and_"
+                    "the_shipped_suites_have_none")
 CANCELLED_BEFORE_PUBLISH = ("tests/test_cancellation.py::test_hweval_run_cancelled_from_prefect_stops_before_its_"
                             "publish_changes_nothing_and_is_marked_cancelled")
 FRONTIER_COUNT_TEST = ("tests/test_charts.py::test_the_frontier_counts_offers_not_lines_and_names_the_region_of_a_"
@@ -1643,6 +1645,10 @@ MUTATIONS = (
              "ranked.time_to_train_minutes as time_to_train_with_rework_minutes",
              ("tests/test_marts.py::test_a_spot_training_pick_carries_its_reclaims_its_rework_and_the_rate_they_rest_"
               "on",)),
+    Mutation("gx-regex-group-warning-shown", "flows/validate.py", 'warnings.filterwarnings("ignore", message=',
+             'warnings.filterwarnings("default", message=', (REGEX_GROUP_TEST,)),
+    Mutation("shipped-suite-regex-with-a-group", "catalogs/expectations/mlperf_training.json",
+             '"regex": "^[0-9]+(?:\\\\.0+)?$"', '"regex": "^[0-9]+(\\\\.0+)?$"', (REGEX_GROUP_TEST,)),
     Mutation("killed-holder-not-read", "flows/runlock.py", "    taken = _Taken(left_by_killed(fd))\n",
              "    taken = _Taken(None)\n", (f"{KILLED}a_holder_killed_outright_is_found_by_the_next_run_and_a_released_"
                                          "lock_leaves_nothing",)),

@@ -4,6 +4,7 @@ that names a column no row has, metadata keys, --source in live mode, --accept-c
 from __future__ import annotations
 
 import datetime as dt
+import json
 import time
 
 import pyarrow as pa
@@ -367,3 +368,26 @@ def test_a_backfill_whose_source_fails_runs_on_the_last_good_rows_before_its_dat
     assert (none.status, none.stale_since) == ("stale", None)
     assert fresh_db.execute("select used_run_id from ops.source_loads where run_id = 'run-1127'").fetchall() == [
         (None,)]
+
+
+def test_a_regex_with_a_group_validates_as_written_without_a_warning_and_the_shipped_suites_have_none():
+    """GX matches with pandas' str.contains, which warns (UserWarning) of every capturing group: six lines of noise in
+    every run's log. The shipped suites write `(?:...)`; a user's suite with a group validates the same, silently."""
+    import re
+    import warnings
+
+    suite = {"name": "s", "expectations": [
+        {"type": "expect_column_values_to_match_regex", "kwargs": {"column": "count", "regex": "^[0-9]+(\\.0+)?$"},
+         "meta": {"name": "whole"}}]}
+    rows = [{"row_no": 0, "count": "8"}]
+    validate_rows(rows, suite)  # GX imported first: its import routes warnings to logging (captureWarnings), which
+    with warnings.catch_warnings(record=True) as caught:  # would take them from this record
+        warnings.simplefilter("always")
+        outcome = validate_rows([{"row_no": 0, "count": "8"}, {"row_no": 1, "count": "8.00"},
+                                 {"row_no": 2, "count": "8.5"}], suite)
+    assert outcome.failed_row_nos == {2}  # 8 and 8.00 match; 8.5 does not
+    assert [str(w.message) for w in caught if "match groups" in str(w.message)] == []
+    grouped = [(path.name, e["kwargs"]["regex"]) for path in sorted((CATALOGS / "expectations").glob("*.json"))
+               for e in json.loads(path.read_text())["expectations"]
+               if "regex" in e.get("kwargs", {}) and re.compile(e["kwargs"]["regex"]).groups]
+    assert grouped == []
