@@ -162,7 +162,7 @@ def _inference_rows(ranking: list[dict], costs: dict[str, dict], offline: bool) 
                "chip-hour rank", "precision", "tokens/s per chip"]
     # beside the month's USD, the month's energy of the same instances, idle or not, at the energy column's power
     headers += [] if offline else ["instances", "utilization", "USD per month",
-                                   "kWh per month, idle included (upper bound)"]
+                                   "kWh per month, idle at load power"]
     headers += [label, "likely range"] + ([] if offline else ["USD per million output tokens"])
     # energy per outcome: per million output tokens offline, per million successful requests for a service
     energy_column = "kwh_per_million_tokens" if offline else "kwh_per_million_successful_requests"

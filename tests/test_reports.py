@@ -301,7 +301,7 @@ def test_a_pick_that_is_also_the_cheapest_chip_hour_shows_no_reversal(flow_run):
     assert ("- **[llama31-8b-chat-small](llama31-8b-chat-small.md)**: pick aws inf2.xlarge (us-east-1, on_demand, "
             "fp8, estimated): 212.74 USD per million successful requests (likely 47.47 to 510.49; price from "
             "aws_pricing as of 2026-09-10). Runner-up aws trn1.2xlarge (us-east-1, on_demand, fp8, estimated): 377.03 "
-            "(likely 84.14 to 904.73; price from aws_pricing as of 2026-09-10), 77% more. "
+            "(likely 84.14 to 904.73; same price source and date), 77% more. "
             "**Too close to call**: the two overlap within the estimates' error; a measured run of this workload on "
             "inferentia2 (aws inf2.xlarge) would settle it. It is also the cheapest chip-hour (0.758 USD): ranking "
             "by the hourly price picks the same offer (+0.00 USD).") in index
@@ -354,9 +354,9 @@ def test_a_measured_result_the_workload_keeps_out_is_named_with_what_excludes_it
     # asked for at fp8, and the measured B200 result the warehouse holds (Offline, the workload's scenario, first) is
     # named with why it is not ranked
     assert ("a measured run of this workload on b200-sxm-180gb at fp8 (aws p6-b200.48xlarge) would settle it: the "
-            "warehouse holds a measured one, MLPerf Inference v5.1 llama2-70b-99 Offline at fp4 (Lenovo ThinkSystem "
-            "SR680a V3 (8x B200-SXM-180GB, TensorRT)), not ranked because fp4 is not among the precisions the "
-            "workload lists (bf16, fp8 in workloads.yaml).") in page
+            "warehouse holds a measured result of b200-sxm-180gb on this task, MLPerf Inference v5.1 llama2-70b-99 "
+            "Offline at fp4 (Lenovo ThinkSystem SR680a V3 (8x B200-SXM-180GB, TensorRT)), not ranked because fp4 is "
+            "not among the precisions the workload lists (bf16, fp8 in workloads.yaml).") in page
 
 
 
@@ -388,8 +388,9 @@ def test_the_unranked_measurement_named_is_of_the_settling_candidates_precision_
     assert decision == ("fp8", True, "MLPerf Inference v5.1 llama2-70b-99 Server at fp8 (Zeta B200 box)",
                         "its accuracy target, 98.0%, is below the workload's 99.0%")
     assert ("a measured run of this workload on b200-sxm-180gb at fp8 (aws p6-b200.48xlarge) would settle it: the "
-            "warehouse holds a measured one, MLPerf Inference v5.1 llama2-70b-99 Server at fp8 (Zeta B200 box), not "
-            "ranked because its accuracy target, 98.0%, is below the workload's 99.0%.") in page
+            "warehouse holds a measured result of b200-sxm-180gb on this task, MLPerf Inference v5.1 llama2-70b-99 "
+            "Server at fp8 (Zeta B200 box), not ranked because its accuracy target, 98.0%, is below the workload's "
+            "99.0%.") in page
 
 def test_a_workload_page_leads_with_a_short_table_and_links_its_ranking_as_csv(flow_run):
     page = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
@@ -415,7 +416,8 @@ def test_a_measured_result_of_no_declared_precision_is_said_so_not_given_one(flo
     # llama2-70b-lora-finetune asks bf16 too; its pick (p5.48xlarge spot) and runner-up (p5en.48xlarge spot) are both
     # MLPerf Training llama2_70b_lora results
     lora = (flow_run.reports / "llama2-70b-lora-finetune.md").read_text()
-    assert ("Runner-up aws p5en.48xlarge (us-east-1, spot, measured): 6.816 (price from aws_spot as of 2026-11-20; "
+    # priced from the pick's source as of its date (aws_spot, 2026-11-20): said in four words, not repeated
+    assert ("Runner-up aws p5en.48xlarge (us-east-1, spot, measured): 6.816 (same price source and date; "
             "benchmark as of 2024-06-12), 42% more. Both were measured at "
             "precisions their benchmarks do not declare; the workload asks bf16. The pick's spot price") in lora
     # a serving workload asks no one training precision, and its measured results declare theirs: nothing said
@@ -504,11 +506,22 @@ def test_a_services_provisioned_energy_is_its_instances_month_at_the_energy_colu
     work = mi300x["kwh_per_million_successful_requests"] * 5 * 3600 * 730 * 0.99 / 1e6
     assert work == pytest.approx(3647.0, abs=0.5)
     assert work / mi300x["provisioned_kwh_per_month"] == pytest.approx(mi300x["utilization"], rel=1e-9)
-    # measured: NVIDIA's v4.1 H200 MaxQ Server result drew 6,280.214 W on 8 chips, 785.03 W a chip; 1 instance x 8 x
-    # 785.03 W = 6.280214 kW x PUE 1.2 x 730 h = 5,501.47 kWh a month
+    # measured: NVIDIA's v4.1 H200 MaxQ Server result, 23,113 tokens/s at 6,280.214 W: 3.6803 tokens/s a watt. The
+    # instance serves 8 x 3,804.84 = 30,438.7 tokens/s (an uncapped result), so at those joules a token it draws
+    # 30,438.7 / 3.6803 = 8,270.7 W (not the capped system's 6,280 W, which would put the month below its own work);
+    # 1 instance x 8.2707 kW x PUE 1.2 x 730 h = 7,245.13 kWh a month
     h200 = rows["llama2-70b-chat|aws:us-east-1:p5en.48xlarge:on_demand|bf16"]
-    assert (h200["instances"], h200["energy_basis"]) == (1, "measured")
-    assert h200["provisioned_kwh_per_month"] == pytest.approx(5501.467464, abs=1e-6)
+    assert (h200["instances"], h200["energy_basis"], h200["accelerator_count"]) == (1, "measured", 8)
+    assert h200["tokens_per_s_per_chip"] == pytest.approx(3804.8375, rel=1e-9)
+    assert h200["tokens_per_s_per_watt"] == pytest.approx(23113 / 6280.214, rel=1e-3)
+    watts = 8 * h200["tokens_per_s_per_chip"] / h200["tokens_per_s_per_watt"]
+    assert watts == pytest.approx(8270.7, abs=0.1)
+    assert h200["provisioned_kwh_per_month"] == pytest.approx(watts / 1000 * 1.2 * 730, rel=1e-12)
+    assert h200["provisioned_kwh_per_month"] == pytest.approx(7245.13, abs=0.01)
+    # its work, 27.446 kWh a million successful requests, is the utilization's share of that month, as on TDP rows
+    requests = h200["deployment_requests_per_s"] * h200["utilization"] * 3600 * 730 * h200["success_rate"]
+    assert (h200["kwh_per_million_successful_requests"] * requests / 1e6 / h200["provisioned_kwh_per_month"]
+            == pytest.approx(h200["utilization"], rel=1e-9))
     # a chip of no published power has no figure; offline work provisions no instances for a month
     b300 = rows["llama31-405b-chat|aws:us-west-2:p6-b300.48xlarge:on_demand|fp8"]
     assert (b300["energy_basis"], b300["provisioned_kwh_per_month"]) == (None, None)
@@ -517,7 +530,7 @@ def test_a_services_provisioned_energy_is_its_instances_month_at_the_energy_colu
     # the page's Full ranking beside USD per month, and the CSV, from the mart
     page = (flow_run.reports / "llama31-405b-chat.md").read_text()
     header = _ranking_row(page.replace("| rank | offer |", "| 0 | header |"), 0, "header", "term")
-    column = header.index("kWh per month, idle included (upper bound)")
+    column = header.index("kWh per month, idle at load power")
     assert header[column - 1] == "USD per month"
     pick = _ranking_row(page, 1, "azure Standard_ND96isr_MI300X_v5", "on_demand")
     assert pick[column - 1:column + 1] == ["70,080.00", "7,358"]

@@ -162,12 +162,13 @@ powered as (
                 / costed.replica_tokens_per_s
         end as joules_per_token,
         coalesce(sites.site_pue, defaults.pue) as energy_pue,
-        -- kW an instance draws at that same power: the site's declared figure, else the measured system's watts a chip
-        -- or TDP x the load factor, x the instance's chips
+        -- kW an instance draws at that same power: the site's declared figure; else the measured joules a token at the
+        -- instance's own throughput (the power result's system may be another, power-capped one: its watts alone
+        -- would not match the joules the work figure counts); else TDP x the load factor x the instance's chips
         case
             when sites.site_power_kw is not null then sites.site_power_kw
             when power.joules_per_token is not null then
-                power.system_watts / power.system_chips * costed.accelerator_count / 1000
+                power.joules_per_token * costed.deployment_tokens_per_s / costed.instances_per_replica / 1000
             else costed.accelerator_count * accelerators.tdp_w * defaults.serving_load_factor / 1000
         end as instance_power_kw,
         accelerators.tdp_w,
@@ -216,8 +217,9 @@ per_outcome as (
         kwh_per_million_tokens * output_tokens / success_rate * gco2e_per_kwh / 1000
             as kgco2e_per_million_successful_requests,
         kwh_per_million_tokens * usd_per_kwh as energy_usd_per_million_tokens,
-        -- a service's provisioned instances drawing that power all month, idle or not (an upper bound: idle chips draw
-        -- less, and no idle figure is declared), beside its monthly_usd, which pays for them all
+        -- a service's provisioned instances drawing that power all month, idle or not (idle capacity counted at the
+        -- load power: no idle figure is declared), beside its monthly_usd, which pays for them all; the work's share
+        -- of it is the utilization
         case when not is_offline then instances * instance_power_kw * energy_pue * 730 end as provisioned_kwh_per_month
     from energised
 ),

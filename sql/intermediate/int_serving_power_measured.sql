@@ -24,7 +24,6 @@ final as (
         results.performance_result / results.power_result as tokens_per_s_per_watt,
         results.power_result as system_watts,
         results.performance_result as system_tokens_per_s,
-        results.accelerators_total as system_chips,
         results.source_id as power_source_id,
         results.data_as_of as power_as_of,
         results.source_ref as power_ref,
