@@ -1615,8 +1615,8 @@ MUTATIONS = (
              ("tests/test_marts.py::test_a_decision_on_a_spot_price_gives_the_outcome_at_the_dearest_zone",)),
     # the Decision's as-of dates, its uncharged splits, and hours of training to three significant figures
     Mutation("decision-price-source-and-date-unsaid", SENTENCES,
-             '["price from " ~ source | md ~ " as of " ~ d[side ~ "_price_as_of"]] if source is not none else []',
-             "[]", (SPLIT_UNCHARGED_SENTENCE, DECISION_AS_OF)),
+             '"price from " ~ source | md ~ " as of " ~ d[side ~ "_price_as_of"]]', '""]',
+             (SPLIT_UNCHARGED_SENTENCE, DECISION_AS_OF)),
     Mutation("decision-runner-up-priced-as-of-the-picks-date", "sql/marts/decisions.sql",
              "runners_up.price_as_of as runner_up_price_as_of", "picks.price_as_of as runner_up_price_as_of",
              (DECISION_AS_OF,)),
