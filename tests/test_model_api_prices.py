@@ -402,6 +402,48 @@ def test_the_workload_page_shows_the_hosted_api_section(api_built):
             "(its units sized for x3.0 peaks) against the API's 281.60.") in section
 
 
+@pytest.mark.parametrize(("unverified", "uncharged", "caveats"), [
+    (True, False, "; of the self-hosted offer, **its price is unverified** (catalogs/sources.yaml says why)."),
+    (False, True, ("; of the self-hosted offer, its 2-chip split's communication is not charged (no link figure for "
+                   "h100-sxm-80gb).")),
+    (False, False, "."),
+])
+def test_the_hosted_api_section_says_each_caveat_of_the_compared_offer_only_where_it_applies(
+        api_built, unverified, uncharged, caveats):
+    from flows import reports
+
+    select = (PROJECT_ROOT / "sql" / "marts" / "api_comparisons.sql").read_text()
+    pick = ("select candidate_id from marts.rankings where is_pick and workload_id = 'llama31-8b-chat-small' "
+            "and as_of = ?")
+
+    def west_line(price_unverified: bool, split_uncharged: bool, chips: int) -> tuple[dict, str]:
+        api_built.execute(f"update marts.rankings set price_unverified = ?, split_uncharged = ?, chips = ? "
+                          f"where candidate_id = ({pick})", [price_unverified, split_uncharged, chips, AS_OF])
+        api_built.execute("delete from marts.api_comparisons where as_of = ?", [AS_OF])
+        api_built.execute(f"insert into marts.api_comparisons by name {select}")
+        [west] = fetch_dicts(api_built, "select * from marts.api_comparisons where as_of = ? and region = "
+                                        "'us-west-2' and workload_id = 'llama31-8b-chat-small'", [AS_OF])
+        page = reports.render(api_built, AS_OF)["llama31-8b-chat-small.md"]
+        return west, page.split("us-west-2; bedrock_pricing", 1)[1].split("\n", 1)[0]
+
+    # the pick, p5.4xlarge (one h100-sxm-80gb), is verified and unsplit; here it is marked as the ranking marks an
+    # unverified price or an uncharged split (given 2 chips, the figure the clause names), one flag at a time: the
+    # verdict (the API cheaper, 965.21 against 465.45) ends with that flag's clause alone, and with none without
+    # (the module's warehouse is shared: the pick's row is put back after)
+    [before] = api_built.execute(f"select price_unverified, split_uncharged, chips from marts.rankings "
+                                 f"where candidate_id = ({pick})", [AS_OF]).fetchall()
+    assert before == (False, False, 1)
+    try:
+        west, line = west_line(unverified, uncharged, 2)
+        assert (west["self_hosted_price_unverified"], west["self_hosted_split_uncharged"],
+                west["self_hosted_chips"]) == (unverified, uncharged, 2)
+        assert ("at this traffic the API is cheaper on the estimated cost (965.21 against the API's 465.45 USD per "
+                "million successful requests)" + caveats + " Units come whole") in line
+        assert line.count("of the self-hosted offer") == (1 if unverified or uncharged else 0)
+    finally:
+        west_line(*before)
+
+
 @pytest.mark.parametrize(("units", "nanos", "message"), [
     # int(0.5) would price these tokens at 0 USD
     (0.5, 0, r"units 0.5 / nanos 0 are not integers"),

@@ -159,6 +159,37 @@ def test_a_pick_whose_split_is_not_charged_says_so_in_the_decision(flow_run):
     assert [(flag, said) for flag, said, _ in flags] == [(False, False), (True, True)]
 
 
+def test_the_hosted_api_section_gives_the_caveats_of_the_self_hosted_offer_it_compares(flow_run):
+    # llama31-8b-chat-large's Hosted API compares Bedrock's Llama 3.1 8B with its pick, Standard_ND96isr_MI300X_v5 on
+    # demand: its 48.00 USD/h comes from snapshot/azure_retail/eastus.page-mi300x.json, which catalogs/sources.yaml
+    # marks unverified: true, and its fp8 replica is TP 4 on mi300x-192gb, which catalogs/accelerators.yaml gives no
+    # link_gb_per_s (the ranking row's label: "TP 4, batch 4096; no link figure for mi300x-192gb: the split is not
+    # charged"). The section's verdict (47.14 against the API's 284.44) carries both, as the Decision does
+    page = (flow_run.reports / "llama31-8b-chat-large.md").read_text()
+    section = page.split("## Hosted API", 1)[1].split("\n## ", 1)[0]
+    assert ("and the self-hosted cost's likely range, 10.52 to 113.11, stays below the API's; of the self-hosted "
+            "offer, **its price is unverified** (catalogs/sources.yaml says why) and its 4-chip split's communication "
+            "is not charged (no link figure for mi300x-192gb). Self-hosting is cheaper at any mean traffic") in section
+    # llama31-8b-chat-small compares the API with aws inf2.xlarge (one inferentia2, aws_pricing, verified): neither,
+    # though its ranking holds the MI300X rows that carry both flags: the compared offer's flags, not the workload's
+    page = (flow_run.reports / "llama31-8b-chat-small.md").read_text()
+    section = page.split("## Hosted API", 1)[1].split("\n## ", 1)[0]
+    assert "**aws inf2.xlarge**" in section
+    assert "unverified" not in section and "not charged" not in section and "of the self-hosted offer" not in section
+    # the flags are the warehouse's, carried from the compared candidate's ranking row
+    con = duckdb.connect(str(flow_run.warehouse), read_only=True)
+    try:
+        rows = con.execute("select a.workload_id, a.self_hosted_price_unverified, a.self_hosted_split_uncharged, "
+                           "a.self_hosted_chips, r.price_unverified, r.split_uncharged, r.chips "
+                           "from marts.api_comparisons as a inner join marts.rankings as r "
+                           "on r.as_of = a.as_of and r.candidate_id = a.self_hosted_candidate_id "
+                           "order by all").fetchall()
+    finally:
+        con.close()
+    assert rows == [("llama31-8b-chat-large", True, True, 4, True, True, 4),
+                    ("llama31-8b-chat-small", False, False, 1, False, False, 1)]
+
+
 def test_a_runner_up_whose_split_is_not_charged_says_so_and_the_price_source_is_escaped():
     decision = reports.MARKDOWN.get_template("_sentences.j2").module.decision
     row = {"outcome_metric": "usd_per_million_tokens", "pick_cloud": "aws", "pick_instance_type": "p5.48xlarge",

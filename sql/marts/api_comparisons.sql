@@ -36,7 +36,10 @@ costs as (
 
 picks as (
     -- rank 1, with the tie-break of marts.decisions and rank_history.is_pick
-    select rankings.candidate_id, rankings.workload_id, rankings.basis, rankings.outcome_low, rankings.outcome_high
+    select rankings.candidate_id, rankings.workload_id, rankings.basis, rankings.outcome_low, rankings.outcome_high,
+        -- the caveats the Decision gives its pick, of the offer compared here: a price sources.yaml marks unverified,
+        -- a split whose communication the estimate does not charge (and its chips, which the page names)
+        rankings.price_unverified, rankings.split_uncharged, rankings.chips
     from rankings
     qualify row_number() over (partition by workload_id order by outcome_value, usd_per_chip_hour, candidate_id) = 1
 ),
@@ -55,6 +58,9 @@ self_hosted as (
         picks.basis,
         picks.outcome_low,
         picks.outcome_high,
+        picks.price_unverified,
+        picks.split_uncharged,
+        picks.chips,
         costs.deployments,
         coalesce(costs.spare_deployments, 0) as spare_deployments,
         costs.deployment_usd_per_hour,
@@ -79,6 +85,9 @@ compared as (
         self_hosted.accelerator_id as self_hosted_accelerator_id,
         self_hosted.precision as self_hosted_precision,
         self_hosted.basis as self_hosted_basis,
+        self_hosted.price_unverified as self_hosted_price_unverified,
+        self_hosted.split_uncharged as self_hosted_split_uncharged,
+        self_hosted.chips as self_hosted_chips,
         self_hosted.deployments as self_hosted_deployments,
         self_hosted.deployment_usd_per_hour as self_hosted_deployment_usd_per_hour,
         self_hosted.deployment_requests_per_s as self_hosted_deployment_requests_per_s,
@@ -161,6 +170,9 @@ final as (
         self_hosted_accelerator_id,
         self_hosted_precision,
         self_hosted_basis,
+        self_hosted_price_unverified,
+        self_hosted_split_uncharged,
+        self_hosted_chips,
         self_hosted_deployments,
         self_hosted_deployment_usd_per_hour,
         self_hosted_deployment_requests_per_s,
