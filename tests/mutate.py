@@ -37,6 +37,8 @@ TRAINING = "sql/intermediate/int_training_estimates_computed.sql"
 MEASURED = "sql/intermediate/int_training_measured.sql"
 PRICE_SHEET_SUITE = "catalogs/expectations/price_sheet.json"
 KILLED = "tests/test_killed_runs.py::test_"
+HOSTED_API_CAVEATS = ("tests/test_model_api_prices.py::test_the_hosted_api_section_says_each_caveat_of_the_compared_"
+                      "offer_only_where_it_applies")
 REGEX_GROUP_TEST = ("tests/test_guards.py::test_a_regex_with_a_group_validates_as_written_without_a_warning_and_"
                     "the_shipped_suites_have_none")
 CANCELLED_BEFORE_PUBLISH = ("tests/test_cancellation.py::test_hweval_run_cancelled_from_prefect_stops_before_its_"
@@ -221,6 +223,17 @@ MUTATIONS = (
              "{%- if a.is_api_within_likely_range %}", "{%- if false %}",
              (("tests/test_model_api_prices.py::test_which_is_cheaper_is_not_settled_when_the_likely_range_holds_"
                "the_apis_cost"),)),
+    Mutation("hosted-api-verdict-without-the-compared-offers-caveats", "flows/templates/_hosted_api.md.j2",
+             "{%- if caveats %}", "{%- if false %}",
+             (HOSTED_API_CAVEATS,)),
+    Mutation("hosted-api-unverified-price-not-carried", "sql/marts/api_comparisons.sql",
+             "        rankings.price_unverified, rankings.split_uncharged, rankings.chips\n",
+             "        false as price_unverified, rankings.split_uncharged, rankings.chips\n",
+             (HOSTED_API_CAVEATS,)),
+    Mutation("hosted-api-uncharged-split-not-carried", "sql/marts/api_comparisons.sql",
+             "        rankings.price_unverified, rankings.split_uncharged, rankings.chips\n",
+             "        rankings.price_unverified, false as split_uncharged, rankings.chips\n",
+             (HOSTED_API_CAVEATS,)),
     Mutation("a-history-chart-mixing-usd-and-kwh", "flows/charts.py",
              "    inner join current_pick on current_pick.outcome_metric = picks.outcome_metric\n",
              "    inner join current_pick on true\n",
