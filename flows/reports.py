@@ -446,6 +446,9 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
                 "excluded_left_out": excluded_left_out, **common, "cpu_baseline": cpu_baseline,
                 "cpu_label": OUTCOME_LABELS.get(cpu_baseline["outcome_metric"]) if cpu_baseline else None,
                 "best_changes": [c for c in best_changes if c["workload_id"] == workload_id]}
+        # a market change the page's best-offer line already names (its reason) is not counted again among the rest
+        named = {s for c in page["best_changes"] for s in c["reason_subjects"] or ()}
+        page["other_changes"] = [c for c in common["other_changes"] if c["subject"] not in named]
         page |= {"hosted_apis": api_comparisons.get(workload_id, []), "api_ranges_listed": API_RANGES_LISTED}
         if ranking:
             listed = ranking[:RANKING_ROWS_LISTED]

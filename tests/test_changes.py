@@ -157,6 +157,54 @@ def test_best_offer_changes_name_the_new_pick_the_reason_and_the_money(two_days)
     assert "The best offer is the same as on 2026-11-30." in unchanged
 
 
+@pytest.mark.slow  # a second whole run (the day-two fixture): make test-slow and CI
+def test_a_workload_page_does_not_count_again_the_market_change_its_best_offer_line_names(two_days):
+    day_2, _ = two_days
+    # day 2's 4 market changes: the p5.48xlarge us-east-1 spot price, inf2.xlarge added, eu-north-1 p5.48xlarge
+    # withdrawn, one new result. The LoRA page's line names the price (its reason): 4 - 1 = 3 left to the index
+    lora = (day_2.reports / "llama2-70b-lora-finetune.md").read_text()
+    assert "p5.48xlarge us-east-1 spot price rose 2.50x" in lora
+    assert "3 other market changes since 2026-11-30: see the [index](index.md)." in lora
+    # a page whose best offer did not move names none of them: all 4
+    unchanged = (day_2.reports / "llama31-8b-chat-small.md").read_text()
+    assert "4 other market changes since 2026-11-30: see the [index](index.md)." in unchanged
+    found = changes(day_2.warehouse, DAY_2)
+    assert found["best_offer_changed", "llama2-70b-lora-finetune"]["reason_subjects"] == [P5_SPOT]
+    assert found["price_moved", P5_SPOT]["reason_subjects"] is None
+
+
+@pytest.mark.slow  # a whole run (or several): make test-slow and CI
+def test_a_workload_page_whose_only_market_change_its_best_offer_line_names_says_nothing_more(
+        flow_run, prefect_server, tmp_path):
+    """Day 2 moves one price alone, p5.48xlarge us-east-1 spot x2.5 (`day_two_files`' move): the LoRA and batch
+    workloads' best offers move by it, and their pages say it once, in that line."""
+    from flows.nightly import nightly
+
+    warehouse, reports = copy_of_day_one(flow_run, tmp_path)
+    spot = json.loads((SNAPSHOT / "aws_spot" / "us-east-1.json").read_text())
+    for row in spot["SpotPriceHistory"]:
+        if row["InstanceType"] == "p5.48xlarge":
+            row["SpotPrice"] = f"{float(row['SpotPrice']) * 2.5:.6f}"
+    (tmp_path / "us-east-1.json").write_text(json.dumps(spot))
+    result = nightly(as_of=DAY_2, run_id="one-move", catalog_dir=str(CATALOGS), warehouse_file=str(warehouse),
+                     reports_dir=str(reports),
+                     source_files={"aws_spot": [f"{tmp_path / 'us-east-1.json'}@2026-12-01",
+                                                f"{SNAPSHOT / 'aws_spot' / 'us-east-2.json'}@2026-11-20",
+                                                f"{SNAPSHOT / 'aws_spot' / 'eu-north-1.json'}@2026-11-20"]})
+    assert sorted(changes(result.warehouse, DAY_2)) == [
+        ("best_offer_changed", "llama2-70b-batch"), ("best_offer_changed", "llama2-70b-lora-finetune"),
+        ("price_moved", P5_SPOT)]
+    for workload_id in ("llama2-70b-lora-finetune", "llama2-70b-batch"):
+        page = (result.reports / f"{workload_id}.md").read_text()
+        section = page.split("## What changed since 2026-11-30\n", 1)[1].split("\n## ", 1)[0]
+        # the line names the offer with the pick's precision (batch's: fp16)
+        assert "us-east-1 spot" in section and "price rose 2.50x (10.24 to 25.60 USD per hour)" in section
+        assert "other market change" not in section, workload_id
+    # a page whose best offer stayed still counts the move, once
+    unchanged = (result.reports / "llama31-8b-chat-small.md").read_text()
+    assert "1 other market change since 2026-11-30: see the [index](index.md)." in unchanged
+
+
 def test_the_first_run_has_nothing_to_compare_with(flow_run):
     index = (flow_run.reports / "index.md").read_text()
     assert "## What changed\n\nNo earlier run in this warehouse to compare with.\n" in index

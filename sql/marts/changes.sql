@@ -162,13 +162,21 @@ explained as (
          where offer_id = picks.offer_id and after_value < before_value) as pick_price_ratio,
         (select any_value(before_value) from prices_moved where offer_id = picks.offer_id) as pick_price_before,
         (select any_value(after_value) from prices_moved where offer_id = picks.offer_id) as pick_price_after,
-        (select any_value(label) from results_added
+        -- the label and the key of one result (the first key, if several match)
+        (select arg_min(label, subject) from results_added
          where split_part(subject, '|', 1) = picks.benchmark_source_id
            and ends_with(label, '(' || picks.benchmark_ref || ')')) as pick_result_added,
+        (select min(subject) from results_added
+         where split_part(subject, '|', 1) = picks.benchmark_source_id
+           and ends_with(label, '(' || picks.benchmark_ref || ')')) as pick_result_added_key,
         (select string_agg(subject, ', ' order by subject) from sources_changed
          where change_kind = 'source_stale'
            and subject in (picks.price_source_id, picks.benchmark_source_id,
                            picks.previous_price_source_id, picks.previous_benchmark_source_id)) as stale_sources,
+        (select list(subject order by subject) from sources_changed
+         where change_kind = 'source_stale'
+           and subject in (picks.price_source_id, picks.benchmark_source_id,
+                           picks.previous_price_source_id, picks.previous_benchmark_source_id)) as stale_source_ids,
         (select count(*) from catalog_changed) > 0 as catalog_edited
     from picks
     left join ranks_now as previous_now on previous_now.candidate_id = picks.previous_candidate_id
@@ -231,14 +239,30 @@ best_changed as (
             when catalog_edited then 'the catalogs changed since the previous run'
             when pick_previous_basis is null then label || ' was not a candidate in the previous run'
             else 'prices or results moved by less than the threshold each'
-        end as reason_detail
+        end as reason_detail,
+        -- the other changes of this run that the reason names (their subjects): a workload's page says them in its
+        -- best-offer line and does not count them again among the market changes it leaves to the index
+        case
+            when candidate_id is null then null
+            when previous_outcome_metric <> outcome_metric then null
+            when previous_offer_removed is not null then [previous_offer_id]
+            when previous_price_ratio is not null then [previous_offer_id]
+            when pick_price_ratio is not null then [offer_id]
+            when pick_offer_added is not null then [offer_id]
+            when pick_result_added is not null then [pick_result_added_key]
+            when pick_previous_basis is not null
+                and (pick_previous_basis is distinct from basis
+                     or pick_previous_benchmark_label is distinct from benchmark_label) then null
+            when stale_sources is not null then stale_source_ids
+            when catalog_edited then ['catalog']
+        end as reason_subjects
     from explained
 ),
 
 listed as (
     select change_kind, subject, null as workload_id, offer_id, null as previous_offer_id, label,
            null as previous_label, before_value, after_value, unit, null::double as previous_pick_now_value,
-           null as reason, null as reason_detail
+           null as reason, null as reason_detail, null::varchar[] as reason_subjects
     from (
         select * from offers_added
         union all select * from offers_removed
@@ -250,7 +274,7 @@ listed as (
     )
     union all
     select change_kind, subject, workload_id, offer_id, previous_offer_id, label, previous_label, before_value,
-           after_value, unit, previous_pick_now_value, reason, reason_detail
+           after_value, unit, previous_pick_now_value, reason, reason_detail, reason_subjects
     from best_changed
 ),
 
@@ -274,7 +298,8 @@ final as (
         listed.unit,
         listed.previous_pick_now_value,
         listed.reason,
-        listed.reason_detail
+        listed.reason_detail,
+        listed.reason_subjects
     from listed
     cross join compared
 )
