@@ -115,6 +115,21 @@ create or replace macro hours_text(h) as
          when abs(h) >= 10 then format('{:.1f}', h::double)
          else format('{:.2f}', h::double) end;
 
+-- A deadline in hours as the catalog declares it, thousands separated (2,160; 132.5): its reasons write it beside
+-- the hours a run needs (hours_needed_text), so it is not rounded.
+create or replace macro deadline_text(h) as
+    regexp_replace(format('{:,}', h::double), '\.0$', '');
+
+-- The hours a run past its deadline needs, as hours_text writes them unless that figure would not be more than the
+-- deadline (132.47 h against 132 h: "132"); then with one decimal more, or two, and past that to three decimals
+-- rounded up, so that "needs X h; the deadline is Y h" never writes X at or below Y.
+create or replace macro hours_needed_text(h, deadline) as
+    case when round(h::double, case when abs(h) >= 100 then 0 when abs(h) >= 10 then 1 else 2 end) > deadline
+            then hours_text(h)
+         when abs(h) >= 100 and round(h::double, 1) > deadline then format('{:,.1f}', h::double)
+         when abs(h) >= 10 and round(h::double, 2) > deadline then format('{:,.2f}', h::double)
+         else format('{:,.3f}', ceil(h::double * 1000) / 1000) end;
+
 -- Model FLOPs utilization a measured run achieved: its FLOPs over what the chips could do in the time.
 create or replace macro mfu_achieved(params, tokens, minutes, chips, peak_tflops) as
     training_flops(params, tokens) / (minutes::double * 60 * chips::double * peak_tflops::double * 1e12);

@@ -63,6 +63,8 @@ AWS_PARSER_TESTS = ("tests/test_source_aws_pricing.py",)
 HARDWARE_TESTS = ("tests/test_instance_hardware.py",)
 # its whole-run tests are marked slow, which pyproject.toml's addopts leave out: this later -m takes them in
 INCREMENTAL_TESTS = ("tests/test_incremental.py", "-m", "not live and not fuzz")
+DEADLINE_REASONS = ("tests/test_communication.py::test_deadline_reasons_write_the_deadline_thousands_separated_and_"
+                    "below_the_hours_needed")
 COMM_TESTS = ("tests/test_communication.py", "tests/test_energy.py")
 ESTIMATES_PAGE = "flows/estimates_page.py"
 ESTIMATES_PAGE_TESTS = "tests/test_estimates_page.py"
@@ -1649,7 +1651,8 @@ MUTATIONS = (
              ("tests/test_reports.py::test_the_time_to_train_keeps_three_significant_figures_from_ten_hours",
               "tests/test_reports.py::test_a_run_of_tens_of_hours_shows_its_time_to_train_to_three_figures")),
     Mutation("deadline-reason-in-whole-hours", TRAINING,
-             "'needs ' || hours_text(training_hours(params, tokens, chips, peak_tflops, mfu, scaling))",
+             "'needs ' || hours_needed_text(training_hours(params, tokens, chips, peak_tflops, mfu, scaling),\n"
+             "                                              deadline_hours)",
              "'needs ' || format('{:,.0f}', training_hours(params, tokens, chips, peak_tflops, mfu, scaling))",
              ("tests/test_communication.py::test_an_estimate_past_its_deadline_says_the_hours_it_needs_to_three_"
               "figures",)),
@@ -1740,6 +1743,15 @@ MUTATIONS = (
              'page["other_changes"] = common["other_changes"]',
              ("tests/test_changes.py::test_a_workload_page_whose_only_market_change_its_best_offer_line_names_says_"
               "nothing_more", *SLOW_TOO)),
+    # a deadline's reasons write the deadline as the pages write numbers, and the hours needed always past it
+    Mutation("a-runs-deadline-written-without-thousands-separators", "sql/intermediate/int_training_costs_computed.sql",
+             "|| deadline_text(deadline_hours) || ' h'", "|| printf('%g', deadline_hours) || ' h'",
+             (DEADLINE_REASONS,)),
+    Mutation("hours-needed-written-as-the-deadlines-figure", MACROS,
+             "case when round(h::double, case when abs(h) >= 100 then 0 when abs(h) >= 10 then 1 else 2 end) "
+             "> deadline", "case when true", (DEADLINE_REASONS,
+                                "tests/test_macros.py::test_a_deadline_is_written_as_declared_and_the_hours_past_it_"
+                                "always_more")),
 )
 
 

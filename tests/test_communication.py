@@ -298,6 +298,33 @@ def test_an_estimate_past_its_deadline_says_the_hours_it_needs_to_three_figures(
     assert excluded == {"exclusion_reason": "needs 65.8 h on 256 chips; the deadline is 50 h"}
 
 
+def test_deadline_reasons_write_the_deadline_thousands_separated_and_below_the_hours_needed(priced, catalog):
+    """Both reasons, the estimate's (int_training_estimates_computed) and the priced run's with its rework
+    (int_training_costs_computed), write a deadline past 1,000 h as the pages write numbers, and the hours needed
+    with a decimal where whole hours would write the deadline's own figure."""
+    land(priced, catalog, "aws_spot", aws_spot.rows_from_pages([("s", {"SpotPriceHistory": [{
+        "AvailabilityZone": "us-east-1a", "InstanceType": "p5.48xlarge", "ProductDescription": "Linux/UNIX",
+        "SpotPrice": "20.000000", "Timestamp": "2026-11-29T12:00:00+00:00"}]}, None)]), RUN, AS_OF)
+    # 2e13 tokens take 20 x 131.6033 = 2,632.0666 h on 32 p5.48xlarge (6 x 8e9 x 2e13 / 1.0131456e17 / 3600); on
+    # spot 0.657534% more is redone: 2,632.0666 x 1.00657534 = 2,649.3733 h of wall clock
+    reasons = {}
+    for deadline in (2632, 2632.05, 2649):
+        priced.execute("update catalog.workloads set tokens = 2e13, deadline_hours = ? "
+                       "where workload_id = 'llama31-8b-pretrain-1t'", [deadline])
+        transform.build_models(priced, RUN, AS_OF)
+        reasons[deadline] = {r["pricing_term"]: r["exclusion_reason"] for r in fetch_dicts(
+            priced, "select pricing_term, exclusion_reason from marts.excluded_candidates where workload_id = "
+                    "'llama31-8b-pretrain-1t' and instance_type = 'p5.48xlarge' and region = 'us-east-1'")}
+    # 2,632.0666 h against 2,632 h: whole hours would say "needs 2,632 h", the deadline's figure; one decimal more
+    assert reasons[2632] == {"on_demand": "needs 2,632.1 h on 256 chips; the deadline is 2,632 h",
+                             "spot": "needs 2,632.1 h on 256 chips; the deadline is 2,632 h"}
+    # a deadline of 2,632.05 h is written as declared (not rounded to 2,632), and 2,632.1 is past it
+    assert reasons[2632.05]["on_demand"] == "needs 2,632.1 h on 256 chips; the deadline is 2,632.05 h"
+    # on demand makes 2,649 h (2,632.07 h); spot's 2,649.3733 h do not, and whole hours would say 2,649 again
+    assert reasons[2649] == {"spot": "needs 2,649.4 h on 256 chips, 0.66% of it redone after reclaims; the "
+                                     "deadline is 2,649 h"}
+
+
 def test_a_calibrated_estimate_reproduces_the_measurement_it_was_fitted_on(priced, catalog):
     from builders import mlperf_inference_result
 

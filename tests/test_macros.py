@@ -362,6 +362,27 @@ def test_hours_text_writes_hours_as_the_pages_do(fresh_db):
         assert value(fresh_db, f"hours_text({h!r})") == text == hours(h), h
 
 
+def test_a_deadline_is_written_as_declared_and_the_hours_past_it_always_more(fresh_db):
+    """A deadline's reason writes "needs X h ... the deadline is Y h": Y as declared, thousands separated; X as
+    hours_text writes it unless that is not more than Y, then with a decimal more, two, or three rounded up."""
+    deadlines = {2160.0: "2,160", 132.5: "132.5", 2632.05: "2,632.05", 876000.0: "876,000", 50.0: "50"}
+    for h, text in deadlines.items():
+        assert value(fresh_db, f"deadline_text({h!r})") == text, h
+    cases = {
+        (6480.4, 2160.0): "6,480",  # as hours_text: whole hours from 100
+        (65.8017, 50.0): "65.8",
+        (132.4686, 132.0): "132.5",  # 132 is the deadline's figure: one decimal
+        (2632.0666, 2632.05): "2,632.1",
+        (2160.04, 2160.0): "2,160.04",  # 2,160.0 still reads as the deadline: two decimals
+        (50.004, 50.0): "50.004",  # 50.00 too; then three decimals, rounded up (50.0040 -> 50.004)
+        (2160.0001, 2160.0): "2,160.001",  # 2,160.000 too: rounded up to the thousandth, 2,160.001
+        (9.0004, 9.0): "9.001",  # below 10, hours_text's two decimals say 9.00: three, rounded up
+        (9.996, 9.99): "10.00",  # hours_text's 10.00 is past 9.99
+    }
+    for (h, deadline), text in cases.items():
+        assert value(fresh_db, f"hours_needed_text({h!r}, {deadline!r})") == text, (h, deadline)
+
+
 def test_every_macro_has_a_test_here(fresh_db):
     """The README promises a unit test per macro: each one in sql/macros.sql is called in this module, or (the
     communication and interruption macros) in test_communication.py."""

@@ -76,10 +76,11 @@ final as (
         * exclude (checkpoint_interval_hours, per_instance_month, restart_hours, rate_source, gco2e_per_kwh,
                    deadline_hours),
         case when run_hours * (1 + interruption_overhead) > deadline_hours then
-            'needs ' || format('{:,.1f}', run_hours * (1 + interruption_overhead)) || ' h on '
+            -- written as the estimates' reason writes them (int_training_estimates_computed)
+            'needs ' || hours_needed_text(run_hours * (1 + interruption_overhead), deadline_hours) || ' h on '
             || format('{:,}', chips::bigint) || ' chips, '
             || printf('%.2f', interruption_overhead * 100) || '% of it redone after reclaims; the deadline is '
-            || printf('%g', deadline_hours) || ' h'
+            || deadline_text(deadline_hours) || ' h'
         end as past_deadline_reason,
         completed_run_usd_with_overhead(run_hours, instances, usd_per_hour, interruption_overhead)
             as completed_run_usd,

@@ -284,12 +284,13 @@ final as (
             when memory_gb is null then 'the catalog has no memory size for ' || accelerator_id
             when deadline_hours is not null
                 and training_hours(params, tokens, chips, peak_tflops, mfu, scaling) > deadline_hours then
-                -- numbers as the pages write them (thousands separated, hours as the Full ranking writes them),
-                -- since the reason is shown as it is; whole numbers formatted from the double, as a cast to an
-                -- integer type fails the build past its range
-                'needs ' || hours_text(training_hours(params, tokens, chips, peak_tflops, mfu, scaling))
+                -- numbers as the pages write them (thousands separated, hours as the Full ranking writes them,
+                -- with a decimal more where that would not read as past the deadline), since the reason is shown
+                -- as it is; formatted from the double, as a cast to an integer type fails the build past its range
+                'needs ' || hours_needed_text(training_hours(params, tokens, chips, peak_tflops, mfu, scaling),
+                                              deadline_hours)
                 || ' h on ' || format('{:,}', chips::bigint) || ' chips; the deadline is '
-                || format('{:,.0f}', round(deadline_hours)) || ' h'
+                || deadline_text(deadline_hours) || ' h'
         end as exclusion_reason
     from scaled
 )
