@@ -837,6 +837,11 @@ def test_changes_of_hand_made_days_name_each_reason_a_fall_in_price_and_sources_
         "no candidate", "new candidate")
     # stale the day before, landed now; stale on the first run that read it (nothing read the day before)
     assert found["source_fresh", "aws_spot"]["label"] == "aws_spot is fresh again"
+    # the other changes each reason names (a page does not count them again): the fallen price, the withdrawn offer;
+    # none for a new candidate, a changed objective or no candidate, nor on the other changes themselves
+    assert {w: found["best_offer_changed", w]["reason_subjects"] for w in workloads} == {
+        "lora": [P5_SPOT], "batch": [P5_EU_SPOT], "chat": None, "pretrain": None, "gone": None, "arrived": None}
+    assert {c["reason_subjects"] for kind, c in found.items() if kind[0] != "best_offer_changed"} == {None}
     assert found["source_stale", "gcp_billing"]["label"] == "gcp_billing is stale (HTTP 503); no earlier data"
 
 
