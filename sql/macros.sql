@@ -123,11 +123,13 @@ create or replace macro deadline_text(h) as
 -- The hours a run past its deadline needs, as hours_text writes them unless that figure would not be more than the
 -- deadline (132.47 h against 132 h: "132"); then with one decimal more, or two, and past that to three decimals
 -- rounded up, so that "needs X h; the deadline is Y h" never writes X at or below Y.
+-- The written figure itself is compared (format rounds the binary value half to even: 132.5 is written "132").
 create or replace macro hours_needed_text(h, deadline) as
-    case when round(h::double, case when abs(h) >= 100 then 0 when abs(h) >= 10 then 1 else 2 end) > deadline
-            then hours_text(h)
-         when abs(h) >= 100 and round(h::double, 1) > deadline then format('{:,.1f}', h::double)
-         when abs(h) >= 10 and round(h::double, 2) > deadline then format('{:,.2f}', h::double)
+    case when replace(hours_text(h), ',', '')::double > deadline then hours_text(h)
+         when abs(h) >= 100 and replace(format('{:,.1f}', h::double), ',', '')::double > deadline
+            then format('{:,.1f}', h::double)
+         when abs(h) >= 10 and replace(format('{:,.2f}', h::double), ',', '')::double > deadline
+            then format('{:,.2f}', h::double)
          else format('{:,.3f}', ceil(h::double * 1000) / 1000) end;
 
 -- Model FLOPs utilization a measured run achieved: its FLOPs over what the chips could do in the time.

@@ -1672,6 +1672,18 @@ MUTATIONS = (
              'the warehouse holds a measured result of {{ d[side ~ "_accelerator_id"] | md }} on this task,',
              "the warehouse holds a measured one,",
              ("tests/test_reports.py::test_a_measured_result_the_workload_keeps_out_is_named_with_what_excludes_it",)),
+    Mutation("new-workload-names-a-change-for-its-page-to-leave-out", "sql/marts/changes.sql",
+             "            when previous_offer_id is null then null\n", "",
+             ("tests/test_changes.py::test_a_workload_new_to_the_run_leaves_no_change_out_of_its_pages_count",)),
+    Mutation("hours-needed-compared-as-duckdb-rounds", "sql/macros.sql",
+             "    case when replace(hours_text(h), ',', '')::double > deadline then hours_text(h)",
+             "    case when round(h::double, case when abs(h) >= 100 then 0 when abs(h) >= 10 then 1 else 2 end) > "
+             "deadline then hours_text(h)",
+             ("tests/test_macros.py::test_the_hours_needed_are_compared_as_written_not_as_rounded_by_duckdb",)),
+    Mutation("cpu-baseline-deadline-in-whole-hours", "flows/templates/_cpu_baseline.md.j2",
+             "makes the {{ b.deadline_text }} h deadline", "makes the {{ b.deadline_hours | num(0) }} h deadline",
+             ("tests/test_cpu_baseline.py::test_a_cpu_past_a_deadline_of_a_fraction_of_an_hour_is_written_as_the_"
+              "deadline_reasons_write_it",)),
     Mutation("killed-holder-not-read", "flows/runlock.py", "    taken = _Taken(left_by_killed(fd))\n",
              "    taken = _Taken(None)\n", (f"{KILLED}a_holder_killed_outright_is_found_by_the_next_run_and_a_released_"
                                          "lock_leaves_nothing",)),
@@ -1748,8 +1760,7 @@ MUTATIONS = (
              "|| deadline_text(deadline_hours) || ' h'", "|| printf('%g', deadline_hours) || ' h'",
              (DEADLINE_REASONS,)),
     Mutation("hours-needed-written-as-the-deadlines-figure", MACROS,
-             "case when round(h::double, case when abs(h) >= 100 then 0 when abs(h) >= 10 then 1 else 2 end) "
-             "> deadline", "case when true", (DEADLINE_REASONS,
+             "case when replace(hours_text(h), ',', '')::double > deadline", "case when true", (DEADLINE_REASONS,
                                 "tests/test_macros.py::test_a_deadline_is_written_as_declared_and_the_hours_past_it_"
                                 "always_more")),
 )

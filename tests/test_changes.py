@@ -744,8 +744,9 @@ HAND_MADE_SOURCES = [("aws_spot", "stale", "landed"), ("aws_pricing", "landed", 
                      ("gcp_billing", None, "stale")]
 
 
-def hand_made_changes() -> list[dict]:
-    """marts.changes of the run of 2026-12-02 on the hand-made history, in the order the reports read it."""
+def hand_made_changes(catalog_digest: str = "c") -> list[dict]:
+    """marts.changes of the run of 2026-12-02 on the hand-made history, in the order the reports read it; the run's
+    catalogs are the earlier runs' ("c") unless `catalog_digest` says otherwise (a catalog edit)."""
     from flows.paths import SQL_DIR
 
     con = duckdb.connect()
@@ -792,7 +793,7 @@ def hand_made_changes() -> list[dict]:
                     "source_ref varchar)")
         con.execute("set variable run_id = 'day-3'")
         con.execute(f"set variable as_of = '{HAND_MADE_AS_OF}'")
-        con.execute("set variable catalog_digest = 'c'")
+        con.execute("set variable catalog_digest = ?", [catalog_digest])
         # built as the pipeline builds them, as tables: a view would read the variables, which a cursor has not
         for model in ("intermediate/int_runs_compared", "intermediate/int_source_loads_compared", "marts/changes"):
             con.execute(f"create table {model.replace('/', '.')} as {(SQL_DIR / f'{model}.sql').read_text()}")
@@ -843,6 +844,15 @@ def test_changes_of_hand_made_days_name_each_reason_a_fall_in_price_and_sources_
         "lora": [P5_SPOT], "batch": [P5_EU_SPOT], "chat": None, "pretrain": None, "gone": None, "arrived": None}
     assert {c["reason_subjects"] for kind, c in found.items() if kind[0] != "best_offer_changed"} == {None}
     assert found["source_stale", "gcp_billing"]["label"] == "gcp_billing is stale (HTTP 503); no earlier data"
+
+
+def test_a_workload_new_to_the_run_leaves_no_change_out_of_its_pages_count():
+    """Its best-offer line says only "the previous run had no candidate", no reason's detail: a catalog edit (or a stale
+    source) the run also made is not named there, so it names no change for the page to leave out of its count."""
+    found = {(c["change_kind"], c["subject"]): c for c in hand_made_changes(catalog_digest="d")}
+    assert any(kind == "catalog_changed" for kind, _ in found)  # the edit is a change of its own, on the index
+    arrived = found["best_offer_changed", "arrived"]
+    assert (arrived["previous_offer_id"], arrived["reason_subjects"]) == (None, None)
 
 
 def test_what_changed_on_hand_made_days_says_each_change_in_words():

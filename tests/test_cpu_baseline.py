@@ -263,3 +263,29 @@ def test_the_mart_columns_are_the_documented_ones(built):
     con, _ = built
     documented = yaml.safe_load((warehouse.SQL_DIR / "marts" / "marts.yaml").read_text())["models"]["cpu_baselines"]
     assert [r[0] for r in con.execute("describe marts.cpu_baselines").fetchall()] == list(documented["columns"])
+
+
+def test_a_cpu_past_a_deadline_of_a_fraction_of_an_hour_is_written_as_the_deadline_reasons_write_it(flow_run, tmp_path):
+    """llama31-8b-pretrain-1t's closest CPU, 256 sockets of c8i.96xlarge, needs 1,367.66 h (the page's "1,368 h"). With
+    a deadline of 1,367.5 h (the catalog accepts any) the sentence said "makes the 1,368 h deadline: best 1,368 h";
+    now the deadline as declared, as the deadline reasons write it: "the 1,367.5 h deadline: best 1,368 h" (1,368 >
+    1,367.5: no decimal more is needed)."""
+    from builders import discard, open_copy
+    from conftest import AS_OF
+
+    from flows.paths import SQL_DIR
+
+    con = open_copy(flow_run.warehouse, tmp_path / "w.duckdb")
+    try:
+        con.execute("update catalog.workloads set deadline_hours = 1367.5 where workload_id = 'llama31-8b-pretrain-1t'")
+        con.execute("set variable as_of = ?", [AS_OF.isoformat()])
+        con.execute("delete from marts.cpu_baselines where as_of = ?", [AS_OF])
+        con.execute(f"insert into marts.cpu_baselines by name {(SQL_DIR / 'marts' / 'cpu_baselines.sql').read_text()}")
+        [row] = con.execute("select cpu_run_hours, deadline_text, cpu_run_hours_text from marts.cpu_baselines "
+                            "where workload_id = 'llama31-8b-pretrain-1t'").fetchall()
+        page = reports.render(con, AS_OF)["llama31-8b-pretrain-1t.md"]
+    finally:
+        discard(con)
+    assert row[0] == pytest.approx(1367.66, abs=0.005)
+    assert row[1:] == ("1,367.5", "1,368")
+    assert "No CPU instance makes the 1,367.5 h deadline: best 1,368 h on 256 sockets of c8i.96xlarge." in page

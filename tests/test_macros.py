@@ -395,3 +395,12 @@ def test_every_macro_has_a_test_here(fresh_db):
     tested += (Path(__file__).parent / "test_communication.py").read_text()
     assert "usd_per_chip_hour" in macros and len(macros) == len(set(macros))
     assert [m for m in macros if f"{m}(" not in tested] == []
+
+
+def test_the_hours_needed_are_compared_as_written_not_as_rounded_by_duckdb(fresh_db):
+    """format() rounds the binary value half to even, round() half away from zero: 132.5 h is written "132" by
+    hours_text, which round() had called 133 > 132; 10.25 and 0.015 are written 10.2 and 0.01 likewise. The hours
+    needed are compared with the deadline as written: "needs 132.5 h; the deadline is 132 h"."""
+    cases = [(132.5, 132, "132.5"), (10.25, 10.2, "10.25"), (0.015, 0.01, "0.015"), (2632.07, 2632, "2,632.1")]
+    written = [value(fresh_db, f"hours_needed_text({h}, {deadline})") for h, deadline, _ in cases]
+    assert written == [text for *_, text in cases]

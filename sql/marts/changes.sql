@@ -244,6 +244,8 @@ best_changed as (
         -- best-offer line and does not count them again among the market changes it leaves to the index
         case
             when candidate_id is null then null
+            -- a workload new to the run: its line says "the previous run had no candidate", no reason's detail
+            when previous_offer_id is null then null
             when previous_outcome_metric <> outcome_metric then null
             when previous_offer_removed is not null then [previous_offer_id]
             when previous_price_ratio is not null then [previous_offer_id]

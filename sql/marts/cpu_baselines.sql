@@ -144,7 +144,14 @@ final as (
         case when cpu_ranked.candidate_id is null then cpu_closest.host_memory_gb end as cpu_host_memory_gb,
         case when cpu_ranked.candidate_id is null then cpu_closest.usable_memory_gb end as cpu_usable_memory_gb,
         workloads.deadline_hours,
-        case when cpu_ranked.candidate_id is null then cpu_closest.run_hours end as cpu_run_hours
+        case when cpu_ranked.candidate_id is null then cpu_closest.run_hours end as cpu_run_hours,
+        -- both as the deadline reasons write them (never "best 1,368 h" against "the 1,367.5 h deadline")
+        deadline_text(workloads.deadline_hours) as deadline_text,
+        case when cpu_ranked.candidate_id is null then
+            case when cpu_closest.run_hours > workloads.deadline_hours
+                 then hours_needed_text(cpu_closest.run_hours, workloads.deadline_hours)
+                 else hours_text(cpu_closest.run_hours) end
+        end as cpu_run_hours_text
     from workloads
     left join picks using (workload_id)
     left join cpu_ranked using (workload_id)
