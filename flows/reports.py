@@ -407,6 +407,9 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
     for d in decisions.values():
         pick = picks.get(d["pick_candidate_id"])
         d["pick_price_stale"] = pick and (pick["price_source_id"], stale[pick["price_source_id"]]["stale_since"])
+    for a in (a for compared in api_comparisons.values() for a in compared):  # the Hosted API's compared offer too
+        a["self_hosted_price_stale"] = picks.get(a["self_hosted_candidate_id"]) and picks[
+            a["self_hosted_candidate_id"]]["price_source_id"]
     # the precision a training workload asks: said beside a measured pick or runner-up whose benchmark declares none
     asked = {w["workload_id"]: w["training_precision"] for w in workloads}
     for d in decisions.values():

@@ -1684,6 +1684,11 @@ MUTATIONS = (
              "makes the {{ b.deadline_text }} h deadline", "makes the {{ b.deadline_hours | num(0) }} h deadline",
              ("tests/test_cpu_baseline.py::test_a_cpu_past_a_deadline_of_a_fraction_of_an_hour_is_written_as_the_"
               "deadline_reasons_write_it",)),
+    Mutation("hosted-api-stale-price-unsaid", "flows/reports.py",
+             '        a["self_hosted_price_stale"] = picks.get(',
+             '        a["self_hosted_price_stale"] = None and picks.get(',
+             ("tests/test_reports.py::test_the_hosted_api_section_says_the_compared_offers_price_is_not_fresh_as_the_"
+              "decision_does",)),
     Mutation("killed-holder-not-read", "flows/runlock.py", "    taken = _Taken(left_by_killed(fd))\n",
              "    taken = _Taken(None)\n", (f"{KILLED}a_holder_killed_outright_is_found_by_the_next_run_and_a_released_"
                                          "lock_leaves_nothing",)),

@@ -190,6 +190,25 @@ def test_the_hosted_api_section_gives_the_caveats_of_the_self_hosted_offer_it_co
                     ("llama31-8b-chat-small", False, False, 1, False, False, 1)]
 
 
+def test_the_hosted_api_section_says_the_compared_offers_price_is_not_fresh_as_the_decision_does(flow_run, tmp_path):
+    # the same run, had azure_retail not been refreshed: llama31-8b-chat-large's compared offer (its pick, priced by
+    # azure_retail) is not fresh, said in the section as in the Decision; chat-small's (aws_pricing) is
+    con = open_copy(flow_run.warehouse, tmp_path / "w.duckdb")
+    try:
+        con.execute("update ops.source_loads set status = 'stale' where as_of = ? and source_id = 'azure_retail'",
+                    [AS_OF])
+        pages = reports.render(con, AS_OF)
+    finally:
+        discard(con)
+    large = pages["llama31-8b-chat-large.md"]
+    assert "**Its price is not fresh**: this run could not refresh azure_retail" in large  # the Decision
+    section = large.split("## Hosted API", 1)[1].split("\n## ", 1)[0]
+    assert ("; of the self-hosted offer, **its price is not fresh** (this run could not refresh azure_retail) and "
+            "**its price is unverified** (catalogs/sources.yaml says why) and its 4-chip") in section
+    small = pages["llama31-8b-chat-small.md"].split("## Hosted API", 1)[1].split("\n## ", 1)[0]
+    assert "not fresh" not in small
+
+
 def test_a_runner_up_whose_split_is_not_charged_says_so_and_the_price_source_is_escaped():
     decision = reports.MARKDOWN.get_template("_sentences.j2").module.decision
     row = {"outcome_metric": "usd_per_million_tokens", "pick_cloud": "aws", "pick_instance_type": "p5.48xlarge",
