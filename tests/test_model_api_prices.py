@@ -402,6 +402,27 @@ def test_the_workload_page_shows_the_hosted_api_section(api_built):
             "(its units sized for x3.0 peaks) against the API's 281.60.") in section
 
 
+CHAT_SMALL_PICK = ("select candidate_id from marts.rankings where is_pick and workload_id = 'llama31-8b-chat-small' "
+                   "and as_of = ?")
+
+
+def chat_small_west_with(con, **pick_columns) -> tuple[dict, str]:
+    """llama31-8b-chat-small's us-west-2 Bedrock comparison and its page line, rebuilt (marts.api_comparisons, the
+    page) after `pick_columns` are set on the pick's ranking row."""
+    from flows import reports
+
+    settings = ", ".join(f"{column} = ?" for column in pick_columns)
+    con.execute(f"update marts.rankings set {settings} where candidate_id = ({CHAT_SMALL_PICK})",
+                [*pick_columns.values(), AS_OF])
+    con.execute("delete from marts.api_comparisons where as_of = ?", [AS_OF])
+    con.execute(f"insert into marts.api_comparisons by name "
+                f"{(PROJECT_ROOT / 'sql' / 'marts' / 'api_comparisons.sql').read_text()}")
+    [west] = fetch_dicts(con, "select * from marts.api_comparisons where as_of = ? and region = 'us-west-2' "
+                              "and workload_id = 'llama31-8b-chat-small'", [AS_OF])
+    page = reports.render(con, AS_OF)["llama31-8b-chat-small.md"]
+    return west, page.split("us-west-2; bedrock_pricing", 1)[1].split("\n", 1)[0]
+
+
 @pytest.mark.parametrize(("unverified", "uncharged", "caveats"), [
     (True, False, "; of the self-hosted offer, **its price is unverified** (catalogs/sources.yaml says why)."),
     (False, True, ("; of the self-hosted offer, its 2-chip split's communication is not charged (no link figure for "
@@ -410,38 +431,23 @@ def test_the_workload_page_shows_the_hosted_api_section(api_built):
 ])
 def test_the_hosted_api_section_says_each_caveat_of_the_compared_offer_only_where_it_applies(
         api_built, unverified, uncharged, caveats):
-    from flows import reports
-
-    select = (PROJECT_ROOT / "sql" / "marts" / "api_comparisons.sql").read_text()
-    pick = ("select candidate_id from marts.rankings where is_pick and workload_id = 'llama31-8b-chat-small' "
-            "and as_of = ?")
-
-    def west_line(price_unverified: bool, split_uncharged: bool, chips: int) -> tuple[dict, str]:
-        api_built.execute(f"update marts.rankings set price_unverified = ?, split_uncharged = ?, chips = ? "
-                          f"where candidate_id = ({pick})", [price_unverified, split_uncharged, chips, AS_OF])
-        api_built.execute("delete from marts.api_comparisons where as_of = ?", [AS_OF])
-        api_built.execute(f"insert into marts.api_comparisons by name {select}")
-        [west] = fetch_dicts(api_built, "select * from marts.api_comparisons where as_of = ? and region = "
-                                        "'us-west-2' and workload_id = 'llama31-8b-chat-small'", [AS_OF])
-        page = reports.render(api_built, AS_OF)["llama31-8b-chat-small.md"]
-        return west, page.split("us-west-2; bedrock_pricing", 1)[1].split("\n", 1)[0]
-
     # the pick, p5.4xlarge (one h100-sxm-80gb), is verified and unsplit; here it is marked as the ranking marks an
     # unverified price or an uncharged split (given 2 chips, the figure the clause names), one flag at a time: the
     # verdict (the API cheaper, 965.21 against 465.45) ends with that flag's clause alone, and with none without
     # (the module's warehouse is shared: the pick's row is put back after)
     [before] = api_built.execute(f"select price_unverified, split_uncharged, chips from marts.rankings "
-                                 f"where candidate_id = ({pick})", [AS_OF]).fetchall()
+                                 f"where candidate_id = ({CHAT_SMALL_PICK})", [AS_OF]).fetchall()
     assert before == (False, False, 1)
     try:
-        west, line = west_line(unverified, uncharged, 2)
+        west, line = chat_small_west_with(api_built, price_unverified=unverified, split_uncharged=uncharged, chips=2)
         assert (west["self_hosted_price_unverified"], west["self_hosted_split_uncharged"],
                 west["self_hosted_chips"]) == (unverified, uncharged, 2)
         assert ("at this traffic the API is cheaper on the estimated cost (965.21 against the API's 465.45 USD per "
                 "million successful requests)" + caveats + " Units come whole") in line
         assert line.count("of the self-hosted offer") == (1 if unverified or uncharged else 0)
     finally:
-        west_line(*before)
+        chat_small_west_with(api_built, **dict(zip(("price_unverified", "split_uncharged", "chips"), before,
+                                                   strict=True)))
 
 
 @pytest.mark.parametrize(("units", "nanos", "message"), [
@@ -457,36 +463,20 @@ def test_vertex_units_with_a_fraction_or_nanos_of_a_whole_unit_are_refused_at_th
 
 
 def test_which_is_cheaper_is_not_settled_when_the_likely_range_holds_the_apis_cost(api_built):
-    from flows import reports
-
-    select = (PROJECT_ROOT / "sql" / "marts" / "api_comparisons.sql").read_text()
-    pick = ("select candidate_id from marts.rankings where is_pick and workload_id = 'llama31-8b-chat-small' "
-            "and as_of = ?")
-
-    def west_with_range(low: float | None, high: float | None) -> tuple[dict, str]:
-        api_built.execute(f"update marts.rankings set outcome_low = ?, outcome_high = ? where candidate_id = ({pick})",
-                          [low, high, AS_OF])
-        api_built.execute("delete from marts.api_comparisons where as_of = ?", [AS_OF])
-        api_built.execute(f"insert into marts.api_comparisons by name {select}")
-        [west] = fetch_dicts(api_built, "select * from marts.api_comparisons where as_of = ? and region = "
-                                        "'us-west-2' and workload_id = 'llama31-8b-chat-small'", [AS_OF])
-        page = reports.render(api_built, AS_OF)["llama31-8b-chat-small.md"]
-        return west, page.split("us-west-2; bedrock_pricing", 1)[1].split("\n", 1)[0]
-
     # the module's warehouse is shared (its readers use cursors of their own, which see no open transaction): the
     # pick's range is put back to none after
     try:
         # the pick's estimate is 965.21 USD per million successful requests against the API's 465.45; a likely range
         # of 400 to 1,200 holds 465.45: the API is cheaper at the estimate, but not settled
-        west, line = west_with_range(400.0, 1200.0)
+        west, line = chat_small_west_with(api_built, outcome_low=400.0, outcome_high=1200.0)
         assert (west["is_self_hosted_cheaper"], west["is_api_within_likely_range"]) == (False, True)
         assert ("at this traffic the API is cheaper on the estimated cost (965.21 against the API's 465.45 USD per "
                 "million successful requests), but that is not settled: the self-hosted cost's likely range, 400.00 "
                 "to 1,200.00, reaches below the API's.") in line
         # 500 to 1,200 lies wholly above 465.45: settled
-        west, line = west_with_range(500.0, 1200.0)
+        west, line = chat_small_west_with(api_built, outcome_low=500.0, outcome_high=1200.0)
         assert west["is_api_within_likely_range"] is False
         assert ("465.45 USD per million successful requests), and the self-hosted cost's likely range, 500.00 to "
                 "1,200.00, stays above the API's.") in line
     finally:
-        west_with_range(None, None)
+        chat_small_west_with(api_built, outcome_low=None, outcome_high=None)
