@@ -1,19 +1,20 @@
-"""A run killed outright is found by the next run that takes its lock: marked Crashed in Prefect, and told of.
+"""A run killed outright is found by the next run on its warehouse: marked Crashed in Prefect, and told of.
 
 A run killed outright (SIGKILL, out of memory, the machine lost) runs no hook: its flow run stays Running in Prefect
 and no channel hears of it. A deployment's run is marked Crashed by its worker (or, when the worker died with it, by
 the zombie automation) and told of by `crash-notice`; a run of `hweval run` has neither. What every run leaves is its
-lock files: one that releases its lock removes them, one killed outright leaves them with its holder written in
-(flows/runlock.py: pid, host, start, run id, flow run id, as-of date). So the next run on the warehouse, as it takes
-the lock (`reckon`):
-- logs that the holder was killed outright (its unpublished work is discarded by the recovery that follows);
-- when the holder ran on this machine and named its flow run, and the Prefect API this run talks to holds that flow
-  run in a state that is not final (Running, Pending, Cancelling), marks it Crashed with a message saying so;
+run file (flows/run_files.py): one that ends removes it, one killed outright leaves it, unlocked, with its holder
+written in (pid, host, start, run id, as-of date, warehouse, flow run id and attempt, and the step it was at). So the
+next run on the warehouse, as it starts (`reckon`):
+- logs that the holder was killed outright, and at which step (what it had not published is discarded by the
+  recovery that follows when this run takes the lock);
+- when the holder named its flow run, and the Prefect API this run talks to holds that flow run in a state that is
+  not final (Running, Pending, Cancelling) in the attempt it wrote, marks it Crashed with a message saying so;
 - when that flow run was no deployment's (nobody else tells of it), sends the channels a `run_failed` line dated and
   identified as the killed run's, as `crash-notice` would have.
 
-A deployment's run it marks is told of by `crash-notice` (the Crashed state starts it), not here. A holder on another
-machine (a network folder, which runlock does not coordinate) is logged only: its pid says nothing here.
+A deployment's run it marks is told of by `crash-notice` (the Crashed state starts it), not here. A run file of
+another machine's run is left (flows/run_files.py): its pid says nothing here.
 """
 
 from __future__ import annotations
@@ -32,9 +33,14 @@ from flows.redaction import redact_text
 
 logger = logging.getLogger(__name__)
 
+# the steps a run writes in its run file as it reaches them (flows/nightly.py), as a message names them
+START, FETCH, LOCK_WAIT, LANDING, BUILD, PUBLISH, AFTER_PUBLISH, TELLING = STEPS = (
+    "its start", "its fetch", "its wait for the run lock", "its landing", "its build and render", "its publish",
+    "its steps after the publish", "its notifications")
+
 
 def holder_of(run_id: str, as_of: dt.date, warehouse_path: Path) -> dict[str, str | None]:
-    """What a run writes in its lock files beside its pid, host and start: its run id, as-of date and warehouse, and
+    """What a run writes in its run file beside its pid, host and start: its run id, as-of date and warehouse, and
     its flow run's id and attempt (the id of its Running state: `prefect flow-run retry` runs the same flow run again,
     in another attempt)."""
     from prefect.context import FlowRunContext
@@ -55,7 +61,7 @@ def describe(info: dict) -> str:
 
 def reckon(left: tuple[dict, ...], *, warehouse_path: Path, reports_root: Path, catalog: Catalog,
            found_by: str) -> list[str]:
-    """For each holder `left` in the lock files a run just took (runlock.exclusive): log it, mark its flow run Crashed
+    """For each holder `left` in a run file no run held (run_files.left_by_killed): log it, mark its flow run Crashed
     where Prefect holds the attempt it wrote unfinished, and tell the channels of a run no deployment's crash-notice
     tells of. Returns the flow runs marked, as `name: told|marked` lines (for the tests and the log). Prefect's API is
     asked until it fails to answer once."""
@@ -63,17 +69,17 @@ def reckon(left: tuple[dict, ...], *, warehouse_path: Path, reports_root: Path, 
     answered = True
     for info in left:
         who = describe(info)
-        held = info.get("warehouse") or str(warehouse_path)  # a run of another warehouse, sharing the reports folder
-        logger.warning("%s held %s and was killed outright (it never released its lock); what it did not publish is "
-                       "discarded", who, held)
+        during = step_of(info)
+        logger.warning("%s on %s was killed outright%s (it never finished)", who, warehouse_path,
+                       f" during {during}" if during else "")
         flow_run_id, attempt = info.get("flow_run_id"), info.get("attempt")
         if not (flow_run_id and attempt and answered):
             continue
         if info.get("host") != socket.gethostname():
             logger.warning("%s ran on another machine: its flow run is not marked", who)
             continue
-        message = (f"killed outright: it never released its lock on {held}; found by run {found_by} at "
-                   f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M:%S} UTC")
+        message = (f"killed outright{f' during {during}' if during else ''} on {warehouse_path}; found by run "
+                   f"{found_by} at {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M:%S} UTC")
         try:
             run = _mark_crashed(str(flow_run_id), str(attempt), who, redact_text(message))
         except Exception as exc:  # noqa: BLE001 - the run goes on: what it could not mark stays as Prefect shows it
@@ -137,6 +143,13 @@ def _tell(info: dict, line: str, catalog: Catalog, reports_root: Path, warehouse
                              link=notify.report_link(catalog.notifications, reports_root, None),
                              box=outbox.folder(warehouse_path))
     notify.log_deliveries(logger, deliveries)
+
+
+def step_of(info: dict) -> str | None:
+    """The step a killed run wrote it was at ("its fetch"), when it is one of the steps a run writes (run_files.at);
+    anything else in the file is not repeated in a message."""
+    step = info.get("step")
+    return step if step in STEPS else None
 
 
 def _run_id(info: dict) -> str | None:

@@ -40,6 +40,7 @@ from flows import (
     publish_journal,
     publishing,
     reports,
+    run_files,
     runlock,
     source_batches,
     warehouse,
@@ -359,7 +360,9 @@ def nightly(
     wait_s = runlock.configured_wait(wait_s)  # the parameter, else HWEVAL_LOCK_WAIT_S, else the default
     box = outbox.folder(warehouse_path)  # messages a channel did not take; a bad HWEVAL_NOTIFY_OUTBOX stops the run now
     notice = crash_notice.CrashNotice(catalog, as_of, run_id, reports_root, box, crash_notice.current_attempt())
-    with crash_notice.told_if_crashed(notice):
+    # from here to its end the run holds its run file: killed outright, it leaves the file for the next run to find
+    with (run_files.held(warehouse_path, killed_runs.holder_of(run_id, as_of, warehouse_path), killed_runs.START),
+          crash_notice.told_if_crashed(notice)):
         try:
             return _evaluate_and_tell(notice, started_at, warehouse_path, source_files, live, accept_changes, wait_s)
         except cancellation.RunCancelled as exc:  # told; the flow run ends Cancelled, which Prefect takes over the
@@ -378,11 +381,13 @@ def _evaluate_and_tell(notice: crash_notice.CrashNotice, started_at: dt.datetime
         result = _evaluate(catalog, as_of, run_id, started_at, warehouse_path, reports_root, source_files, live,
                            accept_changes, wait_s)
     except Exception as exc:
+        run_files.at(killed_runs.TELLING)
         error = redact_text(f"{type(exc).__name__}: {exc}")
         logger.error("run %s as of %s failed: %s", run_id, as_of, error)
         # the link: the reports the last good run published, this one published none
         notice.tell([notify.Event("run_failed", error)], None)
         raise
+    run_files.at(killed_runs.TELLING)
     events = list(result.events)
     if result.failed_after_publish:  # the run's own events, and what failed after its publish
         events.append(notify.Event("run_failed", "published, but " + "; ".join(result.failed_after_publish)))
@@ -408,6 +413,10 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
               accept_changes: list[str] | None, wait_s: float) -> RunResult:
     """fetch -> (one writer at a time) land -> build and render -> publish."""
     logger = get_run_logger()
+    # a run of this warehouse killed outright left its run file: marked Crashed in Prefect and told of, which it
+    # could not do
+    killed_runs.reckon(run_files.left_by_killed(warehouse_path), warehouse_path=warehouse_path,
+                       reports_root=reports_root, catalog=catalog, found_by=run_id)
     # a reports prefix on object storage (HWEVAL_REPORTS_S3) and a DuckLake (HWEVAL_LAKE), read now: a bad setting
     # stops the run before any work
     reports_target = object_store.configured_target()
@@ -426,15 +435,14 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
     # a source that cannot be read does not stop the others: it is stale, and the run uses its last good data.
     # The catalog goes to each task quoted (by reference): Prefect walks every argument it is given, and walking the
     # Catalog's models costs ~40 ms a task, measured (13 fetch, land and build tasks: ~0.5 s of CPU a run)
+    run_files.at(killed_runs.FETCH)
     batches = fetch_all(catalog, enabled)
     cancellation.check("the landing")  # `hweval run` only: a deployment's worker stops its cancelled runs itself
     staging_dir = reports_root / f".{as_of.isoformat()}.rendering-{os.getpid()}"
+    run_files.at(killed_runs.LOCK_WAIT)
     with runlock.exclusive(warehouse_path, reports_root, wait_s, _say,
-                           waiting=lambda: cancellation.check_now_and_then("the landing"),
-                           holder=killed_runs.holder_of(run_id, as_of, warehouse_path)) as left:
-        # a run killed outright left its lock files: marked Crashed in Prefect and told of, which it could not do
-        killed_runs.reckon(left, warehouse_path=warehouse_path, reports_root=reports_root, catalog=catalog,
-                           found_by=run_id)
+                           waiting=lambda: cancellation.check_now_and_then("the landing")):
+        run_files.at(killed_runs.LANDING)
         for action in publish_journal.recover_killed_publish(warehouse_path, reports_root):
             logger.warning("%s", action)
         # what a killed run rendered but never published
@@ -449,9 +457,11 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
                                  frozenset(accept_changes or ()), fallbacks,
                                  reports_root)
                     cancellation.check("the build")
+                    run_files.at(killed_runs.BUILD)
                     latest_run = build_and_render(building, quote(catalog), loads, run_id, as_of, started_at,
                                                   staging_dir)
                     cancellation.check("the publish", last=True)  # a publish begun is finished
+                    run_files.at(killed_runs.PUBLISH)
                     if lake_config:  # the lake is the warehouse of record: it commits before anything is published
                         commit_to_lake(lake_config, building, base, run_id, as_of)
                     dated, latest_updated = publish(building, warehouse_path, staging_dir, reports_root, as_of,
@@ -466,6 +476,7 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
                 publishing.discard_rendering(staging_dir)
         # read back while no other run can replace what this one published. The publish is done: a step that fails
         # from here is recorded, and the run still tells its events (exit status 5, not "nothing changed")
+        run_files.at(killed_runs.AFTER_PUBLISH)
         stale_past_limit = tuple(landing.stale_past_limit(catalog, loads, as_of))
         failed: list[str] = []
         events = _after_publish("reading the run's changes",

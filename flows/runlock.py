@@ -16,7 +16,6 @@ import socket
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_WAIT_S = 1800.0  # how long a second run waits for the first; `hweval run --wait` or HWEVAL_LOCK_WAIT_S
@@ -24,7 +23,7 @@ WAIT_ENV = "HWEVAL_LOCK_WAIT_S"  # the wait of a run given none (`hweval run` wi
 MAX_WAIT_S = 86400.0  # a day: a longer wait is a run queued behind one that hangs, better refused than kept waiting
 POLL_INTERVAL_S = 0.2
 REPORTS_LOCK_NAME = ".hweval-reports.lock"
-MAX_HOLDER_BYTES = 4096  # of a lock file's holder description read back (a run writes about 200 bytes)
+MAX_HOLDER_BYTES = 4096  # of a lock file's holder description read back (a run writes about 90 bytes)
 
 
 class RunLockTimeout(RuntimeError):
@@ -62,44 +61,28 @@ def lock_files(warehouse_path: Path, reports_root: Path) -> tuple[Path, Path]:
 
 @contextmanager
 def exclusive(warehouse_path: Path, reports_root: Path, wait_s: float, say: Callable[[str], None],
-              waiting: Callable[[], None] = lambda: None,
-              holder: dict[str, str | None] | None = None) -> Iterator[tuple[dict, ...]]:
+              waiting: Callable[[], None] = lambda: None) -> Iterator[None]:
     """Hold the warehouse's lock, then the reports folder's, for the block; wait up to `wait_s` seconds for them.
 
     If another run holds one, `say` is told who and for how long this run waits; past the wait RunLockTimeout is
     raised and nothing was changed. Always warehouse first, so two runs never hold one each and wait for the other.
     `waiting` is called at each poll of the wait (POLL_INTERVAL_S); what it raises ends the wait (a cancelled run).
-    `holder` is written in the lock files beside the pid, host and start (this run's run id and flow run id).
-
-    Yields what a run killed outright left in the lock files (`left_by_killed`): a holder that released its lock
-    removed its file, so a file found with a holder written in it was left by one that never released it.
+    A run killed outright is found by its run file, not here (flows/run_files.py).
     """
     wait_s = wait_seconds(wait_s, "wait_s=")  # the flow's parameter, which no command line checked
     deadline = time.monotonic() + wait_s
     warehouse_lock, reports_lock = lock_files(warehouse_path, reports_root)
-    taken: list[_Taken] = []
     with ExitStack() as held:
-        try:
-            for lock_file, guarded in ((warehouse_lock, warehouse_path), (reports_lock, reports_root)):
-                taken.append(held.enter_context(_held(lock_file, guarded, wait_s, deadline, say, waiting,
-                                                      holder or {})))
-        except BaseException:  # the second lock not had (a timeout, a cancel): a killed holder found in the first
-            for lock in taken:  # is put back for the run that gets both, not lost with this run's removed file
-                lock.put_back = True
-            raise
-        left: dict[tuple, dict] = {}
-        for lock in taken:  # a killed run leaves both files (two starts, if it waited for the second): found once
-            if lock.left is not None:
-                left.setdefault(tuple(str(lock.left.get(key)) for key in ("pid", "host", "run_id", "flow_run_id")),
-                                lock.left)
-        yield tuple(left.values())
+        for lock_file, guarded in ((warehouse_lock, warehouse_path), (reports_lock, reports_root)):
+            held.enter_context(_held(lock_file, guarded, wait_s, deadline, say, waiting))
+        yield
 
 
 @contextmanager
 def _held(lock_file: Path, guarded: Path, wait_s: float, deadline: float, say: Callable[[str], None],
-          waiting: Callable[[], None], holder: dict[str, str | None]) -> Iterator[_Taken]:
-    """Hold `lock_file` (guarding `guarded`) with its holder's description written in it; remove it on release, or
-    write back what a killed holder had left in it when `put_back` was set."""
+          waiting: Callable[[], None]) -> Iterator[None]:
+    """Hold `lock_file` (guarding `guarded`) with this run's pid, host and start written in it (for the message of a
+    run that waits); remove it on release."""
     lock_file.parent.mkdir(parents=True, exist_ok=True)
     told = False
     while True:
@@ -124,30 +107,14 @@ def _held(lock_file: Path, guarded: Path, wait_s: float, deadline: float, say: C
         if _same_file(fd, lock_file):
             break
         os.close(fd)  # locked a file its holder removed on release: lock the one now at that path
-    taken = _Taken(left_by_killed(fd))
     try:
-        _write(fd, {**holder, "pid": os.getpid(), "host": socket.gethostname(),
-                    "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")})
-        yield taken
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                                  "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}).encode(), 0)
+        yield
     finally:
-        if taken.put_back and taken.left is not None:
-            _write(fd, taken.left)  # the file stays, as the killed holder left it
-        else:
-            lock_file.unlink(missing_ok=True)  # while still locked: a waiter that then gets this file sees it is gone
+        lock_file.unlink(missing_ok=True)  # while still locked: a waiter that then gets this file sees it is gone
         os.close(fd)
-
-
-@dataclass
-class _Taken:
-    """One lock file taken: what a killed holder had left in it, and whether to write that back on release."""
-
-    left: dict | None
-    put_back: bool = False
-
-
-def _write(fd: int, holder: dict) -> None:
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, json.dumps(holder).encode(), 0)
 
 
 def _same_file(fd: int, path: Path) -> bool:
@@ -155,18 +122,6 @@ def _same_file(fd: int, path: Path) -> bool:
         return os.path.samestat(os.fstat(fd), os.stat(path))
     except FileNotFoundError:
         return False
-
-
-def left_by_killed(fd: int) -> dict | None:
-    """The holder written in a lock file just taken, or None. Only a holder killed outright (SIGKILL, out of memory,
-    the machine lost) leaves one: a run that releases its lock removes the file first. Read at most MAX_HOLDER_BYTES;
-    what is not a holder's description (a file cut short as it was written) is None too."""
-    try:
-        info = json.loads(os.pread(fd, MAX_HOLDER_BYTES, 0))
-        int(info["pid"]), str(info["host"]), dt.datetime.fromisoformat(info["started_at"])
-    except (ValueError, KeyError, TypeError):
-        return None
-    return info
 
 
 def _holder(fd: int) -> str:

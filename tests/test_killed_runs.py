@@ -1,5 +1,5 @@
-"""A run killed outright leaves its lock files with its holder written in (flows/runlock.py); the next run that takes
-the lock finds it, marks its flow run Crashed where Prefect still shows it unfinished, and tells the channels of a run
+"""A run killed outright leaves its run file with its holder written in (flows/run_files.py); the next run on its
+warehouse finds it, marks its flow run Crashed where Prefect still shows it unfinished, and tells the channels of a run
 no deployment's crash-notice tells of (flows/killed_runs.py)."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pytest
 from conftest import CATALOGS
 from test_changes import copy_of_day_one
 
-from flows import killed_runs, runlock
+from flows import killed_runs, run_files
 from flows.catalog import load_catalog
 from flows.cli import main
 
@@ -28,13 +28,15 @@ AS_OF = "2026-12-03"
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def hold_then_killed(warehouse: Path, reports: Path, holder: dict) -> int:
-    """A process that takes the run lock as a run does, killed outright (SIGKILL) while it holds it; its pid."""
+def held_then_killed(warehouse: Path, holder: dict, step: str) -> int:
+    """A process that holds a run file as a run does, at `step`, killed outright (SIGKILL) while it holds it; its
+    pid."""
     script = textwrap.dedent(f"""
         import sys, time
         from pathlib import Path
-        from flows import runlock
-        with runlock.exclusive(Path({str(warehouse)!r}), Path({str(reports)!r}), 0, print, holder={holder!r}):
+        from flows import run_files
+        with run_files.held(Path({str(warehouse)!r}), {holder!r}, "its start"):
+            run_files.at({step!r})
             print("held", flush=True)
             time.sleep(120)
     """)
@@ -46,68 +48,73 @@ def hold_then_killed(warehouse: Path, reports: Path, holder: dict) -> int:
     return process.pid
 
 
-def test_a_holder_killed_outright_is_found_by_the_next_run_and_a_released_lock_leaves_nothing(tmp_path):
-    warehouse, reports = tmp_path / "hweval.duckdb", tmp_path / "reports"
+def test_a_run_killed_outright_is_found_once_with_its_step_and_a_run_that_ended_leaves_nothing(tmp_path):
+    warehouse = tmp_path / "hweval.duckdb"
     holder = {"run_id": "2026-12-03-0a1b2c3d", "as_of": AS_OF, "flow_run_id": None}
-    pid = hold_then_killed(warehouse, reports, holder)
-    # both lock files are left, with the same holder: found once
-    assert sorted(p.name for p in tmp_path.glob(".*.lock")) == [".hweval.duckdb.lock"]
-    assert (reports / runlock.REPORTS_LOCK_NAME).exists()
+    pid = held_then_killed(warehouse, holder, killed_runs.FETCH)
+    [left] = run_files.folder(warehouse).iterdir()
+    assert left.name == f"2026-12-03-0a1b2c3d-{pid}.run.json"
 
-    with runlock.exclusive(warehouse, reports, 0, print, holder={"run_id": "2026-12-03-99999999"}) as left:
-        [found] = left
-        assert {k: found[k] for k in ("run_id", "as_of", "flow_run_id", "pid", "host")} == {
-            **holder, "pid": pid, "host": socket.gethostname()}
-        # this run's own holder is written over it
-        assert json.loads((tmp_path / ".hweval.duckdb.lock").read_text())["run_id"] == "2026-12-03-99999999"
-    # released: the files are removed, and the next run finds nothing
-    assert not (tmp_path / ".hweval.duckdb.lock").exists()
-    with runlock.exclusive(warehouse, reports, 0, print) as left:
-        assert left == ()
+    [found] = run_files.left_by_killed(warehouse)
+    assert {k: found[k] for k in ("run_id", "as_of", "flow_run_id", "pid", "host", "step")} == {
+        **holder, "pid": pid, "host": socket.gethostname(), "step": "its fetch"}
+    assert run_files.left_by_killed(warehouse) == ()  # taken by the run that found it: found once
+    assert not left.exists()
 
-
-@pytest.mark.parametrize("text", ["", "{\"pid\": 12", "[1, 2]", "{\"pid\": 1, \"host\": \"h\"}"])
-def test_a_lock_file_without_a_whole_holder_in_it_names_no_killed_run(tmp_path, text):
-    """A holder cut short as it wrote (killed between its truncate and its write), or no holder at all: nothing."""
-    warehouse, reports = tmp_path / "hweval.duckdb", tmp_path / "reports"
-    (tmp_path / ".hweval.duckdb.lock").write_text(text)
-    with runlock.exclusive(warehouse, reports, 0, print) as left:
-        assert left == ()
+    # a run that ends (however: here it raises) removes its file, and the folder with it when it is the last
+    with pytest.raises(KeyError), run_files.held(warehouse, {"run_id": "2026-12-04-99999999"}, "its start") as mine:
+        assert json.loads(mine.read_text())["step"] == "its start"
+        run_files.at(killed_runs.PUBLISH)
+        assert json.loads(mine.read_text())["step"] == "its publish"
+        raise KeyError("a failed step")
+    assert sorted(tmp_path.iterdir()) == []
+    assert run_files.left_by_killed(warehouse) == ()
 
 
-def test_a_killed_run_that_waited_for_the_second_lock_is_found_once(tmp_path):
-    """A run that waited for the reports lock wrote its two files at two starts: one run, found once."""
-    warehouse, reports = tmp_path / "hweval.duckdb", tmp_path / "reports"
-    reports.mkdir()
-    holder = {"pid": 4242, "host": socket.gethostname(), "run_id": "2026-12-03-0a1b2c3d", "as_of": AS_OF,
-              "flow_run_id": None}
-    (tmp_path / ".hweval.duckdb.lock").write_text(json.dumps({**holder, "started_at": "2026-12-03T02:30:00+00:00"}))
-    (reports / runlock.REPORTS_LOCK_NAME).write_text(json.dumps({**holder, "started_at": "2026-12-03T02:30:05+00:00"}))
-    with runlock.exclusive(warehouse, reports, 0, print) as left:
-        assert [found["started_at"] for found in left] == ["2026-12-03T02:30:00+00:00"]
-
-
-def test_a_run_that_does_not_get_the_second_lock_puts_back_the_killed_holder_it_found(tmp_path):
-    """The warehouse's lock, left by a killed run, taken; the reports folder's held by another run past the wait: the
-    killed holder is written back, for the run that gets both (not lost with this run's removed file)."""
+def test_a_run_under_way_and_another_machines_run_are_not_found_and_a_cut_short_file_is_removed(tmp_path, caplog):
+    """A file another process holds (a run under way) is left; so is another machine's (its pid says nothing here).
+    A file without a whole holder (killed between making and writing it) is removed, with a warning; one killed
+    between writing a shorter step and cutting the file still names its holder."""
     import fcntl
+    import logging
 
-    warehouse, reports = tmp_path / "hweval.duckdb", tmp_path / "reports"
-    reports.mkdir()
-    killed = {"pid": 4242, "host": socket.gethostname(), "started_at": "2026-12-03T02:30:00+00:00",
-              "run_id": "2026-12-03-0a1b2c3d", "flow_run_id": None}
-    (tmp_path / ".hweval.duckdb.lock").write_text(json.dumps(killed))
-    other = os.open(reports / runlock.REPORTS_LOCK_NAME, os.O_RDWR | os.O_CREAT)
-    fcntl.flock(other, fcntl.LOCK_EX)
+    caplog.set_level(logging.WARNING, "flows.run_files")
+    warehouse = tmp_path / "hweval.duckdb"
+    runs = run_files.folder(warehouse)
+    runs.mkdir()
+    holder = {"pid": 4242, "host": socket.gethostname(), "started_at": "2026-12-03T02:30:00+00:00",
+              "run_id": "2026-12-03-0a1b2c3d", "step": "its fetch"}
+    (runs / "under-way.run.json").write_text(json.dumps(holder))
+    (runs / "elsewhere.run.json").write_text(json.dumps({**holder, "host": "another-machine"}))
+    (runs / "cut-short.run.json").write_text('{"pid": 12')
+    (runs / "tail.run.json").write_text(json.dumps(holder) + 'landing"}')  # after "its wait for the run lock"
+    (runs / "not-a-run-file.json").write_text(json.dumps(holder))
+    under_way = os.open(runs / "under-way.run.json", os.O_RDWR)
+    fcntl.flock(under_way, fcntl.LOCK_EX)
     try:
-        with pytest.raises(runlock.RunLockTimeout), runlock.exclusive(warehouse, reports, 0, print):
-            pass
+        assert run_files.left_by_killed(warehouse) == (holder,)  # the tail's
     finally:
-        os.close(other)
-    assert json.loads((tmp_path / ".hweval.duckdb.lock").read_text()) == killed
-    (reports / runlock.REPORTS_LOCK_NAME).unlink()  # the other run, released
-    with runlock.exclusive(warehouse, reports, 0, print) as left:
-        assert left == (killed,)
+        os.close(under_way)
+    assert sorted(p.name for p in runs.iterdir()) == ["elsewhere.run.json", "not-a-run-file.json",
+                                                      "under-way.run.json"]
+    assert f"run file {runs / 'cut-short.run.json'} holds no whole run description" in caplog.text
+
+
+def test_the_run_files_looked_at_are_bounded_oldest_first(tmp_path, monkeypatch, caplog):
+    import logging
+
+    caplog.set_level(logging.WARNING, "flows.run_files")
+    monkeypatch.setattr(run_files, "MAX_LOOKED_AT", 2)
+    warehouse = tmp_path / "hweval.duckdb"
+    runs = run_files.folder(warehouse)
+    runs.mkdir()
+    for n, name in enumerate(["c", "a", "b"]):  # c oldest, then a, then b
+        path = runs / f"{name}.run.json"
+        path.write_text(json.dumps({"pid": n, "host": socket.gethostname(), "started_at": "2026-12-03T02:30:00"}))
+        os.utime(path, (1_000_000 + n, 1_000_000 + n))
+    assert [found["pid"] for found in run_files.left_by_killed(warehouse)] == [0, 1]
+    assert f"3 run files in {runs}: the oldest 2 looked at, the rest left for the next run" in caplog.text
+    assert [found["pid"] for found in run_files.left_by_killed(warehouse)] == [2]
 
 
 def a_flow_run(*states, deployment: bool = False):
@@ -155,7 +162,7 @@ def left_by(flow_run, host: str | None = None) -> dict:
     flow_run_id, attempt = flow_run
     return {"pid": 4242, "host": host or socket.gethostname(), "started_at": "2026-12-03T02:30:00+00:00",
             "run_id": "2026-12-03-0a1b2c3d", "as_of": AS_OF, "warehouse": "/srv/hweval/warehouse/hweval.duckdb",
-            "flow_run_id": str(flow_run_id), "attempt": attempt}
+            "flow_run_id": str(flow_run_id), "attempt": attempt, "step": "its publish"}
 
 
 def reckoned(tmp_path, left) -> list[str]:
@@ -174,9 +181,9 @@ def test_a_killed_runs_flow_run_left_running_is_marked_crashed_and_its_channels_
 
     name, state = state_of(killed)
     assert state.type.value == "CRASHED"
-    # the warehouse it held, as it wrote it (a run of another warehouse may share the reports folder)
-    assert state.message.startswith("killed outright: it never released its lock on "
-                                    "/srv/hweval/warehouse/hweval.duckdb; found by run 2026-12-04-11111111 at ")
+    # the step it wrote it was at; the warehouse whose run files it was found among
+    assert state.message.startswith(f"killed outright during its publish on {tmp_path / 'hweval.duckdb'}; found by "
+                                    "run 2026-12-04-11111111 at ")
     # told as crash-notice tells a crash: dated and identified as the killed run, not the run that found it
     [message] = webhook.requests
     body = json.loads(message["body"])
@@ -293,27 +300,37 @@ def refusing_api():
 
 
 @pytest.mark.slow  # two whole runs (~40 s); the parts are tested above in seconds
-def test_hweval_run_after_one_killed_outright_marks_it_crashed_tells_of_it_and_publishes(
+def test_hweval_run_killed_as_it_waits_for_the_lock_is_marked_crashed_and_told_of_by_the_next_run(
         flow_run, prefect_server, tmp_path, webhook, monkeypatch):
-    """The whole path: a real `hweval run` on the lasting server, killed outright (SIGKILL, its process group) once it
-    holds the lock, then the next `hweval run` on the same warehouse."""
+    """The whole path: a real `hweval run` on the lasting server, killed outright (SIGKILL, its process group) while
+    it waits for the run lock (held here): before it took the lock, so only its run file can tell of it. Then the
+    next `hweval run` on the same warehouse."""
+    import fcntl
+
     from prefect.settings import PREFECT_API_URL
 
     warehouse, reports = copy_of_day_one(flow_run, tmp_path)
-    lock = warehouse.with_name(".hweval.duckdb.lock")
-    killed = subprocess.Popen(
-        [str(Path(sys.executable).with_name("hweval")), "run", "--as-of", AS_OF, "--catalog", str(CATALOGS),
-         "--warehouse", str(warehouse), "--reports", str(reports)],
-        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "PREFECT_API_URL": PREFECT_API_URL.value()})
-    holder = None
-    deadline = time.monotonic() + 180
-    while holder is None and killed.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-        holder = runlock_holder(lock)
-    os.killpg(killed.pid, signal.SIGKILL)
-    killed.wait(timeout=30)
-    assert holder is not None, "the run ended or never took its lock"
+    runs = run_files.folder(warehouse)
+    lock = os.open(warehouse.with_name(".hweval.duckdb.lock"), os.O_RDWR | os.O_CREAT)
+    fcntl.flock(lock, fcntl.LOCK_EX)  # another run, as far as the killed one can tell
+    try:
+        killed = subprocess.Popen(
+            [str(Path(sys.executable).with_name("hweval")), "run", "--as-of", AS_OF, "--catalog", str(CATALOGS),
+             "--warehouse", str(warehouse), "--reports", str(reports), "--wait", "300"],
+            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT), "PREFECT_API_URL": PREFECT_API_URL.value()})
+        holder = None
+        deadline = time.monotonic() + 180
+        while killed.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+            holder = run_file_holder(runs)
+            if holder is not None and holder["step"] == killed_runs.LOCK_WAIT:
+                break
+        os.killpg(killed.pid, signal.SIGKILL)
+        killed.wait(timeout=30)
+    finally:
+        os.close(lock)
+    assert holder is not None and holder["step"] == "its wait for the run lock", f"the run got no further: {holder}"
     # what the run wrote: its own pid, run id, date, warehouse, flow run and attempt (its Running state)
     name, state = state_of(holder["flow_run_id"])
     assert (holder["pid"], holder["as_of"], holder["warehouse"], state.type.value) == (
@@ -326,7 +343,7 @@ def test_hweval_run_after_one_killed_outright_marks_it_crashed_tells_of_it_and_p
 
     name, state = state_of(holder["flow_run_id"])
     assert state.type.value == "CRASHED"
-    assert state.message.startswith(f"killed outright: it never released its lock on {warehouse}; found by run ")
+    assert state.message.startswith(f"killed outright during its wait for the run lock on {warehouse}; found by run ")
     told = [json.loads(r["body"]) for r in webhook.requests]
     assert {"title": f"hweval {AS_OF}: run failed",
             "first": f"flow run {name} crashed before it finished (Crashed: {state.message})",
@@ -334,11 +351,14 @@ def test_hweval_run_after_one_killed_outright_marks_it_crashed_tells_of_it_and_p
         {"title": t["title"], "first": t["message"].splitlines()[0], "last": t["message"].splitlines()[-1]}
         for t in told]
     assert (reports / AS_OF / "index.md").exists()  # the run itself went on and published
-    assert sorted(p.name for p in warehouse.parent.iterdir()) == ["hweval.duckdb"]  # its lock files removed
+    # the killed run's file taken, the run's own removed with their folder, the lock file removed
+    assert sorted(p.name for p in warehouse.parent.iterdir()) == ["hweval.duckdb"]
 
 
-def runlock_holder(lock: Path) -> dict | None:
+def run_file_holder(runs: Path) -> dict | None:
+    """The holder in the one run file in `runs`, once there is one with a whole holder in it."""
     try:
-        return json.loads(lock.read_text())
-    except (FileNotFoundError, ValueError):
+        [path] = runs.iterdir()
+        return json.loads(path.read_text())
+    except (FileNotFoundError, ValueError):  # no folder or file yet, or more than one, or not written yet
         return None

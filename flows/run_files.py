@@ -1,0 +1,169 @@
+"""A run's file: every run of a warehouse holds one for as long as it runs, so that one killed outright is found.
+
+A run killed outright (SIGKILL, out of memory, the machine lost) runs no hook and leaves no word. So each run, from
+its first step on a warehouse (before its fetch) to its last (its notifications), holds a file of its own in
+`.<warehouse name>.runs/` beside the warehouse: an exclusive `fcntl.flock` on it, its holder (pid, host, start, run id,
+as-of date, flow run id and attempt) and the step it is at written in it. It removes the file as it ends, however it
+ends short of being killed; the kernel releases a dead process's flock. So a run file found unlocked was left by a run
+killed outright, at the step written in it (`left_by_killed`); one found locked belongs to a run under way.
+
+The file says nothing about a run on another machine: `flock` is not reliable across a network file system, and a pid
+means nothing here. Such a file is left as it is, for its own machine's next run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import fcntl
+import json
+import logging
+import os
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+MAX_HOLDER_BYTES = 4096  # of a run file read back (a run writes about 300 bytes)
+MAX_LOOKED_AT = 100  # run files a run looks at as it starts (each one open and flock); the rest wait for the next run
+SUFFIX = ".run.json"
+MAX_MAKE_TRIES = 5  # to make a run file in a folder that other runs remove as they end (each when it is empty)
+
+
+@dataclass
+class _Held:
+    fd: int
+    holder: dict
+
+
+_held: ContextVar[_Held | None] = ContextVar("hweval_run_file", default=None)
+
+
+def folder(warehouse_path: Path) -> Path:
+    """Where the runs of `warehouse_path` keep their files: `.hweval.duckdb.runs/` beside `hweval.duckdb`."""
+    return warehouse_path.with_name(f".{warehouse_path.name}.runs")
+
+
+@contextmanager
+def held(warehouse_path: Path, holder: dict[str, str | None], step: str) -> Iterator[Path]:
+    """Hold this run's file for the block, with `holder` (killed_runs.holder_of: run id, flow run, ...) and this
+    process's pid, host and start written in, at `step`; the file is removed as the block ends, however it ends."""
+    runs = folder(warehouse_path)
+    path = runs / f"{holder.get('run_id') or 'run'}-{os.getpid()}{SUFFIX}"
+    for tries_left in range(MAX_MAKE_TRIES - 1, -1, -1):
+        runs.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+            break
+        except FileNotFoundError:  # the folder removed meanwhile by a run that ended (held's last step): again
+            if not tries_left:
+                raise
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # this pid's own new file: no other process holds it
+        mine = _Held(fd, {**holder, "pid": os.getpid(), "host": socket.gethostname(),
+                          "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "step": step})
+        _write(fd, mine.holder)
+        token = _held.set(mine)
+        try:
+            yield path
+        finally:
+            _held.reset(token)
+            path.unlink(missing_ok=True)  # while still locked: a run that looks now finds it gone
+    finally:
+        os.close(fd)
+        with contextlib.suppress(OSError):  # the folder, when no other run's file is in it: no litter beside the
+            runs.rmdir()  # warehouse
+
+
+def at(step: str) -> None:
+    """This run is now at `step` ("its landing"): written in its file, for the message of the run that finds it
+    killed. Nothing when the run holds no file (a flow called outside `held`)."""
+    mine = _held.get()
+    if mine is not None:
+        mine.holder["step"] = step
+        _write(mine.fd, mine.holder)
+
+
+def left_by_killed(warehouse_path: Path) -> tuple[dict, ...]:
+    """The holders of the run files of `warehouse_path` that no process holds (left by runs killed outright, on this
+    machine), oldest file first; each file is removed as it is read, so that one killed run is found once.
+
+    A file locked by another process (a run under way; another run reading it this moment) is left; so is one of
+    another machine. One without a whole holder in it (its run killed between creating and writing it) is removed,
+    with a warning. At most MAX_LOOKED_AT files are looked at a run (the oldest first); more are logged and left."""
+    runs = folder(warehouse_path)
+    try:
+        paths = sorted((p for p in runs.iterdir() if p.name.endswith(SUFFIX)), key=_age)
+    except FileNotFoundError:
+        return ()
+    if len(paths) > MAX_LOOKED_AT:
+        logger.warning("%d run files in %s: the oldest %d looked at, the rest left for the next run",
+                       len(paths), runs, MAX_LOOKED_AT)
+    found = []
+    for path in paths[:MAX_LOOKED_AT]:
+        info = _taken_if_left(path)
+        if info is not None:
+            found.append(info)
+    return tuple(found)
+
+
+def _taken_if_left(path: Path) -> dict | None:
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:  # removed since the listing: its run ended, or another run took it
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # a run under way holds it
+            return None
+        if not _same_file(fd, path):  # removed while this run waited for it
+            return None
+        info = holder_in(fd)
+        if info is None:
+            logger.warning("run file %s holds no whole run description (its run was killed as it wrote it): removed",
+                           path)
+        elif info["host"] != socket.gethostname():
+            return None  # another machine's run: for its machine's next run (see the module's docstring)
+        path.unlink(missing_ok=True)
+        return info
+    finally:
+        os.close(fd)
+
+
+def holder_in(fd: int) -> dict | None:
+    """The holder written in a run file, or None when what is there is not a whole one: JSON with a pid, a host and
+    an ISO start. Reads at most MAX_HOLDER_BYTES; what follows the JSON is the end of a longer step the run wrote
+    before (killed between its write and its truncate: `_write`)."""
+    try:
+        info, _ = json.JSONDecoder().raw_decode(os.pread(fd, MAX_HOLDER_BYTES, 0).decode())
+        int(info["pid"]), str(info["host"]), dt.datetime.fromisoformat(info["started_at"])
+    except (ValueError, KeyError, TypeError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        return None
+    return info
+
+
+def _write(fd: int, holder: dict) -> None:
+    data = json.dumps(holder).encode()
+    os.pwrite(fd, data, 0)
+    # written over, then cut to its length: a run killed between the two leaves a whole holder, then the tail of the
+    # longer one before it (holder_in reads the first); truncated first, it would leave an empty file
+    os.ftruncate(fd, len(data))
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        return os.path.samestat(os.fstat(fd), os.stat(path))
+    except FileNotFoundError:
+        return False
+
+
+def _age(path: Path) -> tuple[float, str]:
+    try:
+        return path.stat().st_mtime, path.name
+    except FileNotFoundError:
+        return float("inf"), path.name
