@@ -99,6 +99,29 @@ def _seconds_up_to(limit: float):
     return parse
 
 
+def summary_lines(result) -> list[str]:
+    """What `hweval run` prints of a run it finished: a line per source, then the run's, which names the sources
+    that are stale (each on its last good data, or none): a run with a stale source does not end looking clean."""
+    lines = []
+    for load in result.loads:
+        if load.status == "stale":
+            lines.append(f"  {load.source_id}: STALE ({load.error}); using "
+                         + (f"the rows of its last good run, the run of {load.stale_since}" if load.stale_since
+                            else "no data from it"))
+        else:
+            lines.append(f"  {load.source_id}: {load.rows_in} rows in, {load.rows_landed} landed, "
+                         f"{load.rows_quarantined} quarantined"
+                         + (f" (unchanged since run {load.reused_from}: reused, not validated again)"
+                            if load.reused_from else ""))
+    landed = sum(load.rows_landed for load in result.loads)
+    quarantined = sum(load.rows_quarantined for load in result.loads)
+    stale = [load.source_id for load in result.loads if load.status == "stale"]
+    lines.append(f"run {result.run_id} as of {result.as_of}: {landed} rows landed, {quarantined} quarantined"
+                 + (f"; {len(stale)} source{'s' if len(stale) > 1 else ''} STALE ({', '.join(stale)}: see above)"
+                    if stale else ""))
+    return lines
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     source_files: dict[str, list[str]] = {}
     for spec in args.source or []:
@@ -185,18 +208,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if settled is not None:
         print(f"hweval: Prefect was asked to cancel the run after its publish had begun: it finished (marked "
               f"{settled.title()})", file=sys.stderr)
-    landed = sum(load.rows_landed for load in result.loads)
-    quarantined = sum(load.rows_quarantined for load in result.loads)
-    for load in result.loads:
-        if load.status == "stale":
-            print(f"  {load.source_id}: STALE ({load.error}); using "
-                  + (f"the rows of its last good run, the run of {load.stale_since}" if load.stale_since else "no data from it"))
-        else:
-            print(f"  {load.source_id}: {load.rows_in} rows in, {load.rows_landed} landed, "
-                  f"{load.rows_quarantined} quarantined"
-                  + (f" (unchanged since run {load.reused_from}: reused, not validated again)" if load.reused_from
-                     else ""))
-    print(f"run {result.run_id} as of {result.as_of}: {landed} rows landed, {quarantined} quarantined")
+    for line in summary_lines(result):
+        print(line)
     print(f"warehouse: {result.warehouse}" + (f" (a copy of the lake's newest snapshot: {lake_config.describe()})"
                                               if lake_config else ""))
     print(f"reports:   {result.reports}/index.md " + (f"(also {result.reports.parent / 'latest'}/)" if result.latest_updated

@@ -40,12 +40,21 @@ class SourceLoad:
 
 
 def last_good_load(con: duckdb.DuckDBPyConnection, source_id: str, as_of: dt.date) -> tuple | None:
-    """(run id, since, data as-of) of the latest run dated `as_of` or earlier that landed this source, whose rows a
-    stale source runs on: a backfill never runs on prices of a date after its own."""
+    """(run id, since, data as-of, rows in) of the latest load dated `as_of` or earlier that landed this source, or
+    that ran on such a load's rows while stale: the rows a stale source runs on (a backfill never runs on prices of a
+    date after its own), and what the table-level checks compare a new batch with. Found through the lines that use
+    it, so that it is still found once a same-date re-run has replaced its own line (a stale re-run of its date).
+
+    Its rows in: as the line says (`used_rows_in`); a line written before that column was kept says it only on the
+    landed line itself."""
     rows = con.execute(
-        "select used_run_id, coalesce(stale_since, as_of), data_as_of from ops.source_loads "
-        "where source_id = ? and used_run_id is not null and as_of <= ? "
-        "order by coalesce(stale_since, as_of) desc, as_of desc limit 1", [source_id, as_of]).fetchall()
+        "select l.used_run_id, coalesce(l.stale_since, l.as_of), l.data_as_of, coalesce("
+        "  l.used_rows_in, case when l.status = 'landed' then l.rows_in end,"
+        "  (select max(g.rows_in) from ops.source_loads g where g.source_id = l.source_id"
+        "   and g.used_run_id = l.used_run_id and g.status = 'landed')) "
+        "from ops.source_loads l where l.source_id = ? and l.used_run_id is not null and l.as_of <= ? "
+        "order by coalesce(l.stale_since, l.as_of) desc, l.as_of desc, l.run_id desc limit 1",
+        [source_id, as_of]).fetchall()
     return rows[0] if rows else None
 
 
@@ -81,7 +90,7 @@ def record_stale(con: duckdb.DuckDBPyConnection, batch: SourceBatch, run_id: str
     `quarantined` (each row with the expectation that rejected it) when every row failed its checks, else, for a
     batch a table-level check rejected, each row with that check and the reason.
     """
-    used_run_id, stale_since, data_as_of = last_good if last_good else (None, None, None)
+    used_run_id, stale_since, data_as_of, used_rows_in = last_good if last_good else (None, None, None, None)
     tag = {"run_id": run_id, "as_of": as_of}
     warehouse.insert_rows(con, "ops.quarantine", quarantined if quarantined is not None else [
         quarantine_row(tag, batch, row, batch.rejected_by, "table_level", batch.error)
@@ -92,7 +101,7 @@ def record_stale(con: duckdb.DuckDBPyConnection, batch: SourceBatch, run_id: str
         **tag, "source_id": batch.source_id, "kind": batch.kind,
         "landed_table": f"raw.{batch.table}", "data_as_of": data_as_of, "files": len(batch.files),
         "rows_in": rows_in, "rows_landed": 0, "rows_quarantined": rows_in, "status": "stale", "error": batch.error,
-        "used_run_id": used_run_id, "stale_since": stale_since,
+        "used_run_id": used_run_id, "stale_since": stale_since, "used_rows_in": used_rows_in,
     }])
     log.warning("%s is stale: %s; using %s", batch.source_id, batch.error,
                 f"the rows of its last good run, the run of {stale_since}" if stale_since else "no data (it never landed)")
@@ -167,6 +176,7 @@ def land_batch(
         "rows_quarantined": load.rows_quarantined,
         "status": "landed",
         "used_run_id": run_id,
+        "used_rows_in": load.rows_in,
         "input_digest": input_digest,
     }])
     log.info("%s: %d rows in, %d landed in raw.%s, %d quarantined",
@@ -185,7 +195,7 @@ def reuse_load(con: duckdb.DuckDBPyConnection, batch: SourceBatch, run_id: str, 
         **tag, "source_id": batch.source_id, "kind": batch.kind, "landed_table": f"raw.{batch.table}",
         "data_as_of": previous.data_as_of, "files": previous.files, "rows_in": previous.rows_in,
         "rows_landed": previous.rows_landed, "rows_quarantined": previous.rows_quarantined, "status": "landed",
-        "used_run_id": previous.used_run_id, "input_digest": previous.input_digest,
+        "used_run_id": previous.used_run_id, "used_rows_in": previous.rows_in, "input_digest": previous.input_digest,
         "reused_from": previous.used_run_id,  # the run that validated and landed them (a chain of reuses ends there)
     }])
     log.info("%s: unchanged since run %s (input digest %s): reused its %d landed and %d quarantined rows, not "
@@ -259,9 +269,8 @@ def price_change_problem(con: duckdb.DuckDBPyConnection, batch: SourceBatch, fac
     if batch.table not in PRICE_KEYS:
         return None
     key, price = PRICE_KEYS[batch.table]
-    last = con.execute("select used_run_id from ops.source_loads where source_id = ? and status = 'landed' "
-                       "and as_of <= ? order by as_of desc, run_id desc limit 1", [batch.source_id, as_of]).fetchall()
-    if not last:
+    last = last_good_load(con, batch.source_id, as_of)
+    if last is None:
         return None
     things = PRICED_THINGS.get(batch.table)
     data = batch.data
@@ -286,7 +295,7 @@ def price_change_problem(con: duckdb.DuckDBPyConnection, batch: SourceBatch, fac
                     select {grouped}, {pick.format(price=price)} as {price} from _batch where {price} > 0 group by all
                 )
                 select median(b.{price} / p.{price}), count(*) from current b join previous p on {same}
-                """, [batch.source_id, last[0][0]]).fetchall()
+                """, [batch.source_id, last[0]]).fetchall()
             if shared and (median > factor or median < 1 / factor):
                 return (f"prices moved {median:.3g}x (median over {shared} {shared_what} with the last good run), "
                         f"more than the {factor:g}x sources.yaml allows (max_price_change): a unit or currency "
@@ -306,15 +315,14 @@ def table_level_problem(con: duckdb.DuckDBPyConnection, catalog: Catalog, batch:
         return "no_rows", "no rows: the source returned nothing"
     if not compare:
         return None
-    last = con.execute(
-        "select rows_in from ops.source_loads where source_id = ? and status = 'landed' and as_of <= ? "
-        "order by as_of desc, run_id desc limit 1", [batch.source_id, as_of]).fetchall()
+    last = last_good_load(con, batch.source_id, as_of)
+    last_rows = last[3] if last else None
     source = catalog.sources.sources[batch.source_id]
     allowed = source.max_row_drop
-    if last and last[0][0] and batch.rows_in < last[0][0] * (1 - allowed):
+    if last_rows and batch.rows_in < last_rows * (1 - allowed):
         return "row_count_drop", (
-            f"{batch.rows_in} rows, {1 - batch.rows_in / last[0][0]:.0%} fewer than the last good run's "
-            f"{last[0][0]} (more than the {allowed:.0%} drop sources.yaml allows; if the change is real, "
+            f"{batch.rows_in} rows, {1 - batch.rows_in / last_rows:.0%} fewer than the last good run's "
+            f"{last_rows} (more than the {allowed:.0%} drop sources.yaml allows; if the change is real, "
             f"`hweval run --accept-changes {batch.source_id}` lands it)")
     if source.max_price_change is not None:
         problem = price_change_problem(con, batch, source.max_price_change, as_of)

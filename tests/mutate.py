@@ -1748,6 +1748,25 @@ MUTATIONS = (
              'f"{type(exc).__name__}: {exc}")\n            answered',
              (f"{KILLED}a_flow_run_unknown_to_this_server_or_a_server_that_does_not_answer_is_logged_and_the_run_"
               "goes_on",)),
+    # a re-run of the date a stale run held back is compared with the same last good load, through the stale line
+    Mutation("table-checks-compare-with-landed-lines-only", "flows/land.py",
+             '"from ops.source_loads l where l.source_id = ? and l.used_run_id is not null and l.as_of <= ? "',
+             '"from ops.source_loads l where l.source_id = ? and l.status = \'landed\' and l.as_of <= ? "',
+             ("tests/test_price_jump.py::test_a_re_run_of_the_date_a_stale_run_held_back_is_compared_with_the_same_"
+              "last_good_load",)),
+    Mutation("stale-line-without-its-last-good-rows-in", "flows/land.py",
+             '"stale_since": stale_since, "used_rows_in": used_rows_in,', '"stale_since": stale_since,',
+             ("tests/test_price_jump.py::test_a_re_run_of_the_date_a_stale_run_held_back_is_compared_with_the_same_"
+              "last_good_load",)),
+    Mutation("old-stale-line-not-compared", "flows/land.py",
+             '"  (select max(g.rows_in) from ops.source_loads g where g.source_id = l.source_id"\n'
+             '        "   and g.used_run_id = l.used_run_id and g.status = \'landed\')) "',
+             '"  null) "',
+             ("tests/test_price_jump.py::test_a_stale_line_from_before_used_rows_in_is_compared_with_its_landed_loads_"
+              "rows",)),
+    Mutation("run-summary-without-its-stale-sources", "flows/cli.py", "                    if stale else \"\"))",
+             "                    if False else \"\"))",
+             ("tests/test_cli.py::test_the_run_summary_names_the_stale_sources_in_its_last_line",)),
     # a service's energy per successful request is the work at full load; its provisioned month is every instance
     Mutation("a-services-energy-column-without-its-basis", "flows/report_templates.py",
              'SERVING_WORK_BASIS = " at full load, idle not counted"', 'SERVING_WORK_BASIS = ""',

@@ -147,6 +147,29 @@ def test_run_prints_where_the_warehouse_and_reports_are(prefect_server, tmp_path
     assert "│" in capsys.readouterr().out
 
 
+def test_the_run_summary_names_the_stale_sources_in_its_last_line():
+    """A run with stale sources (exit status 0 while within their max_stale_days) must not end on a line that reads
+    as a clean run: the last line counts and names them. Rows: 3 + 0 + 0 landed, 1 + 4 + 0 quarantined."""
+    from flows.cli import summary_lines
+    from flows.land import SourceLoad
+    from flows.nightly import RunResult
+
+    loads = [SourceLoad("aws_pricing", "aws_pricing", 4, 3, 1),
+             SourceLoad("aws_spot", "aws_spot", 4, 0, 4, "stale", "prices moved 10x", dt.date(2026, 11, 29)),
+             SourceLoad("price_sheet", "price_sheet", 0, 0, 0, "stale", "SourceFormatError: sheet.yaml", None)]
+    result = RunResult("2026-11-30-0a1b2c3d", AS_OF, Path("w.duckdb"), Path("r/2026-11-30"), loads, True)
+    assert summary_lines(result) == [
+        "  aws_pricing: 4 rows in, 3 landed, 1 quarantined",
+        "  aws_spot: STALE (prices moved 10x); using the rows of its last good run, the run of 2026-11-29",
+        "  price_sheet: STALE (SourceFormatError: sheet.yaml); using no data from it",
+        "run 2026-11-30-0a1b2c3d as of 2026-11-30: 3 rows landed, 5 quarantined; 2 sources STALE (aws_spot, "
+        "price_sheet: see above)"]
+    assert summary_lines(RunResult("r", AS_OF, Path("w"), Path("r"), loads[1:2], True))[-1] == (
+        "run r as of 2026-11-30: 0 rows landed, 4 quarantined; 1 source STALE (aws_spot: see above)")
+    assert summary_lines(RunResult("r", AS_OF, Path("w"), Path("r"), loads[:1], True))[-1] == (
+        "run r as of 2026-11-30: 3 rows landed, 1 quarantined")
+
+
 def test_sources_lists_each_source_with_what_it_reads_and_its_last_good_fetch(flow_run, capsys):
     assert main(["sources", "--warehouse", str(flow_run.warehouse)]) == 0
     out = capsys.readouterr().out

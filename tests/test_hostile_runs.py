@@ -104,6 +104,8 @@ def test_a_broken_offer_file_keeps_the_aws_on_demand_offers_of_the_last_good_run
     # the source the offer file replaced for this run stands in with its last good rows, and says so
     assert lines["aws_pricing"] == ("  aws_pricing: STALE (not read in this run: --source aws_offer_file replaced it "
                                     "and failed); using the rows of its last good run, the run of 2026-11-30")
+    # and the run's own line says so (not a clean "N rows landed, M quarantined")
+    assert "; 2 sources STALE (aws_offer_file, aws_pricing: see above)" in hostile_run.out
     offers = query(hostile_run.root, "select as_of, offer_id, usd_per_hour, price_as_of from marts.offers "
                                      "where cloud = 'aws' and pricing_term = 'on_demand' order by as_of, offer_id")
     before = [(o["offer_id"], o["usd_per_hour"], o["price_as_of"]) for o in offers if o["as_of"] == AS_OF]

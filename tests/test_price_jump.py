@@ -76,6 +76,39 @@ def test_a_backfill_is_checked_against_the_last_load_on_or_before_its_date(fresh
     assert load.status == "stale" and "prices moved 3.63x (median over 1 prices shared" in load.error
 
 
+def test_a_re_run_of_the_date_a_stale_run_held_back_is_compared_with_the_same_last_good_load(fresh_db, catalog):
+    """A run lands 4 prices on 11-30; a re-run of 11-30 with every price 10x is held back (stale, on the first run's
+    rows) and its line replaces the first run's. Re-run again with the same input, it is compared with those same
+    rows, through the stale line: still held back. So is a row-count drop (1 row against 4: 75% fewer, past the 50%
+    sources.yaml allows), the second time as the first."""
+    assert catalog.sources.sources["aws_pricing"].max_row_drop == 0.5
+    good = {"p5.48xlarge": "55.04", "p4d.24xlarge": "21.957642", "g6.2xlarge": "0.9776", "p5en.48xlarge": "63.296"}
+    land_all(fresh_db, catalog, [batch(good, DAY2)], "first", DAY2)
+    tenfold = {t: str(float(usd) * 10) for t, usd in good.items()}  # 550.4 / 55.04 = 10, ...: median 10
+    for run_id in ("second", "third"):
+        [load] = land_all(fresh_db, catalog, [batch(tenfold, DAY2)], run_id, DAY2)
+        assert (load.status, load.stale_since) == ("stale", DAY2), run_id
+        assert "prices moved 10x (median over 4 prices shared with the last good run)" in load.error, run_id
+    for run_id in ("fourth", "fifth"):
+        [load] = land_all(fresh_db, catalog, [batch({"p5.48xlarge": "55.04"}, DAY2)], run_id, DAY2)
+        assert load.status == "stale", run_id
+        assert load.error.startswith("1 rows, 75% fewer than the last good run's 4 (more than the 50% drop"), run_id
+    used = warehouse.fetch_dicts(fresh_db, "select used_run_id, used_rows_in, status from ops.source_loads")
+    assert used == [{"used_run_id": "first", "used_rows_in": 4, "status": "stale"}]  # the models read run 1's rows
+
+
+def test_a_stale_line_from_before_used_rows_in_is_compared_with_its_landed_loads_rows(fresh_db, catalog):
+    """A warehouse written before ops.source_loads kept used_rows_in: a stale line without it (null) is compared
+    with the rows in of the landed line of the run it runs on (4), on a later date."""
+    good = {"p5.48xlarge": "55.04", "p4d.24xlarge": "21.957642", "g6.2xlarge": "0.9776", "p5en.48xlarge": "63.296"}
+    land_all(fresh_db, catalog, [batch(good, DAY1)], "first", DAY1)
+    land_all(fresh_db, catalog, [batch({t: str(float(u) * 10) for t, u in good.items()}, DAY2)], "second", DAY2)
+    fresh_db.execute("update ops.source_loads set used_rows_in = null")
+    day3 = DAY2 + dt.timedelta(days=1)
+    [load] = land_all(fresh_db, catalog, [batch({"p5.48xlarge": "55.04"}, day3)], "third", day3)
+    assert load.error.startswith("1 rows, 75% fewer than the last good run's 4"), load.error
+
+
 def test_model_api_prices_that_moved_under_new_skus_are_compared_by_model_region_and_direction(fresh_db, catalog):
     """The embedded Bedrock prices (four: Llama 3.1 8B and 70B, input and output) a day later, all 1,000x (a feed
     that switched from per-1K-token to per-token prices) under renumbered SKUs and rate codes: no identity shared,

@@ -33,7 +33,9 @@ create table if not exists ops.source_loads (
     used_run_id varchar,              -- the run whose landed rows of this source the models read
     stale_since date,                 -- as-of date of the last good data a stale source runs on
     input_digest varchar,             -- digest of the batch as read and of what validating it depends on (reuse.py)
-    reused_from varchar               -- a run whose validated, landed rows this one reused (same input_digest)
+    reused_from varchar,              -- a run whose validated, landed rows this one reused (same input_digest)
+    used_rows_in bigint               -- rows_in of the load whose rows the models read (used_run_id's): what the next
+                                      -- run's row-count check compares with, kept on a stale line too
 );
 create table if not exists ops.quarantine (
     run_id varchar not null,
