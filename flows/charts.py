@@ -75,9 +75,11 @@ limit $limit
 """
 
 # the excluded offers cheaper per chip-hour than any ranked candidate: the cheapest chip-hour the scatter marks is then
-# the cheapest of those ranked, as the Decision says it (marts.decisions)
+# the cheapest of those ranked, as the Decision says it (marts.decisions); and whether its error band overlaps the
+# pick's, so that it may be the cheaper one (the Decision says that too)
 CHEAPER_EXCLUDED_SQL = """
-select cheaper_excluded_offers from marts.decisions where as_of = $as_of and workload_id = $workload_id
+select cheaper_excluded_offers, chip_hour_pick_may_cost_less
+from marts.decisions where as_of = $as_of and workload_id = $workload_id
 """
 
 HISTORY_SQL = """
@@ -144,10 +146,12 @@ def workload_charts(con: duckdb.DuckDBPyConnection, as_of: dt.date, workload_id:
         return []
     top = relations.fetch_frame(con, TOP_CANDIDATES_SQL, params | {"limit": TOP_BARS})
     history = relations.fetch_frame(con, HISTORY_SQL, params | {"limit": HISTORY_RUNS})
-    cheaper_excluded = relations.fetch_frame(con, CHEAPER_EXCLUDED_SQL, params)["cheaper_excluded_offers"].sum()
+    decision = relations.fetch_frame(con, CHEAPER_EXCLUDED_SQL, params)
+    cheaper_excluded = decision["cheaper_excluded_offers"].sum()
+    may_cost_less = bool(decision["chip_hour_pick_may_cost_less"].any())
     charts = [
         make_chart(f"{workload_id}-outcome-vs-chip-hour.png", outcome_vs_chip_hour_title(workload_id, candidates),
-                   outcome_vs_chip_hour_caption(candidates, cheaper_excluded), candidates,
+                   outcome_vs_chip_hour_caption(candidates, cheaper_excluded, may_cost_less), candidates,
                    outcome_vs_chip_hour_figure),
         make_chart(f"{workload_id}-top-candidates.png", top_candidates_title(workload_id, top),
                    top_candidates_caption(top, candidates.height), top, top_candidates_figure),
@@ -177,9 +181,11 @@ def outcome_vs_chip_hour_title(workload_id: str, candidates: pl.DataFrame) -> st
     return f"{workload_id}: {outcome_unit(candidates)} against USD per chip-hour, {candidates.height} candidates"
 
 
-def outcome_vs_chip_hour_caption(candidates: pl.DataFrame, cheaper_excluded: int = 0) -> str:
+def outcome_vs_chip_hour_caption(candidates: pl.DataFrame, cheaper_excluded: int = 0,
+                                 may_cost_less: bool = False) -> str:
     """`cheaper_excluded`: the offers cheaper per chip-hour that the workload excludes; the cheapest chip-hour is then
-    said to be of the ranked candidates, as the Decision says it."""
+    said to be of the ranked candidates, as the Decision says it. `may_cost_less`: the cheapest chip-hour's error band
+    overlaps the pick's (marts.decisions chip_hour_pick_may_cost_less): its multiple is not settled, and said so."""
     pick, cheapest = pick_row(candidates), cheapest_chip_hour_row(candidates)
     among = " among the ranked candidates" if cheaper_excluded else ""
     excluded = (f"; {plural(cheaper_excluded, 'offer')} cheaper per chip-hour "
@@ -189,8 +195,9 @@ def outcome_vs_chip_hour_caption(candidates: pl.DataFrame, cheaper_excluded: int
     if cheapest["candidate_id"] == pick["candidate_id"]:
         return text + f" and is also the cheapest chip-hour{among}{excluded}."
     per_outcome = outcome_unit(candidates).removeprefix("USD ")
+    unsettled = " (the ranges overlap: it may be cheaper)" if may_cost_less else ""
     return (text + f"; the cheapest chip-hour{among}, {regional_offer_label(cheapest)}, costs "
-            f"{as_times(cheapest['outcome_value'], pick['outcome_value'])} as much {per_outcome}{excluded}.")
+            f"{as_times(cheapest['outcome_value'], pick['outcome_value'])} as much {per_outcome}{unsettled}{excluded}.")
 
 
 def outcome_vs_chip_hour_figure(candidates: pl.DataFrame, title: str) -> Figure:

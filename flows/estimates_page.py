@@ -75,8 +75,9 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date,
                        percent(r["calibrated_median"]), percent(r["calibrated_worst"]),
                        percent(r["uncalibrated_median"]), percent(r["uncalibrated_worst"]),
                        percent(r["without_comm_median"])] for r in summary],
-        factor_rows=[[f["phase"], f["accelerator_id"], f["precision_class"], f["model_id"], num(f["factor"], 2),
-                      f"{count(f['measurements'])} ({count(f['setups'])})", f["measured_by"],
+        factor_rows=[[f["phase"], f["accelerator_id"], _factor_precision(f), f["model_id"], num(f["factor"], 2),
+                      f"{count(f['measurements'])} ({count(f['setups'])}"
+                      + ("; not back-tested)" if f["loo_comparisons"] == 0 else ")"), f["measured_by"],
                       f"{num(f['min_ratio'], 2)} to {num(f['max_ratio'], 2)}",
                       "yes" if f["exceeds_peak"] else "no"] for f in factors],
         comparison_rows=[[c["phase"], c["accelerator_id"], _precision_shown(c), c["model_id"], count(c["chips"]),
@@ -85,6 +86,15 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date,
                           percent(c["loo_ratio"] - 1), c["unit"],
                           benchmark_label(c)] for c in comparisons[:COMPARISONS_LISTED]])
     return {"estimates.md": page} | ({chart.file_name: chart} if chart else {}), goals
+
+
+def _factor_precision(factor: dict) -> str:
+    """A serving factor's precision class, and the precisions its measurements declared where they are named otherwise
+    (fp16 results fit the bf16 class's factor: the comparisons below say fp16); training factors are '*'."""
+    measured = factor["measured_precisions"]
+    if factor["phase"] == "training" or measured in (None, factor["precision_class"]):
+        return factor["precision_class"]
+    return f"{factor['precision_class']} ({measured} results)"
 
 
 def _precision_shown(comparison: dict) -> str:

@@ -34,13 +34,17 @@ OUTCOME_LABELS = {
 # the units ("kWh per completed run") split into what an outcome is counted in and what it is per
 OUTCOME_CURRENCY = {metric: unit.split(" per ", 1)[0] for metric, unit in PAGE_UNITS.items()}
 PER_OUTCOME = {metric: "per " + unit.split(" per ", 1)[1] for metric, unit in PAGE_UNITS.items()}
+# beside the likely range of a calibrated row whose factor no leave-one-out comparison tested (marts.rankings
+# band_untested: the factor comes from one setup, so the band is the family's spread, never checked on this chip)
+UNTESTED_BAND = "not back-tested: factor from one setup"
 
 
 def _environment(markdown: bool) -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES_DIR), undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
     env.filters.update(FILTERS)
-    env.globals.update(OUTCOME_LABELS=OUTCOME_LABELS, PER_OUTCOME=PER_OUTCOME, OUTCOME_CURRENCY=OUTCOME_CURRENCY)
+    env.globals.update(OUTCOME_LABELS=OUTCOME_LABELS, PER_OUTCOME=PER_OUTCOME, OUTCOME_CURRENCY=OUTCOME_CURRENCY,
+                       UNTESTED_BAND=UNTESTED_BAND)
     if not markdown:  # notifications are plain text: nothing to escape
         for name in ("md", "md_line", "code"):
             env.filters[name] = lambda text: "—" if text is None else str(text)

@@ -22,6 +22,7 @@ from flows.report_templates import (
     MARKDOWN,
     OUTCOME_LABELS,
     PLAIN_TEXT,
+    UNTESTED_BAND,
     benchmark_label,
     csv_text,
     link,
@@ -186,10 +187,12 @@ def _inference_rows(ranking: list[dict], costs: dict[str, dict], offline: bool) 
 
 
 def likely_range(r: dict) -> str:
-    """An estimate's error band from the back-test, as `low to high`; a measured row (no band) gets a dash."""
+    """An estimate's error band from the back-test, as `low to high`; a measured row (no band) gets a dash. A calibrated
+    row whose factor no leave-one-out comparison tested (band_untested) says so beside it."""
     if r.get("outcome_low") is None or r.get("outcome_high") is None:
         return "—"
-    return f"{usd(r['outcome_low'])} to {usd(r['outcome_high'])}"
+    untested = f" ({UNTESTED_BAND})" if r.get("band_untested") else ""
+    return f"{usd(r['outcome_low'])} to {usd(r['outcome_high'])}{untested}"
 
 
 def _top_rows(ranking: list[dict]) -> list[list[str]]:
@@ -239,6 +242,37 @@ def _basis_by_family(rows: list[dict]) -> list[tuple[str, list[str]]]:
     for r in rows:
         by_family.setdefault(r["family"], set()).add(r["basis"])
     return [(family, sorted(bases, key=BASES.index)) for family, bases in sorted(by_family.items())]
+
+
+# A ranked precision the workload does not list by name but ranks as one it lists (precision_class in sql/macros.sql:
+# fp16 counts as bf16), with the precisions it lists (as the exclusion reasons write them) and the width they share
+PRECISION_ALIASES_SQL = """
+with listed as (
+    select workload_id, string_agg(precision, ', ' order by precision) as listed_precisions
+    from catalog.workload_precisions
+    group by workload_id
+)
+select distinct ranked.workload_id, listed.listed_precisions, ranked.precision as ranked_precision,
+    accepted.precision as listed_precision, cast(bytes_per_value(ranked.precision) * 8 as integer) as bits
+from marts.rankings as ranked
+inner join catalog.workload_precisions as accepted
+    on accepted.workload_id = ranked.workload_id and accepted.precision <> ranked.precision
+    and precision_class(accepted.precision) = precision_class(ranked.precision)
+inner join listed on listed.workload_id = ranked.workload_id
+where ranked.as_of = ? and not exists (
+    select 1 from catalog.workload_precisions as named
+    where named.workload_id = ranked.workload_id and named.precision = ranked.precision)
+order by ranked.workload_id, ranked_precision, listed_precision
+"""
+
+
+def _precision_aliases(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, dict]:
+    """Workload id -> the precisions it lists and the ranked precisions that count as one of them (fp16 as bf16), for
+    the one sentence of its page that says so; none where every ranked precision is listed by name."""
+    aliases: dict[str, dict] = {}
+    for r in fetch_dicts(con, PRECISION_ALIASES_SQL, [as_of]):
+        aliases.setdefault(r["workload_id"], {"listed": r["listed_precisions"], "aliases": []})["aliases"].append(r)
+    return aliases
 
 
 def _excluded(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, tuple[int, list[list[str]], dict]]:
@@ -334,12 +368,14 @@ def ranking_csv(con: duckdb.DuckDBPyConnection, as_of: dt.date, workload_id: str
 
 
 def _extra_cost(decision: dict | None) -> str:
-    """What picking the cheapest chip-hour costs more per outcome, for the index's workload table."""
+    """What picking the cheapest chip-hour costs more per outcome, for the index's workload table; not settled where its
+    error band overlaps the pick's (marts.decisions chip_hour_pick_may_cost_less), as the Decision says."""
     if decision is None:
         return "—"
     if decision["is_chip_hour_pick_same_offer"]:
         return "nothing (same offer)"
-    return f"{signed_usd(decision['chip_hour_pick_extra_usd'])} ({ratio(decision['chip_hour_pick_ratio'])})"
+    unsettled = "; may be cheaper: the ranges overlap" if decision.get("chip_hour_pick_may_cost_less") else ""
+    return f"{signed_usd(decision['chip_hour_pick_extra_usd'])} ({ratio(decision['chip_hour_pick_ratio'])}{unsettled})"
 
 
 def _source_status(load: dict) -> str:
@@ -384,7 +420,7 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
         "group by all", [as_of]).fetchall()}
     bases = fetch_dicts(con, "select distinct workload_id, family, basis from marts.rankings where as_of = ?", [as_of])
     reversals, utilization = reversal_pairs(con, as_of), _utilization(con, as_of, workloads)
-    exclusions = _excluded(con, as_of)
+    exclusions, precision_aliases = _excluded(con, as_of), _precision_aliases(con, as_of)
     decisions = {d["workload_id"]: d for d in fetch_dicts(
         con, "select * from marts.decisions where as_of = ?", [as_of])}
     api_comparisons: dict[str, list[dict]] = {}
@@ -447,6 +483,7 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
         cpu_baseline = cpu_baselines.get(workload_id)
         page = {"w": w, "ranking": ranking, "ranked": ranked, "excluded": excluded, "excluded_rows": excluded_rows,
                 "excluded_left_out": excluded_left_out, **common, "cpu_baseline": cpu_baseline,
+                "precisions": precision_aliases.get(workload_id),
                 "cpu_label": OUTCOME_LABELS.get(cpu_baseline["outcome_metric"]) if cpu_baseline else None,
                 "best_changes": [c for c in best_changes if c["workload_id"] == workload_id]}
         # a market change the page's best-offer line already names (its reason) is not counted again among the rest

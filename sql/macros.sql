@@ -330,6 +330,15 @@ create or replace macro lifetime_usd(training_usd, months, monthly_inference_usd
 create or replace macro inference_share(training_usd, months, monthly_inference_usd) as
     months::double * monthly_inference_usd::double / lifetime_usd(training_usd, months, monthly_inference_usd);
 
+-- ---------------------------------------------------------------- decisions
+-- Whether a candidate ranked ahead on its figure (`lead_value`, band high end `lead_high`) may not be the cheaper of
+-- two: its band's high end reaches the other's low end (a measured figure, with no band, counts as its value), and
+-- at least one of them has a band (two measured figures are told apart). The decisions' one rule for "too close to
+-- call" (the runner-up) and for a cheapest chip-hour that may cost less than the pick; false where the other is null.
+create or replace macro bands_overlap(lead_value, lead_high, other_value, other_low) as
+    coalesce(coalesce(lead_high, lead_value) >= coalesce(other_low, other_value)
+             and (lead_high is not null or other_low is not null), false);
+
 
 -- reversal_counts(t): each row of the relation named t (a table, or a CTE of the query; columns workload_id,
 -- candidate_id unique within a workload, outcome_value, usd_per_chip_hour) with `reversals`, the rows of its

@@ -117,6 +117,16 @@ HAND_MADE_CHANGES = ("tests/test_changes.py::test_changes_of_hand_made_days_name
 HAND_MADE_WHAT_CHANGED = "tests/test_changes.py::test_what_changed_on_hand_made_days_says_each_change_in_words"
 SAME_TO_THE_DIGIT = ("tests/test_reports.py::test_a_runner_up_equal_to_the_digits_shown_and_a_price_no_run_refreshed_"
                      "are_said_so")
+CHIP_HOUR_MAY_BE_CHEAPER = ("tests/test_reports.py::test_the_cheapest_chip_hour_that_may_be_cheaper_is_said_so_in_the_"
+                            "mart_the_index_table_and_the_chart")
+CHIP_HOUR_SENTENCE = ("tests/test_reports.py::test_the_cheapest_chip_hour_gives_its_likely_range_and_says_where_it_may_"
+                      "be_cheaper")
+FP16_AS_BF16 = ("tests/test_reports.py::test_a_page_that_ranks_fp16_says_once_that_it_counts_as_the_bf16_its_"
+                "workload_lists")
+UNTESTED_BAND_MART = ("tests/test_calibration.py::test_a_calibrated_row_whose_factor_no_leave_one_out_comparison_"
+                      "tested_says_its_band_is_untested")
+UNTESTED_BAND_PAGE = ("tests/test_reports.py::test_a_calibrated_row_whose_factor_comes_from_one_setup_says_its_range_"
+                      "is_not_back_tested")
 # no Prefect server of their own but one test's session server (the real API answering the warm-up)
 SERVER_TESTS = ("tests/test_prefect_server.py",)
 # one whole run (the session's flow_run), then schema analytics kept or made again on a copy of its warehouse
@@ -1798,6 +1808,24 @@ MUTATIONS = (
              "case when replace(hours_text(h), ',', '')::double > deadline", "case when true", (DEADLINE_REASONS,
                                 "tests/test_macros.py::test_a_deadline_is_written_as_declared_and_the_hours_past_it_"
                                 "always_more")),
+    # a review of the published pages: the cheapest chip-hour's extra cost said as settled though its range reaches the
+    # pick's; fp16 picks not explained against the precisions a workload lists; a calibrated band never tested
+    Mutation("cheapest-chip-hour-overlapping-the-pick-not-found", "sql/marts/decisions.sql",
+             "            and bands_overlap(picks.outcome_value, picks.outcome_high,\n"
+             "                              chip_hour_picks.outcome_value, chip_hour_picks.outcome_low)\n",
+             "            and false\n",
+             (CHIP_HOUR_MAY_BE_CHEAPER, "tests/test_charts.py::test_captions_say_what_to_read")),
+    Mutation("cheapest-chip-hour-said-settled-in-the-decision", SENTENCES,
+             "{%- if d.chip_hour_pick_may_cost_less is defined and d.chip_hour_pick_may_cost_less %}",
+             "{%- if false %}", (CHIP_HOUR_SENTENCE,)),
+    Mutation("fp16-counted-as-bf16-unsaid-on-the-page", "flows/reports.py",
+             '"precisions": precision_aliases.get(workload_id),', '"precisions": None,', (FP16_AS_BF16,)),
+    Mutation("fitted-factor-precision-without-its-results-precision", ESTIMATES_PAGE,
+             'f["accelerator_id"], _factor_precision(f),', 'f["accelerator_id"], f["precision_class"],',
+             (FP16_AS_BF16,)),
+    Mutation("calibrated-band-from-one-setup-claimed-tested", "sql/marts/rankings.sql",
+             "coalesce(bands.low_ratio is not null and calibration.loo_comparisons = 0, false) as band_untested",
+             "false as band_untested", (UNTESTED_BAND_MART, UNTESTED_BAND_PAGE)),
 )
 
 

@@ -292,3 +292,47 @@ def test_own_training_runs_calibrate_before_mlperf(fresh_db, catalog, tmp_path):
     [row] = fetch_dicts(fresh_db, "select basis, mfu from marts.training_costs "
                                   "where workload_id = 'llama31-8b-pretrain-1t'")
     assert (row["basis"], row["mfu"]) == ("calibrated", pytest.approx(0.429788, abs=1e-6))
+
+
+def test_a_calibrated_row_whose_factor_no_leave_one_out_comparison_tested_says_its_band_is_untested(
+        fresh_db, catalog):
+    """A factor fitted on one setup can never be predicted leave-one-out: its calibrated rows carry the family's
+    calibrated band (other chips' back-test), marked band_untested, and the decision says "not back-tested"."""
+    land(fresh_db, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(
+        aws_product("p5.48xlarge", "55.0400000000", sku="A000000000000001"),
+        aws_product("p5en.48xlarge", "63.2960000000", sku="A000000000000002"),
+    ))]), RUN, AS_OF)
+    land(fresh_db, catalog, "mlperf_inference", mlperf_inference.result_rows([
+        # the H100: two submissions, each predicted from the other (3,000 and 3,300 tokens/s a chip)
+        result("a", 3000.0, submitter="Acme"),
+        result("b", 3300.0, submitter="Beta"),
+        # the H200: one submission's -99 and -99.9 Offline results of one system (4,000 and 3,900 tokens/s a chip):
+        # one setup; no Server result, so llama2-70b-chat's H200 rows are estimates
+        mlperf_inference_result("c", "NVIDIA H200-SXM-141GB", "llama2-70b-99", "Offline", 8 * 4000.0)
+        | {"Submitter": "Gamma"},
+        mlperf_inference_result("d", "NVIDIA H200-SXM-141GB", "llama2-70b-99.9", "Offline", 8 * 3900.0)
+        | {"Submitter": "Gamma"},
+    ], "s.json"), RUN, AS_OF)
+    con = fresh_db
+    con.execute("update catalog.mlperf_inference_tasks set output_tokens = 300 where task = 'llama2-70b'")
+    con.execute("update catalog.accelerators set link_gb_per_s = null")
+    transform.build_models(con, RUN, AS_OF)
+    factors = {r["accelerator_id"]: r for r in fetch_dicts(
+        con, "select * from marts.estimate_calibration where phase = 'serving'")}
+    # the H100's two comparisons each predicted from the other setup; the H200's two, of one setup, by none
+    assert {a: (f["setups"], f["loo_comparisons"], f["measured_precisions"]) for a, f in factors.items()} == {
+        "h100-sxm-80gb": (2, 2, "fp16"), "h200-sxm-141gb": (1, 0, "fp16")}
+    rows = {(r["instance_type"], r["workload_id"]): r for r in fetch_dicts(
+        con, "select * from marts.rankings where basis = 'calibrated' and precision = 'bf16'")}
+    # llama2-70b-chat has no Server result of either chip: its bf16 rows on both are calibrated, each with the GPU
+    # serving calibrated band, the H100's leave-one-out cost ratios 3,000 / 3,300 = 0.909091 and 3,300 / 3,000 = 1.1
+    # (the H200's comparisons were predicted by nothing)
+    for key in [("p5.48xlarge", "llama2-70b-chat"), ("p5en.48xlarge", "llama2-70b-chat")]:
+        row = rows[key]
+        assert row["outcome_low"] == pytest.approx(row["outcome_value"] * 3000 / 3300, rel=1e-6), key
+        assert row["outcome_high"] == pytest.approx(row["outcome_value"] * 1.1, rel=1e-6), key
+    # tested on the H100, never on the H200
+    assert not rows[("p5.48xlarge", "llama2-70b-chat")]["band_untested"]
+    assert rows[("p5en.48xlarge", "llama2-70b-chat")]["band_untested"]
+    assert fetch_dicts(con, "select count(*) as n from marts.rankings where band_untested "
+                            "and accelerator_id <> 'h200-sxm-141gb'") == [{"n": 0}]

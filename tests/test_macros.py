@@ -290,6 +290,28 @@ def test_lifetime_cost_and_inference_share(fresh_db):
     assert value(fresh_db, "inference_share(100000, 12, 50000)") == pytest.approx(0.857142, abs=1e-6)
 
 
+def test_bands_overlap_where_the_leaders_high_end_reaches_the_others_low_end(fresh_db):
+    """The decisions' one rule for "too close to call" and for a cheapest chip-hour that may cost less than the pick
+    (bands_overlap(lead value, lead high, other value, other low))."""
+    cases = {
+        # the review's gpt3-175b-pretrain: the pick's 531.15 (high end 676.34) against trn1's 804.60, whose band
+        # reaches down to 359.31: 676.34 >= 359.31, overlap
+        "531.15, 676.34, 804.60, 359.31": True,
+        # a measured pick (no band, 0.116) against an estimate reaching down to 0.075: 0.116 >= 0.075
+        "0.116, null, 0.338, 0.075": True,
+        # a band that stops short: 676.34 < 700
+        "531.15, 676.34, 804.60, 700.0": False,
+        # an estimated pick whose high end 600 reaches a measured 561.37 (no band: its value)
+        "531.15, 600.0, 561.37, null": True,
+        # two measured figures are told apart, however close
+        "531.15, null, 531.16, null": False,
+        # no other candidate
+        "531.15, 676.34, null, null": False,
+    }
+    got = {args: value(fresh_db, f"bands_overlap({args})") for args in cases}
+    assert got == cases
+
+
 PAIRWISE_REVERSALS = """
 select better.workload_id, better.candidate_id, count(worse.candidate_id) as reversals
 from cands as better

@@ -30,7 +30,7 @@ TRAINING_DECISION = (
     "workload on tpu-v6e (gcp tpu-v6e-8) would settle it. The runner-up's spot price is us-east-1a's, the cheapest "
     "of 2 zones (at the dearest, 21.15 USD/h, it would cost 1,159.47). Choosing the cheapest chip-hour, aws "
     "trn1.32xlarge (us-east-1, spot, bf16, estimated) at 0.152 USD per chip-hour, would cost 1.51x per completed run: "
-    "+273.45 USD.")
+    "+273.45 USD (804.60, likely 359.31 to 825.08: it may be cheaper than the pick).")
 
 
 def _ranking_row(page: str, rank: int, offer: str, term: str) -> list[str]:
@@ -50,17 +50,21 @@ def test_the_index_opens_with_a_decision_per_workload_and_the_money_of_the_hourl
     # another offer, p5.48xlarge spot at 561.37 (measured; 64 instances redo 64 x 0.2 / 730 x 0.75 = 1.315% of the
     # run): 561.37 / 531.15 - 1 = 0.057, "5.7% more", and inside the pick's range: too close to call; the cheapest
     # chip-hour (chip-hour rank 1) is trn1.32xlarge spot at 0.152 USD and 804.60 per run: 804.60 - 531.15 = +273.45
-    # USD, 804.60 / 531.15 = 1.51x
+    # USD, 804.60 / 531.15 = 1.51x; an uncalibrated Trainium estimate, its likely range is the training back-test's
+    # uncalibrated cost ratios (every family's: Trainium has none), 804.60 x 0.446566 = 359.31 to 804.60 x 1.025459 =
+    # 825.08, whose low end is below the pick's high end 676.34 (even below its 531.15): it may be the cheaper one
     assert _ranking_row(gpt3, 1, "gcp tpu-v6e-8", "spot")[9:11] == ["531.15", "407.17 to 676.34"]
     assert _ranking_row(gpt3, 2, "aws p5.48xlarge", "spot")[9] == "561.37"
     trn1 = _ranking_row(gpt3, 4, "aws trn1.32xlarge", "spot")
-    assert (trn1[5], trn1[6], trn1[9]) == ("0.152", "1", "804.60")
+    assert (trn1[5], trn1[6], trn1[9], trn1[10]) == ("0.152", "1", "804.60", "359.31 to 825.08")
     assert TRAINING_DECISION in index
     # llama2-70b-chat: a3-highgpu-8g on demand 604.18 USD per million successful requests; the cheapest chip-hour,
     # inf2.48xlarge on demand at 1.082 USD, serves it for 1,639.05: 1,639.05 - 604.18 = +1,034.87; 1,639.05 / 604.18
     # = 2.71x; the runner-up Azure ND96isr_MI300X_v5 on demand (MLPerf v5.1 Server, at its unverified 48.00 USD/h) at
     # 673.40: 673.40 / 604.18 - 1 = 0.115, "11% more"; it is the cheapest chip-hour of those ranked: inf2.xlarge
-    # (0.758) and g6.2xlarge (0.978) on demand are cheaper, and excluded (the 70B does not fit one chip)
+    # (0.758) and g6.2xlarge (0.978) on demand are cheaper, and excluded (the 70B does not fit one chip); inf2.48xlarge
+    # is an uncalibrated estimate: 1,639.05 x 0.223161 = 365.77 to 1,639.05 x 2.399605 = 3,933.07 (the GPU serving
+    # back-test's uncalibrated cost ratios, lent to Inferentia), reaching below the measured pick's 604.18
     chat = (flow_run.reports / "llama2-70b-chat.md").read_text()
     inf2 = next(line for line in chat.split("## Full ranking", 1)[1].splitlines()
                 if line.startswith("| ") and "| aws inf2.48xlarge |" in line and "| bf16 |" in line)
@@ -71,12 +75,14 @@ def test_the_index_opens_with_a_decision_per_workload_and_the_money_of_the_hourl
             "(price from azure_retail as of 2026-09-27; benchmark as of 2025-09-09), 11% more. **The runner-up's price "
             "is unverified** (catalogs/sources.yaml "
             "says why). Choosing the cheapest chip-hour among the ranked candidates, "
-            "aws inf2.48xlarge (us-east-1, on_demand, bf16, estimated) at 1.082 USD per chip-hour, would cost 2.71x per million successful "
-            "requests: +1,034.87 USD. 2 offers cheaper per chip-hour are excluded, the cheapest aws inf2.xlarge "
+            "aws inf2.48xlarge (us-east-1, on_demand, bf16, estimated) at 1.082 USD per chip-hour, would cost 2.71x "
+            "per million successful requests: +1,034.87 USD (1,639.05, likely 365.77 to 3,933.07: it may be cheaper "
+            "than the pick). 2 offers cheaper per chip-hour are excluded, the cheapest aws inf2.xlarge "
             "(us-east-1, on_demand) at 0.758 USD per chip-hour (138 GB of bf16 weights + KV cache need 5 chips of "
             "34.36 GB (90% usable); inf2.xlarge has 1).") in index
     assert ("| [gpt3-175b-pretrain](gpt3-175b-pretrain.md) | training | completed-run USD | gcp tpu-v6e-8 (spot, "
-            "tpu-v6e) | 531.15 | calibrated | aws trn1.32xlarge (spot, 0.152) | +273.45 (1.51x) |") in index
+            "tpu-v6e) | 531.15 | calibrated | aws trn1.32xlarge (spot, 0.152) | +273.45 (1.51x; may be cheaper: the "
+            "ranges overlap) |") in index
     assert "reversal" not in index.split("## Workloads", 1)[1].split("## Offers", 1)[0]
     # llama31-405b-chat's pick is that MI300X offer (unverified), its runner-up a3-highgpu-8g (verified): said once
     chat_405b = next(line for line in index.splitlines() if line.startswith("- **[llama31-405b-chat]"))
@@ -233,6 +239,97 @@ def test_a_runner_up_whose_split_is_not_charged_says_so_and_the_price_source_is_
         "on_demand, fp8, measured): 1.200 (price from aws_pricing as of 2026-11-30; benchmark as of 2025-11-30), "
         "20% more, with its 16-chip split's communication not charged (no link figure for trainium\\*1). It is "
         "also the cheapest chip-hour (6.880 USD): ranking by the hourly price picks the same offer (+0.00 USD).")
+
+
+CHIP_HOUR_ROW = {
+    "outcome_metric": "usd_per_million_tokens", "pick_cloud": "aws", "pick_instance_type": "p5.48xlarge",
+    "pick_region": "us-east-1", "pick_pricing_term": "on_demand", "pick_precision": "fp8", "pick_basis": "measured",
+    "pick_outcome_value": 1.0, "pick_outcome_low": None, "pick_outcome_high": None, "pick_candidate_id": "a",
+    "runner_up_offer_id": None, "is_chip_hour_pick_same_offer": False, "chip_hour_pick_cloud": "aws",
+    "chip_hour_pick_instance_type": "trn1.32xlarge", "chip_hour_pick_region": "us-east-1",
+    "chip_hour_pick_pricing_term": "on_demand", "chip_hour_pick_precision": "bf16",
+    "chip_hour_pick_basis": "estimated", "chip_hour_pick_usd_per_chip_hour": 1.344, "chip_hour_pick_outcome_value": 1.5,
+    "chip_hour_pick_ratio": 1.5, "chip_hour_pick_extra_usd": 0.5}
+
+
+@pytest.mark.parametrize(("band", "ending"), [
+    # no band (a measured cheapest chip-hour): nothing more than before
+    ({"chip_hour_pick_outcome_low": None, "chip_hour_pick_outcome_high": None, "chip_hour_pick_may_cost_less": False},
+     "+0.500 USD."),
+    # a band, 1.200 to 3.000, wholly above the pick's 1.000: its range, and the extra stands
+    ({"chip_hour_pick_outcome_low": 1.2, "chip_hour_pick_outcome_high": 3.0, "chip_hour_pick_may_cost_less": False},
+     "+0.500 USD (1.500, likely 1.200 to 3.000)."),
+    # a band reaching down to 0.600, below the pick's 1.000 (marts.decisions found the overlap): not settled
+    ({"chip_hour_pick_outcome_low": 0.6, "chip_hour_pick_outcome_high": 3.0, "chip_hour_pick_may_cost_less": True},
+     "+0.500 USD (1.500, likely 0.600 to 3.000: it may be cheaper than the pick)."),
+    # a calibrated band whose factor no leave-one-out comparison tested, and the overlap
+    ({"chip_hour_pick_outcome_low": 0.6, "chip_hour_pick_outcome_high": 3.0, "chip_hour_pick_may_cost_less": True,
+      "chip_hour_pick_band_untested": True},
+     ("+0.500 USD (1.500, likely 0.600 to 3.000, not back-tested: factor from one setup; it may be cheaper than the "
+      "pick).")),
+])
+def test_the_cheapest_chip_hour_gives_its_likely_range_and_says_where_it_may_be_cheaper(band, ending):
+    """The review's finding: "would cost 1.51x per completed run: +273.45 USD" was said as settled although the
+    cheapest chip-hour's range reached below the pick's figure. Its figure 1.500 = 1.5x the pick's 1.000, +0.500."""
+    sentence = str(reports.MARKDOWN.get_template("_sentences.j2").module.decision(CHIP_HOUR_ROW | band))
+    assert sentence.endswith(
+        "No other offer can run it. Choosing the cheapest chip-hour, aws trn1.32xlarge (us-east-1, on_demand, bf16, "
+        "estimated) at 1.344 USD per chip-hour, would cost 1.50x per million output tokens: " + ending)
+
+
+def test_a_pick_and_a_runner_up_whose_band_no_leave_one_out_comparison_tested_say_so_beside_it():
+    row = CHIP_HOUR_ROW | {
+        "pick_basis": "calibrated", "pick_outcome_low": 0.8, "pick_outcome_high": 1.25, "pick_band_untested": True,
+        "runner_up_offer_id": "b", "runner_up_candidate_id": "b", "runner_up_cloud": "aws",
+        "runner_up_instance_type": "g6e.12xlarge", "runner_up_region": "us-east-1",
+        "runner_up_pricing_term": "on_demand", "runner_up_precision": "bf16", "runner_up_basis": "calibrated",
+        "runner_up_outcome_value": 1.2, "runner_up_outcome_low": 0.96, "runner_up_outcome_high": 1.5,
+        "runner_up_band_untested": False, "runner_up_gap": 0.2, "too_close_to_call": False,
+        "is_chip_hour_pick_same_offer": True, "pick_usd_per_chip_hour": 6.88}
+    sentence = str(reports.MARKDOWN.get_template("_sentences.j2").module.decision(row))
+    assert sentence.startswith(
+        "pick aws p5.48xlarge (us-east-1, on_demand, fp8, calibrated): 1.000 USD per million output tokens (likely "
+        "0.800 to 1.250, not back-tested: factor from one setup). Runner-up aws g6e.12xlarge (us-east-1, on_demand, "
+        "bf16, calibrated): 1.200 (likely 0.960 to 1.500), 20% more.")
+    # the tables say it the same way (flows/reports.py likely_range)
+    assert reports.likely_range({"outcome_low": 0.8, "outcome_high": 1.25, "band_untested": True}) == (
+        "0.800 to 1.250 (not back-tested: factor from one setup)")
+    assert reports.likely_range({"outcome_low": 0.8, "outcome_high": 1.25, "band_untested": False}) == "0.800 to 1.250"
+
+
+def test_the_cheapest_chip_hour_that_may_be_cheaper_is_said_so_in_the_mart_the_index_table_and_the_chart(flow_run):
+    """marts.decisions chip_hour_pick_may_cost_less, by too_close_to_call's rule (bands_overlap): the pick's high end
+    (its figure when measured) at or above the cheapest chip-hour's low end; never where both pick one offer."""
+    con = duckdb.connect(str(flow_run.warehouse), read_only=True)
+    try:
+        rows = {r["workload_id"]: r for r in fetch_dicts(con, """
+            select workload_id, pick_outcome_high, chip_hour_pick_outcome_low, chip_hour_pick_outcome_high,
+                chip_hour_pick_may_cost_less, chip_hour_pick_band_untested
+            from marts.decisions""")}
+    finally:
+        con.close()
+    # gpt3-175b-pretrain: trn1.32xlarge spot 804.60 x 0.446566 = 359.31 to x 1.025459 = 825.08 (the uncalibrated
+    # training ratios), reaching the pick's high end 676.34; llama2-70b-batch: trn1.32xlarge spot 0.338 x 0.223161 =
+    # 0.0755, below the measured pick's 0.116 (no band: its figure); llama31-8b-pretrain-1t: tpu-v5litepod-8 spot
+    # 43,193.03 x 0.446566 = 19,288.53, below the pick's high end 26,862.19; the three services' inf2 and trn1
+    # estimates likewise (x 0.223161). The other three pick the cheapest chip-hour itself
+    gpt3 = rows["gpt3-175b-pretrain"]
+    assert (gpt3["chip_hour_pick_outcome_low"], gpt3["chip_hour_pick_outcome_high"]) == (
+        pytest.approx(359.306, abs=1e-3), pytest.approx(825.082, abs=1e-3))
+    assert gpt3["pick_outcome_high"] == pytest.approx(676.343, abs=1e-3)
+    assert rows["llama2-70b-batch"]["chip_hour_pick_outcome_low"] == pytest.approx(0.0754507, abs=1e-7)
+    assert {w for w, r in rows.items() if r["chip_hour_pick_may_cost_less"]} == {
+        "gpt3-175b-pretrain", "llama2-70b-batch", "llama2-70b-chat", "llama31-405b-chat", "llama31-8b-chat-large",
+        "llama31-8b-pretrain-1t"}
+    assert not any(r["chip_hour_pick_band_untested"] for r in rows.values())
+    index = (flow_run.reports / "index.md").read_text()
+    assert "| aws trn1.32xlarge (spot, 0.152) | +0.222 (2.92x; may be cheaper: the ranges overlap) |" in index
+    assert "| aws inf2.xlarge (on_demand, 0.758) | nothing (same offer) |" in index
+    gpt3_page = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
+    assert ("the cheapest chip-hour, aws trn1.32xlarge (spot), costs 1.51x as much per completed run (the ranges "
+            "overlap: it may be cheaper)._") in gpt3_page
+    small = (flow_run.reports / "llama31-8b-chat-small.md").read_text()
+    assert "and is also the cheapest chip-hour._" in small and "may be cheaper" not in small
 
 
 def test_the_time_to_train_keeps_three_significant_figures_from_ten_hours():
@@ -441,6 +538,58 @@ def test_the_unranked_measurement_named_is_of_the_settling_candidates_precision_
             "warehouse holds a measured result of b200-sxm-180gb on this task, MLPerf Inference v5.1 llama2-70b-99 "
             "Server at fp8 (Zeta B200 box), not ranked because its accuracy target, 98.0%, is below the workload's "
             "99.0%.") in page
+
+def test_a_page_that_ranks_fp16_says_once_that_it_counts_as_the_bf16_its_workload_lists(flow_run):
+    """The review's finding: llama2-70b-chat and -batch pick fp16 results while the page says fp4 "is not among the
+    precisions the workload lists (bf16, fp8 in workloads.yaml)". workloads.yaml lists bf16 and fp8 for both;
+    precision_class puts fp16 in the bf16 class; bytes_per_value('fp16') = 2, 16 bits."""
+    sentence = "Precisions the workload lists: bf16, fp8 (workloads.yaml); fp16 counts as bf16 (the same 16-bit width)."
+    for workload_id in ("llama2-70b-chat", "llama2-70b-batch"):
+        page = (flow_run.reports / f"{workload_id}.md").read_text()
+        assert page.count(sentence) == 1, workload_id
+        # right before the Decision that picks an fp16 result
+        assert page.index(sentence) < page.index("**Decision**: pick ") < page.index(", fp16, measured)")
+    # the Llama-3.1 services list the same precisions and rank no fp16: nothing to say
+    for workload_id in ("llama31-8b-chat-small", "llama31-8b-chat-large", "llama31-405b-chat", "gpt3-175b-pretrain"):
+        assert "Precisions the workload lists" not in (flow_run.reports / f"{workload_id}.md").read_text()
+    # the back-test page: the factor of the bf16 class, fitted on the fp16 results the comparisons below list
+    estimates = (flow_run.reports / "estimates.md").read_text()
+    assert "| serving | h100-sxm-80gb | bf16 (fp16 results) | llama-2-70b | 4.34 | 5 (2) |" in estimates
+    assert "| serving | h100-sxm-80gb | fp16 | llama-2-70b | 8 | 3,066.0 |" in estimates
+    assert "| serving | h200-sxm-141gb | fp8 | llama-2-70b | 2.72 | 2 (2) |" in estimates  # named as measured
+    assert "| training | tpu-v6e | \\* | \\* | 1.05 | 3 (3) |" in estimates
+
+
+def test_a_calibrated_row_whose_factor_comes_from_one_setup_says_its_range_is_not_back_tested(flow_run):
+    """The review's finding: llama2-70b-chat's g6e.12xlarge (L40S, calibrated) showed 822.61 to 1,289.48, the GPU
+    serving calibrated band (1,030.42 x 0.798322 and x 1.251410, 13 leave-one-out comparisons of other chips), as if
+    tested; the L40S factor 3.61 comes from one setup (Fujitsu PRIMERGY CDI, v4.1, Offline and Server), so none of
+    its comparisons could be predicted from another."""
+    chat = (flow_run.reports / "llama2-70b-chat.md").read_text()
+    assert ("| 8 | aws g6e.12xlarge (us-east-1) | on_demand | bf16 | 1,030.42 | 822.61 to 1,289.48 (not back-tested: "
+            "factor from one setup) | 7 | calibrated |") in chat
+    g6e = _ranking_row(chat, 8, "aws g6e.12xlarge", "on_demand")
+    assert g6e[14] == "822.61 to 1,289.48 (not back-tested: factor from one setup)"
+    # a tested calibration (the TPU v6e's, 3 setups) and an estimate keep their range alone
+    gpt3 = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
+    assert _ranking_row(gpt3, 1, "gcp tpu-v6e-8", "spot")[10] == "407.17 to 676.34"
+    assert _ranking_row(gpt3, 4, "aws trn1.32xlarge", "spot")[10] == "359.31 to 825.08"
+    estimates = (flow_run.reports / "estimates.md").read_text()
+    assert "| serving | l40s-48gb | bf16 (fp16 results) | llama-2-70b | 3.61 | 2 (1; not back-tested) |" in estimates
+    assert "| serving | mi300x-192gb | fp8 | llama-2-70b | 1.43 | 4 (2) |" in estimates
+    con = duckdb.connect(str(flow_run.warehouse), read_only=True)
+    try:
+        untested = con.execute("select distinct workload_id, instance_type, precision from marts.rankings "
+                               "where band_untested order by all").fetchall()
+        loo = dict(con.execute("select accelerator_id || ' ' || precision_class || ' ' || model_id, loo_comparisons "
+                               "from marts.estimate_calibration where phase = 'serving'").fetchall())
+    finally:
+        con.close()
+    # the three L40S rows, and no other: every other calibrated row's factor was tested
+    assert untested == [("llama2-70b-batch", "g6e.12xlarge", "bf16"), ("llama2-70b-chat", "g6e.12xlarge", "bf16")]
+    # the H100's 5 results of 2 setups each predicted from the other setup; the L40S's 2 of one setup, none
+    assert (loo["h100-sxm-80gb bf16 llama-2-70b"], loo["l40s-48gb bf16 llama-2-70b"]) == (5, 0)
+
 
 def test_a_workload_page_leads_with_a_short_table_and_links_its_ranking_as_csv(flow_run):
     page = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()

@@ -7,16 +7,34 @@
 -- is a share of the peak at the precision it ran, and the back-test finds it carries across models); serving fits one
 -- per precision class and model and lends it to no other (the factor absorbs the request shape as much as the chip:
 -- the back-test found 3.7 for Llama-2-70B at bf16 and 0.55 for Llama-3.1-8B at fp8 on the same H100). Declared defaults stay in the catalogs; fitted factors live here.
+-- `loo_comparisons`: how many of the accelerator's comparisons (serving: at that precision class and model) the
+-- leave-one-out back-test predicted from another setup (int_estimate_backtest): none where the factor comes from one
+-- setup, so its calibrated rows' error band (the family's leave-one-out spread) was never tested on this chip.
+-- `measured_precisions`: the precisions the measurements declared (fp16 results fit the bf16 class's factor).
 with comparisons as (
     -- a result whose declared precision is doubtful calibrates nothing
-    select phase, accelerator_id, precision_class, model_id, efficiency_ratio, measurement_basis, setup_key,
-        benchmark_ref, benchmark_label
+    select phase, accelerator_id, precision, precision_class, model_id, efficiency_ratio, measurement_basis,
+        setup_key, benchmark_ref, benchmark_label
     from intermediate.int_serving_backtest
     where not precision_doubtful
     union all by name
-    select phase, accelerator_id, '*' as precision_class, '*' as model_id, efficiency_ratio, measurement_basis,
-        setup_key, benchmark_ref, benchmark_label
+    select phase, accelerator_id, precision, '*' as precision_class, '*' as model_id, efficiency_ratio,
+        measurement_basis, setup_key, benchmark_ref, benchmark_label
     from intermediate.int_training_backtest
+),
+
+loo_tested as (
+    -- the comparisons a calibration fitted on other setups predicted, as the calibrated error band counts them
+    -- (sql/intermediate/int_estimate_bands.sql)
+    select
+        phase,
+        accelerator_id,
+        case phase when 'training' then '*' else precision_class(precision) end as precision_class,
+        case phase when 'training' then '*' else model_id end as model_id,
+        count(*) as loo_comparisons
+    from intermediate.int_estimate_backtest
+    where loo_measurements > 0 and not precision_doubtful
+    group by all
 ),
 
 tiered as (
@@ -40,6 +58,7 @@ fitted as (
         count(*) as measurements,
         count(distinct setup_key) as setups,
         string_agg(distinct measurement_basis, ', ' order by measurement_basis) as measured_by,
+        string_agg(distinct precision, ', ' order by precision) as measured_precisions,
         list(benchmark_ref order by benchmark_ref) as measurement_refs,
         min(efficiency_ratio) as min_ratio,
         max(efficiency_ratio) as max_ratio
@@ -53,11 +72,13 @@ final as (
     -- the measurements' precision or request shape, or the chip's specs, are not what the estimate assumed
     select
         fitted.*,
+        coalesce(loo_tested.loo_comparisons, 0) as loo_comparisons,
         case fitted.phase
             when 'serving' then greatest(defaults.bandwidth_efficiency, defaults.compute_efficiency) * fitted.factor
             else defaults.training_mfu * fitted.factor
         end > 1 as exceeds_peak
     from fitted
+    left join loo_tested using (phase, accelerator_id, precision_class, model_id)
     inner join catalog.accelerators as accelerators using (accelerator_id)
     inner join catalog.family_defaults as defaults on defaults.family = accelerators.family
 )

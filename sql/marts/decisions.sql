@@ -1,6 +1,7 @@
 -- marts.decisions — grain: one row per run x workload that has a ranked candidate. The decision a person reads
 -- first: the pick, the runner-up (the best candidate on another offer) and the gap, and what ranking by USD per
--- chip-hour would have picked instead and what that choice costs more per outcome (zero when it is the pick); and
+-- chip-hour would have picked instead and what that choice costs more per outcome (zero when it is the pick), with its
+-- error band and whether that overlaps the pick's (then it may cost less); and
 -- whether the error bands of the pick and the runner-up overlap (too close to call), with the candidate whose
 -- measurement would settle it; for a spot price taken from the cheapest of several zones, the outcome at the
 -- dearest zone and whether the pick would still lead there; and what a pick on reclaimable capacity pays for its
@@ -103,6 +104,7 @@ decided as (
         picks.outcome_value as pick_outcome_value,
         picks.outcome_low as pick_outcome_low,
         picks.outcome_high as pick_outcome_high,
+        picks.band_untested as pick_band_untested,
         picks.price_zone as pick_price_zone,
         picks.price_zones as pick_price_zones,
         picks.highest_zone_usd_per_hour as pick_highest_zone_usd_per_hour,
@@ -135,15 +137,14 @@ decided as (
         runners_up.outcome_value / picks.outcome_value - 1 as runner_up_gap,
         runners_up.outcome_low as runner_up_outcome_low,
         runners_up.outcome_high as runner_up_outcome_high,
+        runners_up.band_untested as runner_up_band_untested,
         runners_up.accelerator_id as runner_up_accelerator_id,
         runners_up.price_zone as runner_up_price_zone,
         runners_up.price_zones as runner_up_price_zones,
         runners_up.highest_zone_usd_per_hour as runner_up_highest_zone_usd_per_hour,
         runners_up.outcome_at_highest_zone as runner_up_outcome_at_highest_zone,
         -- the error bands overlap: the runner-up may well be the cheaper one
-        coalesce(coalesce(picks.outcome_high, picks.outcome_value)
-                 >= coalesce(runners_up.outcome_low, runners_up.outcome_value)
-                 and (picks.outcome_high is not null or runners_up.outcome_low is not null), false)
+        bands_overlap(picks.outcome_value, picks.outcome_high, runners_up.outcome_value, runners_up.outcome_low)
             as too_close_to_call,
         -- the measurement that would settle it: of the two, the one not measured with the wider band (bands of the
         -- same ratios, equal but for rounding, name the pick)
@@ -166,6 +167,15 @@ decided as (
         chip_hour_picks.basis as chip_hour_pick_basis,
         chip_hour_picks.usd_per_chip_hour as chip_hour_pick_usd_per_chip_hour,
         chip_hour_picks.outcome_value as chip_hour_pick_outcome_value,
+        chip_hour_picks.outcome_low as chip_hour_pick_outcome_low,
+        chip_hour_picks.outcome_high as chip_hour_pick_outcome_high,
+        chip_hour_picks.band_untested as chip_hour_pick_band_untested,
+        -- the pick's band and the cheapest chip-hour's overlap, by the rule that calls the runner-up too close: what
+        -- the hourly ranking costs more is not settled, the cheapest chip-hour may cost less (never the pick's offer)
+        chip_hour_picks.offer_id <> picks.offer_id
+            and bands_overlap(picks.outcome_value, picks.outcome_high,
+                              chip_hour_picks.outcome_value, chip_hour_picks.outcome_low)
+            as chip_hour_pick_may_cost_less,
         chip_hour_picks.offer_id = picks.offer_id as is_chip_hour_pick_same_offer,
         -- the money the hourly ranking leaves on the table; zero when both rankings pick the same offer
         case when chip_hour_picks.offer_id = picks.offer_id then 0.0

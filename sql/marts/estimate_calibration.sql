@@ -17,6 +17,8 @@ final as (
         cast(measurements as integer) as measurements,
         cast(setups as integer) as setups,
         measured_by,
+        measured_precisions,
+        cast(loo_comparisons as integer) as loo_comparisons,
         min_ratio,
         max_ratio,
         exceeds_peak,

@@ -1,6 +1,7 @@
 -- marts.rankings — grain: one row per run x workload x candidate (a training or inference cost row).
 -- Candidates ranked by the outcome metric and, beside it, by USD per chip-hour; scaled, calibrated and estimated rows
--- carry an error band from the back-test (int_estimate_bands). `reversals` counts the
+-- carry an error band from the back-test (int_estimate_bands; `band_untested` where a calibrated row's factor was
+-- never tested leave-one-out, int_estimate_calibration). `reversals` counts the
 -- candidates this one beats on the outcome although it costs more per chip-hour. A workload whose objective is
 -- energy is ranked by kWh per outcome, one whose objective is emissions by kg CO2e per outcome; a candidate without
 -- that figure is not ranked (excluded_candidates says why).
@@ -23,6 +24,10 @@ accelerators as (
 
 bands as (
     select * from intermediate.int_estimate_bands
+),
+
+calibration as (
+    select * from intermediate.int_estimate_calibration
 ),
 
 candidates as (
@@ -109,6 +114,9 @@ final as (
         ranked.outcome_value * bands.high_ratio as outcome_high,
         bands.comparisons as band_comparisons,
         bands.scope as band_scope,
+        -- a calibrated row whose accelerator's factor no leave-one-out comparison tested (it comes from one setup):
+        -- its band is the family's calibrated spread, never checked on this chip, and the pages say so beside it
+        coalesce(bands.low_ratio is not null and calibration.loo_comparisons = 0, false) as band_untested,
         reversals.reversals,
         reversals.reversals > 0 as is_reversal,
         ranked.time_to_train_minutes,
@@ -160,6 +168,15 @@ final as (
         and bands.family = accelerators.family
         and bands.band_kind = case ranked.basis when 'estimated' then 'uncalibrated' when 'measured' then null
                                                 else 'calibrated' end
+    -- a calibrated row's factor, by the keys the estimates fit it on (serving: precision class and the workload's
+    -- model; training: the accelerator)
+    left join calibration
+        on ranked.basis = 'calibrated'
+        and calibration.phase = case workloads.kind when 'training' then 'training' else 'serving' end
+        and calibration.accelerator_id = ranked.accelerator_id
+        and calibration.precision_class
+            = case workloads.kind when 'training' then '*' else precision_class(ranked.precision) end
+        and calibration.model_id = case workloads.kind when 'training' then '*' else workloads.model_id end
 )
 
 select * from final
