@@ -1206,6 +1206,13 @@ MUTATIONS = (
              "if data_as_of > as_of + dt.timedelta(days=1):", ("tests/test_cli.py",)),
     Mutation("short-csv-row-read", "flows/sources/_common.py", "if len(row) != len(header):",
              "if len(row) > len(header):", ("tests/test_malformed_inputs.py",)),
+    # a quote never closed swallowed every line after it into one field (that entry kept the header's field count)
+    Mutation("csv-quote-never-closed-swallows-the-rest", "flows/sources/_common.py",
+             "reader = csv.reader(lines, strict=True)", "reader = csv.reader(lines)",
+             ("tests/test_source_limits.py::test_a_csv_quote_never_closed_is_refused_naming_the_line_it_opened",)),
+    Mutation("csv-unclosed-quote-named-by-its-records-first-line", "flows/sources/_common.py",
+             "opened, state = line_no, \"quoted\"", "state = \"quoted\"",
+             ("tests/test_source_limits.py::test_a_csv_quote_opened_on_a_later_line_of_a_record_is_the_line_named",)),
     Mutation("sources-yaml-file-dated-after-tomorrow-taken", "flows/pipeline.py", "if f.as_of > last_allowed]",
              "if False]", ("tests/test_cli.py",)),
     Mutation("files-not-read-held-to-their-dates", "flows/pipeline.py",

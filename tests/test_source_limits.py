@@ -595,6 +595,63 @@ def test_load_csv_numbered_gives_the_line_each_record_starts_on(tmp_path):
                                             (5, {"kind": "quote", "note": "one line"})]
 
 
+PRICE_SHEET_CSV_HEADER = "kind,cloud,region,instance_type,usd_per_hour,source,note\n"
+
+
+def price_sheet_row(region: str, note: str = "") -> str:
+    return f"quote,aws,{region},p5.48xlarge,31.00,Q-2,{note}\n"
+
+
+# a quote opened on line 3 (the second entry) and never closed: a non-strict reader read lines 3-7 as one entry whose
+# note held the four entries after it (the file has the header's field count for it, so no other check saw it)
+UNCLOSED_CASES = [
+    ("benchmark_runs", "r.csv", CSV_HEADER + csv_row("ok") + csv_row('"call Bob') + csv_row("a") * 4),
+    ("price_sheet", "p.csv", PRICE_SHEET_CSV_HEADER + price_sheet_row("us-east-1") + price_sheet_row(
+        "us-west-2", '"call Bob') + "".join(price_sheet_row(r) for r in ("eu-north-1", "us-east-2", "ap-south-1",
+                                                                         "eu-west-1"))),
+]
+
+
+@pytest.mark.parametrize(("kind", "name", "text"), UNCLOSED_CASES, ids=[c[0] for c in UNCLOSED_CASES])
+def test_a_csv_quote_never_closed_is_refused_naming_the_line_it_opened(tmp_path, kind, name, text):
+    path = tmp_path / name
+    path.write_text(text)  # 1 header + 2 entries + 4 more: 7 lines, the last the file's end
+    with pytest.raises(SourceFormatError, match=r'^f: line 3: a quoted field opens here and is never closed \(the '
+                                                r'file ends inside it, on line 7\); expected a closing quote \(a quote '
+                                                r'inside the field is written ""\)$'):
+        SOURCE_KINDS[kind].read_file(path, "f")
+
+
+@pytest.mark.parametrize(("kind", "name", "text"), UNCLOSED_CASES, ids=[c[0] for c in UNCLOSED_CASES])
+def test_a_csv_quote_closed_mid_field_is_refused_naming_the_line_it_opened(tmp_path, kind, name, text):
+    path = tmp_path / name
+    # opened on line 3, closed on line 4 with text after it: a non-strict reader read `call` + newline + `Bob x`
+    path.write_text(text.replace('"call Bob', '"call\nBob" x', 1))
+    with pytest.raises(SourceFormatError, match=r"^f: line 3: a quoted field opens here and is closed mid-field "
+                                                r"\(text follows its closing quote on line 4\); expected a comma or "
+                                                r"the line's end after the closing quote"):
+        SOURCE_KINDS[kind].read_file(path, "f")
+
+
+def test_a_csv_quote_opened_on_a_later_line_of_a_record_is_the_line_named(tmp_path):
+    path = tmp_path / "r.csv"
+    # the record starts on line 2; its first field's quotes close on line 3, where the second field's opens; a ""
+    # inside a field is a quote of its text, neither opening nor closing one
+    path.write_text('kind,note\n"quote ""a""\nb","c\nd\n')
+    with pytest.raises(SourceFormatError, match=r"^f: line 3: a quoted field opens here and is never closed \(the "
+                                                r"file ends inside it, on line 4\)"):
+        load_csv_numbered(path, "f")
+
+
+def test_a_csv_quoted_field_that_spans_lines_and_closes_is_read(tmp_path):
+    path = tmp_path / "p.csv"
+    path.write_text(PRICE_SHEET_CSV_HEADER + price_sheet_row("us-east-1", '"call Bob\n(or ""Al"")"')
+                    + price_sheet_row("us-west-2"))
+    first, second = SOURCE_KINDS["price_sheet"].read_file(path, "f")
+    assert (first["note"], first["source_ref"]) == ('call Bob\n(or "Al")', "f: line 2")
+    assert (second["region"], second["source_ref"]) == ("us-west-2", "f: line 4")
+
+
 def _offer_file(tmp_path: Path, **changes) -> Path:
     products = [p for p in ofb.accelerated_products() if p["attrs"]["Instance Type"] == "g6.2xlarge"][:3]
     path = tmp_path / "index.csv"

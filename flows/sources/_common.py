@@ -295,9 +295,10 @@ class _BoundedLines:
         self.line_no = 0  # lines read so far
         self.offset = 0  # bytes read so far
         self.record_start, self.record_bytes = 1, 0
+        self.record_lines: list[str] = []  # the lines since `next_record` (at most max_line_bytes): where a quote opened
 
     def next_record(self) -> None:
-        self.record_start, self.record_bytes = self.line_no + 1, 0
+        self.record_start, self.record_bytes, self.record_lines = self.line_no + 1, 0, []
 
     def __iter__(self):
         return self
@@ -325,14 +326,32 @@ class _BoundedLines:
             raise SourceFormatError(f"{self.name}: not UTF-8 text (byte {self.offset + exc.start}: {exc.reason}) "
                                     f"on line {self.line_no}") from None
         self.offset += len(data)
+        self.record_lines.append(text)
         return text
+
+    def quote_opened_on(self) -> int:
+        """The line, of the record read so far, on which its last quoted field opened: the field a strict csv.reader
+        found never closed (the file ended inside it) or closed mid-field. As csv.reader reads: a field is quoted
+        when its first character is a quote, and "" inside it is a quote of its text."""
+        opened, state = self.record_start, "start"
+        for line_no, text in enumerate(self.record_lines, start=self.record_start):
+            for char in text:
+                if state == "quoted":
+                    state = "quote" if char == '"' else "quoted"
+                elif state == "quote" and char == '"':
+                    state = "quoted"
+                elif state == "start" and char == '"':
+                    opened, state = line_no, "quoted"
+                else:
+                    state = "start" if char in ",\r\n" else "unquoted"
+        return opened
 
 
 def load_csv(path: Path, label: str | None = None, skip_lines: int = 0,
              limits: SourceLimits = DEFAULT_LIMITS) -> list[dict[str, str | None]]:
     """Rows as dicts keyed by header name (columns vary between versions: read by name); a row with more or fewer
-    fields than the header is refused. Read line by line: a line or record longer than max_line_bytes is refused, not
-    read whole."""
+    fields than the header is refused, and so is a quoted field never closed or closed mid-field (naming the line it
+    opened on). Read line by line: a line or record longer than max_line_bytes is refused, not read whole."""
     return [record for _, record in load_csv_numbered(path, label, skip_lines, limits)]
 
 
@@ -355,7 +374,9 @@ def load_csv_numbered(path: Path, label: str | None = None, skip_lines: int = 0,
             for _ in range(skip_lines):
                 next(lines, None)
             lines.next_record()
-            reader = csv.reader(lines)
+            # strict: a quote never closed is an error, not every line after it read as that field's text (and a
+            # quote closed mid-field, `"x"y`, is not read as xy)
+            reader = csv.reader(lines, strict=True)
             header = next(reader, None)
             if not header:
                 raise SourceFormatError(f"{name}: empty CSV, expected a header line")
@@ -377,6 +398,16 @@ def load_csv_numbered(path: Path, label: str | None = None, skip_lines: int = 0,
                               if name or value or record[name] is None)
                 rows.append((first_line, record))
     except csv.Error as exc:
+        if str(exc) == "unexpected end of data":  # a strict reader's words for a file that ends inside a quoted field
+            raise SourceFormatError(
+                f"{name}: line {lines.quote_opened_on()}: a quoted field opens here and is never closed (the file ends "
+                f"inside it, on line {lines.line_no}); expected a closing quote (a quote inside the field is written "
+                f'"")') from None
+        if str(exc).endswith("expected after '\"'"):  # `"x"y`: text after a closing quote
+            raise SourceFormatError(
+                f"{name}: line {lines.quote_opened_on()}: a quoted field opens here and is closed mid-field (text "
+                f"follows its closing quote on line {lines.line_no}); expected a comma or the line's end after the "
+                f'closing quote (a quote inside the field is written "")') from None
         raise SourceFormatError(f"{name}: line {lines.line_no}: not valid CSV ({exc})") from None
     except OSError as exc:
         raise SourceFormatError(f"{name}: cannot be read ({exc.strerror})") from None
