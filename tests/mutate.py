@@ -1496,6 +1496,15 @@ MUTATIONS = (
              "misplaced = [key for key in () \n",
              ("tests/test_price_sheet.py::test_a_field_of_another_kind_of_entry_is_refused_naming_file_entry_and_field",
               "tests/test_price_sheet.py::test_a_csv_entry_may_leave_other_kinds_columns_empty_but_not_fill_them")),
+    # `usd_per_hour: "19.92"` landed as 19.92, `1e3` (text to YAML) as 1,000: a value is never converted
+    Mutation("price-sheet-yaml-number-as-text-converted", "flows/sources/price_sheet.py",
+             "if isinstance(value, str) and not numbers_as_text:", "if False:",
+             ("tests/test_price_sheet.py::test_a_yaml_number_written_as_text_is_quarantined_with_its_field_not_"
+              "converted",)),
+    Mutation("price-sheet-csv-numbers-quarantined-as-text", "flows/sources/price_sheet.py",
+             'f"{label}: line {n}", numbers_as_text=True)', 'f"{label}: line {n}")',
+             ("tests/test_price_sheet.py::test_a_yaml_number_written_as_text_is_quarantined_with_its_field_not_"
+              "converted",)),
     Mutation("price-sheet-second-list-ignored", "flows/sources/price_sheet.py",
              "unknown = [key for key in data if key not in TOP_LEVEL_KEYS]", "unknown = []",
              ("tests/test_price_sheet.py::test_a_second_list_of_entries_is_refused_not_ignored",)),

@@ -340,6 +340,35 @@ def test_an_upfront_fee_without_its_term_is_quarantined_not_left_out(fresh_db, c
     assert offer_prices(fresh_db) == {"aws:us-east-1:p5.48xlarge:private:five-years-60-month-term": 144.1553}
 
 
+def test_a_yaml_number_written_as_text_is_quarantined_with_its_field_not_converted(fresh_db, catalog, tmp_path):
+    """`usd_per_hour: "19.92"` landed as 19.92 and `1e3` (text to YAML: its floats take a dot) would have landed as
+    1,000, though a value is never converted (README, Changing what is evaluated). Each such entry is quarantined,
+    naming the field and its text; the entry written with numbers lands. A CSV's numbers are text: read as numbers."""
+    path = write(tmp_path, "s.yaml", """\
+        entries:
+          - {kind: quote, cloud: aws, region: us-east-1, instance_type: p5.48xlarge, usd_per_hour: 30.00, source: q1}
+          - {kind: quote, cloud: neocloud, region: us-west, instance_type: box, usd_per_hour: "19.92",
+             accelerator: h100-sxm-80gb, accelerator_count: 8, source: q2}
+          - {kind: quote, cloud: aws, region: us-east-1, instance_type: p5.48xlarge, usd_per_hour: 30,
+             upfront_usd: 1e3, term_months: '12', source: q3}
+        """)
+    rows = price_sheet.read_file(path, "s.yaml")
+    loads = land_all(fresh_db, catalog, [land(fresh_db, catalog, "price_sheet", "price_sheet", "price_sheet", rows)])
+    assert (loads["price_sheet"].rows_landed, loads["price_sheet"].rows_quarantined) == (1, 2)
+    assert quarantined(fresh_db) == [
+        ("s.yaml: entries[1]", "numbers_not_text", "usd_per_hour: expected a number, got the text '19.92'"),
+        ("s.yaml: entries[2]", "numbers_not_text",
+         "upfront_usd: expected a number, got the text '1e3'; term_months: expected a number, got the text '12'")]
+    assert fresh_db.execute("select source_ref, usd_per_hour from raw.price_sheet").fetchall() == [
+        ("s.yaml: entries[0]", 30.0)]
+    csv_path = write(tmp_path, "s.csv", """\
+        kind,cloud,region,instance_type,usd_per_hour,source
+        quote,aws,us-east-1,p5.48xlarge,"19.92",q1
+        """)
+    [row] = price_sheet.read_file(csv_path, "s.csv")
+    assert row["usd_per_hour"] == 19.92 and "check_number_given_as_text" not in row
+
+
 def test_a_quote_on_a_public_term_is_quarantined_not_ranked_as_that_term(fresh_db, catalog, tmp_path):
     """A quote is a private offer. `pricing_term: on_demand` at 1.00 USD/h put a p4d.24xlarge on-demand offer beside
     the public 21.96 one and ranked it first; any text was taken as a term."""

@@ -14,7 +14,8 @@ An `accelerator` is a catalog id or one of its aliases (`accelerator_key` is the
 
 Every entry names its `source` (who quoted it, which invoice). The reader checks the shape (an entry kind it knows,
 keys it knows and that apply to the kind, numbers where numbers go; a YAML sheet holds `entries:` and, for blocks
-merged into them with `<<: *name`, `defaults:`); the expectation suite checks the values.
+merged into them with `<<: *name`, `defaults:`); the expectation suite checks the values (and quarantines a YAML
+entry whose number is written as text, `"19.92"`: never converted, as in the catalogs).
 """
 
 from __future__ import annotations
@@ -71,8 +72,11 @@ def _listed(names) -> str:
     return ", ".join(shown[:10]) + (" ..." if len(shown) > 10 else "")
 
 
-def entry_row(entry: Any, where: str) -> dict:
-    """One price-sheet entry (a YAML mapping or a CSV row) as a raw.price_sheet row."""
+def entry_row(entry: Any, where: str, numbers_as_text: bool = False) -> dict:
+    """One price-sheet entry (a YAML mapping or a CSV row) as a raw.price_sheet row. A CSV row's numbers are text
+    (`numbers_as_text`); a YAML entry's number written as text (`usd_per_hour: "19.92"`: quoted, or `1e3`, which YAML
+    reads as text) is not converted as if it were one: the row says so in `check_number_given_as_text`, and the
+    suite quarantines it (numbers_not_text)."""
     if not isinstance(entry, dict):
         raise SourceFormatError(f"{where}: expected a mapping of field: value, got {type(entry).__name__}")
     unknown = [key for key in entry if key not in TEXT_FIELDS and key not in NUMBER_FIELDS]  # in the file's order
@@ -95,6 +99,7 @@ def entry_row(entry: Any, where: str) -> dict:
             raise SourceFormatError(f"{where}.{name}: expected one value, got {type(value).__name__} {quoted(value)} "
                                     f"(for several, write one entry each)")
         row[name if name != "source" else "quoted_source"] = None if value in (None, "") else str(value)
+    given_as_text = []
     for name in NUMBER_FIELDS:
         value = entry.get(name)
         if value in (None, ""):
@@ -103,7 +108,11 @@ def entry_row(entry: Any, where: str) -> dict:
         number = to_float(value)
         if number is None:
             raise SourceFormatError(f"{where}.{name}: {quoted(value)} is not a number")
+        if isinstance(value, str) and not numbers_as_text:
+            given_as_text.append(f"{name}: expected a number, got the text {quoted(value)}")
         row[name] = number
+    if given_as_text:
+        row["check_number_given_as_text"] = "; ".join(given_as_text)
     row["accelerator_key"] = normalise_alias(row["accelerator"]) if row["accelerator"] else None
     row |= SET_BY_KIND.get(kind, {})
     if kind == "on_prem":  # an on-prem system is an offer of its own: its site is the region, its name the instance
@@ -121,7 +130,7 @@ def read_file(path: Path, label: str, region: str | None = None, *,
     """A price sheet: YAML (`entries:` list) or CSV (one entry per record, header by name); a CSV entry is named by
     the line it starts on (a quoted field may span lines, blank lines are skipped)."""
     if path.suffix.lower() == ".csv":
-        return [entry_row({k: v for k, v in row.items() if v != ""}, f"{label}: line {n}")
+        return [entry_row({k: v for k, v in row.items() if v != ""}, f"{label}: line {n}", numbers_as_text=True)
                 for n, row in load_csv_numbered(path, label, limits=limits)]
     if path.suffix.lower() not in (".yaml", ".yml"):
         raise SourceFormatError(f"{label}: a price sheet is a .csv or .yaml file")
