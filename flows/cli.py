@@ -285,10 +285,36 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     catalog = load_catalog(args.catalog or paths.catalog_dir())
     check_files_dated(catalog, lift=f"set {ALLOW_FUTURE_AS_OF_ENV}=1 if that is what you want")
+    read = check_source_files(catalog)
     print(f"{catalog.root}: {len(catalog.accelerators.accelerators)} accelerators, "
           f"{len(catalog.instances.instances)} instances, {len(catalog.models.models)} models, "
           f"{len(catalog.workloads.workloads)} workloads, {len(catalog.sources.sources)} sources: OK")
+    print(f"source files: {sum(read.values())} files of {len(read)} enabled sources read as a run reads them: OK "
+          f"(their size, nesting, format and fields; a run checks their rows' values, and quarantines a row that fails)")
     return 0
+
+
+def check_source_files(catalog) -> dict[str, int]:
+    """Read every file a run (in sources.yaml's mode) reads, with the run's own readers, so that `hweval check` refuses
+    what `hweval run` would (a file too large or nested too deep, not its format, an unknown field): a CatalogError
+    naming sources.yaml's entry for each file refused. Returns each source read from files -> its number of files."""
+    from flows.catalog_models import CatalogError
+    from flows.sources import read_declared_file
+    from flows.sources._common import SourceFormatError
+
+    read, errors = {}, []
+    for source_id, source in catalog.sources.sources.items():
+        if not source.enabled or source.reads_live(catalog.sources.mode):
+            continue
+        read[source_id] = len(source.files)
+        for index in range(len(source.files)):
+            try:
+                read_declared_file(catalog.root, source, source_id, index)
+            except SourceFormatError as exc:
+                errors.append(f"sources.yaml: sources.{source_id}.files[{index}]: {exc}")
+    if errors:
+        raise CatalogError("\n".join(errors))
+    return read
 
 
 def cmd_automations(args: argparse.Namespace) -> int:

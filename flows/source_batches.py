@@ -8,7 +8,6 @@ import datetime as dt
 import json
 import logging
 from dataclasses import dataclass
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -17,7 +16,7 @@ from flows import checks, warehouse
 from flows.catalog_models import Catalog
 from flows.redaction import redact_text
 from flows.reuse import arrow_digest
-from flows.sources import SOURCE_KINDS, limits_for
+from flows.sources import SOURCE_KINDS, limits_for, read_declared_file
 from flows.sources._common import SourceLimits
 from flows.sources._concurrency import FetchSlots, held
 
@@ -101,14 +100,6 @@ def _as_json(rows: list[dict]) -> pa.Table:
     })
 
 
-def display_path(path: Path) -> str:
-    """A path as the user would type it: relative to the working directory when under it."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
-
-
 @dataclass(frozen=True)
 class LivePart:
     """One fan-out task's share of a live source (flows/fanout.py): what it needs and nothing more, since Prefect
@@ -155,11 +146,8 @@ def fetch_source(catalog: Catalog, source_id: str, slots: FetchSlots | None = No
         files, data_as_of = [f"live {source.kind} API"], fetched_on
     else:
         with held(cloud_slots):
-            for f in source.files:
-                path = catalog.root / f.path
-                extra = {"metadata": f.metadata} if f.metadata else {}
-                for row in module.read_file(path, display_path(path), f.region, limits=limits, **extra):
-                    rows.append(row | {"data_as_of": f.as_of})
+            for index in range(len(source.files)):
+                rows.extend(read_declared_file(catalog.root, source, source_id, index))
         files, data_as_of = [f.path for f in source.files], max(f.as_of for f in source.files)
     for row_no, row in enumerate(rows):
         row["row_no"] = row_no

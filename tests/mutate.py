@@ -1204,6 +1204,10 @@ MUTATIONS = (
              ("tests/test_cli.py",)),
     Mutation("source-dated-after-the-run-taken", "flows/pipeline.py", "if data_as_of > as_of:",
              "if data_as_of > as_of + dt.timedelta(days=1):", ("tests/test_cli.py",)),
+    # `hweval check` said OK for an enabled price sheet the run refused (an unknown field, a 6.9 MB or deep file)
+    Mutation("check-reads-no-source-file", "flows/cli.py",
+             "if not source.enabled or source.reads_live(catalog.sources.mode):",
+             "if True:", ("tests/test_cli.py::test_check_refuses_an_enabled_source_file_the_run_would_refuse",)),
     Mutation("short-csv-row-read", "flows/sources/_common.py", "if len(row) != len(header):",
              "if len(row) > len(header):", ("tests/test_malformed_inputs.py",)),
     # a quote never closed swallowed every line after it into one field (that entry kept the header's field count)

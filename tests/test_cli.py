@@ -35,8 +35,66 @@ def test_readme_quickstart_is_the_two_make_commands():
 
 def test_check_prints_what_it_loaded(capsys):
     assert main(["check", "--catalog", str(CATALOGS)]) == 0
-    assert re.fullmatch(r".*catalogs: \d+ accelerators, \d+ instances, \d+ models, \d+ workloads, 15 sources: OK\n",
-                        capsys.readouterr().out)
+    # in snapshot mode a run reads the files of every enabled source: 15 declared, price_sheet, aws_offer_file and the
+    # two model-API sources without a snapshot disabled
+    from flows.catalog import load_catalog
+
+    enabled = {i: s for i, s in load_catalog(CATALOGS).sources.sources.items() if s.enabled}
+    assert len(enabled) == 11
+    assert re.fullmatch(r".*catalogs: \d+ accelerators, \d+ instances, \d+ models, \d+ workloads, 15 sources: OK\n"
+                        rf"source files: {sum(len(s.files) for s in enabled.values())} files of 11 enabled sources "
+                        r"read as a run reads them: OK \(their size, nesting, format and fields; a run checks their "
+                        r"rows' values, and quarantines a row that fails\)\n", capsys.readouterr().out)
+
+
+def enable_price_sheet(catalog_copy: Path, name: str, text: str | bytes) -> Path:
+    """The copy's price_sheet source enabled and reading `name` (written with `text`)."""
+    sheet = catalog_copy / name
+    sheet.write_bytes(text if isinstance(text, bytes) else textwrap.dedent(text).encode())
+    sources = catalog_copy / "sources.yaml"
+    replace_once(sources, "kind: price_sheet\n    enabled: false", "kind: price_sheet\n    enabled: true")
+    replace_once(sources, "- path: price_sheet.example.yaml", f"- path: {name}")
+    return sheet
+
+
+@pytest.mark.parametrize(("name", "text", "message"), [
+    # `hweval run` refused each (the source stale, exit 3) where check said OK
+    ("my.yaml", """\
+        entries:
+          - {kind: quote, cloud: aws, region: us-east-1, instance_type: p5.48xlarge, usd_per_hour: 30, source: q1}
+          - {kind: quote, cloud: aws, region: us-west-2, instance_type: p5.48xlarge, usd_per_hr: 31, source: q2}
+        """,
+     ("entries[1]: unknown field(s) usd_per_hr (expected some of: kind, cloud, region, instance_type, pricing_term, "
+      "applies_to, site, name, accelerator, source, note, usd_per_hour, upfront_usd, term_months, accelerator_count, "
+      "percent_off, capex_usd, life_months, power_kw, usd_per_kwh, pue, opex_usd_per_month)")),
+    # 100 levels is MAX_YAML_DEPTH; the entries list and its mapping are 2 of the 152
+    ("my.yaml", "entries:\n  - " + "[" * 150 + "]" * 150 + "\n",
+     "refused: nested deeper than 100 levels (MAX_YAML_DEPTH in flows/safe_yaml.py), at line 2"),
+    # MAX_YAML_FILE_BYTES is 4 MiB = 4,194,304 bytes; this file has 8 + 4,194,296 + 1 (its newline) = 4,194,305
+    ("my.yaml", b"entries:" + b" " * 4_194_296 + b"\n",
+     ("refused before parsing: the file has 4,194,305 bytes, more than the 4,194,304 bytes (4 MiB) a YAML file may "
+      "have (MAX_YAML_FILE_BYTES in flows/safe_yaml.py); a longer price sheet can be a CSV, read line by line")),
+    ("my.csv", ("kind,cloud,region,instance_type,usd_per_hour,source\nquote,aws,us-east-1,p5.48xlarge,30,\"Q-1\n"
+                "quote,aws,us-west-2,p5.48xlarge,31,Q-2\n"),
+     ('line 2: a quoted field opens here and is never closed (the file ends inside it, on line 3); expected a closing '
+      'quote (a quote inside the field is written "")')),
+], ids=["unknown-field", "too-deep", "too-large", "unclosed-quote"])
+def test_check_refuses_an_enabled_source_file_the_run_would_refuse(catalog_copy, capsys, name, text, message):
+    sheet = enable_price_sheet(catalog_copy, name, text)
+    assert main(["check", "--catalog", str(catalog_copy)]) == 2
+    assert capsys.readouterr() == ("", f"hweval: sources.yaml: sources.price_sheet.files[0]: {sheet}: {message}\n")
+
+
+def test_check_leaves_the_values_of_rows_to_the_runs_suites(catalog_copy, capsys):
+    """A value the run quarantines (its row, not the file) passes check: a price of -5 is a row the price_sheet suite
+    rejects (quote_price_positive), as a number written as text is (numbers_not_text)."""
+    enable_price_sheet(catalog_copy, "my.yaml", """\
+        entries:
+          - {kind: quote, cloud: aws, region: us-east-1, instance_type: p5.48xlarge, usd_per_hour: -5, source: q1}
+          - {kind: quote, cloud: aws, region: us-west-2, instance_type: p5.48xlarge, usd_per_hour: "31", source: q2}
+        """)
+    assert main(["check", "--catalog", str(catalog_copy)]) == 0
+    assert "source files: 31 files of 12 enabled sources read as a run reads them: OK" in capsys.readouterr().out
 
 
 def test_check_refuses_a_source_file_dated_later_than_tomorrow(catalog_copy, monkeypatch, capsys):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 from flows.sources import (
@@ -57,3 +58,23 @@ def limits_for(source: Any, source_id: str | None = None) -> SourceLimits:
     defaults = getattr(SOURCE_KINDS[source.kind], "DEFAULT_LIMITS", DEFAULT_LIMITS)
     declared = {name: getattr(source, name) for name in LIMIT_NAMES if getattr(source, name, None) is not None}
     return dataclasses.replace(defaults, source_id=source_id, **declared)
+
+
+def display_path(path: Path) -> str:
+    """A path as the user would type it: relative to the working directory when under it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def read_declared_file(root: Path, source: Any, source_id: str, index: int) -> list[dict]:
+    """The rows of file `index` of a declared source (catalog_models.Source; its paths are under the catalog folder
+    `root`), each with its `data_as_of`: how a run reads it, and `hweval check` (a file the run would refuse is
+    refused there too, with the same message)."""
+    file = source.files[index]
+    path = root / file.path
+    extra = {"metadata": file.metadata} if file.metadata else {}
+    rows = SOURCE_KINDS[source.kind].read_file(path, display_path(path), file.region,
+                                                limits=limits_for(source, source_id), **extra)
+    return [row | {"data_as_of": file.as_of} for row in rows]
