@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -22,6 +21,7 @@ from pydantic import (
 )
 
 from flows.names import normalise_alias
+from flows.paths import iso_date
 from flows.safe_yaml import MAX_QUOTED_CHARS, cut, quoted
 from flows.sources import LIVE_KINDS, SAME_SKU_KINDS, SOURCE_KINDS
 from flows.sources._common import SourceFormatError
@@ -72,10 +72,10 @@ Number = Annotated[float, Field(ge=-MAX_WAREHOUSE_INTEGER, le=MAX_WAREHOUSE_INTE
 def _date_text(value: Any) -> Any:
     """A date written as text, quoted (`"2026-11-30"`, as yaml.safe_dump writes a str), is that date; nothing else
     becomes one (a number is no date: lax pydantic took `as_of: 0` for 1970-01-01)."""
-    if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+    if isinstance(value, str):
         try:
-            return dt.date.fromisoformat(value)
-        except ValueError:  # 2026-02-30: the strict date refuses the text as it is
+            return iso_date(value)
+        except ValueError:  # 2026-02-30, or 20261130: the strict date refuses the text as it is
             return value
     return value
 

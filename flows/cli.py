@@ -67,7 +67,7 @@ PREFECT_DEFAULTS = {
 
 def _date(text: str) -> dt.date:
     try:
-        return dt.date.fromisoformat(text)
+        return paths.iso_date(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date (expected YYYY-MM-DD)") from None
 

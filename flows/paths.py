@@ -1,8 +1,11 @@
-"""Where things live; every path can be overridden by a flag or an environment variable."""
+"""Where things live; every path can be overridden by a flag or an environment variable. And how a date given on
+the command line or in a catalog is read (`iso_date`)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
+import re
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -35,3 +38,11 @@ def set_by(given: object, flag: str, env: str) -> str:
     if env in os.environ:
         return env
     return f"the default; {flag} or {env} moves it"
+
+
+def iso_date(text: str) -> dt.date:
+    """A date as the messages ask for it, YYYY-MM-DD, and in no other form: Python 3.11's date.fromisoformat also
+    reads `20261130` and `2026-W48-1`. ValueError for anything else, or for a day that does not exist."""
+    if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", text):
+        raise ValueError(f"{text!r} is not written YYYY-MM-DD")
+    return dt.date.fromisoformat(text)

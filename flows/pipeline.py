@@ -15,7 +15,7 @@ from pathlib import Path
 
 import duckdb
 
-from flows import analytics, transform, warehouse
+from flows import analytics, paths, transform, warehouse
 from flows.catalog_models import Catalog, CatalogError, SnapshotFile
 from flows.formatting import last_loaded
 from flows.land import SourceLoad, stale_past_limit
@@ -162,7 +162,7 @@ def source_snapshot_files(catalog: Catalog, source_files: dict[str, list[str]],
                 raise CatalogError(f"--source {source_id}={spec}: no date after '@' (expected PATH@YYYY-MM-DD, or "
                                    f"PATH alone for the run's date)")
             try:
-                data_as_of = dt.date.fromisoformat(date_text) if date_text else as_of
+                data_as_of = paths.iso_date(date_text) if date_text else as_of
             except ValueError:
                 raise CatalogError(f"--source {source_id}={spec}: {date_text!r} is not a date (YYYY-MM-DD)") from None
             if data_as_of > as_of:

@@ -1208,6 +1208,11 @@ MUTATIONS = (
     Mutation("check-reads-no-source-file", "flows/cli.py",
              "if not source.enabled or source.reads_live(catalog.sources.mode):",
              "if True:", ("tests/test_cli.py::test_check_refuses_an_enabled_source_file_the_run_would_refuse",)),
+    # Python 3.11's date.fromisoformat took --as-of 20261130 and --source X=F@2026-W47-5, asking for YYYY-MM-DD
+    Mutation("a-date-not-written-yyyy-mm-dd-taken", "flows/paths.py",
+             'if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", text):', "if False:",
+             ("tests/test_cli.py::test_run_refuses_an_as_of_not_written_yyyy_mm_dd",
+              "tests/test_cli.py::test_run_refuses_a_source_or_accept_changes_that_names_nothing_before_it_starts")),
     Mutation("short-csv-row-read", "flows/sources/_common.py", "if len(row) != len(header):",
              "if len(row) > len(header):", ("tests/test_malformed_inputs.py",)),
     # a quote never closed swallowed every line after it into one field (that entry kept the header's field count)

@@ -747,11 +747,28 @@ def test_hweval_allow_future_as_of_1_allows_a_future_as_of_and_0_refuses_it(monk
     assert pipeline.future_as_of_allowed({"HWEVAL_ALLOW_FUTURE_AS_OF": " 1 "}) is True
 
 
+@pytest.mark.parametrize("text", ["20261130", "2026-W48-1"])
+def test_run_refuses_an_as_of_not_written_yyyy_mm_dd(flow_not_started, capsys, text):
+    """Python 3.11's date.fromisoformat read 20261130 and 2026-W48-1 (both 2026-11-30) though the message says
+    YYYY-MM-DD; argparse refuses it (exit 2) before anything starts."""
+    with pytest.raises(SystemExit) as refused:
+        main(["run", "--as-of", text])
+    assert refused.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (f"hweval run: error: argument --as-of: {text!r} is not a date "
+                                                        f"(expected YYYY-MM-DD)")
+
+
 @pytest.mark.parametrize(("args", "error"), [
     (["--source", "aws_spot={tmp}/missing.json"],
      "--source aws_spot={tmp}/missing.json: no such file '{tmp}/missing.json'"),
     (["--source", "aws_spot={tmp}/spot.json@2026-13-01"],
      "--source aws_spot={tmp}/spot.json@2026-13-01: '2026-13-01' is not a date (YYYY-MM-DD)"),
+    # Python 3.11's date.fromisoformat reads 20261120 and 2026-W47-5 (the week's Friday, 2026-11-20): the message
+    # asks for YYYY-MM-DD, and nothing else is taken
+    (["--source", "aws_spot={tmp}/spot.json@20261120"],
+     "--source aws_spot={tmp}/spot.json@20261120: '20261120' is not a date (YYYY-MM-DD)"),
+    (["--source", "aws_spot={tmp}/spot.json@2026-W47-5"],
+     "--source aws_spot={tmp}/spot.json@2026-W47-5: '2026-W47-5' is not a date (YYYY-MM-DD)"),
     # an @ with no date after it read as the run's date (2026-11-30)
     (["--source", "aws_spot={tmp}/spot.json@"],
      "--source aws_spot={tmp}/spot.json@: no date after '@' (expected PATH@YYYY-MM-DD, or PATH alone for the run's "
