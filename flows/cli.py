@@ -143,9 +143,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise
     if server is not None:
         server = server.attach()
-    if server is not None:
-        print("hweval: no PREFECT_API_URL set; a temporary local Prefect server starts for this run (it adds about "
-              "5 s; more on the first run, which creates its database).", file=sys.stderr)
     from flows import cancellation
     from flows.nightly import FailedAfterPublish, StalePastLimit, nightly
     from flows.paths import absolute
@@ -155,8 +152,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     if server is not None:  # while the server starts (seconds): what the flow would otherwise do first
         run_startup.warm_catalog_check(args.catalog)
         run_startup.warm_flow_imports()
-    check_run_inputs(args, source_files)  # on the catalog just loaded, while the server starts
+    try:
+        check_run_inputs(args, source_files)  # on the catalog just loaded, while the server starts
+    except BaseException:
+        if server is not None:
+            server.stop()
+        raise
     if server is not None:
+        # said once the inputs passed: a refused one is told in its one line alone
+        print("hweval: no PREFECT_API_URL set; a temporary local Prefect server starts for this run (it adds about "
+              "5 s; more on the first run, which creates its database).", file=sys.stderr)
         try:
             server.wait_ready()
         except ServerStartError as exc:

@@ -1213,6 +1213,17 @@ MUTATIONS = (
              'if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", text):', "if False:",
              ("tests/test_cli.py::test_run_refuses_an_as_of_not_written_yyyy_mm_dd",
               "tests/test_cli.py::test_run_refuses_a_source_or_accept_changes_that_names_nothing_before_it_starts")),
+    # a typo in --source printed the temporary server's line, then its refusal: two lines where README says one
+    Mutation("server-line-before-the-inputs-are-checked", "flows/cli.py",
+             "    try:\n        check_run_inputs(args, source_files)",
+             '    if server is not None:\n        print("hweval: a temporary local Prefect server starts", file=sys.stderr)'
+             "\n    try:\n        check_run_inputs(args, source_files)",
+             ("tests/test_cli.py::test_a_refused_input_is_one_line_without_the_temporary_servers",)),
+    Mutation("server-left-running-after-a-refused-input", "flows/cli.py",
+             "    except BaseException:\n        if server is not None:\n            server.stop()\n        raise\n"
+             "    if server is not None:\n        # said once",
+             "    except BaseException:\n        raise\n    if server is not None:\n        # said once",
+             ("tests/test_cli.py::test_a_refused_input_is_one_line_without_the_temporary_servers",)),
     Mutation("short-csv-row-read", "flows/sources/_common.py", "if len(row) != len(header):",
              "if len(row) > len(header):", ("tests/test_malformed_inputs.py",)),
     # a quote never closed swallowed every line after it into one field (that entry kept the header's field count)

@@ -297,7 +297,7 @@ def test_run_takes_relative_paths_from_the_working_directory_and_says_what_happe
         else "(a backfill: reports/latest keeps a newer date)")
 
 
-def test_run_without_a_prefect_server_starts_prefects_and_checks_the_catalog_meanwhile(monkeypatch, tmp_path):
+def test_run_without_a_prefect_server_starts_prefects_and_checks_the_catalog_meanwhile(monkeypatch, tmp_path, capsys):
     """No PREFECT_API_URL: a temporary Prefect server is started (a process), the catalog is checked while it starts,
     and the flow is called once it has started, not before."""
     import datetime as dt
@@ -335,6 +335,47 @@ def test_run_without_a_prefect_server_starts_prefects_and_checks_the_catalog_mea
     # launched first, so that it starts while the settings are checked (their imports), the catalog and the flags too
     assert calls == ["server launched", "settings checked", "server attached", "catalog cat", "flow's imports",
                      "inputs checked", "server joined", "flow"]
+    assert capsys.readouterr().err == SERVER_LINE
+
+
+SERVER_LINE = ("hweval: no PREFECT_API_URL set; a temporary local Prefect server starts for this run (it adds about 5 s; "
+               "more on the first run, which creates its database).\n")
+
+
+@pytest.mark.parametrize(("args", "error"), [
+    (["--source", "nosuch=/x"], "--source nosuch=...: no source 'nosuch' in sources.yaml (expected one of {sources})"),
+    (["--accept-changes", "aws_pricnig"],
+     "--accept-changes aws_pricnig: no such source in sources.yaml (expected one of {sources})"),
+])
+def test_a_refused_input_is_one_line_without_the_temporary_servers(monkeypatch, tmp_path, capsys, catalog, args,
+                                                                    error):
+    """README: a typo in --source or --accept-changes is "refused in one line (exit 2) before the flow starts"; without
+    PREFECT_API_URL the server's line came first. The server still launches first (it starts while the inputs are
+    checked), and is stopped at the refusal."""
+    from flows import nightly, run_startup
+
+    calls = []
+
+    class Started:
+        def attach(self):
+            return self
+
+        def stop(self):
+            calls.append("server stopped")
+
+    def flow(**kwargs):
+        raise AssertionError("the flow started")
+
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    monkeypatch.setattr(run_startup, "launch_temporary_server", lambda: calls.append("server launched") or Started())
+    monkeypatch.setattr(run_startup, "warm_catalog_check", lambda catalog_dir: None)
+    monkeypatch.setattr(run_startup, "warm_flow_imports", lambda: None)
+    monkeypatch.setattr(nightly, "nightly", flow)
+    assert main(["run", "--as-of", "2026-11-30", "--warehouse", str(tmp_path / "w.duckdb"), "--reports",
+                 str(tmp_path / "r"), *args]) == 2
+    sources = ", ".join(sorted(catalog.sources.sources))
+    assert capsys.readouterr().err == f"hweval: {error.format(sources=sources)}\n"
+    assert calls == ["server launched", "server stopped"]
 
 
 def test_the_temporary_server_is_launched_without_event_storage_or_trigger_loops(monkeypatch, tmp_path):
