@@ -1,15 +1,9 @@
 """The `hweval` command: run the pipeline, check the catalogs, list the sources, query the warehouse, put the
 Prefect automations on a server.
 
-Exit status of `hweval run`: 0 the run succeeded (sources stale within their limit included); 1 an unexpected
-failure (a traceback; and, in one line, a DuckLake that cannot be reached or that other runs kept committing to); 2
-bad input (a catalog, a source file, a SQL model, an as-of date past tomorrow, an HWEVAL_REPORTS_S3 that is no S3
-prefix, a DuckLake or task-runner setting that cannot work, a warehouse or reports path that cannot be one or cannot
-be written, a wait that is no number of seconds); 3 sources stale past their max_stale_days (the reports were
-published with a warning); 4 another run held the warehouse past --wait; 5 published, but a step after the publish
-failed (the change events, the Prefect artifacts, the upload of the reports to object storage) or a notification
-channel did not take the run's message. A command whose stdout's reader closes it early (`| head`) goes on without
-writing there and ends with its own status, or 141 (as a command SIGPIPE ended) where that was 0.
+Exit status of `hweval run`: RUN_EXIT_STATUSES below (the help prints it). A command whose stdout's reader closes it
+early (`| head`) goes on without writing there and ends with its own status, or 141 (as a command SIGPIPE ended) where
+that was 0.
 """
 
 from __future__ import annotations
@@ -35,6 +29,29 @@ EXIT_LOCK_TIMEOUT = 4
 EXIT_FAILED_AFTER_PUBLISH = 5
 EXIT_CANCELLED = 6  # cancelled from Prefect and stopped before its publish (flows/cancellation.py)
 EXIT_READER_GONE = 128 + signal.SIGPIPE  # 141, as a shell reports `yes | head`'s yes: any command, its output unread
+
+# `hweval run`'s exit statuses and what each means: `hweval --help` and `hweval run --help` print them (README's table
+# says the same at more length)
+RUN_EXIT_STATUSES = {
+    0: "the run succeeded (sources stale within their limit included)",
+    1: "an unexpected failure (a traceback; and, in one line, a DuckLake that cannot be reached or that other runs kept "
+       "committing to)",
+    2: "bad input (a catalog, a source file, a SQL model, an as-of date past tomorrow, an HWEVAL_REPORTS_S3 that is no "
+       "S3 prefix, a DuckLake or task-runner setting that cannot work, a warehouse or reports path that cannot be one "
+       "or cannot be written, a wait that is no number of seconds)",
+    EXIT_STALE_PAST_LIMIT: "sources stale past their max_stale_days (the reports were published with a warning)",
+    EXIT_LOCK_TIMEOUT: "another run held the warehouse or the reports past --wait",
+    EXIT_FAILED_AFTER_PUBLISH: "published, but a step after the publish failed (the change events, the Prefect "
+                               "artifacts, the upload of the reports to object storage) or a notification channel did "
+                               "not take the run's message",
+    EXIT_CANCELLED: "cancelled from Prefect (its UI, `prefect flow-run cancel`) and stopped before its publish: nothing "
+                    "changed",
+}
+
+
+def run_exit_statuses() -> str:
+    """RUN_EXIT_STATUSES as the help writes them, in one paragraph."""
+    return "; ".join(f"{status} {meaning}" for status, meaning in sorted(RUN_EXIT_STATUSES.items()))
 
 # Set by entry(): this process is the `hweval` command's own, and ends when the command does (not a test calling
 # main() in its process), so what it has loaded can be frozen out of the garbage collector's reach (gc.freeze).
@@ -333,15 +350,12 @@ def cmd_automations(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from flows.runlock import DEFAULT_WAIT_S, MAX_WAIT_S
 
-    parser = argparse.ArgumentParser(prog="hweval", description=__doc__)
+    description = __doc__.replace("RUN_EXIT_STATUSES below (the help prints it)", run_exit_statuses())
+    parser = argparse.ArgumentParser(prog="hweval", description=description)
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run the nightly flow once: ingest, validate, build the warehouse, publish reports",
-                         epilog="exit status: 0 succeeded; 1 unexpected failure; 2 bad input; 3 sources stale past "
-                                "their max_stale_days (reports published with a warning); 4 another run held the "
-                                "warehouse past --wait; 5 published, but a step after the publish failed (change "
-                                "events, Prefect artifacts, the object-storage upload) or a channel did not take the "
-                                "notification")
+                         epilog=f"exit status: {run_exit_statuses()}")
     run.add_argument("--as-of", type=_date, default=None,
                      help="as-of date of the run (default: today, UTC); a date later than tomorrow (UTC) is refused")
     run.add_argument("--allow-future-as-of", action="store_true",
@@ -385,7 +399,8 @@ def build_parser() -> argparse.ArgumentParser:
                              help="the automations file (default: flows/automations.yaml)")
     automations.set_defaults(func=cmd_automations)
 
-    check = sub.add_parser("check", help="validate the catalogs and their cross-references")
+    check = sub.add_parser("check", help="validate the catalogs and their cross-references, and read the files of the "
+                                         "enabled sources as a run reads them")
     check.add_argument("--catalog", type=Path, default=None, help="catalog folder (default: catalogs/)")
     check.set_defaults(func=cmd_check)
 

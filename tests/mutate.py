@@ -1224,6 +1224,15 @@ MUTATIONS = (
              "    if server is not None:\n        # said once",
              "    except BaseException:\n        raise\n    if server is not None:\n        # said once",
              ("tests/test_cli.py::test_a_refused_input_is_one_line_without_the_temporary_servers",)),
+    # the help listed exit statuses 0-5; README's table has 6 (cancelled from Prefect) too
+    Mutation("help-without-exit-status-6", "flows/cli.py",
+             '    EXIT_CANCELLED: "cancelled from Prefect (its UI, `prefect flow-run cancel`) and stopped before its '
+             'publish: nothing "\n                    "changed",\n', "",
+             ("tests/test_cli.py::test_the_help_lists_every_exit_status_of_hweval_run_that_the_readme_does",)),
+    Mutation("hweval-help-without-the-exit-statuses", "flows/cli.py",
+             'description = __doc__.replace("RUN_EXIT_STATUSES below (the help prints it)", run_exit_statuses())',
+             "description = __doc__",
+             ("tests/test_cli.py::test_the_help_lists_every_exit_status_of_hweval_run_that_the_readme_does",)),
     Mutation("short-csv-row-read", "flows/sources/_common.py", "if len(row) != len(header):",
              "if len(row) > len(header):", ("tests/test_malformed_inputs.py",)),
     # a quote never closed swallowed every line after it into one field (that entry kept the header's field count)

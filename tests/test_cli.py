@@ -26,6 +26,24 @@ def test_every_subcommand_is_documented_in_the_readme():
     assert undocumented == []
 
 
+def test_the_help_lists_every_exit_status_of_hweval_run_that_the_readme_does(capsys):
+    """`hweval --help` and `hweval run --help` listed 0-5; README's table has 6 too (cancelled from Prefect). Both
+    helps print RUN_EXIT_STATUSES, whose statuses are the table's."""
+    from flows.cli import EXIT_CANCELLED, RUN_EXIT_STATUSES
+
+    readme = (PROJECT_ROOT / "README.md").read_text()
+    table = readme.split("**Exit status of `hweval run`:**", 1)[1].split("\n\n", 2)[1]
+    assert [int(line.split("|")[1]) for line in table.splitlines()[2:]] == sorted(RUN_EXIT_STATUSES) == [*range(7)]
+    for argv in (["--help"], ["run", "--help"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+        shown = " ".join(capsys.readouterr().out.split())  # argparse wraps the lines
+        for status, meaning in RUN_EXIT_STATUSES.items():
+            assert f"{status} {meaning}" in shown, (argv, status)
+        assert (f"; {EXIT_CANCELLED} cancelled from Prefect (its UI, `prefect flow-run cancel`) and stopped before its "
+                "publish: nothing changed") in shown
+
+
 def test_readme_quickstart_is_the_two_make_commands():
     readme = (PROJECT_ROOT / "README.md").read_text()
     quickstart = readme.split("## Quickstart", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
