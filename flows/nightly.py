@@ -18,6 +18,7 @@ from typing import TypeVar
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
+from prefect.exceptions import TerminationSignal
 from prefect.runtime import flow_run
 from prefect.states import Cancelled
 from prefect.utilities.annotations import quote
@@ -103,12 +104,31 @@ class FailedAfterPublish(RuntimeError):
         self.result = result
 
 
+def _raise_the_signal_behind(exc: Exception) -> None:
+    """Raise again the SIGTERM (Prefect's TerminationSignal) or Ctrl-C (KeyboardInterrupt) that `exc` was raised in
+    place of, if any: the run was stopped, and ends Crashed, told by the on_crashed hook, as a run stopped anywhere
+    else does, not Failed with an error that names no signal. DuckDB does so: the signal's exception, raised in the
+    main thread while a query runs there, interrupts the query, and DuckDB raises RuntimeError("Query interrupted")
+    from it. A query interrupted otherwise (duckdb.InterruptException, of `con.interrupt()`) has none behind it."""
+    seen: set[int] = set()
+    behind: BaseException | None = exc
+    while behind is not None and id(behind) not in seen:
+        seen.add(id(behind))
+        # a new exception, raised from `exc`: the one behind it is already in its chain (no cycle)
+        if isinstance(behind, TerminationSignal):
+            raise TerminationSignal(signal=behind.signal) from exc
+        if isinstance(behind, KeyboardInterrupt):
+            raise KeyboardInterrupt from exc
+        behind = behind.__cause__ or behind.__context__
+
+
 def _after_publish(step: str, call: Callable[[], T], failed: list[str]) -> T | None:
     """One step after the publish, its value; a failure is recorded in `failed` (and the log) instead of raised (None):
-    the run is published, and its events must still go out."""
+    the run is published, and its events must still go out. A signal that stopped it stops the run (a crash)."""
     try:
         return call()
     except Exception as exc:  # noqa: BLE001 (whatever failed, the publish stands: the run says so and goes on)
+        _raise_the_signal_behind(exc)
         failed.append(f"{step} failed: {redact_text(f'{type(exc).__name__}: {exc}')}")
         get_run_logger().error("after the publish, %s", failed[-1])
         return None
@@ -381,6 +401,7 @@ def _evaluate_and_tell(notice: crash_notice.CrashNotice, started_at: dt.datetime
         result = _evaluate(catalog, as_of, run_id, started_at, warehouse_path, reports_root, source_files, live,
                            accept_changes, wait_s)
     except Exception as exc:
+        _raise_the_signal_behind(exc)  # a run stopped by a signal (in a DuckDB query) is a crash: the hook tells
         run_files.at(killed_runs.TELLING)
         error = redact_text(f"{type(exc).__name__}: {exc}")
         logger.error("run %s as of %s failed: %s", run_id, as_of, error)

@@ -405,6 +405,13 @@ MUTATIONS = (
     Mutation("a-crashed-run-tells-no-one", "flows/nightly.py",
              "log_prints=True, on_crashed=[crash_notice.tell_of_a_crash])", "log_prints=True)",
              ("tests/test_changes.py::test_a_run_stopped_by_sigterm_is_crashed_and_tells_the_channel", *SLOW_TOO)),
+    Mutation("a-signal-in-a-duckdb-query-fails-the-run", "flows/nightly.py",
+             "        _raise_the_signal_behind(exc)  # a run stopped by a signal", "        None  # ",
+             ("tests/test_changes.py::test_a_run_stopped_in_a_duckdb_query_is_crashed_not_failed", *SLOW_TOO)),
+    Mutation("a-signal-after-the-publish-is-a-failed-step", "flows/nightly.py",
+             "        _raise_the_signal_behind(exc)\n        failed.append(", "        failed.append(",
+             (("tests/test_changes.py::test_a_signal_behind_an_interrupted_duckdb_query_is_raised_again_and_an_"
+               "interrupt_is_not"),)),
     Mutation("a-crash-notice-dropped-before-the-hook", "flows/crash_notice.py",
              "    except Exception:\n        NOTICES.pop(key, None)\n",
              "    except BaseException:\n        NOTICES.pop(key, None)\n",

@@ -468,6 +468,20 @@ def second_hangs(channel_id, *args, **kwargs):
 flow_module._evaluate = boom
 flow_module.notify._send_to_channel = second_hangs
 """
+# the build ends in a DuckDB query that runs until the run is stopped: the signal lands in DuckDB, not in Python.
+# One thread: then the main thread runs the query's tasks itself and checks for signals between their parts (with
+# more, it can wait for a worker thread's task without checking, and the signal waits for the query)
+STOPPED_IN_A_QUERY = """
+build = flow_module.pipeline.build
+
+def build_then_query_for_ever(con, *args, **kwargs):
+    yield from build(con, *args, **kwargs)
+    con.execute("set threads = 1")
+    os.write(1, b"waiting\\n")
+    con.execute("select count(*) from range(1000000000000) t(i) where i % 7 = 3").fetchall()
+
+flow_module.pipeline.build = build_then_query_for_ever
+"""
 NIGHTLY_RUN = """
 flow_module.nightly(as_of=dt.date.fromisoformat(sys.argv[1]), catalog_dir={catalogs!r}, warehouse_file=sys.argv[2],
                     reports_dir=sys.argv[3], run_id="stopped")
@@ -629,6 +643,92 @@ def test_the_runs_own_server_ends_when_the_run_is_killed_outright(prefect_server
                                              lambda proc: proc.kill(), prefect_api=False)
     assert status == -signal.SIGKILL and lines == []
     assert gone(server)
+
+
+@pytest.mark.slow  # `hweval run` in a process of its own, after a whole run: make test-slow and CI
+@pytest.mark.parametrize(("sig", "as_of", "how"), [
+    (signal.SIGTERM, "2026-12-08", "a termination signal"),  # a worker, a node drained, `kill`
+    (signal.SIGINT, "2026-12-09", "an interrupt signal"),  # Ctrl-C at the terminal, to the whole process group
+])
+def test_a_run_stopped_in_a_duckdb_query_is_crashed_not_failed(flow_run, prefect_server, tmp_path, webhook, sig,
+                                                               as_of, how):
+    """DuckDB checks for signals as a query runs: the exception Prefect's SIGTERM handler raises (or Ctrl-C's)
+    interrupts the query, and DuckDB raises RuntimeError("Query interrupted") from it. The run ended Failed, exit
+    status 1, its channel told "RuntimeError: Query interrupted"; stopped anywhere else, it is Crashed and its hook
+    tells of the signal. It is now, and the warehouse and reports stay the last good run's."""
+    from test_fault_injection import published
+
+    copy_of_day_one(flow_run, tmp_path)
+    (tmp_path / "warehouse").rename(tmp_path / "w")  # where stopped_run points the run
+    before = published(tmp_path)
+
+    def stop(proc) -> None:
+        time.sleep(1)  # the query is under way ("waiting" is written just before it)
+        os.killpg(proc.pid, sig) if sig == signal.SIGINT else proc.send_signal(sig)
+
+    status, stderr, lines, _ = stopped_run(STOPPED_IN_A_QUERY, CLI_RUN, as_of, tmp_path, webhook, stop)
+    assert "RuntimeError: Query interrupted" in stderr  # the signal landed in DuckDB: the build task failed of it
+    # Prefect's handler sends SIGTERM again once the run is Crashed; an unhandled KeyboardInterrupt ends Python so too
+    assert status == -sig, stderr[-3000:]
+    [crashed] = crashed_runs(as_of)
+    assert crashed.state.message == f"Execution was aborted by {how}."
+    assert lines == [f"flow run hweval-{as_of} crashed before it finished (Crashed: Execution was aborted by {how}.)"]
+    assert json.loads(webhook.requests[0]["body"])["title"] == f"hweval {as_of}: run failed"
+    assert published(tmp_path) == before and not (tmp_path / "reports" / as_of).exists()
+
+
+def test_a_signal_behind_an_interrupted_duckdb_query_is_raised_again_and_an_interrupt_is_not():
+    """The exception a signal's handler raised as a DuckDB query ran is behind DuckDB's RuntimeError; the run raises
+    it again (a crash). A query interrupted by `con.interrupt()` has no signal behind it: an error, the run fails."""
+    import _thread
+    import threading
+
+    from prefect.exceptions import TerminationSignal
+    from prefect.utilities.engine import _prefect_sigterm_handler
+
+    from flows.nightly import _after_publish, _raise_the_signal_behind
+
+    def interrupted_query(interrupt) -> BaseException:
+        con = duckdb.connect(config={"threads": 1})  # the main thread runs the query, and checks for signals
+        timer = threading.Timer(0.3, interrupt, [con])
+        try:
+            timer.start()
+            con.execute("select count(*) from range(1000000000000) t(i) where i % 7 = 3").fetchall()
+        except BaseException as exc:  # noqa: BLE001 (DuckDB's error, whatever it is)
+            return exc
+        finally:
+            timer.cancel()
+            con.close()
+        raise AssertionError("the query was not interrupted")
+
+    interrupted = interrupted_query(lambda con: con.interrupt())
+    assert isinstance(interrupted, duckdb.InterruptException)
+    assert _raise_the_signal_behind(interrupted) is None  # nothing raised
+
+    # the signal is simulated in this process (interrupt_main calls its Python handler; no signal is sent)
+    previous = signal.signal(signal.SIGTERM, _prefect_sigterm_handler)
+    try:
+        interrupted = interrupted_query(lambda con: _thread.interrupt_main(signal.SIGTERM))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert type(interrupted) is RuntimeError and str(interrupted) == "Query interrupted"
+    with pytest.raises(TerminationSignal) as raised:
+        _raise_the_signal_behind(interrupted)
+    assert raised.value.signal == signal.SIGTERM and raised.value.__cause__ is interrupted
+    # a step after the publish records its failure and the run goes on; stopped by a signal, the run stops (a crash)
+
+    def step_stopped():
+        raise interrupted
+
+    failed: list[str] = []
+    with pytest.raises(TerminationSignal):
+        _after_publish("reading the run's changes", step_stopped, failed)
+    assert failed == []
+
+    interrupted = interrupted_query(lambda con: _thread.interrupt_main(signal.SIGINT))  # Python's own handler
+    assert type(interrupted) is RuntimeError and str(interrupted) == "Query interrupted"
+    with pytest.raises(KeyboardInterrupt):
+        _raise_the_signal_behind(interrupted)
 
 
 @pytest.mark.slow  # a whole run (or several): make test-slow and CI
