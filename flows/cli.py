@@ -350,7 +350,8 @@ def cmd_automations(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from flows.runlock import DEFAULT_WAIT_S, MAX_WAIT_S
 
-    description = __doc__.replace("RUN_EXIT_STATUSES below (the help prints it)", run_exit_statuses())
+    # (no docstring under python -OO: the help is then without it)
+    description = (__doc__ or "").replace("RUN_EXIT_STATUSES below (the help prints it)", run_exit_statuses())
     parser = argparse.ArgumentParser(prog="hweval", description=description)
     sub = parser.add_subparsers(dest="command", required=True)
 

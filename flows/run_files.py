@@ -7,8 +7,9 @@ as-of date, flow run id and attempt) and the step it is at written in it. It rem
 ends short of being killed; the kernel releases a dead process's flock. So a run file found unlocked was left by a run
 killed outright, at the step written in it (`left_by_killed`); one found locked belongs to a run under way.
 
-The file says nothing about a run on another machine: `flock` is not reliable across a network file system, and a pid
-means nothing here. Such a file is left as it is, for its own machine's next run.
+A run file is named after its machine first (`<host>--<run id>-<pid>-<random>.run.json`): a run looks only at its own
+machine's files. `flock` is not reliable across a network file system, and another machine's pid means nothing here:
+another machine's files are left for that machine's next run, and never count against the files a run looks at.
 """
 
 from __future__ import annotations
@@ -19,7 +20,11 @@ import fcntl
 import json
 import logging
 import os
+import re
+import secrets
 import socket
+import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -32,6 +37,7 @@ MAX_HOLDER_BYTES = 4096  # of a run file read back (a run writes about 300 bytes
 MAX_LOOKED_AT = 100  # run files a run looks at as it starts (each one open and flock); the rest wait for the next run
 SUFFIX = ".run.json"
 MAX_MAKE_TRIES = 5  # to make a run file in a folder that other runs remove as they end (each when it is empty)
+MAKING_S = 60.0  # a file a run was making this long ago, unlocked, was left by a run killed as it made it
 
 
 @dataclass
@@ -49,34 +55,59 @@ def folder(warehouse_path: Path) -> Path:
 
 
 @contextmanager
-def held(warehouse_path: Path, holder: dict[str, str | None], step: str) -> Iterator[Path]:
+def held(warehouse_path: Path, holder: dict[str, str | None], step: str) -> Iterator[Path | None]:
     """Hold this run's file for the block, with `holder` (killed_runs.holder_of: run id, flow run, ...) and this
-    process's pid, host and start written in, at `step`; the file is removed as the block ends, however it ends."""
+    process's pid, host and start written in, at `step`; the file is removed as the block ends, however it ends.
+
+    A run file that cannot be made (a file where its folder goes, a folder this user cannot write, no space) is
+    logged, and the run goes on without one (None): only a kill of it outright would go unfound."""
     runs = folder(warehouse_path)
-    path = runs / f"{holder.get('run_id') or 'run'}-{os.getpid()}{SUFFIX}"
+    name = f"{_host_tag()}--{holder.get('run_id') or 'run'}-{os.getpid()}-{secrets.token_hex(4)}{SUFFIX}"
+    mine = _Held(-1, {**holder, "pid": os.getpid(), "host": socket.gethostname(),
+                      "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "step": step})
+    try:
+        mine.fd = _made(runs, name, mine.holder)
+    except OSError as exc:
+        logger.warning("this run's run file could not be made in %s (%s): if this run is killed outright, no run "
+                       "will find it", runs, exc.strerror or exc)
+        yield None
+        return
+    path = runs / name
+    token = _held.set(mine)
+    try:
+        yield path
+    finally:
+        _held.reset(token)
+        try:
+            path.unlink(missing_ok=True)  # while still locked: a run that looks now finds it gone
+        finally:
+            os.close(mine.fd)
+            with contextlib.suppress(OSError):  # the folder, when no other run's file is in it: no litter beside
+                runs.rmdir()  # the warehouse
+
+
+def _made(runs: Path, name: str, holder: dict) -> int:
+    """This run's file in `runs`, locked, its holder written in, named `name` only then (a run that looks finds no
+    file, or one locked with a whole holder in it): made under a name no run looks for, then renamed. Its descriptor.
+    """
     for tries_left in range(MAX_MAKE_TRIES - 1, -1, -1):
         runs.mkdir(parents=True, exist_ok=True)
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+            fd, making = tempfile.mkstemp(dir=runs, prefix=f".{_host_tag()}--making-", suffix=".tmp")
             break
         except FileNotFoundError:  # the folder removed meanwhile by a run that ended (held's last step): again
             if not tries_left:
                 raise
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # this pid's own new file: no other process holds it
-        mine = _Held(fd, {**holder, "pid": os.getpid(), "host": socket.gethostname(),
-                          "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "step": step})
-        _write(fd, mine.holder)
-        token = _held.set(mine)
-        try:
-            yield path
-        finally:
-            _held.reset(token)
-            path.unlink(missing_ok=True)  # while still locked: a run that looks now finds it gone
-    finally:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a new file under a new name: no other process has it open
+        _write(fd, holder)
+        os.chmod(making, 0o644)
+        os.rename(making, runs / name)
+    except BaseException:
         os.close(fd)
-        with contextlib.suppress(OSError):  # the folder, when no other run's file is in it: no litter beside the
-            runs.rmdir()  # warehouse
+        Path(making).unlink(missing_ok=True)
+        raise
+    return fd
 
 
 def at(step: str) -> None:
@@ -96,13 +127,17 @@ def left_by_killed(warehouse_path: Path) -> tuple[dict, ...]:
     another machine. One without a whole holder in it (its run killed between creating and writing it) is removed,
     with a warning. At most MAX_LOOKED_AT files are looked at a run (the oldest first); more are logged and left."""
     runs = folder(warehouse_path)
+    mine = f"{_host_tag()}--"
     try:
-        paths = sorted((p for p in runs.iterdir() if p.name.endswith(SUFFIX)), key=_age)
+        names = [p.name for p in runs.iterdir()]
     except FileNotFoundError:
         return ()
+    for making in [n for n in names if n.startswith(f".{mine}making-")]:
+        _removed_if_left(runs / making)
+    paths = sorted((runs / n for n in names if n.startswith(mine) and n.endswith(SUFFIX)), key=_age)
     if len(paths) > MAX_LOOKED_AT:
-        logger.warning("%d run files in %s: the oldest %d looked at, the rest left for the next run",
-                       len(paths), runs, MAX_LOOKED_AT)
+        logger.warning("%d run files of this machine's runs in %s: the oldest %d looked at, the rest left for the "
+                       "next run", len(paths), runs, MAX_LOOKED_AT)
     found = []
     for path in paths[:MAX_LOOKED_AT]:
         info = _taken_if_left(path)
@@ -135,6 +170,25 @@ def _taken_if_left(path: Path) -> dict | None:
         os.close(fd)
 
 
+def _removed_if_left(making: Path) -> None:
+    """A file a run was making (`_made`) when it was killed outright: removed once MAKING_S old and no process has
+    it locked (a run makes its file in microseconds: one younger is a run making it now)."""
+    try:
+        if time.time() - making.stat().st_mtime < MAKING_S:
+            return
+        fd = os.open(making, os.O_RDWR)
+    except FileNotFoundError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if _same_file(fd, making):
+            making.unlink(missing_ok=True)
+    except BlockingIOError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def holder_in(fd: int) -> dict | None:
     """The holder written in a run file, or None when what is there is not a whole one: JSON with a pid, a host and
     an ISO start. Reads at most MAX_HOLDER_BYTES; what follows the JSON is the end of a longer step the run wrote
@@ -153,6 +207,11 @@ def _write(fd: int, holder: dict) -> None:
     # written over, then cut to its length: a run killed between the two leaves a whole holder, then the tail of the
     # longer one before it (holder_in reads the first); truncated first, it would leave an empty file
     os.ftruncate(fd, len(data))
+
+
+def _host_tag() -> str:
+    """This machine's name as run files start with it: a run looks only at its own machine's files."""
+    return re.sub(r"[^A-Za-z0-9.-]", "_", socket.gethostname())[:64] or "host"
 
 
 def _same_file(fd: int, path: Path) -> bool:

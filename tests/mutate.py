@@ -1773,6 +1773,27 @@ MUTATIONS = (
              "info, _ = json.JSONDecoder().raw_decode(os.pread(fd, MAX_HOLDER_BYTES, 0).decode())",
              "info = json.loads(os.pread(fd, MAX_HOLDER_BYTES, 0))",
              (f"{KILLED}a_run_under_way_and_another_machines_run_are_not_found_and_a_cut_short_file_is_removed",)),
+    Mutation("run-file-named-before-it-is-whole", "flows/run_files.py",
+             "        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a new file under a new name: no other process has it "
+             "open\n        _write(fd, holder)\n        os.chmod(making, 0o644)\n        os.rename(making, runs / name)\n",
+             "        os.chmod(making, 0o644)\n        os.rename(making, runs / name)\n        making = runs / name\n"
+             "        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\n        _write(fd, holder)\n",
+             (f"{KILLED}a_run_file_is_named_only_once_whole_and_locked_and_one_killed_as_it_was_made_is_removed",)),
+    Mutation("run-file-being-made-removed", "flows/run_files.py", "< MAKING_S:", "< 0:",
+             (f"{KILLED}a_run_file_is_named_only_once_whole_and_locked_and_one_killed_as_it_was_made_is_removed",)),
+    Mutation("run-file-not-made-fails-the-run", "flows/run_files.py",
+             "    except OSError as exc:\n        logger.warning(\"this run's run file",
+             "    except ZeroDivisionError as exc:\n        logger.warning(\"this run's run file",
+             (f"{KILLED}a_run_whose_file_cannot_be_made_goes_on_without_one_and_a_killed_runs_file_is_never_written_"
+              "over",)),
+    Mutation("run-file-named-by-run-id-and-pid-only", "flows/run_files.py", "-{secrets.token_hex(4)}{SUFFIX}",
+             "{SUFFIX}", (f"{KILLED}a_run_whose_file_cannot_be_made_goes_on_without_one_and_a_killed_runs_file_is_"
+                          "never_written_over",)),
+    Mutation("other-machines-run-files-counted", "flows/run_files.py",
+             "if n.startswith(mine) and n.endswith(SUFFIX)", "if n.endswith(SUFFIX)",
+             (f"{KILLED}the_run_files_looked_at_are_bounded_oldest_first",)),
+    Mutation("hweval-help-needs-docstrings", "flows/cli.py", '(__doc__ or "").replace(', "__doc__.replace(",
+             ("tests/test_cli.py::test_the_help_is_given_under_python_oo_without_docstrings",)),
     Mutation("run-files-unbounded", "flows/run_files.py", "for path in paths[:MAX_LOOKED_AT]:", "for path in paths:",
              (f"{KILLED}the_run_files_looked_at_are_bounded_oldest_first",)),
     Mutation("run-files-by-name", "flows/run_files.py", "key=_age)", "key=lambda p: p.name)",

@@ -223,6 +223,16 @@ def test_run_prints_where_the_warehouse_and_reports_are(prefect_server, tmp_path
     assert "│" in capsys.readouterr().out
 
 
+def test_the_help_is_given_under_python_oo_without_docstrings():
+    """`python -OO` (PYTHONOPTIMIZE=2) strips docstrings, which the help's description is made from: every hweval
+    command broke on `None.replace`. The help is then without it."""
+    proc = subprocess.run([sys.executable, "-OO", "-c", "import sys; sys.argv = ['hweval', '--help']\n"
+                           "from flows.cli import entry\nentry()"], capture_output=True, text=True, cwd=PROJECT_ROOT,
+                          timeout=120)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout.startswith("usage: hweval ")
+
+
 def test_the_run_summary_names_the_stale_sources_in_its_last_line():
     """A run with stale sources (exit status 0 while within their max_stale_days) must not end on a line that reads
     as a clean run: the last line counts and names them. Rows: 3 + 0 + 0 landed, 1 + 4 + 0 quarantined."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -25,6 +26,7 @@ from flows.catalog import load_catalog
 from flows.cli import main
 
 AS_OF = "2026-12-03"
+HOST = re.sub(r"[^A-Za-z0-9.-]", "_", socket.gethostname())[:64]  # as run files name this machine
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -53,7 +55,8 @@ def test_a_run_killed_outright_is_found_once_with_its_step_and_a_run_that_ended_
     holder = {"run_id": "2026-12-03-0a1b2c3d", "as_of": AS_OF, "flow_run_id": None}
     pid = held_then_killed(warehouse, holder, killed_runs.FETCH)
     [left] = run_files.folder(warehouse).iterdir()
-    assert left.name == f"2026-12-03-0a1b2c3d-{pid}.run.json"
+    # this machine's name first, then the run id, the pid and a random part (the same run id and pid again: another file)
+    assert re.fullmatch(rf"{re.escape(HOST)}--2026-12-03-0a1b2c3d-{pid}-[0-9a-f]{{8}}\.run\.json", left.name)
 
     [found] = run_files.left_by_killed(warehouse)
     assert {k: found[k] for k in ("run_id", "as_of", "flow_run_id", "pid", "host", "step")} == {
@@ -84,20 +87,92 @@ def test_a_run_under_way_and_another_machines_run_are_not_found_and_a_cut_short_
     runs.mkdir()
     holder = {"pid": 4242, "host": socket.gethostname(), "started_at": "2026-12-03T02:30:00+00:00",
               "run_id": "2026-12-03-0a1b2c3d", "step": "its fetch"}
-    (runs / "under-way.run.json").write_text(json.dumps(holder))
-    (runs / "elsewhere.run.json").write_text(json.dumps({**holder, "host": "another-machine"}))
-    (runs / "cut-short.run.json").write_text('{"pid": 12')
-    (runs / "tail.run.json").write_text(json.dumps(holder) + 'landing"}')  # after "its wait for the run lock"
-    (runs / "not-a-run-file.json").write_text(json.dumps(holder))
-    under_way = os.open(runs / "under-way.run.json", os.O_RDWR)
+    (runs / f"{HOST}--under-way.run.json").write_text(json.dumps(holder))
+    # another machine's: by its name (never opened), and by the host written in it
+    (runs / "another-machine--elsewhere.run.json").write_text(json.dumps({**holder, "host": "another-machine"}))
+    (runs / f"{HOST}--renamed.run.json").write_text(json.dumps({**holder, "host": "another-machine"}))
+    (runs / f"{HOST}--cut-short.run.json").write_text('{"pid": 12')
+    (runs / f"{HOST}--tail.run.json").write_text(json.dumps(holder) + 'landing"}')  # after "its wait for the run lock"
+    (runs / f"{HOST}--not-a-run-file.json").write_text(json.dumps(holder))
+    under_way = os.open(runs / f"{HOST}--under-way.run.json", os.O_RDWR)
     fcntl.flock(under_way, fcntl.LOCK_EX)
     try:
         assert run_files.left_by_killed(warehouse) == (holder,)  # the tail's
     finally:
         os.close(under_way)
-    assert sorted(p.name for p in runs.iterdir()) == ["elsewhere.run.json", "not-a-run-file.json",
-                                                      "under-way.run.json"]
-    assert f"run file {runs / 'cut-short.run.json'} holds no whole run description" in caplog.text
+    assert sorted(p.name for p in runs.iterdir()) == sorted([
+        "another-machine--elsewhere.run.json", f"{HOST}--renamed.run.json", f"{HOST}--not-a-run-file.json",
+        f"{HOST}--under-way.run.json"])
+    assert f"run file {runs / f'{HOST}--cut-short.run.json'} holds no whole run description" in caplog.text
+
+
+def test_a_run_file_is_named_only_once_whole_and_locked_and_one_killed_as_it_was_made_is_removed(tmp_path):
+    """A run makes its file under a name no run looks for, locked and written, then renames it: a run that looks
+    never finds a run's file empty (it removed such a file as cut short, and the run went on without one). A file a
+    run was killed making is removed once a minute old and unlocked; a younger or locked one is a run making it."""
+    import fcntl
+
+    warehouse = tmp_path / "hweval.duckdb"
+    runs = run_files.folder(warehouse)
+    seen = []
+    real_rename = os.rename
+
+    def rename(source, target):  # the made file at the moment it gets its name
+        fd = os.open(source, os.O_RDWR)
+        try:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            seen.append((Path(source).name.startswith(f".{HOST}--making-"), run_files.holder_in(fd)["run_id"]))
+        finally:
+            os.close(fd)
+        real_rename(source, target)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(run_files.os, "rename", rename)
+        with run_files.held(warehouse, {"run_id": "r1"}, "its start"):
+            pass
+    assert seen == [(True, "r1")]
+
+    runs.mkdir()
+    old, young, locked = (runs / f".{HOST}--making-{n}.tmp" for n in ("old", "young", "locked"))
+    for path in (old, young, locked):
+        path.write_text("")
+    for path in (old, locked):
+        os.utime(path, (1_000_000, 1_000_000))
+    fd = os.open(locked, os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        assert run_files.left_by_killed(warehouse) == ()
+    finally:
+        os.close(fd)
+    assert sorted(p.name for p in runs.iterdir()) == sorted([young.name, locked.name])
+
+
+def test_a_run_whose_file_cannot_be_made_goes_on_without_one_and_a_killed_runs_file_is_never_written_over(
+        tmp_path, caplog):
+    import logging
+
+    caplog.set_level(logging.WARNING, "flows.run_files")
+    warehouse = tmp_path / "hweval.duckdb"
+    run_files.folder(warehouse).write_text("a file where the run files' folder goes")
+    with run_files.held(warehouse, {"run_id": "r1"}, "its start") as path:
+        assert path is None
+        run_files.at(killed_runs.LANDING)  # nothing to write in
+    assert (f"this run's run file could not be made in {run_files.folder(warehouse)} (File exists): if this run is "
+            "killed outright, no run will find it") in caplog.text
+
+    # a killed run's file, then a run with the same run id and pid (a container's runs often have the same pid)
+    run_files.folder(warehouse).unlink()
+    other = tmp_path / "other.duckdb"
+    with run_files.held(other, {"run_id": "r1"}, "its start") as killed:
+        # what a kill leaves: the file, unlocked (a copy of it, where it was)
+        left, kept = killed.read_bytes(), killed.name
+    run_files.folder(other).mkdir()
+    (run_files.folder(other) / kept).write_bytes(left)
+    with run_files.held(other, {"run_id": "r1"}, "its start") as again:  # the same run id, the same pid
+        assert again.name != kept
+        [found] = run_files.left_by_killed(other)
+    assert (found["run_id"], found["pid"], found["step"]) == ("r1", os.getpid(), "its start")
 
 
 def test_the_run_files_looked_at_are_bounded_oldest_first(tmp_path, monkeypatch, caplog):
@@ -109,12 +184,18 @@ def test_the_run_files_looked_at_are_bounded_oldest_first(tmp_path, monkeypatch,
     runs = run_files.folder(warehouse)
     runs.mkdir()
     for n, name in enumerate(["c", "a", "b"]):  # c oldest, then a, then b
-        path = runs / f"{name}.run.json"
+        path = runs / f"{HOST}--{name}.run.json"
         path.write_text(json.dumps({"pid": n, "host": socket.gethostname(), "started_at": "2026-12-03T02:30:00"}))
         os.utime(path, (1_000_000 + n, 1_000_000 + n))
+    for n in range(5):  # other machines' files, older: never looked at, never counted (they would hide this one's)
+        path = runs / f"another-machine--{n}.run.json"
+        path.write_text(json.dumps({"pid": 10 + n, "host": "another-machine", "started_at": "2026-12-03T02:30:00"}))
+        os.utime(path, (1_000, 1_000))
     assert [found["pid"] for found in run_files.left_by_killed(warehouse)] == [0, 1]
-    assert f"3 run files in {runs}: the oldest 2 looked at, the rest left for the next run" in caplog.text
+    assert (f"3 run files of this machine's runs in {runs}: the oldest 2 looked at, the rest left for the next run"
+            in caplog.text)
     assert [found["pid"] for found in run_files.left_by_killed(warehouse)] == [2]
+    assert len(list(runs.iterdir())) == 5
 
 
 def a_flow_run(*states, deployment: bool = False):
