@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 
 from markupsafe import Markup
@@ -88,6 +89,21 @@ def percent(value: float | None) -> str:
     return f"{value * 100:.1f}%" if abs(value) < 0.1 else f"{value * 100:.0f}%"
 
 
+def figures(value: float | None) -> str:
+    """A measure to three significant figures at least: 1,323 (whole from 100, thousands separated), 99.5, 3.15,
+    0.128, 0.00996. Hours and energy are written so (sql/macros.sql figures_text writes the same)."""
+    if value is None:
+        return "—"
+    size = abs(value)
+    if size >= 100:
+        return f"{value:,.0f}"
+    if size >= 10:
+        return f"{value:.1f}"
+    if size >= 1 or size == 0:
+        return f"{value:.2f}"
+    return f"{value:.{2 - math.floor(math.log10(size))}f}"  # below 1: as many decimals as three figures take
+
+
 def ratio(value: float | None) -> str:
     """A multiple: 2.30x, 1,204x."""
     if value is None:
@@ -96,10 +112,8 @@ def ratio(value: float | None) -> str:
 
 
 def hours(value: float | None) -> str:
-    """Hours of a training run, to three significant figures at least: 10.3, 99.5, 1,323 (whole hours from 100)."""
-    if value is None:
-        return "—"
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.1f}" if abs(value) >= 10 else f"{value:.2f}"
+    """Hours of a training run, as `figures` writes them: 10.3, 99.5, 1,323 (whole hours from 100)."""
+    return figures(value)
 
 
 def time_to_train(minutes: float | None) -> str:
@@ -118,7 +132,8 @@ def count(n: int | None) -> str:
 
 
 FILTERS = {"usd": usd, "signed_usd": signed_usd, "num": num, "percent": percent, "ratio": ratio, "hours": hours,
-           "plural": plural, "count": count, "md": md_escape, "md_line": md_line, "code": md_code}
+           "figures": figures, "time_to_train": time_to_train, "plural": plural, "count": count, "md": md_escape,
+           "md_line": md_line, "code": md_code}
 
 
 def last_loaded(stale_since: dt.date | None) -> str:

@@ -17,7 +17,19 @@ import duckdb
 
 from flows import charts, estimates_page, offers_page, relations
 from flows.chart_kit import Chart
-from flows.formatting import count, cut_sql, last_loaded, num, percent, plural, ratio, signed_usd, time_to_train, usd
+from flows.formatting import (
+    count,
+    cut_sql,
+    figures,
+    last_loaded,
+    num,
+    percent,
+    plural,
+    ratio,
+    signed_usd,
+    time_to_train,
+    usd,
+)
 from flows.report_templates import (
     MARKDOWN,
     OUTCOME_LABELS,
@@ -54,9 +66,10 @@ def _offer(r: dict) -> str:
     return f"{r['cloud']} {r['instance_type']}"
 
 
-def _energy(value: float | None, digits: int) -> str:
-    """An energy figure, or what its absence means: the chip's power is not published (never a blank)."""
-    return "no published power" if value is None else num(value, digits)
+def _energy(value: float | None) -> str:
+    """An energy figure to three significant figures at least (as hours), or what its absence means: the chip's power
+    is not published (never a blank)."""
+    return "no published power" if value is None else figures(value)
 
 
 def _energy_source(c: dict) -> str:
@@ -151,7 +164,7 @@ def _training_rows(ranking: list[dict], costs: dict[str, dict]) -> tuple[list[st
             f"{r['cloud']} / {r['region']}", r["pricing_term"], usd(r["usd_per_chip_hour"]), str(r["chip_hour_rank"]),
             f"{int(r['chips'])} ({plural(r['instances'], 'instance')})",
             time_to_train(minutes) + redone, usd(r["outcome_value"]),
-            likely_range(r), _energy(costs.get(r["candidate_id"], {}).get("energy_kwh"), 0), r["basis"],
+            likely_range(r), _energy(costs.get(r["candidate_id"], {}).get("energy_kwh")), r["basis"],
             price_source(r), benchmark_label(r),
         ])
     return headers, rows
@@ -177,10 +190,10 @@ def _inference_rows(ranking: list[dict], costs: dict[str, dict], offline: bool) 
                r["precision"], num(r["tokens_per_s_per_chip"], 0)]
         if not offline:
             row += [count(c.get("instances")), percent(c.get("utilization")), usd(c.get("monthly_usd")),
-                    _energy(c.get("provisioned_kwh_per_month"), 0)]
+                    _energy(c.get("provisioned_kwh_per_month"))]
         row += [usd(r["outcome_value"]), likely_range(r)] + ([] if offline else [usd(r["usd_per_million_tokens"])])
-        row += [usd(r["usd_per_million_total_tokens"]), _energy(c.get(energy_column), 3),
-                _energy(c.get("tokens_per_s_per_watt"), 2), _energy_source(c), r["basis"], price_source(r),
+        row += [usd(r["usd_per_million_total_tokens"]), _energy(c.get(energy_column)),
+                _energy(c.get("tokens_per_s_per_watt")), _energy_source(c), r["basis"], price_source(r),
                 benchmark_label(r)]
         rows.append(row)
     return headers, rows

@@ -108,12 +108,17 @@ create or replace macro training_hours(params, tokens, chips, peak_tflops, mfu, 
     training_flops(params, tokens)
         / (chips::double * peak_tflops::double * 1e12 * mfu::double * scaling::double) / 3600;
 
--- Hours of a training run as the pages write them (flows/formatting.py `hours`), for the reasons quoted as they are:
--- three significant figures at least, thousands separated (10.3, 99.5, 1,323).
+-- A measure as the pages write it (flows/formatting.py `figures`), for the reasons quoted as they are: three
+-- significant figures at least, thousands separated (1,323; 99.5; 3.15; 0.128; 0.00996).
+create or replace macro figures_text(x) as
+    case when abs(x) >= 100 then format('{:,.0f}', x::double)
+         when abs(x) >= 10 then format('{:.1f}', x::double)
+         when abs(x) >= 1 or x = 0 then format('{:.2f}', x::double)
+         else format('{:.{}f}', x::double, 2 - cast(floor(log10(abs(x::double))) as integer)) end;
+
+-- Hours of a training run as the pages write them (flows/formatting.py `hours`): figures_text (10.3, 99.5, 1,323).
 create or replace macro hours_text(h) as
-    case when abs(h) >= 100 then format('{:,.0f}', h::double)
-         when abs(h) >= 10 then format('{:.1f}', h::double)
-         else format('{:.2f}', h::double) end;
+    figures_text(h);
 
 -- A deadline in hours as the catalog declares it, thousands separated (2,160; 132.5): its reasons write it beside
 -- the hours a run needs (hours_needed_text), so it is not rounded.

@@ -1500,8 +1500,8 @@ MUTATIONS = (
              "format('{:,.0f}', round(same_model_tokens_per_s_per_chip))",
              "format('{:,}', round(same_model_tokens_per_s_per_chip)::bigint)", (LABELS_UNCAST,)),
     Mutation("deadline-reason-hours-cast-to-an-integer", MACROS,
-             "case when abs(h) >= 100 then format('{:,.0f}', h::double)",
-             "case when abs(h) >= 100 then format('{:,}', cast(round(h) as bigint))",
+             "case when abs(x) >= 100 then format('{:,.0f}', x::double)",
+             "case when abs(x) >= 100 then format('{:,}', cast(round(x) as bigint))",
              (LABELS_UNCAST,)),
     # ---------------------------------------------------------------- price-sheet amounts, terms and fields, spot
     # dates, YAML bytes: a review's hostile inputs (inf prices, a quote posing as on-demand, a spot point dated 2099)
@@ -1865,7 +1865,7 @@ MUTATIONS = (
              "case when not is_offline then instances * instance_power_kw",
              "case when true then coalesce(instances, 1) * instance_power_kw", (PROVISIONED_ENERGY_TEST,)),
     Mutation("the-full-ranking-shows-the-works-energy-as-the-provisioned-month", "flows/reports.py",
-             '_energy(c.get("provisioned_kwh_per_month"), 0)]', '_energy(c.get(energy_column), 0)]',
+             '_energy(c.get("provisioned_kwh_per_month"))]', '_energy(c.get(energy_column))]',
              (PROVISIONED_ENERGY_TEST,)),
     # a workload page counts among the market changes it leaves to the index none its best-offer line names
     Mutation("a-workload-page-counts-again-the-change-its-best-offer-line-names", "flows/reports.py",
@@ -1899,6 +1899,15 @@ MUTATIONS = (
     Mutation("calibrated-band-from-one-setup-claimed-tested", "sql/marts/rankings.sql",
              "coalesce(bands.low_ratio is not null and calibration.loo_comparisons = 0, false) as band_untested",
              "false as band_untested", (UNTESTED_BAND_MART, UNTESTED_BAND_PAGE)),
+    # an energy figure keeps three significant figures, as hours do (whole kWh wrote 3.15 and 2.77 kWh both "3")
+    Mutation("energy-written-in-whole-kwh", "flows/reports.py",
+             'return "no published power" if value is None else figures(value)',
+             'return "no published power" if value is None else num(value, 0)',
+             (f"{REPORTS_TESTS}::test_an_energy_figure_keeps_three_significant_figures_as_hours_do",
+              f"{REPORTS_TESTS}::test_the_lora_pages_energy_tells_h100_from_h200")),
+    Mutation("figures-text-two-decimals-below-one", MACROS,
+             "when abs(x) >= 1 or x = 0 then format('{:.2f}', x::double)", "when true then format('{:.2f}', x::double)",
+             ("tests/test_macros.py::test_figures_text_writes_a_measure_as_the_pages_do",)),
 )
 
 

@@ -384,6 +384,19 @@ def test_hours_text_writes_hours_as_the_pages_do(fresh_db):
         assert value(fresh_db, f"hours_text({h!r})") == text == hours(h), h
 
 
+def test_figures_text_writes_a_measure_as_the_pages_do(fresh_db):
+    """Three significant figures at least at every magnitude, as flows/formatting.py figures writes them: whole from
+    100, one decimal from 10, two from 1, and below 1 as many decimals as three figures take."""
+    from flows.formatting import figures
+
+    # 3.1549 kWh: 3.15; 0.0099644: floor(log10) = -3, 2 + 3 = 5 decimals, 0.00996; 0.128313: 3 decimals, 0.128;
+    # 0.015: 4 decimals, 0.0150; 0.9996 rounds up to 1.000 (four figures); 0 and -0.5 as 0.00 and -0.500
+    cases = {3.1548798: "3.15", 0.00996442: "0.00996", 0.128313: "0.128", 0.015: "0.0150", 0.9996: "1.000",
+             0.0: "0.00", -0.5: "-0.500", 1322.86: "1,323", 10.2796: "10.3"}
+    for x, text in cases.items():
+        assert value(fresh_db, f"figures_text({x!r})") == text == figures(x), x
+
+
 def test_a_deadline_is_written_as_declared_and_the_hours_past_it_always_more(fresh_db):
     """A deadline's reason writes "needs X h ... the deadline is Y h": Y as declared, thousands separated; X as
     hours_text writes it unless that is not more than Y, then with a decimal more, two, or three rounded up."""
@@ -421,8 +434,8 @@ def test_every_macro_has_a_test_here(fresh_db):
 
 def test_the_hours_needed_are_compared_as_written_not_as_rounded_by_duckdb(fresh_db):
     """format() rounds the binary value half to even, round() half away from zero: 132.5 h is written "132" by
-    hours_text, which round() had called 133 > 132; 10.25 and 0.015 are written 10.2 and 0.01 likewise. The hours
-    needed are compared with the deadline as written: "needs 132.5 h; the deadline is 132 h"."""
-    cases = [(132.5, 132, "132.5"), (10.25, 10.2, "10.25"), (0.015, 0.01, "0.015"), (2632.07, 2632, "2,632.1")]
+    hours_text, which round() had called 133 > 132; 10.25 is written 10.2 likewise (0.015, below 1, to three figures:
+    0.0150). The hours needed are compared with the deadline as written: "needs 132.5 h; the deadline is 132 h"."""
+    cases = [(132.5, 132, "132.5"), (10.25, 10.2, "10.25"), (0.015, 0.01, "0.0150"), (2632.07, 2632, "2,632.1")]
     written = [value(fresh_db, f"hours_needed_text({h}, {deadline})") for h, deadline, _ in cases]
     assert written == [text for *_, text in cases]

@@ -14,7 +14,7 @@ from conftest import AS_OF
 from markdown_it import MarkdownIt
 
 from flows import chart_kit, offers_page, relations, reports
-from flows.formatting import hours, md_code, md_escape, md_line, ratio, signed_usd, time_to_train, usd
+from flows.formatting import figures, hours, md_code, md_escape, md_line, ratio, signed_usd, time_to_train, usd
 from flows.report_templates import csv_text
 from flows.warehouse import fetch_dicts
 
@@ -339,6 +339,24 @@ def test_the_time_to_train_keeps_three_significant_figures_from_ten_hours():
         "1,323", "100", "99.5", "57.9", "10.3", "10.00", "—"]
     assert [time_to_train(m) for m in (114.47, 599.99, 600.0, 616.7763, 79_371.6)] == [
         "114.47 min", "599.99 min", "10.0 h", "10.3 h", "1,323 h"]
+
+
+def test_an_energy_figure_keeps_three_significant_figures_as_hours_do():
+    # the rule hours follow (flows/formatting.py figures): 3.1549 kWh -> 3.15, 2.7658 -> 2.77 (whole kWh wrote both
+    # "3"); 0.0369985 kWh per million tokens -> 0.0370 (three decimals wrote 0.037); 250.43 -> 250; 33.452 -> 33.5
+    assert [reports._energy(v) for v in (3.1548798, 2.7657546, 0.0369985, 250.4276, 33.452, None)] == [
+        "3.15", "2.77", "0.0370", "250", "33.5", "no published power"]
+    assert [figures(v) for v in (0.00996442, 0.128313, 0.9996, 0.0, -0.5)] == ["0.00996", "0.128", "1.000", "0.00",
+                                                                               "-0.500"]
+
+
+def test_the_lora_pages_energy_tells_h100_from_h200(flow_run):
+    # llama2-70b-lora-finetune, 8 chips at 700 W TDP, PUE 1.2: H100 (Eos, 28.1628 min) on spot with 0.0205% redone:
+    # 28.1686 min / 60 = 0.469476 h x 8 x 0.7 kW x 1.2 = 3.1549 kWh -> "3.15"; H200 (24.6892 min) on demand:
+    # 0.411486 h x 8 x 0.7 x 1.2 = 2.7652 kWh -> "2.77" (both were "3", a 14% difference lost)
+    page = (flow_run.reports / "llama2-70b-lora-finetune.md").read_text()
+    assert _ranking_row(page, 1, "aws p5.48xlarge", "spot")[11] == "3.15"
+    assert _ranking_row(page, 9, "aws p5en.48xlarge", "on_demand")[11] == "2.77"
 
 
 def test_a_run_of_tens_of_hours_shows_its_time_to_train_to_three_figures(flow_run):
@@ -744,7 +762,8 @@ def test_a_services_energy_column_says_it_counts_the_work_at_full_load_not_idle(
     page = (flow_run.reports / "llama31-405b-chat.md").read_text()
     basis = "kWh per million successful requests at full load, idle not counted"
     assert f"| USD per million total tokens | {basis} | tokens/s per watt |" in page
-    assert _ranking_row(page, 1, "azure Standard_ND96isr_MI300X_v5", "on_demand")[17] == "280.351"
+    # 280.351 kWh, written to three significant figures at least (whole from 100), as hours are
+    assert _ranking_row(page, 1, "azure Standard_ND96isr_MI300X_v5", "on_demand")[17] == "280"
     # offline work is priced at full utilization too: its energy column needs no basis of its own
     assert "| USD per million total tokens | kWh per million output tokens | tokens/s per watt |" in (
         flow_run.reports / "llama2-70b-batch.md").read_text()
