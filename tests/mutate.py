@@ -1908,6 +1908,12 @@ MUTATIONS = (
     Mutation("figures-text-two-decimals-below-one", MACROS,
              "when abs(x) >= 1 or x = 0 then format('{:.2f}', x::double)", "when true then format('{:.2f}', x::double)",
              ("tests/test_macros.py::test_figures_text_writes_a_measure_as_the_pages_do",)),
+    # the CPU baseline's sockets are the row's over all its instances (a service's were one replica's, for 263)
+    Mutation("a-services-cpu-sockets-one-replicas", "sql/marts/cpu_baselines.sql",
+             "else cpu_ranked.instances * cpu_ranked.accelerator_count end as cpu_sockets",
+             "else cpu_ranked.chips end as cpu_sockets",
+             ("tests/test_cpu_baseline.py::test_the_cpu_baselines_sockets_are_the_rows_over_all_its_instances_on_"
+              "every_page",)),
 )
 
 

@@ -201,8 +201,9 @@ def test_a_cpu_that_meets_the_objective_shows_its_cost_as_a_multiple_of_the_best
     assert (row["cpu_outcome_rank"], row["ranked_candidates"]) == (2, 3)
     page = pages["chat-8b.md"]
     assert "## CPU baseline" in page
-    assert "| aws c8g.metal-24xl | on\\_demand | 1 x graviton4 | bf16 |" not in page  # cells are escaped, not mangled
-    assert "| aws c8g.metal-24xl | on_demand | 1 x graviton4 | bf16 |" in page
+    assert "| aws c8g.metal-24xl | on\\_demand |" not in page  # cells are escaped, not mangled
+    # one socket on the one instance the 0.01 requests/s keep
+    assert "| aws c8g.metal-24xl | on_demand | 1 x graviton4 (1 instance) | bf16 |" in page
     assert "A CPU meets this traffic at 3.92x the cost of the best offer" in page
 
 
@@ -289,3 +290,32 @@ def test_a_cpu_past_a_deadline_of_a_fraction_of_an_hour_is_written_as_the_deadli
     assert row[0] == pytest.approx(1367.66, abs=0.005)
     assert row[1:] == ("1,367.5", "1,368")
     assert "No CPU instance makes the 1,367.5 h deadline: best 1,368 h on 256 sockets of c8i.96xlarge." in page
+
+
+def test_the_cpu_baselines_sockets_are_the_rows_over_all_its_instances_on_every_page(flow_run, tmp_path):
+    """The sockets column counts a row's sockets over all its instances, as a training page counts chips; a service's
+    was one replica's ("2 x xeon-6975p-c" for 263 instances), a training run's the whole run's."""
+    from builders import discard, open_copy
+
+    con = open_copy(flow_run.warehouse, tmp_path / "w.duckdb")
+    try:
+        rows = {r["workload_id"]: r for r in warehouse.fetch_dicts(
+            con, "select workload_id, cpu_chips, cpu_sockets, cpu_instances from marts.cpu_baselines where as_of = ?",
+            [AS_OF])}
+    finally:
+        discard(con)
+    page = {name: (flow_run.reports / f"{name}.md").read_text() for name in (
+        "llama2-70b-chat", "gpt3-175b-pretrain", "llama31-70b-pretrain-15t", "llama31-405b-chat")}
+    # llama2-70b-chat: c8i.96xlarge (2 sockets, a replica of TP 2 on each), 263 instances for the peak (the Full
+    # ranking's instances): 263 x 2 = 526 sockets; cpu_chips stays the replica's 2, as rankings.chips
+    chat = rows["llama2-70b-chat"]
+    assert (chat["cpu_sockets"], chat["cpu_instances"], chat["cpu_chips"]) == (526, 263, 2)
+    assert "| aws c8i.96xlarge | on_demand | 526 x xeon-6975p-c (263 instances) | bf16 |" in page["llama2-70b-chat"]
+    # gpt3-175b-pretrain: 512 sockets, 2 an instance: 512 / 2 = 256 instances, as its Full ranking's "512 (256 ...)"
+    assert "| aws c8i.96xlarge | on_demand | 512 x xeon-6975p-c (256 instances) | bf16 |" in page["gpt3-175b-pretrain"]
+    # past the deadline: 4,096 sockets / 2 = 2,048 instances, thousands separated in the table and the sentence
+    assert "| aws c8i.96xlarge | on_demand | 4,096 x xeon-6975p-c (2,048 instances) | bf16 |" in page[
+        "llama31-70b-pretrain-15t"]
+    assert "best 17,246 h on 4,096 sockets of c8i.96xlarge." in page["llama31-70b-pretrain-15t"]
+    # the 405B's weights fit no c8i.96xlarge: the one instance it was tried on, its 2 sockets
+    assert "| aws c8i.96xlarge | on_demand | 2 x xeon-6975p-c (1 instance) | bf16 |" in page["llama31-405b-chat"]

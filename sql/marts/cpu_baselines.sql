@@ -43,7 +43,10 @@ cpu_excluded as (
         estimates.workload_id, estimates.offer_id, estimates.cloud, estimates.region, estimates.instance_type,
         estimates.pricing_term, estimates.accelerator_id,
         -- a replica that does not fit has no group size: the instance's sockets, as the row shows them
-        coalesce(estimates.replica_chips, estimates.accelerator_count) as chips, estimates.precision,
+        coalesce(estimates.replica_chips, estimates.accelerator_count) as chips,
+        instances_needed(coalesce(estimates.replica_chips, estimates.accelerator_count), estimates.accelerator_count)
+            as instances,
+        estimates.precision,
         estimates.exclusion_kind, estimates.exclusion_reason,
         estimates.fastest_tpot_ms, estimates.fastest_prefill_ms,
         estimates.one_sequence_gb as needed_gb,
@@ -59,7 +62,7 @@ cpu_excluded as (
     union all by name
     select
         estimates.workload_id, estimates.offer_id, estimates.cloud, estimates.region, estimates.instance_type,
-        estimates.pricing_term, estimates.accelerator_id, estimates.chips, estimates.precision,
+        estimates.pricing_term, estimates.accelerator_id, estimates.chips, estimates.instances, estimates.precision,
         case when workloads.deadline_hours is not null and estimates.run_hours > workloads.deadline_hours
              then 'deadline' else 'no_figure' end as exclusion_kind,
         estimates.exclusion_reason,
@@ -76,7 +79,8 @@ cpu_excluded as (
     -- deadline once reclaims are counted: excluded after the estimators, listed in excluded_candidates
     select
         excluded.workload_id, excluded.offer_id, excluded.cloud, excluded.region, excluded.instance_type,
-        excluded.pricing_term, excluded.accelerator_id, excluded.chips, excluded.precision,
+        excluded.pricing_term, excluded.accelerator_id, excluded.chips,
+        instances_needed(excluded.chips, excluded.accelerator_count) as instances, excluded.precision,
         case when excluded.exclusion_reason like '%the deadline is%' then 'deadline' else 'objective' end
             as exclusion_kind,
         excluded.exclusion_reason,
@@ -122,6 +126,13 @@ final as (
         coalesce(cpu_ranked.pricing_term, cpu_closest.pricing_term) as cpu_pricing_term,
         coalesce(cpu_ranked.accelerator_id, cpu_closest.accelerator_id) as cpu_accelerator_id,
         coalesce(cpu_ranked.chips, cpu_closest.chips) as cpu_chips,
+        -- what the page's sockets column says: the row's sockets over all its instances, as a training page counts
+        -- chips; a ranked service's are those of every instance it keeps (its cpu_chips are one replica's), an
+        -- excluded candidate's those of the one replica (or instance) it was tried on
+        case when cpu_ranked.candidate_id is null then cpu_closest.chips
+             when workloads.kind = 'training' then cpu_ranked.chips
+             else cpu_ranked.instances * cpu_ranked.accelerator_count end as cpu_sockets,
+        coalesce(cpu_ranked.instances, cpu_closest.instances) as cpu_instances,
         coalesce(cpu_ranked.precision, cpu_closest.precision) as cpu_precision,
         cpu_ranked.basis as cpu_basis,
         cpu_ranked.outcome_value as cpu_outcome_value,
