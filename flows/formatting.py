@@ -91,7 +91,7 @@ def percent(value: float | None) -> str:
 
 def figures(value: float | None) -> str:
     """A measure to three significant figures at least: 1,323 (whole from 100, thousands separated), 99.5, 3.15,
-    0.128, 0.00996. Hours and energy are written so (sql/macros.sql figures_text writes the same)."""
+    0.128, 0.00996. Hours, energy and multiples are written so (sql/macros.sql figures_text writes the same)."""
     if value is None:
         return "—"
     size = abs(value)
@@ -105,10 +105,8 @@ def figures(value: float | None) -> str:
 
 
 def ratio(value: float | None) -> str:
-    """A multiple: 2.30x, 1,204x."""
-    if value is None:
-        return "—"
-    return f"{value:.2f}x" if value < 10 else f"{value:,.0f}x"
+    """A multiple, to three significant figures as `figures` writes them: 0.650x, 2.30x, 10.7x, 1,204x."""
+    return "—" if value is None else f"{figures(value)}x"
 
 
 def hours(value: float | None) -> str:

@@ -140,8 +140,7 @@ def _reversal_pair(better: dict, worse: dict) -> dict:
             "hour_ratio": better["usd_per_chip_hour"] / worse["usd_per_chip_hour"],
             "outcome_ratio": better["outcome_value"] / worse["outcome_value"]}
     if better["time_to_train_with_rework_minutes"] and worse["time_to_train_with_rework_minutes"]:
-        pair |= {"why": "chip_hours", "better_chip_hours": chip_hours(better), "worse_chip_hours": chip_hours(worse),
-                 "digits": 0 if min(chip_hours(better), chip_hours(worse)) >= 100 else 1}
+        pair |= {"why": "chip_hours", "better_chip_hours": chip_hours(better), "worse_chip_hours": chip_hours(worse)}
     elif better.get("utilization") is not None and worse.get("utilization") is not None and (
             better["utilization"] > 1.5 * worse["utilization"]):
         pair["why"] = "utilization"
@@ -162,7 +161,7 @@ def _training_rows(ranking: list[dict], costs: dict[str, dict]) -> tuple[list[st
         rows.append([
             str(r["outcome_rank"]), _offer(r), f"{r['accelerator_id']} x {r['accelerator_count']}",
             f"{r['cloud']} / {r['region']}", r["pricing_term"], usd(r["usd_per_chip_hour"]), str(r["chip_hour_rank"]),
-            f"{int(r['chips'])} ({plural(r['instances'], 'instance')})",
+            f"{count(int(r['chips']))} ({plural(r['instances'], 'instance')})",
             time_to_train(minutes) + redone, usd(r["outcome_value"]),
             likely_range(r), _energy(costs.get(r["candidate_id"], {}).get("energy_kwh")), r["basis"],
             price_source(r), benchmark_label(r),

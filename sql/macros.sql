@@ -120,10 +120,15 @@ create or replace macro figures_text(x) as
 create or replace macro hours_text(h) as
     figures_text(h);
 
--- A deadline in hours as the catalog declares it, thousands separated (2,160; 132.5): its reasons write it beside
--- the hours a run needs (hours_needed_text), so it is not rounded.
+-- A figure as the catalog declares it (a deadline, an SLO, a link's Gbit/s), thousands separated and not rounded:
+-- 2,160; 132.5; 3,200.
+create or replace macro declared_text(x) as
+    regexp_replace(format('{:,}', x::double), '\.0$', '');
+
+-- A deadline in hours as declared (declared_text: 2,160; 132.5): its reasons write it beside the hours a run needs
+-- (hours_needed_text), so it is not rounded.
 create or replace macro deadline_text(h) as
-    regexp_replace(format('{:,}', h::double), '\.0$', '');
+    declared_text(h);
 
 -- The hours a run past its deadline needs, as hours_text writes them unless that figure would not be more than the
 -- deadline (132.47 h against 132 h: "132"); then with one decimal more, or two, and past that to three decimals

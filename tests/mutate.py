@@ -1914,6 +1914,26 @@ MUTATIONS = (
              "else cpu_ranked.chips end as cpu_sockets",
              ("tests/test_cpu_baseline.py::test_the_cpu_baselines_sockets_are_the_rows_over_all_its_instances_on_"
               "every_page",)),
+    # one page writes one quantity one way: multiples to three figures, hours as the tables, counts separated
+    Mutation("a-multiple-of-ten-or-more-written-whole", "flows/formatting.py",
+             'return "—" if value is None else f"{figures(value)}x"',
+             'return "—" if value is None else f"{value:.2f}x" if value < 10 else f"{value:,.0f}x"',
+             (f"{REPORTS_TESTS}::test_a_multiple_is_written_to_three_significant_figures_at_every_size",)),
+    Mutation("the-hourly-price-section-writes-minutes-the-table-writes-hours", "flows/templates/workload.md.j2",
+             "({{ p.worse.chips | count }} x {{ p.worse.time_to_train_with_rework_minutes | time_to_train }})",
+             "({{ p.worse.chips | count }} x {{ p.worse.time_to_train_with_rework_minutes | num }} min)",
+             (f"{REPORTS_TESTS}::test_one_page_writes_one_quantity_one_way",)),
+    Mutation("the-full-rankings-chips-without-separators", "flows/reports.py",
+             "f\"{count(int(r['chips']))} ({plural(r['instances'], 'instance')})\"",
+             "f\"{int(r['chips'])} ({plural(r['instances'], 'instance')})\"",
+             (f"{REPORTS_TESTS}::test_one_page_writes_one_quantity_one_way",)),
+    Mutation("a-ttft-reason-without-separators", INFERENCE,
+             "'prefill of ' || format('{:,}', checked.input_tokens) || ' tokens takes '",
+             "'prefill of ' || checked.input_tokens || ' tokens takes '",
+             (f"{REPORTS_TESTS}::test_one_page_writes_one_quantity_one_way",)),
+    Mutation("a-price-moves-multiple-in-two-decimals", CHANGES,
+             "' price fell to ' || figures_text(pick_price_ratio) || 'x ('",
+             "' price fell to ' || printf('%.2f', pick_price_ratio) || 'x ('", (HAND_MADE_CHANGES,)),
 )
 
 

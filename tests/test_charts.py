@@ -430,7 +430,7 @@ def test_a_long_history_with_a_gap_in_the_price():
         "current_price_stale_source": [None] * 30, "current_price_stale_since": [None] * 30,
     })
     assert charts.history_caption(frame) == (
-        "The best USD per completed run went from 100.00 on 2026-11-30 to 71.00 on 2026-12-29 (0.71x), the pick "
+        "The best USD per completed run went from 100.00 on 2026-11-30 to 71.00 on 2026-12-29 (0.710x), the pick "
         "changing once; the current pick, gcp tpu-v6e-8 (spot), costs 4.350 USD per hour and was not priced on "
         "2026-11-30.")
     figure = charts.history_figure(frame, charts.history_title("w", frame))
@@ -485,7 +485,7 @@ def test_history_query_looks_back_over_the_last_runs_not_the_last_picks():
     assert history["current_price_stale_source"].to_list() == ["src-b", "src-b"]
     assert history["current_price_stale_since"].to_list() == [days[1], days[1]]
     assert charts.history_caption(history) == (
-        "The best USD per completed run went from 20.00 on 2026-12-02 to 10.00 on 2026-12-03 (0.50x), with the same "
+        "The best USD per completed run went from 20.00 on 2026-12-02 to 10.00 on 2026-12-03 (0.500x), with the same "
         "pick; the current pick, aws type-b (on_demand), costs 5.000 USD per hour against 4.000 on 2026-12-02. That "
         "price is not fresh: this run could not refresh src-b, so it is from its last good load, by the run of "
         "2026-12-01.")
@@ -687,7 +687,7 @@ def test_history_caption_wording():
         "pick, aws type-b (spot), costs 4.000 USD per hour, as on 2026-11-30.")
     # picks b, a, b: two changes (b -> a, a -> b), though only two offers
     assert charts.history_caption(history_frame([30.0, 20.0, 15.0], ["b", "a", "b"])) == (
-        "The best USD per completed run went from 30.00 on 2026-11-30 to 15.00 on 2026-12-02 (0.50x), the pick "
+        "The best USD per completed run went from 30.00 on 2026-11-30 to 15.00 on 2026-12-02 (0.500x), the pick "
         "changing 2 times; the current pick, aws type-b (spot), costs 4.000 USD per hour, as on 2026-11-30.")
     # a stale source no run has loaded well: no date of a last good load to give
     assert charts.history_caption(history_frame([10.0, 10.0], ["b", "b"], stale_source="src-b")).endswith(

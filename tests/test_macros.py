@@ -397,6 +397,12 @@ def test_figures_text_writes_a_measure_as_the_pages_do(fresh_db):
         assert value(fresh_db, f"figures_text({x!r})") == text == figures(x), x
 
 
+def test_declared_text_writes_a_declared_figure_thousands_separated_and_unrounded(fresh_db):
+    # an SLO of 2,000 ms, a link of 3,200 Gbit/s, 412.32 GB a socket, 12.5: as declared, no ".0"
+    cases = {2000.0: "2,000", 3200: "3,200", 412.32: "412.32", 12.5: "12.5", 1649.27: "1,649.27"}
+    assert {x: value(fresh_db, f"declared_text({x!r})") for x in cases} == cases
+
+
 def test_a_deadline_is_written_as_declared_and_the_hours_past_it_always_more(fresh_db):
     """A deadline's reason writes "needs X h ... the deadline is Y h": Y as declared, thousands separated; X as
     hours_text writes it unless that is not more than Y, then with a decimal more, two, or three rounded up."""

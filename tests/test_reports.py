@@ -350,6 +350,37 @@ def test_an_energy_figure_keeps_three_significant_figures_as_hours_do():
                                                                                "-0.500"]
 
 
+def test_a_multiple_is_written_to_three_significant_figures_at_every_size(fresh_db):
+    # one rule (figures): 10.72 and 10.44 were "11x" and "10x" beside "8.43x"; 1,204.4 stays whole, 0.6982 gains a
+    # figure; marts.changes writes a price move's multiple with figures_text, the same
+    cases = {10.72: "10.7x", 10.44: "10.4x", 8.43: "8.43x", 1204.4: "1,204x", 0.6982: "0.698x", 99.96: "100.0x"}
+    assert {x: ratio(x) for x in cases} == cases
+    for x, text in cases.items():
+        assert fresh_db.execute(f"select figures_text({x!r}) || 'x'").fetchone()[0] == text, x
+
+
+def test_one_page_writes_one_quantity_one_way(flow_run):
+    """A time in the hourly-price section as the Full ranking writes it, every count thousands separated."""
+    pretrain = (flow_run.reports / "llama31-70b-pretrain-15t.md").read_text()
+    # p6-b200 spot: 31,749.47 min / 60 = 529.16 h ("529 h", as its Full ranking row); 4,096 x 529.158 = 2,167,431
+    # chip-hours; p5 spot: 61,874.97 min / 60 = 1,031.25 h, "1,031 h"
+    assert ("the run takes 2,167,431 chip-hours (4,096 chips x 529 h) against 4,223,998 (4,096 x 1,031 h)."
+            in pretrain)
+    assert _ranking_row(pretrain, 2, "aws p6-b200.48xlarge", "spot")[7:9] == [
+        "4,096 (512 instances)", "529 h (10.52% redone)"]
+    assert _ranking_row(pretrain, 11, "gcp tpu-v5p-8", "on_demand")[7] == "4,096 (1,024 instances)"
+    # gpt3: trn1.32xlarge spot 620.83 min = 10.347 h, "10.3 h" as in the table (was "620.83 min")
+    gpt3 = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
+    assert "the run takes 439 chip-hours (512 chips x 51.40 min) against 5,298 (512 x 10.3 h)." in gpt3
+    # the chat pages' TTFT exclusion: 1,024 input tokens, 4,791 ms, SLO 2,000 ms, as "1,024 input" elsewhere
+    for name in ("llama31-8b-chat-large", "llama31-8b-chat-small"):
+        page = (flow_run.reports / f"{name}.md").read_text()
+        assert "| prefill of 1,024 tokens takes 4,791 ms, above the TTFT SLO of 2,000 ms |" in page, name
+    # b200 on demand against trn1.32xlarge: 14.24 / 1.344 = 10.595, "10.6x" (was "11x" beside "8.43x")
+    assert "costs 10.6x as much per chip-hour as **aws trn1.32xlarge**" in (
+        flow_run.reports / "llama31-405b-chat.md").read_text()
+
+
 def test_the_lora_pages_energy_tells_h100_from_h200(flow_run):
     # llama2-70b-lora-finetune, 8 chips at 700 W TDP, PUE 1.2: H100 (Eos, 28.1628 min) on spot with 0.0205% redone:
     # 28.1686 min / 60 = 0.469476 h x 8 x 0.7 kW x 1.2 = 3.1549 kWh -> "3.15"; H200 (24.6892 min) on demand:
@@ -1241,11 +1272,11 @@ def test_a_dollar_sign_from_data_is_no_math():
 
 def test_a_price_move_gives_the_multiple_and_both_prices_in_one_format():
     change = reports.MARKDOWN.get_template("_sentences.j2").module.change
-    # 10.24 to 7.00: 7.00 / 10.24 = 0.684, "fell to 0.68x"; 10.24 to 25.60: 25.60 / 10.24 = 2.50x; both prices to the
-    # cent, as the best offer's reason (marts.changes reason_detail) gives them
+    # 10.24 to 7.00: 7.00 / 10.24 = 0.68359, "fell to 0.684x" (three figures); 10.24 to 25.60: 25.60 / 10.24 = 2.50x;
+    # both prices to the cent, as the best offer's reason (marts.changes reason_detail) gives them
     assert str(change({"change_kind": "price_moved", "label": "aws p5.48xlarge us-east-1 spot", "before_value": 10.24,
                        "after_value": 7.0, "ratio": 7.0 / 10.24})) == (
-        "aws p5.48xlarge us-east-1 spot fell to 0.68x (10.24 to 7.00 USD per hour).")
+        "aws p5.48xlarge us-east-1 spot fell to 0.684x (10.24 to 7.00 USD per hour).")
     assert str(change({"change_kind": "price_moved", "label": "aws p5.48xlarge us-east-1 spot", "before_value": 10.24,
                        "after_value": 25.6, "ratio": 2.5})) == (
         "aws p5.48xlarge us-east-1 spot rose 2.50x (10.24 to 25.60 USD per hour).")

@@ -181,12 +181,13 @@ checked as not materialized (
             when memory_gb is null or memory_bandwidth_tbps is null then
                 'the catalog has no memory size or bandwidth for ' || accelerator_id
             when smallest_groups.smallest_group is null then  -- no group holds one full sequence
-                cast(round(one_sequence_gb) as bigint) || ' GB of ' || precision || ' weights + KV cache need '
-                || needed_chips || ' chips of ' || printf('%g', round(memory_gb, 2)) || ' GB (' || cast(round(
-                usable_memory_fraction * 100) as bigint) || '% usable); ' || instance_type || ' has '
-                || accelerator_count
+                format('{:,}', cast(round(one_sequence_gb) as bigint)) || ' GB of ' || precision
+                || ' weights + KV cache need ' || format('{:,}', needed_chips) || ' chips of '
+                || declared_text(round(memory_gb, 2)) || ' GB (' || cast(round(usable_memory_fraction * 100) as bigint)
+                || '% usable); ' || instance_type || ' has ' || format('{:,}', accelerator_count)
                 || case when max_instances_per_replica > 1
-                        then ' and a replica may span ' || max_instances_per_replica || ' instances' else '' end
+                        then ' and a replica may span ' || format('{:,}', max_instances_per_replica) || ' instances'
+                        else '' end
         end as precheck_reason
     from grouped
     left join smallest_groups using (workload_id, offer_id, precision)
@@ -363,11 +364,12 @@ final as (
             case
                 when best.batch is not null then null
                 when smallest.batch is null or smallest.batch < 1 then
-                    coalesce('cannot meet the TPOT SLO of ' || cast(checked.slo_tpot_ms as bigint)
+                    coalesce('cannot meet the TPOT SLO of ' || declared_text(checked.slo_tpot_ms)
                              || ' ms even at batch 1', 'the KV cache of one sequence does not fit beside the weights')
                 when checked.slo_ttft_ms is not null and smallest.prefill_s * 1000 > checked.slo_ttft_ms then
-                    'prefill of ' || checked.input_tokens || ' tokens takes ' || cast(round(smallest.prefill_s * 1000)
-                    as bigint) || ' ms, above the TTFT SLO of ' || cast(checked.slo_ttft_ms as bigint) || ' ms'
+                    'prefill of ' || format('{:,}', checked.input_tokens) || ' tokens takes '
+                    || format('{:,}', cast(round(smallest.prefill_s * 1000) as bigint))
+                    || ' ms, above the TTFT SLO of ' || declared_text(checked.slo_ttft_ms) || ' ms'
                 else 'no tensor-parallel group meets the SLOs'
             end
         ) as exclusion_reason,

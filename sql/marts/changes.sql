@@ -222,11 +222,11 @@ best_changed as (
                 'the workload is now ranked by ' || outcome_metric || ' (was ' || previous_outcome_metric || ')'
             when previous_offer_removed is not null then previous_label || ' is no longer offered'
             when previous_price_ratio is not null
-                then previous_label || ' price rose ' || printf('%.2f', previous_price_ratio) || 'x ('
+                then previous_label || ' price rose ' || figures_text(previous_price_ratio) || 'x ('
                      || printf('%.2f', previous_price_before) || ' to ' || printf('%.2f', previous_price_after)
                      || ' USD per hour)'
             when pick_price_ratio is not null
-                then label || ' price fell to ' || printf('%.2f', pick_price_ratio) || 'x ('
+                then label || ' price fell to ' || figures_text(pick_price_ratio) || 'x ('
                      || printf('%.2f', pick_price_before) || ' to ' || printf('%.2f', pick_price_after)
                      || ' USD per hour)'
             when pick_offer_added is not null then label || ' is a new offer'
