@@ -1934,6 +1934,13 @@ MUTATIONS = (
     Mutation("a-price-moves-multiple-in-two-decimals", CHANGES,
              "' price fell to ' || figures_text(pick_price_ratio) || 'x ('",
              "' price fell to ' || printf('%.2f', pick_price_ratio) || 'x ('", (HAND_MADE_CHANGES,)),
+    Mutation("a-training-label-without-separators", TRAINING,
+             "|| ' per doubling of ' || format('{:,}', instances) || ' instances (declared)'",
+             "|| ' per doubling of ' || instances || ' instances (declared)'",
+             (f"{REPORTS_TESTS}::test_a_rows_label_writes_its_counts_thousands_separated",)),
+    Mutation("a-serving-label-batch-without-separators", INFERENCE,
+             "|| format('{:,}', coalesce(best.batch, 0))", "|| coalesce(best.batch, 0)",
+             (f"{REPORTS_TESTS}::test_a_rows_label_writes_its_counts_thousands_separated",)),
 )
 
 

@@ -119,7 +119,7 @@ def test_a_workload_without_a_measurement_on_the_offer_gets_a_calibrated_estimat
     assert row["tokens_per_s_per_chip"] == pytest.approx(math.sqrt(3000 * 3300), abs=1e-3)
     # 0.7 x 3.873660 = 2.71 of the memory bandwidth: past the chip's peak, which the label says
     assert row["benchmark_label"] == (
-        "roofline on h100-sxm-80gb specs: bf16, TP 8, batch 1009; no link figure for h100-sxm-80gb: the split is not "
+        "roofline on h100-sxm-80gb specs: bf16, TP 8, batch 1,009; no link figure for h100-sxm-80gb: the split is not "
         "charged; efficiencies x 3.874 fitted from 2 MLPerf Inference "
         "results of h100-sxm-80gb at bf16 on this model (past the chip's peak: their precision or request shape is not "
         "what the estimate assumes)")

@@ -236,7 +236,7 @@ def test_training_across_instances_pays_the_exposed_gradient_all_reduce(priced):
     # 4.8e22 / 1.0131456e17 / 3600 = 131.60333 h at full efficiency; / 0.962463 = 136.7360 h
     assert row["run_hours"] == pytest.approx(136.7360, abs=1e-4)
     assert row["benchmark_label"].endswith(
-        "; gradient all-reduce 0.08 s a step of 1.99 s over 3200 Gbit/s, 3.8% of the time exposed")
+        "; gradient all-reduce 0.08 s a step of 1.99 s over 3,200 Gbit/s, 3.8% of the time exposed")
 
 
 def test_training_on_an_instance_without_a_network_figure_keeps_the_flat_loss(priced):

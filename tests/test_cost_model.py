@@ -105,7 +105,7 @@ def test_model_and_tokens_training_calibrated_on_a_published_mfu(fresh_db, catal
     assert row["benchmark_ref"] == "fitted from catalogs/snapshot/benchmark_runs/published_training.csv: row 6"
     assert row["benchmark_label"] == ("calibrated MFU 0.394 (family default 0.4 x 0.985 fitted from 1 published MFU "
                                       "result of h100-sxm-80gb); gradient all-reduce 0.08 s a step of 2.02 s over "
-                                      "3200 Gbit/s, 0.0% of the time exposed")
+                                      "3,200 Gbit/s, 0.0% of the time exposed")
     assert row["benchmark_source_id"] == "marts.estimate_backtest"
 
 

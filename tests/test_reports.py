@@ -169,7 +169,7 @@ def test_the_hosted_api_section_gives_the_caveats_of_the_self_hosted_offer_it_co
     # llama31-8b-chat-large's Hosted API compares Bedrock's Llama 3.1 8B with its pick, Standard_ND96isr_MI300X_v5 on
     # demand: its 48.00 USD/h comes from snapshot/azure_retail/eastus.page-mi300x.json, which catalogs/sources.yaml
     # marks unverified: true, and its fp8 replica is TP 4 on mi300x-192gb, which catalogs/accelerators.yaml gives no
-    # link_gb_per_s (the ranking row's label: "TP 4, batch 4096; no link figure for mi300x-192gb: the split is not
+    # link_gb_per_s (the ranking row's label: "TP 4, batch 4,096; no link figure for mi300x-192gb: the split is not
     # charged"). The section's verdict (47.14 against the API's 284.44) carries both, as the Decision does
     page = (flow_run.reports / "llama31-8b-chat-large.md").read_text()
     section = page.split("## Hosted API", 1)[1].split("\n## ", 1)[0]
@@ -379,6 +379,20 @@ def test_one_page_writes_one_quantity_one_way(flow_run):
     # b200 on demand against trn1.32xlarge: 14.24 / 1.344 = 10.595, "10.6x" (was "11x" beside "8.43x")
     assert "costs 10.6x as much per chip-hour as **aws trn1.32xlarge**" in (
         flow_run.reports / "llama31-405b-chat.md").read_text()
+
+
+def test_a_rows_label_writes_its_counts_thousands_separated(flow_run):
+    pretrain = (flow_run.reports / "llama31-70b-pretrain-15t.md").read_text()
+    # 4,096 chips on tpu-v5p-8 (4 chips each): 4,096 / 4 = 1,024 instances, twice in its label (was "1024")
+    label = _ranking_row(pretrain, 11, "gcp tpu-v5p-8", "on_demand")[-1]
+    assert "0.691 effective at 1,024 instances; no network figure for tpu-v5p-8: flat 0.97 per doubling of 1,024 " \
+        "instances (declared)" in label
+    # p5.48xlarge's network, 3,200 Gbit/s (instances.yaml)
+    assert "over 3,200 Gbit/s" in _ranking_row(pretrain, 3, "aws p5.48xlarge", "spot")[-1]
+    # the 8B chat's pick: TP 4, batch 4,096 (was "batch 4096")
+    chat = (flow_run.reports / "llama31-8b-chat-large.md").read_text()
+    assert "roofline on mi300x-192gb specs: fp8, TP 4, batch 4,096;" in _ranking_row(
+        chat, 1, "azure Standard_ND96isr_MI300X_v5", "on_demand")[-1]
 
 
 def test_the_lora_pages_energy_tells_h100_from_h200(flow_run):

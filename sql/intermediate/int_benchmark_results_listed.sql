@@ -32,7 +32,8 @@ listed as (
                 then '|' || coalesce(details_url, '') else '' end as result_key,
         accelerator_id,
         benchmark as task,
-        system || ' (' || submitter || '), ' || benchmark || ' on ' || chips || ' chips' as result_label,
+        system || ' (' || submitter || '), ' || benchmark || ' on ' || format('{:,}', chips) || ' chips'
+            as result_label,
         source_ref,
         data_as_of
     from training

@@ -200,8 +200,8 @@ energised as (
             when 'site' then 'declared site power: ' || printf('%g', site_power_kw) || ' kW an instance x PUE '
                 || printf('%g', energy_pue) || ' at ' || printf('%g', usd_per_kwh) || ' USD/kWh'
             when 'measured' then power_label || ', x PUE ' || printf('%g', energy_pue)
-            when 'tdp' then 'TDP ' || printf('%g', tdp_w) || ' W x ' || printf('%g', serving_load_factor)
-                || ' load (declared) x ' || replica_chips || ' chips x PUE ' || printf('%g', energy_pue)
+            when 'tdp' then 'TDP ' || declared_text(tdp_w) || ' W x ' || printf('%g', serving_load_factor)
+                || ' load (declared) x ' || format('{:,}', replica_chips) || ' chips x PUE ' || printf('%g', energy_pue)
             else 'no published power for ' || accelerator_id || ': no energy figure'
         end as energy_label
     from powered

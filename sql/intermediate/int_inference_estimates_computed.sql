@@ -323,7 +323,8 @@ final as (
         checked.calibration_factor,
         checked.calibration_measurements,
         'roofline on ' || checked.accelerator_id || ' specs: ' || checked.precision || ', TP '
-            || coalesce(best.replica_chips, checked.smallest_group) || ', batch ' || coalesce(best.batch, 0)
+            || format('{:,}', coalesce(best.replica_chips, checked.smallest_group)) || ', batch '
+            || format('{:,}', coalesce(best.batch, 0))
             || case
                 when best.replica_chips is null or best.replica_chips = 1 then ''
                 when best.comm_modelled then

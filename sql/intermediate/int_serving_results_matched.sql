@@ -183,11 +183,11 @@ final as (
                 || 'outside ' || cast(round(shape_tolerance * 100) as bigint) || '% of this workload''s '
                 || format('{:,}', input_tokens) || ' + ' || format('{:,}', output_tokens) || ' tokens'
             when not replica_fits then
-                benchmark_label || ': a replica of ' || replica_chips || ' chips '
+                benchmark_label || ': a replica of ' || format('{:,}', replica_chips) || ' chips '
                 || case when not tiles_instances(replica_chips, accelerator_count)
-                        then 'does not tile the ' || accelerator_count || ' of ' || instance_type
-                        else 'spans ' || instances_per_replica || ' instances of ' || instance_type
-                            || '; the workload allows ' || max_instances_per_replica end
+                        then 'does not tile the ' || format('{:,}', accelerator_count) || ' of ' || instance_type
+                        else 'spans ' || format('{:,}', instances_per_replica) || ' instances of ' || instance_type
+                            || '; the workload allows ' || format('{:,}', max_instances_per_replica) end
         end as unused_reason
     from fitted
 )

@@ -61,7 +61,7 @@ mlperf as (
         results.data_as_of as benchmark_as_of,
         results.source_ref as benchmark_ref,
         'MLPerf Training ' || results.benchmark || ': ' || results.submitter || ' ' || results.system
-            || ' (' || results.chips || ' chips)' as benchmark_label
+            || ' (' || format('{:,}', results.chips) || ' chips)' as benchmark_label
     from staging.stg_mlperf_training__results as results
     inner join catalog.mlperf_training_tasks as tasks on tasks.task = results.benchmark
     inner join training_peaks on training_peaks.accelerator_id = results.accelerator_id

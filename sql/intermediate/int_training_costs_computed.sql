@@ -59,7 +59,8 @@ energised as (
                 'declared site power: ' || printf('%g', sites.site_power_kw) || ' kW an instance x PUE '
                 || printf('%g', sites.site_pue) || ' at ' || printf('%g', sites.usd_per_kwh) || ' USD/kWh'
             when accelerators.tdp_w is not null then
-                'TDP ' || printf('%g', accelerators.tdp_w) || ' W x ' || interrupted.chips || ' chips x PUE '
+                'TDP ' || declared_text(accelerators.tdp_w) || ' W x ' || format('{:,}', interrupted.chips)
+                || ' chips x PUE '
                 || printf('%g', defaults.pue)
             else 'no published TDP for ' || interrupted.accelerator_id || ': no energy figure'
         end as energy_label,

@@ -238,7 +238,8 @@ final as (
                 -- the factor was fitted net of the scaling loss, so the MFU alone reads high: what it comes to at
                 -- this row's instances where they lose any (mfu x scaling, the efficiency training_hours divides by)
                 || case when scaling < 1 then
-                        ', ' || printf('%.3f', mfu * scaling) || ' effective at ' || instances || ' instances'
+                        ', ' || printf('%.3f', mfu * scaling) || ' effective at ' || format('{:,}', instances)
+                        || ' instances'
                    else '' end
                 || case when calibration_exceeds_peak then '; the factor takes the MFU past 1: the measurements are not '
                         || 'the setup the estimate assumes' else '' end
@@ -249,12 +250,12 @@ final as (
             when instances = 1 then ''
             when comm_modelled then
                 '; gradient all-reduce ' || printf('%.2f', step_comm_s) || ' s a step of '
-                || printf('%.2f', step_compute_s) || ' s over ' || printf('%g', network_gbps) || ' Gbit/s, '
+                || printf('%.2f', step_compute_s) || ' s over ' || declared_text(network_gbps) || ' Gbit/s, '
                 || printf('%.1f', (1 - scaling) * 100) || '% of the time exposed'
             when mfu_from = 'same_model' then
                 '; flat ' || scaling_efficiency_per_doubling || ' per doubling of instances beyond the measured scale'
             else '; no network figure for ' || instance_type || ': flat ' || scaling_efficiency_per_doubling
-                || ' per doubling of ' || instances || ' instances (declared)'
+                || ' per doubling of ' || format('{:,}', instances) || ' instances (declared)'
         end as benchmark_label,
         case mfu_from
             when 'workload' then 'workloads.yaml'

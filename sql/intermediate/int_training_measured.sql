@@ -36,7 +36,7 @@ matched as (
         results.data_as_of as benchmark_as_of,
         results.source_ref as benchmark_ref,
         'MLPerf Training ' || results.benchmark || ': ' || results.submitter || ' ' || results.system
-            || ' (' || cast(results.chips as integer) || ' chips)' as benchmark_label
+            || ' (' || format('{:,}', cast(results.chips as integer)) || ' chips)' as benchmark_label
     from workloads
     inner join results
         on results.benchmark = workloads.benchmark_task
