@@ -38,6 +38,8 @@ LEFT, RIGHT, BOTTOM, TOP = 0.12, 0.97, 0.13, 0.86
 PANEL_SPACE = 0.35  # between two panels, as a share of a panel's height (stacked) or width (side by side)
 ANNOTATION_OFFSET = 16  # pixels from a marked point to its label
 ANNOTATION_STEPS = 4  # label heights a label may move away from its point to clear the others
+DOT_CLEARANCE = 4  # pixels: half the side of the square a plotted point (a scatter dot) keeps clear of a label
+LEADER_SAMPLES = 40  # points along a label's leader line checked against the other labels
 LEGEND_HANDLE_WIDTH = 0.1  # share of the figure's width a legend entry's marker and padding take beside its text
 
 OUTCOME_UNITS = {
@@ -122,17 +124,40 @@ def family_order(family: str | None) -> tuple[int, str]:
 
 
 def annotate(ax: Axes, marks: list[tuple[dict, str]], x_key: str = "usd_per_chip_hour",
-             y_key: str = "outcome_value") -> None:
-    """Label marked points: each label beside its point, inside the axes and clear of the marks and labels so far."""
+             y_key: str = "outcome_value", others: list[tuple[float, float]] = ()) -> None:
+    """Label marked points: each label beside its point, at the first of its places (up to ANNOTATION_STEPS label
+    heights above or below, right or left) with the fewest faults, by weight: outside the axes; over the marks or the
+    labels so far; over the `others` (the other points plotted, in data coordinates) or with a leader line through a
+    label."""
     height = LABEL_POINTS * 1.5 * DPI / 72
     (axes_left, axes_bottom), (axes_right, axes_top) = ax.transAxes.transform([(0, 0), (1, 1)])
     points = [tuple(ax.transData.transform((row[x_key], row[y_key]))) for row, _ in marks]
     mark = ANNOTATION_OFFSET * 0.75  # half the side of the square a marker keeps clear
     taken = [(x - mark, y - mark, x + mark, y + mark) for x, y in points]  # boxes in pixels: left, bottom, right, top
+    dots = [(x - DOT_CLEARANCE, y - DOT_CLEARANCE, x + DOT_CLEARANCE, y + DOT_CLEARANCE)
+            for x, y in (ax.transData.transform(other) for other in others)]
 
-    def clear(box: tuple[float, float, float, float]) -> bool:
-        inside = axes_bottom <= box[1] and box[3] <= axes_top
-        return inside and not any(box[0] < o[2] and o[0] < box[2] and box[1] < o[3] and o[1] < box[3] for o in taken)
+    def meets(box: tuple[float, float, float, float], other: tuple[float, float, float, float]) -> bool:
+        return box[0] < other[2] and other[0] < box[2] and box[1] < other[3] and other[1] < box[3]
+
+    labels: list[tuple[float, float, float, float]] = []
+    leaders: list[list[tuple[float, float]]] = []
+
+    def leader(x: float, y: float, box: tuple[float, float, float, float]) -> list[tuple[float, float]]:
+        # the line Matplotlib draws from the point toward the label's centre, as points along it
+        cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+        return [(x + (cx - x) * i / LEADER_SAMPLES, y + (cy - y) * i / LEADER_SAMPLES) for i in range(LEADER_SAMPLES)]
+
+    def within(point: tuple[float, float], box: tuple[float, float, float, float]) -> bool:
+        return box[0] < point[0] < box[2] and box[1] < point[1] < box[3]
+
+    def faults(box: tuple[float, float, float, float], x: float, y: float) -> tuple[bool, int, int]:
+        # in order of weight: outside the axes; over a mark or label; then the plotted points it covers, a leader line
+        # through a label counting as one
+        own = [p for p in leader(x, y, box) if not within(p, box)]
+        return (not (axes_bottom <= box[1] and box[3] <= axes_top), sum(meets(box, o) for o in taken),
+                sum(meets(box, dot) for dot in dots) + any(within(p, label) for p in own for label in labels)
+                + any(within(p, box) for line in leaders for p in line))
 
     for (row, text), (x, y) in zip(marks, points, strict=True):
         width = text_width([text]) * FIGURE_INCHES[0] * DPI
@@ -145,8 +170,10 @@ def annotate(ax: Axes, marks: list[tuple[dict, str]], x_key: str = "usd_per_chip
                  for step in range(ANNOTATION_STEPS) for up in ups for left in lefts
                  for bottom in [y + ANNOTATION_OFFSET + step * height if up
                                 else y - ANNOTATION_OFFSET - (step + 1) * height]]
-        box = next((b for b in boxes if clear(b)), boxes[0])
+        box = min(boxes, key=lambda b: faults(b, x, y))  # the first place of the fewest faults
         taken.append(box)
+        labels.append(box)
+        leaders.append(leader(x, y, box))
         ax.annotate(text, xy=(row[x_key], row[y_key]), xytext=(box[0] - x, box[1] - y),
                     textcoords="offset pixels", ha="left", va="bottom", fontsize=LABEL_POINTS, color=MARK_COLOUR,
                     zorder=4, arrowprops={"arrowstyle": "-", "color": MARK_COLOUR, "linewidth": 0.8, "shrinkA": 0})

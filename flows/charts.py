@@ -219,11 +219,12 @@ def outcome_vs_chip_hour_figure(candidates: pl.DataFrame, title: str) -> Figure:
                 markersize=9, markerfacecolor="none", markeredgecolor=MARK_COLOUR, markeredgewidth=1.2,
                 label="cheapest chip-hour", zorder=3)
     ax.autoscale_view()  # limits final before the labels are placed against them
+    dots = list(zip(candidates["usd_per_chip_hour"].to_list(), candidates["outcome_value"].to_list(), strict=True))
     if same:
-        annotate(ax, [(pick, "pick and cheapest chip-hour: " + offer_label(pick))])
+        annotate(ax, [(pick, "pick and cheapest chip-hour: " + offer_label(pick))], others=dots)
     else:
         annotate(ax, [(pick, "pick: " + offer_label(pick)),
-                      (cheapest, "cheapest chip-hour: " + offer_label(cheapest))])
+                      (cheapest, "cheapest chip-hour: " + offer_label(cheapest))], others=dots)
     figure.legend(*ax.get_legend_handles_labels(), loc="upper left", bbox_to_anchor=(SCATTER_RIGHT + 0.01, TOP),
                   fontsize=LABEL_POINTS, frameon=False)
     return figure

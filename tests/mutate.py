@@ -1941,6 +1941,10 @@ MUTATIONS = (
     Mutation("a-serving-label-batch-without-separators", INFERENCE,
              "|| format('{:,}', coalesce(best.batch, 0))", "|| coalesce(best.batch, 0)",
              (f"{REPORTS_TESTS}::test_a_rows_label_writes_its_counts_thousands_separated",)),
+    # a chart's label is placed off the plotted points where one of its places allows (gpt3's pick label sat on one)
+    Mutation("a-chart-label-placed-over-the-points", "flows/chart_kit.py",
+             "sum(meets(box, dot) for dot in dots) + any(", "0 + any(",
+             ("tests/test_charts.py::test_a_label_is_placed_off_the_plotted_points_where_its_places_allow",)),
 )
 
 

@@ -298,6 +298,28 @@ def test_the_scatter_plots_every_ranked_candidate_of_the_mart(day_one, day_one_c
     assert charts.outcome_vs_chip_hour_figure(day_one_charts[LORA][0].data, "").axes[0].get_yscale() == "linear"
 
 
+def test_a_label_is_placed_off_the_plotted_points_where_its_places_allow(day_one_charts):
+    """gpt3's "pick: gcp tpu-v6e-8 (spot)" sat on a3-highgpu-8g's point (2.2 USD, 1,000 USD a run); placed clear of
+    the points, no label covers more than one (the old placement covered up to 8: inf2.xlarge's label on the 8B chat's
+    trainium and inferentia points), and gpt3's pick label none."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    covered = {}
+    for workload_id, (chart, *_) in day_one_charts.items():
+        figure = charts.outcome_vs_chip_hour_figure(chart.data, chart.title)
+        canvas = FigureCanvasAgg(figure)
+        canvas.draw()
+        ax = figure.axes[0]
+        points = ax.transData.transform(list(zip(chart.data["usd_per_chip_hour"], chart.data["outcome_value"],
+                                                 strict=True)))
+        for text in ax.texts:  # the label's text alone, not its leader line (Annotation's extent holds both)
+            box = matplotlib.text.Text.get_window_extent(text, canvas.get_renderer())
+            covered[workload_id, text.get_text().split(":")[0]] = sum(
+                box.x0 <= x <= box.x1 and box.y0 <= y <= box.y1 for x, y in points)
+    assert covered["gpt3-175b-pretrain", "pick"] == 0
+    assert max(covered.values()) <= 1, covered
+
+
 def test_the_pick_and_the_cheapest_chip_hour_are_marked_and_labelled(day_one, day_one_charts):
     for workload_id, (chart, _, *_) in day_one_charts.items():
         [pick] = day_one.sql("select * from marts.rank_history where as_of = ? and workload_id = ? and is_pick",
