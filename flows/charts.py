@@ -195,7 +195,7 @@ def outcome_vs_chip_hour_caption(candidates: pl.DataFrame, cheaper_excluded: int
     if cheapest["candidate_id"] == pick["candidate_id"]:
         return text + f" and is also the cheapest chip-hour{among}{excluded}."
     per_outcome = outcome_unit(candidates).removeprefix("USD ")
-    unsettled = " (the ranges overlap: it may be cheaper)" if may_cost_less else ""
+    unsettled = " (too close to call: it may be cheaper)" if may_cost_less else ""
     return (text + f"; the cheapest chip-hour{among}, {regional_offer_label(cheapest)}, costs "
             f"{as_times(cheapest['outcome_value'], pick['outcome_value'])} as much {per_outcome}{unsettled}{excluded}.")
 

@@ -386,7 +386,7 @@ def _extra_cost(decision: dict | None) -> str:
         return "—"
     if decision["is_chip_hour_pick_same_offer"]:
         return "nothing (same offer)"
-    unsettled = "; may be cheaper: the ranges overlap" if decision.get("chip_hour_pick_may_cost_less") else ""
+    unsettled = "; too close to call: it may be cheaper" if decision.get("chip_hour_pick_may_cost_less") else ""
     return f"{signed_usd(decision['chip_hour_pick_extra_usd'])} ({ratio(decision['chip_hour_pick_ratio'])}{unsettled})"
 
 

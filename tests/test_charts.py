@@ -239,8 +239,8 @@ def test_captions_say_what_to_read(day_one_charts):
     assert scatter.title == "gpt3-175b-pretrain: USD per completed run against USD per chip-hour, 52 candidates"
     assert scatter.caption == (
         "Lower is better on both axes; the pick, gcp tpu-v6e-8 (spot), sits at 0.544 USD per chip-hour; the "
-        "cheapest chip-hour, aws trn1.32xlarge (spot), costs 1.51x as much per completed run (the ranges overlap: it "
-        "may be cheaper).")
+        "cheapest chip-hour, aws trn1.32xlarge (spot), costs 1.51x as much per completed run (too close to call: "
+        "it may be cheaper).")
     assert bars.title == "gpt3-175b-pretrain: the 10 cheapest candidates by USD per completed run"
     assert bars.caption == (
         "Shorter is better; of 52 candidates the pick, gcp tpu-v6e-8 (spot), costs 531.15 USD per completed run "
@@ -263,7 +263,7 @@ def test_the_cheapest_chip_hour_is_of_the_ranked_candidates_where_cheaper_ones_w
     assert day_one_charts["llama31-8b-pretrain-1t"][0].caption == (
         "Lower is better on both axes; the pick, gcp tpu-v6e-8 (spot), sits at 0.544 USD per chip-hour; the cheapest "
         "chip-hour among the ranked candidates, gcp tpu-v5litepod-8 (spot), costs 2.05x as much per completed run "
-        "(the ranges overlap: it may be cheaper); 2 offers cheaper per chip-hour are excluded.")
+        "(too close to call: it may be cheaper); 2 offers cheaper per chip-hour are excluded.")
     # one excluded offer: said in the singular; none (gpt3-175b-pretrain, above): no qualifier
     one = pl.DataFrame([candidate("a", 1, 2.0, 100.0, chip_hour_rank=1)])
     assert charts.outcome_vs_chip_hour_caption(one, 1) == (

@@ -81,8 +81,8 @@ def test_the_index_opens_with_a_decision_per_workload_and_the_money_of_the_hourl
             "(us-east-1, on_demand) at 0.758 USD per chip-hour (138 GB of bf16 weights + KV cache need 5 chips of "
             "34.36 GB (90% usable); inf2.xlarge has 1).") in index
     assert ("| [gpt3-175b-pretrain](gpt3-175b-pretrain.md) | training | completed-run USD | gcp tpu-v6e-8 (spot, "
-            "tpu-v6e) | 531.15 | calibrated | aws trn1.32xlarge (spot, 0.152) | +273.45 (1.51x; may be cheaper: the "
-            "ranges overlap) |") in index
+            "tpu-v6e) | 531.15 | calibrated | aws trn1.32xlarge (spot, 0.152) | +273.45 (1.51x; too close to call: it "
+            "may be cheaper) |") in index
     assert "reversal" not in index.split("## Workloads", 1)[1].split("## Offers", 1)[0]
     # llama31-405b-chat's pick is that MI300X offer (unverified), its runner-up a3-highgpu-8g (verified): said once
     chat_405b = next(line for line in index.splitlines() if line.startswith("- **[llama31-405b-chat]"))
@@ -262,6 +262,10 @@ CHIP_HOUR_ROW = {
     # a band reaching down to 0.600, below the pick's 1.000 (marts.decisions found the overlap): not settled
     ({"chip_hour_pick_outcome_low": 0.6, "chip_hour_pick_outcome_high": 3.0, "chip_hour_pick_may_cost_less": True},
      "+0.500 USD (1.500, likely 0.600 to 3.000: it may be cheaper than the pick)."),
+    # no band of its own (measured, 1.500), inside the pick's band (0.700 to 1.600): not settled either
+    ({"chip_hour_pick_outcome_low": None, "chip_hour_pick_outcome_high": None, "chip_hour_pick_may_cost_less": True,
+      "pick_outcome_low": 0.7, "pick_outcome_high": 1.6},
+     "+0.500 USD (1.500, within the pick's likely range: it may be cheaper than the pick)."),
     # a calibrated band whose factor no leave-one-out comparison tested, and the overlap
     ({"chip_hour_pick_outcome_low": 0.6, "chip_hour_pick_outcome_high": 3.0, "chip_hour_pick_may_cost_less": True,
       "chip_hour_pick_band_untested": True},
@@ -323,11 +327,11 @@ def test_the_cheapest_chip_hour_that_may_be_cheaper_is_said_so_in_the_mart_the_i
         "llama31-8b-pretrain-1t"}
     assert not any(r["chip_hour_pick_band_untested"] for r in rows.values())
     index = (flow_run.reports / "index.md").read_text()
-    assert "| aws trn1.32xlarge (spot, 0.152) | +0.222 (2.92x; may be cheaper: the ranges overlap) |" in index
+    assert "| aws trn1.32xlarge (spot, 0.152) | +0.222 (2.92x; too close to call: it may be cheaper) |" in index
     assert "| aws inf2.xlarge (on_demand, 0.758) | nothing (same offer) |" in index
     gpt3_page = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
-    assert ("the cheapest chip-hour, aws trn1.32xlarge (spot), costs 1.51x as much per completed run (the ranges "
-            "overlap: it may be cheaper)._") in gpt3_page
+    assert ("the cheapest chip-hour, aws trn1.32xlarge (spot), costs 1.51x as much per completed run (too close to "
+            "call: it may be cheaper)._") in gpt3_page
     small = (flow_run.reports / "llama31-8b-chat-small.md").read_text()
     assert "and is also the cheapest chip-hour._" in small and "may be cheaper" not in small
 
