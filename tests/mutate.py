@@ -1915,8 +1915,8 @@ MUTATIONS = (
     Mutation("a-services-cpu-sockets-one-replicas", "sql/marts/cpu_baselines.sql",
              "else cpu_ranked.instances * cpu_ranked.accelerator_count end as cpu_sockets",
              "else cpu_ranked.chips end as cpu_sockets",
-             ("tests/test_cpu_baseline.py::test_the_cpu_baselines_sockets_are_the_rows_over_all_its_instances_on_"
-              "every_page",)),
+             (("tests/test_cpu_baseline.py::test_the_cpu_baselines_sockets_are_the_rows_over_all_its_instances_on_"
+               "every_page"),)),
     # one page writes one quantity one way: multiples to three figures, hours as the tables, counts separated
     Mutation("a-multiple-of-ten-or-more-written-whole", "flows/formatting.py",
              'return "—" if value is None else f"{figures(value)}x"',
