@@ -109,10 +109,16 @@ paired as (
         and worse.outcome_value > better.outcome_value and worse.usd_per_chip_hour < better.usd_per_chip_hour
     group by all
 )
-select rankings.*, paired.worse_id, better.candidate_id is not null as is_better
+select rankings.*, paired.worse_id, better.candidate_id is not null as is_better,
+    -- the pair too close to call, by the Decision's rule: the one's likely range (or figure) reaches the other's
+    bands_overlap(rankings.outcome_value, rankings.outcome_high, worse.outcome_value, worse.outcome_low)
+        as too_close_to_worse
 from marts.rankings as rankings
 left join better using (workload_id, candidate_id)
 left join paired using (workload_id, candidate_id)
+left join marts.rankings as worse
+    on worse.as_of = rankings.as_of and worse.workload_id = rankings.workload_id
+    and worse.candidate_id = paired.worse_id
 where rankings.as_of = $as_of
     and (better.candidate_id is not null
          or exists (select 1 from paired
@@ -136,7 +142,7 @@ def reversal_pairs(con: duckdb.DuckDBPyConnection, as_of: dt.date,
 
 
 def _reversal_pair(better: dict, worse: dict) -> dict:
-    pair = {"better": better, "worse": worse, "why": None,
+    pair = {"better": better, "worse": worse, "why": None, "too_close": None,
             "hour_ratio": better["usd_per_chip_hour"] / worse["usd_per_chip_hour"],
             "outcome_ratio": better["outcome_value"] / worse["outcome_value"]}
     if better["time_to_train_with_rework_minutes"] and worse["time_to_train_with_rework_minutes"]:
@@ -146,7 +152,17 @@ def _reversal_pair(better: dict, worse: dict) -> dict:
         pair["why"] = "utilization"
     elif better["tokens_per_s_per_chip"] and worse["tokens_per_s_per_chip"]:
         pair["why"] = "tokens"
+    if better["too_close_to_worse"]:  # its lead is not settled, as the Decision says of the cheapest chip-hour
+        pair["too_close"] = (_range_or_figure(better), _range_or_figure(worse))
     return pair
+
+
+def _range_or_figure(r: dict) -> str:
+    """A candidate's likely range, or its figure where it has none (a measured row), as a pair too close to call
+    names them."""
+    if r.get("outcome_low") is None or r.get("outcome_high") is None:
+        return f"figure, {usd(r['outcome_value'])}"
+    return f"likely range, {likely_range(r)}"
 
 
 def _training_rows(ranking: list[dict], costs: dict[str, dict]) -> tuple[list[str], list[list[str]]]:

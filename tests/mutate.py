@@ -1894,6 +1894,10 @@ MUTATIONS = (
     Mutation("cheapest-chip-hour-without-a-band-said-settled", SENTENCES,
              "{%- elif d.chip_hour_pick_may_cost_less is defined and d.chip_hour_pick_may_cost_less %}",
              "{%- elif false %}", (CHIP_HOUR_SENTENCE,)),
+    Mutation("a-reversal-too-close-to-call-said-settled", "flows/reports.py",
+             '    if better["too_close_to_worse"]:  #', '    if False:  #',
+             ("tests/test_reports.py::test_where_the_hourly_price_disagrees_a_pair_too_close_to_call_says_so_as_the_"
+              "decision_does",)),
     Mutation("fp16-counted-as-bf16-unsaid-on-the-page", "flows/reports.py",
              '"precisions": precision_aliases.get(workload_id),', '"precisions": None,', (FP16_AS_BF16,)),
     Mutation("fitted-factor-precision-without-its-results-precision", ESTIMATES_PAGE,

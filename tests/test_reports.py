@@ -336,6 +336,25 @@ def test_the_cheapest_chip_hour_that_may_be_cheaper_is_said_so_in_the_mart_the_i
     assert "and is also the cheapest chip-hour._" in small and "may be cheaper" not in small
 
 
+def test_where_the_hourly_price_disagrees_a_pair_too_close_to_call_says_so_as_the_decision_does(flow_run):
+    """The review's finding: the Decision said trn1.32xlarge "may be cheaper than the pick" while the section below
+    stated the pick's lead over it as settled ("0.660x as much per outcome"). A pair is too close to call by the
+    Decision's rule (bands_overlap): the one's likely range, or its figure where measured, reaching the other's."""
+    gpt3 = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
+    # tpu-v6e-8 spot: 531.15, likely 407.17 to 676.34; trn1.32xlarge spot: 804.60, likely 359.31 to 825.08;
+    # 676.34 >= 359.31: too close to call
+    assert ("It beats 5 candidates that are cheaper per chip-hour. Too close to call: its likely range, 407.17 to "
+            "676.34, reaches aws trn1.32xlarge's likely range, 359.31 to 825.08.\n") in gpt3
+    # p5.48xlarge spot, measured (no band): its figure 561.37 >= trn1's low end 359.31
+    assert ("It beats 12 candidates that are cheaper per chip-hour. Too close to call: its figure, 561.37, reaches "
+            "aws trn1.32xlarge's likely range, 359.31 to 825.08.\n") in gpt3
+    # p6-b200 spot (likely 2,553,709.83 to 3,583,962.26) against p5.48xlarge spot (likely 3,852,492.15 to
+    # 7,587,968.52) on llama31-70b-pretrain-15t: 3,583,962.26 < 3,852,492.15, the lead stands
+    pretrain = (flow_run.reports / "llama31-70b-pretrain-15t.md").read_text()
+    line = next(line for line in pretrain.splitlines() if line.startswith("- **aws p6-b200.48xlarge** (us-east-1, spot"))
+    assert line.endswith("It beats 2 candidates that are cheaper per chip-hour.")
+
+
 def test_the_time_to_train_keeps_three_significant_figures_from_ten_hours():
     # whole hours from 100 h (1,322.86 h: 1,323 h, as before); one decimal from 10 h (10.2796 h: 10.3, not 10: whole
     # hours lost up to 5% there); minutes to the hundredth below 600 (114.47 min)
