@@ -94,7 +94,8 @@ def figures(value: float | None) -> str:
     0.128, 0.00996. Hours, energy and multiples are written so (sql/macros.sql figures_text writes the same)."""
     if value is None:
         return "—"
-    size = abs(value)
+    # its size once rounded to three figures: 9.996 is written as the 10.0 it rounds to, not "10.00" (four figures)
+    size = abs(round(value, 2 - math.floor(math.log10(abs(value))))) if value else 0.0
     if size >= 100:
         return f"{value:,.0f}"
     if size >= 10:

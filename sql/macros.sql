@@ -108,13 +108,19 @@ create or replace macro training_hours(params, tokens, chips, peak_tflops, mfu, 
     training_flops(params, tokens)
         / (chips::double * peak_tflops::double * 1e12 * mfu::double * scaling::double) / 3600;
 
+-- The size of x once rounded to three significant figures, which decides how figures_text writes it: 9.996 is
+-- written as the 10.0 it rounds to, not "10.00" (four figures).
+create or replace macro figures_size(x) as
+    case when x = 0 then 0.0
+         else abs(round(x::double, 2 - cast(floor(log10(abs(x::double))) as integer))) end;
+
 -- A measure as the pages write it (flows/formatting.py `figures`), for the reasons quoted as they are: three
 -- significant figures at least, thousands separated (1,323; 99.5; 3.15; 0.128; 0.00996).
 create or replace macro figures_text(x) as
-    case when abs(x) >= 100 then format('{:,.0f}', x::double)
-         when abs(x) >= 10 then format('{:.1f}', x::double)
-         when abs(x) >= 1 or x = 0 then format('{:.2f}', x::double)
-         else format('{:.{}f}', x::double, 2 - cast(floor(log10(abs(x::double))) as integer)) end;
+    case when figures_size(x) >= 100 then format('{:,.0f}', x::double)
+         when figures_size(x) >= 10 then format('{:.1f}', x::double)
+         when figures_size(x) >= 1 or x = 0 then format('{:.2f}', x::double)
+         else format('{:.{}f}', x::double, 2 - cast(floor(log10(figures_size(x))) as integer)) end;
 
 -- Hours of a training run as the pages write them (flows/formatting.py `hours`): figures_text (10.3, 99.5, 1,323).
 create or replace macro hours_text(h) as

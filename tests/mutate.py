@@ -1500,8 +1500,8 @@ MUTATIONS = (
              "format('{:,.0f}', round(same_model_tokens_per_s_per_chip))",
              "format('{:,}', round(same_model_tokens_per_s_per_chip)::bigint)", (LABELS_UNCAST,)),
     Mutation("deadline-reason-hours-cast-to-an-integer", MACROS,
-             "case when abs(x) >= 100 then format('{:,.0f}', x::double)",
-             "case when abs(x) >= 100 then format('{:,}', cast(round(x) as bigint))",
+             "case when figures_size(x) >= 100 then format('{:,.0f}', x::double)",
+             "case when figures_size(x) >= 100 then format('{:,}', cast(round(x) as bigint))",
              (LABELS_UNCAST,)),
     # ---------------------------------------------------------------- price-sheet amounts, terms and fields, spot
     # dates, YAML bytes: a review's hostile inputs (inf prices, a quote posing as on-demand, a spot point dated 2099)
@@ -1898,6 +1898,13 @@ MUTATIONS = (
              '    if better["too_close_to_worse"]:  #', '    if False:  #',
              ("tests/test_reports.py::test_where_the_hourly_price_disagrees_a_pair_too_close_to_call_says_so_as_the_"
               "decision_does",)),
+    Mutation("figures-sized-before-rounding", "flows/formatting.py",
+             "    size = abs(round(value, 2 - math.floor(math.log10(abs(value))))) if value else 0.0\n",
+             "    size = abs(value)\n", ("tests/test_macros.py::test_figures_text_writes_a_measure_as_the_pages_do",)),
+    Mutation("figures-text-sized-before-rounding", "sql/macros.sql",
+             "         else abs(round(x::double, 2 - cast(floor(log10(abs(x::double))) as integer))) end;",
+             "         else abs(x::double) end;",
+             ("tests/test_macros.py::test_figures_text_writes_a_measure_as_the_pages_do",)),
     Mutation("fp16-counted-as-bf16-unsaid-on-the-page", "flows/reports.py",
              '"precisions": precision_aliases.get(workload_id),', '"precisions": None,', (FP16_AS_BF16,)),
     Mutation("fitted-factor-precision-without-its-results-precision", ESTIMATES_PAGE,
@@ -1913,7 +1920,8 @@ MUTATIONS = (
              (f"{REPORTS_TESTS}::test_an_energy_figure_keeps_three_significant_figures_as_hours_do",
               f"{REPORTS_TESTS}::test_the_lora_pages_energy_tells_h100_from_h200")),
     Mutation("figures-text-two-decimals-below-one", MACROS,
-             "when abs(x) >= 1 or x = 0 then format('{:.2f}', x::double)", "when true then format('{:.2f}', x::double)",
+             "when figures_size(x) >= 1 or x = 0 then format('{:.2f}', x::double)",
+             "when true then format('{:.2f}', x::double)",
              ("tests/test_macros.py::test_figures_text_writes_a_measure_as_the_pages_do",)),
     # the CPU baseline's sockets are the row's over all its instances (a service's were one replica's, for 263)
     Mutation("a-services-cpu-sockets-one-replicas", "sql/marts/cpu_baselines.sql",

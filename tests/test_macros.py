@@ -377,9 +377,10 @@ def test_hours_text_writes_hours_as_the_pages_do(fresh_db):
     figures at least (flows/formatting.py hours)."""
     from flows.formatting import hours
 
-    # 6,480.4 h: whole hours, thousands separated (past a bigint too); 57.92 h: one decimal (not 58); 9.996 h: two
+    # 6,480.4 h: whole hours, thousands separated (past a bigint too); 57.92 h: one decimal (not 58); 9.996 h rounds
+    # to 10.0 at three figures: one decimal, as 10 h and over are written (not "10.00", four figures)
     cases = {6480.4: "6,480", 783.2: "783", 100.0: "100", 99.54: "99.5", 57.92: "57.9", 10.2796: "10.3",
-             9.996: "10.00", 1.5e19: "15,000,000,000,000,000,000"}
+             9.996: "10.0", 1.5e19: "15,000,000,000,000,000,000"}
     for h, text in cases.items():
         assert value(fresh_db, f"hours_text({h!r})") == text == hours(h), h
 
@@ -390,11 +391,16 @@ def test_figures_text_writes_a_measure_as_the_pages_do(fresh_db):
     from flows.formatting import figures
 
     # 3.1549 kWh: 3.15; 0.0099644: floor(log10) = -3, 2 + 3 = 5 decimals, 0.00996; 0.128313: 3 decimals, 0.128;
-    # 0.015: 4 decimals, 0.0150; 0.9996 rounds up to 1.000 (four figures); 0 and -0.5 as 0.00 and -0.500
-    cases = {3.1548798: "3.15", 0.00996442: "0.00996", 0.128313: "0.128", 0.015: "0.0150", 0.9996: "1.000",
+    # 0.015: 4 decimals, 0.0150; 0 and -0.5 as 0.00 and -0.500. Just below a power of ten, written as the three
+    # figures it rounds to (figures_size), not four: 0.9996 -> 1.00 (not 1.000), 9.996 -> 10.0, 99.96 -> 100,
+    # 0.0099951 -> 0.0100 (not 0.01000); 99.94 stays 99.9
+    cases = {3.1548798: "3.15", 0.00996442: "0.00996", 0.128313: "0.128", 0.015: "0.0150", 0.9996: "1.00",
+             9.996: "10.0", 99.96: "100", 0.0099951: "0.0100", 99.94: "99.9", -9.996: "-10.0",
              0.0: "0.00", -0.5: "-0.500", 1322.86: "1,323", 10.2796: "10.3"}
     for x, text in cases.items():
         assert value(fresh_db, f"figures_text({x!r})") == text == figures(x), x
+    # the size that decides it: 9.996 rounded to three figures (2 - floor(log10 9.996) = 2 decimals) is 10.0
+    assert [value(fresh_db, f"figures_size({x!r})") for x in (9.996, -0.9996, 0.0, 1322.86)] == [10.0, 1.0, 0.0, 1320.0]
 
 
 def test_declared_text_writes_a_declared_figure_thousands_separated_and_unrounded(fresh_db):
@@ -418,7 +424,7 @@ def test_a_deadline_is_written_as_declared_and_the_hours_past_it_always_more(fre
         (50.004, 50.0): "50.004",  # 50.00 too; then three decimals, rounded up (50.0040 -> 50.004)
         (2160.0001, 2160.0): "2,160.001",  # 2,160.000 too: rounded up to the thousandth, 2,160.001
         (9.0004, 9.0): "9.001",  # below 10, hours_text's two decimals say 9.00: three, rounded up
-        (9.996, 9.99): "10.00",  # hours_text's 10.00 is past 9.99
+        (9.996, 9.99): "10.0",  # hours_text's 10.0 is past 9.99
     }
     for (h, deadline), text in cases.items():
         assert value(fresh_db, f"hours_needed_text({h!r}, {deadline!r})") == text, (h, deadline)

@@ -359,7 +359,7 @@ def test_the_time_to_train_keeps_three_significant_figures_from_ten_hours():
     # whole hours from 100 h (1,322.86 h: 1,323 h, as before); one decimal from 10 h (10.2796 h: 10.3, not 10: whole
     # hours lost up to 5% there); minutes to the hundredth below 600 (114.47 min)
     assert [hours(h) for h in (1322.86, 100.0, 99.54, 57.92, 10.2796, 9.996, None)] == [
-        "1,323", "100", "99.5", "57.9", "10.3", "10.00", "—"]
+        "1,323", "100", "99.5", "57.9", "10.3", "10.0", "—"]
     assert [time_to_train(m) for m in (114.47, 599.99, 600.0, 616.7763, 79_371.6)] == [
         "114.47 min", "599.99 min", "10.0 h", "10.3 h", "1,323 h"]
 
@@ -369,14 +369,16 @@ def test_an_energy_figure_keeps_three_significant_figures_as_hours_do():
     # "3"); 0.0369985 kWh per million tokens -> 0.0370 (three decimals wrote 0.037); 250.43 -> 250; 33.452 -> 33.5
     assert [reports._energy(v) for v in (3.1548798, 2.7657546, 0.0369985, 250.4276, 33.452, None)] == [
         "3.15", "2.77", "0.0370", "250", "33.5", "no published power"]
-    assert [figures(v) for v in (0.00996442, 0.128313, 0.9996, 0.0, -0.5)] == ["0.00996", "0.128", "1.000", "0.00",
+    # 0.9996 rounds to 1.00 at three figures (not "1.000", four)
+    assert [figures(v) for v in (0.00996442, 0.128313, 0.9996, 0.0, -0.5)] == ["0.00996", "0.128", "1.00", "0.00",
                                                                                "-0.500"]
 
 
 def test_a_multiple_is_written_to_three_significant_figures_at_every_size(fresh_db):
     # one rule (figures): 10.72 and 10.44 were "11x" and "10x" beside "8.43x"; 1,204.4 stays whole, 0.6982 gains a
-    # figure; marts.changes writes a price move's multiple with figures_text, the same
-    cases = {10.72: "10.7x", 10.44: "10.4x", 8.43: "8.43x", 1204.4: "1,204x", 0.6982: "0.698x", 99.96: "100.0x"}
+    # figure; 99.96 rounds to 100 at three figures: whole (not "100.0x"); marts.changes writes a price move's multiple
+    # with figures_text, the same
+    cases = {10.72: "10.7x", 10.44: "10.4x", 8.43: "8.43x", 1204.4: "1,204x", 0.6982: "0.698x", 99.96: "100x"}
     assert {x: ratio(x) for x in cases} == cases
     for x, text in cases.items():
         assert fresh_db.execute(f"select figures_text({x!r}) || 'x'").fetchone()[0] == text, x
