@@ -555,7 +555,8 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
     pages["index.md"] = MARKDOWN.get_template("index.md.j2").render(
         **common, best_changes=best_changes, pick_errors=estimates_page.pick_errors(con, as_of),
         min_comparisons=estimates_page.BAND_MIN_COMPARISONS,
-        workloads=[{"workload_id": w["workload_id"], "decision": decisions.get(w["workload_id"])} for w in workloads],
+        workloads=[{"workload_id": w["workload_id"], "decision": decisions.get(w["workload_id"]),
+                    "precisions": precision_aliases.get(w["workload_id"])} for w in workloads],
         run=run[0] if run else None,
         stale_loads=[{"source_id": r["source_id"], "status_text": _source_status(r)} for r in loads
                      if r["status"] == "stale"],

@@ -55,7 +55,8 @@ def test_a_run_killed_outright_is_found_once_with_its_step_and_a_run_that_ended_
     holder = {"run_id": "2026-12-03-0a1b2c3d", "as_of": AS_OF, "flow_run_id": None}
     pid = held_then_killed(warehouse, holder, killed_runs.FETCH)
     [left] = run_files.folder(warehouse).iterdir()
-    # this machine's name first, then the run id, the pid and a random part (the same run id and pid again: another file)
+    # this machine's name first, then the run id, the pid and a random part (the same run id and pid again: another
+    # file)
     assert re.fullmatch(rf"{re.escape(HOST)}--2026-12-03-0a1b2c3d-{pid}-[0-9a-f]{{8}}\.run\.json", left.name)
 
     [found] = run_files.left_by_killed(warehouse)

@@ -351,8 +351,19 @@ def test_where_the_hourly_price_disagrees_a_pair_too_close_to_call_says_so_as_th
     # p6-b200 spot (likely 2,553,709.83 to 3,583,962.26) against p5.48xlarge spot (likely 3,852,492.15 to
     # 7,587,968.52) on llama31-70b-pretrain-15t: 3,583,962.26 < 3,852,492.15, the lead stands
     pretrain = (flow_run.reports / "llama31-70b-pretrain-15t.md").read_text()
-    line = next(line for line in pretrain.splitlines() if line.startswith("- **aws p6-b200.48xlarge** (us-east-1, spot"))
+    line = next(line for line in pretrain.splitlines()
+                if line.startswith("- **aws p6-b200.48xlarge** (us-east-1, spot"))
     assert line.endswith("It beats 2 candidates that are cheaper per chip-hour.")
+
+
+def test_the_index_says_fp16_counts_as_bf16_beside_the_decisions_that_pick_it(flow_run):
+    """The review's finding: the index's llama2-70b-batch Decision picks "fp16, measured" beside "fp4 is not among the
+    precisions the workload lists (bf16, fp8 ...)", and only the workload pages said fp16 counts as bf16."""
+    lines = {line.split("]")[0].removeprefix("- **["): line
+             for line in (flow_run.reports / "index.md").read_text().splitlines() if line.startswith("- **[")}
+    tail = " Precisions: fp16 counts as bf16 (the same 16-bit width); the workload lists bf16, fp8."
+    assert lines["llama2-70b-batch"].endswith(tail) and lines["llama2-70b-chat"].endswith(tail)
+    assert "Precisions:" not in lines["gpt3-175b-pretrain"]  # every precision it ranks is listed by name
 
 
 def test_the_time_to_train_keeps_three_significant_figures_from_ten_hours():
