@@ -464,6 +464,9 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
     with runlock.exclusive(warehouse_path, reports_root, wait_s, _say,
                            waiting=lambda: cancellation.check_now_and_then("the landing")):
         run_files.at(killed_runs.LANDING)
+        # and a run killed since this one started: the one it waited for, killed holding the lock
+        killed_runs.reckon(run_files.left_by_killed(warehouse_path), warehouse_path=warehouse_path,
+                           reports_root=reports_root, catalog=catalog, found_by=run_id)
         for action in publish_journal.recover_killed_publish(warehouse_path, reports_root):
             logger.warning("%s", action)
         # what a killed run rendered but never published

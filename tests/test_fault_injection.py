@@ -375,9 +375,11 @@ def killed(con, *args, **kwargs):
 
 transform.build_models = killed
 """)
-    leftovers = [p.name for p in (last_good / "warehouse").iterdir()
-                 if p.name.startswith(".") and not p.name.endswith(".lock")]  # its lock is the kernel's to release
+    leftovers = [p.name for p in (last_good / "warehouse").iterdir()  # its lock is the kernel's to release
+                 if p.name.startswith(".") and not p.name.endswith(".lock") and not p.name.endswith(".runs")]
     assert leftovers and all(f"-{pid}" in name for name in leftovers)  # the killed run's private copy
+    # and its run file, for the next run to find (flows/run_files.py)
+    assert [f"-{pid}-" in p.name for p in (last_good / "warehouse" / ".hweval.duckdb.runs").iterdir()] == [True]
     assert published(last_good) == before
     run_against(last_good, CATALOGS)
     assert [p.name for p in (last_good / "warehouse").iterdir() if p.name.startswith(".")] == []

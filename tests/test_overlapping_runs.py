@@ -300,3 +300,8 @@ def test_a_run_killed_while_another_waits_loses_nothing_committed(prefect_server
     assert published_run_id(last_good / "reports" / AS_OF.isoformat()) == RUN_ID
     if pause_in == "publish":
         assert f"restored the warehouse a killed run (pid {a.pid}) was replacing" in (tmp_path / "b.err").read_text()
+    # B started while A lived: it finds A's run file once it has the lock A held (flows/run_files.py), and says at
+    # which step A died; nothing is left beside the warehouse
+    step = {"build": "its build and render", "publish": "its publish"}[pause_in]
+    assert re.search(rf"\(pid {a.pid}, started [^)]*\) on \S+ was killed outright during {step} \(it never finished\)",
+                     (tmp_path / "b.err").read_text())
