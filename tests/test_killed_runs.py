@@ -386,7 +386,8 @@ def test_hweval_run_killed_as_it_waits_for_the_lock_is_marked_crashed_and_told_o
         flow_run, prefect_server, tmp_path, webhook, monkeypatch):
     """The whole path: a real `hweval run` on the lasting server, killed outright (SIGKILL, its process group) while
     it waits for the run lock (held here): before it took the lock, so only its run file can tell of it. Then the
-    next `hweval run` on the same warehouse."""
+    next `hweval run` on the same warehouse, which finds it as it starts (before the lock it does not get), and one
+    more that publishes."""
     import fcntl
 
     from prefect.settings import PREFECT_API_URL
@@ -394,7 +395,7 @@ def test_hweval_run_killed_as_it_waits_for_the_lock_is_marked_crashed_and_told_o
     warehouse, reports = copy_of_day_one(flow_run, tmp_path)
     runs = run_files.folder(warehouse)
     lock = os.open(warehouse.with_name(".hweval.duckdb.lock"), os.O_RDWR | os.O_CREAT)
-    fcntl.flock(lock, fcntl.LOCK_EX)  # another run, as far as the killed one can tell
+    fcntl.flock(lock, fcntl.LOCK_EX)  # another run, as far as the killed one (and the next) can tell
     try:
         killed = subprocess.Popen(
             [str(Path(sys.executable).with_name("hweval")), "run", "--as-of", AS_OF, "--catalog", str(CATALOGS),
@@ -410,18 +411,19 @@ def test_hweval_run_killed_as_it_waits_for_the_lock_is_marked_crashed_and_told_o
                 break
         os.killpg(killed.pid, signal.SIGKILL)
         killed.wait(timeout=30)
+        assert holder is not None and holder["step"] == "its wait for the run lock", f"the run got no further: {holder}"
+        # what the run wrote: its own pid, run id, date, warehouse, flow run and attempt (its Running state)
+        name, state = state_of(holder["flow_run_id"])
+        assert (holder["pid"], holder["as_of"], holder["warehouse"], state.type.value) == (
+            killed.pid, AS_OF, str(warehouse), "RUNNING")
+        assert holder["attempt"] == str(state.id)
+
+        # the next run finds it as it starts: told even though it then gives up on the lock (still held: exit 4)
+        monkeypatch.setenv("HWEVAL_NOTIFY_URL", webhook.url())
+        assert main(["run", "--as-of", AS_OF, "--catalog", str(CATALOGS), "--warehouse", str(warehouse), "--reports",
+                     str(reports), "--wait", "0"]) == 4
     finally:
         os.close(lock)
-    assert holder is not None and holder["step"] == "its wait for the run lock", f"the run got no further: {holder}"
-    # what the run wrote: its own pid, run id, date, warehouse, flow run and attempt (its Running state)
-    name, state = state_of(holder["flow_run_id"])
-    assert (holder["pid"], holder["as_of"], holder["warehouse"], state.type.value) == (
-        killed.pid, AS_OF, str(warehouse), "RUNNING")
-    assert holder["attempt"] == str(state.id)
-
-    monkeypatch.setenv("HWEVAL_NOTIFY_URL", webhook.url())
-    assert main(["run", "--as-of", AS_OF, "--catalog", str(CATALOGS), "--warehouse", str(warehouse), "--reports",
-                 str(reports), "--wait", "0"]) == 0
 
     name, state = state_of(holder["flow_run_id"])
     assert state.type.value == "CRASHED"
@@ -432,8 +434,12 @@ def test_hweval_run_killed_as_it_waits_for_the_lock_is_marked_crashed_and_told_o
             "last": f"Run: {holder['run_id']}"} in [
         {"title": t["title"], "first": t["message"].splitlines()[0], "last": t["message"].splitlines()[-1]}
         for t in told]
-    assert (reports / AS_OF / "index.md").exists()  # the run itself went on and published
-    # the killed run's file taken, the run's own removed with their folder, the lock file removed
+    # the lock released, a run goes on and publishes; the killed run's file was taken, found once
+    assert main(["run", "--as-of", AS_OF, "--catalog", str(CATALOGS), "--warehouse", str(warehouse), "--reports",
+                 str(reports), "--wait", "0"]) == 0
+    assert (reports / AS_OF / "index.md").exists()
+    assert sum(f"Run: {holder['run_id']}" in json.loads(r["body"])["message"] for r in webhook.requests) == 1
+    # the run's own file removed with its folder, the lock file removed
     assert sorted(p.name for p in warehouse.parent.iterdir()) == ["hweval.duckdb"]
 
 
