@@ -1615,7 +1615,7 @@ MUTATIONS = (
     Mutation("cancel-after-the-publish-left-cancelling", "flows/cli.py",
              "settled = None if cancelled else cancellation.settle(", "settled = None and cancellation.settle(",
              ("tests/test_cancellation.py::test_a_cancel_after_the_publish_began_lets_the_run_finish_and_marks_it_"
-              "completed_not_cancelling",)),
+              "completed_not_cancelling", *SLOW_TOO)),
     Mutation("cancel-then-failure-before-the-publish-said-after-it", "flows/cancellation.py",
              "        if not watch.publishing:", "        if False:",
              ("tests/test_cancellation.py::test_a_cancelled_run_that_fails_before_its_publish_is_marked_failed_with_"
@@ -1623,7 +1623,7 @@ MUTATIONS = (
     Mutation("cancel-then-failure-after-the-publish-marked-completed", "flows/cancellation.py",
              "        elif error is not None:", "        elif False:",
              ("tests/test_cancellation.py::test_a_cancel_after_the_publish_then_a_failure_after_it_is_marked_failed_"
-              "saying_so",)),
+              "saying_so", *SLOW_TOO)),
     Mutation("every-flow-run-watched-for-a-cancel", "flows/cancellation.py",
              "    watch = _watch\n    if watch is None:\n        return None\n",
              "    watch = _watch or Watch()\n",

@@ -91,6 +91,7 @@ def test_hweval_run_cancelled_from_prefect_stops_before_its_publish_changes_noth
     assert (state.type.value, state.message) == ("CANCELLED", reason)
 
 
+@pytest.mark.slow  # a whole flow call (~3 s): make test stays under 3 minutes; CI runs it
 def test_a_cancel_after_the_publish_began_lets_the_run_finish_and_marks_it_completed_not_cancelling(
         flow_run, prefect_server, tmp_path, monkeypatch, capsys):
     warehouse, reports = copy_of_day_one(flow_run, tmp_path)
@@ -149,6 +150,7 @@ def test_only_a_watched_flow_run_stops_when_cancelled(prefect_server):
         cancelled_then_checked()
 
 
+@pytest.mark.slow  # a whole flow call (~3 s): make test stays under 3 minutes; CI runs it
 def test_a_cancel_after_the_publish_then_a_failure_after_it_is_marked_failed_saying_so(
         flow_run, prefect_server, tmp_path, monkeypatch, capsys):
     warehouse, reports = copy_of_day_one(flow_run, tmp_path)
