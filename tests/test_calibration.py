@@ -26,6 +26,14 @@ P5 = "aws:us-east-1:p5.48xlarge:on_demand"
 ESTIMATE = 812.2619
 
 
+
+def land_p5_prices(con, catalog) -> None:
+    """On-demand prices of the p5.48xlarge (H100) and the p5en.48xlarge (H200), in us-east-1, to rank them on."""
+    land(con, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(
+        aws_product("p5.48xlarge", "55.0400000000", sku="A000000000000001"),
+        aws_product("p5en.48xlarge", "63.2960000000", sku="A000000000000002"),
+    ))]), RUN, AS_OF)
+
 def result(result_id, tokens_per_s_per_chip, *, submitter, scenario="Offline"):
     return mlperf_inference_result(result_id, H100, "llama2-70b-99", scenario, 8 * tokens_per_s_per_chip) | {
         "Submitter": submitter}
@@ -35,10 +43,7 @@ def result(result_id, tokens_per_s_per_chip, *, submitter, scenario="Offline"):
 def built_file(tmp_path_factory, empty_warehouse, catalog):
     path, con = module_warehouse(tmp_path_factory, empty_warehouse, "calibration")
     with closing(con):
-        land(con, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(
-            aws_product("p5.48xlarge", "55.0400000000", sku="A000000000000001"),
-            aws_product("p5en.48xlarge", "63.2960000000", sku="A000000000000002"),
-        ))]), RUN, AS_OF)
+        land_p5_prices(con, catalog)
         # two submissions of the same system: 3,000 and 3,300 tokens/s a chip
         land(con, catalog, "mlperf_inference", mlperf_inference.result_rows([
             result("a", 3000.0, submitter="Acme"),
@@ -298,10 +303,7 @@ def test_a_calibrated_row_whose_factor_no_leave_one_out_comparison_tested_says_i
         fresh_db, catalog):
     """A factor fitted on one setup can never be predicted leave-one-out: its calibrated rows carry the family's
     calibrated band (other chips' back-test), marked band_untested, and the decision says "not back-tested"."""
-    land(fresh_db, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(
-        aws_product("p5.48xlarge", "55.0400000000", sku="A000000000000001"),
-        aws_product("p5en.48xlarge", "63.2960000000", sku="A000000000000002"),
-    ))]), RUN, AS_OF)
+    land_p5_prices(fresh_db, catalog)
     land(fresh_db, catalog, "mlperf_inference", mlperf_inference.result_rows([
         # the H100: two submissions, each predicted from the other (3,000 and 3,300 tokens/s a chip)
         result("a", 3000.0, submitter="Acme"),
