@@ -436,8 +436,11 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
     logger = get_run_logger()
     # a run of this warehouse killed outright left its run file: marked Crashed in Prefect and told of, which it
     # could not do
-    killed_runs.reckon(run_files.left_by_killed(warehouse_path), warehouse_path=warehouse_path,
-                       reports_root=reports_root, catalog=catalog, found_by=run_id)
+    def reckon_killed_runs() -> None:
+        killed_runs.reckon(run_files.left_by_killed(warehouse_path), warehouse_path=warehouse_path,
+                           reports_root=reports_root, catalog=catalog, found_by=run_id)
+
+    reckon_killed_runs()
     # a reports prefix on object storage (HWEVAL_REPORTS_S3) and a DuckLake (HWEVAL_LAKE), read now: a bad setting
     # stops the run before any work
     reports_target = object_store.configured_target()
@@ -465,8 +468,7 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
                            waiting=lambda: cancellation.check_now_and_then("the landing")):
         run_files.at(killed_runs.LANDING)
         # and a run killed since this one started: the one it waited for, killed holding the lock
-        killed_runs.reckon(run_files.left_by_killed(warehouse_path), warehouse_path=warehouse_path,
-                           reports_root=reports_root, catalog=catalog, found_by=run_id)
+        reckon_killed_runs()
         for action in publish_journal.recover_killed_publish(warehouse_path, reports_root):
             logger.warning("%s", action)
         # what a killed run rendered but never published

@@ -1751,13 +1751,13 @@ MUTATIONS = (
              ("tests/test_reports.py::test_the_hosted_api_section_says_the_compared_offers_price_is_not_fresh_as_the_"
               "decision_does",)),
     Mutation("killed-run-not-reckoned", "flows/nightly.py",
-             "    # could not do\n    killed_runs.reckon(run_files.left_by_killed(warehouse_path),",
-             "    # could not do\n    killed_runs.reckon((),",
+             "                           reports_root=reports_root, catalog=catalog, found_by=run_id)\n\n"
+             "    reckon_killed_runs()\n",
+             "                           reports_root=reports_root, catalog=catalog, found_by=run_id)\n\n",
              (f"{KILLED}hweval_run_killed_as_it_waits_for_the_lock_is_marked_crashed_and_told_of_by_the_next_run",
               *SLOW_TOO)),
     Mutation("killed-lock-holder-not-reckoned-by-the-run-that-waited", "flows/nightly.py",
-             "the lock\n        killed_runs.reckon(run_files.left_by_killed(warehouse_path),",
-             "the lock\n        killed_runs.reckon((),",
+             "the lock\n        reckon_killed_runs()\n", "the lock\n",
              ("tests/test_overlapping_runs.py::test_a_run_killed_while_another_waits_loses_nothing_committed",
               *SLOW_TOO)),
     Mutation("killed-run-step-lock-wait-not-written", "flows/nightly.py",
