@@ -53,6 +53,7 @@ MAX_PUE = 3.0  # a data centre's power usage effectiveness (the hyperscalers': ~
 MAX_MEMORY_GIB = 1_048_576  # memory of one instance or device, GiB (the largest instances: 32,768)
 MAX_PRICE_COMPONENT_QUANTITY = 1_048_576  # units of one SKU in one VM: chips, vCPUs or GiB (the largest: ~3,000 GiB)
 MAX_FLOPS_PER_PARAM_TOKEN = 100.0  # training FLOPs per parameter and token (dense: 6; with recomputation: 8)
+MAX_TRAINED_AT = 1_000  # declared training precisions of one MLPerf task's submissions (submitter x accelerator)
 MAX_LATENCY_MS = 3_600_000.0  # a latency bound: an hour
 MAX_SERVICE_MONTHS = 1_200  # months a service runs (a century: in effect for ever)
 MAX_DEADLINE_HOURS = 876_000.0  # a training run's deadline (a century: in effect none)
@@ -270,10 +271,22 @@ class Model(Strict):
         return self
 
 
+class MlperfTrainedAt(Strict):
+    """The precision one submitter's results of a task trained at, on one accelerator, where its submission's code
+    says it: MLPerf Training summaries declare none, and without this the back-test estimates a result at its chip's
+    fastest bf16 or fp8 peak (an int8-trained result then reads as twice the MFU it achieved)."""
+
+    submitter: str = Field(min_length=1, max_length=200, description="as the summary's `submitter` column writes it")
+    accelerator: Slug
+    precision: Precision
+    source: str = Field(description="a key of accelerators.yaml `sources`: where the submission says so")
+
+
 class MlperfTrainingTask(Strict):
     """What an MLPerf Training task trains, and, for a task that calibrates the MFU, how to turn its results into
     achieved FLOP/s (the tokens per counted sample). A task that gives only its model (fine-tuning: LoRA does not
-    fit 6ND) is declared so that a workload naming it must rank the same model; its results calibrate nothing."""
+    fit 6ND) is declared so that a workload naming it must rank the same model; its results calibrate nothing.
+    `trained_at`: the precisions submissions trained at where their code says (the back-test estimates them there)."""
 
     model: Slug
     sequence_length: int | None = Field(None, gt=0, le=MAX_SEQUENCE_TOKENS,
@@ -283,6 +296,7 @@ class MlperfTrainingTask(Strict):
     flops_per_token: float | None = Field(None, gt=0, le=MAX_FLOPS_PER_PARAM_TOKEN,
                                           description="training FLOPs per parameter and token (unset: 6, dense)")
     note: str | None = None
+    trained_at: list[MlperfTrainedAt] = Field(default_factory=list, max_length=MAX_TRAINED_AT)
 
     @model_validator(mode="after")
     def _calibrates_with_all_or_none(self) -> MlperfTrainingTask:
@@ -294,6 +308,16 @@ class MlperfTrainingTask(Strict):
         if not any(given.values()) and self.flops_per_token is not None:
             raise ValueError("flops_per_token without sequence_length and tokens_per_sample: a task that only names "
                              "its model calibrates nothing")
+        if not any(given.values()) and self.trained_at:
+            raise ValueError("trained_at without sequence_length and tokens_per_sample: a task that only names its "
+                             "model calibrates nothing, so no precision is estimated for its results")
+        seen: set[tuple[str, str]] = set()
+        for n, declared in enumerate(self.trained_at):
+            key = (declared.submitter.casefold(), declared.accelerator)
+            if key in seen:
+                raise ValueError(f"trained_at[{n}]: {declared.submitter} on {declared.accelerator} declared twice (one "
+                                 "precision a submitter and accelerator)")
+            seen.add(key)
         return self
 
 
@@ -753,6 +777,17 @@ class Catalog(Strict):
             if declared.model not in self.models.models:
                 errors.append(f"models.yaml: mlperf_training_tasks.{cut(task)}.model: unknown model "
                               f"{quoted(declared.model)}")
+            for n, trained in enumerate(declared.trained_at):
+                where = f"models.yaml: mlperf_training_tasks.{cut(task)}.trained_at[{n}]"
+                if trained.source not in known_sources:
+                    errors.append(f"{where}.source: unknown source {quoted(trained.source)}")
+                chip = self.accelerators.accelerators.get(trained.accelerator)
+                if chip is None:
+                    errors.append(f"{where}.accelerator: unknown accelerator {quoted(trained.accelerator)}")
+                elif chip.peak_tflops.get(trained.precision) is None or (
+                        chip.peak_tflops[trained.precision].value is None):
+                    errors.append(f"{where}.precision: {trained.precision} has no peak_tflops for "
+                                  f"{trained.accelerator} in accelerators.yaml: its results cannot be estimated there")
         for task, serving in self.models.mlperf_inference_tasks.items():
             if serving.model not in self.models.models:
                 errors.append(f"models.yaml: mlperf_inference_tasks.{cut(task)}.model: unknown model "

@@ -11,7 +11,7 @@ import duckdb
 
 from flows import backtest_chart
 from flows.chart_kit import Chart
-from flows.formatting import count, num, percent
+from flows.formatting import count, figures, num, percent
 from flows.report_templates import MARKDOWN, NO_HEAD, benchmark_label
 from flows.warehouse import fetch_dicts
 
@@ -75,10 +75,10 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date,
                        percent(r["calibrated_median"]), percent(r["calibrated_worst"]),
                        percent(r["uncalibrated_median"]), percent(r["uncalibrated_worst"]),
                        percent(r["without_comm_median"])] for r in summary],
-        factor_rows=[[f["phase"], f["accelerator_id"], _factor_precision(f), f["model_id"], num(f["factor"], 2),
+        factor_rows=[[f["phase"], f["accelerator_id"], _factor_precision(f), f["model_id"], figures(f["factor"]),
                       f"{count(f['measurements'])} ({count(f['setups'])}"
                       + ("; not back-tested)" if f["loo_comparisons"] == 0 else ")"), f["measured_by"],
-                      f"{num(f['min_ratio'], 2)} to {num(f['max_ratio'], 2)}",
+                      f"{figures(f['min_ratio'])} to {figures(f['max_ratio'])}",
                       "yes" if f["exceeds_peak"] else "no"] for f in factors],
         comparison_rows=[[c["phase"], c["accelerator_id"], _precision_shown(c), c["model_id"], count(c["chips"]),
                           num(c["measured"], 1), num(c["estimated"], 1), num(c["loo_estimated"], 1)
@@ -98,12 +98,15 @@ def _factor_precision(factor: dict) -> str:
 
 
 def _precision_shown(comparison: dict) -> str:
-    """A comparison's precision as the page says it: an MLPerf Training result declares none, and is estimated at its
+    """A comparison's precision as the page says it: an MLPerf Training result declares none, and is estimated at the
+    precision models.yaml declares its submission trained at (`trained_at`, with the source that says so), else at its
     chip's fastest training precision (sql/intermediate/int_training_backtest.sql), which the page says is assumed
     (the workload pages say "not declared" of the same result)."""
-    if comparison["measurement_basis"] == "MLPerf Training":
-        return f"{comparison['precision']} (assumed: MLPerf declares none)"
-    return comparison["precision"]
+    if comparison["measurement_basis"] != "MLPerf Training":
+        return comparison["precision"]
+    if comparison["precision_source"]:
+        return f"{comparison['precision']} (models.yaml trained_at: {comparison['precision_source']})"
+    return f"{comparison['precision']} (assumed: MLPerf declares none)"
 
 
 # The back-test error of each pick that rests on an estimate, by the kind of estimate it is (as

@@ -294,7 +294,13 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
             for cloud, rate in t.interruptions_per_instance_month.items()
         ],
         "mlperf_training_tasks": [
-            {"task": task, **t.model_dump()} for task, t in catalog.models.mlperf_training_tasks.items()
+            {"task": task, **t.model_dump(exclude={"trained_at"})}
+            for task, t in catalog.models.mlperf_training_tasks.items()
+        ],
+        "mlperf_training_precisions": [
+            {"task": task, "submitter": d.submitter, "accelerator_id": d.accelerator, "precision": d.precision,
+             "source": d.source}
+            for task, t in catalog.models.mlperf_training_tasks.items() for d in t.trained_at
         ],
         "mlperf_inference_tasks": [
             {"task": task, "scenario": scenario, "model": t.model, "input_tokens": t.input_tokens,
@@ -316,6 +322,8 @@ def load_catalog_tables(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Non
         "workload_precisions": {"workload_id": "", "precision": ""},
         "mlperf_training_tasks": {"task": "", "model": "", "sequence_length": 0, "tokens_per_sample": 0.0,
                                   "flops_per_token": 0.0, "note": ""},
+        "mlperf_training_precisions": {"task": "", "submitter": "", "accelerator_id": "", "precision": "",
+                                       "source": ""},
         "mlperf_inference_tasks": {"task": "", "scenario": "", "model": "", "input_tokens": 0, "output_tokens": 0,
                                    "ttft_ms": 0.0, "tpot_ms": 0.0, "source": ""},
         "grid_intensity": {"cloud": "", "region": "", "gco2e_per_kwh": 0.0, "source": ""},

@@ -71,6 +71,12 @@ create or replace macro memory_gb_per_chip(family, chip_memory_gb, host_memory_g
          then coalesce(host_memory_gib::double * 1.073741824 / chips_per_instance, chip_memory_gb::double)
          else chip_memory_gb::double end;
 
+-- A count of chips as the reasons and labels write it, thousands separated: a CPU's chip is a socket, as the CPU
+-- baseline's column names it (2 sockets, 4,096 sockets; 1 chip, 8 chips).
+create or replace macro chips_text(n, family) as
+    format('{:,}', n::bigint) || case when family = 'cpu' then ' socket' else ' chip' end
+    || case when n = 1 then '' else 's' end;
+
 -- Whether weights plus `batch` sequences of `tokens_per_sequence` tokens of KV cache fit on `chips` chips.
 create or replace macro fits_in_memory(weights_gb, kv_bytes_per_token, batch, tokens_per_sequence,
                                        chips, memory_gb_per_chip, usable_fraction) as
@@ -121,6 +127,11 @@ create or replace macro figures_text(x) as
          when figures_size(x) >= 10 then format('{:.1f}', x::double)
          when figures_size(x) >= 1 or x = 0 then format('{:.2f}', x::double)
          else format('{:.{}f}', x::double, 2 - cast(floor(log10(figures_size(x))) as integer)) end;
+
+-- Money as the pages write it (flows/formatting.py `usd`): two decimals from 10, three below (2,978.21; 4.096; 0.758),
+-- thousands separated.
+create or replace macro usd_text(x) as
+    case when abs(x::double) >= 10 then format('{:,.2f}', x::double) else format('{:,.3f}', x::double) end;
 
 -- Hours of a training run as the pages write them (flows/formatting.py `hours`): figures_text (10.3, 99.5, 1,323).
 create or replace macro hours_text(h) as

@@ -118,15 +118,16 @@ def test_a_chip_with_two_measurements_gets_their_geometric_mean_factor(built):
 def test_a_workload_without_a_measurement_on_the_offer_gets_a_calibrated_estimate(built):
     [row] = fetch_dicts(built, "select * from intermediate.int_inference_estimates_computed "
                                "where workload_id = 'llama2-70b-batch' and offer_id = ? and precision = 'bf16'", [P5])
-    # the efficiencies x 3.873660: offline throughput scales with them, 812.262 x 3.873660 = 3,146.427 a chip, the
-    # geometric mean of the two measurements
+    # the efficiencies x 3.873660 (the label's "3.87", three figures as estimates.md writes it; fitted from the fp16
+    # results, which the label says): offline throughput scales with them, 812.262 x 3.873660 = 3,146.427 a chip,
+    # the geometric mean of the two measurements
     assert row["basis"] == "calibrated"
     assert row["tokens_per_s_per_chip"] == pytest.approx(math.sqrt(3000 * 3300), abs=1e-3)
     # 0.7 x 3.873660 = 2.71 of the memory bandwidth: past the chip's peak, which the label says
     assert row["benchmark_label"] == (
         "roofline on h100-sxm-80gb specs: bf16, TP 8, batch 1,009; no link figure for h100-sxm-80gb: the split is not "
-        "charged; efficiencies x 3.874 fitted from 2 MLPerf Inference "
-        "results of h100-sxm-80gb at bf16 on this model (past the chip's peak: their precision or request shape is not "
+        "charged; efficiencies x 3.87 fitted from 2 MLPerf Inference "
+        "results of h100-sxm-80gb at bf16 (fp16 results) on this model (past the chip's peak: their precision or request shape is not "
         "what the estimate assumes)")
     assert row["benchmark_ref"].startswith("fitted from s.json")
     # another chip has no measurement: it keeps its family defaults and says so
@@ -187,6 +188,36 @@ def test_one_submissions_training_results_never_calibrate_each_other(fresh_db, c
     assert rows == [{"loo_measurements": 0, "uncalibrated": True}] * 2
     [factor] = fetch_dicts(fresh_db, "select measurements, setups from marts.estimate_calibration")
     assert (factor["measurements"], factor["setups"]) == (2, 1)
+
+
+def test_an_mlperf_training_result_is_estimated_at_the_precision_its_submission_declares(fresh_db, catalog):
+    """Google's MLPerf Training v4.0 gpt3 runs on TPU v5p trained int8 (MaxText quantization=int8): estimated at the
+    bf16 peak they read as twice the MFU they achieved (a calibrated MFU of 0.937). models.yaml's trained_at names
+    Google on tpu-v5p at int8; another submitter of the same result is estimated at the chip's fastest bf16/fp8."""
+    from builders import landed_training_row
+
+    google = landed_training_row("tpu-v5p-1024", "TPU-v5p", 512, 128, "gpt3", 114.8, samples_to_converge=1.2e9)
+    google_h100 = landed_training_row("a3-mega-64", H100, 512, 64, "gpt3", 60.0, samples_to_converge=1.2e9)
+    land(fresh_db, catalog, "mlperf_training", [google | {"submitter": "Google"}, google | {
+        "submitter": "Other", "source_ref": "t.csv (other tpu-v5p-1024, gpt3)"}, google_h100 | {"submitter": "Google"}],
+        RUN, AS_OF)
+    transform.build_models(fresh_db, RUN, AS_OF)
+    rows = {r["benchmark_label"].split(": ", 1)[1].split(" (", 1)[0]: r for r in fetch_dicts(
+        fresh_db, "select * from marts.estimate_backtest where phase = 'training'")}
+    rows["Google"], rows["Other"] = rows["Google tpu-v5p-1024"], rows["Other tpu-v5p-1024"]
+    # 6 x 175e9 x 1.2e9 tokens = 1.26e21 FLOPs on 512 chips of 128 instances (4 a tpu-v5p-8), the flat TPU loss of
+    # 0.97 per doubling of instances: 0.97^7 = 0.807983; at the int8 peak, 918 TFLOP/s x 0.45 (the family's MFU):
+    # 1.26e21 / (512 x 918e12 x 0.45 x 0.807983) = 7,372.98 s = 122.883 min, 1.0704 of the 114.8 measured
+    assert (rows["Google"]["precision"], rows["Google"]["precision_source"]) == (
+        "int8", "mlperf-training-v4.0-google-gpt3")
+    assert rows["Google"]["estimated"] == pytest.approx(122.88305, abs=1e-4)
+    assert rows["Google"]["efficiency_ratio"] == pytest.approx(122.88305 / 114.8, abs=1e-6)  # 1.07041
+    # at the bf16 peak (459; TPU v5p lists fp8 at the same 459): twice as long, 245.766 min, 2.1408 of the measured
+    assert (rows["Other"]["precision"], rows["Other"]["precision_source"]) == ("bf16", None)
+    assert rows["Other"]["estimated"] == pytest.approx(245.76611, abs=1e-4)
+    # Google's declaration is for tpu-v5p: its H100 result is estimated at the H100's fastest, fp8 (NVIDIA's H100
+    # declaration is NVIDIA's)
+    assert (rows["Google a3-mega-64"]["precision"], rows["Google a3-mega-64"]["precision_source"]) == ("fp8", None)
 
 
 def test_an_estimated_row_carries_the_band_of_the_uncalibrated_back_test(built):

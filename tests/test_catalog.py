@@ -261,8 +261,47 @@ def test_a_training_task_calibrates_with_its_sequence_and_tokens_or_only_names_i
     assert f"models.yaml: mlperf_training_tasks.llama2_70b_lora: Value error, {error}" in str(err.value)
 
 
+GOOGLE_V5P = {"submitter": "Google", "accelerator": "tpu-v5p", "precision": "int8",
+              "source": "mlperf-training-v4.0-google-gpt3"}
+
+
+@pytest.mark.parametrize(("trained_at", "error"), [
+    # a precision the chip lists no peak at: its results could not be estimated there
+    ([GOOGLE_V5P | {"precision": "fp4"}],
+     "models.yaml: mlperf_training_tasks.gpt3.trained_at[0].precision: fp4 has no peak_tflops for tpu-v5p in "
+     "accelerators.yaml: its results cannot be estimated there"),
+    ([GOOGLE_V5P | {"accelerator": "tpu-v9"}],
+     "models.yaml: mlperf_training_tasks.gpt3.trained_at[0].accelerator: unknown accelerator 'tpu-v9'"),
+    ([GOOGLE_V5P | {"source": "a-blog"}],
+     "models.yaml: mlperf_training_tasks.gpt3.trained_at[0].source: unknown source 'a-blog'"),
+    # one precision a submitter and chip, whatever the case of the submitter's name (the join ignores it)
+    ([GOOGLE_V5P, GOOGLE_V5P | {"submitter": "GOOGLE", "precision": "bf16"}],
+     "models.yaml: mlperf_training_tasks.gpt3: Value error, trained_at[1]: GOOGLE on tpu-v5p declared twice (one "
+     "precision a submitter and accelerator)"),
+    ([GOOGLE_V5P | {"precision": "int3"}], "models.yaml: mlperf_training_tasks.gpt3.trained_at.0.precision: Input "
+                                           "should be"),
+])
+def test_a_declared_training_precision_names_a_known_chip_a_peak_it_lists_and_its_source(catalog_copy, trained_at,
+                                                                                        error):
+    edit(catalog_copy / "models.yaml", lambda d: d["mlperf_training_tasks"]["gpt3"].update(trained_at=trained_at))
+    with pytest.raises(CatalogError) as err:
+        load_catalog(catalog_copy)
+    assert error in str(err.value)
+
+
+def test_a_task_that_only_names_its_model_declares_no_training_precision(catalog_copy):
+    edit(catalog_copy / "models.yaml", lambda d: d["mlperf_training_tasks"]["llama2_70b_lora"].update(
+        trained_at=[GOOGLE_V5P]))
+    with pytest.raises(CatalogError) as err:
+        load_catalog(catalog_copy)
+    assert ("models.yaml: mlperf_training_tasks.llama2_70b_lora: Value error, trained_at without sequence_length and "
+            "tokens_per_sample: a task that only names its model calibrates nothing") in str(err.value)
+
+
 @pytest.mark.parametrize("change", [
     lambda tasks: tasks["gpt3"].pop("flops_per_token"),  # unset: 6 (dense), as its description says
+    # no precision declared: the table keeps its columns and the back-test assumes every result's
+    lambda tasks: tasks["gpt3"].pop("trained_at"),
     # only the model-only LoRA task left: its figures are NULL in every row (a second build: make test-slow)
     pytest.param(lambda tasks: tasks.pop("gpt3"), marks=pytest.mark.slow),
 ])

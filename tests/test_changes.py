@@ -918,7 +918,7 @@ def test_changes_of_hand_made_days_name_each_reason_a_fall_in_price_and_sources_
     assert (lora["before_value"], lora["after_value"], lora["previous_pick_now_value"]) == pytest.approx(
         (4.14, 2.048, 4.14))
     assert (lora["reason"], lora["reason_detail"]) == (
-        "price move", "aws p5.48xlarge us-east-1 spot price fell to 0.400x (10.24 to 4.10 USD per hour)")
+        "price move", "aws p5.48xlarge us-east-1 spot price fell to 0.400x (10.24 to 4.096 USD per hour)")  # as the pages write money
     # the previous pick's offer withdrawn: the runner-up of 1.10 (1.00 before) is the pick
     batch = found["best_offer_changed", "batch"]
     assert (batch["previous_offer_id"], batch["offer_id"]) == (P5_EU_SPOT, B200_SPOT)
@@ -979,7 +979,7 @@ def test_what_changed_on_hand_made_days_says_each_change_in_words():
         "- **No candidate for gone in this run (was aws inf2.48xlarge us-east-1 on_demand bf16): no candidate can run "
         "it in this run.**",
         "- **Best for lora is now aws p5.48xlarge us-east-1 spot (was aws p5en.48xlarge us-east-1 spot): aws "
-        "p5.48xlarge us-east-1 spot price fell to 0.400x (10.24 to 4.10 USD per hour); completed-run USD 2.048 "
+        "p5.48xlarge us-east-1 spot price fell to 0.400x (10.24 to 4.096 USD per hour); completed-run USD 2.048 "
         "instead of 4.140 USD (aws p5en.48xlarge us-east-1 spot would now cost 4.140).**",
         "- **Best for pretrain is now aws trn1.32xlarge us-east-1 on_demand (was aws p5.48xlarge us-east-1 "
         "on_demand): the workload is now ranked by kwh_per_completed_run (was completed_run_usd); kWh per completed "
@@ -988,7 +988,7 @@ def test_what_changed_on_hand_made_days_says_each_change_in_words():
         "Market changes:",
         "",
         "- Offers withdrawn: aws p5.48xlarge eu-north-1 spot (was 28.32 USD per hour).",
-        "- Prices that moved: aws p5.48xlarge us-east-1 spot fell to 0.400x (10.24 to 4.10 USD per hour).",
+        "- Prices that moved: aws p5.48xlarge us-east-1 spot fell to 0.400x (10.24 to 4.096 USD per hour).",
         "- Sources that turned stale: gcp_billing is stale (HTTP 503); no earlier data.",
         "- Sources fresh again: aws_spot is fresh again.",
     ]

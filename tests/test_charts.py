@@ -232,7 +232,7 @@ def test_captions_say_what_to_read(day_one_charts):
     # gpt3-175b-pretrain: the pick tpu-v6e-8 spot at 4.35 / 8 USD per chip-hour, 531.15 USD per run (64 instances
     # reclaimed 64 x 0.2 / 730 an hour, each redoing 0.75 h: 1.315% rework); trn1.32xlarge spot is the cheapest
     # chip-hour (0.151875) at 804.60 USD per run (its all-reduce hides behind compute), 804.60 / 531.15 = 1.51x as
-    # much, but its likely range reaches down to 804.60 x 0.446566 = 359.31, below the pick's high end 676.34: it
+    # much, but its likely range reaches down to 804.60 x 0.582533 = 468.71, below the pick's high end 848.08: it
     # may be cheaper (marts.decisions chip_hour_pick_may_cost_less); number 10 of the bars costs 1,552.54,
     # 1,552.54 / 531.15 = 2.92x; 52 candidates: 27 gpu + 9 tpu + 7 trainium + 9 cpu
     scatter, bars = day_one_charts["gpt3-175b-pretrain"]
@@ -259,7 +259,7 @@ def test_the_cheapest_chip_hour_is_of_the_ranked_candidates_where_cheaper_ones_w
     # llama31-8b-pretrain-1t: tpu-v5litepod-8 spot (0.245 USD per chip-hour) is the cheapest it ranks, at 43,193.04
     # USD per run against the pick's 21,095.44: 2.05x; trn1.32xlarge (0.152) and trn1n.32xlarge (0.169) spot miss
     # the 720 h deadline, excluded: the Decision says "among the ranked candidates" and so does the caption; its
-    # likely range reaches down to 43,193.03 x 0.446566 = 19,288.53, below the pick's high end 26,862.19
+    # likely range reaches down to 43,193.03 x 0.582533 = 25,161.39, below the pick's high end 33,683.07
     assert day_one_charts["llama31-8b-pretrain-1t"][0].caption == (
         "Lower is better on both axes; the pick, gcp tpu-v6e-8 (spot), sits at 0.544 USD per chip-hour; the cheapest "
         "chip-hour among the ranked candidates, gcp tpu-v5litepod-8 (spot), costs 2.05x as much per completed run "

@@ -317,5 +317,10 @@ def test_the_cpu_baselines_sockets_are_the_rows_over_all_its_instances_on_every_
     assert "| aws c8i.96xlarge | on_demand | 4,096 x xeon-6975p-c (2,048 instances) | bf16 |" in page[
         "llama31-70b-pretrain-15t"]
     assert "best 17,246 h on 4,096 sockets of c8i.96xlarge." in page["llama31-70b-pretrain-15t"]
-    # the 405B's weights fit no c8i.96xlarge: the one instance it was tried on, its 2 sockets
-    assert "| aws c8i.96xlarge | on_demand | 2 x xeon-6975p-c (1 instance) | bf16 |" in page["llama31-405b-chat"]
+    # the row's reason counts in sockets too, as its column (it said "on 4,096 chips" beside "4,096 x xeon")
+    assert ("| aws c8i.96xlarge | on_demand | 4,096 x xeon-6975p-c (2,048 instances) | bf16 | needs 17,246 h on 4,096 "
+            "sockets; the deadline is 2,160 h |") in page["llama31-70b-pretrain-15t"]
+    # the 405B's weights fit no c8i.96xlarge: the one instance it was tried on, its 2 sockets; 811 GB / (412.32 GB x
+    # 80% usable) = 2.46 -> 3 sockets
+    assert ("| aws c8i.96xlarge | on_demand | 2 x xeon-6975p-c (1 instance) | bf16 | 811 GB of bf16 weights + KV cache "
+            "need 3 sockets of 412.32 GB (80% usable); c8i.96xlarge has 2 |") in page["llama31-405b-chat"]

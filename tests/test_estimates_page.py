@@ -15,7 +15,8 @@ AS_OF = dt.date(2026, 11, 30)
 
 BACKTEST_COLUMNS = {
     "run_id": "varchar", "as_of": "date", "comparison_id": "varchar", "phase": "varchar", "family": "varchar",
-    "accelerator_id": "varchar", "precision": "varchar", "model_id": "varchar", "chips": "integer",
+    "accelerator_id": "varchar", "precision": "varchar", "precision_source": "varchar", "model_id": "varchar",
+    "chips": "integer",
     "measurement_basis": "varchar", "precision_doubtful": "boolean", "unit": "varchar", "measured": "double",
     "estimated": "double", "ratio": "double", "abs_error_without_comm": "double", "loo_measurements": "integer",
     "loo_estimated": "double", "loo_ratio": "double", "loo_abs_error": "double", "benchmark_as_of": "date",

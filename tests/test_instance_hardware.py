@@ -135,7 +135,7 @@ def test_a_listed_type_instances_yaml_does_not_know_is_priced_and_ranked(listed)
     row = hardware(con, "aws", "g6e.24xlarge")
     assert (row["accelerator_id"], row["accelerator_count"], row["vcpu"], row["memory_gib"]) == ("l40s-48gb", 4, 96, 768)
     assert (row["hardware_basis"], row["unknown_reason"], row["correction_note"]) == ("listed", None, None)
-    assert row["listed_hardware"] == "4 x L40S (45776 MiB) 96 vCPU 786432 MiB in us-east-1"
+    assert row["listed_hardware"] == "4 x L40S (45,776 MiB) 96 vCPU 786,432 MiB in us-east-1"
     [offer] = offers(con, "g6e.24xlarge")
     # 15.06559 USD/h over 4 x L40S = 3.7663975 USD per chip-hour
     assert (offer["offer_id"], offer["accelerator_id"], offer["accelerator_count"]) == (
@@ -178,7 +178,7 @@ def test_a_device_no_api_name_knows_is_an_unknown_offer(listed):
     assert (row["cloud"], row["region"], row["pricing_term"], row["usd_per_hour"]) == (
         "azure", "eastus", "on_demand", 0.526)
     assert row["unknown_reason"] == reason
-    assert row["accelerators_listed"] == "1 x standardNCASv3_T4Family 4 vCPU 28672 MiB in eastus"  # 28 GB x 1024
+    assert row["accelerators_listed"] == "1 x standardNCASv3_T4Family 4 vCPU 28,672 MiB in eastus"  # 28 GB x 1024, separated
     assert reason in pages["offers.md"]
 
 
@@ -199,7 +199,7 @@ def test_listed_memory_within_ten_percent_of_neither_part_is_unknown(listed):
     con, _ = listed
     # 61,440 MiB is 20,480 from both: more than 10% of 40,960 (4,096) and of 81,920 (8,192)
     row = hardware(con, "aws", "p4x.test-60")
-    reason = "the listed device A100 (61440 MiB) is not among the api_names in accelerators.yaml"
+    reason = "the listed device A100 (61,440 MiB) is not among the api_names in accelerators.yaml"
     assert (row["accelerator_id"], row["unknown_reason"]) == (None, reason)
     assert offers(con, "p4x.test-60") == []
     [priced] = unknown(con, "p4x.test-60")
@@ -228,8 +228,8 @@ def test_regions_listing_different_hardware_leave_it_unknown(listed):
     con, _ = listed
     row = hardware(con, "aws", "g6x.test")
     # 4 x L4 with 4 x 8 vCPUs and 4 x 32,768 MiB in us-east-1; 8 x L4, 64 vCPUs, 262,144 MiB in us-west-2
-    reason = ("regions list different hardware: 4 x L4 (22888 MiB) 32 vCPU 131072 MiB in us-east-1; "
-              "8 x L4 (22888 MiB) 64 vCPU 262144 MiB in us-west-2")
+    reason = ("regions list different hardware: 4 x L4 (22,888 MiB) 32 vCPU 131,072 MiB in us-east-1; "
+              "8 x L4 (22,888 MiB) 64 vCPU 262,144 MiB in us-west-2")
     assert (row["accelerator_id"], row["unknown_reason"]) == (None, reason)
     assert offers(con, "g6x.test") == []
     [priced] = unknown(con, "g6x.test")

@@ -294,8 +294,8 @@ def test_bands_overlap_where_the_leaders_high_end_reaches_the_others_low_end(fre
     """The decisions' one rule for "too close to call" and for a cheapest chip-hour that may cost less than the pick
     (bands_overlap(lead value, lead high, other value, other low))."""
     cases = {
-        # the review's gpt3-175b-pretrain: the pick's 531.15 (high end 676.34) against trn1's 804.60, whose band
-        # reaches down to 359.31: 676.34 >= 359.31, overlap
+        # the review's gpt3-175b-pretrain (stop 54's figures): the pick's 531.15 (high end 676.34) against trn1's
+        # 804.60, whose band reaches down to 359.31: 676.34 >= 359.31, overlap
         "531.15, 676.34, 804.60, 359.31": True,
         # a measured pick (no band, 0.116) against an estimate reaching down to 0.075: 0.116 >= 0.075
         "0.116, null, 0.338, 0.075": True,
@@ -401,6 +401,25 @@ def test_figures_text_writes_a_measure_as_the_pages_do(fresh_db):
         assert value(fresh_db, f"figures_text({x!r})") == text == figures(x), x
     # the size that decides it: 9.996 rounded to three figures (2 - floor(log10 9.996) = 2 decimals) is 10.0
     assert [value(fresh_db, f"figures_size({x!r})") for x in (9.996, -0.9996, 0.0, 1322.86)] == [10.0, 1.0, 0.0, 1320.0]
+
+
+def test_chips_text_counts_a_cpus_chips_as_sockets(fresh_db):
+    """The reasons and labels count chips as the CPU baseline's column does: a CPU's chip is a socket ("need 3 chips of
+    412.32 GB" stood beside "2 x xeon-6975p-c" under "sockets"), thousands separated, one without an s."""
+    cases = {(1, "gpu"): "1 chip", (8, "gpu"): "8 chips", (4096, "tpu"): "4,096 chips", (1, "cpu"): "1 socket",
+             (4096, "cpu"): "4,096 sockets", (3, "cpu"): "3 sockets"}
+    assert {k: value(fresh_db, f"chips_text({k[0]}, '{k[1]}')") for k in cases} == cases
+
+
+def test_usd_text_writes_money_as_the_pages_do(fresh_db):
+    """marts.changes writes the prices of a move as the pages' `usd` does: 0.758 was "0.76" beside a 3-figure
+    multiple; two decimals from 10 USD, three below, thousands separated."""
+    from flows.formatting import usd
+
+    cases = {0.758: "0.758", 4.096: "4.096", 9.9994: "9.999", 10.0: "10.00", 25.6: "25.60", 2978.214: "2,978.21",
+             0.0: "0.000", -12.5: "-12.50"}
+    for x, text in cases.items():
+        assert value(fresh_db, f"usd_text({x!r})") == text == usd(x), x
 
 
 def test_declared_text_writes_a_declared_figure_thousands_separated_and_unrounded(fresh_db):

@@ -396,10 +396,10 @@ def test_the_workload_page_shows_the_hosted_api_section(api_built):
             "is cheaper at a mean traffic from 4.147 to 6.077 requests/s, from 8.295 to 12.155, and at any from "
             "12.442 on; the API below 4.147 and between those ranges, where the traffic has just outgrown whole units "
             "(at 4.147 a unit's 6.880 USD an hour equals the API's bill; one unit carries up to 6.077 requests/s on "
-            "average at x3.0 peaks, estimated).") in section
+            "average at 3.00x peaks, estimated).") in section
     assert "becomes cheaper from" not in section
     assert ("Self-hosting is never cheaper: at full load a self-hosted request costs 314.46 USD per million requests "
-            "(its units sized for x3.0 peaks) against the API's 281.60.") in section
+            "(its units sized for 3.00x peaks) against the API's 281.60.") in section
 
 
 CHAT_SMALL_PICK = ("select candidate_id from marts.rankings where is_pick and workload_id = 'llama31-8b-chat-small' "

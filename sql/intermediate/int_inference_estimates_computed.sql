@@ -98,6 +98,7 @@ sized as not materialized (
         calibration.measurements as calibration_measurements,
         calibration.measured_by as calibration_measured_by,
         calibration.exceeds_peak as calibration_exceeds_peak,
+        calibration.measured_precisions as calibration_measured_precisions,
         calibration.measurement_refs as calibration_refs,
         defaults.scaling_efficiency_per_doubling,
         defaults.source as defaults_source,
@@ -182,7 +183,7 @@ checked as not materialized (
                 'the catalog has no memory size or bandwidth for ' || accelerator_id
             when smallest_groups.smallest_group is null then  -- no group holds one full sequence
                 format('{:,}', cast(round(one_sequence_gb) as bigint)) || ' GB of ' || precision
-                || ' weights + KV cache need ' || format('{:,}', needed_chips) || ' chips of '
+                || ' weights + KV cache need ' || chips_text(needed_chips, family) || ' of '
                 || declared_text(round(memory_gb, 2)) || ' GB (' || cast(round(usable_memory_fraction * 100) as bigint)
                 || '% usable); ' || instance_type || ' has ' || format('{:,}', accelerator_count)
                 || case when max_instances_per_replica > 1
@@ -338,10 +339,14 @@ final as (
                     || ' instances: flat ' || checked.scaling_efficiency_per_doubling || ' per doubling (declared)'
                end
             || case when checked.calibration_factor is not null then
-                    '; efficiencies x ' || printf('%.3f', checked.calibration_factor) || ' fitted from '
+                    '; efficiencies x ' || figures_text(checked.calibration_factor) || ' fitted from '
                     || checked.calibration_measurements || ' ' || checked.calibration_measured_by || ' result'
                     || case when checked.calibration_measurements > 1 then 's' else '' end || ' of '
-                    || checked.accelerator_id || ' at ' || checked.precision || ' on this model'
+                    || checked.accelerator_id || ' at ' || checked.precision
+                    -- as estimates.md names the factor: fp16 results fit the bf16 class's factor
+                    || case when checked.calibration_measured_precisions is distinct from checked.precision
+                            then ' (' || checked.calibration_measured_precisions || ' results)' else '' end
+                    || ' on this model'
                     || case when checked.calibration_exceeds_peak then
                             ' (past the chip''s peak: their precision or request shape is not what the estimate assumes)'
                        else '' end

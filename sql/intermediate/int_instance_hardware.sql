@@ -39,8 +39,10 @@ listed as (
         any_value(device_memory_mib) as device_memory_mib,
         any_value(vcpu) as vcpu,
         any_value(memory_mib) as memory_mib,
-        string_agg(concat_ws(' ', device_count || ' x', device_name, '(' || device_memory_mib || ' MiB)',
-                             vcpu || ' vCPU', memory_mib || ' MiB') || ' in ' || array_to_string(regions, ', '),
+        -- the figures thousands separated, as the pages write them (28,672 MiB)
+        string_agg(concat_ws(' ', declared_text(device_count) || ' x', device_name,
+                             '(' || declared_text(device_memory_mib) || ' MiB)', declared_text(vcpu) || ' vCPU',
+                             declared_text(memory_mib) || ' MiB') || ' in ' || array_to_string(regions, ', '),
                    '; ' order by source_ref) as listed_hardware,
         min(source_id) as listing_source_id,
         min(data_as_of) as listing_as_of,
@@ -85,7 +87,7 @@ resolved_listings as (
                 then 'the listed device ' || listed.device_name || ' could be any of ' || matched.matching_ids
             when matched.accelerator_id is null
                 then 'the listed device ' || listed.device_name
-                    || coalesce(' (' || listed.device_memory_mib || ' MiB)', '')
+                    || coalesce(' (' || declared_text(listed.device_memory_mib) || ' MiB)', '')
                     || ' is not among the api_names in accelerators.yaml'
         end as listing_unmatched_reason
     from listed

@@ -2,7 +2,8 @@
 -- accelerator, chips, model and tokens at the family's default MFU (`estimated`, minutes), and the estimated/measured
 -- time ratio that calibrates the MFU (int_estimate_calibration): above 1, the chip trains faster than its default.
 -- Measured results: MLPerf Training rows of a task catalog.mlperf_training_tasks calibrates with (estimated at the chip's
--- fastest training precision, bf16 or fp8: MLPerf summaries declare none), the user's own runs of a workload in
+-- fastest training precision, bf16 or fp8, as MLPerf summaries declare none, unless models.yaml declares what the
+-- submission trained at: `precision_source` then names where it says so), the user's own runs of a workload in
 -- minutes, and published MFU figures (benchmark_runs training rows), compared as minutes to train 1e9 tokens at the
 -- published MFU (by 6 x N from the row's tokens/s per chip where it gives them, else the MFU it states). Scaling: the estimate loses the family's efficiency per doubling of instances, an instance being
 -- the largest the catalog sells of that accelerator (a run without a chip count: one instance). An own run whose
@@ -25,11 +26,23 @@ peaks as (
 ),
 
 training_peaks as (
-    -- the fastest precision a chip publishes for training: what an MLPerf run is estimated at
-    select accelerator_id, arg_max(precision, peak_tflops) as precision, max(peak_tflops) as peak_tflops
+    -- the fastest precision a chip publishes for training: what an MLPerf run is estimated at, unless models.yaml
+    -- declares what its submission trained at (mlperf_training_tasks.<task>.trained_at)
+    -- (bf16 where fp8 lists the same peak, as TPU v5p's does: one answer whatever order the rows come in)
+    select accelerator_id, arg_max(precision, (peak_tflops, precision = 'bf16')) as precision,
+        max(peak_tflops) as peak_tflops
     from peaks
     where precision in ('bf16', 'fp8')
     group by accelerator_id
+),
+
+declared_precisions as (
+    -- a submitter's declared training precision on a chip, with the chip's peak there (the catalog check refuses
+    -- a precision the chip lists no peak for)
+    select declared.task, lower(declared.submitter) as submitter_key, declared.accelerator_id, declared.precision,
+        declared.source, peaks.peak_tflops
+    from catalog.mlperf_training_precisions as declared
+    inner join peaks using (accelerator_id, precision)
 ),
 
 node_chips as (
@@ -47,8 +60,9 @@ mlperf as (
         -- calibrate each other's predictions
         results.source_id || '|' || results.submitter || '|' || results.benchmark as setup_key,
         results.accelerator_id,
-        training_peaks.precision,
-        training_peaks.peak_tflops,
+        coalesce(declared.precision, training_peaks.precision) as precision,
+        coalesce(declared.peak_tflops, training_peaks.peak_tflops) as peak_tflops,
+        declared.source as precision_source,
         tasks.model as model_id,
         results.chips,
         cast(greatest(1, ceil(results.chips / results.chips_per_node)) as integer) as instances,
@@ -65,6 +79,9 @@ mlperf as (
     from staging.stg_mlperf_training__results as results
     inner join catalog.mlperf_training_tasks as tasks on tasks.task = results.benchmark
     inner join training_peaks on training_peaks.accelerator_id = results.accelerator_id
+    left join declared_precisions as declared
+        on declared.task = results.benchmark and declared.submitter_key = lower(results.submitter)
+            and declared.accelerator_id = results.accelerator_id
     where results.samples_to_converge > 0 and results.time_to_train_minutes > 0 and results.chips > 0
         -- a task declared for its model only (fine-tuning) calibrates nothing
         and tasks.tokens_per_sample is not null
@@ -189,6 +206,7 @@ final as (
         accelerator_id,
         precision,
         null::varchar as precision_class,
+        precision_source,
         model_id,
         chips,
         measurement_basis,

@@ -59,12 +59,13 @@ energised as (
                 'declared site power: ' || printf('%g', sites.site_power_kw) || ' kW an instance x PUE '
                 || printf('%g', sites.site_pue) || ' at ' || printf('%g', sites.usd_per_kwh) || ' USD/kWh'
             when accelerators.tdp_w is not null then
-                'TDP ' || declared_text(accelerators.tdp_w) || ' W x ' || format('{:,}', interrupted.chips)
-                || ' chips x PUE '
+                'TDP ' || declared_text(accelerators.tdp_w) || ' W x '
+                || chips_text(interrupted.chips, accelerators.family) || ' x PUE '
                 || printf('%g', defaults.pue)
             else 'no published TDP for ' || interrupted.accelerator_id || ': no energy figure'
         end as energy_label,
-        grid.gco2e_per_kwh
+        grid.gco2e_per_kwh,
+        accelerators.family  -- for the reasons' words (a CPU's chips are sockets), not kept
     from interrupted
     left join catalog.grid_intensity as grid on grid.cloud = interrupted.cloud and grid.region = interrupted.region
     inner join intermediate.int_offers_priced as sites using (offer_id)
@@ -75,11 +76,11 @@ energised as (
 final as (
     select
         * exclude (checkpoint_interval_hours, per_instance_month, restart_hours, rate_source, gco2e_per_kwh,
-                   deadline_hours),
+                   deadline_hours, family),
         case when run_hours * (1 + interruption_overhead) > deadline_hours then
             -- written as the estimates' reason writes them (int_training_estimates_computed)
             'needs ' || hours_needed_text(run_hours * (1 + interruption_overhead), deadline_hours) || ' h on '
-            || format('{:,}', chips::bigint) || ' chips, '
+            || chips_text(chips, family) || ', '
             || printf('%.2f', interruption_overhead * 100) || '% of it redone after reclaims; the deadline is '
             || deadline_text(deadline_hours) || ' h'
         end as past_deadline_reason,

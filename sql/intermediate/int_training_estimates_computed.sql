@@ -232,7 +232,7 @@ final as (
                 else 'published MFU ' || mfu || ' of this model on ' || accelerator_id || ' at ' || precision
                 end || ': ' || same_model_source
             when 'calibrated' then 'calibrated MFU ' || printf('%.3f', mfu) || ' (family default ' || default_mfu
-                || ' x ' || printf('%.3f', calibration_factor) || ' fitted from ' || calibration_measurements || ' '
+                || ' x ' || figures_text(calibration_factor) || ' fitted from ' || calibration_measurements || ' '
                 || calibration_measured_by || ' result' || case when calibration_measurements > 1 then 's' else '' end
                 || ' of ' || accelerator_id || ')'
                 -- the factor was fitted net of the scaling loss, so the MFU alone reads high: what it comes to at
@@ -290,7 +290,7 @@ final as (
                 -- as it is; formatted from the double, as a cast to an integer type fails the build past its range
                 'needs ' || hours_needed_text(training_hours(params, tokens, chips, peak_tflops, mfu, scaling),
                                               deadline_hours)
-                || ' h on ' || format('{:,}', chips::bigint) || ' chips; the deadline is '
+                || ' h on ' || chips_text(chips, family) || '; the deadline is '
                 || deadline_text(deadline_hours) || ' h'
         end as exclusion_reason
     from scaled

@@ -223,11 +223,11 @@ best_changed as (
             when previous_offer_removed is not null then previous_label || ' is no longer offered'
             when previous_price_ratio is not null
                 then previous_label || ' price rose ' || figures_text(previous_price_ratio) || 'x ('
-                     || printf('%.2f', previous_price_before) || ' to ' || printf('%.2f', previous_price_after)
+                     || usd_text(previous_price_before) || ' to ' || usd_text(previous_price_after)
                      || ' USD per hour)'
             when pick_price_ratio is not null
                 then label || ' price fell to ' || figures_text(pick_price_ratio) || 'x ('
-                     || printf('%.2f', pick_price_before) || ' to ' || printf('%.2f', pick_price_after)
+                     || usd_text(pick_price_before) || ' to ' || usd_text(pick_price_after)
                      || ' USD per hour)'
             when pick_offer_added is not null then label || ' is a new offer'
             when pick_result_added is not null then 'a new benchmark result: ' || pick_result_added

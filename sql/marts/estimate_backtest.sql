@@ -14,6 +14,7 @@ final as (
         family,
         accelerator_id,
         precision,
+        precision_source,
         model_id,
         chips,
         measurement_basis,
