@@ -271,12 +271,20 @@ class Model(Strict):
         return self
 
 
+def _has_peak(chip: Accelerator, precision: str) -> bool:
+    """Whether the SQL models find a peak for the chip at this precision (int_accelerator_precisions_listed): a listed
+    figure, or for fp16 the bf16 one."""
+    listed = {p: f.value for p, f in chip.peak_tflops.items() if f.value is not None}
+    return precision in listed or (precision == "fp16" and "bf16" in listed)
+
+
 class MlperfTrainedAt(Strict):
     """The precision one submitter's results of a task trained at, on one accelerator, where its submission's code
     says it: MLPerf Training summaries declare none, and without this the back-test estimates a result at its chip's
     fastest bf16 or fp8 peak (an int8-trained result then reads as twice the MFU it achieved)."""
 
-    submitter: str = Field(min_length=1, max_length=200, description="as the summary's `submitter` column writes it")
+    submitter: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)] = Field(
+        description="as the summary's `submitter` column writes it (compared without case or surrounding spaces)")
     accelerator: Slug
     precision: Precision
     source: str = Field(description="a key of accelerators.yaml `sources`: where the submission says so")
@@ -784,8 +792,7 @@ class Catalog(Strict):
                 chip = self.accelerators.accelerators.get(trained.accelerator)
                 if chip is None:
                     errors.append(f"{where}.accelerator: unknown accelerator {quoted(trained.accelerator)}")
-                elif chip.peak_tflops.get(trained.precision) is None or (
-                        chip.peak_tflops[trained.precision].value is None):
+                elif not _has_peak(chip, trained.precision):
                     errors.append(f"{where}.precision: {trained.precision} has no peak_tflops for "
                                   f"{trained.accelerator} in accelerators.yaml: its results cannot be estimated there")
         for task, serving in self.models.mlperf_inference_tasks.items():

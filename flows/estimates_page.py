@@ -101,7 +101,7 @@ def _precision_shown(comparison: dict) -> str:
     """A comparison's precision as the page says it: an MLPerf Training result declares none, and is estimated at the
     precision models.yaml declares its submission trained at (`trained_at`, with the source that says so), else at its
     chip's fastest training precision (sql/intermediate/int_training_backtest.sql), which the page says is assumed
-    (the workload pages say "not declared" of the same result)."""
+    (the workload pages write the declared precision of the same result, or "not declared")."""
     if comparison["measurement_basis"] != "MLPerf Training":
         return comparison["precision"]
     if comparison["precision_source"]:

@@ -68,7 +68,8 @@ def usd(value: float | None) -> str:
     """Money: 2,978.21 (10 and above), 0.152 (below 10)."""
     if value is None:
         return "—"
-    return f"{value:,.2f}" if abs(value) >= 10 else f"{value:,.3f}"
+    # sized by what it rounds to, as `figures`: 9.9996 is "10.00", not "10.000"
+    return f"{value:,.2f}" if abs(round(value, 3)) >= 10 else f"{value:,.3f}"
 
 
 def signed_usd(value: float | None) -> str:

@@ -129,9 +129,9 @@ create or replace macro figures_text(x) as
          else format('{:.{}f}', x::double, 2 - cast(floor(log10(figures_size(x))) as integer)) end;
 
 -- Money as the pages write it (flows/formatting.py `usd`): two decimals from 10, three below (2,978.21; 4.096; 0.758),
--- thousands separated.
+-- thousands separated; sized by what it rounds to (9.9996 is 10.00, not 10.000).
 create or replace macro usd_text(x) as
-    case when abs(x::double) >= 10 then format('{:,.2f}', x::double) else format('{:,.3f}', x::double) end;
+    case when abs(round(x::double, 3)) >= 10 then format('{:,.2f}', x::double) else format('{:,.3f}', x::double) end;
 
 -- Hours of a training run as the pages write them (flows/formatting.py `hours`): figures_text (10.3, 99.5, 1,323).
 create or replace macro hours_text(h) as

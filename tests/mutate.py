@@ -1249,7 +1249,7 @@ MUTATIONS = (
              ("tests/test_calibration.py::test_an_mlperf_training_result_is_estimated_at_the_precision_its_submission_"
               "declares",)),
     Mutation("mlperf-declared-submitter-case-sensitive", "sql/intermediate/int_training_backtest.sql",
-             "lower(declared.submitter) as submitter_key", "declared.submitter as submitter_key",
+             "lower(trim(declared.submitter)) as submitter_key", "lower(declared.submitter) as submitter_key",
              ("tests/test_calibration.py::test_an_mlperf_training_result_is_estimated_at_the_precision_its_submission_"
               "declares",)),
     Mutation("mlperf-declared-precision-for-another-chip", "sql/intermediate/int_training_backtest.sql",
@@ -1257,8 +1257,7 @@ MUTATIONS = (
              ("tests/test_calibration.py::test_an_mlperf_training_result_is_estimated_at_the_precision_its_submission_"
               "declares",)),
     Mutation("trained-at-precision-without-a-peak-accepted", "flows/catalog_models.py",
-             "                elif chip.peak_tflops.get(trained.precision) is None or (",
-             "                elif False and (",
+             "                elif not _has_peak(chip, trained.precision):", "                elif False:",
              ("tests/test_catalog.py::test_a_declared_training_precision_names_a_known_chip_a_peak_it_lists_and_its_"
               "source",)),
     Mutation("trained-at-declared-twice-accepted", "flows/catalog_models.py", "            if key in seen:\n",
@@ -1271,6 +1270,25 @@ MUTATIONS = (
     Mutation("estimates-page-declared-precision-said-assumed", "flows/estimates_page.py",
              '    if comparison["precision_source"]:', "    if False:",
              ("tests/test_reports.py::test_the_back_test_page_names_a_declared_training_precision_and_its_source",)),
+    Mutation("trained-at-fp16-refused-without-its-own-peak", "flows/catalog_models.py",
+             ' or (precision == "fp16" and "bf16" in listed)', "",
+             ("tests/test_catalog.py::test_a_declared_fp16_stands_on_the_bf16_peak_as_the_models_take_it",)),
+    Mutation("trained-at-submitter-spaces-kept", "flows/catalog_models.py",
+             "    submitter: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]",
+             "    submitter: Annotated[str, StringConstraints(min_length=1, max_length=200)]",
+             ("tests/test_catalog.py::test_a_declared_training_precision_names_a_known_chip_a_peak_it_lists_and_its_"
+              "source",)),
+    Mutation("mlperf-measured-declared-precision-dropped", "sql/intermediate/int_training_measured.sql",
+             "        declared.precision,\n", "        null::varchar as precision,\n",
+             ("tests/test_reports.py::test_a_measured_result_of_no_declared_precision_is_said_so_not_given_one",)),
+    Mutation("measured-at-the-asked-precision-said-anyway", "flows/templates/_sentences.j2",
+             ' and d[side ~ "_precision"] != asked %}', " %}",
+             ("tests/test_reports.py::test_a_measured_pick_of_no_declared_precision_is_said_so_where_the_workload_asks_"
+              "one",)),
+    Mutation("energy-label-chips-not-through-chips-text", "sql/intermediate/int_inference_costs_computed.sql",
+             "|| ' load (declared) x ' || chips_text(replica_chips, chip_family) || ' x PUE '",
+             "|| ' load (declared) x ' || replica_chips || ' chips x PUE '",
+             ("tests/test_energy.py::test_energy_from_tdp_where_nothing_is_measured",)),
     Mutation("change-sentence-prices-to-the-cent", "flows/templates/_sentences.j2",
              "({{ c.before_value | usd }} to {{ c.after_value | usd }} USD per hour)",
              "({{ c.before_value | num }} to {{ c.after_value | num }} USD per hour)",

@@ -199,7 +199,9 @@ def test_an_mlperf_training_result_is_estimated_at_the_precision_its_submission_
     google = landed_training_row("tpu-v5p-1024", "TPU-v5p", 512, 128, "gpt3", 114.8, samples_to_converge=1.2e9)
     google_h100 = landed_training_row("a3-mega-64", H100, 512, 64, "gpt3", 60.0, samples_to_converge=1.2e9)
     land(fresh_db, catalog, "mlperf_training", [google | {"submitter": "Google"}, google | {
-        "submitter": "Other", "source_ref": "t.csv (other tpu-v5p-1024, gpt3)"}, google_h100 | {"submitter": "Google"}],
+        "submitter": "Other", "source_ref": "t.csv (other tpu-v5p-1024, gpt3)"}, google_h100 | {"submitter": "Google"},
+        # a summary that writes the submitter otherwise: compared without case or surrounding spaces
+        google | {"submitter": " google ", "system": "tpu-v5p-1024b", "source_ref": "t.csv (b, gpt3)"}],
         RUN, AS_OF)
     transform.build_models(fresh_db, RUN, AS_OF)
     rows = {r["benchmark_label"].split(": ", 1)[1].split(" (", 1)[0]: r for r in fetch_dicts(
@@ -215,6 +217,7 @@ def test_an_mlperf_training_result_is_estimated_at_the_precision_its_submission_
     # at the bf16 peak (459; TPU v5p lists fp8 at the same 459): twice as long, 245.766 min, 2.1408 of the measured
     assert (rows["Other"]["precision"], rows["Other"]["precision_source"]) == ("bf16", None)
     assert rows["Other"]["estimated"] == pytest.approx(245.76611, abs=1e-4)
+    assert rows[" google  tpu-v5p-1024b"]["precision"] == "int8"
     # Google's declaration is for tpu-v5p: its H100 result is estimated at the H100's fastest, fp8 (NVIDIA's H100
     # declaration is NVIDIA's)
     assert (rows["Google a3-mega-64"]["precision"], rows["Google a3-mega-64"]["precision_source"]) == ("fp8", None)

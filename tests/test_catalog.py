@@ -278,6 +278,11 @@ GOOGLE_V5P = {"submitter": "Google", "accelerator": "tpu-v5p", "precision": "int
     ([GOOGLE_V5P, GOOGLE_V5P | {"submitter": "GOOGLE", "precision": "bf16"}],
      "models.yaml: mlperf_training_tasks.gpt3: Value error, trained_at[1]: GOOGLE on tpu-v5p declared twice (one "
      "precision a submitter and accelerator)"),
+    # nor with spaces around it (stripped, as the join trims the landed submitter)
+    ([GOOGLE_V5P, GOOGLE_V5P | {"submitter": " Google ", "precision": "bf16"}],
+     "models.yaml: mlperf_training_tasks.gpt3: Value error, trained_at[1]: Google on tpu-v5p declared twice"),
+    ([GOOGLE_V5P | {"submitter": "  "}], "models.yaml: mlperf_training_tasks.gpt3.trained_at.0.submitter: String "
+                                         "should have at least 1 character"),
     ([GOOGLE_V5P | {"precision": "int3"}], "models.yaml: mlperf_training_tasks.gpt3.trained_at.0.precision: Input "
                                            "should be"),
 ])
@@ -287,6 +292,14 @@ def test_a_declared_training_precision_names_a_known_chip_a_peak_it_lists_and_it
     with pytest.raises(CatalogError) as err:
         load_catalog(catalog_copy)
     assert error in str(err.value)
+
+
+def test_a_declared_fp16_stands_on_the_bf16_peak_as_the_models_take_it(catalog_copy):
+    # int_accelerator_precisions_listed gives a chip without an fp16 figure its bf16 one: the H100 lists none
+    edit(catalog_copy / "models.yaml", lambda d: d["mlperf_training_tasks"]["gpt3"].update(
+        trained_at=[GOOGLE_V5P | {"accelerator": "h100-sxm-80gb", "precision": "fp16"}]))
+    [declared] = load_catalog(catalog_copy).models.mlperf_training_tasks["gpt3"].trained_at
+    assert (declared.accelerator, declared.precision) == ("h100-sxm-80gb", "fp16")
 
 
 def test_a_task_that_only_names_its_model_declares_no_training_precision(catalog_copy):

@@ -63,6 +63,10 @@ def test_energy_from_tdp_where_nothing_is_measured(built):
     assert row["kwh_per_million_tokens"] == pytest.approx(0.235373, abs=1e-6)
     assert row["tokens_per_s_per_watt"] == pytest.approx(1.41619, abs=1e-5)
     assert row["energy_label"] == "TDP 700 W x 0.7 load (declared) x 4 chips x PUE 1.2"
+    # a replica of one chip (the 8B model fits one H100): "1 chip", as chips_text writes a count
+    labels = {r["energy_label"] for r in costs(built, "workload_id = 'llama31-8b-chat-small' and "
+                                                      "instance_type = 'p5.48xlarge' and replica_chips = 1")}
+    assert labels == {"TDP 700 W x 0.7 load (declared) x 1 chip x PUE 1.2"}
 
 
 def test_a_chip_without_published_power_says_so(built):

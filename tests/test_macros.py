@@ -416,8 +416,9 @@ def test_usd_text_writes_money_as_the_pages_do(fresh_db):
     multiple; two decimals from 10 USD, three below, thousands separated."""
     from flows.formatting import usd
 
+    # sized by what it rounds to: 9.9996 rounds to 10.000 at three decimals, so it is written as 10 and more, 10.00
     cases = {0.758: "0.758", 4.096: "4.096", 9.9994: "9.999", 10.0: "10.00", 25.6: "25.60", 2978.214: "2,978.21",
-             0.0: "0.000", -12.5: "-12.50"}
+             0.0: "0.000", -12.5: "-12.50", 9.9996: "10.00", -9.9996: "-10.00"}
     for x, text in cases.items():
         assert value(fresh_db, f"usd_text({x!r})") == text == usd(x), x
 

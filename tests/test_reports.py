@@ -23,9 +23,9 @@ TRAINING_DECISION = (
     "531.15 USD per completed run (likely 338.17 to 848.08; price from gcp_billing as of 2026-10-01). On spot, "
     "0.0330 reclaims are expected and 1.32% of the run is redone (0.2 reclaims an instance-month: "
     "declared-assumption, no published rate: AWS's top band assumed). Runner-up aws p5.48xlarge (us-east-1, spot, "
-    "measured): 561.37 (price from aws_spot as of 2026-11-20; benchmark as of 2024-06-12), 5.7% more. The runner-up "
-    "was measured at a "
-    "precision its benchmark does not declare; the workload asks bf16. **Too close to call**: the two overlap within "
+    "fp8, measured): 561.37 (price from aws_spot as of 2026-11-20; benchmark as of 2024-06-12), 5.7% more. The "
+    "runner-up was measured at fp8, what its submission trained at (models.yaml trained_at); the workload asks bf16. "
+    "**Too close to call**: the two overlap within "
     "the estimates' error; a measured run of this "
     "workload on tpu-v6e (gcp tpu-v6e-8) would settle it. The runner-up's spot price is us-east-1a's, the cheapest "
     "of 2 zones (at the dearest, 21.15 USD/h, it would cost 1,159.47). Choosing the cheapest chip-hour, aws "
@@ -117,8 +117,8 @@ def test_the_decision_says_where_and_as_of_when_its_prices_and_benchmarks_are(fl
     decision = next(line for line in page.splitlines() if line.startswith("**Decision**"))
     assert ("531.15 USD per completed run (likely 338.17 to 848.08; price from gcp_billing as of 2026-10-01). On "
             "spot,") in decision
-    assert ("Runner-up aws p5.48xlarge (us-east-1, spot, measured): 561.37 (price from aws_spot as of 2026-11-20; "
-            "benchmark as of 2024-06-12), 5.7% more.") in decision
+    assert ("Runner-up aws p5.48xlarge (us-east-1, spot, fp8, measured): 561.37 (price from aws_spot as of "
+            "2026-11-20; benchmark as of 2024-06-12), 5.7% more.") in decision
     pick, runner_up = _ranking_row(page, 1, "gcp tpu-v6e-8", "spot"), _ranking_row(page, 2, "aws p5.48xlarge", "spot")
     assert pick[13] == "gcp_billing (2026-10-01)" and runner_up[13] == "aws_spot (2026-11-20)"
     assert runner_up[14] == "MLPerf Training gpt3: NVIDIA Eos_n64 (512 chips) (2024-06-12)"
@@ -746,13 +746,14 @@ def test_a_workload_page_leads_with_a_short_table_and_links_its_ranking_as_csv(f
 
 def test_a_measured_result_of_no_declared_precision_is_said_so_not_given_one(flow_run):
     # gpt3-175b-pretrain asks bf16; its runner-up, p5.48xlarge spot in us-east-1 at 561.37, is an MLPerf Training gpt3
-    # result (such summaries declare no precision): the short table says "not declared", the Decision says so
+    # result (such summaries declare no precision) of NVIDIA's, whose submission models.yaml declares trained at fp8
+    # (trained_at): the short table says fp8 and the Decision says whence, beside what the workload asks
     page = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
     short = page.split("## Top 10", 1)[1].split("\n## ", 1)[0]
-    assert "| 2 | aws p5.48xlarge (us-east-1) | spot | not declared | 561.37 | — | 14 | measured |" in short
-    assert ("Runner-up aws p5.48xlarge (us-east-1, spot, measured): 561.37 (price from aws_spot as of 2026-11-20; "
-            "benchmark as of 2024-06-12), 5.7% more. The runner-up was measured at a precision its benchmark does not "
-            "declare; the workload asks bf16. **Too close to call**") in page
+    assert "| 2 | aws p5.48xlarge (us-east-1) | spot | fp8 | 561.37 | — | 14 | measured |" in short
+    assert ("Runner-up aws p5.48xlarge (us-east-1, spot, fp8, measured): 561.37 (price from aws_spot as of "
+            "2026-11-20; benchmark as of 2024-06-12), 5.7% more. The runner-up was measured at fp8, what its "
+            "submission trained at (models.yaml trained_at); the workload asks bf16. **Too close to call**") in page
     # llama2-70b-lora-finetune asks bf16 too; its pick (p5.48xlarge spot) and runner-up (p5en.48xlarge spot) are both
     # MLPerf Training llama2_70b_lora results
     lora = (flow_run.reports / "llama2-70b-lora-finetune.md").read_text()
@@ -762,7 +763,8 @@ def test_a_measured_result_of_no_declared_precision_is_said_so_not_given_one(flo
             "precisions their benchmarks do not declare; the workload asks bf16. The pick's spot price") in lora
     # a serving workload asks no one training precision, and its measured results declare theirs: nothing said
     index = (flow_run.reports / "index.md").read_text()
-    assert index.count("does not declare") == 1 and index.count("do not declare") == 1
+    assert index.count("does not declare") == 0 and index.count("do not declare") == 1
+    assert index.count("what its submission trained at (models.yaml trained_at)") == 1
 
 
 def test_a_measured_pick_of_no_declared_precision_is_said_so_where_the_workload_asks_one():
@@ -784,9 +786,14 @@ def test_a_measured_pick_of_no_declared_precision_is_said_so_where_the_workload_
                  "runner_up_gap": 5.0 / 4.807 - 1, "too_close_to_call": False}
     assert ("(us-central1, spot, bf16, estimated): 5.000, 4.0% more. The pick was measured at a precision its "
             "benchmark does not declare;") in str(decision(row | runner_up))
-    # a workload that asks no precision (a service), or a pick that declares one: nothing said
+    # a workload that asks no precision (a service), or a pick that declares one: nothing said of a declaration
     assert "declare" not in str(decision(row | {"asked_precision": None}))
     assert "declare" not in str(decision(row | {"pick_precision": "fp8"}))
+    # a pick whose submission models.yaml declares trained at another precision than the one asked: said which
+    assert ("The pick was measured at fp8, what its submission trained at (models.yaml trained_at); the workload "
+            "asks b\\*f16.") in str(decision(row | {"pick_precision": "fp8"}))
+    # at the precision asked: nothing said
+    assert "trained at" not in str(decision(row | {"pick_precision": "b*f16"}))
 
 
 def test_the_csv_beside_a_page_has_the_rows_of_the_warehouse_ranking(flow_run):

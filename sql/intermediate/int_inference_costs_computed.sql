@@ -172,6 +172,7 @@ powered as (
             else costed.accelerator_count * accelerators.tdp_w * defaults.serving_load_factor / 1000
         end as instance_power_kw,
         accelerators.tdp_w,
+        accelerators.family as chip_family,  -- the energy label's word for its chips (a CPU's are sockets)
         defaults.serving_load_factor,
         power.power_label,
         power.power_source_id,
@@ -192,7 +193,7 @@ powered as (
 
 energised as (
     select
-        * exclude (tdp_w, serving_load_factor, power_label),
+        * exclude (tdp_w, serving_load_factor, power_label, chip_family),
         -- J a token x 1e6 tokens / 3.6e6 J a kWh x PUE
         joules_per_token * 1e6 / 3.6e6 * energy_pue as kwh_per_million_tokens,
         1 / joules_per_token as tokens_per_s_per_watt,
@@ -201,7 +202,7 @@ energised as (
                 || printf('%g', energy_pue) || ' at ' || printf('%g', usd_per_kwh) || ' USD/kWh'
             when 'measured' then power_label || ', x PUE ' || printf('%g', energy_pue)
             when 'tdp' then 'TDP ' || declared_text(tdp_w) || ' W x ' || printf('%g', serving_load_factor)
-                || ' load (declared) x ' || format('{:,}', replica_chips) || ' chips x PUE ' || printf('%g', energy_pue)
+                || ' load (declared) x ' || chips_text(replica_chips, chip_family) || ' x PUE ' || printf('%g', energy_pue)
             else 'no published power for ' || accelerator_id || ': no energy figure'
         end as energy_label
     from powered

@@ -39,7 +39,8 @@ training_peaks as (
 declared_precisions as (
     -- a submitter's declared training precision on a chip, with the chip's peak there (the catalog check refuses
     -- a precision the chip lists no peak for)
-    select declared.task, lower(declared.submitter) as submitter_key, declared.accelerator_id, declared.precision,
+    select declared.task, lower(trim(declared.submitter)) as submitter_key, declared.accelerator_id,
+        declared.precision,
         declared.source, peaks.peak_tflops
     from catalog.mlperf_training_precisions as declared
     inner join peaks using (accelerator_id, precision)
@@ -80,7 +81,7 @@ mlperf as (
     inner join catalog.mlperf_training_tasks as tasks on tasks.task = results.benchmark
     inner join training_peaks on training_peaks.accelerator_id = results.accelerator_id
     left join declared_precisions as declared
-        on declared.task = results.benchmark and declared.submitter_key = lower(results.submitter)
+        on declared.task = results.benchmark and declared.submitter_key = lower(trim(results.submitter))
             and declared.accelerator_id = results.accelerator_id
     where results.samples_to_converge > 0 and results.time_to_train_minutes > 0 and results.chips > 0
         -- a task declared for its model only (fine-tuning) calibrates nothing
