@@ -1249,7 +1249,7 @@ MUTATIONS = (
              ("tests/test_calibration.py::test_an_mlperf_training_result_is_estimated_at_the_precision_its_submission_"
               "declares",)),
     Mutation("mlperf-declared-submitter-case-sensitive", "sql/intermediate/int_training_backtest.sql",
-             "lower(trim(declared.submitter)) as submitter_key", "lower(declared.submitter) as submitter_key",
+             "declared.submitter_key = lower(trim(results.submitter))", "declared.submitter_key = results.submitter",
              ("tests/test_calibration.py::test_an_mlperf_training_result_is_estimated_at_the_precision_its_submission_"
               "declares",)),
     Mutation("mlperf-declared-precision-for-another-chip", "sql/intermediate/int_training_backtest.sql",
@@ -1289,6 +1289,11 @@ MUTATIONS = (
              "|| ' load (declared) x ' || chips_text(replica_chips, chip_family) || ' x PUE '",
              "|| ' load (declared) x ' || replica_chips || ' chips x PUE '",
              ("tests/test_energy.py::test_energy_from_tdp_where_nothing_is_measured",)),
+    Mutation("usd-sized-by-the-unrounded-value", "flows/formatting.py",
+             'return f"{value:,.2f}" if abs(round(value, 3)) >= 10 else', 'return f"{value:,.2f}" if abs(value) >= 10 else',
+             ("tests/test_macros.py::test_usd_text_writes_money_as_the_pages_do",)),
+    Mutation("usd-text-sized-by-the-unrounded-value", MACROS, "case when abs(round(x::double, 3)) >= 10 then",
+             "case when abs(x::double) >= 10 then", ("tests/test_macros.py::test_usd_text_writes_money_as_the_pages_do",)),
     Mutation("change-sentence-prices-to-the-cent", "flows/templates/_sentences.j2",
              "({{ c.before_value | usd }} to {{ c.after_value | usd }} USD per hour)",
              "({{ c.before_value | num }} to {{ c.after_value | num }} USD per hour)",

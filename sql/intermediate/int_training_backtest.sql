@@ -38,8 +38,8 @@ training_peaks as (
 
 declared_precisions as (
     -- a submitter's declared training precision on a chip, with the chip's peak there (the catalog check refuses
-    -- a precision the chip lists no peak for)
-    select declared.task, lower(trim(declared.submitter)) as submitter_key, declared.accelerator_id,
+    -- a precision the chip lists no peak for, and strips the submitter; a summary's is trimmed where it is compared)
+    select declared.task, lower(declared.submitter) as submitter_key, declared.accelerator_id,
         declared.precision,
         declared.source, peaks.peak_tflops
     from catalog.mlperf_training_precisions as declared

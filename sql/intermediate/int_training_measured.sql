@@ -47,7 +47,7 @@ matched as (
         and list_contains(workloads.benchmark_divisions, lower(results.division))
         and list_contains(workloads.benchmark_availabilities, lower(results.availability))
     left join catalog.mlperf_training_precisions as declared
-        on declared.task = results.benchmark and lower(trim(declared.submitter)) = lower(trim(results.submitter))
+        on declared.task = results.benchmark and lower(declared.submitter) = lower(trim(results.submitter))
             and declared.accelerator_id = results.accelerator_id
     inner join offers
         on offers.accelerator_id = results.accelerator_id
