@@ -217,9 +217,10 @@ def test_a_commit_lands_every_table_as_parquet_on_s3_and_a_pull_gives_it_back(la
         # a view model is a view in the lake too, over the lake's rankings: not copied as a table
         assert con.execute(f"select table_type from information_schema.tables where table_catalog = '{lake.ALIAS}' "
                            "and table_schema = 'marts' and table_name = 'rank_history'").fetchall() == [("VIEW",)]
+        # the snapshot's 356 rankings (tests/test_query_command.py says why not 357 since stop 55), 9 picks
         picked = "select count(*), count(*) filter (where is_pick) from {}"
         assert con.execute(picked.format("analytics.rank_history")).fetchone() == \
-            con.execute(picked.format("marts.rankings")).fetchone() == (357, 9)
+            con.execute(picked.format("marts.rankings")).fetchone() == (356, 9)
 
 
 @pytest.mark.slow
