@@ -875,7 +875,7 @@ MUTATIONS = (
              "pass", ("tests/test_charts.py::test_a_chart_worker_exits_when_the_run_that_started_it_is_killed",)),
     Mutation("a-shut-down-pools-work-counted-in-the-next", "flows/chart_workers.py",
              "if self.pool is pool:  # a pool shut down meanwhile counts no more", "if True:",
-             ("tests/test_charts.py::test_a_pool_shut_down_while_busy_leaves_the_next_ones_count_alone",)),
+             ("tests/test_charts.py::test_a_pool_shut_down_while_busy_leaves_the_next_ones_count_alone", *SLOW_TOO)),
     Mutation("a-workers-chart-never-cached", "flows/chart_images.py",
              "            cache.write(self.key, self.image)\n", "",
              ("tests/test_charts.py::test_a_chart_a_worker_draws_is_the_png_drawn_here_and_is_cached",)),
@@ -1422,7 +1422,8 @@ MUTATIONS = (
              ("tests/test_query_command.py::test_query_prints_at_most_max_rows_in_the_table_and_says_it_cut",)),
     Mutation("stderr-reader-gone-fails-the-run", "flows/cli.py",
              "    sys.stderr = guarded_err = ReaderGone(", "    guarded_err = ReaderGone(",
-             ("tests/test_cli.py::test_a_command_whose_log_reader_closed_stderr_goes_on_and_ends_with_its_status",)),
+             ("tests/test_cli.py::test_a_command_whose_log_reader_closed_stderr_goes_on_and_ends_with_its_status",
+              *SLOW_TOO)),
     Mutation("pull-step-takes-the-deployers-hweval-home", "prefect.yaml",
              'directory: "{{ hweval-home.stdout }}"', 'directory: "{{ $HWEVAL_HOME }}"',
              ("tests/test_deployments.py::test_the_deployed_pull_steps_take_the_workers_hweval_home_not_the_deployers",
@@ -1723,7 +1724,8 @@ MUTATIONS = (
     Mutation("cancelled-run-ends-failed", "flows/nightly.py",
              "            return Cancelled(message=str(exc))", "            raise", (CANCELLED_BEFORE_PUBLISH,)),
     Mutation("cancel-not-checked-while-waiting-for-the-lock", "flows/runlock.py", "            waiting()\n", "",
-             ("tests/test_cancellation.py::test_a_run_cancelled_while_it_waits_for_another_runs_lock_stops_waiting",)),
+             ("tests/test_cancellation.py::test_a_run_cancelled_while_it_waits_for_another_runs_lock_stops_waiting",
+              *SLOW_TOO)),
     Mutation("cancel-after-the-publish-left-cancelling", "flows/cli.py",
              "settled = None if cancelled else cancellation.settle(", "settled = None and cancellation.settle(",
              ("tests/test_cancellation.py::test_a_cancel_after_the_publish_began_lets_the_run_finish_and_marks_it_"
@@ -1743,7 +1745,7 @@ MUTATIONS = (
     Mutation("prefect-api-that-does-not-answer-asked-again", "flows/cancellation.py",
              "    if watch.unanswered:\n        return None\n    try:", "    try:",
              ("tests/test_cancellation.py::test_a_prefect_api_that_does_not_answer_the_question_lets_the_run_go_on_"
-              "said_once",)),
+              "said_once", *SLOW_TOO)),
     # review of the published decisions: each claim of a page true of what it names
     Mutation("estimated-picks-quoted-the-calibrated-error", "flows/estimates_page.py",
              "case when decisions.pick_basis = 'estimated' then 'uncalibrated' else 'calibrated' end as band_kind",

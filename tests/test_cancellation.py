@@ -110,6 +110,7 @@ def test_a_cancel_after_the_publish_began_lets_the_run_finish_and_marks_it_compl
                       "are published"))
 
 
+@pytest.mark.slow  # a whole run waiting on another's lock (2.7 s): make test-slow and CI
 def test_a_run_cancelled_while_it_waits_for_another_runs_lock_stops_waiting(
         flow_run, prefect_server, tmp_path, monkeypatch, capsys):
     """The run waits up to 60 s for the lock another run holds; cancelled as it starts waiting, it stops within about
@@ -189,6 +190,7 @@ def test_a_cancelled_run_that_fails_before_its_publish_is_marked_failed_with_the
     assert warehouse.read_bytes() == warehouse_before
 
 
+@pytest.mark.slow  # a Prefect API that does not answer (1.6 s): make test-slow and CI
 def test_a_prefect_api_that_does_not_answer_the_question_lets_the_run_go_on_said_once(caplog):
     from prefect.settings import PREFECT_API_URL, temporary_settings
 

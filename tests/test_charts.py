@@ -143,6 +143,7 @@ def test_a_chart_worker_freezes_its_modules_after_its_warm_up(one_worker):
     assert future.result(timeout=120) is True
 
 
+@pytest.mark.slow  # a worker pool shut down mid-draw (1.7 s): make test-slow and CI
 def test_a_pool_shut_down_while_busy_leaves_the_next_ones_count_alone(one_worker):
     import time
 

@@ -157,6 +157,7 @@ class NoHttp:
         self.server.server_close()
 
 
+@pytest.mark.slow  # 1.5 s of a process polled (its wait_ready twin stays): make test-slow and CI
 def test_the_warm_up_takes_an_answer_that_is_no_http_for_no_answer():
     """A listener that is no HTTP server is polled on until the server's process ends: nothing escapes the thread."""
     from flows.prefect_server import TemporaryServer
@@ -220,6 +221,7 @@ def fake_server(monkeypatch, *programs: str):
     return server, launched
 
 
+@pytest.mark.slow  # two processes racing for the lock (2.1 s): make test-slow and CI
 def test_one_temporary_server_starts_at_a_time_on_one_prefect_home(monkeypatch, tmp_path):
     """Two servers migrating one new database at once fail ("duplicate column name"): a launch holds PREFECT_HOME's
     start lock until its server answers (or is stopped), and another run's launch waits for it."""
