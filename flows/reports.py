@@ -342,6 +342,22 @@ def _excluded(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, tuple
 _FIGURE = re.compile(r"(\d[\d,]*(?:\.\d+)?)")
 
 
+def _precision_class(precision: str) -> str:
+    """fp16 counts as bf16 (the same 16-bit width), as precision_class does in the SQL models."""
+    return "bf16" if precision == "fp16" else precision
+
+
+def trained_at_sides(decision: dict, mlperf_trained: dict[str, str]) -> list[tuple[str, str]]:
+    """The pick and runner-up of `decision` that are MLPerf Training results measured at another precision class than
+    the one the workload asks, as ("pick" or "runner-up", precision): `mlperf_trained` maps the candidate id of each
+    such measured row to the precision models.yaml declares its submission trained at. An own run is not in it."""
+    asked = decision.get("asked_precision")
+    found = [(word, mlperf_trained.get(decision.get(f"{side}_candidate_id")))
+             for side, word in (("pick", "pick"), ("runner_up", "runner-up"))]
+    return [(word, precision) for word, precision in found
+            if precision and asked and _precision_class(precision) != _precision_class(asked)]
+
+
 def _figures_as_numbers(text: str) -> tuple:
     """`text` to sort by, its figures as numbers: "needs 3,453 h" before "needs 15,480 h" (as text, 15,480 came
     first), "need 5 chips" before "need 10 chips"."""
@@ -474,10 +490,16 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
     for a in (a for compared in api_comparisons.values() for a in compared):  # the Hosted API's compared offer too
         a["self_hosted_price_stale"] = picks.get(a["self_hosted_candidate_id"]) and picks[
             a["self_hosted_candidate_id"]]["price_source_id"]
-    # the precision a training workload asks: said beside a measured pick or runner-up whose benchmark declares none
+    # the precision a training workload asks: said beside a measured pick or runner-up whose benchmark declares none,
+    # and beside an MLPerf Training one measured at another precision, the one models.yaml declares its submission
+    # trained at (trained_at; fp16 counts as bf16). An own run's precision is the run's own: nothing said of it.
     asked = {w["workload_id"]: w["training_precision"] for w in workloads}
+    mlperf_trained = dict(con.execute(
+        "select candidate_id, precision from marts.rankings where as_of = ? and basis = 'measured' "
+        "and precision is not null and starts_with(benchmark_label, 'MLPerf Training ')", [as_of]).fetchall())
     for d in decisions.values():
         d["asked_precision"] = asked.get(d["workload_id"])
+        d["trained_at_sides"] = trained_at_sides(d, mlperf_trained)
     # a rejected value can be of any length (a 200,000-character one made an index of 2 MB): cut in the warehouse
     quarantined = fetch_dicts(con, f"""
         select source_id, expectation, column_name, reason, {cut_sql('unexpected_value')} as value, rows

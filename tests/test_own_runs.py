@@ -162,6 +162,23 @@ def test_an_own_run_prices_the_offer_over_an_mlperf_result_at_the_same_chip_coun
     assert rows == [(64, 480.0, OWN_LABEL), (128, 40.0, "MLPerf Training gpt3: Test Test H100 x128 (128 chips)")]
 
 
+def test_a_decision_says_what_an_mlperf_submission_trained_at_not_what_an_own_run_declares(fresh_db, catalog, tmp_path):
+    """The reviewer's case: an own fp8 run on a workload that asks bf16 was said to be "what its submission trained at
+    (models.yaml trained_at)". Only an MLPerf Training result's declared precision is models.yaml's (the snapshot's
+    NVIDIA gpt3 runner-up: tests/test_reports.py); the user's run declares its own, and nothing is said of it."""
+    from flows import reports
+
+    land(fresh_db, catalog, azure_on_demand(98.32), runs_batch(tmp_path, OWN_RUN | {"precision": "fp8"}))
+    transform.build_models(fresh_db, RUN, AS_OF)
+    [pick] = rows_of(fresh_db, "select precision, basis, benchmark_label from marts.rankings "
+                               "where workload_id = 'gpt3-175b-pretrain' and is_pick")
+    assert (pick["precision"], pick["basis"], pick["benchmark_label"]) == ("fp8", "measured", OWN_LABEL)
+    page = reports.render(fresh_db, AS_OF)["gpt3-175b-pretrain.md"]
+    decision = next(line for line in page.splitlines() if line.startswith("**Decision**"))
+    assert decision.startswith("**Decision**: pick azure Standard_ND96isr_H100_v5 (eastus, on_demand, fp8, measured)")
+    assert "trained at" not in decision and "declare" not in decision
+
+
 def test_an_mfu_only_training_row_and_a_csv_without_the_new_columns_still_land(fresh_db, catalog):
     rows = benchmark_runs.read_file(CATALOGS / "snapshot" / "benchmark_runs" / "published_training.csv",
                                     "published_training.csv")

@@ -789,11 +789,25 @@ def test_a_measured_pick_of_no_declared_precision_is_said_so_where_the_workload_
     # a workload that asks no precision (a service), or a pick that declares one: nothing said of a declaration
     assert "declare" not in str(decision(row | {"asked_precision": None}))
     assert "declare" not in str(decision(row | {"pick_precision": "fp8"}))
-    # a pick whose submission models.yaml declares trained at another precision than the one asked: said which
+    # an MLPerf Training pick whose submission models.yaml declares trained at another precision than the one asked
+    # (reports.trained_at_sides): said which; both sides at one precision, said once
+    fp8 = row | {"pick_precision": "fp8", "trained_at_sides": [("pick", "fp8")]}
     assert ("The pick was measured at fp8, what its submission trained at (models.yaml trained_at); the workload "
-            "asks b\\*f16.") in str(decision(row | {"pick_precision": "fp8"}))
-    # at the precision asked: nothing said
-    assert "trained at" not in str(decision(row | {"pick_precision": "b*f16"}))
+            "asks b\\*f16.") in str(decision(fp8))
+    both = str(decision(row | runner_up | {"pick_precision": "fp8", "runner_up_precision": "fp8",
+                                           "trained_at_sides": [("pick", "fp8"), ("runner-up", "fp8")]}))
+    assert both.count("trained at") == 1 and ("Both were measured at fp8, what their submissions trained at "
+                                              "(models.yaml trained_at); the workload asks b\\*f16.") in both
+    # which sides: MLPerf Training rows only (an own run's precision is its own: not in the map), at another class
+    # (fp16 counts as bf16), where the workload asks one
+    mlperf = {"p": "fp8", "r": "int8", "h": "fp16"}
+    assert reports.trained_at_sides({"asked_precision": "bf16", "pick_candidate_id": "p", "runner_up_candidate_id": "r"},
+                                    mlperf) == [("pick", "fp8"), ("runner-up", "int8")]
+    assert reports.trained_at_sides({"asked_precision": "bf16", "pick_candidate_id": "own",
+                                     "runner_up_candidate_id": "h"}, mlperf) == []
+    assert reports.trained_at_sides({"asked_precision": None, "pick_candidate_id": "p"}, mlperf) == []
+    assert reports.trained_at_sides({"asked_precision": "fp8", "pick_candidate_id": "p",
+                                     "runner_up_candidate_id": None}, mlperf) == []
 
 
 def test_the_csv_beside_a_page_has_the_rows_of_the_warehouse_ranking(flow_run):
