@@ -29,7 +29,8 @@ prices_before as (
 ),
 
 ranks as (
-    -- a candidate in words: its offer and, for inference, its precision
+    -- a candidate in words: its offer and its precision (inference; training at a model and tokens, or an MLPerf
+    -- result models.yaml declares the training precision of)
     select
         *,
         cloud || ' ' || instance_type || ' ' || region || ' ' || pricing_term || coalesce(' ' || precision, '')
