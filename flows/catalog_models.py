@@ -128,6 +128,11 @@ class ApiName(Strict):
                     "is this part")
 
 
+# The precisions whose peaks the SQL models read (catalog.accelerators peak_tflops_<precision>): an fp32 or tf32 figure
+# is documentation only
+PEAK_TFLOPS_PRECISIONS = ("bf16", "fp16", "fp8", "int8", "fp4", "int4")
+
+
 class Accelerator(Strict):
     name: str
     family: Family
@@ -144,6 +149,15 @@ class Accelerator(Strict):
     link_gb_per_s: Figure | None = Field(
         None, description="intra-node link bandwidth per chip, both directions together as vendors publish it "
                           "(NVLink, ICI, NeuronLink, PCIe); absent: no figure, splits pay the flat declared loss")
+
+    def modelled_peaks(self) -> dict[str, float]:
+        """Precision -> peak TFLOP/s as the models take them (int_accelerator_precisions_listed): the published figures
+        at PEAK_TFLOPS_PRECISIONS, and for fp16 without one of its own, the bf16 figure."""
+        listed = {p: self.peak_tflops[p].value for p in PEAK_TFLOPS_PRECISIONS
+                  if p in self.peak_tflops and self.peak_tflops[p].value is not None}
+        if "fp16" not in listed and "bf16" in listed:
+            listed["fp16"] = listed["bf16"]
+        return listed
 
 
 class FamilyDefaults(Strict):
@@ -269,13 +283,6 @@ class Model(Strict):
         if self.active_params is not None and self.active_params > self.params:
             raise ValueError(f"active_params: {self.active_params:g} is more than params ({self.params:g})")
         return self
-
-
-def _has_peak(chip: Accelerator, precision: str) -> bool:
-    """Whether the SQL models find a peak for the chip at this precision (int_accelerator_precisions_listed): a listed
-    figure, or for fp16 the bf16 one."""
-    listed = {p: f.value for p, f in chip.peak_tflops.items() if f.value is not None}
-    return precision in listed or (precision == "fp16" and "bf16" in listed)
 
 
 class MlperfTrainedAt(Strict):
@@ -792,7 +799,7 @@ class Catalog(Strict):
                 chip = self.accelerators.accelerators.get(trained.accelerator)
                 if chip is None:
                     errors.append(f"{where}.accelerator: unknown accelerator {quoted(trained.accelerator)}")
-                elif not _has_peak(chip, trained.precision):
+                elif trained.precision not in chip.modelled_peaks():
                     errors.append(f"{where}.precision: {trained.precision} has no peak_tflops for "
                                   f"{trained.accelerator} in accelerators.yaml: its results cannot be estimated there")
         for task, serving in self.models.mlperf_inference_tasks.items():

@@ -25,7 +25,6 @@ import polars as pl
 
 from flows import cache
 from flows.names import normalise_alias
-from flows.warehouse import PEAK_TFLOPS_PRECISIONS
 
 log = logging.getLogger(__name__)
 
@@ -346,14 +345,8 @@ PER_CHIP_ROUNDING = 0.5
 def _peaks(catalog) -> list[dict]:
     """(accelerator, precision, peak TFLOP/s) as int_accelerator_precisions_listed lists them: an fp16 run without an
     fp16 peak runs at the bf16 one."""
-    rows = []
-    for acc_id, acc in catalog.accelerators.accelerators.items():
-        listed = {p: acc.peak_tflops[p].value for p in PEAK_TFLOPS_PRECISIONS
-                  if p in acc.peak_tflops and acc.peak_tflops[p].value is not None}
-        if "fp16" not in listed and "bf16" in listed:
-            listed["fp16"] = listed["bf16"]
-        rows += [{"accelerator": acc_id, "precision": p, "_peak_tflops": v} for p, v in listed.items()]
-    return rows
+    return [{"accelerator": acc_id, "precision": p, "_peak_tflops": v}
+            for acc_id, acc in catalog.accelerators.accelerators.items() for p, v in acc.modelled_peaks().items()]
 
 
 def _shown(figure: pl.Expr) -> pl.Expr:

@@ -15,7 +15,7 @@ import duckdb
 import pyarrow as pa
 
 from flows import duckdb_settings, relations
-from flows.catalog_models import Catalog
+from flows.catalog_models import PEAK_TFLOPS_PRECISIONS, Catalog
 from flows.names import normalise_alias
 from flows.paths import SQL_DIR
 
@@ -126,9 +126,6 @@ def _declared(ddl: tuple[str, ...]) -> dict[tuple[str, str], dict[str, str]]:
         scratch.close()
 
 
-
-
-PEAK_TFLOPS_PRECISIONS = ("bf16", "fp16", "fp8", "int8", "fp4", "int4")
 _DOUBLE, _BIGINT, _TEXT, _TEXTS = pa.float64(), pa.int64(), pa.string(), pa.list_(pa.string())
 # Catalog columns that can be null in every row (nobody published an FP16 peak; a catalog of training workloads
 # only has no SLO): their types, the ones the values get when there are some, so a column is never typed NULL.
