@@ -1248,12 +1248,12 @@ MUTATIONS = (
              "training_peaks.precision as precision,",
              ("tests/test_calibration.py::test_an_mlperf_training_result_is_estimated_at_the_precision_its_submission_"
               "declares",)),
-    Mutation("mlperf-declared-submitter-case-sensitive", "sql/intermediate/int_training_backtest.sql",
-             "declared.submitter_key = lower(trim(results.submitter))", "declared.submitter_key = results.submitter",
+    Mutation("mlperf-declared-submitter-case-sensitive", "sql/staging/stg_mlperf_training__results.sql",
+             "lower(declared.submitter) = lower(trim(source.submitter))", "declared.submitter = source.submitter",
              ("tests/test_calibration.py::test_an_mlperf_training_result_is_estimated_at_the_precision_its_submission_"
               "declares",)),
-    Mutation("mlperf-declared-precision-for-another-chip", "sql/intermediate/int_training_backtest.sql",
-             "            and declared.accelerator_id = results.accelerator_id\n", "",
+    Mutation("mlperf-declared-precision-for-another-chip", "sql/staging/stg_mlperf_training__results.sql",
+             "            and declared.accelerator_id = aliases.accelerator_id\n", "",
              ("tests/test_calibration.py::test_an_mlperf_training_result_is_estimated_at_the_precision_its_submission_"
               "declares",)),
     Mutation("trained-at-precision-without-a-peak-accepted", "flows/catalog_models.py",
@@ -1276,7 +1276,7 @@ MUTATIONS = (
              ("tests/test_catalog.py::test_a_declared_training_precision_names_a_known_chip_a_peak_it_lists_and_its_"
               "source",)),
     Mutation("mlperf-measured-declared-precision-dropped", "sql/intermediate/int_training_measured.sql",
-             "        declared.precision,\n", "        null::varchar as precision,\n",
+             "        results.declared_precision as precision,\n", "        null::varchar as precision,\n",
              ("tests/test_reports.py::test_a_measured_result_of_no_declared_precision_is_said_so_not_given_one",)),
     Mutation("measured-at-the-asked-precision-said-anyway", "flows/reports.py",
              "            if precision and asked and _precision_class(precision) != _precision_class(asked)]",

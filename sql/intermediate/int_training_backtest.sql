@@ -36,16 +36,6 @@ training_peaks as (
     group by accelerator_id
 ),
 
-declared_precisions as (
-    -- a submitter's declared training precision on a chip, with the chip's peak there (the catalog check refuses
-    -- a precision the chip lists no peak for, and strips the submitter; a summary's is trimmed where it is compared)
-    select declared.task, lower(declared.submitter) as submitter_key, declared.accelerator_id,
-        declared.precision,
-        declared.source, peaks.peak_tflops
-    from catalog.mlperf_training_precisions as declared
-    inner join peaks using (accelerator_id, precision)
-),
-
 node_chips as (
     select accelerator_id, max(accelerator_count) as chips_per_instance
     from intermediate.int_instance_hardware
@@ -61,9 +51,10 @@ mlperf as (
         -- calibrate each other's predictions
         results.source_id || '|' || results.submitter || '|' || results.benchmark as setup_key,
         results.accelerator_id,
+        -- the precision its submission is declared to have trained at (staging), with the chip's peak there
         coalesce(declared.precision, training_peaks.precision) as precision,
         coalesce(declared.peak_tflops, training_peaks.peak_tflops) as peak_tflops,
-        declared.source as precision_source,
+        case when declared.precision is not null then results.precision_source end as precision_source,
         tasks.model as model_id,
         results.chips,
         cast(greatest(1, ceil(results.chips / results.chips_per_node)) as integer) as instances,
@@ -80,9 +71,8 @@ mlperf as (
     from staging.stg_mlperf_training__results as results
     inner join catalog.mlperf_training_tasks as tasks on tasks.task = results.benchmark
     inner join training_peaks on training_peaks.accelerator_id = results.accelerator_id
-    left join declared_precisions as declared
-        on declared.task = results.benchmark and declared.submitter_key = lower(trim(results.submitter))
-            and declared.accelerator_id = results.accelerator_id
+    left join peaks as declared
+        on declared.accelerator_id = results.accelerator_id and declared.precision = results.declared_precision
     where results.samples_to_converge > 0 and results.time_to_train_minutes > 0 and results.chips > 0
         -- a task declared for its model only (fine-tuning) calibrates nothing
         and tasks.tokens_per_sample is not null

@@ -36,8 +36,8 @@ matched as (
         results.data_as_of as benchmark_as_of,
         results.source_ref as benchmark_ref,
         -- MLPerf summaries declare no precision: the one models.yaml declares the submission trained at on this chip
-        -- (mlperf_training_tasks.<task>.trained_at, as the back-test estimates it), else none, said as not declared
-        declared.precision,
+        -- (staging; as the back-test estimates it), else none, said as not declared
+        results.declared_precision as precision,
         'MLPerf Training ' || results.benchmark || ': ' || results.submitter || ' ' || results.system
             || ' (' || format('{:,}', cast(results.chips as integer)) || ' chips)' as benchmark_label
     from workloads
@@ -46,9 +46,6 @@ matched as (
         -- the divisions and availabilities the workload declares it accepts
         and list_contains(workloads.benchmark_divisions, lower(results.division))
         and list_contains(workloads.benchmark_availabilities, lower(results.availability))
-    left join catalog.mlperf_training_precisions as declared
-        on declared.task = results.benchmark and lower(declared.submitter) = lower(trim(results.submitter))
-            and declared.accelerator_id = results.accelerator_id
     inner join offers
         on offers.accelerator_id = results.accelerator_id
         and offers.accelerator_count >= results.chips_per_node

@@ -29,9 +29,16 @@ final as (
         source.energy,
         source.global_batch_size,
         source.samples_to_converge,
-        source.details_url
+        source.details_url,
+        -- MLPerf summaries declare no precision: the one models.yaml declares this submission trained at on this chip
+        -- (mlperf_training_tasks.<task>.trained_at; the catalog check strips its submitter), and the source saying so
+        declared.precision as declared_precision,
+        declared.source as precision_source
     from source
     inner join aliases on aliases.alias_key = source.accelerator_key
+    left join catalog.mlperf_training_precisions as declared
+        on declared.task = source.benchmark and lower(declared.submitter) = lower(trim(source.submitter))
+            and declared.accelerator_id = aliases.accelerator_id
 )
 
 select * from final
