@@ -230,9 +230,23 @@ def digest_rows(digest: str) -> int:
 def record_build(con: duckdb.DuckDBPyConnection, model: str, as_of: dt.date | None, fingerprint: str,
                  digest: str, run_id: str) -> None:
     """Keep in ops.model_builds what a model was built from (`fingerprint`) and what it then held (`digest`)."""
-    con.execute("delete from ops.model_builds where model = ? and as_of is not distinct from ?", [model, as_of])
-    con.execute("insert into ops.model_builds values (?, ?, ?, ?, ?, now()::timestamp)",
-                [model, as_of, fingerprint, digest, run_id])
+    record_builds(con, [(model, as_of, fingerprint, digest)], run_id)
+
+
+def record_builds(con: duckdb.DuckDBPyConnection, builds: list[tuple[str, dt.date | None, str, str]],
+                  run_id: str) -> None:
+    """`record_build` of several models, (model, as_of, fingerprint, digest) each, in three statements: a build
+    kept its ~45 records with two statements each, ~0.1 s of a 0.8 s build of the embedded snapshot."""
+    if not builds:
+        return
+    rows = ", ".join(["(?, ?::date, ?, ?)"] * len(builds))
+    con.execute(f"create or replace temp table _model_builds as select * from (values {rows}) "
+                "b(model, as_of, fingerprint, content_digest)", [value for build in builds for value in build])
+    con.execute("delete from ops.model_builds m using _model_builds b where m.model = b.model "
+                "and m.as_of is not distinct from b.as_of")
+    con.execute("insert into ops.model_builds select model, as_of, fingerprint, content_digest, ?, now()::timestamp "
+                "from _model_builds", [run_id])
+    con.execute("drop table _model_builds")
 
 
 def build_models(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, sql_dir: Path = SQL_DIR) -> list[BuiltModel]:
@@ -247,6 +261,7 @@ def build_models(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, sq
     tables = {tuple(row) for row in con.execute(
         "select table_schema, table_name from information_schema.tables where table_type = 'BASE TABLE'").fetchall()}
     built = []
+    records: list[tuple[str, dt.date | None, str, str]] = []  # kept in ops.model_builds once every model is built
     for layer in LAYERS:
         for path in _in_dependency_order(layer, sorted((sql_dir / layer).glob("*.sql"))):
             name = path.stem
@@ -284,7 +299,7 @@ def build_models(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, sq
                 held = None
                 if fingerprint:
                     held = content_digest(con, relation, where, params, _restamped(layer))
-                    record_build(con, relation, mart_date, fingerprint, held, run_id)
+                    records.append((relation, mart_date, fingerprint, held))
             # what a later model that reads it digests: the table as it is now. A staging or intermediate table's
             # whole content is the digest just taken; a mart's is every date's rows, without run_id
             if layer != "marts" and held is not None:
@@ -299,6 +314,8 @@ def build_models(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, sq
             built.append(BuiltModel(layer, name, rows, reused))
             log.info("%s %s (%d rows)%s", "reused" if reused else "built", relation, rows,
                      ": its inputs are unchanged" if reused else "")
+    # a build that failed part way records nothing: the next one builds again what this one had (slower, not wrong)
+    record_builds(con, records, run_id)
     _drop_rows_of_removed_marts(con, {m.name for m in built if m.layer == "marts"}, as_of)
     return built
 

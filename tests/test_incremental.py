@@ -275,6 +275,36 @@ def test_a_model_that_only_swapped_two_column_names_rebuilds_the_models_reading_
     assert fresh_db.execute("select x from intermediate.b").fetchall() == [(2,)]
 
 
+def test_each_model_keeps_one_build_record_and_a_failed_build_records_none(fresh_db, tmp_path):
+    """ops.model_builds holds one row a model (a mart: one an as-of date), written once the build is done: a model
+    rebuilt replaces its row, a reused one keeps the run that built it. A build that fails part way records nothing,
+    so a model it rebuilt before the failure is built again by the next build (its record is the older build's),
+    never reused on a fingerprint it was not recorded with."""
+    sql = models(tmp_path / "sql", intermediate__a="select 1 as x", intermediate__b="select x from intermediate.a",
+                 marts__m="select getvariable('as_of')::date as as_of, getvariable('run_id') as run_id, "
+                          "x from intermediate.b")
+    records = "select model, as_of, run_id from ops.model_builds order by model, as_of"
+    transform.build_models(fresh_db, "run-1", AS_OF, sql)
+    (sql / "intermediate" / "b.sql").write_text("select x + 1 as x from intermediate.a")
+    built = {m.name: m.reused for m in transform.build_models(fresh_db, "run-2", AS_OF, sql)}
+    assert built == {"a": True, "b": False, "m": False}
+    assert fresh_db.execute(records).fetchall() == [
+        ("intermediate.a", None, "run-1"), ("intermediate.b", None, "run-2"), ("marts.m", AS_OF, "run-2")]
+    # a rebuilt (2), then b fails: nothing recorded, a's row is still run-1's (its `select 1`)
+    (sql / "intermediate" / "a.sql").write_text("select 2 as x")
+    (sql / "intermediate" / "b.sql").write_text("select nope from intermediate.a")
+    with pytest.raises(transform.ModelError, match=r"^sql/intermediate/b\.sql: "):
+        transform.build_models(fresh_db, "run-3", AS_OF, sql)
+    assert fresh_db.execute(records).fetchall() == [
+        ("intermediate.a", None, "run-1"), ("intermediate.b", None, "run-2"), ("marts.m", AS_OF, "run-2")]
+    (sql / "intermediate" / "b.sql").write_text("select x + 1 as x from intermediate.a")
+    built = {m.name: m.reused for m in transform.build_models(fresh_db, "run-4", AS_OF, sql)}
+    assert built == {"a": False, "b": False, "m": False}
+    assert fresh_db.execute("select x from marts.m where as_of = ?", [AS_OF]).fetchall() == [(3,)]  # 2 + 1
+    assert fresh_db.execute(records).fetchall() == [
+        ("intermediate.a", None, "run-4"), ("intermediate.b", None, "run-4"), ("marts.m", AS_OF, "run-4")]
+
+
 def test_a_mart_column_whose_type_changed_is_widened_or_refused_never_cast_down(fresh_db, tmp_path):
     """A mart keeps every date's rows; a model whose column became DOUBLE (8 / 16 = 0.5) had its new rows cast to the
     table's BIGINT (0.5 stored as 0). Now the column is widened when the older rows cast to the new type unchanged,
