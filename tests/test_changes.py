@@ -689,15 +689,31 @@ def test_a_signal_behind_an_interrupted_duckdb_query_is_raised_again_and_an_inte
     from flows.nightly import _after_publish, _raise_the_signal_behind
 
     def interrupted_query(interrupt) -> BaseException:
+        """The error of an endless query that `interrupt(con)` stopped, called once DuckDB runs it (its progress is
+        then 0 or more, -1 before). A fixed 0.3 s delay let a loaded machine call it before the query began: a
+        `con.interrupt()` then had nothing to stop, and the query ran on (a worker hung for minutes). A query still
+        running 60 s later is stopped with `con.interrupt()`: the test fails, it does not hang."""
         con = duckdb.connect(config={"threads": 1})  # the main thread runs the query, and checks for signals
-        timer = threading.Timer(0.3, interrupt, [con])
+        con.execute("set enable_progress_bar = true; set enable_progress_bar_print = false")  # query_progress()
+        finished = threading.Event()
+
+        def stop() -> None:
+            while con.query_progress() < 0:
+                if finished.wait(0.01):
+                    return
+            interrupt(con)
+            if not finished.wait(60):
+                con.interrupt()
+
+        watcher = threading.Thread(target=stop, daemon=True)
         try:
-            timer.start()
+            watcher.start()
             con.execute("select count(*) from range(1000000000000) t(i) where i % 7 = 3").fetchall()
         except BaseException as exc:  # noqa: BLE001 (DuckDB's error, whatever it is)
             return exc
         finally:
-            timer.cancel()
+            finished.set()
+            watcher.join()
             con.close()
         raise AssertionError("the query was not interrupted")
 
@@ -725,7 +741,13 @@ def test_a_signal_behind_an_interrupted_duckdb_query_is_raised_again_and_an_inte
         _after_publish("reading the run's changes", step_stopped, failed)
     assert failed == []
 
-    interrupted = interrupted_query(lambda con: _thread.interrupt_main(signal.SIGINT))  # Python's own handler
+    # Python's own handler, set here: interrupt_main does nothing to a signal whose handler is SIG_IGN or SIG_DFL, as
+    # an earlier test in the worker can leave SIGINT's (the query ran on, a worker hung for minutes)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        interrupted = interrupted_query(lambda con: _thread.interrupt_main(signal.SIGINT))
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert type(interrupted) is RuntimeError and str(interrupted) == "Query interrupted"
     with pytest.raises(KeyboardInterrupt):
         _raise_the_signal_behind(interrupted)
