@@ -115,6 +115,8 @@ UNDECLARED_PRECISION_SENTENCE = ("tests/test_reports.py::test_a_measured_pick_of
 HAND_MADE_CHANGES = ("tests/test_changes.py::test_changes_of_hand_made_days_name_each_reason_a_fall_in_price_and_sources_"
                      "stale_or_fresh")
 HAND_MADE_WHAT_CHANGED = "tests/test_changes.py::test_what_changed_on_hand_made_days_says_each_change_in_words"
+FIGURE_WORDED_ANEW = ("tests/test_changes.py::test_a_picks_figure_worded_anew_is_no_new_result_and_one_resting_on_"
+                      "another_result_is")
 SAME_TO_THE_DIGIT = ("tests/test_reports.py::test_a_runner_up_equal_to_the_digits_shown_and_a_price_no_run_refreshed_"
                      "are_said_so")
 CHIP_HOUR_MAY_BE_CHEAPER = ("tests/test_reports.py::test_the_cheapest_chip_hour_that_may_be_cheaper_is_said_so_in_the_"
@@ -1560,6 +1562,13 @@ MUTATIONS = (
              "end", "previous_outcome_value", (HAND_MADE_CHANGES,)),
     Mutation("changes-new-candidate-called-smaller-moves", CHANGES,
              "            when pick_previous_basis is null then 'new candidate'\n", "", (HAND_MADE_CHANGES,)),
+    Mutation("changes-a-picks-figure-on-one-more-result-is-no-new-result", CHANGES,
+             "         or (pick_before.benchmark_ref is distinct from picks.benchmark_ref\n", "         or (false\n",
+             (FIGURE_WORDED_ANEW,)),
+    Mutation("changes-a-picks-label-worded-anew-is-a-new-result", CHANGES,
+             "         or (pick_before.benchmark_ref is distinct from picks.benchmark_ref\n             and ",
+             "         or (pick_before.benchmark_ref is distinct from picks.benchmark_ref\n             or ",
+             (FIGURE_WORDED_ANEW,)),
     Mutation("sentence-no-candidate-read-as-a-new-pick", SENTENCES,
              "{%- if c.offer_id is none -%}", "{%- if false -%}", (HAND_MADE_WHAT_CHANGED,)),
     Mutation("sentence-no-previous-candidate-read-as-a-move", SENTENCES,

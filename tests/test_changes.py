@@ -866,9 +866,15 @@ HAND_MADE_SOURCES = [("aws_spot", "stale", "landed"), ("aws_pricing", "landed", 
                      ("gcp_billing", None, "stale")]
 
 
-def hand_made_changes(catalog_digest: str = "c") -> list[dict]:
+# a ranked row's figure unless a test says otherwise: (basis, benchmark_ref, benchmark_label)
+HAND_MADE_FIGURE = ("measured", "r1", "a result")
+
+
+def hand_made_changes(catalog_digest: str = "c", extra_ranks: tuple = (), figures: dict | None = None) -> list[dict]:
     """marts.changes of the run of 2026-12-02 on the hand-made history, in the order the reports read it; the run's
-    catalogs are the earlier runs' ("c") unless `catalog_digest` says otherwise (a catalog edit)."""
+    catalogs are the earlier runs' ("c") unless `catalog_digest` says otherwise (a catalog edit). `extra_ranks` are
+    rows of HAND_MADE_RANKS' shape ranked besides them, and `figures` a row's figure on a day, {(workload, offer,
+    day 0 or 1): (basis, benchmark_ref, benchmark_label)}, where it is not HAND_MADE_FIGURE."""
     from flows.paths import SQL_DIR
 
     con = duckdb.connect()
@@ -902,14 +908,16 @@ def hand_made_changes(catalog_digest: str = "c") -> list[dict]:
                     "benchmark_source_id varchar)")
         for as_of, day in ((HAND_MADE_AS_OF - dt.timedelta(days=1), 0), (HAND_MADE_AS_OF, 1)):
             ranked = [(w, offer_id, precision, metric, values[day])
-                      for w, offer_id, precision, metric, *values in HAND_MADE_RANKS if values[day] is not None]
+                      for w, offer_id, precision, metric, *values in (*HAND_MADE_RANKS, *extra_ranks)
+                      if values[day] is not None]
             best = {w: min(r[4] for r in ranked if r[0] == w) for w, *_ in ranked}
             for workload_id, offer_id, precision, metric, value in ranked:
                 cloud, region, instance_type, term = offer_id.split(":")
-                con.execute("insert into marts.rank_history values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'measured', "
-                            "'r1', 'a result', ?, 'mlperf')",
+                figure = (figures or {}).get((workload_id, offer_id, day), HAND_MADE_FIGURE)
+                con.execute("insert into marts.rank_history values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                            "'mlperf')",
                             [as_of, workload_id, f"{workload_id}|{offer_id}|{precision}", offer_id, cloud, region,
-                             instance_type, term, precision, value == best[workload_id], metric, value,
+                             instance_type, term, precision, value == best[workload_id], metric, value, *figure,
                              "aws_spot" if term == "spot" else "aws_pricing"])
         con.execute("create table marts.benchmark_results (as_of date, result_key varchar, result_label varchar, "
                     "source_ref varchar)")
@@ -967,6 +975,36 @@ def test_changes_of_hand_made_days_name_each_reason_a_fall_in_price_and_sources_
         "lora": [P5_SPOT], "batch": [P5_EU_SPOT], "chat": None, "pretrain": None, "gone": None, "arrived": None}
     assert {c["reason_subjects"] for kind, c in found.items() if kind[0] != "best_offer_changed"} == {None}
     assert found["source_stale", "gcp_billing"]["label"] == "gcp_billing is stale (HTTP 503); no earlier data"
+
+
+def test_a_picks_figure_worded_anew_is_no_new_result_and_one_resting_on_another_result_is():
+    """Three workloads whose pick moves from trn1.32xlarge (10.0 both days) to inf2.48xlarge (12.0, then 9.0), both
+    ranked the day before at prices that did not move (21.50 and 12.98 USD per hour). inf2's calibrated figure on day 3:
+    - "worded": its label written otherwise (a release that writes the factor to three figures), the same results;
+    - "shifted": its reference names its rows at other positions (a row inserted above them), the same label;
+    - "refit": fitted from one more result, which its reference names and its label counts.
+    Only the last is a new result; the others, nothing else having moved, are 'smaller moves' (the first was 'new
+    result' when the labels were compared)."""
+    fitted, label = "fitted from runs.csv: row 2; runs.csv: row 3", "efficiencies x 3.61 fitted from 2 results"
+    worded, shifted, refit = "worded", "shifted", "refit"
+    ranks = tuple((w, offer, None, "usd_per_million_tokens", *values) for w in (worded, shifted, refit)
+                  for offer, values in ((TRN1_ON_DEMAND, (10.0, 10.0)), (INF2_ON_DEMAND, (12.0, 9.0))))
+    figures = {(w, INF2_ON_DEMAND, 0): ("calibrated", fitted, label) for w in (worded, shifted, refit)} | {
+        (worded, INF2_ON_DEMAND, 0): ("calibrated", fitted, "efficiencies x 3.609 fitted from 2 results"),
+        (worded, INF2_ON_DEMAND, 1): ("calibrated", fitted, label),
+        (shifted, INF2_ON_DEMAND, 1): ("calibrated", "fitted from runs.csv: row 3; runs.csv: row 4", label),
+        (refit, INF2_ON_DEMAND, 1): ("calibrated", f"{fitted}; runs.csv: row 4",
+                                     "efficiencies x 2.95 fitted from 3 results")}
+    found = {(c["change_kind"], c["subject"]): c for c in hand_made_changes(extra_ranks=ranks, figures=figures)}
+    for workload in (worded, shifted):
+        moved = found["best_offer_changed", workload]
+        assert (moved["previous_offer_id"], moved["offer_id"]) == (TRN1_ON_DEMAND, INF2_ON_DEMAND)
+        assert (moved["reason"], moved["reason_detail"], moved["reason_subjects"]) == (
+            "smaller moves", "prices or results moved by less than the threshold each", None), workload
+    moved = found["best_offer_changed", refit]
+    assert (moved["reason"], moved["reason_detail"], moved["reason_subjects"]) == (
+        "new result", "aws inf2.48xlarge us-east-1 on_demand is now calibrated: efficiencies x 2.95 fitted from 3 "
+        "results", None)
 
 
 def test_a_workload_new_to_the_run_leaves_no_change_out_of_its_pages_count():

@@ -152,7 +152,15 @@ explained as (
         previous_now.outcome_value as previous_pick_now_value,
         previous_now.basis as previous_pick_now_basis,
         pick_before.basis as pick_previous_basis,
-        pick_before.benchmark_label as pick_previous_benchmark_label,
+        -- the pick's figure rests on other results than in the previous run (a result that calibrates it, one that
+        -- no longer does, another measurement): its basis or benchmark source moved, or its reference and its label
+        -- both did. The label alone is no new result: a release that words it otherwise (a factor written to three
+        -- figures) or a catalog edit that moves a figure in it; nor the reference alone, which names the file by its
+        -- path and the row by its position (the catalogs read from another folder, a row inserted above it)
+        (pick_before.basis is distinct from picks.basis
+         or pick_before.benchmark_source_id is distinct from picks.benchmark_source_id
+         or (pick_before.benchmark_ref is distinct from picks.benchmark_ref
+             and pick_before.benchmark_label is distinct from picks.benchmark_label)) as pick_figure_rests_elsewhere,
         (select any_value(label) from offers_added where offer_id = picks.offer_id) as pick_offer_added,
         (select any_value(label) from offers_removed where offer_id = picks.previous_offer_id) as previous_offer_removed,
         (select any_value(after_value / before_value) from prices_moved
@@ -209,9 +217,7 @@ best_changed as (
             when pick_result_added is not null then 'new result'
             -- a pick ranked in the previous run too whose figure's basis moved (a result that calibrates it, one
             -- that no longer does); a pick that was no candidate then is the catalog's doing, or a new candidate
-            when pick_previous_basis is not null
-                and (pick_previous_basis is distinct from basis
-                     or pick_previous_benchmark_label is distinct from benchmark_label) then 'new result'
+            when pick_previous_basis is not null and pick_figure_rests_elsewhere then 'new result'
             when stale_sources is not null then 'stale source'
             when catalog_edited then 'catalog edit'
             when pick_previous_basis is null then 'new candidate'
@@ -232,9 +238,7 @@ best_changed as (
                      || ' USD per hour)'
             when pick_offer_added is not null then label || ' is a new offer'
             when pick_result_added is not null then 'a new benchmark result: ' || pick_result_added
-            when pick_previous_basis is not null
-                and (pick_previous_basis is distinct from basis
-                     or pick_previous_benchmark_label is distinct from benchmark_label)
+            when pick_previous_basis is not null and pick_figure_rests_elsewhere
                 then label || ' is now ' || basis || coalesce(': ' || benchmark_label, '')
             when stale_sources is not null then 'stale: ' || stale_sources
             when catalog_edited then 'the catalogs changed since the previous run'
@@ -253,9 +257,7 @@ best_changed as (
             when pick_price_ratio is not null then [offer_id]
             when pick_offer_added is not null then [offer_id]
             when pick_result_added is not null then [pick_result_added_key]
-            when pick_previous_basis is not null
-                and (pick_previous_basis is distinct from basis
-                     or pick_previous_benchmark_label is distinct from benchmark_label) then null
+            when pick_previous_basis is not null and pick_figure_rests_elsewhere then null
             when stale_sources is not null then stale_source_ids
             when catalog_edited then ['catalog']
         end as reason_subjects
