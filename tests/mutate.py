@@ -115,8 +115,8 @@ UNDECLARED_PRECISION_SENTENCE = ("tests/test_reports.py::test_a_measured_pick_of
 HAND_MADE_CHANGES = ("tests/test_changes.py::test_changes_of_hand_made_days_name_each_reason_a_fall_in_price_and_sources_"
                      "stale_or_fresh")
 HAND_MADE_WHAT_CHANGED = "tests/test_changes.py::test_what_changed_on_hand_made_days_says_each_change_in_words"
-FIGURE_WORDED_ANEW = ("tests/test_changes.py::test_a_picks_figure_worded_anew_is_no_new_result_and_one_resting_on_"
-                      "another_result_is")
+LABEL_MOVED = ("tests/test_changes.py::test_a_catalog_edit_that_moves_a_figure_in_a_picks_label_is_no_new_result_a_"
+               "row_measured_anew_is")
 SAME_TO_THE_DIGIT = ("tests/test_reports.py::test_a_runner_up_equal_to_the_digits_shown_and_a_price_no_run_refreshed_"
                      "are_said_so")
 CHIP_HOUR_MAY_BE_CHEAPER = ("tests/test_reports.py::test_the_cheapest_chip_hour_that_may_be_cheaper_is_said_so_in_the_"
@@ -1562,13 +1562,20 @@ MUTATIONS = (
              "end", "previous_outcome_value", (HAND_MADE_CHANGES,)),
     Mutation("changes-new-candidate-called-smaller-moves", CHANGES,
              "            when pick_previous_basis is null then 'new candidate'\n", "", (HAND_MADE_CHANGES,)),
-    Mutation("changes-a-picks-figure-on-one-more-result-is-no-new-result", CHANGES,
-             "         or (pick_before.benchmark_ref is distinct from picks.benchmark_ref\n", "         or (false\n",
-             (FIGURE_WORDED_ANEW,)),
-    Mutation("changes-a-picks-label-worded-anew-is-a-new-result", CHANGES,
-             "         or (pick_before.benchmark_ref is distinct from picks.benchmark_ref\n             and ",
-             "         or (pick_before.benchmark_ref is distinct from picks.benchmark_ref\n             or ",
-             (FIGURE_WORDED_ANEW,)),
+    Mutation("changes-a-label-a-catalog-edit-moved-is-a-new-result", CHANGES,
+             "            when pick_previous_basis is not null and pick_basis_moved then 'new result'",
+             "            when pick_previous_basis is not null and (pick_basis_moved or pick_label_moved) then 'new result'",
+             (LABEL_MOVED,)),
+    Mutation("changes-a-picks-benchmark-source-moving-is-no-new-result", CHANGES,
+             "         or pick_before.benchmark_source_id is distinct from picks.benchmark_source_id) as pick_basis_moved",
+             ") as pick_basis_moved", (LABEL_MOVED,)),
+    Mutation("changes-a-row-measured-anew-is-smaller-moves", CHANGES,
+             "            when pick_previous_basis is not null and pick_label_moved then 'new result'\n", "",
+             (LABEL_MOVED,)),
+    Mutation("changes-a-moved-reference-is-a-new-result", CHANGES,
+             "pick_before.benchmark_label is distinct from picks.benchmark_label as pick_label_moved",
+             "(pick_before.benchmark_label is distinct from picks.benchmark_label or pick_before.benchmark_ref is "
+             "distinct from picks.benchmark_ref) as pick_label_moved", (LABEL_MOVED,)),
     Mutation("sentence-no-candidate-read-as-a-new-pick", SENTENCES,
              "{%- if c.offer_id is none -%}", "{%- if false -%}", (HAND_MADE_WHAT_CHANGED,)),
     Mutation("sentence-no-previous-candidate-read-as-a-move", SENTENCES,

@@ -866,15 +866,15 @@ HAND_MADE_SOURCES = [("aws_spot", "stale", "landed"), ("aws_pricing", "landed", 
                      ("gcp_billing", None, "stale")]
 
 
-# a ranked row's figure unless a test says otherwise: (basis, benchmark_ref, benchmark_label)
-HAND_MADE_FIGURE = ("measured", "r1", "a result")
+# a ranked row's figure unless a test says otherwise: (basis, benchmark_ref, benchmark_label, benchmark_source_id)
+HAND_MADE_FIGURE = ("measured", "r1", "a result", "mlperf")
 
 
 def hand_made_changes(catalog_digest: str = "c", extra_ranks: tuple = (), figures: dict | None = None) -> list[dict]:
     """marts.changes of the run of 2026-12-02 on the hand-made history, in the order the reports read it; the run's
     catalogs are the earlier runs' ("c") unless `catalog_digest` says otherwise (a catalog edit). `extra_ranks` are
     rows of HAND_MADE_RANKS' shape ranked besides them, and `figures` a row's figure on a day, {(workload, offer,
-    day 0 or 1): (basis, benchmark_ref, benchmark_label)}, where it is not HAND_MADE_FIGURE."""
+    day 0 or 1): (basis, benchmark_ref, benchmark_label, benchmark_source_id)}, where it is not HAND_MADE_FIGURE."""
     from flows.paths import SQL_DIR
 
     con = duckdb.connect()
@@ -913,12 +913,12 @@ def hand_made_changes(catalog_digest: str = "c", extra_ranks: tuple = (), figure
             best = {w: min(r[4] for r in ranked if r[0] == w) for w, *_ in ranked}
             for workload_id, offer_id, precision, metric, value in ranked:
                 cloud, region, instance_type, term = offer_id.split(":")
-                figure = (figures or {}).get((workload_id, offer_id, day), HAND_MADE_FIGURE)
-                con.execute("insert into marts.rank_history values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                            "'mlperf')",
+                basis, ref, label, benchmark_source = (figures or {}).get((workload_id, offer_id, day),
+                                                                          HAND_MADE_FIGURE)
+                con.execute("insert into marts.rank_history values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                             [as_of, workload_id, f"{workload_id}|{offer_id}|{precision}", offer_id, cloud, region,
-                             instance_type, term, precision, value == best[workload_id], metric, value, *figure,
-                             "aws_spot" if term == "spot" else "aws_pricing"])
+                             instance_type, term, precision, value == best[workload_id], metric, value, basis, ref,
+                             label, "aws_spot" if term == "spot" else "aws_pricing", benchmark_source])
         con.execute("create table marts.benchmark_results (as_of date, result_key varchar, result_label varchar, "
                     "source_ref varchar)")
         con.execute((SQL_DIR / "macros.sql").read_text())  # its multiples are written as the pages write them
@@ -977,34 +977,54 @@ def test_changes_of_hand_made_days_name_each_reason_a_fall_in_price_and_sources_
     assert found["source_stale", "gcp_billing"]["label"] == "gcp_billing is stale (HTTP 503); no earlier data"
 
 
-def test_a_picks_figure_worded_anew_is_no_new_result_and_one_resting_on_another_result_is():
-    """Three workloads whose pick moves from trn1.32xlarge (10.0 both days) to inf2.48xlarge (12.0, then 9.0), both
-    ranked the day before at prices that did not move (21.50 and 12.98 USD per hour). inf2's calibrated figure on day 3:
-    - "worded": its label written otherwise (a release that writes the factor to three figures), the same results;
-    - "shifted": its reference names its rows at other positions (a row inserted above them), the same label;
-    - "refit": fitted from one more result, which its reference names and its label counts.
-    Only the last is a new result; the others, nothing else having moved, are 'smaller moves' (the first was 'new
-    result' when the labels were compared)."""
-    fitted, label = "fitted from runs.csv: row 2; runs.csv: row 3", "efficiencies x 3.61 fitted from 2 results"
-    worded, shifted, refit = "worded", "shifted", "refit"
-    ranks = tuple((w, offer, None, "usd_per_million_tokens", *values) for w in (worded, shifted, refit)
+def picks_moved_to_inf2(figures: dict, catalog_digest: str = "c") -> dict:
+    """marts.changes on the hand-made days with a workload for each key of `figures` ({workload: (inf2's figure on
+    day 2, on day 3)}) whose pick moves from trn1.32xlarge (10.0 both days) to inf2.48xlarge (12.0, then 9.0), both
+    ranked the day before at prices that did not move (21.50 and 12.98 USD per hour): its best-offer change."""
+    ranks = tuple((w, offer, None, "usd_per_million_tokens", *values) for w in figures
                   for offer, values in ((TRN1_ON_DEMAND, (10.0, 10.0)), (INF2_ON_DEMAND, (12.0, 9.0))))
-    figures = {(w, INF2_ON_DEMAND, 0): ("calibrated", fitted, label) for w in (worded, shifted, refit)} | {
-        (worded, INF2_ON_DEMAND, 0): ("calibrated", fitted, "efficiencies x 3.609 fitted from 2 results"),
-        (worded, INF2_ON_DEMAND, 1): ("calibrated", fitted, label),
-        (shifted, INF2_ON_DEMAND, 1): ("calibrated", "fitted from runs.csv: row 3; runs.csv: row 4", label),
-        (refit, INF2_ON_DEMAND, 1): ("calibrated", f"{fitted}; runs.csv: row 4",
-                                     "efficiencies x 2.95 fitted from 3 results")}
-    found = {(c["change_kind"], c["subject"]): c for c in hand_made_changes(extra_ranks=ranks, figures=figures)}
-    for workload in (worded, shifted):
-        moved = found["best_offer_changed", workload]
-        assert (moved["previous_offer_id"], moved["offer_id"]) == (TRN1_ON_DEMAND, INF2_ON_DEMAND)
-        assert (moved["reason"], moved["reason_detail"], moved["reason_subjects"]) == (
-            "smaller moves", "prices or results moved by less than the threshold each", None), workload
-    moved = found["best_offer_changed", refit]
-    assert (moved["reason"], moved["reason_detail"], moved["reason_subjects"]) == (
-        "new result", "aws inf2.48xlarge us-east-1 on_demand is now calibrated: efficiencies x 2.95 fitted from 3 "
-        "results", None)
+    by_day = {(w, INF2_ON_DEMAND, day): figure for w, days in figures.items() for day, figure in enumerate(days)}
+    found = {(c["change_kind"], c["subject"]): c
+             for c in hand_made_changes(catalog_digest, extra_ranks=ranks, figures=by_day)}
+    assert {(found["best_offer_changed", w]["previous_offer_id"], found["best_offer_changed", w]["offer_id"])
+            for w in figures} == {(TRN1_ON_DEMAND, INF2_ON_DEMAND)}
+    return {w: found["best_offer_changed", w] for w in figures}
+
+
+def test_a_catalog_edit_that_moves_a_figure_in_a_picks_label_is_no_new_result_a_row_measured_anew_is():
+    """A pick's label quotes figures of the catalog (a family default, a peak) besides its results'. On a night whose
+    catalogs changed, a label that moved is the edit's doing ('catalog edit'; it was 'new result', the labels being
+    compared first), unless the figure's basis or benchmark source moved. Without an edit, a label that moved is a
+    new result (an own run measured anew in its row: no new row, no benchmark_added), and a reference that moved
+    alone (its file read from another folder, a row inserted above) is none."""
+    own, moved_own = "catalogs/runs.csv: row 3", "/tmp/copy/catalogs/runs.csv: row 3"
+    run_on = "own run of llama31-8b at fp8 on 1 x inferentia2: 9,100 tokens/s, run on {}"
+    calibrated = ("calibrated", "fitted from catalogs/runs.csv: row 2", "calibrated MFU 0.450 (family default 0.45 x "
+                  "{})", "marts.estimate_backtest")
+    edited = picks_moved_to_inf2({
+        "edited": (calibrated[:2] + (calibrated[2].format("1.17"), calibrated[3]),
+                   ("calibrated", "fitted from /tmp/copy/catalogs/runs.csv: row 2", calibrated[2].format("1.20"),
+                    calibrated[3])),
+        "recalibrated": (("estimated", "catalogs/accelerators.yaml: family_defaults.inferentia", "roofline",
+                          "declared-assumption"), calibrated[:2] + (calibrated[2].format("1.20"), calibrated[3])),
+        "resourced": (("measured", "v4.1.json: [4]", "MLPerf: 9,000 tokens/s", "mlperf"),
+                      ("measured", own, run_on.format("2026-12-01"), "benchmark_runs")),
+    }, catalog_digest="d")
+    assert {w: (c["reason"], c["reason_subjects"]) for w, c in edited.items()} == {
+        "edited": ("catalog edit", ["catalog"]), "recalibrated": ("new result", None),
+        "resourced": ("new result", None)}
+    assert edited["recalibrated"]["reason_detail"] == (
+        "aws inf2.48xlarge us-east-1 on_demand is now calibrated: calibrated MFU 0.450 (family default 0.45 x 1.20)")
+    unedited = picks_moved_to_inf2({
+        "remeasured": (("measured", own, run_on.format("2026-11-20"), "benchmark_runs"),
+                       ("measured", own, run_on.format("2026-12-01"), "benchmark_runs")),
+        "shifted": (("measured", own, run_on.format("2026-11-20"), "benchmark_runs"),
+                    ("measured", moved_own, run_on.format("2026-11-20"), "benchmark_runs")),
+    })
+    assert (unedited["remeasured"]["reason"], unedited["remeasured"]["reason_detail"]) == (
+        "new result", f"aws inf2.48xlarge us-east-1 on_demand is now measured: {run_on.format('2026-12-01')}")
+    assert (unedited["shifted"]["reason"], unedited["shifted"]["reason_detail"]) == (
+        "smaller moves", "prices or results moved by less than the threshold each")
 
 
 def test_a_workload_new_to_the_run_leaves_no_change_out_of_its_pages_count():
