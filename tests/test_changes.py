@@ -692,14 +692,19 @@ def test_a_signal_behind_an_interrupted_duckdb_query_is_raised_again_and_an_inte
         """The error of an endless query that `interrupt(con)` stopped, called once DuckDB runs it (its progress is
         then 0 or more, -1 before). A fixed 0.3 s delay let a loaded machine call it before the query began: a
         `con.interrupt()` then had nothing to stop, and the query ran on (a worker hung for minutes). A query still
-        running 60 s later is stopped with `con.interrupt()`: the test fails, it does not hang."""
+        running 60 s later, or never seen running in 60 s, is stopped with `con.interrupt()`: the test fails, it
+        does not hang."""
         con = duckdb.connect(config={"threads": 1})  # the main thread runs the query, and checks for signals
         con.execute("set enable_progress_bar = true; set enable_progress_bar_print = false")  # query_progress()
         finished = threading.Event()
 
         def stop() -> None:
+            unseen_until = time.monotonic() + 60
             while con.query_progress() < 0:
                 if finished.wait(0.01):
+                    return
+                if time.monotonic() > unseen_until:  # never reported running: stopped all the same
+                    con.interrupt()
                     return
             interrupt(con)
             if not finished.wait(60):
