@@ -1563,15 +1563,21 @@ MUTATIONS = (
     Mutation("changes-new-candidate-called-smaller-moves", CHANGES,
              "            when pick_previous_basis is null then 'new candidate'\n", "", (HAND_MADE_CHANGES,)),
     Mutation("changes-a-label-a-catalog-edit-moved-is-a-new-result", CHANGES,
-             "            when pick_previous_basis is not null and pick_basis_moved then 'new result'",
-             "            when pick_previous_basis is not null and (pick_basis_moved or pick_label_moved) then 'new result'",
-             (LABEL_MOVED,)),
+             "(pick_label_moved and not catalog_edited)", "pick_label_moved", (LABEL_MOVED,)),
     Mutation("changes-a-picks-benchmark-source-moving-is-no-new-result", CHANGES,
-             "         or pick_before.benchmark_source_id is distinct from picks.benchmark_source_id) as pick_basis_moved",
-             ") as pick_basis_moved", (LABEL_MOVED,)),
+             "             and pick_before.benchmark_source_id is distinct from picks.benchmark_source_id)) as "
+             "pick_basis_moved", "             and false)) as pick_basis_moved", (LABEL_MOVED,)),
     Mutation("changes-a-row-measured-anew-is-smaller-moves", CHANGES,
-             "            when pick_previous_basis is not null and pick_label_moved then 'new result'\n", "",
-             (LABEL_MOVED,)),
+             "(pick_basis_moved or (pick_label_moved and not catalog_edited))", "pick_basis_moved", (LABEL_MOVED,)),
+    Mutation("changes-a-basis-moving-alone-is-no-new-result", CHANGES,
+             "        (pick_before.basis is distinct from picks.basis\n", "        (false\n", (LABEL_MOVED,)),
+    Mutation("changes-an-estimates-catalog-source-moving-is-a-new-result", CHANGES,
+             "         or (picks.basis <> 'estimated'\n             and ", "         or (", (LABEL_MOVED,)),
+    Mutation("changes-a-stale-source-hides-a-row-measured-anew", CHANGES,
+             "            when pick_new_evidence then 'new result'\n"
+             "            when stale_sources is not null then 'stale source'\n",
+             "            when stale_sources is not null then 'stale source'\n"
+             "            when pick_new_evidence then 'new result'\n", (LABEL_MOVED,)),
     Mutation("changes-a-moved-reference-is-a-new-result", CHANGES,
              "pick_before.benchmark_label is distinct from picks.benchmark_label as pick_label_moved",
              "(pick_before.benchmark_label is distinct from picks.benchmark_label or pick_before.benchmark_ref is "

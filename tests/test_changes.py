@@ -875,11 +875,13 @@ HAND_MADE_SOURCES = [("aws_spot", "stale", "landed"), ("aws_pricing", "landed", 
 HAND_MADE_FIGURE = ("measured", "r1", "a result", "mlperf")
 
 
-def hand_made_changes(catalog_digest: str = "c", extra_ranks: tuple = (), figures: dict | None = None) -> list[dict]:
+def hand_made_changes(catalog_digest: str = "c", extra_ranks: tuple = (), figures: dict | None = None,
+                      sources: list = HAND_MADE_SOURCES) -> list[dict]:
     """marts.changes of the run of 2026-12-02 on the hand-made history, in the order the reports read it; the run's
     catalogs are the earlier runs' ("c") unless `catalog_digest` says otherwise (a catalog edit). `extra_ranks` are
     rows of HAND_MADE_RANKS' shape ranked besides them, and `figures` a row's figure on a day, {(workload, offer,
-    day 0 or 1): (basis, benchmark_ref, benchmark_label, benchmark_source_id)}, where it is not HAND_MADE_FIGURE."""
+    day 0 or 1): (basis, benchmark_ref, benchmark_label, benchmark_source_id)}, where it is not HAND_MADE_FIGURE;
+    `sources` the sources' statuses, in HAND_MADE_SOURCES' shape."""
     from flows.paths import SQL_DIR
 
     con = duckdb.connect()
@@ -893,7 +895,7 @@ def hand_made_changes(catalog_digest: str = "c", extra_ranks: tuple = (), figure
                     "('day-2', '2026-12-01', 'c', '2026-12-01 06:00')")
         con.execute("create table ops.source_loads (run_id varchar, source_id varchar, status varchar, "
                     "error varchar, stale_since varchar)")
-        for source_id, before, now in HAND_MADE_SOURCES:
+        for source_id, before, now in sources:
             for run_id, status in (("day-2", before), ("day-3", now)):
                 if status:
                     con.execute("insert into ops.source_loads values (?, ?, ?, ?, null)",
@@ -982,7 +984,7 @@ def test_changes_of_hand_made_days_name_each_reason_a_fall_in_price_and_sources_
     assert found["source_stale", "gcp_billing"]["label"] == "gcp_billing is stale (HTTP 503); no earlier data"
 
 
-def picks_moved_to_inf2(figures: dict, catalog_digest: str = "c") -> dict:
+def picks_moved_to_inf2(figures: dict, catalog_digest: str = "c", sources: list = HAND_MADE_SOURCES) -> dict:
     """marts.changes on the hand-made days with a workload for each key of `figures` ({workload: (inf2's figure on
     day 2, on day 3)}) whose pick moves from trn1.32xlarge (10.0 both days) to inf2.48xlarge (12.0, then 9.0), both
     ranked the day before at prices that did not move (21.50 and 12.98 USD per hour): its best-offer change."""
@@ -990,7 +992,7 @@ def picks_moved_to_inf2(figures: dict, catalog_digest: str = "c") -> dict:
                   for offer, values in ((TRN1_ON_DEMAND, (10.0, 10.0)), (INF2_ON_DEMAND, (12.0, 9.0))))
     by_day = {(w, INF2_ON_DEMAND, day): figure for w, days in figures.items() for day, figure in enumerate(days)}
     found = {(c["change_kind"], c["subject"]): c
-             for c in hand_made_changes(catalog_digest, extra_ranks=ranks, figures=by_day)}
+             for c in hand_made_changes(catalog_digest, extra_ranks=ranks, figures=by_day, sources=sources)}
     assert {(found["best_offer_changed", w]["previous_offer_id"], found["best_offer_changed", w]["offer_id"])
             for w in figures} == {(TRN1_ON_DEMAND, INF2_ON_DEMAND)}
     return {w: found["best_offer_changed", w] for w in figures}
@@ -999,37 +1001,51 @@ def picks_moved_to_inf2(figures: dict, catalog_digest: str = "c") -> dict:
 def test_a_catalog_edit_that_moves_a_figure_in_a_picks_label_is_no_new_result_a_row_measured_anew_is():
     """A pick's label quotes figures of the catalog (a family default, a peak) besides its results'. On a night whose
     catalogs changed, a label that moved is the edit's doing ('catalog edit'; it was 'new result', the labels being
-    compared first), unless the figure's basis or benchmark source moved. Without an edit, a label that moved is a
-    new result (an own run measured anew in its row: no new row, no benchmark_added), and a reference that moved
-    alone (its file read from another folder, a row inserted above) is none."""
+    compared first), unless the figure's basis moved, or its benchmark source (an estimate's source is the catalog's:
+    it moves with an edit). Without an edit, a label that moved is a new result (an own run measured anew in its row:
+    no new row, no benchmark_added), a source that turned stale that night notwithstanding (it reads its last good
+    rows: no label moves of it); a reference that moved alone (its file read from another folder, a row inserted
+    above) is none."""
     own, moved_own = "catalogs/runs.csv: row 3", "/tmp/copy/catalogs/runs.csv: row 3"
     run_on = "own run of llama31-8b at fp8 on 1 x inferentia2: 9,100 tokens/s, run on {}"
+    measured = {day: ("measured", own, run_on.format(day), "benchmark_runs") for day in ("2026-11-20", "2026-12-01")}
     calibrated = ("calibrated", "fitted from catalogs/runs.csv: row 2", "calibrated MFU 0.450 (family default 0.45 x "
                   "{})", "marts.estimate_backtest")
+    roofline = ("estimated", "catalogs/accelerators.yaml: family_defaults.inferentia", "roofline, MFU {}")
     edited = picks_moved_to_inf2({
         "edited": (calibrated[:2] + (calibrated[2].format("1.17"), calibrated[3]),
                    ("calibrated", "fitted from /tmp/copy/catalogs/runs.csv: row 2", calibrated[2].format("1.20"),
                     calibrated[3])),
-        "recalibrated": (("estimated", "catalogs/accelerators.yaml: family_defaults.inferentia", "roofline",
-                          "declared-assumption"), calibrated[:2] + (calibrated[2].format("1.20"), calibrated[3])),
-        "resourced": (("measured", "v4.1.json: [4]", "MLPerf: 9,000 tokens/s", "mlperf"),
-                      ("measured", own, run_on.format("2026-12-01"), "benchmark_runs")),
+        "recalibrated": ((*roofline[:2], roofline[2].format("0.45"), "declared-assumption"),
+                         calibrated[:2] + (calibrated[2].format("1.20"), calibrated[3])),
+        "resourced": (("measured", "v4.1.json: [4]", "MLPerf: 9,000 tokens/s", "mlperf"), measured["2026-12-01"]),
+        "rescaled": (("scaled", own, "scaled from " + run_on.format("2026-11-20"), "benchmark_runs"),
+                     measured["2026-11-20"]),
+        "redeclared": ((*roofline[:2], roofline[2].format("0.45"), "declared-assumption"),
+                       (*roofline[:2], roofline[2].format("0.50"), "workloads.yaml")),
     }, catalog_digest="d")
     assert {w: (c["reason"], c["reason_subjects"]) for w, c in edited.items()} == {
         "edited": ("catalog edit", ["catalog"]), "recalibrated": ("new result", None),
-        "resourced": ("new result", None)}
+        "resourced": ("new result", None), "rescaled": ("new result", None),
+        "redeclared": ("catalog edit", ["catalog"])}
     assert edited["recalibrated"]["reason_detail"] == (
         "aws inf2.48xlarge us-east-1 on_demand is now calibrated: calibrated MFU 0.450 (family default 0.45 x 1.20)")
     unedited = picks_moved_to_inf2({
-        "remeasured": (("measured", own, run_on.format("2026-11-20"), "benchmark_runs"),
-                       ("measured", own, run_on.format("2026-12-01"), "benchmark_runs")),
-        "shifted": (("measured", own, run_on.format("2026-11-20"), "benchmark_runs"),
-                    ("measured", moved_own, run_on.format("2026-11-20"), "benchmark_runs")),
+        "remeasured": (measured["2026-11-20"], measured["2026-12-01"]),
+        "shifted": (measured["2026-11-20"], ("measured", moved_own, run_on.format("2026-11-20"), "benchmark_runs")),
     })
     assert (unedited["remeasured"]["reason"], unedited["remeasured"]["reason_detail"]) == (
         "new result", f"aws inf2.48xlarge us-east-1 on_demand is now measured: {run_on.format('2026-12-01')}")
     assert (unedited["shifted"]["reason"], unedited["shifted"]["reason_detail"]) == (
         "smaller moves", "prices or results moved by less than the threshold each")
+    # aws_pricing (the inf2 and trn1 on-demand prices) turns stale on day 3: it explains a pick whose figure did not
+    # move, not one whose label did
+    stale = [(s, before, "stale" if s == "aws_pricing" else now) for s, before, now in HAND_MADE_SOURCES]
+    on_stale_night = picks_moved_to_inf2({"remeasured": (measured["2026-11-20"], measured["2026-12-01"]),
+                                          "unmoved": (measured["2026-11-20"], measured["2026-11-20"])}, sources=stale)
+    assert {w: (c["reason"], c["reason_detail"], c["reason_subjects"]) for w, c in on_stale_night.items()} == {
+        "remeasured": ("new result", unedited["remeasured"]["reason_detail"], None),
+        "unmoved": ("stale source", "stale: aws_pricing", ["aws_pricing"])}
 
 
 def test_a_workload_new_to_the_run_leaves_no_change_out_of_its_pages_count():

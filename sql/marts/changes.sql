@@ -153,14 +153,17 @@ explained as (
         previous_now.basis as previous_pick_now_basis,
         pick_before.basis as pick_previous_basis,
         -- the pick's figure rests on another kind of evidence than in the previous run (a result that now calibrates
-        -- it, one that no longer does, another source's measurement): its basis or benchmark source moved
+        -- it, one that no longer does, another source's measurement): its basis or benchmark source moved. An
+        -- estimate's source is the catalog's (a family default, a workload's declared MFU): it moves with an edit
         (pick_before.basis is distinct from picks.basis
-         or pick_before.benchmark_source_id is distinct from picks.benchmark_source_id) as pick_basis_moved,
+         or (picks.basis <> 'estimated'
+             and pick_before.benchmark_source_id is distinct from picks.benchmark_source_id)) as pick_basis_moved,
         -- ...or only its label reads otherwise: a result re-measured in place (its row's figures), a factor fitted
-        -- anew; but also a catalog edit that moves a figure the label quotes (a peak, a family default), which the
-        -- reasons therefore take first, and a release that words labels otherwise (not told apart). The reference is
-        -- not compared: it names the file by its path and the row by its position (the catalogs read from another
-        -- folder, a row inserted above it), and it lists at most five of a factor's results
+        -- anew; but also a catalog edit that moves a figure the label quotes (a peak, a family default), so a label
+        -- that moved on a night whose catalogs changed is told as the edit, and a release that words labels
+        -- otherwise (not told apart). A source that turned stale reads its last good rows, which moves no label. The
+        -- reference is not compared: it names the file by its path and the row by its position (the catalogs read
+        -- from another folder, a row inserted above it), and it lists at most five of a factor's results
         pick_before.benchmark_label is distinct from picks.benchmark_label as pick_label_moved,
         (select any_value(label) from offers_added where offer_id = picks.offer_id) as pick_offer_added,
         (select any_value(label) from offers_removed where offer_id = picks.previous_offer_id) as previous_offer_removed,
@@ -217,12 +220,11 @@ best_changed as (
             when pick_offer_added is not null then 'new offer'
             when pick_result_added is not null then 'new result'
             -- a pick ranked in the previous run too whose figure's basis moved (a result that calibrates it, one
-            -- that no longer does), or, past a stale source and a catalog edit, whose label moved; a pick that was
-            -- no candidate then is the catalog's doing, or a new candidate
-            when pick_previous_basis is not null and pick_basis_moved then 'new result'
+            -- that no longer does), or whose label moved on a night with no catalog edit; a pick that was no
+            -- candidate then is the catalog's doing, or a new candidate
+            when pick_new_evidence then 'new result'
             when stale_sources is not null then 'stale source'
             when catalog_edited then 'catalog edit'
-            when pick_previous_basis is not null and pick_label_moved then 'new result'
             when pick_previous_basis is null then 'new candidate'
             else 'smaller moves'
         end as reason,
@@ -241,12 +243,9 @@ best_changed as (
                      || ' USD per hour)'
             when pick_offer_added is not null then label || ' is a new offer'
             when pick_result_added is not null then 'a new benchmark result: ' || pick_result_added
-            when pick_previous_basis is not null and pick_basis_moved
-                then label || ' is now ' || basis || coalesce(': ' || benchmark_label, '')
+            when pick_new_evidence then label || ' is now ' || basis || coalesce(': ' || benchmark_label, '')
             when stale_sources is not null then 'stale: ' || stale_sources
             when catalog_edited then 'the catalogs changed since the previous run'
-            when pick_previous_basis is not null and pick_label_moved
-                then label || ' is now ' || basis || coalesce(': ' || benchmark_label, '')
             when pick_previous_basis is null then label || ' was not a candidate in the previous run'
             else 'prices or results moved by less than the threshold each'
         end as reason_detail,
@@ -262,12 +261,16 @@ best_changed as (
             when pick_price_ratio is not null then [offer_id]
             when pick_offer_added is not null then [offer_id]
             when pick_result_added is not null then [pick_result_added_key]
-            when pick_previous_basis is not null and pick_basis_moved then null
+            when pick_new_evidence then null
             when stale_sources is not null then stale_source_ids
             when catalog_edited then ['catalog']
-            -- a label that moved names no other change (and neither does 'smaller moves' or a new candidate)
         end as reason_subjects
-    from explained
+    from (
+        select *,
+            pick_previous_basis is not null and (pick_basis_moved or (pick_label_moved and not catalog_edited))
+                as pick_new_evidence
+        from explained
+    )
 ),
 
 listed as (
