@@ -251,6 +251,7 @@ def record_run(con, run_id: str, as_of: dt.date, started_at: dt.datetime, catalo
             for load in loads if load.status == "stale") or None,
         "stale_past_limit": "; ".join(past_limit) or None,
         "catalog_digest": catalog_digest(catalog),
+        "models_digest": transform.models_digest(),
     }])
 
 

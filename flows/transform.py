@@ -249,10 +249,21 @@ def record_builds(con: duckdb.DuckDBPyConnection, builds: list[tuple[str, dt.dat
     con.execute("drop table _model_builds")
 
 
+def models_digest(sql_dir: Path = SQL_DIR) -> str:
+    """Digest of the SQL models and macros (every .sql under `sql_dir` but the raw DDL): what a run built with. A
+    release that changed them may word the reports' labels otherwise; marts.changes tells that from new results."""
+    paths = sorted(p for p in sql_dir.rglob("*.sql") if p.relative_to(sql_dir).parts[0] not in ("raw", "tests"))
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(f"{path.relative_to(sql_dir).as_posix()}\n{path.read_text()}\n".encode())
+    return digest.hexdigest()[:16]
+
+
 def build_models(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, sql_dir: Path = SQL_DIR) -> list[BuiltModel]:
     """Build every model in order; keep those whose fingerprint equals the one they were last built with."""
     con.execute("set variable run_id = ?", [run_id])
     con.execute("set variable as_of = ?", [as_of.isoformat()])
+    con.execute("set variable models_digest = ?", [models_digest(sql_dir)])
     macros = (sql_dir / "macros.sql").read_text()
     for note in migrations.migrate_marts(con):
         log.warning("%s", note)

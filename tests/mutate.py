@@ -117,6 +117,7 @@ HAND_MADE_CHANGES = ("tests/test_changes.py::test_changes_of_hand_made_days_name
 HAND_MADE_WHAT_CHANGED = "tests/test_changes.py::test_what_changed_on_hand_made_days_says_each_change_in_words"
 LABEL_MOVED = ("tests/test_changes.py::test_a_catalog_edit_that_moves_a_figure_in_a_picks_label_is_no_new_result_a_"
                "row_measured_anew_is")
+RELEASE_WORDED = "tests/test_changes.py::test_a_label_that_a_release_words_otherwise_is_no_new_result"
 SAME_TO_THE_DIGIT = ("tests/test_reports.py::test_a_runner_up_equal_to_the_digits_shown_and_a_price_no_run_refreshed_"
                      "are_said_so")
 CHIP_HOUR_MAY_BE_CHEAPER = ("tests/test_reports.py::test_the_cheapest_chip_hour_that_may_be_cheaper_is_said_so_in_the_"
@@ -1563,12 +1564,14 @@ MUTATIONS = (
     Mutation("changes-new-candidate-called-smaller-moves", CHANGES,
              "            when pick_previous_basis is null then 'new candidate'\n", "", (HAND_MADE_CHANGES,)),
     Mutation("changes-a-label-a-catalog-edit-moved-is-a-new-result", CHANGES,
-             "(pick_label_moved and not catalog_edited)", "pick_label_moved", (LABEL_MOVED,)),
+             "(pick_label_moved and not catalog_edited and not models_changed)",
+             "(pick_label_moved and not models_changed)", (LABEL_MOVED,)),
     Mutation("changes-a-picks-benchmark-source-moving-is-no-new-result", CHANGES,
              "             and pick_before.benchmark_source_id is distinct from picks.benchmark_source_id)) as "
              "pick_basis_moved", "             and false)) as pick_basis_moved", (LABEL_MOVED,)),
     Mutation("changes-a-row-measured-anew-is-smaller-moves", CHANGES,
-             "(pick_basis_moved or (pick_label_moved and not catalog_edited))", "pick_basis_moved", (LABEL_MOVED,)),
+             "(pick_basis_moved or (pick_label_moved and not catalog_edited and not models_changed))",
+             "pick_basis_moved", (LABEL_MOVED,)),
     Mutation("changes-a-basis-moving-alone-is-no-new-result", CHANGES,
              "        (pick_before.basis is distinct from picks.basis\n", "        (false\n", (LABEL_MOVED,)),
     Mutation("changes-an-estimates-catalog-source-moving-is-a-new-result", CHANGES,
@@ -1578,6 +1581,16 @@ MUTATIONS = (
              "            when stale_sources is not null then 'stale source'\n",
              "            when stale_sources is not null then 'stale source'\n"
              "            when pick_new_evidence then 'new result'\n", (LABEL_MOVED,)),
+    Mutation("changes-a-label-a-release-reworded-is-a-new-result", CHANGES,
+             "(pick_label_moved and not catalog_edited and not models_changed)",
+             "(pick_label_moved and not catalog_edited)", (RELEASE_WORDED,)),
+    Mutation("changes-a-run-that-recorded-no-models-digest-is-no-release", CHANGES,
+             "previous_models_digest is distinct from models_digest", "previous_models_digest <> models_digest",
+             (RELEASE_WORDED,)),
+    Mutation("models-digest-blind-to-a-models-text", "flows/transform.py",
+             'digest.update(f"{path.relative_to(sql_dir).as_posix()}\\n{path.read_text()}\\n".encode())',
+             'digest.update(f"{path.relative_to(sql_dir).as_posix()}\\n".encode())',
+             ("tests/test_incremental.py::test_the_models_digest_moves_with_a_models_sql_not_with_the_raw_ddl",)),
     Mutation("changes-a-moved-reference-is-a-new-result", CHANGES,
              "pick_before.benchmark_label is distinct from picks.benchmark_label as pick_label_moved",
              "(pick_before.benchmark_label is distinct from picks.benchmark_label or pick_before.benchmark_ref is "

@@ -876,12 +876,13 @@ HAND_MADE_FIGURE = ("measured", "r1", "a result", "mlperf")
 
 
 def hand_made_changes(catalog_digest: str = "c", extra_ranks: tuple = (), figures: dict | None = None,
-                      sources: list = HAND_MADE_SOURCES) -> list[dict]:
+                      sources: list = HAND_MADE_SOURCES, models_digests: tuple = ("m", "m")) -> list[dict]:
     """marts.changes of the run of 2026-12-02 on the hand-made history, in the order the reports read it; the run's
     catalogs are the earlier runs' ("c") unless `catalog_digest` says otherwise (a catalog edit). `extra_ranks` are
     rows of HAND_MADE_RANKS' shape ranked besides them, and `figures` a row's figure on a day, {(workload, offer,
     day 0 or 1): (basis, benchmark_ref, benchmark_label, benchmark_source_id)}, where it is not HAND_MADE_FIGURE;
-    `sources` the sources' statuses, in HAND_MADE_SOURCES' shape."""
+    `sources` the sources' statuses, in HAND_MADE_SOURCES' shape; `models_digests` the SQL models' digests of day-2
+    and day-3 (a release between them, or None: a run that recorded none)."""
     from flows.paths import SQL_DIR
 
     con = duckdb.connect()
@@ -889,10 +890,11 @@ def hand_made_changes(catalog_digest: str = "c", extra_ranks: tuple = (), figure
         for schema in ("ops", "catalog", "intermediate", "marts"):
             con.execute(f"create schema {schema}")
         con.execute("create table catalog.settings as select 0.05 as price_move_threshold")  # sources.yaml's default
-        con.execute("create table ops.runs (run_id varchar, as_of date, catalog_digest varchar, finished_at timestamp)")
+        con.execute("create table ops.runs (run_id varchar, as_of date, catalog_digest varchar, finished_at timestamp, "
+                    "models_digest varchar)")
         # day-1 left no history here: the run compared with is the latest committed before 2026-12-02, day-2
-        con.execute("insert into ops.runs values ('day-1', '2026-11-30', 'c', '2026-11-30 06:00'), "
-                    "('day-2', '2026-12-01', 'c', '2026-12-01 06:00')")
+        con.execute("insert into ops.runs values ('day-1', '2026-11-30', 'c', '2026-11-30 06:00', 'm'), "
+                    "('day-2', '2026-12-01', 'c', '2026-12-01 06:00', ?)", [models_digests[0]])
         con.execute("create table ops.source_loads (run_id varchar, source_id varchar, status varchar, "
                     "error varchar, stale_since varchar)")
         for source_id, before, now in sources:
@@ -932,6 +934,7 @@ def hand_made_changes(catalog_digest: str = "c", extra_ranks: tuple = (), figure
         con.execute("set variable run_id = 'day-3'")
         con.execute(f"set variable as_of = '{HAND_MADE_AS_OF}'")
         con.execute("set variable catalog_digest = ?", [catalog_digest])
+        con.execute("set variable models_digest = ?", [models_digests[1]])
         # built as the pipeline builds them, as tables: a view would read the variables, which a cursor has not
         for model in ("intermediate/int_runs_compared", "intermediate/int_source_loads_compared", "marts/changes"):
             con.execute(f"create table {model.replace('/', '.')} as {(SQL_DIR / f'{model}.sql').read_text()}")
@@ -984,7 +987,8 @@ def test_changes_of_hand_made_days_name_each_reason_a_fall_in_price_and_sources_
     assert found["source_stale", "gcp_billing"]["label"] == "gcp_billing is stale (HTTP 503); no earlier data"
 
 
-def picks_moved_to_inf2(figures: dict, catalog_digest: str = "c", sources: list = HAND_MADE_SOURCES) -> dict:
+def picks_moved_to_inf2(figures: dict, catalog_digest: str = "c", sources: list = HAND_MADE_SOURCES,
+                        models_digests: tuple = ("m", "m")) -> dict:
     """marts.changes on the hand-made days with a workload for each key of `figures` ({workload: (inf2's figure on
     day 2, on day 3)}) whose pick moves from trn1.32xlarge (10.0 both days) to inf2.48xlarge (12.0, then 9.0), both
     ranked the day before at prices that did not move (21.50 and 12.98 USD per hour): its best-offer change."""
@@ -992,7 +996,8 @@ def picks_moved_to_inf2(figures: dict, catalog_digest: str = "c", sources: list 
                   for offer, values in ((TRN1_ON_DEMAND, (10.0, 10.0)), (INF2_ON_DEMAND, (12.0, 9.0))))
     by_day = {(w, INF2_ON_DEMAND, day): figure for w, days in figures.items() for day, figure in enumerate(days)}
     found = {(c["change_kind"], c["subject"]): c
-             for c in hand_made_changes(catalog_digest, extra_ranks=ranks, figures=by_day, sources=sources)}
+             for c in hand_made_changes(catalog_digest, extra_ranks=ranks, figures=by_day, sources=sources,
+                                        models_digests=models_digests)}
     assert {(found["best_offer_changed", w]["previous_offer_id"], found["best_offer_changed", w]["offer_id"])
             for w in figures} == {(TRN1_ON_DEMAND, INF2_ON_DEMAND)}
     return {w: found["best_offer_changed", w] for w in figures}
@@ -1009,8 +1014,8 @@ def test_a_catalog_edit_that_moves_a_figure_in_a_picks_label_is_no_new_result_a_
     own, moved_own = "catalogs/runs.csv: row 3", "/tmp/copy/catalogs/runs.csv: row 3"
     run_on = "own run of llama31-8b at fp8 on 1 x inferentia2: 9,100 tokens/s, run on {}"
     measured = {day: ("measured", own, run_on.format(day), "benchmark_runs") for day in ("2026-11-20", "2026-12-01")}
-    calibrated = ("calibrated", "fitted from catalogs/runs.csv: row 2", "calibrated MFU 0.450 (family default 0.45 x "
-                  "{})", "marts.estimate_backtest")
+    calibrated = ("calibrated", "fitted from catalogs/runs.csv: row 2",
+                  "calibrated MFU 0.450 (family default 0.45 x {})", "marts.estimate_backtest")
     roofline = ("estimated", "catalogs/accelerators.yaml: family_defaults.inferentia", "roofline, MFU {}")
     edited = picks_moved_to_inf2({
         "edited": (calibrated[:2] + (calibrated[2].format("1.17"), calibrated[3]),
@@ -1046,6 +1051,26 @@ def test_a_catalog_edit_that_moves_a_figure_in_a_picks_label_is_no_new_result_a_
     assert {w: (c["reason"], c["reason_detail"], c["reason_subjects"]) for w, c in on_stale_night.items()} == {
         "remeasured": ("new result", unedited["remeasured"]["reason_detail"], None),
         "unmoved": ("stale source", "stale: aws_pricing", ["aws_pricing"])}
+
+
+def test_a_label_that_a_release_words_otherwise_is_no_new_result():
+    """A release that changed the SQL models (their digest, recorded with each run) may word a label otherwise with
+    nothing else moved: on such a night a moved label is 'models changed', and a run that recorded no digest (one
+    before this column) counts as another release. A figure whose basis moved is a new result all the same."""
+    run_on = "own run of llama31-8b at fp8 on 1 x inferentia2: 9,100 tokens/s, run on 2026-11-20"
+    fitted = ("calibrated", "fitted from runs.csv: row 2")
+    figures = {"worded": ((*fitted, "efficiencies x 3.609", "marts.estimate_backtest"),
+                          (*fitted, "efficiencies x 3.61", "marts.estimate_backtest")),
+               "measured": (("scaled", "runs.csv: row 3", "scaled from " + run_on, "benchmark_runs"),
+                            ("measured", "runs.csv: row 3", run_on, "benchmark_runs"))}
+    for digests in (("m", "n"), (None, "n")):
+        found = picks_moved_to_inf2(figures, models_digests=digests)
+        assert (found["worded"]["reason"], found["worded"]["reason_detail"], found["worded"]["reason_subjects"]) == (
+            "models changed", ("hweval's models changed since the previous run (a new release): aws inf2.48xlarge "
+                               "us-east-1 on_demand is calibrated: efficiencies x 3.61"), None), digests
+        assert found["measured"]["reason"] == "new result", digests
+    # the same digest both nights: the moved label is a new result (a factor fitted anew)
+    assert picks_moved_to_inf2(figures)["worded"]["reason"] == "new result"
 
 
 def test_a_workload_new_to_the_run_leaves_no_change_out_of_its_pages_count():

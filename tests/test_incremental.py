@@ -275,6 +275,19 @@ def test_a_model_that_only_swapped_two_column_names_rebuilds_the_models_reading_
     assert fresh_db.execute("select x from intermediate.b").fetchall() == [(2,)]
 
 
+def test_the_models_digest_moves_with_a_models_sql_not_with_the_raw_ddl(fresh_db, tmp_path):
+    """ops.runs.models_digest (what marts.changes tells a release by) is the models' and macros' text: a model edited
+    moves it, the raw DDL does not; a build sets it for int_runs_compared."""
+    sql = models(tmp_path / "sql", intermediate__a="select 1 as x", raw__ops="create table if not exists t (x int);")
+    before = transform.models_digest(sql)
+    (sql / "raw" / "ops.sql").write_text("create table if not exists t (x int, y int);")
+    assert transform.models_digest(sql) == before
+    (sql / "intermediate" / "a.sql").write_text("select 1 as x -- worded otherwise")
+    assert transform.models_digest(sql) != before
+    transform.build_models(fresh_db, "run-1", AS_OF, sql)
+    assert fresh_db.execute("select getvariable('models_digest')").fetchone() == (transform.models_digest(sql),)
+
+
 def test_each_model_keeps_one_build_record_and_a_failed_build_records_none(fresh_db, tmp_path):
     """ops.model_builds holds one row a model (a mart: one an as-of date), written once the build is done: a model
     rebuilt replaces its row, a reused one keeps the run that built it. A build that fails part way records nothing,

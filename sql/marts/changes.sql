@@ -159,9 +159,9 @@ explained as (
          or (picks.basis <> 'estimated'
              and pick_before.benchmark_source_id is distinct from picks.benchmark_source_id)) as pick_basis_moved,
         -- ...or only its label reads otherwise: a result re-measured in place (its row's figures), a factor fitted
-        -- anew; but also a catalog edit that moves a figure the label quotes (a peak, a family default), so a label
-        -- that moved on a night whose catalogs changed is told as the edit, and a release that words labels
-        -- otherwise (not told apart). A source that turned stale reads its last good rows, which moves no label. The
+        -- anew; but also a catalog edit that moves a figure the label quotes (a peak, a family default), or a release
+        -- that words labels otherwise: a label that moved on a night whose catalogs or models changed is told as
+        -- that. A source that turned stale reads its last good rows, which moves no label. The
         -- reference is not compared: it names the file by its path and the row by its position (the catalogs read
         -- from another folder, a row inserted above it), and it lists at most five of a factor's results
         pick_before.benchmark_label is distinct from picks.benchmark_label as pick_label_moved,
@@ -190,7 +190,11 @@ explained as (
          where change_kind = 'source_stale'
            and subject in (picks.price_source_id, picks.benchmark_source_id,
                            picks.previous_price_source_id, picks.previous_benchmark_source_id)) as stale_source_ids,
-        (select count(*) from catalog_changed) > 0 as catalog_edited
+        (select count(*) from catalog_changed) > 0 as catalog_edited,
+        -- hweval's SQL models changed since the compared run (a release; a run before they were recorded counts as
+        -- one): the labels they write may read otherwise with nothing else moved
+        coalesce((select previous_run_id is not null and previous_models_digest is distinct from models_digest
+                  from runs), false) as models_changed
     from picks
     left join ranks_now as previous_now on previous_now.candidate_id = picks.previous_candidate_id
     left join ranks_before as pick_before on pick_before.candidate_id = picks.candidate_id
@@ -220,11 +224,12 @@ best_changed as (
             when pick_offer_added is not null then 'new offer'
             when pick_result_added is not null then 'new result'
             -- a pick ranked in the previous run too whose figure's basis moved (a result that calibrates it, one
-            -- that no longer does), or whose label moved on a night with no catalog edit; a pick that was no
-            -- candidate then is the catalog's doing, or a new candidate
+            -- that no longer does), or whose label moved on a night with no catalog edit or release; a pick that
+            -- was no candidate then is the catalog's doing, or a new candidate
             when pick_new_evidence then 'new result'
             when stale_sources is not null then 'stale source'
             when catalog_edited then 'catalog edit'
+            when pick_previous_basis is not null and pick_label_moved and models_changed then 'models changed'
             when pick_previous_basis is null then 'new candidate'
             else 'smaller moves'
         end as reason,
@@ -246,6 +251,9 @@ best_changed as (
             when pick_new_evidence then label || ' is now ' || basis || coalesce(': ' || benchmark_label, '')
             when stale_sources is not null then 'stale: ' || stale_sources
             when catalog_edited then 'the catalogs changed since the previous run'
+            when pick_previous_basis is not null and pick_label_moved and models_changed
+                then 'hweval''s models changed since the previous run (a new release): ' || label || ' is ' || basis
+                     || coalesce(': ' || benchmark_label, '')
             when pick_previous_basis is null then label || ' was not a candidate in the previous run'
             else 'prices or results moved by less than the threshold each'
         end as reason_detail,
@@ -267,7 +275,8 @@ best_changed as (
         end as reason_subjects
     from (
         select *,
-            pick_previous_basis is not null and (pick_basis_moved or (pick_label_moved and not catalog_edited))
+            pick_previous_basis is not null
+                and (pick_basis_moved or (pick_label_moved and not catalog_edited and not models_changed))
                 as pick_new_evidence
         from explained
     )

@@ -15,7 +15,9 @@ create table if not exists ops.runs (
     rows_quarantined bigint,
     stale_sources varchar,            -- each stale source: since when (its last good data) and why
     stale_past_limit varchar,         -- sources stale for longer than their max_stale_days (the run failed)
-    catalog_digest varchar            -- digest of the catalogs the run read (pipeline.catalog_digest)
+    catalog_digest varchar,           -- digest of the catalogs the run read (pipeline.catalog_digest)
+    models_digest varchar             -- digest of the SQL models and macros it built with (transform.models_digest):
+                                      -- a release that changed them words labels otherwise (marts.changes)
 );
 create table if not exists ops.source_loads (
     run_id varchar not null,
