@@ -251,7 +251,9 @@ def record_run(con, run_id: str, as_of: dt.date, started_at: dt.datetime, catalo
             for load in loads if load.status == "stale") or None,
         "stale_past_limit": "; ".join(past_limit) or None,
         "catalog_digest": catalog_digest(catalog),
-        "models_digest": transform.models_digest(),
+        # the digest the build set (transform.build_models), not one taken now: a release deployed meanwhile, or a
+        # build of another sql folder, would record SQL the run did not build with
+        "models_digest": con.execute("select getvariable('models_digest')").fetchone()[0],
     }])
 
 

@@ -250,9 +250,10 @@ def record_builds(con: duckdb.DuckDBPyConnection, builds: list[tuple[str, dt.dat
 
 
 def models_digest(sql_dir: Path = SQL_DIR) -> str:
-    """Digest of the SQL models and macros (every .sql under `sql_dir` but the raw DDL): what a run built with. A
-    release that changed them may word the reports' labels otherwise; marts.changes tells that from new results."""
-    paths = sorted(p for p in sql_dir.rglob("*.sql") if p.relative_to(sql_dir).parts[0] not in ("raw", "tests"))
+    """Digest of the SQL models and macros, the files `build_models` reads: what a run built with (build_models sets
+    it as the variable `models_digest`, which ops.runs keeps). A release that changed them may word the reports'
+    labels otherwise; marts.changes tells that from new results."""
+    paths = [sql_dir / "macros.sql", *(p for layer in LAYERS for p in sorted((sql_dir / layer).glob("*.sql")))]
     digest = hashlib.sha256()
     for path in paths:
         digest.update(f"{path.relative_to(sql_dir).as_posix()}\n{path.read_text()}\n".encode())

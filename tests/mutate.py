@@ -1591,6 +1591,10 @@ MUTATIONS = (
              'digest.update(f"{path.relative_to(sql_dir).as_posix()}\\n{path.read_text()}\\n".encode())',
              'digest.update(f"{path.relative_to(sql_dir).as_posix()}\\n".encode())',
              ("tests/test_incremental.py::test_the_models_digest_moves_with_a_models_sql_not_with_the_raw_ddl",)),
+    Mutation("a-run-records-no-models-digest", "flows/pipeline.py",
+             "        \"models_digest\": con.execute(\"select getvariable('models_digest')\").fetchone()[0],\n", "",
+             ("tests/test_incremental.py::test_an_unchanged_re_run_reuses_every_source_and_model_and_equals_a_cold_run",
+              *SLOW_TOO)),
     Mutation("changes-a-moved-reference-is-a-new-result", CHANGES,
              "pick_before.benchmark_label is distinct from picks.benchmark_label as pick_label_moved",
              "(pick_before.benchmark_label is distinct from picks.benchmark_label or pick_before.benchmark_ref is "

@@ -88,6 +88,8 @@ def test_an_unchanged_re_run_reuses_every_source_and_model_and_equals_a_cold_run
         assert con.execute("select distinct run_id from marts.rankings where as_of = ?", [AS_OF]).fetchall() == [
             ("second",)]
         assert con.execute("select count(*) from raw.aws_pricing").fetchall() == [(22,)]  # landed once, not twice
+        # each run keeps the digest of the SQL it built with (marts.changes tells a release by it)
+        assert con.execute("select distinct models_digest from ops.runs").fetchall() == [(transform.models_digest(),)]
     finally:
         con.close()
 
@@ -276,11 +278,15 @@ def test_a_model_that_only_swapped_two_column_names_rebuilds_the_models_reading_
 
 
 def test_the_models_digest_moves_with_a_models_sql_not_with_the_raw_ddl(fresh_db, tmp_path):
-    """ops.runs.models_digest (what marts.changes tells a release by) is the models' and macros' text: a model edited
-    moves it, the raw DDL does not; a build sets it for int_runs_compared."""
+    """ops.runs.models_digest (what marts.changes tells a release by) is the text of the files a build reads, the
+    models and macros: a model edited moves it; the raw DDL, a SQL test or a file beside the layers does not; a build
+    sets it for int_runs_compared and the run's record."""
     sql = models(tmp_path / "sql", intermediate__a="select 1 as x", raw__ops="create table if not exists t (x int);")
     before = transform.models_digest(sql)
     (sql / "raw" / "ops.sql").write_text("create table if not exists t (x int, y int);")
+    (sql / "tests").mkdir()
+    (sql / "tests" / "a_is_one.sql").write_text("select * from intermediate.a where x <> 1")
+    (sql / "scratch.sql").write_text("select 2")
     assert transform.models_digest(sql) == before
     (sql / "intermediate" / "a.sql").write_text("select 1 as x -- worded otherwise")
     assert transform.models_digest(sql) != before
