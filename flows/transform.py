@@ -55,6 +55,11 @@ def _reads(text: str) -> set[tuple[str, str]]:
     return set(_RELATION.findall(re.sub(r"'[^']*'", "''", re.sub(r"--[^\n]*", "", text))))
 
 
+def _layer_files(sql_dir: Path, layer: str) -> list[Path]:
+    """The model files of a layer, as a build reads them (and models_digest digests them)."""
+    return sorted((sql_dir / layer).glob("*.sql"))
+
+
 def is_view(text: str) -> bool:
     """Whether a model's SQL declares it a view (`-- materialized: view`), not a table."""
     return bool(_VIEW.search(text))
@@ -64,7 +69,7 @@ def view_models(sql_dir: Path = SQL_DIR) -> dict[str, str]:
     """The view models, `layer.name` -> select, in build order (DuckLake re-creates them over its tables)."""
     views = {}
     for layer in LAYERS:
-        for path in _in_dependency_order(layer, sorted((sql_dir / layer).glob("*.sql"))):
+        for path in _in_dependency_order(layer, _layer_files(sql_dir, layer)):
             text = path.read_text().strip().rstrip(";")
             if is_view(text):
                 views[f"{layer}.{path.stem}"] = text
@@ -253,7 +258,7 @@ def models_digest(sql_dir: Path = SQL_DIR) -> str:
     """Digest of the SQL models and macros, the files `build_models` reads: what a run built with (build_models sets
     it as the variable `models_digest`, which ops.runs keeps). A release that changed them may word the reports'
     labels otherwise; marts.changes tells that from new results."""
-    paths = [sql_dir / "macros.sql", *(p for layer in LAYERS for p in sorted((sql_dir / layer).glob("*.sql")))]
+    paths = [sql_dir / "macros.sql", *(p for layer in LAYERS for p in _layer_files(sql_dir, layer))]
     digest = hashlib.sha256()
     for path in paths:
         digest.update(f"{path.relative_to(sql_dir).as_posix()}\n{path.read_text()}\n".encode())
@@ -275,7 +280,7 @@ def build_models(con: duckdb.DuckDBPyConnection, run_id: str, as_of: dt.date, sq
     built = []
     records: list[tuple[str, dt.date | None, str, str]] = []  # kept in ops.model_builds once every model is built
     for layer in LAYERS:
-        for path in _in_dependency_order(layer, sorted((sql_dir / layer).glob("*.sql"))):
+        for path in _in_dependency_order(layer, _layer_files(sql_dir, layer)):
             name = path.stem
             relation = f"{layer}.{name}"
             select = path.read_text().strip().rstrip(";")
