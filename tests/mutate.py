@@ -2150,6 +2150,16 @@ MUTATIONS = (
     Mutation("a-chart-label-placed-over-the-points", "flows/chart_kit.py",
              "sum(meets(box, dot) for dot in dots) + any(", "0 + any(",
              ("tests/test_charts.py::test_a_label_is_placed_off_the_plotted_points_where_its_places_allow",)),
+    # the cheapest chip-hour and the cheapest excluded offer name their price's source and date (a review's finding)
+    Mutation("chip-hour-price-said-as-the-picks-whatever-its-date", SENTENCES,
+             "and source == d.pick_price_source_id and as_of == d.pick_price_as_of -%}",
+             "and source == d.pick_price_source_id -%}",
+             ("tests/test_reports.py::test_the_cheapest_chip_hour_and_the_cheapest_excluded_offer_name_their_price_"
+              "source_and_date",)),
+    Mutation("cheapest-excluded-price-source-of-the-chip-hour-pick", "sql/marts/decisions.sql",
+             "cheapest_excluded.price_source_id as cheapest_excluded_price_source_id",
+             "chip_hour_picks.price_source_id as cheapest_excluded_price_source_id",
+             (CHEAPER_EXCLUDED,)),
 )
 
 

@@ -29,8 +29,9 @@ TRAINING_DECISION = (
     "the estimates' error; a measured run of this "
     "workload on tpu-v6e (gcp tpu-v6e-8) would settle it. The runner-up's spot price is us-east-1a's, the cheapest "
     "of 2 zones (at the dearest, 21.15 USD/h, it would cost 1,159.47). Choosing the cheapest chip-hour, aws "
-    "trn1.32xlarge (us-east-1, spot, bf16, estimated) at 0.152 USD per chip-hour, would cost 1.51x per completed run: "
-    "+273.45 USD (804.60, likely 468.71 to 825.08: it may be cheaper than the pick).")
+    "trn1.32xlarge (us-east-1, spot, bf16, estimated) at 0.152 USD per chip-hour (price from aws_spot as of "
+    "2026-11-20), would cost 1.51x per completed run: +273.45 USD (804.60, likely 468.71 to 825.08: it may be cheaper "
+    "than the pick).")
 
 
 def _ranking_row(page: str, rank: int, offer: str, term: str) -> list[str]:
@@ -76,11 +77,12 @@ def test_the_index_opens_with_a_decision_per_workload_and_the_money_of_the_hourl
             "(price from azure_retail as of 2026-09-27; benchmark as of 2025-09-09), 11% more. **The runner-up's price "
             "is unverified** (catalogs/sources.yaml "
             "says why). Choosing the cheapest chip-hour among the ranked candidates, "
-            "aws inf2.48xlarge (us-east-1, on_demand, bf16, estimated) at 1.082 USD per chip-hour, would cost 2.71x "
-            "per million successful requests: +1,034.87 USD (1,639.05, likely 365.77 to 3,933.07: it may be cheaper "
-            "than the pick). 2 offers cheaper per chip-hour are excluded, the cheapest aws inf2.xlarge "
-            "(us-east-1, on_demand) at 0.758 USD per chip-hour (138 GB of bf16 weights + KV cache need 5 chips of "
-            "34.36 GB (90% usable); inf2.xlarge has 1).") in index
+            "aws inf2.48xlarge (us-east-1, on_demand, bf16, estimated) at 1.082 USD per chip-hour (price from "
+            "aws_pricing as of 2026-09-10), would cost 2.71x per million successful requests: +1,034.87 USD (1,639.05, "
+            "likely 365.77 to 3,933.07: it may be cheaper than the pick). 2 offers cheaper per chip-hour are "
+            "excluded, the cheapest aws inf2.xlarge (us-east-1, on_demand) at 0.758 USD per chip-hour (price from "
+            "aws_pricing as of 2026-09-10; 138 GB of bf16 weights + KV cache need 5 chips of 34.36 GB (90% usable); "
+            "inf2.xlarge has 1).") in index
     assert ("| [gpt3-175b-pretrain](gpt3-175b-pretrain.md) | training | completed-run USD | gcp tpu-v6e-8 (spot, "
             "tpu-v6e) | 531.15 | calibrated | aws trn1.32xlarge (spot, 0.152) | +273.45 (1.51x; too close to call: it "
             "may be cheaper) |") in index
@@ -238,8 +240,9 @@ def test_a_runner_up_whose_split_is_not_charged_says_so_and_the_price_source_is_
         "pick aws p5.48xlarge (us-east-1, on_demand, fp8, estimated): 1.000 USD per million output tokens (likely "
         "0.500 to 2.000; price from own\\*sheet as of 2026-11-30). Runner-up aws trn1.32xlarge (us-east-1, "
         "on_demand, fp8, measured): 1.200 (price from aws_pricing as of 2026-11-30; benchmark as of 2025-11-30), "
-        "20% more, with its 16-chip split's communication not charged (no link figure for trainium\\*1). It is "
-        "also the cheapest chip-hour (6.880 USD): ranking by the hourly price picks the same offer (+0.00 USD).")
+        "20% more, with its 16-chip split's communication not charged (no link figure for trainium\\*1). The pick "
+        "is also the cheapest chip-hour (6.880 USD): ranking by the hourly price picks the same offer, no dearer per "
+        "outcome.")
 
 
 CHIP_HOUR_ROW = {
@@ -250,7 +253,8 @@ CHIP_HOUR_ROW = {
     "chip_hour_pick_instance_type": "trn1.32xlarge", "chip_hour_pick_region": "us-east-1",
     "chip_hour_pick_pricing_term": "on_demand", "chip_hour_pick_precision": "bf16",
     "chip_hour_pick_basis": "estimated", "chip_hour_pick_usd_per_chip_hour": 1.344, "chip_hour_pick_outcome_value": 1.5,
-    "chip_hour_pick_ratio": 1.5, "chip_hour_pick_extra_usd": 0.5}
+    "chip_hour_pick_ratio": 1.5, "chip_hour_pick_extra_usd": 0.5,
+    "chip_hour_pick_price_source_id": "aws_pricing", "chip_hour_pick_price_as_of": AS_OF}
 
 
 @pytest.mark.parametrize(("band", "ending"), [
@@ -279,7 +283,32 @@ def test_the_cheapest_chip_hour_gives_its_likely_range_and_says_where_it_may_be_
     sentence = str(reports.MARKDOWN.get_template("_sentences.j2").module.decision(CHIP_HOUR_ROW | band))
     assert sentence.endswith(
         "No other offer can run it. Choosing the cheapest chip-hour, aws trn1.32xlarge (us-east-1, on_demand, bf16, "
-        "estimated) at 1.344 USD per chip-hour, would cost 1.50x per million output tokens: " + ending)
+        "estimated) at 1.344 USD per chip-hour (price from aws_pricing as of 2026-11-30), would cost 1.50x per million "
+        "output tokens: " + ending)
+
+
+def test_the_cheapest_chip_hour_and_the_cheapest_excluded_offer_name_their_price_source_and_date():
+    """A review's finding: the decision quoted the cheapest chip-hour's and the cheapest excluded offer's price per
+    chip-hour with no source or date, where the pick's and the runner-up's name both. Priced as the pick was (same
+    source, same date): said in four words; another date or source: named, escaped."""
+    decision = reports.MARKDOWN.get_template("_sentences.j2").module.decision
+    excluded = {"cheaper_excluded_offers": 1, "cheapest_excluded_cloud": "aws",
+                "cheapest_excluded_instance_type": "inf2.xlarge", "cheapest_excluded_region": "us-east-1",
+                "cheapest_excluded_pricing_term": "on_demand", "cheapest_excluded_usd_per_chip_hour": 0.758,
+                "cheapest_excluded_reason": "needs 5 chips", "cheapest_excluded_price_source_id": "own|sheet",
+                "cheapest_excluded_price_as_of": AS_OF.replace(day=29), "chip_hour_pick_outcome_low": None,
+                "chip_hour_pick_outcome_high": None, "chip_hour_pick_may_cost_less": False}
+    same = CHIP_HOUR_ROW | excluded | {"pick_price_source_id": "aws_pricing", "pick_price_as_of": AS_OF}
+    assert str(decision(same)).endswith(
+        "at 1.344 USD per chip-hour (the pick's price source and date), would cost 1.50x per million output tokens: "
+        "+0.500 USD. One offer cheaper per chip-hour is excluded: aws inf2.xlarge (us-east-1, on_demand) at 0.758 USD "
+        "per chip-hour (price from own\\|sheet as of 2026-11-29; needs 5 chips).")
+    # the same source a day older is another date: named
+    older = same | {"pick_price_as_of": AS_OF.replace(day=29)}
+    assert "at 1.344 USD per chip-hour (price from aws_pricing as of 2026-11-30), would cost" in str(decision(older))
+    # priced as the pick was: the excluded offer too
+    as_pick = same | {"cheapest_excluded_price_source_id": "aws_pricing", "cheapest_excluded_price_as_of": AS_OF}
+    assert str(decision(as_pick)).endswith("at 0.758 USD per chip-hour (the pick's price source and date; needs 5 chips).")
 
 
 def test_a_pick_and_a_runner_up_whose_band_no_leave_one_out_comparison_tested_say_so_beside_it():
@@ -554,8 +583,8 @@ def test_a_pick_that_is_also_the_cheapest_chip_hour_shows_no_reversal(flow_run):
             "aws_pricing as of 2026-09-10). Runner-up aws trn1.2xlarge (us-east-1, on_demand, fp8, estimated): 377.03 "
             "(likely 84.14 to 904.73; same price source and date), 77% more. "
             "**Too close to call**: the two overlap within the estimates' error; a measured run of this workload on "
-            "inferentia2 (aws inf2.xlarge) would settle it. It is also the cheapest chip-hour (0.758 USD): ranking "
-            "by the hourly price picks the same offer (+0.00 USD).") in index
+            "inferentia2 (aws inf2.xlarge) would settle it. The pick is also the cheapest chip-hour (0.758 USD): ranking "
+            "by the hourly price picks the same offer, no dearer per outcome.") in index
     assert "| aws inf2.xlarge (on_demand, 0.758) | nothing (same offer) |" in index
     con = duckdb.connect(str(flow_run.warehouse), read_only=True)
     try:
@@ -573,15 +602,16 @@ def test_the_cheapest_chip_hour_is_said_to_be_of_the_ranked_candidates_where_che
     # it ranks, but 6 spot offers are cheaper and excluded: trn1.32xlarge 0.152, trn1n.32xlarge 0.169,
     # tpu-v5litepod-8 0.245, trn1.2xlarge 0.250 and p4d.24xlarge 0.309 miss the 2,160 h deadline (trn1.32xlarge
     # needs 6,480 h on 4,096 chips), inf2.48xlarge 0.382 does not train
-    sentence = ("It is also the cheapest chip-hour among the ranked candidates (0.544 USD): ranking them by the hourly "
-                "price picks the same offer (+0.00 USD). 6 offers cheaper per chip-hour are excluded, the cheapest aws "
-                "trn1.32xlarge (us-east-1, spot) at 0.152 USD per chip-hour (needs 6,480 h on 4,096 chips; the "
-                "deadline is 2,160 h).")
+    # the pick is priced by gcp_billing; the excluded trn1.32xlarge by aws_spot, named with its date
+    sentence = ("The pick is also the cheapest chip-hour among the ranked candidates (0.544 USD): ranking them by the "
+                "hourly price picks the same offer, no dearer per outcome. 6 offers cheaper per chip-hour are excluded, "
+                "the cheapest aws trn1.32xlarge (us-east-1, spot) at 0.152 USD per chip-hour (price from aws_spot as of "
+                "2026-11-20; needs 6,480 h on 4,096 chips; the deadline is 2,160 h).")
     assert sentence in index and sentence in page
     # llama31-8b-chat-small buys on demand only: the spot offers cheaper than inf2.xlarge's 0.758 are no chip-hour it
     # could choose, and inf2.xlarge itself is excluded only at int8 (ranked at fp8): nothing cheaper is excluded
-    assert ("inferentia2 (aws inf2.xlarge) would settle it. It is also the cheapest chip-hour (0.758 USD): ranking by "
-            "the hourly price picks the same offer (+0.00 USD).\n") in index
+    assert ("inferentia2 (aws inf2.xlarge) would settle it. The pick is also the cheapest chip-hour (0.758 USD): "
+            "ranking by the hourly price picks the same offer, no dearer per outcome.\n") in index
     con = duckdb.connect(str(flow_run.warehouse), read_only=True)
     try:
         rows = con.execute("select workload_id, cheaper_excluded_offers, cheapest_excluded_instance_type, "
@@ -776,8 +806,8 @@ def test_a_measured_pick_of_no_declared_precision_is_said_so_where_the_workload_
     # no runner-up: the pick's sentence, the asked precision escaped from data
     assert str(decision(row)) == (
         "pick aws p5.48xlarge (us-east-1, spot, measured): 4.807 USD per completed run. No other offer can run it. The "
-        "pick was measured at a precision its benchmark does not declare; the workload asks b\\*f16. It is also the "
-        "cheapest chip-hour (1.280 USD): ranking by the hourly price picks the same offer (+0.00 USD).")
+        "pick was measured at a precision its benchmark does not declare; the workload asks b\\*f16. The pick is also the "
+        "cheapest chip-hour (1.280 USD): ranking by the hourly price picks the same offer, no dearer per outcome.")
     # a runner-up estimated at bf16: the pick alone is said to be of no declared precision
     runner_up = {"runner_up_offer_id": "b", "runner_up_candidate_id": "b", "runner_up_cloud": "gcp",
                  "runner_up_instance_type": "tpu-v6e-8", "runner_up_region": "us-central1",
@@ -1031,8 +1061,8 @@ def test_text_from_data_is_escaped_and_numbers_are_formatted_in_one_place():
         "pick_outcome_value": 1234.5, "pick_outcome_low": None, "pick_outcome_high": None, "runner_up_offer_id": None,
         "is_chip_hour_pick_same_offer": True, "pick_usd_per_chip_hour": 2.5})
     assert str(decision) == ("pick aws &lt;script&gt;x&lt;/script&gt; (us\\|east, spot, measured): 1,234.50 USD per "
-                             "completed run. No other offer can run it. It is also the cheapest chip-hour (2.500 USD): "
-                             "ranking by the hourly price picks the same offer (+0.00 USD).")
+                             "completed run. No other offer can run it. The pick is also the cheapest chip-hour (2.500 USD): "
+                             "ranking by the hourly price picks the same offer, no dearer per outcome.")
     # too close to call: the candidate that would settle it is named from data, escaped too
     close = reports.MARKDOWN.get_template("_sentences.j2").module.decision({
         "outcome_metric": "usd_per_million_tokens", "pick_cloud": "aws", "pick_instance_type": "p5.48xlarge",
@@ -1048,8 +1078,8 @@ def test_text_from_data_is_escaped_and_numbers_are_formatted_in_one_place():
         "pick aws p5.48xlarge (us-east-1, spot, fp8, measured): 0.100 USD per million output tokens. Runner-up neo\\|cloud "
         "box\\*8 (r, private, fp8, estimated): 0.120 (likely 0.060 to 0.240), 20% more. **Too close to call**: the two "
         "overlap within the estimates' error; a measured run of this workload on mi300x-192gb (neo\\|cloud box\\*8) "
-        "would settle it. It is also the cheapest chip-hour (1.280 USD): ranking by the hourly price picks the same "
-        "offer (+0.00 USD).")
+        "would settle it. The pick is also the cheapest chip-hour (1.280 USD): ranking by the hourly price picks the same "
+        "offer, no dearer per outcome.")
     assert md_escape("a *b* [c](d) `e` #f") == "a \\*b\\* \\[c\\](d) \\`e\\` \\#f"
     assert (usd(2978.214), usd(0.1523), signed_usd(832.71), signed_usd(-0.5), ratio(2.7043), ratio(1204.4)) == (
         "2,978.21", "0.152", "+832.71", "-0.500", "2.70x", "1,204x")
@@ -1071,8 +1101,8 @@ def test_a_runner_up_equal_to_the_digits_shown_and_a_price_no_run_refreshed_are_
     assert str(decision) == (
         "pick aws p5.48xlarge (us-east-1, spot, fp8, measured): 1.234 USD per million output tokens. **Its price is "
         "not fresh**: this run could not refresh aws_spot, so the price is one no run has refreshed. Runner-up aws "
-        "p5en.48xlarge (us-east-1, spot, fp8, measured): 1.234, the same to the last digit shown. It is also the "
-        "cheapest chip-hour (1.280 USD): ranking by the hourly price picks the same offer (+0.00 USD).")
+        "p5en.48xlarge (us-east-1, spot, fp8, measured): 1.234, the same to the last digit shown. The pick is also the "
+        "cheapest chip-hour (1.280 USD): ranking by the hourly price picks the same offer, no dearer per outcome.")
 
 
 def test_a_runner_up_a_hair_dearer_is_said_to_be_less_than_a_tenth_of_a_percent_more():
@@ -1088,7 +1118,7 @@ def test_a_runner_up_a_hair_dearer_is_said_to_be_less_than_a_tenth_of_a_percent_
         "runner_up_outcome_value": 6292.50, "runner_up_outcome_low": None, "runner_up_outcome_high": None,
         "runner_up_gap": 6292.50 / 6292.48 - 1, "too_close_to_call": False, "is_chip_hour_pick_same_offer": True,
         "pick_usd_per_chip_hour": 6.88}))
-    assert "(us-east-1, on_demand, bf16, measured): 6,292.50, less than 0.1% more. It is also" in sentence
+    assert "(us-east-1, on_demand, bf16, measured): 6,292.50, less than 0.1% more. The pick is also" in sentence
 
 
 def test_a_notification_sentence_is_plain_text():

@@ -53,6 +53,8 @@ excluded_cheaper as (
         excluded.instance_type,
         excluded.pricing_term,
         offers.usd_per_chip_hour,
+        offers.price_source_id,
+        offers.price_as_of,
         min(excluded.exclusion_reason) as exclusion_reason
     from marts.excluded_candidates as excluded
     inner join marts.offers as offers
@@ -166,6 +168,8 @@ decided as (
         chip_hour_picks.precision as chip_hour_pick_precision,
         chip_hour_picks.basis as chip_hour_pick_basis,
         chip_hour_picks.usd_per_chip_hour as chip_hour_pick_usd_per_chip_hour,
+        chip_hour_picks.price_source_id as chip_hour_pick_price_source_id,
+        chip_hour_picks.price_as_of as chip_hour_pick_price_as_of,
         chip_hour_picks.outcome_value as chip_hour_pick_outcome_value,
         chip_hour_picks.outcome_low as chip_hour_pick_outcome_low,
         chip_hour_picks.outcome_high as chip_hour_pick_outcome_high,
@@ -189,6 +193,8 @@ decided as (
         cheapest_excluded.instance_type as cheapest_excluded_instance_type,
         cheapest_excluded.pricing_term as cheapest_excluded_pricing_term,
         cheapest_excluded.usd_per_chip_hour as cheapest_excluded_usd_per_chip_hour,
+        cheapest_excluded.price_source_id as cheapest_excluded_price_source_id,
+        cheapest_excluded.price_as_of as cheapest_excluded_price_as_of,
         cheapest_excluded.exclusion_reason as cheapest_excluded_reason
     from picks
     left join runners_up
