@@ -8,7 +8,7 @@ import re
 
 from markupsafe import Markup
 
-from flows.safe_yaml import MAX_QUOTED_CHARS
+from flows.safe_yaml import MAX_QUOTED_CHARS, visible
 
 # `$` too: GitHub renders text between two of them as math
 _MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*[]|#~$"} | {"<": "&lt;", ">": "&gt;", "&": "&amp;"})
@@ -24,7 +24,8 @@ _BLOCK_START = re.compile(r"^(?:([-+=])|(\d+)([.)]))")
 
 def md_escape(text: object) -> str:
     """Text from data, safe inside a Markdown line: no emphasis, strikethrough, links (a bare URL, www. or e-mail
-    address included), code, table cells, HTML or line breaks.
+    address included), code, table cells, HTML or line breaks; a control or format character (a right-to-left
+    override, a zero-width space, an escape) is written as `{U+202E}` (safe_yaml.visible).
 
     Markup (text the templates built on purpose, e.g. a link) passes as it is.
     """
@@ -32,7 +33,7 @@ def md_escape(text: object) -> str:
         return "—"
     if isinstance(text, Markup):
         return str(text)
-    escaped = _EMPHASIS_UNDERSCORE.sub(r"\\_", " ".join(str(text).splitlines()).translate(_MARKDOWN_SPECIAL))
+    escaped = _EMPHASIS_UNDERSCORE.sub(r"\\_", visible(" ".join(str(text).splitlines())).translate(_MARKDOWN_SPECIAL))
     return _AUTOLINK.sub(lambda m: "\\:" if m[1] else f"{m[2]}\\." if m[2] else "\\@", escaped)
 
 
@@ -50,7 +51,7 @@ def md_code(text: object) -> Markup:
     for a table cell (a `|` would still end the cell)."""
     if text is None:
         return Markup("—")
-    body = " ".join(str(text).splitlines())
+    body = visible(" ".join(str(text).splitlines()))
     fence = "`" * (max((len(run) for run in re.findall("`+", body)), default=0) + 1)
     # a space each side keeps a backtick at either end from joining the fence (the spaces are not shown)
     pad = " " if body[:1] == "`" or body[-1:] == "`" or (body[:1] == body[-1:] == " " and body.strip()) else ""

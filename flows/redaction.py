@@ -12,7 +12,10 @@ from __future__ import annotations
 import re
 import urllib.parse
 
+from flows.safe_yaml import cut, visible
+
 MASK = "***"
+MAX_ERROR_CHARS = 2_000  # of a source's error as a run keeps and shows it (a real one is a line or a short list)
 
 _SECRET_NAME = r"(?:[\w.-]*(?:key|token|sig|credential|secret|password)[\w.-]*|code)"
 _SECRET_IN_TEXT = re.compile(rf"(?i)([?&]{_SECRET_NAME}=)[^&\s'\"]+")
@@ -52,6 +55,12 @@ def redact_text(text: str) -> str:
     text = _BEARER.sub(r"\1***", text)
     text = _ACCESS_KEY_ID.sub("***", text)
     return _USERINFO.sub(r"\1***@", _ACCOUNT_IN_ARN.sub(r"\1***\2", text))
+
+
+def error_text(text: str) -> str:
+    """A source's error as a run keeps and shows it (ops.source_loads, the pages, the command line, the log): secrets
+    masked (redact_text), control characters seen (safe_yaml.visible), at most MAX_ERROR_CHARS characters."""
+    return cut(visible(redact_text(text)), MAX_ERROR_CHARS)
 
 
 def redact_url(url: str) -> str:

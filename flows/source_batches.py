@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 
 from flows import checks, warehouse
 from flows.catalog_models import Catalog
-from flows.redaction import redact_text
+from flows.redaction import error_text, redact_text
 from flows.reuse import arrow_digest
 from flows.sources import SOURCE_KINDS, limits_for, read_declared_file
 from flows.sources._common import SourceLimits
@@ -41,6 +41,12 @@ class SourceBatch:
     error: str | None = None  # why the source could not be read this run: it is stale
     rejected_by: str | None = None  # the table-level check that rejected the rows it read (they are quarantined)
     data_digest: str | None = None  # sha256 of `data` as Arrow IPC: the content, whichever file or API it came from
+
+    def __post_init__(self) -> None:
+        # the error as the run keeps and shows it (ops.source_loads, every page's banner, the command line), whoever
+        # wrote it: a server's words included (a reason phrase of 60,000 characters, an escape sequence)
+        if self.error is not None:
+            self.error = error_text(self.error)
 
     @property
     def rows_in(self) -> int:

@@ -2160,6 +2160,18 @@ MUTATIONS = (
              "cheapest_excluded.price_source_id as cheapest_excluded_price_source_id",
              "chip_hour_picks.price_source_id as cheapest_excluded_price_source_id",
              (CHEAPER_EXCLUDED,)),
+    # control and format characters from data are seen, on the pages and in a source's error (a review's findings)
+    Mutation("format-characters-pass-unseen", "flows/safe_yaml.py",
+             'unicodedata.category(ch) in ("Cc", "Cf")', 'unicodedata.category(ch) in ("Cc",)',
+             ("tests/test_reports.py::test_text_from_data_is_escaped_and_numbers_are_formatted_in_one_place",)),
+    Mutation("reason-phrase-quoted-whole", "flows/sources/_http.py",
+             "return cut(visible(\" \".join(str(exc.reason).split())), REASON_CHARS)", "return str(exc.reason)",
+             ("tests/test_source_http_live.py::test_a_servers_reason_phrase_and_error_body_are_cut_and_their_control_"
+              "characters_seen",)),
+    Mutation("source-error-kept-unbounded", "flows/source_batches.py",
+             "            self.error = error_text(self.error)", "            pass",
+             ("tests/test_source_http_live.py::test_a_sources_error_is_kept_at_most_max_error_chars_with_its_secrets_"
+              "masked_and_control_characters_seen",)),
 )
 
 

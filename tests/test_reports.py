@@ -1081,6 +1081,13 @@ def test_text_from_data_is_escaped_and_numbers_are_formatted_in_one_place():
         "would settle it. The pick is also the cheapest chip-hour (1.280 USD): ranking by the hourly price picks the same "
         "offer, no dearer per outcome.")
     assert md_escape("a *b* [c](d) `e` #f") == "a \\*b\\* \\[c\\](d) \\`e\\` \\#f"
+    # a review's finding: a right-to-left override in a price sheet's region showed the rest of the decision line,
+    # "103.89 USD" included, reversed; a bell and a zero-width space passed unseen. Each is written as {U+...}; a
+    # tab stays, and ordinary letters of any script are left alone
+    assert md_escape("us-west\u202e") == "us-west{U+202E}"
+    assert md_escape("8x-h100\x07\u200b-box\tb") == "8x-h100{U+0007}{U+200B}-box\tb"
+    assert md_escape("Zürich 東京") == "Zürich 東京"
+    assert str(md_code("a\x1b[2Jb")) == "`a{U+001B}[2Jb`"
     assert (usd(2978.214), usd(0.1523), signed_usd(832.71), signed_usd(-0.5), ratio(2.7043), ratio(1204.4)) == (
         "2,978.21", "0.152", "+832.71", "-0.500", "2.70x", "1,204x")
 

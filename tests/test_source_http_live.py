@@ -55,12 +55,12 @@ class FakeApi:
                 api.requests.append(Seen(split.path, urllib.parse.parse_qs(split.query, keep_blank_values=True),
                                          self.path, dict(self.headers)))
                 if api.queues[split.path]:
-                    status, headers, body, delay = api.queues[split.path].popleft()
+                    status, headers, body, delay, reason = api.queues[split.path].popleft()
                 else:
-                    status, headers, body, delay = 404, {}, b'{"error": {"message": "nothing scripted"}}', 0.0
+                    status, headers, body, delay, reason = 404, {}, b'{"error": {"message": "nothing scripted"}}', 0.0, None
                 time.sleep(delay)
                 try:
-                    self.send_response(status)
+                    self.send_response(status, reason)  # reason None: the standard phrase
                     for name, value in headers.items():
                         self.send_header(name, value)
                     self.send_header("Content-Length", str(len(body)))
@@ -76,13 +76,14 @@ class FakeApi:
         self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
-    def add(self, path: str, body, *, status: int = 200, headers: dict | None = None, delay: float = 0.0):
+    def add(self, path: str, body, *, status: int = 200, headers: dict | None = None, delay: float = 0.0,
+            reason: str | None = None):
         if isinstance(body, (dict, list)):
             body = json.dumps(body)
             headers = {"Content-Type": "application/json; charset=utf-8"} | (headers or {})
         if isinstance(body, str):
             body = body.encode()
-        self.queues[path].append((status, headers or {}, body, delay))
+        self.queues[path].append((status, headers or {}, body, delay, reason))
 
     def paths(self) -> list[str]:
         return [r.path for r in self.requests]
@@ -407,6 +408,37 @@ def test_other_4xx_fails_at_once_with_the_server_message(api):
     with pytest.raises(LiveSourceError, match=r"^t: HTTP 400 Bad Request from .*: Invalid OData filter$"):
         _http.get_json(api.base + "/x", what="t", sleep=Sleeps())
     assert len(api.requests) == 1
+
+
+def test_a_servers_reason_phrase_and_error_body_are_cut_and_their_control_characters_seen(api):
+    """A review's finding: the reason phrase went into the error whole and as it came (60,000 characters into every
+    page's banner; an escape sequence that cleared the terminal the run's log was read in). Now one line of at most
+    REASON_CHARS (100) characters, and the body's excerpt, with each control character written as {U+...}."""
+    api.add("/x", "denied\x1b[31m here", status=400, reason="Bad\x1b[2J\rX" + "A" * 60_000)
+    with pytest.raises(LiveSourceError) as raised:
+        _http.get_json(api.base + "/x", what="t", sleep=Sleeps())
+    message = str(raised.value)
+    # on one line (the carriage return is white space: a space), "Bad{U+001B}[2J X" is 16 characters, then 84 of the
+    # A's: 100; and the length it had once on one line and seen, 9 + 60,000 + 7 (ESC's 1 character written as 8)
+    assert message.startswith("t: HTTP 400 Bad{U+001B}[2J X" + "A" * 84 + "... (60,016 characters) from ")
+    assert message.endswith(": denied{U+001B}[31m here") and "\x1b" not in message and "\r" not in message
+    assert len(message) < 300
+
+
+def test_a_sources_error_is_kept_at_most_max_error_chars_with_its_secrets_masked_and_control_characters_seen():
+    """Whoever wrote it, a batch's error (ops.source_loads.error, the pages' banner, the command line) is bounded
+    once, as the batch is made: 2,000 characters and how long it was."""
+    from flows.redaction import MAX_ERROR_CHARS
+    from flows.source_batches import SourceBatch
+
+    error = "LiveSourceError: Authorization: Bearer abc.def-123456\x07 " + "B" * 10_000
+    batch = SourceBatch("s", "azure_retail", "azure_retail", [], None, error=error)
+    assert MAX_ERROR_CHARS == 2_000
+    # the header's value masked to the line's end (redact_text), so the bell and the B's are gone with it
+    assert batch.error == "LiveSourceError: Authorization: ***"
+    long = SourceBatch("s", "azure_retail", "azure_retail", [], None, error="x\x1b" + "B" * 10_000)
+    # "x{U+001B}" (9 characters) and 1,991 B's: 2,000, then the length after the escape, 10,009
+    assert long.error == "x{U+001B}" + "B" * 1_991 + "... (10,009 characters)"
 
 
 def test_a_page_that_is_not_json_is_a_format_error_naming_the_redacted_url(api):

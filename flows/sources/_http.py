@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from flows.redaction import is_secret_param, redact_url, scrub
-from flows.safe_yaml import cut
+from flows.safe_yaml import cut, visible
 from flows.sources._common import (
     DEFAULT_LIMITS,
     LiveSourceError,
@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_RETRY_AFTER_S = 300.0  # a server asking for longer than this is not going to answer tonight
 _EXCERPT_CHARS = 300
+REASON_CHARS = 100  # of an HTTP error's reason phrase ("Too Many Requests"), which the server writes
 _ERROR_BODY_BYTES = 64 * 1024  # of an error response: enough for any API's error message
 _USER_AGENT = "hweval/0.1 (+urllib)"
 MAX_RESPONSE_S = 600.0  # one response, from its request to its last byte
@@ -136,6 +137,12 @@ def _secret_values(url: str, headers: dict | None = None) -> list[str]:
     return sorted((v for v in values if v), key=len, reverse=True)
 
 
+def reason_phrase(exc: urllib.error.HTTPError) -> str:
+    """The reason phrase of an HTTP error as a message quotes it: the server writes it, so on one line, its control
+    characters seen (safe_yaml.visible) and at most REASON_CHARS characters (a real one is a few words)."""
+    return cut(visible(" ".join(str(exc.reason).split())), REASON_CHARS)
+
+
 def _excerpt(body: bytes, secrets: list[str]) -> str:
     """The server's error message: `error.message` of a Google/Azure JSON error body, else the body's start."""
     text = body[:_ERROR_BODY_BYTES].decode("utf-8", errors="replace")
@@ -152,7 +159,7 @@ def _excerpt(body: bytes, secrets: list[str]) -> str:
             message = err
         elif isinstance(doc.get("message"), str):
             message = doc["message"]
-    text = " ".join(str(message if message is not None else text).split())
+    text = visible(" ".join(str(message if message is not None else text).split()))
     if len(text) > _EXCERPT_CHARS:
         text = text[:_EXCERPT_CHARS] + "..."
     return scrub(text, secrets) or "(empty body)"
@@ -238,7 +245,7 @@ def get_json(
             if status in (401, 403):
                 raise LiveSourceError(f"{what}: access denied (HTTP {status}) from {shown}: {excerpt}") from None
             if status not in RETRY_STATUSES:
-                raise LiveSourceError(f"{what}: HTTP {status} {exc.reason} from {shown}: {excerpt}") from None
+                raise LiveSourceError(f"{what}: HTTP {status} {reason_phrase(exc)} from {shown}: {excerpt}") from None
             last = f"HTTP {status}: {excerpt}"
             header_wait = retry_after(exc.headers.get("Retry-After") if exc.headers else None)
             if header_wait is not None:

@@ -300,10 +300,10 @@ def download(url: str, target: Path, *, timeout_s: float = 60.0, sleep: Callable
             retryable = exc.code in _http.RETRY_STATUSES
             if not retryable or attempt == RETRIES:
                 tries = f" after {attempt + 1} tries" if retryable else ""
-                raise LiveSourceError(f"{shown}: HTTP {exc.code} {exc.reason}{tries}") from None
+                raise LiveSourceError(f"{shown}: HTTP {exc.code} {_http.reason_phrase(exc)}{tries}") from None
             asked = _http.retry_after(exc.headers.get("Retry-After") if exc.headers else None)
             delay = delay if asked is None else asked
-            problem = f"HTTP {exc.code} {exc.reason}"
+            problem = f"HTTP {exc.code} {_http.reason_phrase(exc)}"
         except (urllib.error.URLError, OSError, ValueError) as exc:  # unreachable, reset or timed out mid-download
             reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
             if isinstance(reason, ssl.SSLCertVerificationError):  # the same certificate on every try
