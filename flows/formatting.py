@@ -69,8 +69,9 @@ def usd(value: float | None) -> str:
     """Money: 2,978.21 (10 and above), 0.152 (below 10)."""
     if value is None:
         return "—"
-    # sized by what it rounds to, as `figures`: 9.9996 is "10.00", not "10.000"
-    return f"{value:,.2f}" if abs(round(value, 3)) >= 10 else f"{value:,.3f}"
+    # sized by what it is written as at three decimals, as `figures`: 9.9996 is "10.00", not "10.000"; 9.9995 (just
+    # below it in binary) "9.999" (sql/macros.sql usd_text sizes it by the same text, where round() made it 10.00)
+    return f"{value:,.2f}" if abs(float(f"{value:.3f}")) >= 10 else f"{value:,.3f}"
 
 
 def signed_usd(value: float | None) -> str:
@@ -96,8 +97,11 @@ def figures(value: float | None) -> str:
     0.128, 0.00996. Hours, energy and multiples are written so (sql/macros.sql figures_text writes the same)."""
     if value is None:
         return "—"
-    # its size once rounded to three figures: 9.996 is written as the 10.0 it rounds to, not "10.00" (four figures)
-    size = abs(round(value, 2 - math.floor(math.log10(abs(value))))) if value else 0.0
+    # its size once written to three figures: 9.996 is written as the 10.0 it rounds to, not "10.00" (four figures);
+    # sized by that text, as sql/macros.sql figures_size (0.09995, just below it in binary, is 0.0999 in both); from
+    # 100 up, rounded: 100 or more however it rounds
+    decimals = 2 - math.floor(math.log10(abs(value))) if value else 0
+    size = abs(float(f"{value:.{decimals}f}") if decimals > 0 else round(value, decimals))
     if size >= 100:
         return f"{value:,.0f}"
     if size >= 10:

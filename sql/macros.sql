@@ -114,11 +114,16 @@ create or replace macro training_hours(params, tokens, chips, peak_tflops, mfu, 
     training_flops(params, tokens)
         / (chips::double * peak_tflops::double * 1e12 * mfu::double * scaling::double) / 3600;
 
--- The size of x once rounded to three significant figures, which decides how figures_text writes it: 9.996 is
--- written as the 10.0 it rounds to, not "10.00" (four figures).
+-- The size of x once written to three significant figures, which decides how figures_text writes it: 9.996 is
+-- written as the 10.0 it rounds to, not "10.00" (four figures). Sized by that text, as flows/formatting.py figures:
+-- round() and format() part at a binary value just below a half (0.09995: round made it 0.1, format writes 0.0999).
+-- From 100 up, rounded (format takes no negative precision); it is 100 or more however it rounds.
 create or replace macro figures_size(x) as
     case when x = 0 then 0.0
-         else abs(round(x::double, 2 - cast(floor(log10(abs(x::double))) as integer))) end;
+         when floor(log10(abs(x::double))) >= 2
+             then abs(round(x::double, 2 - cast(floor(log10(abs(x::double))) as integer)))
+         else abs(cast(format('{:.{}f}', x::double, 2 - cast(floor(log10(abs(x::double))) as integer)) as double))
+    end;
 
 -- A measure as the pages write it (flows/formatting.py `figures`), for the reasons quoted as they are: three
 -- significant figures at least, thousands separated (1,323; 99.5; 3.15; 0.128; 0.00996).
@@ -129,9 +134,11 @@ create or replace macro figures_text(x) as
          else format('{:.{}f}', x::double, 2 - cast(floor(log10(figures_size(x))) as integer)) end;
 
 -- Money as the pages write it (flows/formatting.py `usd`): two decimals from 10, three below (2,978.21; 4.096; 0.758),
--- thousands separated; sized by what it rounds to (9.9996 is 10.00, not 10.000).
+-- thousands separated; sized by what it is written as at three decimals (9.9996 is 10.00, not 10.000; 9.9995, just
+-- below it in binary, 9.999, where round() made it 10.00 and the pages 9.999).
 create or replace macro usd_text(x) as
-    case when abs(round(x::double, 3)) >= 10 then format('{:,.2f}', x::double) else format('{:,.3f}', x::double) end;
+    case when abs(cast(format('{:.3f}', x::double) as double)) >= 10 then format('{:,.2f}', x::double)
+         else format('{:,.3f}', x::double) end;
 
 -- Hours of a training run as the pages write them (flows/formatting.py `hours`): figures_text (10.3, 99.5, 1,323).
 create or replace macro hours_text(h) as

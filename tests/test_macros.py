@@ -394,11 +394,17 @@ def test_figures_text_writes_a_measure_as_the_pages_do(fresh_db):
     # 0.015: 4 decimals, 0.0150; 0 and -0.5 as 0.00 and -0.500. Just below a power of ten, written as the three
     # figures it rounds to (figures_size), not four: 0.9996 -> 1.00 (not 1.000), 9.996 -> 10.0, 99.96 -> 100,
     # 0.0099951 -> 0.0100 (not 0.01000); 99.94 stays 99.9
+    # 0.09995 is 0.09994999999999999606... in binary: "0.0999" at four decimals, so written 0.0999 (a review found
+    # figures_size's round() made it 0.100 while the pages wrote 0.0999)
     cases = {3.1548798: "3.15", 0.00996442: "0.00996", 0.128313: "0.128", 0.015: "0.0150", 0.9996: "1.00",
              9.996: "10.0", 99.96: "100", 0.0099951: "0.0100", 99.94: "99.9", -9.996: "-10.0",
-             0.0: "0.00", -0.5: "-0.500", 1322.86: "1,323", 10.2796: "10.3"}
+             0.0: "0.00", -0.5: "-0.500", 1322.86: "1,323", 10.2796: "10.3", 0.09995: "0.0999"}
     for x, text in cases.items():
         assert value(fresh_db, f"figures_text({x!r})") == text == figures(x), x
+    # and every value of four and five decimals from 0 to 200 the same way in both (the review's sweep)
+    xs = [n / 10_000 for n in range(1, 2_000_001, 7)] + [n / 100_000 for n in range(1, 20_000_001, 997)]
+    sql = fresh_db.execute("select x, figures_text(x) from unnest(?::double[]) t(x)", [xs]).fetchall()
+    assert [x for x, text in sql if text != figures(x)] == []
     # the size that decides it: 9.996 rounded to three figures (2 - floor(log10 9.996) = 2 decimals) is 10.0
     assert [value(fresh_db, f"figures_size({x!r})") for x in (9.996, -0.9996, 0.0, 1322.86)] == [10.0, 1.0, 0.0, 1320.0]
 
@@ -417,10 +423,16 @@ def test_usd_text_writes_money_as_the_pages_do(fresh_db):
     from flows.formatting import usd
 
     # sized by what it rounds to: 9.9996 rounds to 10.000 at three decimals, so it is written as 10 and more, 10.00
+    # 9.9995 is 9.99949999999999938893... in binary: written "9.999" at three decimals, so "9.999" (a review found
+    # usd_text's round() made it 10.00 while the pages wrote 9.999)
     cases = {0.758: "0.758", 4.096: "4.096", 9.9994: "9.999", 10.0: "10.00", 25.6: "25.60", 2978.214: "2,978.21",
-             0.0: "0.000", -12.5: "-12.50", 9.9996: "10.00", -9.9996: "-10.00"}
+             0.0: "0.000", -12.5: "-12.50", 9.9996: "10.00", -9.9996: "-10.00", 9.9995: "9.999"}
     for x, text in cases.items():
         assert value(fresh_db, f"usd_text({x!r})") == text == usd(x), x
+    # and every value of four and five decimals from 0 to 200 the same way in both (the review's sweep)
+    xs = [n / 10_000 for n in range(0, 2_000_001, 7)] + [n / 100_000 for n in range(0, 20_000_001, 997)]
+    sql = fresh_db.execute("select x, usd_text(x) from unnest(?::double[]) t(x)", [xs]).fetchall()
+    assert [x for x, text in sql if text != usd(x)] == []
 
 
 def test_declared_text_writes_a_declared_figure_thousands_separated_and_unrounded(fresh_db):
