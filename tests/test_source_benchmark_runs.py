@@ -341,6 +341,99 @@ def test_a_vllm_result_without_token_totals_takes_its_per_request_lists_else_met
     assert (row["input_tokens"], row["output_tokens"]) == (None, None)
 
 
+def detailed_vllm_result(input_lens, output_lens, **changes):
+    """A --save-detailed vLLM result of 4 requests sent, 3 completed, without token totals."""
+    result = vllm_result(4, 3, 4, 400.0, 40.0, 300.0) | {"input_lens": input_lens, "output_lens": output_lens}
+    del result["total_input_tokens"], result["total_output_tokens"]
+    return result | changes
+
+
+def read_vllm(tmp_path, result, metadata=SETUP) -> dict:
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(result))
+    [row] = benchmark_runs.read_file(path, "r.json", metadata=metadata)
+    return row
+
+
+def test_a_vllm_token_total_that_is_not_a_number_is_named_and_never_replaced_by_metadata(tmp_path):
+    good = vllm_result(8, 100, 100, 400.0, 40.0, 300.0)
+    row = read_vllm(tmp_path, good | {"total_input_tokens": "1,024,000"}, SETUP | {"input_tokens": 2048})
+    # the output total still gives its mean: 100 x 256 / 100 = 256
+    assert (row["input_tokens"], row["output_tokens"], row["number_problem"]) == (
+        None, 256, "not a finite number: total_input_tokens '1,024,000'")
+    # nor by the per-request list: the output mean has no total, so its list gives it: (100 + 200 + 300) / 3 = 200
+    row = read_vllm(tmp_path, detailed_vllm_result([1000, 2000, 3000, 5000], [100, 200, 300, 0],
+                                                   total_input_tokens="6,000"))
+    assert (row["input_tokens"], row["output_tokens"], row["number_problem"]) == (
+        None, 200, "not a finite number: total_input_tokens '6,000'")
+    # a total the file gives cannot be worked out per request without `completed`: no metadata then either
+    row = read_vllm(tmp_path, good | {"completed": "100 of 100"}, SETUP | {"input_tokens": 2048, "output_tokens": 64})
+    assert (row["input_tokens"], row["output_tokens"], row["number_problem"]) == (
+        None, None, "not a finite number: completed '100 of 100'")
+
+
+def test_a_per_request_length_that_is_not_a_number_is_named_and_never_left_out_of_a_mean(tmp_path):
+    row = read_vllm(tmp_path, detailed_vllm_result([1000, "n/a", 1000, 3000], [100, 200, 300, 0]),
+                    SETUP | {"input_tokens": 2048})
+    # the request that sent 'n/a' completed, so no mean input without it; output (100 + 200 + 300) / 3 = 200
+    assert (row["input_tokens"], row["output_tokens"], row["number_problem"]) == (
+        None, 200, "not a finite number: input_lens[1] 'n/a'")
+    # the first 3 bad entries are quoted, the rest counted
+    row = read_vllm(tmp_path, detailed_vllm_result([None, "n/a", "", "?", "x"], [0, 100, 100, 100, 100]))
+    assert row["number_problem"] == ("not a finite number: input_lens[0] None, input_lens[1] 'n/a', "
+                                     "input_lens[2] '', 2 more in input_lens")
+
+
+def test_a_request_fails_by_its_error_or_0_output_tokens_and_an_unreadable_length_is_no_failure(tmp_path):
+    # no errors list: 0 output tokens is vLLM's failed request; '128 tok' is an unreadable length, not a failure
+    row = read_vllm(tmp_path, detailed_vllm_result([1000, 2000, 3000, 5000], [100, "128 tok", 300, 0]))
+    assert (row["input_tokens"], row["output_tokens"], row["number_problem"]) == (
+        None, None, "not a finite number: output_lens[1] '128 tok'")
+    row = read_vllm(tmp_path, detailed_vllm_result([1000, 2000, 3000, 5000], [100, 128, 300, 0]))
+    # (1,000 + 2,000 + 3,000) / 3 = 2,000; (100 + 128 + 300) / 3 = 176
+    assert (row["input_tokens"], row["output_tokens"], row["number_problem"]) == (2000, 176, None)
+    # with the errors list, it tells which requests failed: input (1,000 + 2,000 + 3,000) / 3 still
+    row = read_vllm(tmp_path, detailed_vllm_result([1000, 2000, 3000, 5000], [100, "128 tok", 300, 0],
+                                                   errors=["", "", "", "timeout"]))
+    assert (row["input_tokens"], row["output_tokens"], row["number_problem"]) == (
+        2000, None, "not a finite number: output_lens[1] '128 tok'")
+
+
+def test_a_negative_length_or_a_per_request_list_that_is_no_list_is_named(tmp_path):
+    row = read_vllm(tmp_path, detailed_vllm_result([1000, -1000, 3000, 5000], [100, 200, 300, 0],
+                                                   num_prompts="4 prompts"))
+    # (1,000 - 1,000 + 3,000) / 3 = 1,000 would pass for a prompt length: the row says why it is wrong
+    assert (row["input_tokens"], row["output_tokens"], row["number_problem"]) == (
+        1000, 200, ("not a finite number: num_prompts '4 prompts'; a token count below 0: input_lens[1] -1000"))
+    # which request failed cannot be told, and the list is no list: neither mean, nor metadata's output_tokens
+    row = read_vllm(tmp_path, detailed_vllm_result([1000, 2000, 3000, 5000], "100, 200, 300, 0"),
+                    SETUP | {"output_tokens": 256})
+    assert (row["input_tokens"], row["output_tokens"], row["number_problem"]) == (
+        None, None, "not a list of token counts per request: output_lens '100, 200, 300, 0'")
+
+
+def test_vllm_token_figures_that_are_not_numbers_are_quarantined_with_the_reason(fresh_db, catalog, tmp_path):
+    results = {"good.json": detailed_vllm_result([1000, 2000, 3000, 5000], [100, 200, 300, 0]),
+               "total.json": vllm_result(8, 100, 100, 400.0, 40.0, 300.0) | {"total_output_tokens": "25.6k"},
+               "lens.json": detailed_vllm_result([1000, "n/a", 3000, 5000], [100, "128 tok", 300, 0])}
+    rows = []
+    for name, result in results.items():
+        (tmp_path / name).write_text(json.dumps(result))
+        rows += benchmark_runs.read_file(tmp_path / name, name, metadata=SETUP | {"output_tokens": 256})
+    batch = SourceBatch.of_rows("own", "benchmark_runs", "benchmark_runs", list(results), AS_OF,
+                                [r | {"row_no": i, "source_id": "own", "data_as_of": AS_OF}
+                                 for i, r in enumerate(rows)])
+    load = land_batch(fresh_db, batch, RUN, AS_OF, catalog)
+    assert (load.rows_landed, load.rows_quarantined) == (1, 2)
+    assert quarantined(fresh_db) == [
+        ("total.json", "numbers_are_numbers", "number_problem", "not a finite number: total_output_tokens '25.6k'"),
+        ("total.json", "output_tokens_present", "output_tokens", None),
+        ("lens.json", "input_tokens_present", "input_tokens", None),
+        ("lens.json", "numbers_are_numbers", "number_problem",
+         "not a finite number: input_lens[1] 'n/a', output_lens[1] '128 tok'"),
+        ("lens.json", "output_tokens_present", "output_tokens", None)]
+
+
 # ---------------------------------------------------------------- figures that cannot be true
 def test_text_in_a_number_column_is_quarantined_with_its_text_not_landed_as_null(fresh_db, catalog, tmp_path):
     path = write_runs(tmp_path / "runs.csv", [SERVING, SERVING | {"concurrency": "64 users", "ttft_p50_ms": "1,210.5",

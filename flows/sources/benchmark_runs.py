@@ -56,6 +56,12 @@ NUMBER_COLUMNS = (
     "power_w", "tokens_per_s_per_chip", "mfu", "sequence_length", "time_to_train_minutes",
 )
 UNLIMITED = "inf"  # vLLM's request_rate when the run set no rate: no limit, not a figure
+# a vLLM result's figures for its mean request shape: a total over `completed`, and the per-request list of
+# --save-detailed (one entry per request sent)
+VLLM_TOKEN_FIGURES = {"input_tokens": ("total_input_tokens", "input_lens"),
+                      "output_tokens": ("total_output_tokens", "output_lens")}
+# how many bad entries of one per-request list a row's number_problem quotes (the rest it counts)
+QUOTED_LIST_ENTRIES = 3
 # the `date` vLLM's --save-result writes (its local time, %Y%m%d-%H%M%S): the day it names is the run's date
 VLLM_DATE = re.compile(r"([0-9]{4})([0-9]{2})([0-9]{2})-[0-9]{6}")
 
@@ -83,10 +89,11 @@ def _kind(value: Any, default: str = DEFAULT_KIND) -> str:
 
 
 def _run_row(values: dict[str, Any], where: str, default_kind: str = DEFAULT_KIND,
-             problems: tuple[str, ...] = ()) -> dict:
+             problems: tuple[str, ...] = (), reasons: tuple[str, ...] = ()) -> dict:
     """One raw row from a run's values (CSV cells or vLLM keys); `problems` adds figures the row was derived from
-    that are not numbers."""
+    that are not numbers, `reasons` other faults of them, each a phrase of its own."""
     not_numbers = [*problems, *_not_numbers(values, NUMBER_COLUMNS)]
+    number_reasons = ([f"not a finite number: {', '.join(not_numbers)}"] if not_numbers else []) + list(reasons)
     chips = values.get("chips")
     row = {
         "kind": _kind(values.get("kind"), default_kind),
@@ -119,7 +126,7 @@ def _run_row(values: dict[str, Any], where: str, default_kind: str = DEFAULT_KIN
         "run_source": None if _empty(values.get("source")) else str(values["source"]),
         "run_date": None if _empty(values.get("date")) else str(values["date"]),
         "source_ref": where,
-        "number_problem": f"not a finite number: {', '.join(not_numbers)}" if not_numbers else None,
+        "number_problem": "; ".join(number_reasons) or None,
     }
     return row
 
@@ -130,23 +137,60 @@ def _vllm_date(value: Any) -> Any:
     return "-".join(match.groups()) if match else value
 
 
+def _quoted_entries(key: str, bad: list[tuple[int, Any]]) -> list[str]:
+    """`key[i] 'text'` for the first QUOTED_LIST_ENTRIES of `bad` (index, entry), and how many more there are."""
+    quoted = [f"{key}[{i}] {excerpt(entry)}" for i, entry in bad[:QUOTED_LIST_ENTRIES]]
+    more = len(bad) - QUOTED_LIST_ENTRIES
+    return quoted + [f"{more:,} more in {key}"] if more > 0 else quoted
+
+
+def _token_figure_problems(result: dict) -> tuple[list[str], list[str]]:
+    """The token totals and per-request list entries `result` gives that are not finite numbers (`total_input_tokens
+    '1,024,000'`, `input_lens[1] 'n/a'`), and reasons for list entries below 0 tokens or a per-request list that is
+    not a list."""
+    totals = tuple(total for total, _ in VLLM_TOKEN_FIGURES.values())
+    not_numbers, reasons = _not_numbers(result, totals), []
+    for _, lens_key in VLLM_TOKEN_FIGURES.values():
+        lens = result.get(lens_key)
+        if _empty(lens):
+            continue
+        if not isinstance(lens, list):
+            reasons.append(f"not a list of token counts per request: {lens_key} {excerpt(lens)}")
+            continue
+        counts = [(i, entry, to_float(entry)) for i, entry in enumerate(lens)]
+        not_numbers += _quoted_entries(lens_key, [(i, entry) for i, entry, n in counts if n is None])
+        negative = _quoted_entries(lens_key, [(i, entry) for i, entry, n in counts if n is not None and n < 0])
+        if negative:
+            reasons.append(f"a token count below 0: {', '.join(negative)}")
+    return not_numbers, reasons
+
+
 def _mean_per_completed_request(result: dict, total_key: str, lens_key: str) -> float | None:
     """Mean tokens per completed request: vLLM's total over `completed`, else its per-request list (written with
-    --save-detailed; failed requests are those with an error, or with no output tokens where errors are absent)."""
+    --save-detailed; a failed request is one with an error, or with 0 output tokens where errors are absent); None
+    where a figure it needs is given but not a number, or not a list (_token_figure_problems names it)."""
     completed, total = to_float(result.get("completed")), to_float(result.get(total_key))
+    if not _empty(result.get(total_key)) and total is None:
+        return None
     if completed and total is not None:
         return to_float(total / completed)
     lens = result.get(lens_key)
     if not isinstance(lens, list):
         return None
+    counts = [to_float(n) for n in lens]
     errors, output_lens = result.get("errors"), result.get("output_lens")
     if isinstance(errors, list) and len(errors) == len(lens):
         succeeded = [not error for error in errors]
     elif isinstance(output_lens, list) and len(output_lens) == len(lens):
-        succeeded = [bool(to_float(n)) for n in output_lens]  # vLLM counts a failed request's output as 0 tokens
+        # vLLM writes a failed request's output as 0 tokens; an entry that is no number cannot tell
+        succeeded = [None if n is None else n != 0 for n in (to_float(n) for n in output_lens)]
+    elif not (_empty(output_lens) or isinstance(output_lens, list)):
+        return None  # which requests failed cannot be told (_token_figure_problems names it)
     else:
         succeeded = [True] * len(lens)
-    ok = [n for n in (to_float(n) for n, good in zip(lens, succeeded) if good) if n is not None]
+    if None in counts or None in succeeded:
+        return None
+    ok = [n for n, good in zip(counts, succeeded) if good]
     return to_float(sum(ok) / len(ok)) if ok else None
 
 
@@ -167,18 +211,20 @@ def vllm_rows(result: Any, where: str, metadata: dict | None = None) -> list[dic
             f"`metadata` in sources.yaml (or pass vLLM --metadata {missing[0]}=...)")
     # failed is derived from both counts: one that is not a number leaves it out, and the row says which
     completed, sent = to_float(result["completed"]), to_float(result["num_prompts"])
-    sent_problem = tuple(_not_numbers(result, ("num_prompts",)))
-    # the request shape the run measured; `metadata` gives it only where the file has neither totals nor lists
-    input_tokens = _mean_per_completed_request(result, "total_input_tokens", "input_lens")
-    output_tokens = _mean_per_completed_request(result, "total_output_tokens", "output_lens")
+    token_problems, token_reasons = _token_figure_problems(result)
+    # the request shape the run measured; `metadata` gives it only where the file has neither total nor list (a
+    # figure the file gives but that is not a number is named in the row, never replaced)
+    shape = {figure: _mean_per_completed_request(result, total_key, lens_key)
+             if not (_empty(result.get(total_key)) and _empty(result.get(lens_key))) else setup.get(figure)
+             for figure, (total_key, lens_key) in VLLM_TOKEN_FIGURES.items()}
     return [_run_row({
         **setup,
         "kind": "serving",
         # vLLM writes max_concurrency null and request_rate "inf" when neither limit was set
         "concurrency": result.get("max_concurrency"),
         "request_rate": result.get("request_rate"),
-        "input_tokens": input_tokens if input_tokens is not None else setup.get("input_tokens"),
-        "output_tokens": output_tokens if output_tokens is not None else setup.get("output_tokens"),
+        "input_tokens": shape["input_tokens"],
+        "output_tokens": shape["output_tokens"],
         "request_throughput": result["request_throughput"],
         "output_tokens_per_s": result["output_throughput"],
         "ttft_p50_ms": result.get("median_ttft_ms"),
@@ -190,7 +236,7 @@ def vllm_rows(result: Any, where: str, metadata: dict | None = None) -> list[dic
         "power_w": setup.get("power_w"),
         "source": setup.get("source") or f"vLLM benchmark_serving ({result.get('backend', 'vllm')})",
         "date": setup.get("date") or _vllm_date(result.get("date")),
-    }, where, problems=sent_problem)]
+    }, where, problems=(*_not_numbers(result, ("num_prompts",)), *token_problems), reasons=tuple(token_reasons))]
 
 
 def csv_rows(numbered: list[tuple[int, dict]], where: str, metadata: dict | None = None) -> list[dict]:
