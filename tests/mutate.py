@@ -2163,6 +2163,22 @@ MUTATIONS = (
              "cheapest_excluded.price_source_id as cheapest_excluded_price_source_id",
              "chip_hour_picks.price_source_id as cheapest_excluded_price_source_id",
              (CHEAPER_EXCLUDED,)),
+    # a vLLM token figure that is no number is named, never replaced, dropped from a mean or read as a failure
+    Mutation("vllm-bad-total-replaced-by-metadata", "flows/sources/benchmark_runs.py",
+             "             if not (_empty(result.get(total_key)) and _empty(result.get(lens_key))) else setup.get(figure)",
+             "             if to_float(result.get(total_key)) is not None or isinstance(result.get(lens_key), list) "
+             "else setup.get(figure)",
+             ("tests/test_source_benchmark_runs.py::test_a_vllm_token_total_that_is_not_a_number_is_named_and_never_"
+              "replaced_by_metadata",)),
+    Mutation("vllm-unreadable-output-length-read-as-a-failure", "flows/sources/benchmark_runs.py",
+             "        succeeded = [None if n is None else n != 0 for n in (to_float(n) for n in output_lens)]",
+             "        succeeded = [bool(n) for n in (to_float(n) for n in output_lens)]",
+             ("tests/test_source_benchmark_runs.py::test_a_request_fails_by_its_error_or_0_output_tokens_and_an_"
+              "unreadable_length_is_no_failure",)),
+    Mutation("vllm-bad-total-passed-over-for-the-lists", "flows/sources/benchmark_runs.py",
+             "    if not _empty(result.get(total_key)) and total is None:", "    if False:",
+             ("tests/test_source_benchmark_runs.py::test_a_vllm_token_total_that_is_not_a_number_is_named_and_never_"
+              "replaced_by_metadata",)),
     # control and format characters from data are seen, on the pages and in a source's error (a review's findings)
     Mutation("format-characters-pass-unseen", "flows/safe_yaml.py",
              'unicodedata.category(ch) in ("Cc", "Cf")', 'unicodedata.category(ch) in ("Cc",)',
