@@ -2179,6 +2179,14 @@ MUTATIONS = (
              "    if not _empty(result.get(total_key)) and total is None:", "    if False:",
              ("tests/test_source_benchmark_runs.py::test_a_vllm_token_total_that_is_not_a_number_is_named_and_never_"
               "replaced_by_metadata",)),
+    # a file's encoding and line ends are named as such (a review's findings)
+    Mutation("utf16-without-bom-read-as-utf8", "flows/sources/_common.py",
+             "        if _NUL in data:\n            raise SourceFormatError(f\"{self.name}: line {self.line_no}: not UTF-8",
+             "        if False:\n            raise SourceFormatError(f\"{self.name}: line {self.line_no}: not UTF-8",
+             ("tests/test_malformed_inputs.py",)),
+    Mutation("json-byte-order-mark-refused", "flows/sources/_common.py",
+             'return data.decode("utf-8-sig" if encoding == "utf-8" else encoding)', "return data.decode(encoding)",
+             ("tests/test_malformed_inputs.py::test_a_utf8_byte_order_mark_is_read_past_in_json_as_in_csv_and_yaml",)),
     # control and format characters from data are seen, on the pages and in a source's error (a review's findings)
     Mutation("format-characters-pass-unseen", "flows/safe_yaml.py",
              'unicodedata.category(ch) in ("Cc", "Cf")', 'unicodedata.category(ch) in ("Cc",)',

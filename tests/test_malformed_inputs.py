@@ -149,6 +149,15 @@ CASES = [
     ("price_sheet", "p.csv", b"kind,cloud\nquote,aws,extra\n", r"f: line 2: 3 fields, expected 2"),
     ("price_sheet", "p.csv", b"kind,cloud,region\nquote,aws\n", r"^f: line 2: 2 fields, expected 3 \(the header's\)$"),
     ("price_sheet", "p.json", b"{}", r"f: a price sheet is a .csv or .yaml file"),
+    # a review's findings: a CSV saved as UTF-16 without a byte-order mark decodes as UTF-8 (NUL beside each letter)
+    # and was "line 3: 1 fields, expected 6"; classic Mac line ends were Python's "new-line character seen in
+    # unquoted field - do you need to open the file in universal-newline mode?"
+    ("price_sheet", "p.csv", "kind,cloud\nquote,aws\n".encode("utf-16-le"),
+     r"^f: line 1: not UTF-8 text \(byte 1 is a NUL; UTF-16 or UTF-32 writes NUL bytes; expected UTF-8: save the file "
+     r"as UTF-8\)$"),
+    ("price_sheet", "p.csv", b"kind,cloud\rquote,aws\r",
+     r"^f: line 1: its lines end in a bare carriage return \(as classic Mac OS wrote\); expected LF or CRLF line ends$"),
+    ("aws_pricing", "p.json", AWS_OK.encode("utf-16-le"), r"^f: line 1: not UTF-8 text \(byte 1 is a NUL; UTF-16"),
     ("bedrock_pricing", "b.json", b'{"FormatVersion": "aws_v1"}', r"f: missing key 'PriceList'"),
     ("bedrock_pricing", "b.json", b'{"PriceList": ["{\\"product\\": {}}"]}',
      r"f: PriceList\[0\].product: missing key 'attributes'"),
@@ -178,6 +187,17 @@ def test_malformed_input_names_file_and_place(tmp_path, kind, name, content, mes
     path.write_bytes(content)
     with pytest.raises(SourceFormatError, match=message):
         SOURCE_KINDS[kind].read_file(path, "f")
+
+
+def test_a_utf8_byte_order_mark_is_read_past_in_json_as_in_csv_and_yaml(tmp_path):
+    """A review's finding: a JSON file that opens with a UTF-8 byte-order mark (as some editors save it) was refused
+    ("Unexpected UTF-8 BOM (decode using utf-8-sig)") where a CSV or YAML file with one is read."""
+    path = tmp_path / "p.json"
+    path.write_bytes(b"\xef\xbb\xbf" + AWS_OK.encode())
+    without = tmp_path / "q.json"
+    without.write_bytes(AWS_OK.encode())
+    rows = SOURCE_KINDS["aws_pricing"].read_file(path, "f")
+    assert len(rows) == 1 and rows == SOURCE_KINDS["aws_pricing"].read_file(without, "f")
 
 
 def test_the_corpus_covers_every_source_kind_with_at_least_30_inputs():

@@ -156,10 +156,23 @@ def read_text(path: Path, label: str | None = None, encoding: str = "utf-8",
     return decode_text(read_bytes(path, name, limits), name, encoding)
 
 
+# what a text file saved as UTF-16 or UTF-32 holds and UTF-8 text never does: a NUL byte beside each ASCII letter
+_NUL = b"\x00"
+_UTF16_OR_32 = "UTF-16 or UTF-32 writes NUL bytes; expected UTF-8: save the file as UTF-8"
+# a line that ends in a carriage return with no line feed after it: as classic Mac OS (and old Excel for Mac) wrote
+_BARE_CR = "its lines end in a bare carriage return (as classic Mac OS wrote); expected LF or CRLF line ends"
+
+
 def decode_text(data: bytes, name: str | Path, encoding: str = "utf-8") -> str:
-    """A file's bytes as text; an error names the file, the byte and its line."""
+    """A file's bytes as text, a UTF-8 byte-order mark left out (spreadsheets and some editors write one: the CSV and
+    YAML readers took it, JSON's refused it); an error names the file, the byte and its line, and a file of NUL bytes
+    (UTF-16 or UTF-32 without a byte-order mark, which decode as UTF-8 all the same) is refused as such."""
+    if _NUL in data:
+        at = data.index(_NUL)
+        line = data.count(b"\n", 0, at) + 1
+        raise SourceFormatError(f"{name}: line {line}: not UTF-8 text (byte {at} is a NUL; {_UTF16_OR_32})")
     try:
-        return data.decode(encoding)
+        return data.decode("utf-8-sig" if encoding == "utf-8" else encoding)
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise SourceFormatError(f"{name}: not UTF-8 text (byte {exc.start}: {exc.reason}) on line {line}") from None
@@ -311,7 +324,9 @@ class _BoundedLines:
         self.line_no += 1
         size = len(data.rstrip(b"\r\n"))
         if size > limit:
-            raise self.limits.exceeded(self.name, "max_line_bytes", f"line {self.line_no} is longer")
+            cr = b"\r" in data.rstrip(b"\r\n")  # a file of bare carriage returns is one line here: say why
+            raise self.limits.exceeded(self.name, "max_line_bytes",
+                                       f"line {self.line_no} is longer" + (f" ({_BARE_CR})" if cr else ""))
         self.record_bytes += size
         if self.record_bytes > limit:
             raise self.limits.exceeded(
@@ -319,6 +334,9 @@ class _BoundedLines:
                 f"lines {self.record_start}-{self.line_no} (one CSV record: a quoted field spans them) are longer")
         if self.offset + len(data) > self.limits.max_file_bytes:  # a file that grows while it is read
             raise self.limits.exceeded(self.name, "max_file_bytes", "the file is larger")
+        if _NUL in data:
+            raise SourceFormatError(f"{self.name}: line {self.line_no}: not UTF-8 text (byte "
+                                    f"{self.offset + data.index(_NUL)} is a NUL; {_UTF16_OR_32})")
         try:
             # spreadsheets often write a byte-order mark
             text = data.decode("utf-8-sig" if self.line_no == 1 else "utf-8")
@@ -408,6 +426,8 @@ def load_csv_numbered(path: Path, label: str | None = None, skip_lines: int = 0,
                 f"{name}: line {lines.quote_opened_on()}: a quoted field opens here and is closed mid-field (text "
                 f"follows its closing quote on line {lines.line_no}); expected a comma or the line's end after the "
                 f'closing quote (a quote inside the field is written "")') from None
+        if "new-line character seen in unquoted field" in str(exc):  # a carriage return inside an unquoted line
+            raise SourceFormatError(f"{name}: line {lines.line_no}: {_BARE_CR}") from None
         raise SourceFormatError(f"{name}: line {lines.line_no}: not valid CSV ({exc})") from None
     except OSError as exc:
         raise SourceFormatError(f"{name}: cannot be read ({exc.strerror})") from None
