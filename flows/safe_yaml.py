@@ -7,6 +7,10 @@ document before constructing it, and refuses past a bound. It parses on libyaml 
 the same Python composer and constructor, so the bounds hold there too; a document libyaml refuses, and one with a
 tab (libyaml takes tabs as separators where PyYAML refuses them), is read by PyYAML alone, so what is read or refused
 is what PyYAML alone reads or refuses.
+
+YAML 1.1 (PyYAML's) reads some plain numbers other than as decimal: `030` as octal 24, `0x1F` as 31, `1:30` as
+sexagesimal 90, `1_200` as 1200. The loader refuses them, naming the key, line and what to write instead; a loader's
+`text_keys` take such a scalar (and `1.50`, `yes`, `2026-1-5`) as its text as written.
 """
 
 from __future__ import annotations
@@ -57,6 +61,11 @@ class YamlValueError(YamlRefusedError):
     """A value YAML's own types cannot hold: a timestamp of a day or time that does not exist (2026-02-30)."""
 
 
+class YamlNumberFormError(YamlRefusedError):
+    """A number written in a form YAML 1.1 reads other than as decimal (octal `030`, `0x1F`, sexagesimal `1:30`,
+    `1_200`): refused, never read as a value its writer may not have meant (`030` is 24)."""
+
+
 class _NotATimestamp(Exception):
     """A timestamp datetime refuses, raised where its node is known and turned into a YamlValueError with its key."""
 
@@ -65,13 +74,52 @@ class _NotATimestamp(Exception):
         self.node, self.reason = node, reason
 
 
+class _NotDecimal(Exception):
+    """A number in a form other than decimal, raised where its node is known and turned into a YamlNumberFormError
+    with its key."""
+
+    def __init__(self, node: yaml.ScalarNode, reading: str) -> None:
+        super().__init__(reading)
+        self.node, self.reading = node, reading
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
+# what YAML 1.1 types a plain scalar as, besides text and null: under a key of `text_keys`, read as its text instead
+_TYPED_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in ("int", "float", "bool", "timestamp"))
+
+
+def not_decimal(text: str, number: float) -> str:
+    """How YAML 1.1 reads `text`, a plain scalar it typed as int or float that is `number`, where a reader would not
+    take it as decimal ("030 is read by YAML 1.1 as octal 24, not 30: write 30 for the number, or "030" for text");
+    "" for a decimal (`30`, `-1`, `19.92`, `030.5`, `.inf`)."""
+    digits = text.lstrip("+-")
+    octal = isinstance(number, int) and len(digits) > 1 and digits[0] == "0" and digits[1] not in "xb"
+    if not (octal or ":" in digits or "_" in digits or digits[:2] in ("0x", "0b")):
+        return ""  # the common case, decided before any number is written out
+    value = yaml.safe_dump(number).split("\n")[0] if isinstance(number, float) else quoted(number)  # 1.0e+20, not 1e+20
+    if ":" in digits:
+        reading = f"sexagesimal (base 60) {value}"
+    elif digits[:2] in ("0x", "0b"):
+        reading = f"{'hexadecimal' if digits[1] == 'x' else 'binary'} {value}"
+    elif octal:
+        meant = ("-" if text.startswith("-") else "") + (digits.replace("_", "").lstrip("0") or "0")
+        return (f"{cut(text)} is read by YAML 1.1 as octal {value}, not {cut(meant)}: write {cut(meant)} for the "
+                f"number, or \"{cut(text)}\" for text")
+    else:
+        reading = f"{value}, its _ dropped"
+    return f"{cut(text)} is read by YAML 1.1 as {reading}: write {value} for the number, or \"{cut(text)}\" for text"
+
+
 class BoundedSafeLoader(yaml.SafeLoader):
-    """A SafeLoader that refuses documents whose aliases expand past `max_alias_nodes` or `max_alias_chars`, or that
-    nest too deep."""
+    """A SafeLoader that refuses documents whose aliases expand past `max_alias_nodes` or `max_alias_chars`, that
+    nest too deep, or that write a number in a form YAML 1.1 reads other than as decimal (`030` is octal 24)."""
 
     max_alias_nodes = MAX_YAML_ALIAS_NODES
     max_alias_chars = MAX_YAML_ALIAS_CHARS
     max_depth = MAX_YAML_DEPTH
+    # keys whose plain scalar values are text as written, whatever YAML 1.1 would type them as (a price sheet's
+    # `note: 1.50` is '1.50', not 1.5; `name: 0042` is '0042', not octal 34)
+    text_keys: frozenset[str] = frozenset()
 
     def __init__(self, stream: Any) -> None:
         super().__init__(stream)
@@ -90,6 +138,8 @@ class BoundedSafeLoader(yaml.SafeLoader):
 
     def construct_document(self, node: yaml.Node) -> Any:
         check_alias_expansion(node, self.max_alias_nodes, self.max_alias_chars)
+        if self.text_keys:
+            read_as_written(node, self.text_keys)
         try:
             return super().construct_document(node)
         except _NotATimestamp as exc:
@@ -98,6 +148,11 @@ class BoundedSafeLoader(yaml.SafeLoader):
             where = key_path(node, bad)
             raise YamlValueError(f"{where + ': ' if where else ''}{cut(bad.value)} is not {what} ({exc.reason}), at "
                                  f"line {bad.start_mark.line + 1} column {bad.start_mark.column + 1}") from None
+        except _NotDecimal as exc:
+            bad = exc.node
+            where = key_path(node, bad)
+            raise YamlNumberFormError(f"{where + ': ' if where else ''}{exc.reading}, at line "
+                                      f"{bad.start_mark.line + 1} column {bad.start_mark.column + 1}") from None
 
     def construct_yaml_timestamp(self, node: yaml.ScalarNode) -> Any:
         try:
@@ -107,14 +162,24 @@ class BoundedSafeLoader(yaml.SafeLoader):
 
     def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
         try:
-            return super().construct_yaml_int(node)
+            number = super().construct_yaml_int(node)
         except ValueError:  # past sys.get_int_max_str_digits() (4,300 by default)
             line, most = node.start_mark.line + 1, sys.get_int_max_str_digits()
             raise YamlLimitError(f"refused: a whole number of {len(node.value):,} digits at line {line}, past the "
                                  f"{most:,} Python reads") from None
+        if reading := not_decimal(node.value, number):
+            raise _NotDecimal(node, reading)
+        return number
+
+    def construct_yaml_float(self, node: yaml.ScalarNode) -> float:
+        number = super().construct_yaml_float(node)
+        if reading := not_decimal(node.value, number):
+            raise _NotDecimal(node, reading)
+        return number
 
 
 BoundedSafeLoader.add_constructor("tag:yaml.org,2002:int", BoundedSafeLoader.construct_yaml_int)
+BoundedSafeLoader.add_constructor("tag:yaml.org,2002:float", BoundedSafeLoader.construct_yaml_float)
 BoundedSafeLoader.add_constructor("tag:yaml.org,2002:timestamp", BoundedSafeLoader.construct_yaml_timestamp)
 
 
@@ -164,6 +229,26 @@ def key_path(root: yaml.Node, target: yaml.Node) -> str:
         elif isinstance(node, yaml.SequenceNode):
             stack.extend((item, f"{path}[{i}]") for i, item in reversed(list(enumerate(node.value))))
     return ""
+
+
+def read_as_written(root: yaml.Node, keys: frozenset[str]) -> None:
+    """Tag as text every plain scalar under `root` that is the value of a key in `keys` and that YAML 1.1 typed as a
+    number, a bool or a date, so that it is constructed as its text as written (`1.50`, `0042`, `yes`)."""
+    stack, seen = [root], set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                if (isinstance(key_node, yaml.ScalarNode) and key_node.tag == _STR_TAG and key_node.value in keys
+                        and isinstance(value_node, yaml.ScalarNode) and not value_node.style  # plain: None, or ""
+                        and value_node.tag in _TYPED_TAGS):
+                    value_node.tag = _STR_TAG
+                stack.extend((key_node, value_node))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
 
 
 def check_alias_expansion(root: yaml.Node, limit: int = MAX_YAML_ALIAS_NODES,

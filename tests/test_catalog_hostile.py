@@ -490,6 +490,55 @@ def test_hweval_check_names_a_date_that_does_not_exist_and_exits_2(catalog_copy,
         f"range for month), at line {line} column 16\n")
 
 
+# ---------------------------------------------------------------- a number YAML 1.1 reads other than as decimal
+@pytest.mark.parametrize(("text", "message"), [
+    ("a: 030\n", ('a: 030 is read by YAML 1.1 as octal 24, not 30: write 30 for the number, or "030" for text, at '
+                  'line 1 column 4')),
+    ("- 0x1F\n", ('[0]: 0x1F is read by YAML 1.1 as hexadecimal 31: write 31 for the number, or "0x1F" for text, at '
+                  'line 1 column 3')),
+    ("a: -0b101\n", ('a: -0b101 is read by YAML 1.1 as binary -5: write -5 for the number, or "-0b101" for text, at '
+                     'line 1 column 4')),
+    ("a: {b: 1:30}\n", ('a.b: 1:30 is read by YAML 1.1 as sexagesimal (base 60) 90: write 90 for the number, or '
+                        '"1:30" for text, at line 1 column 8')),
+    ("a: 1:30.5\n", ('a: 1:30.5 is read by YAML 1.1 as sexagesimal (base 60) 90.5: write 90.5 for the number, or '
+                     '"1:30.5" for text, at line 1 column 4')),
+    ("a: 1_200\n", ('a: 1_200 is read by YAML 1.1 as 1200, its _ dropped: write 1200 for the number, or "1_200" for '
+                    'text, at line 1 column 4')),
+    ("a: 1_000.25\n", ('a: 1_000.25 is read by YAML 1.1 as 1000.25, its _ dropped: write 1000.25 for the number, or '
+                       '"1_000.25" for text, at line 1 column 4')),
+    # a tab: read by PyYAML alone, not libyaml
+    ("a: [1, 012]  # a\ttab\n", ('a[1]: 012 is read by YAML 1.1 as octal 10, not 12: write 12 for the number, or '
+                                 '"012" for text, at line 1 column 8')),
+], ids=["octal", "hexadecimal", "binary", "sexagesimal", "sexagesimal-float", "underscore", "underscore-float",
+        "pyyaml-alone"])
+def test_a_number_yaml_1_1_reads_other_than_as_decimal_is_refused_naming_key_line_and_column(text, message):
+    with pytest.raises(safe_yaml.YamlNumberFormError) as refused:
+        safe_yaml.load(text, safe_yaml.UniqueKeyLoader)
+    assert str(refused.value) == message
+
+
+def test_decimal_numbers_and_what_yaml_1_1_reads_as_text_load_as_before():
+    # 030.5 is a float, read as decimal; 1.5e3 (no dot), 018 (no octal) and 0o17 (YAML 1.2's octal) are text
+    text = "[30, -1, +7, 0, 19.92, 030.5, .5, 1.0e+3, .inf, 1.5e3, 018, 0o17, '030']\n"
+    assert safe_yaml.load(text, safe_yaml.UniqueKeyLoader) == [
+        30, -1, 7, 0, 19.92, 30.5, 0.5, 1000.0, float("inf"), "1.5e3", "018", "0o17", "030"]
+
+
+def test_hweval_check_names_an_octal_number_in_a_catalog_and_exits_2(catalog_copy, capsys):
+    path = catalog_copy / "instances.yaml"
+    text = path.read_text()
+    written = "instance_type: p5.4xlarge, accelerator: h100-sxm-80gb, accelerator_count: 1, vcpu: 16,"
+    at = text.index(written) + len(written) - len("16,")
+    line, column = text[:at].count("\n") + 1, at - text.rindex("\n", 0, at)
+    entry = [i["instance_type"] for i in yaml.safe_load(text)["instances"]].index("p5.4xlarge")
+    path.write_text(text.replace(written, written.replace("vcpu: 16,", "vcpu: 016,"), 1))
+    assert hweval(["check", "--catalog", str(catalog_copy)]) == 2
+    # it was read as 14 vCPUs
+    assert capsys.readouterr().err == (
+        f'hweval: instances.yaml: instances[{entry}].vcpu: 016 is read by YAML 1.1 as octal 14, not 16: write 16 for '
+        f'the number, or "016" for text, at line {line} column {column}\n')
+
+
 def test_hweval_check_exits_2_with_the_message(catalog_copy, capsys):
     edit(catalog_copy / "workloads.yaml", lambda d: first_inference(d).update(max_instances_per_replica=10**20))
     assert hweval(["check", "--catalog", str(catalog_copy)]) == 2

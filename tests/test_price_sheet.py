@@ -100,13 +100,68 @@ def test_a_csv_sheet_reads_like_the_yaml_one(tmp_path):
     ("entries:\n  - {kind: quote, cloud: aws, note: {by: finance}}\n",
      r"^s.yaml: entries\[0\]\.note: expected one value, got dict \{'by': 'finance'\}"),
     ("entries: [\n", r"s.yaml: not valid YAML at line 2"),
-    # the source went stale saying "ValueError: day is out of range for month", naming no file, entry or line
-    ("entries:\n  - {kind: quote, cloud: aws, note: 2026-02-30}\n",
-     r"^s.yaml: entries\[0\]\.note: 2026-02-30 is not a date \(day is out of range for month\), at line 2 column 37$"),
+    # the source went stale saying "ValueError: day is out of range for month", naming no file, entry or line (a text
+    # field such as `note` takes it as written)
+    ("entries:\n  - {kind: quote, cloud: aws, usd_per_hour: 2026-02-30}\n",
+     (r"^s.yaml: entries\[0\]\.usd_per_hour: 2026-02-30 is not a date \(day is out of range for month\), at line 2 "
+      r"column 45$")),
 ])
 def test_malformed_sheets_name_the_entry_and_what_was_expected(tmp_path, text, message):
     with pytest.raises(SourceFormatError, match=message):
         price_sheet.read_file(write(tmp_path, "s.yaml", text), "s.yaml")
+
+
+# YAML 1.1 read these as 24.0 USD/h, 10 months, 90.0 USD/h, 31% and 1200 USD, silently
+@pytest.mark.parametrize("text, message", [
+    ("entries:\n  - {kind: quote, usd_per_hour: 030}\n",
+     ('entries[0].usd_per_hour: 030 is read by YAML 1.1 as octal 24, not 30: write 30 for the number, or "030" for '
+      'text, at line 2 column 33')),
+    ("entries:\n  - {kind: quote, term_months: 012}\n",
+     ('entries[0].term_months: 012 is read by YAML 1.1 as octal 10, not 12: write 12 for the number, or "012" for '
+      'text, at line 2 column 32')),
+    ("entries:\n  - {kind: quote, usd_per_hour: 1:30}\n",
+     ('entries[0].usd_per_hour: 1:30 is read by YAML 1.1 as sexagesimal (base 60) 90: write 90 for the number, or '
+      '"1:30" for text, at line 2 column 33')),
+    ("entries:\n  - {kind: discount, percent_off: 0x1F}\n",
+     ('entries[0].percent_off: 0x1F is read by YAML 1.1 as hexadecimal 31: write 31 for the number, or "0x1F" for '
+      'text, at line 2 column 35')),
+    ("entries:\n  - {kind: quote, upfront_usd: 1_200}\n",
+     ('entries[0].upfront_usd: 1_200 is read by YAML 1.1 as 1200, its _ dropped: write 1200 for the number, or '
+      '"1_200" for text, at line 2 column 32')),
+    # in a block of defaults merged into an entry: named where it is written
+    ("defaults: &d {usd_per_hour: 030}\nentries:\n  - {<<: *d, kind: quote}\n",
+     ('defaults.usd_per_hour: 030 is read by YAML 1.1 as octal 24, not 30: write 30 for the number, or "030" for '
+      'text, at line 1 column 29')),
+], ids=["octal", "octal-months", "sexagesimal", "hexadecimal", "underscore", "merged-default"])
+def test_a_number_yaml_1_1_reads_other_than_as_decimal_is_refused_naming_its_line(tmp_path, text, message):
+    with pytest.raises(SourceFormatError) as refused:
+        price_sheet.read_file(write(tmp_path, "s.yaml", text), "s.yaml")
+    assert str(refused.value) == f"s.yaml: {message}"
+
+
+# a tab: read by PyYAML alone, not libyaml (which writes a plain scalar's style "", not None)
+@pytest.mark.parametrize("tail", ["", "# a\ttab\n"], ids=["libyaml", "pyyaml-alone"])
+def test_a_text_field_holds_its_value_as_written_not_as_yaml_1_1_types_it(tmp_path, tail):
+    # YAML 1.1 typed these as 1200, octal 34, 1.5, a date, hexadecimal 31, 42, True and sexagesimal 90, and the rows
+    # held '1200', '34', '1.5', '2026-01-05', '31', '42', 'True' and '90'
+    path = write(tmp_path, "s.yaml", """\
+        defaults: &lab {kind: on_prem, site: 1_200, source: 2026-1-5}
+        entries:
+          - {<<: *lab, name: 0042, note: 1.50, accelerator: h100-sxm-80gb, accelerator_count: 8, capex_usd: 320000,
+             life_months: 48, power_kw: 10.2, usd_per_kwh: 0.11, pue: 1.35}
+          - {kind: quote, cloud: neocloud, region: 0x1F, instance_type: 42, usd_per_hour: 19.92,
+             accelerator: h100-sxm-80gb, accelerator_count: 8, source: yes, note: 1:30}
+        """ + tail)
+    on_prem, quote = price_sheet.read_file(path, "s.yaml")
+    assert (on_prem["region"], on_prem["instance_type"], on_prem["note"], on_prem["quoted_source"]) == (
+        "1_200", "0042", "1.50", "2026-1-5")
+    assert (quote["region"], quote["instance_type"], quote["quoted_source"], quote["note"]) == (
+        "0x1F", "42", "yes", "1:30")
+    # numbers written as decimals are read as before
+    assert (on_prem["capex_usd"], on_prem["life_months"], on_prem["power_kw"], on_prem["pue"]) == (
+        320000.0, 48.0, 10.2, 1.35)
+    assert (quote["usd_per_hour"], quote["accelerator_count"]) == (19.92, 8.0)
+    assert "check_number_given_as_text" not in on_prem and "check_number_given_as_text" not in quote
 
 
 def test_a_default_merged_in_may_be_given_again_to_override_it(tmp_path):

@@ -15,7 +15,9 @@ An `accelerator` is a catalog id or one of its aliases (`accelerator_key` is the
 Every entry names its `source` (who quoted it, which invoice). The reader checks the shape (an entry kind it knows,
 keys it knows and that apply to the kind, numbers where numbers go; a YAML sheet holds `entries:` and, for blocks
 merged into them with `<<: *name`, `defaults:`); the expectation suite checks the values (and quarantines a YAML
-entry whose number is written as text, `"19.92"`: never converted, as in the catalogs).
+entry whose number is written as text, `"19.92"`: never converted, as in the catalogs). A YAML text field holds its
+value as written (`name: 0042` is '0042', not YAML 1.1's octal 34); a number YAML 1.1 reads other than as decimal
+(`usd_per_hour: 030`, octal 24) is refused by the loader (flows/safe_yaml.py).
 """
 
 from __future__ import annotations
@@ -62,8 +64,16 @@ KIND_NAMES = {"quote": "a quote", "discount": "a discount", "on_prem": "an on_pr
 TOP_LEVEL_KEYS = ("entries", "defaults")
 # what an entry of a kind is given whatever it says (entry_row): written out, the same value is no misplaced field
 SET_BY_KIND = {"on_prem": {"cloud": "on_prem", "pricing_term": "owned"}}
-# what YAML reads as one value of a text field (`2026-11-30` is a date, `true` a bool): landed as its text
+# what YAML reads as one value of a text field: a plain scalar is its text as written (PriceSheetLoader); one tagged
+# explicitly (`!!int "42"`) lands as str() of its value
 SCALARS = (str, int, float, bool, dt.date)
+
+
+class PriceSheetLoader(safe_yaml.UniqueKeyLoader):
+    """The loader of YAML price sheets: a text field's plain scalar is its text as written (`note: 1.50` is '1.50',
+    `name: 0042` is '0042', not YAML 1.1's 1.5 and octal 34)."""
+
+    text_keys = frozenset(TEXT_FIELDS)
 
 
 def _listed(names) -> str:
@@ -138,7 +148,7 @@ def read_file(path: Path, label: str, region: str | None = None, *,
         raw = safe_yaml.read_yaml_bytes(path, hint="; a longer price sheet can be a CSV, read line by line")
         if len(raw) > limits.max_file_bytes:
             raise limits.exceeded(label, "max_file_bytes", f"the file ({len(raw):,} bytes) is larger")
-        data = safe_yaml.load(decode_text(raw, label), safe_yaml.UniqueKeyLoader)
+        data = safe_yaml.load(decode_text(raw, label), PriceSheetLoader)
     except OSError as exc:
         raise SourceFormatError(f"{label}: cannot be read ({exc.strerror})") from None
     except safe_yaml.YamlRefusedError as exc:
