@@ -2179,6 +2179,19 @@ MUTATIONS = (
              "    if not _empty(result.get(total_key)) and total is None:", "    if False:",
              ("tests/test_source_benchmark_runs.py::test_a_vllm_token_total_that_is_not_a_number_is_named_and_never_"
               "replaced_by_metadata",)),
+    # a YAML number YAML 1.1 reads other than as decimal is refused; a price sheet's text field lands as written
+    Mutation("yaml-plain-style-of-libyaml-missed", "flows/safe_yaml.py",
+             'and not value_node.style  # plain: None, or ""', 'and value_node.style is None  # plain: None, or ""',
+             ("tests/test_price_sheet.py::test_a_text_field_holds_its_value_as_written_not_as_yaml_1_1_types_it",)),
+    Mutation("yaml-float-forms-not-checked", "flows/safe_yaml.py",
+             'BoundedSafeLoader.add_constructor("tag:yaml.org,2002:float", BoundedSafeLoader.construct_yaml_float)',
+             "",
+             ("tests/test_catalog_hostile.py::test_a_number_yaml_1_1_reads_other_than_as_decimal_is_refused_naming_key_"
+              "line_and_column",)),
+    Mutation("price-sheet-text-fields-typed-by-yaml", "flows/sources/price_sheet.py",
+             "data = safe_yaml.load(decode_text(raw, label), PriceSheetLoader)",
+             "data = safe_yaml.load(decode_text(raw, label), safe_yaml.UniqueKeyLoader)",
+             ("tests/test_price_sheet.py::test_a_text_field_holds_its_value_as_written_not_as_yaml_1_1_types_it",)),
     # a file's encoding and line ends are named as such (a review's findings)
     Mutation("utf16-without-bom-read-as-utf8", "flows/sources/_common.py",
              "        if _NUL in data:\n            raise SourceFormatError(f\"{self.name}: line {self.line_no}: not UTF-8",
