@@ -121,8 +121,9 @@ def landed_training_row(system: str, accelerator: str, chips: int, nodes: int, b
             "submitter": "Test", "system": system, "accelerator": accelerator,
             "accelerator_key": accelerator.casefold(), "accelerators_count": float(chips),
             "number_of_nodes": float(nodes), "framework": "f", "details_url": None, "benchmark": benchmark,
-            "time_to_train_text": str(minutes), "time_to_train_minutes": minutes, "energy": None,
-            "global_batch_size": None, "samples_to_converge": samples_to_converge}
+            "time_to_train_text": str(minutes), "time_to_train_minutes": minutes, "energy": None, "energy_text": None,
+            "global_batch_size": None, "global_batch_size_text": None, "samples_to_converge": samples_to_converge,
+            "samples_to_converge_text": None if samples_to_converge is None else str(samples_to_converge)}
 
 
 def land(con, catalog, kind: str, rows: list[dict], run_id: str, as_of):

@@ -426,7 +426,7 @@ def test_failure_swapping_in_latest_puts_the_dated_reports_and_the_warehouse_bac
 
 def test_a_batch_the_database_rejects_makes_its_source_stale_and_the_others_land(last_good, monkeypatch):
     """A value that cannot take its column's type (here a date that is not one) fails that source, not the run."""
-    first_training_row_with(monkeypatch, global_batch_size="a lot")  # a column no expectation reads: the database
+    first_training_row_with(monkeypatch, global_batch_size="a lot")  # typed before the suite reads it: the database
     result = run_against(last_good, CATALOGS)
     [training] = [load for load in result.loads if load.source_id == "mlperf_training_snapshot"]
     assert training.status == "stale" and "while landing" in training.error

@@ -109,7 +109,13 @@ CASES = [
     ("mlperf_training", "t.csv",
      (HEADER + "\n" + ",".join(["closed"] + [""] * (len(TRAINING_HEADER) - 1)) + "\n").replace(
          "accelerator_model_name", "accelerator").encode(),
-     r"f: row 2: missing key 'accelerator_model_name'"),
+     (r"^f: unknown column\(s\) 'accelerator': expected the result summarizer's `<benchmark>:<figure>` .* or one "
+      r"of its system columns \(division, .*accelerator_model_name")),
+    # the column left out altogether: each row is missing it
+    ("mlperf_training", "t.csv",
+     (HEADER.replace("accelerator_model_name,", "") + "\n" + ",".join(["closed"] + [""] * (len(TRAINING_HEADER) - 2))
+      + "\n").encode(),
+     r"^f: row 2: missing key 'accelerator_model_name'"),
     ("mlperf_training", "t.json", b'{"bert": 5.0}', r"f: expected a JSON list of systems, got dict"),
     ("mlperf_training", "t.xlsx", b"PK", r"f: unknown file type '.xlsx'; expected .csv \(detailed\) or .json"),
     ("benchmark_runs", "r.json", b"[]", r"f: expected a vLLM benchmark_serving result object, got list"),

@@ -409,3 +409,140 @@ def test_a_summary_key_whose_value_is_text_is_refused_not_landed_as_a_benchmark(
     with pytest.raises(SourceFormatError, match=r"^s.json: \[0\]: key 'host_interconnect' is str 'ICI': expected a "
                                                 r"benchmark's minutes to train \(a number or null\)"):
         mlperf_training.read_file(path, "s.json")
+
+
+def write_training_csv_headed(path, header, rows):
+    """`rows` (dicts by TRAINING_HEADER's names) written under `header`, a TRAINING_HEADER with columns renamed."""
+    with path.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(header)
+        writer.writerows([row[name] for name in TRAINING_HEADER] for row in rows)
+
+
+SUMMARIZER_COLUMNS = (
+    "expected the result summarizer's `<benchmark>:<figure>` (a benchmark in lower case, no spaces; the figure one of "
+    "time_to_train, Energy, GBS, samples_to_converge, RCP, rcp_scaling_factor, spelt so) or one of its system "
+    "columns (division, availability, submitter, system, number_of_nodes, host_processor_model_name, "
+    "host_processors_count, accelerator_model_name, accelerators_count, framework, notes, private_id, details_url, "
+    "code_url)")
+
+
+@pytest.mark.parametrize(("column", "shown"), [
+    ("gpt3:time_to_train ", "'gpt3:time_to_train ' (the summarizer's 'gpt3:time_to_train'?)"),
+    ("GPT3:Time_To_Train", "'GPT3:Time_To_Train' (the summarizer's 'gpt3:time_to_train'?)"),
+    (" gpt3:time_to_train", "' gpt3:time_to_train' (the summarizer's 'gpt3:time_to_train'?)"),
+    ("gpt3:Power", "'gpt3:Power'"),
+])
+def test_a_misspelt_figure_column_fails_the_file_naming_it(tmp_path, column, shown):
+    """Before, only columns ending exactly in `:time_to_train` were read and the rest ignored: a trailing space or
+    another case in `gpt3:time_to_train` dropped every gpt3 result without a word (12 rows of the snapshot's v4.0
+    file read as 6)."""
+    path = tmp_path / "detailed.csv"
+    header = [column if name == "gpt3:time_to_train" else name for name in TRAINING_HEADER]
+    write_training_csv_headed(path, header, [
+        training_csv_row("tpu-v5p-1024", "TPU-v5p", 512, 128, gpt3="114.79388333333333"),
+        training_csv_row("Eos", "NVIDIA H100-SXM5-80GB", 8, 1, lora="28.1627830667789")])
+    with pytest.raises(SourceFormatError) as raised:
+        mlperf_training.read_file(path, "v4.0.csv")
+    assert str(raised.value) == f"v4.0.csv: unknown column(s) {shown}: {SUMMARIZER_COLUMNS}"
+
+
+def test_a_misspelt_system_column_fails_the_file_and_a_trailing_comma_does_not(tmp_path):
+    path = tmp_path / "detailed.csv"
+    rows = [training_csv_row("Eos", "NVIDIA H100-SXM5-80GB", 8, 1, lora="28.16")]
+    write_training_csv_headed(path, [("Details_URL" if n == "details_url" else n) for n in TRAINING_HEADER], rows)
+    with pytest.raises(SourceFormatError) as raised:
+        mlperf_training.read_file(path, "d.csv")
+    assert str(raised.value) == (f"d.csv: unknown column(s) 'Details_URL' (the summarizer's 'details_url'?): "
+                                 f"{SUMMARIZER_COLUMNS}")
+    path.write_text("\n".join(line + "," for line in path.read_text().splitlines()).replace("Details_URL", "details_url"))
+    [row] = mlperf_training.read_file(path, "d.csv")  # a nameless, empty last column: a spreadsheet's trailing comma
+    assert (row["system"], row["benchmark"], row["time_to_train_minutes"]) == ("Eos", "llama2_70b_lora", 28.16)
+
+
+def test_a_detailed_json_with_only_misspelt_figure_keys_is_refused_not_read_as_a_summary(tmp_path):
+    """Before, no key ending in `:time_to_train` made the file a summary, whose keys are benchmarks: the misspelt
+    key landed as a benchmark named `gpt3:Time_To_Train`, which no task is."""
+    path = tmp_path / "detailed.json"
+    path.write_text(json.dumps([detailed_record("dgxh100_a") | {"gpt3:Time_To_Train": 50.7}]))
+    with pytest.raises(SourceFormatError) as raised:
+        mlperf_training.read_file(path, "d.json")
+    assert str(raised.value) == ("d.json: unknown key(s) 'gpt3:Time_To_Train' (the summarizer's 'gpt3:time_to_train'?): "
+                                 + SUMMARIZER_COLUMNS.replace("system columns", "system keys"))
+
+
+TRAINING_SAMPLES = {"mlperf_training_v4.0_summary_detailed_google_intel_nvidia.csv": 50,
+                    "mlperf_training_v5.0_summary_detailed.csv": 201}
+
+
+@pytest.mark.parametrize(("name", "results"), TRAINING_SAMPLES.items())
+def test_the_real_detailed_csvs_columns_are_all_known(tmp_path, name, results):
+    """Every column of a real summarizer output is one the source knows (RCP and rcp_scaling_factor included), and
+    every figure given in it is a number: no row of a real file is refused or quarantined for its figures."""
+    if not (SAMPLES / name).is_file():
+        pytest.skip("../shared/samples is not beside this checkout")
+    path = tmp_path / name
+    path.write_bytes((SAMPLES / name).read_bytes())
+    rows = mlperf_training.read_file(path, name)
+    # `results`: the cells of the sample's :time_to_train columns that are not empty (counted apart with csv)
+    assert len(rows) == results
+    assert [r["source_ref"] for r in rows if any(
+        r[column] is None and r[f"{column}_text"] is not None for column in mlperf_training.NUMBER_FIGURES.values())
+        or r["time_to_train_minutes"] is None] == []
+
+
+def test_an_extra_training_figure_that_is_not_a_number_is_quarantined_with_its_text(tmp_path, fresh_db, catalog):
+    """Before, `1,207,959,552` samples to converge landed NULL, 0 rows quarantined, and the result silently left the
+    training back-test (int_training_backtest needs samples_to_converge > 0)."""
+    separated = training_csv_row("Eos_n64", "NVIDIA H100-SXM5-80GB", 512, 64, gpt3="50.72796666666667") | {
+        "gpt3:samples_to_converge": "1,207,959,552", "gpt3:GBS": "2048"}
+    endless = training_csv_row("Eos_n64b", "NVIDIA H100-SXM5-80GB", 512, 64, gpt3="49.0") | {"gpt3:Energy": "Infinity"}
+    # Energy not reported (an empty cell) and a whitespace-only GBS: not given, NULL, not an error
+    plain = training_csv_row("Eos", "NVIDIA H100-SXM5-80GB", 8, 1, lora="28.16") | {
+        "llama2_70b_lora:Energy": "", "llama2_70b_lora:GBS": " ", "llama2_70b_lora:samples_to_converge": "270336"}
+    path = tmp_path / "detailed.csv"
+    write_training_csv(path, [separated, endless, plain])
+    rows = mlperf_training.read_file(path, "d.csv")
+    assert [(r["energy"], r["energy_text"], r["global_batch_size"], r["global_batch_size_text"],
+             r["samples_to_converge"], r["samples_to_converge_text"]) for r in rows] == [
+        (None, None, 2048.0, "2048", None, "1,207,959,552"),
+        (None, "Infinity", None, None, None, None),
+        (None, None, None, None, 270336.0, "270336")]
+    load = land_batch(fresh_db, batch_of("mlperf_training", rows), "run-1", AS_OF, catalog)
+    assert (load.rows_in, load.rows_landed, load.rows_quarantined) == (3, 1, 2)
+    assert fresh_db.execute("select source_ref, expectation, column_name, unexpected_value from ops.quarantine "
+                            "order by row_no").fetchall() == [
+        ("d.csv: row 2 (Eos_n64, gpt3)", "samples_to_converge_a_number", "samples_to_converge_text", "1,207,959,552"),
+        ("d.csv: row 3 (Eos_n64b, gpt3)", "energy_a_number", "energy_text", "Infinity")]
+    assert fresh_db.execute("select system, energy, energy_text, global_batch_size, samples_to_converge "
+                            "from raw.mlperf_training").fetchall() == [("Eos", None, None, None, 270336.0)]
+
+
+def test_a_power_result_that_is_not_a_number_is_quarantined_with_its_text(tmp_path, fresh_db, catalog):
+    """Before, `"6,152.98"` or a bare `Infinity` landed power_result NULL beside has_power true, 0 rows quarantined."""
+    def measured(result_id, scenario, power):
+        result = mlperf_inference_result(result_id, "NVIDIA H100-SXM-80GB", "llama2-70b-99", scenario, 20000.0)
+        return result | {"has_power": True, "Power_Result": power, "Power_Units": "Watts"}
+
+    results = [measured("a", "Offline", 6152.98), measured("b", "Server", "6,152.98"),
+               measured("c", "Offline", "INFINITY_HERE"), measured("d", "Server", ""),
+               mlperf_inference_result("e", "NVIDIA H100-SXM-80GB", "gptj-99", "Offline", 100.0)]
+    path = tmp_path / "summary_results.json"
+    path.write_text(json.dumps(results).replace('"INFINITY_HERE"', "Infinity"))  # bare: Python's json reads inf
+    rows = mlperf_inference.read_file(path, "s.json")
+    assert [(r["result_id"], r["power_result"], r["power_result_text"]) for r in rows] == [
+        ("a", 6152.98, "6152.98"), ("b", None, "6,152.98"), ("c", None, "inf"), ("d", None, None), ("e", None, None)]
+    load = land_batch(fresh_db, batch_of("mlperf_inference", rows), "run-1", AS_OF, catalog)
+    assert (load.rows_in, load.rows_landed, load.rows_quarantined) == (5, 3, 2)
+    assert fresh_db.execute("select source_ref, expectation, column_name, unexpected_value, reason from ops.quarantine "
+                            "order by row_no").fetchall() == [
+        ("s.json: [1] (b, llama2-70b-99, Server)", "power_result_a_number", "power_result_text", "6,152.98", POWER_WHY),
+        ("s.json: [2] (c, llama2-70b-99, Offline)", "power_result_a_number", "power_result_text", "inf", POWER_WHY)]
+    assert fresh_db.execute("select result_id, has_power, power_result from raw.mlperf_inference order by result_id"
+                            ).fetchall() == [("a", True, 6152.98), ("d", True, None), ("e", False, None)]
+
+
+POWER_WHY = ("Power_Result, where given, must be a plain number (no thousands separator, unit or Infinity): one that is "
+             "not would land as a result measured for power with no power figure; the quarantined row's "
+             "power_result_text keeps it as published (e.g. \"6,152.98\"). An empty one is a result not measured for "
+             "power")

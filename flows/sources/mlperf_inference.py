@@ -57,7 +57,10 @@ def result_rows(results: Any, where: str) -> list[dict]:
         row["performance_result_text"] = None if performance is None else str(performance)
         row["performance_result"] = to_float(performance)
         row["has_power"] = to_bool(result.get("has_power"))
-        row["power_result"] = to_float(result.get("Power_Result"))  # where the submitter measured power
+        power = result.get("Power_Result")  # where the submitter measured power
+        # as published, so that one given but not a number ("6,152.98") is quarantined with its text; empty is none
+        row["power_result_text"] = None if power is None or not str(power).strip() else str(power)
+        row["power_result"] = to_float(power)
         row["power_units"] = None if result.get("Power_Units") is None else str(result.get("Power_Units"))
         row["source_ref"] = f"{row_where} ({result.get('ID')}, {result.get('Model')}, {result.get('Scenario')})"
         rows.append(row)

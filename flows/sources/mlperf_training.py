@@ -5,6 +5,7 @@ The summarizer writes one row per system with benchmarks side by side; we land o
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from flows.sources._common import (
     DEFAULT_LIMITS,
     SourceFormatError,
     SourceLimits,
+    excerpt,
     load_csv_numbered,
     load_json,
     require,
@@ -47,21 +49,84 @@ def _system(record: dict, where: str) -> dict:
     }
 
 
-def _detailed_keys(record: Any) -> list[str]:
-    """The `<benchmark>:time_to_train` keys of one detailed record (none when it is not an object)."""
-    return [k for k in record if k.endswith(":time_to_train")] if isinstance(record, dict) else []
+# the figures the summarizer's detailed output gives per benchmark, as `<benchmark>:<figure>` columns; RCP (the
+# reference convergence check, "Pass") and rcp_scaling_factor are read by no model
+FIGURES = ("time_to_train", "Energy", "GBS", "samples_to_converge", "RCP", "rcp_scaling_factor")
+# figure -> the raw column it lands in as a number, beside `<column>_text` as written: a cell given but not a number
+# (a thousands separator, "Infinity") is quarantined with its text; an empty one was not reported (NULL)
+NUMBER_FIGURES = {"Energy": "energy", "GBS": "global_batch_size", "samples_to_converge": "samples_to_converge"}
+# a benchmark as the summarizer names it (gpt3, llama2_70b_lora, llama31_405b): `GPT3` or ` gpt3` would land as a
+# benchmark no task in models.yaml is, its results unused without a word
+BENCHMARK_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
+
+
+def _empty(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _figure_keys(record: Any) -> list[str]:
+    """The `<benchmark>:<figure>` keys of one detailed record, spelt right or not (none when it is not an object)."""
+    return [k for k in record if ":" in k] if isinstance(record, dict) else []
+
+
+def _known_column(column: str) -> bool:
+    """A system column, or `<benchmark>:<figure>` with a figure the summarizer writes, named and spelt as it does."""
+    if column in _SYSTEM_KEYS:
+        return True
+    bench, _, figure = column.partition(":")
+    return figure in FIGURES and BENCHMARK_NAME.fullmatch(bench) is not None
+
+
+def _meant(column: str) -> str:
+    """' (the summarizer's 'gpt3:time_to_train'?)' where `column` is a known one but for spacing or case, else ''."""
+    bench, colon, figure = column.partition(":")
+    if colon:
+        folded = figure.strip().casefold()
+        spelt = next((f for f in FIGURES if f.casefold() == folded), None)
+        named = bench.strip().lower()
+        guess = f"{named}:{spelt}" if spelt and BENCHMARK_NAME.fullmatch(named) else None
+    else:
+        guess = next((k for k in _SYSTEM_KEYS if k == column.strip().casefold()), None)
+    return f" (the summarizer's {guess!r}?)" if guess else ""
+
+
+def _check_columns(records: list, where: str, what: str) -> None:
+    """SourceFormatError naming each column (`what`: column or key) the summarizer does not write: a misspelt
+    `gpt3:time_to_train ` would drop every gpt3 result unread, a misspelt `gpt3:GBS` its figure. A nameless column
+    left empty is a trailing comma."""
+    columns = dict.fromkeys(k for record in records if isinstance(record, dict) for k in record)
+    unknown = [c for c in columns if not _known_column(c)
+               and (c.strip() or any(isinstance(r, dict) and not _empty(r.get(c)) for r in records))]
+    if unknown:
+        raise SourceFormatError(
+            f"{where}: unknown {what}(s) {', '.join(excerpt(c) + _meant(c) for c in unknown)}: expected the result "
+            f"summarizer's `<benchmark>:<figure>` (a benchmark in lower case, no spaces; the figure one of "
+            f"{', '.join(FIGURES)}, spelt so) or one of its system {what}s ({', '.join(_SYSTEM_KEYS)})")
+
+
+def _figures(record: dict, bench: str) -> dict:
+    """`bench`'s extra figures of one record: each as a number (None when not one) and as written (None when empty)."""
+    figures = {}
+    for figure, column in NUMBER_FIGURES.items():
+        value = record.get(f"{bench}:{figure}")
+        figures[column] = to_float(value)
+        figures[f"{column}_text"] = None if _empty(value) else str(value)
+    return figures
 
 
 def detailed_rows(records: list[dict], where: str, lines: list[int] | None = None) -> list[dict]:
     """Rows from the detailed output: `<benchmark>:time_to_train`, `:Energy`, `:GBS`, `:samples_to_converge`.
 
+    A column the summarizer does not write (`gpt3:time_to_train ` misspelt, `gpt3:Power`) fails the file, naming it.
     A record is named as the user finds it in the file: `row N` of a CSV, N the line it starts on (`lines`, one per
     record; the header is line 1), or `[i]` of a JSON list (no `lines`).
     """
     if not records:
         return []
+    _check_columns(records, where, "column" if lines is not None else "key")
     # over all records: a detailed JSON lists only the benchmarks each system submitted, not the first one's alone
-    benchmarks = sorted({k.split(":", 1)[0] for record in records for k in _detailed_keys(record)})
+    benchmarks = sorted({k.split(":", 1)[0] for record in records for k in _figure_keys(record)
+                         if k.endswith(":time_to_train")})
     if not benchmarks:
         raise SourceFormatError(f"{where}: no '<benchmark>:time_to_train' column; not a summarizer detailed output")
     rows = []
@@ -76,9 +141,7 @@ def detailed_rows(records: list[dict], where: str, lines: list[int] | None = Non
                 "benchmark": bench,
                 "time_to_train_text": minutes_text,
                 "time_to_train_minutes": to_float(minutes_text),
-                "energy": to_float(record.get(f"{bench}:Energy")),
-                "global_batch_size": to_float(record.get(f"{bench}:GBS")),
-                "samples_to_converge": to_float(record.get(f"{bench}:samples_to_converge")),
+                **_figures(record, bench),
                 "source_ref": f"{row_where} ({system['system']}, {bench})",
             })
     return rows
@@ -106,9 +169,7 @@ def summary_rows(records: Any, where: str) -> list[dict]:
                 "benchmark": bench,
                 "time_to_train_text": str(minutes),
                 "time_to_train_minutes": to_float(minutes),
-                "energy": None,
-                "global_batch_size": None,
-                "samples_to_converge": None,
+                **_figures({}, bench),
                 "source_ref": f"{row_where} ({system['system']}, {bench})",
             })
     return rows
@@ -121,7 +182,8 @@ def read_file(path: Path, label: str, region: str | None = None, *,
         return detailed_rows([record for _, record in numbered], label, [line for line, _ in numbered])
     if path.suffix == ".json":
         records = load_json(path, label, limits)
-        if isinstance(records, list) and any(_detailed_keys(record) for record in records):
+        # a `<benchmark>:<figure>` key, spelt right or not, is the detailed output's (no benchmark name has a colon)
+        if isinstance(records, list) and any(_figure_keys(record) for record in records):
             return detailed_rows(records, label)  # the detailed output, written as JSON
         return summary_rows(records, label)
     raise SourceFormatError(f"{label}: unknown file type {path.suffix!r}; expected .csv (detailed) or .json (summary)")

@@ -24,9 +24,11 @@ create table if not exists raw.mlperf_inference (
     nodes double,
     performance_result double,        -- null when Performance_Result is not a number (the row is quarantined)
     has_power boolean,
-    power_result double,              -- MLPerf `Power_Result`, where the result was measured for power
+    power_result double,              -- MLPerf `Power_Result`, where the result was measured for power;
+                                      -- null when it is not a number (the row is quarantined)
     power_units varchar,
     performance_result_text varchar,  -- MLPerf `Performance_Result` as published
     precision varchar,                -- weight_data_types as hweval names it (`float8` -> fp8: names.precision_name)
-    accelerators_total double         -- accelerators_per_node x nodes, bounded by the suite
+    accelerators_total double,        -- accelerators_per_node x nodes, bounded by the suite
+    power_result_text varchar         -- MLPerf `Power_Result` as published (null when empty)
 );

@@ -21,5 +21,10 @@ create table if not exists raw.mlperf_training (
     time_to_train_minutes double,
     energy double,
     global_batch_size double,
-    samples_to_converge double
+    samples_to_converge double,
+    -- `<benchmark>:Energy`, `:GBS`, `:samples_to_converge` as written (null when empty); a figure given but not a
+    -- number lands null above and its row is quarantined
+    energy_text varchar,
+    global_batch_size_text varchar,
+    samples_to_converge_text varchar
 );
