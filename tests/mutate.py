@@ -2192,6 +2192,24 @@ MUTATIONS = (
              "data = safe_yaml.load(decode_text(raw, label), PriceSheetLoader)",
              "data = safe_yaml.load(decode_text(raw, label), safe_yaml.UniqueKeyLoader)",
              ("tests/test_price_sheet.py::test_a_text_field_holds_its_value_as_written_not_as_yaml_1_1_types_it",)),
+    # an MLPerf column the summarizer does not write is refused; an extra figure that is no number is quarantined
+    Mutation("mlperf-training-any-figure-column-taken", "flows/sources/mlperf_training.py",
+             "return figure in FIGURES and BENCHMARK_NAME.fullmatch(bench) is not None", "return bool(bench)",
+             ("tests/test_source_mlperf.py::test_a_misspelt_figure_column_fails_the_file_naming_it",)),
+    Mutation("mlperf-power-result-text-dropped", "flows/sources/mlperf_inference.py",
+             'row["power_result_text"] = None if power is None or not str(power).strip() else str(power)',
+             'row["power_result_text"] = None',
+             ("tests/test_source_mlperf.py::test_a_power_result_that_is_not_a_number_is_quarantined_with_its_text",)),
+    Mutation("mlperf-samples-to-converge-text-never-checked", "catalogs/expectations/mlperf_training.json",
+             '"row_condition": "samples_to_converge.isnull()"',
+             '"row_condition": "samples_to_converge.isnull() and samples_to_converge.notnull()"',
+             ("tests/test_source_mlperf.py::test_an_extra_training_figure_that_is_not_a_number_is_quarantined_with_"
+              "its_text",)),
+    Mutation("mlperf-empty-extra-figure-quarantined", "flows/sources/mlperf_training.py",
+             'figures[f"{column}_text"] = None if _empty(value) else str(value)',
+             'figures[f"{column}_text"] = None if value is None else str(value)',
+             ("tests/test_source_mlperf.py::test_an_extra_training_figure_that_is_not_a_number_is_quarantined_with_"
+              "its_text",)),
     # a file's encoding and line ends are named as such (a review's findings)
     Mutation("utf16-without-bom-read-as-utf8", "flows/sources/_common.py",
              "        if _NUL in data:\n            raise SourceFormatError(f\"{self.name}: line {self.line_no}: not UTF-8",
