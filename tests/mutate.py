@@ -2210,6 +2210,11 @@ MUTATIONS = (
              'figures[f"{column}_text"] = None if value is None else str(value)',
              ("tests/test_source_mlperf.py::test_an_extra_training_figure_that_is_not_a_number_is_quarantined_with_"
               "its_text",)),
+    # MLPerf's text is bounded at the door (a review's finding: a 200,000-character system name on every page)
+    Mutation("mlperf-system-name-unbounded", "catalogs/expectations/mlperf_inference.json",
+             '"column": "system",\n    "max_value": 300', '"column": "system",\n    "max_value": 300000',
+             ("tests/test_source_mlperf.py::test_an_mlperf_system_name_or_submitter_past_its_bound_is_quarantined_not_"
+              "printed",)),
     # a file's encoding and line ends are named as such (a review's findings)
     Mutation("utf16-without-bom-read-as-utf8", "flows/sources/_common.py",
              "        if _NUL in data:\n            raise SourceFormatError(f\"{self.name}: line {self.line_no}: not UTF-8",

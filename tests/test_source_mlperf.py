@@ -546,3 +546,32 @@ POWER_WHY = ("Power_Result, where given, must be a plain number (no thousands se
              "not would land as a result measured for power with no power figure; the quarantined row's "
              "power_result_text keeps it as published (e.g. \"6,152.98\"). An empty one is a result not measured for "
              "power")
+
+
+def test_an_mlperf_system_name_or_submitter_past_its_bound_is_quarantined_not_printed(tmp_path, fresh_db, catalog):
+    """A review's finding: a 200,000-character system name reached the pages whole through the SQL that builds labels
+    from it (the Excluded table's reasons, a close call's unranked measurement, marts.changes' new results: one index
+    of 820 KB). The suites bound MLPerf's text at the door: a system name at most 300 characters (the longest in the
+    v4.1 and v5.0 results has 70), a submitter, division, availability, suite, model, scenario or benchmark at most
+    100; the row past it is quarantined with the bound's name, not landed."""
+    long_system = "S" * 200_000
+    results = [mlperf_inference_result("a", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Offline", 20000.0),
+               mlperf_inference_result("b", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Server", 19000.0)
+               | {"System": long_system},
+               mlperf_inference_result("c", "NVIDIA H100-SXM-80GB", "llama2-70b-99", "Server", 18000.0)
+               | {"Submitter": "N" * 101, "System": "x" * 300}]
+    path = tmp_path / "summary_results.json"
+    path.write_text(json.dumps(results))
+    load = land_batch(fresh_db, batch_of("mlperf_inference", mlperf_inference.read_file(path, "s.json")), "run-1",
+                      AS_OF, catalog)
+    # a: landed; b: its system past 300; c: a 300-character system is within the bound, its 101-character submitter not
+    assert (load.rows_in, load.rows_landed, load.rows_quarantined) == (3, 1, 2)
+    assert fresh_db.execute("select row_no, expectation, column_name, length(unexpected_value) from ops.quarantine "
+                            "order by row_no").fetchall() == [(1, "system_short", "system", 200_000),
+                                                              (2, "submitter_short", "submitter", 101)]
+    rows = [training_csv_row("Eos", "NVIDIA H100-SXM5-80GB", 8, 1, lora="28.16"),
+            training_csv_row(long_system, "NVIDIA H100-SXM5-80GB", 8, 1, lora="28.16")]
+    load = land_training_csv(tmp_path, fresh_db, catalog, rows)
+    assert (load.rows_in, load.rows_landed, load.rows_quarantined) == (2, 1, 1)
+    assert fresh_db.execute("select expectation from ops.quarantine where source_id = 'mlperf_training'").fetchall() == [
+        ("system_short",)]
