@@ -176,11 +176,13 @@ create or replace macro mfu_from_throughput(params, tokens_per_s_per_chip, peak_
     training_flops(params, tokens_per_s_per_chip) / (peak_tflops::double * 1e12);
 
 -- Expected share of a training run redone after reclaims: the whole job is reclaimed `instances` x the per-instance
--- rate a month (730 h) per hour, and each reclaim redoes half a checkpoint interval on average plus the restart.
+-- rate a month (730 h) per hour, and each reclaim redoes on average half the stretch since the last checkpoint plus
+-- the restart: half a checkpoint interval, or half the run where the run is shorter than its interval (it writes no
+-- checkpoint before it ends: a 28-minute run reclaimed at a random time loses 14 minutes, not half an hour).
 create or replace macro interruption_rework_share(instances, per_instance_month, checkpoint_interval_hours,
-                                                  restart_hours) as
+                                                  restart_hours, run_hours) as
     instances::double * per_instance_month::double / 730
-        * (checkpoint_interval_hours::double / 2 + restart_hours::double);
+        * (least(checkpoint_interval_hours::double, run_hours::double) / 2 + restart_hours::double);
 
 -- Offline inference on reclaimable capacity: the share of a deployment unit's hours lost restarting after reclaims
 -- (each of its `instances` reclaimed `per_instance_month` times a month of 730 h, `restart_hours` each); 0 for a

@@ -713,8 +713,8 @@ MUTATIONS = (
              "    instances::double * per_instance_month::double / 730", "    per_instance_month::double / 730",
              COMM_TESTS),
     Mutation("a-reclaim-redoes-the-whole-interval", MACROS,
-             "(checkpoint_interval_hours::double / 2 + restart_hours::double)",
-             "(checkpoint_interval_hours::double + restart_hours::double)", COMM_TESTS),
+             "(least(checkpoint_interval_hours::double, run_hours::double) / 2 + restart_hours::double)",
+             "(least(checkpoint_interval_hours::double, run_hours::double) + restart_hours::double)", COMM_TESTS),
     Mutation("serving-energy-without-pue", INFERENCE_COSTS,
              "joules_per_token * 1e6 / 3.6e6 * energy_pue as kwh_per_million_tokens,",
              "joules_per_token * 1e6 / 3.6e6 as kwh_per_million_tokens,", COMM_TESTS),
@@ -2215,6 +2215,12 @@ MUTATIONS = (
              '"column": "system",\n    "max_value": 300', '"column": "system",\n    "max_value": 300000',
              ("tests/test_source_mlperf.py::test_an_mlperf_system_name_or_submitter_past_its_bound_is_quarantined_not_"
               "printed",)),
+    # a reclaim of a run shorter than its checkpoint interval redoes half the run, not half the interval
+    Mutation("rework-of-a-short-run-half-an-interval", MACROS,
+             "* (least(checkpoint_interval_hours::double, run_hours::double) / 2 + restart_hours::double);",
+             "* (checkpoint_interval_hours::double / 2 + restart_hours::double);",
+             ("tests/test_communication.py::test_a_30_day_spot_run_with_hourly_checkpoints",
+              "tests/test_marts.py::test_a_spot_training_pick_carries_its_reclaims_its_rework_and_the_rate_they_rest_on")),
     # a file's encoding and line ends are named as such (a review's findings)
     Mutation("utf16-without-bom-read-as-utf8", "flows/sources/_common.py",
              "        if _NUL in data:\n            raise SourceFormatError(f\"{self.name}: line {self.line_no}: not UTF-8",

@@ -111,17 +111,19 @@ def test_best_offer_changes_name_the_new_pick_the_reason_and_the_money(two_days)
     found = changes(day_2.warehouse, DAY_2)
     lora = found["best_offer_changed", "llama2-70b-lora-finetune"]
     # MLPerf Training llama2_70b_lora: Eos (8 x H100) 28.1627831 min, H200 (8 x H200) 24.6891646 min; spot on one
-    # instance redoes 1 x 0.2 reclaims a month / 730 x (0.5 h + 0.25 h) = 0.000205479 of the run.
-    # Day 1: p5.48xlarge spot 28.1627831 / 60 x 10.24 x 1.000205479 = 4.8074 USD.
-    # Day 2: p5.48xlarge 28.1627831 / 60 x 25.60 x 1.000205479 = 12.0186; p5en.48xlarge 24.6891646 / 60 x 16.56
-    # x 1.000205479 = 6.8156.
+    # instance redoes 1 x 0.2 reclaims a month / 730 x (half the run, shorter than its hourly checkpoint interval, +
+    # 0.25 h restart) of the run: Eos 0.000273973 x (0.234690 + 0.25) = 0.000132793, H200 0.000273973 x (0.205743 +
+    # 0.25) = 0.000124861.
+    # Day 1: p5.48xlarge spot 28.1627831 / 60 x 10.24 x 1.000132793 = 4.80709 USD.
+    # Day 2: p5.48xlarge 28.1627831 / 60 x 25.60 x 1.000132793 = 12.0177; p5en.48xlarge 24.6891646 / 60 x 16.56
+    # x 1.000124861 = 6.81506.
     assert (lora["previous_offer_id"], lora["offer_id"]) == ("aws:us-east-1:p5.48xlarge:spot",
                                                              "aws:us-east-1:p5en.48xlarge:spot")
-    rework = 1 + 0.2 / 730 * 0.75
-    assert lora["before_value"] == pytest.approx(28.1627831 / 60 * 10.24 * rework, rel=1e-6)
-    assert lora["after_value"] == pytest.approx(24.6891646 / 60 * 16.56 * rework, rel=1e-6)
-    assert lora["previous_pick_now_value"] == pytest.approx(28.1627831 / 60 * 25.60 * rework, rel=1e-6)
-    assert lora["delta_value"] == pytest.approx(6.8156096 - 4.8074359, abs=1e-4)
+    eos_rework, h200_rework = 1 + 0.2 / 730 * (28.1627831 / 120 + 0.25), 1 + 0.2 / 730 * (24.6891646 / 120 + 0.25)
+    assert lora["before_value"] == pytest.approx(28.1627831 / 60 * 10.24 * eos_rework, rel=1e-6)
+    assert lora["after_value"] == pytest.approx(24.6891646 / 60 * 16.56 * h200_rework, rel=1e-6)
+    assert lora["previous_pick_now_value"] == pytest.approx(28.1627831 / 60 * 25.60 * eos_rework, rel=1e-6)
+    assert lora["delta_value"] == pytest.approx(6.81506 - 4.80709, abs=1e-4)
     assert (lora["reason"], lora["reason_detail"]) == (
         "price move", "aws p5.48xlarge us-east-1 spot price rose 2.50x (10.24 to 25.60 USD per hour)")
 
@@ -137,7 +139,7 @@ def test_best_offer_changes_name_the_new_pick_the_reason_and_the_money(two_days)
     assert index.index("## What changed since 2026-11-30") < index.index("## Workloads")
     assert ("- **Best for llama2-70b-lora-finetune is now aws p5en.48xlarge us-east-1 spot (was aws p5.48xlarge "
             "us-east-1 spot): aws p5.48xlarge us-east-1 spot price rose 2.50x (10.24 to 25.60 USD per hour); "
-            "completed-run USD 6.816 instead of 4.807 USD (aws p5.48xlarge us-east-1 spot would now cost 12.02).**"
+            "completed-run USD 6.815 instead of 4.807 USD (aws p5.48xlarge us-east-1 spot would now cost 12.02).**"
             in index)
     assert "- Prices that moved: aws p5.48xlarge us-east-1 spot rose 2.50x (10.24 to 25.60 USD per hour)." in index
     # the README's example is this run's index, line for line (the new result's file is named where the run found it)

@@ -234,8 +234,8 @@ def test_captions_say_what_to_read(day_one_charts):
     # reclaimed 64 x 0.2 / 730 an hour, each redoing 0.75 h: 1.315% rework); trn1.32xlarge spot is the cheapest
     # chip-hour (0.151875) at 804.60 USD per run (its all-reduce hides behind compute), 804.60 / 531.15 = 1.51x as
     # much, but its likely range reaches down to 804.60 x 0.582533 = 468.71, below the pick's high end 848.08: it
-    # may be cheaper (marts.decisions chip_hour_pick_may_cost_less); number 10 of the bars costs 1,552.54,
-    # 1,552.54 / 531.15 = 2.92x; 52 candidates: 27 gpu + 9 tpu + 7 trainium + 9 cpu
+    # may be cheaper (marts.decisions chip_hour_pick_may_cost_less); number 10 of the bars costs 1,550.47,
+    # 1,550.47 / 531.15 = 2.92x; 52 candidates: 27 gpu + 9 tpu + 7 trainium + 9 cpu
     scatter, bars = day_one_charts["gpt3-175b-pretrain"]
     assert scatter.title == "gpt3-175b-pretrain: USD per completed run against USD per chip-hour, 52 candidates"
     assert scatter.caption == (
@@ -245,7 +245,7 @@ def test_captions_say_what_to_read(day_one_charts):
     assert bars.title == "gpt3-175b-pretrain: the 10 cheapest candidates by USD per completed run"
     assert bars.caption == (
         "Shorter is better; of 52 candidates the pick, gcp tpu-v6e-8 (spot), costs 531.15 USD per completed run "
-        "and number 10 1,552.54, 2.92x as much; the fill tells a measured cost from one scaled "
+        "and number 10 1,550.47, 2.92x as much; the fill tells a measured cost from one scaled "
         "from a benchmark, calibrated on measurements of the chip, or estimated from specs alone.")
     # lora's pick is its cheapest chip-hour of those ranked; 18 spot offers cheaper per chip-hour are excluded (no
     # MLPerf llama2_70b_lora result for them, no token count to estimate from), as its Decision says; lora ranks
@@ -393,7 +393,7 @@ def test_history_plots_the_pick_of_each_run_and_the_current_offer_price(two_runs
     history = found[2]
     picks = query(two_runs, "select as_of, offer_id, outcome_value from marts.rank_history "
                   "where workload_id = ? and is_pick order by as_of", [LORA])
-    # test_changes: the pick moves from p5.48xlarge spot (4.807 USD per run) to p5en.48xlarge spot (6.816)
+    # test_changes: the pick moves from p5.48xlarge spot (4.807 USD per run) to p5en.48xlarge spot (6.815)
     assert [(d, o) for d, o, _ in picks] == [(AS_OF, "aws:us-east-1:p5.48xlarge:spot"),
                                              (DAY_2, "aws:us-east-1:p5en.48xlarge:spot")]
     prices = query(two_runs, "select as_of, usd_per_hour from marts.price_history "
@@ -409,7 +409,7 @@ def test_history_plots_the_pick_of_each_run_and_the_current_offer_price(two_runs
     assert outcome_ax.get_ylabel() == "USD per\ncompleted run" and price_ax.get_ylabel() == "USD per hour"
     assert history.title == f"{LORA}: the best USD per completed run in each of the last 2 runs"
     assert history.caption == (
-        "The best USD per completed run went from 4.807 on 2026-11-30 to 6.816 on 2026-12-02 (1.42x), the pick "
+        "The best USD per completed run went from 4.807 on 2026-11-30 to 6.815 on 2026-12-02 (1.42x), the pick "
         "changing once; the current pick, aws p5en.48xlarge (spot), costs 16.56 USD per hour, as on 2026-11-30.")
 
 

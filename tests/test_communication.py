@@ -98,15 +98,22 @@ def test_a_30_day_spot_run_with_hourly_checkpoints(fresh_db):
     # 32 instances at 0.2 reclaims per instance-month: the job is reclaimed 32 x 0.2 / 730 = 0.00876712 times an
     # hour; each reclaim redoes half the hourly checkpoint interval plus a 0.25 h restart: 0.00876712 x 0.75 =
     # 0.00657534 of the run. Over 30 days (720 h): 6.3123 reclaims, 6.3123 x 0.75 = 4.7342 h redone = 720 x 0.00657534
-    share = value(fresh_db, "interruption_rework_share(32, 0.2, 1, 0.25)")
+    share = value(fresh_db, "interruption_rework_share(32, 0.2, 1, 0.25, 720)")
     assert share == pytest.approx(0.00657534, abs=1e-8)
     # the hours redone grow with the run's length (a share of it): 720 h redo 4.73 h, a 90-day run 14.2 h
     assert 720 * share == pytest.approx(4.734247, abs=1e-6)
     assert 2160 * share == pytest.approx(14.202740, abs=1e-6)
     # checkpointing every 12 h instead: 0.00876712 x (6 + 0.25) = 0.0547945, 8.33x the rework
-    assert value(fresh_db, "interruption_rework_share(32, 0.2, 12, 0.25)") == pytest.approx(0.0547945, abs=1e-7)
+    assert value(fresh_db, "interruption_rework_share(32, 0.2, 12, 0.25, 720)") == pytest.approx(0.0547945, abs=1e-7)
     # twice the instances, twice as many reclaims of the job: twice the share
-    assert value(fresh_db, "interruption_rework_share(64, 0.2, 1, 0.25)") == pytest.approx(2 * share)
+    assert value(fresh_db, "interruption_rework_share(64, 0.2, 1, 0.25, 720)") == pytest.approx(2 * share)
+    # a run shorter than its checkpoint interval writes no checkpoint before it ends: a reclaim at a random time redoes
+    # half the run, not half the interval (a review's finding on the 28-minute lora run). 1 instance, 0.469381 h:
+    # 0.2 / 730 x (0.469381 / 2 + 0.25) = 0.000273973 x 0.484690 = 0.000132792 (it was x 0.75 = 0.000205479)
+    assert value(fresh_db, "interruption_rework_share(1, 0.2, 1, 0.25, 0.469381)") == pytest.approx(0.000132792,
+                                                                                                    abs=1e-9)
+    # at exactly the interval, the two agree
+    assert value(fresh_db, "interruption_rework_share(1, 0.2, 1, 0.25, 1)") == pytest.approx(0.2 / 730 * 0.75)
 
 
 def test_offline_reclaim_loss_is_the_share_of_hours_spent_restarting(fresh_db):

@@ -168,10 +168,10 @@ def _lora_on_spot(con, catalog, dearest_zone_usd):
 
 
 @pytest.mark.parametrize(("dearest_zone_usd", "outcome_at_dearest", "pick_leads"), [
-    # 28.16 / 60 = 0.469333 h x 21.15 = 9.92640 x 1.000205479 (the rework) = 9.92844: above the runner-up's 6.81584
-    (21.15, 9.92844, False),
-    # 0.469333 x 12.00 = 5.63200 x 1.000205479 = 5.63316: still below it
-    (12.0, 5.63316, True),
+    # 28.16 / 60 = 0.469333 h x 21.15 = 9.92640 x 1.000132785 (the rework) = 9.92772: above the runner-up's 6.81529
+    (21.15, 9.92772, False),
+    # 0.469333 x 12.00 = 5.63200 x 1.000132785 = 5.63275: still below it
+    (12.0, 5.63275, True),
 ])
 def test_a_decision_on_a_spot_price_gives_the_outcome_at_the_dearest_zone(fresh_db, catalog, dearest_zone_usd,
                                                                          outcome_at_dearest, pick_leads):
@@ -181,13 +181,14 @@ def test_a_decision_on_a_spot_price_gives_the_outcome_at_the_dearest_zone(fresh_
     assert (p5["price_zone"], p5["price_zones"], p5["highest_zone_usd_per_hour"]) == (
         "us-east-1a", 2, dearest_zone_usd)
     [d] = rows(fresh_db, "select * from marts.decisions where workload_id = 'llama2-70b-lora-finetune'")
-    # one instance on spot redoes 1 x 0.2 / 730 x (1 h / 2 + 0.25 h) = 0.000205479 of the run; the pick: p5 at
-    # 0.469333 h x 10.24 = 4.80597 x 1.000205479 = 4.80696 USD; the runner-up p5en (one zone, nothing to say):
-    # 24.69 / 60 = 0.4115 h x 16.56 = 6.81444 x 1.000205479 = 6.81584
+    # one instance on spot: a run shorter than its hourly checkpoint interval redoes half of itself a reclaim, so p5
+    # redoes 1 x 0.2 / 730 x (0.469333 h / 2 + 0.25 h) = 0.000132785 of the run: 0.469333 h x 10.24 = 4.80597 x
+    # 1.000132785 = 4.80661 USD; the runner-up p5en (one zone, nothing to say): 24.69 / 60 = 0.4115 h, redoing
+    # 0.2 / 730 x (0.20575 + 0.25) = 0.000124863: 0.4115 x 16.56 = 6.81444 x 1.000124863 = 6.81529
     assert (d["pick_offer_id"], d["runner_up_offer_id"]) == (
         "aws:us-east-1:p5.48xlarge:spot", "aws:us-east-1:p5en.48xlarge:spot")
     assert (d["pick_outcome_value"], d["runner_up_outcome_value"]) == (
-        pytest.approx(4.80696, abs=1e-5), pytest.approx(6.81584, abs=1e-5))
+        pytest.approx(4.80661, abs=1e-5), pytest.approx(6.81529, abs=1e-5))
     assert (d["pick_price_zone"], d["pick_price_zones"], d["pick_highest_zone_usd_per_hour"]) == (
         "us-east-1a", 2, dearest_zone_usd)
     assert d["pick_outcome_at_highest_zone"] == pytest.approx(outcome_at_dearest, abs=1e-5)
@@ -200,17 +201,18 @@ def test_a_spot_training_pick_carries_its_reclaims_its_rework_and_the_rate_they_
     [p5] = rows(fresh_db, "select * from marts.rankings where offer_id = 'aws:us-east-1:p5.48xlarge:spot' "
                           "and workload_id = 'llama2-70b-lora-finetune'")
     # one instance, 0.2 reclaims an instance-month (AWS's Spot Instance Advisor), checkpoints every hour, 0.25 h to
-    # restart: 1 x 0.2 / 730 x (0.5 + 0.25) = 0.000205479 of the run redone; the run's wall clock with it:
-    # 28.16 x 1.000205479 = 28.165786 min; reclaims over the run: 1 x 0.2 / 730 x 28.16 / 60 h = 0.000128584
-    assert p5["interruption_overhead"] == pytest.approx(0.000205479, abs=1e-9)
-    assert p5["time_to_train_with_rework_minutes"] == pytest.approx(28.165786, abs=1e-6)
+    # restart; the 28.16-minute run writes no checkpoint before it ends, so a reclaim redoes half of it:
+    # 1 x 0.2 / 730 x (0.469333 / 2 + 0.25) = 0.000132785 of the run redone; the run's wall clock with it:
+    # 28.16 x 1.000132785 = 28.163739 min; reclaims over the run: 1 x 0.2 / 730 x 28.16 / 60 h = 0.000128584
+    assert p5["interruption_overhead"] == pytest.approx(0.000132785, abs=1e-9)
+    assert p5["time_to_train_with_rework_minutes"] == pytest.approx(28.163739, abs=1e-6)
     assert p5["time_to_train_minutes"] == 28.16
     assert p5["expected_interruptions"] == pytest.approx(0.000128584, abs=1e-9)
     assert (p5["reclaims_per_instance_month"], p5["reclaim_rate_source"], p5["reclaim_rate_note"]) == (
         0.2, "aws-spot-instance-advisor", "lower edge of the advisor's top band, >20%")
     [d] = rows(fresh_db, "select * from marts.decisions where workload_id = 'llama2-70b-lora-finetune'")
     assert (d["pick_interruption_overhead"], d["pick_expected_interruptions"], d["pick_reclaim_rate_source"]) == (
-        pytest.approx(0.000205479, abs=1e-9), pytest.approx(0.000128584, abs=1e-9), "aws-spot-instance-advisor")
+        pytest.approx(0.000132785, abs=1e-9), pytest.approx(0.000128584, abs=1e-9), "aws-spot-instance-advisor")
     assert (d["pick_spare_deployments"], d["pick_reclaim_loss"]) == (None, None)
 
 

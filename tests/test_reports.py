@@ -23,12 +23,12 @@ TRAINING_DECISION = (
     "531.15 USD per completed run (likely 338.17 to 848.08; price from gcp_billing as of 2026-10-01). On spot, "
     "0.0330 reclaims are expected and 1.32% of the run is redone (0.2 reclaims an instance-month: "
     "declared-assumption, no published rate: AWS's top band assumed). Runner-up aws p5.48xlarge (us-east-1, spot, "
-    "fp8, measured): 561.37 (price from aws_spot as of 2026-11-20; benchmark as of 2024-06-12), 5.7% more. The "
+    "fp8, measured): 560.62 (price from aws_spot as of 2026-11-20; benchmark as of 2024-06-12), 5.5% more. The "
     "runner-up was measured at fp8, what its submission trained at (models.yaml trained_at); the workload asks bf16. "
     "**Too close to call**: the two overlap within "
     "the estimates' error; a measured run of this "
     "workload on tpu-v6e (gcp tpu-v6e-8) would settle it. The runner-up's spot price is us-east-1a's, the cheapest "
-    "of 2 zones (at the dearest, 21.15 USD/h, it would cost 1,159.47). Choosing the cheapest chip-hour, aws "
+    "of 2 zones (at the dearest, 21.15 USD/h, it would cost 1,157.92). Choosing the cheapest chip-hour, aws "
     "trn1.32xlarge (us-east-1, spot, bf16, estimated) at 0.152 USD per chip-hour (price from aws_spot as of "
     "2026-11-20), would cost 1.51x per completed run: +273.45 USD (804.60, likely 468.71 to 825.08: it may be cheaper "
     "than the pick).")
@@ -49,14 +49,15 @@ def test_the_index_opens_with_a_decision_per_workload_and_the_money_of_the_hourl
     # throughputs, each an MFU by 6 x N: 466.13 before, at MaxText's own MFUs; its likely range is 531.15 x 0.636682 =
     # 338.17 to 531.15 x 1.596699 = 848.08, the TPU training back-test's smallest and largest cost ratios: TPU v5p's
     # MaxText Llama-2-70B predicted from Google's int8 gpt3 runs, and the reverse); rank 2, on
-    # another offer, p5.48xlarge spot at 561.37 (measured; 64 instances redo 64 x 0.2 / 730 x 0.75 = 1.315% of the
-    # run): 561.37 / 531.15 - 1 = 0.057, "5.7% more", and inside the pick's range: too close to call; the cheapest
+    # another offer, p5.48xlarge spot at 560.62 (measured; its 50.73-minute run is shorter than the hourly checkpoint
+    # interval, so 64 instances redo 64 x 0.2 / 730 x (0.845466 / 2 + 0.25) = 1.180% of the run): 560.62 / 531.15 - 1
+    # = 0.0555, "5.5% more", and inside the pick's range: too close to call; the cheapest
     # chip-hour (chip-hour rank 1) is trn1.32xlarge spot at 0.152 USD and 804.60 per run: 804.60 - 531.15 = +273.45
     # USD, 804.60 / 531.15 = 1.51x; an uncalibrated Trainium estimate, its likely range is the training back-test's
     # uncalibrated cost ratios (every family's: Trainium has none), 804.60 x 0.582533 = 468.71 to 804.60 x 1.025459 =
     # 825.08, whose low end is below the pick's high end 848.08 (and its 531.15): it may be the cheaper one
     assert _ranking_row(gpt3, 1, "gcp tpu-v6e-8", "spot")[9:11] == ["531.15", "338.17 to 848.08"]
-    assert _ranking_row(gpt3, 2, "aws p5.48xlarge", "spot")[9] == "561.37"
+    assert _ranking_row(gpt3, 2, "aws p5.48xlarge", "spot")[9] == "560.62"
     trn1 = _ranking_row(gpt3, 4, "aws trn1.32xlarge", "spot")
     assert (trn1[5], trn1[6], trn1[9], trn1[10]) == ("0.152", "1", "804.60", "468.71 to 825.08")
     assert TRAINING_DECISION in index
@@ -119,8 +120,8 @@ def test_the_decision_says_where_and_as_of_when_its_prices_and_benchmarks_are(fl
     decision = next(line for line in page.splitlines() if line.startswith("**Decision**"))
     assert ("531.15 USD per completed run (likely 338.17 to 848.08; price from gcp_billing as of 2026-10-01). On "
             "spot,") in decision
-    assert ("Runner-up aws p5.48xlarge (us-east-1, spot, fp8, measured): 561.37 (price from aws_spot as of "
-            "2026-11-20; benchmark as of 2024-06-12), 5.7% more.") in decision
+    assert ("Runner-up aws p5.48xlarge (us-east-1, spot, fp8, measured): 560.62 (price from aws_spot as of "
+            "2026-11-20; benchmark as of 2024-06-12), 5.5% more.") in decision
     pick, runner_up = _ranking_row(page, 1, "gcp tpu-v6e-8", "spot"), _ranking_row(page, 2, "aws p5.48xlarge", "spot")
     assert pick[13] == "gcp_billing (2026-10-01)" and runner_up[13] == "aws_spot (2026-11-20)"
     assert runner_up[14] == "MLPerf Training gpt3: NVIDIA Eos_n64 (512 chips) (2024-06-12)"
@@ -375,8 +376,8 @@ def test_where_the_hourly_price_disagrees_a_pair_too_close_to_call_says_so_as_th
     # 848.08 >= 468.71: too close to call
     assert ("It beats 5 candidates that are cheaper per chip-hour. Too close to call: its likely range, 338.17 to "
             "848.08, reaches aws trn1.32xlarge's likely range, 468.71 to 825.08.\n") in gpt3
-    # p5.48xlarge spot, measured (no band): its figure 561.37 >= trn1's low end 468.71
-    assert ("It beats 12 candidates that are cheaper per chip-hour. Too close to call: its figure, 561.37, reaches "
+    # p5.48xlarge spot, measured (no band): its figure 560.62 >= trn1's low end 468.71
+    assert ("It beats 12 candidates that are cheaper per chip-hour. Too close to call: its figure, 560.62, reaches "
             "aws trn1.32xlarge's likely range, 468.71 to 825.08.\n") in gpt3
     # p6-b200 spot (likely 2,553,709.83 to 3,583,962.26) against p5.48xlarge spot (likely 3,852,492.15 to
     # 7,587,968.52) on llama31-70b-pretrain-15t: 3,583,962.26 < 3,852,492.15, the lead stands
@@ -439,7 +440,7 @@ def test_one_page_writes_one_quantity_one_way(flow_run):
     assert _ranking_row(pretrain, 20, "aws p5.4xlarge", "on_demand")[7] == "4,096 (4,096 instances)"
     # gpt3: trn1.32xlarge spot 620.83 min = 10.347 h, "10.3 h" as in the table (was "620.83 min")
     gpt3 = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
-    assert "the run takes 439 chip-hours (512 chips x 51.40 min) against 5,298 (512 x 10.3 h)." in gpt3
+    assert "the run takes 438 chip-hours (512 chips x 51.33 min) against 5,298 (512 x 10.3 h)." in gpt3
     # the chat pages' TTFT exclusion: 1,024 input tokens, 4,791 ms, SLO 2,000 ms, as "1,024 input" elsewhere
     for name in ("llama31-8b-chat-large", "llama31-8b-chat-small"):
         page = (flow_run.reports / f"{name}.md").read_text()
@@ -775,20 +776,20 @@ def test_a_workload_page_leads_with_a_short_table_and_links_its_ranking_as_csv(f
 
 
 def test_a_measured_result_of_no_declared_precision_is_said_so_not_given_one(flow_run):
-    # gpt3-175b-pretrain asks bf16; its runner-up, p5.48xlarge spot in us-east-1 at 561.37, is an MLPerf Training gpt3
+    # gpt3-175b-pretrain asks bf16; its runner-up, p5.48xlarge spot in us-east-1 at 560.62, is an MLPerf Training gpt3
     # result (such summaries declare no precision) of NVIDIA's, whose submission models.yaml declares trained at fp8
     # (trained_at): the short table says fp8 and the Decision says whence, beside what the workload asks
     page = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
     short = page.split("## Top 10", 1)[1].split("\n## ", 1)[0]
-    assert "| 2 | aws p5.48xlarge (us-east-1) | spot | fp8 | 561.37 | — | 14 | measured |" in short
-    assert ("Runner-up aws p5.48xlarge (us-east-1, spot, fp8, measured): 561.37 (price from aws_spot as of "
-            "2026-11-20; benchmark as of 2024-06-12), 5.7% more. The runner-up was measured at fp8, what its "
+    assert "| 2 | aws p5.48xlarge (us-east-1) | spot | fp8 | 560.62 | — | 14 | measured |" in short
+    assert ("Runner-up aws p5.48xlarge (us-east-1, spot, fp8, measured): 560.62 (price from aws_spot as of "
+            "2026-11-20; benchmark as of 2024-06-12), 5.5% more. The runner-up was measured at fp8, what its "
             "submission trained at (models.yaml trained_at); the workload asks bf16. **Too close to call**") in page
     # llama2-70b-lora-finetune asks bf16 too; its pick (p5.48xlarge spot) and runner-up (p5en.48xlarge spot) are both
     # MLPerf Training llama2_70b_lora results
     lora = (flow_run.reports / "llama2-70b-lora-finetune.md").read_text()
     # priced from the pick's source as of its date (aws_spot, 2026-11-20): said in four words, not repeated
-    assert ("Runner-up aws p5en.48xlarge (us-east-1, spot, measured): 6.816 (same price source and date; "
+    assert ("Runner-up aws p5en.48xlarge (us-east-1, spot, measured): 6.815 (same price source and date; "
             "benchmark as of 2024-06-12), 42% more. Both were measured at "
             "precisions their benchmarks do not declare; the workload asks bf16. The pick's spot price") in lora
     # a serving workload asks no one training precision, and its measured results declare theirs: nothing said

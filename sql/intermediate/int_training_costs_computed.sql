@@ -3,7 +3,8 @@
 -- that declare a token count. Measured beats scaled beats estimated on the same offer.
 -- Interruptions: on reclaimable capacity with a declared rate for the offer's cloud, the run redoes
 -- interruption_rework_share of itself (the job is reclaimed instances x the per-instance rate; each reclaim redoes
--- half a checkpoint interval plus the restart); otherwise the pricing term's flat interruption_overhead, labelled.
+-- half a checkpoint interval, or half the run where it is shorter, plus the restart); otherwise the pricing term's
+-- flat interruption_overhead, labelled.
 -- A deadline is met or missed on the run's wall-clock, its rework included: a run past it is kept here with
 -- past_deadline_reason, for excluded_candidates, and ranked nowhere.
 -- Energy of a completed run (rework included): an on-prem system's declared site power x its PUE, priced at its
@@ -35,7 +36,7 @@ interrupted as (
         rates.source as rate_source,
         coalesce(
             interruption_rework_share(candidates.instances, rates.per_instance_month,
-                                      workloads.checkpoint_interval_hours, rates.restart_hours),
+                                      workloads.checkpoint_interval_hours, rates.restart_hours, candidates.run_hours),
             terms.interruption_overhead,
             0) as interruption_overhead
     from candidates
