@@ -2179,6 +2179,11 @@ MUTATIONS = (
              "    if not _empty(result.get(total_key)) and total is None:", "    if False:",
              ("tests/test_source_benchmark_runs.py::test_a_vllm_token_total_that_is_not_a_number_is_named_and_never_"
               "replaced_by_metadata",)),
+    Mutation("vllm-per-request-lists-of-any-length", "flows/sources/benchmark_runs.py",
+             "    return \", \".join(f\"{key} {n:,}\" for key, n in lengths.items()) if len(set(lengths.values())) > 1 else \"\"",
+             "    return \"\"",
+             ("tests/test_source_benchmark_runs.py::test_per_request_lists_of_different_lengths_are_named_and_give_no_"
+              "mean",)),
     # a YAML number YAML 1.1 reads other than as decimal is refused; a price sheet's text field lands as written
     Mutation("yaml-plain-style-of-libyaml-missed", "flows/safe_yaml.py",
              'and not value_node.style  # plain: None, or ""', 'and value_node.style is None  # plain: None, or ""',

@@ -412,6 +412,24 @@ def test_a_negative_length_or_a_per_request_list_that_is_no_list_is_named(tmp_pa
         None, None, "not a list of token counts per request: output_lens '100, 200, 300, 0'")
 
 
+def test_per_request_lists_of_different_lengths_are_named_and_give_no_mean(tmp_path):
+    """One entry a request sent, in each of input_lens, output_lens and errors: a list one short cannot say which
+    request its entries are (an errors list of 3 for 4 requests was passed over, and every request counted as
+    completed)."""
+    row = read_vllm(tmp_path, detailed_vllm_result([1000, 2000, 3000, 5000], [100, 200, 300, 0],
+                                                   errors=["", "", "timeout"]))
+    assert (row["input_tokens"], row["output_tokens"], row["number_problem"]) == (
+        None, None, "per-request lists of different lengths (input_lens 4, output_lens 4, errors 3; one entry a "
+                    "request sent)")
+    row = read_vllm(tmp_path, detailed_vllm_result([1000, 2000, 3000], [100, 200, 300, 0]))
+    assert (row["input_tokens"], row["output_tokens"], row["number_problem"]) == (
+        None, None, "per-request lists of different lengths (input_lens 3, output_lens 4; one entry a request sent)")
+    # of one length, as vLLM writes them: the request with an error is left out, (1,000 + 2,000 + 5,000) / 3
+    row = read_vllm(tmp_path, detailed_vllm_result([1000, 2000, 3000, 5000], [100, 200, 300, 0],
+                                                   errors=["", "", "timeout", ""]))
+    assert (row["input_tokens"], row["number_problem"]) == (pytest.approx(8000 / 3), None)
+
+
 def test_vllm_token_figures_that_are_not_numbers_are_quarantined_with_the_reason(fresh_db, catalog, tmp_path):
     results = {"good.json": detailed_vllm_result([1000, 2000, 3000, 5000], [100, 200, 300, 0]),
                "total.json": vllm_result(8, 100, 100, 400.0, 40.0, 300.0) | {"total_output_tokens": "25.6k"},

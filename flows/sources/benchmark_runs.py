@@ -62,6 +62,8 @@ VLLM_TOKEN_FIGURES = {"input_tokens": ("total_input_tokens", "input_lens"),
                       "output_tokens": ("total_output_tokens", "output_lens")}
 # how many bad entries of one per-request list a row's number_problem quotes (the rest it counts)
 QUOTED_LIST_ENTRIES = 3
+# the per-request lists of --save-detailed, one entry a request sent: of one length, or which failed cannot be told
+PER_REQUEST_LISTS = ("input_lens", "output_lens", "errors")
 # the `date` vLLM's --save-result writes (its local time, %Y%m%d-%H%M%S): the day it names is the run's date
 VLLM_DATE = re.compile(r"([0-9]{4})([0-9]{2})([0-9]{2})-[0-9]{6}")
 
@@ -162,7 +164,16 @@ def _token_figure_problems(result: dict) -> tuple[list[str], list[str]]:
         negative = _quoted_entries(lens_key, [(i, entry) for i, entry, n in counts if n is not None and n < 0])
         if negative:
             reasons.append(f"a token count below 0: {', '.join(negative)}")
+    if lengths := _unequal_per_request_lists(result):
+        reasons.append(f"per-request lists of different lengths ({lengths}; one entry a request sent)")
     return not_numbers, reasons
+
+
+def _unequal_per_request_lists(result: dict) -> str:
+    """"input_lens 100, errors 99" where the per-request lists vLLM writes (one entry a request sent) differ in length:
+    which requests failed, and their tokens, cannot be told apart; "" where they agree."""
+    lengths = {key: len(result[key]) for key in PER_REQUEST_LISTS if isinstance(result.get(key), list)}
+    return ", ".join(f"{key} {n:,}" for key, n in lengths.items()) if len(set(lengths.values())) > 1 else ""
 
 
 def _mean_per_completed_request(result: dict, total_key: str, lens_key: str) -> float | None:
@@ -175,7 +186,7 @@ def _mean_per_completed_request(result: dict, total_key: str, lens_key: str) -> 
     if completed and total is not None:
         return to_float(total / completed)
     lens = result.get(lens_key)
-    if not isinstance(lens, list):
+    if not isinstance(lens, list) or _unequal_per_request_lists(result):
         return None
     counts = [to_float(n) for n in lens]
     errors, output_lens = result.get("errors"), result.get("output_lens")
