@@ -410,6 +410,8 @@ def _evaluate_and_tell(notice: crash_notice.CrashNotice, started_at: dt.datetime
         raise
     run_files.at(killed_runs.TELLING)
     events = list(result.events)
+    if result.stale_past_limit:  # the run is marked failed for them: a channel that follows failures alone is told
+        events.append(notify.Event("run_failed", stale_past_limit_failed_line(result.stale_past_limit)))
     if result.failed_after_publish:  # the run's own events, and what failed after its publish
         events.append(notify.Event("run_failed", "published, but " + "; ".join(result.failed_after_publish)))
     deliveries = notice.tell(events, as_of)
@@ -427,6 +429,16 @@ def _evaluate_and_tell(notice: crash_notice.CrashNotice, started_at: dt.datetime
     if result.failed_after_publish:
         raise FailedAfterPublish(result)
     return result
+
+
+def stale_past_limit_failed_line(stale_past_limit: tuple[str, ...]) -> str:
+    """The `run_failed` line of a run marked failed for sources stale past their limit (exit status 3, its Prefect
+    state Failed): a channel that lists `run_failed` and not `source_stale_past_limit` heard nothing of it."""
+    ids = ", ".join(line.split(" ", 1)[0] for line in stale_past_limit)  # each line opens with its source's id
+    many = len(stale_past_limit) > 1
+    return (f"marked failed: {len(stale_past_limit)} source{'s' if many else ''} stale past {'their' if many else 'its'} "
+            f"limit ({ids}); the reports are published, every page warning that they use the last good data of "
+            f"{'those sources' if many else 'that source'}")
 
 
 def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.datetime, warehouse_path: Path,

@@ -2184,6 +2184,11 @@ MUTATIONS = (
              "    return \"\"",
              ("tests/test_source_benchmark_runs.py::test_per_request_lists_of_different_lengths_are_named_and_give_no_"
               "mean",)),
+    # a run marked failed for stale sources says so to a channel that follows failures (a review's finding)
+    Mutation("stale-run-failed-unsaid-to-run-failed-channels", "flows/nightly.py",
+             '        events.append(notify.Event("run_failed", stale_past_limit_failed_line(result.stale_past_limit)))',
+             "        pass",
+             ("tests/test_changes.py::test_a_source_stale_past_its_limit_publishes_fails_and_notifies", *SLOW_TOO)),
     # a YAML number YAML 1.1 reads other than as decimal is refused; a price sheet's text field lands as written
     Mutation("yaml-plain-style-of-libyaml-missed", "flows/safe_yaml.py",
              'and not value_node.style  # plain: None, or ""', 'and value_node.style is None  # plain: None, or ""',

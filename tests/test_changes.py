@@ -369,8 +369,12 @@ def test_a_source_stale_past_its_limit_publishes_fails_and_notifies(flow_run, pr
     assert "aws_pricing (2026-09-10), STALE" not in offers  # a source this run refreshed is not marked
     [message] = webhook.requests
     body = json.loads(message["body"])
-    assert body["title"] == "hweval 2026-12-05: 1 source stale past its limit"
+    # the run is marked failed, and says so to a channel that follows failures (a review's finding: one listing only
+    # run_failed heard nothing of a run whose exit status and Prefect state were Failed)
+    assert body["title"] == "hweval 2026-12-05: run failed; 1 source stale past its limit"
     assert line in body["message"]
+    assert ("marked failed: 1 source stale past its limit (aws_spot); the reports are published, every page warning "
+            "that they use the last good data of that source") in body["message"]
     assert f"Report: {reports / '2026-12-05' / 'index.md'}" in body["message"]
 
     con = duckdb.connect(str(warehouse), read_only=True)

@@ -489,3 +489,22 @@ def test_a_claim_like_name_that_is_no_time_is_passed_over_not_an_error(webhook, 
     (box / "team" / "x.json.\u00b2.sending").write_text("{}")  # str.isdigit() is true for a superscript two
     deliveries = to_team(webhook, box, [FAILED])
     assert [d.status for d in deliveries] == ["sent"]
+
+
+def test_a_run_marked_failed_for_stale_sources_has_a_run_failed_line_naming_them():
+    """A channel that lists only run_failed (README's on-call example) heard nothing of a run whose exit status (3)
+    and Prefect state said Failed for sources stale past their limit: the run adds a run_failed line naming them."""
+    from flows.nightly import stale_past_limit_failed_line
+
+    one = ("aws_spot stale for 5 days, last loaded by the run of 2026-11-30 (limit 2 days): SourceFormatError: x",)
+    assert stale_past_limit_failed_line(one) == (
+        "marked failed: 1 source stale past its limit (aws_spot); the reports are published, every page warning that "
+        "they use the last good data of that source")
+    two = (*one, "gcp_billing has never landed (limit 3 days): LiveSourceError: y")
+    assert stale_past_limit_failed_line(two).startswith(
+        "marked failed: 2 sources stale past their limit (aws_spot, gcp_billing); the reports are published")
+    # what a run_failed-only channel is sent of such a run: that line alone, under "run failed"
+    events = [Event("source_stale_past_limit", one[0]), Event("run_failed", stale_past_limit_failed_line(one))]
+    title, body = compose([e for e in events if e.kind in ("run_failed",)], as_of=dt.date(2026, 12, 5),
+                          run_id="r", link="reports/index.md", max_lines=10)
+    assert title == "hweval 2026-12-05: run failed" and "(aws_spot)" in body
