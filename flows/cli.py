@@ -429,6 +429,11 @@ def build_parser() -> argparse.ArgumentParser:
                        default=bounds.QUERY_MAX_WIDTH, metavar="N",
                        help=f"characters per line of the table (default: {bounds.QUERY_MAX_WIDTH}, from "
                             f"{bounds.QUERY_MIN_WIDTH} to {bounds.QUERY_MAX_WIDTH_LIMIT})")
+    query.add_argument("--max-cell-chars", type=_whole_number_up_to(bounds.QUERY_MAX_CELL_CHARS_LIMIT, 1),
+                       default=bounds.QUERY_MAX_CELL_CHARS, metavar="N",
+                       help=f"characters of one value in CSV or JSON (default: {bounds.QUERY_MAX_CELL_CHARS:,}, at "
+                            f"most {bounds.QUERY_MAX_CELL_CHARS_LIMIT:,}); a longer one is refused with status 2, "
+                            "naming its row and column")
     query.add_argument("--timeout", type=_seconds_up_to(bounds.QUERY_TIMEOUT_S_LIMIT),
                        default=bounds.QUERY_TIMEOUT_S, metavar="SECONDS",
                        help=f"stop the query after this long, with status 2 (default: {bounds.QUERY_TIMEOUT_S:g}, at "

@@ -32,6 +32,13 @@ QUERY_MIN_WIDTH = 80  # DuckDB's table printer draws no narrower: it takes a sma
 QUERY_MAX_WIDTH_LIMIT = 100_000
 QUERY_TIMEOUT_S = 60.0
 QUERY_TIMEOUT_S_LIMIT = 3600.0
+# characters of one value in CSV or JSON (its cell's text, or its JSON text): a longer one is refused, naming its row
+# and column, rather than printed (a 50,000,000-character value, or a list of 3,000,000 numbers, filled a terminal)
+QUERY_MAX_CELL_CHARS = 10_000
+QUERY_MAX_CELL_CHARS_LIMIT = 100_000_000
+# DuckLake's maintenance table functions (ducklake_flush_inlined_data, ducklake_merge_adjacent_files, ...) write under
+# the lake's data folder from a SELECT, read-only attachment or not: refused by name, as the statements are by type
+LAKE_WRITING_FUNCTION = re.compile(r"(?i)\bducklake_\w+\s*\(")
 # the statements `hweval query` runs (DuckDB's StatementType): queries. select, with, from, values, describe, show,
 # summarize and pragma are SELECT to DuckDB; COPY, ATTACH, SET, INSTALL, CREATE and the rest are refused before they
 # run, in the DuckLake too, where DuckDB may write under the lake's data folder. An EXPLAIN runs when it explains one
@@ -51,7 +58,9 @@ class WarehouseBusy(RuntimeError):
 
 def sql_error_line(exc: Exception) -> str:
     """A DuckDB error as one line: its first line, the position DuckDB marks (line, column), and its hint."""
-    lines = [line for line in str(exc).splitlines() if line.strip()]
+    from flows.safe_yaml import visible  # here: flows/cli.py imports this module before `hweval run` imports YAML
+
+    lines = [line for line in visible(str(exc)).splitlines() if line.strip()]
     text = lines[0]
     for i, line in enumerate(lines[1:], start=1):
         marker = re.match(r"LINE (\d+): ", line)
@@ -144,10 +153,14 @@ def _json_value(value: object) -> object:
 
 def _csv_cell(value: object) -> str:
     """A value as a CSV cell: NULL as nothing, an empty string as `""` (so the two differ; Python 3.11's csv has no
-    QUOTE_NOTNULL), blobs as hexadecimal text (not Python's b'...'); quoted as csv's QUOTE_MINIMAL quotes."""
+    QUOTE_NOTNULL), blobs as hexadecimal text (not Python's b'...'), a control character but a line break or tab as
+    `{U+001B}` (safe_yaml.visible: an escape sequence from a source's data reached the terminal; JSON writes them
+    escaped, `\u001b`); quoted as csv's QUOTE_MINIMAL quotes."""
+    from flows.safe_yaml import visible  # here, as in sql_error_line
+
     if value is None:
         return ""
-    text = bytes(value).hex() if isinstance(value, bytes | bytearray | memoryview) else str(value)
+    text = bytes(value).hex() if isinstance(value, bytes | bytearray | memoryview) else visible(str(value))
     if text == "" or any(char in text for char in ',"\r\n'):
         return '"' + text.replace('"', '""') + '"'
     return text
@@ -172,6 +185,7 @@ def cmd_query(args: argparse.Namespace) -> int:
 
     from flows import duckdb_settings, lake
     from flows.analytics import quoted
+    from flows.safe_yaml import visible
 
     problem = _not_utf8(args.sql)
     if problem:
@@ -221,6 +235,10 @@ def cmd_query(args: argparse.Namespace) -> int:
             print(f"hweval query: {', '.join(refused)} refused: hweval query runs queries only ({QUERIES_RUN}) and "
                   "reads the warehouse only", file=sys.stderr)
             return 2
+        if LAKE_WRITING_FUNCTION.search(args.sql):
+            print("hweval query: DuckLake's functions (ducklake_...) refused: some write under the lake's data "
+                  "folder; hweval query reads the warehouse only", file=sys.stderr)
+            return 2
         if len(statements) != 1:
             held = "no statement (it is empty, or comments only)" if not statements else f"{len(statements)} statements"
             print(f"hweval query: the SQL holds {held}; expected one query", file=sys.stderr)
@@ -254,15 +272,40 @@ def cmd_query(args: argparse.Namespace) -> int:
                   + ("; hweval query reads the warehouse only: files, ATTACH, COPY and extensions are off"
                      if isinstance(exc, duckdb.PermissionException) else ""), file=sys.stderr)
         return 2
+    except (KeyboardInterrupt, RuntimeError) as exc:  # Ctrl-C: DuckDB's "Query interrupted", or Python's own
+        if isinstance(exc, RuntimeError) and "interrupted" not in str(exc).lower():
+            raise
+        # Python's KeyboardInterrupt can come between DuckDB's calls with a query still running in its threads:
+        # stopped here, or closing the connection waits for it (for ever, its deadline's timer cancelled)
+        con.interrupt()
+        print("hweval query: interrupted (Ctrl-C)" if not timed_out.is_set()
+              else f"hweval: query stopped after {args.timeout:g} s (--timeout)", file=sys.stderr)
+        return 130 if not timed_out.is_set() else 2
     finally:
         timer.cancel()
         timer.join()  # a deadline reached as the query ended: its interrupt is done before the connection closes
         con.close()
     if args.format == "csv":
-        sys.stdout.writelines(",".join(_csv_cell(value) for value in line) + "\n" for line in [columns, *rows])
+        lines = [[_csv_cell(value) for value in line] for line in [columns, *rows]]
+        texts = lines
     elif args.format == "json":
-        print(json.dumps([{column: _json_value(value) for column, value in zip(columns, row, strict=True)}
-                          for row in rows], default=str, allow_nan=False, indent=1))
+        values = [{column: _json_value(value) for column, value in zip(columns, row, strict=True)} for row in rows]
+        texts = [[json.dumps(value, default=str, allow_nan=False) for value in row.values()] for row in values]
+    else:  # the table: DuckDB drew it at --max-width
+        texts = []
+    too_long = next(((n, i, len(text)) for n, line in enumerate(texts) for i, text in enumerate(line)
+                     if len(text) > args.max_cell_chars), None)
+    if too_long is not None:
+        n, i, length = too_long
+        where = "the header" if args.format == "csv" and n == 0 else f"row {n if args.format == 'csv' else n + 1}"
+        print(f"hweval query: {where}, column {visible(quoted(columns[i]))}: a value of {length:,} characters, past "
+              f"--max-cell-chars ({args.max_cell_chars:,}); select part of it (left(x, 100), len(x)) or raise "
+              f"--max-cell-chars (at most {QUERY_MAX_CELL_CHARS_LIMIT:,})", file=sys.stderr)
+        return 2
+    if args.format == "csv":
+        sys.stdout.writelines(",".join(line) + "\n" for line in lines)
+    elif args.format == "json":
+        print(json.dumps(values, default=str, allow_nan=False, indent=1))
     if cut:
         sys.stdout.flush()  # the rows first, then the line saying they were cut, when both go to one terminal
         rows_cut = f"{args.max_rows:,} row" + ("" if args.max_rows == 1 else "s")

@@ -2189,6 +2189,19 @@ MUTATIONS = (
              '        events.append(notify.Event("run_failed", stale_past_limit_failed_line(result.stale_past_limit)))',
              "        pass",
              ("tests/test_changes.py::test_a_source_stale_past_its_limit_publishes_fails_and_notifies", *SLOW_TOO)),
+    # hweval query: a value past --max-cell-chars refused, DuckLake's functions refused, control characters seen
+    Mutation("query-cell-unbounded", "flows/query_command.py",
+             "                     if len(text) > args.max_cell_chars), None)", "                     if False), None)",
+             ("tests/test_query_command.py::test_query_refuses_a_value_past_max_cell_chars_naming_its_row_and_column",)),
+    Mutation("query-ducklake-functions-run", "flows/query_command.py",
+             "        if LAKE_WRITING_FUNCTION.search(args.sql):", "        if False:",
+             ("tests/test_query_command.py::test_query_refuses_ducklakes_functions_that_write_under_the_lakes_data_"
+              "folder",)),
+    Mutation("query-csv-control-characters-raw", "flows/query_command.py",
+             "isinstance(value, bytes | bytearray | memoryview) else visible(str(value))",
+             "isinstance(value, bytes | bytearray | memoryview) else str(value)",
+             ("tests/test_query_command.py::test_query_writes_control_characters_from_data_as_seen_in_csv_and_in_an_"
+              "error",)),
     # a YAML number YAML 1.1 reads other than as decimal is refused; a price sheet's text field lands as written
     Mutation("yaml-plain-style-of-libyaml-missed", "flows/safe_yaml.py",
              'and not value_node.style  # plain: None, or ""', 'and value_node.style is None  # plain: None, or ""',

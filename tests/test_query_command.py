@@ -324,3 +324,67 @@ def test_query_writes_an_empty_string_in_csv_as_two_quotes_and_null_as_nothing(s
     assert main(["query", sql, "--format", "csv", "--warehouse", str(small_warehouse)]) == 0
     # NULL and '' were both written as nothing (`,,`); the rest is quoted as Python's csv quotes it
     assert capsys.readouterr().out == 'a,b,c,d,e,f,g\n,"",x,"a,b","say ""hi""","l\nm", s\n'
+
+
+def test_query_writes_control_characters_from_data_as_seen_in_csv_and_in_an_error(small_warehouse, capsys):
+    """A review's finding: a source's text holding an escape sequence (`ESC]0;owned BEL ESC[2J`: a terminal's title
+    set and its screen cleared) reached the terminal raw in CSV and in a conversion error; JSON escapes them itself."""
+    sql = "select chr(27) || ']0;owned' || chr(7) || chr(27) || '[2J' as name"
+    assert main(["query", sql, "--format", "csv", "--warehouse", str(small_warehouse)]) == 0
+    assert capsys.readouterr().out == "name\n{U+001B}]0;owned{U+0007}{U+001B}[2J\n"
+    assert main(["query", f"select cast(({sql}) as integer)", "--warehouse", str(small_warehouse)]) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err and "'{U+001B}]0;owned{U+0007}{U+001B}[2J'" in err
+    assert main(["query", sql, "--format", "json", "--warehouse", str(small_warehouse)]) == 0
+    assert json.loads(capsys.readouterr().out) == [{"name": "\x1b]0;owned\x07\x1b[2J"}]  # escaped in the JSON text
+
+
+@pytest.mark.parametrize("output", ["csv", "json"])
+def test_query_refuses_a_value_past_max_cell_chars_naming_its_row_and_column(small_warehouse, capsys, output):
+    """A review's finding: --max-width bounded the table only; one CSV cell of 50,000,000 characters, or a JSON list
+    of 3,000,000 numbers, went to the terminal whole. A value's text past --max-cell-chars (10,000) is refused."""
+    sql = "select n, repeat('x', 10000 + n - 2) as a from t order by n"  # row 1: 9,999 x's; row 2: 10,000; row 3: 10,001
+    assert main(["query", sql, "--format", output, "--warehouse", str(small_warehouse)]) == 2
+    out, err = capsys.readouterr()
+    # in JSON a string's text is quoted: row 1's 9,999 x's are 10,001 characters of JSON, past the bound already
+    row, length = (3, 10_001) if output == "csv" else (1, 10_001)
+    assert out == "" and err == (
+        f"hweval query: row {row}, column 'a': a value of {length:,} characters, past --max-cell-chars (10,000); "
+        "select part of it (left(x, 100), len(x)) or raise --max-cell-chars (at most 100,000,000)\n")
+    assert main(["query", sql, "--format", output, "--max-cell-chars", "20000", "--warehouse",
+                 str(small_warehouse)]) == 0
+    capsys.readouterr()
+
+
+def test_query_refuses_ducklakes_functions_that_write_under_the_lakes_data_folder(small_warehouse, capsys):
+    """A review's finding: in DuckLake mode, `select * from ducklake_flush_inlined_data('lake')` wrote 30 Parquet
+    files under the lake's data folder from a read-only attachment. Refused by name, before it runs."""
+    assert main(["query", "select * from DuckLake_Flush_Inlined_Data('lake')", "--warehouse",
+                 str(small_warehouse)]) == 2
+    assert capsys.readouterr().err == ("hweval query: DuckLake's functions (ducklake_...) refused: some write under "
+                                       "the lake's data folder; hweval query reads the warehouse only\n")
+
+
+def _as_a_terminals_sigint() -> None:
+    """In the child, before it runs: SIGINT as a terminal's command has it (default action, not blocked), whatever
+    the test process inherited (a shell's background job ignores it; a blocked signal would wait)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+@pytest.mark.slow  # a process of its own, interrupted as a terminal's Ctrl-C does (4 s)
+def test_query_interrupted_by_ctrl_c_says_so_in_one_line_and_exits_130(small_warehouse):
+    """A review's finding: Ctrl-C ended `hweval query` with a traceback (RuntimeError: Query interrupted), exit 1."""
+    import signal
+    import time
+
+    process = subprocess.Popen([sys.executable, "-m", "flows.cli", "query", "--warehouse", str(small_warehouse),
+                                "--timeout", "60", "select count(*) from range(100000000000000)"],
+                               stderr=subprocess.PIPE, text=True, cwd=Path(__file__).parent.parent,
+                               preexec_fn=_as_a_terminals_sigint)
+    time.sleep(3)  # imported, connected, the query under way
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=50)
+    assert (process.returncode, err) == (130, "hweval query: interrupted (Ctrl-C)\n")
