@@ -160,10 +160,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise
     if server is not None:
         server = server.attach()
+    from dataclasses import replace
+
     from flows import cancellation
+    from flows import nightly as nightly_module
     from flows.nightly import FailedAfterPublish, StalePastLimit, nightly
     from flows.paths import absolute
     from flows.prefect_server import ServerStartError
+    from flows.redaction import redact_text
     from flows.runlock import RunLockTimeout
 
     if server is not None:  # while the server starts (seconds): what the flow would otherwise do first
@@ -196,6 +200,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     # a run on a lasting Prefect server (PREFECT_API_URL) can be cancelled from its UI: the flow asks at each step.
     # A temporary server has no UI and ends with the run: nobody can cancel there, so nothing is asked
     watch, cancelled, error = cancellation.Watch(), None, None
+    nightly_module.FINISHED = None  # set by this run's flow body as it ends (none of an earlier run's in this process)
     try:
         with (server.flows_settings() if server is not None else cancellation.watching(watch)):
             result = nightly(
@@ -219,6 +224,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         result, status, error = exc.result, EXIT_STALE_PAST_LIMIT, exc
     except FailedAfterPublish as exc:
         result, status, error = exc.result, EXIT_FAILED_AFTER_PUBLISH, exc
+    except Exception as exc:
+        error = exc
+        finished = nightly_module.FINISHED
+        if finished is None:
+            raise
+        # the flow body ended, its publish done, and then Prefect's engine failed (its API gone as it set the final
+        # state): the warehouse and reports are this run's, so it says so and exits 5 (3 where sources were stale)
+        result, status = finished
+        result = replace(result, failed_after_publish=(
+            *result.failed_after_publish,
+            redact_text(f"Prefect could not record the run's end ({type(exc).__name__}: {exc}); its flow run may "
+                        "show Running")))
+        status = status or EXIT_FAILED_AFTER_PUBLISH
     except BaseException as exc:
         error = exc
         raise

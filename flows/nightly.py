@@ -389,12 +389,26 @@ def nightly(
             return Cancelled(message=str(exc))  # Cancelling state it asked for (a Failed one it refuses)
 
 
+# what the last flow body in this process ended on, its publish done: its RunResult, with the exit status it asks
+# (0, 3 for sources stale past their limit, 5 for a step after the publish). `hweval run` reads it when Prefect's
+# engine raises after the body finished (its API gone as it set the final state): the run published all the same
+FINISHED: tuple[RunResult, int] | None = None
+
+
+def _finished(result: RunResult, status: int) -> RunResult:
+    global FINISHED
+    FINISHED = (result, status)
+    return result
+
+
 def _evaluate_and_tell(notice: crash_notice.CrashNotice, started_at: dt.datetime, warehouse_path: Path,
                        source_files: dict[str, list[str]] | None, live: bool | None, accept_changes: list[str] | None,
                        wait_s: float) -> RunResult:
     """The run, then what it found to the notification channels (a failure too); raises what the run must say.
     A crash before a channel took the run's own message is told by the hook; one after it, no more (one message a
     run)."""
+    global FINISHED
+    FINISHED = None
     logger = get_run_logger()
     catalog, as_of, run_id, reports_root = notice.catalog, notice.as_of, notice.run_id, notice.reports_root
     try:
@@ -425,10 +439,10 @@ def _evaluate_and_tell(notice: crash_notice.CrashNotice, started_at: dt.datetime
     if result.stale_past_limit:
         for line in result.stale_past_limit:
             logger.error("stale past its limit: %s", line)
-        raise StalePastLimit(result)
+        raise StalePastLimit(_finished(result, 3))
     if result.failed_after_publish:
-        raise FailedAfterPublish(result)
-    return result
+        raise FailedAfterPublish(_finished(result, 5))
+    return _finished(result, 0)
 
 
 def stale_past_limit_failed_line(stale_past_limit: tuple[str, ...]) -> str:

@@ -395,6 +395,42 @@ def test_a_source_stale_past_its_limit_publishes_fails_and_notifies(flow_run, pr
 
 
 @pytest.mark.slow  # a whole run (or several): make test-slow and CI
+def test_a_run_whose_prefect_api_fails_after_its_publish_says_it_published_and_exits_5(flow_run, prefect_server,
+                                                                                        tmp_path, monkeypatch, capsys):
+    """A review's finding: the temporary Prefect server killed as the run set its final state made `hweval run` exit
+    1 with httpx's traceback and nothing on stdout, as if the warehouse and reports were the last good run's, while
+    the run had published. The flow body's outcome is kept as it ends (nightly.FINISHED): an engine error after it is
+    a step after the publish (exit 5), with the run's summary."""
+    import httpx
+
+    from flows import nightly as nightly_module
+
+    real = nightly_module.nightly
+
+    def published_then_the_api_fails(**kwargs):
+        real(**kwargs)  # the whole run, published
+        raise httpx.ConnectError("[Errno 111] Connection refused")  # what Prefect's set_state raised
+
+    monkeypatch.setattr(nightly_module, "nightly", published_then_the_api_fails)
+    warehouse, reports = copy_of_day_one(flow_run, tmp_path)
+    args = ["run", "--as-of", "2026-12-02", "--catalog", str(CATALOGS), "--warehouse", str(warehouse),
+            "--reports", str(reports)]
+    assert main(args) == EXIT_FAILED_AFTER_PUBLISH == 5
+    out, err = capsys.readouterr()
+    assert f"reports:   {reports / '2026-12-02'}/index.md (also {reports / 'latest'}/)" in out
+    assert ("hweval: AFTER THE PUBLISH: Prefect could not record the run's end (ConnectError: [Errno 111] Connection "
+            "refused); its flow run may show Running") in err
+    assert json.loads((reports / "latest.json").read_text())["as_of"] == "2026-12-02"
+    # an engine error before any flow body ended is raised as it was: nothing was published
+    def fails_at_once(**kwargs):
+        raise httpx.ConnectError("[Errno 111] Connection refused")
+
+    monkeypatch.setattr(nightly_module, "nightly", fails_at_once)
+    with pytest.raises(httpx.ConnectError):
+        main(args)
+
+
+@pytest.mark.slow  # a whole run (or several): make test-slow and CI
 def test_a_stale_source_within_its_limit_is_not_a_failure(flow_run, prefect_server, tmp_path, capsys):
     warehouse, reports = copy_of_day_one(flow_run, tmp_path)
     garbage = tmp_path / "spot.json"
