@@ -575,3 +575,15 @@ def test_an_mlperf_system_name_or_submitter_past_its_bound_is_quarantined_not_pr
     assert (load.rows_in, load.rows_landed, load.rows_quarantined) == (2, 1, 1)
     assert fresh_db.execute("select expectation from ops.quarantine where source_id = 'mlperf_training'").fetchall() == [
         ("system_short",)]
+
+
+def test_unknown_columns_are_named_ten_at_most_and_the_rest_counted(tmp_path):
+    """A header of 50 columns the summarizer does not write names the first ten and counts the other 40: the message
+    stays a line, however wide the file."""
+    path = tmp_path / "detailed.csv"
+    write_training_csv(path, [training_csv_row("Eos", "NVIDIA H100-SXM5-80GB", 8, 1, lora="28.16")])
+    header, row = path.read_text().splitlines()
+    path.write_text(header + "".join(f",x{i}" for i in range(50)) + "\n" + row + ",1" * 50 + "\n")
+    with pytest.raises(SourceFormatError, match=r"^d\.csv: unknown column\(s\) 'x0', 'x1', 'x2', 'x3', 'x4', 'x5', "
+                                                r"'x6', 'x7', 'x8', 'x9' and 40 more: expected the result summarizer's"):
+        mlperf_training.read_file(path, "d.csv")

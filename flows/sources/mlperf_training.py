@@ -99,7 +99,8 @@ def _check_columns(records: list, where: str, what: str) -> None:
                and (c.strip() or any(isinstance(r, dict) and not _empty(r.get(c)) for r in records))]
     if unknown:
         raise SourceFormatError(
-            f"{where}: unknown {what}(s) {', '.join(excerpt(c) + _meant(c) for c in unknown)}: expected the result "
+            f"{where}: unknown {what}(s) {', '.join(excerpt(c) + _meant(c) for c in unknown[:10])}"
+            f"{f' and {len(unknown) - 10:,} more' if len(unknown) > 10 else ''}: expected the result "
             f"summarizer's `<benchmark>:<figure>` (a benchmark in lower case, no spaces; the figure one of "
             f"{', '.join(FIGURES)}, spelt so) or one of its system {what}s ({', '.join(_SYSTEM_KEYS)})")
 
