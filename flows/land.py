@@ -18,7 +18,6 @@ from flows import chart_workers, checks, data_docs, gx_process, warehouse
 from flows.catalog_models import Catalog
 from flows.formatting import last_loaded
 from flows.names import normalise_alias
-from flows.redaction import redact_text
 from flows.reuse import PreviousLoad, input_digests, previous_load
 from flows.source_batches import SourceBatch, replaced_batch
 from flows.validate import BatchDataError, load_suite_json
@@ -410,7 +409,7 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
             continue
         except (*BATCH_DATA_ERRORS, BatchDataError) as exc:
             failed = replace(b, rejected_by="landing_rejected",
-                             error=redact_text(f"{type(exc).__name__} while landing: {exc}"))
+                             error=f"{type(exc).__name__} while landing: {exc}")
             loads.append(record_stale(con, failed, run_id, as_of, last_good[b.source_id]))
             continue
         loads.append(load)

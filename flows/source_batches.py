@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 
 from flows import checks, warehouse
 from flows.catalog_models import Catalog
-from flows.redaction import error_text, redact_text
+from flows.redaction import error_text
 from flows.reuse import arrow_digest
 from flows.sources import SOURCE_KINDS, limits_for, read_declared_file
 from flows.sources._common import SourceLimits
@@ -44,7 +44,8 @@ class SourceBatch:
 
     def __post_init__(self) -> None:
         # the error as the run keeps and shows it (ops.source_loads, every page's banner, the command line), whoever
-        # wrote it: a server's words included (a reason phrase of 60,000 characters, an escape sequence)
+        # wrote it: a server's words included (a reason phrase of 60,000 characters, an escape sequence); its secrets
+        # masked here, once for every place that makes or replaces a batch
         if self.error is not None:
             self.error = error_text(self.error)
 
@@ -61,7 +62,7 @@ class SourceBatch:
                                          loose_prefix=checks.CHECK_PREFIX)
         except pa.ArrowInvalid as exc:
             return cls(source_id, kind, table, files, data_as_of, _as_json(rows), rejected_by="landing_rejected",
-                       error=redact_text(f"{type(exc).__name__} while landing: {exc}"))
+                       error=f"{type(exc).__name__} while landing: {exc}")
         return cls(source_id, kind, table, files, data_as_of, data, data_digest=arrow_digest(data))
 
     @classmethod
@@ -166,7 +167,7 @@ def failed_batch(catalog: Catalog, source_id: str, error: BaseException) -> Sour
     source = catalog.sources.sources[source_id]
     return SourceBatch(source_id=source_id, kind=source.kind, table=SOURCE_KINDS[source.kind].TABLE,
                        files=[f.path for f in source.files], data_as_of=None,
-                       error=redact_text(f"{type(error).__name__}: {error}"))
+                       error=f"{type(error).__name__}: {error}")
 
 
 def replaced_batch(catalog: Catalog, source_id: str, replaced_by: str) -> SourceBatch:

@@ -2165,7 +2165,7 @@ MUTATIONS = (
              (CHEAPER_EXCLUDED,)),
     # a vLLM token figure that is no number is named, never replaced, dropped from a mean or read as a failure
     Mutation("vllm-bad-total-replaced-by-metadata", "flows/sources/benchmark_runs.py",
-             "             if not (_empty(result.get(total_key)) and _empty(result.get(lens_key))) else setup.get(figure)",
+             "             if not (blank(result.get(total_key)) and blank(result.get(lens_key))) else setup.get(figure)",
              "             if to_float(result.get(total_key)) is not None or isinstance(result.get(lens_key), list) "
              "else setup.get(figure)",
              ("tests/test_source_benchmark_runs.py::test_a_vllm_token_total_that_is_not_a_number_is_named_and_never_"
@@ -2176,7 +2176,7 @@ MUTATIONS = (
              ("tests/test_source_benchmark_runs.py::test_a_request_fails_by_its_error_or_0_output_tokens_and_an_"
               "unreadable_length_is_no_failure",)),
     Mutation("vllm-bad-total-passed-over-for-the-lists", "flows/sources/benchmark_runs.py",
-             "    if not _empty(result.get(total_key)) and total is None:", "    if False:",
+             "    if not blank(result.get(total_key)) and total is None:", "    if False:",
              ("tests/test_source_benchmark_runs.py::test_a_vllm_token_total_that_is_not_a_number_is_named_and_never_"
               "replaced_by_metadata",)),
     Mutation("vllm-per-request-lists-of-any-length", "flows/sources/benchmark_runs.py",
@@ -2234,7 +2234,7 @@ MUTATIONS = (
              ("tests/test_source_mlperf.py::test_an_extra_training_figure_that_is_not_a_number_is_quarantined_with_"
               "its_text",)),
     Mutation("mlperf-empty-extra-figure-quarantined", "flows/sources/mlperf_training.py",
-             'figures[f"{column}_text"] = None if _empty(value) else str(value)',
+             'figures[f"{column}_text"] = None if blank(value) else str(value)',
              'figures[f"{column}_text"] = None if value is None else str(value)',
              ("tests/test_source_mlperf.py::test_an_extra_training_figure_that_is_not_a_number_is_quarantined_with_"
               "its_text",)),

@@ -101,6 +101,11 @@ _REPR.maxstring = _REPR.maxother = EXCERPT_CHARS
 _REPR.maxlevel = 3
 
 
+def blank(value: Any) -> bool:
+    """A value not given: missing (None), or text of spaces only (an empty CSV cell, `""` in JSON)."""
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
 def excerpt(value: Any) -> str:
     """`value` as a message quotes it: its repr, at most a few hundred characters."""
     if isinstance(value, str) and len(value) > EXCERPT_CHARS:

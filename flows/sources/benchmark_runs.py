@@ -19,6 +19,7 @@ from flows.sources._common import (
     DEFAULT_LIMITS,
     SourceFormatError,
     SourceLimits,
+    blank,
     excerpt,
     load_csv_numbered,
     load_json,
@@ -68,9 +69,6 @@ PER_REQUEST_LISTS = ("input_lens", "output_lens", "errors")
 VLLM_DATE = re.compile(r"([0-9]{4})([0-9]{2})([0-9]{2})-[0-9]{6}")
 
 
-def _empty(value: Any) -> bool:
-    return value is None or (isinstance(value, str) and not value.strip())
-
 
 def _not_numbers(values: dict[str, Any], columns: tuple[str, ...]) -> list[str]:
     """`column 'text'` for each of `columns` whose value is given but not a finite number ("64 users", "1,210.5",
@@ -78,7 +76,7 @@ def _not_numbers(values: dict[str, Any], columns: tuple[str, ...]) -> list[str]:
     problems = []
     for column in columns:
         value = values.get(column)
-        if _empty(value) or (column == "request_rate" and str(value).strip().lower() == UNLIMITED):
+        if blank(value) or (column == "request_rate" and str(value).strip().lower() == UNLIMITED):
             continue
         if to_float(value) is None:
             problems.append(f"{column} {excerpt(value)}")
@@ -103,7 +101,7 @@ def _run_row(values: dict[str, Any], where: str, default_kind: str = DEFAULT_KIN
         "instance_type": values.get("instance_type") or None,
         "chips": to_float(chips),
         # as written, so that the suite refuses a share of an accelerator (1.5 would be labelled "2 x ...")
-        "chips_text": None if _empty(chips) else str(chips).strip(),
+        "chips_text": None if blank(chips) else str(chips).strip(),
         "model": values.get("model"),
         "precision": precision_name(values.get("precision")) if values.get("precision") else None,
         "concurrency": to_float(values.get("concurrency")),
@@ -125,8 +123,8 @@ def _run_row(values: dict[str, Any], where: str, default_kind: str = DEFAULT_KIN
         "workload": str(values.get("workload") or "").strip() or None,
         "time_to_train_minutes": to_float(values.get("time_to_train_minutes")),
         # as written, an empty cell None: the suite refuses a run without them, a date that is none, or a later one
-        "run_source": None if _empty(values.get("source")) else str(values["source"]),
-        "run_date": None if _empty(values.get("date")) else str(values["date"]),
+        "run_source": None if blank(values.get("source")) else str(values["source"]),
+        "run_date": None if blank(values.get("date")) else str(values["date"]),
         "source_ref": where,
         "number_problem": "; ".join(number_reasons) or None,
     }
@@ -154,7 +152,7 @@ def _token_figure_problems(result: dict) -> tuple[list[str], list[str]]:
     not_numbers, reasons = _not_numbers(result, totals), []
     for _, lens_key in VLLM_TOKEN_FIGURES.values():
         lens = result.get(lens_key)
-        if _empty(lens):
+        if blank(lens):
             continue
         if not isinstance(lens, list):
             reasons.append(f"not a list of token counts per request: {lens_key} {excerpt(lens)}")
@@ -181,7 +179,7 @@ def _mean_per_completed_request(result: dict, total_key: str, lens_key: str) -> 
     --save-detailed; a failed request is one with an error, or with 0 output tokens where errors are absent); None
     where a figure it needs is given but not a number, or not a list (_token_figure_problems names it)."""
     completed, total = to_float(result.get("completed")), to_float(result.get(total_key))
-    if not _empty(result.get(total_key)) and total is None:
+    if not blank(result.get(total_key)) and total is None:
         return None
     if completed and total is not None:
         return to_float(total / completed)
@@ -195,7 +193,7 @@ def _mean_per_completed_request(result: dict, total_key: str, lens_key: str) -> 
     elif isinstance(output_lens, list) and len(output_lens) == len(lens):
         # vLLM writes a failed request's output as 0 tokens; an entry that is no number cannot tell
         succeeded = [None if n is None else n != 0 for n in (to_float(n) for n in output_lens)]
-    elif not (_empty(output_lens) or isinstance(output_lens, list)):
+    elif not (blank(output_lens) or isinstance(output_lens, list)):
         return None  # which requests failed cannot be told (_token_figure_problems names it)
     else:
         succeeded = [True] * len(lens)
@@ -226,7 +224,7 @@ def vllm_rows(result: Any, where: str, metadata: dict | None = None) -> list[dic
     # the request shape the run measured; `metadata` gives it only where the file has neither total nor list (a
     # figure the file gives but that is not a number is named in the row, never replaced)
     shape = {figure: _mean_per_completed_request(result, total_key, lens_key)
-             if not (_empty(result.get(total_key)) and _empty(result.get(lens_key))) else setup.get(figure)
+             if not (blank(result.get(total_key)) and blank(result.get(lens_key))) else setup.get(figure)
              for figure, (total_key, lens_key) in VLLM_TOKEN_FIGURES.items()}
     return [_run_row({
         **setup,
@@ -264,12 +262,12 @@ def csv_rows(numbered: list[tuple[int, dict]], where: str, metadata: dict | None
             raise SourceFormatError(f"{where}: missing column(s) {', '.join(missing)} (see README, 'Your own runs')")
         # a misspelt column (power_watts) would be dropped unread; a nameless one left empty is a trailing comma
         unknown = [c for c in header if c not in KNOWN_CSV_COLUMNS
-                   and (c.strip() or any(not _empty(r.get(c)) for r in records))]
+                   and (c.strip() or any(not blank(r.get(c)) for r in records))]
         if unknown:
             raise SourceFormatError(f"{where}: unknown column(s) {', '.join(excerpt(c) for c in unknown)} "
                                     f"(expected some of: {', '.join(KNOWN_CSV_COLUMNS)})")
     fill = {k: v for k, v in (metadata or {}).items() if k != "kind"}
-    return [_run_row(record | {k: v for k, v in fill.items() if _empty(record.get(k))}, f"{where}: row {line}",
+    return [_run_row(record | {k: v for k, v in fill.items() if blank(record.get(k))}, f"{where}: row {line}",
                      default_kind)
             for line, record in numbered]
 

@@ -15,6 +15,7 @@ from flows.sources._common import (
     DEFAULT_LIMITS,
     SourceFormatError,
     SourceLimits,
+    blank,
     excerpt,
     load_csv_numbered,
     load_json,
@@ -60,9 +61,6 @@ NUMBER_FIGURES = {"Energy": "energy", "GBS": "global_batch_size", "samples_to_co
 BENCHMARK_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
 
 
-def _empty(value: Any) -> bool:
-    return value is None or (isinstance(value, str) and not value.strip())
-
 
 def _figure_keys(record: Any) -> list[str]:
     """The `<benchmark>:<figure>` keys of one detailed record, spelt right or not (none when it is not an object)."""
@@ -96,7 +94,7 @@ def _check_columns(records: list, where: str, what: str) -> None:
     left empty is a trailing comma."""
     columns = dict.fromkeys(k for record in records if isinstance(record, dict) for k in record)
     unknown = [c for c in columns if not _known_column(c)
-               and (c.strip() or any(isinstance(r, dict) and not _empty(r.get(c)) for r in records))]
+               and (c.strip() or any(isinstance(r, dict) and not blank(r.get(c)) for r in records))]
     if unknown:
         raise SourceFormatError(
             f"{where}: unknown {what}(s) {', '.join(excerpt(c) + _meant(c) for c in unknown[:10])}"
@@ -111,7 +109,7 @@ def _figures(record: dict, bench: str) -> dict:
     for figure, column in NUMBER_FIGURES.items():
         value = record.get(f"{bench}:{figure}")
         figures[column] = to_float(value)
-        figures[f"{column}_text"] = None if _empty(value) else str(value)
+        figures[f"{column}_text"] = None if blank(value) else str(value)
     return figures
 
 
