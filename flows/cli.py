@@ -226,17 +226,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         result, status, error = exc.result, EXIT_FAILED_AFTER_PUBLISH, exc
     except Exception as exc:
         error = exc
-        finished = nightly_module.FINISHED
-        if finished is None:
+        result = nightly_module.FINISHED
+        if result is None:
             raise
         # the flow body ended, its publish done, and then Prefect's engine failed (its API gone as it set the final
         # state): the warehouse and reports are this run's, so it says so and exits 5 (3 where sources were stale)
-        result, status = finished
         result = replace(result, failed_after_publish=(
             *result.failed_after_publish,
             redact_text(f"Prefect could not record the run's end ({type(exc).__name__}: {exc}); its flow run may "
                         "show Running")))
-        status = status or EXIT_FAILED_AFTER_PUBLISH
+        status = EXIT_STALE_PAST_LIMIT if result.stale_past_limit else EXIT_FAILED_AFTER_PUBLISH
     except BaseException as exc:
         error = exc
         raise

@@ -389,15 +389,15 @@ def nightly(
             return Cancelled(message=str(exc))  # Cancelling state it asked for (a Failed one it refuses)
 
 
-# what the last flow body in this process ended on, its publish done: its RunResult, with the exit status it asks
-# (0, 3 for sources stale past their limit, 5 for a step after the publish). `hweval run` reads it when Prefect's
-# engine raises after the body finished (its API gone as it set the final state): the run published all the same
-FINISHED: tuple[RunResult, int] | None = None
+# what the last flow body in this process ended on, its publish done: its RunResult (whose stale_past_limit and
+# failed_after_publish say what it raised). `hweval run` reads it when Prefect's engine raises after the body
+# finished (its API gone as it set the final state): the run published all the same
+FINISHED: RunResult | None = None
 
 
-def _finished(result: RunResult, status: int) -> RunResult:
+def _finished(result: RunResult) -> RunResult:
     global FINISHED
-    FINISHED = (result, status)
+    FINISHED = result
     return result
 
 
@@ -439,10 +439,10 @@ def _evaluate_and_tell(notice: crash_notice.CrashNotice, started_at: dt.datetime
     if result.stale_past_limit:
         for line in result.stale_past_limit:
             logger.error("stale past its limit: %s", line)
-        raise StalePastLimit(_finished(result, 3))
+        raise StalePastLimit(_finished(result))
     if result.failed_after_publish:
-        raise FailedAfterPublish(_finished(result, 5))
-    return _finished(result, 0)
+        raise FailedAfterPublish(_finished(result))
+    return _finished(result)
 
 
 def stale_past_limit_failed_line(stale_past_limit: tuple[str, ...]) -> str:

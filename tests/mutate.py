@@ -2191,7 +2191,7 @@ MUTATIONS = (
              ("tests/test_changes.py::test_a_source_stale_past_its_limit_publishes_fails_and_notifies", *SLOW_TOO)),
     # a run whose Prefect API fails after its publish says it published (exit 5), not exit 1 (a review's finding)
     Mutation("engine-error-after-the-publish-exits-1", "flows/cli.py",
-             "        finished = nightly_module.FINISHED\n", "        finished = None\n",
+             "        result = nightly_module.FINISHED\n", "        result = None\n",
              ("tests/test_changes.py::test_a_run_whose_prefect_api_fails_after_its_publish_says_it_published_and_"
               "exits_5", *SLOW_TOO)),
     # hweval query: a value past --max-cell-chars refused, DuckLake's functions refused, control characters seen
