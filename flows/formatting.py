@@ -8,7 +8,8 @@ import re
 
 from markupsafe import Markup
 
-from flows.safe_yaml import MAX_QUOTED_CHARS, visible
+from flows.safe_yaml import MAX_QUOTED_CHARS
+from flows.text import visible
 
 # `$` too: GitHub renders text between two of them as math
 _MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*[]|#~$"} | {"<": "&lt;", ">": "&gt;", "&": "&amp;"})
@@ -25,7 +26,7 @@ _BLOCK_START = re.compile(r"^(?:([-+=])|(\d+)([.)]))")
 def md_escape(text: object) -> str:
     """Text from data, safe inside a Markdown line: no emphasis, strikethrough, links (a bare URL, www. or e-mail
     address included), code, table cells, HTML or line breaks; a control or format character (a right-to-left
-    override, a zero-width space, an escape) is written as `{U+202E}` (safe_yaml.visible).
+    override, a zero-width space, an escape) is written as `{U+202E}` (flows/text.py visible).
 
     Markup (text the templates built on purpose, e.g. a link) passes as it is.
     """

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from flows import paths
+from flows.text import visible
 
 if TYPE_CHECKING:
     import duckdb
@@ -58,8 +59,6 @@ class WarehouseBusy(RuntimeError):
 
 def sql_error_line(exc: Exception) -> str:
     """A DuckDB error as one line: its first line, the position DuckDB marks (line, column), and its hint."""
-    from flows.safe_yaml import visible  # here: flows/cli.py imports this module before `hweval run` imports YAML
-
     lines = [line for line in visible(str(exc)).splitlines() if line.strip()]
     text = lines[0]
     for i, line in enumerate(lines[1:], start=1):
@@ -154,10 +153,8 @@ def _json_value(value: object) -> object:
 def _csv_cell(value: object) -> str:
     """A value as a CSV cell: NULL as nothing, an empty string as `""` (so the two differ; Python 3.11's csv has no
     QUOTE_NOTNULL), blobs as hexadecimal text (not Python's b'...'), a control character but a line break or tab as
-    `{U+001B}` (safe_yaml.visible: an escape sequence from a source's data reached the terminal; JSON writes them
+    `{U+001B}` (flows/text.py visible: an escape sequence from a source's data reached the terminal; JSON writes them
     escaped, `\u001b`); quoted as csv's QUOTE_MINIMAL quotes."""
-    from flows.safe_yaml import visible  # here, as in sql_error_line
-
     if value is None:
         return ""
     text = bytes(value).hex() if isinstance(value, bytes | bytearray | memoryview) else visible(str(value))
@@ -185,7 +182,6 @@ def cmd_query(args: argparse.Namespace) -> int:
 
     from flows import duckdb_settings, lake
     from flows.analytics import quoted
-    from flows.safe_yaml import visible
 
     problem = _not_utf8(args.sql)
     if problem:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 import urllib.parse
 
-from flows.safe_yaml import cut, visible
+from flows.safe_yaml import cut
+from flows.text import visible
 
 MASK = "***"
 MAX_ERROR_CHARS = 2_000  # of a source's error as a run keeps and shows it (a real one is a line or a short list)
@@ -59,7 +60,7 @@ def redact_text(text: str) -> str:
 
 def error_text(text: str) -> str:
     """A source's error as a run keeps and shows it (ops.source_loads, the pages, the command line, the log): secrets
-    masked (redact_text), control characters seen (safe_yaml.visible), at most MAX_ERROR_CHARS characters."""
+    masked (redact_text), control characters seen (flows/text.py visible), at most MAX_ERROR_CHARS characters."""
     return cut(visible(redact_text(text)), MAX_ERROR_CHARS)
 
 

@@ -19,7 +19,6 @@ import io
 import os
 import reprlib
 import sys
-import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -375,17 +374,6 @@ _REPR.maxstring = MAX_QUOTED_CHARS
 _REPR.maxother = MAX_QUOTED_CHARS
 _REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 8
 _REPR.maxlevel = 3
-
-
-def visible(text: str) -> str:
-    """`text` with each control and format character but a line break and a tab (Unicode categories Cc and Cf: an
-    escape sequence, a carriage return, a bell, a right-to-left override, a zero-width space) written as `{U+202E}`:
-    seen, where a page or a terminal would act on it (a right-to-left override shows the rest of its line reversed,
-    "103.89 USD" included; an escape sequence clears a terminal) or hide it."""
-    if text.isprintable():  # the common case, at C speed (a space is printable; a tab, a line break or NBSP is not)
-        return text
-    return "".join(f"{{U+{ord(ch):04X}}}" if ch not in "\n\t" and unicodedata.category(ch) in ("Cc", "Cf") else ch
-                   for ch in text)
 
 
 def cut(text: str, limit: int = MAX_QUOTED_CHARS) -> str:

@@ -2258,7 +2258,7 @@ MUTATIONS = (
              'return data.decode("utf-8-sig" if encoding == "utf-8" else encoding)', "return data.decode(encoding)",
              ("tests/test_malformed_inputs.py::test_a_utf8_byte_order_mark_is_read_past_in_json_as_in_csv_and_yaml",)),
     # control and format characters from data are seen, on the pages and in a source's error (a review's findings)
-    Mutation("format-characters-pass-unseen", "flows/safe_yaml.py",
+    Mutation("format-characters-pass-unseen", "flows/text.py",
              'unicodedata.category(ch) in ("Cc", "Cf")', 'unicodedata.category(ch) in ("Cc",)',
              ("tests/test_reports.py::test_text_from_data_is_escaped_and_numbers_are_formatted_in_one_place",)),
     Mutation("reason-phrase-quoted-whole", "flows/sources/_http.py",

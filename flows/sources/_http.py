@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from flows.redaction import is_secret_param, redact_url, scrub
-from flows.safe_yaml import cut, visible
+from flows.safe_yaml import cut
 from flows.sources._common import (
     DEFAULT_LIMITS,
     LiveSourceError,
@@ -39,6 +39,7 @@ from flows.sources._common import (
     parse_json,
     read_at_most,
 )
+from flows.text import visible
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +140,7 @@ def _secret_values(url: str, headers: dict | None = None) -> list[str]:
 
 def reason_phrase(exc: urllib.error.HTTPError) -> str:
     """The reason phrase of an HTTP error as a message quotes it: the server writes it, so on one line, its control
-    characters seen (safe_yaml.visible) and at most REASON_CHARS characters (a real one is a few words)."""
+    characters seen (flows/text.py visible) and at most REASON_CHARS characters (a real one is a few words)."""
     return cut(visible(" ".join(str(exc.reason).split())), REASON_CHARS)
 
 
