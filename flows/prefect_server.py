@@ -26,6 +26,7 @@ import threading
 import time
 import urllib.request
 from contextlib import AbstractContextManager
+from typing import IO
 from pathlib import Path
 
 # Prefect's temporary server's environment (prefect/server/api/server.py, SubprocessASGIServer._run_uvicorn_command)
@@ -105,6 +106,9 @@ class TemporaryServer:
         self.start_lock = None  # the open lock file while this server starts
         self.warmed = threading.Event()  # set once the WARM_UP requests were answered
         self.warm_up_error: str | None = None  # why they were not, if one failed
+        self.output: threading.Thread | None = None  # copies the process's output to this one's stderr (_forward)
+        self.stopping = False  # set by `stop`: what the process writes from then on is dropped
+        self.dropped_lines = 0
 
     def _hold_start_lock(self, wait_s: float = START_LOCK_WAIT_S) -> None:
         """Take PREFECT_HOME's start lock (waiting while another run's server starts); go on without it after wait_s."""
@@ -143,7 +147,39 @@ class TemporaryServer:
                    "--log-level", "error", "--lifespan", "on"]
         command = ([sys.executable, "-S", "-E", "-c", STOPPED_WITH_PARENT, str(os.getpid()), *uvicorn] if own_session
                    else uvicorn)  # -S -E: the wrapper needs no site packages (~15 ms less), uvicorn gets them
-        self.process = subprocess.Popen(command, env=self.env, start_new_session=own_session)
+        self._start(command, start_new_session=own_session)
+
+    def _start(self, command: list[str], start_new_session: bool = False) -> None:
+        """Start `command` as this server's process, its output copied by `_forward`."""
+        self.process = subprocess.Popen(command, env=self.env or None, start_new_session=start_new_session,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.output = threading.Thread(target=self._forward, args=(self.process.stdout,), name="hweval-server-output",
+                                       daemon=True)
+        self.output.start()
+
+    def _forward(self, pipe: IO[bytes]) -> None:
+        """Copy the server's output, line by line, to this process's stderr (file descriptor 2, where the server's
+        own would write) until `stop`; then read on to its end and drop it. A server stopped while its services
+        still hold events logs each lost flush with its traceback (~150 lines after an `hweval run` that gave up on
+        the run lock, below its one line): they say nothing about the run, and Prefect's own temporary server ends
+        the same way. A stderr nobody reads any more (a closed pipe) is drained the same, the server never blocked."""
+        with pipe:
+            for line in iter(pipe.readline, b""):
+                if self.stopping:
+                    self.dropped_lines += 1
+                    continue
+                try:
+                    while line:
+                        line = line[os.write(2, line):]
+                except OSError:
+                    self.stopping = True  # nowhere to write: drain
+                    self.dropped_lines += 1
+
+    def _output_written(self, timeout_s: float = STOP_WAIT_S) -> None:
+        """Wait for the output of a process that has exited to be copied (its error, before the message that points
+        at it)."""
+        if self.output is not None:
+            self.output.join(timeout_s)
 
     # Its own session (Linux): a Ctrl-C at the terminal, sent to the run's whole process group, stopped the server
     # with the run, and the run could then record neither its Crashed state nor tell anyone (its on_crashed hook runs
@@ -215,6 +251,7 @@ class TemporaryServer:
                 continue
             if status is not None:
                 self._release_start_lock()
+                self._output_written()
                 raise ServerStartError(f"Prefect's temporary server (port {self.port}) exited with status {status} "
                                        "before it answered; its error is above")
             if _answers_health(direct, self.api_url):
@@ -263,6 +300,7 @@ class TemporaryServer:
         process, self.process = self.process, None
         if process is None or process.poll() is not None:
             return
+        self.stopping = True  # what it writes as it stops: services that lose their flushes (_forward)
         process.terminate()
         try:
             process.wait(timeout=STOP_WAIT_S)

@@ -2269,6 +2269,18 @@ MUTATIONS = (
              "            self.error = error_text(self.error)", "            pass",
              ("tests/test_source_http_live.py::test_a_sources_error_is_kept_at_most_max_error_chars_with_its_secrets_"
               "masked_and_control_characters_seen",)),
+    Mutation("server-shutdown-output-shown", "flows/prefect_server.py",
+             "        self.stopping = True  # what it writes as it stops", "        pass  # what it writes as it stops",
+             ("tests/test_prefect_server.py::test_what_a_server_writes_as_it_is_stopped_is_dropped_and_what_it_wrote_"
+              "before_is_shown",)),
+    Mutation("server-error-not-waited-for", "flows/prefect_server.py",
+             "                self._output_written()\n", "",
+             ("tests/test_prefect_server.py::test_a_server_that_exits_before_it_answers_has_its_error_written_before_"
+              "the_message_pointing_at_it",)),
+    Mutation("server-output-not-copied", "flows/prefect_server.py",
+             "                        line = line[os.write(2, line):]", "                        line = b''",
+             ("tests/test_prefect_server.py::test_what_a_server_writes_as_it_is_stopped_is_dropped_and_what_it_wrote_"
+              "before_is_shown",)),
 )
 
 

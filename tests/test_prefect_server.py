@@ -3,9 +3,11 @@ at a time on a PREFECT_HOME, a failed or slow start, a taken port, the warm-up o
 run with a real one is in tests/test_cli.py (marked slow)."""
 
 import json
+import os
 import subprocess
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
@@ -213,7 +215,7 @@ def fake_server(monkeypatch, *programs: str):
 
     def launch():
         server.port = 9  # nothing answers there
-        server.process = subprocess.Popen([sys.executable, "-c", programs[len(launched)]])
+        server._start([sys.executable, "-c", programs[len(launched)]])  # its output copied as the server's is
         launched.append(server.process)
 
     monkeypatch.setattr(server, "_launch", launch)
@@ -257,6 +259,55 @@ def test_a_temporary_server_that_exits_before_it_answers_fails_the_start_with_it
     server, _ = fake_server(monkeypatch, "import sys; sys.exit(1)")
     with pytest.raises(ServerStartError, match=r"exited with status 1 before it answered"):
         server.wait_ready(timeout_s=30)
+
+
+def test_a_server_that_exits_before_it_answers_has_its_error_written_before_the_message_pointing_at_it(
+        monkeypatch, capfd):
+    """The message says "its error is above": the server's last output is copied before it is raised, though the
+    copying thread writes it a second after the exit was seen."""
+    import prefect.settings  # noqa: F401 - imported by wait_ready: a second the first time, not within the test
+    from flows import prefect_server
+    from flows.prefect_server import ServerStartError
+
+    class SlowWrites:  # the os module, its writes a second late
+        def __getattr__(self, name):
+            return getattr(os, name)
+
+        @staticmethod
+        def write(fd, data):
+            time.sleep(1)
+            return os.write(fd, data)
+
+    monkeypatch.setattr(prefect_server, "os", SlowWrites())
+    server, _ = fake_server(monkeypatch, "import sys\n"
+                                         "print('ERROR: [Errno 98] address already in use', file=sys.stderr)\n"
+                                         "sys.exit(1)")
+    with pytest.raises(ServerStartError, match=r"exited with status 1 before it answered; its error is above"):
+        server.wait_ready(timeout_s=30)
+    assert capfd.readouterr().err == "ERROR: [Errno 98] address already in use\n"
+
+
+def test_what_a_server_writes_as_it_is_stopped_is_dropped_and_what_it_wrote_before_is_shown(monkeypatch, capfd):
+    """A server stopped while its services hold events logs each lost flush with a traceback (~150 lines after an
+    `hweval run` that gave up on the run lock, below its one line): from the stop on, its output is read and dropped.
+    """
+    program = ("import signal, sys, time\n"
+               "def stopped(*_):\n"
+               "    for i in range(200): print(f'Error flushing 1 events {i}', file=sys.stderr, flush=True)\n"
+               "    sys.exit(0)\n"
+               "signal.signal(signal.SIGTERM, stopped)\n"
+               "print('serving', file=sys.stderr, flush=True)\n"
+               "time.sleep(60)\n")
+    server, [process] = fake_server(monkeypatch, program)
+    err, deadline = "", time.monotonic() + 30
+    while "serving" not in err and time.monotonic() < deadline:
+        time.sleep(0.02)
+        err += capfd.readouterr().err
+    assert err == "serving\n"  # copied while it runs
+    server.stop()
+    assert process.returncode == 0  # it wrote its 200 lines and exited at the SIGTERM
+    server.output.join(timeout=10)
+    assert capfd.readouterr().err == "" and server.dropped_lines == 200
 
 
 def test_a_temporary_server_that_does_not_answer_in_time_is_stopped(monkeypatch):
