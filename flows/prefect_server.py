@@ -26,8 +26,8 @@ import threading
 import time
 import urllib.request
 from contextlib import AbstractContextManager
-from typing import IO
 from pathlib import Path
+from typing import IO
 
 # Prefect's temporary server's environment (prefect/server/api/server.py, SubprocessASGIServer._run_uvicorn_command)
 SERVER_ENV = {"PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}

@@ -266,6 +266,7 @@ def test_a_server_that_exits_before_it_answers_has_its_error_written_before_the_
     """The message says "its error is above": the server's last output is copied before it is raised, though the
     copying thread writes it a second after the exit was seen."""
     import prefect.settings  # noqa: F401 - imported by wait_ready: a second the first time, not within the test
+
     from flows import prefect_server
     from flows.prefect_server import ServerStartError
 
