@@ -11,7 +11,9 @@ import contextlib
 import io
 import json
 import math
+import os
 import re
+import signal
 import sys
 import threading
 from decimal import Decimal
@@ -33,6 +35,8 @@ QUERY_MIN_WIDTH = 80  # DuckDB's table printer draws no narrower: it takes a sma
 QUERY_MAX_WIDTH_LIMIT = 100_000
 QUERY_TIMEOUT_S = 60.0
 QUERY_TIMEOUT_S_LIMIT = 3600.0
+# seconds a query has to stop once interrupted (at its --timeout, or by Ctrl-C): see _Stopper
+QUERY_INTERRUPT_GRACE_S = 2.0
 # characters of one value in CSV or JSON (its cell's text, or its JSON text): a longer one is refused, naming its row
 # and column, rather than printed (a 50,000,000-character value, or a list of 3,000,000 numbers, filled a terminal)
 QUERY_MAX_CELL_CHARS = 10_000
@@ -177,6 +181,64 @@ def _first_rows_drawn(con: duckdb.DuckDBPyConnection, result: duckdb.DuckDBPyRel
     return arrived.project(", ".join(columns)), rows.num_rows > max_rows
 
 
+class _Stopper:
+    """Stops the query on `con` at its deadline (--timeout) or at Ctrl-C, with DuckDB's interrupt. DuckDB acts on an
+    interrupt as it executes a query, not as it binds and plans it: 20 chained `not materialized` CTEs planned on for
+    17 s and 2.4 GB past a 2 s --timeout, and a Ctrl-C waited as long. A query that has not ended
+    QUERY_INTERRUPT_GRACE_S after the interrupt is ended with the command's process, which says so (the connection is
+    read-only: nothing is left half-written). Ctrl-C is seen as it arrives, through Python's signal wakeup file
+    descriptor (a thread reads it), not only when the main thread next runs Python code, after DuckDB's call."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, timeout_s: float) -> None:
+        self.con, self.timeout_s = con, timeout_s
+        self.timed_out, self.ended = threading.Event(), threading.Event()
+        self.timer = threading.Timer(timeout_s, self._stop, args=(True,))
+        self.timer.daemon = True
+        self.wakeup: tuple[int, int] | None = None  # the wakeup pipe's ends, while set
+        self.previous_wakeup_fd = -1
+        self.watcher: threading.Thread | None = None
+
+    def start(self) -> _Stopper:
+        self.timer.start()
+        if threading.current_thread() is threading.main_thread():  # (set_wakeup_fd is the main thread's alone)
+            read_end, write_end = os.pipe()
+            os.set_blocking(write_end, False)
+            self.previous_wakeup_fd = signal.set_wakeup_fd(write_end)
+            self.wakeup = (read_end, write_end)
+            self.watcher = threading.Thread(target=self._watch, args=(read_end,), name="hweval-query-ctrl-c",
+                                            daemon=True)
+            self.watcher.start()
+        return self
+
+    def _watch(self, read_end: int) -> None:
+        while data := os.read(read_end, 64):  # b"": the write end closed as the query ended
+            if signal.SIGINT in data:
+                self._stop(deadline=False)
+
+    def _stop(self, deadline: bool) -> None:
+        if deadline:
+            self.timed_out.set()
+        self.con.interrupt()
+        if not self.ended.wait(QUERY_INTERRUPT_GRACE_S):  # binding or planning: the interrupt is not seen there
+            how = (f"hweval: query stopped after {self.timeout_s:g} s (--timeout)" if deadline
+                   else "hweval query: interrupted (Ctrl-C)")
+            print(f"{how}; DuckDB, still planning it, took no interrupt within {QUERY_INTERRUPT_GRACE_S:g} s, so "
+                  "the command ended", file=sys.stderr, flush=True)
+            os._exit(2 if deadline else 130)
+
+    def end(self) -> None:
+        """The query ended (or failed): no deadline, no Ctrl-C watch."""
+        self.ended.set()
+        self.timer.cancel()
+        self.timer.join()  # a deadline reached as the query ended: its interrupt is done before the connection closes
+        if self.wakeup is not None:
+            signal.set_wakeup_fd(self.previous_wakeup_fd)
+            read_end, write_end = self.wakeup
+            os.close(write_end)
+            self.watcher.join()
+            os.close(read_end)
+
+
 def cmd_query(args: argparse.Namespace) -> int:
     import duckdb
 
@@ -213,15 +275,8 @@ def cmd_query(args: argparse.Namespace) -> int:
             print(f"hweval: no warehouse at {path}; run `hweval run` first", file=sys.stderr)
             return 1
         con = open_warehouse_read_only(path)
-    timed_out = threading.Event()
-
-    def stop() -> None:
-        timed_out.set()
-        con.interrupt()
-
-    timer = threading.Timer(args.timeout, stop)
-    timer.daemon = True
-    timer.start()
+    stopper = _Stopper(con, args.timeout).start()
+    timed_out = stopper.timed_out
     try:
         statements = con.extract_statements(args.sql)
         refused = sorted({statement.type.name for statement in statements} - QUERY_STATEMENT_TYPES)
@@ -278,8 +333,7 @@ def cmd_query(args: argparse.Namespace) -> int:
               else f"hweval: query stopped after {args.timeout:g} s (--timeout)", file=sys.stderr)
         return 130 if not timed_out.is_set() else 2
     finally:
-        timer.cancel()
-        timer.join()  # a deadline reached as the query ended: its interrupt is done before the connection closes
+        stopper.end()
         con.close()
     if args.format == "csv":
         lines = [[_csv_cell(value) for value in line] for line in [columns, *rows]]

@@ -2269,6 +2269,14 @@ MUTATIONS = (
              "            self.error = error_text(self.error)", "            pass",
              ("tests/test_source_http_live.py::test_a_sources_error_is_kept_at_most_max_error_chars_with_its_secrets_"
               "masked_and_control_characters_seen",)),
+    Mutation("query-planned-past-its-timeout", "flows/query_command.py",
+             "            os._exit(2 if deadline else 130)", "            return",
+             ("tests/test_query_command.py::test_a_query_still_planned_at_its_timeout_or_ctrl_c_ends_with_its_process",
+              *SLOW_TOO)),
+    Mutation("query-ctrl-c-seen-after-planning", "flows/query_command.py",
+             "            if signal.SIGINT in data:", "            if False:",
+             ("tests/test_query_command.py::test_a_query_still_planned_at_its_timeout_or_ctrl_c_ends_with_its_process",
+              *SLOW_TOO)),
     Mutation("server-shutdown-output-shown", "flows/prefect_server.py",
              "        self.stopping = True  # what it writes as it stops", "        pass  # what it writes as it stops",
              ("tests/test_prefect_server.py::test_what_a_server_writes_as_it_is_stopped_is_dropped_and_what_it_wrote_"

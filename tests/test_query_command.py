@@ -388,3 +388,44 @@ def test_query_interrupted_by_ctrl_c_says_so_in_one_line_and_exits_130(small_war
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=50)
     assert (process.returncode, err) == (130, "hweval query: interrupted (Ctrl-C)\n")
+
+
+def _planned_for_minutes(links: int = 22) -> str:
+    """A query DuckDB binds and plans for minutes, and GBs, before it executes anything: each of `links` chained CTEs
+    (`not materialized`: inlined) joins the one before with itself, so the plan doubles at each (20 planned for 17 s
+    and 2.4 GB on this project's 2-core machine; 22, four times that)."""
+    ctes = ["c0 as not materialized (select 1 as x)"]
+    ctes += [f"c{i} as not materialized (select a.x from c{i - 1} a, c{i - 1} b where a.x = b.x)"
+             for i in range(1, links + 1)]
+    return f"with {', '.join(ctes)} select count(*) from c{links}"
+
+
+@pytest.mark.slow  # processes of their own, each ended at its bound (3-5 s each)
+@pytest.mark.parametrize(("how", "status", "said"), [
+    ("timeout", 2, "hweval: query stopped after 1 s (--timeout)"),
+    ("ctrl-c", 130, "hweval query: interrupted (Ctrl-C)")])
+def test_a_query_still_planned_at_its_timeout_or_ctrl_c_ends_with_its_process(small_warehouse, how, status, said):
+    """A review's finding: DuckDB acts on an interrupt as it executes, not as it plans: a query still planned at its
+    --timeout, or at a Ctrl-C, went on for as long as its plan took (here minutes, and GBs). The command gives it
+    QUERY_INTERRUPT_GRACE_S (2 s) after the interrupt, then ends its process, saying so."""
+    import signal
+    import time
+
+    from flows.query_command import QUERY_INTERRUPT_GRACE_S
+
+    process = subprocess.Popen([sys.executable, "-m", "flows.cli", "query", "--warehouse", str(small_warehouse),
+                                "--timeout", "1" if how == "timeout" else "600", _planned_for_minutes()],
+                               stderr=subprocess.PIPE, text=True, cwd=Path(__file__).parent.parent,
+                               preexec_fn=_as_a_terminals_sigint)
+    started = time.monotonic()
+    if how == "ctrl-c":
+        time.sleep(3)  # imported, connected, the query being planned
+        process.send_signal(signal.SIGINT)
+    try:
+        _, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    # started, 1 s (or 3 s) to its interrupt, 2 s of grace: well within 30 s, where its plan takes minutes
+    assert time.monotonic() - started < 30
+    assert (process.returncode, err) == (status, f"{said}; DuckDB, still planning it, took no interrupt within "
+                                                 f"{QUERY_INTERRUPT_GRACE_S:g} s, so the command ended\n")
