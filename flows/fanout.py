@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from flows.catalog_models import Catalog
 from flows.sources import SOURCE_KINDS
+from flows.sources._common import MAX_LIVE_LIST_ITEMS
 
 RUNNER_ENV = "HWEVAL_TASK_RUNNER"  # "threads" (default) or "dask"
 ADDRESS_ENV = "HWEVAL_DASK_ADDRESS"  # a running Dask scheduler, e.g. tcp://10.0.0.5:8786 (implies dask)
@@ -34,7 +35,8 @@ MAX_LOCAL_THREADS = 64
 # begun) that takes the slot as the other lets it go. With one a slot, every call waited for the next task's Prefect
 # start (~0.6 s a call of 1 s on this 2-core machine: goal F1); with two, that start overlaps the call before it
 TASKS_PER_SLOT = 2
-MAX_PARTS = 500  # fan-out tasks of one source (regions or services): a live block listing more is refused
+# fan-out tasks of one source (regions or services): the catalog's check refuses a longer list of a live block
+MAX_PARTS = MAX_LIVE_LIST_ITEMS
 LIMIT_PREFIX = "hweval-fetch-"
 SLOT_WAIT_S = 3_600.0  # at most this long waiting for a cloud's slots (other runs hold them), then TimeoutError
 LEASE_CHECK_S = 1.0  # how often a held share's thread looks up from its wait (a lost lease is raised into it then)

@@ -140,6 +140,24 @@ def test_a_live_block_with_a_typo_is_named_by_hweval_check(catalog_copy):
         load_catalog(catalog_copy)
 
 
+def test_a_live_list_of_a_plain_string_or_past_its_bound_is_named_by_hweval_check(catalog_copy):
+    """A review's finding: `regions: "us-east-1"` passed the check and was read a character at a time (18 Price List
+    calls for the regions 'u', 's', '-', ...), and 501 regions passed it to fail every live source's fan-out on Dask
+    at once (flows/fanout.py's MAX_PARTS), or to be fetched one after another in threads."""
+    from flows.sources._common import MAX_LIVE_LIST_ITEMS
+
+    regions = [f"r-{n}" for n in range(MAX_LIVE_LIST_ITEMS + 1)]
+    edit(catalog_copy / "sources.yaml", lambda d: (d["sources"]["aws_pricing"]["live"].update({"regions": regions}),
+                                                   d["sources"]["aws_spot"]["live"].update({"regions": "us-east-1"})))
+    with pytest.raises(CatalogError) as err:
+        load_catalog(catalog_copy)
+    assert [line for line in str(err.value).splitlines() if ".live:" in line] == [
+        "sources.yaml: sources.aws_pricing.live: aws_pricing live options: 'regions': 501 items, more than the 500 a "
+        "live option's list may hold (MAX_LIVE_LIST_ITEMS)",
+        "sources.yaml: sources.aws_spot.live: aws_spot live options: 'regions': expected a non-empty list of names, got "
+        "'us-east-1'"]
+
+
 def test_the_l4_named_by_form_factor_and_memory_is_the_catalogs_l4(catalog):
     from flows.names import normalise_alias
 

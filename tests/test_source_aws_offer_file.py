@@ -361,8 +361,9 @@ def test_fetch_live_unreachable_endpoint():
 
 @pytest.mark.parametrize(("options", "problem"), [
     ({"regions": ["us-east-1"], "regoin": "x"}, "unknown key(s) 'regoin'; allowed: endpoint, regions, timeout_s"),
-    ({"regions": "us-east-1"}, "'regions' must be a non-empty list of region codes, got 'us-east-1'"),
-    ({}, "'regions' must be a non-empty list of region codes, got None"),
+    ({"regions": "us-east-1"}, "'regions': expected a non-empty list of names, got 'us-east-1' (region codes, e.g. "
+                               "us-east-1)"),
+    ({}, "'regions': expected a non-empty list of names, got None (region codes, e.g. us-east-1)"),
 ], ids=["unknown-key", "regions-not-a-list", "no-regions"])
 def test_fetch_live_rejects_bad_options(options, problem):
     with pytest.raises(SourceFormatError, match=re.escape(problem)):

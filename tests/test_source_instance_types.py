@@ -125,7 +125,8 @@ def test_aws_live_options_are_checked():
         aws_instance_types.check_live_options({"regions": ["us-east-1"], "zones": ["a"]})
     with pytest.raises(SourceFormatError, match=r"aws_instance_types: live option\(s\) regions missing"):
         aws_instance_types.check_live_options({"instance_types": ["p5.*"]})
-    with pytest.raises(SourceFormatError, match=r"live option instance_types: expected a list of names"):
+    with pytest.raises(SourceFormatError, match=r"aws_instance_types live options: 'instance_types': expected a "
+                                                r"non-empty list of names, got 'p5\.\*'"):
         aws_instance_types.check_live_options({"regions": ["us-east-1"], "instance_types": "p5.*"})
 
 

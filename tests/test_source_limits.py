@@ -787,3 +787,57 @@ def test_only_network_style_failures_are_retried():
         assert fetching._transient(None, None, Failed(exc)) is True, exc
     for exc in (TypeError("bug"), KeyError("x"), OverflowError("big"), ValueError("bad"), SourceFormatError("f")):
         assert fetching._transient(None, None, Failed(exc)) is False, exc
+
+
+# every live kind's options that are lists of names: regions or services (a listing each), or filters sent to the API
+LIVE_LIST_OPTIONS = {
+    "aws_pricing": ({"regions": ["us-east-1"]}, ("regions", "instance_families", "cpu_instance_types")),
+    "aws_spot": ({"regions": ["us-east-1"]}, ("regions", "instance_types", "product_descriptions")),
+    "aws_instance_types": ({"regions": ["us-east-1"]}, ("regions", "instance_types")),
+    "aws_offer_file": ({"regions": ["us-east-1"]}, ("regions",)),
+    "bedrock_pricing": ({"regions": ["us-east-1"]}, ("regions", "models")),
+    "azure_retail": ({"regions": ["eastus"]}, ("regions", "arm_sku_names")),
+    "azure_model_prices": ({"regions": ["eastus"]}, ("regions", "meter_name_contains")),
+    "azure_skus": ({"regions": ["eastus"]}, ("regions",)),
+    "gcp_billing": ({}, ("services", "description_contains", "regions")),
+    "vertex_model_prices": ({}, ("services", "description_contains", "regions")),
+    "gcp_machine_types": ({}, ("regions", "machine_type_prefixes")),
+}
+
+
+def test_every_live_kind_names_its_list_options():
+    from flows.sources import LIVE_KINDS
+
+    assert set(LIVE_LIST_OPTIONS) == LIVE_KINDS
+
+
+@pytest.mark.parametrize(("kind", "key"), [(kind, key) for kind, (_, keys) in LIVE_LIST_OPTIONS.items() for key in keys])
+def test_a_live_list_option_is_a_list_of_at_most_500_names(kind, key):
+    """A review's finding: the AWS sources took `regions: "us-east-1"` and read it a character at a time (aws_pricing
+    made 18 Price List calls for the regions 'u', 's', '-', ... and landed no row; aws_spot sent InstanceTypes 'p',
+    '5', '.', ...), and no kind bounded its lists: 501 regions failed the whole fan-out on Dask. Each is refused
+    naming the source and the option, by the check `hweval check` runs."""
+    from flows.sources._common import MAX_LIVE_LIST_ITEMS
+
+    base, _ = LIVE_LIST_OPTIONS[kind]
+    check = SOURCE_KINDS[kind].check_live_options
+    check(base | {key: [f"name-{n}" for n in range(MAX_LIVE_LIST_ITEMS)]})  # 500: taken
+    for value in ("us-east-1", [None, 5], [""], {"a": 1}):
+        with pytest.raises(SourceFormatError, match=rf"^{kind}[ a-z]* options: '{key}': expected a (non-empty )?list "
+                                                    rf"of names, got "):
+            check(base | {key: value})
+    with pytest.raises(SourceFormatError, match=rf"'{key}': 501 items, more than the 500 a live option's list may "
+                                                rf"hold \(MAX_LIVE_LIST_ITEMS\)"):
+        check(base | {key: [f"name-{n}" for n in range(MAX_LIVE_LIST_ITEMS + 1)]})
+
+
+def test_an_aws_live_fetch_given_a_plain_string_makes_no_call():
+    """aws_pricing's fetch checks its options before its first call: the Price List client, stubbed with nothing
+    queued, is never asked (it would raise StubResponseError)."""
+    session = boto3.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1")
+    pricing = session.client("pricing", region_name="us-east-1")
+    with Stubber(pricing):
+        session.client = lambda *args, **kwargs: pricing
+        with pytest.raises(SourceFormatError, match=r"aws_pricing live options: 'regions': expected a non-empty list "
+                                                    r"of names, got 'us-east-1'"):
+            aws_pricing.fetch_live({"regions": "us-east-1"}, session=session)

@@ -113,6 +113,32 @@ def excerpt(value: Any) -> str:
     return _REPR.repr(value)
 
 
+# items in one list of a `live:` block (regions, services, instance types or families, name filters): each region or
+# service is a listing of its own (a fan-out task each on Dask, flows/fanout.py), each name a filter the API is sent.
+# A longer list is refused by `hweval check` and the run's catalog check, as any wrong option is, rather than fetched
+# one listing after another until the source's max_fetch_s, or failing every live source's fan-out at once.
+MAX_LIVE_LIST_ITEMS = 500
+
+
+def name_list(options: Any, key: str, what: str, *, required: bool = False, empty_ok: bool = False,
+              hint: str = "") -> list[str] | None:
+    """`options[key]` as a list of names (each stripped): None when it is absent and not `required`. Anything else
+    than a list of non-empty strings (non-empty unless `empty_ok`), of at most MAX_LIVE_LIST_ITEMS, is a
+    SourceFormatError naming `what` and `key` (a plain string was read a character at a time: 18 Price List calls
+    for the regions 'u', 's', '-', ... and no row)."""
+    value = options.get(key)
+    if value is None and not required:
+        return None
+    if (not isinstance(value, list) or not (value or empty_ok)
+            or not all(isinstance(v, str) and v.strip() for v in value)):
+        raise SourceFormatError(f"{what}: {key!r}: expected a {'' if empty_ok else 'non-empty '}list of names, "
+                                f"got {excerpt(value)}{hint}")
+    if len(value) > MAX_LIVE_LIST_ITEMS:
+        raise SourceFormatError(f"{what}: {key!r}: {len(value):,} items, more than the {MAX_LIVE_LIST_ITEMS} a live "
+                                f"option's list may hold (MAX_LIVE_LIST_ITEMS)")
+    return [v.strip() for v in value]
+
+
 def _line_col(text: str, pos: int) -> str:
     line, line_start = text.count("\n", 0, pos) + 1, text.rfind("\n", 0, pos) + 1
     return f"line {line} column {pos - line_start + 1}"

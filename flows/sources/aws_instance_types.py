@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from flows.sources import _aws
-from flows.sources._common import DEFAULT_LIMITS, SourceFormatError, SourceLimits, excerpt, load_json, require
+from flows.sources._common import (
+    DEFAULT_LIMITS,
+    SourceFormatError,
+    SourceLimits,
+    excerpt,
+    load_json,
+    name_list,
+    require,
+)
 from flows.sources._concurrency import CloudSlots
 from flows.sources._hardware import count_text, hardware_row, items_of, number, object_at, text_at
 
@@ -23,6 +31,7 @@ TABLE = "instance_types"
 SPLIT_BY = "regions"  # the live options list whose items are fetched independently: a fan-out task each
 CLOUD = "aws"  # whose fetch_concurrency slots its regions hold
 LIVE_OPTIONS = {"regions", "instance_types"}
+WHAT = "aws_instance_types live options"  # how its live options' errors begin
 LISTING = "describe_instance_types"
 
 
@@ -87,7 +96,7 @@ def rows_from_pages(pages: Iterable[tuple[str, Any, str | None]]) -> list[dict]:
 
 def _query(options: dict) -> dict:
     """describe_instance_types arguments: the `instance_types` names or patterns (p5.*, trn*) as a filter."""
-    patterns = options.get("instance_types")
+    patterns = name_list(options, "instance_types", WHAT)
     return {"Filters": [{"Name": "instance-type", "Values": list(patterns)}]} if patterns else {}
 
 
@@ -103,11 +112,8 @@ def region_pages(client, region: str, query: dict, *, sleep=time.sleep,
 def check_live_options(options: dict) -> None:
     """SourceFormatError for a `live:` block this source cannot use (also run by `hweval check`)."""
     _aws.check_options(options, LIVE_OPTIONS, {"regions"}, "aws_instance_types")
-    for key in ("regions", "instance_types"):
-        value = options.get(key)
-        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) and v for v in value)):
-            raise SourceFormatError(f"aws_instance_types: live option {key}: expected a list of names, "
-                                    f"got {excerpt(value)}")
+    name_list(options, "regions", WHAT, required=True)
+    name_list(options, "instance_types", WHAT, hint=" (names or patterns such as p5.*; leave it out for every type)")
 
 
 def fetch_live(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS, session=None, sleep=time.sleep,
@@ -116,7 +122,8 @@ def fetch_live(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS, session=
     `slots`, regions are fetched side by side, each holding one of AWS's slots; rows come in region order."""
     check_live_options(options)
     query = _query(options)
-    return _aws.rows_by_region("ec2", options["regions"], session, slots, lambda client, region: rows_from_pages(
+    regions = name_list(options, "regions", WHAT, required=True)
+    return _aws.rows_by_region("ec2", regions, session, slots, lambda client, region: rows_from_pages(
         region_pages(client, region, query, sleep=sleep, limits=limits)))
 
 

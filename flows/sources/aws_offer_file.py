@@ -38,6 +38,7 @@ from flows.sources._common import (
     SourceFormatError,
     SourceLimits,
     check_number_option,
+    name_list,
     to_float,
 )
 from flows.sources._concurrency import CloudSlots, in_order
@@ -361,10 +362,7 @@ def check_live_options(options: dict) -> None:
     if unknown:
         raise SourceFormatError(f"aws_offer_file options: unknown key(s) {', '.join(map(repr, unknown))}; "
                                 f"allowed: {', '.join(sorted(LIVE_OPTIONS))}")
-    regions = options.get("regions")
-    if not isinstance(regions, list) or not regions or not all(isinstance(r, str) and r for r in regions):
-        raise SourceFormatError(f"aws_offer_file options: 'regions' must be a non-empty list of region codes, "
-                                f"got {regions!r}")
+    name_list(options, "regions", "aws_offer_file options", required=True, hint=" (region codes, e.g. us-east-1)")
     check_number_option(options, "timeout_s", MAX_TIMEOUT_S, "aws_offer_file",
                         "MAX_TIMEOUT_S: seconds one read of a download may wait")
 
@@ -394,4 +392,5 @@ def fetch_live(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS,
         log.info("%s: %d rows kept", redact_text(redact_url(url)), len(rows))
         return rows
 
-    return [row for rows in in_order(region_rows, list(options["regions"]), slots) for row in rows]
+    return [row for rows in in_order(region_rows, name_list(options, "regions", "aws_offer_file options",
+                                                          required=True), slots) for row in rows]

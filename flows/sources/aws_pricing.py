@@ -14,6 +14,7 @@ from flows.sources._common import (
     SourceLimits,
     excerpt,
     load_json,
+    name_list,
     parse_json,
     require,
     to_float,
@@ -98,6 +99,7 @@ def rows_from_pages(pages: Iterable[tuple[str, Any]]) -> list[dict]:
 
 ACCELERATED_FAMILIES = ("GPU instance", "Machine Learning ASIC Instances")
 LIVE_OPTIONS = {"regions", "endpoint_region", "instance_families", "cpu_instance_types"}
+WHAT = "aws_pricing live options"  # how its live options' errors begin
 
 
 def pages_from_api(client, regions: list[str], service_code: str = "AmazonEC2",
@@ -144,14 +146,15 @@ def fetch_live(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS, session=
     check_live_options(options)
     endpoint = options.get("endpoint_region", "us-east-1")
     client = _aws.client("pricing", endpoint, session)  # one client, made here: boto3 clients are thread-safe
-    families = tuple(options.get("instance_families") or ACCELERATED_FAMILIES)
-    cpu_types = tuple(options.get("cpu_instance_types") or ())
+    families = tuple(name_list(options, "instance_families", WHAT) or ACCELERATED_FAMILIES)
+    cpu_types = tuple(name_list(options, "cpu_instance_types", WHAT, empty_ok=True) or ())
 
     def region_rows(region: str) -> list[dict]:
         return rows_from_pages(region_pages(client, region, families=families, sleep=sleep, limits=limits,
                                             cpu_instance_types=cpu_types))
 
-    return [row for rows in in_order(region_rows, list(options["regions"]), slots) for row in rows]
+    return [row for rows in in_order(region_rows, name_list(options, "regions", WHAT, required=True), slots)
+            for row in rows]
 
 
 PRICE_LIST_ENDPOINTS = ("us-east-1", "eu-central-1", "ap-south-1")
@@ -164,10 +167,10 @@ def check_live_options(options: dict) -> None:
     if endpoint not in PRICE_LIST_ENDPOINTS:
         raise SourceFormatError(f"aws_pricing: live option endpoint_region {endpoint!r}: the Price List API is served "
                                 f"from {', '.join(PRICE_LIST_ENDPOINTS)}")
-    cpu_types = options.get("cpu_instance_types", [])
-    if not isinstance(cpu_types, list) or not all(isinstance(t, str) and t for t in cpu_types):
-        raise SourceFormatError("aws_pricing: live option cpu_instance_types: expected a list of instance types "
-                                "(e.g. [c8i.96xlarge]), or [] for none")
+    name_list(options, "regions", WHAT, required=True)
+    name_list(options, "instance_families", WHAT, hint=f" (leave it out for {', '.join(ACCELERATED_FAMILIES)})")
+    name_list(options, "cpu_instance_types", WHAT, empty_ok=True, hint=" (instance types, e.g. [c8i.96xlarge], or [] "
+                                                                        "for none)")
 
 
 def read_file(path: Path, label: str, region: str | None = None, *,

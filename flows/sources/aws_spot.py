@@ -21,6 +21,7 @@ from flows.sources._common import (
     check_number_option,
     excerpt,
     load_json,
+    name_list,
     require,
     to_float,
 )
@@ -30,6 +31,7 @@ TABLE = "aws_spot"
 SPLIT_BY = "regions"  # the live options list whose items are fetched independently: a fan-out task each
 CLOUD = "aws"  # whose fetch_concurrency slots its regions hold
 LIVE_OPTIONS = {"regions", "instance_types", "product_descriptions", "lookback_hours"}
+WHAT = "aws_spot live options"  # how its live options' errors begin
 DEFAULT_LOOKBACK_HOURS = 6  # `lookback_hours` when sources.yaml gives none: the latest prices are what staging keeps
 MAX_LOOKBACK_HOURS = 24 * 90  # EC2 keeps 90 days of spot price history
 
@@ -95,9 +97,9 @@ def _history_query(options: dict, now: dt.datetime) -> dict:
     """describe_spot_price_history arguments: `lookback_hours` ago (default 6) to now, the options' filters."""
     start = now - dt.timedelta(hours=float(options.get("lookback_hours", DEFAULT_LOOKBACK_HOURS)))
     kwargs = {"StartTime": start, "EndTime": now,
-              "ProductDescriptions": list(options.get("product_descriptions") or ["Linux/UNIX"])}
-    if options.get("instance_types"):
-        kwargs["InstanceTypes"] = list(options["instance_types"])
+              "ProductDescriptions": name_list(options, "product_descriptions", WHAT) or ["Linux/UNIX"]}
+    if instance_types := name_list(options, "instance_types", WHAT):
+        kwargs["InstanceTypes"] = instance_types
     return kwargs
 
 
@@ -114,13 +116,16 @@ def pages_from_api(session, options: dict, *, now: dt.datetime | None = None, sl
                    limits: SourceLimits = DEFAULT_LIMITS) -> Iterator[tuple[str, dict, str]]:
     """Spot price history pages per region, from `lookback_hours` ago (default 6) to now."""
     query = _history_query(options, now or dt.datetime.now(dt.UTC))
-    for region in options["regions"]:
+    for region in name_list(options, "regions", WHAT, required=True):
         yield from region_pages(_aws.client("ec2", region, session), region, query, sleep=sleep, limits=limits)
 
 
 def check_live_options(options: dict) -> None:
     """SourceFormatError for a `live:` block this source cannot use (also run by `hweval check`)."""
     _aws.check_options(options, LIVE_OPTIONS, {"regions"}, "aws_spot")
+    name_list(options, "regions", WHAT, required=True)
+    name_list(options, "instance_types", WHAT, hint=" (leave it out for every type)")
+    name_list(options, "product_descriptions", WHAT, hint=" (leave it out for Linux/UNIX)")
     check_number_option(options, "lookback_hours", MAX_LOOKBACK_HOURS, "aws_spot",
                         "MAX_LOOKBACK_HOURS: the 90 days of spot prices EC2 keeps")
 
@@ -131,7 +136,8 @@ def fetch_live(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS, session=
     regions are fetched side by side, each holding one of AWS's slots; rows come in region order either way."""
     check_live_options(options)
     query = _history_query(options, now or dt.datetime.now(dt.UTC))
-    return _aws.rows_by_region("ec2", options["regions"], session, slots, lambda client, region: rows_from_pages(
+    regions = name_list(options, "regions", WHAT, required=True)
+    return _aws.rows_by_region("ec2", regions, session, slots, lambda client, region: rows_from_pages(
         region_pages(client, region, query, sleep=sleep, limits=limits)))
 
 

@@ -22,6 +22,7 @@ from flows.sources._common import (
     SourceLimits,
     excerpt,
     load_json,
+    name_list,
     require,
 )
 from flows.sources._concurrency import CloudSlots, in_order
@@ -73,13 +74,7 @@ def read_file(path: Path, label: str, region: str | None = None, *,
 
 # ---------------------------------------------------------------- live fetch (public API, no credentials)
 def _string_list(options: dict, key: str, required: bool) -> list[str] | None:
-    value = options.get(key)
-    if value is None and not required:
-        return None
-    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v.strip() for v in value):
-        raise SourceFormatError(f"azure_model_prices live options: {key!r}: expected a non-empty list of names, "
-                                f"got {excerpt(value)}")
-    return [v.strip() for v in value]
+    return name_list(options, key, "azure_model_prices live options", required=required)
 
 
 def check_live_options(options: dict) -> None:

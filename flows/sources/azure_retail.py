@@ -16,6 +16,7 @@ from flows.sources._common import (
     SourceLimits,
     excerpt,
     load_json,
+    name_list,
     require,
     to_bool,
     to_float,
@@ -82,14 +83,8 @@ def _odata(value: str) -> str:
 
 
 def _string_list(options: dict, key: str, required: bool) -> list[str] | None:
-    value = options.get(key)
-    if value is None and not required:
-        return None
-    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v.strip() for v in value):
-        hint = "" if required else f" (leave `{key}` out for no filter)"
-        raise SourceFormatError(f"azure_retail live options: {key!r}: expected a non-empty list of names, "
-                                f"got {excerpt(value)}{hint}")
-    return [v.strip() for v in value]
+    return name_list(options, key, "azure_retail live options", required=required,
+                     hint="" if required else f" (leave `{key}` out for no filter)")
 
 
 def check_options(options: dict) -> None:

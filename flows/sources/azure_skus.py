@@ -32,6 +32,7 @@ from flows.sources._common import (
     SourceLimits,
     excerpt,
     load_json,
+    name_list,
     require,
     to_float,
 )
@@ -140,10 +141,7 @@ def check_options(options: Mapping) -> None:
     for key in options:
         if key not in OPTION_KEYS:
             raise SourceFormatError(f"azure_skus live options: unknown key {key!r} (allowed: {', '.join(OPTION_KEYS)})")
-    regions = options.get("regions")
-    if not isinstance(regions, list) or not regions or not all(isinstance(r, str) and r.strip() for r in regions):
-        raise SourceFormatError(f"azure_skus live options: 'regions': expected a non-empty list of location names, "
-                                f"got {excerpt(regions)}")
+    name_list(options, "regions", "azure_skus live options", required=True, hint=" (location names, e.g. eastus)")
     for key in ("endpoint", "api_version"):
         if key in options and not (isinstance(options[key], str) and options[key].strip()):
             raise SourceFormatError(f"azure_skus live options: {key!r}: expected a non-empty string, "
@@ -211,4 +209,5 @@ def fetch_live(options: Mapping, *, limits: SourceLimits = DEFAULT_LIMITS, sleep
         pages = region_pages(options, region, subscription, token, sleep=sleep, limits=limits)
         return rows_from_pages(pages, region)
 
-    return [row for rows in in_order(region_rows, [r.strip() for r in options["regions"]], slots) for row in rows]
+    return [row for rows in in_order(region_rows, name_list(options, "regions", "azure_skus live options",
+                                                          required=True), slots) for row in rows]

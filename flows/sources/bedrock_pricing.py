@@ -24,6 +24,7 @@ from flows.sources._common import (
     SourceLimits,
     excerpt,
     load_json,
+    name_list,
     parse_json,
     require,
 )
@@ -39,6 +40,7 @@ ON_DEMAND_FEATURE = "On-demand Inference"
 INFERENCE_TYPES = {"Input tokens": "input", "Output tokens": "output"}
 TOKEN_UNITS = {"1K tokens": 1_000.0, "1M tokens": 1_000_000.0}
 LIVE_OPTIONS = {"regions", "endpoint_region", "service_code", "models"}
+WHAT = "bedrock_pricing live options"  # how its live options' errors begin
 
 
 def price_rows(page: Any, where: str) -> Iterator[dict]:
@@ -84,21 +86,11 @@ def read_file(path: Path, label: str, region: str | None = None, *,
 
 
 # ---------------------------------------------------------------- live fetch (boto3's standard credential chain)
-def _names(options: dict, key: str) -> list[str] | None:
-    value = options.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v.strip() for v in value):
-        raise SourceFormatError(f"bedrock_pricing: live option {key}: expected a non-empty list of names, "
-                                f"got {excerpt(value)}")
-    return [v.strip() for v in value]
-
-
 def check_live_options(options: dict) -> None:
     """SourceFormatError for a `live:` block this source cannot use (also run by `hweval check`)."""
     _aws.check_options(options, LIVE_OPTIONS, {"regions"}, "bedrock_pricing")
-    _names(options, "regions")
-    _names(options, "models")
+    name_list(options, "regions", WHAT, required=True)
+    name_list(options, "models", WHAT, hint=" (leave it out for every model)")
     endpoint = options.get("endpoint_region", "us-east-1")
     if endpoint not in aws_pricing.PRICE_LIST_ENDPOINTS:
         raise SourceFormatError(f"bedrock_pricing: live option endpoint_region {endpoint!r}: the Price List API is "
@@ -134,10 +126,11 @@ def fetch_live(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS, session=
     """
     check_live_options(options)
     client = _aws.client("pricing", options.get("endpoint_region", "us-east-1"), session)
-    code, models = options.get("service_code", SERVICE_CODE), _names(options, "models")
+    code, models = options.get("service_code", SERVICE_CODE), name_list(options, "models", WHAT)
 
     def region_rows(region: str) -> list[dict]:
         return rows_from_pages(region_pages(client, region, service_code=code, models=models, sleep=sleep,
                                             limits=limits))
 
-    return [row for rows in in_order(region_rows, _names(options, "regions"), slots) for row in rows]
+    return [row for rows in in_order(region_rows, name_list(options, "regions", WHAT, required=True), slots)
+            for row in rows]

@@ -20,6 +20,7 @@ from flows.sources._common import (
     SourceLimits,
     excerpt,
     load_json,
+    name_list,
     require,
     to_float,
 )
@@ -168,13 +169,7 @@ OPTION_KEYS = ("services", "api_key_env", "endpoint", "description_contains", "r
 
 
 def _string_list(options: Mapping, key: str) -> list[str] | None:
-    value = options.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v.strip() for v in value):
-        raise SourceFormatError(f"gcp_billing live options: {key!r}: expected a non-empty list of strings, "
-                                f"got {excerpt(value)} (leave `{key}` out for the default)")
-    return [v.strip() for v in value]
+    return name_list(options, key, "gcp_billing live options", hint=f" (leave `{key}` out for the default)")
 
 
 def check_options(options: Mapping) -> None:

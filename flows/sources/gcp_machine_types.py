@@ -30,6 +30,7 @@ from flows.sources._common import (
     SourceLimits,
     excerpt,
     load_json,
+    name_list,
     require,
 )
 from flows.sources._concurrency import CloudSlots, in_order
@@ -175,13 +176,7 @@ OPTION_KEYS = ("regions", "machine_type_prefixes", "endpoint")
 
 
 def _string_list(options: Mapping, key: str) -> list[str] | None:
-    value = options.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v.strip() for v in value):
-        raise SourceFormatError(f"gcp_machine_types live options: {key!r}: expected a non-empty list of strings, "
-                                f"got {excerpt(value)} (leave `{key}` out for no filter)")
-    return [v.strip() for v in value]
+    return name_list(options, key, "gcp_machine_types live options", hint=f" (leave `{key}` out for no filter)")
 
 
 def check_options(options: Mapping) -> None:
