@@ -33,7 +33,10 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 FRONTIER_LINES = 6  # offers (candidates) the cost-against-interactivity chart draws at most, the cheapest first
-FRONTIER_MIN_POINTS = 2  # an offer needs this many load points with a per-user speed for a frontier worth drawing
+# an offer needs load points at this many different per-user speeds for a frontier worth drawing: two MLPerf Server
+# results of one offer (two rounds, two submitters) are both at the scenario's floor (5 tokens/s per user), and a line
+# through them, straight up at one speed, was drawn as if it were a trade-off
+FRONTIER_MIN_POINTS = 2
 FRONTIER_LEGEND_MIN_RIGHT = 0.5  # the frontier's legend of offer names takes at most the figure's right half
 FRONTIER_LABEL_CHARS = 44  # a longer offer name in the frontier's legend is cut with an ellipsis
 # one colour per offer line of the frontier: Okabe-Ito without the mark colour and the yellow that vanishes on white
@@ -62,7 +65,7 @@ regions as (
 lines as (
     select
         candidate_id,
-        count(*) as points,
+        count(distinct tokens_per_s_per_user) as points,  -- speeds, not points: see FRONTIER_MIN_POINTS
         min(usd_per_million_tokens) filter (where is_selected) as selected_usd,
         min(usd_per_million_tokens) as cheapest_usd
     from points

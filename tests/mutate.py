@@ -2288,6 +2288,9 @@ MUTATIONS = (
     Mutation("aws-spot-list-options-unchecked", "flows/sources/aws_spot.py",
              '    name_list(options, "instance_types", WHAT, hint=" (leave it out for every type)")\n', "",
              ("tests/test_source_limits.py::test_a_live_list_option_is_a_list_of_at_most_500_names",)),
+    Mutation("frontier-through-points-at-one-speed", "flows/frontier_chart.py",
+             "        count(distinct tokens_per_s_per_user) as points,", "        count(*) as points,",
+             ("tests/test_frontier.py::test_two_rounds_server_results_at_one_speed_draw_no_frontier", *SLOW_TOO)),
     Mutation("server-shutdown-output-shown", "flows/prefect_server.py",
              "        self.stopping = True  # what it writes as it stops", "        pass  # what it writes as it stops",
              ("tests/test_prefect_server.py::test_what_a_server_writes_as_it_is_stopped_is_dropped_and_what_it_wrote_"

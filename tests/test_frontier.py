@@ -225,6 +225,25 @@ def test_one_point_per_offer_draws_no_frontier(fresh_db, catalog):
         f"charts/{CHAT}-outcome-vs-chip-hour.png", f"charts/{CHAT}-top-candidates.png"]
 
 
+def test_two_rounds_server_results_at_one_speed_draw_no_frontier(fresh_db, catalog):
+    """A review's finding: the snapshot's MI300X offer has a v4.1 and a v5.1 Server result, both at the scenario's
+    floor (1000 / 200 ms = 5 tokens/s per user): the chart drew a line straight up through them, as if it were a
+    trade-off between speed and cost. A frontier needs two different per-user speeds on one offer."""
+    land(fresh_db, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(
+        aws_product("p5en.48xlarge", "63.2960000000", sku="A000000000000001")))]), RUN, AS_OF)
+    land(fresh_db, catalog, "mlperf_inference", mlperf_inference.result_rows([
+        mlperf_inference_result(rid, H200, "llama2-70b-99", "Server", tokens, precision="fp8") | {"version": version}
+        for rid, version, tokens in [("s4", "v4.1", 30000.0), ("s5", "v5.1", 34000.0)]], "s.json"), RUN, AS_OF)
+    transform.build_models(fresh_db, RUN, AS_OF)
+    # two load points, one speed: 63.296 / (30,000 x 3600) x 1e6 = 0.5861 and / 34,000 = 0.5171 USD per million
+    rows = load_points(fresh_db, CHAT, P5EN)
+    assert [(r["load_point"], r["tokens_per_s_per_user"]) for r in rows] == [
+        ("MLPerf v4.1 Server", 5.0), ("MLPerf v5.1 Server", 5.0)]
+    assert [r["usd_per_million_tokens"] for r in rows] == pytest.approx([0.5861, 0.5171], abs=0.0001)
+    assert [c.file_name for c in charts.workload_charts(fresh_db, AS_OF, CHAT)] == [
+        f"charts/{CHAT}-outcome-vs-chip-hour.png", f"charts/{CHAT}-top-candidates.png"]
+
+
 # The back-test chart, on a hand-made marts.estimate_backtest.
 
 BACKTEST_COLUMNS = {
