@@ -28,9 +28,11 @@ RUN = "run-api"
 
 # ---------------------------------------------------------------- hand-written fixtures in the APIs' shapes
 def bedrock_item(model: str, inference_type: str, usd: str, *, unit: str = "1K tokens", region: str = "us-east-1",
-                 sku: str = "TESTSKU000000001") -> str:
-    """One AmazonBedrock PriceList item, as get_products returns it: a JSON string."""
+                 sku: str = "TESTSKU000000001", per_unit: dict | None = None) -> str:
+    """One AmazonBedrock PriceList item, as get_products returns it: a JSON string (`per_unit` replaces its
+    pricePerUnit {"USD": usd})."""
     rate = f"{sku}.JRTCKXETXF.6YS6EN2CT7"
+    per_unit = {"USD": usd} if per_unit is None else per_unit
     return json.dumps({
         "product": {"productFamily": "Amazon Bedrock", "sku": sku, "attributes": {
             "regionCode": region, "inferenceType": inference_type, "servicecode": "AmazonBedrock",
@@ -38,7 +40,7 @@ def bedrock_item(model: str, inference_type: str, usd: str, *, unit: str = "1K t
             "model": model, "servicename": "Amazon Bedrock"}},
         "serviceCode": "AmazonBedrock",
         "terms": {"OnDemand": {f"{sku}.JRTCKXETXF": {
-            "priceDimensions": {rate: {"unit": unit, "rateCode": rate, "pricePerUnit": {"USD": usd},
+            "priceDimensions": {rate: {"unit": unit, "rateCode": rate, "pricePerUnit": per_unit,
                                        "description": "test"}},
             "sku": sku, "offerTermCode": "JRTCKXETXF", "effectiveDate": "2026-11-01T00:00:00Z",
             "termAttributes": {}}}},
@@ -128,6 +130,29 @@ def test_a_price_in_another_unit_is_rejected_with_the_reason(fresh_db, catalog):
     assert expectation == "unit_is_tokens"
     assert value == ("unit '1 image' is not a token unit (expected '1K tokens' or '1M tokens'): its price cannot be "
                      "put per million tokens")
+
+
+def test_a_bedrock_price_in_another_currency_or_none_is_quarantined_and_its_neighbours_land(fresh_db, catalog):
+    """As aws_pricing reads a Price List dimension: a CNY price keeps its currency and figure and goes to quarantine
+    (currency_usd), an empty pricePerUnit too (currency_present); neither fails the source, and the USD price on the
+    same page lands."""
+    rows = bedrock_pricing.rows_from_pages([("p", aws_page(
+        bedrock_item("Llama 3.1 8B Instruct", "Input tokens", "0.0003000000"),
+        bedrock_item("Llama 3.1 8B Instruct", "Output tokens", "", region="cn-north-1", sku="TESTSKUCNY",
+                     per_unit={"CNY": "0.0022000000"}),
+        bedrock_item("Llama 3.1 8B Instruct", "Output tokens", "", sku="TESTSKUEMPTY", per_unit={})))])
+    # 0.0003 USD per 1K tokens x 1,000 = 0.30 per million; the CNY figure is kept as listed (0.0022 per 1K x 1,000 =
+    # 2.2, in CNY: never read as USD, as it is quarantined); the empty one has no figure at all
+    assert [(r["currency_code"], r["price_text"], r["usd_per_million_tokens"]) for r in rows] == [
+        ("USD", "0.0003000000", pytest.approx(0.30)), ("CNY", "0.0022000000", pytest.approx(2.2)),
+        (None, None, None)]
+    load = land_batch(fresh_db, batch(rows), RUN, AS_OF, catalog)
+    assert (load.rows_landed, load.rows_quarantined) == (1, 2)
+    assert fresh_db.execute("select row_no, list(expectation order by expectation) from ops.quarantine "
+                            "group by row_no order by row_no").fetchall() == [
+        (1, ["currency_usd"]), (2, ["currency_present", "usd_per_million_tokens_present"])]
+    assert fresh_db.execute("select sku, currency_code from raw.model_api_prices").fetchall() == [
+        ("TESTSKU000000001", "USD")]
 
 
 def test_the_snapshot_lands_the_genai_prices_per_million(fresh_db, catalog):

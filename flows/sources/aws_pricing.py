@@ -84,7 +84,9 @@ def price_rows(page: Any, where: str) -> Iterator[dict]:
 def _price(per_unit: dict) -> tuple[str | None, Any]:
     """(currency, price text) of a pricePerUnit: its USD figure, else the one it gives (the China regions' are in CNY),
     which keeps its currency and figure and is quarantined by the suite (currency_usd), never read as USD; an empty
-    one is (None, None): quarantined too (currency_present, price_usd_present), not a failed source."""
+    one is (None, None): quarantined too (currency_present, price_usd_present), not a failed source. bedrock_pricing
+    reads its Price List dimensions with it too (model_api_prices: currency_usd, currency_present,
+    usd_per_million_tokens_present)."""
     if "USD" in per_unit:
         return "USD", per_unit["USD"]
     for currency, text in sorted(per_unit.items()):

@@ -3,7 +3,9 @@
 The item shape is the Price List's (each PriceList entry a JSON string; `product.attributes` with `model`,
 `inferenceType`, `feature`, `regionCode`, `usagetype`, `provider`; `terms.OnDemand.*.priceDimensions` with `unit` and
 `pricePerUnit.USD`), as a real AmazonBedrock item shows it (aws/aws-cli issue 9567: Claude 2.0, "Input tokens",
-"On-demand Inference", unit "1K tokens", 2025-06-18). `model` is a display name ("Claude 2.0"), not a model id:
+"On-demand Inference", unit "1K tokens", 2025-06-18). A price in another currency (the China regions' are in CNY) or
+an empty `pricePerUnit` is read as aws_pricing reads it, landed with its currency (or none) and quarantined by the
+suite; the page's other prices land. `model` is a display name ("Claude 2.0"), not a model id:
 catalogs/models.yaml `api_names` maps it. The unit is usually "1K tokens", on newer SKUs "1M tokens"; any other unit
 is rejected with the reason. Not known: whether Meta models' `model` attribute carries "Instruct", and the items
 of models sold under the other offer codes (AmazonBedrockService, AmazonBedrockFoundationModels), which `service_code`
@@ -62,15 +64,17 @@ def price_rows(page: Any, where: str) -> Iterator[dict]:
                 term_where = f"{item_where}.terms.{term_type}.{term_code}"
                 for rate_code, dim in require(term, "priceDimensions", term_where, dict).items():
                     dim_where = f"{term_where}.{rate_code}"
-                    price_text = require(require(dim, "pricePerUnit", dim_where, dict), "USD",
-                                         f"{dim_where}.pricePerUnit")
+                    # as aws_pricing reads it: a price in another currency (CNY) keeps its currency and figure and
+                    # an empty pricePerUnit is (None, None); the suite quarantines either (currency_usd,
+                    # currency_present) and the page's other prices land
+                    currency, price_text = aws_pricing._price(require(dim, "pricePerUnit", dim_where, dict))
                     yield token_price_row(
                         units=TOKEN_UNITS, unit=dim.get("unit"), price_text=price_text,
                         source_ref=item_where, cloud="aws", region=attrs.get("regionCode"),
                         api_model=attrs.get("model"), direction=INFERENCE_TYPES.get(inference_type),
                         inference_type=inference_type, sku=product.get("sku"), rate_code=rate_code,
                         offer_detail=attrs.get("usagetype"), product=attrs.get("provider"),
-                        feature=attrs.get("feature"), term_type=term_type, currency_code="USD",
+                        feature=attrs.get("feature"), term_type=term_type, currency_code=currency,
                         effective_at=term.get("effectiveDate"))
 
 
