@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import re
 import shutil
 
@@ -17,7 +18,7 @@ from flows.catalog import CatalogError, load_catalog
 from flows.land import land_all, land_batch
 from flows.paths import PROJECT_ROOT
 from flows.source_batches import SourceBatch, fetch_source
-from flows.sources import aws_pricing, azure_model_prices, bedrock_pricing, vertex_model_prices
+from flows.sources import aws_pricing, azure_model_prices, bedrock_pricing, gcp_billing, vertex_model_prices
 from flows.sources._common import SourceFormatError
 from flows.warehouse import fetch_dicts
 
@@ -102,6 +103,72 @@ def test_azure_foundry_meters_split_model_and_direction_and_skip_cached_tokens()
             for r in rows] == [("Llama 3.1 8B Instruct", "input", "1K", pytest.approx(0.25), "azure p1: Items[0]"),
                                ("Llama 3.1 8B Instruct", "output", "1M", pytest.approx(0.45), "azure p1: Items[1]")]
     assert rows[0]["rate_code"] == "m-in|Consumption|0.0"
+
+
+def test_azure_prices_the_on_demand_tier_only_and_logs_the_meters_read_kept_and_skipped(caplog):
+    """A volume tier (tierMinimumUnits above 0) is not the on-demand price: were it landed, staging's cheapest meter
+    per model and direction would report its 0.10 as the on-demand 0.71. It is not a row, and like the meters out of
+    scope or not asked for it is counted in the log."""
+    caplog.set_level(logging.INFO, logger="flows.sources.azure_model_prices")
+    page = {"Items": [
+        azure_meter("Llama 3.1 8B Instruct Inp Glbl Tokens", 0.71, "1M", meter_id="m-in"),
+        azure_meter("Llama 3.1 8B Instruct Inp Glbl Tokens", 0.10, "1M", meter_id="m-in") | {"tierMinimumUnits": 1e9},
+        azure_meter("Llama 3.1 8B Instruct Outp Glbl Tokens", 0.00095, "1K", meter_id="m-out"),
+        azure_meter("gpt-4o Inp Glbl Tokens", 2.5, "1M", meter_id="m-gpt"),  # not asked for
+        azure_meter("Llama 3.1 8B Instruct Cd Inp Glbl Tokens", 0.35, "1M", meter_id="m-cached"),  # out of scope
+        azure_meter("Llama Hosting Unit", 7.0, "1 Hour", meter_id="m-hour"),  # out of scope
+    ], "NextPageLink": None}
+    rows = azure_model_prices.rows_from_pages([("azure p1", page)], meter_name_contains=["llama 3.1"],
+                                              region="eastus")
+    # 0.71 per 1M stays 0.71; 0.00095 per 1K x 1,000 = 0.95 per million
+    assert [(r["direction"], r["usd_per_million_tokens"], r["rate_code"]) for r in rows] == [
+        ("input", pytest.approx(0.71), "m-in|Consumption|0.0"),
+        ("output", pytest.approx(0.95), "m-out|Consumption|0.0")]
+    # 6 meters read = 2 kept + 2 out of scope (cached, per hour) + 1 not asked for (gpt-4o) + 1 volume tier
+    assert caplog.messages == [
+        "azure model prices eastus: kept 2 of 6 meters read, 2 rows; skipped: 2 not on-demand input or output token "
+        "meters, 1 not matching meter_name_contains, 1 volume tiers (tierMinimumUnits above 0; only tier 0, the "
+        "on-demand price, is priced)"]
+
+
+@pytest.mark.parametrize(("tier", "is_tier_0"), [(None, True), ("absent", True), (0, True), ("0", False),
+                                                 (True, False), (-1.0, False)])
+def test_an_azure_tier_that_is_no_number_is_refused_naming_the_item(tier, is_tier_0):
+    # absent or null (the public fixtures write none) is tier 0; a string, a bool or a negative figure is no tier
+    meter = azure_meter("Llama 3.1 8B Instruct Inp Glbl Tokens", 0.71, "1M")
+    meter = {k: v for k, v in meter.items() if k != "tierMinimumUnits"} if tier == "absent" else meter | {
+        "tierMinimumUnits": tier}
+    page = {"Items": [azure_meter("Llama 3.1 8B Instruct Outp Glbl Tokens", 0.95, "1M", meter_id="m-out"), meter]}
+    if is_tier_0:  # both meters are rows
+        assert [r["direction"] for r in azure_model_prices.rows_from_pages([("azure p1", page)])] == [
+            "output", "input"]
+        return
+    with pytest.raises(SourceFormatError, match=r"^azure p1: Items\[1\]\.tierMinimumUnits: expected a number 0 or "
+                                                r"more \(0 for the on-demand price, more for a volume tier\), got "):
+        azure_model_prices.rows_from_pages([("azure p1", page)])
+
+
+def test_vertex_logs_the_skus_read_kept_and_skipped_and_the_tiers_not_priced(caplog):
+    caplog.set_level(logging.INFO, logger="flows.sources.vertex_model_prices")
+    tiered = vertex_sku("Llama 3.1 8B Instruct Input Tokens", "0", 220, "count")
+    tiered["pricingInfo"][0]["pricingExpression"]["tieredRates"].append(
+        {"startUsageAmount": 1e9, "unitPrice": {"currencyCode": "USD", "units": "0", "nanos": 100}})
+    page = {"skus": [
+        tiered,
+        vertex_sku("Llama 3.1 8B Instruct Output Tokens", "0", 440, "count", sku_id="TEST-0000-0002"),
+        vertex_sku("Gemini 2.0 Flash Input Tokens", "0", 100, "count", sku_id="TEST-0000-0003"),  # not asked for
+        vertex_sku("Vertex AI Prediction node hours", "1", 0, "h", sku_id="TEST-0000-0004"),  # not tokens
+    ], "nextPageToken": ""}
+    rows = vertex_model_prices.rows_from_pages([("vertex p1", page)], service="C7E2-9256-1C43",
+                                               sku_filter=gcp_billing.SkuFilter(description_contains=["llama"]))
+    # the first tier only: 220 nanos = 2.2e-7 USD a token x 1e6 = 0.22 per million (not the later tier's 0.10)
+    assert [(r["direction"], r["usd_per_million_tokens"], r["rate_code"]) for r in rows] == [
+        ("input", pytest.approx(0.22), "tier 0"), ("output", pytest.approx(0.44), "tier 0")]
+    # 4 SKUs read = 2 kept + 1 out of scope (node hours) + 1 not asked for (Gemini); the input SKU's second tier
+    assert caplog.messages == [
+        "vertex model prices C7E2-9256-1C43: kept 2 of 4 SKUs read, 2 rows; skipped: 1 not on-demand input or "
+        "output token SKUs, 1 not matching description_contains or regions, 1 volume tiers after a kept SKU's first "
+        "(only the first, the on-demand price, is priced)"]
 
 
 def test_vertex_token_skus_price_per_token_counts_and_skip_other_skus():

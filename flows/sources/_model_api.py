@@ -8,7 +8,8 @@ quarantines it with that reason (a price per image, per hour or per 1K character
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from flows.sources._common import to_float
@@ -19,6 +20,29 @@ DIRECTIONS = ("input", "output")
 
 # a meter or SKU that prices cached, batch or provisioned tokens is not the on-demand input/output price
 _NOT_ON_DEMAND = re.compile(r"\b(cd|cchd|cached|cache|batch|prvsn|provisioned|ft|fine[- ]?tun\w*)\b", re.IGNORECASE)
+
+
+@dataclass
+class ItemCount:
+    """What a token-price kind read and what became rows (scope, not validation), so that the run's log can say so as
+    gcp_billing, gcp_machine_types and azure_skus do: items read, kept, and skipped by each of the kind's reasons
+    (every reason named, 0 too, in the kind's order)."""
+
+    reasons: Iterable[str] = ()
+    read: int = 0
+    kept: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.skipped = dict.fromkeys(self.reasons, 0) | self.skipped
+
+    def skip(self, reason: str) -> None:
+        self.skipped[reason] += 1  # a KeyError for a reason the kind did not name
+
+    def summary(self, items: str, rows: int) -> str:
+        """As the log says it: "kept 2 of 5 meters read, 2 rows; skipped: 1 <reason>, 2 <reason>"."""
+        skipped = ", ".join(f"{n} {reason}" for reason, n in self.skipped.items())
+        return f"kept {self.kept} of {self.read} {items} read, {rows} rows; skipped: {skipped or 'none'}"
 
 
 def unit_problem(unit: Any, units: Mapping[str, float]) -> str | None:

@@ -3,13 +3,17 @@
 The page envelope is the Retail Prices API's (`Items`, `NextPageLink`, as raw.azure_retail reads it). A token meter's
 `meterName` names the model, the direction and the deployment ("gpt-4o Inp Global Tokens", "... Outp ... Tokens")
 and `unitOfMeasure` is "1K" or "1M" (tokens); another unit is rejected with the reason. Meters of cached, batch,
-provisioned or fine-tuning tokens and meters that are not per token are out of scope (not rows). The shape comes from
-several public test fixtures, not from a captured response; the productName and meter names of Meta (Llama)
-serverless models are not known, so no snapshot is shipped and catalogs/sources.yaml keeps the source disabled.
+provisioned or fine-tuning tokens and meters that are not per token are out of scope (not rows), and so is a volume
+tier (`tierMinimumUnits` above 0: a lower price from that much usage on): only tier 0, the on-demand price, is priced,
+as vertex_model_prices prices a SKU's first tier. The meters read, kept and skipped (by reason) are counted in the
+log. The shape comes from several public test fixtures, not from a captured response; the productName and meter names
+of Meta (Llama) serverless models are not known, so no snapshot is shipped and catalogs/sources.yaml keeps the source
+disabled.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -24,6 +28,7 @@ from flows.sources._common import (
     load_json,
     name_list,
     require,
+    to_float,
 )
 from flows.sources._concurrency import CloudSlots, in_order
 
@@ -34,6 +39,13 @@ SERVICE_NAME = "Foundry Models"
 TOKEN_UNITS = {"1K": 1_000.0, "1M": 1_000_000.0}
 DIRECTION_WORDS = {"Inp": "input", "Input": "input", "Outp": "output", "Output": "output"}
 OPTION_KEYS = ("regions", "endpoint", "api_version", "meter_name_contains")
+# why a meter is not a row, as the log counts them
+OUT_OF_SCOPE = "not on-demand input or output token meters"
+NOT_ASKED_FOR = "not matching meter_name_contains"
+VOLUME_TIER = "volume tiers (tierMinimumUnits above 0; only tier 0, the on-demand price, is priced)"
+SKIP_REASONS = (OUT_OF_SCOPE, NOT_ASKED_FOR, VOLUME_TIER)
+
+log = logging.getLogger(__name__)
 
 
 def in_scope(meter_name: Any) -> bool:
@@ -42,16 +54,38 @@ def in_scope(meter_name: Any) -> bool:
             and _model_api.split_direction(meter_name, DIRECTION_WORDS)[1] is not None)
 
 
-def price_rows(page: Any, where: str, *, meter_name_contains: list[str] | None = None) -> Iterator[dict]:
-    """One row per token meter of one Retail Prices page (other meters are out of scope)."""
+def tier_minimum(item: dict, where: str) -> float:
+    """An item's `tierMinimumUnits`: 0 for the on-demand price, more for a volume tier; absent or null is tier 0 (the
+    public fixtures this source's shape comes from write none); anything but a number 0 or more is refused."""
+    value = item.get("tierMinimumUnits")
+    if value is None:
+        return 0.0
+    units = to_float(value) if isinstance(value, (int, float)) else None
+    if units is None or units < 0:
+        raise SourceFormatError(f"{where}.tierMinimumUnits: expected a number 0 or more (0 for the on-demand price, "
+                                f"more for a volume tier), got {type(value).__name__} {excerpt(value)}")
+    return units
+
+
+def price_rows(page: Any, where: str, *, meter_name_contains: list[str] | None = None,
+               count: _model_api.ItemCount | None = None) -> Iterator[dict]:
+    """One row per on-demand token meter of one Retail Prices page; the others are counted in `count` by reason."""
+    count = count if count is not None else _model_api.ItemCount(SKIP_REASONS)
     items = require(page, "Items", where, list)
     for i, item in enumerate(items):
         item_where = f"{where}: Items[{i}]"
+        count.read += 1
         meter = require(item, "meterName", item_where, str)
         if not in_scope(meter):
+            count.skip(OUT_OF_SCOPE)
             continue
         if meter_name_contains and not any(part.lower() in meter.lower() for part in meter_name_contains):
+            count.skip(NOT_ASKED_FOR)
             continue
+        if tier_minimum(item, item_where) > 0:
+            count.skip(VOLUME_TIER)
+            continue
+        count.kept += 1
         api_model, direction = _model_api.split_direction(meter, DIRECTION_WORDS)
         yield _model_api.token_price_row(
             units=TOKEN_UNITS, unit=item.get("unitOfMeasure"), price_text=item.get("retailPrice"),
@@ -62,8 +96,14 @@ def price_rows(page: Any, where: str, *, meter_name_contains: list[str] | None =
             currency_code=item.get("currencyCode"), effective_at=item.get("effectiveStartDate"))
 
 
-def rows_from_pages(pages: Iterable[tuple[str, Any]], *, meter_name_contains: list[str] | None = None) -> list[dict]:
-    return [row for where, page in pages for row in price_rows(page, where, meter_name_contains=meter_name_contains)]
+def rows_from_pages(pages: Iterable[tuple[str, Any]], *, meter_name_contains: list[str] | None = None,
+                    region: str | None = None) -> list[dict]:
+    """Rows of every page, and a log line of the meters read, kept and skipped (`region` names them in it)."""
+    count = _model_api.ItemCount(SKIP_REASONS)
+    rows = [row for where, page in pages
+            for row in price_rows(page, where, meter_name_contains=meter_name_contains, count=count)]
+    log.info("azure model prices%s: %s", f" {region}" if region else "", count.summary("meters", len(rows)))
+    return rows
 
 
 def read_file(path: Path, label: str, region: str | None = None, *,
@@ -108,7 +148,7 @@ def fetch_live(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS, sleep=ti
     def region_rows(region: str) -> list[dict]:
         pages = azure_retail.region_pages(paging, region, sleep=sleep, limits=limits,
                                           odata_filter=region_filter(region))
-        return rows_from_pages(pages, meter_name_contains=contains)
+        return rows_from_pages(pages, meter_name_contains=contains, region=region)
 
     return [row for rows in in_order(region_rows, _string_list(options, "regions", required=True), slots)
             for row in rows]

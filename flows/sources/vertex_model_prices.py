@@ -3,14 +3,16 @@
 The page and SKU shape is the documented Sku schema (as raw.gcp_billing reads it: `description`, `category`,
 `serviceRegions`, `pricingInfo[0].pricingExpression` with `usageUnit` and `tieredRates[].unitPrice` units + nanos).
 A token SKU's description names the model and the direction ("<model> Input Tokens", "<model> Output Tokens"); one
-row per SKU x service region, at the first tier (startUsageAmount 0). Not known: the descriptions of the Llama and
-DeepSeek model-as-a-service SKUs and the `usageUnit` token SKUs carry; the units accepted (`count` = one token,
-`k{count}`, `M{count}`) are an assumption, and any other unit is rejected with the reason. No snapshot is shipped;
-catalogs/sources.yaml keeps the source disabled.
+row per SKU x service region, at the first tier (startUsageAmount 0, the on-demand price; the later volume tiers are
+not priced). The SKUs read, kept and skipped (by reason) and the later tiers are counted in the log. Not known: the
+descriptions of the Llama and DeepSeek model-as-a-service SKUs and the `usageUnit` token SKUs carry; the units
+accepted (`count` = one token, `k{count}`, `M{count}`) are an assumption, and any other unit is rejected with the
+reason. No snapshot is shipped; catalogs/sources.yaml keeps the source disabled.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -35,6 +37,13 @@ CLOUD = "gcp"  # whose fetch_concurrency slots its services hold
 VERTEX_AI = "C7E2-9256-1C43"
 TOKEN_UNITS = {"count": 1.0, "k{count}": 1_000.0, "M{count}": 1_000_000.0}
 DIRECTION_WORDS = {"Input": "input", "Output": "output"}
+# why a SKU (or a rate) is not a row, as the log counts them
+OUT_OF_SCOPE = "not on-demand input or output token SKUs"
+NOT_ASKED_FOR = "not matching description_contains or regions"
+LATER_TIER = "volume tiers after a kept SKU's first (only the first, the on-demand price, is priced)"
+SKIP_REASONS = (OUT_OF_SCOPE, NOT_ASKED_FOR, LATER_TIER)
+
+log = logging.getLogger(__name__)
 
 
 def in_scope(description: Any) -> bool:
@@ -43,12 +52,20 @@ def in_scope(description: Any) -> bool:
             and _model_api.split_direction(description, DIRECTION_WORDS)[1] is not None)
 
 
-def price_rows(page: Any, where: str, *, sku_filter: gcp_billing.SkuFilter | None = None) -> Iterator[dict]:
-    """One row per token SKU x service region of one page (other SKUs are out of scope)."""
+def price_rows(page: Any, where: str, *, sku_filter: gcp_billing.SkuFilter | None = None,
+               count: _model_api.ItemCount | None = None) -> Iterator[dict]:
+    """One row per token SKU x service region of one page; the other SKUs, and the tiers after a SKU's first, are
+    counted in `count` by reason."""
+    count = count if count is not None else _model_api.ItemCount(SKIP_REASONS)
     for i, sku in enumerate(require(page, "skus", where, list)):
         sku_where = f"{where}: skus[{i}]"
+        count.read += 1
         description = require(sku, "description", sku_where, str)
-        if not in_scope(description) or (sku_filter is not None and not sku_filter.keep(sku, sku_where)):
+        if not in_scope(description):
+            count.skip(OUT_OF_SCOPE)
+            continue
+        if sku_filter is not None and not sku_filter.keep(sku, sku_where):
+            count.skip(NOT_ASKED_FOR)
             continue
         category = require(sku, "category", sku_where, dict)
         regions = require(sku, "serviceRegions", sku_where, list)
@@ -62,6 +79,9 @@ def price_rows(page: Any, where: str, *, sku_filter: gcp_billing.SkuFilter | Non
         rates = require(expr, "tieredRates", f"{sku_where}.pricingInfo[0].pricingExpression", list)
         if not rates:
             raise SourceFormatError(f"{rates_where}: empty, expected at least one rate")
+        count.kept += 1
+        for _ in rates[1:]:
+            count.skip(LATER_TIER)
         unit_price = require(rates[0], "unitPrice", f"{rates_where}[0]", dict)
         # None (the row is quarantined as not a number) when units are too large for a float
         price = gcp_billing._price(*gcp_billing.unit_price_parts(unit_price, f"{rates_where}[0].unitPrice"))
@@ -77,9 +97,13 @@ def price_rows(page: Any, where: str, *, sku_filter: gcp_billing.SkuFilter | Non
                 effective_at=pricing[0].get("effectiveTime"))
 
 
-def rows_from_pages(pages: Iterable[tuple[str, Any]], *,
-                    sku_filter: gcp_billing.SkuFilter | None = None) -> list[dict]:
-    return [row for where, page in pages for row in price_rows(page, where, sku_filter=sku_filter)]
+def rows_from_pages(pages: Iterable[tuple[str, Any]], *, sku_filter: gcp_billing.SkuFilter | None = None,
+                    service: str | None = None) -> list[dict]:
+    """Rows of every page, and a log line of the SKUs read, kept and skipped (`service` names them in it)."""
+    count = _model_api.ItemCount(SKIP_REASONS)
+    rows = [row for where, page in pages for row in price_rows(page, where, sku_filter=sku_filter, count=count)]
+    log.info("vertex model prices%s: %s", f" {service}" if service else "", count.summary("SKUs", len(rows)))
+    return rows
 
 
 def read_file(path: Path, label: str, region: str | None = None, *,
@@ -107,7 +131,7 @@ def fetch_live(options: Mapping, *, limits: SourceLimits = DEFAULT_LIMITS, sleep
 
     def service_rows(service: str) -> list[dict]:
         pages = gcp_billing.service_pages(options, service, api_key, sleep=sleep, limits=limits)
-        return rows_from_pages(pages, sku_filter=gcp_billing.sku_filter(options))
+        return rows_from_pages(pages, sku_filter=gcp_billing.sku_filter(options), service=service)
 
     services = list(options.get("services") or [VERTEX_AI])
     return [row for rows in in_order(service_rows, services, slots) for row in rows]

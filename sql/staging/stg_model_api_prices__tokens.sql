@@ -1,7 +1,9 @@
 -- Grain: one row per cloud x region x API model x direction (input | output): the on-demand price per million
 -- tokens of a hosted model API, and the catalog model it serves (null when models.yaml api_names does not name it).
 -- Where one model has several meters for a direction in a region (a global and a data-zone deployment), the
--- cheapest is kept and named.
+-- cheapest is kept and named. Only on-demand prices come in to be ranked: azure_model_prices lands no volume tier
+-- (tierMinimumUnits above 0) and vertex_model_prices a SKU's first tier only, so a cheaper price from a volume of
+-- usage on is never taken for the on-demand one (the sources' logs count the tiers not landed).
 with source as (
     -- this run's rows, or a stale source's last good ones
     select * from raw.model_api_prices
