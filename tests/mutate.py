@@ -87,6 +87,13 @@ class Mutation:
 
 # tests marked slow, which pyproject.toml's addopts leave out, are taken in by this later -m
 SLOW_TOO = ("-m", "not live and not fuzz")
+BEDROCK_CURRENCY = ("tests/test_model_api_prices.py::test_a_bedrock_price_in_another_currency_or_none_is_quarantined_"
+                    "and_its_neighbours_land")
+AZURE_TIERS_LOGGED = ("tests/test_model_api_prices.py::test_azure_prices_the_on_demand_tier_only_and_logs_the_meters_"
+                      "read_kept_and_skipped")
+AZURE_TIER_REFUSED = "tests/test_model_api_prices.py::test_an_azure_tier_that_is_no_number_is_refused_naming_the_item"
+VERTEX_LOGGED = ("tests/test_model_api_prices.py::test_vertex_logs_the_skus_read_kept_and_skipped_and_the_tiers_not_"
+                 "priced")
 # the GX process's tests, with those that start it again (marked slow)
 GX_PROCESS_TESTS = ("tests/test_gx_process.py", *SLOW_TOO)
 # the lake tests need PostgreSQL and the S3 server (marked slow; this -m takes them in)
@@ -2291,6 +2298,30 @@ MUTATIONS = (
     Mutation("frontier-through-points-at-one-speed", "flows/frontier_chart.py",
              "        count(distinct tokens_per_s_per_user) as points,", "        count(*) as points,",
              ("tests/test_frontier.py::test_two_rounds_server_results_at_one_speed_draw_no_frontier", *SLOW_TOO)),
+    Mutation("bedrock-price-in-another-currency-fails-the-source", "flows/sources/bedrock_pricing.py",
+             'currency, price_text = aws_pricing._price(require(dim, "pricePerUnit", dim_where, dict))',
+             'currency, price_text = "USD", require(require(dim, "pricePerUnit", dim_where, dict), "USD", dim_where)',
+             (BEDROCK_CURRENCY,)),
+    Mutation("bedrock-price-in-another-currency-landed-as-usd", "flows/sources/bedrock_pricing.py",
+             "term_type=term_type, currency_code=currency,", 'term_type=term_type, currency_code="USD",',
+             (BEDROCK_CURRENCY,)),
+    Mutation("azure-volume-tier-priced-as-on-demand", "flows/sources/azure_model_prices.py",
+             "if tier_minimum(item, item_where) > 0:", "if tier_minimum(item, item_where) < 0:", (AZURE_TIERS_LOGGED,)),
+    Mutation("azure-tier-text-read-as-a-number", "flows/sources/azure_model_prices.py",
+             "units = to_float(value) if isinstance(value, (int, float)) else None", "units = to_float(value)",
+             (AZURE_TIER_REFUSED,)),
+    Mutation("azure-negative-tier-taken-as-on-demand", "flows/sources/azure_model_prices.py",
+             "if units is None or units < 0:", "if units is None:", (AZURE_TIER_REFUSED,)),
+    Mutation("azure-meters-not-asked-for-not-counted", "flows/sources/azure_model_prices.py",
+             "            count.skip(NOT_ASKED_FOR)\n", "", (AZURE_TIERS_LOGGED,)),
+    Mutation("azure-model-prices-counts-not-logged", "flows/sources/azure_model_prices.py",
+             'log.info("azure model prices%s: %s"', 'log.debug("azure model prices%s: %s"', (AZURE_TIERS_LOGGED,)),
+    Mutation("vertex-later-tiers-not-counted", "flows/sources/vertex_model_prices.py",
+             "for _ in rates[1:]:", "for _ in rates[2:]:", (VERTEX_LOGGED,)),
+    Mutation("vertex-skus-filtered-out-not-counted", "flows/sources/vertex_model_prices.py",
+             "            count.skip(NOT_ASKED_FOR)\n", "", (VERTEX_LOGGED,)),
+    Mutation("vertex-model-prices-counts-not-logged", "flows/sources/vertex_model_prices.py",
+             'log.info("vertex model prices%s: %s"', 'log.debug("vertex model prices%s: %s"', (VERTEX_LOGGED,)),
     Mutation("server-shutdown-output-shown", "flows/prefect_server.py",
              "        self.stopping = True  # what it writes as it stops", "        pass  # what it writes as it stops",
              ("tests/test_prefect_server.py::test_what_a_server_writes_as_it_is_stopped_is_dropped_and_what_it_wrote_"
