@@ -2322,6 +2322,10 @@ MUTATIONS = (
              "            count.skip(NOT_ASKED_FOR)\n", "", (VERTEX_LOGGED,)),
     Mutation("vertex-model-prices-counts-not-logged", "flows/sources/vertex_model_prices.py",
              'log.info("vertex model prices%s: %s"', 'log.debug("vertex model prices%s: %s"', (VERTEX_LOGGED,)),
+    Mutation("vertex-volume-first-tier-priced", "flows/sources/vertex_model_prices.py",
+             "        if to_float(start or 0) != 0:", "        if False:",
+             ("tests/test_model_api_prices.py::test_a_vertex_sku_whose_first_tier_starts_above_0_is_not_priced_and_is_"
+              "counted",)),
     Mutation("server-shutdown-output-shown", "flows/prefect_server.py",
              "        self.stopping = True  # what it writes as it stops", "        pass  # what it writes as it stops",
              ("tests/test_prefect_server.py::test_what_a_server_writes_as_it_is_stopped_is_dropped_and_what_it_wrote_"

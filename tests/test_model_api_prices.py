@@ -167,8 +167,29 @@ def test_vertex_logs_the_skus_read_kept_and_skipped_and_the_tiers_not_priced(cap
     # 4 SKUs read = 2 kept + 1 out of scope (node hours) + 1 not asked for (Gemini); the input SKU's second tier
     assert caplog.messages == [
         "vertex model prices C7E2-9256-1C43: kept 2 of 4 SKUs read, 2 rows; skipped: 1 not on-demand input or "
-        "output token SKUs, 1 not matching description_contains or regions, 1 volume tiers after a kept SKU's first "
-        "(only the first, the on-demand price, is priced)"]
+        "output token SKUs, 1 not matching description_contains or regions, 0 token SKUs whose first tier starts "
+        "above 0 (no on-demand price to rank), 1 volume tiers after a kept SKU's first (only the first, the on-demand "
+        "price, is priced)"]
+
+
+def test_a_vertex_sku_whose_first_tier_starts_above_0_is_not_priced_and_is_counted(caplog):
+    """A review's finding: the first rate was taken as the on-demand price whatever its startUsageAmount: a SKU listed
+    from its volume tiers on (first tier at 1e9 tokens) was ranked at the volume price."""
+    caplog.set_level(logging.INFO, logger="flows.sources.vertex_model_prices")
+    volume_only = vertex_sku("Llama 3.1 8B Instruct Input Tokens", "0", 100, "count")
+    volume_only["pricingInfo"][0]["pricingExpression"]["tieredRates"][0]["startUsageAmount"] = 1e9
+    page = {"skus": [volume_only, vertex_sku("Llama 3.1 8B Instruct Output Tokens", "0", 440, "count",
+                                             sku_id="TEST-0000-0002")]}
+    rows = vertex_model_prices.rows_from_pages([("vertex p1", page)])
+    assert [(r["direction"], r["usd_per_million_tokens"]) for r in rows] == [("output", pytest.approx(0.44))]
+    assert caplog.messages == [
+        "vertex model prices: kept 1 of 2 SKUs read, 1 rows; skipped: 0 not on-demand input or output token SKUs, 0 "
+        "not matching description_contains or regions, 1 token SKUs whose first tier starts above 0 (no on-demand "
+        "price to rank), 0 volume tiers after a kept SKU's first (only the first, the on-demand price, is priced)"]
+    volume_only["pricingInfo"][0]["pricingExpression"]["tieredRates"][0]["startUsageAmount"] = "a lot"
+    with pytest.raises(SourceFormatError, match=r"^vertex p1: skus\[0\]\.pricingInfo\[0\]\.pricingExpression\."
+                                                r"tieredRates\[0\]\.startUsageAmount: 'a lot' is not a number$"):
+        vertex_model_prices.rows_from_pages([("vertex p1", page)])
 
 
 def test_vertex_token_skus_price_per_token_counts_and_skip_other_skus():

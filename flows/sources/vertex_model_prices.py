@@ -24,8 +24,10 @@ from flows.sources._common import (
     DEFAULT_LIMITS,
     SourceFormatError,
     SourceLimits,
+    excerpt,
     load_json,
     require,
+    to_float,
 )
 from flows.sources._concurrency import CloudSlots, in_order
 
@@ -41,7 +43,8 @@ DIRECTION_WORDS = {"Input": "input", "Output": "output"}
 OUT_OF_SCOPE = "not on-demand input or output token SKUs"
 NOT_ASKED_FOR = "not matching description_contains or regions"
 LATER_TIER = "volume tiers after a kept SKU's first (only the first, the on-demand price, is priced)"
-SKIP_REASONS = (OUT_OF_SCOPE, NOT_ASKED_FOR, LATER_TIER)
+NO_FIRST_TIER = "token SKUs whose first tier starts above 0 (no on-demand price to rank)"
+SKIP_REASONS = (OUT_OF_SCOPE, NOT_ASKED_FOR, NO_FIRST_TIER, LATER_TIER)
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +82,12 @@ def price_rows(page: Any, where: str, *, sku_filter: gcp_billing.SkuFilter | Non
         rates = require(expr, "tieredRates", f"{sku_where}.pricingInfo[0].pricingExpression", list)
         if not rates:
             raise SourceFormatError(f"{rates_where}: empty, expected at least one rate")
+        start = rates[0].get("startUsageAmount") if isinstance(rates[0], dict) else None
+        if to_float(start or 0) is None:
+            raise SourceFormatError(f"{rates_where}[0].startUsageAmount: {excerpt(start)} is not a number")
+        if to_float(start or 0) != 0:  # a volume tier's price, taken for the on-demand one before
+            count.skip(NO_FIRST_TIER)
+            continue
         count.kept += 1
         for _ in rates[1:]:
             count.skip(LATER_TIER)
