@@ -68,9 +68,10 @@ def link(text: str, target: str) -> Markup:
 
 def benchmark_label(r: dict) -> str:
     """A row's benchmark and, where it has one, its date; a label of any length (an MLPerf system name is the
-    submitter's text) cut to BENCHMARK_LABEL_CHARS, saying how long it was."""
-    return cut(r["benchmark_label"], BENCHMARK_LABEL_CHARS) + (f" ({r['benchmark_as_of']})" if r["benchmark_as_of"]
-                                                               else "")
+    submitter's text) cut to BENCHMARK_LABEL_CHARS, saying how long it was. A calibrated row's label names its date
+    itself ("fitted from ... as of <date> (newest)"): it is not written twice."""
+    dated = r["benchmark_as_of"] and r.get("basis") != "calibrated"
+    return cut(r["benchmark_label"], BENCHMARK_LABEL_CHARS) + (f" ({r['benchmark_as_of']})" if dated else "")
 
 
 # A benchmark label's bound on the pages: hweval's own notes in a label (a precision cross-check, a scale) run to

@@ -127,8 +127,10 @@ def test_a_workload_without_a_measurement_on_the_offer_gets_a_calibrated_estimat
     assert row["benchmark_label"] == (
         "roofline on h100-sxm-80gb specs: bf16, TP 8, batch 1,009; no link figure for h100-sxm-80gb: the split is not "
         "charged; efficiencies x 3.87 fitted from 2 MLPerf Inference "
-        "results of h100-sxm-80gb at bf16 (fp16 results) on this model (past the chip's peak: their precision or request shape is not "
-        "what the estimate assumes)")
+        "results of h100-sxm-80gb at bf16 (fp16 results) on this model as of 2026-11-30 (newest) (past the chip's peak: "
+        "their precision or request shape is not what the estimate assumes)")
+    # both results were landed as of AS_OF, 2026-11-30: the newest of them dates the row
+    assert row["benchmark_as_of"] == AS_OF
     assert row["benchmark_ref"].startswith("fitted from s.json")
     # another chip has no measurement: it keeps its family defaults and says so
     [h200] = fetch_dicts(built, "select basis, benchmark_label from intermediate.int_inference_estimates_computed "

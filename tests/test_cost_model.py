@@ -101,10 +101,12 @@ def test_model_and_tokens_training_calibrated_on_a_published_mfu(fresh_db, catal
     # 133.6074 h x 32 x 55.04 USD = 235,320.11 USD; energy 133.6074 h x 256 x 0.7 kW x 1.2 = 28,730.94 kWh
     assert row["completed_run_usd"] == pytest.approx(235_320.11, abs=0.01)
     assert row["energy_kwh"] == pytest.approx(28_730.94, abs=0.01)
-    # the row names the measurement it was fitted on and the factor
+    # the row names the measurement it was fitted on, the factor, and the measurement's date (published_training.csv
+    # as of 2026-11-01; one measurement, so no "(newest)"), which it carries as its benchmark date
     assert row["benchmark_ref"] == "fitted from catalogs/snapshot/benchmark_runs/published_training.csv: row 6"
+    assert row["benchmark_as_of"] == dt.date(2026, 11, 1)
     assert row["benchmark_label"] == ("calibrated MFU 0.394 (family default 0.4 x 0.985 fitted from 1 published MFU "
-                                      "result of h100-sxm-80gb); gradient all-reduce 0.08 s a step of 2.02 s over "
+                                      "result of h100-sxm-80gb as of 2026-11-01); gradient all-reduce 0.08 s a step of 2.02 s over "
                                       "3,200 Gbit/s, 0.0% of the time exposed")
     assert row["benchmark_source_id"] == "marts.estimate_backtest"
 
@@ -123,7 +125,7 @@ def test_a_calibrated_mfu_says_what_it_comes_to_after_the_flat_loss_between_inst
     assert (row["instances"], row["basis"], row["mfu"]) == (32, "calibrated", pytest.approx(0.394, abs=1e-9))
     assert row["run_hours"] == pytest.approx(172.668, abs=1e-3)
     assert row["benchmark_label"] == ("calibrated MFU 0.394 (family default 0.4 x 0.985 fitted from 1 published MFU "
-                                      "result of h100-sxm-80gb), 0.305 effective at 32 instances; no network figure "
+                                      "result of h100-sxm-80gb as of 2026-11-01), 0.305 effective at 32 instances; no network figure "
                                       "for p5.48xlarge: flat 0.95 per doubling of 32 instances (declared)")
 
 

@@ -346,6 +346,24 @@ def test_a_run_can_read_another_file_for_a_source(prefect_server, tmp_path):
     assert row["benchmark_as_of"] == dt.date(2024, 8, 28)
 
 
+def test_every_ranked_row_but_a_spec_estimate_names_its_benchmark_date(flow_run):
+    """A calibrated row carries the newest as-of date of the measurements its factor was fitted from, as a measured
+    or scaled row carries its result's; only an estimate from specs alone (declared defaults) has none."""
+    undated = query(flow_run, "select basis, count(*) as n from marts.rankings "
+                              "where benchmark_as_of is null group by basis")
+    assert [r["basis"] for r in undated] == ["estimated"], undated
+    # h100-sxm-80gb's training factor is fitted from 2 results: MLPerf Training v4.0 (summary as of 2024-06-12) and
+    # published_training.csv row 6 (as of 2026-11-01): its calibrated rows name the newer, max(2024-06-12,
+    # 2026-11-01) = 2026-11-01, and say it is the newest
+    [fit] = query(flow_run, "select measurement_refs from marts.estimate_calibration "
+                            "where phase = 'training' and accelerator_id = 'h100-sxm-80gb'")
+    assert "mlperf_training" in fit["measurement_refs"] and "published_training.csv" in fit["measurement_refs"]
+    rows = query(flow_run, "select distinct benchmark_as_of, benchmark_label like '%h100-sxm-80gb as of 2026-11-01 "
+                           "(newest)%' as says from marts.rankings where basis = 'calibrated' and workload_kind = "
+                           "'training' and accelerator_id = 'h100-sxm-80gb'")
+    assert rows == [{"benchmark_as_of": dt.date(2026, 11, 1), "says": True}]
+
+
 def test_an_unknown_source_id_on_the_command_line(capsys):
     from flows.cli import main
 

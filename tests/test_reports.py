@@ -20,7 +20,8 @@ from flows.warehouse import fetch_dicts
 
 TRAINING_DECISION = (
     "- **[gpt3-175b-pretrain](gpt3-175b-pretrain.md)**: pick gcp tpu-v6e-8 (us-central1, spot, bf16, calibrated): "
-    "531.15 USD per completed run (likely 338.17 to 848.08; price from gcp_billing as of 2026-10-01). On spot, "
+    "531.15 USD per completed run (likely 338.17 to 848.08; price from gcp_billing as of 2026-10-01; fitted from "
+    "benchmarks as of 2026-11-01 (newest)). On spot, "
     "0.0330 reclaims are expected and 1.32% of the run is redone (0.2 reclaims an instance-month: "
     "declared-assumption, no published rate: AWS's top band assumed). Runner-up aws p5.48xlarge (us-east-1, spot, "
     "fp8, measured): 560.62 (price from aws_spot as of 2026-11-20; benchmark as of 2024-06-12), 5.5% more. The "
@@ -113,18 +114,24 @@ def test_a_spot_pick_priced_at_its_cheapest_zone_says_what_the_dearest_would_cos
 def test_the_decision_says_where_and_as_of_when_its_prices_and_benchmarks_are(flow_run):
     """A reader acting on the Decision alone sees how old each price (and a measured or scaled figure's benchmark)
     is: the dates the Full ranking's last two columns give."""
-    # gpt3-175b-pretrain: the pick, tpu-v6e-8 spot (calibrated: no benchmark date), is priced from gcp_billing's SKU
-    # file of 2026-10-01 (sources.yaml as_of); the runner-up, p5.48xlarge spot, from aws_spot's history of 2026-11-20,
-    # and measured by MLPerf Training v4.0's gpt3 result of NVIDIA Eos_n64 (the summary file's as_of, 2024-06-12)
+    # gpt3-175b-pretrain: the pick, tpu-v6e-8 spot, is priced from gcp_billing's SKU file of 2026-10-01 (sources.yaml
+    # as_of) and calibrated on tpu-v6e's 3 published MFU results (published_training.csv rows 2-4, as of 2026-11-01:
+    # the newest of them is the date it names); the runner-up, p5.48xlarge spot, from aws_spot's history of
+    # 2026-11-20, and measured by MLPerf Training v4.0's gpt3 result of NVIDIA Eos_n64 (the summary file's as_of,
+    # 2024-06-12)
     page = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
     decision = next(line for line in page.splitlines() if line.startswith("**Decision**"))
-    assert ("531.15 USD per completed run (likely 338.17 to 848.08; price from gcp_billing as of 2026-10-01). On "
-            "spot,") in decision
+    assert ("531.15 USD per completed run (likely 338.17 to 848.08; price from gcp_billing as of 2026-10-01; fitted "
+            "from benchmarks as of 2026-11-01 (newest)). On spot,") in decision
     assert ("Runner-up aws p5.48xlarge (us-east-1, spot, fp8, measured): 560.62 (price from aws_spot as of "
             "2026-11-20; benchmark as of 2024-06-12), 5.5% more.") in decision
     pick, runner_up = _ranking_row(page, 1, "gcp tpu-v6e-8", "spot"), _ranking_row(page, 2, "aws p5.48xlarge", "spot")
     assert pick[13] == "gcp_billing (2026-10-01)" and runner_up[13] == "aws_spot (2026-11-20)"
     assert runner_up[14] == "MLPerf Training gpt3: NVIDIA Eos_n64 (512 chips) (2024-06-12)"
+    # the calibrated pick's label names the date once, in its own words (not again as "(2026-11-01)" at its end)
+    assert pick[14] == ("calibrated MFU 0.475 (family default 0.45 x 1.05 fitted from 3 published MFU results of "
+                        "tpu-v6e as of 2026-11-01 (newest)), 0.395 effective at 64 instances; no network figure for "
+                        "tpu-v6e-8: flat 0.97 per doubling of 64 instances (declared)")
     # llama31-70b-pretrain-15t: the pick is scaled from the published tpu-v6e throughput of published_training.csv
     # (as_of 2026-11-01); the runner-up, p6-b200.48xlarge spot, is estimated from specs: a price date alone
     page = (flow_run.reports / "llama31-70b-pretrain-15t.md").read_text()
@@ -701,7 +708,7 @@ def test_a_page_that_ranks_fp16_says_once_that_it_counts_as_the_bf16_its_workloa
     # results); the L40S's 3.6094 was "x 3.609 ... of l40s-48gb at bf16"
     batch = (flow_run.reports / "llama2-70b-batch.md").read_text()
     assert ("efficiencies x 3.61 fitted from 2 MLPerf Inference results of l40s-48gb at bf16 (fp16 results) on this "
-            "model (past the chip's peak") in batch
+            "model as of 2024-08-28 (newest) (past the chip's peak") in batch
     # a factor fitted at the precision it calibrates says nothing more (H200 fp8: 2.72 from fp8 results; not on a
     # page: its rows rank below the top ones or are measured)
     con = duckdb.connect(str(flow_run.warehouse), read_only=True)
@@ -712,7 +719,7 @@ def test_a_page_that_ranks_fp16_says_once_that_it_counts_as_the_bf16_its_workloa
     finally:
         con.close()
     assert labels and all("; efficiencies x 2.72 fitted from 2 MLPerf Inference results of h200-sxm-141gb at fp8 "
-                          "on this model (past" in label for label in labels), labels
+                          "on this model as of " in label and "(newest) (past" in label for label in labels), labels
 
 
 def test_the_back_test_page_names_a_declared_training_precision_and_its_source(flow_run):

@@ -11,15 +11,16 @@
 -- leave-one-out back-test predicted from another setup (int_estimate_backtest): none where the factor comes from one
 -- setup, so its calibrated rows' error band (the family's leave-one-out spread) was never tested on this chip.
 -- `measured_precisions`: the precisions the measurements declared (fp16 results fit the bf16 class's factor).
+-- `measurements_as_of`: the newest of the measurements' as-of dates, the date a calibrated row names.
 with comparisons as (
     -- a result whose declared precision is doubtful calibrates nothing
     select phase, accelerator_id, precision, precision_class, model_id, efficiency_ratio, measurement_basis,
-        setup_key, benchmark_ref, benchmark_label
+        setup_key, benchmark_as_of, benchmark_ref, benchmark_label
     from intermediate.int_serving_backtest
     where not precision_doubtful
     union all by name
     select phase, accelerator_id, precision, '*' as precision_class, '*' as model_id, efficiency_ratio,
-        measurement_basis, setup_key, benchmark_ref, benchmark_label
+        measurement_basis, setup_key, benchmark_as_of, benchmark_ref, benchmark_label
     from intermediate.int_training_backtest
 ),
 
@@ -60,6 +61,8 @@ fitted as (
         string_agg(distinct measurement_basis, ', ' order by measurement_basis) as measured_by,
         string_agg(distinct precision, ', ' order by precision) as measured_precisions,
         list(benchmark_ref order by benchmark_ref) as measurement_refs,
+        -- a calibrated row's as-of date: its newest measurement's (the labels say "(newest)")
+        max(benchmark_as_of) as measurements_as_of,
         min(efficiency_ratio) as min_ratio,
         max(efficiency_ratio) as max_ratio
     from tiered

@@ -100,6 +100,7 @@ sized as not materialized (
         calibration.exceeds_peak as calibration_exceeds_peak,
         calibration.measured_precisions as calibration_measured_precisions,
         calibration.measurement_refs as calibration_refs,
+        calibration.measurements_as_of as calibration_as_of,
         defaults.scaling_efficiency_per_doubling,
         defaults.source as defaults_source,
         accelerators.family,
@@ -347,6 +348,9 @@ final as (
                     || case when checked.calibration_measured_precisions is distinct from checked.precision
                             then ' (' || checked.calibration_measured_precisions || ' results)' else '' end
                     || ' on this model'
+                    -- the date the row carries (benchmark_as_of): its newest measurement's
+                    || coalesce(' as of ' || checked.calibration_as_of
+                                || case when checked.calibration_measurements > 1 then ' (newest)' else '' end, '')
                     || case when checked.calibration_exceeds_peak then
                             ' (past the chip''s peak: their precision or request shape is not what the estimate assumes)'
                        else '' end
@@ -355,7 +359,8 @@ final as (
             end as benchmark_label,
         case when checked.calibration_factor is not null then 'marts.estimate_backtest'
              else checked.defaults_source end as benchmark_source_id,
-        null::date as benchmark_as_of,
+        -- a calibrated row: the newest of the measurements its factor was fitted from; an estimate has none
+        case when checked.calibration_factor is not null then checked.calibration_as_of end as benchmark_as_of,
         case when checked.calibration_factor is not null then
                 -- the first 5 measurements by name (all of them: marts.estimate_calibration)
                 'fitted from ' || array_to_string(list_slice(checked.calibration_refs, 1, 5), '; ')

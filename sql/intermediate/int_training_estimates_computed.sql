@@ -138,7 +138,8 @@ sourced as (
         calibration.measurements as calibration_measurements,
         calibration.measured_by as calibration_measured_by,
         calibration.exceeds_peak as calibration_exceeds_peak,
-        calibration.measurement_refs as calibration_refs
+        calibration.measurement_refs as calibration_refs,
+        calibration.measurements_as_of as calibration_as_of
     from sized
     left join published as same_model
         on same_model.model_id = sized.model_id and same_model.accelerator = sized.accelerator_id
@@ -234,7 +235,10 @@ final as (
             when 'calibrated' then 'calibrated MFU ' || printf('%.3f', mfu) || ' (family default ' || default_mfu
                 || ' x ' || figures_text(calibration_factor) || ' fitted from ' || calibration_measurements || ' '
                 || calibration_measured_by || ' result' || case when calibration_measurements > 1 then 's' else '' end
-                || ' of ' || accelerator_id || ')'
+                || ' of ' || accelerator_id
+                -- the date the row carries (benchmark_as_of): its newest measurement's
+                || coalesce(' as of ' || calibration_as_of
+                            || case when calibration_measurements > 1 then ' (newest)' else '' end, '') || ')'
                 -- the factor was fitted net of the scaling loss, so the MFU alone reads high: what it comes to at
                 -- this row's instances where they lose any (mfu x scaling, the efficiency training_hours divides by)
                 || case when scaling < 1 then
@@ -265,6 +269,7 @@ final as (
         end as benchmark_source_id,
         case mfu_from
             when 'same_model' then same_model_as_of
+            when 'calibrated' then calibration_as_of  -- the newest of the measurements the factor was fitted from
         end as benchmark_as_of,
         case mfu_from
             when 'workload' then 'catalogs/workloads.yaml: workloads.' || workload_id || '.mfu'
