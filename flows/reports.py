@@ -106,7 +106,9 @@ paired as (
     from better
     inner join ranked as worse
         on worse.workload_id = better.workload_id
-        and worse.outcome_value > better.outcome_value and worse.usd_per_chip_hour < better.usd_per_chip_hour
+        -- outcomes compared as marts.rankings counts reversals (outcome_key: equal to 12 significant digits ties)
+        and outcome_key(worse.outcome_value) > outcome_key(better.outcome_value)
+        and worse.usd_per_chip_hour < better.usd_per_chip_hour
     group by all
 )
 select rankings.*, paired.worse_id, better.candidate_id is not null as is_better,

@@ -376,10 +376,20 @@ create or replace macro bands_overlap(lead_value, lead_high, other_value, other_
              and (lead_high is not null or other_low is not null), false);
 
 
+-- The key candidates' outcomes are compared on for rank, pick, runner-up and reversals: the value to 12 significant
+-- digits, so that one cost computed in two orders (0.8496571235686385 and 0.8496571235686389 USD, which differ in
+-- the last bits of a double) ties instead of splitting a rank. Relative, as the figures run from 0.1 USD to millions;
+-- through the %e text so that 0, a negative figure, a tiny or huge one and inf/nan need no case (10^(11 - log10) of
+-- 1e-300 would overflow a double). Two values astride a rounding edge at the 12th digit still differ: the tolerance
+-- is a bound on what ties, not a promise that every pair closer than it does.
+create or replace macro outcome_key(value) as
+    cast(printf('%.11e', value::double) as double);
+
+
 -- reversal_counts(t): each row of the relation named t (a table, or a CTE of the query; columns workload_id,
 -- candidate_id unique within a workload, outcome_value, usd_per_chip_hour) with `reversals`, the rows of its
 -- workload that have a higher outcome_value although a lower usd_per_chip_hour: the candidates it beats although
--- they are cheaper per chip-hour.
+-- they are cheaper per chip-hour. Outcomes are compared on outcome_key (equal to 12 significant digits: a tie).
 -- A null price is never lower, and its row counts none; a null outcome is never higher, and its row counts none.
 -- Comparing every pair is the definition, and quadratic: a workload of 36,000 candidates has 1.3 billion pairs (50 s
 -- for 169,000 candidates). Counted here as a Fenwick tree counts: in price order the rows cheaper than a row c take
@@ -391,7 +401,8 @@ create or replace macro bands_overlap(lead_value, lead_high, other_value, other_
 -- 1.9-2.1 s and 660 MiB (stop 40).
 create or replace macro reversal_counts(t) as table
 with candidates as (
-    select workload_id, candidate_id, outcome_value, usd_per_chip_hour from query_table(t)
+    select workload_id, candidate_id, outcome_key(outcome_value) as outcome_value, usd_per_chip_hour
+    from query_table(t)
 ),
 
 by_price as (  -- each row's place in its workload's price order, and how many rows are cheaper; workloads numbered

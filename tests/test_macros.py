@@ -1,5 +1,6 @@
 """The cost macros in sql/macros.sql, each checked against arithmetic done by hand."""
 
+import math
 import re
 
 import pytest
@@ -342,6 +343,34 @@ def test_reversal_counts_by_hand(fresh_db):
     # a count, typed as one (a sum is a HUGEINT, which pandas reads as float64)
     [(kind,)] = fresh_db.execute("select typeof(reversals) from reversal_counts('cands') limit 1").fetchall()
     assert kind == "BIGINT"
+
+
+def test_outcome_key_ties_a_figure_computed_in_two_orders_and_keeps_zero_negatives_and_extremes(fresh_db):
+    """outcome_key: the value to 12 significant digits. 24.0 / 60 x 20.02 = 8.008000000000001 and 20.02 / 60 x 24.0 =
+    8.008 (both 8.008 by hand: 480.48 / 60) get one key; 0.8496571235686385 and ...389 (llama2-70b-batch's inf2.48xlarge
+    at fp8 and bf16) both 0.849657123569; a difference in the 12th digit is kept (1.00000000001 > 1.0)."""
+    def key(x):
+        return value(fresh_db, f"outcome_key({x})")
+
+    assert key("24.0 / 60 * 20.02") == key("20.02 / 60 * 24.0") == 8.008
+    assert key(0.8496571235686385) == key(0.8496571235686389) == 0.849657123569
+    assert key(1.00000000001) > key(1.0)
+    # 0 and -0 are 0; a negative figure keeps its sign and 12 digits: -3.14159265358979 -> -3.14159265359
+    assert key(0.0) == key("-0.0") == 0.0
+    assert key(-3.14159265358979) == -3.14159265359
+    # no overflow at the ends of a double, and null stays null
+    assert (key("1e-300"), key("1.7e308"), key("'inf'::double"), key("null")) == (1e-300, 1.7e308, math.inf, None)
+
+
+def test_reversal_counts_take_outcomes_equal_but_for_the_last_bits_as_a_tie(fresh_db):
+    """x (8.008000000000001, 2.5025 USD/chip-h) and y (8.008, 3.0): the same 8.008 computed in two orders. Compared as
+    doubles y beats x (a lower outcome though dearer); on outcome_key they tie and neither beats the other; z (9.0,
+    1.0) is beaten by both (9 > 8.008, 1.0 < 2.5025 and < 3.0) -> x 1, y 1, z 0."""
+    fresh_db.execute("create temp table cands as select * from (values ('w', 'x', 8.008000000000001, 2.5025), "
+                     "('w', 'y', 8.008, 3.0), ('w', 'z', 9.0, 1.0)) "
+                     "as t(workload_id, candidate_id, outcome_value, usd_per_chip_hour)")
+    assert fresh_db.execute("select candidate_id, reversals from reversal_counts('cands') order by 1").fetchall() == [
+        ("x", 1), ("y", 1), ("z", 0)]
 
 
 def test_reversal_counts_give_one_row_per_candidate_even_if_it_comes_twice(fresh_db):

@@ -41,7 +41,8 @@ picks as (
         -- a split whose communication the estimate does not charge (and its chips, which the page names)
         rankings.price_unverified, rankings.split_uncharged, rankings.chips
     from rankings
-    qualify row_number() over (partition by workload_id order by outcome_value, usd_per_chip_hour, candidate_id) = 1
+    qualify row_number() over (partition by workload_id
+                               order by outcome_key(outcome_value), usd_per_chip_hour, candidate_id) = 1
 ),
 
 self_hosted as (

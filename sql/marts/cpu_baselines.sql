@@ -27,14 +27,16 @@ picks as (
     -- the same order as marts.decisions: lowest outcome, then chip-hour price, then candidate id
     select *, count(*) over (partition by workload_id) as ranked_candidates
     from rankings
-    qualify row_number() over (partition by workload_id order by outcome_value, usd_per_chip_hour, candidate_id) = 1
+    qualify row_number() over (partition by workload_id
+                               order by outcome_key(outcome_value), usd_per_chip_hour, candidate_id) = 1
 ),
 
 cpu_ranked as (
     select *
     from rankings
     where family = 'cpu'
-    qualify row_number() over (partition by workload_id order by outcome_value, usd_per_chip_hour, candidate_id) = 1
+    qualify row_number() over (partition by workload_id
+                               order by outcome_key(outcome_value), usd_per_chip_hour, candidate_id) = 1
 ),
 
 cpu_excluded as (

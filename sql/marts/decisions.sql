@@ -16,11 +16,13 @@ with rankings as (
 ordered as (
     select
         *,
-        -- the same order as the report tables and rank_history.is_pick
-        row_number() over (partition by workload_id order by outcome_value, usd_per_chip_hour, candidate_id)
+        -- the same order as the report tables and rank_history.is_pick (outcomes compared on outcome_key)
+        row_number() over (partition by workload_id
+                           order by outcome_key(outcome_value), usd_per_chip_hour, candidate_id)
             as outcome_order,
         -- what a ranking by the hourly price would pick: the cheapest chip-hour, its best candidate
-        row_number() over (partition by workload_id order by usd_per_chip_hour, outcome_value, candidate_id)
+        row_number() over (partition by workload_id
+                           order by usd_per_chip_hour, outcome_key(outcome_value), candidate_id)
             as chip_hour_order
     from rankings
 ),
@@ -112,7 +114,8 @@ decided as (
         picks.highest_zone_usd_per_hour as pick_highest_zone_usd_per_hour,
         picks.outcome_at_highest_zone as pick_outcome_at_highest_zone,
         -- priced at its dearest zone, the pick would still cost less than the runner-up
-        picks.outcome_at_highest_zone < runners_up.outcome_value as pick_leads_at_highest_zone,
+        outcome_key(picks.outcome_at_highest_zone) < outcome_key(runners_up.outcome_value)
+            as pick_leads_at_highest_zone,
         -- on reclaimable capacity, what the pick's reclaims cost and the rate they rest on
         picks.interruption_overhead as pick_interruption_overhead,
         picks.expected_interruptions as pick_expected_interruptions,

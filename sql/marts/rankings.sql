@@ -70,10 +70,13 @@ candidates as (
 ranked as (
     select
         *,
-        rank() over (partition by workload_id order by outcome_value) as outcome_rank,
+        -- outcomes equal to 12 significant digits share a rank (outcome_key, sql/macros.sql): one cost computed in
+        -- two orders differs in its last bits
+        rank() over (partition by workload_id order by outcome_key(outcome_value)) as outcome_rank,
         rank() over (partition by workload_id order by usd_per_chip_hour) as chip_hour_rank,
         -- the workload's pick, the reports' first row: lowest outcome, then lowest chip-hour price, then candidate id
-        row_number() over (partition by workload_id order by outcome_value, usd_per_chip_hour, candidate_id) = 1
+        row_number() over (partition by workload_id
+                           order by outcome_key(outcome_value), usd_per_chip_hour, candidate_id) = 1
             as is_pick
     from candidates
     -- no figure for the workload's objective (energy, on a chip that publishes no power): excluded, not ranked last
