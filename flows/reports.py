@@ -168,9 +168,11 @@ def _range_or_figure(r: dict) -> str:
 
 
 def _training_rows(ranking: list[dict], costs: dict[str, dict]) -> tuple[list[str], list[list[str]]]:
+    # the precision each row trained at, as the serving tables give it: a measured result's may not be the one the
+    # workload asks (MLPerf gpt3 on H100 at fp8, TPU v5p at int8); none where the benchmark declares none
     headers = ["rank", "offer", "accelerator x count", "cloud / region", "term", "USD per chip-hour",
-               "chip-hour rank", "chips", "time to train", OUTCOME_LABELS[ranking[0]["outcome_metric"]], "likely range",
-               "energy (kWh)", "basis", "price source (as of)", "benchmark or assumption (as of)"]
+               "chip-hour rank", "precision", "chips", "time to train", OUTCOME_LABELS[ranking[0]["outcome_metric"]],
+               "likely range", "energy (kWh)", "basis", "price source (as of)", "benchmark or assumption (as of)"]
     rows = []
     for r in ranking:
         # the wall clock a completed run takes, the rework after its reclaims included (as its USD counts it)
@@ -179,7 +181,7 @@ def _training_rows(ranking: list[dict], costs: dict[str, dict]) -> tuple[list[st
         rows.append([
             str(r["outcome_rank"]), _offer(r), f"{r['accelerator_id']} x {r['accelerator_count']}",
             f"{r['cloud']} / {r['region']}", r["pricing_term"], usd(r["usd_per_chip_hour"]), str(r["chip_hour_rank"]),
-            f"{count(int(r['chips']))} ({plural(r['instances'], 'instance')})",
+            _precision(r), f"{count(int(r['chips']))} ({plural(r['instances'], 'instance')})",
             time_to_train(minutes) + redone, usd(r["outcome_value"]),
             likely_range(r), _energy(costs.get(r["candidate_id"], {}).get("energy_kwh")), r["basis"],
             price_source(r), benchmark_label(r),
@@ -216,6 +218,12 @@ def _inference_rows(ranking: list[dict], costs: dict[str, dict], offline: bool) 
     return headers, rows
 
 
+def _precision(r: dict) -> str:
+    """A row's precision, as the Top 10 and the training Full ranking write it: "not declared" where its benchmark
+    declares none (MLPerf Training's), said, not guessed."""
+    return r["precision"] or "not declared"
+
+
 def likely_range(r: dict) -> str:
     """An estimate's error band from the back-test, as `low to high`; a measured row (no band) gets a dash. A calibrated
     row whose factor no leave-one-out comparison tested (band_untested) says so beside it."""
@@ -228,7 +236,7 @@ def likely_range(r: dict) -> str:
 def _top_rows(ranking: list[dict]) -> list[list[str]]:
     # a row without a precision is a result whose benchmark declares none (MLPerf Training's): said, not guessed
     return [[str(r["outcome_rank"]), f"{_offer(r)} ({r['region']})", r["pricing_term"],
-             r["precision"] or "not declared", usd(r["outcome_value"]), likely_range(r), str(r["chip_hour_rank"]),
+             _precision(r), usd(r["outcome_value"]), likely_range(r), str(r["chip_hour_rank"]),
              r["basis"]] for r in ranking[:TOP_ROWS]]
 
 

@@ -57,10 +57,10 @@ def test_the_index_opens_with_a_decision_per_workload_and_the_money_of_the_hourl
     # USD, 804.60 / 531.15 = 1.51x; an uncalibrated Trainium estimate, its likely range is the training back-test's
     # uncalibrated cost ratios (every family's: Trainium has none), 804.60 x 0.582533 = 468.71 to 804.60 x 1.025459 =
     # 825.08, whose low end is below the pick's high end 848.08 (and its 531.15): it may be the cheaper one
-    assert _ranking_row(gpt3, 1, "gcp tpu-v6e-8", "spot")[9:11] == ["531.15", "338.17 to 848.08"]
-    assert _ranking_row(gpt3, 2, "aws p5.48xlarge", "spot")[9] == "560.62"
+    assert _ranking_row(gpt3, 1, "gcp tpu-v6e-8", "spot")[10:12] == ["531.15", "338.17 to 848.08"]
+    assert _ranking_row(gpt3, 2, "aws p5.48xlarge", "spot")[10] == "560.62"
     trn1 = _ranking_row(gpt3, 4, "aws trn1.32xlarge", "spot")
-    assert (trn1[5], trn1[6], trn1[9], trn1[10]) == ("0.152", "1", "804.60", "468.71 to 825.08")
+    assert (trn1[5], trn1[6], trn1[10], trn1[11]) == ("0.152", "1", "804.60", "468.71 to 825.08")
     assert TRAINING_DECISION in index
     # llama2-70b-chat: a3-highgpu-8g on demand 604.18 USD per million successful requests; the cheapest chip-hour,
     # inf2.48xlarge on demand at 1.082 USD, serves it for 1,639.05: 1,639.05 - 604.18 = +1,034.87; 1,639.05 / 604.18
@@ -126,10 +126,10 @@ def test_the_decision_says_where_and_as_of_when_its_prices_and_benchmarks_are(fl
     assert ("Runner-up aws p5.48xlarge (us-east-1, spot, fp8, measured): 560.62 (price from aws_spot as of "
             "2026-11-20; benchmark as of 2024-06-12), 5.5% more.") in decision
     pick, runner_up = _ranking_row(page, 1, "gcp tpu-v6e-8", "spot"), _ranking_row(page, 2, "aws p5.48xlarge", "spot")
-    assert pick[13] == "gcp_billing (2026-10-01)" and runner_up[13] == "aws_spot (2026-11-20)"
-    assert runner_up[14] == "MLPerf Training gpt3: NVIDIA Eos_n64 (512 chips) (2024-06-12)"
+    assert pick[-2] == "gcp_billing (2026-10-01)" and runner_up[-2] == "aws_spot (2026-11-20)"
+    assert runner_up[-1] == "MLPerf Training gpt3: NVIDIA Eos_n64 (512 chips) (2024-06-12)"
     # the calibrated pick's label names the date once, in its own words (not again as "(2026-11-01)" at its end)
-    assert pick[14] == ("calibrated MFU 0.475 (family default 0.45 x 1.05 fitted from 3 published MFU results of "
+    assert pick[-1] == ("calibrated MFU 0.475 (family default 0.45 x 1.05 fitted from 3 published MFU results of "
                         "tpu-v6e as of 2026-11-01 (newest)), 0.395 effective at 64 instances; no network figure for "
                         "tpu-v6e-8: flat 0.97 per doubling of 64 instances (declared)")
     # llama31-70b-pretrain-15t: the pick is scaled from the published tpu-v6e throughput of published_training.csv
@@ -440,11 +440,11 @@ def test_one_page_writes_one_quantity_one_way(flow_run):
     # chip-hours; p5 spot: 61,874.97 min / 60 = 1,031.25 h, "1,031 h"
     assert ("the run takes 2,167,431 chip-hours (4,096 chips x 529 h) against 4,223,998 (4,096 x 1,031 h)."
             in pretrain)
-    assert _ranking_row(pretrain, 2, "aws p6-b200.48xlarge", "spot")[7:9] == [
+    assert _ranking_row(pretrain, 2, "aws p6-b200.48xlarge", "spot")[8:10] == [
         "4,096 (512 instances)", "529 h (10.52% redone)"]
     # (tpu-v5p-8 on demand, "4,096 (1,024 instances)", is past the deadline since its int8 MLPerf runs are estimated
     # at int8: 2,365 h of 2,160)
-    assert _ranking_row(pretrain, 20, "aws p5.4xlarge", "on_demand")[7] == "4,096 (4,096 instances)"
+    assert _ranking_row(pretrain, 20, "aws p5.4xlarge", "on_demand")[8] == "4,096 (4,096 instances)"
     # gpt3: trn1.32xlarge spot 620.83 min = 10.347 h, "10.3 h" as in the table (was "620.83 min")
     gpt3 = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
     assert "the run takes 438 chip-hours (512 chips x 51.33 min) against 5,298 (512 x 10.3 h)." in gpt3
@@ -455,6 +455,19 @@ def test_one_page_writes_one_quantity_one_way(flow_run):
     # b200 on demand against trn1.32xlarge: 14.24 / 1.344 = 10.595, "10.6x" (was "11x" beside "8.43x")
     assert "costs 10.6x as much per chip-hour as **aws trn1.32xlarge**" in (
         flow_run.reports / "llama31-405b-chat.md").read_text()
+
+
+def test_a_training_pages_full_ranking_gives_each_rows_precision(flow_run):
+    """As the serving tables do: gpt3-175b-pretrain asks bf16, and its rank 2, p5.48xlarge spot, is MLPerf Training's
+    gpt3 result of NVIDIA Eos_n64, measured at the fp8 its submission trained at (models.yaml trained_at); rank 1,
+    tpu-v6e-8 spot, is calibrated at bf16; MLPerf's llama2_70b_lora declares no precision: "not declared"."""
+    gpt3 = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
+    header = _ranking_row(gpt3.replace("| rank | offer |", "| 0 | header |"), 0, "header", "term")
+    assert header[6:9] == ["chip-hour rank", "precision", "chips"]
+    assert _ranking_row(gpt3, 1, "gcp tpu-v6e-8", "spot")[7] == "bf16"
+    assert _ranking_row(gpt3, 2, "aws p5.48xlarge", "spot")[7] == "fp8"
+    lora = (flow_run.reports / "llama2-70b-lora-finetune.md").read_text()
+    assert _ranking_row(lora, 1, "aws p5.48xlarge", "spot")[7] == "not declared"
 
 
 def test_a_rows_label_writes_its_counts_thousands_separated(flow_run):
@@ -477,8 +490,8 @@ def test_the_lora_pages_energy_tells_h100_from_h200(flow_run):
     # 28.1686 min / 60 = 0.469476 h x 8 x 0.7 kW x 1.2 = 3.1549 kWh -> "3.15"; H200 (24.6892 min) on demand:
     # 0.411486 h x 8 x 0.7 x 1.2 = 2.7652 kWh -> "2.77" (both were "3", a 14% difference lost)
     page = (flow_run.reports / "llama2-70b-lora-finetune.md").read_text()
-    assert _ranking_row(page, 1, "aws p5.48xlarge", "spot")[11] == "3.15"
-    assert _ranking_row(page, 9, "aws p5en.48xlarge", "on_demand")[11] == "2.77"
+    assert _ranking_row(page, 1, "aws p5.48xlarge", "spot")[12] == "3.15"
+    assert _ranking_row(page, 9, "aws p5en.48xlarge", "on_demand")[12] == "2.77"
 
 
 def test_a_run_of_tens_of_hours_shows_its_time_to_train_to_three_figures(flow_run):
@@ -487,11 +500,11 @@ def test_a_run_of_tens_of_hours_shows_its_time_to_train_to_three_figures(flow_ru
     # 3.4048e16 FLOP/s) = 37,006.6 s = 616.78 min = 10.2796 h: "10.3 h" on demand (was "10 h", 2.7% short); on spot
     # its 32 instances redo 32 x 0.2 / 730 x 0.75 = 0.6575%: 10.2796 x 1.006575 = 10.3472 h, "10.3 h"
     page = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
-    assert _ranking_row(page, 4, "aws trn1.32xlarge", "spot")[8] == "10.3 h (0.66% redone)"
-    assert _ranking_row(page, 31, "aws trn1.32xlarge", "on_demand")[8] == "10.3 h"
+    assert _ranking_row(page, 4, "aws trn1.32xlarge", "spot")[9] == "10.3 h (0.66% redone)"
+    assert _ranking_row(page, 31, "aws trn1.32xlarge", "on_demand")[9] == "10.3 h"
     # tpu-v6e-8 on demand (rank 7) of llama31-70b-pretrain-15t: 1,196.94 h, whole hours as before
     page = (flow_run.reports / "llama31-70b-pretrain-15t.md").read_text()
-    assert _ranking_row(page, 7, "gcp tpu-v6e-8", "on_demand")[8] == "1,197 h"
+    assert _ranking_row(page, 7, "gcp tpu-v6e-8", "on_demand")[9] == "1,197 h"
 
 
 def test_a_spot_pick_says_what_its_reclaims_cost_and_its_time_to_train_counts_the_rework(flow_run):
@@ -506,8 +519,8 @@ def test_a_spot_pick_says_what_its_reclaims_cost_and_its_time_to_train_counts_th
             "assumed). Runner-up ") in decision
     # the time to train is the completed run's, rework included (its USD counts it): 1,196.94 h x 1.105205 =
     # 1,322.86 h; the same offer on demand redoes nothing: 1,197 h
-    assert _ranking_row(page, 1, "gcp tpu-v6e-8", "spot")[8] == "1,323 h (10.52% redone)"
-    assert _ranking_row(page, 7, "gcp tpu-v6e-8", "on_demand")[8] == "1,197 h"
+    assert _ranking_row(page, 1, "gcp tpu-v6e-8", "spot")[9] == "1,323 h (10.52% redone)"
+    assert _ranking_row(page, 7, "gcp tpu-v6e-8", "on_demand")[9] == "1,197 h"
     # offline work on spot: a reclaim of the unit's one instance costs a 0.25 h restart: 1 x 0.2 / 730 x 0.25 =
     # 0.0000685, 0.0068% of its hours (AWS's own rate: the Spot Instance Advisor's top band)
     batch = (flow_run.reports / "llama2-70b-batch.md").read_text()
@@ -751,8 +764,8 @@ def test_a_calibrated_row_whose_factor_comes_from_one_setup_says_its_range_is_no
     assert g6e[14] == "822.61 to 1,289.48 (not back-tested: factor from one setup)"
     # a tested calibration (the TPU v6e's, 3 setups) and an estimate keep their range alone
     gpt3 = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
-    assert _ranking_row(gpt3, 1, "gcp tpu-v6e-8", "spot")[10] == "338.17 to 848.08"
-    assert _ranking_row(gpt3, 4, "aws trn1.32xlarge", "spot")[10] == "468.71 to 825.08"
+    assert _ranking_row(gpt3, 1, "gcp tpu-v6e-8", "spot")[11] == "338.17 to 848.08"
+    assert _ranking_row(gpt3, 4, "aws trn1.32xlarge", "spot")[11] == "468.71 to 825.08"
     estimates = (flow_run.reports / "estimates.md").read_text()
     assert "| serving | l40s-48gb | bf16 (fp16 results) | llama-2-70b | 3.61 | 2 (1; not back-tested) |" in estimates
     assert "| serving | mi300x-192gb | fp8 | llama-2-70b | 1.43 | 4 (2) |" in estimates
