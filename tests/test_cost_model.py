@@ -129,7 +129,7 @@ def test_a_calibrated_mfu_says_what_it_comes_to_after_the_flat_loss_between_inst
                                       "for p5.48xlarge: flat 0.95 per doubling of 32 instances (declared)")
 
 
-V6E_8B = "MaxText on TPU v6e x 256 (FACTS.md, Published training throughput)"
+V6E_8B = "MaxText on TPU v6e x 256 (AI-Hypercomputer/maxtext, docs/reference/models/tiering.md, Trillium Gold)"
 
 
 def test_a_published_throughput_scales_as_the_mfu_6_x_n_implies_not_the_mfu_the_source_states(fresh_db, catalog,
