@@ -400,13 +400,57 @@ def _offer_coverage(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> list[list
     return [[family, cloud, count(int(r)), count(int(e)), count(int(u))] for family, cloud, r, e, u in rows]
 
 
+# What a workload's energy figures assume, under its Full ranking: the facility PUE and (serving) the share of TDP a
+# chip draws, as catalog.family_defaults declares them for the families of its ranked rows that use them (TDP rows;
+# MLPerf power rows take the PUE alone), and how many rows are on another basis (a site's declared power, none)
+ENERGY_BASES_SQL = """
+    select rankings.workload_id, accelerators.family, defaults.pue, defaults.serving_load_factor,
+           coalesce(serving.energy_basis, case when training.energy_usd is not null then 'site'
+                                               when training.energy_kwh is not null then 'tdp' end) as energy_basis,
+           count(*) as rows
+    from marts.rankings as rankings
+    inner join catalog.accelerators as accelerators using (accelerator_id)
+    inner join catalog.family_defaults as defaults on defaults.family = accelerators.family
+    left join marts.training_costs as training using (as_of, candidate_id)
+    left join marts.inference_costs as serving using (as_of, candidate_id)
+    where rankings.as_of = ?
+    group by all order by all"""
+
+
+def _grouped(rows: list[dict], column: str) -> list[dict]:
+    """One declared figure of family_defaults (written as the energy labels write it, 1.2) with the families that
+    declare it, largest figure first: [{"value": "1.2", "families": ["gpu", "trainium"]}, ...]."""
+    by_value: dict[float, list[str]] = {}
+    for r in rows:
+        families = by_value.setdefault(r[column], [])
+        if r["family"] not in families:
+            families.append(r["family"])
+    return [{"value": f"{value:g}", "families": families} for value, families in sorted(by_value.items(), reverse=True)]
+
+
+def _energy_bases(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, dict]:
+    """Each workload's energy basis (workload id -> a dict): the PUE of the families whose rows use a declared one
+    (TDP and MLPerf power rows), the serving load factor of those with TDP rows, and the rows on a site's own power,
+    measured power and none."""
+    found: dict[str, list[dict]] = {}
+    for r in fetch_dicts(con, ENERGY_BASES_SQL, [as_of]):
+        found.setdefault(r["workload_id"], []).append(r)
+    return {workload_id: {
+        "pue": _grouped([r for r in rows if r["energy_basis"] in ("tdp", "measured")], "pue"),
+        "load_factor": _grouped([r for r in rows if r["energy_basis"] == "tdp"], "serving_load_factor"),
+        **{basis: sum(r["rows"] for r in rows if r["energy_basis"] == basis) for basis in ("tdp", "measured", "site")},
+        "none": sum(r["rows"] for r in rows if r["energy_basis"] is None),
+    } for workload_id, rows in found.items()}
+
+
 # The Full ranking table's columns that marts.rankings does not hold, from the workload kind's cost mart: the CSV
-# beside a page carries them after every column of marts.rankings (energy from: energy_basis and power_as_of)
+# beside a page carries them after every column of marts.rankings (energy from: energy_basis and power_as_of), and
+# what each row's energy figure assumes, in words (energy_label), which the page says once under the table
 PAGE_COST_COLUMNS = {
-    "training": ("training_costs", ["energy_kwh"]),
+    "training": ("training_costs", ["energy_kwh", "energy_label"]),
     "inference": ("inference_costs", ["monthly_usd", "provisioned_kwh_per_month", "kwh_per_million_tokens",
                                       "kwh_per_million_successful_requests", "tokens_per_s_per_watt", "energy_basis",
-                                      "power_as_of"]),
+                                      "power_as_of", "energy_label"]),
 }
 
 
@@ -475,6 +519,7 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
     bases = fetch_dicts(con, "select distinct workload_id, family, basis from marts.rankings where as_of = ?", [as_of])
     reversals, utilization = reversal_pairs(con, as_of), _utilization(con, as_of, workloads)
     exclusions, precision_aliases = _excluded(con, as_of), _precision_aliases(con, as_of)
+    energy_bases = _energy_bases(con, as_of)
     decisions = {d["workload_id"]: d for d in fetch_dicts(
         con, "select * from marts.decisions where as_of = ?", [as_of])}
     api_comparisons: dict[str, list[dict]] = {}
@@ -568,6 +613,7 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
                 and best_costs.get("training_usd") is not None else None,
                 "basis_by_family": _basis_by_family([b for b in bases if b["workload_id"] == workload_id]),
                 "full_headers": headers, "full_rows": rows, "listed": len(listed),
+                "energy": energy_bases.get(workload_id),
             }
         pages[f"{workload_id}.md"] = MARKDOWN.get_template("workload.md.j2").render(page)
 

@@ -870,9 +870,10 @@ def test_the_csv_beside_a_page_has_the_rows_of_the_warehouse_ranking(flow_run):
             written = pl.read_csv(flow_run.reports / f"{workload_id}.csv", infer_schema_length=None)
             # every column of marts.rankings, then the page table's from the cost mart
             assert written.columns == ranking.columns + (
-                ["energy_kwh"] if workload_id == "gpt3-175b-pretrain" else
+                ["energy_kwh", "energy_label"] if workload_id == "gpt3-175b-pretrain" else
                 ["monthly_usd", "provisioned_kwh_per_month", "kwh_per_million_tokens",
-                 "kwh_per_million_successful_requests", "tokens_per_s_per_watt", "energy_basis", "power_as_of"])
+                 "kwh_per_million_successful_requests", "tokens_per_s_per_watt", "energy_basis", "power_as_of",
+                 "energy_label"])
             assert written["candidate_id"].to_list() == ranking["candidate_id"].to_list()
             assert written["outcome_value"].to_list() == ranking["outcome_value"].to_list()
             assert written["outcome_rank"].to_list() == ranking["outcome_rank"].to_list()
@@ -950,6 +951,46 @@ def test_a_services_provisioned_energy_is_its_instances_month_at_the_energy_colu
     written = dict(zip(csv["candidate_id"], csv["provisioned_kwh_per_month"], strict=True))
     assert written[mi300x["candidate_id"]] == pytest.approx(7358.4, rel=1e-12)
     assert written[b300["candidate_id"]] is None
+
+
+def test_a_workload_page_says_what_its_energy_figures_assume(flow_run, tmp_path):
+    # under the Full ranking, once a page: a training run's chips at their full TDP, a service's at TDP x the load
+    # factor, both x the family's PUE (catalogs/accelerators.yaml family_defaults: gpu 1.2, tpu 1.1, load 0.7), and
+    # tokens/s per watt before PUE: the same H100 is 700 W on a training page and 700 x 0.7 = 490 W on a serving one
+    gpt3 = (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
+    # its 52 ranked rows: 26 GPU + 1 TPU v6e with a TDP (27), 25 without one (TPU v5p, Trainium, CPU...)
+    assert ("The energy (kWh) is the completed run's, rework included: each chip at its full TDP "
+            "(catalogs/accelerators.yaml) for the whole run (27 rows); x the facility PUE of its family, 1.2 for gpu, "
+            "1.1 for tpu (catalogs/accelerators.yaml family_defaults, declared); no figure where the chip's power is "
+            "not published (25 rows). Each row's basis in words: `energy_label`, in "
+            "[gpt3-175b-pretrain.csv](gpt3-175b-pretrain.csv) and `marts.training_costs`.") in gpt3
+    small = (flow_run.reports / "llama31-8b-chat-small.md").read_text()
+    assert ("The energy (kWh) counts the work at full load: each chip at TDP x the load factor of its family, 0.7 for "
+            "gpu and tpu, where no MLPerf power result of the chip, model, scenario and precision exists (29 rows; a "
+            "training page counts the full TDP); x the facility PUE of its family, 1.2 for gpu, 1.1 for tpu "
+            "(catalogs/accelerators.yaml family_defaults, declared); no figure where the chip's power is not published "
+            "(24 rows). Tokens/s per watt divides by the same power before PUE (at the chips, for a TDP row).") in small
+    # the batch workload has MLPerf power results of its own: their system power, at the wall
+    batch = (flow_run.reports / "llama2-70b-batch.md").read_text()
+    assert ("(38 rows; a training page counts the full TDP); else the MLPerf result's system power, at the wall "
+            "(5 rows); x the facility PUE of its family, 1.2 for gpu") in batch
+    # the CSV carries each row's basis in words, as the mart writes it
+    for name, kind in (("gpt3-175b-pretrain", "training"), ("llama31-8b-chat-small", "inference")):
+        csv = pl.read_csv(flow_run.reports / f"{name}.csv", infer_schema_length=None)
+        assert csv.columns[-1] == "energy_label" and csv["energy_label"].null_count() == 0
+    csv = pl.read_csv(flow_run.reports / "gpt3-175b-pretrain.csv", infer_schema_length=None)
+    [h100] = csv.filter(pl.col("candidate_id") == "gpt3-175b-pretrain|aws:us-east-1:p5.48xlarge:on_demand|512")[
+        "energy_label"]
+    assert h100 == "TDP 700 W x 512 chips x PUE 1.2"
+    # the figures are the warehouse's, not the template's: a PUE of 1.35 and a load factor of 0.55 declared for GPUs
+    con = open_copy(flow_run.warehouse, tmp_path / "w.duckdb")
+    try:
+        con.execute("update catalog.family_defaults set pue = 1.35, serving_load_factor = 0.55 where family = 'gpu'")
+        pages = reports.render(con, AS_OF)
+    finally:
+        discard(con)
+    assert "x the facility PUE of its family, 1.35 for gpu, 1.1 for tpu (" in pages["gpt3-175b-pretrain.md"]
+    assert "the load factor of its family, 0.7 for tpu, 0.55 for gpu, where" in pages["llama31-8b-chat-small.md"]
 
 
 def test_a_services_energy_column_says_it_counts_the_work_at_full_load_not_idle(flow_run):
