@@ -40,7 +40,7 @@ from flows.report_templates import (
     link,
     price_source,
 )
-from flows.warehouse import fetch_dicts
+from flows.warehouse import RAW_TABLES, fetch_dicts
 
 TOP_ROWS = 10  # rows of the short table at the top of a workload page
 # A workload page stays one a person reads at any market size (the bench's 35,000 offers made pages of 17 MB, with
@@ -476,6 +476,28 @@ def _extra_cost(decision: dict | None) -> str:
     return f"{signed_usd(decision['chip_hour_pick_extra_usd'])} ({ratio(decision['chip_hour_pick_ratio'])}{unsettled})"
 
 
+# The dates of the rows each source's load put before the models (its used run's landed rows, a stale or reused
+# source's included): ops.source_loads keeps the newest file's alone (data_as_of), while a source of several files
+# dated apart prices some offers from its oldest (azure_retail: six files, 2026-07-30 to 2026-09-27)
+DATA_DATES_SQL = f"""
+    select loads.source_id, min(landed.data_as_of) as oldest, max(landed.data_as_of) as newest
+    from ops.source_loads as loads
+    inner join ({" union all ".join(f"select source_id, run_id, data_as_of from raw.{t}" for t in RAW_TABLES)})
+        as landed
+        on landed.source_id = loads.source_id and landed.run_id = loads.used_run_id
+    where loads.as_of = ?
+    group by loads.source_id"""
+
+
+def _data_as_of(load: dict, dates: dict[str, tuple]) -> str:
+    """A source's data date for the index's Sources table: the range of its landed rows' dates where they differ
+    ("2026-07-30 to 2026-09-27"), else the one date; the load's own (its newest file's) where no row is kept."""
+    oldest, newest = dates.get(load["source_id"], (None, None))
+    if oldest is None:
+        return str(load["data_as_of"] or "—")
+    return str(oldest) if oldest == newest else f"{oldest} to {newest}"
+
+
 def _source_status(load: dict) -> str:
     if load["status"] != "stale":
         return load["status"]
@@ -534,6 +556,8 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
     cpu_baselines = {b["workload_id"]: b for b in fetch_dicts(
         con, "select * from marts.cpu_baselines where as_of = ?", [as_of])}
     loads = fetch_dicts(con, "select * from ops.source_loads where as_of = ? order by source_id", [as_of])
+    data_dates = {source_id: (oldest, newest) for source_id, oldest, newest in con.execute(
+        DATA_DATES_SQL, [as_of]).fetchall()}
     # a price whose source this run could not refresh is its last good load's: said beside it and on a pick
     stale = {r["source_id"]: r for r in loads if r["status"] == "stale"}
     for r in rankings:
@@ -642,7 +666,7 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
                       if r.get("reused_from")],
         workload_rows=workload_rows, **offer_counts,
         coverage_rows=_offer_coverage(con, as_of),
-        source_rows=[[r["source_id"], r["kind"], _source_status(r), str(r["data_as_of"] or "—"), count(r["files"]),
+        source_rows=[[r["source_id"], r["kind"], _source_status(r), _data_as_of(r, data_dates), count(r["files"]),
                       count(r["rows_in"]), count(r["rows_landed"]), count(r["rows_quarantined"]), r["error"] or "—"]
                      for r in loads],
         quarantine=_quarantine_groups(quarantined))

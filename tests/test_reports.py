@@ -555,6 +555,27 @@ def test_a_service_on_spot_says_it_pays_for_a_spare_unit_and_a_flat_rework_says_
     assert "On spot, fewer than 0.0001 reclaims are expected and 0.02% of the run is redone (" in str(decision(short))
 
 
+def test_the_index_gives_the_dates_of_the_rows_each_source_landed_oldest_to_newest(flow_run, tmp_path):
+    index = (flow_run.reports / "index.md").read_text()
+    # azure_retail's six files (catalogs/sources.yaml): eastus.page-cpu.json of 2026-07-30 the oldest, eastus2.page-1
+    # and eastus.page-mi300x of 2026-09-27 the newest; ops.source_loads keeps only the newest (its data_as_of)
+    assert "| azure_retail | azure_retail | landed | 2026-07-30 to 2026-09-27 | 6 | 15 | 15 | 0 | — |" in index
+    # MLPerf Training's v4.0 (2024-06-12) and v5.0 (2025-06-04) files; a source whose rows share one date: that date
+    assert "| mlperf_training_snapshot | mlperf_training | landed | 2024-06-12 to 2025-06-04 | 2 |" in index
+    assert "| aws_spot | aws_spot | landed | 2026-11-20 | 3 |" in index
+    # a stale source reads its last good run's rows: their dates; a load with no row kept says its own date, never a
+    # blank (the rows of azure_retail gone: its newest file's 2026-09-27)
+    con = open_copy(flow_run.warehouse, tmp_path / "w.duckdb")
+    try:
+        con.execute("update ops.source_loads set status = 'stale', stale_since = as_of where source_id = 'aws_spot'")
+        con.execute("delete from raw.azure_retail")
+        index = reports.render(con, AS_OF)["index.md"]
+    finally:
+        discard(con)
+    assert "| azure_retail | azure_retail | landed | 2026-09-27 | 6 |" in index
+    assert f"| aws_spot | aws_spot | stale, last loaded by the run of {AS_OF} | 2026-11-20 | 3 |" in index
+
+
 def test_the_index_quotes_for_its_estimated_picks_the_error_of_their_own_kind_of_estimate(flow_run):
     index = (flow_run.reports / "index.md").read_text()
     # the snapshot's estimated picks (MI300X for llama31-405b-chat and llama31-8b-chat-large, inf2 for
