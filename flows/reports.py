@@ -48,8 +48,11 @@ TOP_ROWS = 10  # rows of the short table at the top of a workload page
 # all of it is (the workload's CSV and marts.rankings, or marts.excluded_candidates).
 RANKING_ROWS_LISTED = 100  # rows of the Full ranking table
 EXCLUSION_REASONS_LISTED = 60  # reasons under Excluded
-EXCLUDED_OFFERS_LISTED = 60  # offers named for one reason before "and N more" (offers that read alike: one name)
-NOTHING_EXCLUDED = (0, [], {"reasons": 0, "candidates": 0})
+# offers named for one reason before "and N more" (offers that read alike: one name): a reason that excludes more
+# gives their number and its first few, and the page gives the query that lists them all (2,378 characters of 51 names
+# in one cell was not read)
+EXCLUDED_OFFERS_LISTED = 5
+NOTHING_EXCLUDED = (0, [], {"reasons": 0, "candidates": 0, "offers_cut": False})
 REVERSALS_LISTED = 5  # pairs under "Where the hourly price disagrees"
 API_RANGES_LISTED = 4  # traffic ranges where self-hosting beats a hosted API, before "in N more ranges"
 CHANGES_LISTED = 8  # lines of one kind of change shown before "and N more"
@@ -330,22 +333,30 @@ def _excluded(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, tuple
                 group by workload_id, exclusion_reason, offer, precision
             )
             select workload_id, exclusion_reason, sum(candidates) as candidates, count(*) as labels,
+                   any_value(reason_offers) as offers,
                    list(offer || coalesce(' (' || nullif(concat_ws(', ', precision, case when offers > 1
                                                                         then offers || ' offers' end), '') || ')', '')
                         order by first)
                        [1:$offers_listed] as listed
-            from named group by all order by workload_id, exclusion_reason""",
+            from named
+            inner join (select workload_id, exclusion_reason, count(distinct offer_id) as reason_offers
+                        from marts.excluded_candidates where as_of = $as_of group by all) using (workload_id,
+                                                                                               exclusion_reason)
+            group by workload_id, exclusion_reason order by workload_id, exclusion_reason""",
             {"as_of": as_of, "offers_listed": EXCLUDED_OFFERS_LISTED}):
         reasons.setdefault(r["workload_id"], []).append(r)
     found = {}
     for workload_id, mine in reasons.items():
         mine.sort(key=lambda r: _figures_as_numbers(r["exclusion_reason"]))
-        rows = [[r["exclusion_reason"], ", ".join(r["listed"]) + (f", and {count(r['labels'] - len(r['listed']))} more"
-                                                                   if r["labels"] > len(r["listed"]) else "")]
-                for r in mine[:EXCLUSION_REASONS_LISTED]]
+        listed = mine[:EXCLUSION_REASONS_LISTED]
+        rows = [[r["exclusion_reason"], (f"{plural(r['offers'], 'offer')}, the first: " if r["labels"] > len(r["listed"])
+                                         else "") + ", ".join(r["listed"])
+                 + (f", and {count(r['labels'] - len(r['listed']))} more" if r["labels"] > len(r["listed"]) else "")]
+                for r in listed]
         left_out = mine[EXCLUSION_REASONS_LISTED:]
         found[workload_id] = (int(sum(r["candidates"] for r in mine)), rows,
-                              {"reasons": len(left_out), "candidates": int(sum(r["candidates"] for r in left_out))})
+                              {"reasons": len(left_out), "candidates": int(sum(r["candidates"] for r in left_out)),
+                               "offers_cut": any(r["labels"] > len(r["listed"]) for r in listed)})
     return found
 
 
@@ -611,7 +622,8 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
         excluded, excluded_rows, excluded_left_out = exclusions.get(workload_id, NOTHING_EXCLUDED)
         cpu_baseline = cpu_baselines.get(workload_id)
         page = {"w": w, "ranking": ranking, "ranked": ranked, "excluded": excluded, "excluded_rows": excluded_rows,
-                "excluded_left_out": excluded_left_out, **common, "cpu_baseline": cpu_baseline,
+                "excluded_left_out": excluded_left_out, "offers_listed": EXCLUDED_OFFERS_LISTED,
+                **common, "cpu_baseline": cpu_baseline,
                 "precisions": precision_aliases.get(workload_id),
                 "cpu_label": OUTCOME_LABELS.get(cpu_baseline["outcome_metric"]) if cpu_baseline else None,
                 "best_changes": [c for c in best_changes if c["workload_id"] == workload_id]}

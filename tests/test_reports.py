@@ -1073,10 +1073,27 @@ def test_a_workload_page_lists_its_ranking_and_exclusions_up_to_its_bounds_and_s
     assert excluded[1:] == [
         table(whole, "Excluded")[1],
         ("| 69 GB of fp8 weights + KV cache need 3 chips of 34.36 GB (90% usable); inf2.8xlarge has 1 | "
-         "aws inf2.8xlarge us-east-1 on_demand (fp8), and 1 more |"),
+         "2 offers, the first: aws inf2.8xlarge us-east-1 on_demand (fp8), and 1 more |"),
         ("| 69 GB of fp8 weights + KV cache need 3 chips of 34.36 GB (90% usable); trn1.2xlarge has 1 | "
-         "aws trn1.2xlarge us-east-1 on_demand (fp8), and 1 more |"),
+         "2 offers, the first: aws trn1.2xlarge us-east-1 on_demand (fp8), and 1 more |"),
     ]
+    # under the table, the query that lists every offer of every reason, the page's as-of date and workload in it
+    assert ("A reason that excludes more than 1 offers names the first 1; every offer of every reason: `hweval query "
+            "\"select exclusion_reason, cloud, region, instance_type, pricing_term, precision, chips from "
+            "marts.excluded_candidates where as_of = '2026-11-30' and workload_id = 'llama2-70b-batch' order by "
+            "all\"`.") in page
+    # at the page's own bound (EXCLUDED_OFFERS_LISTED, 5): the int8 reason's 51 offers, its first 5 named, 51 - 5 = 46
+    # counted; a reason of 2 offers is named whole, without a count
+    int8 = [row for row in table(whole, "Excluded") if row.startswith("| int8 is not among")]
+    assert len(int8) == 1 and int8[0].startswith(
+        "| int8 is not among the precisions the workload lists (bf16, fp8 in workloads.yaml) | 51 offers, the first: "
+        "aws p5.48xlarge eu-north-1 on_demand (int8), aws p5.48xlarge eu-north-1 spot (int8), ")
+    assert int8[0].endswith(", and 46 more |") and int8[0].count(" (int8)") == 5
+    assert table(whole, "Excluded")[2].endswith(
+        "| aws inf2.8xlarge us-east-1 on_demand (fp8), aws inf2.8xlarge us-east-1 spot (fp8) |")
+    assert "A reason that excludes more than 5 offers names the first 5; every offer of every reason" in whole
+    # a page no reason of which excludes more than 5 offers gives no query
+    assert "every offer of every reason" not in (flow_run.reports / "gpt3-175b-pretrain.md").read_text()
     assert len(table(whole, "Excluded")) == 1 + 27
     assert ("94 candidates cannot run this workload; each reason with the offers it excludes:" in page)
     assert ("Not listed here: 24 more reasons (89 candidates); every exclusion is in the warehouse's "
@@ -1106,7 +1123,8 @@ def test_offers_excluded_alike_are_named_once_with_their_number(flow_run, tmp_pa
         discard(con)
     # 94 + 2 candidates; the reason's on_demand offer (2 candidates, 1 offer: no number), then its spot offer and the
     # copy (2 offers under one name)
-    assert candidates == 96 and left_out == {"reasons": 0, "candidates": 0}
+    # (another reason of the page, int8's, names 5 of its 51 offers: the page gives the query for them all)
+    assert candidates == 96 and left_out == {"reasons": 0, "candidates": 0, "offers_cut": True}
     assert [reason, "aws inf2.8xlarge us-east-1 on_demand (bf16), aws inf2.8xlarge us-east-1 spot (bf16, 2 offers)"] \
         in rows
 
