@@ -161,7 +161,7 @@ def test_a_listing_instances_yaml_corrects_says_what_and_why(listed):
     assert offer["usd_per_chip_hour"] == pytest.approx(98.32 / 8) == pytest.approx(12.29)
     assert offer["hardware_basis"] == "listed, corrected in instances.yaml"
     reason = ("Resource SKUs lists 12 GPUs for this size; the ND H100 v5 series has 8 H100 GPUs per VM "
-              "(Azure's size documentation, and FACTS.md's traps)")
+              "(Azure's ND H100 v5 size documentation)")
     assert offer["hardware_note"] == f"accelerator count listed as 12, corrected to 8: {reason}"
     page = pages["offers.md"]
     corrections = page[page.index("Corrections and listings overridden:"):page.index("## Offers whose hardware")]
