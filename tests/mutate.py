@@ -2323,7 +2323,7 @@ MUTATIONS = (
     Mutation("vertex-model-prices-counts-not-logged", "flows/sources/vertex_model_prices.py",
              'log.info("vertex model prices%s: %s"', 'log.debug("vertex model prices%s: %s"', (VERTEX_LOGGED,)),
     Mutation("vertex-volume-first-tier-priced", "flows/sources/vertex_model_prices.py",
-             "        if to_float(start or 0) != 0:", "        if False:",
+             '        if gcp_billing.start_usage(rates[0], f"{rates_where}[0]") != 0:', "        if False:",
              ("tests/test_model_api_prices.py::test_a_vertex_sku_whose_first_tier_starts_above_0_is_not_priced_and_is_"
               "counted",)),
     Mutation("calibrated-training-row-has-no-as-of", "sql/intermediate/int_training_estimates_computed.sql",

@@ -97,6 +97,15 @@ def unit_price_parts(unit_price: dict, where: str) -> tuple[int, int]:
     return units_int, nanos_int
 
 
+def start_usage(rate: dict, where: str) -> float:
+    """A tiered rate's `startUsageAmount` (absent: 0, the first tier's); SourceFormatError where it is no number."""
+    start = rate.get("startUsageAmount") or 0
+    amount = to_float(start)
+    if amount is None:
+        raise SourceFormatError(f"{where}.startUsageAmount: {excerpt(start)} is not a number")
+    return amount
+
+
 def _price(units: int, nanos: int) -> float | None:
     """USD from the API's Money (whole units plus billionths); None when it does not fit a float."""
     whole, part = to_float(units), to_float(nanos)
@@ -126,10 +135,7 @@ def price_rows(page: Any, where: str, *, sku_filter: SkuFilter | None = None) ->
             units_int, nanos_int = unit_price_parts(unit_price, f"{rate_where}.unitPrice")
             # None (the row is quarantined as not a number) when units are too large for a float
             price_usd = _price(units_int, nanos_int)
-            start = rate.get("startUsageAmount") or 0
-            start_usage_amount = to_float(start)
-            if start_usage_amount is None:
-                raise SourceFormatError(f"{rate_where}.startUsageAmount: {excerpt(start)} is not a number")
+            start_usage_amount = start_usage(rate, rate_where)
             for region in regions:
                 yield {
                     "sku_id": sku.get("skuId"),

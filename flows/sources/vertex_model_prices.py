@@ -24,10 +24,8 @@ from flows.sources._common import (
     DEFAULT_LIMITS,
     SourceFormatError,
     SourceLimits,
-    excerpt,
     load_json,
     require,
-    to_float,
 )
 from flows.sources._concurrency import CloudSlots, in_order
 
@@ -82,16 +80,13 @@ def price_rows(page: Any, where: str, *, sku_filter: gcp_billing.SkuFilter | Non
         rates = require(expr, "tieredRates", f"{sku_where}.pricingInfo[0].pricingExpression", list)
         if not rates:
             raise SourceFormatError(f"{rates_where}: empty, expected at least one rate")
-        start = rates[0].get("startUsageAmount") if isinstance(rates[0], dict) else None
-        if to_float(start or 0) is None:
-            raise SourceFormatError(f"{rates_where}[0].startUsageAmount: {excerpt(start)} is not a number")
-        if to_float(start or 0) != 0:  # a volume tier's price, taken for the on-demand one before
+        unit_price = require(rates[0], "unitPrice", f"{rates_where}[0]", dict)
+        if gcp_billing.start_usage(rates[0], f"{rates_where}[0]") != 0:  # a volume tier's price, not on-demand
             count.skip(NO_FIRST_TIER)
             continue
         count.kept += 1
         for _ in rates[1:]:
             count.skip(LATER_TIER)
-        unit_price = require(rates[0], "unitPrice", f"{rates_where}[0]", dict)
         # None (the row is quarantined as not a number) when units are too large for a float
         price = gcp_billing._price(*gcp_billing.unit_price_parts(unit_price, f"{rates_where}[0].unitPrice"))
         api_model, direction = _model_api.split_direction(description, DIRECTION_WORDS)
@@ -100,7 +95,7 @@ def price_rows(page: Any, where: str, *, sku_filter: gcp_billing.SkuFilter | Non
                 units=TOKEN_UNITS, unit=expr.get("usageUnit"), price_text=None if price is None else repr(price),
                 source_ref=sku_where,
                 cloud="gcp", region=region, api_model=api_model, direction=direction, inference_type=None,
-                sku=sku.get("skuId"), rate_code=f"tier {rates[0].get('startUsageAmount') or 0}",
+                sku=sku.get("skuId"), rate_code="tier 0",
                 offer_detail=description, product=category.get("resourceGroup"), feature=category.get("usageType"),
                 term_type=None, currency_code=unit_price.get("currencyCode"),
                 effective_at=pricing[0].get("effectiveTime"))
