@@ -349,15 +349,21 @@ def _excluded(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, tuple
     for workload_id, mine in reasons.items():
         mine.sort(key=lambda r: _figures_as_numbers(r["exclusion_reason"]))
         listed = mine[:EXCLUSION_REASONS_LISTED]
-        rows = [[r["exclusion_reason"], (f"{plural(r['offers'], 'offer')}, the first: " if r["labels"] > len(r["listed"])
-                                         else "") + ", ".join(r["listed"])
-                 + (f", and {count(r['labels'] - len(r['listed']))} more" if r["labels"] > len(r["listed"]) else "")]
-                for r in listed]
+        rows = [[r["exclusion_reason"], _excluded_offers(r)] for r in listed]
         left_out = mine[EXCLUSION_REASONS_LISTED:]
         found[workload_id] = (int(sum(r["candidates"] for r in mine)), rows,
                               {"reasons": len(left_out), "candidates": int(sum(r["candidates"] for r in left_out)),
                                "offers_cut": any(r["labels"] > len(r["listed"]) for r in listed)})
     return found
+
+
+def _excluded_offers(reason: dict) -> str:
+    """A reason's cell of the Excluded table: its offers' names, or, past EXCLUDED_OFFERS_LISTED, their number, the
+    first names and how many more."""
+    more = reason["labels"] - len(reason["listed"])
+    if not more:
+        return ", ".join(reason["listed"])
+    return f"{plural(reason['offers'], 'offer')}, the first: {', '.join(reason['listed'])}, and {count(more)} more"
 
 
 _FIGURE = re.compile(r"(\d[\d,]*(?:\.\d+)?)")
