@@ -467,3 +467,9 @@ select workload_id, candidate_id, coalesce(sum(counted.reversals), 0)::bigint as
 from by_price
 left join counted using (workload_key, place)
 group by workload_id, candidate_id;
+
+
+-- A calibrated row's date in its label: " as of <the newest of the measurements its factor was fitted from>", with
+-- "(newest)" where there were several; '' where none is dated. The training and serving labels both write it.
+create or replace macro calibrated_as_of(as_of, measurements) as
+    coalesce(' as of ' || as_of || case when measurements > 1 then ' (newest)' else '' end, '');

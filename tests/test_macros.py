@@ -491,6 +491,12 @@ def test_a_deadline_is_written_as_declared_and_the_hours_past_it_always_more(fre
         assert value(fresh_db, f"hours_needed_text({h!r}, {deadline!r})") == text, (h, deadline)
 
 
+def test_calibrated_as_of_names_the_newest_measurements_date_and_says_so_where_there_were_several(fresh_db):
+    assert value(fresh_db, "calibrated_as_of(date '2026-11-01', 3)") == " as of 2026-11-01 (newest)"
+    assert value(fresh_db, "calibrated_as_of(date '2024-06-12', 1)") == " as of 2024-06-12"  # one: no "newest"
+    assert value(fresh_db, "calibrated_as_of(null::date, 2)") == ""  # no measurement dated: nothing said
+
+
 def test_every_macro_has_a_test_here(fresh_db):
     """The README promises a unit test per macro: each one in sql/macros.sql is called in this module, or (the
     communication and interruption macros) in test_communication.py."""

@@ -349,8 +349,7 @@ final as (
                             then ' (' || checked.calibration_measured_precisions || ' results)' else '' end
                     || ' on this model'
                     -- the date the row carries (benchmark_as_of): its newest measurement's
-                    || coalesce(' as of ' || checked.calibration_as_of
-                                || case when checked.calibration_measurements > 1 then ' (newest)' else '' end, '')
+                    || calibrated_as_of(checked.calibration_as_of, checked.calibration_measurements)
                     || case when checked.calibration_exceeds_peak then
                             ' (past the chip''s peak: their precision or request shape is not what the estimate assumes)'
                        else '' end

@@ -237,8 +237,7 @@ final as (
                 || calibration_measured_by || ' result' || case when calibration_measurements > 1 then 's' else '' end
                 || ' of ' || accelerator_id
                 -- the date the row carries (benchmark_as_of): its newest measurement's
-                || coalesce(' as of ' || calibration_as_of
-                            || case when calibration_measurements > 1 then ' (newest)' else '' end, '') || ')'
+                || calibrated_as_of(calibration_as_of, calibration_measurements) || ')'
                 -- the factor was fitted net of the scaling loss, so the MFU alone reads high: what it comes to at
                 -- this row's instances where they lose any (mfu x scaling, the efficiency training_hours divides by)
                 || case when scaling < 1 then
