@@ -24,6 +24,8 @@ from flows import paths
 from flows.text import visible
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import duckdb
 
 # `hweval query`'s bounds, so that an analyst's query cannot fill a terminal or a disk, nor run all night: rows printed
@@ -187,15 +189,19 @@ class _Stopper:
     17 s and 2.4 GB past a 2 s --timeout, and a Ctrl-C waited as long. A query that has not ended
     QUERY_INTERRUPT_GRACE_S after the interrupt is ended with the command's process, which says so (the connection is
     read-only: nothing is left half-written). Ctrl-C is seen as it arrives, through Python's signal wakeup file
-    descriptor (a thread reads it), not only when the main thread next runs Python code, after DuckDB's call."""
+    descriptor (a thread reads it), not only when the main thread next runs Python code, after DuckDB's call. While
+    the query runs, SIGINT's handler only notes it (`interrupted`): Python's own raised KeyboardInterrupt wherever the
+    main thread was, at times inside the handling of DuckDB's InterruptException for the same Ctrl-C (a traceback,
+    exit -2, in 7 of 40 tries under load)."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, timeout_s: float) -> None:
         self.con, self.timeout_s = con, timeout_s
-        self.timed_out, self.ended = threading.Event(), threading.Event()
+        self.timed_out, self.interrupted, self.ended = threading.Event(), threading.Event(), threading.Event()
         self.timer = threading.Timer(timeout_s, self._stop, args=(True,))
         self.timer.daemon = True
         self.wakeup: tuple[int, int] | None = None  # the wakeup pipe's ends, while set
         self.previous_wakeup_fd = -1
+        self.previous_handler: signal.Handlers | Callable | None = None  # SIGINT's, while ours is set
         self.watcher: threading.Thread | None = None
 
     def start(self) -> _Stopper:
@@ -203,6 +209,8 @@ class _Stopper:
         if threading.current_thread() is threading.main_thread():  # (set_wakeup_fd is the main thread's alone)
             read_end, write_end = os.pipe()
             os.set_blocking(write_end, False)
+            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # (one ignored, or the caller's, stays)
+                self.previous_handler = signal.signal(signal.SIGINT, self._note_ctrl_c)
             self.previous_wakeup_fd = signal.set_wakeup_fd(write_end)
             self.wakeup = (read_end, write_end)
             self.watcher = threading.Thread(target=self._watch, args=(read_end,), name="hweval-query-ctrl-c",
@@ -210,9 +218,13 @@ class _Stopper:
             self.watcher.start()
         return self
 
+    def _note_ctrl_c(self, signum: int, frame: object) -> None:
+        self.interrupted.set()  # the watcher, woken by the same signal, interrupts the query
+
     def _watch(self, read_end: int) -> None:
         while data := os.read(read_end, 64):  # b"": the write end closed as the query ended
             if signal.SIGINT in data:
+                self.interrupted.set()
                 self._stop(deadline=False)
 
     def _stop(self, deadline: bool) -> None:
@@ -233,6 +245,8 @@ class _Stopper:
         self.timer.join()  # a deadline reached as the query ended: its interrupt is done before the connection closes
         if self.wakeup is not None:
             signal.set_wakeup_fd(self.previous_wakeup_fd)
+            if self.previous_handler is not None:
+                signal.signal(signal.SIGINT, self.previous_handler)
             read_end, write_end = self.wakeup
             os.close(write_end)
             self.watcher.join()
@@ -276,7 +290,7 @@ def cmd_query(args: argparse.Namespace) -> int:
             return 1
         con = open_warehouse_read_only(path)
     stopper = _Stopper(con, args.timeout).start()
-    timed_out = stopper.timed_out
+    timed_out, interrupted = stopper.timed_out, stopper.interrupted
     try:
         statements = con.extract_statements(args.sql)
         refused = sorted({statement.type.name for statement in statements} - QUERY_STATEMENT_TYPES)
@@ -316,6 +330,9 @@ def cmd_query(args: argparse.Namespace) -> int:
     except duckdb.Error as exc:
         if timed_out.is_set():
             print(f"hweval: query stopped after {args.timeout:g} s (--timeout)", file=sys.stderr)
+        elif interrupted.is_set():
+            print("hweval query: interrupted (Ctrl-C)", file=sys.stderr)
+            return 130
         elif isinstance(exc, duckdb.OutOfMemoryException):
             print(f"hweval query: {duckdb_settings.out_of_memory('the query', exc)}", file=sys.stderr)
         else:
@@ -335,6 +352,9 @@ def cmd_query(args: argparse.Namespace) -> int:
     finally:
         stopper.end()
         con.close()
+    if interrupted.is_set():  # a Ctrl-C as the query ended: it ends the command, as Python's own handler did
+        print("hweval query: interrupted (Ctrl-C)", file=sys.stderr)
+        return 130
     if args.format == "csv":
         lines = [[_csv_cell(value) for value in line] for line in [columns, *rows]]
         texts = lines

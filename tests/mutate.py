@@ -2409,6 +2409,22 @@ MUTATIONS = (
              "                        line = line[os.write(2, line):]", "                        line = b''",
              ("tests/test_prefect_server.py::test_what_a_server_writes_as_it_is_stopped_is_dropped_and_what_it_wrote_"
               "before_is_shown",)),
+    Mutation("query-ctrl-c-raises-keyboardinterrupt", "flows/query_command.py",
+             "                self.previous_handler = signal.signal(signal.SIGINT, self._note_ctrl_c)\n",
+             "                pass\n",
+             ("tests/test_query_command.py::test_a_ctrl_c_while_the_query_runs_is_noted_not_raised_and_sigints_"
+              "handler_is_given_back",)),
+    Mutation("query-sigint-handler-not-given-back", "flows/query_command.py",
+             "                signal.signal(signal.SIGINT, self.previous_handler)\n", "                pass\n",
+             ("tests/test_query_command.py::test_a_ctrl_c_while_the_query_runs_is_noted_not_raised_and_sigints_"
+              "handler_is_given_back",)),
+    Mutation("query-ctrl-c-read-as-duckdbs-error", "flows/query_command.py",
+             "        elif interrupted.is_set():\n", "        elif False:\n",
+             ("tests/test_query_command.py::test_a_query_interrupted_by_ctrl_c_in_the_same_process_says_so_and_"
+              "returns_130",)),
+    Mutation("query-ctrl-c-as-it-ended-ignored", "flows/query_command.py",
+             "    if interrupted.is_set():  # a Ctrl-C as the query ended", "    if False:  # a Ctrl-C as the query ended",
+             ("tests/test_query_command.py::test_a_ctrl_c_while_the_query_ended_ends_the_command_with_130",)),
 )
 
 
