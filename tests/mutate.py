@@ -2425,6 +2425,20 @@ MUTATIONS = (
     Mutation("query-ctrl-c-as-it-ended-ignored", "flows/query_command.py",
              "    if interrupted.is_set():  # a Ctrl-C as the query ended", "    if False:  # a Ctrl-C as the query ended",
              ("tests/test_query_command.py::test_a_ctrl_c_while_the_query_ended_ends_the_command_with_130",)),
+    Mutation("cpu-baseline-pick-split-by-the-last-bit", "sql/marts/cpu_baselines.sql",
+             "    select *, count(*) over (partition by workload_id) as ranked_candidates\n    from rankings\n"
+             "    qualify row_number() over (partition by workload_id\n"
+             "                               order by outcome_key(outcome_value), usd_per_chip_hour, candidate_id) = 1\n",
+             "    select *, count(*) over (partition by workload_id) as ranked_candidates\n    from rankings\n"
+             "    qualify row_number() over (partition by workload_id\n"
+             "                               order by outcome_value, usd_per_chip_hour, candidate_id) = 1\n",
+             ("tests/test_marts.py::test_costs_equal_but_for_the_last_bits_"
+              "tie_in_the_cpu_baseline_pick_and_the_reversal_pairs",)),
+    Mutation("reversal-paired-with-a-tie", "flows/reports.py",
+             "        and outcome_key(worse.outcome_value) > outcome_key(better.outcome_value)\n",
+             "        and worse.outcome_value > better.outcome_value\n",
+             ("tests/test_marts.py::test_costs_equal_but_for_the_last_bits_"
+              "tie_in_the_cpu_baseline_pick_and_the_reversal_pairs",)),
 )
 
 

@@ -268,6 +268,39 @@ def test_costs_equal_but_for_the_last_bits_tie_on_rank_pick_and_reversals(fresh_
     assert (d["chip_hour_pick_offer_id"], d["chip_hour_pick_extra_usd"]) == ("aws:us-east-1:p5.48xlarge:on_demand", 0)
 
 
+def test_costs_equal_but_for_the_last_bits_tie_in_the_cpu_baseline_pick_and_the_reversal_pairs(fresh_db, catalog):
+    """The tie above, where the CPU baseline's row names the pick and where the pages pair each reversal with the
+    candidate it beats. p5 (20.02 / 8 = 2.5025 USD a chip-hour) and p5en (24.00 / 8 = 3.00) cost 8.008 USD each,
+    p5 in the last bit more (8.008000000000001); p5 in eu-north-1 (22.00 / 8 = 2.75), at the H100's 24.0 min, costs
+    24 / 60 x 22.00 = 8.80 USD. The pick is p5 in us-east-1, as marts.decisions has it. p5en is dearer per chip-hour
+    than eu-north-1's p5 and cheaper per run: a reversal, paired with it, the cheapest per chip-hour of those it beats;
+    it does not beat us-east-1's p5 (a tie), though that one's last bit once made it the pair's worse (the cheaper
+    chip-hour, 2.5025 < 2.75). us-east-1's p5 is the cheapest chip-hour: it beats nothing dearer."""
+    from flows.reports import reversal_pairs
+
+    east, north, en = ("aws:us-east-1:p5.48xlarge:on_demand", "aws:eu-north-1:p5.48xlarge:on_demand",
+                       "aws:us-east-1:p5en.48xlarge:on_demand")
+    land_rows(fresh_db, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(
+        aws_product("p5.48xlarge", "20.0200000000", sku="A000000000000001"),
+        aws_product("p5en.48xlarge", "24.0000000000", sku="A000000000000002"),
+        aws_product("p5.48xlarge", "22.0000000000", region="eu-north-1", sku="A000000000000003"),
+    ))]))
+    land_rows(fresh_db, catalog, "mlperf_training", [
+        landed_training_row("H100", "NVIDIA H100-SXM5-80GB", 8, 1, "llama2_70b_lora", 24.0),
+        landed_training_row("H200", "NVIDIA H200-SXM5-141GB", 8, 1, "llama2_70b_lora", 20.02),
+    ])
+    transform.build_models(fresh_db, RUN, AS_OF)
+    ranking = {r["offer_id"]: r for r in rows(
+        fresh_db, "select * from marts.rankings where workload_id = 'llama2-70b-lora-finetune'")}
+    assert {k: round(v["outcome_value"], 9) for k, v in ranking.items()} == {east: 8.008, en: 8.008, north: 8.8}
+    assert {k: v["is_reversal"] for k, v in ranking.items()} == {east: False, en: True, north: False}
+    [baseline] = rows(fresh_db, "select * from marts.cpu_baselines where workload_id = 'llama2-70b-lora-finetune'")
+    assert baseline["best_candidate_id"] == ranking[east]["candidate_id"]
+    [pair] = reversal_pairs(fresh_db, AS_OF)["llama2-70b-lora-finetune"]
+    assert (pair["better"]["offer_id"], pair["worse"]["offer_id"]) == (en, north)
+    assert pair["hour_ratio"] == pytest.approx(3.00 / 2.75) and pair["outcome_ratio"] == pytest.approx(8.008 / 8.8)
+
+
 def test_rebuilding_the_same_as_of_replaces_mart_rows(built):
     before = built.execute("select count(*) from marts.rankings").fetchall()[0][0]
     transform.build_models(built, RUN, AS_OF)
