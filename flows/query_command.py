@@ -16,6 +16,7 @@ import re
 import signal
 import sys
 import threading
+import time
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,6 +40,7 @@ QUERY_TIMEOUT_S = 60.0
 QUERY_TIMEOUT_S_LIMIT = 3600.0
 # seconds a query has to stop once interrupted (at its --timeout, or by Ctrl-C): see _Stopper
 QUERY_INTERRUPT_GRACE_S = 2.0
+QUERY_INTERRUPT_RESEND_S = 0.05  # ... and how often the interrupt is sent again until it is taken
 # characters of one value in CSV or JSON (its cell's text, or its JSON text): a longer one is refused, naming its row
 # and column, rather than printed (a 50,000,000-character value, or a list of 3,000,000 numbers, filled a terminal)
 QUERY_MAX_CELL_CHARS = 10_000
@@ -184,18 +186,22 @@ def _first_rows_drawn(con: duckdb.DuckDBPyConnection, result: duckdb.DuckDBPyRel
 
 
 class _Stopper:
-    """Stops the query on `con` at its deadline (--timeout) or at Ctrl-C, with DuckDB's interrupt. DuckDB acts on an
-    interrupt as it executes a query, not as it binds and plans it: 20 chained `not materialized` CTEs planned on for
-    17 s and 2.4 GB past a 2 s --timeout, and a Ctrl-C waited as long. A query that has not ended
-    QUERY_INTERRUPT_GRACE_S after the interrupt is ended with the command's process, which says so (the connection is
-    read-only: nothing is left half-written). Ctrl-C is seen as it arrives, through Python's signal wakeup file
-    descriptor (a thread reads it), not only when the main thread next runs Python code, after DuckDB's call. While
-    the query runs, SIGINT's handler only notes it (`interrupted`): Python's own raised KeyboardInterrupt wherever the
-    main thread was, at times inside the handling of DuckDB's InterruptException for the same Ctrl-C (a traceback,
-    exit -2, in 7 of 40 tries under load)."""
+    """Stops the query at its deadline (--timeout) or at Ctrl-C, with DuckDB's interrupt. From `listen()`, first in
+    the command, to `end()`, SIGINT's handler only notes a Ctrl-C (`interrupted`): Python's own raised
+    KeyboardInterrupt wherever the main thread was, at times inside the handling of DuckDB's InterruptException for
+    the same Ctrl-C (a traceback, exit -2, in 7 of 40 tries under load), or before the query began (a traceback from
+    an import). Ctrl-C is seen as it arrives, through Python's signal wakeup file descriptor (a thread reads it), not
+    only when the main thread next runs Python code, after DuckDB's call. One that comes before `start(con)` is acted
+    on by the command, once connected: it runs nothing.
+    DuckDB takes an interrupt only while a query executes: one sent before it begins, or between two of its calls, is
+    lost, so it is sent again every QUERY_INTERRUPT_RESEND_S until the query ends. Nor does DuckDB act on one as it
+    binds and plans: 20 chained `not materialized` CTEs planned on for 17 s and 2.4 GB past a 2 s --timeout, and a
+    Ctrl-C waited as long. A query that has not ended QUERY_INTERRUPT_GRACE_S after the first interrupt is ended with
+    the command's process, which says so (the connection is read-only: nothing is left half-written)."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, timeout_s: float) -> None:
-        self.con, self.timeout_s = con, timeout_s
+    def __init__(self, timeout_s: float) -> None:
+        self.con: duckdb.DuckDBPyConnection | None = None  # from start(con)
+        self.timeout_s = timeout_s
         self.timed_out, self.interrupted, self.ended = threading.Event(), threading.Event(), threading.Event()
         self.timer = threading.Timer(timeout_s, self._stop, args=(True,))
         self.timer.daemon = True
@@ -204,13 +210,13 @@ class _Stopper:
         self.previous_handler: signal.Handlers | Callable | None = None  # SIGINT's, while ours is set
         self.watcher: threading.Thread | None = None
 
-    def start(self) -> _Stopper:
-        self.timer.start()
+    def listen(self) -> _Stopper:
+        """Ctrl-C noted, and watched for, from here to end()."""
         if threading.current_thread() is threading.main_thread():  # (set_wakeup_fd is the main thread's alone)
-            read_end, write_end = os.pipe()
-            os.set_blocking(write_end, False)
             if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # (one ignored, or the caller's, stays)
                 self.previous_handler = signal.signal(signal.SIGINT, self._note_ctrl_c)
+            read_end, write_end = os.pipe()
+            os.set_blocking(write_end, False)
             self.previous_wakeup_fd = signal.set_wakeup_fd(write_end)
             self.wakeup = (read_end, write_end)
             self.watcher = threading.Thread(target=self._watch, args=(read_end,), name="hweval-query-ctrl-c",
@@ -218,11 +224,16 @@ class _Stopper:
             self.watcher.start()
         return self
 
+    def start(self, con: duckdb.DuckDBPyConnection) -> None:
+        """The query's connection, to interrupt; its deadline starts."""
+        self.con = con
+        self.timer.start()
+
     def _note_ctrl_c(self, signum: int, frame: object) -> None:
         self.interrupted.set()  # the watcher, woken by the same signal, interrupts the query
 
     def _watch(self, read_end: int) -> None:
-        while data := os.read(read_end, 64):  # b"": the write end closed as the query ended
+        while data := os.read(read_end, 64):  # b"": the write end closed as the command ended
             if signal.SIGINT in data:
                 self.interrupted.set()
                 self._stop(deadline=False)
@@ -230,19 +241,29 @@ class _Stopper:
     def _stop(self, deadline: bool) -> None:
         if deadline:
             self.timed_out.set()
-        self.con.interrupt()
-        if not self.ended.wait(QUERY_INTERRUPT_GRACE_S):  # binding or planning: the interrupt is not seen there
-            how = (f"hweval: query stopped after {self.timeout_s:g} s (--timeout)" if deadline
-                   else "hweval query: interrupted (Ctrl-C)")
-            print(f"{how}; DuckDB, still planning it, took no interrupt within {QUERY_INTERRUPT_GRACE_S:g} s, so "
-                  "the command ended", file=sys.stderr, flush=True)
-            os._exit(2 if deadline else 130)
+        con = self.con
+        if con is None or self.ended.is_set():  # not yet connected (the command sees `interrupted`), or done
+            return
+        give_up = time.monotonic() + QUERY_INTERRUPT_GRACE_S
+        con.interrupt()
+        while not self.ended.wait(QUERY_INTERRUPT_RESEND_S):
+            if time.monotonic() >= give_up:  # binding or planning: the interrupt is not seen there
+                how = (f"hweval: query stopped after {self.timeout_s:g} s (--timeout)" if deadline
+                       else "hweval query: interrupted (Ctrl-C)")
+                print(f"{how}; DuckDB, still planning it, took no interrupt within {QUERY_INTERRUPT_GRACE_S:g} s, "
+                      "so the command ended", file=sys.stderr, flush=True)
+                os._exit(2 if deadline else 130)
+            con.interrupt()
 
     def end(self) -> None:
-        """The query ended (or failed): no deadline, no Ctrl-C watch."""
+        """The query ended (or failed, or never ran): no deadline, no interrupt sent, no Ctrl-C watch; SIGINT's
+        handler given back. Before the connection closes; a second call does nothing."""
+        if self.ended.is_set():
+            return
         self.ended.set()
         self.timer.cancel()
-        self.timer.join()  # a deadline reached as the query ended: its interrupt is done before the connection closes
+        if self.timer.is_alive():
+            self.timer.join()  # a deadline reached as the query ended: its interrupts are done before the close
         if self.wakeup is not None:
             signal.set_wakeup_fd(self.previous_wakeup_fd)
             if self.previous_handler is not None:
@@ -254,6 +275,14 @@ class _Stopper:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
+    stopper = _Stopper(args.timeout).listen()  # first: a Ctrl-C as the command starts is noted too
+    try:
+        return _query(args, stopper)
+    finally:
+        stopper.end()
+
+
+def _query(args: argparse.Namespace, stopper: _Stopper) -> int:
     import duckdb
 
     from flows import duckdb_settings, lake
@@ -289,9 +318,11 @@ def cmd_query(args: argparse.Namespace) -> int:
             print(f"hweval: no warehouse at {path}; run `hweval run` first", file=sys.stderr)
             return 1
         con = open_warehouse_read_only(path)
-    stopper = _Stopper(con, args.timeout).start()
+    stopper.start(con)
     timed_out, interrupted = stopper.timed_out, stopper.interrupted
     try:
+        if interrupted.is_set():  # a Ctrl-C as the command started: nothing is run
+            raise KeyboardInterrupt
         statements = con.extract_statements(args.sql)
         refused = sorted({statement.type.name for statement in statements} - QUERY_STATEMENT_TYPES)
         refused += sorted({why for statement in statements if statement.type.name == "EXPLAIN"

@@ -2425,6 +2425,15 @@ MUTATIONS = (
     Mutation("query-ctrl-c-as-it-ended-ignored", "flows/query_command.py",
              "    if interrupted.is_set():  # a Ctrl-C as the query ended", "    if False:  # a Ctrl-C as the query ended",
              ("tests/test_query_command.py::test_a_ctrl_c_while_the_query_ended_ends_the_command_with_130",)),
+    Mutation("query-interrupt-sent-once", "flows/query_command.py",
+             "                os._exit(2 if deadline else 130)\n            con.interrupt()\n",
+             "                os._exit(2 if deadline else 130)\n",
+             ("tests/test_query_command.py::test_a_ctrl_c_before_duckdb_executes_the_query_is_sent_again_until_it_"
+              "is_taken",)),
+    Mutation("query-ctrl-c-before-connecting-runs-the-query", "flows/query_command.py",
+             "        if interrupted.is_set():  # a Ctrl-C as the command started: nothing is run\n",
+             "        if False:\n",
+             ("tests/test_query_command.py::test_a_ctrl_c_as_the_command_starts_runs_nothing_and_exits_130",)),
     Mutation("cpu-baseline-pick-split-by-the-last-bit", "sql/marts/cpu_baselines.sql",
              "    select *, count(*) over (partition by workload_id) as ranked_candidates\n    from rankings\n"
              "    qualify row_number() over (partition by workload_id\n"
