@@ -517,9 +517,18 @@ STOPPED_IN_A_QUERY = """
 build = flow_module.pipeline.build
 
 def build_then_query_for_ever(con, *args, **kwargs):
+    import threading
+
     yield from build(con, *args, **kwargs)
     con.execute("set threads = 1")
-    os.write(1, b"waiting\\n")
+    con.execute("set enable_progress_bar = true; set enable_progress_bar_print = false")  # query_progress()
+
+    def running():  # "waiting" once DuckDB runs the query (its progress 0 or more, -1 before)
+        while con.query_progress() < 0:
+            time.sleep(0.01)
+        os.write(1, b"waiting\\n")
+
+    threading.Thread(target=running, daemon=True).start()
     con.execute("select count(*) from range(1000000000000) t(i) where i % 7 = 3").fetchall()
 
 flow_module.pipeline.build = build_then_query_for_ever
@@ -704,8 +713,8 @@ def test_a_run_stopped_in_a_duckdb_query_is_crashed_not_failed(flow_run, prefect
     (tmp_path / "warehouse").rename(tmp_path / "w")  # where stopped_run points the run
     before = published(tmp_path)
 
-    def stop(proc) -> None:
-        time.sleep(1)  # the query is under way ("waiting" is written just before it)
+    def stop(proc) -> None:  # the query is under way: "waiting" is written once DuckDB runs it (a fixed 1 s after
+        # it was written just before the query let a loaded machine's signal land in Python, not in DuckDB)
         os.killpg(proc.pid, sig) if sig == signal.SIGINT else proc.send_signal(sig)
 
     status, stderr, lines, _ = stopped_run(STOPPED_IN_A_QUERY, CLI_RUN, as_of, tmp_path, webhook, stop)

@@ -57,9 +57,9 @@ def held(tmp_path):
 def test_a_second_run_waits_for_the_first_then_takes_the_lock(tmp_path, held):
     warehouse_file, reports_root = tmp_path / "warehouse" / "hweval.duckdb", tmp_path / "reports"
     first = held()
-    threading.Timer(0.5, first.stdin.close).start()  # the first run finishes half a second later
     said = []
-    started = time.monotonic()
+    started = time.monotonic()  # (before the timer starts: a stall between the two shortened the wait measured)
+    threading.Timer(0.5, first.stdin.close).start()  # the first run finishes half a second later
     with runlock.exclusive(warehouse_file, reports_root, 30, said.append):
         waited_s = time.monotonic() - started
         assert first.wait(timeout=5) == 0

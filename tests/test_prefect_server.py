@@ -232,13 +232,16 @@ def test_one_temporary_server_starts_at_a_time_on_one_prefect_home(monkeypatch, 
     monkeypatch.setenv("PREFECT_HOME", str(tmp_path))
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     lock = str(tmp_path / prefect_server.START_LOCK)
-    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a'); "
-                               "fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(2)", lock],
-                              stdout=subprocess.PIPE, text=True)
-    assert holder.stdout.readline().strip() == "held"  # another run's server is starting
+    # another run's server is starting: it holds the lock until its stdin is closed (a fixed 2 s let a loaded
+    # machine's first wait below begin after the holder had let go)
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys; f = open(sys.argv[1], 'a'); "
+                               "fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); sys.stdin.read()", lock],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
     server = prefect_server.TemporaryServer()
     server._hold_start_lock(wait_s=0.3)
     assert server.start_lock is None  # not within 0.3 s: it goes on without the lock
+    threading.Timer(0.5, holder.stdin.close).start()  # the other server answers, half a second into the next wait
     server._hold_start_lock(wait_s=60)
     assert server.start_lock is not None and holder.wait(timeout=5) == 0  # it waited for the other's end
     server._release_start_lock()
