@@ -187,97 +187,123 @@ def _first_rows_drawn(con: duckdb.DuckDBPyConnection, result: duckdb.DuckDBPyRel
 
 class _Stopper:
     """Stops the query at its deadline (--timeout) or at Ctrl-C, with DuckDB's interrupt. From `listen()`, first in
-    the command, to `end()`, SIGINT's handler only notes a Ctrl-C (`interrupted`): Python's own raised
+    the command, to `end()`, SIGINT's handler only notes a Ctrl-C (`ctrl_c`, a plain attribute: a handler runs again
+    inside itself at a second signal, and an Event's lock taken twice by one thread hangs it): Python's own raised
     KeyboardInterrupt wherever the main thread was, at times inside the handling of DuckDB's InterruptException for
-    the same Ctrl-C (a traceback, exit -2, in 7 of 40 tries under load), or before the query began (a traceback from
-    an import). Ctrl-C is seen as it arrives, through Python's signal wakeup file descriptor (a thread reads it), not
-    only when the main thread next runs Python code, after DuckDB's call. One that comes before `start(con)` is acted
-    on by the command, once connected: it runs nothing.
+    the same Ctrl-C (a traceback, exit -2, in 7 of 40 tries under load). Ctrl-C is seen as it arrives, through
+    Python's signal wakeup file descriptor (a thread reads it), not only when the main thread next runs Python code,
+    after DuckDB's call. One that comes before `start(con)` is acted on by the command once connected: it runs nothing.
     DuckDB takes an interrupt only while a query executes: one sent before it begins, or between two of its calls, is
     lost, so it is sent again every QUERY_INTERRUPT_RESEND_S until the query ends. Nor does DuckDB act on one as it
     binds and plans: 20 chained `not materialized` CTEs planned on for 17 s and 2.4 GB past a 2 s --timeout, and a
-    Ctrl-C waited as long. A query that has not ended QUERY_INTERRUPT_GRACE_S after the first interrupt is ended with
-    the command's process, which says so (the connection is read-only: nothing is left half-written)."""
+    Ctrl-C waited as long. A query that has not ended QUERY_INTERRUPT_GRACE_S after the first interrupt, or a
+    connection not made that long after a Ctrl-C (a DuckLake's catalog that does not answer), is ended with the
+    command's process, which says so (the connection is read-only: nothing is left half-written)."""
 
     def __init__(self, timeout_s: float) -> None:
         self.con: duckdb.DuckDBPyConnection | None = None  # from start(con)
         self.timeout_s = timeout_s
-        self.timed_out, self.interrupted, self.ended = threading.Event(), threading.Event(), threading.Event()
+        self.ctrl_c = False
+        self.timed_out, self.connected, self.ended = threading.Event(), threading.Event(), threading.Event()
         self.timer = threading.Timer(timeout_s, self._stop, args=(True,))
         self.timer.daemon = True
         self.wakeup: tuple[int, int] | None = None  # the wakeup pipe's ends, while set
         self.previous_wakeup_fd = -1
         self.previous_handler: signal.Handlers | Callable | None = None  # SIGINT's, while ours is set
         self.watcher: threading.Thread | None = None
+        self.cleaned_up = False
 
     def listen(self) -> _Stopper:
         """Ctrl-C noted, and watched for, from here to end()."""
-        if threading.current_thread() is threading.main_thread():  # (set_wakeup_fd is the main thread's alone)
-            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # (one ignored, or the caller's, stays)
-                self.previous_handler = signal.signal(signal.SIGINT, self._note_ctrl_c)
-            read_end, write_end = os.pipe()
+        if threading.current_thread() is not threading.main_thread():  # (set_wakeup_fd is the main thread's alone)
+            return self
+        read_end, write_end = os.pipe()
+        try:
             os.set_blocking(write_end, False)
             self.previous_wakeup_fd = signal.set_wakeup_fd(write_end)
             self.wakeup = (read_end, write_end)
             self.watcher = threading.Thread(target=self._watch, args=(read_end,), name="hweval-query-ctrl-c",
                                             daemon=True)
             self.watcher.start()
+        except BaseException:
+            self.end()  # (the wakeup fd given back, the pipe closed: nothing of it left behind)
+            if self.wakeup is None:
+                os.close(read_end)
+                os.close(write_end)
+            raise
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # (one ignored, or the caller's, stays)
+            self.previous_handler = signal.signal(signal.SIGINT, self._note_ctrl_c)
         return self
 
     def start(self, con: duckdb.DuckDBPyConnection) -> None:
         """The query's connection, to interrupt; its deadline starts."""
         self.con = con
+        self.connected.set()
         self.timer.start()
 
     def _note_ctrl_c(self, signum: int, frame: object) -> None:
-        self.interrupted.set()  # the watcher, woken by the same signal, interrupts the query
+        self.ctrl_c = True  # the watcher, woken by the same signal, interrupts the query
 
     def _watch(self, read_end: int) -> None:
         while data := os.read(read_end, 64):  # b"": the write end closed as the command ended
             if signal.SIGINT in data:
-                self.interrupted.set()
+                self.ctrl_c = True
                 self._stop(deadline=False)
 
     def _stop(self, deadline: bool) -> None:
         if deadline:
             self.timed_out.set()
-        con = self.con
-        if con is None or self.ended.is_set():  # not yet connected (the command sees `interrupted`), or done
-            return
         give_up = time.monotonic() + QUERY_INTERRUPT_GRACE_S
+        while not self.connected.is_set():  # connecting: once connected, the command sees `ctrl_c` and runs nothing
+            if self.ended.wait(QUERY_INTERRUPT_RESEND_S):
+                return
+            if time.monotonic() >= give_up:
+                self._exit(deadline, f"still connecting to the warehouse {QUERY_INTERRUPT_GRACE_S:g} s later")
+        con = self.con
+        if self.ended.is_set():
+            return
         con.interrupt()
         while not self.ended.wait(QUERY_INTERRUPT_RESEND_S):
             if time.monotonic() >= give_up:  # binding or planning: the interrupt is not seen there
-                how = (f"hweval: query stopped after {self.timeout_s:g} s (--timeout)" if deadline
-                       else "hweval query: interrupted (Ctrl-C)")
-                print(f"{how}; DuckDB, still planning it, took no interrupt within {QUERY_INTERRUPT_GRACE_S:g} s, "
-                      "so the command ended", file=sys.stderr, flush=True)
-                os._exit(2 if deadline else 130)
+                self._exit(deadline,
+                           f"DuckDB, still planning it, took no interrupt within {QUERY_INTERRUPT_GRACE_S:g} s")
             con.interrupt()
+
+    def _exit(self, deadline: bool, why: str) -> None:
+        how = (f"hweval: query stopped after {self.timeout_s:g} s (--timeout)" if deadline
+               else "hweval query: interrupted (Ctrl-C)")
+        print(f"{how}; {why}, so the command ended", file=sys.stderr, flush=True)
+        os._exit(2 if deadline else 130)
 
     def end(self) -> None:
         """The query ended (or failed, or never ran): no deadline, no interrupt sent, no Ctrl-C watch; SIGINT's
-        handler given back. Before the connection closes; a second call does nothing."""
-        if self.ended.is_set():
-            return
+        handler and the wakeup fd given back. Before the connection closes; a second call does nothing."""
         self.ended.set()
+        if self.cleaned_up:
+            return
+        self.cleaned_up = True
         self.timer.cancel()
         if self.timer.is_alive():
             self.timer.join()  # a deadline reached as the query ended: its interrupts are done before the close
         if self.wakeup is not None:
             signal.set_wakeup_fd(self.previous_wakeup_fd)
-            if self.previous_handler is not None:
-                signal.signal(signal.SIGINT, self.previous_handler)
             read_end, write_end = self.wakeup
             os.close(write_end)
-            self.watcher.join()
+            if self.watcher is not None and self.watcher.is_alive():
+                self.watcher.join()
             os.close(read_end)
+        # last: a Ctrl-C before it is noted (Python's own would raise KeyboardInterrupt in the middle of this)
+        if self.previous_handler is not None:
+            signal.signal(signal.SIGINT, self.previous_handler)
 
 
 def cmd_query(args: argparse.Namespace) -> int:
     stopper = _Stopper(args.timeout).listen()  # first: a Ctrl-C as the command starts is noted too
     try:
         return _query(args, stopper)
+    except KeyboardInterrupt:  # Python's own handler again, as the rows are written (a write blocked on a pager)
+        print("hweval query: interrupted (Ctrl-C)", file=sys.stderr)
+        return 130
     finally:
         stopper.end()
 
@@ -319,9 +345,9 @@ def _query(args: argparse.Namespace, stopper: _Stopper) -> int:
             return 1
         con = open_warehouse_read_only(path)
     stopper.start(con)
-    timed_out, interrupted = stopper.timed_out, stopper.interrupted
+    timed_out = stopper.timed_out
     try:
-        if interrupted.is_set():  # a Ctrl-C as the command started: nothing is run
+        if stopper.ctrl_c:  # a Ctrl-C as the command started: nothing is run
             raise KeyboardInterrupt
         statements = con.extract_statements(args.sql)
         refused = sorted({statement.type.name for statement in statements} - QUERY_STATEMENT_TYPES)
@@ -361,7 +387,7 @@ def _query(args: argparse.Namespace, stopper: _Stopper) -> int:
     except duckdb.Error as exc:
         if timed_out.is_set():
             print(f"hweval: query stopped after {args.timeout:g} s (--timeout)", file=sys.stderr)
-        elif interrupted.is_set():
+        elif stopper.ctrl_c:
             print("hweval query: interrupted (Ctrl-C)", file=sys.stderr)
             return 130
         elif isinstance(exc, duckdb.OutOfMemoryException):
@@ -383,7 +409,7 @@ def _query(args: argparse.Namespace, stopper: _Stopper) -> int:
     finally:
         stopper.end()
         con.close()
-    if interrupted.is_set():  # a Ctrl-C as the query ended: it ends the command, as Python's own handler did
+    if stopper.ctrl_c:  # a Ctrl-C as the query ended: it ends the command, as Python's own handler did
         print("hweval query: interrupted (Ctrl-C)", file=sys.stderr)
         return 130
     if args.format == "csv":

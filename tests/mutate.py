@@ -2277,7 +2277,7 @@ MUTATIONS = (
              ("tests/test_source_http_live.py::test_a_sources_error_is_kept_at_most_max_error_chars_with_its_secrets_"
               "masked_and_control_characters_seen",)),
     Mutation("query-planned-past-its-timeout", "flows/query_command.py",
-             "            os._exit(2 if deadline else 130)", "            return",
+             "        os._exit(2 if deadline else 130)", "        return",
              ("tests/test_query_command.py::test_a_query_still_planned_at_its_timeout_or_ctrl_c_ends_with_its_process",
               *SLOW_TOO)),
     Mutation("query-ctrl-c-seen-after-planning", "flows/query_command.py",
@@ -2410,30 +2410,43 @@ MUTATIONS = (
              ("tests/test_prefect_server.py::test_what_a_server_writes_as_it_is_stopped_is_dropped_and_what_it_wrote_"
               "before_is_shown",)),
     Mutation("query-ctrl-c-raises-keyboardinterrupt", "flows/query_command.py",
-             "                self.previous_handler = signal.signal(signal.SIGINT, self._note_ctrl_c)\n",
-             "                pass\n",
+             "            self.previous_handler = signal.signal(signal.SIGINT, self._note_ctrl_c)\n",
+             "            pass\n",
              ("tests/test_query_command.py::test_a_ctrl_c_while_the_query_runs_is_noted_not_raised_and_sigints_"
               "handler_is_given_back",)),
     Mutation("query-sigint-handler-not-given-back", "flows/query_command.py",
-             "                signal.signal(signal.SIGINT, self.previous_handler)\n", "                pass\n",
+             "            signal.signal(signal.SIGINT, self.previous_handler)\n", "            pass\n",
              ("tests/test_query_command.py::test_a_ctrl_c_while_the_query_runs_is_noted_not_raised_and_sigints_"
               "handler_is_given_back",)),
     Mutation("query-ctrl-c-read-as-duckdbs-error", "flows/query_command.py",
-             "        elif interrupted.is_set():\n", "        elif False:\n",
+             "        elif stopper.ctrl_c:\n", "        elif False:\n",
              ("tests/test_query_command.py::test_a_query_interrupted_by_ctrl_c_in_the_same_process_says_so_and_"
               "returns_130",)),
     Mutation("query-ctrl-c-as-it-ended-ignored", "flows/query_command.py",
-             "    if interrupted.is_set():  # a Ctrl-C as the query ended", "    if False:  # a Ctrl-C as the query ended",
+             "    if stopper.ctrl_c:  # a Ctrl-C as the query ended", "    if False:  # a Ctrl-C as the query ended",
              ("tests/test_query_command.py::test_a_ctrl_c_while_the_query_ended_ends_the_command_with_130",)),
     Mutation("query-interrupt-sent-once", "flows/query_command.py",
-             "                os._exit(2 if deadline else 130)\n            con.interrupt()\n",
-             "                os._exit(2 if deadline else 130)\n",
+             "took no interrupt within {QUERY_INTERRUPT_GRACE_S:g} s\")\n            con.interrupt()\n",
+             "took no interrupt within {QUERY_INTERRUPT_GRACE_S:g} s\")\n",
              ("tests/test_query_command.py::test_a_ctrl_c_before_duckdb_executes_the_query_is_sent_again_until_it_"
               "is_taken",)),
     Mutation("query-ctrl-c-before-connecting-runs-the-query", "flows/query_command.py",
-             "        if interrupted.is_set():  # a Ctrl-C as the command started: nothing is run\n",
+             "        if stopper.ctrl_c:  # a Ctrl-C as the command started: nothing is run\n",
              "        if False:\n",
              ("tests/test_query_command.py::test_a_ctrl_c_as_the_command_starts_runs_nothing_and_exits_130",)),
+    Mutation("query-ctrl-c-as-rows-are-written-a-traceback", "flows/query_command.py",
+             "    except KeyboardInterrupt:  # Python's own handler again, as the rows are written",
+             "    except ZeroDivisionError:  # Python's own handler again, as the rows are written",
+             ("tests/test_query_command.py::test_a_ctrl_c_as_the_rows_are_written_says_so_in_one_line_and_exits_130",)),
+    Mutation("query-ctrl-c-waits-for-the-connection", "flows/query_command.py",
+             "            if time.monotonic() >= give_up:\n                self._exit(deadline, f\"still connecting",
+             "            if False:\n                self._exit(deadline, f\"still connecting",
+             ("tests/test_query_command.py::test_a_ctrl_c_while_the_warehouse_does_not_answer_ends_the_command_"
+              "within_its_grace", *SLOW_TOO)),
+    Mutation("query-wakeup-fd-not-given-back", "flows/query_command.py",
+             "            signal.set_wakeup_fd(self.previous_wakeup_fd)\n", "            pass\n",
+             ("tests/test_query_command.py::test_a_ctrl_c_while_the_query_runs_is_noted_not_raised_and_sigints_"
+              "handler_is_given_back",)),
     Mutation("cpu-baseline-pick-split-by-the-last-bit", "sql/marts/cpu_baselines.sql",
              "    select *, count(*) over (partition by workload_id) as ranked_candidates\n    from rankings\n"
              "    qualify row_number() over (partition by workload_id\n"

@@ -12,10 +12,17 @@ import pytest
 
 from flows.cli import main
 
+# the command's threads (the Ctrl-C watcher, the deadline's timer) fail no test quietly: an interrupt sent to a
+# connection already closed showed only as a warning
+pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
 
-def test_query_without_a_warehouse_says_how_to_make_one(tmp_path, capsys):
+
+def test_query_without_a_warehouse_says_how_to_make_one(tmp_path, capsys, python_sigint):
+    import signal
+
     assert main(["query", "select 1", "--warehouse", str(tmp_path / "none.duckdb")]) == 1
     assert "run `hweval run` first" in capsys.readouterr().err
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # given back on the way out, as after a query
 
 
 def test_query_prints_a_sql_error_as_one_line_with_its_position_and_exits_2(tmp_path, capsys):
@@ -414,6 +421,8 @@ def test_a_ctrl_c_while_the_query_runs_is_noted_not_raised_and_sigints_handler_i
 
     from flows.query_command import _Stopper
 
+    wakeup_fd = signal.set_wakeup_fd(-1)  # (whatever this worker has: given back below)
+    signal.set_wakeup_fd(wakeup_fd)
     con = duckdb.connect(str(small_warehouse), read_only=True)
     stopper = _Stopper(timeout_s=60).listen()
     stopper.start(con)
@@ -425,8 +434,9 @@ def test_a_ctrl_c_while_the_query_runs_is_noted_not_raised_and_sigints_handler_i
     finally:
         stopper.end()
         con.close()
-    assert stopper.interrupted.is_set() and not stopper.timed_out.is_set()
+    assert stopper.ctrl_c and not stopper.timed_out.is_set()
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.set_wakeup_fd(wakeup_fd) == wakeup_fd  # not the closed pipe's, whose number a later file reuses
 
 
 def test_a_ctrl_c_before_duckdb_executes_the_query_is_sent_again_until_it_is_taken(small_warehouse, python_sigint,
@@ -468,17 +478,26 @@ def test_a_ctrl_c_as_the_command_starts_runs_nothing_and_exits_130(small_warehou
 
     from flows import query_command
 
-    opened = query_command.open_warehouse_read_only
+    opened, used = query_command.open_warehouse_read_only, []
+
+    class Connection:  # the connection opened, each of its methods the command calls noted
+        def __init__(self, con):
+            self.con = con
+
+        def __getattr__(self, name):
+            used.append(name)
+            return getattr(self.con, name)
 
     def opened_after_a_ctrl_c(path):
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(0.2)
-        return opened(path)
+        return Connection(opened(path))
 
     monkeypatch.setattr(query_command, "open_warehouse_read_only", opened_after_a_ctrl_c)
     assert main(["query", "select sum(range) from range(100000000000000)", "--timeout", "3", "--warehouse",
                  str(small_warehouse)]) == 130
     assert capsys.readouterr().err == "hweval query: interrupted (Ctrl-C)\n"
+    assert "sql" not in used and "extract_statements" not in used  # nothing run: the connection interrupted, closed
 
 
 def test_a_query_interrupted_by_ctrl_c_in_the_same_process_says_so_and_returns_130(small_warehouse, python_sigint,
@@ -515,6 +534,61 @@ def test_a_ctrl_c_while_the_query_ended_ends_the_command_with_130(small_warehous
     monkeypatch.setattr(_Stopper, "end", end_after_a_ctrl_c)
     assert main(["query", "select n from t", "--format", "csv", "--warehouse", str(small_warehouse)]) == 130
     assert capsys.readouterr() == ("", "hweval query: interrupted (Ctrl-C)\n")
+
+
+def test_a_ctrl_c_as_the_rows_are_written_says_so_in_one_line_and_exits_130(small_warehouse, python_sigint, capsys,
+                                                                           monkeypatch):
+    """The review's finding: once the query has ended, SIGINT's handler is Python's own again, and a Ctrl-C as the
+    rows were written (a million of them, or a pager that does not read) ended the command with a traceback."""
+    import os
+    import signal
+    import time
+
+    from flows import query_command
+
+    cell = query_command._csv_cell
+
+    def cell_then_a_ctrl_c(value):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.2)  # Python's handler raises KeyboardInterrupt here
+        return cell(value)
+
+    monkeypatch.setattr(query_command, "_csv_cell", cell_then_a_ctrl_c)
+    try:
+        status = main(["query", "select n from t", "--format", "csv", "--warehouse", str(small_warehouse)])
+    except KeyboardInterrupt:
+        pytest.fail("a Ctrl-C as the rows were written ended the command with a traceback")
+    assert status == 130
+    assert capsys.readouterr() == ("", "hweval query: interrupted (Ctrl-C)\n")
+
+
+@pytest.mark.slow  # a process of its own, ended at its bound (3-5 s)
+def test_a_ctrl_c_while_the_warehouse_does_not_answer_ends_the_command_within_its_grace(small_warehouse):
+    """The review's finding: a Ctrl-C noted before the command is connected waited for the connection (a DuckLake's
+    catalog that does not answer: minutes). Not connected QUERY_INTERRUPT_GRACE_S (2 s) later, the command ends,
+    saying so. Here the warehouse takes 60 s to open."""
+    import signal
+    import time
+
+    from flows.query_command import QUERY_INTERRUPT_GRACE_S
+
+    script = ("import os, sys, time\nfrom flows import query_command\nfrom flows.cli import main\n"
+              "def never_answers(path):\n    os.write(1, b'connecting\\n')\n    time.sleep(60)\n"
+              "query_command.open_warehouse_read_only = never_answers\n"
+              "sys.exit(main(['query', 'select 1', '--warehouse', sys.argv[1]]))\n")
+    process = subprocess.Popen([sys.executable, "-c", script, str(small_warehouse)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, cwd=Path(__file__).parent.parent,
+                               preexec_fn=_as_a_terminals_sigint)
+    try:
+        assert process.stdout.readline() == "connecting\n"
+        started = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert time.monotonic() - started < 30  # 2 s of grace, where the connection takes 60
+    assert (process.returncode, err) == (130, "hweval query: interrupted (Ctrl-C); still connecting to the warehouse "
+                                              f"{QUERY_INTERRUPT_GRACE_S:g} s later, so the command ended\n")
 
 
 def _planned_for_minutes(links: int = 22) -> str:
