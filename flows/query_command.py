@@ -217,8 +217,11 @@ class _Stopper:
         """Ctrl-C noted, and watched for, from here to end()."""
         if threading.current_thread() is not threading.main_thread():  # (set_wakeup_fd is the main thread's alone)
             return self
-        read_end, write_end = os.pipe()
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # (one ignored, or the caller's, stays)
+            self.previous_handler = signal.signal(signal.SIGINT, self._note_ctrl_c)  # first: then nothing raises
+        read_end = write_end = None
         try:
+            read_end, write_end = os.pipe()
             os.set_blocking(write_end, False)
             self.previous_wakeup_fd = signal.set_wakeup_fd(write_end)
             self.wakeup = (read_end, write_end)
@@ -226,13 +229,11 @@ class _Stopper:
                                             daemon=True)
             self.watcher.start()
         except BaseException:
-            self.end()  # (the wakeup fd given back, the pipe closed: nothing of it left behind)
-            if self.wakeup is None:
-                os.close(read_end)
-                os.close(write_end)
+            self.end()  # (the handler and wakeup fd given back, the pipe closed: nothing of it left behind)
+            for fd in (read_end, write_end) if self.wakeup is None else ():
+                if fd is not None:
+                    os.close(fd)
             raise
-        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # (one ignored, or the caller's, stays)
-            self.previous_handler = signal.signal(signal.SIGINT, self._note_ctrl_c)
         return self
 
     def start(self, con: duckdb.DuckDBPyConnection) -> None:

@@ -2410,8 +2410,8 @@ MUTATIONS = (
              ("tests/test_prefect_server.py::test_what_a_server_writes_as_it_is_stopped_is_dropped_and_what_it_wrote_"
               "before_is_shown",)),
     Mutation("query-ctrl-c-raises-keyboardinterrupt", "flows/query_command.py",
-             "            self.previous_handler = signal.signal(signal.SIGINT, self._note_ctrl_c)\n",
-             "            pass\n",
+             "            self.previous_handler = signal.signal(signal.SIGINT, self._note_ctrl_c)  # first",
+             "            pass  # first",
              ("tests/test_query_command.py::test_a_ctrl_c_while_the_query_runs_is_noted_not_raised_and_sigints_"
               "handler_is_given_back",)),
     Mutation("query-sigint-handler-not-given-back", "flows/query_command.py",
