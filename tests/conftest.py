@@ -35,18 +35,6 @@ AS_OF = dt.date(2026, 11, 30)
 RUN_ID = "2026-11-30-golden"
 
 
-@pytest.fixture(autouse=True)
-def _environment_left_as_found():
-    """Each test leaves os.environ as it found it. `hweval run` sets Prefect's defaults in its process's environment
-    for the rest of the process (cli.PREFECT_DEFAULTS, `setdefault`: monkeypatch.delenv of an unset name records
-    nothing to restore), and a later test's Prefect server in the same worker took them (events and triggers off)."""
-    before = dict(os.environ)
-    yield
-    if dict(os.environ) != before:
-        os.environ.clear()
-        os.environ.update(before)
-
-
 @pytest.fixture(scope="session")
 def catalog():
     return load_catalog(CATALOGS)
