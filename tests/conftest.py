@@ -16,12 +16,16 @@ import pytest
 from builders import discard, open_copy
 
 from flows import warehouse
+from flows.cli import PREFECT_DEFAULTS
 from flows.catalog import load_catalog
 from flows.paths import PROJECT_ROOT
 
-os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-os.environ.setdefault("DO_NOT_TRACK", "1")
-os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+# Prefect's settings as `hweval run` sets them for its temporary server (cli.PREFECT_DEFAULTS), for every server the
+# tests start: the test server, and the temporary servers of flows the tests call. Set once, here: `hweval run` sets
+# them with `setdefault` for the rest of its process, so a test that ran it changed them for the later tests of its
+# worker (their servers registered blocks and stored events before it, not after)
+for _key, _value in PREFECT_DEFAULTS.items():
+    os.environ.setdefault(_key, _value)
 # the fixtures are dated 2026-11-30 and later, whatever the clock says (tests of the refusal unset it)
 os.environ.setdefault("HWEVAL_ALLOW_FUTURE_AS_OF", "1")
 # charts and catalog checks are cached (flows/cache.py) in a folder of this test process's own, empty at the start, so
@@ -33,6 +37,18 @@ atexit.register(shutil.rmtree, os.environ["HWEVAL_CACHE"], ignore_errors=True)
 CATALOGS = PROJECT_ROOT / "catalogs"
 AS_OF = dt.date(2026, 11, 30)
 RUN_ID = "2026-11-30-golden"
+
+
+@pytest.fixture(autouse=True)
+def _environment_left_as_found():
+    """Each test leaves os.environ as it found it: `hweval run` sets Prefect's defaults with `setdefault` for the rest
+    of its process (monkeypatch.delenv of an unset name records nothing to restore), and a test may set more. The
+    defaults themselves are set for every test above, so the servers of later tests start as before."""
+    before = dict(os.environ)
+    yield
+    if dict(os.environ) != before:
+        os.environ.clear()
+        os.environ.update(before)
 
 
 @pytest.fixture(scope="session")
