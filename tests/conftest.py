@@ -20,10 +20,11 @@ from flows.cli import PREFECT_DEFAULTS
 from flows.catalog import load_catalog
 from flows.paths import PROJECT_ROOT
 
-# Prefect's settings as `hweval run` sets them for its temporary server (cli.PREFECT_DEFAULTS), for every server the
-# tests start: the test server, and the temporary servers of flows the tests call. Set once, here: `hweval run` sets
-# them with `setdefault` for the rest of its process, so a test that ran it changed them for the later tests of its
-# worker (their servers registered blocks and stored events before it, not after)
+# Prefect's settings as `hweval run` sets them for its temporary server (cli.PREFECT_DEFAULTS), for the temporary
+# servers of the flows the tests call (the test server, `prefect_server`, turns the server's services on again). Set
+# once, here: `hweval run` sets them with `setdefault` for the rest of its process, so a test that ran it changed them
+# for the later tests of its worker, the test server's among them where it started later (then with no triggers for
+# the automations the deployment tests run)
 for _key, _value in PREFECT_DEFAULTS.items():
     os.environ.setdefault(_key, _value)
 # the fixtures are dated 2026-11-30 and later, whatever the clock says (tests of the refusal unset it)
@@ -146,10 +147,22 @@ def pytest_itemcollected(item: pytest.Item) -> None:
 
 @pytest.fixture(scope="session")
 def prefect_server():
-    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+    """Prefect's test server, a real server as `prefect server start` runs it: it registers Prefect's blocks, stores
+    events and runs the automations' triggers (the deployment tests need them), which PREFECT_DEFAULTS, set above for
+    the temporary servers of flows the tests call, turns off."""
+    from prefect.settings import (
+        PREFECT_FLOWS_HEARTBEAT_FREQUENCY,
+        PREFECT_SERVER_REGISTER_BLOCKS_ON_START,
+        PREFECT_SERVER_SERVICES_EVENT_PERSISTER_ENABLED,
+        PREFECT_SERVER_SERVICES_TRIGGERS_ENABLED,
+        temporary_settings,
+    )
     from prefect.testing.utilities import prefect_test_harness
 
-    with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+    with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None,
+                                     PREFECT_SERVER_REGISTER_BLOCKS_ON_START: True,
+                                     PREFECT_SERVER_SERVICES_EVENT_PERSISTER_ENABLED: True,
+                                     PREFECT_SERVER_SERVICES_TRIGGERS_ENABLED: True}):
         with prefect_test_harness(server_startup_timeout=90):
             yield
 
