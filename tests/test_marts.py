@@ -239,6 +239,24 @@ def test_rankings_flag_a_reversal_against_usd_per_chip_hour(built):
     assert ranking["aws:eu-north-1:p5.48xlarge:on_demand"]["outcome_value"] == pytest.approx(27.640354, abs=1e-6)
 
 
+def _lora_tie(con, catalog, *more_products) -> dict[str, dict]:
+    """The llama2-70b-lora-finetune ranking, by offer, of the tie below: H100 p5.48xlarge measured at 24.00 min for
+    20.02 USD/h, H200 p5en.48xlarge at 20.02 min for 24.00 USD/h (both 8.008 USD a run), and `more_products` priced
+    beside them; landed and built."""
+    land_rows(con, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(
+        aws_product("p5.48xlarge", "20.0200000000", sku="A000000000000001"),
+        aws_product("p5en.48xlarge", "24.0000000000", sku="A000000000000002"),
+        *more_products,
+    ))]))
+    land_rows(con, catalog, "mlperf_training", [
+        landed_training_row("H100", "NVIDIA H100-SXM5-80GB", 8, 1, "llama2_70b_lora", 24.0),
+        landed_training_row("H200", "NVIDIA H200-SXM5-141GB", 8, 1, "llama2_70b_lora", 20.02),
+    ])
+    transform.build_models(con, RUN, AS_OF)
+    return {r["offer_id"]: r for r in rows(
+        con, "select * from marts.rankings where workload_id = 'llama2-70b-lora-finetune'")}
+
+
 def test_costs_equal_but_for_the_last_bits_tie_on_rank_pick_and_reversals(fresh_db, catalog):
     """Two candidates whose costs are one figure computed in two orders: H100 p5.48xlarge measured at 24.00 min for
     20.02 USD/h, H200 p5en.48xlarge at 20.02 min for 24.00 USD/h. By hand both cost 24 x 20.02 / 60 = 480.48 / 60 =
@@ -246,17 +264,7 @@ def test_costs_equal_but_for_the_last_bits_tie_on_rank_pick_and_reversals(fresh_
     12 significant digits, they share rank 1; the pick is the cheaper chip-hour, p5 (20.02 / 8 = 2.5025 USD against
     24.00 / 8 = 3.00), and neither beats the other (the last bit once ranked p5en first and counted it a reversal)."""
     assert 24.0 / 60 * 20.02 == 8.008000000000001 and 20.02 / 60 * 24.0 == 8.008  # the doubles the SQL computes
-    land_rows(fresh_db, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(
-        aws_product("p5.48xlarge", "20.0200000000", sku="A000000000000001"),
-        aws_product("p5en.48xlarge", "24.0000000000", sku="A000000000000002"),
-    ))]))
-    land_rows(fresh_db, catalog, "mlperf_training", [
-        landed_training_row("H100", "NVIDIA H100-SXM5-80GB", 8, 1, "llama2_70b_lora", 24.0),
-        landed_training_row("H200", "NVIDIA H200-SXM5-141GB", 8, 1, "llama2_70b_lora", 20.02),
-    ])
-    transform.build_models(fresh_db, RUN, AS_OF)
-    ranking = {r["offer_id"]: r for r in rows(
-        fresh_db, "select * from marts.rankings where workload_id = 'llama2-70b-lora-finetune'")}
+    ranking = _lora_tie(fresh_db, catalog)
     p5, p5en = ranking["aws:us-east-1:p5.48xlarge:on_demand"], ranking["aws:us-east-1:p5en.48xlarge:on_demand"]
     assert (p5["outcome_value"], p5en["outcome_value"]) == (8.008000000000001, 8.008)
     assert (p5["outcome_rank"], p5["is_pick"], p5["reversals"]) == (1, True, 0)
@@ -280,18 +288,8 @@ def test_costs_equal_but_for_the_last_bits_tie_in_the_cpu_baseline_pick_and_the_
 
     east, north, en = ("aws:us-east-1:p5.48xlarge:on_demand", "aws:eu-north-1:p5.48xlarge:on_demand",
                        "aws:us-east-1:p5en.48xlarge:on_demand")
-    land_rows(fresh_db, catalog, "aws_pricing", aws_pricing.rows_from_pages([("p", aws_page(
-        aws_product("p5.48xlarge", "20.0200000000", sku="A000000000000001"),
-        aws_product("p5en.48xlarge", "24.0000000000", sku="A000000000000002"),
-        aws_product("p5.48xlarge", "22.0000000000", region="eu-north-1", sku="A000000000000003"),
-    ))]))
-    land_rows(fresh_db, catalog, "mlperf_training", [
-        landed_training_row("H100", "NVIDIA H100-SXM5-80GB", 8, 1, "llama2_70b_lora", 24.0),
-        landed_training_row("H200", "NVIDIA H200-SXM5-141GB", 8, 1, "llama2_70b_lora", 20.02),
-    ])
-    transform.build_models(fresh_db, RUN, AS_OF)
-    ranking = {r["offer_id"]: r for r in rows(
-        fresh_db, "select * from marts.rankings where workload_id = 'llama2-70b-lora-finetune'")}
+    ranking = _lora_tie(fresh_db, catalog, aws_product("p5.48xlarge", "22.0000000000", region="eu-north-1",
+                                                       sku="A000000000000003"))
     assert {k: round(v["outcome_value"], 9) for k, v in ranking.items()} == {east: 8.008, en: 8.008, north: 8.8}
     assert {k: v["is_reversal"] for k, v in ranking.items()} == {east: False, en: True, north: False}
     [baseline] = rows(fresh_db, "select * from marts.cpu_baselines where workload_id = 'llama2-70b-lora-finetune'")
