@@ -21,12 +21,16 @@ from flows.catalog import load_catalog
 from flows.paths import PROJECT_ROOT
 
 # Prefect's settings as `hweval run` sets them for its temporary server (cli.PREFECT_DEFAULTS), for the temporary
-# servers of the flows the tests call (the test server, `prefect_server`, turns the server's services on again). Set
-# once, here: `hweval run` sets them with `setdefault` for the rest of its process, so a test that ran it changed them
-# for the later tests of its worker, the test server's among them where it started later (then with no triggers for
-# the automations the deployment tests run)
+# servers of the flows the tests call (the test server, `prefect_server`, turns the server's services on again), but
+# its flow-run and task-run loggers at INFO: where a test's Prefect fixtures share no worker (`make test-slow`, no
+# --dist loadgroup), Prefect's API log handler wrote to a stream pytest had closed. Set once, here, and each test
+# leaves os.environ as it found it (`_environment_left_as_found`): `hweval run` sets them with `setdefault` for the rest
+# of its process, and a test that ran it changed them for the later tests of its worker, the test server's among them
+# where it started later (then with no triggers for the automations the deployment tests run)
+os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 for _key, _value in PREFECT_DEFAULTS.items():
-    os.environ.setdefault(_key, _value)
+    if not _key.startswith("PREFECT_LOGGING_"):
+        os.environ.setdefault(_key, _value)
 # the fixtures are dated 2026-11-30 and later, whatever the clock says (tests of the refusal unset it)
 os.environ.setdefault("HWEVAL_ALLOW_FUTURE_AS_OF", "1")
 # charts and catalog checks are cached (flows/cache.py) in a folder of this test process's own, empty at the start, so
