@@ -16,8 +16,8 @@ import pytest
 from builders import discard, open_copy
 
 from flows import warehouse
-from flows.cli import PREFECT_DEFAULTS
 from flows.catalog import load_catalog
+from flows.cli import PREFECT_DEFAULTS
 from flows.paths import PROJECT_ROOT
 
 # Prefect's settings as `hweval run` sets them for its temporary server (cli.PREFECT_DEFAULTS), for the temporary

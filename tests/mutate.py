@@ -371,9 +371,9 @@ MUTATIONS = (
              ("tests/test_source_limits.py::test_a_listing_that_never_ends_in_time_stops_at_max_fetch_s_long_before_"
               "max_pages", "tests/test_source_limits.py::test_a_fetch_past_its_deadline_sends_no_request")),
     Mutation("an-aws-retry-waited-past-max-fetch-s", "flows/sources/_aws.py",
-             "                limits.check_time(what, wait, cause=redact_text(f\"{code}: {message}\"))\n"
-             "                log.warning(\"%s: %s (%s); retrying page",
-             "                log.warning(\"%s: %s (%s); retrying page",
+             "                    limits.check_time(what, wait, cause=redact_text(f\"{code}: {message}\"))\n"
+             "                    log.warning(\"%s: %s (%s); retrying page",
+             "                    log.warning(\"%s: %s (%s); retrying page",
              ("tests/test_source_limits.py::test_a_throttled_aws_listing_does_not_wait_for_a_retry_past_max_fetch_s",)),
     Mutation("an-instance-type-of-any-length-lands", "catalogs/expectations/aws_pricing.json",
              '"column": "instance_type",\n    "max_value": 100\n', '"column": "instance_type",\n    "max_value": 100000\n',
@@ -387,7 +387,8 @@ MUTATIONS = (
              "while chunk := response.read1(CHUNK_BYTES):", "while chunk := response.read(CHUNK_BYTES):",
              ("tests/test_source_http_live.py::test_a_response_that_trickles_in_is_cut_at_the_sources_max_fetch_s",)),
     Mutation("an-http-body-not-cut-at-max-fetch-s", "flows/sources/_http.py",
-             "started + MAX_RESPONSE_S, limits.deadline)", "started + MAX_RESPONSE_S, None)",
+             "body = _read_body(response, limits.max_file_bytes, started + MAX_RESPONSE_S, limits.deadline)",
+             "body = _read_body(response, limits.max_file_bytes, started + MAX_RESPONSE_S, None)",
              ("tests/test_source_http_live.py::test_a_response_that_trickles_in_is_cut_at_the_sources_max_fetch_s",)),
     Mutation("a-fanned-out-parts-clock-never-started", "flows/source_batches.py",
              "limits=part.limits.started(), slots=None", "limits=part.limits, slots=None",
@@ -2269,7 +2270,8 @@ MUTATIONS = (
              'unicodedata.category(ch) in ("Cc", "Cf")', 'unicodedata.category(ch) in ("Cc",)',
              ("tests/test_reports.py::test_text_from_data_is_escaped_and_numbers_are_formatted_in_one_place",)),
     Mutation("reason-phrase-quoted-whole", "flows/sources/_http.py",
-             "return cut(visible(\" \".join(str(exc.reason).split())), REASON_CHARS)", "return str(exc.reason)",
+             "return cut(scrub(visible(\" \".join(str(exc.reason).split())), secrets), REASON_CHARS)",
+             "return str(exc.reason)",
              ("tests/test_source_http_live.py::test_a_servers_reason_phrase_and_error_body_are_cut_and_their_control_"
               "characters_seen",)),
     Mutation("source-error-kept-unbounded", "flows/source_batches.py",
@@ -2461,6 +2463,38 @@ MUTATIONS = (
              "        and worse.outcome_value > better.outcome_value\n",
              ("tests/test_marts.py::test_costs_equal_but_for_the_last_bits_"
               "tie_in_the_cpu_baseline_pick_and_the_reversal_pairs",)),
+    # stop 60: the live sources' bounds and secrets (a review's findings)
+    Mutation("reason-phrase-not-scrubbed", "flows/sources/_http.py",
+             "    return cut(scrub(visible(\" \".join(str(exc.reason).split())), secrets), REASON_CHARS)\n",
+             "    return cut(visible(\" \".join(str(exc.reason).split())), REASON_CHARS)\n",
+             ("tests/test_source_http_live.py::test_a_reason_phrase_that_echoes_the_requests_key_has_it_masked",)),
+    Mutation("error-body-read-past-its-deadline", "flows/sources/_http.py",
+             "and time.monotonic() <= deadline:\n", ":\n",
+             ("tests/test_source_http_live.py::test_an_error_body_that_trickles_in_is_read_no_longer_than_a_body_"
+              "may_take",)),
+    Mutation("invalid-url-retried", "flows/sources/_http.py",
+             "        except http.client.InvalidURL as exc:", "        except KeyError as exc:",
+             ("tests/test_source_http_live.py::test_a_next_page_link_that_is_no_url_fails_at_once_not_after_retries",)),
+    Mutation("aws-page-bytes-unbounded", "flows/sources/_aws.py",
+             "        if isinstance(body, bytes | bytearray) and len(body) > limits.max_file_bytes:\n",
+             "        if False:\n",
+             ("tests/test_source_aws_live.py::test_a_page_past_max_file_bytes_is_refused_before_it_is_parsed_and_the_"
+              "next_listing_has_its_own_bound",)),
+    Mutation("aws-page-bound-left-on-the-client", "flows/sources/_aws.py",
+             "        api_client.meta.events.unregister(event, within_bytes)\n", "        pass\n",
+             ("tests/test_source_aws_live.py::test_a_page_past_max_file_bytes_is_refused_before_it_is_parsed_and_the_"
+              "next_listing_has_its_own_bound",)),
+    Mutation("aws-deep-page-recursion-error", "flows/sources/_aws.py",
+             "            except RecursionError:", "            except KeyError:",
+             ("tests/test_source_aws_live.py::test_a_page_nested_past_pythons_recursion_limit_is_a_format_error_"
+              "naming_it",)),
+    Mutation("aws-failed-page-not-named", "flows/sources/_aws.py",
+             "                where = f\"{what}: page {page_no + 1}\"", "                where = what",
+             ("tests/test_source_aws_live.py::test_a_page_still_failing_after_every_retry_is_named",)),
+    Mutation("azure-skus-location-not-quoted", "flows/sources/azure_skus.py",
+             "f\"location eq {odata_literal(region)}\"", "f\"location eq '{region}'\"",
+             ("tests/test_source_instance_types.py::test_azure_a_location_is_written_into_the_filter_as_an_odata_"
+              "literal",)),
 )
 
 

@@ -5,6 +5,7 @@ instance type the catalog does not know, a throttled page retried, access denied
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import boto3
 import pytest
@@ -119,7 +120,7 @@ def test_access_denied_fails_the_source_at_once_with_the_reason(pricing):
                              service_message="User: arn:aws:iam::123456789012:user/ci is not authorized to perform: "
                                              "pricing:GetProducts", http_status_code=400)
     sleeps = Sleeps()
-    with pytest.raises(LiveSourceError, match=r"pricing.get_products us-east-1 'GPU instance': access denied "
+    with pytest.raises(LiveSourceError, match=r"pricing.get_products us-east-1 'GPU instance': page 1: access denied "
                                               r"\(AccessDeniedException\): User: .* pricing:GetProducts") as err:
         aws_pricing.fetch_live({"regions": ["us-east-1"]}, sleep=sleeps)
     assert sleeps == []  # not retried
@@ -266,3 +267,83 @@ def test_a_spot_price_point_without_its_zone_or_time_is_quarantined_and_the_rest
     assert fresh_db.execute("select row_no, list(expectation order by expectation) from ops.quarantine "
                             "group by row_no order by row_no").fetchall() == [
         (1, ["availability_zone_present"]), (2, ["price_timestamp_present"])]
+
+
+def test_a_page_still_failing_after_every_retry_is_named(pricing):
+    """The warnings named the page a retry was for, the error that ends the listing did not: page 1 came, page 2 was
+    throttled five times."""
+    pricing.add_response("get_products", aws_page(aws_product("p5.48xlarge", "55.0400000000"), next_token="page-2"),
+                         {"ServiceCode": "AmazonEC2", "Filters": GPU})
+    for _ in range(5):
+        pricing.add_client_error("get_products", service_error_code="ThrottlingException", http_status_code=400,
+                                 expected_params={"ServiceCode": "AmazonEC2", "Filters": GPU, "NextToken": "page-2"})
+    with pytest.raises(LiveSourceError, match=r"^pricing.get_products us-east-1 'GPU instance': page 2: still "
+                                              r"throttled \(ThrottlingException\) after 5 attempts$"):
+        aws_pricing.fetch_live({"regions": ["us-east-1"]}, sleep=Sleeps())
+
+
+@pytest.fixture
+def aws_endpoint(monkeypatch):
+    """A loopback endpoint that the real client of `_aws.client` sends its requests to (AWS_ENDPOINT_URL: the Stubber
+    answers before botocore reads a body, and these tests are about the body): each POST gets the next of `bodies`,
+    HTTP 200, as the JSON 1.1 protocol of the Price List API answers."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    bodies: list[bytes] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            body = bodies.pop(0)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-amz-json-1.1")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    for name, value in {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{server.server_address[1]}",
+                        "AWS_ACCESS_KEY_ID": FAKE_KEY_ID, "AWS_SECRET_ACCESS_KEY": FAKE_SECRET,
+                        "AWS_EC2_METADATA_DISABLED": "true"}.items():
+        monkeypatch.setenv(name, value)
+    yield bodies
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_page_past_max_file_bytes_is_refused_before_it_is_parsed_and_the_next_listing_has_its_own_bound(
+        aws_endpoint):
+    """A review's finding: the boto3 sources bounded pages, not their size (a 5 MB page passed a 1 MiB limit). A
+    PriceList item of 1,100,000 characters makes a page past 1 MiB (1,048,576 bytes); a small page passes, and a
+    later listing on the same client is bounded by its own limits, not the first's."""
+    from flows.sources._common import SourceLimitError, SourceLimits
+
+    item = json.dumps({"product": {"sku": "S1", "attributes": {"pad": "x" * 1_100_000}}, "terms": {}})
+    aws_endpoint += [json.dumps({"FormatVersion": "aws_v1", "PriceList": [item]}).encode(),
+                     json.dumps({"FormatVersion": "aws_v1", "PriceList": ["{}"]}).encode(),
+                     json.dumps({"FormatVersion": "aws_v1", "PriceList": [item]}).encode()]
+    client = _aws.client("pricing", "us-east-1")
+    with pytest.raises(SourceLimitError, match=r"^w: page 1: the response \(1,100,\d{3} bytes\) is larger than "
+                                               r"max_file_bytes allows \(1,048,576 bytes = 1 MiB\)"):
+        list(_aws.pages(client, "get_products", "w", limits=SourceLimits(max_file_bytes=1 << 20),
+                        ServiceCode="AmazonEC2"))
+    assert [page["PriceList"] for page in _aws.pages(
+        client, "get_products", "w", limits=SourceLimits(max_file_bytes=1 << 20), ServiceCode="AmazonEC2")] == [["{}"]]
+    [page] = _aws.pages(client, "get_products", "w", limits=SourceLimits(max_file_bytes=2 << 20),
+                        ServiceCode="AmazonEC2")
+    assert len(page["PriceList"][0]) > 1_100_000
+
+
+def test_a_page_nested_past_pythons_recursion_limit_is_a_format_error_naming_it(aws_endpoint):
+    """A review's finding: botocore parses a page with json.loads, which has no depth bound: RecursionError escaped,
+    naming neither the listing nor the page."""
+    from flows.sources._common import SourceFormatError
+
+    aws_endpoint.append(b'{"PriceList": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+    with pytest.raises(SourceFormatError, match=r"^w: page 1: the response nests deeper than Python reads"):
+        list(_aws.pages(_aws.client("pricing", "us-east-1"), "get_products", "w", ServiceCode="AmazonEC2"))

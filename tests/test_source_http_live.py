@@ -425,6 +425,43 @@ def test_a_servers_reason_phrase_and_error_body_are_cut_and_their_control_charac
     assert len(message) < 300
 
 
+def test_a_reason_phrase_that_echoes_the_requests_key_has_it_masked(api):
+    """A review's finding: the body's excerpt was scrubbed of the request's secrets, the reason phrase was not (a GCP
+    key travels in `key=`, and an error may quote it back)."""
+    api.add(gce_path(), "bad", status=400, reason=f"API key {API_KEY} not valid")
+    with pytest.raises(LiveSourceError) as raised:
+        gcp_billing.fetch_live({"services": [GCE], "endpoint": api.base}, environ=ENV, sleep=Sleeps())
+    message = str(raised.value)
+    assert message.startswith(f"gcp billing services/{GCE}/skus page 1: HTTP 400 API key *** not valid from ")
+    assert API_KEY not in message
+
+
+def test_an_error_body_that_trickles_in_is_read_no_longer_than_a_body_may_take(monkeypatch):
+    """A review's finding: an error's body was read whole, however slowly it came (a byte within each read's timeout:
+    a run held for hours). Read as a body is, it stops at MAX_RESPONSE_S (0.3 s here) with what came by then: of 300
+    bytes, a byte every 0.05 s (15 s), about 7."""
+    monkeypatch.setattr(_http, "MAX_RESPONSE_S", 0.3)
+    base = raw_server(b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n"
+                      + b"x" * 300, trickle_s=0.05)
+    with pytest.raises(LiveSourceError, match=r"^t: HTTP 400 Bad Request from http://127\.0\.0\.1:\d+/x: x+$"
+                       ) as raised:
+        _http.get_json(base + "/x", what="t", retries=0, timeout_s=5, sleep=Sleeps())
+    assert 1 <= str(raised.value).count("x") - 1 < 100  # one x is the path's
+
+
+def test_a_next_page_link_that_is_no_url_fails_at_once_not_after_retries(api):
+    """A review's finding: http.client refuses a URL with a space (InvalidURL, an HTTPException) before anything is
+    sent, and get_json took that for a network error: five retries, 31 s of waits, then "network error"."""
+    region = "eastus"
+    api.add("/api/retail/prices", az_page([], f"{api.base}/api/retail/prices?$skip=100 &x=1"))
+    sleeps = Sleeps()
+    with pytest.raises(LiveSourceError, match=r"^azure retail prices eastus page 2: not a URL that can be fetched: "
+                                              r"http://127\.0\.0\.1:\d+/api/retail/prices\?\$skip=100 &x=1 \(URL "
+                                              r"can't contain control characters"):
+        azure_retail.fetch_live({"regions": [region], "endpoint": f"{api.base}/api/retail/prices"}, sleep=sleeps)
+    assert sleeps == [] and len(api.requests) == 1
+
+
 def test_a_sources_error_is_kept_at_most_max_error_chars_with_its_secrets_masked_and_control_characters_seen():
     """Whoever wrote it, a batch's error (ops.source_loads.error, the pages' banner, the command line) is bounded
     once, as the batch is made: 2,000 characters and how long it was."""

@@ -226,6 +226,14 @@ def test_azure_live_follows_next_link_per_location_with_the_token_in_a_header_on
     assert AZURE_TOKEN not in caplog.text and all(AZURE_TOKEN not in r["source_ref"] for r in rows)
 
 
+def test_azure_a_location_is_written_into_the_filter_as_an_odata_literal(server):
+    """A review's finding: the location went into `$filter` as written, where azure_retail's regions are OData
+    literals; a quote in it ended the literal. Doubled, it is the location's text (`location eq 'x'' or 1 eq 1'`)."""
+    server.add(SKUS_PATH, {"value": []})
+    assert azure_skus.fetch_live({"regions": ["x' or 1 eq 1"], "endpoint": server.base}, environ=AZURE_ENV) == []
+    assert [query["$filter"] for _, query, _ in server.requests] == [["location eq 'x'' or 1 eq 1'"]]
+
+
 def test_azure_next_link_to_another_host_is_not_followed_with_the_token(server):
     port = server.base.rsplit(":", 1)[1]
     server.add(SKUS_PATH, {"value": [ND_H100], "nextLink": f"http://localhost:{port}{SKUS_PATH}?$skiptoken=2"})

@@ -86,62 +86,83 @@ def pages(api_client, operation: str, what: str, *, limits: SourceLimits = DEFAU
 
     paginator = api_client.get_paginator(operation)
     token, throttled, page_no = None, 0, 0
+
+    def within_bytes(response_dict: dict, **_) -> None:
+        # botocore has read the page whole by now: refused before it is parsed into Python objects (several times
+        # its size), as get_json refuses an HTTP source's body past the same limit
+        body = response_dict.get("body")
+        if isinstance(body, bytes | bytearray) and len(body) > limits.max_file_bytes:
+            raise limits.exceeded(f"{what}: page {page_no + 1}", "max_file_bytes",
+                                  f"the response ({len(body):,} bytes) is larger")
+
+    # on this client (its own emitter), for this listing: taken off as the listing ends, however it ends
+    event = (f"before-parse.{api_client.meta.service_model.service_id.hyphenize()}."
+             f"{api_client.meta.method_to_api_mapping[operation]}")
+    api_client.meta.events.register(event, within_bytes)
     seen: dict[str, int] = {}  # NextToken -> the page that returned it
     limits.check_time(what)  # the source's max_fetch_s: checked before each page and each retry's wait
-    while True:
-        # a paginator resumes from its own token (the service's NextToken encoded as botocore writes it): given the
-        # service's token as is, botocore would try to read it as its own and could split it into parameters
-        config = {"StartingToken": TokenEncoder().encode({"NextToken": token})} if token else {}
-        try:
-            for page in paginator.paginate(**kwargs, PaginationConfig=config):
-                page_no += 1
-                throttled = 0
-                log.info("%s: page %d", what, page_no)
-                yield page
-                token = page.get("NextToken") or None
-                if token is None:
+    try:
+        while True:
+            # a paginator resumes from its own token (the service's NextToken encoded as botocore writes it): given
+            # the service's token as is, botocore would try to read it as its own and could split it into parameters
+            config = {"StartingToken": TokenEncoder().encode({"NextToken": token})} if token else {}
+            try:
+                for page in paginator.paginate(**kwargs, PaginationConfig=config):
+                    page_no += 1
+                    throttled = 0
+                    log.info("%s: page %d", what, page_no)
+                    yield page
+                    token = page.get("NextToken") or None
+                    if token is None:
+                        continue
+                    if token in seen:
+                        raise SourceFormatError(f"{what}: page {page_no}'s NextToken repeats page {seen[token]}'s: "
+                                                f"the API is going round in a loop; stopping instead of following it")
+                    if page_no >= limits.max_pages:
+                        raise limits.exceeded(what, "max_pages", "the listing has more pages")
+                    limits.check_time(what)
+                    seen[token] = page_no
+                return
+            except ClientError as exc:
+                error = exc.response.get("Error", {})
+                code, message = error.get("Code", "?"), error.get("Message", "")
+                status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
+                server_error = code in SERVER_ERROR_CODES or (code not in THROTTLING_CODES and status >= 500)
+                if (code in THROTTLING_CODES or server_error) and throttled < attempts - 1:
+                    throttled += 1
+                    wait = backoff_s * 2 ** (throttled - 1)
+                    limits.check_time(what, wait, cause=redact_text(f"{code}: {message}"))
+                    log.warning("%s: %s (%s); retrying page %d in %.1f s (%d of %d)", what,
+                                "throttled" if code in THROTTLING_CODES else f"HTTP {status or '5xx'}", code,
+                                page_no + 1, wait, throttled, attempts - 1)
+                    sleep(wait)
                     continue
-                if token in seen:
-                    raise SourceFormatError(f"{what}: page {page_no}'s NextToken repeats page {seen[token]}'s: the "
-                                            f"API is going round in a loop; stopping instead of following it")
-                if page_no >= limits.max_pages:
-                    raise limits.exceeded(what, "max_pages", "the listing has more pages")
-                limits.check_time(what)
-                seen[token] = page_no
-            return
-        except ClientError as exc:
-            error = exc.response.get("Error", {})
-            code, message = error.get("Code", "?"), error.get("Message", "")
-            status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
-            server_error = code in SERVER_ERROR_CODES or (code not in THROTTLING_CODES and status >= 500)
-            if (code in THROTTLING_CODES or server_error) and throttled < attempts - 1:
-                throttled += 1
-                wait = backoff_s * 2 ** (throttled - 1)
-                limits.check_time(what, wait, cause=redact_text(f"{code}: {message}"))
-                log.warning("%s: %s (%s); retrying page %d in %.1f s (%d of %d)", what,
-                            "throttled" if code in THROTTLING_CODES else f"HTTP {status or '5xx'}", code,
-                            page_no + 1, wait, throttled, attempts - 1)
-                sleep(wait)
-                continue
-            if code in THROTTLING_CODES:
-                raise LiveSourceError(f"{what}: still throttled ({code}) after {attempts} attempts") from None
-            if server_error:
-                raise LiveSourceError(redact_text(f"{what}: still failing ({code}: {message}) after {attempts} "
-                                                  f"attempts")) from None
-            if code in DENIED_CODES:
-                raise LiveSourceError(redact_text(f"{what}: access denied ({code}): {message}")) from None
-            raise LiveSourceError(redact_text(f"{what}: {code}: {message}")) from None
-        except transient_network as exc:
-            if throttled < attempts - 1:
-                throttled += 1
-                wait = backoff_s * 2 ** (throttled - 1)
-                limits.check_time(what, wait, cause=type(exc).__name__)
-                log.warning("%s: %s; retrying page %d in %.1f s", what, type(exc).__name__, page_no + 1, wait)
-                sleep(wait)
-                continue
-            raise LiveSourceError(f"{what}: {type(exc).__name__} after {attempts} attempts: {exc}") from None
-        except (NoCredentialsError, PartialCredentialsError):
-            raise LiveSourceError(f"{what}: no AWS credentials in boto3's standard chain (environment variables, "
-                                  f"~/.aws/config profile, SSO or an instance role)") from None
-        except BotoCoreError as exc:  # endpoint unreachable, timeouts: the message names the endpoint, no secret
-            raise LiveSourceError(f"{what}: {type(exc).__name__}: {exc}") from None
+                where = f"{what}: page {page_no + 1}"  # the page that failed, as the retries' warnings name it
+                if code in THROTTLING_CODES:
+                    raise LiveSourceError(f"{where}: still throttled ({code}) after {attempts} attempts") from None
+                if server_error:
+                    raise LiveSourceError(redact_text(f"{where}: still failing ({code}: {message}) after {attempts} "
+                                                      f"attempts")) from None
+                if code in DENIED_CODES:
+                    raise LiveSourceError(redact_text(f"{where}: access denied ({code}): {message}")) from None
+                raise LiveSourceError(redact_text(f"{where}: {code}: {message}")) from None
+            except transient_network as exc:
+                if throttled < attempts - 1:
+                    throttled += 1
+                    wait = backoff_s * 2 ** (throttled - 1)
+                    limits.check_time(what, wait, cause=type(exc).__name__)
+                    log.warning("%s: %s; retrying page %d in %.1f s", what, type(exc).__name__, page_no + 1, wait)
+                    sleep(wait)
+                    continue
+                raise LiveSourceError(f"{what}: page {page_no + 1}: {type(exc).__name__} after {attempts} attempts: "
+                                      f"{exc}") from None
+            except (NoCredentialsError, PartialCredentialsError):
+                raise LiveSourceError(f"{what}: no AWS credentials in boto3's standard chain (environment variables, "
+                                      f"~/.aws/config profile, SSO or an instance role)") from None
+            except BotoCoreError as exc:  # endpoint unreachable, timeouts: the message names the endpoint, no secret
+                raise LiveSourceError(f"{what}: page {page_no + 1}: {type(exc).__name__}: {exc}") from None
+            except RecursionError:  # botocore parses with json.loads, which has no depth bound but Python's
+                raise SourceFormatError(f"{what}: page {page_no + 1}: the response nests deeper than Python reads "
+                                        "(its recursion limit); no AWS API nests so") from None
+    finally:
+        api_client.meta.events.unregister(event, within_bytes)

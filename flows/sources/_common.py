@@ -120,6 +120,11 @@ def excerpt(value: Any) -> str:
 MAX_LIVE_LIST_ITEMS = 500
 
 
+def odata_literal(value: str) -> str:
+    """An OData string literal, as Azure's `$filter` reads one: single quotes, an inner quote doubled."""
+    return "'" + value.replace("'", "''") + "'"
+
+
 def name_list(options: Any, key: str, what: str, *, required: bool = False, empty_ok: bool = False,
               hint: str = "") -> list[str] | None:
     """`options[key]` as a list of names (each stripped): None when it is absent and not `required`. Anything else

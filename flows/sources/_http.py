@@ -26,7 +26,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from flows.redaction import is_secret_param, redact_url, scrub
@@ -138,10 +138,38 @@ def _secret_values(url: str, headers: dict | None = None) -> list[str]:
     return sorted((v for v in values if v), key=len, reverse=True)
 
 
-def reason_phrase(exc: urllib.error.HTTPError) -> str:
+def url_secrets(url: str) -> list[str]:
+    """The secret values a URL's query carries (an API key, a signed URL's signature), raw and decoded: what a server
+    that echoes the request may quote back."""
+    return _secret_values(url)
+
+
+def reason_phrase(exc: urllib.error.HTTPError, secrets: Sequence[str] = ()) -> str:
     """The reason phrase of an HTTP error as a message quotes it: the server writes it, so on one line, its control
-    characters seen (flows/text.py visible) and at most REASON_CHARS characters (a real one is a few words)."""
-    return cut(visible(" ".join(str(exc.reason).split())), REASON_CHARS)
+    characters seen (flows/text.py visible), the request's `secrets` it echoes masked (a key in the URL: "API key
+    AIza... not valid"), and at most REASON_CHARS characters (a real one is a few words)."""
+    return cut(scrub(visible(" ".join(str(exc.reason).split())), secrets), REASON_CHARS)
+
+
+def _error_body(exc: urllib.error.HTTPError, deadline: float, fetch_deadline: float | None) -> bytes:
+    """The start of an HTTP error's body (at most _ERROR_BODY_BYTES), read as a body is read (get_json's
+    `_read_body`), no longer than the response's MAX_RESPONSE_S or the source's max_fetch_s: what came by then. Read
+    whole, a body sent a byte at a time, each within the socket's timeout, held the run for hours."""
+    if fetch_deadline is not None:
+        deadline = min(deadline, fetch_deadline)
+    response = getattr(exc, "fp", None)
+    read = getattr(response, "read1", None) or getattr(response, "read", None)
+    parts, total = [], 0
+    try:
+        while read is not None and total < _ERROR_BODY_BYTES and time.monotonic() <= deadline:
+            part = read(min(_READ_CHUNK, _ERROR_BODY_BYTES - total))
+            if not part:
+                break
+            parts.append(part)
+            total += len(part)
+    except (OSError, http.client.HTTPException):
+        pass  # the status says what failed; its message is what came
+    return b"".join(parts)
 
 
 def _excerpt(body: bytes, secrets: list[str]) -> str:
@@ -238,19 +266,19 @@ def get_json(
                 raise limits.exceeded(f"{what}: response from {shown}", "max_file_bytes", "the body is larger")
         except urllib.error.HTTPError as exc:
             status = exc.code
-            try:
-                err_body = exc.read(_ERROR_BODY_BYTES)
-            except (OSError, http.client.HTTPException):
-                err_body = b""
-            excerpt = _excerpt(err_body, secrets)
+            excerpt = _excerpt(_error_body(exc, started + MAX_RESPONSE_S, limits.deadline), secrets)
             if status in (401, 403):
                 raise LiveSourceError(f"{what}: access denied (HTTP {status}) from {shown}: {excerpt}") from None
             if status not in RETRY_STATUSES:
-                raise LiveSourceError(f"{what}: HTTP {status} {reason_phrase(exc)} from {shown}: {excerpt}") from None
+                raise LiveSourceError(f"{what}: HTTP {status} {reason_phrase(exc, secrets)} from {shown}: "
+                                      f"{excerpt}") from None
             last = f"HTTP {status}: {excerpt}"
             header_wait = retry_after(exc.headers.get("Retry-After") if exc.headers else None)
             if header_wait is not None:
                 wait = header_wait
+        except http.client.InvalidURL as exc:  # e.g. a next-page link with a space: the same on every try
+            raise LiveSourceError(f"{what}: not a URL that can be fetched: {shown} "
+                                  f"({cut(scrub(visible(str(exc)), secrets), REASON_CHARS)})") from None
         except (OSError, http.client.HTTPException) as exc:  # URLError, timeouts, resets, truncated bodies
             reason = getattr(exc, "reason", None) or exc
             if isinstance(reason, ssl.SSLCertVerificationError):  # the same certificate on every try: not retried

@@ -281,6 +281,7 @@ def download(url: str, target: Path, *, timeout_s: float = 60.0, sleep: Callable
     `limits.max_file_bytes`.
     """
     shown = redact_text(redact_url(url))  # a signed or mirrored URL may carry a key: never in a message or a row
+    secrets = _http.url_secrets(url)  # nor where the server's reason phrase echoes it
     for attempt in range(RETRIES + 1):
         limits.check_time(shown)  # the source's max_fetch_s, retries and their waits included
         delay = BACKOFF_S * 2 ** attempt
@@ -301,10 +302,11 @@ def download(url: str, target: Path, *, timeout_s: float = 60.0, sleep: Callable
             retryable = exc.code in _http.RETRY_STATUSES
             if not retryable or attempt == RETRIES:
                 tries = f" after {attempt + 1} tries" if retryable else ""
-                raise LiveSourceError(f"{shown}: HTTP {exc.code} {_http.reason_phrase(exc)}{tries}") from None
+                raise LiveSourceError(f"{shown}: HTTP {exc.code} {_http.reason_phrase(exc, secrets)}{tries}"
+                                      ) from None
             asked = _http.retry_after(exc.headers.get("Retry-After") if exc.headers else None)
             delay = delay if asked is None else asked
-            problem = f"HTTP {exc.code} {_http.reason_phrase(exc)}"
+            problem = f"HTTP {exc.code} {_http.reason_phrase(exc, secrets)}"
         except (urllib.error.URLError, OSError, ValueError) as exc:  # unreachable, reset or timed out mid-download
             reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
             if isinstance(reason, ssl.SSLCertVerificationError):  # the same certificate on every try

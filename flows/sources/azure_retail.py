@@ -17,6 +17,7 @@ from flows.sources._common import (
     excerpt,
     load_json,
     name_list,
+    odata_literal,
     require,
     to_bool,
     to_float,
@@ -77,11 +78,6 @@ API_VERSION = "2023-01-01-preview"
 OPTION_KEYS = ("regions", "arm_sku_names", "endpoint", "api_version")
 
 
-def _odata(value: str) -> str:
-    """An OData string literal: single quotes, an inner quote doubled."""
-    return "'" + value.replace("'", "''") + "'"
-
-
 def _string_list(options: dict, key: str, required: bool) -> list[str] | None:
     return name_list(options, key, "azure_retail live options", required=required,
                      hint="" if required else f" (leave `{key}` out for no filter)")
@@ -105,9 +101,9 @@ def check_options(options: dict) -> None:
 
 def region_filter(region: str, arm_sku_names: list[str] | None = None) -> str:
     """The `$filter` for Virtual Machines prices in one region, optionally only the named ARM SKUs."""
-    text = f"serviceName eq 'Virtual Machines' and armRegionName eq {_odata(region)}"
+    text = f"serviceName eq 'Virtual Machines' and armRegionName eq {odata_literal(region)}"
     if arm_sku_names:
-        text += " and (" + " or ".join(f"armSkuName eq {_odata(name)}" for name in arm_sku_names) + ")"
+        text += " and (" + " or ".join(f"armSkuName eq {odata_literal(name)}" for name in arm_sku_names) + ")"
     return text
 
 

@@ -33,6 +33,7 @@ from flows.sources._common import (
     excerpt,
     load_json,
     name_list,
+    odata_literal,
     require,
     to_float,
 )
@@ -171,7 +172,7 @@ def region_pages(options: Mapping, region: str, subscription: str, token: str, *
     url: str | None = (f"{endpoint}/subscriptions/{urllib.parse.quote(subscription, safe='')}"
                        f"/providers/Microsoft.Compute/skus")
     params: dict | None = {"api-version": options.get("api_version", API_VERSION),
-                           "$filter": f"location eq '{region}'"}
+                           "$filter": f"location eq {odata_literal(region)}"}
     headers = {"Authorization": f"Bearer {token}"}
     seen: set[str] = set()
     page_no = 0
