@@ -122,24 +122,25 @@ def test_the_snapshot_and_the_live_sources_keep_the_cpu_baseline_types(catalog):
 
 
 def test_the_price_list_fetch_asks_for_each_cpu_type_after_the_families():
-    class Client:
-        def __init__(self):
-            self.calls = []
+    """A real pricing client, its Stubber answering each listing in the order asked: the two accelerated families,
+    then the CPU baseline type by name."""
+    import boto3
+    from botocore.stub import Stubber
 
-        def get_paginator(self, operation):
-            client = self
-
-            class Paginator:
-                def paginate(self, **kwargs):
-                    client.calls.append(kwargs["Filters"][1])
-                    return iter([{"FormatVersion": "aws_v1", "PriceList": []}])
-            return Paginator()
-
-    client = Client()
-    list(aws_pricing.region_pages(client, "us-east-1", cpu_instance_types=("c8g.metal-24xl",)))
-    assert [(f["Field"], f["Value"]) for f in client.calls] == [
-        ("instanceFamily", "GPU instance"), ("instanceFamily", "Machine Learning ASIC Instances"),
-        ("instanceType", "c8g.metal-24xl")]
+    client = boto3.client("pricing", region_name="us-east-1", aws_access_key_id="AKIAFAKEFAKEFAKE0001",
+                          aws_secret_access_key="fake")
+    region = {"Type": "TERM_MATCH", "Field": "regionCode", "Value": "us-east-1"}
+    with Stubber(client) as stubber:
+        for field, value in (("instanceFamily", "GPU instance"), ("instanceFamily", "Machine Learning ASIC Instances"),
+                             ("instanceType", "c8g.metal-24xl")):
+            stubber.add_response("get_products", {"FormatVersion": "aws_v1", "PriceList": []}, {
+                "ServiceCode": "AmazonEC2", "Filters": [region, {"Type": "TERM_MATCH", "Field": field, "Value": value}]})
+        pages = list(aws_pricing.region_pages(client, "us-east-1", cpu_instance_types=("c8g.metal-24xl",)))
+        stubber.assert_no_pending_responses()
+    assert [where for where, _ in pages] == [
+        "pricing.get_products us-east-1 'GPU instance' page 1",
+        "pricing.get_products us-east-1 'Machine Learning ASIC Instances' page 1",
+        "pricing.get_products us-east-1 'c8g.metal-24xl' page 1"]
 
 
 def test_the_offer_file_keeps_cpu_baseline_rows_and_drops_other_cpus(tmp_path):
