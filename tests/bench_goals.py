@@ -1,18 +1,22 @@
 """`make bench`, part 2: issue 15's goals, each as a ratio against its floor measured in the same run.
 
 - P1: `hweval run` on the embedded snapshot against an empty Prefect flow with the same server setup (each in its own
-  process, no PREFECT_API_URL: both start Prefect's temporary server), wall time and peak memory (the process's
-  maximum resident set). Goal: <= 1.5x on both.
+  process, no PREFECT_API_URL: both start Prefect's temporary server), wall time and peak memory: the peak of the
+  summed PSS of the process and every process it starts (its Prefect server, Great Expectations' process, the chart
+  workers: TreeMemory, sampled every 50 ms), with the largest single process's peak (os.wait4) printed beside it.
+  Goal: <= 1.5x on both.
 - P2: `hweval run` as P1 runs it, with `--source aws_offer_file=FILE@2026-11-30`, FILE a synthetic EC2 offer file of
-  `--offer-rows` price lines (default 1e6) written by tests/offer_file_builder.py (`products()`: one SKU per instance
-  type x platform (operating system, pre-installed software, licence) x tenancy x capacity status, an on-demand rate
-  and the 12 reserved terms' rates for each plain one, storage, data transfer and Dedicated Host rows to skip).
+  `--offer-rows` price lines (default 1e6) written by tests/offer_file_builder.py in the whole market's shape
+  (`products(market=True)`: a regional file's 91 columns; one SKU per instance type x operating system and software
+  (9) x licence model (2) x tenancy (3) x capacity status (3), each with an on-demand rate and the 12 reserved terms'
+  rates; the accelerated types and the CPU baseline types kept, storage, data transfer, Dedicated Host and ordinary
+  instances to skip).
   Three goals: (a) run time <= the empty flow + 2 x DuckDB's bare filtered scan of the same file (a `count(*)` of
   `read_csv` with the filter flows/sources/aws_offer_file.py applies; connect + query timed inside a process of its
   own, the interpreter's start not counted): ratio run / (empty flow + 2 x scan), goal <= 1; (b) >= 3x faster than a
   pandas reader of the same file (its own process, timed whole: `read_csv` of the whole file as peer catalog builders
-  read it, then the source's filter): ratio run / pandas, goal <= 1/3; (c) peak memory of the run <= 512 MiB: ratio
-  peak / 512 MiB, goal <= 1.
+  read it, then the source's filter; it must keep the rows the scan counts): ratio run / pandas, goal <= 1/3; (c)
+  peak memory of the run (as P1 measures it) <= 512 MB: ratio peak / 512 MB, goal <= 1.
 - P3: five years of nightly runs (`--p3-runs`, default 1,825) of a market of `--p3-offers` offers (default 1,000).
   One real `hweval run` on the snapshot into a temporary warehouse, then grown with SQL to that many as-of dates
   (one a day, ending at the real run's): every table a nightly run appends to (marts.*, raw.*, ops.*) gets the real
@@ -26,7 +30,8 @@
   (flows/charts.py HISTORY_SQL), each on a fresh read-only connection, <= 200 ms.
 - P4: a re-run of the same as-of date with unchanged inputs against the cold run before it. Goal: <= 0.5x.
 - P5: N live sources that each take T seconds to answer (a loopback server that sleeps), through nightly's fetch
-  phase with room for all N at once, against T. Goal: <= 1.5x.
+  phase with room for all N at once (the catalog's Azure limit raised to N), against T. Goal: <= 1.5x. The phase
+  with the shipped limit (azure: 2) is printed beside it: ceil(N / 2) x T by design.
 - F1 (issue 16): a wide live fetch fanned out on Dask, 3 clouds x 30 calls of 1 s served from 127.0.0.1, 3 slots a
   cloud, against the time per slot (30 / 3 x 1 s = 10 s; 90 s one after another). Goal: <= 1.5x ("about the slowest
   call per slot"); the same fan-out answered at once is printed beside it (its own cost).
@@ -54,6 +59,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import NamedTuple
 
 import yaml
 
@@ -92,8 +98,8 @@ OFFER_FILE_WRITER = textwrap.dedent("""
     sys.path.insert(0, sys.argv[1])
     import offer_file_builder
 
-    products = offer_file_builder.products(min_rows=int(sys.argv[3]))
-    print(offer_file_builder.write_offer_file(Path(sys.argv[2]), products))
+    products = offer_file_builder.products(min_rows=int(sys.argv[3]), market=True)
+    print(offer_file_builder.write_offer_file(Path(sys.argv[2]), products, columns=offer_file_builder.MARKET_COLUMNS))
 """)
 # P2's floor: one DuckDB query (argv[1]) in a process of its own; prints the seconds of connect + query, and its result.
 DUCKDB_QUERY = textwrap.dedent("""
@@ -107,34 +113,103 @@ DUCKDB_QUERY = textwrap.dedent("""
     [(result,)] = con.execute(sys.argv[1]).fetchall()
     print(time.perf_counter() - start, result)
 """)
-P2_MEMORY_MIB = 512
+P2_MEMORY_MIB = 512e6 / 2**20  # the goal's 512 MB (488.3 MiB), not 512 MiB
 P3_BYTES_PER_RUN = 1 << 20
 P3_QUERY_S = 0.2
 
 
-def child(argv: list[str], env: dict[str, str], stdout: Path | None = None) -> tuple[float, float]:
-    """Wall seconds and peak resident MiB of one child process (its own rusage, not the bench's); its standard output
-    goes to the file `stdout` when given.
+class Ran(NamedTuple):
+    seconds: float  # wall seconds of the child, from its start to its exit
+    mib: float  # peak of the summed PSS of the child and every process it started (TreeMemory): the run's memory
+    largest_mib: float  # the largest ru_maxrss of the child or one of its reaped descendants (os.wait4)
+
+
+def _children_of(pid: int) -> set[int]:
+    """`pid` and every process below it, from /proc (a process that exits between reads is skipped)."""
+    parents: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(")") + 2:].split()[1])  # after "(comm)": state, then ppid
+        parents.setdefault(ppid, []).append(int(entry.name))
+    found, todo = {pid}, [pid]
+    while todo:
+        for kid in parents.get(todo.pop(), ()):
+            if kid not in found:
+                found.add(kid)
+                todo.append(kid)
+    return found
+
+
+def _pss_kib(pid: int) -> int:
+    """A process's proportional set size (its private pages, and its share of the pages it shares), in KiB; 0 when it
+    has exited."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+class TreeMemory:
+    """The peak, sampled every `interval_s`, of the summed PSS of a process and all its descendants: the Prefect
+    server a run starts, Great Expectations' process, the chart workers. os.wait4's ru_maxrss is the largest single
+    process of them (a review found the empty flow's "188 MiB" was its server's, and the run's figure left out GX's
+    process, 280 MiB, though moving GX there added to the whole). PSS counts a page that processes share once in
+    all; a peak that lasts less than `interval_s` may be missed."""
+
+    def __init__(self, pid: int, interval_s: float = 0.05):
+        self.pid, self.interval_s, self.peak_kib = pid, interval_s, 0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._sample, name="bench-tree-memory", daemon=True)
+        self.thread.start()
+
+    def _sample(self) -> None:
+        while not self.done.is_set():
+            self.peak_kib = max(self.peak_kib, sum(_pss_kib(p) for p in _children_of(self.pid)))
+            self.done.wait(self.interval_s)
+
+    def stop(self) -> float:
+        self.done.set()
+        self.thread.join()
+        return self.peak_kib / 1024
+
+
+def child(argv: list[str], env: dict[str, str], stdout: Path | None = None) -> Ran:
+    """Wall seconds and peak memory of one child process and what it starts (`Ran`); its standard output goes to the
+    file `stdout` when given, its standard error to a file (read when it fails: a pipe read only after the child
+    ends would hold a child that writes more than the pipe takes).
 
     A child's ru_maxrss starts from the bench's own high-water mark (the child is vforked from it), so the bench keeps
     itself small before it measures: whatever holds much memory (writing P2's offer file, its scan) runs in a child.
     """
     own_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     start = time.perf_counter()
-    with open(stdout or os.devnull, "w") as out:
-        proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.PIPE, text=True)
-        _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    stderr = proc.stderr.read()
-    proc.stderr.close()
-    if proc.returncode != 0:
-        raise SystemExit(f"bench: {' '.join(argv)} exited {proc.returncode}:\n{stderr[-2000:]}")
-    peak_mib = usage.ru_maxrss / 1024  # ru_maxrss is KiB on Linux
-    if peak_mib <= own_mib * 1.05:
-        print(f"  bench: warning: the peak memory of {Path(argv[0]).name} ({peak_mib:.0f} MiB) may be the bench's own "
-              f"({own_mib:.0f} MiB), not the child's", flush=True)
-    return seconds, peak_mib
+    with open(stdout or os.devnull, "w") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(argv, env=env, stdout=out, stderr=err, text=True)
+        tree = TreeMemory(proc.pid)
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            tree_mib = tree.stop()
+        seconds = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err.seek(0)
+            raise SystemExit(f"bench: {' '.join(argv)} exited {proc.returncode}:\n{err.read()[-2000:]}")
+    largest_mib = usage.ru_maxrss / 1024  # ru_maxrss is KiB on Linux
+    if largest_mib <= own_mib * 1.05:
+        print(f"  bench: warning: the largest process's peak of {Path(argv[0]).name} ({largest_mib:.0f} MiB) may be "
+              f"the bench's own ({own_mib:.0f} MiB), not the child's", flush=True)
+    return Ran(seconds, tree_mib, largest_mib)
 
 
 def run_env() -> dict[str, str]:
@@ -165,25 +240,28 @@ def verdict(ratios: list[float], goal: float) -> str:
 def p1_and_p4(repeat: int) -> list[tuple[str, list[float], float, str]]:
     env = run_env()
     floor_s, floor_mib, run_s, run_mib, rerun_s = [], [], [], [], []
+    floor_largest, run_largest = [], []  # the largest single process's peak, printed beside the whole tree's
     with tempfile.TemporaryDirectory(prefix="hweval-bench-") as tmp:
         empty = Path(tmp) / "empty_flow.py"
         empty.write_text(EMPTY_FLOW)
         child([sys.executable, str(empty)], env)  # warm-up: the first server start creates its database
         for n in range(repeat):
-            s, mib = child([sys.executable, str(empty)], env)
+            s, mib, largest = child([sys.executable, str(empty)], env)
             floor_s.append(s)
             floor_mib.append(mib)
+            floor_largest.append(largest)
             target = Path(tmp) / f"run{n}"
             argv = [str(HWEVAL), "run", "--as-of", "2026-11-30", "--warehouse", str(target / "w.duckdb"),
                     "--reports", str(target / "reports")]
             cold = env | {"HWEVAL_CACHE": str(target / "cache")}  # an empty chart and catalog-check cache: cold
-            s, mib = child(argv, cold)
+            s, mib, largest = child(argv, cold)
             run_s.append(s)
             run_mib.append(mib)
-            s, _ = child(argv, cold)  # the same date again, nothing changed, with what the cold run cached
-            rerun_s.append(s)
-            print(f"  repeat {n + 1}: empty flow {floor_s[-1]:.1f} s {floor_mib[-1]:.0f} MiB; "
-                  f"run {run_s[-1]:.1f} s {run_mib[-1]:.0f} MiB; re-run {rerun_s[-1]:.1f} s", flush=True)
+            run_largest.append(largest)
+            rerun_s.append(child(argv, cold).seconds)  # the same date again, nothing changed, with the cold run's cache
+            print(f"  repeat {n + 1}: empty flow {floor_s[-1]:.1f} s {floor_mib[-1]:.0f} MiB (largest process "
+                  f"{floor_largest[-1]:.0f}); run {run_s[-1]:.1f} s {run_mib[-1]:.0f} MiB (largest process "
+                  f"{run_largest[-1]:.0f}); re-run {rerun_s[-1]:.1f} s", flush=True)
     time_ratios = [r / f for r, f in zip(run_s, floor_s, strict=True)]
     memory_ratios = [r / f for r, f in zip(run_mib, floor_mib, strict=True)]
     rerun_ratios = [r / c for r, c in zip(rerun_s, run_s, strict=True)]
@@ -191,7 +269,9 @@ def p1_and_p4(repeat: int) -> list[tuple[str, list[float], float, str]]:
         ("P1 make run / empty flow, time", time_ratios, 1.5,
          f"run {spread(run_s)} s against {spread(floor_s)} s"),
         ("P1 make run / empty flow, peak memory", memory_ratios, 1.5,
-         f"run {spread(run_mib)} MiB against {spread(floor_mib)} MiB"),
+         (f"run {spread(run_mib)} MiB against {spread(floor_mib)} MiB, each the summed PSS of its process and those it "
+         f"started; the largest process alone: run {spread(run_largest)} MiB against {spread(floor_largest)} MiB "
+         f"({spread([r / f for r, f in zip(run_largest, floor_largest, strict=True)])}x)")),
         ("P4 unchanged re-run / cold run", rerun_ratios, 0.5,
          (f"re-run {spread(rerun_s)} s against {spread(run_s)} s; above the empty flow's floor: re-run "
           f"{spread([r - f for r, f in zip(rerun_s, floor_s, strict=True)])} s against cold "
@@ -232,6 +312,7 @@ def bare_scan_query(path: Path) -> str:
 def p2(repeat: int, offer_rows: int) -> list[tuple[str, list[float], float, str]]:
     env = run_env()
     floor_s, floor_mib, run_s, run_mib, pandas_s, pandas_mib, scan_s = [], [], [], [], [], [], []
+    run_largest = []
     products, families, cpu_types = offer_file_filter()
     with tempfile.TemporaryDirectory(prefix="hweval-bench-") as tmp:
         empty = Path(tmp) / "empty_flow.py"
@@ -253,29 +334,33 @@ def p2(repeat: int, offer_rows: int) -> list[tuple[str, list[float], float, str]
         child([sys.executable, str(empty)], env)  # warm-up: the first server start creates its database
         kept = set()
         for n in range(repeat):
-            s, mib = child([sys.executable, str(empty)], env)
+            s, mib, _ = child([sys.executable, str(empty)], env)
             floor_s.append(s)
             floor_mib.append(mib)
             target = Path(tmp) / f"run{n}"
             target.mkdir()
             argv = [str(HWEVAL), "run", "--as-of", "2026-11-30", "--warehouse", str(target / "w.duckdb"),
                     "--reports", str(target / "reports"), "--source", f"aws_offer_file={offer_file}@2026-11-30"]
-            s, mib = child(argv, env | {"HWEVAL_CACHE": str(target / "cache")}, stdout=target / "out.txt")  # cold
-            run_s.append(s)
+            s, mib, largest = child(argv, env | {"HWEVAL_CACHE": str(target / "cache")}, stdout=target / "out.txt")
+            run_s.append(s)  # cold, as P1's
             run_mib.append(mib)
+            run_largest.append(largest)
             out = (target / "out.txt").read_text()
             load = next((line.strip() for line in out.splitlines() if line.strip().startswith("aws_offer_file:")),
                         "aws_offer_file: (no line in the run's output)")
             if " rows in, " not in load:
                 raise SystemExit(f"bench: the run did not land the offer file: {load}\n{out[-2000:]}")
             kept.add(f"run: {load.split(': ', 1)[1]}")
-            s, mib = child([sys.executable, str(Path(tmp) / "pandas_reader.py"), str(offer_file), json.dumps(products),
-                            json.dumps(families), json.dumps(cpu_types)], env, stdout=printed)
+            s, mib, _ = child([sys.executable, str(Path(tmp) / "pandas_reader.py"), str(offer_file),
+                               json.dumps(products), json.dumps(families), json.dumps(cpu_types)], env, stdout=printed)
             pandas_s.append(s)
             pandas_mib.append(mib)
-            kept.add(f"pandas reader: {int(printed.read_text()):,} rows kept")
+            pandas_kept = int(printed.read_text())
+            kept.add(f"pandas reader: {pandas_kept:,} rows kept")
             child([sys.executable, str(Path(tmp) / "duckdb_query.py"), scan], env, stdout=printed)
             s, count = printed.read_text().split()
+            if int(count) != pandas_kept:  # the peer and the floor must keep the same rows to be compared
+                raise SystemExit(f"bench: the pandas reader kept {pandas_kept:,} rows and DuckDB's scan {int(count):,}")
             scan_s.append(float(s))
             kept.add(f"DuckDB scan: {int(count):,} rows kept")
             print(f"  repeat {n + 1}: empty flow {floor_s[-1]:.1f} s; run {run_s[-1]:.1f} s {run_mib[-1]:.0f} MiB; "
@@ -293,8 +378,10 @@ def p2(repeat: int, offer_rows: int) -> list[tuple[str, list[float], float, str]
          [r / (f + 2 * c) for r, f, c in zip(run_s, floor_s, scan_s, strict=True)], 1.0, time_detail),
         ("P2 offer-file run / pandas reader of the file", [r / p for r, p in zip(run_s, pandas_s, strict=True)], 1 / 3,
          pandas_detail),
-        (f"P2 offer-file run, peak memory / {P2_MEMORY_MIB} MiB", [m / P2_MEMORY_MIB for m in run_mib], 1.0,
-         f"run {spread(run_mib)} MiB (empty flow {spread(floor_mib)} MiB)"),
+        ("P2 offer-file run, peak memory / 512 MB", [m / P2_MEMORY_MIB for m in run_mib], 1.0,
+         (f"run {spread(run_mib)} MiB against 512 MB = {P2_MEMORY_MIB:.1f} MiB (empty flow {spread(floor_mib)} MiB; "
+         f"each the summed PSS of its process and those it started; the run's largest process alone "
+         f"{spread(run_largest)} MiB)")),
     ]
 
 
@@ -429,13 +516,13 @@ order by as_of, candidate_id
 def p3(repeat: int, runs: int, offers: int, moves: str) -> list[tuple[str, list[float], float, str]]:
     import duckdb
 
-    from flows import charts, warehouse
+    from flows import charts, reports, warehouse
 
     env = run_env()
     with tempfile.TemporaryDirectory(prefix="hweval-bench-") as tmp:
         path = Path(tmp) / "w.duckdb"
         print("  P3: one `hweval run` on the snapshot into a temporary warehouse ...", flush=True)
-        s, _ = child([str(HWEVAL), "run", "--as-of", "2026-11-30", "--warehouse", str(path),
+        s, *_ = child([str(HWEVAL), "run", "--as-of", "2026-11-30", "--warehouse", str(path),
                       "--reports", str(Path(tmp) / "reports")], env)
         one_run = path.stat().st_size
         print(f"  P3: run {s:.1f} s, warehouse {one_run / 2**20:.1f} MiB; growing it to {runs:,} runs x {offers:,} "
@@ -468,6 +555,8 @@ def p3(repeat: int, runs: int, offers: int, moves: str) -> list[tuple[str, list[
         queries = {
             "analytics": (ONE_OFFER_HISTORY_SQL, {"workload_id": workload, "offer_id": offer}),
             "report": (charts.HISTORY_SQL, {"workload_id": workload, "as_of": as_of, "limit": charts.HISTORY_RUNS}),
+            # the index page's Sources table: the dates of each source's landed rows, from every raw table's history
+            "dates": (reports.DATA_DATES_SQL, [as_of]),
         }
         seconds: dict[str, list[float]] = {name: [] for name in queries}
         warm: dict[str, list[float]] = {name: [] for name in queries}
@@ -493,11 +582,15 @@ def p3(repeat: int, runs: int, offers: int, moves: str) -> list[tuple[str, list[
     report_detail = (f"{spread(ms['report'])} ms on a fresh read-only connection (again on it: "
                      f"{warm_ms['report']:.0f} ms), {found['report']:,} rows: flows/charts.py HISTORY_SQL (the pick "
                      f"over the last {charts.HISTORY_RUNS} runs and the current pick's prices) for '{workload}'")
+    dates_detail = (f"{spread(ms['dates'])} ms on a fresh read-only connection (again on it: "
+                    f"{warm_ms['dates']:.0f} ms), {found['dates']:,} rows: flows/reports.py DATA_DATES_SQL (the "
+                    f"index's Sources table: the dates of each source's landed rows, joined across every raw table)")
     return [
         ("P3 warehouse bytes per run / 1 MiB", [size / runs / P3_BYTES_PER_RUN], 1.0, size_detail),
         ("P3 one offer's rank history / 200 ms", [s / P3_QUERY_S for s in seconds["analytics"]], 1.0, offer_detail),
         ("P3 report's history-chart query / 200 ms", [s / P3_QUERY_S for s in seconds["report"]], 1.0,
          report_detail),
+        ("P3 report's data-dates query / 200 ms", [s / P3_QUERY_S for s in seconds["dates"]], 1.0, dates_detail),
     ]
 
 
@@ -530,6 +623,10 @@ class SlowServer:
 
 
 def p5(repeat: int, sources: int, delay_s: float) -> tuple[str, list[float], float, str]:
+    """N Azure sources through nightly's fetch phase, with the catalog's Azure limit raised to N (`fetch_concurrency`:
+    room for all at once, as a catalog that fetches N sources of one cloud at once declares it); the phase with the
+    shipped limit (catalogs/sources.yaml, azure: 2) is measured beside it and printed, not judged: there the phase
+    takes ceil(N / 2) x T by design, the per-cloud bound issue 15 asked for."""
     from prefect import flow
 
     from flows.catalog import load_catalog
@@ -537,33 +634,47 @@ def p5(repeat: int, sources: int, delay_s: float) -> tuple[str, list[float], flo
 
     server = SlowServer(delay_s)
     phases: list[float] = []
+    shipped_phases: list[float] = []
     with tempfile.TemporaryDirectory(prefix="hweval-bench-") as tmp:
-        catalogs = Path(tmp) / "catalogs"
         import shutil
 
-        shutil.copytree(ROOT / "catalogs", catalogs)
-        path = catalogs / "sources.yaml"
-        declared = yaml.safe_load(path.read_text())
-        declared["mode"] = "live"
-        declared["fetch_concurrency"] = {"azure": sources}
-        declared["sources"] = {f"azure_{n}": {"kind": "azure_retail", "description": f"region r{n}",
-                                              "live": {"regions": [f"r{n}"], "endpoint": server.endpoint}}
-                               for n in range(1, sources + 1)}
-        path.write_text(yaml.safe_dump(declared, sort_keys=False))
-        catalog = load_catalog(catalogs)
+        shipped = yaml.safe_load((ROOT / "catalogs" / "sources.yaml").read_text())["fetch_concurrency"]
 
-        @flow(name="bench-fetch-phase")
-        def phase() -> float:
-            start = time.perf_counter()
-            batches = fetch_all(catalog, list(catalog.sources.sources))
-            assert all(b.error is None for b in batches), [b.error for b in batches]
-            return time.perf_counter() - start
+        def catalog_of(name: str, limits: dict[str, int]):
+            catalogs = Path(tmp) / name
+            shutil.copytree(ROOT / "catalogs", catalogs)
+            path = catalogs / "sources.yaml"
+            declared = yaml.safe_load(path.read_text())
+            declared["mode"] = "live"
+            declared["fetch_concurrency"] = limits
+            declared["sources"] = {f"azure_{n}": {"kind": "azure_retail", "description": f"region r{n}",
+                                                  "live": {"regions": [f"r{n}"], "endpoint": server.endpoint}}
+                                   for n in range(1, sources + 1)}
+            path.write_text(yaml.safe_dump(declared, sort_keys=False))
+            return load_catalog(catalogs)
+
+        raised, as_shipped = catalog_of("raised", shipped | {"azure": sources}), catalog_of("shipped", shipped)
+
+        def phase(catalog) -> float:
+            @flow(name="bench-fetch-phase")  # the catalog not a parameter: Prefect would walk and store it
+            def fetch_phase() -> float:
+                start = time.perf_counter()
+                batches = fetch_all(catalog, list(catalog.sources.sources))
+                assert all(b.error is None for b in batches), [b.error for b in batches]
+                return time.perf_counter() - start
+
+            return fetch_phase()
 
         for _ in range(repeat):
-            phases.append(phase())
+            phases.append(phase(raised))
+            shipped_phases.append(phase(as_shipped))
     server.close()
-    return (f"P5 fetch phase of {sources} sources / one source's {delay_s:g} s", [p / delay_s for p in phases], 1.5,
-            f"phase {spread(phases)} s (one after another: {sources * delay_s:g} s)")
+    azure = shipped.get("azure", shipped.get("default"))
+    return (f"P5 fetch phase of {sources} sources / one source's {delay_s:g} s (azure's limit raised to {sources})",
+            [p / delay_s for p in phases], 1.5,
+            (f"phase {spread(phases)} s (one after another: {sources * delay_s:g} s); with the shipped limit (azure: "
+            f"{azure}) {spread(shipped_phases)} s, {spread([p / delay_s for p in shipped_phases])}x, against "
+            f"ceil({sources} / {azure}) x {delay_s:g} s = {math.ceil(sources / azure) * delay_s:g} s"))
 
 
 def f1(repeat: int, regions: int, delay_s: float, slots: int) -> tuple[str, list[float], float, str]:

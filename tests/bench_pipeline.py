@@ -58,8 +58,8 @@ def timed(fn, repeat: int = 1):
 
 def whole_run(pages: list[tuple[str, dict]]) -> tuple[float, float, str]:
     """`hweval run` on the embedded snapshot with `pages` in place of aws_pricing's (one file a page), in a process
-    of its own with its temporary Prefect server: wall seconds, the peak resident MiB of its largest process, and the
-    line it ends with. Run first: a child's peak would otherwise start from this process's, grown by the stages."""
+    of its own with its temporary Prefect server: wall seconds, the peak of the summed PSS of its processes (the
+    Prefect server and the workers it starts included: bench_goals.TreeMemory), and the line it ends with."""
     home = os.environ.get("PREFECT_HOME")
     with tempfile.TemporaryDirectory(prefix="hweval-bench-") as tmp:
         bench_goals.own_prefect_home(tmp)
@@ -74,7 +74,7 @@ def whole_run(pages: list[tuple[str, dict]]) -> tuple[float, float, str]:
             path.write_text(json.dumps(page))
             argv += ["--source", f"aws_pricing={path}@{AS_OF}"]
         out = Path(tmp) / "run.txt"
-        seconds, peak_mib = bench_goals.child(argv, env, stdout=out)
+        seconds, peak_mib, _ = bench_goals.child(argv, env, stdout=out)
         summary = next((line for line in out.read_text().splitlines() if line.startswith("run ")), None)
         if summary is None:
             raise SystemExit(f"bench: the whole run printed no `run ...` line:\n{out.read_text()[-2000:]}")
@@ -130,7 +130,7 @@ def main() -> int:
     print(f"reports: {len(written)} files, {reports_mb:,.1f} MB (mostly each workload's full ranking as CSV); the "
           f"largest workload page {largest.name}, {largest_kb:,.0f} KB; offers.md {offers_kb:,.0f} KB")
     print(f"{'whole hweval run (own process)':<32}{run_s:>10.3f}{run_s / baseline:>12.1f}")
-    print(f"  its peak memory {run_mib:,.0f} MiB (its largest process); {run_summary}")
+    print(f"  its peak memory {run_mib:,.0f} MiB (the summed PSS of its process and those it started); {run_summary}")
 
     # The bulk offer file: DuckDB's filtered scan against reading every line with Python's csv module.
     import csv

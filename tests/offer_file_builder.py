@@ -108,6 +108,42 @@ PLATFORMS = [
 TENANCIES = {"Shared": 1.0, "Dedicated": 1.1}
 CAPACITY_STATUSES = ("Used", "UnusedCapacityReservation", "AllocatedCapacityReservation")
 
+# The whole market's shape, for `make bench` (`products(market=True)`): a regional file's every column, and one SKU per
+# instance type x operating system and pre-installed software (9) x licence model (2) x tenancy (3) x capacity status
+# (3), 162 a type, each with an on-demand rate and the 12 reserved terms' rates. The tests' files keep the smaller
+# shape above (30 SKUs a type, reserved terms on the plain ones): their figures are worked out by hand.
+MARKET_SYSTEMS = [
+    ("Linux", "NA", 1.0), ("Windows", "NA", 1.184), ("Windows", "SQL Web", 1.31), ("Windows", "SQL Std", 1.62),
+    ("Windows", "SQL Ent", 2.4), ("RHEL", "NA", 1.05), ("SUSE", "NA", 1.09), ("Red Hat Enterprise Linux with HA",
+                                                                              "NA", 1.12), ("Ubuntu Pro", "NA", 1.02),
+]
+MARKET_LICENCES = {"No License required": 1.0, "Bring your own license": 0.93}
+MARKET_PLATFORMS = [(os_name, sw, licence, factor * licence_factor) for os_name, sw, factor in MARKET_SYSTEMS
+                    for licence, licence_factor in MARKET_LICENCES.items()]
+MARKET_TENANCIES = {"Shared": 1.0, "Dedicated": 1.1, "Host": 1.21}
+# the regional file's other columns (91 in all), empty in these rows as in most of the real ones
+MARKET_COLUMNS = COLUMNS + [
+    "Clock Speed", "Storage", "Processor Architecture", "Storage Media", "Volume Type", "Max Volume Size",
+    "Max IOPS/volume", "Max IOPS Burst Performance", "Max throughput/volume", "Provisioned", "EBS Optimized", "Group",
+    "Group Description", "From Location", "From Location Type", "To Location", "To Location Type",
+    "AvailabilityZone", "ClassicNetworkingSupport", "Dedicated EBS Throughput", "ECU", "Elastic Graphics Type",
+    "Enhanced Networking Supported", "From Region Code", "Instance", "Instance Capacity - 10xlarge",
+    "Instance Capacity - 12xlarge", "Instance Capacity - 16xlarge", "Instance Capacity - 18xlarge",
+    "Instance Capacity - 24xlarge", "Instance Capacity - 2xlarge", "Instance Capacity - 32xlarge",
+    "Instance Capacity - 4xlarge", "Instance Capacity - 8xlarge", "Instance Capacity - 9xlarge",
+    "Instance Capacity - large", "Instance Capacity - medium", "Instance Capacity - metal",
+    "Instance Capacity - xlarge", "instanceSKU", "Intel AVX2 Available", "Intel AVX Available",
+    "Intel Turbo Available", "Normalization Size Factor", "Physical Cores", "Processor Features", "Product Type",
+    "Resource Type", "SnapshotArchiveFeeType", "To Region Code", "VPCNetworkingSupport",
+]
+# the CPU baseline types the offer-file source keeps by name (flows/sources/_aws.py CPU_BASELINE_INSTANCE_TYPES)
+MARKET_CPU_BASELINES = {
+    "c8i.96xlarge": ("384", "768 GiB", "Intel Xeon 6", 16.9344), "c8i.metal-48xl": ("192", "384 GiB", "Intel Xeon 6",
+                                                                                  8.4672),
+    "c8a.48xlarge": ("192", "384 GiB", "AMD EPYC 9R45", 9.8726), "c8g.metal-24xl": ("96", "192 GiB",
+                                                                                   "AWS Graviton4 Processor", 3.82848),
+}
+
 
 def _sku(*parts: object) -> str:
     """A stable 16-character SKU made from the product's defining attributes."""
@@ -122,14 +158,17 @@ def _money(value: float) -> str:
 
 def _instance_product(instance_type: str, family: str, vcpu: str, gpu: str, gpu_memory: str, memory: str,
                       processor: str, hourly: float, platform: tuple, tenancy: str, capacity: str,
-                      market: str = "OnDemand") -> dict:
-    """One Compute Instance product: an on-demand term, and the 12 reserved terms when it is a plain 'Used' one."""
+                      market: str = "OnDemand", whole_market: bool = False) -> dict:
+    """One Compute Instance product: an on-demand term, and the 12 reserved terms when it is a plain 'Used' one (any,
+    in the `whole_market` shape)."""
     os_name, sw, license_model, os_factor = platform
     region, location, prefix = REGION
-    usage = {"Shared": "BoxUsage", "Dedicated": "DedicatedUsage"}[tenancy]
+    tenancy_factor = (MARKET_TENANCIES if whole_market else TENANCIES)[tenancy]
+    usage = {"Shared": "BoxUsage", "Dedicated": "DedicatedUsage", "Host": "HostBoxUsage"}[tenancy]
     if capacity != "Used":
         usage = {"UnusedCapacityReservation": "UnusedBox", "AllocatedCapacityReservation": "Reservation"}[capacity]
-    sku = _sku(instance_type, os_name, sw, tenancy, capacity, market)
+    sku = _sku(instance_type, os_name, sw, tenancy, capacity, market,
+               *((license_model,) if license_model != "No License required" else ()))
     attrs = {
         "Instance Type": instance_type, "Region Code": region, "Location": location, "Instance Family": family,
         "Operating System": os_name, "License Model": license_model, "Pre Installed S/W": sw, "Tenancy": tenancy,
@@ -140,12 +179,12 @@ def _instance_product(instance_type: str, family: str, vcpu: str, gpu: str, gpu_
         "Location Type": "AWS Region", "Current Generation": "Yes", "serviceCode": "AmazonEC2",
         "serviceName": "Amazon Elastic Compute Cloud",
     }
-    od_price = 0.0 if market == "CapacityBlock" else round(hourly * os_factor * TENANCIES[tenancy], 6)
+    od_price = 0.0 if market == "CapacityBlock" else round(hourly * os_factor * tenancy_factor, 6)
     kind = "Capacity Block" if market == "CapacityBlock" else "On Demand"
     terms = [{"term_type": "OnDemand", "code": ON_DEMAND_CODE, "attrs": {}, "dims": [
         {"rate": HOURLY_RATE, "unit": "Hrs", "price": _money(od_price), "begin": "0", "end": "Inf",
          "description": f"${od_price:.2f} per {kind} {os_name} {instance_type} Instance Hour"}]}]
-    if capacity == "Used" and market == "OnDemand":
+    if (capacity == "Used" or whole_market) and market == "OnDemand":
         for (lease, option, offering), code in RESERVED_TERMS.items():
             years = int(lease[0])
             discount = (0.62 if years == 1 else 0.42) * (1.0 if offering == "standard" else 1.12)
@@ -167,34 +206,42 @@ def _instance_product(instance_type: str, family: str, vcpu: str, gpu: str, gpu_
     return {"sku": sku, "product_family": "Compute Instance", "attrs": attrs, "terms": terms}
 
 
-def accelerated_products() -> list[dict]:
-    """Every accelerated Compute Instance product: platforms x tenancies x capacity statuses, plus Capacity Blocks."""
+def accelerated_products(market: bool = False) -> list[dict]:
+    """Every accelerated Compute Instance product: platforms x tenancies x capacity statuses, plus Capacity Blocks;
+    in the whole `market`'s shape, also the CPU baseline types (kept by name)."""
     out = []
-    for instance_type, (family, vcpu, gpu, gpu_mem, memory, cpu, hourly) in ACCELERATED.items():
-        for platform in PLATFORMS:
-            for tenancy in TENANCIES:
+    platforms, tenancies = (MARKET_PLATFORMS, MARKET_TENANCIES) if market else (PLATFORMS, TENANCIES)
+    types = dict(ACCELERATED)
+    if market:
+        types |= {t: ("Compute optimized", vcpu, "", "", memory, cpu, hourly)
+                  for t, (vcpu, memory, cpu, hourly) in MARKET_CPU_BASELINES.items()}
+    for instance_type, (family, vcpu, gpu, gpu_mem, memory, cpu, hourly) in types.items():
+        for platform in platforms:
+            for tenancy in tenancies:
                 for capacity in CAPACITY_STATUSES:
                     out.append(_instance_product(instance_type, family, vcpu, gpu, gpu_mem, memory, cpu, hourly,
-                                                 platform, tenancy, capacity))
+                                                 platform, tenancy, capacity, whole_market=market))
         if instance_type in CAPACITY_BLOCK_TYPES:
             out.append(_instance_product(instance_type, family, vcpu, gpu, gpu_mem, memory, cpu, hourly,
                                          PLATFORMS[0], "Shared", "Used", market="CapacityBlock"))
     return out
 
 
-def _ordinary_products() -> Iterator[dict]:
+def _ordinary_products(market: bool = False) -> Iterator[dict]:
     """Non-accelerated instances, endlessly (a new generation suffix each round keeps SKUs unique)."""
+    platforms, tenancies = (MARKET_PLATFORMS, MARKET_TENANCIES) if market else (PLATFORMS, TENANCIES)
     generation = 0
     while True:
         suffix = "" if generation == 0 else f"n{generation}"
         for prefix, family, cpu, per_vcpu in ORDINARY:
             for size, vcpus in SIZES.items():
                 instance_type = f"{prefix}{suffix}.{size}"
-                for platform in PLATFORMS:
-                    for tenancy in TENANCIES:
+                for platform in platforms:
+                    for tenancy in tenancies:
                         for capacity in CAPACITY_STATUSES:
                             yield _instance_product(instance_type, family, str(vcpus), "", "", f"{vcpus * 4} GiB",
-                                                    cpu, per_vcpu * vcpus, platform, tenancy, capacity)
+                                                    cpu, per_vcpu * vcpus, platform, tenancy, capacity,
+                                                    whole_market=market)
         generation += 1
 
 
@@ -242,12 +289,13 @@ def is_accelerated(product: dict) -> bool:
             and product["attrs"].get("Instance Family") in ACCELERATED_FAMILIES)
 
 
-def products(min_rows: int = 200_000, seed: int = 7, other: int = 3_000) -> list[dict]:
+def products(min_rows: int = 200_000, seed: int = 7, other: int = 3_000, market: bool = False) -> list[dict]:
     """All accelerated products, `other` storage/transfer/host products and enough ordinary instances to reach
-    `min_rows` lines; shuffled (seeded) so accelerated rows are spread through the file, as in the real one."""
-    out = accelerated_products() + list(_other_products(other))
+    `min_rows` lines; shuffled (seeded) so accelerated rows are spread through the file, as in the real one. With
+    `market`, in the whole market's shape (MARKET_*: make bench's file; write it with `columns=MARKET_COLUMNS`)."""
+    out = accelerated_products(market) + list(_other_products(other))
     rows = row_count(out)
-    ordinary = _ordinary_products()
+    ordinary = _ordinary_products(market)
     while rows < min_rows:
         product = next(ordinary)
         out.append(product)
