@@ -148,4 +148,4 @@ def test_a_source_denied_live_is_stale_and_the_others_land(prefect_server, catal
     assert [loads[s].status for s in ("aws_spot", "azure_retail", "gcp_billing")] == ["landed"] * 3
     index = (result.reports / "index.md").read_text()
     assert "| aws_pricing | aws_pricing | stale, never landed |" in index
-    assert "LiveSourceError: pricing.get_products us-east-1 'GPU instance': access denied" in index
+    assert "LiveSourceError: pricing.get_products us-east-1 'GPU instance': page 1: access denied" in index
