@@ -114,8 +114,8 @@ CAPACITY_STATUSES = ("Used", "UnusedCapacityReservation", "AllocatedCapacityRese
 # shape above (30 SKUs a type, reserved terms on the plain ones): their figures are worked out by hand.
 MARKET_SYSTEMS = [
     ("Linux", "NA", 1.0), ("Windows", "NA", 1.184), ("Windows", "SQL Web", 1.31), ("Windows", "SQL Std", 1.62),
-    ("Windows", "SQL Ent", 2.4), ("RHEL", "NA", 1.05), ("SUSE", "NA", 1.09), ("Red Hat Enterprise Linux with HA",
-                                                                              "NA", 1.12), ("Ubuntu Pro", "NA", 1.02),
+    ("Windows", "SQL Ent", 2.4), ("RHEL", "NA", 1.05), ("SUSE", "NA", 1.09),
+    ("Red Hat Enterprise Linux with HA", "NA", 1.12), ("Ubuntu Pro", "NA", 1.02),
 ]
 MARKET_LICENCES = {"No License required": 1.0, "Bring your own license": 0.93}
 MARKET_PLATFORMS = [(os_name, sw, licence, factor * licence_factor) for os_name, sw, factor in MARKET_SYSTEMS
@@ -138,10 +138,10 @@ MARKET_COLUMNS = COLUMNS + [
 ]
 # the CPU baseline types the offer-file source keeps by name (flows/sources/_aws.py CPU_BASELINE_INSTANCE_TYPES)
 MARKET_CPU_BASELINES = {
-    "c8i.96xlarge": ("384", "768 GiB", "Intel Xeon 6", 16.9344), "c8i.metal-48xl": ("192", "384 GiB", "Intel Xeon 6",
-                                                                                  8.4672),
-    "c8a.48xlarge": ("192", "384 GiB", "AMD EPYC 9R45", 9.8726), "c8g.metal-24xl": ("96", "192 GiB",
-                                                                                   "AWS Graviton4 Processor", 3.82848),
+    "c8i.96xlarge": ("384", "768 GiB", "Intel Xeon 6", 16.9344),
+    "c8i.metal-48xl": ("192", "384 GiB", "Intel Xeon 6", 8.4672),
+    "c8a.48xlarge": ("192", "384 GiB", "AMD EPYC 9R45", 9.8726),
+    "c8g.metal-24xl": ("96", "192 GiB", "AWS Graviton4 Processor", 3.82848),
 }
 
 

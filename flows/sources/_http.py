@@ -160,15 +160,15 @@ def _error_body(exc: urllib.error.HTTPError, deadline: float, fetch_deadline: fl
     response = getattr(exc, "fp", None)
     read = getattr(response, "read1", None) or getattr(response, "read", None)
     parts, total = [], 0
-    try:
-        while read is not None and total < _ERROR_BODY_BYTES and time.monotonic() <= deadline:
+    while read is not None and total < _ERROR_BODY_BYTES and time.monotonic() <= deadline:
+        try:
             part = read(min(_READ_CHUNK, _ERROR_BODY_BYTES - total))
-            if not part:
-                break
-            parts.append(part)
-            total += len(part)
-    except (OSError, http.client.HTTPException):
-        pass  # the status says what failed; its message is what came
+        except (OSError, http.client.HTTPException):  # the status says what failed; its message is what came
+            break
+        if not part:
+            break
+        parts.append(part)
+        total += len(part)
     return b"".join(parts)
 
 
