@@ -161,11 +161,16 @@ def _folder_state(root: Path) -> tuple:
 
 
 def load_catalog_ahead(root: Path) -> Catalog:
-    """load_catalog(root), kept for the next `take_catalog_loaded_ahead(root)` of this process."""
+    """load_catalog(root), kept for the next `take_catalog_loaded_ahead(root)` of this process. Its per-chip figures'
+    check is begun, not waited for (flows/checks.py, begin_catalog_check: Great Expectations' process, seconds to
+    start): `checked_catalog_ahead` and `take_catalog_loaded_ahead` take its answer."""
+    from flows.checks import begin_catalog_check  # late: checks reads the catalog's expectation suites
+
     global _loaded_ahead
     _loaded_ahead = None
     state = _folder_state(root)
-    catalog = load_catalog(root)
+    catalog = load_catalog(root, check_figures=False)
+    begin_catalog_check(catalog)
     _loaded_ahead = (root, state, catalog)
     return catalog
 
@@ -178,12 +183,26 @@ def _kept_ahead(root: Path) -> Catalog | None:
 
 def catalog_loaded_ahead(root: Path) -> Catalog:
     """The catalog `load_catalog_ahead` keeps for the flow from `root`, else `load_catalog_ahead(root)` now (a catalog
-    that fails raises its CatalogError here)."""
+    that does not load raises its CatalogError here; its figures' check may still be under way)."""
     return _kept_ahead(root) or load_catalog_ahead(root)
 
 
+def checked_catalog_ahead(root: Path) -> Catalog:
+    """`catalog_loaded_ahead(root)` once its per-chip figures passed their check (CatalogError if they fail)."""
+    from flows.checks import check_catalog
+
+    catalog = catalog_loaded_ahead(root)
+    check_catalog(catalog)
+    return catalog
+
+
 def take_catalog_loaded_ahead(root: Path) -> Catalog | None:
-    """The catalog `load_catalog_ahead` loaded from `root`, if no file under it changed since; once."""
+    """The catalog `load_catalog_ahead` loaded from `root`, if no file under it changed since, its figures checked
+    (CatalogError if they fail); once."""
+    from flows.checks import check_catalog
+
     global _loaded_ahead
     catalog, _loaded_ahead = _kept_ahead(root), None
+    if catalog is not None:
+        check_catalog(catalog)
     return catalog

@@ -498,18 +498,46 @@ def catalog_check_digest(rows: list[dict], suite: dict) -> str:
     return hashlib.sha256(text).hexdigest()
 
 
-def check_catalog(catalog) -> None:
-    """Raise CatalogError when a catalog figure fails its expectation (e.g. trn2 memory as 512 GiB per chip)."""
-    from flows.catalog import CatalogError
-    from flows import gx_process
+# The catalog check begun by `begin_catalog_check` and not waited on yet: (its digest, the GX process's Pending answer)
+_begun: tuple[str, Any] | None = None
+
+
+def _catalog_check_inputs(catalog) -> tuple[list[dict], dict, str]:
     from flows.validate import load_suite_json
 
     rows = accelerator_rows(catalog)
     suite = load_suite_json(catalog.root / "expectations" / ACCELERATOR_SUITE)
-    digest = catalog_check_digest(rows, suite)
+    return rows, suite, catalog_check_digest(rows, suite)
+
+
+def begin_catalog_check(catalog) -> None:
+    """Ask Great Expectations' process for `check_catalog`'s validation and go on without its answer (`hweval run`,
+    while its Prefect server starts: the process's start, ~3 s of importing GX, then overlaps the run's own work
+    instead of holding it); the next `check_catalog` of the same figures takes that answer. Nothing is asked when
+    these figures passed before (the cache)."""
+    global _begun
+    rows, suite, digest = _catalog_check_inputs(catalog)
+    if cache.catalog_check_passed(digest):
+        return
+    from flows import gx_process
+
+    _begun = (digest, gx_process.validate_rows_later(rows, suite))
+
+
+def check_catalog(catalog) -> None:
+    """Raise CatalogError when a catalog figure fails its expectation (e.g. trn2 memory as 512 GiB per chip)."""
+    global _begun
+    from flows.catalog import CatalogError
+    from flows import gx_process
+
+    rows, suite, digest = _catalog_check_inputs(catalog)
     if cache.catalog_check_passed(digest):  # these figures passed this suite in an earlier run
         return
-    outcome = gx_process.validate_rows(rows, suite)
+    begun, _begun = _begun, None
+    if begun is not None and begun[0] == digest:  # asked ahead (begin_catalog_check): its answer
+        outcome = begun[1].result()
+    else:
+        outcome = gx_process.validate_rows(rows, suite)
     if not outcome.failures:
         cache.record_catalog_check_passed(digest)
         return

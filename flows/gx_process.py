@@ -84,19 +84,46 @@ def _executor() -> ProcessPoolExecutor:
         return _pool
 
 
-def _call(fn, *args):
-    """`fn(*args)` in the GX process (started if need be): its answer, with what it logged meanwhile logged here (in
-    the run's log); its errors are raised here (the known ones with their own type: `_answer`)."""
+def _died(exc: BrokenProcessPool) -> GxProcessError:
+    return GxProcessError(f"Great Expectations' process died before it answered ({exc}); nothing was skipped: the run "
+                          f"stops here. {ENV}=0 validates in the run's process")
+
+
+class Pending:
+    """An answer of the GX process asked for and not waited on yet (`result` waits for it)."""
+
+    def __init__(self, pool: ProcessPoolExecutor | None, future: Any, value: Any = None) -> None:
+        self.pool, self.future, self.value = pool, future, value
+
+    def result(self) -> Any:
+        """The answer, with what the process logged meanwhile logged here (in the run's log); its errors are raised
+        here (the known ones with their own type: `_answer`). Once: the answer is not kept."""
+        if self.future is None:
+            return self.value
+        future, self.future = self.future, None
+        try:
+            answer, records = future.result()
+        except BrokenProcessPool as exc:
+            shutdown(self.pool)
+            raise _died(exc) from None
+        for record in records:
+            logging.getLogger(record.name).handle(record)
+        return answer
+
+
+def _submit(fn, *args) -> Pending:
+    """`fn(*args)` asked of the GX process (started if need be), not waited on."""
     pool = _executor()
     try:
-        answer, records = pool.submit(_answer, fn, *args).result()
-    except BrokenProcessPool as exc:
+        return Pending(pool, pool.submit(_answer, fn, *args))
+    except BrokenProcessPool as exc:  # it died after its last answer: the next ask starts a new one
         shutdown(pool)
-        raise GxProcessError(f"Great Expectations' process died before it answered ({exc}); nothing was skipped: the "
-                             f"run stops here. {ENV}=0 validates in the run's process") from None
-    for record in records:
-        logging.getLogger(record.name).handle(record)
-    return answer
+        raise _died(exc) from None
+
+
+def _call(fn, *args):
+    """`fn(*args)` in the GX process (started if need be), waited on: `Pending.result`."""
+    return _submit(fn, *args).result()
 
 
 def shutdown(pool: ProcessPoolExecutor | None = None) -> None:
@@ -128,15 +155,22 @@ def validate_table(data: pa.Table, suite_json: dict, parameters: dict[str, Any] 
 
 def validate_rows(rows: list[dict], suite_json: dict, parameters: dict[str, Any] | None = None) -> ValidationOutcome:
     """flows/validate.py's validate_rows in the GX process (its result is not kept)."""
+    return validate_rows_later(rows, suite_json, parameters).result()
+
+
+def validate_rows_later(rows: list[dict], suite_json: dict, parameters: dict[str, Any] | None = None) -> Pending:
+    """`validate_rows`, asked of the GX process and not waited on: the caller goes on (while that process starts, the
+    first time: ~3 s of importing GX) and takes the outcome with `result()`. Without the process (HWEVAL_GX_PROCESS=0),
+    or with no rows, validated here and now."""
     if not enabled():
         from flows.validate import validate_rows as here
 
-        return here(rows, suite_json, parameters)
+        return Pending(None, None, here(rows, suite_json, parameters))
     if not rows:
         from flows.validate import ValidationOutcome
 
-        return ValidationOutcome()
-    return _call(_validate_rows_here, rows, suite_json, parameters)
+        return Pending(None, None, ValidationOutcome())
+    return _submit(_validate_rows_here, rows, suite_json, parameters)
 
 
 def build_site(batches: list[ValidatedBatch], site_dir: Path, run_id: str, run_time: dt.datetime | None = None) -> Path:

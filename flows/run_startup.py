@@ -35,18 +35,28 @@ def start_temporary_server() -> TemporaryServer | None:
 
 
 def warm_catalog_check(catalog_dir: str | None) -> None:
-    """Load the catalog and check its per-chip figures against their suite now, while Prefect's server starts
-    (on a catalog not checked before, importing Great Expectations and validating: ~2.5 s): the flow takes this
-    Catalog (flows/catalog.py, `take_catalog_loaded_ahead`) unless a file under the folder changed since, and a later
-    run finds the check in the cache (flows/checks.py). Any error is left for the flow to raise, where it fails the run
-    and is notified."""
+    """Load the catalog now, while Prefect's server starts, and begin its per-chip figures' check in Great Expectations'
+    process without waiting for it (on a catalog not checked before, that process's start and the validation take
+    ~2.5 s, which now overlap the server's start and the flow's imports): `finish_catalog_check` takes its answer
+    before the flow, which takes this Catalog (flows/catalog.py, `take_catalog_loaded_ahead`) unless a file under the
+    folder changed since; a later run finds the check in the cache (flows/checks.py). An error is left for
+    `check_run_inputs`, which loads the catalog again and refuses it in one line."""
     from flows.catalog import load_catalog_ahead
     from flows.paths import absolute
 
     try:
         load_catalog_ahead(absolute(catalog_dir or paths.catalog_dir()))
-    except Exception as exc:  # noqa: BLE001 - the flow loads the catalog again and reports what is wrong with it
-        logging.getLogger(__name__).debug("catalog not checked ahead of the flow: %s", exc)
+    except Exception as exc:  # noqa: BLE001 - the run's input check loads the catalog again and says what is wrong
+        logging.getLogger(__name__).debug("catalog not loaded ahead of the flow: %s", exc)
+
+
+def finish_catalog_check(catalog_dir: str | None) -> None:
+    """Wait for the catalog's per-chip figures' check begun by `warm_catalog_check` (or by the run's input check);
+    CatalogError if a figure fails it, before any flow run."""
+    from flows.catalog import checked_catalog_ahead
+    from flows.paths import absolute
+
+    checked_catalog_ahead(absolute(catalog_dir or paths.catalog_dir()))
 
 
 # Modules the flow imports on first use (Prefect's engines and what they import lazily, DuckDB's Arrow scan), about

@@ -94,6 +94,10 @@ AZURE_TIERS_LOGGED = ("tests/test_model_api_prices.py::test_azure_prices_the_on_
 AZURE_TIER_REFUSED = "tests/test_model_api_prices.py::test_an_azure_tier_that_is_no_number_is_refused_naming_the_item"
 VERTEX_LOGGED = ("tests/test_model_api_prices.py::test_vertex_logs_the_skus_read_kept_and_skipped_and_the_tiers_not_"
                  "priced")
+CATALOG_AHEAD = ("tests/test_run_startup.py::test_the_catalog_check_begun_while_the_server_starts_is_what_the_run_"
+                 "and_the_flow_take")
+CATALOG_AHEAD_REFUSED = ("tests/test_run_startup.py::test_a_catalog_figure_that_fails_the_check_begun_ahead_is_refused_"
+                         "before_the_flow")
 # the GX process's tests, with those that start it again (marked slow)
 GX_PROCESS_TESTS = ("tests/test_gx_process.py", *SLOW_TOO)
 # the lake tests need PostgreSQL and the S3 server (marked slow; this -m takes them in)
@@ -957,9 +961,19 @@ MUTATIONS = (
              "    if keep and outcome.result is not None:", "    if False:", GX_PROCESS_TESTS),
     Mutation("gx-in-the-runs-process-whatever-the-setting", "flows/gx_process.py",
              'return not _IN_WORKER and text != "0"', "return False", GX_PROCESS_TESTS),
+    Mutation("the-catalog-check-begun-ahead-waited-for-at-once", "flows/checks.py",
+             "    _begun = (digest, gx_process.validate_rows_later(rows, suite))",
+             "    _begun = (digest, gx_process.validate_rows_later(rows, suite))\n    _begun[1].result()",
+             (CATALOG_AHEAD,)),
+    Mutation("the-catalog-check-begun-ahead-asked-again", "flows/checks.py",
+             "    if begun is not None and begun[0] == digest:", "    if False:",
+             (CATALOG_AHEAD, CATALOG_AHEAD_REFUSED)),
+    Mutation("the-catalog-figures-not-waited-for-before-the-flow", "flows/cli.py",
+             "        run_startup.finish_catalog_check(args.catalog)\n", "        pass\n",
+             ("tests/test_cli.py::test_run_without_a_prefect_server_starts_prefects_and_checks_the_catalog_meanwhile",)),
     Mutation("a-dead-gx-process-raised-as-it-came", "flows/gx_process.py",
-             "    except BrokenProcessPool as exc:\n        shutdown(pool)",
-             "    except ZeroDivisionError as exc:\n        shutdown(pool)",
+             "        except BrokenProcessPool as exc:\n            shutdown(self.pool)",
+             "        except ZeroDivisionError as exc:\n            shutdown(self.pool)",
              ("tests/test_gx_process.py::test_a_gx_process_that_dies_fails_the_call_and_the_next_call_starts_another",
               *SLOW_TOO)),
     Mutation("a-result-kept-by-another-gx-process-taken", "flows/gx_process.py",

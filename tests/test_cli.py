@@ -301,7 +301,7 @@ def test_run_takes_relative_paths_from_the_working_directory_and_says_what_happe
     """The flow gets absolute paths; the line about reports/latest says what the run did (the flow's result)."""
     import datetime as dt
 
-    from flows import cli, nightly
+    from flows import cli, nightly, run_startup
 
     given = {}
 
@@ -312,6 +312,7 @@ def test_run_takes_relative_paths_from_the_working_directory_and_says_what_happe
 
     monkeypatch.setattr(nightly, "nightly", flow)
     monkeypatch.setattr(cli, "check_run_inputs", lambda args, source_files: None)  # catalog `cat` is not there
+    monkeypatch.setattr(run_startup, "finish_catalog_check", lambda catalog_dir: None)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # not reached: the flow is replaced
     assert main(["run", "--as-of", "2026-11-01", "--catalog", "cat", "--warehouse", "w/h.duckdb",
@@ -357,12 +358,15 @@ def test_run_without_a_prefect_server_starts_prefects_and_checks_the_catalog_mea
     monkeypatch.setattr(run_startup, "warm_catalog_check", lambda catalog_dir: calls.append(f"catalog {catalog_dir}"))
     monkeypatch.setattr(run_startup, "warm_flow_imports", lambda: calls.append("flow's imports"))
     monkeypatch.setattr(cli, "check_run_inputs", lambda args, source_files: calls.append("inputs checked"))
+    monkeypatch.setattr(run_startup, "finish_catalog_check",
+                        lambda catalog_dir: calls.append(f"catalog {catalog_dir}'s figures checked"))
     monkeypatch.setattr(nightly, "nightly", flow)
     assert main(["run", "--as-of", "2026-11-01", "--catalog", "cat", "--warehouse", str(tmp_path / "w.duckdb"),
                  "--reports", str(tmp_path / "r")]) == 0
-    # launched first, so that it starts while the settings are checked (their imports), the catalog and the flags too
+    # launched first, so that it starts while the settings are checked (their imports), the catalog and the flags too;
+    # the figures' check (begun with the catalog's load, in GX's process) is waited for once the server answers
     assert calls == ["server launched", "settings checked", "server attached", "catalog cat", "flow's imports",
-                     "inputs checked", "server joined", "flow"]
+                     "inputs checked", "server joined", "catalog cat's figures checked", "flow"]
     assert capsys.readouterr().err == SERVER_LINE
 
 

@@ -95,26 +95,72 @@ def test_a_run_without_a_server_talks_to_its_own_without_importing_prefects_serv
         os.kill(int(pid), 0)
 
 
-def test_the_catalog_check_done_while_the_server_starts_is_what_the_flow_finds(catalog_copy, tmp_path, monkeypatch):
-    """warm_catalog_check leaves a passed check in the cache (the flow's load_catalog then skips validating); a catalog
-    that cannot be loaded raises nothing there (the flow raises it, failing the run)."""
+def test_the_catalog_check_begun_while_the_server_starts_is_what_the_run_and_the_flow_take(catalog_copy, tmp_path,
+                                                                                            monkeypatch):
+    """warm_catalog_check asks Great Expectations' process for the figures' check and does not wait for it (the
+    process's start, seconds, overlaps the server's); finish_catalog_check takes that answer and leaves a passed check
+    in the cache, which the flow's take_catalog_loaded_ahead then finds. A catalog that cannot be loaded raises nothing
+    there (the run's input check loads it again and refuses it)."""
     from flows import cache
-    from flows.catalog import load_catalog
+    from flows.catalog import load_catalog, take_catalog_loaded_ahead
     from flows.checks import ACCELERATOR_SUITE, accelerator_rows, catalog_check_digest
-    from flows.run_startup import warm_catalog_check
+    from flows.run_startup import finish_catalog_check, warm_catalog_check
     from flows.validate import load_suite_json
 
     monkeypatch.setenv("HWEVAL_CACHE", str(tmp_path / "cache"))
+    calls = asked_and_answered(monkeypatch)
     warm_catalog_check(str(catalog_copy))
+    assert calls == ["asked"]  # not waited for
+    finish_catalog_check(str(catalog_copy))
+    assert calls == ["asked", "answered"]  # that answer, not a second validation
     catalog = load_catalog(catalog_copy, check_figures=False)
     suite = load_suite_json(catalog_copy / "expectations" / ACCELERATOR_SUITE)
     assert cache.catalog_check_passed(catalog_check_digest(accelerator_rows(catalog), suite))
     assert [p.name for p in (tmp_path / "cache" / "catalog-checks").iterdir()] == [
         f"{catalog_check_digest(accelerator_rows(catalog), suite)}.passed"]
+    assert take_catalog_loaded_ahead(catalog_copy.resolve()) is not None and calls == ["asked", "answered"]
 
     (catalog_copy / "workloads.yaml").write_text("workloads: [\n")  # not YAML
     warm_catalog_check(str(catalog_copy))
     warm_catalog_check(str(tmp_path / "no-such-catalog"))
+
+
+def asked_and_answered(monkeypatch) -> list[str]:
+    """Record when the catalog check is asked of GX's process and when its answer is taken."""
+    from flows import gx_process
+
+    calls: list[str] = []
+    real = gx_process.validate_rows_later
+
+    def later(*args, **kwargs):
+        calls.append("asked")
+        pending = real(*args, **kwargs)
+        taken = pending.result
+        pending.result = lambda: calls.append("answered") or taken()
+        return pending
+
+    monkeypatch.setattr(gx_process, "validate_rows_later", later)
+    return calls
+
+
+def test_a_catalog_figure_that_fails_the_check_begun_ahead_is_refused_before_the_flow(catalog_copy, tmp_path,
+                                                                                       monkeypatch):
+    """The figures' check begun while the server starts fails the run where its answer is taken, before any flow run:
+    CatalogError naming the figure (exit 2, as a catalog that does not load), from the one validation asked."""
+    from flows.catalog import CatalogError
+    from flows.run_startup import finish_catalog_check, warm_catalog_check
+
+    monkeypatch.setenv("HWEVAL_CACHE", str(tmp_path / "cache"))
+    path = catalog_copy / "accelerators.yaml"
+    path.write_text(path.read_text().replace("memory_gb: {value: 103.08, source: aws-neuron-trainium2",
+                                             "memory_gb: {value: 512, source: aws-neuron-trainium2"))
+    calls = asked_and_answered(monkeypatch)
+    warm_catalog_check(str(catalog_copy))
+    with pytest.raises(CatalogError, match="trainium2.memory_gb: 512 fails memory_per_chip_plausible"):
+        finish_catalog_check(str(catalog_copy))
+    assert calls == ["asked", "answered"]
+    assert not (tmp_path / "cache" / "catalog-checks").exists() or not any(
+        (tmp_path / "cache" / "catalog-checks").iterdir())
 
 
 # the pool of a process that imported hweval, and the environment a process it spawns starts with (a GX or chart
