@@ -3,12 +3,14 @@ the run's validation results, published with the reports under reports/<date>/da
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import glob
 import html
 import os
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,6 +73,53 @@ def build_site(batches: list[ValidatedBatch], site_dir: Path, run_id: str,
         _repoint_static(page, site_dir)
     _prune_static(site_dir)
     return site_dir / "index.html"
+
+
+# The site `begin_site` asked Great Expectations' process to build and nobody has taken yet: (the pending build, what
+# is written beside it once it is built)
+_building: tuple[Any, Callable[[], object] | None] | None = None
+
+
+def begin_site(batches: list[ValidatedBatch], site_dir: Path, run_id: str,
+               then: Callable[[], object] | None = None) -> None:
+    """`build_site`, then `then()`; where GX's process builds the site (the default), not waited for: the run builds
+    its models meanwhile (a cold run's site took ~0.7 s of that process), and `finish_site` takes it before the
+    reports are rendered beside it. Else built here and now."""
+    global _building
+    abandon_site()  # one at a time: an earlier run's in this process, never taken
+    kept = [batch for batch in batches if isinstance(batch.result, gx_process.Kept)]
+    if kept or (not batches and gx_process.enabled()):
+        if len(kept) != len(batches):
+            raise ValueError("build_site: results kept by Great Expectations' process and results held here, mixed")
+        _building = (gx_process.build_site_later(batches, site_dir, run_id), then)
+        return
+    build_site(batches, site_dir, run_id)
+    if then is not None:
+        then()
+
+
+def finish_site() -> Path | None:
+    """Wait for the site `begin_site` left to GX's process and write what goes beside it; its index.html (None when
+    none is under way). Its errors are raised here."""
+    global _building
+    building, _building = _building, None
+    if building is None:
+        return None
+    pending, then = building
+    index = pending.result()
+    if then is not None:
+        then()
+    return index
+
+
+def abandon_site() -> None:
+    """Wait for a site still being built that the run will not take (it failed, or was cancelled, before its reports
+    were rendered), its errors dropped: nothing then writes into a folder the run is about to remove."""
+    global _building
+    building, _building = _building, None
+    if building is not None:
+        with contextlib.suppress(Exception):
+            building[0].result()
 
 
 REUSED_PAGE = "reused.html"  # a site's list of the sources it did not validate, linking the pages it kept of them

@@ -92,13 +92,16 @@ def _died(exc: BrokenProcessPool) -> GxProcessError:
 class Pending:
     """An answer of the GX process asked for and not waited on yet (`result` waits for it)."""
 
-    def __init__(self, pool: ProcessPoolExecutor | None, future: Any, value: Any = None) -> None:
-        self.pool, self.future, self.value = pool, future, value
+    def __init__(self, pool: ProcessPoolExecutor | None, future: Any, value: Any = None,
+                 error: BaseException | None = None) -> None:
+        self.pool, self.future, self.value, self.error = pool, future, value, error
 
     def result(self) -> Any:
         """The answer, with what the process logged meanwhile logged here (in the run's log); its errors are raised
         here (the known ones with their own type: `_answer`). Once: the answer is not kept."""
         if self.future is None:
+            if self.error is not None:
+                raise self.error
             return self.value
         future, self.future = self.future, None
         try:
@@ -109,6 +112,15 @@ class Pending:
         for record in records:
             logging.getLogger(record.name).handle(record)
         return answer
+
+
+def _here(fn, *args) -> Pending:
+    """`fn(*args)` in this process, now, as a Pending answer: its error is raised by `result()`, where the caller
+    would have met it had the GX process been asked."""
+    try:
+        return Pending(None, None, fn(*args))
+    except Exception as exc:  # noqa: BLE001 - raised again, as it came, by result()
+        return Pending(None, None, error=exc)
 
 
 def _submit(fn, *args) -> Pending:
@@ -142,15 +154,23 @@ def validate_table(data: pa.Table, suite_json: dict, parameters: dict[str, Any] 
                    keep: bool = False) -> ValidationOutcome:
     """flows/validate.py's validate_frame of an Arrow batch (with its `row_no`), in the GX process; with `keep`, the
     outcome's result is a `Kept` for the Data Docs, else None (and its suite None)."""
+    return validate_table_later(data, suite_json, parameters, keep).result()
+
+
+def validate_table_later(data: pa.Table, suite_json: dict, parameters: dict[str, Any] | None = None,
+                         keep: bool = False) -> Pending:
+    """`validate_table`, asked of the GX process and not waited on (flows/land.py asks for every batch's before it
+    lands the first). Without the process (HWEVAL_GX_PROCESS=0), validated here and now; its error, if any, is raised
+    by `result()` all the same."""
     if not enabled():
         from flows.validate import validate_frame
 
-        return validate_frame(data.to_pandas(), suite_json, parameters)
+        return _here(validate_frame, data.to_pandas(), suite_json, parameters)
     if data.num_rows == 0:  # as validate_frame answers an empty frame, without starting the process for it
         from flows.validate import ValidationOutcome
 
-        return ValidationOutcome()
-    return _call(_validate_table_here, data, suite_json, parameters, keep)
+        return Pending(None, None, ValidationOutcome())
+    return _submit(_validate_table_here, data, suite_json, parameters, keep)
 
 
 def validate_rows(rows: list[dict], suite_json: dict, parameters: dict[str, Any] | None = None) -> ValidationOutcome:
@@ -165,7 +185,7 @@ def validate_rows_later(rows: list[dict], suite_json: dict, parameters: dict[str
     if not enabled():
         from flows.validate import validate_rows as here
 
-        return Pending(None, None, here(rows, suite_json, parameters))
+        return _here(here, rows, suite_json, parameters)
     if not rows:
         from flows.validate import ValidationOutcome
 
@@ -175,7 +195,13 @@ def validate_rows_later(rows: list[dict], suite_json: dict, parameters: dict[str
 
 def build_site(batches: list[ValidatedBatch], site_dir: Path, run_id: str, run_time: dt.datetime | None = None) -> Path:
     """flows/data_docs.py's build_site, in the GX process, from the results it kept for these batches."""
-    return _call(_build_site_here, [(b.source_id, b.result) for b in batches], site_dir, run_id, run_time)
+    return build_site_later(batches, site_dir, run_id, run_time).result()
+
+
+def build_site_later(batches: list[ValidatedBatch], site_dir: Path, run_id: str,
+                     run_time: dt.datetime | None = None) -> Pending:
+    """`build_site`, asked of the GX process and not waited on (its `result()`: the site's index.html)."""
+    return _submit(_build_site_here, [(b.source_id, b.result) for b in batches], site_dir, run_id, run_time)
 
 
 # In the worker.

@@ -107,19 +107,15 @@ def record_stale(con: duckdb.DuckDBPyConnection, batch: SourceBatch, run_id: str
     return SourceLoad(batch.source_id, batch.table, rows_in, 0, rows_in, "stale", batch.error, stale_since)
 
 
-def land_batch(
-    con: duckdb.DuckDBPyConnection,
-    batch: SourceBatch,
-    run_id: str,
-    as_of: dt.date,
-    catalog: Catalog,
-    validated: list[data_docs.ValidatedBatch] | None = None,
-    input_digest: str | None = None,
-) -> SourceLoad:
-    """Validate a batch with its table's suite; land passing rows in raw.<table>, the rest in ops.quarantine.
+def _validated_data(batch: SourceBatch) -> pa.Table:
+    return batch.data if batch.rows_in else pa.table({"row_no": pa.array([], pa.int64())})  # no rows: no columns
 
-    The GX validation result is appended to `validated` (for the run's Data Docs) when given.
-    """
+
+def ask_validation(batch: SourceBatch, catalog: Catalog, keep: bool) -> gx_process.Pending:
+    """The batch's validation with its table's suite, asked of Great Expectations' process (flows/gx_process.py) and
+    not waited for: `land_all` asks for every batch's before it lands the first, so that the process validates the
+    next batches while the run lands this one's rows (before, each was asked once the last had landed). With `keep`,
+    that process keeps the result for the Data Docs."""
     suite = load_suite_json(catalog.root / "expectations" / f"{batch.table}.json")
     parameters = {
         "accelerator_alias_keys": sorted(catalog.alias_map()),
@@ -134,11 +130,28 @@ def land_batch(
         "non_training_workload_ids": sorted(w_id for w_id, w in catalog.workloads.workloads.items()
                                             if w.kind != "training"),
     }
-    data = batch.data if batch.rows_in else pa.table({"row_no": pa.array([], pa.int64())})  # no rows: no columns
     # rows landed again: the run draws its charts again, so its chart workers import Matplotlib while GX validates
     chart_workers.start()
-    # in Great Expectations' process (flows/gx_process.py), which keeps the result for the Data Docs when asked
-    outcome = gx_process.validate_table(data, suite, parameters, keep=validated is not None)
+    return gx_process.validate_table_later(_validated_data(batch), suite, parameters, keep=keep)
+
+
+def land_batch(
+    con: duckdb.DuckDBPyConnection,
+    batch: SourceBatch,
+    run_id: str,
+    as_of: dt.date,
+    catalog: Catalog,
+    validated: list[data_docs.ValidatedBatch] | None = None,
+    input_digest: str | None = None,
+    asked: gx_process.Pending | None = None,
+) -> SourceLoad:
+    """Validate a batch with its table's suite; land passing rows in raw.<table>, the rest in ops.quarantine.
+
+    The GX validation result is appended to `validated` (for the run's Data Docs) when given. `asked`: the batch's
+    validation, asked ahead (`ask_validation`); else it is asked here.
+    """
+    outcome = (asked or ask_validation(batch, catalog, keep=validated is not None)).result()
+    data = _validated_data(batch)
     tag = {"run_id": run_id, "as_of": as_of}
     failed = pc.is_in(data["row_no"], value_set=pa.array(sorted(outcome.failed_row_nos), data["row_no"].type))
     passed = data.filter(pc.invert(failed))
@@ -382,6 +395,9 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
     # every source of this run (and each one it may fall back on) keeps its same-date rows until its own batch
     # replaces them, in its transaction
     prepare_warehouse(con, catalog, as_of, keep_sources={b.source_id for b in checked} | fallback_ids)
+    # every batch to land is asked of Great Expectations' process now: it validates the next ones while each lands
+    asked = {id(b): ask_validation(b, catalog, keep=validated is not None)
+             for b in checked if not b.error and b.source_id not in reused}
     loads = []
     for b in checked:
         if b.error:
@@ -402,7 +418,8 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
             # database refuses only as the transaction commits is the batch's data too
             with warehouse.transaction(con):
                 con.execute(*delete_earlier)
-                load = land_batch(con, b, run_id, as_of, catalog, validated, digests.get(b.source_id))
+                load = land_batch(con, b, run_id, as_of, catalog, validated, digests.get(b.source_id),
+                                  asked.pop(id(b)))
         except EveryRowQuarantined as exc:  # the batch's transaction is undone: its rows are quarantined here
             failed = replace(b, rejected_by="every_row_quarantined", error=str(exc))
             loads.append(record_stale(con, failed, run_id, as_of, last_good[b.source_id], exc.quarantined))

@@ -144,8 +144,9 @@ def _run_name() -> str:
 def land(building: Path, catalog: Catalog, batches: list[source_batches.SourceBatch], run_id: str,
          as_of: dt.date, docs_dir: Path, accept_changes: frozenset[str] = frozenset(),
          fallbacks: dict[str, list[str]] | None = None, reports_root: Path | None = None) -> list[landing.SourceLoad]:
-    """Validate every batch and land it, or quarantine its failing rows, in the warehouse being built; write the
-    Great Expectations Data Docs of these validations into `docs_dir` (published with the reports). A run that
+    """Validate every batch and land it, or quarantine its failing rows, in the warehouse being built; begin the
+    Great Expectations Data Docs of these validations in `docs_dir` (published with the reports; GX's process builds
+    them while build_and_render builds the models, and build_and_render takes them: data_docs.finish_site). A run that
     reused a source (its input unchanged) keeps that source's page from the Data Docs published under `reports_root`
     by the run that validated it (data_docs.keep_reused_pages).
 
@@ -165,9 +166,9 @@ def land(building: Path, catalog: Catalog, batches: list[source_batches.SourceBa
     # them (a same-date re-run replaces that date's reports, and them with it)
     reused = [(ld.source_id, ld.reused_from) for ld in loads if ld.reused_from]
     if validated or not reused:
-        data_docs.build_site(validated, docs_dir, run_id)
-        if reused:
-            data_docs.write_reused_page(docs_dir, run_id, reused, reports_root or docs_dir.parent)
+        # built by GX's process while build_and_render builds the models; taken before the reports are rendered
+        data_docs.begin_site(validated, docs_dir, run_id, then=None if not reused else lambda: (
+            data_docs.write_reused_page(docs_dir, run_id, reused, reports_root or docs_dir.parent)))
     else:  # nothing was validated: every source that landed was reused
         data_docs.write_reused_index(docs_dir, run_id, reused, reports_root or docs_dir.parent)
     for load in loads:
@@ -211,7 +212,7 @@ def build_and_render(building: Path, catalog: Catalog, loads: list[landing.Sourc
         if left:
             logger.info("compaction: %d (mart, month) pairs left for the next runs (at most %d a run)", left,
                         compaction.MAX_COMPACTIONS_PER_RUN)
-        publishing.render_reports_to(con, as_of, staging_dir)
+        publishing.render_reports_to(con, as_of, staging_dir)  # beside the land step's Data Docs, built meanwhile
         # one run per as-of date: a re-run replaces its date's run
         [(newest_run_id, newest_as_of)] = con.execute(
             "select run_id, as_of from ops.runs order by as_of desc limit 1").fetchall()
@@ -525,6 +526,7 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
                 logger.warning("%s: building again on the lake's newest snapshot (attempt %d of %d)", exc,
                                attempt + 1, attempts)
             finally:
+                data_docs.abandon_site()  # a site still being built for a build that failed: nothing writes into it
                 publishing.discard_rendering(staging_dir)
         # read back while no other run can replace what this one published. The publish is done: a step that fails
         # from here is recorded, and the run still tells its events (exit status 5, not "nothing changed")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import duckdb
 
-from flows import publish_journal, reports, warehouse
+from flows import data_docs, publish_journal, reports, warehouse
 
 log = logging.getLogger(__name__)
 
@@ -97,10 +97,12 @@ def docs_dir_for(staging_dir: Path) -> Path:
 
 
 def render_reports_to(con: duckdb.DuckDBPyConnection, as_of: dt.date, staging_dir: Path) -> list[Path]:
-    """Write this run's report pages (and its Data Docs, if built) into a fresh folder beside the published ones."""
+    """Write this run's report pages (and its Data Docs, if built) into a fresh folder beside the published ones. Data
+    Docs that Great Expectations' process is still building (data_docs.begin_site, in the land step) are waited for."""
     if staging_dir.exists():
         shutil.rmtree(staging_dir)
     staging_dir.mkdir(parents=True)
+    data_docs.finish_site()
     if docs_dir_for(staging_dir).exists():
         os.replace(docs_dir_for(staging_dir), staging_dir / "data-docs")
     written = []

@@ -971,6 +971,25 @@ MUTATIONS = (
     Mutation("the-catalog-figures-not-waited-for-before-the-flow", "flows/cli.py",
              "        run_startup.finish_catalog_check(args.catalog)\n", "        pass\n",
              ("tests/test_cli.py::test_run_without_a_prefect_server_starts_prefects_and_checks_the_catalog_meanwhile",)),
+    Mutation("the-data-docs-begun-not-taken-before-the-reports", "flows/publishing.py",
+             "    data_docs.finish_site()\n", "",
+             ("tests/test_gx_process.py::test_the_reports_are_rendered_beside_the_data_docs_the_gx_process_is_still_"
+              "building",)),
+    Mutation("the-data-docs-begun-waited-for-at-once", "flows/data_docs.py",
+             "        _building = (gx_process.build_site_later(batches, site_dir, run_id), then)\n        return",
+             "        _building = (gx_process.build_site_later(batches, site_dir, run_id), then)\n"
+             "        finish_site()\n        return",
+             ("tests/test_gx_process.py::test_data_docs_begun_in_the_gx_process_are_built_while_the_run_goes_on_and_"
+              "taken_before_the_reports",)),
+    Mutation("each-batch-validated-only-as-it-lands", "flows/land.py",
+             "                                  asked.pop(id(b)))", "                                  None)",
+             ("tests/test_gx_process.py::test_every_batch_is_asked_of_the_gx_process_before_the_first_lands_and_"
+              "lands_as_before",)),
+    Mutation("an-error-validating-here-raised-as-it-is-asked", "flows/gx_process.py",
+             "    except Exception as exc:  # noqa: BLE001 - raised again, as it came, by result()\n",
+             "    except ZeroDivisionError as exc:\n",
+             ("tests/test_gx_process.py::test_with_gx_in_the_runs_process_a_batch_gx_cannot_evaluate_is_stale_and_its_"
+              "neighbours_land",)),
     Mutation("a-dead-gx-process-raised-as-it-came", "flows/gx_process.py",
              "        except BrokenProcessPool as exc:\n            shutdown(self.pool)",
              "        except ZeroDivisionError as exc:\n            shutdown(self.pool)",

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -75,6 +76,105 @@ def test_the_data_docs_are_built_from_the_results_the_gx_process_kept_once(own_g
         assert "/run-1/" in data_docs.page_of(tmp_path / "docs", source_id).as_posix()
     with pytest.raises(gx_process.GxProcessError, match="aws_pricing, gcp_billing are gone"):
         data_docs.build_site(kept, tmp_path / "again", "run-1")  # handed over: the process keeps them no longer
+
+
+def test_data_docs_begun_in_the_gx_process_are_built_while_the_run_goes_on_and_taken_before_the_reports(
+        own_gx_process, tmp_path):
+    """nightly.land begins the site (data_docs.begin_site) and build_and_render takes it (finish_site) after building
+    the models: the run does not wait for it in between, and what goes beside it is written once it is built."""
+    kept = [data_docs.ValidatedBatch("aws_pricing", gx_process.validate_table(ROWS, SUITE, PARAMETERS,
+                                                                             keep=True).result)]
+    busy = gx_process._submit(time.sleep, 1.0)  # the process busy for a second: begin_site must not wait for it
+    seen = []
+    started = time.monotonic()
+    data_docs.begin_site(kept, tmp_path / "docs", "run-1",
+                         then=lambda: seen.append((tmp_path / "docs" / "index.html").is_file()))
+    assert time.monotonic() - started < 0.5 and not (tmp_path / "docs").exists() and seen == []
+    busy.result()
+    assert data_docs.finish_site() == tmp_path / "docs" / "index.html" and seen == [True]
+    assert data_docs.finish_site() is None  # taken once
+
+    # its error comes where it is taken: the results were handed over to the site above
+    data_docs.begin_site(kept, tmp_path / "again", "run-1")
+    with pytest.raises(gx_process.GxProcessError, match="aws_pricing are gone"):
+        data_docs.finish_site()
+    # a run that failed before it took its site waits for it (nothing writes into the folder it then removes), quietly
+    data_docs.begin_site(kept, tmp_path / "abandoned", "run-1", then=lambda: seen.append("never"))
+    data_docs.abandon_site()
+    assert data_docs.finish_site() is None and seen == [True]
+
+
+def test_the_reports_are_rendered_beside_the_data_docs_the_gx_process_is_still_building(own_gx_process, tmp_path,
+                                                                                          monkeypatch):
+    """build_and_render's render_reports_to waits for the site the land step began, then moves it into the rendering:
+    the Data Docs are published with the reports even when GX's process is still busy as the rendering starts."""
+    import datetime as dt
+
+    from flows import publishing, reports
+
+    monkeypatch.setattr(reports, "render", lambda con, as_of: {"index.md": "# reports\n"})
+    kept = [data_docs.ValidatedBatch("aws_pricing", gx_process.validate_table(ROWS, SUITE, PARAMETERS,
+                                                                             keep=True).result)]
+    staging = tmp_path / ".2026-11-30.rendering-1"
+    gx_process._submit(time.sleep, 1.0)  # still busy as the rendering starts
+    data_docs.begin_site(kept, publishing.docs_dir_for(staging), "run-1")
+    assert publishing.render_reports_to(None, dt.date(2026, 11, 30), staging) == [staging / "index.md"]
+    assert (staging / "data-docs" / "index.html").is_file()
+    assert data_docs.page_of(staging / "data-docs", "aws_pricing").is_file()
+    assert not publishing.docs_dir_for(staging).exists()
+
+
+def test_every_batch_is_asked_of_the_gx_process_before_the_first_lands_and_lands_as_before(own_gx_process, fresh_db,
+                                                                                             catalog, monkeypatch):
+    """land_all asks for each batch's validation before it lands the first (the process validates the next batches
+    while the run lands one), then lands them in their order, each with its own answer: 23 rows of aws_pricing, 22 of
+    them landed and 1 quarantined, as the embedded snapshot's run says."""
+    import datetime as dt
+
+    from flows.land import land_all
+    from flows.source_batches import fetch_source
+
+    events = []
+    real = gx_process.validate_table_later
+
+    def later(data, suite_json, parameters=None, keep=False):
+        events.append(f"asked {data.num_rows}")
+        pending = real(data, suite_json, parameters, keep)
+        taken = pending.result
+        pending.result = lambda: events.append(f"answered {data.num_rows}") or taken()
+        return pending
+
+    monkeypatch.setattr(gx_process, "validate_table_later", later)
+    batches = [fetch_source(catalog, source_id) for source_id in ("aws_pricing", "azure_retail", "gcp_billing")]
+    loads = land_all(fresh_db, catalog, batches, "run-1", dt.date(2026, 11, 30))
+    assert events == ["asked 23", "asked 15", "asked 19", "answered 23", "answered 15", "answered 19"]
+    assert [(ld.source_id, ld.rows_in, ld.rows_landed, ld.rows_quarantined) for ld in loads] == [
+        ("aws_pricing", 23, 22, 1), ("azure_retail", 15, 15, 0), ("gcp_billing", 19, 18, 1)]
+
+
+def test_with_gx_in_the_runs_process_a_batch_gx_cannot_evaluate_is_stale_and_its_neighbours_land(fresh_db, catalog,
+                                                                                                   monkeypatch):
+    """HWEVAL_GX_PROCESS=0: the validations asked ahead are done at once, and an error of one (GX could not evaluate
+    an expectation on the batch) comes where that batch lands, as it did: that source is stale, the others land."""
+    import datetime as dt
+
+    from flows.land import land_all
+    from flows.source_batches import fetch_source
+
+    monkeypatch.setenv(gx_process.ENV, "0")
+    real = validate.validate_frame
+
+    def frame(data, suite_json, parameters=None):
+        if suite_json["name"] == "azure_retail":
+            raise validate.BatchDataError("suite 'azure_retail': not negative could not be evaluated on this batch")
+        return real(data, suite_json, parameters)
+
+    monkeypatch.setattr(validate, "validate_frame", frame)
+    batches = [fetch_source(catalog, source_id) for source_id in ("aws_pricing", "azure_retail", "gcp_billing")]
+    loads = land_all(fresh_db, catalog, batches, "run-1", dt.date(2026, 11, 30))
+    assert [(ld.source_id, ld.status, ld.rows_landed) for ld in loads] == [
+        ("aws_pricing", "landed", 22), ("azure_retail", "stale", 0), ("gcp_billing", "landed", 18)]
+    assert "could not be evaluated on this batch" in loads[1].error
 
 
 @pytest.mark.slow  # a GX process started again, or a run in a process of its own: 5-9 s (make test-slow, CI)
