@@ -524,21 +524,6 @@ def begin_catalog_check(catalog) -> None:
     _begun = (digest, gx_process.validate_rows_later(rows, suite))
 
 
-def catalog_check_files_key(root: Path) -> str:
-    """A key for the files a catalog check reads (accelerators.yaml, its suite) and the code that checks them, from
-    their bytes alone: `hweval run` reads it at its first step, before the catalog is loaded, to guess whether this
-    run's check will need Great Expectations (flows/run_startup.py). A guess: the check itself goes by
-    `catalog_check_digest`; a file that cannot be read makes a key no check recorded."""
-    digest = hashlib.sha256()
-    for path in (root / "accelerators.yaml", root / "expectations" / ACCELERATOR_SUITE,
-                 Path(__file__).with_name("checks.py"), Path(__file__).with_name("validate.py")):
-        try:
-            digest.update(path.read_bytes())
-        except OSError:
-            digest.update(f"unreadable {path}".encode())
-    return "files-" + digest.hexdigest()
-
-
 def check_catalog(catalog) -> None:
     """Raise CatalogError when a catalog figure fails its expectation (e.g. trn2 memory as 512 GiB per chip)."""
     global _begun
@@ -547,7 +532,6 @@ def check_catalog(catalog) -> None:
 
     rows, suite, digest = _catalog_check_inputs(catalog)
     if cache.catalog_check_passed(digest):  # these figures passed this suite in an earlier run
-        cache.record_catalog_check_passed(catalog_check_files_key(catalog.root))
         return
     begun, _begun = _begun, None
     if begun is not None and begun[0] == digest:  # asked ahead (begin_catalog_check): its answer
@@ -556,7 +540,6 @@ def check_catalog(catalog) -> None:
         outcome = gx_process.validate_rows(rows, suite)
     if not outcome.failures:
         cache.record_catalog_check_passed(digest)
-        cache.record_catalog_check_passed(catalog_check_files_key(catalog.root))
         return
     ids = {row["row_no"]: row["accelerator_id"] for row in rows}
     errors = []

@@ -152,7 +152,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     # first: Prefect's server takes seconds to start (its imports), while this process imports the pipeline for the
     # checks below; a check that fails stops it before it is used
     server = run_startup.launch_temporary_server()
-    run_startup.start_gx_process_ahead(args.catalog, bool(args.live))
     try:
         lake_config = check_run_settings(args)
     except BaseException:

@@ -138,16 +138,6 @@ def _call(fn, *args):
     return _submit(fn, *args).result()
 
 
-def start() -> None:
-    """Start the GX process now (spawned, it imports GX: ~3 s), ahead of its first question, unless it runs already;
-    nothing waits for it here (flows/run_startup.py, at a run's first step)."""
-    _submit(_ready)
-
-
-def _ready() -> None:
-    """In the worker: nothing; asked of a new process, it starts it (its initializer imports GX)."""
-
-
 def shutdown(pool: ProcessPoolExecutor | None = None) -> None:
     """Stop the GX process (the next call starts another); the results it kept are gone with it. With `pool`, only
     if that is still the current one (a call that saw it die leaves a newer one alone)."""

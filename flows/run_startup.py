@@ -26,28 +26,6 @@ def launch_temporary_server() -> TemporaryServer | None:
     return prefect_server.TemporaryServer.launch()
 
 
-def start_gx_process_ahead(catalog_dir: str | None, live: bool) -> bool:
-    """Start Great Expectations' process now, beside the server's start and this process's imports, when the run will
-    likely validate: a live run (its prices move each night), or a catalog whose check is not in the cache (flows/
-    checks.py, `catalog_check_files_key`: these files' bytes never passed). Its ~3 s start otherwise came later, on
-    the run's path: at the catalog check, or at the first batch to land, with the flow begun. A snapshot run on a
-    checked catalog starts none here: a re-run of unchanged inputs validates nothing, and one whose file changed
-    starts the process at its first validation, as before. True when started."""
-    from flows import cache, checks, gx_process
-    from flows.paths import absolute
-
-    try:
-        if not gx_process.enabled():
-            return False
-    except gx_process.GxProcessSettingError:  # refused by the run's settings check, next, in one line
-        return False
-    if not live and cache.catalog_check_passed(checks.catalog_check_files_key(
-            absolute(catalog_dir or paths.catalog_dir()))):
-        return False
-    gx_process.start()
-    return True
-
-
 def start_temporary_server() -> TemporaryServer | None:
     """`launch_temporary_server`, then attached: None with a running server to talk to (the environment or the
     Prefect profile names one)."""

@@ -94,7 +94,6 @@ AZURE_TIERS_LOGGED = ("tests/test_model_api_prices.py::test_azure_prices_the_on_
 AZURE_TIER_REFUSED = "tests/test_model_api_prices.py::test_an_azure_tier_that_is_no_number_is_refused_naming_the_item"
 VERTEX_LOGGED = ("tests/test_model_api_prices.py::test_vertex_logs_the_skus_read_kept_and_skipped_and_the_tiers_not_"
                  "priced")
-GX_AHEAD = "tests/test_run_startup.py::test_gx_is_started_ahead_when_the_run_will_likely_validate"
 CATALOG_AHEAD = ("tests/test_run_startup.py::test_the_catalog_check_begun_while_the_server_starts_is_what_the_run_"
                  "and_the_flow_take")
 CATALOG_AHEAD_REFUSED = ("tests/test_run_startup.py::test_a_catalog_figure_that_fails_the_check_begun_ahead_is_refused_"
@@ -991,14 +990,6 @@ MUTATIONS = (
              "    except ZeroDivisionError as exc:\n",
              ("tests/test_gx_process.py::test_with_gx_in_the_runs_process_a_batch_gx_cannot_evaluate_is_stale_and_its_"
               "neighbours_land",)),
-    Mutation("gx-started-ahead-on-a-checked-catalog-too", "flows/run_startup.py",
-             "    if not live and cache.catalog_check_passed(", "    if False and cache.catalog_check_passed(",
-             (GX_AHEAD,)),
-    Mutation("gx-started-ahead-never-started", "flows/run_startup.py",
-             "    gx_process.start()\n    return True", "    return True", (GX_AHEAD,)),
-    Mutation("gx-not-started-ahead-by-the-run", "flows/cli.py",
-             "    run_startup.start_gx_process_ahead(args.catalog, bool(args.live))\n", "",
-             ("tests/test_cli.py::test_run_without_a_prefect_server_starts_prefects_and_checks_the_catalog_meanwhile",)),
     Mutation("a-dead-gx-process-raised-as-it-came", "flows/gx_process.py",
              "        except BrokenProcessPool as exc:\n            shutdown(self.pool)",
              "        except ZeroDivisionError as exc:\n            shutdown(self.pool)",

@@ -103,7 +103,7 @@ def test_the_catalog_check_begun_while_the_server_starts_is_what_the_run_and_the
     there (the run's input check loads it again and refuses it)."""
     from flows import cache
     from flows.catalog import load_catalog, take_catalog_loaded_ahead
-    from flows.checks import ACCELERATOR_SUITE, accelerator_rows, catalog_check_digest, catalog_check_files_key
+    from flows.checks import ACCELERATOR_SUITE, accelerator_rows, catalog_check_digest
     from flows.run_startup import finish_catalog_check, warm_catalog_check
     from flows.validate import load_suite_json
 
@@ -116,38 +116,13 @@ def test_the_catalog_check_begun_while_the_server_starts_is_what_the_run_and_the
     catalog = load_catalog(catalog_copy, check_figures=False)
     suite = load_suite_json(catalog_copy / "expectations" / ACCELERATOR_SUITE)
     assert cache.catalog_check_passed(catalog_check_digest(accelerator_rows(catalog), suite))
-    assert sorted(p.name for p in (tmp_path / "cache" / "catalog-checks").iterdir()) == sorted([
-        f"{catalog_check_digest(accelerator_rows(catalog), suite)}.passed",
-        f"{catalog_check_files_key(catalog_copy)}.passed"])  # the files' key too, for the next run's first step
+    assert [p.name for p in (tmp_path / "cache" / "catalog-checks").iterdir()] == [
+        f"{catalog_check_digest(accelerator_rows(catalog), suite)}.passed"]
     assert take_catalog_loaded_ahead(catalog_copy.resolve()) is not None and calls == ["asked", "answered"]
 
     (catalog_copy / "workloads.yaml").write_text("workloads: [\n")  # not YAML
     warm_catalog_check(str(catalog_copy))
     warm_catalog_check(str(tmp_path / "no-such-catalog"))
-
-
-def test_gx_is_started_ahead_when_the_run_will_likely_validate(catalog_copy, tmp_path, monkeypatch):
-    """At the run's first step Great Expectations' process is started when the catalog's check is not in the cache
-    (these files' bytes never passed) or the run is live; a snapshot run on a checked catalog starts none (a re-run of
-    unchanged inputs validates nothing)."""
-    from flows import checks, gx_process
-    from flows.catalog import load_catalog
-    from flows.run_startup import start_gx_process_ahead
-
-    monkeypatch.setenv("HWEVAL_CACHE", str(tmp_path / "cache"))
-    started = []
-    monkeypatch.setattr(gx_process, "start", lambda: started.append(1))
-    assert start_gx_process_ahead(str(catalog_copy), live=False) is True and started == [1]  # never checked
-    checks.check_catalog(load_catalog(catalog_copy, check_figures=False))  # passes: these files' key recorded
-    assert start_gx_process_ahead(str(catalog_copy), live=False) is False and started == [1]
-    assert start_gx_process_ahead(str(catalog_copy), live=True) is True and started == [1, 1]  # live: prices move
-    path = catalog_copy / "accelerators.yaml"  # a figure edited (still plausible): these bytes never passed
-    path.write_text(path.read_text().replace("tdp_w: {value: 700,", "tdp_w: {value: 710,", 1))
-    assert start_gx_process_ahead(str(catalog_copy), live=False) is True and started == [1, 1, 1]
-    monkeypatch.setenv(gx_process.ENV, "0")  # GX in the run's process: no process to start
-    assert start_gx_process_ahead(str(catalog_copy), live=True) is False and started == [1, 1, 1]
-    monkeypatch.setenv(gx_process.ENV, "yes")  # refused by the run's settings check, not here
-    assert start_gx_process_ahead(str(catalog_copy), live=True) is False
 
 
 def asked_and_answered(monkeypatch) -> list[str]:
