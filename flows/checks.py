@@ -527,8 +527,8 @@ def begin_catalog_check(catalog) -> None:
 def check_catalog(catalog) -> None:
     """Raise CatalogError when a catalog figure fails its expectation (e.g. trn2 memory as 512 GiB per chip)."""
     global _begun
-    from flows.catalog import CatalogError
     from flows import gx_process
+    from flows.catalog import CatalogError
 
     rows, suite, digest = _catalog_check_inputs(catalog)
     if cache.catalog_check_passed(digest):  # these figures passed this suite in an earlier run
