@@ -98,7 +98,8 @@ def _number_as_text(err: dict) -> str:
 def load_catalog(root: Path | str, check_figures: bool = True) -> Catalog:
     """Load and check every catalog file under `root`; raise CatalogError naming file, entry and key.
 
-    `check_figures=False` leaves out the per-chip figures' plausibility suite (a test of the run's own check).
+    `check_figures=False` leaves out the per-chip figures' plausibility suite (flows/checks.py, check_catalog): the
+    tests of that check, and `load_catalog_ahead`, which begins it in GX's process without waiting for it.
     """
     root = Path(root)
     parsed: dict[str, BaseModel] = {}

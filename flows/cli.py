@@ -175,6 +175,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         run_startup.warm_flow_imports()
     try:
         check_run_inputs(args, source_files)  # on the catalog just loaded, while the server starts
+        # the catalog's per-chip figures, checked in Great Expectations' process meanwhile: a catalog that fails is
+        # refused here, in one line, as one that does not load is
+        run_startup.finish_catalog_check(args.catalog)
     except BaseException:
         if server is not None:
             server.stop()
@@ -188,14 +191,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         except ServerStartError as exc:
             print(f"hweval: {exc}; the run did not start", file=sys.stderr)
             return 1
-    try:
-        # the catalog's per-chip figures, checked in Great Expectations' process while the server started (a catalog
-        # that fails is refused here, before the flow, as one that does not load is above)
-        run_startup.finish_catalog_check(args.catalog)
-    except BaseException:
-        if server is not None:
-            server.stop()
-        raise
 
     wait_s = lock_wait_s(args)
     if _OWN_PROCESS:

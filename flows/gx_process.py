@@ -95,10 +95,15 @@ class Pending:
     def __init__(self, pool: ProcessPoolExecutor | None, future: Any, value: Any = None,
                  error: BaseException | None = None) -> None:
         self.pool, self.future, self.value, self.error = pool, future, value, error
+        self.taken = False
 
     def result(self) -> Any:
         """The answer, with what the process logged meanwhile logged here (in the run's log); its errors are raised
-        here (the known ones with their own type: `_answer`). Once: the answer is not kept."""
+        here (the known ones with their own type: `_answer`). Once: the answer is not kept, and a second take is
+        refused (RuntimeError), not answered with nothing."""
+        if self.taken:
+            raise RuntimeError("this answer of Great Expectations' process was taken already")
+        self.taken = True
         if self.future is None:
             if self.error is not None:
                 raise self.error
@@ -114,11 +119,11 @@ class Pending:
         return answer
 
 
-def _here(fn, *args) -> Pending:
-    """`fn(*args)` in this process, now, as a Pending answer: its error is raised by `result()`, where the caller
-    would have met it had the GX process been asked."""
+def _here(fn) -> Pending:
+    """`fn()` in this process, now, as a Pending answer: its error (a batch's conversion to pandas included) is raised
+    by `result()`, where the caller would have met it had the GX process been asked."""
     try:
-        return Pending(None, None, fn(*args))
+        return Pending(None, None, fn())
     except Exception as exc:  # noqa: BLE001 - raised again, as it came, by result()
         return Pending(None, None, error=exc)
 
@@ -165,7 +170,7 @@ def validate_table_later(data: pa.Table, suite_json: dict, parameters: dict[str,
     if not enabled():
         from flows.validate import validate_frame
 
-        return _here(validate_frame, data.to_pandas(), suite_json, parameters)
+        return _here(lambda: validate_frame(data.to_pandas(), suite_json, parameters))
     if data.num_rows == 0:  # as validate_frame answers an empty frame, without starting the process for it
         from flows.validate import ValidationOutcome
 
@@ -185,7 +190,7 @@ def validate_rows_later(rows: list[dict], suite_json: dict, parameters: dict[str
     if not enabled():
         from flows.validate import validate_rows as here
 
-        return _here(here, rows, suite_json, parameters)
+        return _here(lambda: here(rows, suite_json, parameters))
     if not rows:
         from flows.validate import ValidationOutcome
 

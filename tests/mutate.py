@@ -981,6 +981,14 @@ MUTATIONS = (
              "        finish_site()\n        return",
              ("tests/test_gx_process.py::test_data_docs_begun_in_the_gx_process_are_built_while_the_run_goes_on_and_"
               "taken_before_the_reports",)),
+    Mutation("an-abandoned-data-docs-site-not-waited-for", "flows/data_docs.py",
+             "        with contextlib.suppress(Exception):\n            building[0].result()",
+             "        pass",
+             ("tests/test_gx_process.py::test_data_docs_begun_in_the_gx_process_are_built_while_the_run_goes_on_and_"
+              "taken_before_the_reports",)),
+    Mutation("an-answer-of-gx-taken-twice-answers-nothing", "flows/gx_process.py",
+             "        if self.taken:\n", "        if False:\n",
+             ("tests/test_gx_process.py::test_an_answer_of_the_gx_process_is_taken_once",)),
     Mutation("each-batch-validated-only-as-it-lands", "flows/land.py",
              "                                  asked.pop(id(b)))", "                                  None)",
              ("tests/test_gx_process.py::test_every_batch_is_asked_of_the_gx_process_before_the_first_lands_and_"

@@ -366,7 +366,7 @@ def test_run_without_a_prefect_server_starts_prefects_and_checks_the_catalog_mea
     # launched first, so that it starts while the settings are checked (their imports), the catalog and the flags too;
     # the figures' check (begun with the catalog's load, in GX's process) is waited for once the server answers
     assert calls == ["server launched", "settings checked", "server attached", "catalog cat", "flow's imports",
-                     "inputs checked", "server joined", "catalog cat's figures checked", "flow"]
+                     "inputs checked", "catalog cat's figures checked", "server joined", "flow"]
     assert capsys.readouterr().err == SERVER_LINE
 
 
@@ -407,6 +407,49 @@ def test_a_refused_input_is_one_line_without_the_temporary_servers(monkeypatch, 
                  str(tmp_path / "r"), *args]) == 2
     sources = ", ".join(sorted(catalog.sources.sources))
     assert capsys.readouterr().err == f"hweval: {error.format(sources=sources)}\n"
+    assert calls == ["server launched", "server stopped"]
+
+
+@pytest.mark.parametrize("server_answers", [True, False])
+def test_a_catalog_figure_that_fails_its_check_is_refused_in_one_line_before_the_server_is_waited_for(
+        monkeypatch, tmp_path, capsys, catalog_copy, server_answers):
+    """The figures' check begun while the server starts (in GX's process) is taken with the run's inputs: a figure that
+    fails is refused in its one line (exit 2), the server stopped and never waited for, whether or not it would have
+    answered (a review found it taken after the server's wait: the server's line came first, and a server that failed
+    to start hid the catalog's error behind exit 1)."""
+    from flows import nightly, run_startup
+    from flows.prefect_server import ServerStartError
+
+    calls = []
+
+    class Started:
+        def attach(self):
+            return self
+
+        def wait_ready(self):
+            calls.append("server waited for")
+            if not server_answers:
+                raise ServerStartError("it did not answer")
+
+        def stop(self):
+            calls.append("server stopped")
+
+    def flow(**kwargs):
+        raise AssertionError("the flow started")
+
+    path = catalog_copy / "accelerators.yaml"
+    path.write_text(path.read_text().replace("memory_gb: {value: 103.08, source: aws-neuron-trainium2",
+                                             "memory_gb: {value: 512, source: aws-neuron-trainium2"))
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    monkeypatch.setenv("HWEVAL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(run_startup, "launch_temporary_server", lambda: calls.append("server launched") or Started())
+    monkeypatch.setattr(run_startup, "warm_flow_imports", lambda: None)
+    monkeypatch.setattr(nightly, "nightly", flow)
+    assert main(["run", "--as-of", "2026-11-30", "--catalog", str(catalog_copy), "--warehouse",
+                 str(tmp_path / "w.duckdb"), "--reports", str(tmp_path / "r")]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("hweval: accelerators.yaml: accelerators.trainium2.memory_gb: 512 fails "
+                           "memory_per_chip_plausible")
     assert calls == ["server launched", "server stopped"]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -98,10 +99,19 @@ def test_data_docs_begun_in_the_gx_process_are_built_while_the_run_goes_on_and_t
     data_docs.begin_site(kept, tmp_path / "again", "run-1")
     with pytest.raises(gx_process.GxProcessError, match="aws_pricing are gone"):
         data_docs.finish_site()
-    # a run that failed before it took its site waits for it (nothing writes into the folder it then removes), quietly
-    data_docs.begin_site(kept, tmp_path / "abandoned", "run-1", then=lambda: seen.append("never"))
+    # a run that failed before it took its site waits for it, so that nothing writes into the folder it then removes
+    again = [data_docs.ValidatedBatch("aws_pricing", gx_process.validate_table(ROWS, SUITE, PARAMETERS,
+                                                                              keep=True).result)]
+    gx_process._submit(time.sleep, 1.0)  # busy: the build comes after a second
+    data_docs.begin_site(again, tmp_path / "abandoned", "run-1", then=lambda: seen.append("never"))
     data_docs.abandon_site()
-    assert data_docs.finish_site() is None and seen == [True]
+    assert (tmp_path / "abandoned" / "index.html").is_file()  # built before it returned
+    shutil.rmtree(tmp_path / "abandoned")  # as discard_rendering then does: for good
+    assert data_docs.finish_site() is None and seen == [True] and not (tmp_path / "abandoned").exists()
+    # and its error is dropped (the run fails for its own reason): these results were handed over above
+    data_docs.begin_site(again, tmp_path / "failed", "run-1")
+    data_docs.abandon_site()
+    assert data_docs.finish_site() is None
 
 
 def test_the_reports_are_rendered_beside_the_data_docs_the_gx_process_is_still_building(own_gx_process, tmp_path,
@@ -122,6 +132,25 @@ def test_the_reports_are_rendered_beside_the_data_docs_the_gx_process_is_still_b
     assert (staging / "data-docs" / "index.html").is_file()
     assert data_docs.page_of(staging / "data-docs", "aws_pricing").is_file()
     assert not publishing.docs_dir_for(staging).exists()
+
+
+def test_an_answer_of_the_gx_process_is_taken_once(own_gx_process, monkeypatch):
+    """A second take of an answer is refused, not answered with nothing (in GX's process or in the run's), and with
+    GX in the run's process a batch that cannot even become a pandas frame raises where its answer is taken."""
+    asked = gx_process.validate_table_later(ROWS, SUITE, PARAMETERS)
+    assert asked.result().failed_row_nos == {11, 12, 13}
+    with pytest.raises(RuntimeError, match="taken already"):
+        asked.result()
+    monkeypatch.setenv(gx_process.ENV, "0")
+    here = gx_process.validate_table_later(ROWS, SUITE, PARAMETERS)
+    assert here.result().failed_row_nos == {11, 12, 13}
+    with pytest.raises(RuntimeError, match="taken already"):
+        here.result()
+    unconvertible = pa.table({"row_no": [1], "u": pa.UnionArray.from_sparse(
+        pa.array([0], pa.int8()), [pa.array([1]), pa.array(["a"])])})
+    asked = gx_process.validate_table_later(unconvertible, SUITE, PARAMETERS)  # asked: nothing raised yet
+    with pytest.raises(pa.ArrowException):
+        asked.result()
 
 
 def test_every_batch_is_asked_of_the_gx_process_before_the_first_lands_and_lands_as_before(own_gx_process, fresh_db,
