@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import time
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -239,3 +240,16 @@ def favicon_links(site: Path) -> set[str]:
     """The favicon link of each validation page of a data-docs folder."""
     return {match for page in site.glob("validations/*/*/*/*.html")
             for match in re.findall(r'<link rel="shortcut icon" href="([^"]+)"', page.read_text(encoding="utf-8"))}
+
+
+def gone(pid: int, within_s: float = 15.0) -> bool:
+    """Whether process `pid` has ended (or is a zombie) within `within_s`."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z"):
+                return True
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        time.sleep(0.2)
+    return False

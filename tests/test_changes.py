@@ -14,6 +14,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from builders import gone
 from conftest import AS_OF, CATALOGS
 
 from flows.analytics import load_contract
@@ -576,19 +577,6 @@ def stopped_run(patch: str, run: str, as_of: str, root: Path, webhook, stop, pre
 def children(pid: int) -> list[int]:
     return [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
             for child in (task / "children").read_text().split()]
-
-
-def gone(pid: int, within_s: float = 15.0) -> bool:
-    """Whether process `pid` has ended (or is a zombie) within `within_s`."""
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        try:
-            if Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z"):
-                return True
-        except (FileNotFoundError, ProcessLookupError):
-            return True
-        time.sleep(0.2)
-    return False
 
 
 def marks(run) -> set[str]:
