@@ -87,10 +87,9 @@ def test_data_docs_begun_in_the_gx_process_are_built_while_the_run_goes_on_and_t
                                                                              keep=True).result)]
     busy = gx_process._submit(time.sleep, 1.0)  # the process busy for a second: begin_site must not wait for it
     seen = []
-    started = time.monotonic()
     data_docs.begin_site(kept, tmp_path / "docs", "run-1",
                          then=lambda: seen.append((tmp_path / "docs" / "index.html").is_file()))
-    assert time.monotonic() - started < 0.5 and not (tmp_path / "docs").exists() and seen == []
+    assert not (tmp_path / "docs").exists() and seen == []  # returned while GX's process was still busy: not waited
     busy.result()
     assert data_docs.finish_site() == tmp_path / "docs" / "index.html" and seen == [True]
     assert data_docs.finish_site() is None  # taken once
