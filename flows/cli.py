@@ -514,7 +514,12 @@ def entry() -> None:
     # published)
     sys.stdout = guarded = ReaderGone(sys.stdout if sys.stdout is not None else open(os.devnull, "w"))  # noqa: SIM115
     sys.stderr = guarded_err = ReaderGone(sys.stderr if sys.stderr is not None else open(os.devnull, "w"))  # noqa: SIM115
-    code = main()
+    try:
+        code = main()
+    finally:
+        from flows import gx_process
+
+        gx_process.stop_now()  # nothing takes its answers any more: the exit does not wait for its current call
     guarded.flush()  # a reader gone shows here at the latest, not in the interpreter's flush at exit (status 120)
     guarded_err.flush()
     if (guarded.gone or guarded_err.gone) and code == 0:

@@ -989,6 +989,13 @@ MUTATIONS = (
     Mutation("an-answer-of-gx-taken-twice-answers-nothing", "flows/gx_process.py",
              "        if self.taken:\n", "        if False:\n",
              ("tests/test_gx_process.py::test_an_answer_of_the_gx_process_is_taken_once",)),
+    Mutation("the-gx-process-left-to-finish-its-call-at-the-end", "flows/gx_process.py",
+             "    for worker in workers:\n        worker.kill()", "    pass",
+             ("tests/test_gx_process.py::test_at_the_commands_end_the_gx_process_is_stopped_without_waiting_for_its_"
+              "call", *SLOW_TOO)),
+    Mutation("the-gx-process-not-stopped-at-the-commands-end", "flows/cli.py",
+             "        gx_process.stop_now()  # nothing takes its answers", "        pass  # nothing takes its answers",
+             ("tests/test_cli.py::test_the_command_stops_the_gx_process_at_its_end_without_waiting",)),
     Mutation("each-batch-validated-only-as-it-lands", "flows/land.py",
              "                                  asked.pop(id(b)))", "                                  None)",
              ("tests/test_gx_process.py::test_every_batch_is_asked_of_the_gx_process_before_the_first_lands_and_"

@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from builders import replace_once
+from builders import gone, replace_once
 from conftest import AS_OF, CATALOGS
 
 from flows import paths, pipeline
@@ -522,6 +522,28 @@ def test_the_console_script_is_entry_which_skips_the_last_full_collection_at_exi
     assert proc.returncode == 2, proc.stderr  # main()'s status for a bad catalog, through entry()
     assert "hweval:" in proc.stderr
     assert proc.stdout.strip() == "frozen at exit: True"
+
+
+def test_the_command_stops_the_gx_process_at_its_end_without_waiting():
+    """entry() stops Great Expectations' process as the command ends, mid-call: Python's exit waited for its call to
+    end (a run refused in its first seconds waited ~2.5 s more for the catalog check begun meanwhile to import GX).
+    main() stands in for such a run: it leaves the process a call of 60 s, and the command ends at once."""
+    code = textwrap.dedent("""
+        import time
+        import flows.cli as cli
+        from flows import gx_process
+
+        def main():
+            gx_process._submit(time.sleep, 60)
+            print(*gx_process._pool._processes, flush=True)
+            return 2
+
+        cli.main = main
+        cli.entry()
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT_ROOT, timeout=45)
+    assert proc.returncode == 2, proc.stderr
+    assert gone(int(proc.stdout.split()[0]), within_s=10)
 
 
 @pytest.mark.parametrize("args", [

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from builders import worker_outlives_its_killed_run
+from builders import gone, worker_outlives_its_killed_run
 
 from flows import data_docs, gx_process, validate
 
@@ -203,6 +203,20 @@ def test_with_gx_in_the_runs_process_a_batch_gx_cannot_evaluate_is_stale_and_its
     assert [(ld.source_id, ld.status, ld.rows_landed) for ld in loads] == [
         ("aws_pricing", "landed", 22), ("azure_retail", "stale", 0), ("gcp_billing", "landed", 18)]
     assert "could not be evaluated on this batch" in loads[1].error
+
+
+@pytest.mark.slow  # a GX process started again, or a run in a process of its own: 5-9 s (make test-slow, CI)
+def test_at_the_commands_end_the_gx_process_is_stopped_without_waiting_for_its_call(own_gx_process):
+    """`hweval`'s end (cli.entry) stops the GX process mid-call: Python's exit would wait for the call to end (a run
+    refused in its first seconds waited ~2.5 s more for the catalog check begun meanwhile). The next ask starts
+    another."""
+    gx_process.validate_table(ROWS, SUITE, PARAMETERS)  # the process runs
+    gx_process._submit(time.sleep, 60)
+    [worker] = list(gx_process._pool._processes)
+    gx_process.stop_now()
+    assert gone(worker, within_s=10)  # not the 60 s its call would have taken
+    assert gx_process._pool is None
+    assert gx_process.validate_table(ROWS, SUITE, PARAMETERS).failed_row_nos == {11, 12, 13}  # a new process
 
 
 @pytest.mark.slow  # a GX process started again, or a run in a process of its own: 5-9 s (make test-slow, CI)
