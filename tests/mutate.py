@@ -996,6 +996,12 @@ MUTATIONS = (
     Mutation("the-gx-process-not-stopped-at-the-commands-end", "flows/cli.py",
              "        gx_process.stop_now()  # nothing takes its answers", "        pass  # nothing takes its answers",
              ("tests/test_cli.py::test_the_command_stops_the_gx_process_at_its_end_without_waiting",)),
+    Mutation("an-offer-files-metadata-keys-quoted-whole", "flows/sources/aws_offer_file.py",
+             "f\"(found {', '.join(excerpt(key) for key in metadata)})\")", "f\"(found {', '.join(metadata)})\")",
+             ("tests/test_malformed_inputs.py",)),
+    Mutation("an-offer-files-duplicate-columns-all-named", "flows/sources/aws_offer_file.py",
+             "for c in duplicates[:MAX_NAMED])", "for c in duplicates)",
+             ("tests/test_source_aws_offer_file.py",)),
     Mutation("each-batch-validated-only-as-it-lands", "flows/land.py",
              "                                  asked.pop(id(b)))", "                                  None)",
              ("tests/test_gx_process.py::test_every_batch_is_asked_of_the_gx_process_before_the_first_lands_and_"

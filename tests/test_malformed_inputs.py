@@ -148,6 +148,12 @@ CASES = [
      b'"FormatVersion","v1.0"\n"Disclaimer","x"\n"Publication Date","2026-09-10T00:00:00Z"\n"Version","1"\n'
      b'"OfferCode","AmazonEC2"\n"SKU","OfferTermCode"\n"A","B"\n',
      r"f: line 6 \(header\): missing required column\(s\)"),
+    # the keys found are data, quoted as data is (a fuzzed file's 1,000-character key made a 2,000-character message)
+    ("aws_offer_file", "index.csv",
+     (b'"FormatVersion","v1.0"\n"Disclaimer","x"\n"' + b"k" * 1000 + b'","2026-09-10T00:00:00Z"\n"Version","1"\n'
+      b'"OfferCode","AmazonEC2"\n"SKU","OfferTermCode"\n"A","B"\n'),
+     r"^f: no \"Publication Date\" metadata line in lines 1-5 \(found 'FormatVersion', 'Disclaimer', 'k{200}'\.\.\. "
+     r"\(1,000 characters\), 'Version', 'OfferCode'\)$"),
     ("price_sheet", "p.yaml", b"entries:\n  - {kind: rebate}\n",
      r"f: entries\[0\].kind: 'rebate', expected one of discount, on_prem, quote"),
     ("price_sheet", "p.yaml", b"entries:\n  - {kind: quote, usd_per_hour: thirty}\n",

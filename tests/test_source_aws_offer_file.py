@@ -174,11 +174,19 @@ def _duplicate_column(path):
     ofb.write_offer_file(path, _few_products(), columns=[*ofb.COLUMNS, "SKU"])
 
 
+def _many_duplicate_columns(path):
+    """12 columns twice (one a 100-character name): the message names the first 10 and counts the rest."""
+    extra = [f"extra{n:02d}" for n in range(11)] + ["x" * 100]
+    ofb.write_offer_file(path, _few_products(), columns=[*ofb.COLUMNS, *extra, *extra])
+
+
 MALFORMED = {  # how the file is broken -> what the error must say after the file's name
     _missing_metadata_line: 'line 5: expected 5 metadata lines ("key","value") before the header, got 40 fields',
     _not_an_offer_file: 'not an AWS offer file: line 1 must be "FormatVersion","v1.0"',
     _missing_column: "line 6 (header): missing required column(s) 'PricePerUnit'",
     _duplicate_column: "line 6 (header): duplicate column(s) SKU",
+    _many_duplicate_columns: ("line 6 (header): duplicate column(s) extra00, extra01, extra02, extra03, extra04, "
+                              "extra05, extra06, extra07, extra08, extra09 and 2 more"),
     _empty: "empty file, expected an AWS offer file",
     _only_metadata: "ends after 5 lines, expected 5 metadata lines and a header line",
     _latin1_row: "line 9: not UTF-8 text",

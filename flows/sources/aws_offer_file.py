@@ -38,12 +38,14 @@ from flows.sources._common import (
     SourceFormatError,
     SourceLimits,
     check_number_option,
+    excerpt,
     name_list,
     to_float,
 )
 from flows.sources._concurrency import CloudSlots, in_order
 
 TABLE = "aws_pricing"
+MAX_NAMED = 10  # header columns a message names (they are the file's data)
 SPLIT_BY = "regions"  # the live options list whose items are fetched independently: a fan-out task each
 CLOUD = "aws"  # whose fetch_concurrency slots its regions hold
 
@@ -151,7 +153,7 @@ def read_preamble(path: Path, label: str, limits: SourceLimits = DEFAULT_LIMITS)
         metadata[fields[0]] = fields[1]
     if "Publication Date" not in metadata:
         raise SourceFormatError(f"{label}: no \"Publication Date\" metadata line in lines 1-{len(METADATA_KEYS)} "
-                                f"(found {', '.join(metadata)})")
+                                f"(found {', '.join(excerpt(key) for key in metadata)})")
     header = lines[-1]
     missing = [c for c in REQUIRED_COLUMNS if c not in header]
     if missing:
@@ -159,7 +161,9 @@ def read_preamble(path: Path, label: str, limits: SourceLimits = DEFAULT_LIMITS)
                                 f"{', '.join(repr(c) for c in missing)}")
     duplicates = sorted({c for c in header if header.count(c) > 1})
     if duplicates:
-        raise SourceFormatError(f"{label}: line {HEADER_LINE} (header): duplicate column(s) {', '.join(duplicates)}")
+        named = ", ".join(excerpt(c) if len(c) > 60 else c for c in duplicates[:MAX_NAMED])
+        more = f" and {len(duplicates) - MAX_NAMED:,} more" if len(duplicates) > MAX_NAMED else ""
+        raise SourceFormatError(f"{label}: line {HEADER_LINE} (header): duplicate column(s) {named}{more}")
     return metadata, header
 
 
