@@ -159,17 +159,21 @@ def stop_now() -> None:
     """Stop the GX process without waiting for what it is doing: at the end of the command that started it (`hweval`,
     flows/cli.py entry), when nothing will take its answers any more. Python's exit would otherwise wait for the
     process to finish its current call: a run refused in its first seconds (a typo in its flags, a catalog that does
-    not load) waited ~2.5 s more for the catalog check begun meanwhile to finish importing GX. The process holds
-    nothing to keep: its answers were sent, and the results it kept die with the run."""
+    not load) waited ~2.5 s more for the catalog check begun meanwhile to finish importing GX. A process with a call
+    under way is killed (it holds nothing to keep: the results it kept die with the run); an idle one, as at a run's
+    end, is shut down in order (killing it too left one of the pool's semaphores for Python's exit to warn of)."""
     global _pool
     with _LOCK:
         pool, _pool = _pool, None
     if pool is None:
         return
     workers = list((getattr(pool, "_processes", None) or {}).values())  # ProcessPoolExecutor's own, as of 3.11
-    pool.shutdown(wait=False, cancel_futures=True)
-    for worker in workers:
-        worker.kill()
+    if getattr(pool, "_pending_work_items", None):  # a call under way: it is not waited for
+        for worker in workers:
+            worker.kill()
+    # then the pool's own shutdown, at once with its workers gone: it closes its queues (without it, Python's exit
+    # warned of a leaked semaphore after every run)
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def validate_table(data: pa.Table, suite_json: dict, parameters: dict[str, Any] | None = None,

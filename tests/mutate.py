@@ -990,9 +990,12 @@ MUTATIONS = (
              "        if self.taken:\n", "        if False:\n",
              ("tests/test_gx_process.py::test_an_answer_of_the_gx_process_is_taken_once",)),
     Mutation("the-gx-process-left-to-finish-its-call-at-the-end", "flows/gx_process.py",
-             "    for worker in workers:\n        worker.kill()", "    pass",
+             "        for worker in workers:\n            worker.kill()", "        pass",
              ("tests/test_gx_process.py::test_at_the_commands_end_the_gx_process_is_stopped_without_waiting_for_its_"
               "call", *SLOW_TOO)),
+    Mutation("an-idle-gx-process-killed-at-the-commands-end", "flows/gx_process.py",
+             '    if getattr(pool, "_pending_work_items", None):  # a call under way', "    if True:  # a call under way",
+             ("tests/test_cli.py::test_run_with_its_own_temporary_prefect_server", *SLOW_TOO)),
     Mutation("the-gx-process-not-stopped-at-the-commands-end", "flows/cli.py",
              "        gx_process.stop_now()  # nothing takes its answers", "        pass  # nothing takes its answers",
              ("tests/test_cli.py::test_the_command_stops_the_gx_process_at_its_end_without_waiting",)),

@@ -211,10 +211,15 @@ def test_at_the_commands_end_the_gx_process_is_stopped_without_waiting_for_its_c
     refused in its first seconds waited ~2.5 s more for the catalog check begun meanwhile). The next ask starts
     another."""
     gx_process.validate_table(ROWS, SUITE, PARAMETERS)  # the process runs
-    gx_process._submit(time.sleep, 60)
+    busy = gx_process._submit(time.sleep, 60)
     [worker] = list(gx_process._pool._processes)
+    deadline = time.monotonic() + 30
+    while not busy.future.running() and time.monotonic() < deadline:  # handed to the process: no longer cancellable
+        time.sleep(0.05)
+    assert busy.future.running()
+    started = time.monotonic()
     gx_process.stop_now()
-    assert gone(worker, within_s=10)  # not the 60 s its call would have taken
+    assert gone(worker, within_s=10) and time.monotonic() - started < 30  # not the 60 s its call would have taken
     assert gx_process._pool is None
     assert gx_process.validate_table(ROWS, SUITE, PARAMETERS).failed_row_nos == {11, 12, 13}  # a new process
 
