@@ -374,53 +374,13 @@ SERVER_LINE = ("hweval: no PREFECT_API_URL set; a temporary local Prefect server
                "more on the first run, which creates its database).\n")
 
 
-@pytest.mark.parametrize(("args", "error"), [
-    (["--source", "nosuch=/x"], "--source nosuch=...: no source 'nosuch' in sources.yaml (expected one of {sources})"),
-    (["--accept-changes", "aws_pricnig"],
-     "--accept-changes aws_pricnig: no such source in sources.yaml (expected one of {sources})"),
-])
-def test_a_refused_input_is_one_line_without_the_temporary_servers(monkeypatch, tmp_path, capsys, catalog, args,
-                                                                    error):
-    """README: a typo in --source or --accept-changes is "refused in one line (exit 2) before the flow starts"; without
-    PREFECT_API_URL the server's line came first. The server still launches first (it starts while the inputs are
-    checked), and is stopped at the refusal."""
-    from flows import nightly, run_startup
-
-    calls = []
-
-    class Started:
-        def attach(self):
-            return self
-
-        def stop(self):
-            calls.append("server stopped")
-
-    def flow(**kwargs):
-        raise AssertionError("the flow started")
-
-    monkeypatch.delenv("PREFECT_API_URL", raising=False)
-    monkeypatch.setattr(run_startup, "launch_temporary_server", lambda: calls.append("server launched") or Started())
-    monkeypatch.setattr(run_startup, "warm_catalog_check", lambda catalog_dir: None)
-    monkeypatch.setattr(run_startup, "warm_flow_imports", lambda: None)
-    monkeypatch.setattr(nightly, "nightly", flow)
-    assert main(["run", "--as-of", "2026-11-30", "--warehouse", str(tmp_path / "w.duckdb"), "--reports",
-                 str(tmp_path / "r"), *args]) == 2
-    sources = ", ".join(sorted(catalog.sources.sources))
-    assert capsys.readouterr().err == f"hweval: {error.format(sources=sources)}\n"
-    assert calls == ["server launched", "server stopped"]
-
-
-@pytest.mark.parametrize("server_answers", [True, False])
-def test_a_catalog_figure_that_fails_its_check_is_refused_in_one_line_before_the_server_is_waited_for(
-        monkeypatch, tmp_path, capsys, catalog_copy, server_answers):
-    """The figures' check begun while the server starts (in GX's process) is taken with the run's inputs: a figure that
-    fails is refused in its one line (exit 2), the server stopped and never waited for, whether or not it would have
-    answered (a review found it taken after the server's wait: the server's line came first, and a server that failed
-    to start hid the catalog's error behind exit 1)."""
+def refused_run_setup(monkeypatch, server_answers: bool = True) -> list[str]:
+    """`hweval run` in this process with a stand-in temporary server, no flow imports ahead, and a flow that must not
+    start; returns the list of what was done to the server, in order."""
     from flows import nightly, run_startup
     from flows.prefect_server import ServerStartError
 
-    calls = []
+    calls: list[str] = []
 
     class Started:
         def attach(self):
@@ -437,14 +397,46 @@ def test_a_catalog_figure_that_fails_its_check_is_refused_in_one_line_before_the
     def flow(**kwargs):
         raise AssertionError("the flow started")
 
-    path = catalog_copy / "accelerators.yaml"
-    path.write_text(path.read_text().replace("memory_gb: {value: 103.08, source: aws-neuron-trainium2",
-                                             "memory_gb: {value: 512, source: aws-neuron-trainium2"))
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
-    monkeypatch.setenv("HWEVAL_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(run_startup, "launch_temporary_server", lambda: calls.append("server launched") or Started())
     monkeypatch.setattr(run_startup, "warm_flow_imports", lambda: None)
     monkeypatch.setattr(nightly, "nightly", flow)
+    return calls
+
+
+@pytest.mark.parametrize(("args", "error"), [
+    (["--source", "nosuch=/x"], "--source nosuch=...: no source 'nosuch' in sources.yaml (expected one of {sources})"),
+    (["--accept-changes", "aws_pricnig"],
+     "--accept-changes aws_pricnig: no such source in sources.yaml (expected one of {sources})"),
+])
+def test_a_refused_input_is_one_line_without_the_temporary_servers(monkeypatch, tmp_path, capsys, catalog, args,
+                                                                    error):
+    """README: a typo in --source or --accept-changes is "refused in one line (exit 2) before the flow starts"; without
+    PREFECT_API_URL the server's line came first. The server still launches first (it starts while the inputs are
+    checked), and is stopped at the refusal."""
+    from flows import run_startup
+
+    calls = refused_run_setup(monkeypatch)
+    monkeypatch.setattr(run_startup, "warm_catalog_check", lambda catalog_dir: None)
+    assert main(["run", "--as-of", "2026-11-30", "--warehouse", str(tmp_path / "w.duckdb"), "--reports",
+                 str(tmp_path / "r"), *args]) == 2
+    sources = ", ".join(sorted(catalog.sources.sources))
+    assert capsys.readouterr().err == f"hweval: {error.format(sources=sources)}\n"
+    assert calls == ["server launched", "server stopped"]
+
+
+@pytest.mark.parametrize("server_answers", [True, False])
+def test_a_catalog_figure_that_fails_its_check_is_refused_in_one_line_before_the_server_is_waited_for(
+        monkeypatch, tmp_path, capsys, catalog_copy, server_answers):
+    """The figures' check begun while the server starts (in GX's process) is taken with the run's inputs: a figure that
+    fails is refused in its one line (exit 2), the server stopped and never waited for, whether or not it would have
+    answered (a review found it taken after the server's wait: the server's line came first, and a server that failed
+    to start hid the catalog's error behind exit 1)."""
+    path = catalog_copy / "accelerators.yaml"
+    path.write_text(path.read_text().replace("memory_gb: {value: 103.08, source: aws-neuron-trainium2",
+                                             "memory_gb: {value: 512, source: aws-neuron-trainium2"))
+    calls = refused_run_setup(monkeypatch, server_answers)
+    monkeypatch.setenv("HWEVAL_CACHE", str(tmp_path / "cache"))
     assert main(["run", "--as-of", "2026-11-30", "--catalog", str(catalog_copy), "--warehouse",
                  str(tmp_path / "w.duckdb"), "--reports", str(tmp_path / "r")]) == 2
     [line] = capsys.readouterr().err.splitlines()
