@@ -294,6 +294,7 @@ def check_run_settings(args: argparse.Namespace) -> LakeConfig | None:
         local_threads({})
     configured_workers()  # an HWEVAL_CHART_WORKERS that is no number of workers
     duckdb_settings.memory_limit()  # an HWEVAL_DUCKDB_MEMORY_LIMIT that is no size DuckDB can run in
+    duckdb_settings.threads()  # an HWEVAL_DUCKDB_THREADS that is no number of threads
     gx_process.enabled()  # an HWEVAL_GX_PROCESS that is neither 0 nor 1
     outbox.folder(Path(args.warehouse or paths.warehouse_path()))  # an HWEVAL_NOTIFY_OUTBOX that is a file
     return lake_config
@@ -484,7 +485,7 @@ def _exit_status(exc: Exception) -> int | None:
     from flows.automations import AutomationsError, AutomationsUnavailable
     from flows.catalog import CatalogError
     from flows.chart_workers import ChartWorkersError
-    from flows.duckdb_settings import MemoryLimitError
+    from flows.duckdb_settings import MemoryLimitError, ThreadsError
     from flows.fanout import FanoutError
     from flows.gx_process import GxProcessSettingError
     from flows.lake import LakeConflict, LakeError, LakeUnavailable
@@ -497,8 +498,9 @@ def _exit_status(exc: Exception) -> int | None:
     from flows.validate import SuiteError
 
     if isinstance(exc, (CatalogError, SourceFormatError, SuiteError, ModelError, AsOfError, ObjectStoreError, LakeError,
-                        FanoutError, ChartWorkersError, GxProcessSettingError, MemoryLimitError, RunSettingError,
-                        WaitSettingError, OutboxSettingError, query_command.WarehouseFileError, AutomationsError)):
+                        FanoutError, ChartWorkersError, GxProcessSettingError, MemoryLimitError, ThreadsError,
+                        RunSettingError, WaitSettingError, OutboxSettingError, query_command.WarehouseFileError,
+                        AutomationsError)):
         return 2
     if isinstance(exc, (LakeUnavailable, LakeConflict, query_command.WarehouseBusy, AutomationsUnavailable)):
         return 1

@@ -1,4 +1,4 @@
-"""The DuckDB settings every connection hweval opens shares: its memory limit.
+"""The DuckDB settings every connection hweval opens shares: its memory limit and its threads.
 
 HWEVAL_DUCKDB_MEMORY_LIMIT (a size: 2GB, 1.5GiB, 512MB) is DuckDB's memory_limit in each connection hweval opens:
 the run's warehouse, the DuckLake, each offer-file scan (one per region fetched, several at once when regions are
@@ -8,6 +8,10 @@ operator can (the warehouse's connections beside the file, `<warehouse>.tmp`; an
 offer-file scan's, in `.tmp` under the working directory), and a query that cannot spill fails with DuckDB's "Out
 of Memory Error": a model names its file, a scan its offer file and this setting. Unset, DuckDB takes 80% of the
 machine's memory. Measured on `make bench`'s market of 35,000 offers: see the README (Speed).
+
+HWEVAL_DUCKDB_THREADS (a whole number, 1 to MAX_THREADS) is DuckDB's `threads` in each of those connections. Unset,
+DuckDB takes the machine's cores. `make test` sets it to 1: each of its two pytest workers has a core of its own, and
+two DuckDB threads a worker made four on two cores (measured: the suite took 3 min 3-15 s, and 2 min 40-53 s with 1).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import re
 import duckdb
 
 MEMORY_LIMIT_ENV = "HWEVAL_DUCKDB_MEMORY_LIMIT"
+THREADS_ENV = "HWEVAL_DUCKDB_THREADS"
+MAX_THREADS = 1024
 # the embedded snapshot's models build in 256 MiB, not in 128 (int_inference_estimates_computed: measured)
 MIN_MEMORY_LIMIT_BYTES = 256 * 2**20
 # the units accepted (DuckDB reads these, and a few more): 1000^i and 1024^i bytes
@@ -29,6 +35,10 @@ _SIZE = re.compile(r"([0-9]{1,9}(?:\.[0-9]{1,6})?)\s*([a-z]{2,3})", re.IGNORECAS
 
 class MemoryLimitError(ValueError):
     """An HWEVAL_DUCKDB_MEMORY_LIMIT that is no size DuckDB can run in (exit 2, one line)."""
+
+
+class ThreadsError(ValueError):
+    """An HWEVAL_DUCKDB_THREADS that is no number of threads (exit 2, one line)."""
 
 
 class OutOfMemory(RuntimeError):
@@ -65,10 +75,24 @@ def _refused_by_duckdb(text: str) -> str | None:
     return None
 
 
+def threads(environ: dict[str, str] | None = None) -> int | None:
+    """DuckDB's threads for hweval's connections (HWEVAL_DUCKDB_THREADS), or None to leave DuckDB's own (the cores)."""
+    env = os.environ if environ is None else environ
+    text = env.get(THREADS_ENV, "").strip()
+    if not text:
+        return None
+    if not (len(text) <= len(str(MAX_THREADS)) and text.isascii() and text.isdigit()
+            and 1 <= int(text) <= MAX_THREADS):
+        raise ThreadsError(f"{THREADS_ENV}={text[:40]!r}: expected a whole number of threads from 1 to {MAX_THREADS} "
+                           "(unset, DuckDB takes the machine's cores)")
+    return int(text)
+
+
 def config(**settings: object) -> dict[str, object]:
-    """`settings` for duckdb.connect(config=...), with the memory limit when one is set."""
-    limit = memory_limit()
-    return settings | ({"memory_limit": limit} if limit is not None else {})
+    """`settings` for duckdb.connect(config=...), with the memory limit and the threads where they are set."""
+    limit, count = memory_limit(), threads()
+    return (settings | ({"memory_limit": limit} if limit is not None else {})
+            | ({"threads": count} if count is not None else {}))
 
 
 def out_of_memory(what: str, exc: duckdb.Error) -> OutOfMemory:

@@ -474,6 +474,7 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
     lake_config = lake.configured()
     chart_workers.configured_workers()  # HWEVAL_CHART_WORKERS, read when the charts are drawn
     duckdb_settings.memory_limit()  # HWEVAL_DUCKDB_MEMORY_LIMIT, read by each DuckDB connection
+    duckdb_settings.threads()  # HWEVAL_DUCKDB_THREADS, likewise
     fallbacks = pipeline.replaced_sources(catalog, source_files)
     if source_files:
         catalog = pipeline.with_source_files(catalog, source_files, as_of)

@@ -1,4 +1,5 @@
-"""HWEVAL_DUCKDB_MEMORY_LIMIT: DuckDB's memory limit for every connection hweval opens, checked before a run starts."""
+"""HWEVAL_DUCKDB_MEMORY_LIMIT and HWEVAL_DUCKDB_THREADS: DuckDB's memory limit and threads for every connection hweval
+opens, checked before a run starts."""
 
 from __future__ import annotations
 
@@ -7,9 +8,16 @@ import pytest
 
 from flows import duckdb_settings, warehouse
 from flows.cli import main
-from flows.duckdb_settings import MemoryLimitError, memory_limit
+from flows.duckdb_settings import MemoryLimitError, ThreadsError, memory_limit, threads
 
 ENV = "HWEVAL_DUCKDB_MEMORY_LIMIT"
+THREADS = "HWEVAL_DUCKDB_THREADS"
+
+
+@pytest.fixture(autouse=True)
+def _threads_unset(monkeypatch):
+    """`make test` sets HWEVAL_DUCKDB_THREADS=1 for its workers; these tests set it where they mean to."""
+    monkeypatch.delenv(THREADS, raising=False)
 
 
 def test_a_memory_limit_is_a_size_in_duckdbs_units_of_at_least_256_mib():
@@ -24,6 +32,47 @@ def test_a_memory_limit_is_a_size_in_duckdbs_units_of_at_least_256_mib():
     for bad in ("80%", "abc", "2", "1PB", "GB", "-1GB", "1e9B"):
         with pytest.raises(MemoryLimitError, match=rf"^{ENV}='{bad}': expected a size such as 2GB"):
             memory_limit({ENV: bad})
+
+
+def test_threads_are_a_whole_number_from_1_to_1024():
+    assert threads({}) is None and threads({THREADS: " "}) is None  # unset: DuckDB's own (the machine's cores)
+    for good, count in (("1", 1), (" 4 ", 4), ("1024", 1024), ("0016", 16)):
+        assert threads({THREADS: good}) == count
+    for bad in ("0", "1025", "-1", "2.5", "two", "\u0663", "9" * 5000):
+        with pytest.raises(ThreadsError, match=rf"^{THREADS}='.{{1,40}}': expected a whole number of threads from 1 "
+                                               r"to 1024 \(unset, DuckDB takes the machine's cores\)$"):
+            threads({THREADS: bad})
+
+
+def test_the_warehouse_connections_take_the_threads(monkeypatch, tmp_path):
+    path = tmp_path / "w.duckdb"
+    monkeypatch.setenv(THREADS, "3")
+    con = warehouse.connect(path)
+    try:
+        assert con.execute("select current_setting('threads')").fetchall() == [(3,)]
+    finally:
+        con.close()
+    reader = warehouse.connect_read_only(path)
+    try:
+        assert reader.execute("select current_setting('threads')").fetchall() == [(3,)]
+    finally:
+        reader.close()
+    monkeypatch.setenv(ENV, "1GB")
+    assert duckdb_settings.config(preserve_insertion_order=True) == {"preserve_insertion_order": True,
+                                                                     "memory_limit": "1GB", "threads": 3}
+
+
+def test_threads_that_are_no_number_stop_the_run_before_it_starts_and_a_query(monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # no temporary server: the check comes first
+    monkeypatch.setenv(THREADS, "all")
+    assert main(["run", "--as-of", "2026-11-30", "--warehouse", str(tmp_path / "w.duckdb")]) == 2
+    assert capsys.readouterr().err.startswith(f"hweval: {THREADS}='all': expected a whole number of threads")
+    assert not (tmp_path / "w.duckdb").exists()
+    monkeypatch.delenv(THREADS)
+    warehouse.connect(tmp_path / "w.duckdb").close()
+    monkeypatch.setenv(THREADS, "0")
+    assert main(["query", "select 1", "--warehouse", str(tmp_path / "w.duckdb")]) == 2
+    assert capsys.readouterr().err.startswith(f"hweval: {THREADS}='0': expected a whole number of threads from 1")
 
 
 def test_the_warehouse_connections_take_the_limit(monkeypatch, tmp_path):
@@ -92,6 +141,7 @@ def recorded_configs(monkeypatch):
         raise _Opened
 
     monkeypatch.setenv(ENV, "700MiB")
+    monkeypatch.setenv(THREADS, "2")
     assert memory_limit() == "700MiB"  # DuckDB's reading of it, kept for the process, before connect is replaced
     monkeypatch.setattr(duckdb, "connect", connect)
     return configs
@@ -114,12 +164,13 @@ def test_the_lake_the_offer_file_scan_and_hweval_sources_take_the_limit(recorded
         main(["sources", "--warehouse", str(tmp_path / "w.duckdb")])
     # each with its own settings, and the limit
     assert recorded_configs == [
-        {"autoinstall_known_extensions": False, "autoload_known_extensions": False, "memory_limit": "700MiB"},
-        {"preserve_insertion_order": True, "memory_limit": "700MiB"},
+        {"autoinstall_known_extensions": False, "autoload_known_extensions": False, "memory_limit": "700MiB",
+         "threads": 2},
+        {"preserve_insertion_order": True, "memory_limit": "700MiB", "threads": 2},
         # hweval sources opens the warehouse as hweval query does: reading it only, no other file (and Arrow
         # conversions keep each column's type: the query's table travels through Arrow)
         {"enable_external_access": False, "lock_configuration": True, "arrow_lossless_conversion": True,
-         "memory_limit": "700MiB"},
+         "memory_limit": "700MiB", "threads": 2},
     ]
 
 
