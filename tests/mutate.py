@@ -622,6 +622,10 @@ MUTATIONS = (
     Mutation("threads-not-checked-before-the-run", "flows/cli.py",
              "    duckdb_settings.threads()  # an HWEVAL_DUCKDB_THREADS that is no number of threads\n", "",
              ("tests/test_duckdb_settings.py",)),
+    Mutation("make-tests-fuzz-drawn-anew-each-run", "tests/test_fuzz_sources.py",
+             "database=None, derandomize=derandomize)", "database=None, derandomize=False)",
+             ("tests/test_fuzz_sources.py::test_make_tests_examples_are_the_same_every_run_and_make_fuzzs_are_"
+              "drawn_anew",)),
     Mutation("history-chart-over-the-last-picks", "flows/charts.py",
              "        and as_of >= (select min(as_of) from last_runs)\n),", "\n),", ("tests/test_charts.py",)),
     Mutation("a-charts-text-read-as-math", "flows/chart_kit.py",
