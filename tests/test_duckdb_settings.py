@@ -34,6 +34,27 @@ def test_a_memory_limit_is_a_size_in_duckdbs_units_of_at_least_256_mib():
             memory_limit({ENV: bad})
 
 
+def refused_run(monkeypatch, capsys, tmp_path, env: str, value: str) -> str:
+    """`hweval run` with `env` set to `value`: refused before it starts (exit 2, no warehouse made); its stderr."""
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # no temporary server: the check comes first
+    monkeypatch.setenv(env, value)
+    assert main(["run", "--as-of", "2026-11-30", "--warehouse", str(tmp_path / "w.duckdb")]) == 2
+    assert not (tmp_path / "w.duckdb").exists()
+    return capsys.readouterr().err
+
+
+def settings_of(path, setting: str) -> list[tuple]:
+    """`setting` as the warehouse's connection and its read-only connection have it."""
+    values = []
+    for connect in (warehouse.connect, warehouse.connect_read_only):
+        con = connect(path)
+        try:
+            values.append(con.execute(f"select current_setting('{setting}')").fetchall()[0][0])
+        finally:
+            con.close()
+    return values
+
+
 def test_threads_are_a_whole_number_from_1_to_1024():
     assert threads({}) is None and threads({THREADS: " "}) is None  # unset: DuckDB's own (the machine's cores)
     for good, count in (("1", 1), (" 4 ", 4), ("1024", 1024), ("0016", 16)):
@@ -45,29 +66,16 @@ def test_threads_are_a_whole_number_from_1_to_1024():
 
 
 def test_the_warehouse_connections_take_the_threads(monkeypatch, tmp_path):
-    path = tmp_path / "w.duckdb"
     monkeypatch.setenv(THREADS, "3")
-    con = warehouse.connect(path)
-    try:
-        assert con.execute("select current_setting('threads')").fetchall() == [(3,)]
-    finally:
-        con.close()
-    reader = warehouse.connect_read_only(path)
-    try:
-        assert reader.execute("select current_setting('threads')").fetchall() == [(3,)]
-    finally:
-        reader.close()
+    assert settings_of(tmp_path / "w.duckdb", "threads") == [3, 3]
     monkeypatch.setenv(ENV, "1GB")
     assert duckdb_settings.config(preserve_insertion_order=True) == {"preserve_insertion_order": True,
                                                                      "memory_limit": "1GB", "threads": 3}
 
 
 def test_threads_that_are_no_number_stop_the_run_before_it_starts_and_a_query(monkeypatch, capsys, tmp_path):
-    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # no temporary server: the check comes first
-    monkeypatch.setenv(THREADS, "all")
-    assert main(["run", "--as-of", "2026-11-30", "--warehouse", str(tmp_path / "w.duckdb")]) == 2
-    assert capsys.readouterr().err.startswith(f"hweval: {THREADS}='all': expected a whole number of threads")
-    assert not (tmp_path / "w.duckdb").exists()
+    assert refused_run(monkeypatch, capsys, tmp_path, THREADS, "all").startswith(
+        f"hweval: {THREADS}='all': expected a whole number of threads")
     monkeypatch.delenv(THREADS)
     warehouse.connect(tmp_path / "w.duckdb").close()
     monkeypatch.setenv(THREADS, "0")
@@ -82,16 +90,7 @@ def test_the_warehouse_connections_take_the_limit(monkeypatch, tmp_path):
     default_limit = default.execute("select current_setting('memory_limit')").fetchall()[0][0]
     default.close()
     monkeypatch.setenv(ENV, "300MiB")
-    con = warehouse.connect(path)
-    try:
-        assert con.execute("select current_setting('memory_limit')").fetchall() == [("300.0 MiB",)]
-    finally:
-        con.close()
-    reader = warehouse.connect_read_only(path)
-    try:
-        assert reader.execute("select current_setting('memory_limit')").fetchall() == [("300.0 MiB",)]
-    finally:
-        reader.close()
+    assert settings_of(path, "memory_limit") == ["300.0 MiB", "300.0 MiB"]
     assert default_limit != "300.0 MiB"
     # 1 GB in DuckDB's 1000^3 units is 953.6 MiB
     monkeypatch.setenv(ENV, "1GB")
@@ -102,11 +101,8 @@ def test_the_warehouse_connections_take_the_limit(monkeypatch, tmp_path):
 
 
 def test_a_memory_limit_that_is_no_size_stops_the_run_before_it_starts(monkeypatch, capsys, tmp_path):
-    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # no temporary server: the check comes first
-    monkeypatch.setenv(ENV, "80%")
-    assert main(["run", "--as-of", "2026-11-30", "--warehouse", str(tmp_path / "w.duckdb")]) == 2
-    assert capsys.readouterr().err.startswith(f"hweval: {ENV}='80%': expected a size such as 2GB, 1.5GiB or 512MB")
-    assert not (tmp_path / "w.duckdb").exists()
+    assert refused_run(monkeypatch, capsys, tmp_path, ENV, "80%").startswith(
+        f"hweval: {ENV}='80%': expected a size such as 2GB, 1.5GiB or 512MB")
 
 
 def test_a_query_runs_under_the_limit_and_a_bad_one_exits_2(monkeypatch, capsys, tmp_path):
