@@ -993,6 +993,11 @@ MUTATIONS = (
              "        finish_site()\n        return",
              ("tests/test_gx_process.py::test_data_docs_begun_in_the_gx_process_are_built_while_the_run_goes_on_and_"
               "taken_before_the_reports",)),
+    Mutation("a-failed-runs-data-docs-site-not-waited-for-before-its-rendering-is-removed", "flows/nightly.py",
+             "                data_docs.abandon_site()  # a site still being built for a build that failed: nothing "
+             "writes into it\n", "",
+             ("tests/test_fault_injection.py::test_a_crash_in_the_build_waits_for_the_data_docs_being_built_before_"
+              "removing_what_it_rendered", *SLOW_TOO)),
     Mutation("an-abandoned-data-docs-site-not-waited-for", "flows/data_docs.py",
              "        with contextlib.suppress(Exception):\n            building[0].result()",
              "        pass",

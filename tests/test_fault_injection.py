@@ -160,6 +160,38 @@ def test_crash_in_the_model_build_leaves_the_last_good_state(last_good, monkeypa
     assert digest_tree(last_good) == before
 
 
+def test_a_crash_in_the_build_waits_for_the_data_docs_being_built_before_removing_what_it_rendered(
+        last_good, catalog_copy, monkeypatch):
+    """The site the land step began (data_docs.begin_site: GX's process, still busy) is waited for before the failed
+    run's rendering is removed (abandon_site, then discard_rendering): removed first, it would be written afterwards,
+    beside the reports, with nothing left to remove it."""
+    import time
+
+    from flows import data_docs, gx_process, transform
+
+    changed = catalog_copy / "snapshot/azure_skus/eastus.json"
+    changed.write_text(changed.read_text() + "\n")  # the same rows in another file: validated again, a site begun
+    real_begin_site = data_docs.begin_site
+    begun: list[Path] = []
+
+    def begin_site_while_busy(batches, site_dir, *args, **kwargs):
+        gx_process._submit(time.sleep, 1.0)  # GX's process busy for a second: the site is built after the crash
+        begun.append(site_dir)
+        return real_begin_site(batches, site_dir, *args, **kwargs)
+
+    def crash(con, *args, **kwargs):
+        raise RuntimeError("injected crash during the model build")
+
+    monkeypatch.setattr(data_docs, "begin_site", begin_site_while_busy)
+    monkeypatch.setattr(transform, "build_models", crash)
+    before = digest_tree(last_good)
+    with pytest.raises(RuntimeError, match="injected crash"):
+        run_against(last_good, catalog_copy)
+    gx_process._submit(int, 0).result()  # GX's process idle again: whatever it was asked is done
+    assert len(begun) == 1 and begun[0].is_relative_to(last_good / "reports") and not begun[0].exists()
+    assert digest_tree(last_good) == before
+
+
 def test_disk_full_while_writing_reports_leaves_the_last_good_state(last_good, monkeypatch):
     before = digest_tree(last_good)
     real_write_text = Path.write_text
