@@ -59,7 +59,6 @@ import tempfile
 import textwrap
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import NamedTuple
 
@@ -614,28 +613,22 @@ class SlowServer:
     """Azure Retail Prices on 127.0.0.1: every request answered after `delay_s` with one item of its region."""
 
     def __init__(self, delay_s: float):
+        from builders import QuietHandler, serve_loopback
+
         delay = delay_s
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_GET(self):
                 time.sleep(delay)
-                body = (b'{"BillingCurrency": "USD", "Items": [], "NextPageLink": null, "Count": 0}')
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                self.send_body(b'{"BillingCurrency": "USD", "Items": [], "NextPageLink": null, "Count": 0}')
 
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.endpoint = f"http://127.0.0.1:{self.httpd.server_address[1]}/api/retail/prices"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self.httpd, base = serve_loopback(Handler)
+        self.endpoint = f"{base}/api/retail/prices"
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        from builders import close_loopback
+
+        close_loopback(self.httpd)
 
 
 def p5(repeat: int, sources: int, delay_s: float) -> tuple[str, list[float], float, str]:

@@ -1,6 +1,6 @@
 """Small builders for source payloads in their real shapes (written for the tests, not copied samples), the
-warehouse copies that tests/conftest.py and the modules' built warehouses hand to each test, and a check of the links
-of a published Data Docs folder."""
+warehouse copies that tests/conftest.py and the modules' built warehouses hand to each test, the pieces of the
+loopback HTTP servers that stand in for the sources' APIs, and a check of the links of a published Data Docs folder."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ import json
 import os
 import re
 import shutil
+import threading
 import time
 from html.parser import HTMLParser
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -135,6 +137,42 @@ def land(con, catalog, kind: str, rows: list[dict], run_id: str, as_of):
     batch = SourceBatch.of_rows(kind, kind, kind, ["test"], as_of,
                         [r | {"row_no": i, "source_id": kind, "data_as_of": as_of} for i, r in enumerate(rows)])
     return land_batch(con, batch, run_id, as_of, catalog)
+
+
+class QuietHandler(BaseHTTPRequestHandler):
+    """The request handler of a loopback server standing in for an API: no line on stderr for each request, and
+    `send_body` for the answer every such server writes."""
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def send_body(self, body: bytes, status: int = 200, content_type: str | None = "application/json", *,
+                  length: bool = True, headers: dict[str, str] | None = None, reason: str | None = None) -> None:
+        """Answer `status` (`reason` None: the standard phrase) with `body`, after a Content-Type (None: none),
+        `headers` and a Content-Length (unless `length` is false: the client then reads to the connection's end)."""
+        self.send_response(status, reason)
+        if content_type is not None:
+            self.send_header("Content-Type", content_type)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        if length:
+            self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def serve_loopback(handler_class: type[BaseHTTPRequestHandler]) -> tuple[ThreadingHTTPServer, str]:
+    """Serve `handler_class` on 127.0.0.1 at a free port from a daemon thread, polling every 0.05 s (so that
+    close_loopback returns at once): the server and its base URL, http://127.0.0.1:PORT."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler_class)
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    return httpd, f"http://127.0.0.1:{httpd.server_address[1]}"
+
+
+def close_loopback(httpd: ThreadingHTTPServer) -> None:
+    """Stop a server of serve_loopback and close its socket."""
+    httpd.shutdown()
+    httpd.server_close()
 
 
 def replace_once(path: Path, old: str, new: str) -> None:

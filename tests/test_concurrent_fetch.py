@@ -14,11 +14,11 @@ import threading
 import time
 import urllib.parse
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 import yaml
+from builders import QuietHandler, close_loopback, serve_loopback
 from test_source_http_live import az_item, az_page
 
 from flows.catalog import CatalogError, load_catalog
@@ -47,7 +47,7 @@ class SlowPrices:
         self._lock = threading.Lock()
         api = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_GET(self):
                 arrived_at = time.monotonic()
                 query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
@@ -59,23 +59,13 @@ class SlowPrices:
                     status, body = 200, azure_page(region)
                 with api._lock:
                     api.requests.append(Request(region, arrived_at, time.monotonic()))
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                self.send_body(body, status)
 
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.endpoint = f"http://127.0.0.1:{self.httpd.server_address[1]}/api/retail/prices"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self.thread.start()
+        self.httpd, base = serve_loopback(Handler)
+        self.endpoint = f"{base}/api/retail/prices"
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        close_loopback(self.httpd)
 
     def answered(self) -> list[Request]:
         return sorted((r for r in self.requests if r.region != DENIED), key=lambda r: r.arrived_at)

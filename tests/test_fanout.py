@@ -11,12 +11,12 @@ import shutil
 import threading
 import time
 from collections import defaultdict
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import offer_file_builder as ofb
 import pytest
 import yaml
+from builders import QuietHandler, close_loopback, serve_loopback
 from conftest import CATALOGS
 
 from flows import fanout, source_batches
@@ -297,7 +297,7 @@ class CountingServer:
         lock = threading.Lock()
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_GET(self):
                 cloud = self.path.split("/")[1]
                 with lock:
@@ -320,22 +320,12 @@ class CountingServer:
                     body, kind = b'{"BillingCurrency": "USD", "Items": [], "NextPageLink": null}', "application/json"
                 else:
                     body, kind = b'{"skus": [], "nextPageToken": ""}', "application/json"
-                self.send_response(200)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                self.send_body(body, content_type=kind)
 
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self.httpd, self.url = serve_loopback(Handler)
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        close_loopback(self.httpd)
 
 
 def wide_live_setup(folder: Path, delay_s: float, regions: int, slots: int, key_env: str):

@@ -13,6 +13,7 @@ import duckdb
 import pytest
 import yaml
 from botocore.stub import Stubber
+from builders import close_loopback
 from conftest import AS_OF
 from test_source_aws_live import FAKE_KEY_ID, FAKE_SECRET, price_list_pages, spot_item
 from test_source_http_live import FakeApi
@@ -26,10 +27,8 @@ API_KEY = "AIzaSyTEST-live-run-key-000000000000"
 @pytest.fixture
 def api():
     server = FakeApi()
-    server.thread.start()
     yield server
-    server.httpd.shutdown()
-    server.httpd.server_close()
+    close_loopback(server.httpd)
 
 
 def live_catalog(catalog_copy: Path, api: FakeApi) -> Path:

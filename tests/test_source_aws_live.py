@@ -10,7 +10,7 @@ import json
 import boto3
 import pytest
 from botocore.stub import Stubber
-from builders import aws_page, aws_product, land
+from builders import QuietHandler, aws_page, aws_product, close_loopback, land, serve_loopback
 from conftest import AS_OF
 
 from flows import transform
@@ -287,33 +287,20 @@ def aws_endpoint(monkeypatch):
     """A loopback endpoint that the real client of `_aws.client` sends its requests to (AWS_ENDPOINT_URL: the Stubber
     answers before botocore reads a body, and these tests are about the body): each POST gets the next of `bodies`,
     HTTP 200, as the JSON 1.1 protocol of the Price List API answers."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
     bodies: list[bytes] = []
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_POST(self):
             self.rfile.read(int(self.headers["Content-Length"]))
-            body = bodies.pop(0)
-            self.send_response(200)
-            self.send_header("Content-Type", "application/x-amz-json-1.1")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            self.send_body(bodies.pop(0), content_type="application/x-amz-json-1.1")
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    for name, value in {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{server.server_address[1]}",
+    server, url = serve_loopback(Handler)
+    for name, value in {"AWS_ENDPOINT_URL": url,
                         "AWS_ACCESS_KEY_ID": FAKE_KEY_ID, "AWS_SECRET_ACCESS_KEY": FAKE_SECRET,
                         "AWS_EC2_METADATA_DISABLED": "true"}.items():
         monkeypatch.setenv(name, value)
     yield bodies
-    server.shutdown()
-    server.server_close()
+    close_loopback(server)
 
 
 def test_a_page_past_max_file_bytes_is_refused_before_it_is_parsed_and_the_next_listing_has_its_own_bound(

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import http.server
 import logging
 import os
 import re
 import socket
 import tempfile
-import threading
 from pathlib import Path
 
 import offer_file_builder as ofb
 import pandas
 import pytest
+from builders import QuietHandler, close_loopback, serve_loopback
 from tls_server import UntrustedServer
 
 from flows.sources import aws_offer_file, aws_pricing
@@ -221,7 +220,7 @@ def offer_server(small_offer):
     """A real HTTP server on 127.0.0.1 (port 0) serving the small offer file at the us-east-1 path."""
     state = OfferServer(small_offer[1].read_bytes())
 
-    class Handler(http.server.BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_GET(self):
             state.requests.append(self.path)
             if self.path != OFFER_PATH:
@@ -241,17 +240,9 @@ def offer_server(small_offer):
                 self.wfile.write(state.body[:len(state.body) // 2] if short else state.body)
                 self.close_connection = True
 
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    state.endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+    server, state.endpoint = serve_loopback(Handler)
     yield state
-    server.shutdown()
-    server.server_close()
-    thread.join(5)
+    close_loopback(server)
 
 
 @pytest.fixture

@@ -16,10 +16,10 @@ import urllib.parse
 import urllib.request
 from collections import defaultdict, deque
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from io import BytesIO
 
 import pytest
+from builders import QuietHandler, close_loopback, serve_loopback
 from tls_server import UntrustedServer
 
 from flows.redaction import redact_text, redact_url
@@ -49,7 +49,7 @@ class FakeApi:
         self.requests: list[Seen] = []
         api = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_GET(self):
                 split = urllib.parse.urlsplit(self.path)
                 api.requests.append(Seen(split.path, urllib.parse.parse_qs(split.query, keep_blank_values=True),
@@ -60,21 +60,11 @@ class FakeApi:
                     status, headers, body, delay, reason = 404, {}, b'{"error": {"message": "nothing scripted"}}', 0.0, None
                 time.sleep(delay)
                 try:
-                    self.send_response(status, reason)  # reason None: the standard phrase
-                    for name, value in headers.items():
-                        self.send_header(name, value)
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
+                    self.send_body(body, status, None, headers=headers, reason=reason)  # Content-Type: in headers
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
                     pass
 
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.httpd, self.base = serve_loopback(Handler)
 
     def add(self, path: str, body, *, status: int = 200, headers: dict | None = None, delay: float = 0.0,
             reason: str | None = None):
@@ -92,10 +82,8 @@ class FakeApi:
 @pytest.fixture
 def api():
     server = FakeApi()
-    server.thread.start()
     yield server
-    server.httpd.shutdown()
-    server.httpd.server_close()
+    close_loopback(server.httpd)
 
 
 class Sleeps(list):

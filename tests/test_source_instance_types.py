@@ -7,14 +7,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-import threading
 import urllib.parse
 from collections import defaultdict, deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import boto3
 import pytest
 from botocore.stub import Stubber
+from builders import QuietHandler, close_loopback, serve_loopback
 from conftest import AS_OF
 
 from flows import transform
@@ -172,24 +171,15 @@ class FakeArm:
         self.requests: list[tuple[str, dict, dict]] = []
         api = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_GET(self):
                 split = urllib.parse.urlsplit(self.path)
                 api.requests.append((split.path, urllib.parse.parse_qs(split.query), dict(self.headers)))
                 status, body = api.queues[split.path].popleft() if api.queues[split.path] else (404, {})
                 data = body if isinstance(body, bytes) else json.dumps(body).encode()  # bytes: a page as it is
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self.send_body(data, status)
 
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self.httpd, self.base = serve_loopback(Handler)
 
     def add(self, path: str, body: dict | bytes, status: int = 200) -> None:
         self.queues[path].append((status, body))
@@ -199,8 +189,7 @@ class FakeArm:
 def server():
     api = FakeArm()
     yield api
-    api.httpd.shutdown()
-    api.httpd.server_close()
+    close_loopback(api.httpd)
 
 
 SKUS_PATH = f"/subscriptions/{AZURE_ENV['AZURE_SUBSCRIPTION_ID']}/providers/Microsoft.Compute/skus"

@@ -8,9 +8,7 @@ import inspect
 import json
 import subprocess
 import sys
-import threading
 import tracemalloc
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import boto3
@@ -18,14 +16,17 @@ import offer_file_builder as ofb
 import pytest
 from botocore.stub import Stubber
 from builders import (
+    QuietHandler,
     aws_page,
     aws_product,
     azure_item,
     azure_page,
+    close_loopback,
     gcp_sku,
     land,
     mlperf_inference_result,
     replace_once,
+    serve_loopback,
 )
 from conftest import AS_OF
 from pydantic import ValidationError
@@ -209,7 +210,7 @@ class EndlessApi:
         self.requests: list[str] = []
         api = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_GET(self):
                 api.requests.append(self.path)
                 n = len(api.requests)
@@ -223,27 +224,16 @@ class EndlessApi:
                     body = json.dumps({"Items": [], "NextPageLink": f"{api.base}/api/retail/prices?$skip={n}00",
                                        "Count": 0}).encode()
                     length = True
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                if length:
-                    self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                self.send_body(body, length=length)
 
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self.httpd, self.base = serve_loopback(Handler)
 
 
 @pytest.fixture
 def endless():
     api = EndlessApi()
     yield api
-    api.httpd.shutdown()
-    api.httpd.server_close()
+    close_loopback(api.httpd)
 
 
 def test_azure_next_page_links_new_every_time_stop_at_max_pages(endless):
