@@ -16,7 +16,7 @@ from flows import checks, warehouse
 from flows.catalog_models import Catalog
 from flows.redaction import error_text
 from flows.reuse import arrow_digest
-from flows.sources import SOURCE_KINDS, limits_for, read_declared_file
+from flows.sources import SOURCE_KINDS, limits_for, read_declared_file, read_declared_table, reads_tables
 from flows.sources._common import SourceLimits
 from flows.sources._concurrency import FetchSlots, held
 
@@ -64,6 +64,21 @@ class SourceBatch:
             return cls(source_id, kind, table, files, data_as_of, _as_json(rows), rejected_by="landing_rejected",
                        error=f"{type(exc).__name__} while landing: {exc}")
         return cls(source_id, kind, table, files, data_as_of, data, data_digest=arrow_digest(data))
+
+    @classmethod
+    def of_table(cls, source_id: str, kind: str, table: str, files: list[str], data_as_of: dt.date | None,
+                 data: pa.Table) -> SourceBatch:
+        """The batch `of_rows` makes of the same rows given as one Arrow table (a source that reads its files into
+        Arrow: `sources.reads_tables`), each with its `row_no`: typed column by column, the same table and digest."""
+        if not data.num_rows:  # no columns either, as of_rows([]) has none
+            return cls.of_rows(source_id, kind, table, files, data_as_of, [])
+        try:
+            typed = warehouse.typed_arrow(f"raw.{table}", warehouse.raw_column_types(table), data,
+                                          loose_prefix=checks.CHECK_PREFIX)
+        except pa.ArrowInvalid as exc:
+            return cls(source_id, kind, table, files, data_as_of, _as_json(data.to_pylist()),
+                       rejected_by="landing_rejected", error=f"{type(exc).__name__} while landing: {exc}")
+        return cls(source_id, kind, table, files, data_as_of, typed, data_digest=arrow_digest(typed))
 
     @classmethod
     def combined(cls, parts: list[SourceBatch]) -> SourceBatch:
@@ -145,6 +160,7 @@ def fetch_source(catalog: Catalog, source_id: str, slots: FetchSlots | None = No
     limits = limits_for(source, source_id)
     cloud_slots = slots.of(getattr(module, "CLOUD", None)) if slots else None
     rows: list[dict] = []
+    tables: list[pa.Table] = []  # a kind that reads its files into Arrow: its files' tables, not rows
     if source.reads_live(catalog.sources.mode):
         fetched_on = dt.datetime.now(dt.UTC).date()
         log.info("%s: fetching live (%s)", source_id, source.kind)
@@ -154,8 +170,16 @@ def fetch_source(catalog: Catalog, source_id: str, slots: FetchSlots | None = No
     else:
         with held(cloud_slots):
             for index in range(len(source.files)):
-                rows.extend(read_declared_file(catalog.root, source, source_id, index))
+                if reads_tables(source):
+                    tables.append(read_declared_table(catalog.root, source, source_id, index))
+                else:
+                    rows.extend(read_declared_file(catalog.root, source, source_id, index))
         files, data_as_of = [f.path for f in source.files], max(f.as_of for f in source.files)
+    if tables:
+        data = pa.concat_tables(tables)
+        data = data.append_column("row_no", pa.array(range(data.num_rows), pa.int32()))
+        data = data.append_column("source_id", pa.repeat(pa.scalar(source_id, pa.string()), data.num_rows))
+        return SourceBatch.of_table(source_id, source.kind, module.TABLE, files, data_as_of, data)
     for row_no, row in enumerate(rows):
         row["row_no"] = row_no
         row["source_id"] = source_id

@@ -387,6 +387,28 @@ def typed_table(label: str, types: dict[str, str], rows: list[dict], loose_prefi
     return pa.table(columns)
 
 
+def typed_arrow(label: str, types: dict[str, str], data: pa.Table, loose_prefix: str | None = None) -> pa.Table:
+    """`data` typed as `typed_table` types the same rows given as dicts: each column cast to its declared type (a
+    loose column, `loose_prefix`, kept as it is), one chunk a column, in `data`'s column order.
+
+    A value that cannot take its column's type (text that is no number, a float that is no whole number) raises
+    pyarrow.ArrowInvalid naming `label`.column; an unknown column raises KeyError."""
+    unknown = [n for n in data.column_names if n not in types and not (loose_prefix and n.startswith(loose_prefix))]
+    if unknown:
+        raise KeyError(f"{label}: no column(s) {', '.join(unknown)}")
+    columns = {}
+    for name in data.column_names:
+        column = data.column(name).combine_chunks()
+        arrow_type = ARROW_TYPES.get(types.get(name, ""))
+        if arrow_type is not None and column.type != arrow_type:
+            try:
+                column = column.cast(arrow_type)  # a safe cast: nothing truncated or wrapped
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+                raise pa.ArrowInvalid(f"{label}.{name}: a value is not a {types[name]}: {exc}") from None
+        columns[name] = column
+    return pa.table(columns)
+
+
 def table_columns(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, str]:
     """Columns of `table` (schema.name) in the database: name -> DuckDB type, in order."""
     schema_name, _, table_name = table.rpartition(".")

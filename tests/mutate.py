@@ -309,6 +309,27 @@ MUTATIONS = (
              "                raise what\n",
              ("tests/test_fanout.py::test_a_cloud_whose_share_another_run_holds_leaves_only_its_own_sources_stale",
               *SLOW_TOO)),
+    Mutation("an-offer-files-empty-field-kept-as-empty-text", "flows/sources/aws_offer_file.py",
+             "allow_quoted_nulls=true", "allow_quoted_nulls=false",
+             ("tests/test_source_aws_offer_file.py::test_a_run_reads_offer_files_into_arrow_and_types_them_as_the_rows_dicts_"
+              "would_be",)),
+    Mutation("an-offer-files-price-read-by-arrow-not-to-float", "flows/sources/aws_offer_file.py",
+             'pa.array([to_float(text_) for text_ in columns["price_text"].to_pylist()], pa.float64())',
+             'pc.cast(columns["price_text"], pa.float64(), safe=False)',
+             ("tests/test_source_aws_offer_file.py::test_a_run_reads_offer_files_into_arrow_and_types_them_as_the_rows_dicts_"
+              "would_be",)),
+    Mutation("a-run-reads-offer-files-into-dicts", "flows/source_batches.py",
+             "                if reads_tables(source):", "                if False:",
+             ("tests/test_source_aws_offer_file.py::test_a_run_reads_offer_files_into_arrow_and_types_them_as_the_rows_dicts_"
+              "would_be",)),
+    Mutation("an-arrow-batch-left-in-its-files-chunks", "flows/warehouse.py",
+             "        column = data.column(name).combine_chunks()\n", "        column = data.column(name)\n",
+             ("tests/test_source_aws_offer_file.py::test_a_run_reads_offer_files_into_arrow_and_types_them_as_the_rows_dicts_"
+              "would_be",)),
+    Mutation("an-arrow-batch-not-cast-to-its-columns-types", "flows/warehouse.py",
+             "        if arrow_type is not None and column.type != arrow_type:", "        if False:",
+             ("tests/test_source_aws_offer_file.py::test_an_arrow_batch_a_column_cannot_take_is_rejected_whole_as_a_"
+              "batch_of_dicts_is",)),
     Mutation("offer-file-drops-bare-metal", "flows/sources/aws_offer_file.py",
              'PRODUCT_FAMILIES = ("Compute Instance", "Compute Instance (bare metal)")',
              'PRODUCT_FAMILIES = ("Compute Instance",)',

@@ -463,6 +463,91 @@ def test_a_price_in_another_currency_is_quarantined_not_read_as_usd(tmp_path, fr
                             "and pricing_term = 'on_demand'").fetchone() == (0,)
 
 
+def p5_offer_file(path: Path, prices: list[str]) -> Path:
+    """An offer file of p5.48xlarge's lines, the first len(`prices`) data lines' PricePerUnit replaced by `prices`, and
+    the first line's Tenancy emptied."""
+    import csv
+    import io
+
+    p5 = [p for p in ofb.accelerated_products() if p["attrs"]["Instance Type"] == "p5.48xlarge"]
+    ofb.write_offer_file(path, p5)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    header = next(csv.reader([lines[5]]))
+    for n, price in enumerate(prices, start=6):
+        [fields] = list(csv.reader([lines[n]]))
+        fields[header.index("PricePerUnit")] = price
+        if n == 6:
+            fields[header.index("Tenancy")] = ""
+        out = io.StringIO()
+        csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n").writerow(fields)
+        lines[n] = out.getvalue()
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+def test_a_run_reads_offer_files_into_arrow_and_types_them_as_the_rows_dicts_would_be(tmp_path, catalog,
+                                                                                       monkeypatch):
+    """fetch_source reads an offer file's rows into one Arrow table (read_table, SourceBatch.of_table), not a dict a
+    row: its batch equals, column for column, type for type and by digest (the incremental re-run's key), the batch
+    SourceBatch.of_rows makes of read_file's dicts; two files' rows are numbered on across them, an empty field is
+    None, and the prices are read as to_float reads them."""
+    import datetime as dt
+
+    from conftest import AS_OF
+
+    from flows import pipeline
+    from flows.source_batches import SourceBatch, fetch_source
+    from flows.sources import display_path
+
+    paths = [p5_offer_file(tmp_path / "a" / "index.csv", [" 2.5 ", "1_000", "inf"]),
+             p5_offer_file(tmp_path / "b" / "index.csv", ["", "\uff11\uff10", "1e999", "0.0000000000"])]
+    run_catalog = pipeline.with_source_files(catalog, {"aws_offer_file": [f"{p}@2026-09-10" for p in paths]}, AS_OF)
+    rows = [row | {"data_as_of": dt.date(2026, 9, 10)}
+            for path in paths for row in aws_offer_file.read_file(path, display_path(path))]
+
+    def no_dicts(*args, **kwargs):
+        raise AssertionError("a run read the offer file into a dict a row")
+
+    monkeypatch.setattr(aws_offer_file, "read_file", no_dicts)
+    batch = fetch_source(run_catalog, "aws_offer_file")
+    expected = SourceBatch.of_rows("aws_offer_file", "aws_offer_file", "aws_pricing", batch.files, batch.data_as_of,
+                                   [row | {"row_no": n, "source_id": "aws_offer_file"} for n, row in enumerate(rows)])
+    assert batch.rejected_by is None and batch.data.schema == expected.data.schema
+    assert batch.data.equals(expected.data) and batch.data_digest == expected.data_digest
+    got = batch.data.to_pylist()
+    per_file = len(got) // 2  # the two files hold the same p5 lines
+    assert [r["row_no"] for r in got] == list(range(2 * per_file))
+    assert [r["source_ref"] for r in (got[0], got[per_file])] == [f"{paths[0]}: line 7", f"{paths[1]}: line 7"]
+    assert (got[0]["tenancy"], got[1]["tenancy"]) == (None, "Shared")
+    # to_float: " 2.5 " is 2.5 (spaces stripped); 1_000, inf, a full-width 10 and 1e999 (past a float) are no
+    # number; an empty price is None as text and as a number; "0.0000000000" is 0.0
+    read = [(r["price_text"], r["price_usd"]) for r in got[:3] + got[per_file:per_file + 4]]
+    assert read == [(" 2.5 ", 2.5), ("1_000", None), ("inf", None), (None, None), ("\uff11\uff10", None),
+                    ("1e999", None), ("0.0000000000", 0.0)]
+
+
+def test_an_arrow_batch_a_column_cannot_take_is_rejected_whole_as_a_batch_of_dicts_is(tmp_path):
+    """SourceBatch.of_table rejects a batch whose values do not take their columns' types as of_rows does: every row
+    kept as JSON for ops.quarantine, the column named."""
+    import datetime as dt
+
+    import pyarrow as pa
+
+    from flows.source_batches import SourceBatch
+
+    path = p5_offer_file(tmp_path / "index.csv", [])
+    table = aws_offer_file.read_table(path, "index.csv")
+    table = table.set_column(table.schema.get_field_index("price_usd"), "price_usd",
+                             pa.array(["55.04 USD"] * table.num_rows))  # text where a number belongs
+    table = table.append_column("row_no", pa.array(range(table.num_rows), pa.int32()))
+    as_table = SourceBatch.of_table("s", "aws_offer_file", "aws_pricing", ["index.csv"], dt.date(2026, 9, 10), table)
+    as_rows = SourceBatch.of_rows("s", "aws_offer_file", "aws_pricing", ["index.csv"], dt.date(2026, 9, 10),
+                                  table.to_pylist())
+    assert as_table.rejected_by == as_rows.rejected_by == "landing_rejected"
+    assert as_table.error.startswith("ArrowInvalid while landing: raw.aws_pricing.price_usd: a value is not a DOUBLE")
+    assert as_table.data.equals(as_rows.data) and as_table.rows_in == table.num_rows
+
+
 def test_a_bare_carriage_return_in_the_preamble_is_a_format_error_naming_the_file(tmp_path):
     # found by tests/test_fuzz_sources.py: csv raised its own error, not one naming the file
     path = tmp_path / "index.csv"
