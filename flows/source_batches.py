@@ -16,7 +16,14 @@ from flows import checks, warehouse
 from flows.catalog_models import Catalog
 from flows.redaction import error_text
 from flows.reuse import arrow_digest
-from flows.sources import SOURCE_KINDS, limits_for, read_declared_file, read_declared_table, reads_tables
+from flows.sources import (
+    SOURCE_KINDS,
+    limits_for,
+    read_declared_file,
+    read_declared_table,
+    reads_tables,
+    with_data_as_of,
+)
 from flows.sources._common import SourceLimits
 from flows.sources._concurrency import FetchSlots, held
 
@@ -143,10 +150,21 @@ def live_parts(catalog: Catalog, source_id: str, options: list[dict]) -> list[Li
 def fetch_live_part(part: LivePart) -> SourceBatch:
     """The rows of one fan-out part, numbered from 0 (SourceBatch.combined numbers the source's rows again)."""
     fetched_on = dt.datetime.now(dt.UTC).date()
-    # the part's max_fetch_s counts from here, on the machine that fetches it
-    rows = SOURCE_KINDS[part.kind].fetch_live(dict(part.options), limits=part.limits.started(), slots=None)
+    limits = part.limits.started()  # the part's max_fetch_s counts from here, on the machine that fetches it
+    module, files = SOURCE_KINDS[part.kind], [f"live {part.kind} API"]
+    if hasattr(module, "fetch_live_table"):  # into Arrow, not a dict a row (the offer file)
+        data = module.fetch_live_table(dict(part.options), limits=limits, slots=None)
+        return SourceBatch.of_table(part.source_id, part.kind, part.table, files, fetched_on,
+                                    numbered(with_data_as_of(data, fetched_on), part.source_id))
+    rows = module.fetch_live(dict(part.options), limits=limits, slots=None)
     rows = [row | {"data_as_of": fetched_on, "row_no": n, "source_id": part.source_id} for n, row in enumerate(rows)]
-    return SourceBatch.of_rows(part.source_id, part.kind, part.table, [f"live {part.kind} API"], fetched_on, rows)
+    return SourceBatch.of_rows(part.source_id, part.kind, part.table, files, fetched_on, rows)
+
+
+def numbered(data: pa.Table, source_id: str) -> pa.Table:
+    """A source's rows read into Arrow with the last columns a dict row gets: `row_no` (0, 1, ...) and `source_id`."""
+    data = data.append_column("row_no", pa.array(range(data.num_rows), pa.int32()))
+    return data.append_column("source_id", pa.repeat(pa.scalar(source_id, pa.string()), data.num_rows))
 
 
 def fetch_source(catalog: Catalog, source_id: str, slots: FetchSlots | None = None) -> SourceBatch:
@@ -164,8 +182,12 @@ def fetch_source(catalog: Catalog, source_id: str, slots: FetchSlots | None = No
     if source.reads_live(catalog.sources.mode):
         fetched_on = dt.datetime.now(dt.UTC).date()
         log.info("%s: fetching live (%s)", source_id, source.kind)
-        fetched = module.fetch_live(dict(source.live), limits=limits.started(), slots=cloud_slots)
-        rows = [row | {"data_as_of": fetched_on} for row in fetched]
+        if hasattr(module, "fetch_live_table"):  # into Arrow, not a dict a row (the offer file)
+            tables.append(with_data_as_of(module.fetch_live_table(dict(source.live), limits=limits.started(),
+                                                                  slots=cloud_slots), fetched_on))
+        else:
+            fetched = module.fetch_live(dict(source.live), limits=limits.started(), slots=cloud_slots)
+            rows = [row | {"data_as_of": fetched_on} for row in fetched]
         files, data_as_of = [f"live {source.kind} API"], fetched_on
     else:
         with held(cloud_slots):
@@ -176,10 +198,8 @@ def fetch_source(catalog: Catalog, source_id: str, slots: FetchSlots | None = No
                     rows.extend(read_declared_file(catalog.root, source, source_id, index))
         files, data_as_of = [f.path for f in source.files], max(f.as_of for f in source.files)
     if tables:
-        data = pa.concat_tables(tables)
-        data = data.append_column("row_no", pa.array(range(data.num_rows), pa.int32()))
-        data = data.append_column("source_id", pa.repeat(pa.scalar(source_id, pa.string()), data.num_rows))
-        return SourceBatch.of_table(source_id, source.kind, module.TABLE, files, data_as_of, data)
+        return SourceBatch.of_table(source_id, source.kind, module.TABLE, files, data_as_of,
+                                    numbered(pa.concat_tables(tables), source_id))
     for row_no, row in enumerate(rows):
         row["row_no"] = row_no
         row["source_id"] = source_id

@@ -322,6 +322,14 @@ MUTATIONS = (
              "                if reads_tables(source):", "                if False:",
              ("tests/test_source_aws_offer_file.py::test_a_run_reads_offer_files_into_arrow_and_types_them_as_the_rows_dicts_"
               "would_be",)),
+    Mutation("a-live-offer-file-fetched-into-dicts", "flows/source_batches.py",
+             '        if hasattr(module, "fetch_live_table"):  # into Arrow', "        if False:  # into Arrow",
+             ("tests/test_source_aws_offer_file.py::test_a_live_offer_file_is_fetched_into_arrow_whole_or_as_a_fan_out_"
+              "part",)),
+    Mutation("a-live-offer-file-part-fetched-into-dicts", "flows/source_batches.py",
+             'API"]\n    if hasattr(module, "fetch_live_table"):  # into Arrow', 'API"]\n    if False:  # into Arrow',
+             ("tests/test_source_aws_offer_file.py::test_a_live_offer_file_is_fetched_into_arrow_whole_or_as_a_fan_out_"
+              "part",)),
     Mutation("an-arrow-batch-left-in-its-files-chunks", "flows/warehouse.py",
              "        column = data.column(name).combine_chunks()\n", "        column = data.column(name)\n",
              ("tests/test_source_aws_offer_file.py::test_a_run_reads_offer_files_into_arrow_and_types_them_as_the_rows_dicts_"
@@ -416,7 +424,7 @@ MUTATIONS = (
              "body = _read_body(response, limits.max_file_bytes, started + MAX_RESPONSE_S, None)",
              ("tests/test_source_http_live.py::test_a_response_that_trickles_in_is_cut_at_the_sources_max_fetch_s",)),
     Mutation("a-fanned-out-parts-clock-never-started", "flows/source_batches.py",
-             "limits=part.limits.started(), slots=None", "limits=part.limits, slots=None",
+             "    limits = part.limits.started()  # the part's", "    limits = part.limits  # the part's",
              ("tests/test_source_limits.py::test_a_fanned_out_part_starts_its_own_clock",)),
     Mutation("a-kept-message-never-set-aside", "flows/outbox.py",
              "        aside = again.attempts >= MAX_ATTEMPTS\n", "        aside = False\n",

@@ -84,7 +84,8 @@ def read_declared_file(root: Path, source: Any, source_id: str, index: int) -> l
 
 def reads_tables(source: Any) -> bool:
     """Whether a declared source's kind reads its files into Arrow (`read_table`: the offer file, whose rows are
-    counted in tens of thousands) rather than into a dict a row."""
+    counted in tens of thousands) rather than into a dict a row; such a kind fetches live into Arrow too
+    (`fetch_live_table`)."""
     return hasattr(SOURCE_KINDS[source.kind], "read_table")
 
 
@@ -94,6 +95,11 @@ def read_declared_table(root: Path, source: Any, source_id: str, index: int) -> 
     file = source.files[index]
     path = root / file.path
     extra = {"metadata": file.metadata} if file.metadata else {}
-    table = SOURCE_KINDS[source.kind].read_table(path, display_path(path), file.region,
-                                                 limits=limits_for(source, source_id), **extra)
-    return table.append_column("data_as_of", pa.repeat(pa.scalar(file.as_of, pa.date32()), table.num_rows))
+    return with_data_as_of(SOURCE_KINDS[source.kind].read_table(path, display_path(path), file.region,
+                                                                limits=limits_for(source, source_id), **extra),
+                           file.as_of)
+
+
+def with_data_as_of(table: pa.Table, as_of: Any) -> pa.Table:
+    """`table` with a last column `data_as_of`, `as_of` (a date) in every row, as a dict row gets it last."""
+    return table.append_column("data_as_of", pa.repeat(pa.scalar(as_of, pa.date32()), table.num_rows))

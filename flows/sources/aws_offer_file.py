@@ -400,9 +400,16 @@ def check_live_options(options: dict) -> None:
 
 def fetch_live(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS,
                sleep: Callable[[float], None] = time.sleep, slots: CloudSlots | None = None) -> list[dict]:
-    """Download each region's public offer file to a temporary file, read it with `read_file` (label = the URL)
-    and delete it. options: `regions` (list of region codes), optional `endpoint` and `timeout_s`. With `slots`,
-    regions are fetched side by side, each holding one of AWS's slots; rows come in region order either way.
+    """`fetch_live_table`'s rows, as dicts."""
+    return fetch_live_table(options, limits=limits, sleep=sleep, slots=slots).to_pylist()
+
+
+def fetch_live_table(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS,
+                     sleep: Callable[[float], None] = time.sleep, slots: CloudSlots | None = None) -> pa.Table:
+    """Download each region's public offer file to a temporary file, read it with `read_table` (label = the URL)
+    and delete it; the regions' rows as one Arrow table. options: `regions` (list of region codes), optional
+    `endpoint` and `timeout_s`. With `slots`, regions are fetched side by side, each holding one of AWS's slots; rows
+    come in region order either way.
 
     The temporary files go to the default temp directory (TMPDIR): us-east-1's file needs several GB there, and as
     many region files as AWS's `fetch_concurrency` lie there at once.
@@ -411,17 +418,17 @@ def fetch_live(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS,
     endpoint = options.get("endpoint", DEFAULT_ENDPOINT)
     timeout_s = float(options.get("timeout_s", 60.0))
 
-    def region_rows(region: str) -> list[dict]:
+    def region_table(region: str) -> pa.Table:
         url = offer_file_url(region, endpoint)
         with tempfile.NamedTemporaryFile(prefix=f"aws-offer-{region}-", suffix=".csv", delete=False) as tmp:
             target = Path(tmp.name)
         try:
             download(url, target, timeout_s=timeout_s, sleep=sleep, limits=limits)
-            rows = read_file(target, redact_text(redact_url(url)), region, limits=limits)
+            table = read_table(target, redact_text(redact_url(url)), region, limits=limits)
         finally:
             target.unlink(missing_ok=True)
-        log.info("%s: %d rows kept", redact_text(redact_url(url)), len(rows))
-        return rows
+        log.info("%s: %d rows kept", redact_text(redact_url(url)), table.num_rows)
+        return table
 
-    return [row for rows in in_order(region_rows, name_list(options, "regions", "aws_offer_file options",
-                                                          required=True), slots) for row in rows]
+    return pa.concat_tables(in_order(region_table, name_list(options, "regions", "aws_offer_file options",
+                                                             required=True), slots))
