@@ -272,8 +272,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 def check_run_settings(args: argparse.Namespace) -> LakeConfig | None:
     """The run's settings that can be checked before it starts: its as-of date and HWEVAL_ALLOW_FUTURE_AS_OF, the
     warehouse and reports paths, --wait and HWEVAL_LOCK_WAIT_S, HWEVAL_REPORTS_S3, the DuckLake (its configuration is
-    returned), the task runner, HWEVAL_CHART_WORKERS, HWEVAL_GX_PROCESS, HWEVAL_DUCKDB_MEMORY_LIMIT and
-    HWEVAL_NOTIFY_OUTBOX; each error is a bad input (exit 2)."""
+    returned), the task runner, HWEVAL_CHART_WORKERS, HWEVAL_GX_PROCESS, HWEVAL_DUCKDB_MEMORY_LIMIT,
+    HWEVAL_DUCKDB_THREADS and HWEVAL_NOTIFY_OUTBOX; each error is a bad input (exit 2)."""
     from flows import duckdb_settings, gx_process, outbox
     from flows.chart_workers import configured_workers
     from flows.fanout import local_threads, runner_kind
@@ -342,7 +342,7 @@ def check_source_files(catalog) -> dict[str, int]:
     what `hweval run` would (a file too large or nested too deep, not its format, an unknown field): a CatalogError
     naming sources.yaml's entry for each file refused. Returns each source read from files -> its number of files."""
     from flows.catalog_models import CatalogError
-    from flows.sources import read_declared_file
+    from flows.sources import read_declared_file, read_declared_table, reads_tables
     from flows.sources._common import SourceFormatError
 
     read, errors = {}, []
@@ -352,7 +352,8 @@ def check_source_files(catalog) -> dict[str, int]:
         read[source_id] = len(source.files)
         for index in range(len(source.files)):
             try:
-                read_declared_file(catalog.root, source, source_id, index)
+                (read_declared_table if reads_tables(source) else read_declared_file)(catalog.root, source, source_id,
+                                                                                      index)
             except SourceFormatError as exc:
                 errors.append(f"sources.yaml: sources.{source_id}.files[{index}]: {exc}")
     if errors:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import duckdb
 
-from flows import analytics, paths, transform, warehouse
+from flows import analytics, duckdb_settings, paths, transform, warehouse
 from flows.catalog_models import Catalog, CatalogError, SnapshotFile
 from flows.formatting import last_loaded
 from flows.land import SourceLoad, stale_past_limit
@@ -127,7 +127,7 @@ def check_run_id_unused_in(warehouse_file: Path, run_id: str, as_of: dt.date) ->
     if not warehouse_file.is_file():
         return
     try:
-        con = duckdb.connect(str(warehouse_file), read_only=True)
+        con = duckdb.connect(str(warehouse_file), read_only=True, config=duckdb_settings.config())
     except duckdb.Error:
         return
     try:

@@ -387,12 +387,23 @@ def typed_table(label: str, types: dict[str, str], rows: list[dict], loose_prefi
     return pa.table(columns)
 
 
-def typed_arrow(label: str, types: dict[str, str], data: pa.Table, loose_prefix: str | None = None) -> pa.Table:
-    """`data` typed as `typed_table` types the same rows given as dicts: each column cast to its declared type (a
-    loose column, `loose_prefix`, kept as it is), one chunk a column, in `data`'s column order.
+# The Arrow types typed_arrow takes for each declared type, and casts to it: those whose values typed_table would
+# take from the same rows as dicts, unchanged (text of another string layout, a narrower or wider integer, an integer
+# where a DOUBLE is declared). Anything else (text where a number or a date belongs, a number where text belongs,
+# which typed_table would write as its text) is refused: a source that reads into Arrow gives its declared types.
+_TAKEN = {"VARCHAR": (pa.types.is_string, pa.types.is_large_string, pa.types.is_string_view),
+          "DOUBLE": (pa.types.is_floating, pa.types.is_integer), "INTEGER": (pa.types.is_integer,),
+          "BIGINT": (pa.types.is_integer,), "DATE": (pa.types.is_date,), "BOOLEAN": (pa.types.is_boolean,),
+          "TIMESTAMP": (pa.types.is_timestamp,)}
 
-    A value that cannot take its column's type (text that is no number, a float that is no whole number) raises
-    pyarrow.ArrowInvalid naming `label`.column; an unknown column raises KeyError."""
+
+def typed_arrow(label: str, types: dict[str, str], data: pa.Table, loose_prefix: str | None = None) -> pa.Table:
+    """`data` (rows a source read into Arrow) typed as `typed_table` types the same rows given as dicts: each column
+    cast to its declared type (a loose column, `loose_prefix`, kept as it is), one chunk a column, in `data`'s column
+    order.
+
+    A column of a type its declared one does not take (`_TAKEN`), or a value that cannot take it (an integer past
+    INTEGER's range), raises pyarrow.ArrowInvalid naming `label`.column; an unknown column raises KeyError."""
     unknown = [n for n in data.column_names if n not in types and not (loose_prefix and n.startswith(loose_prefix))]
     if unknown:
         raise KeyError(f"{label}: no column(s) {', '.join(unknown)}")
@@ -401,6 +412,8 @@ def typed_arrow(label: str, types: dict[str, str], data: pa.Table, loose_prefix:
         column = data.column(name).combine_chunks()
         arrow_type = ARROW_TYPES.get(types.get(name, ""))
         if arrow_type is not None and column.type != arrow_type:
+            if not any(taken(column.type) for taken in _TAKEN[types[name]]):
+                raise pa.ArrowInvalid(f"{label}.{name}: a value is not a {types[name]}: the column is {column.type}")
             try:
                 column = column.cast(arrow_type)  # a safe cast: nothing truncated or wrapped
             except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:

@@ -334,6 +334,11 @@ MUTATIONS = (
              "        column = data.column(name).combine_chunks()\n", "        column = data.column(name)\n",
              ("tests/test_source_aws_offer_file.py::test_a_run_reads_offer_files_into_arrow_and_types_them_as_the_rows_dicts_"
               "would_be",)),
+    Mutation("an-arrow-batch-cast-from-any-type", "flows/warehouse.py",
+             "            if not any(taken(column.type) for taken in _TAKEN[types[name]]):",
+             "            if False:",
+             ("tests/test_source_aws_offer_file.py::test_an_arrow_batch_a_column_cannot_take_is_rejected_whole_as_a_"
+              "batch_of_dicts_is",)),
     Mutation("an-arrow-batch-not-cast-to-its-columns-types", "flows/warehouse.py",
              "        if arrow_type is not None and column.type != arrow_type:", "        if False:",
              ("tests/test_source_aws_offer_file.py::test_an_arrow_batch_a_column_cannot_take_is_rejected_whole_as_a_"

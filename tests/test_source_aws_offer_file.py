@@ -561,7 +561,8 @@ def test_a_run_reads_offer_files_into_arrow_and_types_them_as_the_rows_dicts_wou
 
 def test_an_arrow_batch_a_column_cannot_take_is_rejected_whole_as_a_batch_of_dicts_is(tmp_path):
     """SourceBatch.of_table rejects a batch whose values do not take their columns' types as of_rows does: every row
-    kept as JSON for ops.quarantine, the column named."""
+    kept as JSON for ops.quarantine, the column named. Text where a number belongs is refused even where Arrow's own
+    cast would read it ("55.04"), as of_rows refuses it."""
     import datetime as dt
 
     import pyarrow as pa
@@ -570,15 +571,21 @@ def test_an_arrow_batch_a_column_cannot_take_is_rejected_whole_as_a_batch_of_dic
 
     path = p5_offer_file(tmp_path / "index.csv", [])
     table = aws_offer_file.read_table(path, "index.csv")
-    table = table.set_column(table.schema.get_field_index("price_usd"), "price_usd",
-                             pa.array(["55.04 USD"] * table.num_rows))  # text where a number belongs
     table = table.append_column("row_no", pa.array(range(table.num_rows), pa.int32()))
-    as_table = SourceBatch.of_table("s", "aws_offer_file", "aws_pricing", ["index.csv"], dt.date(2026, 9, 10), table)
-    as_rows = SourceBatch.of_rows("s", "aws_offer_file", "aws_pricing", ["index.csv"], dt.date(2026, 9, 10),
-                                  table.to_pylist())
-    assert as_table.rejected_by == as_rows.rejected_by == "landing_rejected"
-    assert as_table.error.startswith("ArrowInvalid while landing: raw.aws_pricing.price_usd: a value is not a DOUBLE")
-    assert as_table.data.equals(as_rows.data) and as_table.rows_in == table.num_rows
+    for text in ("55.04 USD", "55.04"):  # text where a number belongs
+        bad = table.set_column(table.schema.get_field_index("price_usd"), "price_usd",
+                               pa.array([text] * table.num_rows))
+        as_table = SourceBatch.of_table("s", "aws_offer_file", "aws_pricing", ["index.csv"], dt.date(2026, 9, 10), bad)
+        as_rows = SourceBatch.of_rows("s", "aws_offer_file", "aws_pricing", ["index.csv"], dt.date(2026, 9, 10),
+                                      bad.to_pylist())
+        assert as_table.rejected_by == as_rows.rejected_by == "landing_rejected"
+        assert as_table.error.startswith("ArrowInvalid while landing: raw.aws_pricing.price_usd: a value is not a "
+                                         "DOUBLE")
+        assert as_table.data.equals(as_rows.data) and as_table.rows_in == table.num_rows
+    # a type the declared one takes is cast: int64 row numbers become raw.aws_pricing's INTEGER (int32)
+    wide = table.set_column(table.schema.get_field_index("row_no"), "row_no", pa.array(range(table.num_rows)))
+    typed = SourceBatch.of_table("s", "aws_offer_file", "aws_pricing", ["index.csv"], dt.date(2026, 9, 10), wide)
+    assert typed.rejected_by is None and typed.data.schema.field("row_no").type == pa.int32()
 
 
 def test_a_bare_carriage_return_in_the_preamble_is_a_format_error_naming_the_file(tmp_path):
