@@ -42,8 +42,9 @@ SCRATCH = tmp="$$(mktemp -d "$(or $(TEST_TMP),$${TMPDIR:-/tmp})/hweval-test-XXXX
 # two workers: this project's machines have two cores; the tests that need Prefect's test server go to one of them
 # (tests/conftest.py), which starts it and runs the whole flow once. Each worker's DuckDB connections run on one thread
 # (HWEVAL_DUCKDB_THREADS; DuckDB's default is a thread a core): two workers of two threads each made four on two cores.
-# Measured on 2 cores, alternated: 3 min 3-15 s with DuckDB's default, 2 min 40-53 s with 1. make test-slow leaves
-# DuckDB its default, so that CI still runs whole runs on every core. TEST_DUCKDB_THREADS=<n> make test sets another.
+# Measured on 2 cores: 3 min 4-35 s with DuckDB's default, 2 min 40 s-3 min 10 s with 1 (alternated: 197 s against
+# 172 s, 217 s against 184 s). make test-slow leaves DuckDB its default, so that CI still runs whole runs on every
+# core. TEST_DUCKDB_THREADS=<n> make test sets another.
 TEST_DUCKDB_THREADS ?= 1
 test: $(STAMP) $(DUCKDB1_STAMP)
 	@$(SCRATCH) export HWEVAL_DUCKDB_THREADS="$(TEST_DUCKDB_THREADS)" && set -x && \

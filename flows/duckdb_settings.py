@@ -11,7 +11,8 @@ machine's memory. Measured on `make bench`'s market of 35,000 offers: see the RE
 
 HWEVAL_DUCKDB_THREADS (a whole number, 1 to MAX_THREADS) is DuckDB's `threads` in each of those connections. Unset,
 DuckDB takes the machine's cores. `make test` sets it to 1: each of its two pytest workers has a core of its own, and
-two DuckDB threads a worker made four on two cores (measured: the suite took 3 min 3-15 s, and 2 min 40-53 s with 1).
+two DuckDB threads a worker made four on two cores (measured: the suite took 3 min 4-35 s, and 2 min 40 s-3 min 10 s
+with 1; alternated, 197 s against 172 s and 217 s against 184 s).
 """
 
 from __future__ import annotations
