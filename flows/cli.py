@@ -352,8 +352,8 @@ def check_source_files(catalog) -> dict[str, int]:
         read[source_id] = len(source.files)
         for index in range(len(source.files)):
             try:
-                (read_declared_table if reads_tables(source) else read_declared_file)(catalog.root, source, source_id,
-                                                                                      index)
+                reader = read_declared_table if reads_tables(source.kind) else read_declared_file
+                reader(catalog.root, source, source_id, index)
             except SourceFormatError as exc:
                 errors.append(f"sources.yaml: sources.{source_id}.files[{index}]: {exc}")
     if errors:

@@ -152,7 +152,7 @@ def fetch_live_part(part: LivePart) -> SourceBatch:
     fetched_on = dt.datetime.now(dt.UTC).date()
     limits = part.limits.started()  # the part's max_fetch_s counts from here, on the machine that fetches it
     module, files = SOURCE_KINDS[part.kind], [f"live {part.kind} API"]
-    if hasattr(module, "fetch_live_table"):  # into Arrow, not a dict a row (the offer file)
+    if reads_tables(part.kind):  # into Arrow, not a dict a row (the offer file)
         data = module.fetch_live_table(dict(part.options), limits=limits, slots=None)
         return SourceBatch.of_table(part.source_id, part.kind, part.table, files, fetched_on,
                                     numbered(with_data_as_of(data, fetched_on), part.source_id))
@@ -178,11 +178,12 @@ def fetch_source(catalog: Catalog, source_id: str, slots: FetchSlots | None = No
     limits = limits_for(source, source_id)
     cloud_slots = slots.of(getattr(module, "CLOUD", None)) if slots else None
     rows: list[dict] = []
-    tables: list[pa.Table] = []  # a kind that reads its files into Arrow: its files' tables, not rows
+    tables: list[pa.Table] = []  # a kind that reads into Arrow: its files' (or its live fetch's) tables, not rows
+    arrow = reads_tables(source.kind)
     if source.reads_live(catalog.sources.mode):
         fetched_on = dt.datetime.now(dt.UTC).date()
         log.info("%s: fetching live (%s)", source_id, source.kind)
-        if hasattr(module, "fetch_live_table"):  # into Arrow, not a dict a row (the offer file)
+        if arrow:  # into Arrow, not a dict a row (the offer file)
             tables.append(with_data_as_of(module.fetch_live_table(dict(source.live), limits=limits.started(),
                                                                   slots=cloud_slots), fetched_on))
         else:
@@ -192,7 +193,7 @@ def fetch_source(catalog: Catalog, source_id: str, slots: FetchSlots | None = No
     else:
         with held(cloud_slots):
             for index in range(len(source.files)):
-                if reads_tables(source):
+                if arrow:
                     tables.append(read_declared_table(catalog.root, source, source_id, index))
                 else:
                     rows.extend(read_declared_file(catalog.root, source, source_id, index))

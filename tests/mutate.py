@@ -319,15 +319,15 @@ MUTATIONS = (
              ("tests/test_source_aws_offer_file.py::test_a_run_reads_offer_files_into_arrow_and_types_them_as_the_rows_dicts_"
               "would_be",)),
     Mutation("a-run-reads-offer-files-into-dicts", "flows/source_batches.py",
-             "                if reads_tables(source):", "                if False:",
+             "                if arrow:", "                if False:",
              ("tests/test_source_aws_offer_file.py::test_a_run_reads_offer_files_into_arrow_and_types_them_as_the_rows_dicts_"
               "would_be",)),
     Mutation("a-live-offer-file-fetched-into-dicts", "flows/source_batches.py",
-             '        if hasattr(module, "fetch_live_table"):  # into Arrow', "        if False:  # into Arrow",
+             "        if arrow:  # into Arrow", "        if False:  # into Arrow",
              ("tests/test_source_aws_offer_file.py::test_a_live_offer_file_is_fetched_into_arrow_whole_or_as_a_fan_out_"
               "part",)),
     Mutation("a-live-offer-file-part-fetched-into-dicts", "flows/source_batches.py",
-             'API"]\n    if hasattr(module, "fetch_live_table"):  # into Arrow', 'API"]\n    if False:  # into Arrow',
+             "    if reads_tables(part.kind):  # into Arrow", "    if False:  # into Arrow",
              ("tests/test_source_aws_offer_file.py::test_a_live_offer_file_is_fetched_into_arrow_whole_or_as_a_fan_out_"
               "part",)),
     Mutation("an-arrow-batch-left-in-its-files-chunks", "flows/warehouse.py",

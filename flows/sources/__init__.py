@@ -70,34 +70,34 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
+def _read_declared(reader: str, root: Path, source: Any, source_id: str, index: int) -> tuple[Any, Any]:
+    """File `index` of a declared source read by its kind's `reader` (read_file or read_table), and the file's as-of
+    date."""
+    file = source.files[index]
+    path = root / file.path
+    extra = {"metadata": file.metadata} if file.metadata else {}
+    read = getattr(SOURCE_KINDS[source.kind], reader)
+    return read(path, display_path(path), file.region, limits=limits_for(source, source_id), **extra), file.as_of
+
+
 def read_declared_file(root: Path, source: Any, source_id: str, index: int) -> list[dict]:
     """The rows of file `index` of a declared source (catalog_models.Source; its paths are under the catalog folder
     `root`), each with its `data_as_of`: how a run reads it, and `hweval check` (a file the run would refuse is
     refused there too, with the same message)."""
-    file = source.files[index]
-    path = root / file.path
-    extra = {"metadata": file.metadata} if file.metadata else {}
-    rows = SOURCE_KINDS[source.kind].read_file(path, display_path(path), file.region,
-                                                limits=limits_for(source, source_id), **extra)
-    return [row | {"data_as_of": file.as_of} for row in rows]
+    rows, as_of = _read_declared("read_file", root, source, source_id, index)
+    return [row | {"data_as_of": as_of} for row in rows]
 
 
-def reads_tables(source: Any) -> bool:
-    """Whether a declared source's kind reads its files into Arrow (`read_table`: the offer file, whose rows are
-    counted in tens of thousands) rather than into a dict a row; such a kind fetches live into Arrow too
-    (`fetch_live_table`)."""
-    return hasattr(SOURCE_KINDS[source.kind], "read_table")
+def reads_tables(kind: str) -> bool:
+    """Whether a source kind reads its files into Arrow (`read_table`: the offer file, whose rows are counted in tens
+    of thousands) rather than into a dict a row; such a kind fetches live into Arrow too (`fetch_live_table`)."""
+    return hasattr(SOURCE_KINDS[kind], "read_table")
 
 
 def read_declared_table(root: Path, source: Any, source_id: str, index: int) -> pa.Table:
     """`read_declared_file`'s rows as one Arrow table, for a kind that `reads_tables`: the same columns, in the same
     order, `data_as_of` last."""
-    file = source.files[index]
-    path = root / file.path
-    extra = {"metadata": file.metadata} if file.metadata else {}
-    return with_data_as_of(SOURCE_KINDS[source.kind].read_table(path, display_path(path), file.region,
-                                                                limits=limits_for(source, source_id), **extra),
-                           file.as_of)
+    return with_data_as_of(*_read_declared("read_table", root, source, source_id, index))
 
 
 def with_data_as_of(table: pa.Table, as_of: Any) -> pa.Table:
