@@ -656,6 +656,11 @@ MUTATIONS = (
     Mutation("threads-not-checked-before-the-run", "flows/cli.py",
              "    duckdb_settings.threads()  # an HWEVAL_DUCKDB_THREADS that is no number of threads\n", "",
              ("tests/test_duckdb_settings.py",)),
+    Mutation("memory-limit-not-checked-by-the-flow", "flows/nightly.py",
+             "    duckdb_settings.memory_limit()  # HWEVAL_DUCKDB_MEMORY_LIMIT, read by each DuckDB connection\n", "",
+             ("tests/test_duckdb_settings.py",)),
+    Mutation("threads-not-checked-by-the-flow", "flows/nightly.py",
+             "    duckdb_settings.threads()  # HWEVAL_DUCKDB_THREADS, likewise\n", "", ("tests/test_duckdb_settings.py",)),
     Mutation("make-tests-fuzz-drawn-anew-each-run", "tests/test_fuzz_sources.py",
              "database=None, derandomize=derandomize)", "database=None, derandomize=False)",
              ("tests/test_fuzz_sources.py::test_make_tests_examples_are_the_same_every_run_and_make_fuzzs_are_"

@@ -184,3 +184,25 @@ def test_an_offer_file_scan_past_the_limit_names_the_setting_not_the_file(monkey
                        match=rf"^index.csv: scanning the offer file: DuckDB ran out of memory \(Out of Memory Error: "
                              rf".*\); {ENV}=256MiB allows too little: raise it, or unset it$"):
         aws_offer_file.read_file(offer_file, "index.csv")
+
+
+def test_a_deployments_run_checks_both_settings_itself_before_it_fetches(prefect_server, monkeypatch, tmp_path):
+    """A deployment's run does not pass through `hweval run`'s check (`cli.check_run_settings`): the flow checks the
+    two settings itself (`nightly._evaluate`), before any source is fetched. Without that check a bad value stopped
+    the run later, at its first DuckDB connection: after every source had been fetched."""
+    from conftest import AS_OF, CATALOGS
+
+    from flows import nightly
+
+    def fetch_all(*args, **kwargs):
+        raise AssertionError("sources fetched before HWEVAL_DUCKDB_MEMORY_LIMIT and HWEVAL_DUCKDB_THREADS were checked")
+
+    monkeypatch.setattr(nightly, "fetch_all", fetch_all)
+    for env, value, error, message in ((ENV, "lots", MemoryLimitError, "expected a size such as 2GB"),
+                                       (THREADS, "0", ThreadsError, "expected a whole number of threads from 1 to 1024")):
+        monkeypatch.setenv(env, value)
+        with pytest.raises(error, match=rf"^{env}='{value}': {message}"):
+            nightly.nightly(as_of=AS_OF, catalog_dir=str(CATALOGS), warehouse_file=str(tmp_path / "w.duckdb"),
+                            reports_dir=str(tmp_path / "reports"), run_id=f"bad-{env.lower()}")
+        monkeypatch.delenv(env)
+    assert not (tmp_path / "w.duckdb").exists() and not any((tmp_path / "reports").glob("*/index.md"))
