@@ -48,6 +48,16 @@ STOPPED_WITH_PARENT = (
     "if os.getppid() != int(sys.argv[1]):\n"
     "    sys.exit(1)\n"
     "os.execv(sys.argv[2], sys.argv[2:])\n")
+# The server is asked to stop at the run's exit and not waited for (`stop_at_exit`). Should it not end within
+# STOP_WAIT_S (a shutdown step of Prefect's lifespan that hangs: uvicorn's own graceful-shutdown timeout bounds its
+# connections, not that), this watchdog kills it: a small process of its own (no site packages, ~10 ms to start) that
+# outlives the run's. It is handed a pidfd of the server, a handle on that process rather than its number (which the
+# system may give to another process once the server has ended), waits on it, and sends SIGKILL if it is still there.
+KILL_IF_STILL_RUNNING = (
+    "import select, signal, sys\n"
+    "fd, wait_s = int(sys.argv[1]), float(sys.argv[2])\n"
+    "if not select.select([fd], [], [], wait_s)[0]:\n"
+    "    signal.pidfd_send_signal(fd, signal.SIGKILL)\n")
 # What the flow's start first asks of a new server, asked as soon as it answers its health check: reads only, they
 # change nothing. A new server does work of its own at the first requests that reach it: FastAPI builds its routers'
 # routes and SQLAlchemy compiles its first flow-run query (~1 s of the server's CPU here). In a cold run the run's
@@ -301,9 +311,11 @@ class TemporaryServer:
         if process is None or process.poll() is not None:
             return
         self.stopping = True  # what it writes as it stops: services that lose their flushes (_forward)
-        process.terminate()
         if not wait:
+            _kill_if_still_running(process, STOP_WAIT_S)
+            process.terminate()
             return
+        process.terminate()
         try:
             process.wait(timeout=STOP_WAIT_S)
         except subprocess.TimeoutExpired:
@@ -314,6 +326,23 @@ class TemporaryServer:
         """`stop` as this process exits (atexit): the server is asked to stop (SIGTERM, which uvicorn answers with a
         graceful shutdown) and not waited for. That shutdown (0.2-0.3 s, measured) was on every run's time before
         the prompt came back; what the run sent is in its database by then (Prefect's log and event workers flush
-        before this runs, and each write was answered). Unlike `stop`, no SIGKILL follows a server that does not end
-        within STOP_WAIT_S: uvicorn's shutdown has no step that waits on anything outside it."""
+        before this runs, and each write was answered). A server that has not ended STOP_WAIT_S later is killed, as
+        `stop` kills it, by a watchdog process that outlives this one (KILL_IF_STILL_RUNNING)."""
         self.stop(wait=False)
+
+
+def _kill_if_still_running(process: subprocess.Popen, wait_s: float) -> None:
+    """Start KILL_IF_STILL_RUNNING's watchdog on `process` (before it is asked to stop, while it is sure to be this
+    process's unreaped child: its pidfd is its own). Linux only (pidfd_open), where the server's launch is too."""
+    if not hasattr(os, "pidfd_open"):
+        return
+    try:
+        fd = os.pidfd_open(process.pid)
+    except OSError:  # reaped already: nothing to watch
+        return
+    try:
+        subprocess.Popen([sys.executable, "-I", "-S", "-c", KILL_IF_STILL_RUNNING, str(fd), str(wait_s)],
+                         pass_fds=(fd,), start_new_session=True, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    finally:
+        os.close(fd)

@@ -661,6 +661,10 @@ MUTATIONS = (
              ("tests/test_duckdb_settings.py",)),
     Mutation("threads-not-checked-by-the-flow", "flows/nightly.py",
              "    duckdb_settings.threads()  # HWEVAL_DUCKDB_THREADS, likewise\n", "", ("tests/test_duckdb_settings.py",)),
+    Mutation("server-ignoring-its-stop-left-running-at-exit", "flows/prefect_server.py",
+             "            _kill_if_still_running(process, STOP_WAIT_S)\n", "", ("tests/test_prefect_server.py",)),
+    Mutation("server-killed-at-exit-without-its-wait", "flows/prefect_server.py",
+             '"if not select.select([fd], [], [], wait_s)[0]:\\n"', '"if True:\\n"', ("tests/test_prefect_server.py",)),
     Mutation("make-tests-fuzz-drawn-anew-each-run", "tests/test_fuzz_sources.py",
              "database=None, derandomize=derandomize)", "database=None, derandomize=False)",
              ("tests/test_fuzz_sources.py::test_make_tests_examples_are_the_same_every_run_and_make_fuzzs_are_"

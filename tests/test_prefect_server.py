@@ -342,3 +342,29 @@ def test_make_test_keeps_the_tests_that_need_the_prefect_server_on_one_worker(re
     if not getattr(request.config.option, "loadgroup", False):
         pytest.skip("runs under make test's --dist loadgroup")
     assert request.node.nodeid.endswith("@prefect"), request.node.nodeid
+
+
+def test_a_server_that_ignores_the_stop_at_exit_is_killed_after_the_wait_and_one_that_stops_is_not(monkeypatch, capfd):
+    """At the run's exit the server is asked to stop and not waited for (`stop_at_exit`): one that ignores SIGTERM is
+    killed STOP_WAIT_S later by the watchdog left behind, which outlives the run (here the wait is 0.5 s); one that
+    ends on the SIGTERM ends by it, and the watchdog ends with it."""
+    from flows import prefect_server
+
+    monkeypatch.setattr(prefect_server, "STOP_WAIT_S", 0.5)
+    ignoring = ("import signal, sys, time\n"
+                "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                "print('serving', file=sys.stderr, flush=True)\n"
+                "time.sleep(60)\n")
+    for program, ended_by in ((ignoring, -9), ("import time; print('serving', flush=True); time.sleep(60)", -15)):
+        server, [process] = fake_server(monkeypatch, program)
+        seen, deadline = "", time.monotonic() + 30
+        while "serving" not in seen and time.monotonic() < deadline:  # its SIGTERM handler in place, if it sets one
+            time.sleep(0.02)
+            seen += "".join(capfd.readouterr())
+        started = time.monotonic()
+        server.stop_at_exit()
+        assert server.process is None  # asked, not waited for
+        process.wait(timeout=10)
+        assert process.returncode == ended_by
+        if ended_by == -9:
+            assert time.monotonic() - started >= 0.5  # given its wait first
