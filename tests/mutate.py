@@ -665,6 +665,8 @@ MUTATIONS = (
              "            _kill_if_still_running(process, STOP_WAIT_S)\n", "", ("tests/test_prefect_server.py",)),
     Mutation("server-killed-at-exit-without-its-wait", "flows/prefect_server.py",
              '"if not select.select([fd], [], [], wait_s)[0]:\\n"', '"if True:\\n"', ("tests/test_prefect_server.py",)),
+    Mutation("azure-link-back-to-the-first-page-not-seen", "flows/sources/azure_retail.py",
+             "    seen = {_http.with_query(endpoint, params)}", "    seen = set()", ("tests/test_source_http_live.py",)),
     Mutation("make-tests-fuzz-drawn-anew-each-run", "tests/test_fuzz_sources.py",
              "database=None, derandomize=derandomize)", "database=None, derandomize=False)",
              ("tests/test_fuzz_sources.py::test_make_tests_examples_are_the_same_every_run_and_make_fuzzs_are_"

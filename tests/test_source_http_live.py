@@ -242,6 +242,24 @@ def test_azure_pages_name_region_and_page(api):
     assert api.requests[1].raw == AZ_PATH + "?$skip=100"  # the link is followed exactly, nothing added
 
 
+def test_azure_a_next_page_link_back_to_an_earlier_page_stops_the_listing_at_once(api):
+    """A NextPageLink that leads back to a page already fetched would loop until max_pages: the listing stops there,
+    on the first page as on a later one (the first page's URL is the one requested: endpoint, then its query)."""
+    first = (f"{api.base}{AZ_PATH}?api-version=2023-01-01-preview&currencyCode=%27USD%27&meterRegion=%27primary%27"
+             f"&$filter={urllib.parse.quote(az_filter('eastus'), safe='')}")
+    second = az_next_link(api.base, "eastus")
+    options = {"regions": ["eastus"], "arm_sku_names": [ND, NC], "endpoint": api.base + AZ_PATH}
+    for back_to, page in ((first, 1), (second, 2)):
+        api.requests.clear()
+        api.add(AZ_PATH, az_page([], second))
+        api.add(AZ_PATH, az_page([], back_to))
+        with pytest.raises(SourceFormatError, match=rf"^azure retail prices eastus page 2\.NextPageLink: leads back to "
+                                                    rf"an earlier page \(.*\); stopping instead of looping$"):
+            azure_retail.fetch_live(options, sleep=Sleeps())
+        assert api.requests[0].raw == first.removeprefix(api.base), page  # the URL the link named, as requested
+        assert len(api.requests) == 2, page  # neither page asked for again
+
+
 def test_azure_unknown_or_missing_options_are_format_errors():
     with pytest.raises(SourceFormatError, match=r"unknown key 'region' \(allowed: regions, arm_sku_names, "
                                                 r"endpoint, api_version\)"):

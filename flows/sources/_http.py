@@ -214,6 +214,16 @@ def retry_after(value: str | None) -> float | None:
     return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
 
 
+def with_query(url: str, params: dict | None) -> str:
+    """`url` with `params` (those not None) encoded onto its query, as `get_json` requests it: %20 for spaces and a
+    literal `$` (OData's `$filter`), as the APIs' own next-page links are written."""
+    if not params:
+        return url
+    query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None},
+                                   safe="$", quote_via=urllib.parse.quote)
+    return f"{url}{'&' if urllib.parse.urlsplit(url).query else '?'}{query}"
+
+
 def get_json(
     url: str,
     *,
@@ -231,11 +241,7 @@ def get_json(
     `what` names the request in every message (e.g. "azure retail prices eastus page 2"). At most `retries`
     retries follow the first attempt. A body over `limits.max_file_bytes` is refused without reading the rest.
     """
-    if params:
-        # %20 for spaces and a literal `$` (OData's `$filter`), as the APIs' own next-page links are written
-        query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None},
-                                       safe="$", quote_via=urllib.parse.quote)
-        url = f"{url}{'&' if urllib.parse.urlsplit(url).query else '?'}{query}"
+    url = with_query(url, params)
     shown = redact_url(url)
     # what a server may echo back (a body quoting the request): the URL's secret parameters and the caller's headers
     secrets = _secret_values(url, headers)

@@ -130,7 +130,7 @@ def region_pages(options: dict, region: str, *, sleep=time.sleep, limits: Source
     params = {"api-version": options.get("api_version", API_VERSION), "currencyCode": "'USD'",
               "meterRegion": "'primary'", "$filter": odata_filter or region_filter(region, skus)}
     url: str | None = endpoint
-    seen: set[str] = set()
+    seen = {_http.with_query(endpoint, params)}  # the first page's URL as requested: a link back to it is a loop too
     page_no = 0
     while url:
         page_no += 1
