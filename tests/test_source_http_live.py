@@ -253,8 +253,8 @@ def test_azure_a_next_page_link_back_to_an_earlier_page_stops_the_listing_at_onc
         api.requests.clear()
         api.add(AZ_PATH, az_page([], second))
         api.add(AZ_PATH, az_page([], back_to))
-        with pytest.raises(SourceFormatError, match=rf"^azure retail prices eastus page 2\.NextPageLink: leads back to "
-                                                    rf"an earlier page \(.*\); stopping instead of looping$"):
+        with pytest.raises(SourceFormatError, match=r"^azure retail prices eastus page 2\.NextPageLink: leads back to "
+                                                    r"an earlier page \(.*\); stopping instead of looping$"):
             azure_retail.fetch_live(options, sleep=Sleeps())
         assert api.requests[0].raw == first.removeprefix(api.base), page  # the URL the link named, as requested
         assert len(api.requests) == 2, page  # neither page asked for again
