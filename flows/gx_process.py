@@ -191,7 +191,7 @@ def validate_table_later(data: pa.Table, suite_json: dict, parameters: dict[str,
     if not enabled():
         from flows.validate import validate_frame
 
-        return _here(lambda: validate_frame(data.to_pandas(), suite_json, parameters))
+        return _here(lambda: validate_frame(data.to_pandas(), suite_json, parameters, counts=keep))
     if data.num_rows == 0:  # as validate_frame answers an empty frame, without starting the process for it
         from flows.validate import ValidationOutcome
 
@@ -211,7 +211,7 @@ def validate_rows_later(rows: list[dict], suite_json: dict, parameters: dict[str
     if not enabled():
         from flows.validate import validate_rows as here
 
-        return _here(lambda: here(rows, suite_json, parameters))
+        return _here(lambda: here(rows, suite_json, parameters, counts=False))
     if not rows:
         from flows.validate import ValidationOutcome
 
@@ -288,7 +288,7 @@ def _validate_table_here(data: pa.Table, suite_json: dict, parameters: dict[str,
                          keep: bool) -> ValidationOutcome:
     from flows.validate import validate_frame
 
-    outcome = validate_frame(data.to_pandas(), suite_json, parameters)
+    outcome = validate_frame(data.to_pandas(), suite_json, parameters, counts=keep)  # counts: for the Data Docs
     if keep and outcome.result is not None:
         handle = next(_HANDLES)
         _KEPT[handle] = (outcome.result, outcome.suite)
@@ -304,7 +304,7 @@ def _validate_table_here(data: pa.Table, suite_json: dict, parameters: dict[str,
 def _validate_rows_here(rows: list[dict], suite_json: dict, parameters: dict[str, Any] | None) -> ValidationOutcome:
     from flows.validate import validate_rows
 
-    outcome = validate_rows(rows, suite_json, parameters)
+    outcome = validate_rows(rows, suite_json, parameters, counts=False)  # its result is dropped: no counts needed
     outcome.result = outcome.suite = None
     return outcome
 

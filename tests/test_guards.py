@@ -166,6 +166,35 @@ def test_failing_expectations_are_validated_again_complete_and_the_passing_ones_
     assert outcome.result.statistics["unsuccessful_expectations"] == 3
 
 
+def test_a_validation_whose_result_nobody_shows_checks_each_expectation_boolean_only_with_the_same_outcome(
+        monkeypatch):
+    """Without counts (a batch GX's process does not keep for the Data Docs, a catalog check): the first pass is
+    BOOLEAN_ONLY, each expectation's outcome without its counts; the failing ones are validated again COMPLETE, as
+    with counts. The same rows pass and fail, for the same expectations and values."""
+    import flows.validate as validate
+
+    counted, formats = validated_counting_passes(monkeypatch)
+    formats.clear()
+    uncounted = validate.validate_rows(TWO_PASS_ROWS, TWO_PASS_SUITE, {"kinds": ["gpu", "tpu"]}, counts=False)
+    assert formats == [("BOOLEAN_ONLY", 4), ("COMPLETE", 3)]
+
+    def failures(outcome):
+        return sorted((f.row_no, f.expectation, f.expectation_type, f.column, f.value, f.reason)
+                      for f in outcome.failures)
+
+    assert failures(uncounted) == failures(counted) == [
+        (11, "not negative", "expect_column_values_to_be_between", "price_usd", -2.0, None),
+        (12, "priced", "expect_column_values_to_not_be_null", "price_usd", None, None),
+        (13, "known kind", "expect_column_values_to_be_in_set", "kind", "fpga", None)]
+    assert uncounted.passed == counted.passed == [TWO_PASS_ROWS[0]]
+    assert uncounted.failed_row_nos == counted.failed_row_nos == {11, 12, 13}
+    # the passing expectation: its counts with them (4 rows, none unexpected), its outcome alone without
+    [counted_pass] = [res for res in counted.result.results if res.success]
+    [uncounted_pass] = [res for res in uncounted.result.results if res.success]
+    assert (counted_pass.result["element_count"], counted_pass.result["unexpected_count"]) == (4, 0)
+    assert uncounted_pass.result == {}
+
+
 def test_a_second_pass_that_does_not_match_the_first_validates_the_whole_suite_complete(monkeypatch, caplog):
     """Should GX give back a failed expectation's configuration changed, the batch is validated again whole with
     COMPLETE results (as before the two passes), with a warning: the same failures, never a mismatched result."""

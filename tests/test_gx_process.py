@@ -192,10 +192,10 @@ def test_with_gx_in_the_runs_process_a_batch_gx_cannot_evaluate_is_stale_and_its
     monkeypatch.setenv(gx_process.ENV, "0")
     real = validate.validate_frame
 
-    def frame(data, suite_json, parameters=None):
+    def frame(data, suite_json, parameters=None, *, counts=True):
         if suite_json["name"] == "azure_retail":
             raise validate.BatchDataError("suite 'azure_retail': not negative could not be evaluated on this batch")
-        return real(data, suite_json, parameters)
+        return real(data, suite_json, parameters, counts=counts)
 
     monkeypatch.setattr(validate, "validate_frame", frame)
     batches = [fetch_source(catalog, source_id) for source_id in ("aws_pricing", "azure_retail", "gcp_billing")]
@@ -248,6 +248,33 @@ def test_with_hweval_gx_process_0_gx_runs_in_this_process(monkeypatch):
     outcome = gx_process.validate_table(ROWS, SUITE, PARAMETERS, keep=True)
     assert outcome.failed_row_nos == {11, 12, 13} and not isinstance(outcome.result, gx_process.Kept)
     assert outcome.result is not None and outcome.suite is not None  # GX's own objects, for the Data Docs here
+
+
+def test_a_batch_kept_for_the_data_docs_is_validated_with_counts_and_one_not_kept_or_a_catalog_check_without(
+        monkeypatch):
+    """GX's process (here called in this one) counts each expectation's rows only for a result it keeps for the Data
+    Docs (BASIC first); a batch it does not keep, and rows of the catalog's check, get BOOLEAN_ONLY first. Either
+    way the failing expectations are validated again COMPLETE, and the outcome is the same."""
+    from test_guards import counting_passes
+
+    formats = counting_passes(monkeypatch)
+    outcomes = {}
+    for keep in (True, False):
+        outcomes[keep] = gx_process._validate_table_here(ROWS, SUITE, PARAMETERS, keep)
+        assert formats == [("BASIC" if keep else "BOOLEAN_ONLY", 3), ("COMPLETE", 3)], keep
+        formats.clear()
+    assert outcomes[True].failed_row_nos == outcomes[False].failed_row_nos == {11, 12, 13}
+    assert isinstance(outcomes[True].result, gx_process.Kept) and outcomes[False].result is None
+    checked = gx_process._validate_rows_here(ROWS.to_pylist(), SUITE, PARAMETERS)
+    assert formats == [("BOOLEAN_ONLY", 3), ("COMPLETE", 3)] and checked.failed_row_nos == {11, 12, 13}
+    formats.clear()
+    monkeypatch.setenv(gx_process.ENV, "0")  # the same without the process
+    for keep in (True, False):
+        gx_process.validate_table_later(ROWS, SUITE, PARAMETERS, keep=keep).result()
+        assert formats[0] == ("BASIC" if keep else "BOOLEAN_ONLY", 3), keep
+        formats.clear()
+    gx_process.validate_rows(ROWS.to_pylist(), SUITE, PARAMETERS)
+    assert formats[0] == ("BOOLEAN_ONLY", 3)
 
 
 @pytest.mark.slow  # a GX process started again, or a run in a process of its own: 5-9 s (make test-slow, CI)
