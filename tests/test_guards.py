@@ -111,12 +111,14 @@ def test_an_expectation_whose_metric_raised_fails_the_batch_with_gx_s_message(mo
     suite = {"name": "s", "expectations": [
         {"type": "expect_column_values_to_be_between", "kwargs": {"column": "price_usd", "min_value": 0},
          "meta": {"name": "not negative"}}]}
-    with pytest.raises(BatchDataError, match=r"^suite 's': not negative could not be evaluated on this batch: Column "
-                                             r"values, min_value, and max_value must either be None or of the same "
-                                             r"type\.$"):
-        validate_rows([{"row_no": 0, "price_usd": 1.0}, {"row_no": 1, "price_usd": "a"}], suite)
-    # not validated again COMPLETE: the error is known from the first pass
-    assert [result_format for result_format, _ in passes] == ["BASIC"]
+    for counts, first_pass in ((True, "BASIC"), (False, "BOOLEAN_ONLY")):  # with the counts or without, the same
+        with pytest.raises(BatchDataError, match=r"^suite 's': not negative could not be evaluated on this batch: "
+                                                 r"Column values, min_value, and max_value must either be None or of "
+                                                 r"the same type\.$"):
+            validate_rows([{"row_no": 0, "price_usd": 1.0}, {"row_no": 1, "price_usd": "a"}], suite, counts=counts)
+        # not validated again COMPLETE: the error is known from the first pass
+        assert [result_format for result_format, _ in passes] == [first_pass]
+        passes.clear()
 
 
 TWO_PASS_SUITE = {"name": "s", "expectations": [
