@@ -358,12 +358,16 @@ def _excluded(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, tuple
 
 
 def _excluded_offers(reason: dict) -> str:
-    """A reason's cell of the Excluded table: its offers' names, or, past EXCLUDED_OFFERS_LISTED, their number, the
-    first names and how many more."""
+    """A reason's cell of the Excluded table: its offers' names, or, past EXCLUDED_OFFERS_LISTED, their number (and
+    their names', where offers share one), the first names and how many names more."""
     more = reason["labels"] - len(reason["listed"])
     if not more:
         return ", ".join(reason["listed"])
-    return f"{plural(reason['offers'], 'offer')}, the first: {', '.join(reason['listed'])}, and {count(more)} more"
+    # "and N more" counts names, and a name is not always an offer: offers that read alike share one ("(2 offers)" in
+    # it), and an offer excluded at two precisions has two. Where the counts differ, the cell gives both
+    under = f" under {count(reason['labels'])} names" if reason["labels"] != reason["offers"] else ""
+    return (f"{plural(reason['offers'], 'offer')}{under}, the first: {', '.join(reason['listed'])}, "
+            f"and {count(more)} more")
 
 
 _FIGURE = re.compile(r"(\d[\d,]*(?:\.\d+)?)")

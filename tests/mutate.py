@@ -676,6 +676,9 @@ MUTATIONS = (
     Mutation("unkept-batch-validated-with-counts", "flows/gx_process.py",
              "parameters, counts=keep)  # counts: for the Data Docs", "parameters, counts=True)",
              ("tests/test_gx_process.py",)),
+    Mutation("excluded-cell-counts-names-as-offers", "flows/reports.py",
+             'names" if reason["labels"] != reason["offers"] else ""', 'names" if False else ""',
+             ("tests/test_reports.py",)),
     Mutation("make-tests-fuzz-drawn-anew-each-run", "tests/test_fuzz_sources.py",
              "database=None, derandomize=derandomize)", "database=None, derandomize=False)",
              ("tests/test_fuzz_sources.py::test_make_tests_examples_are_the_same_every_run_and_make_fuzzs_are_"
