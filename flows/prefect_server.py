@@ -331,9 +331,15 @@ class TemporaryServer:
         self.stop(wait=False)
 
 
+# The watchdogs started (one a run, at its exit), held so that Python does not warn of a child process still running
+# as their Popen objects are collected
+_WATCHDOGS: list[subprocess.Popen] = []
+
+
 def _kill_if_still_running(process: subprocess.Popen, wait_s: float) -> None:
     """Start KILL_IF_STILL_RUNNING's watchdog on `process` (before it is asked to stop, while it is sure to be this
-    process's unreaped child: its pidfd is its own). Linux only (pidfd_open), where the server's launch is too."""
+    process's unreaped child: its pidfd is its own). Linux only (pidfd_open), where the server's launch is too. A
+    watchdog that cannot start (no process to spare) is logged, and the server is asked to stop all the same."""
     if not hasattr(os, "pidfd_open"):
         return
     try:
@@ -341,8 +347,11 @@ def _kill_if_still_running(process: subprocess.Popen, wait_s: float) -> None:
     except OSError:  # reaped already: nothing to watch
         return
     try:
-        subprocess.Popen([sys.executable, "-I", "-S", "-c", KILL_IF_STILL_RUNNING, str(fd), str(wait_s)],
-                         pass_fds=(fd,), start_new_session=True, stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _WATCHDOGS.append(subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", KILL_IF_STILL_RUNNING, str(fd), str(wait_s)], pass_fds=(fd,),
+            start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    except OSError as exc:
+        log.warning("the temporary server's watchdog did not start (%s): a server that ignores its stop is left "
+                    "running", exc)
     finally:
         os.close(fd)

@@ -333,7 +333,7 @@ def _excluded(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, tuple
                 group by workload_id, exclusion_reason, offer, precision
             )
             select workload_id, exclusion_reason, sum(candidates) as candidates, count(*) as labels,
-                   any_value(reason_offers) as offers,
+                   any_value(reason_offers) as offers, max(offers) as most_offers_a_label,
                    list(offer || coalesce(' (' || nullif(concat_ws(', ', precision, case when offers > 1
                                                                         then offers || ' offers' end), '') || ')', '')
                         order by first)
@@ -364,8 +364,10 @@ def _excluded_offers(reason: dict) -> str:
     if not more:
         return ", ".join(reason["listed"])
     # "and N more" counts names, and a name is not always an offer: offers that read alike share one ("(2 offers)" in
-    # it), and an offer excluded at two precisions has two. Where the counts differ, the cell gives both
-    under = f" under {count(reason['labels'])} names" if reason["labels"] != reason["offers"] else ""
+    # it), and an offer excluded at two precisions has two. Unless every name is one offer (as many names as offers,
+    # none of them several), the cell says how many names there are
+    names_are_offers = reason["labels"] == reason["offers"] and reason["most_offers_a_label"] == 1
+    under = "" if names_are_offers else f" under {count(reason['labels'])} names"
     return (f"{plural(reason['offers'], 'offer')}{under}, the first: {', '.join(reason['listed'])}, "
             f"and {count(more)} more")
 

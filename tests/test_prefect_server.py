@@ -351,20 +351,55 @@ def test_a_server_that_ignores_the_stop_at_exit_is_killed_after_the_wait_and_one
     from flows import prefect_server
 
     monkeypatch.setattr(prefect_server, "STOP_WAIT_S", 0.5)
-    ignoring = ("import signal, sys, time\n"
-                "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-                "print('serving', file=sys.stderr, flush=True)\n"
-                "time.sleep(60)\n")
-    for program, ended_by in ((ignoring, -9), ("import time; print('serving', flush=True); time.sleep(60)", -15)):
+    for program, ended_by in ((IGNORES_SIGTERM, -9), (SERVING, -15)):
         server, [process] = fake_server(monkeypatch, program)
-        seen, deadline = "", time.monotonic() + 30
-        while "serving" not in seen and time.monotonic() < deadline:  # its SIGTERM handler in place, if it sets one
-            time.sleep(0.02)
-            seen += "".join(capfd.readouterr())
-        started = time.monotonic()
+        try:
+            wait_serving(capfd)
+            started = time.monotonic()
+            server.stop_at_exit()
+            assert server.process is None  # asked, not waited for
+            process.wait(timeout=10)
+            assert process.returncode == ended_by
+            if ended_by == -9:
+                assert time.monotonic() - started >= 0.5  # given its wait first
+        finally:
+            process.kill()  # (a failure's: not left running for its 60 s)
+
+
+def test_a_watchdog_that_cannot_start_leaves_the_server_asked_to_stop(monkeypatch, capfd, caplog):
+    """No process to spare for the watchdog at exit: that is logged, and the server is still sent its SIGTERM."""
+    from flows import prefect_server
+
+    real_popen = subprocess.Popen
+
+    def popen(args, **kwargs):
+        if prefect_server.KILL_IF_STILL_RUNNING in args:
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        return real_popen(args, **kwargs)
+
+    server, [process] = fake_server(monkeypatch, SERVING)
+    try:
+        wait_serving(capfd)
+        monkeypatch.setattr(prefect_server.subprocess, "Popen", popen)
         server.stop_at_exit()
-        assert server.process is None  # asked, not waited for
         process.wait(timeout=10)
-        assert process.returncode == ended_by
-        if ended_by == -9:
-            assert time.monotonic() - started >= 0.5  # given its wait first
+        assert process.returncode == -15
+        assert "the temporary server's watchdog did not start ([Errno 11] Resource temporarily unavailable)" in (
+            caplog.text)
+    finally:
+        process.kill()
+
+
+IGNORES_SIGTERM = ("import signal, sys, time\n"
+                   "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                   "print('serving', file=sys.stderr, flush=True)\n"
+                   "time.sleep(60)\n")
+SERVING = "import sys, time; print('serving', file=sys.stderr, flush=True); time.sleep(60)"
+
+
+def wait_serving(capfd) -> None:
+    """Until the fake server has written 'serving' (its SIGTERM handler in place, where it sets one)."""
+    seen, deadline = "", time.monotonic() + 30
+    while "serving" not in seen and time.monotonic() < deadline:
+        time.sleep(0.02)
+        seen += "".join(capfd.readouterr())

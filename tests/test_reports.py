@@ -1041,20 +1041,26 @@ def test_a_services_energy_column_says_it_counts_the_work_at_full_load_not_idle(
 
 def test_an_excluded_cell_past_its_bound_says_how_many_names_where_they_are_not_one_an_offer():
     """Past EXCLUDED_OFFERS_LISTED names, a cell counts the names left ("and N more"): where a name is not one offer
-    (offers that read alike share one; an offer excluded at two precisions has two) it says how many names there are."""
+    (offers that read alike share one; an offer excluded at two precisions has two) it says how many names there are,
+    even where the two counts happen to agree."""
     listed = ["aws p5.48xlarge us-east-1 on_demand (fp8, 2 offers)", "aws p5.48xlarge us-east-1 spot (fp8)"]
     # 5 offers under 4 names (the first name is 2 offers): 2 names listed, 4 - 2 = 2 names more
-    assert reports._excluded_offers({"offers": 5, "labels": 4, "listed": listed}) == (
+    assert reports._excluded_offers({"offers": 5, "labels": 4, "most_offers_a_label": 2, "listed": listed}) == (
         "5 offers under 4 names, the first: aws p5.48xlarge us-east-1 on_demand (fp8, 2 offers), aws p5.48xlarge "
         "us-east-1 spot (fp8), and 2 more")
     # 2 offers, each at two precisions: 4 names, 2 listed, 2 more
     both = ["aws inf2.8xlarge us-east-1 on_demand (fp8)", "aws inf2.8xlarge us-east-1 on_demand (int8)"]
-    assert reports._excluded_offers({"offers": 2, "labels": 4, "listed": both}) == (
+    assert reports._excluded_offers({"offers": 2, "labels": 4, "most_offers_a_label": 1, "listed": both}) == (
         f"2 offers under 4 names, the first: {both[0]}, {both[1]}, and 2 more")
-    # a name an offer: the counts are the same, and the cell gives one (as the snapshot's pages do)
-    assert reports._excluded_offers({"offers": 51, "labels": 51, "listed": listed[1:]}) == (
+    # 4 offers under 4 names, one of them 2 offers and another offer at two precisions: the counts agree, the names
+    # are not the offers
+    assert reports._excluded_offers({"offers": 4, "labels": 4, "most_offers_a_label": 2, "listed": listed}) == (
+        f"4 offers under 4 names, the first: {listed[0]}, {listed[1]}, and 2 more")
+    # every name an offer: the cell gives the one count (as the snapshot's pages do)
+    assert reports._excluded_offers({"offers": 51, "labels": 51, "most_offers_a_label": 1, "listed": listed[1:]}) == (
         "51 offers, the first: aws p5.48xlarge us-east-1 spot (fp8), and 50 more")
-    assert reports._excluded_offers({"offers": 2, "labels": 2, "listed": both}) == ", ".join(both)  # all named
+    assert reports._excluded_offers({"offers": 2, "labels": 2, "most_offers_a_label": 1, "listed": both}) == (
+        ", ".join(both))  # all named
 
 
 def test_a_workload_page_lists_its_ranking_and_exclusions_up_to_its_bounds_and_says_where_the_rest_is(
