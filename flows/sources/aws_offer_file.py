@@ -235,9 +235,9 @@ def read_file(path: Path, label: str, region: str | None = None, *,
               limits: SourceLimits = DEFAULT_LIMITS) -> list[dict]:
     """The accelerated-instance price rows of one offer file, one per price dimension, as dicts (`read_table`'s rows);
     `region`, when given, keeps only that Region Code's rows. `source_ref` is `"{label}: line N"`, N the 1-based line
-    in the file. N counts CSV records, each as one line: a quoted field holding a line break (none in the AWS files
-    seen; the scan accepts one) would put the later rows' N that many lines early. Counting the line breaks of every
-    field of every row to mend that would slow the scan of every file, for a case not seen in AWS's files."""
+    in the file. N counts CSV records, each as one line: a quoted field holding a line break (the scan accepts one)
+    would put the later rows' N that many lines early. Counting the line breaks of every field of every row to mend
+    that would slow the scan of every file, for a case not seen in AWS's files."""
     return read_table(path, label, region, limits=limits).to_pylist()
 
 
