@@ -364,8 +364,10 @@ def test_run_without_a_prefect_server_starts_prefects_and_checks_the_catalog_mea
     assert main(["run", "--as-of", "2026-11-01", "--catalog", "cat", "--warehouse", str(tmp_path / "w.duckdb"),
                  "--reports", str(tmp_path / "r")]) == 0
     # launched first, so that it starts while the settings are checked (their imports), the catalog and the flags too;
-    # the figures' check (begun with the catalog's load, in GX's process) is waited for once the server answers
-    assert calls == ["server launched", "settings checked", "server attached", "catalog cat", "flow's imports",
+    # then the catalog's load, whose figures' check begins in GX's process: its import of GX, the longest start of the
+    # three, overlaps this process's imports (the settings' and the flow's) as well as the server's; the check is
+    # waited for with the run's inputs, once this process's own work is done
+    assert calls == ["server launched", "catalog cat", "settings checked", "server attached", "flow's imports",
                      "inputs checked", "catalog cat's figures checked", "server joined", "flow"]
     assert capsys.readouterr().err == SERVER_LINE
 
