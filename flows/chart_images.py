@@ -1,7 +1,7 @@
 """A chart's PNG, drawn once: the same drawing code, data and title give the same bytes (png_bytes writes no version or
 date), so a chart is looked for first among the last DRAWN_KEPT this process made, then in the chart cache folder
 (flows/cache.py, kept between runs: a run whose marts did not change draws nothing), and only then drawn: by a chart
-worker when one is free (flows/chart_workers.py), else in this process.
+worker when one has room (flows/chart_workers.py), else in this process.
 
 What to chart (the queries, titles and captions) and how to draw it (the figures) are the chart modules'
 (flows/chart_kit.py names them); this module knows only a drawing function, its data and its title.
@@ -68,7 +68,7 @@ def image(draw: Draw, data: pl.DataFrame, title: str, code: str) -> bytes | Draw
 
 
 def _draw(key: str, draw: Draw, data: pl.DataFrame, title: str) -> bytes | Drawing:
-    """A chart not drawn before: handed to a free chart worker when `draw` is a module-level function of hweval's
+    """A chart not drawn before: handed to a chart worker with room when `draw` is a module-level function of hweval's
     (a worker imports it by its module and name), else drawn here and cached."""
     if draw.__module__.startswith("flows.") and getattr(sys.modules.get(draw.__module__), draw.__name__, None) is draw:
         future = chart_workers.submit(_worker_png, draw.__module__, draw.__name__, data, title)

@@ -96,14 +96,19 @@ def one_worker(monkeypatch, tmp_path):
 
 def test_a_chart_a_worker_draws_is_the_png_drawn_here_and_is_cached(day_one_charts, one_worker):
     first, second = day_one_charts["gpt3-175b-pretrain"][:2]
+    third = day_one_charts["llama2-70b-chat"][0]
     by_worker = chart_kit.make_chart("a.png", first.title, "", first.data, charts.outcome_vs_chip_hour_figure)
-    # the one worker has this chart (it is still starting): the next is drawn in this process meanwhile
-    here = chart_kit.make_chart("b.png", second.title, "", second.data, charts.top_candidates_figure)
-    assert isinstance(by_worker.drawing, chart_images.Drawing) and isinstance(here.drawing, bytes)
-    assert len(list(one_worker.glob("*.png"))) == 1  # the one drawn here; the worker's once this process has it
+    queued = chart_kit.make_chart("b.png", second.title, "", second.data, charts.top_candidates_figure)
+    # the one worker has two charts (CHARTS_PER_WORKER: the one it draws, the next waiting; it is still starting):
+    # the third is drawn in this process meanwhile
+    here = chart_kit.make_chart("c.png", third.title, "", third.data, charts.outcome_vs_chip_hour_figure)
+    assert isinstance(by_worker.drawing, chart_images.Drawing) and isinstance(queued.drawing, chart_images.Drawing)
+    assert isinstance(here.drawing, bytes)
+    assert len(list(one_worker.glob("*.png"))) == 1  # the one drawn here; the worker's once this process has them
     # another process, the same bytes: the same code, fonts and Matplotlib
     assert by_worker.image == chart_images.png_bytes(charts.outcome_vs_chip_hour_figure(first.data, first.title))
-    assert here.image == second.image and len(list(one_worker.glob("*.png"))) == 2
+    assert queued.image == second.image and here.image == third.image
+    assert len(list(one_worker.glob("*.png"))) == 3
     again = chart_kit.make_chart("a.png", first.title, "", first.data, charts.outcome_vs_chip_hour_figure)
     assert again.image == by_worker.image
 
@@ -149,7 +154,8 @@ def test_a_pool_shut_down_while_busy_leaves_the_next_ones_count_alone(one_worker
     chart_workers.submit(time.sleep, 0.5)
     chart_workers.shutdown()  # waits for the sleep: its end must not count against the next pool
     assert chart_workers.submit(os.getpid) is not None  # a new pool, its one worker starting
-    assert chart_workers.submit(os.getpid) is None  # busy: exactly one in flight, not zero
+    assert chart_workers.submit(os.getpid) is not None  # the next, waiting for it
+    assert chart_workers.submit(os.getpid) is None  # full: exactly two in flight (CHARTS_PER_WORKER), not one
 
 
 def test_a_chart_worker_exits_when_the_run_that_started_it_is_killed():
