@@ -248,8 +248,12 @@ def test_azure_a_next_page_link_back_to_an_earlier_page_stops_the_listing_at_onc
     first = (f"{api.base}{AZ_PATH}?api-version=2023-01-01-preview&currencyCode=%27USD%27&meterRegion=%27primary%27"
              f"&$filter={urllib.parse.quote(az_filter('eastus'), safe='')}")
     second = az_next_link(api.base, "eastus")
+    # the first page again, as a link may write it: the parameters in another order, `$` and the quotes
+    # percent-encoded, `+` for a space, and an OData $skip of 0
+    written_otherwise = (f"{api.base}{AZ_PATH}?%24filter={urllib.parse.quote_plus(az_filter('eastus'))}"
+                         f"&meterRegion='primary'&%24skip=0&currencyCode=%27USD%27&api-version=2023-01-01-preview")
     options = {"regions": ["eastus"], "arm_sku_names": [ND, NC], "endpoint": api.base + AZ_PATH}
-    for back_to, page in ((first, 1), (second, 2)):
+    for back_to, page in ((first, 1), (second, 2), (written_otherwise, 1)):
         api.requests.clear()
         api.add(AZ_PATH, az_page([], second))
         api.add(AZ_PATH, az_page([], back_to))
@@ -258,6 +262,25 @@ def test_azure_a_next_page_link_back_to_an_earlier_page_stops_the_listing_at_onc
             azure_retail.fetch_live(options, sleep=Sleeps())
         assert api.requests[0].raw == first.removeprefix(api.base), page  # the URL the link named, as requested
         assert len(api.requests) == 2, page  # neither page asked for again
+
+
+def test_a_page_key_reads_a_url_as_the_page_it_names_not_as_it_is_written():
+    """`_http.page_key`: the same page however a link writes it; another page (another $skip, path or host) differs."""
+    page_1 = "https://prices.azure.com/api/retail/prices?api-version=2023-01-01-preview&$filter=a%20eq%20'b'"
+    assert len({_http.page_key(url) for url in (
+        page_1,
+        "HTTPS://Prices.Azure.com/api/retail/prices?%24filter=a+eq+%27b%27&api-version=2023-01-01-preview",
+        "https://prices.azure.com/api/retail/prices?$skip=0&$filter=a%20eq%20'b'&api-version=2023-01-01-preview",
+        "https://prices.azure.com/api/retail/%70rices?api-version=2023-01-01-preview&$filter=a%20eq%20%27b%27",
+    )}) == 1
+    assert len({_http.page_key(url) for url in (
+        page_1,
+        page_1 + "&$skip=100",  # the next page
+        page_1.replace("/prices?", "/other?"),
+        page_1.replace("prices.azure.com", "example.com"),
+        page_1.replace("eq%20'b'", "eq%20'c'"),
+        page_1 + "&x=",  # a parameter more, even blank
+    )}) == 6
 
 
 def test_azure_unknown_or_missing_options_are_format_errors():

@@ -232,6 +232,21 @@ def test_azure_next_link_to_another_host_is_not_followed_with_the_token(server):
     assert len(server.requests) == 1  # page 1 only: the token never went to localhost
 
 
+def test_azure_a_next_link_back_to_an_earlier_page_stops_the_listing_at_once(server):
+    """A nextLink back to a page already fetched, the first included (its URL as requested, however the link writes
+    it), would loop until max_pages with the token on every request: the listing stops there."""
+    first = f"{server.base}{SKUS_PATH}?%24filter=location+eq+%27eastus%27&api-version=2021-07-01"
+    second = f"{server.base}{SKUS_PATH}?api-version=2021-07-01&$skiptoken=page-2"
+    for back_to, page in ((first, 1), (second, 2)):
+        server.requests.clear()
+        server.add(SKUS_PATH, {"value": [ND_H100], "nextLink": second})
+        server.add(SKUS_PATH, {"value": [], "nextLink": back_to})
+        with pytest.raises(SourceFormatError, match=r"^azure skus eastus page 2\.nextLink: leads back to an earlier "
+                                                    r"page \(.*\); stopping instead of looping$"):
+            azure_skus.fetch_live({"regions": ["eastus"], "endpoint": server.base}, environ=AZURE_ENV)
+        assert len(server.requests) == 2, page  # neither page asked for again
+
+
 def test_azure_missing_credentials_say_which_variables_to_set(server):
     with pytest.raises(LiveSourceError, match=r"^azure skus: no credentials: set AZURE_ACCESS_TOKEN \("):
         azure_skus.fetch_live({"regions": ["eastus"], "endpoint": server.base},

@@ -224,6 +224,17 @@ def with_query(url: str, params: dict | None) -> str:
     return f"{url}{'&' if urllib.parse.urlsplit(url).query else '?'}{query}"
 
 
+def page_key(url: str) -> tuple:
+    """A page's URL as a pager compares it with the pages it fetched, to stop a listing whose next-page link leads back
+    (Azure's): scheme and host in lower case, the path decoded, and the query's parameters decoded and sorted, since a
+    link may order or encode them otherwise than the request did (`%24filter` is `$filter`, `%20` or `+` a space). An
+    OData `$skip` of 0 skips nothing: the first page, which is requested without one."""
+    split = urllib.parse.urlsplit(url)
+    query = sorted((name, value) for name, value in urllib.parse.parse_qsl(split.query, keep_blank_values=True)
+                   if not (name.lower() == "$skip" and value.strip() == "0"))
+    return split.scheme.lower(), split.netloc.lower(), urllib.parse.unquote(split.path) or "/", tuple(query)
+
+
 def get_json(
     url: str,
     *,
