@@ -517,9 +517,10 @@ def test_a_page_that_is_not_json_is_a_format_error_naming_the_redacted_url(api):
 
 
 # ---------------------------------------------------------------- where a request goes, and how long it may take
-def raw_server(*responses: bytes, trickle_s: float = 0.0) -> str:
+def raw_server(*responses: bytes, trickle_s: float = 0.0, trickle_from: bytes | None = None) -> str:
     """A server on 127.0.0.1 that answers a request (a connection) with each of `responses` in turn, exactly as written
-    (its body a byte every `trickle_s` when given, after the head at once), then closes it; its base URL."""
+    (its body a byte every `trickle_s` when given, after the head at once; with `trickle_from`, from where that text
+    begins in it), then closes it; its base URL."""
     listener = socket.create_server(("127.0.0.1", 0))
 
     def answer():
@@ -530,6 +531,9 @@ def raw_server(*responses: bytes, trickle_s: float = 0.0) -> str:
                     while b"\r\n\r\n" not in request:
                         request += conn.recv(4096)
                     head, blank, body = response.partition(b"\r\n\r\n")
+                    if trickle_from is not None:
+                        at = response.index(trickle_from)
+                        head, blank, body = response[:at], b"", response[at:]
                     try:
                         conn.sendall(head + blank + (b"" if trickle_s else body))
                         for i in range(len(body) if trickle_s else 0):
@@ -604,6 +608,57 @@ def test_a_response_that_trickles_in_is_given_up_at_its_deadline(monkeypatch):
                                               r"the response took more than 0\.3 s \(MAX_RESPONSE_S\) to arrive$"):
         _http.get_json(base + "/x", what="t", retries=0, timeout_s=5, sleep=Sleeps())
     assert time.monotonic() - started < 5
+
+
+# its last header a byte at a time: cut there, the response is one http.client would read as whole, its headers
+# ended (by the close) and its body read to the close
+HEADERS_A_BYTE_AT_A_TIME = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\nX-Padding: "
+                            + b"a" * 200 + b"\r\n\r\n{}")
+PADDING = b"X-Padding: "
+
+
+def test_a_header_that_trickles_in_is_cut_at_the_responses_deadline(monkeypatch):
+    """A header a byte every 0.05 s: each read is quick (timeout_s never fires) and http.client reads headers for as
+    long as they come (this 200-byte one would take 10 s). The connection is shut at MAX_RESPONSE_S (0.3 s here), and
+    that is the error, not a response whose headers ended early."""
+    monkeypatch.setattr(_http, "MAX_RESPONSE_S", 0.3)
+    base = raw_server(HEADERS_A_BYTE_AT_A_TIME, trickle_s=0.05, trickle_from=PADDING)
+    started = time.monotonic()
+    with pytest.raises(LiveSourceError, match=r"^t: gave up after 1 attempts .*; last: network error: TimeoutError: "
+                                              r"the response took more than 0\.3 s \(MAX_RESPONSE_S\) to arrive$"):
+        _http.get_json(base + "/x", what="t", retries=0, timeout_s=5, sleep=Sleeps())
+    assert time.monotonic() - started < 3
+
+
+@pytest.mark.parametrize("reader", ["get_json", "download"])
+def test_headers_that_trickle_in_are_cut_at_the_sources_max_fetch_s(reader, tmp_path):
+    from flows.sources import aws_offer_file
+
+    base = raw_server(HEADERS_A_BYTE_AT_A_TIME, trickle_s=0.05, trickle_from=PADDING)
+    limits = SourceLimits(max_fetch_s=0.5, source_id="s").started()
+    started = time.monotonic()
+    # cut at the deadline itself: the fetch is past it, or its retry would be (the download says which)
+    with pytest.raises(SourceLimitError, match=r"longer than max_fetch_s allows \(0\.5 s\)"):
+        if reader == "get_json":
+            _http.get_json(base + "/x", what="t", retries=0, timeout_s=5, sleep=Sleeps(), limits=limits)
+        else:
+            aws_offer_file.download(base + "/index.csv", tmp_path / "index.csv", timeout_s=5, sleep=Sleeps(),
+                                    limits=limits)
+    assert time.monotonic() - started < 3
+
+
+def test_a_response_within_its_deadline_is_not_cut_after_it(monkeypatch):
+    """The cut is for the request under way only: a response read whole in time is the response, and its timer does
+    not outlive the request (a later request in the thread is not cut by it)."""
+    monkeypatch.setattr(_http, "MAX_RESPONSE_S", 5.0)
+    short = HEADERS_A_BYTE_AT_A_TIME.replace(b"a" * 200, b"a")  # 18 bytes a byte at a time: 0.1 s
+    base = raw_server(short, short, trickle_s=0.005, trickle_from=PADDING)
+    assert _http.get_json(base + "/x", what="t", retries=0, timeout_s=5, sleep=Sleeps()) == {}
+    assert _http.get_json(base + "/x", what="t", retries=0, timeout_s=5, sleep=Sleeps()) == {}
+    timers = [t for t in threading.enumerate() if isinstance(t, threading.Timer)]
+    for timer in timers:  # cancelled: each ends at once, not at its deadline 5 s on
+        timer.join(timeout=1)
+    assert not [t for t in timers if t.is_alive()]
 
 
 @pytest.mark.parametrize("reader", ["get_json", "download"])

@@ -10,18 +10,22 @@ go through `redact`; headers are never logged.
 Only http(s) URLs are fetched (never file:, ftp: or data:, whatever a next-page link says). The caller's headers
 (credentials: `Authorization`) go to the URL asked for only, never on to a redirect's; a redirect from https to
 http is refused. A whole response must arrive within `MAX_RESPONSE_S` of its request (`timeout_s` bounds each
-wait for the server), so a server that sends its body a byte at a time cannot hold a run; and no request starts,
-waits or is waited for past the source's `max_fetch_s` (`SourceLimits.deadline`), which raises a SourceLimitError.
+wait for the server), so a server that sends its status line, headers or body a byte at a time cannot hold a run
+(the connection is shut at that deadline, `_cut_at`); and no request starts, waits or is waited for past the source's
+`max_fetch_s` (`SourceLimits.deadline`), which raises a SourceLimitError.
 """
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import http.client
 import json
 import logging
 import math
+import socket
 import ssl
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -85,12 +89,90 @@ class _NoDowngrade(urllib.request.HTTPRedirectHandler):
         return new
 
 
+class _Cut:
+    """The connections a request opens (its redirects' too), shut at `deadline` (time.monotonic) wherever they are:
+    a socket timeout bounds each wait for the server, not the whole, and http.client reads a status line and headers
+    sent a byte at a time, each byte within the timeout, for as long as they come."""
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        self.fired = False
+        self.timers: list[threading.Timer] = []
+
+    def watch(self, connection: http.client.HTTPConnection) -> None:
+        """Shut `connection`'s socket at the deadline (now, if it is past): a read it blocks in returns nothing."""
+        def cut() -> None:
+            self.fired = True
+            if connection.sock is not None:
+                with contextlib.suppress(OSError):  # closed meanwhile
+                    # the plain socket's shutdown, an SSL socket's too: SSLSocket's own drops its SSL object, which
+                    # a read under way in another thread still uses
+                    socket.socket.shutdown(connection.sock, socket.SHUT_RDWR)
+
+        timer = threading.Timer(max(0.0, self.deadline - time.monotonic()), cut)
+        timer.daemon = True
+        self.timers.append(timer)
+        timer.start()
+
+
+_cutting = threading.local()  # the _Cut of the request this thread is making, if any
+
+
+@contextlib.contextmanager
+def _cut_at(deadline: float, why: str):
+    """Requests made in this thread inside the block have their connections shut at `deadline`; a block that ends
+    after that, or fails then (http.client reads a shut connection as the server's close, or as headers that ended),
+    raises TimeoutError(why): a network error, retried as one is."""
+    cut, outer = _Cut(deadline), getattr(_cutting, "cut", None)
+    _cutting.cut = cut
+    try:
+        yield cut
+    except (OSError, http.client.HTTPException) as exc:
+        if cut.fired:
+            raise TimeoutError(why) from exc
+        raise
+    finally:
+        _cutting.cut = outer
+        for timer in cut.timers:
+            timer.cancel()
+    if cut.fired:
+        raise TimeoutError(why)
+
+
+def _watched(connection_class):
+    """`connection_class` whose connections, once connected, are watched by the thread's _Cut, if it has one."""
+    def connection(*args, **kwargs) -> http.client.HTTPConnection:
+        made = connection_class(*args, **kwargs)
+        cut = getattr(_cutting, "cut", None)
+        if cut is not None:
+            connect = made.connect
+
+            def connect_then_watch() -> None:
+                connect()
+                cut.watch(made)
+
+            made.connect = connect_then_watch
+        return made
+
+    return connection
+
+
+class _WatchedHTTP(urllib.request.HTTPHandler):
+    def do_open(self, http_class, req, **http_conn_args):
+        return super().do_open(_watched(http_class), req, **http_conn_args)
+
+
+class _WatchedHTTPS(urllib.request.HTTPSHandler):
+    def do_open(self, http_class, req, **http_conn_args):
+        return super().do_open(_watched(http_class), req, **http_conn_args)
+
+
 def _opener() -> urllib.request.OpenerDirector:
-    """urllib's default opener less the file:, ftp: and data: handlers, with redirects that never downgrade."""
+    """urllib's default opener less the file:, ftp: and data: handlers, with redirects that never downgrade, and
+    connections that a request's _Cut shuts at its deadline."""
     opener = urllib.request.OpenerDirector()
-    for handler in (urllib.request.ProxyHandler(), urllib.request.UnknownHandler(), urllib.request.HTTPHandler(),
-                    urllib.request.HTTPSHandler(), urllib.request.HTTPDefaultErrorHandler(), _NoDowngrade(),
-                    urllib.request.HTTPErrorProcessor()):
+    for handler in (urllib.request.ProxyHandler(), urllib.request.UnknownHandler(), _WatchedHTTP(), _WatchedHTTPS(),
+                    urllib.request.HTTPDefaultErrorHandler(), _NoDowngrade(), urllib.request.HTTPErrorProcessor()):
         opener.add_handler(handler)
     return opener
 
@@ -104,15 +186,20 @@ def same_origin_link(link: str, first_url: str, where: str) -> str:
     return link
 
 
+def _response_deadline(deadline: float, fetch_deadline: float | None) -> tuple[float, str]:
+    """The earlier of a response's own `deadline` (its request + MAX_RESPONSE_S) and the source's `fetch_deadline`
+    (max_fetch_s), with what to say when it passes."""
+    if fetch_deadline is not None and fetch_deadline < deadline:
+        return fetch_deadline, "the source's max_fetch_s ran out while the response arrived"
+    return deadline, f"the response took more than {MAX_RESPONSE_S:g} s (MAX_RESPONSE_S) to arrive"
+
+
 def _read_body(response: http.client.HTTPResponse, limit: int, deadline: float,
                fetch_deadline: float | None = None) -> bytes | None:
     """The body, read as it comes; None past `limit` bytes. Past `deadline` (time.monotonic) or the source's
     `fetch_deadline` (max_fetch_s), whichever comes first, a TimeoutError; a body that ends before its
     Content-Length, IncompleteRead (both retried, as network errors are; past max_fetch_s nothing is)."""
-    if fetch_deadline is not None and fetch_deadline < deadline:
-        deadline, why = fetch_deadline, "the source's max_fetch_s ran out while the response arrived"
-    else:
-        why = f"the response took more than {MAX_RESPONSE_S:g} s (MAX_RESPONSE_S) to arrive"
+    deadline, why = _response_deadline(deadline, fetch_deadline)
 
     def in_time() -> None:
         if time.monotonic() > deadline:
@@ -271,7 +358,9 @@ def get_json(
         limits.check_time(what)  # the source's max_fetch_s, retries and their waits included
         started = time.monotonic()
         try:
-            with _OPENER.open(request, timeout=limits.seconds_left(timeout_s)) as response:
+            # the status line and headers too, not the body alone, within the response's deadline
+            with _cut_at(*_response_deadline(started + MAX_RESPONSE_S, limits.deadline)), \
+                    _OPENER.open(request, timeout=limits.seconds_left(timeout_s)) as response:
                 length = (response.headers.get("Content-Length") or "").strip()
                 if length.isdigit() and int(length) > limits.max_file_bytes:
                     raise limits.exceeded(f"{what}: response from {shown}", "max_file_bytes",
@@ -326,11 +415,13 @@ def get_json(
 _OPENER = _opener()
 
 
-def open_url(url: str, timeout_s: float):
-    """`url` opened as get_json opens its requests (http and https only, redirects never from https to http); a
-    LiveSourceError, not retried, for any other scheme."""
+def open_url(url: str, timeout_s: float, fetch_deadline: float | None = None):
+    """`url` opened as get_json opens its requests (http and https only, redirects never from https to http, its
+    status line and headers within MAX_RESPONSE_S and the source's `fetch_deadline`, else a TimeoutError); a
+    LiveSourceError, not retried, for any other scheme. The caller reads the body within its own deadline."""
     _check_scheme(url)
-    return _OPENER.open(url, timeout=timeout_s)
+    with _cut_at(*_response_deadline(time.monotonic() + MAX_RESPONSE_S, fetch_deadline)):
+        return _OPENER.open(url, timeout=timeout_s)
 
 
 def _check_scheme(url: str, prefix: str = "") -> None:

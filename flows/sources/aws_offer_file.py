@@ -317,7 +317,7 @@ def download(url: str, target: Path, *, timeout_s: float = 60.0, sleep: Callable
         limits.check_time(shown)  # the source's max_fetch_s, retries and their waits included
         delay = BACKOFF_S * 2 ** attempt
         try:
-            with _http.open_url(url, limits.seconds_left(timeout_s)) as response:
+            with _http.open_url(url, limits.seconds_left(timeout_s), limits.deadline) as response:
                 expected = response.headers.get("Content-Length")
                 if expected is not None and expected.isdigit() and int(expected) > limits.max_file_bytes:
                     raise limits.exceeded(shown, "max_file_bytes", f"the file ({int(expected):,} bytes) is larger")
