@@ -272,6 +272,8 @@ def test_a_page_key_reads_a_url_as_the_page_it_names_not_as_it_is_written():
         "HTTPS://Prices.Azure.com/api/retail/prices?%24filter=a+eq+%27b%27&api-version=2023-01-01-preview",
         "https://prices.azure.com/api/retail/prices?$skip=0&$filter=a%20eq%20'b'&api-version=2023-01-01-preview",
         "https://prices.azure.com/api/retail/%70rices?api-version=2023-01-01-preview&$filter=a%20eq%20%27b%27",
+        # as Azure writes its links: the https port spelled out; an OData option in another case; $skip=00
+        "https://prices.azure.com:443/api/retail/prices?$Filter=a%20eq%20'b'&api-version=2023-01-01-preview&$skip=00",
     )}) == 1
     assert len({_http.page_key(url) for url in (
         page_1,
@@ -280,7 +282,10 @@ def test_a_page_key_reads_a_url_as_the_page_it_names_not_as_it_is_written():
         page_1.replace("prices.azure.com", "example.com"),
         page_1.replace("eq%20'b'", "eq%20'c'"),
         page_1 + "&x=",  # a parameter more, even blank
-    )}) == 6
+        page_1.replace("prices.azure.com", "prices.azure.com:8443"),  # another port
+        page_1.replace("api-version", "API-version"),  # a parameter of the API's own is named as written
+    )}) == 8
+    assert _http.page_key("https://h:port/x") == ("https", ("h:port", None), "/x", ())  # no port: the text
 
 
 def test_azure_unknown_or_missing_options_are_format_errors():
@@ -628,6 +633,56 @@ def test_a_header_that_trickles_in_is_cut_at_the_responses_deadline(monkeypatch)
                                               r"the response took more than 0\.3 s \(MAX_RESPONSE_S\) to arrive$"):
         _http.get_json(base + "/x", what="t", retries=0, timeout_s=5, sleep=Sleeps())
     assert time.monotonic() - started < 3
+
+
+def test_a_connection_made_once_its_deadline_has_passed_is_shut_at_once(monkeypatch):
+    """The deadline can pass before the connection exists (a source's max_fetch_s a moment from its end): the socket
+    is shut as it is made, not left unwatched. MAX_RESPONSE_S 0 here: past as the request starts."""
+    monkeypatch.setattr(_http, "MAX_RESPONSE_S", 0.0)
+    base = raw_server(HEADERS_A_BYTE_AT_A_TIME, trickle_s=0.05, trickle_from=PADDING)
+    started = time.monotonic()
+    with pytest.raises(LiveSourceError, match=r"last: network error: TimeoutError: the response took more than 0 s "):
+        _http.get_json(base + "/x", what="t", retries=0, timeout_s=5, sleep=Sleeps())
+    assert time.monotonic() - started < 2
+
+
+def test_a_body_that_stops_coming_is_cut_at_the_responses_deadline(monkeypatch):
+    """A body's first byte, then nothing for 3 s: each read waits up to timeout_s (5 s), and a check between reads
+    comes only after one. The connection is shut at MAX_RESPONSE_S (0.3 s here) instead."""
+    monkeypatch.setattr(_http, "MAX_RESPONSE_S", 0.3)
+    base = raw_server(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+                      trickle_s=3.0)
+    started = time.monotonic()
+    with pytest.raises(LiveSourceError, match=r"^t: gave up after 1 attempts .*; last: network error: TimeoutError: "
+                                              r"the response took more than 0\.3 s \(MAX_RESPONSE_S\) to arrive$"):
+        _http.get_json(base + "/x", what="t", retries=0, timeout_s=5, sleep=Sleeps())
+    assert time.monotonic() - started < 2
+
+
+def test_a_tls_handshake_that_trickles_in_is_cut_at_the_responses_deadline(monkeypatch):
+    """A server that answers a TLS ClientHello with a record header, then a byte every 0.05 s: the handshake reads each
+    within timeout_s, for as long as they come (3 s here). Its TLS socket is shut at MAX_RESPONSE_S (0.3 s)."""
+    monkeypatch.setattr(_http, "MAX_RESPONSE_S", 0.3)
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def answer():
+        with listener, listener.accept()[0] as conn:
+            conn.recv(4096)  # the ClientHello
+            try:
+                conn.sendall(b"\x16\x03\x03\x40\x00")  # a handshake record of 16 KiB, to come
+                for _ in range(60):
+                    conn.sendall(b"\x02")
+                    time.sleep(0.05)
+            except OSError:  # the client gave up
+                pass
+
+    threading.Thread(target=answer, daemon=True).start()
+    started = time.monotonic()
+    with pytest.raises(LiveSourceError, match=r"^t: gave up after 1 attempts .*; last: network error: TimeoutError: "
+                                              r"the response took more than 0\.3 s \(MAX_RESPONSE_S\) to arrive$"):
+        _http.get_json(f"https://127.0.0.1:{listener.getsockname()[1]}/x", what="t", retries=0, timeout_s=5,
+                       sleep=Sleeps())
+    assert time.monotonic() - started < 2
 
 
 @pytest.mark.parametrize("reader", ["get_json", "download"])

@@ -10,8 +10,8 @@ go through `redact`; headers are never logged.
 Only http(s) URLs are fetched (never file:, ftp: or data:, whatever a next-page link says). The caller's headers
 (credentials: `Authorization`) go to the URL asked for only, never on to a redirect's; a redirect from https to
 http is refused. A whole response must arrive within `MAX_RESPONSE_S` of its request (`timeout_s` bounds each
-wait for the server), so a server that sends its status line, headers or body a byte at a time cannot hold a run
-(the connection is shut at that deadline, `_cut_at`); and no request starts, waits or is waited for past the source's
+wait for the server), so a server that sends its TLS handshake, status line, headers or body a byte at a time cannot
+hold a run (the connection is shut at that deadline, `_cut_at`); and no request starts, waits or is waited for past the source's
 `max_fetch_s` (`SourceLimits.deadline`), which raises a SourceLimitError.
 """
 
@@ -90,29 +90,39 @@ class _NoDowngrade(urllib.request.HTTPRedirectHandler):
 
 
 class _Cut:
-    """The connections a request opens (its redirects' too), shut at `deadline` (time.monotonic) wherever they are:
-    a socket timeout bounds each wait for the server, not the whole, and http.client reads a status line and headers
-    sent a byte at a time, each byte within the timeout, for as long as they come."""
+    """The sockets a request opens (its redirects' too, and an HTTPS connection's TLS socket), shut at `deadline`
+    (time.monotonic) wherever the request is: its TLS handshake, its status line and headers, or its body. A socket
+    timeout bounds each wait for the server, not the whole, and http.client reads a status line and headers sent a
+    byte at a time, each byte within the timeout, for as long as they come."""
 
     def __init__(self, deadline: float) -> None:
-        self.deadline = deadline
+        self.lock = threading.Lock()
         self.fired = False
-        self.timers: list[threading.Timer] = []
+        self.sockets: list[socket.socket] = []
+        self.timer = threading.Timer(max(0.0, deadline - time.monotonic()), self.fire)
+        self.timer.daemon = True
 
-    def watch(self, connection: http.client.HTTPConnection) -> None:
-        """Shut `connection`'s socket at the deadline (now, if it is past): a read it blocks in returns nothing."""
-        def cut() -> None:
+    def watch(self, sock: socket.socket) -> None:
+        """Shut `sock` at the deadline (now, if it has passed): a read it blocks in returns, or fails."""
+        with self.lock:
+            self.sockets.append(sock)
+            fired = self.fired
+        if fired:
+            _shut(sock)
+
+    def fire(self) -> None:
+        with self.lock:
             self.fired = True
-            if connection.sock is not None:
-                with contextlib.suppress(OSError):  # closed meanwhile
-                    # the plain socket's shutdown, an SSL socket's too: SSLSocket's own drops its SSL object, which
-                    # a read under way in another thread still uses
-                    socket.socket.shutdown(connection.sock, socket.SHUT_RDWR)
+            sockets = list(self.sockets)
+        for sock in sockets:
+            _shut(sock)
 
-        timer = threading.Timer(max(0.0, self.deadline - time.monotonic()), cut)
-        timer.daemon = True
-        self.timers.append(timer)
-        timer.start()
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # closed meanwhile, or a TCP socket handed over to its TLS socket
+        # the plain socket's shutdown, a TLS socket's too: SSLSocket's own drops its SSL object, which a read under way
+        # in another thread still uses
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
 
 _cutting = threading.local()  # the _Cut of the request this thread is making, if any
@@ -120,11 +130,12 @@ _cutting = threading.local()  # the _Cut of the request this thread is making, i
 
 @contextlib.contextmanager
 def _cut_at(deadline: float, why: str):
-    """Requests made in this thread inside the block have their connections shut at `deadline`; a block that ends
-    after that, or fails then (http.client reads a shut connection as the server's close, or as headers that ended),
-    raises TimeoutError(why): a network error, retried as one is."""
+    """Requests made in this thread inside the block have their sockets shut at `deadline`; a block that ends after
+    that, or fails then (http.client reads a shut connection as the server's close, or as headers that ended), raises
+    TimeoutError(why): a network error, retried as one is."""
     cut, outer = _Cut(deadline), getattr(_cutting, "cut", None)
     _cutting.cut = cut
+    cut.timer.start()
     try:
         yield cut
     except (OSError, http.client.HTTPException) as exc:
@@ -133,25 +144,44 @@ def _cut_at(deadline: float, why: str):
         raise
     finally:
         _cutting.cut = outer
-        for timer in cut.timers:
-            timer.cancel()
+        cut.timer.cancel()
     if cut.fired:
         raise TimeoutError(why)
 
 
+class _WatchedTLSSocket(ssl.SSLSocket):
+    """A TLS socket the thread's _Cut watches from the start of its handshake, which a server sending a byte at a time
+    would otherwise stretch read by read."""
+
+    def do_handshake(self, block: bool = False) -> None:
+        cut = getattr(_cutting, "cut", None)
+        if cut is not None:
+            cut.watch(self)
+        super().do_handshake(block)
+
+
 def _watched(connection_class):
-    """`connection_class` whose connections, once connected, are watched by the thread's _Cut, if it has one."""
+    """`connection_class` whose sockets the thread's _Cut, if it has one, watches: the TCP socket as it is made (a
+    proxy's CONNECT reply is read on it), and an HTTPS connection's TLS socket as its handshake begins. Through
+    http.client's `_create_connection` and the connection's SSL context (`_context`, made for it when the opener gives
+    none, as ours does not; its `sslsocket_class` is SSLContext's documented hook for a subclass): a Python without
+    them leaves that part unwatched."""
     def connection(*args, **kwargs) -> http.client.HTTPConnection:
         made = connection_class(*args, **kwargs)
         cut = getattr(_cutting, "cut", None)
-        if cut is not None:
-            connect = made.connect
+        if cut is None:
+            return made
+        create = getattr(made, "_create_connection", None)
+        if create is not None:
+            def create_then_watch(*create_args, **create_kwargs) -> socket.socket:
+                sock = create(*create_args, **create_kwargs)
+                cut.watch(sock)
+                return sock
 
-            def connect_then_watch() -> None:
-                connect()
-                cut.watch(made)
-
-            made.connect = connect_then_watch
+            made._create_connection = create_then_watch
+        context = getattr(made, "_context", None)
+        if isinstance(context, ssl.SSLContext):
+            context.sslsocket_class = _WatchedTLSSocket
         return made
 
     return connection
@@ -313,13 +343,24 @@ def with_query(url: str, params: dict | None) -> str:
 
 def page_key(url: str) -> tuple:
     """A page's URL as a pager compares it with the pages it fetched, to stop a listing whose next-page link leads back
-    (Azure's): scheme and host in lower case, the path decoded, and the query's parameters decoded and sorted, since a
-    link may order or encode them otherwise than the request did (`%24filter` is `$filter`, `%20` or `+` a space). An
-    OData `$skip` of 0 skips nothing: the first page, which is requested without one."""
+    (Azure's): scheme and host in lower case, the port filled in from the scheme, the path decoded, and the query's
+    parameters decoded and sorted, since a link may write them otherwise than the request did (`%24filter` or
+    `$Filter` is `$filter`, `%20` or `+` a space). An OData `$skip` of 0 skips nothing: the first page, which is
+    requested without one."""
     split = urllib.parse.urlsplit(url)
-    query = sorted((name, value) for name, value in urllib.parse.parse_qsl(split.query, keep_blank_values=True)
-                   if not (name.lower() == "$skip" and value.strip() == "0"))
-    return split.scheme.lower(), split.netloc.lower(), urllib.parse.unquote(split.path) or "/", tuple(query)
+    scheme = split.scheme.lower()
+    try:  # the host as _same_origin reads it: a scheme's default port written out (Azure's links say :443) is none
+        host = (split.hostname, split.port or {"http": 80, "https": 443}.get(scheme))
+    except ValueError:  # a port that is no number: the text as written
+        host = (split.netloc.lower(), None)
+    query = []
+    for name, value in urllib.parse.parse_qsl(split.query, keep_blank_values=True):
+        if name.startswith("$"):  # OData's own options ($filter, $skip) are named in any case
+            name = name.lower()
+        if name == "$skip" and value.strip().isdigit() and int(value) == 0:
+            continue
+        query.append((name, value))
+    return scheme, host, urllib.parse.unquote(split.path) or "/", tuple(sorted(query))
 
 
 def get_json(
@@ -417,7 +458,7 @@ _OPENER = _opener()
 
 def open_url(url: str, timeout_s: float, fetch_deadline: float | None = None):
     """`url` opened as get_json opens its requests (http and https only, redirects never from https to http, its
-    status line and headers within MAX_RESPONSE_S and the source's `fetch_deadline`, else a TimeoutError); a
+    handshake, status line and headers within MAX_RESPONSE_S and the source's `fetch_deadline`, else a TimeoutError); a
     LiveSourceError, not retried, for any other scheme. The caller reads the body within its own deadline."""
     _check_scheme(url)
     with _cut_at(*_response_deadline(time.monotonic() + MAX_RESPONSE_S, fetch_deadline)):
