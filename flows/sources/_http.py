@@ -461,8 +461,15 @@ def open_url(url: str, timeout_s: float, fetch_deadline: float | None = None):
     handshake, status line and headers within MAX_RESPONSE_S and the source's `fetch_deadline`, else a TimeoutError); a
     LiveSourceError, not retried, for any other scheme. The caller reads the body within its own deadline."""
     _check_scheme(url)
-    with _cut_at(*_response_deadline(time.monotonic() + MAX_RESPONSE_S, fetch_deadline)):
-        return _OPENER.open(url, timeout=timeout_s)
+    response = None
+    try:
+        with _cut_at(*_response_deadline(time.monotonic() + MAX_RESPONSE_S, fetch_deadline)):
+            response = _OPENER.open(url, timeout=timeout_s)
+    except TimeoutError:
+        if response is not None:  # opened as the deadline passed: closed, not left to the garbage collector
+            response.close()
+        raise
+    return response
 
 
 def _check_scheme(url: str, prefix: str = "") -> None:
