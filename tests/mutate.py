@@ -678,10 +678,10 @@ MUTATIONS = (
     Mutation("offer-file-headers-that-trickle-in-not-cut", "flows/sources/_http.py",
              "        with _cut_at(*_response_deadline(time.monotonic() + MAX_RESPONSE_S, fetch_deadline)):\n",
              "        with contextlib.nullcontext():\n",
-             ("tests/test_source_http_live.py::test_headers_that_trickle_in_are_cut_at_the_sources_max_fetch_s",)),
+             ("tests/test_source_http_live.py::test_a_response_that_trickles_in_is_cut_at_the_sources_max_fetch_s",)),
     Mutation("a-cut-that-shuts-nothing", "flows/sources/_http.py",
              "        socket.socket.shutdown(sock, socket.SHUT_RDWR)", "        pass",
-             ("tests/test_source_http_live.py::test_headers_that_trickle_in_are_cut_at_the_sources_max_fetch_s",)),
+             ("tests/test_source_http_live.py::test_a_response_that_trickles_in_is_cut_at_the_sources_max_fetch_s",)),
     Mutation("tls-handshake-not-watched", "flows/sources/_http.py",
              "            context.sslsocket_class = _WatchedTLSSocket", "            pass",
              ("tests/test_source_http_live.py::test_a_tls_handshake_that_trickles_in_is_cut_at_the_responses_"
