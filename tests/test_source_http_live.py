@@ -287,6 +287,8 @@ def test_a_page_key_reads_a_url_as_the_page_it_names_not_as_it_is_written():
         page_1.replace("api-version", "API-version"),  # a parameter of the API's own is named as written
     )}) == 8
     assert _http.page_key("https://h:port/x") == ("https", ("h:port", None), "/x", ())  # no port: the text
+    # a $skip that is a digit to str.isdigit but no number to int(): another page, not an error
+    assert _http.page_key("https://a/x?$skip=%C2%B2") == ("https", ("a", 443), "/x", (("$skip", "\u00b2"),))
 
 
 def test_azure_unknown_or_missing_options_are_format_errors():
@@ -675,6 +677,29 @@ def test_a_tls_handshake_that_trickles_in_is_cut_at_the_responses_deadline(monke
 
     threading.Thread(target=answer, daemon=True).start()
     given_up_at_its_deadline(f"https://127.0.0.1:{listener.getsockname()[1]}/x", within_s=2)
+
+
+def test_a_cut_whose_timer_fires_as_its_request_ends_shuts_nothing():
+    """A timer past cancel()'s reach when the request ended (a thread switch at the deadline) must not shut the sockets
+    after it: open_url has handed its response to the caller, who is reading it."""
+    ours, server = socket.socketpair()
+    with ours, server:
+        with _http._cut_at(time.monotonic() + 60, "late") as cut:
+            cut.watch(ours)
+        cut.fire()  # as that timer would, now
+        server.sendall(b"x")
+        assert ours.recv(1) == b"x" and not cut.fired
+
+
+def test_a_cut_whose_timer_cannot_start_leaves_no_cut_behind(monkeypatch):
+    """No thread to spare: the error is raised, and the thread's later requests are not watched by a dead cut."""
+    def no_thread(self):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Timer, "start", no_thread)
+    with pytest.raises(RuntimeError, match="can't start new thread"), _http._cut_at(time.monotonic() + 60, "why"):
+        pass
+    assert getattr(_http._cutting, "cut", None) is None
 
 
 def test_a_response_within_its_deadline_is_not_cut_after_it(monkeypatch):

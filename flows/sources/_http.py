@@ -98,6 +98,7 @@ class _Cut:
     def __init__(self, deadline: float) -> None:
         self.lock = threading.Lock()
         self.fired = False
+        self.done = False  # the request is over: a timer past its cancel's reach shuts nothing (a caller's response)
         self.sockets: list[socket.socket] = []
         self.timer = threading.Timer(max(0.0, deadline - time.monotonic()), self.fire)
         self.timer.daemon = True
@@ -112,6 +113,8 @@ class _Cut:
 
     def fire(self) -> None:
         with self.lock:
+            if self.done:
+                return
             self.fired = True
             sockets = list(self.sockets)
         for sock in sockets:
@@ -135,8 +138,8 @@ def _cut_at(deadline: float, why: str):
     TimeoutError(why): a network error, retried as one is."""
     cut, outer = _Cut(deadline), getattr(_cutting, "cut", None)
     _cutting.cut = cut
-    cut.timer.start()
     try:
+        cut.timer.start()
         yield cut
     except (OSError, http.client.HTTPException) as exc:
         if cut.fired:
@@ -145,6 +148,8 @@ def _cut_at(deadline: float, why: str):
     finally:
         _cutting.cut = outer
         cut.timer.cancel()
+        with cut.lock:  # a timer already past cancel's reach: it now shuts nothing, or it has, and fired says so
+            cut.done = True
     if cut.fired:
         raise TimeoutError(why)
 
@@ -163,9 +168,10 @@ class _WatchedTLSSocket(ssl.SSLSocket):
 def _watched(connection_class):
     """`connection_class` whose sockets the thread's _Cut, if it has one, watches: the TCP socket as it is made (a
     proxy's CONNECT reply is read on it), and an HTTPS connection's TLS socket as its handshake begins. Through
-    http.client's `_create_connection` and the connection's SSL context (`_context`, made for it when the opener gives
-    none, as ours does not; its `sslsocket_class` is SSLContext's documented hook for a subclass): a Python without
-    them leaves that part unwatched."""
+    http.client's `_create_connection` and the connection's SSL context (`_context`: made for each connection on
+    Python 3.11, the handler's own and shared on 3.12; its `sslsocket_class` is SSLContext's documented hook for a
+    subclass, and a shared one is harmless: a socket registers with its own thread's cut only): a Python without them
+    leaves that part unwatched."""
     def connection(*args, **kwargs) -> http.client.HTTPConnection:
         made = connection_class(*args, **kwargs)
         cut = getattr(_cutting, "cut", None)
@@ -357,7 +363,7 @@ def page_key(url: str) -> tuple:
     for name, value in urllib.parse.parse_qsl(split.query, keep_blank_values=True):
         if name.startswith("$"):  # OData's own options ($filter, $skip) are named in any case
             name = name.lower()
-        if name == "$skip" and value.strip().isdigit() and int(value) == 0:
+        if name == "$skip" and value.strip() and not value.strip().strip("0"):  # 0, 00: not int(), which reads ²
             continue
         query.append((name, value))
     return scheme, host, urllib.parse.unquote(split.path) or "/", tuple(sorted(query))
