@@ -11,8 +11,8 @@ Only http(s) URLs are fetched (never file:, ftp: or data:, whatever a next-page 
 (credentials: `Authorization`) go to the URL asked for only, never on to a redirect's; a redirect from https to
 http is refused. A whole response must arrive within `MAX_RESPONSE_S` of its request (`timeout_s` bounds each
 wait for the server), so a server that sends its TLS handshake, status line, headers or body a byte at a time cannot
-hold a run (the connection is shut at that deadline, `_cut_at`); and no request starts, waits or is waited for past the source's
-`max_fetch_s` (`SourceLimits.deadline`), which raises a SourceLimitError.
+hold a run (the connection is shut at that deadline, `_cut_at`); and no request starts, waits or is waited for past
+the source's `max_fetch_s` (`SourceLimits.deadline`), which raises a SourceLimitError.
 """
 
 from __future__ import annotations
@@ -59,16 +59,18 @@ FETCHED_SCHEMES = ("http", "https")
 _SHORTEST_SECRET = 4  # a header value shorter than this is no credential, and scrubbing it would garble messages
 
 
-def _same_origin(url: str, other: str) -> bool:
-    """Whether two URLs have one scheme, host and port (the port filled in from the scheme; a port that is no number
-    is no origin)."""
-    def origin(text: str) -> tuple:
-        parts = urllib.parse.urlsplit(text)
-        scheme = parts.scheme.lower()
-        return scheme, parts.hostname, parts.port or {"http": 80, "https": 443}.get(scheme)
+def _origin(url: str) -> tuple[str, str | None, int | None]:
+    """A URL's scheme, host and port, in lower case, the port filled in from the scheme (`:443` written out or not);
+    ValueError for a port that is no number."""
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, parts.hostname, parts.port or {"http": 80, "https": 443}.get(scheme)
 
+
+def _same_origin(url: str, other: str) -> bool:
+    """Whether two URLs have one scheme, host and port (a port that is no number is no origin)."""
     try:
-        return origin(url) == origin(other)
+        return _origin(url) == _origin(other)
     except ValueError:
         return False
 
@@ -193,14 +195,19 @@ def _watched(connection_class):
     return connection
 
 
-class _WatchedHTTP(urllib.request.HTTPHandler):
+class _Watching:
+    """urllib's HTTP(S) handler, its connections `_watched`."""
+
     def do_open(self, http_class, req, **http_conn_args):
         return super().do_open(_watched(http_class), req, **http_conn_args)
 
 
-class _WatchedHTTPS(urllib.request.HTTPSHandler):
-    def do_open(self, http_class, req, **http_conn_args):
-        return super().do_open(_watched(http_class), req, **http_conn_args)
+class _WatchedHTTP(_Watching, urllib.request.HTTPHandler):
+    pass
+
+
+class _WatchedHTTPS(_Watching, urllib.request.HTTPSHandler):
+    pass
 
 
 def _opener() -> urllib.request.OpenerDirector:
@@ -354,11 +361,10 @@ def page_key(url: str) -> tuple:
     `$Filter` is `$filter`, `%20` or `+` a space). An OData `$skip` of 0 skips nothing: the first page, which is
     requested without one."""
     split = urllib.parse.urlsplit(url)
-    scheme = split.scheme.lower()
     try:  # the host as _same_origin reads it: a scheme's default port written out (Azure's links say :443) is none
-        host = (split.hostname, split.port or {"http": 80, "https": 443}.get(scheme))
+        scheme, *host = _origin(url)
     except ValueError:  # a port that is no number: the text as written
-        host = (split.netloc.lower(), None)
+        scheme, host = split.scheme.lower(), [split.netloc.lower(), None]
     query = []
     for name, value in urllib.parse.parse_qsl(split.query, keep_blank_values=True):
         if name.startswith("$"):  # OData's own options ($filter, $skip) are named in any case
@@ -366,7 +372,23 @@ def page_key(url: str) -> tuple:
         if name == "$skip" and value.strip() and not value.strip().strip("0"):  # 0, 00: not int(), which reads ²
             continue
         query.append((name, value))
-    return scheme, host, urllib.parse.unquote(split.path) or "/", tuple(sorted(query))
+    return scheme, tuple(host), urllib.parse.unquote(split.path) or "/", tuple(sorted(query))
+
+
+class PagesSeen:
+    """The pages a listing has fetched (by page_key), the first as it was requested, so that a next-page link that
+    leads back to one of them stops the listing at once rather than running on to max_pages."""
+
+    def __init__(self, first_url: str) -> None:
+        self.keys = {page_key(first_url)}
+
+    def follow(self, link: str, where: str) -> None:
+        """`link` taken as the next page; SourceFormatError (`where` names the link) if it leads back."""
+        key = page_key(link)
+        if key in self.keys:
+            raise SourceFormatError(f"{where}: leads back to an earlier page ({cut(redact_url(link))}); stopping "
+                                    "instead of looping")
+        self.keys.add(key)
 
 
 def get_json(

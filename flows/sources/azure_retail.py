@@ -7,8 +7,6 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from flows.redaction import redact_url
-from flows.safe_yaml import cut
 from flows.sources import _http
 from flows.sources._common import (
     DEFAULT_LIMITS,
@@ -130,8 +128,7 @@ def region_pages(options: dict, region: str, *, sleep=time.sleep, limits: Source
     params = {"api-version": options.get("api_version", API_VERSION), "currencyCode": "'USD'",
               "meterRegion": "'primary'", "$filter": odata_filter or region_filter(region, skus)}
     url: str | None = endpoint
-    # the first page's URL as requested: a link back to it is a loop too, however the link writes it (page_key)
-    seen = {_http.page_key(_http.with_query(endpoint, params))}
+    seen = _http.PagesSeen(_http.with_query(endpoint, params))
     page_no = 0
     while url:
         page_no += 1
@@ -143,13 +140,9 @@ def region_pages(options: dict, region: str, *, sleep=time.sleep, limits: Source
             raise SourceFormatError(f"{where}.NextPageLink: expected a URL or null, got {excerpt(next_link)}")
         if next_link:
             _http.same_origin_link(next_link, endpoint, f"{where}.NextPageLink")
-        if next_link and _http.page_key(next_link) in seen:
-            raise SourceFormatError(f"{where}.NextPageLink: leads back to an earlier page "
-                                    f"({cut(redact_url(next_link))}); stopping instead of looping")
+            seen.follow(next_link, f"{where}.NextPageLink")
         if next_link and page_no >= limits.max_pages:
             raise limits.exceeded(f"azure retail prices {region}", "max_pages", "the listing has more pages")
-        if next_link:
-            seen.add(_http.page_key(next_link))
         url, params = next_link or None, None  # the link already carries the whole query
 
 

@@ -22,8 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flows.redaction import redact_url
-from flows.safe_yaml import cut
 from flows.sources import _http
 from flows.sources._common import (
     DEFAULT_LIMITS,
@@ -174,8 +172,7 @@ def region_pages(options: Mapping, region: str, subscription: str, token: str, *
     params: dict | None = {"api-version": options.get("api_version", API_VERSION),
                            "$filter": f"location eq {odata_literal(region)}"}
     headers = {"Authorization": f"Bearer {token}"}
-    # the first page's URL as requested: a link back to it is a loop too, however the link writes it (page_key)
-    seen = {_http.page_key(_http.with_query(url, params))}
+    seen = _http.PagesSeen(_http.with_query(url, params))
     page_no = 0
     while url:
         page_no += 1
@@ -190,13 +187,9 @@ def region_pages(options: Mapping, region: str, subscription: str, token: str, *
             raise SourceFormatError(f"{where}.nextLink: expected a URL or null, got {excerpt(next_link)}")
         if next_link:  # it would carry the token: only where the listing started
             _http.same_origin_link(next_link, endpoint, f"{where}.nextLink")
-        if next_link and _http.page_key(next_link) in seen:
-            raise SourceFormatError(f"{where}.nextLink: leads back to an earlier page "
-                                    f"({cut(redact_url(next_link))}); stopping instead of looping")
+            seen.follow(next_link, f"{where}.nextLink")
         if next_link and page_no >= limits.max_pages:
             raise limits.exceeded(f"azure skus {region}", "max_pages", "the listing has more pages")
-        if next_link:
-            seen.add(_http.page_key(next_link))
         url, params = next_link or None, None  # the link already carries the whole query
 
 
