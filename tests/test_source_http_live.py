@@ -679,6 +679,37 @@ def test_a_tls_handshake_that_trickles_in_is_cut_at_the_responses_deadline(monke
     given_up_at_its_deadline(f"https://127.0.0.1:{listener.getsockname()[1]}/x", within_s=2)
 
 
+def test_an_error_body_that_stops_coming_is_cut_at_the_responses_deadline_and_its_status_said(monkeypatch):
+    """An error's status at once, its body's first byte, then nothing for 3 s: read after the request's cut ended, the
+    next read waited up to timeout_s (5 s; the server's next byte came at 3 s). Read inside the cut, the connection is
+    shut at MAX_RESPONSE_S (0.3 s here), and the error is the server's answer with what came of its body, not a
+    timeout."""
+    monkeypatch.setattr(_http, "MAX_RESPONSE_S", 0.3)
+    base = raw_server(b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\nxyz",
+                      trickle_s=3.0)
+    started = time.monotonic()
+    with pytest.raises(LiveSourceError, match=r"^t: HTTP 400 Bad Request from http://127\.0\.0\.1:\d+/e: x$"):
+        _http.get_json(base + "/e", what="t", retries=0, timeout_s=5, sleep=Sleeps())
+    assert time.monotonic() - started < 2
+
+
+def test_a_cut_raises_an_answered_error_as_it_is_and_closes_one_it_turns_into_a_timeout():
+    """Inside a cut past its deadline, an HTTP error raised before the block said the answer came is a TimeoutError,
+    its response closed (not left to the garbage collector); once it said so, the HTTP error itself."""
+    for answered in (False, True):
+        body = BytesIO(b"error page")
+        error = urllib.error.HTTPError("http://h/x", 503, "Unavailable", {}, body)
+        with pytest.raises(urllib.error.HTTPError if answered else TimeoutError) as raised, \
+                _http._cut_at(time.monotonic() - 1, "the deadline passed") as cut:
+            while not cut.fired:  # its timer, due at once
+                time.sleep(0.01)
+            if answered:
+                cut.answer_came()
+            raise error
+        assert raised.value is error if answered else str(raised.value) == "the deadline passed"
+        assert body.closed is not answered  # an answered error is the caller's to read and close
+
+
 def test_a_cut_whose_timer_fires_as_its_request_ends_shuts_nothing():
     """A timer past cancel()'s reach when the request ended (a thread switch at the deadline) must not shut the sockets
     after it: open_url has handed its response to the caller, who is reading it."""

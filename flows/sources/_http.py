@@ -101,6 +101,7 @@ class _Cut:
         self.lock = threading.Lock()
         self.fired = False
         self.done = False  # the request is over: a timer past its cancel's reach shuts nothing (a caller's response)
+        self.answered = False  # the server's answer (an HTTP error's status) came: a cut ends its body, no more
         self.sockets: list[socket.socket] = []
         self.timer = threading.Timer(max(0.0, deadline - time.monotonic()), self.fire)
         self.timer.daemon = True
@@ -112,6 +113,12 @@ class _Cut:
             fired = self.fired
         if fired:
             _shut(sock)
+
+    def answer_came(self) -> None:
+        """The server's answer (an HTTP error's status line and headers) came in time: from now on the deadline ends
+        the reading of its body, and the block's error is that answer, not a TimeoutError."""
+        with self.lock:
+            self.answered = True
 
     def fire(self) -> None:
         with self.lock:
@@ -137,14 +144,17 @@ _cutting = threading.local()  # the _Cut of the request this thread is making, i
 def _cut_at(deadline: float, why: str):
     """Requests made in this thread inside the block have their sockets shut at `deadline`; a block that ends after
     that, or fails then (http.client reads a shut connection as the server's close, or as headers that ended), raises
-    TimeoutError(why): a network error, retried as one is."""
+    TimeoutError(why): a network error, retried as one is. Once the block says the server's answer came
+    (`answer_came`: an HTTP error's status), its error is raised as it is."""
     cut, outer = _Cut(deadline), getattr(_cutting, "cut", None)
     _cutting.cut = cut
     try:
         cut.timer.start()
         yield cut
     except (OSError, http.client.HTTPException) as exc:
-        if cut.fired:
+        if cut.fired and not cut.answered:
+            if isinstance(exc, urllib.error.HTTPError):  # its status came as the deadline passed: its response closed
+                exc.close()
             raise TimeoutError(why) from exc
         raise
     finally:
@@ -152,7 +162,7 @@ def _cut_at(deadline: float, why: str):
         cut.timer.cancel()
         with cut.lock:  # a timer already past cancel's reach: it now shuts nothing, or it has, and fired says so
             cut.done = True
-    if cut.fired:
+    if cut.fired and not cut.answered:
         raise TimeoutError(why)
 
 
@@ -284,7 +294,9 @@ def reason_phrase(exc: urllib.error.HTTPError, secrets: Sequence[str] = ()) -> s
 def _error_body(exc: urllib.error.HTTPError, deadline: float, fetch_deadline: float | None) -> bytes:
     """The start of an HTTP error's body (at most _ERROR_BODY_BYTES), read as a body is read (get_json's
     `_read_body`), no longer than the response's MAX_RESPONSE_S or the source's max_fetch_s: what came by then. Read
-    whole, a body sent a byte at a time, each within the socket's timeout, held the run for hours."""
+    whole, a body sent a byte at a time, each within the socket's timeout, held the run for hours. Read inside the
+    request's `_cut_at`, whose timer shuts the connection at that deadline, a body that stops coming is not waited
+    for either (a read blocks up to the socket's timeout)."""
     if fetch_deadline is not None:
         deadline = min(deadline, fetch_deadline)
     response = getattr(exc, "fp", None)
@@ -426,22 +438,30 @@ def get_json(
         wait = backoff_s * 2 ** (attempt - 1)
         limits.check_time(what)  # the source's max_fetch_s, retries and their waits included
         started = time.monotonic()
+        error_body = b""
         try:
-            # the status line and headers too, not the body alone, within the response's deadline
-            with _cut_at(*_response_deadline(started + MAX_RESPONSE_S, limits.deadline)), \
-                    _OPENER.open(request, timeout=limits.seconds_left(timeout_s)) as response:
-                length = (response.headers.get("Content-Length") or "").strip()
-                if length.isdigit() and int(length) > limits.max_file_bytes:
-                    raise limits.exceeded(f"{what}: response from {shown}", "max_file_bytes",
-                                          f"the body ({int(length):,} bytes) is larger")
-                # read as it comes, whatever Content-Length says (a chunked body ignores it): stopped past the limit
-                body = _read_body(response, limits.max_file_bytes, started + MAX_RESPONSE_S, limits.deadline)
-                status = response.status
+            # the status line and headers too, not the body alone, within the response's deadline; an error's body too
+            with _cut_at(*_response_deadline(started + MAX_RESPONSE_S, limits.deadline)) as request_cut:
+                try:
+                    opened = _OPENER.open(request, timeout=limits.seconds_left(timeout_s))
+                except urllib.error.HTTPError as exc:
+                    request_cut.answer_came()
+                    error_body = _error_body(exc, started + MAX_RESPONSE_S, limits.deadline)
+                    raise
+                with opened as response:
+                    length = (response.headers.get("Content-Length") or "").strip()
+                    if length.isdigit() and int(length) > limits.max_file_bytes:
+                        raise limits.exceeded(f"{what}: response from {shown}", "max_file_bytes",
+                                              f"the body ({int(length):,} bytes) is larger")
+                    # read as it comes, whatever Content-Length says (a chunked body ignores it): stopped past the limit
+                    body = _read_body(response, limits.max_file_bytes, started + MAX_RESPONSE_S, limits.deadline)
+                    status = response.status
             if body is None:
                 raise limits.exceeded(f"{what}: response from {shown}", "max_file_bytes", "the body is larger")
         except urllib.error.HTTPError as exc:
+            exc.close()
             status = exc.code
-            excerpt = _excerpt(_error_body(exc, started + MAX_RESPONSE_S, limits.deadline), secrets)
+            excerpt = _excerpt(error_body, secrets)
             if status in (401, 403):
                 raise LiveSourceError(f"{what}: access denied (HTTP {status}) from {shown}: {excerpt}") from None
             if status not in RETRY_STATUSES:
