@@ -703,6 +703,15 @@ MUTATIONS = (
              "                pass\n            raise TimeoutError(why) from exc",
              ("tests/test_source_http_live.py::test_a_cut_raises_an_answered_error_as_it_is_and_closes_one_it_turns_"
               "into_a_timeout",)),
+    Mutation("a-tie-at-the-dearest-zone-leads", "sql/marts/decisions.sql",
+             "outcome_key(picks.outcome_at_highest_zone) < outcome_key(runners_up.outcome_value)",
+             "outcome_key(picks.outcome_at_highest_zone) <= outcome_key(runners_up.outcome_value)",
+             ("tests/test_marts.py::test_a_pick_that_ties_the_runner_up_at_its_dearest_zone_does_not_lead_there",)),
+    Mutation("hosted-api-tie-goes-to-another-offer-than-the-decisions", "sql/marts/api_comparisons.sql",
+             "order by outcome_key(outcome_value), usd_per_chip_hour, candidate_id) = 1",
+             "order by outcome_key(outcome_value), usd_per_chip_hour, candidate_id desc) = 1",
+             ("tests/test_model_api_prices.py::test_a_tie_for_the_pick_gives_the_api_the_same_self_hosted_offer_as_the_"
+              "decision",)),
     Mutation("a-cut-timer-started-outside-its-cleanup", "flows/sources/_http.py",
              "    _cutting.cut = cut\n    try:\n        cut.timer.start()\n",
              "    _cutting.cut = cut\n    cut.timer.start()\n    try:\n",

@@ -196,6 +196,29 @@ def test_a_decision_on_a_spot_price_gives_the_outcome_at_the_dearest_zone(fresh_
     assert (d["runner_up_price_zones"], d["runner_up_outcome_at_highest_zone"]) == (1, None)
 
 
+def test_a_pick_that_ties_the_runner_up_at_its_dearest_zone_does_not_lead_there(fresh_db, catalog):
+    """A tie is no lead: p5 spot in us-east-1 at 10.24 and 14.00 USD/h (its dearest zone) against p5 spot in us-west-2
+    at 14.00 in its one zone. Same chips, same measured run, same reclaim rate: priced at its dearest zone the pick
+    costs exactly what the runner-up costs, so it does not lead there (outcomes compared to 12 digits)."""
+    def point(zone, price):
+        return {"AvailabilityZone": zone, "InstanceType": "p5.48xlarge", "ProductDescription": "Linux/UNIX",
+                "SpotPrice": price, "Timestamp": "2026-11-20T05:00:00Z"}
+
+    page = {"SpotPriceHistory": [point("us-east-1a", "10.240000"), point("us-east-1b", "14.000000"),
+                                 point("us-west-2a", "14.000000")]}
+    land_rows(fresh_db, catalog, "aws_spot", aws_spot.rows_from_pages([("spot page 1", page, None)]))
+    land_rows(fresh_db, catalog, "mlperf_training", [
+        landed_training_row("Eos", "NVIDIA H100-SXM5-80GB", 8, 1, "llama2_70b_lora", 28.16)])
+    transform.build_models(fresh_db, RUN, AS_OF)
+    [d] = rows(fresh_db, "select * from marts.decisions where workload_id = 'llama2-70b-lora-finetune'")
+    assert (d["pick_offer_id"], d["runner_up_offer_id"]) == (
+        "aws:us-east-1:p5.48xlarge:spot", "aws:us-west-2:p5.48xlarge:spot")
+    # 28.16 / 60 = 0.469333 h x 14.00 = 6.57067 x 1.000132785 (the rework, as above) = 6.57154, both ways
+    assert d["pick_outcome_at_highest_zone"] == pytest.approx(6.57154, abs=1e-5)
+    assert d["runner_up_outcome_value"] == pytest.approx(6.57154, abs=1e-5)
+    assert d["pick_leads_at_highest_zone"] is False
+
+
 def test_a_spot_training_pick_carries_its_reclaims_its_rework_and_the_rate_they_rest_on(fresh_db, catalog):
     _lora_on_spot(fresh_db, catalog, 21.15)
     [p5] = rows(fresh_db, "select * from marts.rankings where offer_id = 'aws:us-east-1:p5.48xlarge:spot' "

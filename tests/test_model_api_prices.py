@@ -495,6 +495,32 @@ def test_a_pick_on_spot_breaks_even_with_its_spare_unit_paid(fresh_db, bf16_cata
     assert west["is_self_hosted_cheaper"] is False and west["self_hosted_usd_per_hour"] == pytest.approx(4.0)
 
 
+def test_a_tie_for_the_pick_gives_the_api_the_same_self_hosted_offer_as_the_decision(fresh_db, bf16_catalog):
+    """p5.4xlarge at 6.88 USD an hour in us-east-1 and in us-west-2: the same chip, price and estimate, so the same
+    outcome and chip-hour. The tie goes to the lower candidate id (marts.decisions' order), and the API is compared
+    with that offer, not with the other."""
+    warehouse.load_catalog_tables(fresh_db, bf16_catalog)
+    land_all(fresh_db, bf16_catalog, [
+        batch(aws_pricing.rows_from_pages([("p", aws_page(
+            aws_product("p5.4xlarge", "6.8800000000", gpu="1", sku="A000000000000001"),
+            aws_product("p5.4xlarge", "6.8800000000", gpu="1", region="us-west-2", sku="A000000000000002")))]),
+              "aws_pricing", "aws_pricing", "aws_pricing"),
+        batch(bedrock_pricing.rows_from_pages([("p", aws_page(
+            bedrock_item("Llama 3.1 8B Instruct", "Input tokens", "0.0003", region="us-west-2", sku="W2IN"),
+            bedrock_item("Llama 3.1 8B Instruct", "Output tokens", "0.0006", region="us-west-2", sku="W2OUT")))]))],
+        RUN, AS_OF)
+    transform.build_models(fresh_db, RUN, AS_OF)
+    outcomes = fetch_dicts(fresh_db, "select offer_id, outcome_value from marts.rankings "
+                                     "where workload_id = 'llama31-8b-chat-small' order by offer_id")
+    assert [r["offer_id"] for r in outcomes] == ["aws:us-east-1:p5.4xlarge:on_demand",
+                                                 "aws:us-west-2:p5.4xlarge:on_demand"]
+    assert outcomes[0]["outcome_value"] == outcomes[1]["outcome_value"]  # a tie, to the last digit
+    [decision] = fetch_dicts(fresh_db, "select * from marts.decisions where workload_id = 'llama31-8b-chat-small'")
+    [west] = fetch_dicts(fresh_db, "select * from marts.api_comparisons where workload_id = 'llama31-8b-chat-small'")
+    assert decision["pick_offer_id"] == "aws:us-east-1:p5.4xlarge:on_demand"
+    assert west["self_hosted_candidate_id"] == decision["pick_candidate_id"]
+
+
 def test_the_workload_page_shows_the_hosted_api_section(api_built):
     from flows import reports
 
