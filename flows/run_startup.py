@@ -1,7 +1,7 @@
 """What `hweval run` does before its flow starts: it launches the temporary Prefect server the run needs when none is
 configured (a process of its own, seconds to answer), and while that server starts it does what the flow would
 otherwise do first: the catalog loaded and checked, the flow's first imports, the report templates compiled, the
-declared tables read. flows/cli.py calls these in that order; flows/prefect_server.py is the server itself.
+declared tables read. flows/run_command.py calls these in that order; flows/prefect_server.py is the server itself.
 """
 
 from __future__ import annotations

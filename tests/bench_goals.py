@@ -221,7 +221,7 @@ def child(argv: list[str], env: dict[str, str], stdout: Path | None = None, memo
 def run_env() -> dict[str, str]:
     """The environment of the runs and of their floor, the empty flow: `hweval run`'s Prefect defaults for both (the
     same server setup: its temporary server skips block registration, for instance)."""
-    from flows.cli import PREFECT_DEFAULTS
+    from flows.run_command import PREFECT_DEFAULTS
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
     env = PREFECT_DEFAULTS | env
@@ -752,7 +752,7 @@ def main() -> int:
     # P5's and F1's flows run in this process, on Prefect's own temporary server: with `hweval run`'s Prefect settings,
     # as the runs and their floor get them (run_env). Without them that server's telemetry heartbeat ran (and failed
     # on its database, locked by F1's 90 task runs, with a traceback in the bench's output)
-    from flows.cli import PREFECT_DEFAULTS
+    from flows.run_command import PREFECT_DEFAULTS
 
     for key, value in PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)

@@ -17,16 +17,16 @@ from builders import discard, open_copy
 
 from flows import warehouse
 from flows.catalog import load_catalog
-from flows.cli import PREFECT_DEFAULTS
 from flows.paths import PROJECT_ROOT
+from flows.run_command import PREFECT_DEFAULTS
 
-# Prefect's settings as `hweval run` sets them for its temporary server (cli.PREFECT_DEFAULTS), for the temporary
-# servers of the flows the tests call (the test server, `prefect_server`, turns the server's services on again), but
-# its flow-run and task-run loggers at INFO: where a test's Prefect fixtures share no worker (`make test-slow`, no
-# --dist loadgroup), Prefect's API log handler wrote to a stream pytest had closed. Set once, here, and each test
-# leaves os.environ as it found it (`_environment_left_as_found`): `hweval run` sets them with `setdefault` for the rest
-# of its process, and a test that ran it changed them for the later tests of its worker, the test server's among them
-# where it started later (then with no triggers for the automations the deployment tests run)
+# Prefect's settings as `hweval run` sets them for its temporary server (run_command.PREFECT_DEFAULTS), for the
+# temporary servers of the flows the tests call (the test server, `prefect_server`, turns the server's services on
+# again), but its flow-run and task-run loggers at INFO: where a test's Prefect fixtures share no worker (`make
+# test-slow`, no --dist loadgroup), Prefect's API log handler wrote to a stream pytest had closed. Set once, here, and
+# each test leaves os.environ as it found it (`_environment_left_as_found`): `hweval run` sets them with `setdefault`
+# for the rest of its process, and a test that ran it changed them for the later tests of its worker, the test server's
+# among them where it started later (then with no triggers for the automations the deployment tests run)
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 for _key, _value in PREFECT_DEFAULTS.items():
     if not _key.startswith("PREFECT_LOGGING_"):

@@ -15,7 +15,8 @@ from conftest import CATALOGS
 from test_changes import copy_of_day_one
 
 from flows import cancellation, nightly, runlock
-from flows.cli import EXIT_CANCELLED, main
+from flows.cli import main
+from flows.run_command import EXIT_CANCELLED
 
 AS_OF = "2026-12-03"
 

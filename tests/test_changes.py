@@ -18,7 +18,8 @@ from builders import gone
 from conftest import AS_OF, CATALOGS
 
 from flows.analytics import load_contract
-from flows.cli import EXIT_FAILED_AFTER_PUBLISH, EXIT_STALE_PAST_LIMIT, main
+from flows.cli import main
+from flows.run_command import EXIT_FAILED_AFTER_PUBLISH, EXIT_STALE_PAST_LIMIT
 from flows.warehouse import fetch_dicts
 
 DAY_2 = dt.date(2026, 12, 2)

@@ -15,8 +15,9 @@ from builders import gone, replace_once
 from conftest import AS_OF, CATALOGS
 
 from flows import paths, pipeline
-from flows.cli import PREFECT_DEFAULTS, build_parser, main
+from flows.cli import build_parser, main
 from flows.paths import PROJECT_ROOT
+from flows.run_command import PREFECT_DEFAULTS
 
 
 def test_every_subcommand_is_documented_in_the_readme():
@@ -29,7 +30,7 @@ def test_every_subcommand_is_documented_in_the_readme():
 def test_the_help_lists_every_exit_status_of_hweval_run_that_the_readme_does(capsys):
     """`hweval --help` and `hweval run --help` listed 0-5; README's table has 6 too (cancelled from Prefect). Both
     helps print RUN_EXIT_STATUSES, whose statuses are the table's."""
-    from flows.cli import EXIT_CANCELLED, RUN_EXIT_STATUSES
+    from flows.run_command import EXIT_CANCELLED, RUN_EXIT_STATUSES
 
     readme = (PROJECT_ROOT / "README.md").read_text()
     table = readme.split("**Exit status of `hweval run`:**", 1)[1].split("\n\n", 2)[1]
@@ -236,9 +237,9 @@ def test_the_help_is_given_under_python_oo_without_docstrings():
 def test_the_run_summary_names_the_stale_sources_in_its_last_line():
     """A run with stale sources (exit status 0 while within their max_stale_days) must not end on a line that reads
     as a clean run: the last line counts and names them. Rows: 3 + 0 + 0 landed, 1 + 4 + 0 quarantined."""
-    from flows.cli import summary_lines
     from flows.land import SourceLoad
     from flows.nightly import RunResult
+    from flows.run_command import summary_lines
 
     loads = [SourceLoad("aws_pricing", "aws_pricing", 4, 3, 1),
              SourceLoad("aws_spot", "aws_spot", 4, 0, 4, "stale", "prices moved 10x", dt.date(2026, 11, 29)),
@@ -301,7 +302,7 @@ def test_run_takes_relative_paths_from_the_working_directory_and_says_what_happe
     """The flow gets absolute paths; the line about reports/latest says what the run did (the flow's result)."""
     import datetime as dt
 
-    from flows import cli, nightly, run_startup
+    from flows import nightly, run_command, run_startup
 
     given = {}
 
@@ -311,7 +312,7 @@ def test_run_takes_relative_paths_from_the_working_directory_and_says_what_happe
                                  Path(kwargs["reports_dir"]) / "2026-11-01", [], latest_updated)
 
     monkeypatch.setattr(nightly, "nightly", flow)
-    monkeypatch.setattr(cli, "check_run_inputs", lambda args, source_files: None)  # catalog `cat` is not there
+    monkeypatch.setattr(run_command, "check_run_inputs", lambda args, source_files: None)  # catalog `cat` is not there
     monkeypatch.setattr(run_startup, "finish_catalog_check", lambda catalog_dir: None)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # not reached: the flow is replaced
@@ -331,7 +332,7 @@ def test_run_without_a_prefect_server_starts_prefects_and_checks_the_catalog_mea
     and the flow is called once it has started, not before."""
     import datetime as dt
 
-    from flows import cancellation, cli, nightly, run_startup
+    from flows import cancellation, nightly, run_command, run_startup
 
     calls = []
 
@@ -354,10 +355,10 @@ def test_run_without_a_prefect_server_starts_prefects_and_checks_the_catalog_mea
 
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     monkeypatch.setattr(run_startup, "launch_temporary_server", lambda: calls.append("server launched") or Started())
-    monkeypatch.setattr(cli, "check_run_settings", lambda args: calls.append("settings checked"))
+    monkeypatch.setattr(run_command, "check_run_settings", lambda args: calls.append("settings checked"))
     monkeypatch.setattr(run_startup, "warm_catalog_check", lambda catalog_dir: calls.append(f"catalog {catalog_dir}"))
     monkeypatch.setattr(run_startup, "warm_flow_imports", lambda: calls.append("flow's imports"))
-    monkeypatch.setattr(cli, "check_run_inputs", lambda args, source_files: calls.append("inputs checked"))
+    monkeypatch.setattr(run_command, "check_run_inputs", lambda args, source_files: calls.append("inputs checked"))
     monkeypatch.setattr(run_startup, "finish_catalog_check",
                         lambda catalog_dir: calls.append(f"catalog {catalog_dir}'s figures checked"))
     monkeypatch.setattr(nightly, "nightly", flow)
@@ -480,7 +481,7 @@ def test_the_hweval_command_freezes_what_it_loaded_before_the_flow_and_a_test_ca
     import datetime as dt
     import gc
 
-    from flows import cli, nightly
+    from flows import nightly, run_command
 
     calls = []
 
@@ -490,7 +491,7 @@ def test_the_hweval_command_freezes_what_it_loaded_before_the_flow_and_a_test_ca
                                  Path(kwargs["reports_dir"]) / "2026-11-01", [], True)
 
     monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # not reached: the flow is replaced
-    monkeypatch.setattr(cli, "_OWN_PROCESS", own_process)
+    monkeypatch.setattr(run_command, "OWN_PROCESS", own_process)
     monkeypatch.setattr(gc, "freeze", lambda: calls.append("frozen"))
     monkeypatch.setattr(nightly, "nightly", flow)
     assert main(["run", "--as-of", "2026-11-01", "--warehouse", str(tmp_path / "w.duckdb"),
@@ -582,7 +583,7 @@ def test_a_failed_run_whose_reader_closed_its_output_keeps_its_status_and_says_w
             for n in range(10_000):
                 print(f"  source {n}: 1 rows in, 1 landed, 0 quarantined")
             print("hweval: STALE PAST ITS LIMIT: aws_spot", file=sys.stderr)
-            return cli.EXIT_STALE_PAST_LIMIT
+            return 3  # EXIT_STALE_PAST_LIMIT
 
         cli.main = run
         cli.entry()

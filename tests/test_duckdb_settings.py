@@ -187,7 +187,7 @@ def test_an_offer_file_scan_past_the_limit_names_the_setting_not_the_file(monkey
 
 
 def test_a_deployments_run_checks_both_settings_itself_before_it_fetches(prefect_server, monkeypatch, tmp_path):
-    """A deployment's run does not pass through `hweval run`'s check (`cli.check_run_settings`): the flow checks the
+    """A deployment's run does not pass through `hweval run`'s check (`run_command.check_run_settings`): the flow checks the
     two settings itself (`nightly._evaluate`), before any source is fetched. Without that check a bad value stopped
     the run later, at its first DuckDB connection: after every source had been fetched."""
     from conftest import AS_OF, CATALOGS

@@ -17,7 +17,8 @@ import pytest
 from conftest import AS_OF, CATALOGS, RUN_ID
 
 from flows import pipeline, publish_journal, warehouse
-from flows.cli import PREFECT_DEFAULTS, main
+from flows.cli import main
+from flows.run_command import PREFECT_DEFAULTS
 
 D1 = dt.date(2026, 12, 1)
 HOSTILE = "<script>alert(1)</script> *bold* | pipe"

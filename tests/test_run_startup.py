@@ -9,8 +9,8 @@ import textwrap
 import pytest
 from builders import gone
 
-from flows.cli import PREFECT_DEFAULTS
 from flows.paths import PROJECT_ROOT
+from flows.run_command import PREFECT_DEFAULTS
 
 
 def test_the_flows_first_imports_exist_so_that_importing_them_ahead_is_not_a_no_op():
