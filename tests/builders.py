@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import threading
 import time
 from html.parser import HTMLParser
@@ -291,3 +292,32 @@ def gone(pid: int, within_s: float = 15.0) -> bool:
             return True
         time.sleep(0.2)
     return False
+
+
+def raw_server(*responses: bytes, trickle_s: float = 0.0, trickle_from: bytes | None = None) -> str:
+    """A server on 127.0.0.1 that answers a request (a connection) with each of `responses` in turn, exactly as written
+    (its body a byte every `trickle_s` when given, after the head at once; with `trickle_from`, from where that text
+    begins in it), then closes it; its base URL."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def answer():
+        with listener:
+            for response in responses:
+                with listener.accept()[0] as conn:
+                    request = b""
+                    while b"\r\n\r\n" not in request:
+                        request += conn.recv(4096)
+                    head, blank, body = response.partition(b"\r\n\r\n")
+                    if trickle_from is not None:
+                        at = response.index(trickle_from)
+                        head, blank, body = response[:at], b"", response[at:]
+                    try:
+                        conn.sendall(head + blank + (b"" if trickle_s else body))
+                        for i in range(len(body) if trickle_s else 0):
+                            conn.sendall(body[i:i + 1])
+                            time.sleep(trickle_s)
+                    except OSError:  # the client gave up
+                        pass
+
+    threading.Thread(target=answer, daemon=True).start()
+    return f"http://127.0.0.1:{listener.getsockname()[1]}"

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from io import BytesIO
 
 import pytest
-from builders import QuietHandler, close_loopback, serve_loopback
+from builders import QuietHandler, close_loopback, raw_server, serve_loopback
 from tls_server import UntrustedServer
 
 from flows.redaction import redact_text, redact_url
@@ -525,35 +525,6 @@ def test_a_page_that_is_not_json_is_a_format_error_naming_the_redacted_url(api):
 
 
 # ---------------------------------------------------------------- where a request goes, and how long it may take
-def raw_server(*responses: bytes, trickle_s: float = 0.0, trickle_from: bytes | None = None) -> str:
-    """A server on 127.0.0.1 that answers a request (a connection) with each of `responses` in turn, exactly as written
-    (its body a byte every `trickle_s` when given, after the head at once; with `trickle_from`, from where that text
-    begins in it), then closes it; its base URL."""
-    listener = socket.create_server(("127.0.0.1", 0))
-
-    def answer():
-        with listener:
-            for response in responses:
-                with listener.accept()[0] as conn:
-                    request = b""
-                    while b"\r\n\r\n" not in request:
-                        request += conn.recv(4096)
-                    head, blank, body = response.partition(b"\r\n\r\n")
-                    if trickle_from is not None:
-                        at = response.index(trickle_from)
-                        head, blank, body = response[:at], b"", response[at:]
-                    try:
-                        conn.sendall(head + blank + (b"" if trickle_s else body))
-                        for i in range(len(body) if trickle_s else 0):
-                            conn.sendall(body[i:i + 1])
-                            time.sleep(trickle_s)
-                    except OSError:  # the client gave up
-                        pass
-
-    threading.Thread(target=answer, daemon=True).start()
-    return f"http://127.0.0.1:{listener.getsockname()[1]}"
-
-
 def test_only_http_urls_are_fetched_and_a_next_page_link_elsewhere_is_not_followed(api, tmp_path):
     secret = tmp_path / "credentials"
     secret.write_text("[default]\naws_secret_access_key = fakeSECRET\n")

@@ -8,6 +8,7 @@ import inspect
 import json
 import subprocess
 import sys
+import time
 import tracemalloc
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from builders import (
     gcp_sku,
     land,
     mlperf_inference_result,
+    raw_server,
     replace_once,
     serve_loopback,
 )
@@ -296,6 +298,27 @@ def test_a_throttled_aws_listing_does_not_wait_for_a_retry_past_max_fetch_s(monk
         aws_pricing.fetch_live({"regions": ["us-east-1"]}, limits=limits, sleep=waited.append)
     assert waited == [1.0, 2.0, 4.0]
     stubber.assert_no_pending_responses()
+    assert never_retried(err.value)
+
+
+def test_an_aws_page_that_trickles_in_is_given_up_at_max_fetch_s(monkeypatch):
+    """botocore bounds each read of a response (read_timeout, 60 s), not the whole: a Price List page whose body comes a
+    byte every 0.05 s (200 bytes: 10 s) held the fetch past its max_fetch_s (0.5 s here) for as long as it came. The
+    page is given up at the deadline, through boto3's real HTTP path (a loopback endpoint)."""
+    from botocore.config import Config
+
+    base = raw_server(b"HTTP/1.1 200 OK\r\nContent-Type: application/x-amz-json-1.1\r\nContent-Length: 200\r\n\r\n"
+                      + b" " * 200, trickle_s=0.05)
+    client = boto3.client("pricing", region_name="us-east-1", endpoint_url=base, aws_access_key_id=FAKE_KEY_ID,
+                          aws_secret_access_key=FAKE_SECRET, config=Config(retries={"total_max_attempts": 1}))
+    monkeypatch.setattr(_aws, "client", lambda service, region, session=None: client)
+    limits = SourceLimits(max_fetch_s=0.5, source_id="aws_pricing").started()
+    started = time.monotonic()
+    with pytest.raises(SourceLimitError, match=r"^pricing.get_products us-east-1 'GPU instance': page 1: the page is "
+                                               r"taking longer to arrive than max_fetch_s allows \(0.5 s\); "
+                                               rf"{hint('max_fetch_s', 'aws_pricing')}$") as err:
+        aws_pricing.fetch_live({"regions": ["us-east-1"]}, limits=limits, sleep=lambda s: None)
+    assert time.monotonic() - started < 3
     assert never_retried(err.value)
 
 

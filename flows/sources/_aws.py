@@ -9,6 +9,7 @@ themselves).
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -51,6 +52,39 @@ def rows_by_region(service: str, regions: Sequence[str], session: Any, slots: Cl
     clients = {region: client(service, region, session) for region in regions}
     return [row for rows in in_order(lambda region: region_rows(clients[region], region), list(regions), slots)
             for row in rows]
+
+
+_LAST = object()  # what _next_page gives after a listing's last page
+
+
+def _next_page(listing: Iterator[dict], limits: SourceLimits, where: str) -> Any:
+    """The listing's next page (`_LAST` after its last), given up at the fetch's deadline (max_fetch_s) when it has one.
+
+    botocore bounds each read of a response (read_timeout, 60 s), not the whole: a page that trickles in, a byte within
+    each read's timeout, would hold the run past max_fetch_s for as long as it came, and one that stops coming for
+    60 s past it. So the page is asked for in a thread of its own, and the fetch stops at the deadline with the
+    source's max_fetch_s error. The thread given up on (a daemon: the process's exit does not wait for it) ends at
+    its next read's timeout or the response's end; nothing reads what it got.
+    """
+    if limits.deadline is None:
+        return next(listing, _LAST)
+    outcome: dict[str, Any] = {}
+    answered = threading.Event()
+
+    def ask() -> None:
+        try:
+            outcome["page"] = next(listing, _LAST)
+        except BaseException as exc:  # noqa: BLE001 - raised again in the fetch's own thread, below
+            outcome["error"] = exc
+        finally:
+            answered.set()
+
+    threading.Thread(target=ask, name="hweval-aws-page", daemon=True).start()
+    if not answered.wait(max(0.0, limits.deadline - time.monotonic())):
+        raise limits.exceeded(where, "max_fetch_s", "the page is taking longer to arrive")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["page"]
 
 
 def check_options(options: dict, allowed: set[str], required: set[str], what: str) -> None:
@@ -107,7 +141,8 @@ def pages(api_client, operation: str, what: str, *, limits: SourceLimits = DEFAU
             # the service's token as is, botocore would try to read it as its own and could split it into parameters
             config = {"StartingToken": TokenEncoder().encode({"NextToken": token})} if token else {}
             try:
-                for page in paginator.paginate(**kwargs, PaginationConfig=config):
+                listing = iter(paginator.paginate(**kwargs, PaginationConfig=config))
+                while (page := _next_page(listing, limits, f"{what}: page {page_no + 1}")) is not _LAST:
                     page_no += 1
                     throttled = 0
                     log.info("%s: page %d", what, page_no)
