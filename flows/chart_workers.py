@@ -22,6 +22,7 @@ import logging
 import multiprocessing
 import multiprocessing.connection
 import os
+import signal
 import threading
 import weakref
 from collections.abc import Callable
@@ -148,8 +149,9 @@ class _Workers:
 
 
 def _warm_up() -> None:
-    """In a new worker: exit with the process that started it (killed, it cannot stop its workers), then import what
-    drawing imports, once, before its first chart."""
+    """In a new worker: leave a Ctrl-C to the run, exit with the process that started it (killed, it cannot stop its
+    workers), then import what drawing imports, once, before its first chart."""
+    leave_ctrl_c_to_the_parent()
     threading.Thread(target=exit_with_parent, name="hweval-chart-worker-parent", daemon=True).start()
     import matplotlib.figure  # noqa: F401
     from matplotlib.backends import backend_agg  # noqa: F401
@@ -157,6 +159,13 @@ def _warm_up() -> None:
     from flows import backtest_chart, charts  # noqa: F401
 
     gc.freeze()  # the worker's modules live as long as it does: its collections and its exit skip them
+
+
+def leave_ctrl_c_to_the_parent() -> None:
+    """In a worker (a chart worker, the GX process): ignore SIGINT. A Ctrl-C at the terminal reaches the run's whole
+    process group; each worker printed its own KeyboardInterrupt traceback beside the run's one line, and died
+    under the run, which stops its workers itself as it ends (and they end with it: `exit_with_parent`)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def exit_with_parent() -> None:

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from flows import paths, query_command, run_command, sources_command
-from flows.run_command import run_exit_statuses
+from flows.run_command import EXIT_INTERRUPTED, run_exit_statuses
 from flows.std_streams import ReaderGone
 
 # Each command is a module's `cmd_*` (`run`: flows/run_command.py, `query`: flows/query_command.py, `sources`:
@@ -256,6 +256,10 @@ def entry() -> None:
     sys.stderr = guarded_err = ReaderGone(sys.stderr if sys.stderr is not None else open(os.devnull, "w"))  # noqa: SIM115
     try:
         code = main()
+    except KeyboardInterrupt:  # Ctrl-C: one line, as `hweval query` says it, not a traceback (a run's flow run, if it
+        # had begun, is marked Crashed and its channels told, above; its publish undone unless latest.json names it)
+        print("hweval: interrupted (Ctrl-C)", file=sys.stderr)
+        code = EXIT_INTERRUPTED
     finally:
         from flows import gx_process
 

@@ -268,11 +268,13 @@ def _answer(fn, *args) -> tuple[Any, list[logging.LogRecord]]:
 
 
 def _start_worker() -> None:
-    """In a new GX process: exit with the process that started it, then import GX before the first validation."""
+    """In a new GX process: leave a Ctrl-C to the run, exit with the process that started it, then import GX before
+    the first validation."""
     global _IN_WORKER
     _IN_WORKER = True
-    from flows.chart_workers import exit_with_parent
+    from flows.chart_workers import exit_with_parent, leave_ctrl_c_to_the_parent
 
+    leave_ctrl_c_to_the_parent()
     threading.Thread(target=exit_with_parent, name="hweval-gx-process-parent", daemon=True).start()
     import great_expectations  # noqa: F401
 

@@ -136,6 +136,18 @@ def test_when_the_chart_workers_die_this_process_does_their_work(one_worker, cap
     assert chart_workers.submit(os.getpid) is None  # none left: callers draw their charts themselves
 
 
+def test_a_chart_worker_leaves_a_ctrl_c_to_the_run(one_worker):
+    """A Ctrl-C at the terminal reaches the run's whole process group: a worker ignores it (it printed its own
+    traceback, and died under the run, which stops its workers itself) and draws on."""
+    import signal
+    import time
+
+    worker = chart_workers.submit(os.getpid).result(timeout=120)
+    os.kill(worker, signal.SIGINT)
+    time.sleep(0.2)  # a worker that took it would be gone by now (a KeyboardInterrupt as it waits for work)
+    assert chart_workers.submit(os.getpid).result(timeout=120) == worker
+
+
 def test_a_chart_worker_freezes_its_modules_after_its_warm_up(one_worker):
     """A worker's Matplotlib lives as long as it does: frozen (gc.freeze) after the warm-up, its collections and its
     exit at the run's end skip it (the run waits for its workers to exit)."""

@@ -34,7 +34,7 @@ def test_the_help_lists_every_exit_status_of_hweval_run_that_the_readme_does(cap
 
     readme = (PROJECT_ROOT / "README.md").read_text()
     table = readme.split("**Exit status of `hweval run`:**", 1)[1].split("\n\n", 2)[1]
-    assert [int(line.split("|")[1]) for line in table.splitlines()[2:]] == sorted(RUN_EXIT_STATUSES) == [*range(7)]
+    assert [int(line.split("|")[1]) for line in table.splitlines()[2:]] == sorted(RUN_EXIT_STATUSES) == [*range(7), 130]
     for argv in (["--help"], ["run", "--help"]):
         with pytest.raises(SystemExit):
             main(argv)
@@ -569,6 +569,22 @@ def test_a_command_whose_reader_closed_its_output_ends_quietly_with_status_141(t
     finally:
         os.close(writer)
     assert (proc.returncode, proc.stderr) == (141, "")
+
+
+def test_a_ctrl_c_ends_a_command_in_one_line_with_status_130_not_a_traceback():
+    """Ctrl-C (a KeyboardInterrupt wherever the command was; main() stands in for it): the line `hweval query` says
+    too, and 130, as a shell reports a command SIGINT ended."""
+    code = textwrap.dedent("""
+        import flows.cli as cli
+
+        def interrupted():
+            raise KeyboardInterrupt
+
+        cli.main = interrupted
+        cli.entry()
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT_ROOT, timeout=120)
+    assert (proc.returncode, proc.stderr) == (130, "hweval: interrupted (Ctrl-C)\n")
 
 
 def test_a_failed_run_whose_reader_closed_its_output_keeps_its_status_and_says_why():

@@ -224,6 +224,17 @@ def test_at_the_commands_end_the_gx_process_is_stopped_without_waiting_for_its_c
     assert gx_process.validate_table(ROWS, SUITE, PARAMETERS).failed_row_nos == {11, 12, 13}  # a new process
 
 
+def test_the_gx_process_leaves_a_ctrl_c_to_the_run(own_gx_process):
+    """A Ctrl-C at the terminal reaches the run's whole process group: the GX process ignores it (it printed its own
+    traceback, and died under the run) and answers on; the run stops it as it ends."""
+    import signal
+
+    worker = gx_process._call(os.getpid)
+    os.kill(worker, signal.SIGINT)
+    time.sleep(0.2)  # a process that took it would be gone by now (a KeyboardInterrupt as it waits for work)
+    assert gx_process._call(os.getpid) == worker
+
+
 @pytest.mark.slow  # a GX process started again, or a run in a process of its own: 5-9 s (make test-slow, CI)
 def test_a_gx_process_that_dies_fails_the_call_and_the_next_call_starts_another(own_gx_process):
     gx_process.validate_table(ROWS, SUITE, PARAMETERS)
