@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from flows import paths, query_command, run_command, sources_command
-from flows.run_command import EXIT_INTERRUPTED, run_exit_statuses
+from flows.run_command import run_exit_statuses
 from flows.std_streams import ReaderGone
 
 # Each command is a module's `cmd_*` (`run`: flows/run_command.py, `query`: flows/query_command.py, `sources`:
@@ -246,6 +246,14 @@ def _exit_status(exc: Exception) -> int | None:
     return None
 
 
+def _said_interrupted(kind, value, traceback) -> None:
+    """sys.excepthook once a Ctrl-C ended the command: its one line; any other error as Python says it."""
+    if issubclass(kind, KeyboardInterrupt):
+        print("hweval: interrupted (Ctrl-C)", file=sys.stderr)
+    else:
+        sys.__excepthook__(kind, value, traceback)
+
+
 def entry() -> None:
     """The `hweval` command (pyproject's [project.scripts]): main() in a process of its own, which ends with it."""
     run_command.OWN_PROCESS = True
@@ -256,10 +264,13 @@ def entry() -> None:
     sys.stderr = guarded_err = ReaderGone(sys.stderr if sys.stderr is not None else open(os.devnull, "w"))  # noqa: SIM115
     try:
         code = main()
-    except KeyboardInterrupt:  # Ctrl-C: one line, as `hweval query` says it, not a traceback (a run's flow run, if it
-        # had begun, is marked Crashed and its channels told, above; its publish undone unless latest.json names it)
-        print("hweval: interrupted (Ctrl-C)", file=sys.stderr)
-        code = EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        # Ctrl-C (a run's flow run, if it had begun, is marked Crashed and its channels told; its publish undone unless
+        # latest.json names it): one line, not a traceback. Raised on, so that Python ends the process by SIGINT once
+        # its exit handlers ran, as a shell expects of a command Ctrl-C ended (status 130; a script's loop stops
+        # there too, where an exit status of 130 would let it go on)
+        sys.excepthook = _said_interrupted
+        raise
     finally:
         from flows import gx_process
 

@@ -25,7 +25,7 @@ EXIT_STALE_PAST_LIMIT = 3
 EXIT_LOCK_TIMEOUT = 4
 EXIT_FAILED_AFTER_PUBLISH = 5
 EXIT_CANCELLED = 6  # cancelled from Prefect and stopped before its publish (flows/cancellation.py)
-EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as a shell reports a command it ended): every command (flows/cli.py)
+EXIT_INTERRUPTED = 130  # Ctrl-C: every command ends by SIGINT (flows/cli.py, entry), which a shell reports as 130
 
 # `hweval run`'s exit statuses and what each means: `hweval --help` and `hweval run --help` print them (README's table
 # says the same at more length)
@@ -43,7 +43,7 @@ RUN_EXIT_STATUSES = {
                                "not take the run's message",
     EXIT_CANCELLED: "cancelled from Prefect (its UI, `prefect flow-run cancel`) and stopped before its publish: nothing "
                     "changed",
-    EXIT_INTERRUPTED: "interrupted (Ctrl-C): a flow run that had begun is marked Crashed and its channels told; a "
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C; the process ends by SIGINT): a flow run that had begun is marked Crashed and its channels told; a "
                       "publish under way is undone unless reports/latest.json already names the run",
 }
 
