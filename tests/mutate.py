@@ -693,16 +693,24 @@ MUTATIONS = (
              "                    request_cut.answer_came()\n", "",
              ("tests/test_source_http_live.py::test_an_error_body_that_stops_coming_is_cut_at_the_responses_deadline_"
               "and_its_status_said",)),
+    Mutation("an-answer-said-after-the-cut-taken-as-in-time", "flows/sources/_http.py",
+             "            self.answered = not self.fired\n", "            self.answered = True\n",
+             ("tests/test_source_http_live.py::test_an_error_status_whose_headers_trickle_in_is_cut_as_a_timeout_not_"
+              "taken_for_the_error",)),
+    Mutation("an-http-error-left-open-behind-its-message", "flows/sources/_http.py",
+             "            exc.close()\n            status = exc.code\n", "            status = exc.code\n",
+             ("tests/test_source_http_live.py::test_an_error_body_that_stops_coming_is_cut_at_the_responses_deadline_"
+              "and_its_status_said",)),
     Mutation("a-cut-that-ignores-an-answer-came", "flows/sources/_http.py",
              "        if cut.fired and not cut.answered:\n            if isinstance",
              "        if cut.fired:\n            if isinstance",
-             ("tests/test_source_http_live.py::test_a_cut_raises_an_answered_error_as_it_is_and_closes_one_it_turns_"
-              "into_a_timeout",)),
+             ("tests/test_source_http_live.py::test_a_cut_raises_an_error_answered_in_time_as_it_is_and_turns_any_"
+              "other_into_a_timeout_closed",)),
     Mutation("an-error-turned-into-a-timeout-left-open", "flows/sources/_http.py",
              "                exc.close()\n            raise TimeoutError(why) from exc",
              "                pass\n            raise TimeoutError(why) from exc",
-             ("tests/test_source_http_live.py::test_a_cut_raises_an_answered_error_as_it_is_and_closes_one_it_turns_"
-              "into_a_timeout",)),
+             ("tests/test_source_http_live.py::test_a_cut_raises_an_error_answered_in_time_as_it_is_and_turns_any_"
+              "other_into_a_timeout_closed",)),
     Mutation("a-tie-at-the-dearest-zone-leads", "sql/marts/decisions.sql",
              "outcome_key(picks.outcome_at_highest_zone) < outcome_key(runners_up.outcome_value)",
              "outcome_key(picks.outcome_at_highest_zone) <= outcome_key(runners_up.outcome_value)",
@@ -717,8 +725,8 @@ MUTATIONS = (
              "    if True:\n        return next(listing, _LAST)",
              ("tests/test_source_limits.py::test_an_aws_page_that_trickles_in_is_given_up_at_max_fetch_s",)),
     Mutation("an-aws-page-waited-for-past-its-deadline", "flows/sources/_aws.py",
-             "    if not answered.wait(max(0.0, limits.deadline - time.monotonic())):",
-             "    if not answered.wait():",
+             "    answered.wait(max(0.0, limits.deadline - time.monotonic()))",
+             "    answered.wait()",
              ("tests/test_source_limits.py::test_an_aws_page_that_trickles_in_is_given_up_at_max_fetch_s",)),
     Mutation("a-ctrl-c-is-a-traceback", "flows/cli.py",
              "        sys.excepthook = _said_interrupted\n", "",
@@ -730,6 +738,14 @@ MUTATIONS = (
     Mutation("the-gx-process-takes-the-runs-ctrl-c", "flows/gx_process.py",
              "    leave_ctrl_c_to_the_parent()\n", "",
              ("tests/test_gx_process.py::test_the_gx_process_leaves_a_ctrl_c_to_the_run",)),
+    Mutation("an-aws-page-given-up-on-parsed-all-the-same", "flows/sources/_aws.py",
+             "        if given_up.is_set():  # a page the fetch gave up on", "        if False:  # a page the fetch gave up on",
+             ("tests/test_source_limits.py::test_an_aws_page_given_up_on_is_not_parsed_and_the_next_listing_of_its_"
+              "client_is",)),
+    Mutation("an-aws-page-given-up-on-leaves-its-check-on-the-client", "flows/sources/_aws.py",
+             "            if left_behind:\n                when_it_ends()\n", "",
+             ("tests/test_source_limits.py::test_an_aws_page_given_up_on_is_not_parsed_and_the_next_listing_of_its_"
+              "client_is",)),
     Mutation("a-cut-timer-started-outside-its-cleanup", "flows/sources/_http.py",
              "    _cutting.cut = cut\n    try:\n        cut.timer.start()\n",
              "    _cutting.cut = cut\n    cut.timer.start()\n    try:\n",

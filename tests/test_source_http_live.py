@@ -659,26 +659,44 @@ def test_an_error_body_that_stops_coming_is_cut_at_the_responses_deadline_and_it
     base = raw_server(b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\nxyz",
                       trickle_s=3.0)
     started = time.monotonic()
-    with pytest.raises(LiveSourceError, match=r"^t: HTTP 400 Bad Request from http://127\.0\.0\.1:\d+/e: x$"):
+    with pytest.raises(LiveSourceError, match=r"^t: HTTP 400 Bad Request from http://127\.0\.0\.1:\d+/e: x$"
+                       ) as raised:
         _http.get_json(base + "/e", what="t", retries=0, timeout_s=5, sleep=Sleeps())
     assert time.monotonic() - started < 2
+    # the error, kept behind the message (its context), holds no open response
+    assert isinstance(raised.value.__context__, urllib.error.HTTPError) and raised.value.__context__.fp.closed
 
 
-def test_a_cut_raises_an_answered_error_as_it_is_and_closes_one_it_turns_into_a_timeout():
-    """Inside a cut past its deadline, an HTTP error raised before the block said the answer came is a TimeoutError,
-    its response closed (not left to the garbage collector); once it said so, the HTTP error itself."""
-    for answered in (False, True):
-        body = BytesIO(b"error page")
-        error = urllib.error.HTTPError("http://h/x", 503, "Unavailable", {}, body)
-        with pytest.raises(urllib.error.HTTPError if answered else TimeoutError) as raised, \
-                _http._cut_at(time.monotonic() - 1, "the deadline passed") as cut:
-            while not cut.fired:  # its timer, due at once
-                time.sleep(0.01)
-            if answered:
-                cut.answer_came()
-            raise error
-        assert raised.value is error if answered else str(raised.value) == "the deadline passed"
-        assert body.closed is not answered  # an answered error is the caller's to read and close
+@pytest.mark.parametrize("answered", ["before the deadline", "after it", "never"])
+def test_a_cut_raises_an_error_answered_in_time_as_it_is_and_turns_any_other_into_a_timeout_closed(answered):
+    """Inside a cut, an HTTP error whose answer came before the deadline is that error (its response the caller's to
+    read and close). One said to have come once the cut had fired (its headers may be cut short: http.client reads a
+    shut connection as headers that ended), or never, is a TimeoutError, its response closed, not left to the garbage
+    collector."""
+    body = BytesIO(b"error page")
+    error = urllib.error.HTTPError("http://h/x", 503, "Unavailable", {}, body)
+    in_time = answered == "before the deadline"
+    with pytest.raises(urllib.error.HTTPError if in_time else TimeoutError) as raised, \
+            _http._cut_at(time.monotonic() + 0.2, "the deadline passed") as cut:
+        if in_time:
+            cut.answer_came()
+        while not cut.fired:  # its timer, due in 0.2 s
+            time.sleep(0.01)
+        if answered == "after it":
+            cut.answer_came()
+        raise error
+    assert raised.value is error if in_time else str(raised.value) == "the deadline passed"
+    assert body.closed is not in_time
+
+
+def test_an_error_status_whose_headers_trickle_in_is_cut_as_a_timeout_not_taken_for_the_error(monkeypatch):
+    """A 503's status line at once, then its headers a byte every 0.05 s: cut at MAX_RESPONSE_S (0.3 s), http.client
+    reads the shut connection as headers that ended and raises the HTTP error. Its headers cut short (a Retry-After
+    lost), it is a timeout, as a 200 cut there is, not the server's answer."""
+    monkeypatch.setattr(_http, "MAX_RESPONSE_S", 0.3)
+    base = raw_server(HEADERS_A_BYTE_AT_A_TIME.replace(b"200 OK", b"503 Service Unavailable"), trickle_s=0.05,
+                      trickle_from=PADDING)
+    given_up_at_its_deadline(base + "/x", within_s=3)
 
 
 def test_a_cut_whose_timer_fires_as_its_request_ends_shuts_nothing():

@@ -303,12 +303,12 @@ def test_a_throttled_aws_listing_does_not_wait_for_a_retry_past_max_fetch_s(monk
 
 def test_an_aws_page_that_trickles_in_is_given_up_at_max_fetch_s(monkeypatch):
     """botocore bounds each read of a response (read_timeout, 60 s), not the whole: a Price List page whose body comes a
-    byte every 0.05 s (200 bytes: 10 s) held the fetch past its max_fetch_s (0.5 s here) for as long as it came. The
+    byte every 0.05 s (80 bytes: 4 s) held the fetch past its max_fetch_s (0.5 s here) for as long as it came. The
     page is given up at the deadline, through boto3's real HTTP path (a loopback endpoint)."""
     from botocore.config import Config
 
-    base = raw_server(b"HTTP/1.1 200 OK\r\nContent-Type: application/x-amz-json-1.1\r\nContent-Length: 200\r\n\r\n"
-                      + b" " * 200, trickle_s=0.05)
+    base = raw_server(b"HTTP/1.1 200 OK\r\nContent-Type: application/x-amz-json-1.1\r\nContent-Length: 80\r\n\r\n"
+                      + b" " * 80, trickle_s=0.05)
     client = boto3.client("pricing", region_name="us-east-1", endpoint_url=base, aws_access_key_id=FAKE_KEY_ID,
                           aws_secret_access_key=FAKE_SECRET, config=Config(retries={"total_max_attempts": 1}))
     monkeypatch.setattr(_aws, "client", lambda service, region, session=None: client)
@@ -318,8 +318,38 @@ def test_an_aws_page_that_trickles_in_is_given_up_at_max_fetch_s(monkeypatch):
                                                r"taking longer to arrive than max_fetch_s allows \(0.5 s\); "
                                                rf"{hint('max_fetch_s', 'aws_pricing')}$") as err:
         aws_pricing.fetch_live({"regions": ["us-east-1"]}, limits=limits, sleep=lambda s: None)
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 2
     assert never_retried(err.value)
+
+
+def test_an_aws_page_given_up_on_is_not_parsed_and_the_next_listing_of_its_client_is(monkeypatch):
+    """The page given up at max_fetch_s (0.3 s) is read on in its thread (200 bytes a byte every 0.01 s: 2 s): once
+    whole, it is not parsed for nobody (botocore's after-call never comes), and as that thread ends it takes its
+    listing's size check off the client, so that a later listing on it (its next page: 42 bytes) is parsed."""
+    import threading
+
+    from botocore.config import Config
+
+    page = b'{"FormatVersion":"aws_v1","PriceList":[]}'
+    base = raw_server(b"HTTP/1.1 200 OK\r\nContent-Type: application/x-amz-json-1.1\r\nContent-Length: 200\r\n\r\n"
+                      + b" " * 200,
+                      b"HTTP/1.1 200 OK\r\nContent-Type: application/x-amz-json-1.1\r\nContent-Length: %d\r\n\r\n"
+                      % len(page) + page, trickle_s=0.01)
+    client = boto3.client("pricing", region_name="us-east-1", endpoint_url=base, aws_access_key_id=FAKE_KEY_ID,
+                          aws_secret_access_key=FAKE_SECRET, config=Config(retries={"total_max_attempts": 1}))
+    parsed: list[str] = []
+    client.meta.events.register("after-call.pricing.GetProducts", lambda **kwargs: parsed.append("parsed"))
+    before = set(threading.enumerate())  # another test's page thread may still be reading
+    with pytest.raises(SourceLimitError, match=r"^t: page 1: the page is taking longer to arrive than max_fetch_s"):
+        list(_aws.pages(client, "get_products", "t", limits=SourceLimits(max_fetch_s=0.3).started(),
+                        ServiceCode="AmazonEC2"))
+    [reading] = [t for t in set(threading.enumerate()) - before if t.name == "hweval-aws-page"]
+    reading.join(timeout=20)  # the page given up on, read on to its end (2 s)
+    assert not reading.is_alive()
+    assert parsed == []
+    [later] = _aws.pages(client, "get_products", "t", limits=SourceLimits(max_fetch_s=20).started(),
+                         ServiceCode="AmazonEC2")
+    assert (later["FormatVersion"], later["PriceList"], parsed) == ("aws_v1", [], ["parsed"])
 
 
 def test_max_fetch_s_declared_in_sources_yaml_bounds_a_live_source_from_the_start_of_its_fetch(catalog, endless):

@@ -57,19 +57,22 @@ def rows_by_region(service: str, regions: Sequence[str], session: Any, slots: Cl
 _LAST = object()  # what _next_page gives after a listing's last page
 
 
-def _next_page(listing: Iterator[dict], limits: SourceLimits, where: str) -> Any:
+def _next_page(listing: Iterator[dict], limits: SourceLimits, where: str, given_up: threading.Event,
+               when_it_ends: Callable[[], Any]) -> Any:
     """The listing's next page (`_LAST` after its last), given up at the fetch's deadline (max_fetch_s) when it has one.
 
     botocore bounds each read of a response (read_timeout, 60 s), not the whole: a page that trickles in, a byte within
     each read's timeout, would hold the run past max_fetch_s for as long as it came, and one that stops coming for
     60 s past it. So the page is asked for in a thread of its own, and the fetch stops at the deadline with the
     source's max_fetch_s error. The thread given up on (a daemon: the process's exit does not wait for it) ends at
-    its next read's timeout or the response's end; nothing reads what it got.
+    its next read's timeout or the response's end: `given_up` is set for it (the listing parses nothing more), and it
+    calls `when_it_ends` as it ends.
     """
     if limits.deadline is None:
         return next(listing, _LAST)
     outcome: dict[str, Any] = {}
     answered = threading.Event()
+    lock = threading.Lock()  # the page is answered, or given up on: one of the two, decided under it
 
     def ask() -> None:
         try:
@@ -77,10 +80,18 @@ def _next_page(listing: Iterator[dict], limits: SourceLimits, where: str) -> Any
         except BaseException as exc:  # noqa: BLE001 - raised again in the fetch's own thread, below
             outcome["error"] = exc
         finally:
-            answered.set()
+            with lock:
+                answered.set()
+                left_behind = given_up.is_set()
+            if left_behind:
+                when_it_ends()
 
     threading.Thread(target=ask, name="hweval-aws-page", daemon=True).start()
-    if not answered.wait(max(0.0, limits.deadline - time.monotonic())):
+    answered.wait(max(0.0, limits.deadline - time.monotonic()))
+    with lock:
+        if not answered.is_set():
+            given_up.set()
+    if given_up.is_set():
         raise limits.exceeded(where, "max_fetch_s", "the page is taking longer to arrive")
     if "error" in outcome:
         raise outcome["error"]
@@ -121,7 +132,12 @@ def pages(api_client, operation: str, what: str, *, limits: SourceLimits = DEFAU
     paginator = api_client.get_paginator(operation)
     token, throttled, page_no = None, 0, 0
 
+    given_up = threading.Event()  # set by _next_page when it gives up on a page (max_fetch_s), which is read on
+
     def within_bytes(response_dict: dict, **_) -> None:
+        if given_up.is_set():  # a page the fetch gave up on, read whole since: not parsed, for nobody
+            raise limits.exceeded(f"{what}: page {page_no + 1}", "max_fetch_s", "the page came after the fetch gave "
+                                  "it up: it took longer")
         # botocore has read the page whole by now: refused before it is parsed into Python objects (several times
         # its size), as get_json refuses an HTTP source's body past the same limit
         body = response_dict.get("body")
@@ -133,6 +149,10 @@ def pages(api_client, operation: str, what: str, *, limits: SourceLimits = DEFAU
     event = (f"before-parse.{api_client.meta.service_model.service_id.hyphenize()}."
              f"{api_client.meta.method_to_api_mapping[operation]}")
     api_client.meta.events.register(event, within_bytes)
+
+    def stop_checking() -> None:
+        api_client.meta.events.unregister(event, within_bytes)
+
     seen: dict[str, int] = {}  # NextToken -> the page that returned it
     limits.check_time(what)  # the source's max_fetch_s: checked before each page and each retry's wait
     try:
@@ -142,7 +162,8 @@ def pages(api_client, operation: str, what: str, *, limits: SourceLimits = DEFAU
             config = {"StartingToken": TokenEncoder().encode({"NextToken": token})} if token else {}
             try:
                 listing = iter(paginator.paginate(**kwargs, PaginationConfig=config))
-                while (page := _next_page(listing, limits, f"{what}: page {page_no + 1}")) is not _LAST:
+                while (page := _next_page(listing, limits, f"{what}: page {page_no + 1}", given_up,
+                                          stop_checking)) is not _LAST:
                     page_no += 1
                     throttled = 0
                     log.info("%s: page %d", what, page_no)
@@ -200,4 +221,5 @@ def pages(api_client, operation: str, what: str, *, limits: SourceLimits = DEFAU
                 raise SourceFormatError(f"{what}: page {page_no + 1}: the response nests deeper than Python reads "
                                         "(its recursion limit); no AWS API nests so") from None
     finally:
-        api_client.meta.events.unregister(event, within_bytes)
+        if not given_up.is_set():  # else the page's thread, still reading, takes it off as it ends (_next_page)
+            stop_checking()

@@ -115,10 +115,12 @@ class _Cut:
             _shut(sock)
 
     def answer_came(self) -> None:
-        """The server's answer (an HTTP error's status line and headers) came in time: from now on the deadline ends
-        the reading of its body, and the block's error is that answer, not a TimeoutError."""
+        """The server's answer (an HTTP error's status line and headers) came: from now on the deadline ends the
+        reading of its body, and the block's error is that answer, not a TimeoutError. Unless the cut had fired by
+        then: its headers may be whole or cut short (http.client reads a shut connection as headers that ended), and
+        it is a timeout as any response cut there is."""
         with self.lock:
-            self.answered = True
+            self.answered = not self.fired
 
     def fire(self) -> None:
         with self.lock:
