@@ -375,20 +375,30 @@ def _excluded_offers(reason: dict) -> str:
 _FIGURE = re.compile(r"(\d[\d,]*(?:\.\d+)?)")
 
 
-def _precision_class(precision: str) -> str:
-    """fp16 counts as bf16 (the same 16-bit width), as precision_class does in the SQL models."""
-    return "bf16" if precision == "fp16" else precision
+# The measured MLPerf Training rows of a date trained at another precision class than their workload asks (the class
+# as the models compare it, precision_class in sql/macros.sql: fp16 counts as bf16), with the precision models.yaml
+# declares their submission trained at (trained_at). An own run's precision is the run's own: not among them.
+TRAINED_AT_ANOTHER_PRECISION_SQL = """
+    select rankings.candidate_id, rankings.precision
+    from marts.rankings as rankings
+    inner join catalog.workloads as workloads using (workload_id)
+    where rankings.as_of = ? and rankings.basis = 'measured' and rankings.precision is not null
+        and starts_with(rankings.benchmark_label, 'MLPerf Training ')
+        and precision_class(rankings.precision) <> precision_class(workloads.training_precision)"""
 
 
-def trained_at_sides(decision: dict, mlperf_trained: dict[str, str]) -> list[tuple[str, str]]:
+def trained_at_another_precision(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str]:
+    """TRAINED_AT_ANOTHER_PRECISION_SQL's rows: candidate id -> the precision it was measured at."""
+    return dict(con.execute(TRAINED_AT_ANOTHER_PRECISION_SQL, [as_of]).fetchall())
+
+
+def trained_at_sides(decision: dict, trained_otherwise: dict[str, str]) -> list[tuple[str, str]]:
     """The pick and runner-up of `decision` that are MLPerf Training results measured at another precision class than
-    the one the workload asks, as ("pick" or "runner-up", precision): `mlperf_trained` maps the candidate id of each
-    such measured row to the precision models.yaml declares its submission trained at. An own run is not in it."""
-    asked = decision.get("asked_precision")
-    found = [(word, mlperf_trained.get(decision.get(f"{side}_candidate_id")))
+    the one the workload asks, as ("pick" or "runner-up", precision): `trained_otherwise` is
+    `trained_at_another_precision`."""
+    found = [(word, trained_otherwise.get(decision.get(f"{side}_candidate_id")))
              for side, word in (("pick", "pick"), ("runner_up", "runner-up"))]
-    return [(word, precision) for word, precision in found
-            if precision and asked and _precision_class(precision) != _precision_class(asked)]
+    return [(word, precision) for word, precision in found if precision]
 
 
 def _figures_as_numbers(text: str) -> tuple:
@@ -593,15 +603,13 @@ def render(con: duckdb.DuckDBPyConnection, as_of: dt.date) -> dict[str, str | by
         a["self_hosted_price_stale"] = picks.get(a["self_hosted_candidate_id"]) and picks[
             a["self_hosted_candidate_id"]]["price_source_id"]
     # the precision a training workload asks: said beside a measured pick or runner-up whose benchmark declares none,
-    # and beside an MLPerf Training one measured at another precision, the one models.yaml declares its submission
-    # trained at (trained_at; fp16 counts as bf16). An own run's precision is the run's own: nothing said of it.
+    # and beside an MLPerf Training one measured at another precision class, the one models.yaml declares its
+    # submission trained at (trained_at_another_precision)
     asked = {w["workload_id"]: w["training_precision"] for w in workloads}
-    mlperf_trained = dict(con.execute(
-        "select candidate_id, precision from marts.rankings where as_of = ? and basis = 'measured' "
-        "and precision is not null and starts_with(benchmark_label, 'MLPerf Training ')", [as_of]).fetchall())
+    trained_otherwise = trained_at_another_precision(con, as_of)
     for d in decisions.values():
         d["asked_precision"] = asked.get(d["workload_id"])
-        d["trained_at_sides"] = trained_at_sides(d, mlperf_trained)
+        d["trained_at_sides"] = trained_at_sides(d, trained_otherwise)
     # a rejected value can be of any length (a 200,000-character one made an index of 2 MB): cut in the warehouse
     quarantined = fetch_dicts(con, f"""
         select source_id, expectation, column_name, reason, {cut_sql('unexpected_value')} as value, rows

@@ -1566,25 +1566,25 @@ MUTATIONS = (
              "        results.declared_precision as precision,\n", "        null::varchar as precision,\n",
              ("tests/test_reports.py::test_a_measured_result_of_no_declared_precision_is_said_so_not_given_one",)),
     Mutation("measured-at-the-asked-precision-said-anyway", "flows/reports.py",
-             "            if precision and asked and _precision_class(precision) != _precision_class(asked)]",
-             "            if precision and asked]",
-             ("tests/test_reports.py::test_a_measured_pick_of_no_declared_precision_is_said_so_where_the_workload_asks_"
-              "one",)),
+             "\n        and precision_class(rankings.precision) <> precision_class(workloads.training_precision)", "",
+             ("tests/test_reports.py::test_the_rows_trained_at_another_precision_are_mlperf_trainings_of_another_class_"
+              "than_their_workload_asks",)),
     Mutation("trained-at-said-of-an-own-run", "flows/reports.py",
-             """        "and precision is not null and starts_with(benchmark_label, 'MLPerf Training ')", [as_of]""",
-             """        "and precision is not null", [as_of]""",
+             "        and starts_with(rankings.benchmark_label, 'MLPerf Training ')\n", "",
              ("tests/test_own_runs.py::test_a_decision_says_what_an_mlperf_submission_trained_at_not_what_an_own_run_"
-              "declares", *SLOW_TOO)),
+              "declares", "tests/test_reports.py::test_the_rows_trained_at_another_precision_are_mlperf_trainings_of_"
+              "another_class_than_their_workload_asks", *SLOW_TOO)),
     Mutation("trained-at-fp16-said-unlike-bf16", "flows/reports.py",
-             '    return "bf16" if precision == "fp16" else precision', "    return precision",
-             ("tests/test_reports.py::test_a_measured_pick_of_no_declared_precision_is_said_so_where_the_workload_asks_"
-              "one",)),
+             "precision_class(rankings.precision) <> precision_class(workloads.training_precision)",
+             "rankings.precision <> workloads.training_precision",
+             ("tests/test_reports.py::test_the_rows_trained_at_another_precision_are_mlperf_trainings_of_another_class_"
+              "than_their_workload_asks",)),
     Mutation("trained-at-said-twice-when-both-alike", "flows/templates/_sentences.j2",
              "{%- if sides | length == 2 and sides[0][1] == sides[1][1] %}", "{%- if false %}",
              ("tests/test_reports.py::test_a_measured_pick_of_no_declared_precision_is_said_so_where_the_workload_asks_"
               "one",)),
     Mutation("trained-at-sides-never-passed", "flows/reports.py",
-             '        d["trained_at_sides"] = trained_at_sides(d, mlperf_trained)', '        d["trained_at_sides"] = []',
+             '        d["trained_at_sides"] = trained_at_sides(d, trained_otherwise)', '        d["trained_at_sides"] = []',
              ("tests/test_reports.py::test_a_measured_result_of_no_declared_precision_is_said_so_not_given_one",)),
     Mutation("energy-label-chips-not-through-chips-text", "sql/intermediate/int_inference_costs_computed.sql",
              "|| ' load (declared) x ' || chips_text(replica_chips, chip_family) || ' x PUE '",

@@ -3,6 +3,7 @@ wording from templates with text from data escaped."""
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 import re
 
@@ -870,16 +871,32 @@ def test_a_measured_pick_of_no_declared_precision_is_said_so_where_the_workload_
                                            "trained_at_sides": [("pick", "fp8"), ("runner-up", "fp8")]}))
     assert both.count("trained at") == 1 and ("Both were measured at fp8, what their submissions trained at "
                                               "(models.yaml trained_at); the workload asks b\\*f16.") in both
-    # which sides: MLPerf Training rows only (an own run's precision is its own: not in the map), at another class
-    # (fp16 counts as bf16), where the workload asks one
-    mlperf = {"p": "fp8", "r": "int8", "h": "fp16"}
-    assert reports.trained_at_sides({"asked_precision": "bf16", "pick_candidate_id": "p", "runner_up_candidate_id": "r"},
-                                    mlperf) == [("pick", "fp8"), ("runner-up", "int8")]
-    assert reports.trained_at_sides({"asked_precision": "bf16", "pick_candidate_id": "own",
-                                     "runner_up_candidate_id": "h"}, mlperf) == []
-    assert reports.trained_at_sides({"asked_precision": None, "pick_candidate_id": "p"}, mlperf) == []
-    assert reports.trained_at_sides({"asked_precision": "fp8", "pick_candidate_id": "p",
-                                     "runner_up_candidate_id": None}, mlperf) == []
+    # which sides: those among the rows trained at another precision class (reports.trained_at_another_precision)
+    otherwise = {"p": "fp8", "r": "int8"}
+    assert reports.trained_at_sides({"pick_candidate_id": "p", "runner_up_candidate_id": "r"}, otherwise) == [
+        ("pick", "fp8"), ("runner-up", "int8")]
+    assert reports.trained_at_sides({"pick_candidate_id": "own", "runner_up_candidate_id": "r"}, otherwise) == [
+        ("runner-up", "int8")]
+    assert reports.trained_at_sides({"pick_candidate_id": "own", "runner_up_candidate_id": None}, otherwise) == []
+
+
+def test_the_rows_trained_at_another_precision_are_mlperf_trainings_of_another_class_than_their_workload_asks(
+        fresh_db):
+    """The class as the models compare it (precision_class, sql/macros.sql: fp16 counts as bf16), against the
+    workload's training_precision; an own run (its precision is its own), an estimate and another date are not."""
+    asked = dict(fresh_db.execute("select workload_id, training_precision from catalog.workloads").fetchall())
+    workload = next(w for w, precision in sorted(asked.items()) if precision == "bf16")
+    fresh_db.execute("create table marts.rankings (as_of date, workload_id varchar, candidate_id varchar, "
+                     "basis varchar, precision varchar, benchmark_label varchar)")
+    rows = [("fp8", "measured", "fp8", "MLPerf Training v4.0"), ("fp16", "measured", "fp16", "MLPerf Training v4.0"),
+            ("bf16", "measured", "bf16", "MLPerf Training v4.0"), ("own", "measured", "fp8", "own run r1"),
+            ("estimated", "estimated", "fp8", None), ("none", "measured", None, "MLPerf Training v4.0")]
+    for candidate, basis, precision, label in rows:
+        fresh_db.execute("insert into marts.rankings values (?, ?, ?, ?, ?, ?)",
+                         [AS_OF, workload, candidate, basis, precision, label])
+    fresh_db.execute("insert into marts.rankings values (?, ?, 'other date', 'measured', 'fp8', "
+                     "'MLPerf Training v4.0')", [AS_OF - dt.timedelta(days=1), workload])
+    assert reports.trained_at_another_precision(fresh_db, AS_OF) == {"fp8": "fp8"}
 
 
 def test_the_csv_beside_a_page_has_the_rows_of_the_warehouse_ranking(flow_run):
