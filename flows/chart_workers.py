@@ -17,6 +17,8 @@ run's process draws the rest itself, with a warning in the log.
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
+import contextlib
 import gc
 import logging
 import multiprocessing
@@ -108,7 +110,8 @@ class _Workers:
 
     def _handed_out(self, pool: ProcessPoolExecutor, fn: Callable, *args) -> Future | None:
         try:
-            future = pool.submit(fn, *args)
+            with spawning_without_ctrl_c():  # the pool spawns its workers as work is submitted
+                future = pool.submit(fn, *args)
         except (BrokenProcessPool, RuntimeError) as exc:  # RuntimeError: shut down meanwhile (at exit)
             self._died(pool, exc)
             return None
@@ -125,7 +128,7 @@ class _Workers:
         """The worker's result; if the workers died meanwhile, or were shut down before they got to it, `here()`
         (the same work, in this process). An error of the work itself is raised here, with the worker's traceback."""
         try:
-            return future.result()
+            return answer_of(future)
         except BrokenProcessPool as exc:
             self._died(self.handed_by.get(future), exc)
             return here()
@@ -164,8 +167,37 @@ def _warm_up() -> None:
 def leave_ctrl_c_to_the_parent() -> None:
     """In a worker (a chart worker, the GX process): ignore SIGINT. A Ctrl-C at the terminal reaches the run's whole
     process group; each worker printed its own KeyboardInterrupt traceback beside the run's one line, and died
-    under the run, which stops its workers itself as it ends (and they end with it: `exit_with_parent`)."""
+    under the run, which stops its workers itself as it ends (and they end with it: `exit_with_parent`). The worker
+    was spawned with SIGINT blocked (`spawning_without_ctrl_c`): ignored now, it is let through again, and one that
+    came meanwhile is dropped."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+@contextlib.contextmanager
+def spawning_without_ctrl_c():
+    """A block in which a process pool may spawn its workers: SIGINT is blocked in this thread meanwhile, and a
+    worker keeps that (a signal mask passes through fork and exec) until its initializer ignores SIGINT. Spawned
+    otherwise, a Ctrl-C during a worker's own start (Python's imports, before the initializer) printed "Fatal Python
+    error: init_import_site" for each. A Ctrl-C in the block reaches this thread as it ends."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+ANSWER_POLL_S = 0.1
+
+
+def answer_of(future: Future):
+    """`future.result()`, waited for ANSWER_POLL_S at a time: the system may hand a Ctrl-C to another of this
+    process's threads, and then the main thread runs Python's handler (KeyboardInterrupt) only as its wait returns. A
+    wait on a worker's answer is seconds long (the GX process imports GX first): the run went on waiting 2-2.6 s
+    after a Ctrl-C, where it stopped in 0.3 s before its workers ignored it (and died of it)."""
+    while not future.done():
+        concurrent.futures.wait([future], timeout=ANSWER_POLL_S)
+    return future.result()
 
 
 def exit_with_parent() -> None:

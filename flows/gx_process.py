@@ -26,6 +26,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from flows.chart_workers import answer_of, spawning_without_ctrl_c
+
 if TYPE_CHECKING:
     import datetime as dt
     from pathlib import Path
@@ -110,7 +112,7 @@ class Pending:
             return self.value
         future, self.future = self.future, None
         try:
-            answer, records = future.result()
+            answer, records = answer_of(future)
         except BrokenProcessPool as exc:
             shutdown(self.pool)
             raise _died(exc) from None
@@ -132,7 +134,8 @@ def _submit(fn, *args) -> Pending:
     """`fn(*args)` asked of the GX process (started if need be), not waited on."""
     pool = _executor()
     try:
-        return Pending(pool, pool.submit(_answer, fn, *args))
+        with spawning_without_ctrl_c():  # the pool spawns its process as work is submitted
+            return Pending(pool, pool.submit(_answer, fn, *args))
     except BrokenProcessPool as exc:  # it died after its last answer: the next ask starts a new one
         shutdown(pool)
         raise _died(exc) from None
@@ -276,6 +279,12 @@ def _start_worker() -> None:
 
     leave_ctrl_c_to_the_parent()
     threading.Thread(target=exit_with_parent, name="hweval-gx-process-parent", daemon=True).start()
+    # tqdm (GX's progress bars, which it makes though they are off) would take a lock shared between processes, a
+    # semaphore the run's resource tracker counts: this process killed mid-call (`stop_now`, a Ctrl-C in the landing)
+    # left it behind, and the run ended with a "leaked semaphore objects" warning. A lock of this process serves.
+    import tqdm
+
+    tqdm.tqdm.set_lock(threading.RLock())
     import great_expectations  # noqa: F401
 
     from flows import data_docs, validate  # noqa: F401

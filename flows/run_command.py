@@ -43,8 +43,9 @@ RUN_EXIT_STATUSES = {
                                "not take the run's message",
     EXIT_CANCELLED: "cancelled from Prefect (its UI, `prefect flow-run cancel`) and stopped before its publish: nothing "
                     "changed",
-    EXIT_INTERRUPTED: "interrupted (Ctrl-C; the process ends by SIGINT): a flow run that had begun is marked Crashed and its channels told; a "
-                      "publish under way is undone unless reports/latest.json already names the run",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C; the process ends by SIGINT): a flow run that had begun is marked Crashed "
+                      "and its channels told; a publish under way is undone unless reports/latest.json already names "
+                      "the run",
 }
 
 

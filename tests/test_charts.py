@@ -146,6 +146,30 @@ def test_a_chart_worker_leaves_a_ctrl_c_to_the_run(one_worker):
     os.kill(worker, signal.SIGINT)
     time.sleep(0.2)  # a worker that took it would be gone by now (a KeyboardInterrupt as it waits for work)
     assert chart_workers.submit(os.getpid).result(timeout=120) == worker
+    # spawned with SIGINT blocked (a Ctrl-C during its own start was a fatal error), it let it through once ignored
+    assert signal.SIGINT not in chart_workers.submit(signal.pthread_sigmask, signal.SIG_BLOCK, []).result(timeout=120)
+
+
+def test_a_pool_spawns_its_workers_with_sigint_blocked_and_this_thread_gets_it_back(monkeypatch):
+    """What a worker is spawned with: SIGINT blocked in the submitting thread while the pool may spawn (the mask
+    passes through fork and exec), and this thread's mask as it was once the block ends."""
+    import signal
+
+    masks = []
+
+    def submit(self, fn, *args):
+        masks.append(signal.pthread_sigmask(signal.SIG_BLOCK, []))
+        raise RuntimeError("shut down")  # as a pool shut down at exit answers: nothing is spawned
+
+    monkeypatch.setattr(chart_workers.ProcessPoolExecutor, "submit", submit)
+    monkeypatch.setenv(chart_workers.WORKERS_ENV, "1")
+    chart_workers.shutdown()
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    try:
+        assert chart_workers.submit(os.getpid) is None
+    finally:
+        chart_workers.shutdown()
+    assert signal.SIGINT in masks[0] and signal.pthread_sigmask(signal.SIG_BLOCK, []) == before
 
 
 def test_a_chart_worker_freezes_its_modules_after_its_warm_up(one_worker):

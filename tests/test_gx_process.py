@@ -233,6 +233,37 @@ def test_the_gx_process_leaves_a_ctrl_c_to_the_run(own_gx_process):
     os.kill(worker, signal.SIGINT)
     time.sleep(0.2)  # a process that took it would be gone by now (a KeyboardInterrupt as it waits for work)
     assert gx_process._call(os.getpid) == worker
+    # spawned with SIGINT blocked, it let it through once it ignored it
+    assert signal.SIGINT not in gx_process._call(signal.pthread_sigmask, signal.SIG_BLOCK, [])
+
+
+def test_the_gx_process_shares_no_lock_that_its_kill_would_leave_behind(own_gx_process):
+    """tqdm's default lock (GX makes progress bars, though they are off) is a semaphore shared between processes,
+    which the run's resource tracker counts: the GX process killed mid-call (`stop_now`, a Ctrl-C as batches are
+    validated) left it, and the run ended with a "leaked semaphore objects" warning. Its lock is its own."""
+    gx_process.validate_table(ROWS, SUITE, PARAMETERS)  # GX has made its progress bars
+    assert gx_process._call(eval, "type(__import__('tqdm').tqdm.get_lock()).__name__") == "RLock"
+
+
+def test_a_ctrl_c_reaches_the_run_as_it_waits_for_the_gx_process(own_gx_process):
+    """The system may hand a Ctrl-C to another thread of the run: its main thread, waiting for an answer of the GX
+    process, ran Python's handler only as the wait ended (2-2.6 s in a landing, the GX import). It waits a little at
+    a time. Python's handler is called here as a signal another thread took calls it (interrupt_main)."""
+    import _thread
+    import signal
+    import threading
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # a worker may have SIGINT ignored
+    try:
+        busy = gx_process._submit(time.sleep, 1.5)
+        threading.Timer(0.2, _thread.interrupt_main).start()
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            busy.result()
+        assert time.monotonic() - started < 1.0
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    time.sleep(1.5)  # the process's sleep ends: the next test's call is not queued behind it
 
 
 @pytest.mark.slow  # a GX process started again, or a run in a process of its own: 5-9 s (make test-slow, CI)

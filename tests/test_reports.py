@@ -896,6 +896,11 @@ def test_the_rows_trained_at_another_precision_are_mlperf_trainings_of_another_c
                          [AS_OF, workload, candidate, basis, precision, label])
     fresh_db.execute("insert into marts.rankings values (?, ?, 'other date', 'measured', 'fp8', "
                      "'MLPerf Training v4.0')", [AS_OF - dt.timedelta(days=1), workload])
+    # a workload that asks no training precision (a service), and one the catalog does not hold: nothing to differ from
+    service = next(w for w, precision in sorted(asked.items()) if precision is None)
+    for candidate, of in (("asks none", service), ("no workload", "not-in-the-catalog")):
+        fresh_db.execute("insert into marts.rankings values (?, ?, ?, 'measured', 'fp8', 'MLPerf Training v4.0')",
+                         [AS_OF, of, candidate])
     assert reports.trained_at_another_precision(fresh_db, AS_OF) == {"fp8": "fp8"}
 
 
