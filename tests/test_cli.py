@@ -573,8 +573,9 @@ def test_a_command_whose_reader_closed_its_output_ends_quietly_with_status_141(t
 
 
 def test_a_ctrl_c_ends_a_command_in_one_line_by_sigint_not_a_traceback():
-    """Ctrl-C (a KeyboardInterrupt wherever the command was; main() stands in for it): the line `hweval query` says
-    too, and the process ends by SIGINT, as Python ends one (a shell says 130, and a script's loop stops there)."""
+    """Ctrl-C (a KeyboardInterrupt wherever the command was; main() stands in for it): one line, as `hweval query`'s
+    own handling says it, and the process ends by SIGINT, as Python ends one (a shell says 130, and a script's loop
+    stops there; `hweval query`, once its handler is set, exits 130 itself)."""
     code = textwrap.dedent("""
         import flows.cli as cli
 
