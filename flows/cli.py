@@ -254,6 +254,22 @@ def _said_interrupted(kind, value, traceback) -> None:
         sys.__excepthook__(kind, value, traceback)
 
 
+MAX_CAUSES = 20  # the causes `_ctrl_c_behind` reads, each error's own cause or context in turn
+
+
+def _ctrl_c_behind(exc: BaseException) -> bool:
+    """Whether a Ctrl-C is behind `exc`: a library that caught the KeyboardInterrupt raised its own error from it
+    (pydantic, serializing Prefect's states: PydanticSerializationError, its cause the KeyboardInterrupt)."""
+    seen = exc
+    for _ in range(MAX_CAUSES):
+        seen = seen.__cause__ or seen.__context__
+        if seen is None:
+            return False
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+    return False
+
+
 def entry() -> None:
     """The `hweval` command (pyproject's [project.scripts]): main() in a process of its own, which ends with it."""
     run_command.OWN_PROCESS = True
@@ -271,6 +287,11 @@ def entry() -> None:
         # there too, where an exit status of 130 would let it go on)
         sys.excepthook = _said_interrupted
         raise
+    except Exception as exc:
+        if not _ctrl_c_behind(exc):
+            raise
+        sys.excepthook = _said_interrupted  # its Ctrl-C, as above: the error it caused is no failure of the command
+        raise KeyboardInterrupt from exc
     finally:
         from flows import gx_process
 

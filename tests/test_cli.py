@@ -576,17 +576,22 @@ def test_a_ctrl_c_ends_a_command_in_one_line_by_sigint_not_a_traceback():
     """Ctrl-C (a KeyboardInterrupt wherever the command was; main() stands in for it): one line, as `hweval query`'s
     own handling says it, and the process ends by SIGINT, as Python ends one (a shell says 130, and a script's loop
     stops there; `hweval query`, once its handler is set, exits 130 itself)."""
-    code = textwrap.dedent("""
-        import flows.cli as cli
-
-        def interrupted():
-            raise KeyboardInterrupt
-
-        cli.main = interrupted
-        cli.entry()
-    """)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT_ROOT, timeout=120)
-    assert (proc.returncode, proc.stderr) == (-signal.SIGINT, "hweval: interrupted (Ctrl-C)\n")
+    ctrl_c = "raise KeyboardInterrupt"
+    # a library's own error from it, a few causes down (pydantic, as it serializes Prefect's states, raises
+    # PydanticSerializationError from the KeyboardInterrupt)
+    caused = ("try:\n        raise KeyboardInterrupt\n    except KeyboardInterrupt as exc:\n"
+              "        field = ValueError('a field')\n        field.__cause__ = exc\n"
+              "        raise RuntimeError('serializing') from field")
+    for body in (ctrl_c, caused):
+        code = f"import flows.cli as cli\n\ndef interrupted():\n    {body}\n\ncli.main = interrupted\ncli.entry()\n"
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT_ROOT,
+                              timeout=120, check=False)
+        assert (proc.returncode, proc.stderr) == (-signal.SIGINT, "hweval: interrupted (Ctrl-C)\n"), body
+    # an error with no Ctrl-C behind it is the failure it is: its traceback, status 1
+    code = "import flows.cli as cli\ncli.main = lambda: 1 / 0\ncli.entry()\n"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT_ROOT, timeout=120,
+                          check=False)
+    assert proc.returncode == 1 and proc.stderr.strip().endswith("ZeroDivisionError: division by zero")
 
 
 def test_a_failed_run_whose_reader_closed_its_output_keeps_its_status_and_says_why():
