@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from flows import paths, query_command, run_command, sources_command
-from flows.run_command import run_exit_statuses
+from flows.run_command import EXIT_INTERRUPTED, run_exit_statuses
 from flows.std_streams import ReaderGone
 
 # Each command is a module's `cmd_*` (`run`: flows/run_command.py, `query`: flows/query_command.py, `sources`:
@@ -254,6 +254,13 @@ def _said_interrupted(kind, value, traceback) -> None:
         sys.__excepthook__(kind, value, traceback)
 
 
+def _interrupted_said_already(kind, value, traceback) -> None:
+    """sys.excepthook once a command said its own Ctrl-C (`hweval query`): nothing more; any other error as Python
+    says it."""
+    if not issubclass(kind, KeyboardInterrupt):
+        sys.__excepthook__(kind, value, traceback)
+
+
 MAX_CAUSES = 20  # the causes `_ctrl_c_behind` reads, each error's own cause or context in turn
 
 
@@ -304,6 +311,11 @@ def entry() -> None:
     # object the run loaded (1-3 s after a run; atexit handlers and Prefect's log flush still run). An object in a
     # reference cycle is not finalized at exit then: close what must be closed (DuckDB connections) explicitly
     gc.freeze()
+    if code == EXIT_INTERRUPTED:
+        # a command that said its Ctrl-C itself and returned its status (`hweval query`): ended by SIGINT all the
+        # same, as above, so that a script's loop stops there too
+        sys.excepthook = _interrupted_said_already
+        raise KeyboardInterrupt
     sys.exit(code)
 
 

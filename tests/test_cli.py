@@ -587,6 +587,11 @@ def test_a_ctrl_c_ends_a_command_in_one_line_by_sigint_not_a_traceback():
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT_ROOT,
                               timeout=120, check=False)
         assert (proc.returncode, proc.stderr) == (-signal.SIGINT, "hweval: interrupted (Ctrl-C)\n"), body
+    # a command that said its own Ctrl-C and returned 130 (`hweval query`): nothing more said, and ended by SIGINT too
+    code = "import sys\nimport flows.cli as cli\ncli.main = lambda: print('said', file=sys.stderr) or 130\ncli.entry()\n"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT_ROOT, timeout=120,
+                          check=False)
+    assert (proc.returncode, proc.stderr) == (-signal.SIGINT, "said\n")
     # an error with no Ctrl-C behind it is the failure it is: its traceback, status 1
     code = "import flows.cli as cli\ncli.main = lambda: 1 / 0\ncli.entry()\n"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT_ROOT, timeout=120,
