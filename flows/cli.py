@@ -261,15 +261,17 @@ def _interrupted_said_already(kind, value, traceback) -> None:
         sys.__excepthook__(kind, value, traceback)
 
 
-MAX_CAUSES = 20  # the causes `_ctrl_c_behind` reads, each error's own cause or context in turn
+MAX_CAUSES = 20  # the causes `_ctrl_c_behind` reads, each error's own cause in turn
 
 
 def _ctrl_c_behind(exc: BaseException) -> bool:
     """Whether a Ctrl-C is behind `exc`: a library that caught the KeyboardInterrupt raised its own error from it
-    (pydantic, serializing Prefect's states: PydanticSerializationError, its cause the KeyboardInterrupt)."""
+    (pydantic, serializing Prefect's states: PydanticSerializationError, its cause the KeyboardInterrupt). Causes only
+    (`raise ... from`), not an error's context: one raised while a Ctrl-C was handled (a publish's undo that failed,
+    a full disk) is a failure of its own, with its traceback."""
     seen = exc
     for _ in range(MAX_CAUSES):
-        seen = seen.__cause__ or seen.__context__
+        seen = seen.__cause__
         if seen is None:
             return False
         if isinstance(seen, KeyboardInterrupt):
