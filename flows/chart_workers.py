@@ -4,10 +4,11 @@ Matplotlib draws one chart at a time, in Python, on one core: 0.15-0.35 s a char
 charts in a cold run on the embedded snapshot, while the machine's other core waits. The charts the cache lacks
 (flows/chart_images.py) go to worker processes, up to CHARTS_PER_WORKER each (the one it draws and the next, waiting
 in its pipe); whenever every worker has that many, the run's process draws the next chart itself. The workers start
-when a run validates new rows (flows/land.py: it will draw charts again), or else at the first chart that needs drawing, so a run that lands nothing new and whose charts are all cached starts none. They are
-spawned (not forked: the run's process holds Prefect's threads), import Matplotlib once, stay until the process exits,
-and exit themselves if that process is killed. A worker draws with the same code and fonts as the run's process: a
-chart's PNG is the same bytes wherever it was drawn (tests/test_charts.py).
+when a run validates new rows (flows/land.py: it will draw charts again), or else at the first chart that needs
+drawing, so a run that lands nothing new and whose charts are all cached starts none. They are spawned
+(flows/worker_processes.py), import Matplotlib once, stay until the process exits, and exit themselves if that
+process is killed. A worker draws with the same code and fonts as the run's process: a chart's PNG is the same bytes
+wherever it was drawn (tests/test_charts.py).
 
 HWEVAL_CHART_WORKERS sets how many (0 to MAX_WORKERS; default: the cores this process may use, less one, at most
 DEFAULT_MAX_WORKERS; 0 draws every chart in the run's process). If the workers die (killed, out of memory), the
@@ -17,19 +18,16 @@ run's process draws the rest itself, with a warning in the log.
 from __future__ import annotations
 
 import atexit
-import concurrent.futures
-import contextlib
 import gc
 import logging
-import multiprocessing
-import multiprocessing.connection
 import os
-import signal
 import threading
 import weakref
 from collections.abc import Callable
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+
+from flows.worker_processes import WorkerPool, answer_of, exit_with_parent, leave_ctrl_c_to_the_parent
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +78,7 @@ class _Workers:
             size = configured_workers()
             if size == 0:
                 return None
-            self.pool = ProcessPoolExecutor(max_workers=size, mp_context=multiprocessing.get_context("spawn"),
-                                            initializer=_warm_up)
+            self.pool = WorkerPool(size, _warm_up)
             self.size = size
             atexit.register(self.shutdown)
         return self.pool
@@ -110,8 +107,7 @@ class _Workers:
 
     def _handed_out(self, pool: ProcessPoolExecutor, fn: Callable, *args) -> Future | None:
         try:
-            with spawning_without_ctrl_c():  # the pool spawns its workers as work is submitted
-                future = pool.submit(fn, *args)
+            future = pool.submit(fn, *args)
         except (BrokenProcessPool, RuntimeError) as exc:  # RuntimeError: shut down meanwhile (at exit)
             self._died(pool, exc)
             return None
@@ -162,51 +158,6 @@ def _warm_up() -> None:
     from flows import backtest_chart, charts  # noqa: F401
 
     gc.freeze()  # the worker's modules live as long as it does: its collections and its exit skip them
-
-
-def leave_ctrl_c_to_the_parent() -> None:
-    """In a worker (a chart worker, the GX process): ignore SIGINT. A Ctrl-C at the terminal reaches the run's whole
-    process group; each worker printed its own KeyboardInterrupt traceback beside the run's one line, and died
-    under the run, which stops its workers itself as it ends (and they end with it: `exit_with_parent`). The worker
-    was spawned with SIGINT blocked (`spawning_without_ctrl_c`): ignored now, it is let through again, and one that
-    came meanwhile is dropped."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-
-
-@contextlib.contextmanager
-def spawning_without_ctrl_c():
-    """A block in which a process pool may spawn its workers: SIGINT is blocked in this thread meanwhile, and a
-    worker keeps that (a signal mask passes through fork and exec) until its initializer ignores SIGINT. Spawned
-    otherwise, a Ctrl-C during a worker's own start (Python's imports, before the initializer) printed "Fatal Python
-    error: init_import_site" for each. A Ctrl-C in the block reaches this thread as it ends."""
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
-ANSWER_POLL_S = 0.1
-
-
-def answer_of(future: Future):
-    """`future.result()`, waited for ANSWER_POLL_S at a time: the system may hand a Ctrl-C to another of this
-    process's threads, and then the main thread runs Python's handler (KeyboardInterrupt) only as its wait returns. A
-    wait on a worker's answer is seconds long (the GX process imports GX first): the run went on waiting 2-2.6 s
-    after a Ctrl-C, where it stopped in 0.3 s before its workers ignored it (and died of it)."""
-    while not future.done():
-        concurrent.futures.wait([future], timeout=ANSWER_POLL_S)
-    return future.result()
-
-
-def exit_with_parent() -> None:
-    """Wait for the parent process to end, then end this worker (a chart worker, the GX process): its call queue's
-    pipe stays open in the worker itself, so a worker whose parent was killed would otherwise wait for work forever."""
-    parent = multiprocessing.parent_process()
-    if parent is not None:
-        multiprocessing.connection.wait([parent.sentinel])
-        os._exit(0)
 
 
 _workers = _Workers()

@@ -246,21 +246,19 @@ def _exit_status(exc: Exception) -> int | None:
     return None
 
 
-def _said_interrupted(kind, value, traceback) -> None:
-    """sys.excepthook once a Ctrl-C ended the command: its one line; any other error as Python says it."""
-    if issubclass(kind, KeyboardInterrupt):
-        print("hweval: interrupted (Ctrl-C)", file=sys.stderr)
-    else:
-        sys.__excepthook__(kind, value, traceback)
+def _ending_by_ctrl_c(line: str | None) -> None:
+    """The command ends by its Ctrl-C: Python's hook for the KeyboardInterrupt raised next says `line` (None: the
+    command said it itself), not a traceback; any other error as Python says it."""
+    def said(kind, value, traceback) -> None:
+        if not issubclass(kind, KeyboardInterrupt):
+            sys.__excepthook__(kind, value, traceback)
+        elif line is not None:
+            print(line, file=sys.stderr)
+
+    sys.excepthook = said
 
 
-def _interrupted_said_already(kind, value, traceback) -> None:
-    """sys.excepthook once a command said its own Ctrl-C (`hweval query`): nothing more; any other error as Python
-    says it."""
-    if not issubclass(kind, KeyboardInterrupt):
-        sys.__excepthook__(kind, value, traceback)
-
-
+INTERRUPTED = "hweval: interrupted (Ctrl-C)"
 MAX_CAUSES = 20  # the causes `_ctrl_c_behind` reads, each error's own cause in turn
 
 
@@ -294,12 +292,12 @@ def entry() -> None:
         # latest.json names it): one line, not a traceback. Raised on, so that Python ends the process by SIGINT once
         # its exit handlers ran, as a shell expects of a command Ctrl-C ended (status 130; a script's loop stops
         # there too, where an exit status of 130 would let it go on)
-        sys.excepthook = _said_interrupted
+        _ending_by_ctrl_c(INTERRUPTED)
         raise
     except Exception as exc:
         if not _ctrl_c_behind(exc):
             raise
-        sys.excepthook = _said_interrupted  # its Ctrl-C, as above: the error it caused is no failure of the command
+        _ending_by_ctrl_c(INTERRUPTED)  # its Ctrl-C, as above: the error it caused is no failure of the command
         raise KeyboardInterrupt from exc
     finally:
         from flows import gx_process
@@ -316,7 +314,7 @@ def entry() -> None:
     if code == EXIT_INTERRUPTED:
         # a command that said its Ctrl-C itself and returned its status (`hweval query`): ended by SIGINT all the
         # same, as above, so that a script's loop stops there too
-        sys.excepthook = _interrupted_said_already
+        _ending_by_ctrl_c(None)
         raise KeyboardInterrupt
     sys.exit(code)
 

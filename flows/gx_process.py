@@ -16,7 +16,6 @@ from __future__ import annotations
 import atexit
 import itertools
 import logging
-import multiprocessing
 import os
 import threading
 import uuid
@@ -26,7 +25,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from flows.chart_workers import answer_of, spawning_without_ctrl_c
+from flows.worker_processes import WorkerPool, answer_of
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -78,8 +77,7 @@ def _executor() -> ProcessPoolExecutor:
     global _pool, _shutdown_registered
     with _LOCK:
         if _pool is None:
-            _pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                                        initializer=_start_worker)
+            _pool = WorkerPool(1, _start_worker)
             if not _shutdown_registered:
                 atexit.register(shutdown)
                 _shutdown_registered = True
@@ -134,8 +132,7 @@ def _submit(fn, *args) -> Pending:
     """`fn(*args)` asked of the GX process (started if need be), not waited on."""
     pool = _executor()
     try:
-        with spawning_without_ctrl_c():  # the pool spawns its process as work is submitted
-            return Pending(pool, pool.submit(_answer, fn, *args))
+        return Pending(pool, pool.submit(_answer, fn, *args))
     except BrokenProcessPool as exc:  # it died after its last answer: the next ask starts a new one
         shutdown(pool)
         raise _died(exc) from None
@@ -275,7 +272,7 @@ def _start_worker() -> None:
     the first validation."""
     global _IN_WORKER
     _IN_WORKER = True
-    from flows.chart_workers import exit_with_parent, leave_ctrl_c_to_the_parent
+    from flows.worker_processes import exit_with_parent, leave_ctrl_c_to_the_parent
 
     leave_ctrl_c_to_the_parent()
     threading.Thread(target=exit_with_parent, name="hweval-gx-process-parent", daemon=True).start()
