@@ -38,6 +38,15 @@ os.environ.setdefault("HWEVAL_ALLOW_FUTURE_AS_OF", "1")
 # check the same figures once; tests of the cache give it folders of their own
 os.environ["HWEVAL_CACHE"] = tempfile.mkdtemp(prefix="hweval-test-cache-")
 atexit.register(shutil.rmtree, os.environ["HWEVAL_CACHE"], ignore_errors=True)
+# Prefect keeps its database (flow runs, task runs, logs) and its persisted results (a failed flow's exception) under
+# PREFECT_HOME, ~/.prefect unless set: each test process has one of its own, made here and removed at its exit, so that
+# the tests neither grow the user's nor read its profile (a PREFECT_API_URL there would send the tests' flows to the
+# user's server). Measured before: a `make test` left 4 result files there, a `make test-slow` 30 and 7 MB of database,
+# and this machine's had grown to 83 MB. Prefect reads its settings once, at its import, which no import above makes
+# (test_prefect_server checks the home it took). The `hweval run`s the tests start inherit it and take its start lock
+# as any run does (flows/prefect_server.py); the tests of that lock set homes of their own.
+os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="hweval-test-prefect-home-")
+atexit.register(shutil.rmtree, os.environ["PREFECT_HOME"], ignore_errors=True)
 
 CATALOGS = PROJECT_ROOT / "catalogs"
 AS_OF = dt.date(2026, 11, 30)

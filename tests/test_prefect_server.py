@@ -403,3 +403,21 @@ def wait_serving(capfd) -> None:
     while "serving" not in seen and time.monotonic() < deadline:
         time.sleep(0.02)
         seen += "".join(capfd.readouterr())
+
+
+def test_the_tests_keep_prefects_database_and_results_in_a_home_of_their_process_not_the_users():
+    """conftest gives each test process a PREFECT_HOME of its own, under the temporary folder: Prefect took it (it reads
+    its settings once, at its import, so the home must be set before any import of Prefect), with the database and the
+    persisted results (a failed flow's exception) under it, and it is not the user's ~/.prefect."""
+    import tempfile
+    from pathlib import Path
+
+    from prefect.settings import get_current_settings
+
+    home = Path(os.environ["PREFECT_HOME"])
+    settings = get_current_settings()
+    assert settings.home == home
+    assert settings.results.local_storage_path == home / "storage"
+    assert str(home / "prefect.db") in settings.server.database.connection_url.get_secret_value()
+    assert home.parent == Path(tempfile.gettempdir()) and home.name.startswith("hweval-test-prefect-home-")
+    assert home != Path("~/.prefect").expanduser()
