@@ -19,6 +19,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -64,11 +65,21 @@ def _as_cluster_user() -> list[str]:
     return [runuser, "-u", "postgres", "--"]
 
 
+def temp_dir_others_reach() -> str:
+    """The temporary directory when every folder down to it lets other users through (o+x), else /tmp: `make test`'s
+    scratch folder, its tests' TMPDIR, is its owner's alone (mktemp -d makes it 700), and initdb run as `postgres`
+    could not reach a cluster folder in it (the lake tests were skipped under `make test-slow` run as root)."""
+    here = Path(tempfile.gettempdir()).resolve()
+    if all(folder.stat().st_mode & stat.S_IXOTH for folder in (here, *here.parents)):
+        return str(here)
+    return "/tmp"
+
+
 def start_postgres(folder: Path) -> dict:
     """initdb a throwaway cluster in `folder`/pg, start it on a free port, create database `hweval`."""
     prefix = _as_cluster_user()
-    if prefix:  # the postgres user must reach the cluster's folder: a folder of its own in the temporary directory
-        data = Path(tempfile.mkdtemp(prefix="hweval-pg-")) / "data"
+    if prefix:  # the postgres user must reach the cluster's folder: a folder of its own in a temporary directory
+        data = Path(tempfile.mkdtemp(prefix="hweval-pg-", dir=temp_dir_others_reach())) / "data"
         shutil.chown(data.parent, "postgres")
     else:
         data = folder / "pg" / "data"

@@ -122,6 +122,26 @@ def test_the_extensions_load_from_their_packages_for_this_duckdb():
         assert path.parent.name == f"v{duckdb.__version__}" and path.name == f"{name}.duckdb_extension"
 
 
+def test_a_cluster_run_as_postgres_lives_in_a_temporary_directory_that_user_can_reach(tmp_path, monkeypatch):
+    """Run as root, flows/services.py starts PostgreSQL as `postgres`, in a folder of a temporary directory that user
+    can pass through: TMPDIR when every folder down to it lets others through (o+x), else /tmp. make test's scratch
+    folder is 700, and under make test-slow the lake tests were skipped ("could not access directory")."""
+    import tempfile
+
+    private = tmp_path / "private"
+    (private / "open").mkdir(parents=True)
+    private.chmod(0o700)
+    (private / "open").chmod(0o755)
+    reachable = Path(tempfile.mkdtemp(prefix="hweval-test-reachable-", dir="/tmp"))
+    try:
+        reachable.chmod(0o711)  # others may pass, not list
+        for tempdir, expected in [(private, "/tmp"), (private / "open", "/tmp"), (reachable, str(reachable))]:
+            monkeypatch.setattr(tempfile, "tempdir", str(tempdir))
+            assert services.temp_dir_others_reach() == expected, tempdir
+    finally:
+        reachable.rmdir()
+
+
 # ------------------------------------------------------------------------------------------------------ the services
 
 @pytest.fixture(scope="session")
