@@ -2796,6 +2796,12 @@ MUTATIONS = (
              "f\"location eq {odata_literal(region)}\"", "f\"location eq '{region}'\"",
              ("tests/test_source_instance_types.py::test_azure_a_location_is_written_into_the_filter_as_an_odata_"
               "literal",)),
+    Mutation("cluster-folder-where-others-may-list-not-pass", "flows/services.py",
+             "folder.stat().st_mode & stat.S_IXOTH", "folder.stat().st_mode & stat.S_IROTH",
+             ("tests/test_lake.py::test_a_cluster_run_as_postgres_lives_in_a_temporary_directory_that_user_can_reach",)),
+    Mutation("cluster-folder-above-folders-not-read", "flows/services.py",
+             "for folder in (here, *here.parents))", "for folder in (here,))",
+             ("tests/test_lake.py::test_a_cluster_run_as_postgres_lives_in_a_temporary_directory_that_user_can_reach",)),
 )
 
 
