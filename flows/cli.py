@@ -259,22 +259,22 @@ def _ending_by_ctrl_c(line: str | None) -> None:
 
 
 INTERRUPTED = "hweval: interrupted (Ctrl-C)"
-MAX_CAUSES = 20  # the causes `_ctrl_c_behind` reads, each error's own cause in turn
+MAX_CAUSES = 20  # how deep `_is_ctrl_c` reads: each error's own cause in turn, and each group's members
 
 
-def _ctrl_c_behind(exc: BaseException) -> bool:
-    """Whether a Ctrl-C is behind `exc`: a library that caught the KeyboardInterrupt raised its own error from it
-    (pydantic, serializing Prefect's states: PydanticSerializationError, its cause the KeyboardInterrupt). Causes only
-    (`raise ... from`), not an error's context: one raised while a Ctrl-C was handled (a publish's undo that failed,
-    a full disk) is a failure of its own, with its traceback."""
-    seen = exc
-    for _ in range(MAX_CAUSES):
-        seen = seen.__cause__
-        if seen is None:
-            return False
-        if isinstance(seen, KeyboardInterrupt):
-            return True
-    return False
+def _is_ctrl_c(exc: BaseException, depth: int = 0) -> bool:
+    """Whether `exc` is a Ctrl-C: the KeyboardInterrupt itself; an error raised from one (a library that caught it
+    raised its own: pydantic, serializing Prefect's states, raises PydanticSerializationError from it); or a group of
+    errors (an anyio task group's, as async code gathers what its tasks raised) every one of which is a Ctrl-C.
+    Causes only (`raise ... from`), not an error's context: one raised while a Ctrl-C was handled (a publish's undo
+    that failed, a full disk) is a failure of its own, with its traceback; so is a group that holds one."""
+    if depth > MAX_CAUSES:
+        return False
+    if isinstance(exc, KeyboardInterrupt):
+        return True
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_is_ctrl_c(member, depth + 1) for member in exc.exceptions)
+    return exc.__cause__ is not None and _is_ctrl_c(exc.__cause__, depth + 1)
 
 
 def entry() -> None:
@@ -294,8 +294,8 @@ def entry() -> None:
         # there too, where an exit status of 130 would let it go on)
         _ending_by_ctrl_c(INTERRUPTED)
         raise
-    except Exception as exc:
-        if not _ctrl_c_behind(exc):
+    except BaseException as exc:  # SystemExit, and any error but a Ctrl-C's, goes on as raised
+        if not _is_ctrl_c(exc):
             raise
         _ending_by_ctrl_c(INTERRUPTED)  # its Ctrl-C, as above: the error it caused is no failure of the command
         raise KeyboardInterrupt from exc

@@ -582,7 +582,12 @@ def test_a_ctrl_c_ends_a_command_in_one_line_by_sigint_not_a_traceback():
     caused = ("try:\n        raise KeyboardInterrupt\n    except KeyboardInterrupt as exc:\n"
               "        field = ValueError('a field')\n        field.__cause__ = exc\n"
               "        raise RuntimeError('serializing') from field")
-    for body in (ctrl_c, caused):
+    # a group of errors (an anyio task group's) of Ctrl-Cs alone, one of them in a group of its own and one behind an
+    # error raised from it
+    grouped = ("caused = RuntimeError('serializing')\n    caused.__cause__ = KeyboardInterrupt()\n"
+               "    raise BaseExceptionGroup('tasks', [KeyboardInterrupt(), "
+               "BaseExceptionGroup('inner', [KeyboardInterrupt()]), caused])")
+    for body in (ctrl_c, caused, grouped):
         code = f"import flows.cli as cli\n\ndef interrupted():\n    {body}\n\ncli.main = interrupted\ncli.entry()\n"
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT_ROOT,
                               timeout=120, check=False)
@@ -596,8 +601,11 @@ def test_a_ctrl_c_ends_a_command_in_one_line_by_sigint_not_a_traceback():
     # was handled (its context, not its cause: an undo that failed on a full disk)
     during = ("try:\n        raise KeyboardInterrupt\n    except KeyboardInterrupt:\n"
               "        raise OSError(28, 'No space left on device')")
+    # a group that holds a Ctrl-C and an error of its own: the error is a failure, the group's traceback says it
+    mixed = "raise BaseExceptionGroup('tasks', [KeyboardInterrupt(), ZeroDivisionError('division by zero')])"
     for body, said in (("1 / 0", "ZeroDivisionError: division by zero"),
-                       (during, "OSError: [Errno 28] No space left on device")):
+                       (during, "OSError: [Errno 28] No space left on device"),
+                       (mixed, "ZeroDivisionError: division by zero\n    +------------------------------------")):
         code = f"import flows.cli as cli\n\ndef failed():\n    {body}\n\ncli.main = failed\ncli.entry()\n"
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT_ROOT,
                               timeout=120, check=False)
