@@ -916,13 +916,15 @@ HAND_MADE_FIGURE = ("measured", "r1", "a result", "mlperf")
 
 
 def hand_made_changes(catalog_digest: str = "c", extra_ranks: tuple = (), figures: dict | None = None,
-                      sources: list = HAND_MADE_SOURCES, models_digests: tuple = ("m", "m")) -> list[dict]:
+                      sources: list = HAND_MADE_SOURCES, models_digests: tuple = ("m", "m"),
+                      results: tuple = ()) -> list[dict]:
     """marts.changes of the run of 2026-12-02 on the hand-made history, in the order the reports read it; the run's
     catalogs are the earlier runs' ("c") unless `catalog_digest` says otherwise (a catalog edit). `extra_ranks` are
     rows of HAND_MADE_RANKS' shape ranked besides them, and `figures` a row's figure on a day, {(workload, offer,
     day 0 or 1): (basis, benchmark_ref, benchmark_label, benchmark_source_id)}, where it is not HAND_MADE_FIGURE;
     `sources` the sources' statuses, in HAND_MADE_SOURCES' shape; `models_digests` the SQL models' digests of day-2
-    and day-3 (a release between them, or None: a run that recorded none)."""
+    and day-3 (a release between them, or None: a run that recorded none); `results` the benchmark results the runs
+    read, (day 0 or 1, result_key, source_id, result_label, source_ref) each (none unless a test gives them)."""
     from flows.paths import SQL_DIR
 
     con = duckdb.connect()
@@ -968,8 +970,11 @@ def hand_made_changes(catalog_digest: str = "c", extra_ranks: tuple = (), figure
                             [as_of, workload_id, f"{workload_id}|{offer_id}|{precision}", offer_id, cloud, region,
                              instance_type, term, precision, value == best[workload_id], metric, value, basis, ref,
                              label, "aws_spot" if term == "spot" else "aws_pricing", benchmark_source])
-        con.execute("create table marts.benchmark_results (as_of date, result_key varchar, result_label varchar, "
-                    "source_ref varchar)")
+        con.execute("create table marts.benchmark_results (as_of date, result_key varchar, source_id varchar, "
+                    "result_label varchar, source_ref varchar)")
+        for day, *result in results:
+            con.execute("insert into marts.benchmark_results values (?, ?, ?, ?, ?)",
+                        [HAND_MADE_AS_OF - dt.timedelta(days=1 - day), *result])
         con.execute((SQL_DIR / "macros.sql").read_text())  # its multiples are written as the pages write them
         con.execute("set variable run_id = 'day-3'")
         con.execute(f"set variable as_of = '{HAND_MADE_AS_OF}'")
@@ -1028,7 +1033,7 @@ def test_changes_of_hand_made_days_name_each_reason_a_fall_in_price_and_sources_
 
 
 def picks_moved_to_inf2(figures: dict, catalog_digest: str = "c", sources: list = HAND_MADE_SOURCES,
-                        models_digests: tuple = ("m", "m")) -> dict:
+                        models_digests: tuple = ("m", "m"), results: tuple = ()) -> dict:
     """marts.changes on the hand-made days with a workload for each key of `figures` ({workload: (inf2's figure on
     day 2, on day 3)}) whose pick moves from trn1.32xlarge (10.0 both days) to inf2.48xlarge (12.0, then 9.0), both
     ranked the day before at prices that did not move (21.50 and 12.98 USD per hour): its best-offer change."""
@@ -1037,7 +1042,7 @@ def picks_moved_to_inf2(figures: dict, catalog_digest: str = "c", sources: list 
     by_day = {(w, INF2_ON_DEMAND, day): figure for w, days in figures.items() for day, figure in enumerate(days)}
     found = {(c["change_kind"], c["subject"]): c
              for c in hand_made_changes(catalog_digest, extra_ranks=ranks, figures=by_day, sources=sources,
-                                        models_digests=models_digests)}
+                                        models_digests=models_digests, results=results)}
     assert {(found["best_offer_changed", w]["previous_offer_id"], found["best_offer_changed", w]["offer_id"])
             for w in figures} == {(TRN1_ON_DEMAND, INF2_ON_DEMAND)}
     return {w: found["best_offer_changed", w] for w in figures}
@@ -1091,6 +1096,24 @@ def test_a_catalog_edit_that_moves_a_figure_in_a_picks_label_is_no_new_result_a_
     assert {w: (c["reason"], c["reason_detail"], c["reason_subjects"]) for w, c in on_stale_night.items()} == {
         "remeasured": ("new result", unedited["remeasured"]["reason_detail"], None),
         "unmoved": ("stale source", "stale: aws_pricing", ["aws_pricing"])}
+
+
+def test_a_pick_measured_by_a_result_new_tonight_names_that_result_matched_on_its_source_and_reference():
+    """inf2.48xlarge becomes the pick (12.0 then 9.0 against trn1's 10.0) on a result new tonight: MLPerf's
+    'v5.0.json: [7]'. The reason names that result, matched on its source and its reference as columns of
+    marts.benchmark_results, not on the label's text: another new result of the same source (another reference), and
+    one of another source with the same reference, each of a key that sorts first, are not named."""
+    figures = {"remeasured": (("measured", "v4.1.json: [4]", "MLPerf: 9,000 tokens/s", "mlperf"),
+                              ("measured", "v5.0.json: [7]", "MLPerf: 12,000 tokens/s", "mlperf"))}
+    # (day, result_key, source_id, result_label, source_ref)
+    results = ((0, "mlperf|old", "mlperf", "inf2 system (an older round)", "v4.1.json: [4]"),
+               (1, "mlperf|old", "mlperf", "inf2 system (an older round)", "v4.1.json: [4]"),
+               (1, "mlperf|new-1", "mlperf", "inf2 system, llama", "v5.0.json: [7]"),
+               (1, "mlperf|new-0", "mlperf", "another system", "v5.0.json: [8]"),
+               (1, "benchmark_runs|a", "benchmark_runs", "own run", "v5.0.json: [7]"))
+    [moved] = picks_moved_to_inf2(figures, results=results).values()
+    assert (moved["reason"], moved["reason_detail"], moved["reason_subjects"]) == (
+        "new result", "a new benchmark result: inf2 system, llama (v5.0.json: [7])", ["mlperf|new-1"])
 
 
 def test_a_label_that_a_release_words_otherwise_is_no_new_result():

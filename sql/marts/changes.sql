@@ -99,6 +99,14 @@ results_added as (
     anti join results_before as before using (result_key)
 ),
 
+results_added_from as (
+    -- each result added with the source and the reference its key and label were made of: a pick's new evidence is
+    -- matched on these columns, not read back out of the key's and the label's text
+    select added.subject, added.label, now.source_id, now.source_ref
+    from results_added as added
+    inner join results_now as now on now.result_key = added.subject
+),
+
 results_withdrawn as (
     select
         'benchmark_withdrawn' as change_kind, before.result_key as subject, null as offer_id,
@@ -175,13 +183,12 @@ explained as (
          where offer_id = picks.offer_id and after_value < before_value) as pick_price_ratio,
         (select any_value(before_value) from prices_moved where offer_id = picks.offer_id) as pick_price_before,
         (select any_value(after_value) from prices_moved where offer_id = picks.offer_id) as pick_price_after,
-        -- the label and the key of one result (the first key, if several match)
-        (select arg_min(label, subject) from results_added
-         where split_part(subject, '|', 1) = picks.benchmark_source_id
-           and ends_with(label, '(' || picks.benchmark_ref || ')')) as pick_result_added,
-        (select min(subject) from results_added
-         where split_part(subject, '|', 1) = picks.benchmark_source_id
-           and ends_with(label, '(' || picks.benchmark_ref || ')')) as pick_result_added_key,
+        -- the label and the key of one result new tonight of the pick's benchmark source and reference (the first
+        -- key, if several match)
+        (select arg_min(label, subject) from results_added_from
+         where source_id = picks.benchmark_source_id and source_ref = picks.benchmark_ref) as pick_result_added,
+        (select min(subject) from results_added_from
+         where source_id = picks.benchmark_source_id and source_ref = picks.benchmark_ref) as pick_result_added_key,
         (select string_agg(subject, ', ' order by subject) from sources_changed
          where change_kind = 'source_stale'
            and subject in (picks.price_source_id, picks.benchmark_source_id,
