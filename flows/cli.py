@@ -262,19 +262,24 @@ INTERRUPTED = "hweval: interrupted (Ctrl-C)"
 MAX_CAUSES = 20  # how deep `_is_ctrl_c` reads: each error's own cause in turn, and each group's members
 
 
-def _is_ctrl_c(exc: BaseException, depth: int = 0) -> bool:
+def _is_ctrl_c(exc: BaseException, depth: int = 0, read: dict[int, bool] | None = None) -> bool:
     """Whether `exc` is a Ctrl-C: the KeyboardInterrupt itself; an error raised from one (a library that caught it
     raised its own: pydantic, serializing Prefect's states, raises PydanticSerializationError from it); or a group of
-    errors (an anyio task group's, as async code gathers what its tasks raised) every one of which is a Ctrl-C.
-    Causes only (`raise ... from`), not an error's context: one raised while a Ctrl-C was handled (a publish's undo
-    that failed, a full disk) is a failure of its own, with its traceback; so is a group that holds one."""
+    errors (an anyio task group's, as async code gathers what its tasks raised) raised from one, or every one of
+    whose errors is a Ctrl-C. Causes only (`raise ... from`), not an error's context: one raised while a Ctrl-C was
+    handled (a publish's undo that failed, a full disk) is a failure of its own, with its traceback; so is a group
+    that holds one. Read at most MAX_CAUSES deep, each error once (`read`: a group may hold one error twice)."""
+    read = {} if read is None else read
     if depth > MAX_CAUSES:
         return False
-    if isinstance(exc, KeyboardInterrupt):
-        return True
-    if isinstance(exc, BaseExceptionGroup):
-        return all(_is_ctrl_c(member, depth + 1) for member in exc.exceptions)
-    return exc.__cause__ is not None and _is_ctrl_c(exc.__cause__, depth + 1)
+    if id(exc) not in read:
+        read[id(exc)] = False  # while it is read: an error met again inside itself is no Ctrl-C
+        cause = exc.__cause__
+        read[id(exc)] = (isinstance(exc, KeyboardInterrupt)
+                         or (cause is not None and _is_ctrl_c(cause, depth + 1, read))
+                         or (isinstance(exc, BaseExceptionGroup)
+                             and all(_is_ctrl_c(member, depth + 1, read) for member in exc.exceptions)))
+    return read[id(exc)]
 
 
 def entry() -> None:
@@ -295,7 +300,7 @@ def entry() -> None:
         _ending_by_ctrl_c(INTERRUPTED)
         raise
     except BaseException as exc:  # SystemExit, and any error but a Ctrl-C's, goes on as raised
-        if not _is_ctrl_c(exc):
+        if isinstance(exc, SystemExit) or not _is_ctrl_c(exc):
             raise
         _ending_by_ctrl_c(INTERRUPTED)  # its Ctrl-C, as above: the error it caused is no failure of the command
         raise KeyboardInterrupt from exc

@@ -19,7 +19,6 @@ import os
 import shutil
 import signal
 import socket
-import stat
 import subprocess
 import sys
 import tempfile
@@ -65,22 +64,26 @@ def _as_cluster_user() -> list[str]:
     return [runuser, "-u", "postgres", "--"]
 
 
-def temp_dir_others_reach() -> str:
-    """The temporary directory when every folder down to it lets other users through (o+x), else /tmp: `make test`'s
-    scratch folder, its tests' TMPDIR, is its owner's alone (mktemp -d makes it 700), and initdb run as `postgres`
-    could not reach a cluster folder in it (the lake tests were skipped under `make test-slow` run as root)."""
-    here = Path(tempfile.gettempdir()).resolve()
-    if all(folder.stat().st_mode & stat.S_IXOTH for folder in (here, *here.parents)):
-        return str(here)
-    return "/tmp"
+def cluster_folder(prefix: list[str]) -> Path:
+    """A new folder, owned by the cluster's user, that user can write in (asked of the system, as that user): in the
+    temporary directory, else in /tmp. `make test`'s scratch folder, its tests' TMPDIR, is its owner's alone (mktemp -d
+    makes it 700), and initdb run as `postgres` could not reach a cluster folder in it: the lake tests were skipped
+    under `make test-slow` run as root."""
+    for parent in dict.fromkeys((tempfile.gettempdir(), "/tmp")):
+        folder = Path(tempfile.mkdtemp(prefix="hweval-pg-", dir=parent))
+        shutil.chown(folder, "postgres")
+        if subprocess.run([*prefix, "test", "-w", str(folder)], capture_output=True, check=False,
+                          timeout=START_TIMEOUT_S).returncode == 0:
+            return folder
+        folder.rmdir()
+    raise ServiceError(f"the postgres user can write in no new folder of {tempfile.gettempdir()} or /tmp")
 
 
 def start_postgres(folder: Path) -> dict:
     """initdb a throwaway cluster in `folder`/pg, start it on a free port, create database `hweval`."""
     prefix = _as_cluster_user()
     if prefix:  # the postgres user must reach the cluster's folder: a folder of its own in a temporary directory
-        data = Path(tempfile.mkdtemp(prefix="hweval-pg-", dir=temp_dir_others_reach())) / "data"
-        shutil.chown(data.parent, "postgres")
+        data = cluster_folder(prefix) / "data"
     else:
         data = folder / "pg" / "data"
         if data.exists():

@@ -1102,13 +1102,15 @@ def test_a_pick_measured_by_a_result_new_tonight_names_that_result_matched_on_it
     """inf2.48xlarge becomes the pick (12.0 then 9.0 against trn1's 10.0) on a result new tonight: MLPerf's
     'v5.0.json: [7]'. The reason names that result, matched on its source and its reference as columns of
     marts.benchmark_results, not on the label's text: another new result of the same source (another reference), and
-    one of another source with the same reference, each of a key that sorts first, are not named."""
+    one of another source with the same reference, each of a key that sorts first, are not named. Of two that match,
+    the first key's label and key are named, both of that one result."""
     figures = {"remeasured": (("measured", "v4.1.json: [4]", "MLPerf: 9,000 tokens/s", "mlperf"),
                               ("measured", "v5.0.json: [7]", "MLPerf: 12,000 tokens/s", "mlperf"))}
     # (day, result_key, source_id, result_label, source_ref)
     results = ((0, "mlperf|old", "mlperf", "inf2 system (an older round)", "v4.1.json: [4]"),
                (1, "mlperf|old", "mlperf", "inf2 system (an older round)", "v4.1.json: [4]"),
                (1, "mlperf|new-1", "mlperf", "inf2 system, llama", "v5.0.json: [7]"),
+               (1, "mlperf|new-2", "mlperf", "a later key of that result", "v5.0.json: [7]"),
                (1, "mlperf|new-0", "mlperf", "another system", "v5.0.json: [8]"),
                (1, "benchmark_runs|a", "benchmark_runs", "own run", "v5.0.json: [7]"))
     [moved] = picks_moved_to_inf2(figures, results=results).values()

@@ -587,7 +587,10 @@ def test_a_ctrl_c_ends_a_command_in_one_line_by_sigint_not_a_traceback():
     grouped = ("caused = RuntimeError('serializing')\n    caused.__cause__ = KeyboardInterrupt()\n"
                "    raise BaseExceptionGroup('tasks', [KeyboardInterrupt(), "
                "BaseExceptionGroup('inner', [KeyboardInterrupt()]), caused])")
-    for body in (ctrl_c, caused, grouped):
+    # a group raised from a Ctrl-C, of an error of its own (a task cancelled by it)
+    group_caused = ("try:\n        raise KeyboardInterrupt\n    except KeyboardInterrupt as exc:\n"
+                    "        raise ExceptionGroup('tasks', [RuntimeError('cancelled')]) from exc")
+    for body in (ctrl_c, caused, grouped, group_caused):
         code = f"import flows.cli as cli\n\ndef interrupted():\n    {body}\n\ncli.main = interrupted\ncli.entry()\n"
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT_ROOT,
                               timeout=120, check=False)
@@ -597,6 +600,12 @@ def test_a_ctrl_c_ends_a_command_in_one_line_by_sigint_not_a_traceback():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT_ROOT, timeout=120,
                           check=False)
     assert (proc.returncode, proc.stderr) == (-signal.SIGINT, "said\n")
+    # an exit with a status of its own is that exit, whatever it was raised from
+    code = ("import flows.cli as cli\n\ndef exits():\n    try:\n        raise KeyboardInterrupt\n"
+            "    except KeyboardInterrupt as exc:\n        raise SystemExit(3) from exc\n\ncli.main = exits\ncli.entry()\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT_ROOT, timeout=120,
+                          check=False)
+    assert (proc.returncode, proc.stderr) == (3, "")
     # an error with no Ctrl-C behind it is the failure it is: its traceback, status 1; so is one raised while a Ctrl-C
     # was handled (its context, not its cause: an undo that failed on a full disk)
     during = ("try:\n        raise KeyboardInterrupt\n    except KeyboardInterrupt:\n"

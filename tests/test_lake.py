@@ -122,24 +122,45 @@ def test_the_extensions_load_from_their_packages_for_this_duckdb():
         assert path.parent.name == f"v{duckdb.__version__}" and path.name == f"{name}.duckdb_extension"
 
 
-def test_a_cluster_run_as_postgres_lives_in_a_temporary_directory_that_user_can_reach(tmp_path, monkeypatch):
-    """Run as root, flows/services.py starts PostgreSQL as `postgres`, in a folder of a temporary directory that user
-    can pass through: TMPDIR when every folder down to it lets others through (o+x), else /tmp. make test's scratch
-    folder is 700, and under make test-slow the lake tests were skipped ("could not access directory")."""
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("runuser") is None, reason="needs root and runuser, as the "
+                    "cluster does (flows/services.py starts it as the postgres user then)")
+def test_a_cluster_run_as_postgres_lives_in_a_temporary_directory_that_user_can_write_in(tmp_path, monkeypatch):
+    """Run as root, flows/services.py starts PostgreSQL as `postgres`, in a new folder that user can write in, asked
+    of the system as that user: in TMPDIR, else in /tmp. make test's scratch folder is 700, and under make test-slow
+    the lake tests were skipped ("could not access directory"). A folder others may pass (o+x) is not enough when the
+    postgres user is of its group, which may not (the group's bits then apply, not the others')."""
+    import grp
     import tempfile
 
+    try:
+        grp.getgrnam("postgres")
+    except KeyError:
+        pytest.skip("no postgres group")
+    prefix = services._as_cluster_user()
     private = tmp_path / "private"
     (private / "open").mkdir(parents=True)
     private.chmod(0o700)
-    (private / "open").chmod(0o755)
+    (private / "open").chmod(0o777)
     reachable = Path(tempfile.mkdtemp(prefix="hweval-test-reachable-", dir="/tmp"))
+    grouped = Path(tempfile.mkdtemp(prefix="hweval-test-grouped-", dir="/tmp"))
+    shutil.chown(grouped, group="postgres")
+    (grouped / "open").mkdir(mode=0o777)
+    made = []
     try:
         reachable.chmod(0o711)  # others may pass, not list
-        for tempdir, expected in [(private, "/tmp"), (private / "open", "/tmp"), (reachable, str(reachable))]:
+        grouped.chmod(0o701)  # others may pass; its group, postgres, may not
+        for tempdir, parent in [(private / "open", Path("/tmp")), (grouped / "open", Path("/tmp")),
+                                (reachable, reachable)]:
             monkeypatch.setattr(tempfile, "tempdir", str(tempdir))
-            assert services.temp_dir_others_reach() == expected, tempdir
+            made.append(folder := services.cluster_folder(prefix))
+            assert (folder.parent, folder.owner()) == (parent, "postgres"), tempdir
+            assert sorted(p.name for p in tempdir.iterdir()) == (
+                [folder.name] if parent == tempdir else []), "a folder the user could not reach is left behind"
     finally:
+        for folder in made:
+            folder.rmdir()
         reachable.rmdir()
+        shutil.rmtree(grouped)
 
 
 # ------------------------------------------------------------------------------------------------------ the services

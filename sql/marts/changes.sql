@@ -184,11 +184,13 @@ explained as (
         (select any_value(before_value) from prices_moved where offer_id = picks.offer_id) as pick_price_before,
         (select any_value(after_value) from prices_moved where offer_id = picks.offer_id) as pick_price_after,
         -- the label and the key of one result new tonight of the pick's benchmark source and reference (the first
-        -- key, if several match)
-        (select arg_min(label, subject) from results_added_from
-         where source_id = picks.benchmark_source_id and source_ref = picks.benchmark_ref) as pick_result_added,
-        (select min(subject) from results_added_from
-         where source_id = picks.benchmark_source_id and source_ref = picks.benchmark_ref) as pick_result_added_key,
+        -- key, if several match; both of that one row)
+        (select label from results_added_from
+         where source_id = picks.benchmark_source_id and source_ref = picks.benchmark_ref
+         order by subject limit 1) as pick_result_added,
+        (select subject from results_added_from
+         where source_id = picks.benchmark_source_id and source_ref = picks.benchmark_ref
+         order by subject limit 1) as pick_result_added_key,
         (select string_agg(subject, ', ' order by subject) from sources_changed
          where change_kind = 'source_stale'
            and subject in (picks.price_source_id, picks.benchmark_source_id,
