@@ -412,12 +412,14 @@ def test_the_tests_keep_prefects_database_and_results_in_a_home_of_their_process
     import tempfile
     from pathlib import Path
 
-    from prefect.settings import get_current_settings
+    from prefect.settings import Settings, get_current_settings
 
     home = Path(os.environ["PREFECT_HOME"])
     settings = get_current_settings()
     assert settings.home == home
     assert settings.results.local_storage_path == home / "storage"
-    assert str(home / "prefect.db") in settings.server.database.connection_url.get_secret_value()
+    # the database of a server started from this environment (`hweval run`'s): the test server (`prefect_server`),
+    # while it runs, swaps the one of this process's settings for a database of its own
+    assert Settings().server.database.connection_url.get_secret_value() == f"sqlite+aiosqlite:///{home / 'prefect.db'}"
     assert home.parent == Path(tempfile.gettempdir()) and home.name.startswith("hweval-test-prefect-home-")
     assert home != Path("~/.prefect").expanduser()
