@@ -1582,6 +1582,14 @@ MUTATIONS = (
              "         order by subject limit 1) as pick_result_added,",
              "         order by subject desc limit 1) as pick_result_added,",
              ("tests/test_changes.py",)),
+    Mutation("a-setup-run-again-shares-its-first-runs-key", "sql/intermediate/int_benchmark_results_listed.sql",
+             "order by run_date nulls first, source_ref) > 1", "order by run_date nulls first, source_ref) > 99",
+             ("tests/test_own_runs.py::test_a_setup_run_again_on_a_later_date_is_a_result_of_its_own_and_its_first_run_"
+              "keeps_its_key", *SLOW_TOO)),
+    Mutation("a-setups-first-key-taken-by-its-latest-run", "sql/intermediate/int_benchmark_results_listed.sql",
+             "order by run_date nulls first, source_ref) > 1", "order by run_date desc nulls first, source_ref) > 1",
+             ("tests/test_own_runs.py::test_a_setup_run_again_on_a_later_date_is_a_result_of_its_own_and_its_first_run_"
+              "keeps_its_key", *SLOW_TOO)),
     Mutation("changes-prices-to-the-cent", "sql/marts/changes.sql",
              "usd_text(pick_price_before) || ' to ' || usd_text(pick_price_after)",
              "printf('%.2f', pick_price_before) || ' to ' || printf('%.2f', pick_price_after)",

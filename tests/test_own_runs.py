@@ -307,3 +307,22 @@ def test_a_quote_for_unlisted_hardware_without_what_it_holds_is_quarantined(
         assert reason.startswith("a quote for an instance type catalogs/instances.yaml does not list must give the "
                                  "hardware it prices: accelerator (an id or alias of catalogs/accelerators.yaml) and "
                                  "accelerator_count")
+
+
+def test_a_setup_run_again_on_a_later_date_is_a_result_of_its_own_and_its_first_run_keeps_its_key(
+        fresh_db, catalog, tmp_path):
+    """The same training setup run on 2026-10-01 and again on 2026-11-15 (470 minutes): two results in
+    marts.benchmark_results, so the night the second row comes, "What changed" lists it as new. The first run's key is
+    the setup's alone, as it was before a second run came; the later run's key adds its date. A third run of the
+    setup on the first run's date is kept too, under that date."""
+    again = OWN_RUN | {"time_to_train_minutes": 470, "date": "2026-11-15"}
+    same_day = OWN_RUN | {"time_to_train_minutes": 490}
+    land(fresh_db, catalog, runs_batch(tmp_path, again, OWN_RUN, same_day))
+    transform.build_models(fresh_db, RUN, AS_OF)
+    keys = {ref: key for key, ref in fresh_db.execute(
+        "select result_key, source_ref from marts.benchmark_results where source_id = 'published_benchmarks'").fetchall()}
+    # runs.csv: row 2 is the later run (again), row 3 the first (OWN_RUN), row 4 the same day's
+    first = keys["runs.csv: row 3"]
+    assert first.startswith("published_benchmarks|training|h100-sxm-80gb|") and first.endswith("|our Megatron run")
+    assert keys == {"runs.csv: row 3": first, "runs.csv: row 2": first + "|2026-11-15",
+                    "runs.csv: row 4": first + "|2026-10-01"}

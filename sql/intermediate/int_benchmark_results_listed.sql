@@ -9,7 +9,13 @@ training as (
 ),
 
 own_runs as (
-    select * from staging.stg_benchmark_runs__results
+    select
+        *,
+        concat_ws('|', source_id, kind, accelerator_id, coalesce(instance_type, ''), chips, model_id, precision,
+                  coalesce(concurrency::varchar, ''), coalesce(request_rate::varchar, ''),
+                  coalesce(input_tokens::varchar, ''), coalesce(output_tokens::varchar, ''),
+                  coalesce(sequence_length::varchar, ''), coalesce(run_source, '')) as setup_key
+    from staging.stg_benchmark_runs__results
 ),
 
 listed as (
@@ -40,10 +46,10 @@ listed as (
     union all
     select
         source_id,
-        concat_ws('|', source_id, kind, accelerator_id, coalesce(instance_type, ''), chips, model_id, precision,
-                  coalesce(concurrency::varchar, ''), coalesce(request_rate::varchar, ''),
-                  coalesce(input_tokens::varchar, ''), coalesce(output_tokens::varchar, ''),
-                  coalesce(sequence_length::varchar, ''), coalesce(run_source, '')) as result_key,
+        -- a setup run again on a later date is a result of its own (a new result the night its row comes): the
+        -- later runs' dates are in their keys, while the key of a setup's first run stays what it was
+        setup_key || case when row_number() over (partition by setup_key order by run_date nulls first, source_ref) > 1
+                          then '|' || coalesce(run_date::varchar, '') else '' end as result_key,
         accelerator_id,
         model_id as task,
         -- a published figure may give no chip count (a per-GPU throughput or MFU): the label says none
