@@ -1040,9 +1040,10 @@ def picks_moved_to_inf2(figures: dict, catalog_digest: str = "c", sources: list 
     ranks = tuple((w, offer, None, "usd_per_million_tokens", *values) for w in figures
                   for offer, values in ((TRN1_ON_DEMAND, (10.0, 10.0)), (INF2_ON_DEMAND, (12.0, 9.0))))
     by_day = {(w, INF2_ON_DEMAND, day): figure for w, days in figures.items() for day, figure in enumerate(days)}
-    found = {(c["change_kind"], c["subject"]): c
-             for c in hand_made_changes(catalog_digest, extra_ranks=ranks, figures=by_day, sources=sources,
-                                        models_digests=models_digests, results=results)}
+    changes = hand_made_changes(catalog_digest, extra_ranks=ranks, figures=by_day, sources=sources,
+                                models_digests=models_digests, results=results)
+    found = {(c["change_kind"], c["subject"]): c for c in changes}
+    assert len(found) == len(changes), "a change listed twice"
     assert {(found["best_offer_changed", w]["previous_offer_id"], found["best_offer_changed", w]["offer_id"])
             for w in figures} == {(TRN1_ON_DEMAND, INF2_ON_DEMAND)}
     return {w: found["best_offer_changed", w] for w in figures}

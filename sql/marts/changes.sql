@@ -100,11 +100,13 @@ results_added as (
 ),
 
 results_added_from as (
-    -- each result added with the source and the reference its key and label were made of: a pick's new evidence is
-    -- matched on these columns, not read back out of the key's and the label's text
+    -- the result added of each source and reference (the first key, if several), with the source and the reference
+    -- its key and label were made of: a pick's new evidence is matched on these columns, not read back out of the
+    -- key's and the label's text
     select added.subject, added.label, now.source_id, now.source_ref
     from results_added as added
     inner join results_now as now on now.result_key = added.subject
+    qualify row_number() over (partition by now.source_id, now.source_ref order by added.subject) = 1
 ),
 
 results_withdrawn as (
@@ -183,14 +185,9 @@ explained as (
          where offer_id = picks.offer_id and after_value < before_value) as pick_price_ratio,
         (select any_value(before_value) from prices_moved where offer_id = picks.offer_id) as pick_price_before,
         (select any_value(after_value) from prices_moved where offer_id = picks.offer_id) as pick_price_after,
-        -- the label and the key of one result new tonight of the pick's benchmark source and reference (the first
-        -- key, if several match; both of that one row)
-        (select label from results_added_from
-         where source_id = picks.benchmark_source_id and source_ref = picks.benchmark_ref
-         order by subject limit 1) as pick_result_added,
-        (select subject from results_added_from
-         where source_id = picks.benchmark_source_id and source_ref = picks.benchmark_ref
-         order by subject limit 1) as pick_result_added_key,
+        -- the label and the key of the result new tonight of the pick's benchmark source and reference
+        pick_added.label as pick_result_added,
+        pick_added.subject as pick_result_added_key,
         (select string_agg(subject, ', ' order by subject) from sources_changed
          where change_kind = 'source_stale'
            and subject in (picks.price_source_id, picks.benchmark_source_id,
@@ -207,6 +204,8 @@ explained as (
     from picks
     left join ranks_now as previous_now on previous_now.candidate_id = picks.previous_candidate_id
     left join ranks_before as pick_before on pick_before.candidate_id = picks.candidate_id
+    left join results_added_from as pick_added
+        on pick_added.source_id = picks.benchmark_source_id and pick_added.source_ref = picks.benchmark_ref
 ),
 
 best_changed as (
