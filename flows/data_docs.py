@@ -42,7 +42,9 @@ def build_site(batches: list[ValidatedBatch], site_dir: Path, run_id: str,
         if len(kept) != len(batches):
             raise ValueError("build_site: results kept by Great Expectations' process and results held here, mixed")
         return gx_process.build_site(batches, site_dir, run_id, run_time)
-    import great_expectations as gx
+    from flows.validate import import_gx
+
+    gx = import_gx()
     from great_expectations.core.run_identifier import RunIdentifier
     from great_expectations.data_context.types.base import ProgressBarsConfig
     from great_expectations.data_context.types.resource_identifiers import (

@@ -282,9 +282,10 @@ def _start_worker() -> None:
     import tqdm
 
     tqdm.tqdm.set_lock(threading.RLock())
-    import great_expectations  # noqa: F401
+    from flows import data_docs  # noqa: F401
+    from flows.validate import import_gx
 
-    from flows import data_docs, validate  # noqa: F401
+    import_gx()
 
     # registered last, so run first at the worker's exit: it holds nothing to flush (its answers are sent, its kept
     # results die with it), and a spawned worker ends with a whole interpreter's teardown, which the run waited on

@@ -2841,6 +2841,15 @@ MUTATIONS = (
              "                          timeout=START_TIMEOUT_S).returncode == 0:",
              "                          timeout=START_TIMEOUT_S).returncode in (0, 1):",
              ("tests/test_lake.py::test_a_cluster_run_as_postgres_lives_in_a_temporary_directory_that_user_can_write_in",)),
+    Mutation("scipy-stats-loaded-with-gx", "flows/validate.py",
+             'DEFERRED_IMPORTS = ("scipy.stats",)', 'DEFERRED_IMPORTS = ()',
+             ("tests/test_gx_process.py::test_the_gx_process_validates_every_expectation_type_of_the_suites_without_loading_scipy_stats",)),
+    Mutation("gx-process-imports-gx-without-deferring", "flows/gx_process.py",
+             "    import_gx()\n", "    import great_expectations  # noqa: F401\n",
+             ("tests/test_gx_process.py::test_the_gx_process_validates_every_expectation_type_of_the_suites_without_loading_scipy_stats",)),
+    Mutation("deferred-module-not-put-on-its-package", "flows/validate.py",
+             "        setattr(sys.modules[parent], child, module)", "        pass",
+             ("tests/test_gx_process.py::test_the_gx_process_validates_every_expectation_type_of_the_suites_without_loading_scipy_stats",)),
 )
 
 

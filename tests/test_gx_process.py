@@ -59,6 +59,48 @@ def test_a_batch_validated_in_the_gx_process_is_judged_as_in_the_runs_process(ow
     assert gx_process.validate_table(ROWS, SUITE, PARAMETERS).result is None  # not kept when not asked for
 
 
+# one expectation of each type the project's suites declare (the test below checks the list is whole), on EVERY_ROWS:
+# row 2 fails each of them
+EVERY_TYPE = {"name": "every type", "expectations": [
+    {"type": "expect_column_values_to_not_be_null", "kwargs": {"column": "g"}, "meta": {"name": "g given"}},
+    {"type": "expect_column_values_to_be_null", "kwargs": {"column": "n"}, "meta": {"name": "n empty"}},
+    {"type": "expect_column_values_to_be_between", "kwargs": {"column": "a", "min_value": 0}, "meta": {"name": "a >= 0"}},
+    {"type": "expect_column_values_to_be_in_set", "kwargs": {"column": "k", "value_set": ["gpu"]},
+     "meta": {"name": "k known"}},
+    {"type": "expect_column_values_to_not_be_in_set", "kwargs": {"column": "k", "value_set": ["cpus"]},
+     "meta": {"name": "k not cpus"}},
+    {"type": "expect_column_values_to_match_regex", "kwargs": {"column": "k", "regex": "^g"}, "meta": {"name": "k g"}},
+    {"type": "expect_column_value_lengths_to_be_between", "kwargs": {"column": "k", "max_value": 3},
+     "meta": {"name": "k short"}},
+    {"type": "expect_column_pair_values_a_to_be_greater_than_b", "kwargs": {"column_A": "a", "column_B": "b"},
+     "meta": {"name": "a > b"}},
+    {"type": "expect_column_pair_values_to_be_equal", "kwargs": {"column_A": "b", "column_B": "c"},
+     "meta": {"name": "b = c"}}]}
+EVERY_ROWS = pa.table({"row_no": [1, 2], "g": [1.0, None], "a": [2.0, -1.0], "b": [1.0, 0.0], "c": [1.0, 5.0],
+                       "n": [None, "x"], "k": ["gpu", "cpus"]})
+LOADED = "'scipy.stats._stats_py' in __import__('sys').modules"  # asked of the GX process: was scipy.stats run?
+
+
+def test_the_gx_process_validates_every_expectation_type_of_the_suites_without_loading_scipy_stats(own_gx_process,
+                                                                                                   tmp_path):
+    """scipy.stats (~1 s of GX's import) is made lazy before GX is imported (validate.DEFERRED_IMPORTS): no suite here
+    uses it, so it never loads; one that did would load it at its first use."""
+    declared = {exp["type"] for path in (PROJECT_ROOT / "catalogs" / "expectations").glob("*.json")
+                for exp in validate.load_suite_json(path)["expectations"]}
+    assert declared == {exp["type"] for exp in EVERY_TYPE["expectations"]}  # a new type: add it above
+    outcome = gx_process.validate_table(EVERY_ROWS, EVERY_TYPE, keep=True)
+    # row 2 fails all 9: g is null, n holds "x", a = -1 < 0, k = "cpus" (not in {gpu}, in {cpus}, not ^g, 4 > 3
+    # characters), a = -1 is not > b = 0, b = 0 != c = 5; row 1 passes all 9
+    assert outcome.failed_row_nos == {2}
+    assert sorted(f.expectation for f in outcome.failures) == sorted(
+        ["g given", "n empty", "a >= 0", "k known", "k not cpus", "k g", "k short", "a > b", "b = c"])
+    assert data_docs.build_site([data_docs.ValidatedBatch("every", outcome.result)], tmp_path / "docs", "r").is_file()
+    assert gx_process._call(eval, LOADED) is False
+    # at its first use the module loads whole, and answers as scipy.stats does: the normal CDF at 0 is one half
+    assert gx_process._call(eval, "__import__('scipy.stats').stats.norm.cdf(0.0)") == 0.5
+    assert gx_process._call(eval, LOADED) is True
+
+
 def test_an_error_in_the_gx_process_is_raised_here_with_its_own_type(own_gx_process):
     suite = {"name": "typo", "expectations": [
         {"type": "expect_column_values_to_not_be_null", "kwargs": {"column": "price"}, "meta": {"name": "priced"}}]}
