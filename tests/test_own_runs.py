@@ -313,16 +313,27 @@ def test_a_setup_run_again_on_a_later_date_is_a_result_of_its_own_and_its_first_
         fresh_db, catalog, tmp_path):
     """The same training setup run on 2026-10-01 and again on 2026-11-15 (470 minutes): two results in
     marts.benchmark_results, so the night the second row comes, "What changed" lists it as new. The first run's key is
-    the setup's alone, as it was before a second run came; the later run's key adds its date. A third run of the
-    setup on the first run's date is kept too, under that date."""
+    the setup's alone, as it was before a second run came; the later run's key adds its date. A run of the setup on
+    the first run's date is kept too, under that date; and the second and later such runs on one date add their
+    number that day, counted in the file's order: "row 10" comes after "row 9", though its text sorts first."""
     again = OWN_RUN | {"time_to_train_minutes": 470, "date": "2026-11-15"}
     same_day = OWN_RUN | {"time_to_train_minutes": 490}
-    land(fresh_db, catalog, runs_batch(tmp_path, again, OWN_RUN, same_day))
+    others = [OWN_RUN | {"source": f"another run {n}"} for n in range(1, 5)]  # rows 5-8: setups of their own
+    rows = [again, OWN_RUN, same_day, *others,
+            again | {"time_to_train_minutes": 465},  # row 9: the second run again on 2026-11-15
+            again | {"time_to_train_minutes": 460},  # row 10: the third
+            same_day | {"time_to_train_minutes": 495}]  # row 11: the second run again on 2026-10-01
+    land(fresh_db, catalog, runs_batch(tmp_path, *rows))
     transform.build_models(fresh_db, RUN, AS_OF)
     keys = {ref: key for key, ref in fresh_db.execute(
         "select result_key, source_ref from marts.benchmark_results where source_id = 'published_benchmarks'").fetchall()}
     # runs.csv: row 2 is the later run (again), row 3 the first (OWN_RUN), row 4 the same day's
     first = keys["runs.csv: row 3"]
     assert first.startswith("published_benchmarks|training|h100-sxm-80gb|") and first.endswith("|our Megatron run")
-    assert keys == {"runs.csv: row 3": first, "runs.csv: row 2": first + "|2026-11-15",
-                    "runs.csv: row 4": first + "|2026-10-01"}
+    assert {ref: key for ref, key in keys.items() if ref not in {f"runs.csv: row {n}" for n in range(5, 9)}} == {
+        "runs.csv: row 3": first, "runs.csv: row 2": first + "|2026-11-15", "runs.csv: row 4": first + "|2026-10-01",
+        "runs.csv: row 9": first + "|2026-11-15|2", "runs.csv: row 10": first + "|2026-11-15|3",
+        "runs.csv: row 11": first + "|2026-10-01|2"}
+    # the other setups' first runs: each its setup's own key, no date
+    assert [keys[f"runs.csv: row {n}"] for n in range(5, 9)] == [
+        first.removesuffix("our Megatron run") + f"another run {n}" for n in range(1, 5)]

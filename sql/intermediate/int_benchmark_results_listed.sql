@@ -18,6 +18,18 @@ own_runs as (
     from staging.stg_benchmark_runs__results
 ),
 
+own_runs_ordered as (
+    -- a setup's runs by date (undated first), runs of one date in the file's order (row_no: a row appended later
+    -- comes later, where the text of source_ref put "row 10" before "row 9")
+    select
+        *,
+        row_number() over (partition by setup_key order by run_date nulls first, row_no) as nth_of_setup,
+        row_number() over (partition by setup_key, run_date order by row_no)
+            - if(run_date is not distinct from first_value(run_date) over (
+                     partition by setup_key order by run_date nulls first, row_no), 1, 0) as nth_again_that_day
+    from own_runs
+),
+
 listed as (
     select
         source_id,
@@ -46,10 +58,13 @@ listed as (
     union all
     select
         source_id,
-        -- a setup run again on a later date is a result of its own (a new result the night its row comes): the
-        -- later runs' dates are in their keys, while the key of a setup's first run stays what it was
-        setup_key || case when row_number() over (partition by setup_key order by run_date nulls first, source_ref) > 1
-                          then '|' || coalesce(run_date::varchar, '') else '' end as result_key,
+        -- a setup run again is a result of its own (a new result the night its row comes): the key of a setup's
+        -- first run stays what it was, a later run's adds its date, and the second and later of these on one date
+        -- their number that day (|2026-11-15, |2026-11-15|2, ...)
+        setup_key || case when nth_of_setup > 1
+                          then '|' || coalesce(run_date::varchar, '')
+                               || if(nth_again_that_day > 1, '|' || nth_again_that_day, '')
+                          else '' end as result_key,
         accelerator_id,
         model_id as task,
         -- a published figure may give no chip count (a per-GPU throughput or MFU): the label says none
@@ -58,7 +73,7 @@ listed as (
             || coalesce(' at concurrency ' || concurrency, '') as result_label,
         source_ref,
         data_as_of
-    from own_runs
+    from own_runs_ordered
 ),
 
 final as (
