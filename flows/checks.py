@@ -512,7 +512,7 @@ def _catalog_check_inputs(catalog) -> tuple[list[dict], dict, str]:
 
 def begin_catalog_check(catalog) -> None:
     """Ask Great Expectations' process for `check_catalog`'s validation and go on without its answer (`hweval run`,
-    while its Prefect server starts: the process's start, ~3 s of importing GX, then overlaps the run's own work
+    while its Prefect server starts: the process's start, ~2 s of importing GX, then overlaps the run's own work
     instead of holding it); the next `check_catalog` of the same figures takes that answer. Nothing is asked when
     these figures passed before (the cache), nor when GX runs in the run's process (HWEVAL_GX_PROCESS=0): asked there,
     the check would import GX then and there, before `hweval run` has checked its settings, and overlap nothing."""

@@ -206,7 +206,7 @@ def validate_rows(rows: list[dict], suite_json: dict, parameters: dict[str, Any]
 
 def validate_rows_later(rows: list[dict], suite_json: dict, parameters: dict[str, Any] | None = None) -> Pending:
     """`validate_rows`, asked of the GX process and not waited on: the caller goes on (while that process starts, the
-    first time: ~3 s of importing GX) and takes the outcome with `result()`. Without the process (HWEVAL_GX_PROCESS=0),
+    first time: ~2 s of importing GX) and takes the outcome with `result()`. Without the process (HWEVAL_GX_PROCESS=0),
     or with no rows, validated here and now."""
     if not enabled():
         from flows.validate import validate_rows as here

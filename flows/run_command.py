@@ -122,10 +122,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     server = run_startup.launch_temporary_server()
     if server is not None:
         # next, the catalog's load and its figures' check begun in Great Expectations' process, whose import of GX
-        # (~2.5 s of CPU) is then the longest of the three: begun before this process's own imports, it overlaps them
-        # and the server's. Begun after them, it was still importing 1 s after the server answered, on one core,
-        # with the run waiting for it. A cold run on the snapshot, 8 of each alternated: median 10.97 s against
-        # 11.13 s, a small gain beside the machine's noise (identical runs 10.4-11.2 s).
+        # (~2.5 s of CPU; ~1.8 s since scipy.stats is deferred, validate.DEFERRED_IMPORTS) is then the longest of the
+        # three: begun before this process's own imports, it overlaps them and the server's. Begun after them, it was
+        # still importing 1 s after the server answered, on one core, with the run waiting for it. A cold run on the
+        # snapshot, 8 of each alternated: median 10.97 s against 11.13 s, a small gain beside the machine's noise
+        # (identical runs 10.4-11.2 s).
         # A setting refused below stops that process at once (flows/gx_process.py, stop_now).
         run_startup.warm_catalog_check(args.catalog)
     try:
