@@ -15,6 +15,11 @@ next run on the warehouse, as it starts (`reckon`):
 
 A deployment's run it marks is told of by `crash-notice` (the Crashed state starts it), not here. A run file of
 another machine's run is left (flows/run_files.py): its pid says nothing here.
+
+A run that ended but whose end Prefect did not record (its API gone as the engine set the final state: `hweval run`
+exits 5, flows/run_command.py) leaves a run file too, with what it ended on (`leave_unrecorded`): the next run marks
+that flow run Failed with it, where Prefect still shows it unfinished, rather than leave it Running for ever. Its
+channels are not told again: the run told them what it found as it ended.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import socket
 from pathlib import Path
 from uuid import UUID
 
-from flows import crash_notice, notify, outbox
+from flows import crash_notice, notify, outbox, run_files
 from flows.cancellation import bounded_client
 from flows.catalog_models import Catalog
 from flows.pipeline import RUN_ID_PATTERN
@@ -37,6 +42,8 @@ logger = logging.getLogger(__name__)
 START, FETCH, LOCK_WAIT, LANDING, BUILD, PUBLISH, AFTER_PUBLISH, TELLING = STEPS = (
     "its start", "its fetch", "its wait for the run lock", "its landing", "its build and render", "its publish",
     "its steps after the publish", "its notifications")
+ENDED = "its end, which Prefect did not record"  # the step of a run file `leave_unrecorded` leaves
+MAX_ENDED_CHARS = 500  # of what an ended run says it ended on, as the next run puts it in its flow run's message
 
 
 def holder_of(run_id: str, as_of: dt.date, warehouse_path: Path) -> dict[str, str | None]:
@@ -52,6 +59,15 @@ def holder_of(run_id: str, as_of: dt.date, warehouse_path: Path) -> dict[str, st
             "attempt": crash_notice.current_attempt() if running else None}
 
 
+def leave_unrecorded(holder: dict[str, str | None] | None, ended: str) -> Path | None:
+    """A run that ended (`ended`: what it ended on, in a line) but whose end Prefect did not record leaves its run file
+    (`holder`, as `holder_of` made it) for the next run on its warehouse, which marks its flow run Failed with that
+    line (`reckon`). Nothing when the run had no flow run to mark."""
+    if not holder or not holder.get("flow_run_id") or not holder.get("warehouse"):
+        return None
+    return run_files.leave(Path(str(holder["warehouse"])), {**holder, "ended": ended[:MAX_ENDED_CHARS]}, ENDED)
+
+
 def describe(info: dict) -> str:
     """A killed holder as the log names it: "run 2026-12-05-1a2b3c4d (pid 1234, started 2026-12-05T06:10:00+00:00)"."""
     run = f"run {info['run_id']}" if _run_id(info) else "an hweval run"
@@ -63,33 +79,42 @@ def reckon(left: tuple[dict, ...], *, warehouse_path: Path, reports_root: Path, 
            found_by: str) -> list[str]:
     """For each holder `left` in a run file no run held (run_files.left_by_killed): log it, mark its flow run Crashed
     where Prefect holds the attempt it wrote unfinished, and tell the channels of a run no deployment's crash-notice
-    tells of. Returns the flow runs marked, as `name: told|marked` lines (for the tests and the log). Prefect's API is
+    tells of. A holder a run left as it ended (`leave_unrecorded`) is marked Failed with what it ended on, not told. Returns the flow runs marked, as `name: told|marked` lines (for the tests and the log). Prefect's API is
     asked until it fails to answer once."""
     done = []
     answered = True
     for info in left:
         who = describe(info)
         during = step_of(info)
-        logger.warning("%s on %s was killed outright%s (it never finished)", who, warehouse_path,
-                       f" during {during}" if during else "")
+        ended = info.get("ended")
+        ended = str(ended)[:MAX_ENDED_CHARS] if ended else None
+        found = f"found by run {found_by} at {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M:%S} UTC"
+        if ended:
+            logger.warning("%s on %s ended, but Prefect did not record its end: %s", who, warehouse_path,
+                           redact_text(ended))
+        else:
+            logger.warning("%s on %s was killed outright%s (it never finished)", who, warehouse_path,
+                           f" during {during}" if during else "")
         flow_run_id, attempt = info.get("flow_run_id"), info.get("attempt")
         if not (flow_run_id and attempt and answered):
             continue
         if info.get("host") != socket.gethostname():
             logger.warning("%s ran on another machine: its flow run is not marked", who)
             continue
-        message = (f"killed outright{f' during {during}' if during else ''} on {warehouse_path}; found by run "
-                   f"{found_by} at {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M:%S} UTC")
+        if ended:
+            state = "Failed", f"{ended}; {found}"
+        else:
+            state = "Crashed", f"killed outright{f' during {during}' if during else ''} on {warehouse_path}; {found}"
         try:
-            run = _mark_crashed(str(flow_run_id), str(attempt), who, redact_text(message))
+            run = _mark(str(flow_run_id), str(attempt), who, state[0], redact_text(state[1]))
         except Exception as exc:  # noqa: BLE001 - the run goes on: what it could not mark stays as Prefect shows it
-            logger.warning("%s: could not mark its flow run %s Crashed (%s)", who, flow_run_id,
+            logger.warning("%s: could not mark its flow run %s %s (%s)", who, flow_run_id, state[0],
                            redact_text(f"{type(exc).__name__}: {exc}"))
             answered = False  # each try costs up to ASK_TIMEOUT_S: not asked again
             continue
         if run is None:
             continue
-        if run.deployment_id is not None:  # its Crashed state starts crash-notice, which tells
+        if ended or run.deployment_id is not None:  # it told as it ended; a Crashed state starts crash-notice
             done.append(f"{run.name}: marked")
             continue
         _tell(info, crash_notice.crash_line(run.name, run.state), catalog, reports_root, warehouse_path)
@@ -97,11 +122,11 @@ def reckon(left: tuple[dict, ...], *, warehouse_path: Path, reports_root: Path, 
     return done
 
 
-def _mark_crashed(flow_run_id: str, attempt: str, who: str, message: str):
-    """The flow run, marked Crashed with `message`, if Prefect's API holds it unfinished in `attempt`; else None
-    (logged why). Raises what the API raised when it did not answer."""
+def _mark(flow_run_id: str, attempt: str, who: str, state_name: str, message: str):
+    """The flow run, marked `state_name` (Crashed or Failed) with `message`, if Prefect's API holds it unfinished in
+    `attempt`; else None (logged why). Raises what the API raised when it did not answer."""
     from prefect.exceptions import ObjectNotFound
-    from prefect.states import Crashed
+    from prefect.states import Crashed, Failed
 
     try:
         run_uuid = UUID(flow_run_id)
@@ -125,9 +150,10 @@ def _mark_crashed(flow_run_id: str, attempt: str, who: str, message: str):
                         now, attempt)
             return None
         # not forced: a Crashed state its worker or the zombie automation set meanwhile is not doubled
-        result = client.set_flow_run_state(run_uuid, Crashed(message=message))
+        state = {"Crashed": Crashed, "Failed": Failed}[state_name](message=message)
+        result = client.set_flow_run_state(run_uuid, state)
         if result.status.value != "ACCEPT":
-            logger.info("%s: Prefect did not take its flow run %s to Crashed (%s)", who, run.name,
+            logger.info("%s: Prefect did not take its flow run %s to %s (%s)", who, run.name, state_name,
                         result.status.value)
             return None
         return client.read_flow_run(run_uuid)

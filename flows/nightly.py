@@ -359,6 +359,7 @@ def nightly(
     (StalePastLimit). So does a step after the publish that failed, or a message a notification channel did not take
     (FailedAfterPublish): the run's events are sent (or logged) first.
     """
+    global HOLDER
     started_at = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     cancellation.note_flow_run()  # `hweval run` on a lasting server: a run that fails before its first check is settled
     as_of = as_of or pipeline.default_as_of()  # today, UTC
@@ -382,7 +383,9 @@ def nightly(
     box = outbox.folder(warehouse_path)  # messages a channel did not take; a bad HWEVAL_NOTIFY_OUTBOX stops the run now
     notice = crash_notice.CrashNotice(catalog, as_of, run_id, reports_root, box, crash_notice.current_attempt())
     # from here to its end the run holds its run file: killed outright, it leaves the file for the next run to find
-    with (run_files.held(warehouse_path, killed_runs.holder_of(run_id, as_of, warehouse_path), killed_runs.START),
+    HOLDER = killed_runs.holder_of(run_id, as_of, warehouse_path) | {
+        "started_at": started_at.replace(tzinfo=dt.UTC).isoformat(timespec="seconds")}
+    with (run_files.held(warehouse_path, HOLDER, killed_runs.START),
           crash_notice.told_if_crashed(notice)):
         try:
             return _evaluate_and_tell(notice, started_at, warehouse_path, source_files, live, accept_changes, wait_s)
@@ -394,6 +397,9 @@ def nightly(
 # failed_after_publish say what it raised). `hweval run` reads it when Prefect's engine raises after the body
 # finished (its API gone as it set the final state): the run published all the same
 FINISHED: RunResult | None = None
+# what the last flow body in this process wrote in its run file (flows/killed_runs.py holder_of): `hweval run` leaves
+# it for the next run when Prefect's engine raises after the body finished, so that its flow run is not left Running
+HOLDER: dict[str, str | None] | None = None
 
 
 def _finished(result: RunResult) -> RunResult:

@@ -139,7 +139,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         server = server.attach()
     from dataclasses import replace
 
-    from flows import cancellation
+    from flows import cancellation, killed_runs
     from flows import nightly as nightly_module
     from flows.nightly import FailedAfterPublish, StalePastLimit, nightly
     from flows.paths import absolute
@@ -210,10 +210,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise
         # the flow body ended, its publish done, and then Prefect's engine failed (its API gone as it set the final
         # state): the warehouse and reports are this run's, so it says so and exits 5 (3 where sources were stale)
+        unrecorded = redact_text(f"Prefect could not record the run's end ({type(exc).__name__}: {exc})")
+        # its run file, left for the next run on the warehouse: that run marks the flow run Failed with this line
+        left = killed_runs.leave_unrecorded(nightly_module.HOLDER, f"published, but {unrecorded}")
         result = replace(result, failed_after_publish=(
             *result.failed_after_publish,
-            redact_text(f"Prefect could not record the run's end ({type(exc).__name__}: {exc}); its flow run may "
-                        "show Running")))
+            f"{unrecorded}; its flow run may show Running"
+            + (" until the next run on this warehouse marks it Failed" if left else "")))
         status = EXIT_STALE_PAST_LIMIT if result.stale_past_limit else EXIT_FAILED_AFTER_PUBLISH
     except BaseException as exc:
         error = exc

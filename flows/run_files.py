@@ -86,6 +86,23 @@ def held(warehouse_path: Path, holder: dict[str, str | None], step: str) -> Iter
                 runs.rmdir()  # the warehouse
 
 
+def leave(warehouse_path: Path, holder: dict[str, str | None], step: str) -> Path | None:
+    """A run file left unlocked at once, with `holder` and this process's pid and host written in (and its start, when
+    `holder` gives none), at `step`, for the next run on the warehouse to find (`left_by_killed`) as it finds one a run
+    killed outright left: a run that ended but could not record its end in Prefect leaves one (flows/killed_runs.py,
+    `leave_unrecorded`). None, logged, when it cannot be made."""
+    runs = folder(warehouse_path)
+    name = f"{_host_tag()}--{holder.get('run_id') or 'run'}-{os.getpid()}-{secrets.token_hex(4)}{SUFFIX}"
+    info = {"started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), **holder, "pid": os.getpid(),
+            "host": socket.gethostname(), "step": step}  # the holder's own start, when it gives one
+    try:
+        os.close(_made(runs, name, info))  # closed: its lock released, the file is found as one no run holds
+    except OSError as exc:
+        logger.warning("a run file could not be left in %s for the next run (%s)", runs, exc.strerror or exc)
+        return None
+    return runs / name
+
+
 def _made(runs: Path, name: str, holder: dict) -> int:
     """This run's file in `runs`, locked, its holder written in, named `name` only then (a run that looks finds no
     file, or one locked with a whole holder in it): made under a name no run looks for, then renamed. Its descriptor.

@@ -421,8 +421,16 @@ def test_a_run_whose_prefect_api_fails_after_its_publish_says_it_published_and_e
     out, err = capsys.readouterr()
     assert f"reports:   {reports / '2026-12-02'}/index.md (also {reports / 'latest'}/)" in out
     assert ("hweval: AFTER THE PUBLISH: Prefect could not record the run's end (ConnectError: [Errno 111] Connection "
-            "refused); its flow run may show Running") in err
+            "refused); its flow run may show Running until the next run on this warehouse marks it Failed") in err
     assert json.loads((reports / "latest.json").read_text())["as_of"] == "2026-12-02"
+    # its run file, left for that next run (tests/test_killed_runs.py marks one): what it ended on and its flow run
+    from flows import killed_runs, run_files
+
+    [left] = run_files.left_by_killed(warehouse)
+    assert left["ended"] == ("published, but Prefect could not record the run's end (ConnectError: [Errno 111] "
+                             "Connection refused)")
+    assert left["step"] == killed_runs.ENDED and left["as_of"] == "2026-12-02" and left["flow_run_id"]
+    assert left["warehouse"] == str(warehouse)
     # an engine error before any flow body ended is raised as it was: nothing was published
     def fails_at_once(**kwargs):
         raise httpx.ConnectError("[Errno 111] Connection refused")

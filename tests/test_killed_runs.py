@@ -298,6 +298,50 @@ def test_a_killed_deployment_run_is_marked_and_left_to_crash_notice_and_a_finish
     assert webhook.requests == []
 
 
+def test_a_run_whose_end_prefect_did_not_record_leaves_its_file_and_the_next_run_marks_it_failed_untold(
+        prefect_server, tmp_path, webhook, monkeypatch, caplog):
+    """A run that ended but whose end Prefect did not record (its API gone as the engine set the final state:
+    `hweval run` exits 5) leaves its run file with what it ended on; the next run marks its flow run Failed with that
+    line, where it is still Running, and tells no channel (the run told them as it ended). Before, it stayed Running."""
+    import logging
+
+    from prefect.states import Running
+
+    caplog.set_level(logging.INFO, "flows.killed_runs")
+    monkeypatch.setenv("HWEVAL_NOTIFY_URL", webhook.url())
+    warehouse = tmp_path / "hweval.duckdb"
+    ended = a_flow_run(Running())
+    holder = {"run_id": "2026-12-03-0a1b2c3d", "as_of": AS_OF, "warehouse": str(warehouse),
+              "flow_run_id": str(ended[0]), "attempt": ended[1], "started_at": "2026-12-03T02:30:00+00:00"}
+    line = "published, but Prefect could not record the run's end (ConnectError: [Errno 111] Connection refused)"
+    left = killed_runs.leave_unrecorded(holder, line)
+    assert left.parent == run_files.folder(warehouse) and left.name.startswith(f"{HOST}--2026-12-03-0a1b2c3d-")
+    # a run without a flow run (a flow called outside Prefect's engine) leaves nothing
+    assert killed_runs.leave_unrecorded(holder | {"flow_run_id": None}, line) is None
+
+    [info] = run_files.left_by_killed(warehouse)  # unlocked at once: found as a killed run's is, once
+    assert run_files.left_by_killed(warehouse) == ()
+    assert info["ended"] == line and info["step"] == killed_runs.ENDED and info["pid"] == os.getpid()
+    assert info["started_at"] == "2026-12-03T02:30:00+00:00"  # the run's own start, not the file's
+
+    name = state_of(ended)[0]
+    assert killed_runs.reckon((info,), warehouse_path=warehouse, reports_root=tmp_path / "r",
+                              catalog=load_catalog(CATALOGS), found_by="2026-12-04-11111111") == [f"{name}: marked"]
+    state = state_of(ended)[1]
+    assert state.type.value == "FAILED"
+    assert state.message.startswith(f"{line}; found by run 2026-12-04-11111111 at ")
+    assert webhook.requests == []
+    assert f"run 2026-12-03-0a1b2c3d (pid {os.getpid()}, started 2026-12-03T02:30:00+00:00) on {warehouse} ended, " \
+           f"but Prefect did not record its end: {line}" in caplog.text
+    assert "killed outright" not in caplog.text
+    # found again (a second file of the same run), the flow run is final now: left as it is
+    killed_runs.leave_unrecorded(holder, line)
+    assert killed_runs.reckon(run_files.left_by_killed(warehouse), warehouse_path=warehouse,
+                              reports_root=tmp_path / "r", catalog=load_catalog(CATALOGS),
+                              found_by="2026-12-05-22222222") == []
+    assert f"its flow run {name} is already Failed" in caplog.text
+
+
 def test_a_run_retried_since_or_on_another_machine_is_not_marked(prefect_server, tmp_path, webhook, monkeypatch):
     """`prefect flow-run retry` runs the same flow run again in another attempt (another Running state): one under
     way or queued is alive, whichever run takes the killed attempt's lock. Another machine's pid says nothing here."""
