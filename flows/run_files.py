@@ -62,7 +62,7 @@ def held(warehouse_path: Path, holder: dict[str, str | None], step: str) -> Iter
     A run file that cannot be made (a file where its folder goes, a folder this user cannot write, no space) is
     logged, and the run goes on without one (None): only a kill of it outright would go unfound."""
     runs = folder(warehouse_path)
-    name = f"{_host_tag()}--{holder.get('run_id') or 'run'}-{os.getpid()}-{secrets.token_hex(4)}{SUFFIX}"
+    name = _name(holder)
     mine = _Held(-1, {**holder, "pid": os.getpid(), "host": socket.gethostname(),
                       "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "step": step})
     try:
@@ -92,7 +92,7 @@ def leave(warehouse_path: Path, holder: dict[str, str | None], step: str) -> Pat
     killed outright left: a run that ended but could not record its end in Prefect leaves one (flows/killed_runs.py,
     `leave_unrecorded`). None, logged, when it cannot be made."""
     runs = folder(warehouse_path)
-    name = f"{_host_tag()}--{holder.get('run_id') or 'run'}-{os.getpid()}-{secrets.token_hex(4)}{SUFFIX}"
+    name = _name(holder)
     info = {"started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), **holder, "pid": os.getpid(),
             "host": socket.gethostname(), "step": step}  # the holder's own start, when it gives one
     try:
@@ -101,6 +101,11 @@ def leave(warehouse_path: Path, holder: dict[str, str | None], step: str) -> Pat
         logger.warning("a run file could not be left in %s for the next run (%s)", runs, exc.strerror or exc)
         return None
     return runs / name
+
+
+def _name(holder: dict) -> str:
+    """A new run file's name: this machine's, the run id, this process's pid and a random part."""
+    return f"{_host_tag()}--{holder.get('run_id') or 'run'}-{os.getpid()}-{secrets.token_hex(4)}{SUFFIX}"
 
 
 def _made(runs: Path, name: str, holder: dict) -> int:

@@ -2347,8 +2347,8 @@ MUTATIONS = (
              '"flow_run_id": str(context.flow_run.id) if running else None,', '"flow_run_id": None,',
              (f"{KILLED}hweval_run_killed_as_it_waits_for_the_lock_is_marked_crashed_and_told_of_by_the_next_run",
               *SLOW_TOO)),
-    Mutation("killed-deployment-run-told-twice", "flows/killed_runs.py", "if run.deployment_id is not None:",
-             "if False:", (f"{KILLED}a_killed_deployment_run_is_marked_and_left_to_crash_notice_and_a_finished_one_"
+    Mutation("killed-deployment-run-told-twice", "flows/killed_runs.py", "if ended or run.deployment_id is not None:",
+             "if ended:", (f"{KILLED}a_killed_deployment_run_is_marked_and_left_to_crash_notice_and_a_finished_one_"
                            "is_left_alone",)),
     Mutation("killed-finished-run-marked", "flows/killed_runs.py",
              "if run.state is None or run.state.is_final():", "if run.state is None:",
