@@ -69,14 +69,18 @@ def load_suite_json(path: Path) -> dict:
 # Modules that Great Expectations imports with itself but uses only in expectations and metrics no suite here declares
 # (scipy.stats: the KL divergence and Kolmogorov-Smirnov ones): made lazy before GX is imported (importlib's
 # LazyLoader), so that they load at their first use, if any, rather than with GX. scipy.stats was ~1 s of GX's 2.6-3 s
-# import on a 2-core machine (measured with -X importtime), time a run spent waiting for Great Expectations' process
-# at a run's start (cold runs on the snapshot, 5 each alternated: median 11.09 s before, 10.55 s after). A suite that
-# uses one gets the whole module at its first attribute read.
+# import on a 2-core machine (-X importtime), and a run waits for that import at its start (cold runs on the snapshot,
+# 5 each alternated: median 11.09 s before, 10.55 s after). A suite that uses one gets the whole module at its first
+# use (an attribute read, or an `import scipy.stats`).
+# Python 3.11's LazyLoader is not safe at that first use from two threads at once (the second can see a module half
+# loaded): here it can only come in a validation, and validations run one at a time in a process (_ONE_AT_A_TIME);
+# nothing else in hweval uses scipy.
 DEFERRED_IMPORTS = ("scipy.stats",)
+_IMPORTING_GX = threading.Lock()  # the deferral made once, by the first of two threads that import GX at once
 
 
 def _defer_import(name: str) -> None:
-    """`name` registered as a module that loads at its first attribute read; left as it is when imported already or
+    """`name` registered as a module that loads at its first use; left as it is when imported already or
     not installed (GX then imports it, or says it is missing, as it would have)."""
     if name in sys.modules:
         return
@@ -89,7 +93,7 @@ def _defer_import(name: str) -> None:
     spec.loader = importlib.util.LazyLoader(spec.loader)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)  # LazyLoader's: it only arms the first attribute read
+    spec.loader.exec_module(module)  # LazyLoader's: it only arms the first use
     parent, _, child = name.rpartition(".")
     if parent:
         setattr(sys.modules[parent], child, module)
@@ -98,10 +102,11 @@ def _defer_import(name: str) -> None:
 def import_gx():
     """`great_expectations`, imported with DEFERRED_IMPORTS made lazy first: every import of GX in hweval goes through
     this (the validations, the Data Docs, Great Expectations' process)."""
-    if "great_expectations" not in sys.modules:
-        for name in DEFERRED_IMPORTS:
-            _defer_import(name)
-    import great_expectations
+    with _IMPORTING_GX:
+        if "great_expectations" not in sys.modules:
+            for name in DEFERRED_IMPORTS:
+                _defer_import(name)
+        import great_expectations
 
     return great_expectations
 
