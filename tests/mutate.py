@@ -1582,26 +1582,43 @@ MUTATIONS = (
              ("tests/test_changes.py",)),
     Mutation("a-setup-run-again-shares-its-first-runs-key", "sql/intermediate/int_benchmark_results_listed.sql",
              "case when nth_of_setup > 1", "case when nth_of_setup > 99",
-             ("tests/test_own_runs.py::test_a_setup_run_again_on_a_later_date_is_a_result_of_its_own_and_its_first_run_"
-              "keeps_its_key", *SLOW_TOO)),
+             ("tests/test_own_runs.py::test_a_setup_run_again_is_a_result_of_its_own_and_a_run_appended_changes_no_"
+              "key", *SLOW_TOO)),
     Mutation("a-setups-first-key-taken-by-its-latest-run", "sql/intermediate/int_benchmark_results_listed.sql",
+             "row_number() over (partition by setup_key order by row_no) as nth_of_setup",
+             "row_number() over (partition by setup_key order by row_no desc) as nth_of_setup",
+             ("tests/test_own_runs.py::test_a_setup_run_again_is_a_result_of_its_own_and_a_run_appended_changes_no_"
+              "key", *SLOW_TOO)),
+    Mutation("a-setups-first-key-by-date-so-a-back-dated-run-takes-it", "sql/intermediate/int_benchmark_results_listed.sql",
+             "row_number() over (partition by setup_key order by row_no) as nth_of_setup",
              "row_number() over (partition by setup_key order by run_date nulls first, row_no) as nth_of_setup",
-             "row_number() over (partition by setup_key order by run_date desc nulls first, row_no) as nth_of_setup",
-             ("tests/test_own_runs.py::test_a_setup_run_again_on_a_later_date_is_a_result_of_its_own_and_its_first_run_"
-              "keeps_its_key", *SLOW_TOO)),
+             ("tests/test_own_runs.py::test_a_setup_run_again_is_a_result_of_its_own_and_a_run_appended_changes_no_"
+              "key", *SLOW_TOO)),
+    Mutation("own-run-source-pipe-unescaped", "sql/intermediate/int_benchmark_results_listed.sql",
+             "replace(replace(coalesce(run_source, ''), '\\', '\\\\'), '|', '\\|')", "coalesce(run_source, '')",
+             ("tests/test_own_runs.py::test_a_setup_run_again_is_a_result_of_its_own_and_a_run_appended_changes_no_"
+              "key", *SLOW_TOO)),
+    Mutation("own-run-instance-type-pipe-unescaped", "sql/intermediate/int_benchmark_results_listed.sql",
+             "replace(replace(coalesce(instance_type, ''), '\\', '\\\\'), '|', '\\|')", "coalesce(instance_type, '')",
+             ("tests/test_own_runs.py::test_a_setup_run_again_is_a_result_of_its_own_and_a_run_appended_changes_no_"
+              "key", *SLOW_TOO)),
+    Mutation("undated-run-again-keyed-by-an-empty-date", "sql/intermediate/int_benchmark_results_listed.sql",
+             "coalesce(run_date::varchar, 'undated')", "coalesce(run_date::varchar, '')",
+             ("tests/test_own_runs.py::test_a_setup_run_again_is_a_result_of_its_own_and_a_run_appended_changes_no_"
+              "key", *SLOW_TOO)),
     Mutation("runs-again-on-one-date-share-a-key", "sql/intermediate/int_benchmark_results_listed.sql",
              "if(nth_again_that_day > 1, '|' || nth_again_that_day, '')", "''",
-             ("tests/test_own_runs.py::test_a_setup_run_again_on_a_later_date_is_a_result_of_its_own_and_its_first_run_"
-              "keeps_its_key", *SLOW_TOO)),
+             ("tests/test_own_runs.py::test_a_setup_run_again_is_a_result_of_its_own_and_a_run_appended_changes_no_"
+              "key", *SLOW_TOO)),
     Mutation("runs-of-one-date-counted-in-their-texts-order", "sql/intermediate/int_benchmark_results_listed.sql",
              "row_number() over (partition by setup_key, run_date order by row_no)",
              "row_number() over (partition by setup_key, run_date order by source_ref)",
-             ("tests/test_own_runs.py::test_a_setup_run_again_on_a_later_date_is_a_result_of_its_own_and_its_first_run_"
-              "keeps_its_key", *SLOW_TOO)),
+             ("tests/test_own_runs.py::test_a_setup_run_again_is_a_result_of_its_own_and_a_run_appended_changes_no_"
+              "key", *SLOW_TOO)),
     Mutation("runs-again-on-the-first-runs-date-counted-from-the-first", "sql/intermediate/int_benchmark_results_listed.sql",
              "- if(run_date is not distinct from first_value(run_date)", "- if(run_date is distinct from first_value(run_date)",
-             ("tests/test_own_runs.py::test_a_setup_run_again_on_a_later_date_is_a_result_of_its_own_and_its_first_run_"
-              "keeps_its_key", *SLOW_TOO)),
+             ("tests/test_own_runs.py::test_a_setup_run_again_is_a_result_of_its_own_and_a_run_appended_changes_no_"
+              "key", *SLOW_TOO)),
     Mutation("changes-prices-to-the-cent", "sql/marts/changes.sql",
              "usd_text(pick_price_before) || ' to ' || usd_text(pick_price_after)",
              "printf('%.2f', pick_price_before) || ' to ' || printf('%.2f', pick_price_after)",

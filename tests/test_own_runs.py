@@ -309,31 +309,60 @@ def test_a_quote_for_unlisted_hardware_without_what_it_holds_is_quarantined(
                                  "accelerator_count")
 
 
-def test_a_setup_run_again_on_a_later_date_is_a_result_of_its_own_and_its_first_run_keeps_its_key(
-        fresh_db, catalog, tmp_path):
-    """The same training setup run on 2026-10-01 and again on 2026-11-15 (470 minutes): two results in
-    marts.benchmark_results, so the night the second row comes, "What changed" lists it as new. The first run's key is
-    the setup's alone, as it was before a second run came; the later run's key adds its date. A run of the setup on
-    the first run's date is kept too, under that date; and the second and later such runs on one date add their
-    number that day, counted in the file's order: "row 10" comes after "row 9", though its text sorts first."""
+# a published training figure: its MFU, no time to train, no date (an own training run needs one: run_date_present)
+PUBLISHED_MFU = {"kind": "training", "accelerator": "h100-sxm-80gb", "chips": 64, "model": "gpt-3-175b",
+                 "precision": "bf16", "mfu": 0.47, "source": "a published figure"}
+
+
+def own_keys(con, as_of=AS_OF) -> dict[str, str]:
+    """marts.benchmark_results' own runs on `as_of`: source_ref ("runs.csv: row N") -> result_key."""
+    return {ref: key for key, ref in con.execute(
+        "select result_key, source_ref from marts.benchmark_results where source_id = 'published_benchmarks' "
+        "and as_of = ?", [as_of]).fetchall()}
+
+
+def test_a_setup_run_again_is_a_result_of_its_own_and_a_run_appended_changes_no_key(fresh_db, catalog, tmp_path):
+    """The same training setup run again: each run is a result of its own in marts.benchmark_results, so the night its
+    row comes, "What changed" lists it as new. The setup's first run in the file keeps the setup's key alone, as it
+    had before a second run came; a later run's key adds its date ("undated" without one), and the second and later
+    of those on one date add their number that day, counted in the file's order ("row 10" after "row 9", though its
+    text sorts first). A run appended to the file, back-dated or undated, changes no key the setup's runs had.
+    A '|' in the free-text source is escaped: "our Megatron run|2026-10-01" is a setup of its own, not that run's
+    run of 2026-10-01 (whose key it would have taken, one of the two dropped)."""
     again = OWN_RUN | {"time_to_train_minutes": 470, "date": "2026-11-15"}
     same_day = OWN_RUN | {"time_to_train_minutes": 490}
-    others = [OWN_RUN | {"source": f"another run {n}"} for n in range(1, 5)]  # rows 5-8: setups of their own
+    others = [OWN_RUN | {"source": f"another run {n}"} for n in range(1, 4)]  # rows 5-7: setups of their own
     rows = [again, OWN_RUN, same_day, *others,
-            again | {"time_to_train_minutes": 465},  # row 9: the second run again on 2026-11-15
-            again | {"time_to_train_minutes": 460},  # row 10: the third
-            same_day | {"time_to_train_minutes": 495}]  # row 11: the second run again on 2026-10-01
+            OWN_RUN | {"source": "our Megatron run|2026-10-01"},  # row 8
+            again | {"time_to_train_minutes": 465},  # row 9: the first run's date again
+            again | {"time_to_train_minutes": 460},  # row 10: and again
+            same_day | {"time_to_train_minutes": 495},  # row 11: 2026-10-01 a third time
+            PUBLISHED_MFU, PUBLISHED_MFU | {"mfu": 0.45},  # rows 12, 13: a published figure's setup, undated
+            OWN_RUN | {"instance_type": "p5|48xlarge"}]  # row 14: a '|' in the other free-text field
     land(fresh_db, catalog, runs_batch(tmp_path, *rows))
     transform.build_models(fresh_db, RUN, AS_OF)
-    keys = {ref: key for key, ref in fresh_db.execute(
-        "select result_key, source_ref from marts.benchmark_results where source_id = 'published_benchmarks'").fetchall()}
-    # runs.csv: row 2 is the later run (again), row 3 the first (OWN_RUN), row 4 the same day's
-    first = keys["runs.csv: row 3"]
+    keys = own_keys(fresh_db)
+    # runs.csv: row 2 is the setup's first run in the file (again, 2026-11-15), row 3 the earliest (OWN_RUN)
+    first = keys["runs.csv: row 2"]
     assert first.startswith("published_benchmarks|training|h100-sxm-80gb|") and first.endswith("|our Megatron run")
-    assert {ref: key for ref, key in keys.items() if ref not in {f"runs.csv: row {n}" for n in range(5, 9)}} == {
-        "runs.csv: row 3": first, "runs.csv: row 2": first + "|2026-11-15", "runs.csv: row 4": first + "|2026-10-01",
-        "runs.csv: row 9": first + "|2026-11-15|2", "runs.csv: row 10": first + "|2026-11-15|3",
-        "runs.csv: row 11": first + "|2026-10-01|2"}
-    # the other setups' first runs: each its setup's own key, no date
+    ours = {f"runs.csv: row {n}" for n in (2, 3, 4, 9, 10, 11)}
+    assert {ref: key for ref, key in keys.items() if ref in ours} == {
+        "runs.csv: row 2": first, "runs.csv: row 3": first + "|2026-10-01", "runs.csv: row 4": first + "|2026-10-01|2",
+        "runs.csv: row 9": first + "|2026-11-15", "runs.csv: row 10": first + "|2026-11-15|2",
+        "runs.csv: row 11": first + "|2026-10-01|3"}
+    published = keys["runs.csv: row 12"]  # the published figure's first row: its setup's key alone
+    assert published.endswith("|a published figure") and keys["runs.csv: row 13"] == published + "|undated"
+    # the other setups' first runs: each its setup's own key, no date; the '|' in row 8's source escaped
+    setup = first.removesuffix("our Megatron run")
     assert [keys[f"runs.csv: row {n}"] for n in range(5, 9)] == [
-        first.removesuffix("our Megatron run") + f"another run {n}" for n in range(1, 5)]
+        *(setup + f"another run {n}" for n in range(1, 4)), setup + "our Megatron run\\|2026-10-01"]
+    assert keys["runs.csv: row 14"] == first.replace("|h100-sxm-80gb||64|", "|h100-sxm-80gb|p5\\|48xlarge|64|")
+    assert len(keys) == 13
+    # the next night the file has a back-dated run of the first setup and another undated figure of the second
+    night_two = AS_OF + dt.timedelta(days=1)
+    more = [*rows, OWN_RUN | {"time_to_train_minutes": 510, "date": "2026-09-01"}, PUBLISHED_MFU | {"mfu": 0.44}]
+    loads = land_all(fresh_db, catalog, [runs_batch(tmp_path, *more)], "run-own-2", night_two)
+    assert [load.status for load in loads] == ["landed"]
+    transform.build_models(fresh_db, "run-own-2", night_two)
+    assert own_keys(fresh_db, night_two) == keys | {"runs.csv: row 15": first + "|2026-09-01",
+                                                    "runs.csv: row 16": published + "|undated|2"}

@@ -11,22 +11,25 @@ training as (
 own_runs as (
     select
         *,
-        concat_ws('|', source_id, kind, accelerator_id, coalesce(instance_type, ''), chips, model_id, precision,
+        -- the free-text fields with their '|' (and '\') escaped: "our run|2026-11-15" is no run of "our run" again
+        concat_ws('|', source_id, kind, accelerator_id,
+                  replace(replace(coalesce(instance_type, ''), '\', '\\'), '|', '\|'), chips, model_id, precision,
                   coalesce(concurrency::varchar, ''), coalesce(request_rate::varchar, ''),
                   coalesce(input_tokens::varchar, ''), coalesce(output_tokens::varchar, ''),
-                  coalesce(sequence_length::varchar, ''), coalesce(run_source, '')) as setup_key
+                  coalesce(sequence_length::varchar, ''),
+                  replace(replace(coalesce(run_source, ''), '\', '\\'), '|', '\|')) as setup_key
     from staging.stg_benchmark_runs__results
 ),
 
 own_runs_ordered as (
-    -- a setup's runs by date (undated first), runs of one date in the file's order (row_no: a row appended later
-    -- comes later, where the text of source_ref put "row 10" before "row 9")
+    -- a setup's runs in the file's order (row_no; the text of source_ref put "row 10" before "row 9"): a run
+    -- appended to the file, whatever its date, changes no key the setup's runs had
     select
         *,
-        row_number() over (partition by setup_key order by run_date nulls first, row_no) as nth_of_setup,
+        row_number() over (partition by setup_key order by row_no) as nth_of_setup,
         row_number() over (partition by setup_key, run_date order by row_no)
-            - if(run_date is not distinct from first_value(run_date) over (
-                     partition by setup_key order by run_date nulls first, row_no), 1, 0) as nth_again_that_day
+            - if(run_date is not distinct from first_value(run_date) over (partition by setup_key order by row_no),
+                 1, 0) as nth_again_that_day
     from own_runs
 ),
 
@@ -58,11 +61,11 @@ listed as (
     union all
     select
         source_id,
-        -- a setup run again is a result of its own (a new result the night its row comes): the key of a setup's
-        -- first run stays what it was, a later run's adds its date, and the second and later of these on one date
-        -- their number that day (|2026-11-15, |2026-11-15|2, ...)
+        -- a setup run again is a result of its own (a new result the night its row comes): the key of the setup's
+        -- first run in the file stays what it was, a later run's adds its date (or "undated"), and the second and
+        -- later of these on one date their number that day (|2026-11-15, |2026-11-15|2, ...)
         setup_key || case when nth_of_setup > 1
-                          then '|' || coalesce(run_date::varchar, '')
+                          then '|' || coalesce(run_date::varchar, 'undated')
                                || if(nth_again_that_day > 1, '|' || nth_again_that_day, '')
                           else '' end as result_key,
         accelerator_id,
