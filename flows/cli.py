@@ -264,9 +264,9 @@ MAX_CAUSES = 20  # how deep `_is_ctrl_c` reads: each error's own cause in turn, 
 
 def _is_ctrl_c(exc: BaseException, depth: int = 0, read: dict[int, bool] | None = None) -> bool:
     """Whether `exc` is a Ctrl-C: the KeyboardInterrupt itself; an error raised from one (a library that caught it
-    raised its own: pydantic, serializing Prefect's states, raises PydanticSerializationError from it); or a group of
-    errors (an anyio task group's, as async code gathers what its tasks raised) raised from one, or every one of
-    whose errors is a Ctrl-C. Causes only (`raise ... from`), not an error's context: one raised while a Ctrl-C was
+    raised its own: pydantic, serializing Prefect's states, raises PydanticSerializationError from it, or, serializing
+    them to JSON, one that says it: `_pydantic_json_ctrl_c`); or a group of errors (an anyio task group's, as async
+    code gathers what its tasks raised) raised from one, or every one of whose errors is a Ctrl-C. Causes only (`raise ... from`), not an error's context: one raised while a Ctrl-C was
     handled (a publish's undo that failed, a full disk) is a failure of its own, with its traceback; so is a group
     that holds one. Read at most MAX_CAUSES deep, each error once (`read`: a group may hold one error twice)."""
     read = {} if read is None else read
@@ -276,10 +276,18 @@ def _is_ctrl_c(exc: BaseException, depth: int = 0, read: dict[int, bool] | None 
         read[id(exc)] = False  # while it is read: an error met again inside itself is no Ctrl-C
         cause = exc.__cause__
         read[id(exc)] = (isinstance(exc, KeyboardInterrupt)
+                         or _pydantic_json_ctrl_c(exc)
                          or (cause is not None and _is_ctrl_c(cause, depth + 1, read))
                          or (isinstance(exc, BaseExceptionGroup)
                              and all(_is_ctrl_c(member, depth + 1, read) for member in exc.exceptions)))
     return read[id(exc)]
+
+
+def _pydantic_json_ctrl_c(exc: BaseException) -> bool:
+    """A Ctrl-C inside pydantic's JSON serializer (`model_dump_json`, as Prefect serializes a state): it keeps only the
+    text of the error raised there, with no cause, as "Error serializing to JSON: PydanticSerializationError: Error
+    calling function `...`: KeyboardInterrupt: " (pydantic-core 2; a SIGINT's KeyboardInterrupt has no message)."""
+    return type(exc).__name__ == "PydanticSerializationError" and str(exc).endswith(": KeyboardInterrupt: ")
 
 
 def entry() -> None:

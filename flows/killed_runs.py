@@ -79,8 +79,9 @@ def reckon(left: tuple[dict, ...], *, warehouse_path: Path, reports_root: Path, 
            found_by: str) -> list[str]:
     """For each holder `left` in a run file no run held (run_files.left_by_killed): log it, mark its flow run Crashed
     where Prefect holds the attempt it wrote unfinished, and tell the channels of a run no deployment's crash-notice
-    tells of. A holder a run left as it ended (`leave_unrecorded`) is marked Failed with what it ended on, not told. Returns the flow runs marked, as `name: told|marked` lines (for the tests and the log). Prefect's API is
-    asked until it fails to answer once."""
+    tells of. A holder a run left as it ended (`leave_unrecorded`) is marked Failed with what it ended on, not told.
+    Returns the flow runs marked, as `name: told|marked` lines (for the tests and the log). Prefect's API is asked
+    until it fails to answer once."""
     done = []
     answered = True
     for info in left:

@@ -15,7 +15,7 @@ import pytest
 from builders import gone, replace_once
 from conftest import AS_OF, CATALOGS
 
-from flows import paths, pipeline
+from flows import cli, paths, pipeline
 from flows.cli import build_parser, main
 from flows.paths import PROJECT_ROOT
 from flows.run_command import PREFECT_DEFAULTS
@@ -590,7 +590,11 @@ def test_a_ctrl_c_ends_a_command_in_one_line_by_sigint_not_a_traceback():
     # a group raised from a Ctrl-C, of an error of its own (a task cancelled by it)
     group_caused = ("try:\n        raise KeyboardInterrupt\n    except KeyboardInterrupt as exc:\n"
                     "        raise ExceptionGroup('tasks', [RuntimeError('cancelled')]) from exc")
-    for body in (ctrl_c, caused, grouped, group_caused):
+    # pydantic's JSON serializer (Prefect's states to JSON): its error keeps only the text of the KeyboardInterrupt
+    in_json = ("from pydantic import BaseModel, field_serializer\n\n    class State(BaseModel):\n        x: int = 1\n\n"
+               "        @field_serializer('x')\n        def interrupted(self, x):\n            raise KeyboardInterrupt\n\n"
+               "    State().model_dump_json()")
+    for body in (ctrl_c, caused, grouped, group_caused, in_json):
         code = f"import flows.cli as cli\n\ndef interrupted():\n    {body}\n\ncli.main = interrupted\ncli.entry()\n"
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT_ROOT,
                               timeout=120, check=False)
@@ -619,6 +623,32 @@ def test_a_ctrl_c_ends_a_command_in_one_line_by_sigint_not_a_traceback():
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT_ROOT,
                               timeout=120, check=False)
         assert proc.returncode == 1 and proc.stderr.strip().endswith(said), body
+
+
+def test_only_a_ctrl_c_inside_pydantics_json_serializer_is_taken_for_one():
+    """pydantic's JSON serializer keeps only the text of an error raised inside it, with no cause: the text says a
+    KeyboardInterrupt, or another error, which is a failure as any other."""
+    from pydantic import BaseModel, field_serializer
+    from pydantic_core import PydanticSerializationError
+
+    def raised(error: BaseException) -> BaseException:
+        class State(BaseModel):
+            x: int = 1
+
+            @field_serializer("x")
+            def failing(self, x):
+                raise error
+
+        with pytest.raises(PydanticSerializationError) as caught:
+            State().model_dump_json()
+        return caught.value
+
+    ctrl_c = raised(KeyboardInterrupt())
+    assert str(ctrl_c) == ("Error serializing to JSON: PydanticSerializationError: Error calling function `failing`: "
+                           "KeyboardInterrupt: ") and ctrl_c.__cause__ is None and ctrl_c.__context__ is None
+    assert cli._is_ctrl_c(ctrl_c)
+    assert not cli._is_ctrl_c(raised(ValueError("KeyboardInterrupt")))  # another error, whatever its message
+    assert not cli._is_ctrl_c(PydanticSerializationError("unknown type: KeyboardInterrupt"))
 
 
 def test_a_failed_run_whose_reader_closed_its_output_keeps_its_status_and_says_why():
