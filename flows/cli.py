@@ -13,6 +13,7 @@ import datetime as dt
 import gc
 import math
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -283,11 +284,19 @@ def _is_ctrl_c(exc: BaseException, depth: int = 0, read: dict[int, bool] | None 
     return read[id(exc)]
 
 
+# pydantic-core 2's text of an error raised inside its JSON serializer, nested as deep as the serializers were, around
+# a KeyboardInterrupt's (a SIGINT's has no message); the whole text must be this, so that another error whose message
+# merely ends the same way is not taken for a Ctrl-C
+PYDANTIC_JSON_CTRL_C = re.compile(
+    r"(?:(?:Error serializing to JSON|PydanticSerializationError|Error calling function `[^`]*`): )*KeyboardInterrupt: ")
+
+
 def _pydantic_json_ctrl_c(exc: BaseException) -> bool:
     """A Ctrl-C inside pydantic's JSON serializer (`model_dump_json`, as Prefect serializes a state): it keeps only the
     text of the error raised there, with no cause, as "Error serializing to JSON: PydanticSerializationError: Error
-    calling function `...`: KeyboardInterrupt: " (pydantic-core 2; a SIGINT's KeyboardInterrupt has no message)."""
-    return type(exc).__name__ == "PydanticSerializationError" and str(exc).endswith(": KeyboardInterrupt: ")
+    calling function `...`: KeyboardInterrupt: " (PYDANTIC_JSON_CTRL_C)."""
+    return (type(exc).__name__ == "PydanticSerializationError"
+            and PYDANTIC_JSON_CTRL_C.fullmatch(str(exc)) is not None)
 
 
 def entry() -> None:

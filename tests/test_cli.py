@@ -648,7 +648,27 @@ def test_only_a_ctrl_c_inside_pydantics_json_serializer_is_taken_for_one():
                            "KeyboardInterrupt: ") and ctrl_c.__cause__ is None and ctrl_c.__context__ is None
     assert cli._is_ctrl_c(ctrl_c)
     assert not cli._is_ctrl_c(raised(ValueError("KeyboardInterrupt")))  # another error, whatever its message
+    assert not cli._is_ctrl_c(raised(RuntimeError("cleanup failed: KeyboardInterrupt: ")))  # even one ending as it
     assert not cli._is_ctrl_c(PydanticSerializationError("unknown type: KeyboardInterrupt"))
+
+    # nested as deep as the serializers were (a model's JSON made inside another's serializer): a Ctrl-C still
+    class Inner(BaseModel):
+        x: int = 1
+
+        @field_serializer("x")
+        def interrupted(self, x):
+            raise KeyboardInterrupt
+
+    class Outer(BaseModel):
+        y: int = 1
+
+        @field_serializer("y")
+        def inner_json(self, y):
+            return Inner().model_dump_json()
+
+    with pytest.raises(PydanticSerializationError) as nested:
+        Outer().model_dump_json()
+    assert str(nested.value).count("Error serializing to JSON") == 2 and cli._is_ctrl_c(nested.value)
 
 
 def test_a_failed_run_whose_reader_closed_its_output_keeps_its_status_and_says_why():
