@@ -62,10 +62,15 @@ def holder_of(run_id: str, as_of: dt.date, warehouse_path: Path) -> dict[str, st
 def leave_unrecorded(holder: dict[str, str | None] | None, ended: str) -> Path | None:
     """A run that ended (`ended`: what it ended on, in a line) but whose end Prefect did not record leaves its run file
     (`holder`, as `holder_of` made it) for the next run on its warehouse, which marks its flow run Failed with that
-    line (`reckon`). Nothing when the run had no flow run to mark."""
+    line (`reckon`). Nothing when the run had no flow run to mark. The line is cut to what the file holds
+    (run_files.MAX_HOLDER_BYTES, the most a run reads back of one): a longer file would be taken for a cut-short one."""
     if not holder or not holder.get("flow_run_id") or not holder.get("warehouse"):
         return None
-    return run_files.leave(Path(str(holder["warehouse"])), {**holder, "ended": ended[:MAX_ENDED_CHARS]}, ENDED)
+    ended = ended[:MAX_ENDED_CHARS]
+    while ended and run_files.written_bytes({**holder, "ended": ended}, ENDED) > run_files.MAX_HOLDER_BYTES:
+        ended = ended[:len(ended) * 3 // 4]  # non-ASCII text is written \uXXXX: up to 12 bytes a character
+    ended = ended or "Prefect could not record the run's end"  # never empty: an empty one reads as a killed run's
+    return run_files.leave(Path(str(holder["warehouse"])), {**holder, "ended": ended}, ENDED)
 
 
 def describe(info: dict) -> str:
@@ -150,9 +155,11 @@ def _mark(flow_run_id: str, attempt: str, who: str, state_name: str, message: st
             logger.info("%s: its flow run %s was retried since (attempt %s, not %s): not marked", who, run.name,
                         now, attempt)
             return None
-        # not forced: a Crashed state its worker or the zombie automation set meanwhile is not doubled
+        # Crashed not forced: one its worker or the zombie automation set meanwhile is not doubled. Failed forced: a
+        # flow with retries left (PREFECT_FLOWS_DEFAULT_RETRIES) would be moved to AwaitingRetry instead (Prefect's
+        # rule for a failed run), a retry no `hweval run` would ever take; it was read unfinished, in its attempt
         state = {"Crashed": Crashed, "Failed": Failed}[state_name](message=message)
-        result = client.set_flow_run_state(run_uuid, state)
+        result = client.set_flow_run_state(run_uuid, state, force=state_name == "Failed")
         if result.status.value != "ACCEPT":
             logger.info("%s: Prefect did not take its flow run %s to %s (%s)", who, run.name, state_name,
                         result.status.value)

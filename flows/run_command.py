@@ -180,6 +180,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     # A temporary server has no UI and ends with the run: nobody can cancel there, so nothing is asked
     watch, cancelled, error = cancellation.Watch(), None, None
     nightly_module.FINISHED = None  # set by this run's flow body as it ends (none of an earlier run's in this process)
+    nightly_module.HOLDER = None  # set by this run's flow body as it starts, likewise
     try:
         with (server.flows_settings() if server is not None else cancellation.watching(watch)):
             result = nightly(

@@ -93,14 +93,30 @@ def leave(warehouse_path: Path, holder: dict[str, str | None], step: str) -> Pat
     `leave_unrecorded`). None, logged, when it cannot be made."""
     runs = folder(warehouse_path)
     name = _name(holder)
-    info = {"started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), **holder, "pid": os.getpid(),
-            "host": socket.gethostname(), "step": step}  # the holder's own start, when it gives one
+    info = _left(holder, step)
+    size = written_bytes(holder, step)
+    if size > MAX_HOLDER_BYTES:  # the next run would take it for a cut-short one
+        logger.warning("a run file was not left in %s for the next run: its %d bytes are more than a run reads back "
+                       "(%d)", runs, size, MAX_HOLDER_BYTES)
+        return None
     try:
         os.close(_made(runs, name, info))  # closed: its lock released, the file is found as one no run holds
     except OSError as exc:
         logger.warning("a run file could not be left in %s for the next run (%s)", runs, exc.strerror or exc)
         return None
     return runs / name
+
+
+def _left(holder: dict, step: str) -> dict:
+    """What `leave` writes: `holder` with this process's pid and host, its start (the holder's own, when it gives
+    one) and `step`."""
+    return {"started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), **holder, "pid": os.getpid(),
+            "host": socket.gethostname(), "step": step}
+
+
+def written_bytes(holder: dict, step: str) -> int:
+    """The size of the run file `leave` would write of `holder` at `step` (MAX_HOLDER_BYTES at most is read back)."""
+    return len(json.dumps(_left(holder, step)).encode())
 
 
 def _name(holder: dict) -> str:

@@ -199,9 +199,10 @@ def test_the_run_files_looked_at_are_bounded_oldest_first(tmp_path, monkeypatch,
     assert len(list(runs.iterdir())) == 5
 
 
-def a_flow_run(*states, deployment: bool = False):
-    """A flow run on the session's Prefect test server taken through `states` (of a deployment when `deployment`);
-    its id, and its attempt as a run writes it in its lock (the id of its last Running state)."""
+def a_flow_run(*states, deployment: bool = False, retries: int | None = None):
+    """A flow run on the session's Prefect test server taken through `states` (of a deployment when `deployment`; of
+    a flow with `retries`); its id, and its attempt as a run writes it in its lock (the id of its last Running
+    state)."""
     from prefect import get_client
 
     with get_client(sync_client=True) as client:
@@ -210,7 +211,7 @@ def a_flow_run(*states, deployment: bool = False):
             deployment_id = client.create_deployment(flow_id=flow_id, name="killed-test")
             run = client.create_flow_run_from_deployment(deployment_id)
         else:
-            run = client.create_flow_run(flow=_named_flow(), name=f"killed-{os.urandom(3).hex()}")
+            run = client.create_flow_run(flow=_named_flow(retries), name=f"killed-{os.urandom(3).hex()}")
         attempt = None
         for state in states:
             result = client.set_flow_run_state(run.id, state, force=True)
@@ -219,10 +220,10 @@ def a_flow_run(*states, deployment: bool = False):
         return run.id, attempt
 
 
-def _named_flow():
+def _named_flow(retries: int | None = None):
     from prefect import flow
 
-    @flow(name="nightly-killed-test")
+    @flow(name="nightly-killed-test", retries=retries)
     def nightly_killed_test() -> None:
         pass
 
@@ -340,6 +341,31 @@ def test_a_run_whose_end_prefect_did_not_record_leaves_its_file_and_the_next_run
                               reports_root=tmp_path / "r", catalog=load_catalog(CATALOGS),
                               found_by="2026-12-05-22222222") == []
     assert f"its flow run {name} is already Failed" in caplog.text
+    # a flow with retries left (PREFECT_FLOWS_DEFAULT_RETRIES): marked Failed all the same, not moved to AwaitingRetry
+    # (Prefect's rule for a failed run), a retry no `hweval run` would take
+    with_retries = a_flow_run(Running(), retries=1)
+    killed_runs.leave_unrecorded(holder | {"flow_run_id": str(with_retries[0]), "attempt": with_retries[1]}, line)
+    assert killed_runs.reckon(run_files.left_by_killed(warehouse), warehouse_path=warehouse,
+                              reports_root=tmp_path / "r", catalog=load_catalog(CATALOGS),
+                              found_by="2026-12-05-22222222") == [f"{state_of(with_retries)[0]}: marked"]
+    assert (state_of(with_retries)[1].type.value, state_of(with_retries)[1].name) == ("FAILED", "Failed")
+
+
+def test_what_a_run_leaves_as_it_ended_is_cut_to_what_the_next_run_reads_back(tmp_path, caplog):
+    """A run file is read back to run_files.MAX_HOLDER_BYTES (4096): what a run ended on is cut to fit, whatever its
+    characters (JSON writes an emoji as two \\uXXXX escapes, 12 bytes); a holder that cannot fit is not left (the next
+    run would take it for one cut short as it was written, and say so)."""
+    warehouse = tmp_path / "hweval.duckdb"
+    holder = {"run_id": "2026-12-03-0a1b2c3d", "as_of": AS_OF, "warehouse": str(warehouse), "flow_run_id": "f",
+              "attempt": "a"}
+    line = "published, but " + "\N{GRINNING FACE}" * 600  # 500 characters kept: 15 + 485 x 12 bytes, over 4096
+    left = killed_runs.leave_unrecorded(holder, line)
+    assert left.stat().st_size <= run_files.MAX_HOLDER_BYTES
+    [info] = run_files.left_by_killed(warehouse)
+    assert line.startswith(info["ended"]) and len(info["ended"]) > 200
+    assert killed_runs.leave_unrecorded(holder | {"as_of": "x" * 5000}, line) is None
+    assert "its 5" in caplog.text and "bytes are more than a run reads back (4096)" in caplog.text
+    assert run_files.left_by_killed(warehouse) == ()
 
 
 def test_a_run_retried_since_or_on_another_machine_is_not_marked(prefect_server, tmp_path, webhook, monkeypatch):
