@@ -267,9 +267,10 @@ def _is_ctrl_c(exc: BaseException, depth: int = 0, read: dict[int, bool] | None 
     """Whether `exc` is a Ctrl-C: the KeyboardInterrupt itself; an error raised from one (a library that caught it
     raised its own: pydantic, serializing Prefect's states, raises PydanticSerializationError from it, or, serializing
     them to JSON, one that says it: `_pydantic_json_ctrl_c`); or a group of errors (an anyio task group's, as async
-    code gathers what its tasks raised) raised from one, or every one of whose errors is a Ctrl-C. Causes only (`raise ... from`), not an error's context: one raised while a Ctrl-C was
-    handled (a publish's undo that failed, a full disk) is a failure of its own, with its traceback; so is a group
-    that holds one. Read at most MAX_CAUSES deep, each error once (`read`: a group may hold one error twice)."""
+    code gathers what its tasks raised) raised from one, or every one of whose errors is a Ctrl-C. Causes only
+    (`raise ... from`), not an error's context: one raised while a Ctrl-C was handled (a publish's undo that failed, a
+    full disk) is a failure of its own, with its traceback; so is a group that holds one. Read at most MAX_CAUSES deep,
+    each error once (`read`: a group may hold one error twice)."""
     read = {} if read is None else read
     if depth > MAX_CAUSES:
         return False
@@ -288,7 +289,8 @@ def _is_ctrl_c(exc: BaseException, depth: int = 0, read: dict[int, bool] | None 
 # a KeyboardInterrupt's (a SIGINT's has no message); the whole text must be this, so that another error whose message
 # merely ends the same way is not taken for a Ctrl-C
 PYDANTIC_JSON_CTRL_C = re.compile(
-    r"(?:(?:Error serializing to JSON|PydanticSerializationError|Error calling function `[^`]*`): )*KeyboardInterrupt: ")
+    r"(?:(?:Error serializing to JSON|PydanticSerializationError|Error calling function `[^`]*`): )*"
+    r"KeyboardInterrupt: ")
 
 
 def _pydantic_json_ctrl_c(exc: BaseException) -> bool:

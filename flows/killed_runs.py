@@ -68,7 +68,7 @@ def leave_unrecorded(holder: dict[str, str | None] | None, ended: str) -> Path |
         return None
     ended = ended[:MAX_ENDED_CHARS]
     while ended and run_files.written_bytes({**holder, "ended": ended}, ENDED) > run_files.MAX_HOLDER_BYTES:
-        ended = ended[:len(ended) * 3 // 4]  # non-ASCII text is written \uXXXX: up to 12 bytes a character
+        ended = ended[:len(ended) * 3 // 4]  # JSON writes non-ASCII as \u escapes: up to 12 bytes a character
     ended = ended or "Prefect could not record the run's end"  # never empty: an empty one reads as a killed run's
     return run_files.leave(Path(str(holder["warehouse"])), {**holder, "ended": ended}, ENDED)
 
@@ -108,13 +108,14 @@ def reckon(left: tuple[dict, ...], *, warehouse_path: Path, reports_root: Path, 
             logger.warning("%s ran on another machine: its flow run is not marked", who)
             continue
         if ended:
-            state = "Failed", f"{ended}; {found}"
+            state_name, message = "Failed", f"{ended}; {found}"
         else:
-            state = "Crashed", f"killed outright{f' during {during}' if during else ''} on {warehouse_path}; {found}"
+            state_name = "Crashed"
+            message = f"killed outright{f' during {during}' if during else ''} on {warehouse_path}; {found}"
         try:
-            run = _mark(str(flow_run_id), str(attempt), who, state[0], redact_text(state[1]))
+            run = _mark(str(flow_run_id), str(attempt), who, state_name, redact_text(message))
         except Exception as exc:  # noqa: BLE001 - the run goes on: what it could not mark stays as Prefect shows it
-            logger.warning("%s: could not mark its flow run %s %s (%s)", who, flow_run_id, state[0],
+            logger.warning("%s: could not mark its flow run %s %s (%s)", who, flow_run_id, state_name,
                            redact_text(f"{type(exc).__name__}: {exc}"))
             answered = False  # each try costs up to ASK_TIMEOUT_S: not asked again
             continue

@@ -57,14 +57,14 @@ def folder(warehouse_path: Path) -> Path:
 @contextmanager
 def held(warehouse_path: Path, holder: dict[str, str | None], step: str) -> Iterator[Path | None]:
     """Hold this run's file for the block, with `holder` (killed_runs.holder_of: run id, flow run, ...) and this
-    process's pid, host and start written in, at `step`; the file is removed as the block ends, however it ends.
+    process's pid and host written in (and its start, when `holder` gives none: `_written`), at `step`; the file is
+    removed as the block ends, however it ends.
 
     A run file that cannot be made (a file where its folder goes, a folder this user cannot write, no space) is
     logged, and the run goes on without one (None): only a kill of it outright would go unfound."""
     runs = folder(warehouse_path)
     name = _name(holder)
-    mine = _Held(-1, {**holder, "pid": os.getpid(), "host": socket.gethostname(),
-                      "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "step": step})
+    mine = _Held(-1, _written(holder, step))
     try:
         mine.fd = _made(runs, name, mine.holder)
     except OSError as exc:
@@ -93,8 +93,8 @@ def leave(warehouse_path: Path, holder: dict[str, str | None], step: str) -> Pat
     `leave_unrecorded`). None, logged, when it cannot be made."""
     runs = folder(warehouse_path)
     name = _name(holder)
-    info = _left(holder, step)
-    size = written_bytes(holder, step)
+    info = _written(holder, step)
+    size = len(json.dumps(info).encode())
     if size > MAX_HOLDER_BYTES:  # the next run would take it for a cut-short one
         logger.warning("a run file was not left in %s for the next run: its %d bytes are more than a run reads back "
                        "(%d)", runs, size, MAX_HOLDER_BYTES)
@@ -107,16 +107,16 @@ def leave(warehouse_path: Path, holder: dict[str, str | None], step: str) -> Pat
     return runs / name
 
 
-def _left(holder: dict, step: str) -> dict:
-    """What `leave` writes: `holder` with this process's pid and host, its start (the holder's own, when it gives
-    one) and `step`."""
+def _written(holder: dict, step: str) -> dict:
+    """What a run file holds (`held`, `leave`): `holder` with this process's pid and host, its start (the holder's
+    own, when it gives one: a run's, flows/nightly.py) and `step`."""
     return {"started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), **holder, "pid": os.getpid(),
             "host": socket.gethostname(), "step": step}
 
 
 def written_bytes(holder: dict, step: str) -> int:
     """The size of the run file `leave` would write of `holder` at `step` (MAX_HOLDER_BYTES at most is read back)."""
-    return len(json.dumps(_left(holder, step)).encode())
+    return len(json.dumps(_written(holder, step)).encode())
 
 
 def _name(holder: dict) -> str:
