@@ -18,7 +18,6 @@ run's process draws the rest itself, with a warning in the log.
 from __future__ import annotations
 
 import atexit
-import gc
 import logging
 import os
 import threading
@@ -27,6 +26,7 @@ from collections.abc import Callable
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
+from flows import startup_gc
 from flows.worker_processes import WorkerPool, answer_of, exit_with_parent, leave_ctrl_c_to_the_parent
 
 log = logging.getLogger(__name__)
@@ -152,12 +152,14 @@ def _warm_up() -> None:
     workers), then import what drawing imports, once, before its first chart."""
     leave_ctrl_c_to_the_parent()
     threading.Thread(target=exit_with_parent, name="hweval-chart-worker-parent", daemon=True).start()
+    collecting = startup_gc.importing()
     import matplotlib.figure  # noqa: F401
     from matplotlib.backends import backend_agg  # noqa: F401
 
     from flows import backtest_chart, charts  # noqa: F401
 
-    gc.freeze()  # the worker's modules live as long as it does: its collections and its exit skip them
+    # the worker's modules live as long as it does: frozen, its collections and its exit skip them
+    startup_gc.imported(collecting)
 
 
 _workers = _Workers()

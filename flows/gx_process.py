@@ -272,7 +272,10 @@ def _start_worker() -> None:
     the first validation."""
     global _IN_WORKER
     _IN_WORKER = True
+    from flows import startup_gc
     from flows.worker_processes import exit_with_parent, leave_ctrl_c_to_the_parent
+
+    collecting = startup_gc.importing()  # GX's import (~1.2 s) with fewer garbage collections: ~0.15 s less
 
     leave_ctrl_c_to_the_parent()
     threading.Thread(target=exit_with_parent, name="hweval-gx-process-parent", daemon=True).start()
@@ -286,6 +289,7 @@ def _start_worker() -> None:
     from flows.validate import import_gx
 
     import_gx()
+    startup_gc.imported(collecting)
 
     # registered last, so run first at the worker's exit: it holds nothing to flush (its answers are sent, its kept
     # results die with it), and a spawned worker ends with a whole interpreter's teardown, which the run waited on

@@ -1,14 +1,15 @@
 """The temporary Prefect server of a run that has none to talk to (no PREFECT_API_URL), started by hweval.
 
 It is the server Prefect itself would start: the same command (uvicorn serving `prefect.server.api.server:create_app`,
-the UI off, Prefect's settings from the environment and profile), the same database under PREFECT_HOME, one process
-for the run, stopped when the run's process exits. Prefect's own start (`SubprocessASGIServer`, when a client finds no
-API URL) imports the whole server package (FastAPI, SQLAlchemy, the server's models) into the run's process only to
-launch that process: 1.7 s of CPU and 85 MiB of memory, measured here. hweval launches it without that import, before
-it imports Prefect at all, then points PREFECT_API_URL at it before Prefect makes its first client, so the flow, its
-tasks and their log and event workers all talk to it. PREFECT_UI_URL is set empty: the server serves no UI, so the
-run prints no link to one. As soon as it answers, a thread sends it the flow's first read requests (WARM_UP), so that
-the work a new server does at its first requests is done while the run's process is still busy.
+that module imported first with fewer garbage collections: SERVER_MAIN), the UI off, Prefect's settings from the
+environment and profile, the same database under PREFECT_HOME, one process for the run, stopped when the run's process
+exits. Prefect's own start (`SubprocessASGIServer`, when a client finds no API URL) imports the whole server package
+(FastAPI, SQLAlchemy, the server's models) into the run's process only to launch that process: 1.7 s of CPU and 85 MiB
+of memory, measured here. hweval launches it without that import, before it imports Prefect at all, then points
+PREFECT_API_URL at it before Prefect makes its first client, so the flow, its tasks and their log and event workers all
+talk to it. PREFECT_UI_URL is set empty: the server serves no UI, so the run prints no link to one. As soon as it
+answers, a thread sends it the flow's first read requests (WARM_UP), so that the work a new server does at its first
+requests is done while the run's process is still busy.
 """
 
 from __future__ import annotations
@@ -29,6 +30,13 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import IO
 
+from flows import startup_gc
+
+# The server's process: `python -m uvicorn` with Prefect's own arguments, after it imported Prefect's server package
+# (~2 s, all of a re-run's wait for the server) collecting less often, then froze what the import made
+# (flows/startup_gc.py). Launched alone, 4 of each alternated: it answered in 1.99 s against 2.42 s (medians).
+SERVER_APP = "prefect.server.api.server"
+SERVER_MAIN = startup_gc.preloading(SERVER_APP, "uvicorn")
 # Prefect's temporary server's environment (prefect/server/api/server.py, SubprocessASGIServer._run_uvicorn_command)
 SERVER_ENV = {"PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
 PORT_IN_USE = 3  # uvicorn's exit status when its port was taken between choosing it and binding it
@@ -152,9 +160,8 @@ class TemporaryServer:
         self.port = _free_port()
         # PR_SET_PDEATHSIG fires when the launching *thread* ends: only the main thread (as `hweval run` launches)
         own_session = sys.platform == "linux" and threading.current_thread() is threading.main_thread()
-        uvicorn = [sys.executable, "-m", "uvicorn", "--app-dir", str(site), "--factory",
-                   "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(self.port),
-                   "--log-level", "error", "--lifespan", "on"]
+        uvicorn = [sys.executable, "-c", SERVER_MAIN, "--app-dir", str(site), "--factory", f"{SERVER_APP}:create_app",
+                   "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "error", "--lifespan", "on"]
         command = ([sys.executable, "-S", "-E", "-c", STOPPED_WITH_PARENT, str(os.getpid()), *uvicorn] if own_session
                    else uvicorn)  # -S -E: the wrapper needs no site packages (~15 ms less), uvicorn gets them
         self._start(command, start_new_session=own_session)

@@ -10,13 +10,12 @@ flows/cli.py parses the command line and calls `cmd_run`; flows/run_startup.py i
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flows import paths, run_startup
+from flows import paths, run_startup, startup_gc
 
 if TYPE_CHECKING:
     from flows.lake import LakeConfig
@@ -117,6 +116,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         source_files.setdefault(source_id, []).append(path)
     for key, value in PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
+    # what this process imports before its flow (Prefect, the pipeline, the catalog) with fewer garbage collections
+    # (flows/startup_gc.py), until they are frozen below
+    collecting = startup_gc.importing() if OWN_PROCESS else None
     # first: Prefect's server takes seconds to start (its imports), while this process imports the pipeline for the
     # checks below; a check that fails stops it before it is used
     server = run_startup.launch_temporary_server()
@@ -171,8 +173,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     wait_s = lock_wait_s(args)
     if OWN_PROCESS:
         # the modules, catalog and suites loaded so far live as long as this process: frozen, each full collection
-        # during the run walks only the run's own objects (a cold run made 8, ~1.9 s of its CPU, before)
-        gc.freeze()
+        # during the run walks only the run's own objects (a cold run made 8, ~1.9 s of its CPU, before); and
+        # Python's thresholds again from here
+        startup_gc.imported(collecting)
     from prefect.exceptions import CancelledRun
 
     status = 0

@@ -7,6 +7,7 @@ import datetime as dt
 import hashlib
 import io
 import math
+import gc
 import os
 import re
 from pathlib import Path
@@ -181,6 +182,9 @@ def test_a_chart_worker_freezes_its_modules_after_its_warm_up(one_worker):
                                         "for o in __import__('gc').get_objects())")
     assert future is not None
     assert future.result(timeout=120) is True
+    # its imports were made with fewer garbage collections (flows/startup_gc.py); from then on it collects at Python's
+    # thresholds, this process's
+    assert chart_workers.submit(gc.get_threshold).result(timeout=120) == gc.get_threshold()
 
 
 @pytest.mark.slow  # a worker pool shut down mid-draw (1.7 s): make test-slow and CI

@@ -477,12 +477,14 @@ def test_the_temporary_server_is_launched_without_event_storage_or_trigger_loops
 @pytest.mark.parametrize("own_process", [True, False])
 def test_the_hweval_command_freezes_what_it_loaded_before_the_flow_and_a_test_calling_main_does_not(
         monkeypatch, tmp_path, own_process):
-    """In its own process (entry()), `hweval run` moves what it has loaded out of the collector's reach before the flow
-    (gc.freeze); main() called in another program's process (these tests) leaves that process's collector alone."""
+    """In its own process (entry()), `hweval run` imports what it needs before the flow with fewer garbage collections,
+    then sets Python's thresholds back and moves what it has loaded out of the collector's reach (gc.freeze:
+    flows/startup_gc.py); main() called in another program's process (these tests) leaves that process's collector
+    alone."""
     import datetime as dt
     import gc
 
-    from flows import nightly, run_command
+    from flows import nightly, run_command, startup_gc
 
     calls = []
 
@@ -494,10 +496,12 @@ def test_the_hweval_command_freezes_what_it_loaded_before_the_flow_and_a_test_ca
     monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # not reached: the flow is replaced
     monkeypatch.setattr(run_command, "OWN_PROCESS", own_process)
     monkeypatch.setattr(gc, "freeze", lambda: calls.append("frozen"))
+    monkeypatch.setattr(gc, "set_threshold", lambda *thresholds: calls.append(thresholds))
     monkeypatch.setattr(nightly, "nightly", flow)
     assert main(["run", "--as-of", "2026-11-01", "--warehouse", str(tmp_path / "w.duckdb"),
                  "--reports", str(tmp_path / "r")]) == 0
-    assert calls == (["frozen", "flow"] if own_process else ["flow"])
+    assert calls == ([startup_gc.IMPORT_THRESHOLD, gc.get_threshold(), "frozen", "flow"] if own_process
+                     else ["flow"])
 
 
 def test_the_console_script_is_entry_which_skips_the_last_full_collection_at_exit(tmp_path):

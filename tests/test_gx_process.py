@@ -3,6 +3,7 @@ Data Docs built from the results it kept, a worker that dies fails the call, and
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import shutil
@@ -110,6 +111,15 @@ def test_the_gx_process_validates_every_expectation_type_of_the_suites_without_l
     assert gx_process._call(eval, LOADED) is True
     with pytest.raises(validate.BatchDataError, match=r"x as expected \(expect_column_kl_divergence_to_be_less_than\)"):
         gx_process.validate_table(values, kl(0.1))
+
+
+def test_the_gx_process_imports_gx_collecting_less_then_sets_pythons_thresholds_back_and_freezes_it(own_gx_process):
+    """GX's import in its process (~1.2 s) is made with fewer garbage collections (flows/startup_gc.py); after it, the
+    process collects at Python's thresholds again (this process's), and GX's modules are frozen: gc.get_objects() lists
+    the generations the collector walks, not the frozen one."""
+    assert gx_process._call(gc.get_threshold) == gc.get_threshold()
+    assert gx_process._call(eval, "not any(o is __import__('sys').modules['great_expectations'] "
+                                  "for o in __import__('gc').get_objects())") is True
 
 
 def test_an_error_in_the_gx_process_is_raised_here_with_its_own_type(own_gx_process):
