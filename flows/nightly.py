@@ -169,8 +169,8 @@ def land(building: Path, catalog: Catalog, batches: list[source_batches.SourceBa
         # built by GX's process while build_and_render builds the models; taken before the reports are rendered
         data_docs.begin_site(validated, docs_dir, run_id, then=None if not reused else lambda: (
             data_docs.write_reused_page(docs_dir, run_id, reused, reports_root or docs_dir.parent)))
-    else:  # nothing was validated: every source that landed was reused
-        data_docs.write_reused_index(docs_dir, run_id, reused, reports_root or docs_dir.parent)
+    else:  # nothing was validated: every source that landed was reused (written meanwhile, taken as a site is)
+        data_docs.begin_reused_index(docs_dir, run_id, reused, reports_root or docs_dir.parent)
     for load in loads:
         if load.status == "stale":
             logger.warning("%s is stale (%s): the run uses %s", load.source_id, load.error,

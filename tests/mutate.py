@@ -1352,6 +1352,15 @@ MUTATIONS = (
     Mutation("a-chart-worker-not-frozen", "flows/chart_workers.py",
              "    startup_gc.imported(collecting)\n", "    pass\n",
              ("tests/test_charts.py::test_a_chart_worker_freezes_its_modules_after_its_warm_up",)),
+    Mutation("a-reused-sites-error-lost", "flows/data_docs.py",
+             "            written.set_exception(exc)\n", "            written.set_result(None)\n",
+             ("tests/test_incremental.py::test_the_data_docs_of_a_run_that_validated_nothing_are_written_in_a_thread_"
+              "and_taken_before_the_render",)),
+    Mutation("a-reused-site-written-in-the-runs-thread", "flows/data_docs.py",
+             '    threading.Thread(target=write, name="hweval-reused-data-docs", daemon=True).start()\n',
+             "    write()\n",
+             ("tests/test_incremental.py::test_the_data_docs_of_a_run_that_validated_nothing_are_written_in_a_thread_"
+              "and_taken_before_the_render",)),
     Mutation("the-servers-import-collecting-as-often-as-ever", "flows/startup_gc.py",
              '        f"gc.set_threshold(*{IMPORT_THRESHOLD!r})\\n"\n', "",
              ("tests/test_startup_gc.py",)),

@@ -382,3 +382,34 @@ def test_a_reused_sources_validation_page_is_kept_from_the_run_that_validated_it
     page = data_docs.write_reused_page(other, "run-4", [("aws_pricing", "run-1")], reports).read_text()
     assert "Sources run run-4 did not validate again" in page and "aws, validated by run-1" in (
         next(other.glob("validations/*/run-1/*/aws_pricing.html")).read_text())
+
+
+def test_the_data_docs_of_a_run_that_validated_nothing_are_written_in_a_thread_and_taken_before_the_render(
+        tmp_path, monkeypatch):
+    """A run whose every source was unchanged writes its Data Docs (the list of the pages it kept: write_reused_index)
+    in a thread of its own while it builds (data_docs.begin_reused_index, from the land step); finish_site, called
+    before the reports are rendered, takes its index once, and raises the error it met rather than losing it."""
+    import threading
+
+    from flows import data_docs
+
+    writers = []
+    write = data_docs.write_reused_index
+
+    def recorded(*args):
+        writers.append(threading.current_thread().name)
+        return write(*args)
+
+    monkeypatch.setattr(data_docs, "write_reused_index", recorded)
+    reports, site = tmp_path / "reports", tmp_path / "site"
+    reports.mkdir()
+    data_docs.begin_reused_index(site, "run-2", [("aws_pricing", "run-1")], reports)
+    index = data_docs.finish_site()
+    assert index == site / "index.html"
+    assert "aws_pricing: validated by run run-1: its validation page is no longer published" in index.read_text()
+    assert writers == ["hweval-reused-data-docs"]
+    assert data_docs.finish_site() is None  # taken once
+    (tmp_path / "a-file").write_text("")
+    data_docs.begin_reused_index(tmp_path / "a-file" / "site", "run-3", [], reports)
+    with pytest.raises(NotADirectoryError):
+        data_docs.finish_site()
