@@ -116,19 +116,25 @@ def begin_reused_index(site_dir: Path, run_id: str, reused: list[tuple[str, str]
         except BaseException as exc:  # noqa: BLE001 - raised where it is taken (finish_site)
             written.set_exception(exc)
 
+    _building = (written, None)  # before the thread starts: whatever stops the run after this waits for it
     threading.Thread(target=write, name="hweval-reused-data-docs", daemon=True).start()
-    _building = (written, None)
 
 
 def finish_site() -> Path | None:
     """Wait for the site `begin_site` left to GX's process (or `begin_reused_index` to its thread) and write what goes
     beside it; its index.html (None when none is under way). Its errors are raised here."""
     global _building
-    building, _building = _building, None
-    if building is None:
+    if _building is None:
         return None
-    pending, then = building
-    index = pending.result()
+    pending, then = _building
+    try:
+        index = pending.result()
+    except Exception:
+        _building = None
+        raise
+    # taken only once it is done: a Ctrl-C while waiting leaves it for abandon_site, which waits for it before the run
+    # removes the folder it writes into
+    _building = None
     if then is not None:
         then()
     return index

@@ -160,8 +160,11 @@ class TemporaryServer:
         self.port = _free_port()
         # PR_SET_PDEATHSIG fires when the launching *thread* ends: only the main thread (as `hweval run` launches)
         own_session = sys.platform == "linux" and threading.current_thread() is threading.main_thread()
-        uvicorn = [sys.executable, "-c", SERVER_MAIN, "--app-dir", str(site), "--factory", f"{SERVER_APP}:create_app",
-                   "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "error", "--lifespan", "on"]
+        # -P: the working folder is not put first on sys.path (a prefect.py there would be imported as Prefect: uvicorn
+        # puts --app-dir first only after the code has imported the server's module)
+        uvicorn = [sys.executable, "-P", "-c", SERVER_MAIN, "--app-dir", str(site), "--factory",
+                   f"{SERVER_APP}:create_app", "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "error",
+                   "--lifespan", "on"]
         command = ([sys.executable, "-S", "-E", "-c", STOPPED_WITH_PARENT, str(os.getpid()), *uvicorn] if own_session
                    else uvicorn)  # -S -E: the wrapper needs no site packages (~15 ms less), uvicorn gets them
         self._start(command, start_new_session=own_session)

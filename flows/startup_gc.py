@@ -26,8 +26,15 @@ def importing() -> tuple[int, int, int]:
     return previous
 
 
+# the thresholds this process's startup imports were made with, once `imported` was called (None before): what a test
+# asks a worker process
+imported_with: tuple[int, int, int] | None = None
+
+
 def imported(previous: tuple[int, int, int]) -> None:
     """The imports are done: the thresholds `importing` found, and what was made so far frozen."""
+    global imported_with
+    imported_with = gc.get_threshold()
     gc.set_threshold(*previous)
     gc.freeze()
 

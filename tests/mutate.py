@@ -1361,6 +1361,21 @@ MUTATIONS = (
              "    write()\n",
              ("tests/test_incremental.py::test_the_data_docs_of_a_run_that_validated_nothing_are_written_in_a_thread_"
               "and_taken_before_the_render",)),
+    Mutation("the-server-imports-from-the-working-folder-first", "flows/prefect_server.py",
+             'uvicorn = [sys.executable, "-P", "-c", SERVER_MAIN,', 'uvicorn = [sys.executable, "-c", SERVER_MAIN,',
+             ("tests/test_startup_gc.py",)),
+    Mutation("gxs-process-imports-collecting-as-often-as-ever", "flows/gx_process.py",
+             "    collecting = startup_gc.importing()", "    collecting = (700, 10, 10)",
+             ("tests/test_gx_process.py::test_the_gx_process_imports_gx_collecting_less_then_sets_pythons_thresholds_"
+              "back_and_freezes_it",)),
+    Mutation("a-chart-worker-imports-collecting-as-often-as-ever", "flows/chart_workers.py",
+             "    collecting = startup_gc.importing()", "    collecting = (700, 10, 10)",
+             ("tests/test_charts.py::test_a_chart_worker_freezes_its_modules_after_its_warm_up",)),
+    Mutation("a-ctrl-c-in-finish-site-loses-the-site", "flows/data_docs.py",
+             "    if _building is None:\n        return None\n    pending, then = _building\n",
+             "    if _building is None:\n        return None\n    pending, then = _building\n    _building = None\n",
+             ("tests/test_incremental.py::test_a_ctrl_c_while_the_render_waits_for_the_data_docs_leaves_them_for_"
+              "abandon_site",)),
     Mutation("the-servers-import-collecting-as-often-as-ever", "flows/startup_gc.py",
              '        f"gc.set_threshold(*{IMPORT_THRESHOLD!r})\\n"\n', "",
              ("tests/test_startup_gc.py",)),

@@ -184,6 +184,8 @@ def test_a_chart_worker_freezes_its_modules_after_its_warm_up(one_worker):
     assert future.result(timeout=120) is True
     # its imports were made with fewer garbage collections (flows/startup_gc.py); from then on it collects at Python's
     # thresholds, this process's
+    imported_with = chart_workers.submit(eval, "__import__('flows.startup_gc').startup_gc.imported_with")
+    assert imported_with.result(timeout=120) == (10_000, 10, 10)
     assert chart_workers.submit(gc.get_threshold).result(timeout=120) == gc.get_threshold()
 
 

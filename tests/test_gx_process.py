@@ -117,6 +117,7 @@ def test_the_gx_process_imports_gx_collecting_less_then_sets_pythons_thresholds_
     """GX's import in its process (~1.2 s) is made with fewer garbage collections (flows/startup_gc.py); after it, the
     process collects at Python's thresholds again (this process's), and GX's modules are frozen: gc.get_objects() lists
     the generations the collector walks, not the frozen one."""
+    assert gx_process._call(eval, "__import__('flows.startup_gc').startup_gc.imported_with") == (10_000, 10, 10)
     assert gx_process._call(gc.get_threshold) == gc.get_threshold()
     assert gx_process._call(eval, "not any(o is __import__('sys').modules['great_expectations'] "
                                   "for o in __import__('gc').get_objects())") is True

@@ -413,3 +413,38 @@ def test_the_data_docs_of_a_run_that_validated_nothing_are_written_in_a_thread_a
     data_docs.begin_reused_index(tmp_path / "a-file" / "site", "run-3", [], reports)
     with pytest.raises(NotADirectoryError):
         data_docs.finish_site()
+    # a run that fails (or is cancelled) before its render waits for the thread before its folder is removed
+    import time
+
+    def slow(*args):
+        time.sleep(0.3)
+        return write(*args)
+
+    monkeypatch.setattr(data_docs, "write_reused_index", slow)
+    data_docs.begin_reused_index(tmp_path / "abandoned", "run-4", [], reports)
+    data_docs.abandon_site()
+    assert (tmp_path / "abandoned" / "index.html").is_file()
+    assert data_docs.finish_site() is None
+
+
+def test_a_ctrl_c_while_the_render_waits_for_the_data_docs_leaves_them_for_abandon_site(monkeypatch):
+    """finish_site takes the site only once it is done: interrupted as it waits, the run's clean-up (abandon_site)
+    still waits for it before the folder it writes into is removed."""
+    from flows import data_docs
+
+    class Interrupted:
+        def __init__(self):
+            self.asked = 0
+
+        def result(self):
+            self.asked += 1
+            if self.asked == 1:
+                raise KeyboardInterrupt
+            return None
+
+    pending = Interrupted()
+    monkeypatch.setattr(data_docs, "_building", (pending, None))
+    with pytest.raises(KeyboardInterrupt):
+        data_docs.finish_site()
+    data_docs.abandon_site()
+    assert pending.asked == 2 and data_docs._building is None

@@ -27,22 +27,40 @@ def test_preloading_imports_the_module_collecting_less_then_runs_main_as_python_
     (tmp_path / "probe_main.py").write_text(
         "import gc, json, sys\n"
         "import probe_app\n"
-        "print(json.dumps({'name': __name__, 'argv': sys.argv[1:], 'imported_with': probe_app.IMPORTED_WITH,\n"
+        "print(json.dumps({'name': __name__, 'argv0': sys.argv[0], 'argv': sys.argv[1:],\n"
+        "                  'imported_with': probe_app.IMPORTED_WITH,\n"
         "                  'now': gc.get_threshold(), 'frozen': gc.get_freeze_count()}))\n")
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     done = subprocess.run([sys.executable, "-c", startup_gc.preloading("probe_app", "probe_main"), "--port", "1"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
     found = json.loads(done.stdout)
     assert found.pop("frozen") > 0
+    assert found.pop("argv0") == str(tmp_path / "probe_main.py")  # as `python -m` names it (uvicorn's program name)
     assert found == {"name": "__main__", "argv": ["--port", "1"], "imported_with": [10_000, 10, 10],
                      "now": pythons_own_thresholds()}
 
 
-def test_the_temporary_server_preloads_prefects_server_app_then_runs_uvicorn():
+def test_the_temporary_server_preloads_prefects_server_app_then_runs_uvicorn(monkeypatch):
     """The server's command runs the code above for Prefect's server module and uvicorn, which then serves that
-    module's create_app (flows/prefect_server.py _launch; the server answering is tested in test_run_startup.py)."""
+    module's create_app, with Prefect's arguments (the server answering is tested in test_run_startup.py). -P: the
+    working folder is not first on sys.path (a prefect.py there is not taken for Prefect)."""
+    import importlib.util
+    from pathlib import Path
+
     assert prefect_server.SERVER_MAIN == startup_gc.preloading("prefect.server.api.server", "uvicorn")
-    assert prefect_server.SERVER_APP == "prefect.server.api.server"
+    started = []
+    monkeypatch.setattr(prefect_server.TemporaryServer, "_start",
+                        lambda self, command, start_new_session=False: started.append(command))
+    server = prefect_server.TemporaryServer()
+    server._launch()
+    [command] = started
+    site = str(Path(importlib.util.find_spec("prefect").submodule_search_locations[0]).parent)
+    server_command = command[command.index(sys.executable, 1 if command[0] == sys.executable and "-S" in command
+                                           else 0):]
+    assert server_command[:8] == [sys.executable, "-P", "-c", prefect_server.SERVER_MAIN, "--app-dir", site,
+                                  "--factory", "prefect.server.api.server:create_app"]
+    assert server_command[8:] == ["--host", "127.0.0.1", "--port", str(server.port), "--log-level", "error",
+                                  "--lifespan", "on"]
 
 
 def test_importing_raises_the_first_threshold_and_imported_sets_it_back_then_freezes(monkeypatch):
