@@ -79,13 +79,14 @@ def task_runner(fetch_concurrency: Mapping[str, int], environ: Mapping[str, str]
     env = os.environ if environ is None else environ
     if runner_kind(env) != "dask":
         return None
-    from flows.dask_runner import FetchDaskTaskRunner
+    from flows.dask_runner import FetchDaskTaskRunner, unprofiled_local_cluster
 
     address = env.get(ADDRESS_ENV, "").strip()
     if address:
         return FetchDaskTaskRunner(address=address)
-    return FetchDaskTaskRunner(cluster_kwargs={"n_workers": 1, "processes": False, "dashboard_address": ":0",
-                                          "threads_per_worker": local_threads(fetch_concurrency, env)})
+    return FetchDaskTaskRunner(cluster_class=unprofiled_local_cluster,
+                               cluster_kwargs={"n_workers": 1, "processes": False, "dashboard_address": ":0",
+                                               "threads_per_worker": local_threads(fetch_concurrency, env)})
 
 
 def limit_name(cloud: str) -> str:

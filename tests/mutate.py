@@ -951,6 +951,10 @@ MUTATIONS = (
              FANOUT_TESTS),
     Mutation("fanout-dask-slots-left-on-the-scheduler", "flows/fanout.py",
              "            semaphore.close()", "            pass", FANOUT_TESTS),
+    Mutation("the-local-dask-worker-profiles-the-run", "flows/dask_runner.py",
+             '    with dask.config.set({"distributed.worker.profile.enabled": False}):\n',
+             '    with dask.config.set({"distributed.worker.profile.enabled": True}):\n',
+             ("tests/test_fanout.py::test_the_dask_runner_names_each_task_by_a_fresh_id_not_by_hashing_its_arguments",)),
     Mutation("fanout-dask-names-tasks-by-hashing-their-arguments", "flows/dask_runner.py",
              "            pure=False,", "            pure=True,", FANOUT_TESTS),
     # ---------------------------------------------------------------- issue 17: communication, energy, interruptions
