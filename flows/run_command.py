@@ -162,8 +162,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise
     if server is not None:
         # said once the inputs passed: a refused one is told in its one line alone
-        print("hweval: no PREFECT_API_URL set; a temporary local Prefect server starts for this run (it adds about "
-              "5 s; more on the first run, which creates its database).", file=sys.stderr)
+        print("hweval: no PREFECT_API_URL set; a temporary local Prefect server starts for this run (it answers in "
+              "about 2 s, while the run gets ready; more on the first run, which creates its database).",
+              file=sys.stderr)
         try:
             server.wait_ready()
         except ServerStartError as exc:

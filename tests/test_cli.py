@@ -374,8 +374,8 @@ def test_run_without_a_prefect_server_starts_prefects_and_checks_the_catalog_mea
     assert capsys.readouterr().err == SERVER_LINE
 
 
-SERVER_LINE = ("hweval: no PREFECT_API_URL set; a temporary local Prefect server starts for this run (it adds about 5 s; "
-               "more on the first run, which creates its database).\n")
+SERVER_LINE = ("hweval: no PREFECT_API_URL set; a temporary local Prefect server starts for this run (it answers in "
+               "about 2 s, while the run gets ready; more on the first run, which creates its database).\n")
 
 
 def refused_run_setup(monkeypatch, server_answers: bool = True) -> list[str]:
