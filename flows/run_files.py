@@ -94,7 +94,7 @@ def leave(warehouse_path: Path, holder: dict[str, str | None], step: str) -> Pat
     runs = folder(warehouse_path)
     name = _name(holder)
     info = _written(holder, step)
-    size = len(json.dumps(info).encode())
+    size = len(_encoded(info))
     if size > MAX_HOLDER_BYTES:  # the next run would take it for a cut-short one
         logger.warning("a run file was not left in %s for the next run: its %d bytes are more than a run reads back "
                        "(%d)", runs, size, MAX_HOLDER_BYTES)
@@ -116,7 +116,12 @@ def _written(holder: dict, step: str) -> dict:
 
 def written_bytes(holder: dict, step: str) -> int:
     """The size of the run file `leave` would write of `holder` at `step` (MAX_HOLDER_BYTES at most is read back)."""
-    return len(json.dumps(_written(holder, step)).encode())
+    return len(_encoded(_written(holder, step)))
+
+
+def _encoded(holder: dict) -> bytes:
+    """A run file's bytes (`_write`), as `leave` and `written_bytes` measure them."""
+    return json.dumps(holder).encode()
 
 
 def _name(holder: dict) -> str:
@@ -240,7 +245,7 @@ def holder_in(fd: int) -> dict | None:
 
 
 def _write(fd: int, holder: dict) -> None:
-    data = json.dumps(holder).encode()
+    data = _encoded(holder)
     os.pwrite(fd, data, 0)
     # written over, then cut to its length: a run killed between the two leaves a whole holder, then the tail of the
     # longer one before it (holder_in reads the first); truncated first, it would leave an empty file
