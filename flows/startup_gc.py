@@ -40,14 +40,13 @@ def imported(previous: tuple[int, int, int]) -> None:
 
 
 def preloading(module: str, main: str) -> str:
-    """Code for `python -c`: import `module` as `importing` and `imported` do, then run the module `main` as
+    """Code for `python -c`: import `module` between `importing` and `imported`, then run the module `main` as
     `python -m main` would, with the arguments given after the code (sys.argv[1:])."""
     return (
-        "import gc, runpy\n"
-        "previous = gc.get_threshold()\n"
-        f"gc.set_threshold(*{IMPORT_THRESHOLD!r})\n"
+        "import runpy\n"
+        "from flows import startup_gc\n"
+        "previous = startup_gc.importing()\n"
         f"import {module}\n"
-        "gc.set_threshold(*previous)\n"
-        "gc.freeze()\n"
-        "del gc, previous\n"
+        "startup_gc.imported(previous)\n"
+        "del startup_gc, previous\n"
         f"runpy.run_module({main!r}, run_name='__main__', alter_sys=True)\n")
