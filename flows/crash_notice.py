@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from prefect import flow, get_run_logger
+from prefect.exceptions import TerminationSignal
 from prefect.logging.loggers import flow_run_logger
 from prefect.runtime import flow_run
 
@@ -61,6 +62,24 @@ class CrashNoticeError(ValueError):
 
 class CrashNoticeUndelivered(RuntimeError):
     """A channel did not take the notice (it is kept in the outbox for the next run): the notice run fails."""
+
+
+def raise_the_signal_behind(exc: Exception) -> None:
+    """Raise again the SIGTERM (Prefect's TerminationSignal) or Ctrl-C (KeyboardInterrupt) that `exc` was raised in
+    place of, if any: the run was stopped, and ends Crashed, told by the on_crashed hook, as a run stopped anywhere
+    else does, not Failed with an error that names no signal. DuckDB does so: the signal's exception, raised in the
+    main thread while a query runs there, interrupts the query, and DuckDB raises RuntimeError("Query interrupted")
+    from it. A query interrupted otherwise (duckdb.InterruptException, of `con.interrupt()`) has none behind it."""
+    seen: set[int] = set()
+    behind: BaseException | None = exc
+    while behind is not None and id(behind) not in seen:
+        seen.add(id(behind))
+        # a new exception, raised from `exc`: the one behind it is already in its chain (no cycle)
+        if isinstance(behind, TerminationSignal):
+            raise TerminationSignal(signal=behind.signal) from exc
+        if isinstance(behind, KeyboardInterrupt):
+            raise KeyboardInterrupt from exc
+        behind = behind.__cause__ or behind.__context__
 
 
 def mark(kind: str, attempt: str) -> str:

@@ -1,29 +1,23 @@
 """The `nightly` Prefect flow: fetch (flows/fetching.py) -> (one writer at a time) land -> build -> render -> publish
--> artifacts -> notify. Tasks sit at the I/O boundaries."""
+-> after the publish: events, artifacts, upload (flows/after_publish.py) -> notify. Tasks sit at the I/O boundaries."""
 
 from __future__ import annotations
 
-import contextvars
 import datetime as dt
 import logging
 import os
-import re
 import sys
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TypeVar
 
 from prefect import flow, get_run_logger, task
-from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
-from prefect.exceptions import TerminationSignal
 from prefect.runtime import flow_run
 from prefect.states import Cancelled
 from prefect.utilities.annotations import quote
 
 from flows import (
+    after_publish,
     analytics,
     cancellation,
     chart_workers,
@@ -40,7 +34,6 @@ from flows import (
     pipeline,
     publish_journal,
     publishing,
-    reports,
     run_files,
     runlock,
     source_batches,
@@ -49,11 +42,9 @@ from flows import (
 from flows import land as landing  # the module, beside the task named land
 from flows.catalog import load_catalog, take_catalog_loaded_ahead
 from flows.catalog_models import Catalog
+from flows.crash_notice import raise_the_signal_behind
 from flows.fetching import fetch_all
 from flows.redaction import redact_text
-
-ARTIFACT_TOP_ROWS = 10  # rows of each ranking in its table artifact
-ARTIFACT_CALLS_AT_ONCE = 4  # artifacts made at once (19 a run, each a round trip to the Prefect API)
 
 
 @dataclass(frozen=True)
@@ -92,8 +83,6 @@ class _StaleWithoutTraceback(logging.Filter):
 # the flow engine's "Encountered exception during execution" goes through the flow run logger, prefect.flow_runs
 logging.getLogger("prefect.flow_runs").addFilter(_StaleWithoutTraceback())
 
-T = TypeVar("T")
-
 
 class FailedAfterPublish(RuntimeError):
     """The warehouse and reports are this run's, but a step after the publish failed (the run's change events, its
@@ -102,36 +91,6 @@ class FailedAfterPublish(RuntimeError):
     def __init__(self, result: RunResult):
         super().__init__("published, but " + "; ".join(result.failed_after_publish))
         self.result = result
-
-
-def _raise_the_signal_behind(exc: Exception) -> None:
-    """Raise again the SIGTERM (Prefect's TerminationSignal) or Ctrl-C (KeyboardInterrupt) that `exc` was raised in
-    place of, if any: the run was stopped, and ends Crashed, told by the on_crashed hook, as a run stopped anywhere
-    else does, not Failed with an error that names no signal. DuckDB does so: the signal's exception, raised in the
-    main thread while a query runs there, interrupts the query, and DuckDB raises RuntimeError("Query interrupted")
-    from it. A query interrupted otherwise (duckdb.InterruptException, of `con.interrupt()`) has none behind it."""
-    seen: set[int] = set()
-    behind: BaseException | None = exc
-    while behind is not None and id(behind) not in seen:
-        seen.add(id(behind))
-        # a new exception, raised from `exc`: the one behind it is already in its chain (no cycle)
-        if isinstance(behind, TerminationSignal):
-            raise TerminationSignal(signal=behind.signal) from exc
-        if isinstance(behind, KeyboardInterrupt):
-            raise KeyboardInterrupt from exc
-        behind = behind.__cause__ or behind.__context__
-
-
-def _after_publish(step: str, call: Callable[[], T], failed: list[str]) -> T | None:
-    """One step after the publish, its value; a failure is recorded in `failed` (and the log) instead of raised (None):
-    the run is published, and its events must still go out. A signal that stopped it stops the run (a crash)."""
-    try:
-        return call()
-    except Exception as exc:  # noqa: BLE001 (whatever failed, the publish stands: the run says so and goes on)
-        _raise_the_signal_behind(exc)
-        failed.append(f"{step} failed: {redact_text(f'{type(exc).__name__}: {exc}')}")
-        get_run_logger().error("after the publish, %s", failed[-1])
-        return None
 
 
 def _run_name() -> str:
@@ -250,82 +209,6 @@ def publish(building: Path, warehouse_file: Path, staging_dir: Path, reports_roo
     return publishing.publish_run(building, warehouse_file, staging_dir, reports_root, as_of, run_id, latest_run)
 
 
-@task(cache_policy=NO_CACHE)
-def publish_artifacts(warehouse_file: Path, dated: Path, as_of: dt.date) -> list[str]:
-    """Markdown artifacts of the index and each workload page (stable keys, so Prefect versions them) and a table
-    artifact of each ranking's top rows; returns the keys.
-
-    Each artifact is a round trip to the Prefect API and none waits on another: they are made ARTIFACT_CALLS_AT_ONCE
-    at a time, each thread in a copy of this task's context (Prefect ties an artifact to the task run it finds there).
-    """
-    calls = [("hweval-index", create_markdown_artifact,
-              {"markdown": (dated / "index.md").read_text(encoding="utf-8"),
-               "description": f"hweval report index, as of {as_of}"})]
-    con = warehouse.connect_read_only(warehouse_file)
-    try:
-        workloads = [r[0] for r in con.execute("select workload_id from catalog.workloads order by 1").fetchall()]
-        for workload_id in workloads:
-            key = artifact_key(workload_id)
-            top = warehouse.fetch_dicts(con, """
-                select outcome_rank as rank, cloud, region, instance_type, pricing_term, precision, accelerator_id,
-                       accelerator_count, outcome_metric, round(outcome_value, 4) as outcome_value,
-                       chip_hour_rank, round(usd_per_chip_hour, 4) as usd_per_chip_hour, basis
-                from marts.rankings where as_of = ? and workload_id = ?
-                order by outcome_rank, usd_per_chip_hour, candidate_id limit ?""",
-                [as_of, workload_id, ARTIFACT_TOP_ROWS])
-            calls += [
-                (key, create_markdown_artifact,
-                 {"markdown": (dated / f"{workload_id}.md").read_text(encoding="utf-8"),
-                  "description": f"{workload_id}: ranked offers, as of {as_of}"}),
-                (f"{key}-top", create_table_artifact,
-                 {"table": top, "description": f"{workload_id}: top {ARTIFACT_TOP_ROWS} by outcome cost, as of {as_of}"}),
-            ]
-    finally:
-        con.close()
-    with ThreadPoolExecutor(max_workers=ARTIFACT_CALLS_AT_ONCE, thread_name_prefix="hweval-artifact") as pool:
-        made = [pool.submit(contextvars.copy_context().run, create, key=key, **arguments)
-                for key, create, arguments in calls]
-        for future in made:
-            future.result()  # the first that failed fails the task, as one after another did
-    return [key for key, _, _ in calls]
-
-
-@task(cache_policy=NO_CACHE)
-def publish_to_object_store(dated: Path, target: object_store.Target, run_id: str, as_of: dt.date,
-                            update_latest: bool) -> str:
-    """The dated report folder to the S3 prefix, its manifest last (flows/object_store.py); a link artifact to it.
-
-    Runs after the publish on disk: if it fails, the run fails after its publish (FailedAfterPublish: exit status 5,
-    a run_failed line beside the run's events) while the bucket's manifest still names the previous run, and the
-    next run publishes again."""
-    manifest = object_store.publish(dated, target, run_id=run_id, as_of=as_of, update_latest=update_latest)
-    url = f"s3://{target.bucket}/{manifest['index']}"
-    create_link_artifact(key="hweval-reports-s3", link=url,
-                         description=f"hweval reports as of {as_of} on object storage "
-                                     f"({len(manifest['objects'])} objects; manifest {target.url(object_store.LATEST)})")
-    get_run_logger().info("reports on object storage: %s (%d objects)%s", url, len(manifest["objects"]),
-                          f"; {target.url(object_store.LATEST)} names this run" if update_latest
-                          else f"; a backfill: {target.url(object_store.LATEST)} keeps the newer run")
-    return url
-
-
-def artifact_key(workload_id: str) -> str:
-    """A Prefect artifact key (lowercase letters, digits, dashes) for a workload's page."""
-    return "hweval-" + re.sub(r"[^a-z0-9-]+", "-", workload_id.lower()).strip("-")
-
-
-def change_events(warehouse_file: Path, as_of: dt.date, stale_past_limit: tuple[str, ...]) -> list[notify.Event]:
-    """What the people who follow this run are told: sources stale past their limit, best offers that changed."""
-    events = [notify.Event("source_stale_past_limit", line) for line in stale_past_limit]
-    con = warehouse.connect_read_only(warehouse_file)
-    try:
-        changed = warehouse.fetch_dicts(con, "select * from marts.changes where as_of = ? and change_kind = "
-                                        "'best_offer_changed' order by workload_id", [as_of])
-    finally:
-        con.close()
-    return events + [notify.Event("best_offer_changed", reports.best_offer_sentence(c)) for c in changed]
-
-
 def _say(message: str) -> None:
     """Tell the person at the terminal and the Prefect log (a run waiting for another one)."""
     get_run_logger().warning("%s", message)
@@ -422,7 +305,7 @@ def _evaluate_and_tell(notice: crash_notice.CrashNotice, started_at: dt.datetime
         result = _evaluate(catalog, as_of, run_id, started_at, warehouse_path, reports_root, source_files, live,
                            accept_changes, wait_s)
     except Exception as exc:
-        _raise_the_signal_behind(exc)  # a run stopped by a signal (in a DuckDB query) is a crash: the hook tells
+        raise_the_signal_behind(exc)  # a run stopped by a signal (in a DuckDB query) is a crash: the hook tells
         run_files.at(killed_runs.TELLING)
         error = redact_text(f"{type(exc).__name__}: {exc}")
         logger.error("run %s as of %s failed: %s", run_id, as_of, error)
@@ -539,16 +422,8 @@ def _evaluate(catalog: Catalog, as_of: dt.date, run_id: str, started_at: dt.date
         # from here is recorded, and the run still tells its events (exit status 5, not "nothing changed")
         run_files.at(killed_runs.AFTER_PUBLISH)
         stale_past_limit = tuple(landing.stale_past_limit(catalog, loads, as_of))
-        failed: list[str] = []
-        events = _after_publish("reading the run's changes",
-                                lambda: change_events(warehouse_path, as_of, stale_past_limit), failed)
-        if events is None:  # the sources stale past their limit are known without the warehouse
-            events = [notify.Event("source_stale_past_limit", line) for line in stale_past_limit]
-        _after_publish("making the Prefect artifacts", lambda: publish_artifacts(warehouse_path, dated, as_of), failed)
-        if reports_target is not None:  # inside the lock: this machine's runs take turns; other machines' runs
-            # are kept from moving latest.json back by its conditional write (flows/object_store.py)
-            _after_publish("the upload to object storage", lambda: publish_to_object_store(
-                dated, reports_target, run_id, as_of, latest_updated), failed)
+        events, failed = after_publish.run_steps(warehouse_path, dated, as_of, run_id, stale_past_limit, reports_target,
+                                                 latest_updated)
     logger.info("warehouse: %s; reports: %s%s", warehouse_path, dated,
                 f" and {reports_root / 'latest'}" if latest_updated
                 else f" (a backfill: reports/latest keeps {latest_run[1]})")

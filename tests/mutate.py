@@ -455,12 +455,25 @@ MUTATIONS = (
              "log_prints=True, on_crashed=[crash_notice.tell_of_a_crash])", "log_prints=True)",
              ("tests/test_changes.py::test_a_run_stopped_by_sigterm_is_crashed_and_tells_the_channel", *SLOW_TOO)),
     Mutation("a-signal-in-a-duckdb-query-fails-the-run", "flows/nightly.py",
-             "        _raise_the_signal_behind(exc)  # a run stopped by a signal", "        None  # ",
+             "        raise_the_signal_behind(exc)  # a run stopped by a signal", "        None  # ",
              ("tests/test_changes.py::test_a_run_stopped_in_a_duckdb_query_is_crashed_not_failed", *SLOW_TOO)),
-    Mutation("a-signal-after-the-publish-is-a-failed-step", "flows/nightly.py",
-             "        _raise_the_signal_behind(exc)\n        failed.append(", "        failed.append(",
+    Mutation("a-signal-after-the-publish-is-a-failed-step", "flows/after_publish.py",
+             "        raise_the_signal_behind(exc)\n        failed.append(", "        failed.append(",
              (("tests/test_changes.py::test_a_signal_behind_an_interrupted_duckdb_query_is_raised_again_and_an_"
                "interrupt_is_not"),)),
+    Mutation("after-the-publish-a-failed-changes-read-drops-the-stale-events", "flows/after_publish.py",
+             "    if events is None:  # the sources stale past their limit", "    if False:  # ",
+             ("tests/test_object_store.py::test_each_step_after_the_publish_that_fails_is_recorded_and_the_steps_after_it_"
+               "still_run",)),
+    Mutation("after-the-publish-a-failed-artifacts-step-stops-the-upload", "flows/after_publish.py",
+             "    step(\"making the Prefect artifacts\", lambda: publish_artifacts(warehouse_file, dated, as_of), failed)",
+             "    publish_artifacts(warehouse_file, dated, as_of)",
+             ("tests/test_object_store.py::test_each_step_after_the_publish_that_fails_is_recorded_and_the_steps_after_it_"
+               "still_run",)),
+    Mutation("after-the-publish-the-upload-skipped-after-a-failed-step", "flows/after_publish.py",
+             "    if reports_target is not None:\n", "    if reports_target is not None and not failed:\n",
+             ("tests/test_object_store.py::test_each_step_after_the_publish_that_fails_is_recorded_and_the_steps_after_it_"
+               "still_run",)),
     Mutation("a-crash-notice-dropped-before-the-hook", "flows/crash_notice.py",
              "    except Exception:\n        NOTICES.pop(key, None)\n",
              "    except BaseException:\n        NOTICES.pop(key, None)\n",

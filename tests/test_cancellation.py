@@ -14,7 +14,7 @@ import pytest
 from conftest import CATALOGS
 from test_changes import copy_of_day_one
 
-from flows import cancellation, nightly, runlock
+from flows import after_publish, cancellation, nightly, runlock
 from flows.cli import main
 from flows.run_command import EXIT_CANCELLED
 
@@ -162,7 +162,7 @@ def test_a_cancel_after_the_publish_then_a_failure_after_it_is_marked_failed_say
     def no_artifacts(*args, **kwargs):
         raise RuntimeError("no artifacts today")
 
-    monkeypatch.setattr(nightly, "publish_artifacts", no_artifacts)
+    monkeypatch.setattr(after_publish, "publish_artifacts", no_artifacts)
     assert main(run_args(warehouse, reports)) == 5  # published, then a step failed: EXIT_FAILED_AFTER_PUBLISH
     assert "it finished (marked Failed)" in capsys.readouterr().err
     state = state_of(said[0])

@@ -315,7 +315,7 @@ def test_artifacts_are_published_under_stable_keys_and_runs_carry_the_as_of(flow
     for artifact in artifacts:
         by_key.setdefault(artifact.key, []).append(artifact)
     assert sorted(by_key) == sorted(keys)
-    # made side by side on threads (flows/nightly.py publish_artifacts), each still tied to its run's task
+    # made side by side on threads (flows/after_publish.py publish_artifacts), each still tied to its run's task
     assert all(a.flow_run_id is not None and a.task_run_id is not None for a in artifacts)
     index = (flow_run.reports / "index.md").read_text()
     assert any(a.type == "markdown" and a.data == index for a in by_key["hweval-index"])
@@ -734,7 +734,8 @@ def test_a_signal_behind_an_interrupted_duckdb_query_is_raised_again_and_an_inte
     from prefect.exceptions import TerminationSignal
     from prefect.utilities.engine import _prefect_sigterm_handler
 
-    from flows.nightly import _after_publish, _raise_the_signal_behind
+    from flows.after_publish import step
+    from flows.crash_notice import raise_the_signal_behind
 
     def interrupted_query(interrupt) -> BaseException:
         """The error of an endless query that `interrupt(con)` stopped, called once DuckDB runs it (its progress is
@@ -772,7 +773,7 @@ def test_a_signal_behind_an_interrupted_duckdb_query_is_raised_again_and_an_inte
 
     interrupted = interrupted_query(lambda con: con.interrupt())
     assert isinstance(interrupted, duckdb.InterruptException)
-    assert _raise_the_signal_behind(interrupted) is None  # nothing raised
+    assert raise_the_signal_behind(interrupted) is None  # nothing raised
 
     # the signal is simulated in this process (interrupt_main calls its Python handler; no signal is sent)
     previous = signal.signal(signal.SIGTERM, _prefect_sigterm_handler)
@@ -782,7 +783,7 @@ def test_a_signal_behind_an_interrupted_duckdb_query_is_raised_again_and_an_inte
         signal.signal(signal.SIGTERM, previous)
     assert type(interrupted) is RuntimeError and str(interrupted) == "Query interrupted"
     with pytest.raises(TerminationSignal) as raised:
-        _raise_the_signal_behind(interrupted)
+        raise_the_signal_behind(interrupted)
     assert raised.value.signal == signal.SIGTERM and raised.value.__cause__ is interrupted
     # a step after the publish records its failure and the run goes on; stopped by a signal, the run stops (a crash)
 
@@ -791,7 +792,7 @@ def test_a_signal_behind_an_interrupted_duckdb_query_is_raised_again_and_an_inte
 
     failed: list[str] = []
     with pytest.raises(TerminationSignal):
-        _after_publish("reading the run's changes", step_stopped, failed)
+        step("reading the run's changes", step_stopped, failed)
     assert failed == []
 
     # Python's own handler, set here: interrupt_main does nothing to a signal whose handler is SIG_IGN or SIG_DFL, as
@@ -803,7 +804,7 @@ def test_a_signal_behind_an_interrupted_duckdb_query_is_raised_again_and_an_inte
         signal.signal(signal.SIGINT, previous)
     assert type(interrupted) is RuntimeError and str(interrupted) == "Query interrupted"
     with pytest.raises(KeyboardInterrupt):
-        _raise_the_signal_behind(interrupted)
+        raise_the_signal_behind(interrupted)
 
 
 @pytest.mark.slow  # a whole run (or several): make test-slow and CI
@@ -811,7 +812,7 @@ def test_a_step_after_the_publish_that_fails_still_tells_the_runs_events_and_exi
         flow_run, prefect_server, tmp_path, webhook, monkeypatch, capsys):
     """Day 2's changes (two best offers move) are published, then the Prefect artifacts fail; a second run of the
     day makes them but no channel takes its message. Neither may pass for a success, nor for "nothing changed"."""
-    from flows import nightly
+    from flows import after_publish
 
     warehouse, reports = copy_of_day_one(flow_run, tmp_path)
     files = tmp_path / "day-2"
@@ -821,12 +822,12 @@ def test_a_step_after_the_publish_that_fails_still_tells_the_runs_events_and_exi
     for source_id, paths in day_two_files(files).items():
         args += [arg for path in paths for arg in ("--source", f"{source_id}={path}")]
     monkeypatch.setenv("HWEVAL_NOTIFY_URL", webhook.url())
-    real_artifact = nightly.create_markdown_artifact
+    real_artifact = after_publish.create_markdown_artifact
 
     def refused(*args, **kwargs):
         raise RuntimeError("the Prefect API refused the artifact")
 
-    monkeypatch.setattr(nightly, "create_markdown_artifact", refused)
+    monkeypatch.setattr(after_publish, "create_markdown_artifact", refused)
     assert main(args) == EXIT_FAILED_AFTER_PUBLISH == 5
     err = capsys.readouterr().err
     assert ("AFTER THE PUBLISH: making the Prefect artifacts failed: RuntimeError: the Prefect API refused the "
@@ -841,7 +842,7 @@ def test_a_step_after_the_publish_that_fails_still_tells_the_runs_events_and_exi
     assert f"Report: {reports / '2026-12-02' / 'index.md'}" in lines
 
     # the same day again, artifacts made, the channel answering 500: the events were not delivered
-    monkeypatch.setattr(nightly, "create_markdown_artifact", real_artifact)
+    monkeypatch.setattr(after_publish, "create_markdown_artifact", real_artifact)
     webhook.status = 500
     assert main(args) == EXIT_FAILED_AFTER_PUBLISH
     err = capsys.readouterr().err

@@ -191,6 +191,39 @@ def test_a_run_publishes_its_reports_to_the_bucket_after_the_disk(s3, tmp_path, 
     assert index == on_disk["index.md"]
 
 
+def test_each_step_after_the_publish_that_fails_is_recorded_and_the_steps_after_it_still_run(
+        s3, tmp_path, prefect_server):
+    """flows/after_publish.py's steps in a flow, the warehouse gone: reading the changes fails (the sources stale past
+    their limit are still the run's events), the artifacts fail (they read the rankings), the upload still runs. With
+    the bucket gone too, the upload's failure is the third recorded; neither run raises."""
+    from prefect import flow
+
+    from flows import after_publish, notify
+
+    client, bucket = s3
+    dated = report_folder(tmp_path, "2026-11-30", {"index.md": "# index\n"})
+    stale = ("aws_pricing stale since 2026-11-20 (10 days; max_stale_days 7)",)
+
+    @flow
+    def after(target: Target, run_id: str):
+        return after_publish.run_steps(tmp_path / "gone.duckdb", dated, dt.date(2026, 11, 30), run_id, stale, target,
+                                       True)
+
+    events, failed = after(Target(bucket, "hweval"), "steps-run")
+    assert events == [notify.Event("source_stale_past_limit", stale[0])]
+    assert [line.split(":")[0] for line in failed] == ["reading the run's changes failed",
+                                                       "making the Prefect artifacts failed"]
+    assert all("gone.duckdb" in line for line in failed)  # DuckDB's error names the missing file
+    manifest = object_store.read_manifest(Target(bucket, "hweval"), client=client)
+    assert (manifest["run_id"], [o["path"] for o in manifest["objects"]]) == ("steps-run", ["index.md"])
+
+    _, failed = after(Target(f"{bucket}-gone", "hweval"), "no-bucket")
+    assert [line.split(":")[0] for line in failed] == ["reading the run's changes failed",
+                                                       "making the Prefect artifacts failed",
+                                                       "the upload to object storage failed"]
+    assert "NoSuchBucket" in failed[2]
+
+
 def test_latest_json_only_moves_forward_when_machines_publish_out_of_order(s3, tmp_path):
     """Machine B published 2026-12-02; machine A's run of 2026-12-01 (newest in A's warehouse when it began) publishes
     after it: its objects and dates/2026-12-01.json go up, latest.json keeps B's run. A re-run of 12-02 replaces it."""
