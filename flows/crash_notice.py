@@ -17,6 +17,10 @@ name their attempt, the id of the attempt's Running state). `hweval-told:<attemp
 `hweval-telling:<attempt>` alone: its hook began telling and was stopped (a second Ctrl-C, SIGKILL at the end of a
 grace period): the notice waits up to TELLING_WAIT_S for the hook to end, then tells. Only runs of the flow `nightly`
 tagged `hweval` (its deployments' tag) are told of.
+
+`raise_the_signal_behind` makes a run stopped by a signal a crash wherever the signal surfaced as another error (a
+SIGTERM or Ctrl-C in a DuckDB query comes back as "Query interrupted"): flows/nightly.py and flows/after_publish.py
+call it before they record a failure.
 """
 
 from __future__ import annotations
