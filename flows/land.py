@@ -205,7 +205,9 @@ def reuse_load(con: duckdb.DuckDBPyConnection, batch: SourceBatch, run_id: str, 
     warehouse.insert_arrow(con, "ops.quarantine", quarantined.drop_columns(["run_id", "as_of"]), tag)
     warehouse.insert_rows(con, "ops.source_loads", [{
         **tag, "source_id": batch.source_id, "kind": batch.kind, "landed_table": f"raw.{batch.table}",
-        "data_as_of": previous.data_as_of, "files": previous.files, "rows_in": previous.rows_in,
+        # the batch's own files and data date, as a cold run records them: a declared file that adds no row changes
+        # neither the rows nor their digest, but it is one file more, and its date may be the newest
+        "data_as_of": batch.data_as_of, "files": len(batch.files), "rows_in": previous.rows_in,
         "rows_landed": previous.rows_landed, "rows_quarantined": previous.rows_quarantined, "status": "landed",
         "used_run_id": previous.used_run_id, "used_rows_in": previous.rows_in, "input_digest": previous.input_digest,
         "reused_from": previous.used_run_id,  # the run that validated and landed them (a chain of reuses ends there)
@@ -240,13 +242,13 @@ def stale_past_limit(catalog: Catalog, loads: list[SourceLoad], as_of: dt.date) 
     return lines
 
 
-def prepare_warehouse(con: duckdb.DuckDBPyConnection, catalog: Catalog, as_of: dt.date,
-                      keep_sources: set[str] = frozenset()) -> None:
-    """The catalog tables, with this as-of date's earlier rows cleared (a stale source's are kept), in a warehouse
-    whose DDL is applied (`warehouse.apply_ddl`): one transaction (its ~40 statements committed one at a time took
-    0.084 s, at once 0.065 s, on the embedded snapshot's warehouse)."""
+def prepare_warehouse(con: duckdb.DuckDBPyConnection, catalog: Catalog, as_of: dt.date) -> None:
+    """The catalog tables, with this as-of date's run records cleared (`warehouse.clear_run_records`), in a warehouse
+    whose DDL is applied (`warehouse.apply_ddl`) and whose other sources' rows of the date are gone
+    (`warehouse.clear_other_sources`, which `land_all` runs first): one transaction (its ~40 statements committed one
+    at a time took 0.084 s, at once 0.065 s, on the embedded snapshot's warehouse)."""
     with warehouse.transaction(con):
-        warehouse.clear_as_of(con, as_of, keep_sources)
+        warehouse.clear_run_records(con, as_of)
         warehouse.load_catalog_tables(con, catalog)
 
 
@@ -363,6 +365,16 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
     """
     warehouse.apply_ddl(con)
     checks.check_catalog(catalog)
+    fallbacks = {s_id: replaced for s_id, replaced in (fallbacks or {}).items()
+                 if s_id in {b.source_id for b in batches}}
+    fallback_ids = {other_id for replaced in fallbacks.values() for other_id in replaced}
+    # every source of this run (and each one it may fall back on) keeps its same-date rows until its own batch
+    # replaces them, in its transaction. The date's rows of every other source go now, before anything reads the
+    # warehouse: a same-date re-run's cross-source checks and input digests must not read rows this run removes
+    # (a run without aws_pricing checked its spot prices against the earlier run's on-demand prices, then cleared them)
+    kept = {b.source_id for b in batches} | fallback_ids
+    with warehouse.transaction(con):
+        warehouse.clear_other_sources(con, as_of, kept)
     # a batch whose input digest over the batches as read equals its source's last landed load's is that batch again
     as_read = input_digests(con, catalog, batches, as_of)
     previous = {s_id: previous_load(con, s_id) for s_id in as_read}
@@ -387,14 +399,9 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
     with_checks = dict(zip([id(b) for b in to_check], checks.add_check_columns(to_check, catalog, con, readable, as_of),
                            strict=True))
     checked = [with_checks.get(id(b), b) for b in checked]
-    fallbacks = {s_id: replaced for s_id, replaced in (fallbacks or {}).items()
-                 if s_id in {b.source_id for b in checked}}
-    fallback_ids = {other_id for replaced in fallbacks.values() for other_id in replaced}
-    # found before this date's rows are cleared: on a same-date re-run the earlier run may be the last good one
-    last_good = {s_id: last_good_load(con, s_id, as_of) for s_id in {b.source_id for b in checked} | fallback_ids}
-    # every source of this run (and each one it may fall back on) keeps its same-date rows until its own batch
-    # replaces them, in its transaction
-    prepare_warehouse(con, catalog, as_of, keep_sources={b.source_id for b in checked} | fallback_ids)
+    # found before this date's records are cleared: on a same-date re-run the earlier run may be the last good one
+    last_good = {s_id: last_good_load(con, s_id, as_of) for s_id in kept}
+    prepare_warehouse(con, catalog, as_of)
     # every batch to land is asked of Great Expectations' process now: it validates the next ones while each lands
     asked = {id(b): ask_validation(b, catalog, keep=validated is not None)
              for b in checked if not b.error and b.source_id not in reused}

@@ -69,8 +69,6 @@ class PreviousLoad:
     run_id: str
     used_run_id: str
     input_digest: str | None
-    data_as_of: dt.date | None
-    files: int | None
     rows_in: int
     rows_landed: int
     rows_quarantined: int
@@ -79,7 +77,7 @@ class PreviousLoad:
 def previous_load(con: duckdb.DuckDBPyConnection, source_id: str) -> PreviousLoad | None:
     """The source's latest landed load whose landed rows are all still in the warehouse."""
     found = con.execute(
-        "select run_id, used_run_id, input_digest, data_as_of, files, rows_in, rows_landed, rows_quarantined, "
+        "select run_id, used_run_id, input_digest, rows_in, rows_landed, rows_quarantined, "
         "landed_table from ops.source_loads where source_id = ? and status = 'landed' and used_run_id is not null "
         "order by as_of desc, run_id desc limit 1", [source_id]).fetchall()
     if not found:

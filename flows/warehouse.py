@@ -482,16 +482,24 @@ def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table, con
 RUNS_READ_ELSEWHERE = "select used_run_id from ops.source_loads where as_of <> ? and used_run_id is not null"
 
 
-def clear_as_of(con: duckdb.DuckDBPyConnection, as_of, keep_sources: set[str] = frozenset()) -> None:
-    """Re-running an as-of date replaces that date's rows instead of duplicating them (raw and ops here; the build
-    replaces each mart's rows of the date, or keeps them when the mart's inputs are unchanged: transform.py).
-
-    Landed rows of `keep_sources` (this run's sources) stay until each lands anew: they may be the last good data
-    the run falls back on, or the rows it reuses; so do rows a run of another date reads.
-    """
+def clear_other_sources(con: duckdb.DuckDBPyConnection, as_of, keep_sources: set[str]) -> None:
+    """Re-running an as-of date replaces that date's rows instead of duplicating them: first, the date's rows of every
+    source but `keep_sources` (this run's, and those it may fall back on) go, with their loads and quarantined rows,
+    but landed rows a run of another date reads. A run does it before anything reads the warehouse (flows/land.py),
+    so that its checks and input digests never read rows it is about to remove: a cold run would not have had them.
+    `keep_sources`' landed rows stay until each lands anew: they may be the last good data the run falls back on,
+    or the rows it reuses. (The build replaces each mart's rows of the date, or keeps them when the mart's inputs are
+    unchanged: transform.py.)"""
     keep = sorted(keep_sources) or [""]
     for table in [f"raw.{t}" for t in RAW_TABLES]:
         con.execute(f"delete from {table} where as_of = ? and source_id not in (select unnest(?)) "
                     f"and run_id not in ({RUNS_READ_ELSEWHERE})", [as_of, keep, as_of])
+    for table in ["ops.source_loads", "ops.quarantine"]:
+        con.execute(f"delete from {table} where as_of = ? and source_id not in (select unnest(?))", [as_of, keep])
+
+
+def clear_run_records(con: duckdb.DuckDBPyConnection, as_of) -> None:
+    """Then the date's loads, quarantined rows and run, which the run records anew (read what it needs of them first:
+    the loads it reuses, its sources' last good ones)."""
     for table in ["ops.source_loads", "ops.quarantine", "ops.runs"]:
         con.execute(f"delete from {table} where as_of = ?", [as_of])

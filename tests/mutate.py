@@ -2033,6 +2033,15 @@ MUTATIONS = (
              'digest.update(f"{path.relative_to(sql_dir).as_posix()}\\n{path.read_text()}\\n".encode())',
              'digest.update(f"{path.relative_to(sql_dir).as_posix()}\\n".encode())',
              ("tests/test_incremental.py::test_the_models_digest_moves_with_a_models_sql_not_with_the_raw_ddl",)),
+    Mutation("a-reused-load-records-no-files-or-data-date", "flows/land.py",
+             '"data_as_of": batch.data_as_of, "files": len(batch.files), "rows_in": previous.rows_in,',
+             '"data_as_of": None, "files": None, "rows_in": previous.rows_in,',
+             (("tests/test_incremental.py::test_a_declared_file_that_adds_no_row_reuses_the_rows_and_records_the_"
+               "batchs_own_files_and_date"), *SLOW_TOO)),
+    Mutation("other-sources-same-date-rows-read-by-the-checks-before-they-go", "flows/land.py",
+             "        warehouse.clear_other_sources(con, as_of, kept)\n", "        pass\n",
+             ("tests/test_incremental.py::test_a_same_date_re_run_without_the_price_list_checks_spot_prices_as_a_cold_"
+              "run_would", *SLOW_TOO)),
     Mutation("a-run-records-no-models-digest", "flows/pipeline.py",
              "        \"models_digest\": con.execute(\"select getvariable('models_digest')\").fetchone()[0],\n", "",
              ("tests/test_incremental.py::test_an_unchanged_re_run_reuses_every_source_and_model_and_equals_a_cold_run",

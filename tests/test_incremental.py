@@ -130,6 +130,74 @@ def test_a_catalog_edit_validates_every_source_again(tmp_path, catalog_copy):
     assert not built["marts.rankings"].reused  # catalog.workloads changed
 
 
+def load_record(path: Path, source_id: str) -> tuple:
+    con = warehouse.connect_read_only(path)
+    try:
+        return con.execute("select files, data_as_of, rows_landed, rows_quarantined, reused_from from ops.source_loads "
+                           "where source_id = ? and as_of = ?", [source_id, AS_OF]).fetchone()
+    finally:
+        con.close()
+
+
+@pytest.mark.slow  # two or three whole runs each (make test-slow, CI)
+def test_a_declared_file_that_adds_no_row_reuses_the_rows_and_records_the_batchs_own_files_and_date(
+        tmp_path, catalog_copy):
+    """An empty page declared beside azure_retail's six, dated after them: the rows (and so the input digest) are the
+    same, so they are reused; but the load is of 7 files whose newest is dated 2026-11-15, as a cold run records it
+    (it recorded the previous load's 6 files and 2026-09-27)."""
+    rerun, cold = tmp_path / "rerun.duckdb", tmp_path / "cold.duckdb"
+    run(rerun, load_catalog(catalog_copy), "first")
+    assert load_record(rerun, "azure_retail")[:2] == (6, dt.date(2026, 9, 27))
+    (catalog_copy / "snapshot" / "azure_retail" / "eastus.page-empty.json").write_text(
+        '{"BillingCurrency": "USD", "CustomerEntityId": "Default", "CustomerEntityType": "Retail", "Items": [], '
+        '"NextPageLink": null, "Count": 0}\n')
+    sources = catalog_copy / "sources.yaml"
+    text = sources.read_text()
+    declared = "    files:\n      - path: snapshot/azure_retail/eastus.page-1.json\n"
+    assert text.count(declared) == 1
+    sources.write_text(text.replace(declared, "    files:\n      - path: snapshot/azure_retail/eastus.page-empty.json\n"
+                                    "        as_of: 2026-11-15\n        region: eastus\n        source: an empty page\n"
+                                    "      - path: snapshot/azure_retail/eastus.page-1.json\n"))
+    changed = load_catalog(catalog_copy)
+    loads, _ = run(rerun, changed, "second")
+    assert loads["azure_retail"].reused_from == "first"  # the same rows: not validated or landed again
+    assert load_record(rerun, "azure_retail") == (7, dt.date(2026, 11, 15), 15, 0, "first")
+
+    run(cold, changed, "second")
+    assert load_record(cold, "azure_retail") == (7, dt.date(2026, 11, 15), 15, 0, None)
+    assert digests(rerun) == digests(cold)
+
+
+@pytest.mark.slow  # two or three whole runs each (make test-slow, CI)
+def test_a_same_date_re_run_without_the_price_list_checks_spot_prices_as_a_cold_run_would(tmp_path, catalog_copy):
+    """A spot price of 60 USD an hour for p5.48xlarge in us-east-1b, above its on-demand 55.04: the first run
+    quarantines it (spot_below_on_demand). The same date run again with aws_pricing disabled: the run clears that
+    date's aws_pricing rows, so a cold run has no on-demand price to check the spot price against, and lands all 22.
+    The re-run used to check them against the earlier run's aws_pricing rows, read before it cleared them, and
+    quarantined the row (its warehouse then differed from the cold run's in 15 tables)."""
+    spot = catalog_copy / "snapshot" / "aws_spot" / "us-east-1.json"
+    text = spot.read_text()
+    second_row = '"AvailabilityZone": "us-east-1b",\n   "InstanceType": "p5.48xlarge",\n   ' \
+                 '"ProductDescription": "Linux/UNIX",\n   "SpotPrice": "21.150000"'
+    assert text.count(second_row) == 1
+    spot.write_text(text.replace(second_row, second_row.replace("21.150000", "60.000000")))
+    rerun, cold = tmp_path / "rerun.duckdb", tmp_path / "cold.duckdb"
+    run(rerun, load_catalog(catalog_copy), "first")
+    assert load_record(rerun, "aws_spot")[2:4] == (21, 1)
+    sources = catalog_copy / "sources.yaml"
+    text = sources.read_text()
+    assert text.count("  aws_pricing:\n    kind: aws_pricing\n") == 1
+    sources.write_text(text.replace("  aws_pricing:\n    kind: aws_pricing\n",
+                                    "  aws_pricing:\n    kind: aws_pricing\n    enabled: false\n"))
+    changed = load_catalog(catalog_copy)
+    loads, _ = run(rerun, changed, "second")
+    assert "aws_pricing" not in loads
+    assert (loads["aws_spot"].rows_landed, loads["aws_spot"].rows_quarantined) == (22, 0)
+
+    run(cold, changed, "second")
+    assert digests(rerun) == digests(cold)
+
+
 # ---------------------------------------------------------------- reuse at the edges
 def test_a_changed_price_list_is_checked_against_the_listing_it_reuses(fresh_db, catalog):
     """The Price List's gpu count is checked against the same run's EC2 listing: when the listing is unchanged (and
