@@ -377,7 +377,7 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
         warehouse.clear_other_sources(con, as_of, kept)
     # a batch whose input digest over the batches as read equals its source's last landed load's is that batch again
     as_read = input_digests(con, catalog, batches, as_of)
-    previous = {s_id: previous_load(con, s_id) for s_id in as_read}
+    previous = {s_id: previous_load(con, s_id, as_of) for s_id in as_read}
     again = {s_id for s_id, digest in as_read.items()
              if previous[s_id] is not None and previous[s_id].input_digest == digest}
     checked = []

@@ -74,12 +74,17 @@ class PreviousLoad:
     rows_quarantined: int
 
 
-def previous_load(con: duckdb.DuckDBPyConnection, source_id: str) -> PreviousLoad | None:
-    """The source's latest landed load whose landed rows are all still in the warehouse."""
+def previous_load(con: duckdb.DuckDBPyConnection, source_id: str, as_of: dt.date) -> PreviousLoad | None:
+    """The source's latest landed load dated `as_of` or earlier, whose landed rows are all still in the warehouse.
+
+    Dated as the table-level checks' last good load is (flows/land.py `last_good_load`): a batch equal to it is not
+    compared with it, and reuses its verdict. A backfill whose batch equals a later date's load (one landed with
+    --accept-changes, say) is validated and checked as a cold run would be, against its own date's baseline: reusing
+    the later load skipped a price check that a cold run fails."""
     found = con.execute(
         "select run_id, used_run_id, input_digest, rows_in, rows_landed, rows_quarantined, "
         "landed_table from ops.source_loads where source_id = ? and status = 'landed' and used_run_id is not null "
-        "order by as_of desc, run_id desc limit 1", [source_id]).fetchall()
+        "and as_of <= ? order by as_of desc, run_id desc limit 1", [source_id, as_of]).fetchall()
     if not found:
         return None
     *fields_, table = found[0]

@@ -2042,6 +2042,11 @@ MUTATIONS = (
              "        warehouse.clear_other_sources(con, as_of, kept)\n", "        pass\n",
              ("tests/test_incremental.py::test_a_same_date_re_run_without_the_price_list_checks_spot_prices_as_a_cold_"
               "run_would", *SLOW_TOO)),
+    Mutation("a-backfill-reuses-a-later-dates-load", "flows/reuse.py",
+             '"and as_of <= ? order by as_of desc, run_id desc limit 1"',
+             '"and ? is not null order by as_of desc, run_id desc limit 1"',
+             ("tests/test_incremental.py::test_a_backfill_equal_to_a_later_dates_accepted_load_is_checked_against_its_"
+              "own_dates_prices",)),
     Mutation("a-run-records-no-models-digest", "flows/pipeline.py",
              "        \"models_digest\": con.execute(\"select getvariable('models_digest')\").fetchone()[0],\n", "",
              ("tests/test_incremental.py::test_an_unchanged_re_run_reuses_every_source_and_model_and_equals_a_cold_run",

@@ -253,9 +253,9 @@ def test_an_empty_batch_landed_with_accept_changes_lands_nothing_and_says_so(fre
     assert (load.status, load.rows_in, load.rows_landed, load.rows_quarantined) == ("landed", 0, 0, 0)
 
 
-def test_a_date_re_run_that_reuses_another_dates_load_replaces_its_own_rows(fresh_db, catalog):
-    """D1 lands W, D2 lands X, D1 is re-run on X: it reuses D2's rows, and D1's own earlier rows (W) go, since no
-    run reads them any more."""
+def test_a_date_re_run_keeps_its_rows_that_a_later_date_reuses_and_replaces_the_rest(fresh_db, catalog):
+    """D1 lands W, D2 reuses W (the same batch), D1 is re-run on X: X lands anew, and D1's earlier rows (W) stay,
+    since D2 reads them. (A date re-run no longer reuses a later date's load: see the next test.)"""
     from test_instance_hardware import aws_product, price_list_batch, sku
 
     def prices(usd: str):
@@ -263,16 +263,32 @@ def test_a_date_re_run_that_reuses_another_dates_load_replaces_its_own_rows(fres
 
     d1, d2 = AS_OF, AS_OF + dt.timedelta(days=1)
     land_all(fresh_db, catalog, [prices("55.04")], "w-d1", d1)
-    land_all(fresh_db, catalog, [prices("54.99")], "x-d2", d2)
-    [load] = land_all(fresh_db, catalog, [prices("54.99")], "x-d1", d1)
-    assert load.reused_from == "x-d2"
-    assert fresh_db.execute("select run_id, as_of, price_usd from raw.aws_pricing order by run_id").fetchall() == [
-        ("x-d2", d2, 54.99)]
-    # D2 re-run on W lands W anew, keeping X: the D1 re-run reads it
     [load] = land_all(fresh_db, catalog, [prices("55.04")], "w-d2", d2)
+    assert load.reused_from == "w-d1"
+    [load] = land_all(fresh_db, catalog, [prices("54.99")], "x-d1", d1)
     assert load.reused_from is None
-    assert fresh_db.execute("select run_id, price_usd from raw.aws_pricing order by run_id").fetchall() == [
-        ("w-d2", 55.04), ("x-d2", 54.99)]
+    assert fresh_db.execute("select run_id, as_of, price_usd from raw.aws_pricing order by run_id").fetchall() == [
+        ("w-d1", d1, 55.04), ("x-d1", d1, 54.99)]
+
+
+def test_a_backfill_equal_to_a_later_dates_accepted_load_is_checked_against_its_own_dates_prices(fresh_db, catalog):
+    """D1 lands 55.04 an hour; D3 lands 275.20 (5x, past max_price_change 3) with --accept-changes; D2, a backfill
+    of the same 275.20 without it, is judged as a cold run judges it, against D1 (the last good load dated D2 or
+    earlier): stale, on D1's prices. It used to reuse D3's load, equal to its batch, and skip the check."""
+    from test_instance_hardware import aws_product, price_list_batch, sku
+
+    def prices(usd: str):
+        return price_list_batch(aws_product("p5.48xlarge", usd, sku=sku(1)))
+
+    d1, d2, d3 = AS_OF, AS_OF + dt.timedelta(days=1), AS_OF + dt.timedelta(days=2)
+    land_all(fresh_db, catalog, [prices("55.04")], "a-d1", d1)
+    [load] = land_all(fresh_db, catalog, [prices("275.20")], "b-d3", d3, accept_changes=frozenset({"aws_pricing"}))
+    assert (load.status, load.rows_landed) == ("landed", 1)
+    [load] = land_all(fresh_db, catalog, [prices("275.20")], "c-d2", d2)
+    assert (load.status, load.reused_from) == ("stale", None)
+    assert "prices moved 5x" in load.error  # 275.20 / 55.04 = 5.0
+    assert fresh_db.execute("select used_run_id from ops.source_loads where run_id = 'c-d2'").fetchall() == [
+        ("a-d1",)]
 
 
 def test_a_reused_build_digests_each_staging_and_intermediate_table_once(snapshot_warehouse, copy_of, monkeypatch):
