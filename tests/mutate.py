@@ -2046,7 +2046,9 @@ MUTATIONS = (
              '"and as_of <= ? order by as_of desc, run_id desc limit 1"',
              '"and ? is not null order by as_of desc, run_id desc limit 1"',
              ("tests/test_incremental.py::test_a_backfill_equal_to_a_later_dates_accepted_load_is_checked_against_its_"
-              "own_dates_prices",)),
+              "own_dates_prices",
+              "tests/test_incremental.py::test_a_date_re_run_keeps_its_rows_that_a_later_date_reuses_and_replaces_the_"
+              "rest")),
     Mutation("a-run-records-no-models-digest", "flows/pipeline.py",
              "        \"models_digest\": con.execute(\"select getvariable('models_digest')\").fetchone()[0],\n", "",
              ("tests/test_incremental.py::test_an_unchanged_re_run_reuses_every_source_and_model_and_equals_a_cold_run",

@@ -255,7 +255,7 @@ def test_an_empty_batch_landed_with_accept_changes_lands_nothing_and_says_so(fre
 
 def test_a_date_re_run_keeps_its_rows_that_a_later_date_reuses_and_replaces_the_rest(fresh_db, catalog):
     """D1 lands W, D2 reuses W (the same batch), D1 is re-run on X: X lands anew, and D1's earlier rows (W) stay,
-    since D2 reads them. (A date re-run no longer reuses a later date's load: see the next test.)"""
+    since D2 reads them. D1 re-run on a batch equal to a later load of D2 lands it anew (see the next test)."""
     from test_instance_hardware import aws_product, price_list_batch, sku
 
     def prices(usd: str):
@@ -269,6 +269,13 @@ def test_a_date_re_run_keeps_its_rows_that_a_later_date_reuses_and_replaces_the_
     assert load.reused_from is None
     assert fresh_db.execute("select run_id, as_of, price_usd from raw.aws_pricing order by run_id").fetchall() == [
         ("w-d1", d1, 55.04), ("x-d1", d1, 54.99)]
+    # D2 lands Z; D1 re-run on Z lands it anew: a load of a later date is never reused (its checks' baseline is D1's)
+    [load] = land_all(fresh_db, catalog, [prices("54.90")], "z-d2", d2)
+    assert load.reused_from is None
+    [load] = land_all(fresh_db, catalog, [prices("54.90")], "z-d1", d1)
+    assert (load.status, load.reused_from) == ("landed", None)
+    assert fresh_db.execute("select used_run_id from ops.source_loads where as_of = ?", [d1]).fetchall() == [
+        ("z-d1",)]
 
 
 def test_a_backfill_equal_to_a_later_dates_accepted_load_is_checked_against_its_own_dates_prices(fresh_db, catalog):
