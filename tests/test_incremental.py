@@ -199,6 +199,13 @@ def test_a_same_date_re_run_without_the_price_list_checks_spot_prices_as_a_cold_
 
 
 # ---------------------------------------------------------------- reuse at the edges
+def prices(usd: str):
+    """A Price List batch of one p5.48xlarge on-demand price (one SKU), `usd` an hour."""
+    from test_instance_hardware import aws_product, price_list_batch, sku
+
+    return price_list_batch(aws_product("p5.48xlarge", usd, sku=sku(1)))
+
+
 def test_a_changed_price_list_is_checked_against_the_listing_it_reuses(fresh_db, catalog):
     """The Price List's gpu count is checked against the same run's EC2 listing: when the listing is unchanged (and
     reused, not validated again), the changed Price List is still checked against it, as a cold run would."""
@@ -224,10 +231,7 @@ def test_a_batch_that_is_its_sources_last_landed_batch_again_is_not_compared_wit
     that load's batch again (the same input digest) is not compared with itself; a changed one still is, and an
     empty one is still refused."""
     from flows import land
-    from test_instance_hardware import aws_product, batch, price_list_batch, sku
-
-    def prices(usd: str):
-        return price_list_batch(aws_product("p5.48xlarge", usd, sku=sku(1)))
+    from test_instance_hardware import batch
 
     land_all(fresh_db, catalog, [prices("55.04")], "d1", AS_OF)
     compared = []
@@ -256,11 +260,6 @@ def test_an_empty_batch_landed_with_accept_changes_lands_nothing_and_says_so(fre
 def test_a_date_re_run_keeps_its_rows_that_a_later_date_reuses_and_replaces_the_rest(fresh_db, catalog):
     """D1 lands W, D2 reuses W (the same batch), D1 is re-run on X: X lands anew, and D1's earlier rows (W) stay,
     since D2 reads them. D1 re-run on a batch equal to a later load of D2 lands it anew (see the next test)."""
-    from test_instance_hardware import aws_product, price_list_batch, sku
-
-    def prices(usd: str):
-        return price_list_batch(aws_product("p5.48xlarge", usd, sku=sku(1)))
-
     d1, d2 = AS_OF, AS_OF + dt.timedelta(days=1)
     land_all(fresh_db, catalog, [prices("55.04")], "w-d1", d1)
     [load] = land_all(fresh_db, catalog, [prices("55.04")], "w-d2", d2)
@@ -282,11 +281,6 @@ def test_a_backfill_equal_to_a_later_dates_accepted_load_is_checked_against_its_
     """D1 lands 55.04 an hour; D3 lands 275.20 (5x, past max_price_change 3) with --accept-changes; D2, a backfill
     of the same 275.20 without it, is judged as a cold run judges it, against D1 (the last good load dated D2 or
     earlier): stale, on D1's prices. It used to reuse D3's load, equal to its batch, and skip the check."""
-    from test_instance_hardware import aws_product, price_list_batch, sku
-
-    def prices(usd: str):
-        return price_list_batch(aws_product("p5.48xlarge", usd, sku=sku(1)))
-
     d1, d2, d3 = AS_OF, AS_OF + dt.timedelta(days=1), AS_OF + dt.timedelta(days=2)
     land_all(fresh_db, catalog, [prices("55.04")], "a-d1", d1)
     [load] = land_all(fresh_db, catalog, [prices("275.20")], "b-d3", d3, accept_changes=frozenset({"aws_pricing"}))
