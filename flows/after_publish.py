@@ -38,9 +38,9 @@ def run_steps(warehouse_file: Path, dated: Path, as_of: dt.date, run_id: str, st
     turns (other machines' runs are kept from moving the bucket's latest.json back by its conditional write,
     flows/object_store.py)."""
     failed: list[str] = []
-    events = step("reading the run's changes", lambda: change_events(warehouse_file, as_of, stale_past_limit), failed)
-    if events is None:  # the sources stale past their limit are known without the warehouse
-        events = [notify.Event("source_stale_past_limit", line) for line in stale_past_limit]
+    # the sources stale past their limit are known without the warehouse: told even when the changes cannot be read
+    events = [notify.Event("source_stale_past_limit", line) for line in stale_past_limit]
+    events += step("reading the run's changes", lambda: change_events(warehouse_file, as_of), failed) or []
     step("making the Prefect artifacts", lambda: publish_artifacts(warehouse_file, dated, as_of), failed)
     if reports_target is not None:
         step("the upload to object storage", lambda: publish_to_object_store(
@@ -124,13 +124,12 @@ def artifact_key(workload_id: str) -> str:
     return "hweval-" + re.sub(r"[^a-z0-9-]+", "-", workload_id.lower()).strip("-")
 
 
-def change_events(warehouse_file: Path, as_of: dt.date, stale_past_limit: tuple[str, ...]) -> list[notify.Event]:
-    """What the people who follow this run are told: sources stale past their limit, best offers that changed."""
-    events = [notify.Event("source_stale_past_limit", line) for line in stale_past_limit]
+def change_events(warehouse_file: Path, as_of: dt.date) -> list[notify.Event]:
+    """The run's changes its followers are told of, read back from the warehouse: the best offers that changed."""
     con = warehouse.connect_read_only(warehouse_file)
     try:
         changed = warehouse.fetch_dicts(con, "select * from marts.changes where as_of = ? and change_kind = "
                                         "'best_offer_changed' order by workload_id", [as_of])
     finally:
         con.close()
-    return events + [notify.Event("best_offer_changed", reports.best_offer_sentence(c)) for c in changed]
+    return [notify.Event("best_offer_changed", reports.best_offer_sentence(c)) for c in changed]

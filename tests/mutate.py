@@ -462,7 +462,7 @@ MUTATIONS = (
              (("tests/test_changes.py::test_a_signal_behind_an_interrupted_duckdb_query_is_raised_again_and_an_"
                "interrupt_is_not"),)),
     Mutation("after-the-publish-a-failed-changes-read-drops-the-stale-events", "flows/after_publish.py",
-             "    if events is None:  # the sources stale past their limit", "    if False:  # ",
+             "    events += step(\"reading the run's changes\"", "    events = step(\"reading the run's changes\"",
              ("tests/test_object_store.py::test_each_step_after_the_publish_that_fails_is_recorded_and_the_steps_after_it_"
                "still_run",)),
     Mutation("after-the-publish-a-failed-artifacts-step-stops-the-upload", "flows/after_publish.py",
