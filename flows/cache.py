@@ -4,22 +4,32 @@ under one folder (`cache_root`), each part bounded (CACHE_KEPT files, least rece
 - charts/: a chart's PNG under a key made of its drawing code, data and title (flows/chart_images.py), so that a run
   whose marts did not change draws nothing;
 - catalog-checks/: an empty file per catalog whose figures passed their expectation suite (flows/checks.py), keyed by
-  the figures, the suite and the checking code, so that a run on an unchanged catalog does not validate it again.
+  the figures, the suite and the checking code, so that a run on an unchanged catalog does not validate it again;
+- downloads/: the rows a live source kept of a large download, with the validators its server sent (ETag,
+  Last-Modified), keyed by the URL and the code that read it (flows/sources/aws_offer_file.py), so that the next fetch
+  asks the server whether the file changed and reads these rows when it has not (HTTP 304), downloading nothing.
+  DOWNLOADS_KEPT files (a region's rows, a few MB each).
 
-Anything in it can be deleted at any time: it costs a redraw or a re-check."""
+Anything in it can be deleted at any time: it costs a redraw, a re-check or a download."""
 
 from __future__ import annotations
 
 import hashlib
 import logging
 import os
+import threading
 from functools import lru_cache
 from importlib.metadata import version
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 log = logging.getLogger(__name__)
 
 CACHE_KEPT = 512  # files each part of the cache keeps (a chart is about 40 KB); the least recently used go first
+DOWNLOADS_KEPT = 64  # downloads/ keeps fewer: one a region and endpoint (a few MB each) is all a run asks for
 
 
 def cache_root() -> Path | None:
@@ -82,14 +92,14 @@ def _touch(path: Path) -> None:
         pass
 
 
-def _prune(folder: Path, pattern: str) -> None:
+def _prune(folder: Path, pattern: str, kept: int = CACHE_KEPT) -> None:
     dated = []
     for file in folder.glob(pattern):
         try:
             dated.append((file.stat().st_mtime, file))
         except OSError:  # pruned by a parallel run
             continue
-    for _, old in sorted(dated)[:max(0, len(dated) - CACHE_KEPT)]:
+    for _, old in sorted(dated)[:max(0, len(dated) - kept)]:
         old.unlink(missing_ok=True)
 
 
@@ -117,3 +127,50 @@ def record_catalog_check_passed(digest: str) -> None:
         _prune(marker.parent, "*.passed")
     except OSError as exc:
         log.info("catalog check cache %s not written: %s", marker.parent, exc)
+
+
+def _download_path(key: str) -> Path | None:
+    root = cache_root()  # the key holds a URL, which may carry a key of its own: only its digest names the file
+    return root / "downloads" / f"{hashlib.sha256(key.encode()).hexdigest()}.arrow" if root else None
+
+
+def kept_download(key: str) -> tuple[dict[str, str], pa.Table] | None:
+    """The validators and rows `keep_download` kept under `key`, or None (never kept, pruned, or unreadable: the
+    caller then downloads the file again, unconditionally)."""
+    import pyarrow as pa
+
+    path = _download_path(key)
+    if path is None or not path.is_file():
+        return None
+    try:
+        with pa.memory_map(str(path)) as source:
+            table = pa.ipc.open_file(source).read_all()
+    except (OSError, pa.ArrowInvalid) as exc:  # cut short by a full disk, or not ours
+        log.warning("download cache %s unreadable (%s): the file is downloaded again", path, exc)
+        return None
+    stored = table.schema.metadata or {}
+    validators = {name.decode(): value.decode() for name, value in stored.items()}
+    _touch(path)
+    return validators, table.replace_schema_metadata(None)
+
+
+def keep_download(key: str, validators: dict[str, str], table: pa.Table) -> None:
+    """Keep `table` (a source's rows of the file at `key`) with its server's `validators`, written atomically, then
+    prune the part to DOWNLOADS_KEPT files. A cache that cannot be written only costs a download next time."""
+    import pyarrow as pa
+
+    path = _download_path(key)
+    if path is None:
+        return
+    partial = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")  # regions fetch in threads
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with pa.OSFile(str(partial), "wb") as sink, pa.ipc.new_file(
+                sink, table.schema.with_metadata(validators),
+                options=pa.ipc.IpcWriteOptions(compression="zstd")) as writer:
+            writer.write_table(table)
+        os.replace(partial, path)
+        _prune(path.parent, "*.arrow", DOWNLOADS_KEPT)
+    except OSError as exc:
+        log.info("download cache %s not written: %s", path.parent, exc)
+        partial.unlink(missing_ok=True)

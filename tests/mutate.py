@@ -176,7 +176,26 @@ SPLIT_UNCHARGED_SENTENCE = ("tests/test_reports.py::test_a_runner_up_whose_split
                             "price_source_is_escaped")
 DECISION_AS_OF = "tests/test_reports.py::test_the_decision_says_where_and_as_of_when_its_prices_and_benchmarks_are"
 
+OFFER_UNCHANGED = "tests/test_source_aws_offer_file.py::test_an_offer_file_unchanged_on_the_server_is_not_downloaded_again"
+OFFER_CACHE_UNUSABLE = ("tests/test_source_aws_offer_file.py::test_a_download_cache_it_cannot_use_costs_a_download_and_"
+                        "a_304_never_asked_for_is_an_error")
+
 MUTATIONS = (
+    # ---------------------------------------------------------------- issue 15, stop 70: the offer file's conditional
+    # GET (the API's own validators) and the download cache
+    Mutation("an-unchanged-offer-file-downloaded-again", "flows/sources/aws_offer_file.py",
+             "    conditions = {VALIDATOR_HEADERS[name]: value for name, value in _validators(validators or {}).items()}",
+             "    conditions = {}", (OFFER_UNCHANGED,)),
+    Mutation("offer-file-rows-kept-under-other-limits-read", "flows/sources/aws_offer_file.py",
+             'f"max_line_bytes={limits.max_line_bytes}")', '"")', (OFFER_UNCHANGED,)),
+    Mutation("kept-offer-rows-carry-the-validators-in-their-schema", "flows/cache.py",
+             "    return validators, table.replace_schema_metadata(None)", "    return validators, table",
+             (OFFER_UNCHANGED,)),
+    Mutation("a-304-never-asked-for-read-as-unchanged", "flows/sources/aws_offer_file.py",
+             "                if not conditions:\n", "                if False:\n", (OFFER_CACHE_UNUSABLE,)),
+    Mutation("an-overlong-etag-kept-and-sent-back", "flows/sources/aws_offer_file.py",
+             "        if value and len(value) <= MAX_VALIDATOR_CHARS and ", "        if value and ",
+             (OFFER_CACHE_UNUSABLE,)),
     # ---------------------------------------------------------------- issue 15, stop 44: a review of the cost model,
     # the live fetches and the failures after the publish
     Mutation("a-workloads-fp16-misses-fp16-results", "sql/intermediate/int_serving_results_matched.sql",

@@ -213,6 +213,9 @@ class OfferServer:
         self.short = 0  # how many answers, after the errors, end halfway through the body they announce
         self.requests: list[str] = []
         self.endpoint = ""
+        self.validators: dict[str, str] = {}  # ETag and Last-Modified sent with the file; an If-None-Match equal
+        self.asked_with: list[dict[str, str]] = []  # to the ETag is answered 304. A request's conditional headers
+        self.not_modified_always = False  # answer 304 whatever the request asks (a misbehaving server)
 
 
 @pytest.fixture
@@ -223,8 +226,14 @@ def offer_server(small_offer):
     class Handler(QuietHandler):
         def do_GET(self):
             state.requests.append(self.path)
+            asked = {name: self.headers[name] for name in ("If-None-Match", "If-Modified-Since") if name in self.headers}
+            state.asked_with.append(asked)
             if self.path != OFFER_PATH:
                 self.send_error(404)
+            elif state.not_modified_always or (
+                    "ETag" in state.validators and asked.get("If-None-Match") == state.validators["ETag"]):
+                self.send_response(304)
+                self.end_headers()
             elif state.errors:
                 self.send_response(state.errors.pop(0))
                 if state.retry_after is not None:
@@ -236,6 +245,8 @@ def offer_server(small_offer):
                 self.send_response(200)
                 self.send_header("Content-Type", "text/csv")
                 self.send_header("Content-Length", str(len(state.body)))
+                for name, value in state.validators.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 try:
                     self.wfile.write(state.body[:len(state.body) // 2] if short else state.body)
@@ -296,6 +307,94 @@ def test_a_live_offer_file_is_fetched_into_arrow_whole_or_as_a_fan_out_part(offe
     for batch in (fetch_source(live, "aws_offer_file"), fetch_live_part(part)):
         assert batch.rows_in == len(rows) > 0 and batch.data_as_of == today
         assert batch.data.equals(expected.data) and batch.data_digest == expected.data_digest
+
+
+@pytest.fixture
+def download_cache(tmp_path, monkeypatch):
+    """This test's own cache folder (flows/cache.py), empty at its start."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("HWEVAL_CACHE", str(folder))
+    return folder
+
+
+OFFER_VALIDATORS = {"ETag": '"5d41402abc4b2a76b9719d911017c592"', "Last-Modified": "Mon, 30 Nov 2026 08:00:00 GMT"}
+
+
+def test_an_offer_file_unchanged_on_the_server_is_not_downloaded_again(offer_server, private_tmp, download_cache,
+                                                                       caplog):
+    """Issue 15 item 3's "the API's own validators": the first fetch keeps the rows it read with the ETag and
+    Last-Modified the server sent; the next asks with them (If-None-Match, If-Modified-Since), and on the server's
+    304 reads the kept rows: the same Arrow table, byte for byte (its digest, which decides whether landing reuses
+    the source's load, is the same), with nothing downloaded or scanned."""
+    from flows.reuse import arrow_digest
+
+    caplog.set_level(logging.INFO, logger="flows.sources.aws_offer_file")
+    offer_server.validators = dict(OFFER_VALIDATORS)
+    options = {"regions": ["us-east-1"], "endpoint": offer_server.endpoint}
+    first = aws_offer_file.fetch_live_table(options)
+    second = aws_offer_file.fetch_live_table(options)
+    assert offer_server.asked_with == [{}, {"If-None-Match": OFFER_VALIDATORS["ETag"],
+                                            "If-Modified-Since": OFFER_VALIDATORS["Last-Modified"]}]
+    assert first.num_rows > 0 and second.equals(first) and second.schema.metadata is None
+    assert arrow_digest(second) == arrow_digest(first)
+    assert caplog.text.count(": downloaded ") == 1 and caplog.text.count("accelerated-instance price rows (published") == 1
+    assert (f"{offer_server.endpoint}{OFFER_PATH}: unchanged on the server since it was last downloaded: its "
+            f"{first.num_rows} kept rows are read from the download cache") in caplog.text
+    assert list(private_tmp.iterdir()) == []  # the temporary file, empty, is gone too
+    assert [p.suffix for p in (download_cache / "downloads").iterdir()] == [".arrow"]  # named by a digest: no URL
+    # rows kept under other limits are not read under these: another key, an unconditional GET
+    aws_offer_file.fetch_live_table(options, limits=aws_offer_file.DEFAULT_LIMITS.__class__(
+        max_file_bytes=aws_offer_file.DEFAULT_LIMITS.max_file_bytes, max_line_bytes=1 << 16))
+    assert offer_server.asked_with[2] == {}
+
+
+def test_an_offer_file_changed_on_the_server_is_downloaded_and_read_again(offer_server, small_offer, private_tmp,
+                                                                          download_cache):
+    """A new file has a new ETag: the server answers the old one's If-None-Match with the file (200), whose rows
+    (here its Publication Date, which every row carries) replace the kept ones; the fetch after asks with the new."""
+    offer_server.validators = dict(OFFER_VALIDATORS)
+    options = {"regions": ["us-east-1"], "endpoint": offer_server.endpoint}
+    first = aws_offer_file.fetch_live_table(options)
+    assert set(first.column("publication_date").to_pylist()) == {ofb.PUBLICATION_DATE}
+    offer_server.body = offer_server.body.replace(f'"{ofb.PUBLICATION_DATE}"'.encode(), b'"2026-12-04T00:00:00Z"', 1)
+    offer_server.validators = {"ETag": '"v2"'}
+    second = aws_offer_file.fetch_live_table(options)
+    third = aws_offer_file.fetch_live_table(options)
+    assert offer_server.asked_with == [{}, {"If-None-Match": OFFER_VALIDATORS["ETag"],
+                                            "If-Modified-Since": OFFER_VALIDATORS["Last-Modified"]},
+                                       {"If-None-Match": '"v2"'}]
+    assert set(second.column("publication_date").to_pylist()) == {"2026-12-04T00:00:00Z"}
+    assert second.num_rows == first.num_rows and third.equals(second)
+
+
+def test_a_download_cache_it_cannot_use_costs_a_download_and_a_304_never_asked_for_is_an_error(
+        offer_server, private_tmp, download_cache, monkeypatch, caplog):
+    """A kept entry that cannot be read (cut short, say) is no condition: the file is downloaded again, whole, and
+    kept anew. A server's ETag longer than MAX_VALIDATOR_CHARS is not kept (it would be sent back). With the cache
+    off (HWEVAL_CACHE empty) no GET is conditional, so a 304 is the server's mistake, said as such."""
+    offer_server.validators = dict(OFFER_VALIDATORS)
+    options = {"regions": ["us-east-1"], "endpoint": offer_server.endpoint}
+    first = aws_offer_file.fetch_live_table(options)
+    [entry] = (download_cache / "downloads").iterdir()
+    entry.write_bytes(entry.read_bytes()[:100])
+    assert aws_offer_file.fetch_live_table(options).equals(first)
+    assert offer_server.asked_with[1] == {} and "unreadable" in caplog.text
+    assert aws_offer_file.fetch_live_table(options).equals(first)  # the entry written again: used
+    assert offer_server.asked_with[2] == {"If-None-Match": OFFER_VALIDATORS["ETag"],
+                                          "If-Modified-Since": OFFER_VALIDATORS["Last-Modified"]}
+
+    entry.unlink()
+    offer_server.validators = {"ETag": '"' + "x" * aws_offer_file.MAX_VALIDATOR_CHARS + '"'}
+    aws_offer_file.fetch_live_table(options)
+    aws_offer_file.fetch_live_table(options)
+    assert offer_server.asked_with[3:] == [{}, {}] and list((download_cache / "downloads").iterdir()) == []
+
+    monkeypatch.setenv("HWEVAL_CACHE", "")
+    offer_server.not_modified_always = True
+    with pytest.raises(LiveSourceError, match=re.escape(
+            f"{offer_server.endpoint}{OFFER_PATH}: HTTP 304 Not Modified, to a request that named no earlier download")):
+        aws_offer_file.fetch_live_table(options, sleep=lambda s: pytest.fail("nothing to retry"))
+    assert offer_server.asked_with[5] == {}
 
 
 def test_fetch_live_retries_503_with_backoff(offer_server, private_tmp):
@@ -418,6 +517,8 @@ def test_live_offer_file_of_a_small_region():
         raise
     assert rows, f"{region}'s offer file has no accelerated Compute Instance rows"
     assert {r["region_code"] for r in rows} == {region}
+    # again: read from the download cache if the server answers the validators it sent with a 304, else downloaded
+    assert aws_offer_file.fetch_live({"regions": [region], "timeout_s": 120}) == rows
     assert {r["term_type"] for r in rows} <= {"OnDemand", "Reserved"}
     assert any(r["term_type"] == "OnDemand" and r["operating_system"] == "Linux" and r["price_usd"] for r in rows)
 

@@ -506,15 +506,16 @@ def get_json(
 _OPENER = _opener()
 
 
-def open_url(url: str, timeout_s: float, fetch_deadline: float | None = None):
+def open_url(url: str, timeout_s: float, fetch_deadline: float | None = None, headers: dict[str, str] | None = None):
     """`url` opened as get_json opens its requests (http and https only, redirects never from https to http, its
-    handshake, status line and headers within MAX_RESPONSE_S and the source's `fetch_deadline`, else a TimeoutError); a
-    LiveSourceError, not retried, for any other scheme. The caller reads the body within its own deadline."""
+    handshake, status line and headers within MAX_RESPONSE_S and the source's `fetch_deadline`, else a TimeoutError),
+    with `headers` (a conditional GET's If-None-Match, say); a LiveSourceError, not retried, for any other scheme. The
+    caller reads the body within its own deadline."""
     _check_scheme(url)
     response = None
     try:
         with _cut_at(*_response_deadline(time.monotonic() + MAX_RESPONSE_S, fetch_deadline)):
-            response = _OPENER.open(url, timeout=timeout_s)
+            response = _OPENER.open(urllib.request.Request(url, headers=headers or {}), timeout=timeout_s)
     except TimeoutError:
         if response is not None:  # opened as the deadline passed: closed, not left to the garbage collector
             response.close()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import hashlib
 import logging
 import re
 import ssl
@@ -25,13 +26,16 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib.metadata import version
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from flows import duckdb_settings
+from flows import cache, duckdb_settings
 from flows.redaction import redact_text, redact_url
 from flows.sources import _http
 from flows.sources._aws import CPU_BASELINE_INSTANCE_TYPES
@@ -297,6 +301,11 @@ def _rows_table(scanned: pa.Table, label: str, publication_date: str) -> pa.Tabl
     return pa.table(columns)
 
 
+# a response's validator -> the request header that asks the server whether the file it names is still the one served
+VALIDATOR_HEADERS = {"ETag": "If-None-Match", "Last-Modified": "If-Modified-Since"}
+MAX_VALIDATOR_CHARS = 256  # an ETag or date longer than this (or not printable ASCII) is not kept, nor sent back
+
+
 def offer_file_url(region: str, endpoint: str = DEFAULT_ENDPOINT) -> str:
     """Where the public EC2 offer file of `region` is served."""
     return endpoint.rstrip("/") + OFFER_PATH.format(region=region)
@@ -306,36 +315,65 @@ class _Truncated(OSError):
     """The body ended before its Content-Length: retried as a network error is."""
 
 
+@dataclass(frozen=True)
+class Downloaded:
+    """What `download` did: the bytes it wrote, and the validators to ask with next time whether the file changed."""
+
+    written: int  # bytes written to the target; 0 when not modified
+    validators: dict[str, str] = field(default_factory=dict)  # the response's ETag and Last-Modified, those it sent
+    not_modified: bool = False  # HTTP 304: the file is still the one the validators asked with name; nothing written
+
+
+def _validators(headers) -> dict[str, str]:
+    """The response's ETag and Last-Modified, those that can be sent back as they came (printable ASCII, at most
+    MAX_VALIDATOR_CHARS): the server writes them."""
+    kept = {}
+    for name in VALIDATOR_HEADERS:
+        value = headers.get(name)
+        if value and len(value) <= MAX_VALIDATOR_CHARS and value.isascii() and value.isprintable():
+            kept[name] = value
+    return kept
+
+
 def download(url: str, target: Path, *, timeout_s: float = 60.0, sleep: Callable[[float], None] = time.sleep,
-             limits: SourceLimits = DEFAULT_LIMITS) -> int:
+             limits: SourceLimits = DEFAULT_LIMITS, validators: dict[str, str] | None = None) -> Downloaded:
     """Stream `url` to `target` in chunks; retry HTTP 429/500/502/503/504 (after the server's Retry-After when it
     sends one), network errors and a body cut short of its Content-Length up to RETRIES times with exponential
-    backoff.
+    backoff. With `validators` (an earlier response's ETag and Last-Modified) the GET is conditional
+    (If-None-Match, If-Modified-Since): a server whose file did not change answers HTTP 304 with no body.
 
-    Returns the number of bytes written; LiveSourceError (URL and status or reason) when it cannot be fetched, at once
+    Returns what it wrote and the response's validators (`Downloaded`; `not_modified` on a 304, nothing written);
+    LiveSourceError (URL and status or reason) when it cannot be fetched, at once
     for what a retry cannot mend (another HTTP status, a certificate that does not verify, a `target` that cannot be
     written: a full TMPDIR); SourceLimitError, not retried, as soon as the file is larger than
     `limits.max_file_bytes`.
     """
     shown = redact_text(redact_url(url))  # a signed or mirrored URL may carry a key: never in a message or a row
     secrets = _http.url_secrets(url)  # nor where the server's reason phrase echoes it
+    conditions = {VALIDATOR_HEADERS[name]: value for name, value in _validators(validators or {}).items()}
     for attempt in range(RETRIES + 1):
         limits.check_time(shown)  # the source's max_fetch_s, retries and their waits included
         delay = BACKOFF_S * 2 ** attempt
         try:
-            with _http.open_url(url, limits.seconds_left(timeout_s), limits.deadline) as response:
+            with _http.open_url(url, limits.seconds_left(timeout_s), limits.deadline, conditions) as response:
                 expected = response.headers.get("Content-Length")
                 if expected is not None and expected.isdigit() and int(expected) > limits.max_file_bytes:
                     raise limits.exceeded(shown, "max_file_bytes", f"the file ({int(expected):,} bytes) is larger")
                 written = _write_body(response, target, shown, limits)
+                sent = _validators(response.headers)
             if expected is not None and expected.isdigit() and int(expected) != written:
                 raise _Truncated(f"truncated: {written:,} of {int(expected):,} bytes")
             log.info("%s: downloaded %d bytes", shown, written)
-            return written
+            return Downloaded(written, sent)
         except SourceFormatError:  # past max_file_bytes: the same file would be just as large on a retry
             raise
         except urllib.error.HTTPError as exc:
             exc.close()
+            if exc.code == 304:  # Not Modified: the answer to a conditional GET, or a server's mistake
+                if not conditions:
+                    raise LiveSourceError(f"{shown}: HTTP 304 Not Modified, to a request that named no earlier "
+                                          f"download (no If-None-Match or If-Modified-Since)") from None
+                return Downloaded(0, dict(_validators(validators or {})), not_modified=True)
             retryable = exc.code in _http.RETRY_STATUSES
             if not retryable or attempt == RETRIES:
                 tries = f" after {attempt + 1} tries" if retryable else ""
@@ -395,6 +433,23 @@ def _unwritable(shown: str, target: Path, exc: OSError) -> LiveSourceError:
                            f"temporary folder (TMPDIR), which needs room for each region's offer file in flight")
 
 
+@lru_cache(maxsize=1)
+def _reading_code() -> str:
+    """Digest of what makes a download's kept rows: this module (the scan, its filter and columns), the modules it
+    reads rows with, and DuckDB's and pyarrow's versions. Another digest is another cache entry: nothing kept by
+    other code is read."""
+    modules = [Path(__file__), Path(__file__).with_name("_aws.py"), Path(__file__).with_name("_common.py")]
+    return hashlib.sha256(b"".join(path.read_bytes() for path in modules)
+                          + f"{version('duckdb')} {version('pyarrow')}".encode()).hexdigest()
+
+
+def _download_key(url: str, region: str, limits: SourceLimits) -> str:
+    """The download cache's key for `url`'s rows read for `region`: the code and the limits that read them too (rows
+    kept under looser limits are not read under tighter ones)."""
+    return (f"aws_offer_file {url} {region} {_reading_code()} max_file_bytes={limits.max_file_bytes} "
+            f"max_line_bytes={limits.max_line_bytes}")
+
+
 def check_live_options(options: dict) -> None:
     """SourceFormatError for a `live:` block this source cannot use (also run by `hweval check`)."""
     unknown = sorted(set(options) - LIVE_OPTIONS)
@@ -428,14 +483,25 @@ def fetch_live_table(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS,
 
     def region_table(region: str) -> pa.Table:
         url = offer_file_url(region, endpoint)
+        shown = redact_text(redact_url(url))
+        key = _download_key(url, region, limits)
+        kept = cache.kept_download(key)
         with tempfile.NamedTemporaryFile(prefix=f"aws-offer-{region}-", suffix=".csv", delete=False) as tmp:
             target = Path(tmp.name)
         try:
-            download(url, target, timeout_s=timeout_s, sleep=sleep, limits=limits)
-            table = read_table(target, redact_text(redact_url(url)), region, limits=limits)
+            got = download(url, target, timeout_s=timeout_s, sleep=sleep, limits=limits,
+                           validators=kept[0] if kept else None)
+            if got.not_modified:
+                table = kept[1]
+                log.info("%s: unchanged on the server since it was last downloaded: its %d kept rows are read from "
+                         "the download cache (flows/cache.py), nothing downloaded or scanned", shown, table.num_rows)
+            else:
+                table = read_table(target, shown, region, limits=limits)
+                if got.validators:
+                    cache.keep_download(key, got.validators, table)
         finally:
             target.unlink(missing_ok=True)
-        log.info("%s: %d rows kept", redact_text(redact_url(url)), table.num_rows)
+        log.info("%s: %d rows kept", shown, table.num_rows)
         return table
 
     return pa.concat_tables(in_order(region_table, name_list(options, "regions", "aws_offer_file options",
