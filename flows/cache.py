@@ -92,7 +92,9 @@ def _touch(path: Path) -> None:
         pass
 
 
-def _prune(folder: Path, pattern: str, kept: int = CACHE_KEPT) -> None:
+def _prune(folder: Path, pattern: str, kept: int | None = None) -> None:
+    """Remove the least recently used of `folder`'s `pattern` files past `kept` (CACHE_KEPT, read when called)."""
+    kept = CACHE_KEPT if kept is None else kept
     dated = []
     for file in folder.glob(pattern):
         try:

@@ -397,6 +397,22 @@ def test_a_download_cache_it_cannot_use_costs_a_download_and_a_304_never_asked_f
     assert offer_server.asked_with[5] == {}
 
 
+def test_the_download_cache_keeps_the_downloads_used_last(download_cache, monkeypatch):
+    """downloads/ is bounded (DOWNLOADS_KEPT files): writing one more removes the least recently used."""
+    import pyarrow as pa
+
+    from flows import cache
+
+    monkeypatch.setattr(cache, "DOWNLOADS_KEPT", 2)
+    table = pa.table({"sku": ["A", "B"]})
+    for n in range(3):
+        cache.keep_download(f"key {n}", {"ETag": f'"{n}"'}, table)
+        os.utime(cache._download_path(f"key {n}"), (1_000_000 + n, 1_000_000 + n))  # written in this order
+    assert len(list((download_cache / "downloads").iterdir())) == 2
+    assert cache.kept_download("key 0") is None
+    assert cache.kept_download("key 2") == ({"ETag": '"2"'}, table)
+
+
 def test_fetch_live_retries_503_with_backoff(offer_server, private_tmp):
     offer_server.errors = [503, 503]
     sleeps = []
