@@ -18,6 +18,7 @@ import hashlib
 import logging
 import os
 import threading
+import time
 from functools import lru_cache
 from importlib.metadata import version
 from pathlib import Path
@@ -113,7 +114,10 @@ def _check_marker(digest: str) -> Path | None:
 def catalog_check_passed(digest: str) -> bool:
     """Whether a catalog with this digest (checks.catalog_check_digest) passed its figure check in an earlier run."""
     marker = _check_marker(digest)
-    if marker is None or not marker.is_file():
+    try:
+        if marker is None or not marker.is_file():
+            return False
+    except OSError:  # a folder another user keeps to themselves (is_file raises on EACCES): check the catalog
         return False
     _touch(marker)
     return True
@@ -136,30 +140,43 @@ def _download_path(key: str) -> Path | None:
     return root / "downloads" / f"{hashlib.sha256(key.encode()).hexdigest()}.arrow" if root else None
 
 
+_ROWS_DIGEST = "hweval-rows-sha256"  # the kept rows' digest (flows/reuse.py arrow_digest), beside the validators
+PARTIAL_MAX_AGE_S = 3600  # a half-written entry this old was left by a killed process: removed when the part is pruned
+
+
 def kept_download(key: str) -> tuple[dict[str, str], pa.Table] | None:
-    """The validators and rows `keep_download` kept under `key`, or None (never kept, pruned, or unreadable: the
-    caller then downloads the file again, unconditionally)."""
+    """The validators and rows `keep_download` kept under `key`, or None (never kept, pruned, or not exactly what was
+    kept: the caller then downloads the file again, unconditionally). The rows are checked whole before they are
+    used: Arrow's full validation (a flipped byte in an offset would crash DuckDB reading them) and their digest
+    against the one kept with them (a flipped byte in a price would change it silently; zstd has no checksum)."""
     import pyarrow as pa
 
+    from flows.reuse import arrow_digest
+
     path = _download_path(key)
-    if path is None or not path.is_file():
-        return None
     try:
+        if path is None or not path.is_file():
+            return None
         with pa.memory_map(str(path)) as source:
             table = pa.ipc.open_file(source).read_all()
-    except (OSError, pa.ArrowInvalid) as exc:  # cut short by a full disk, or not ours
-        log.warning("download cache %s unreadable (%s): the file is downloaded again", path, exc)
+        stored = {name.decode(): value.decode() for name, value in (table.schema.metadata or {}).items()}
+        table = table.replace_schema_metadata(None)
+        table.validate(full=True)
+        if stored.pop(_ROWS_DIGEST, None) != arrow_digest(table):
+            raise ValueError("its rows are not the rows kept (their digest differs)")
+    except (OSError, ValueError) as exc:  # cut short by a full disk, damaged, another user's folder: not used
+        log.warning("download cache %s unusable (%s): the file is downloaded again", path, exc)
         return None
-    stored = table.schema.metadata or {}
-    validators = {name.decode(): value.decode() for name, value in stored.items()}
     _touch(path)
-    return validators, table.replace_schema_metadata(None)
+    return stored, table
 
 
 def keep_download(key: str, validators: dict[str, str], table: pa.Table) -> None:
     """Keep `table` (a source's rows of the file at `key`) with its server's `validators`, written atomically, then
     prune the part to DOWNLOADS_KEPT files. A cache that cannot be written only costs a download next time."""
     import pyarrow as pa
+
+    from flows.reuse import arrow_digest
 
     path = _download_path(key)
     if path is None:
@@ -168,11 +185,23 @@ def keep_download(key: str, validators: dict[str, str], table: pa.Table) -> None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with pa.OSFile(str(partial), "wb") as sink, pa.ipc.new_file(
-                sink, table.schema.with_metadata(validators),
+                sink, table.schema.with_metadata(validators | {_ROWS_DIGEST: arrow_digest(table)}),
                 options=pa.ipc.IpcWriteOptions(compression="zstd")) as writer:
             writer.write_table(table)
         os.replace(partial, path)
         _prune(path.parent, "*.arrow", DOWNLOADS_KEPT)
+        _remove_old_partials(path.parent)
     except OSError as exc:
         log.info("download cache %s not written: %s", path.parent, exc)
         partial.unlink(missing_ok=True)
+
+
+def _remove_old_partials(folder: Path) -> None:
+    """Remove the half-written entries (`.<name>.<pid>.<thread>.tmp`) older than PARTIAL_MAX_AGE_S: a process killed
+    while writing one left it; a younger one may be another run's, still being written."""
+    for partial in folder.glob(".*.tmp"):
+        try:
+            if time.time() - partial.stat().st_mtime > PARTIAL_MAX_AGE_S:
+                partial.unlink()
+        except OSError:  # removed by its writer or a parallel prune meanwhile
+            continue

@@ -177,6 +177,10 @@ SPLIT_UNCHARGED_SENTENCE = ("tests/test_reports.py::test_a_runner_up_whose_split
 DECISION_AS_OF = "tests/test_reports.py::test_the_decision_says_where_and_as_of_when_its_prices_and_benchmarks_are"
 
 OFFER_UNCHANGED = "tests/test_source_aws_offer_file.py::test_an_offer_file_unchanged_on_the_server_is_not_downloaded_again"
+OFFER_KEY = ("tests/test_source_aws_offer_file.py::test_the_download_key_names_the_url_region_limits_and_the_code_"
+             "that_read_the_rows")
+OFFER_CACHE_DENIED = ("tests/test_source_aws_offer_file.py::test_a_download_cache_it_cannot_look_into_or_half_written_"
+                      "entries_cost_nothing_more")
 OFFER_CACHE_UNUSABLE = ("tests/test_source_aws_offer_file.py::test_a_download_cache_it_cannot_use_costs_a_download_and_"
                         "a_304_never_asked_for_is_an_error")
 
@@ -189,13 +193,28 @@ MUTATIONS = (
     Mutation("offer-file-rows-kept-under-other-limits-read", "flows/sources/aws_offer_file.py",
              'f"max_line_bytes={limits.max_line_bytes}")', '"")', (OFFER_UNCHANGED,)),
     Mutation("kept-offer-rows-carry-the-validators-in-their-schema", "flows/cache.py",
-             "    return validators, table.replace_schema_metadata(None)", "    return validators, table",
+             "        table = table.replace_schema_metadata(None)\n", "\n",
              (OFFER_UNCHANGED,)),
     Mutation("a-304-never-asked-for-read-as-unchanged", "flows/sources/aws_offer_file.py",
              "                if not conditions:\n", "                if False:\n", (OFFER_CACHE_UNUSABLE,)),
     Mutation("the-download-cache-never-pruned", "flows/cache.py",
              '        _prune(path.parent, "*.arrow", DOWNLOADS_KEPT)\n', "        pass\n",
              ("tests/test_source_aws_offer_file.py::test_the_download_cache_keeps_the_downloads_used_last",)),
+    Mutation("kept-offer-rows-for-another-endpoint-read", "flows/sources/aws_offer_file.py",
+             '    return (f"aws_offer_file {url} {region} {_reading_code()}', '    return (f"aws_offer_file {region} {_reading_code()}',
+             (OFFER_KEY,)),
+    Mutation("kept-offer-rows-of-other-redaction-read", "flows/sources/aws_offer_file.py",
+             ', here.parent.parent / "redaction.py"]', "]", (OFFER_KEY,)),
+    Mutation("damaged-kept-rows-read", "flows/cache.py",
+             "        if stored.pop(_ROWS_DIGEST, None) != arrow_digest(table):",
+             "        if stored.pop(_ROWS_DIGEST, None) is None:", (OFFER_CACHE_UNUSABLE,)),
+    Mutation("a-download-cache-it-cannot-look-into-fails-the-source", "flows/cache.py",
+             "    try:\n        if path is None or not path.is_file():\n            return None\n",
+             "    if path is None or not path.is_file():\n        return None\n    try:\n", (OFFER_CACHE_DENIED,)),
+    Mutation("half-written-downloads-never-removed", "flows/cache.py",
+             "        _remove_old_partials(path.parent)\n", "\n", (OFFER_CACHE_DENIED,)),
+    Mutation("a-non-ascii-etag-sent-back", "flows/sources/aws_offer_file.py",
+             " and value.isascii() and value.isprintable():", ":", (OFFER_CACHE_UNUSABLE,)),
     Mutation("an-overlong-etag-kept-and-sent-back", "flows/sources/aws_offer_file.py",
              "        if value and len(value) <= MAX_VALIDATOR_CHARS and ", "        if value and ",
              (OFFER_CACHE_UNUSABLE,)),

@@ -7,6 +7,7 @@ import os
 import re
 import socket
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import offer_file_builder as ofb
@@ -369,32 +370,103 @@ def test_an_offer_file_changed_on_the_server_is_downloaded_and_read_again(offer_
 
 def test_a_download_cache_it_cannot_use_costs_a_download_and_a_304_never_asked_for_is_an_error(
         offer_server, private_tmp, download_cache, monkeypatch, caplog):
-    """A kept entry that cannot be read (cut short, say) is no condition: the file is downloaded again, whole, and
-    kept anew. A server's ETag longer than MAX_VALIDATOR_CHARS is not kept (it would be sent back). With the cache
-    off (HWEVAL_CACHE empty) no GET is conditional, so a 304 is the server's mistake, said as such."""
+    """A kept entry that is not exactly what was kept is no condition: the file is downloaded again, whole, and kept
+    anew. Cut short (a full disk), or with a price changed under the digest kept with the rows (a flipped byte that
+    still reads: zstd has no checksum). A server's ETag longer than MAX_VALIDATOR_CHARS, or not ASCII, is not kept
+    (it would be sent back). With the cache off (HWEVAL_CACHE empty) no GET is conditional, so a 304 is the server's
+    mistake, said as such."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     offer_server.validators = dict(OFFER_VALIDATORS)
     options = {"regions": ["us-east-1"], "endpoint": offer_server.endpoint}
+    conditional = {"If-None-Match": OFFER_VALIDATORS["ETag"], "If-Modified-Since": OFFER_VALIDATORS["Last-Modified"]}
     first = aws_offer_file.fetch_live_table(options)
     [entry] = (download_cache / "downloads").iterdir()
-    entry.write_bytes(entry.read_bytes()[:100])
+    whole = entry.read_bytes()
+    entry.write_bytes(whole[:100])
     assert aws_offer_file.fetch_live_table(options).equals(first)
-    assert offer_server.asked_with[1] == {} and "unreadable" in caplog.text
+    assert offer_server.asked_with[1] == {} and "unusable" in caplog.text
     assert aws_offer_file.fetch_live_table(options).equals(first)  # the entry written again: used
-    assert offer_server.asked_with[2] == {"If-None-Match": OFFER_VALIDATORS["ETag"],
-                                          "If-Modified-Since": OFFER_VALIDATORS["Last-Modified"]}
+    assert offer_server.asked_with[2] == conditional
 
-    entry.unlink()
-    offer_server.validators = {"ETag": '"' + "x" * aws_offer_file.MAX_VALIDATOR_CHARS + '"'}
-    aws_offer_file.fetch_live_table(options)
-    aws_offer_file.fetch_live_table(options)
-    assert offer_server.asked_with[3:] == [{}, {}] and list((download_cache / "downloads").iterdir()) == []
+    kept = pa.ipc.open_file(pa.BufferReader(whole)).read_all()
+    price = kept.schema.get_field_index("price_usd")
+    doubled = kept.set_column(price, "price_usd", pc.multiply(kept.column(price), 2.0))  # its metadata kept as was
+    with pa.OSFile(str(entry), "wb") as sink, pa.ipc.new_file(sink, doubled.schema) as writer:
+        writer.write_table(doubled)
+    assert aws_offer_file.fetch_live_table(options).equals(first)
+    assert offer_server.asked_with[3] == {} and "their digest differs" in caplog.text
+
+    for etag in ('"' + "x" * aws_offer_file.MAX_VALIDATOR_CHARS + '"', '"caf\u00e9"'):
+        entry.unlink(missing_ok=True)
+        offer_server.validators = {"ETag": etag}
+        aws_offer_file.fetch_live_table(options)
+        aws_offer_file.fetch_live_table(options)
+        assert offer_server.asked_with[-2:] == [{}, {}] and list((download_cache / "downloads").iterdir()) == []
 
     monkeypatch.setenv("HWEVAL_CACHE", "")
     offer_server.not_modified_always = True
     with pytest.raises(LiveSourceError, match=re.escape(
             f"{offer_server.endpoint}{OFFER_PATH}: HTTP 304 Not Modified, to a request that named no earlier download")):
         aws_offer_file.fetch_live_table(options, sleep=lambda s: pytest.fail("nothing to retry"))
-    assert offer_server.asked_with[5] == {}
+    assert offer_server.asked_with[-1] == {}
+
+
+def test_the_download_key_names_the_url_region_limits_and_the_code_that_read_the_rows(tmp_path, monkeypatch):
+    """Rows kept for one endpoint, region or limits, or read by other code (flows/redaction.py's included: every
+    row's source_ref is the URL as it redacts it), are another key's, never used for these."""
+    limits = aws_offer_file.DEFAULT_LIMITS
+    url = aws_offer_file.offer_file_url("us-east-1")
+    keys = {aws_offer_file._download_key(url, "us-east-1", limits),
+            aws_offer_file._download_key(aws_offer_file.offer_file_url("us-east-1", "https://mirror.example"),
+                                         "us-east-1", limits),
+            aws_offer_file._download_key(url, "us-west-2", limits),
+            aws_offer_file._download_key(url, "us-east-1", replace(limits, max_file_bytes=1 << 30)),
+            aws_offer_file._download_key(url, "us-east-1", replace(limits, max_line_bytes=1 << 16))}
+    assert len(keys) == 5
+    module = Path(aws_offer_file.__file__)
+    copy = tmp_path / "flows" / "sources"
+    copy.mkdir(parents=True)
+    for source in (module, module.with_name("_aws.py"), module.with_name("_common.py"),
+                   module.parent.parent / "redaction.py"):
+        (copy.parent if source.name == "redaction.py" else copy).joinpath(source.name).write_bytes(source.read_bytes())
+    monkeypatch.setattr(aws_offer_file, "__file__", str(copy / module.name))
+    aws_offer_file._reading_code.cache_clear()
+    try:
+        read_by = {aws_offer_file._reading_code()}
+        for edited in (copy / "_common.py", copy.parent / "redaction.py"):
+            edited.write_text(edited.read_text() + "\n# edited\n")
+            aws_offer_file._reading_code.cache_clear()
+            read_by.add(aws_offer_file._reading_code())
+    finally:
+        aws_offer_file._reading_code.cache_clear()
+    assert len(read_by) == 3
+
+
+def test_a_download_cache_it_cannot_look_into_or_half_written_entries_cost_nothing_more(download_cache, monkeypatch):
+    """A cache folder another user keeps to themselves (is_file raises EACCES) is no entry; a half-written entry that
+    a killed process left an hour ago is removed by the next write, one being written now is not."""
+    import pyarrow as pa
+
+    from flows import cache
+
+    table = pa.table({"sku": ["A"]})
+    cache.keep_download("key", {"ETag": '"1"'}, table)
+    folder = download_cache / "downloads"
+    old, young = folder / ".old.arrow.1.2.tmp", folder / ".young.arrow.3.4.tmp"
+    old.touch()
+    young.touch()
+    os.utime(old, (1_000_000, 1_000_000))
+    cache.keep_download("other key", {"ETag": '"2"'}, table)
+    assert not old.exists() and young.exists()
+
+    def denied(self):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "is_file", denied)
+    assert cache.kept_download("key") is None
+    assert cache.catalog_check_passed("any digest") is False
 
 
 def test_the_download_cache_keeps_the_downloads_used_last(download_cache, monkeypatch):

@@ -436,9 +436,10 @@ def _unwritable(shown: str, target: Path, exc: OSError) -> LiveSourceError:
 @lru_cache(maxsize=1)
 def _reading_code() -> str:
     """Digest of what makes a download's kept rows: this module (the scan, its filter and columns), the modules it
-    reads rows with, and DuckDB's and pyarrow's versions. Another digest is another cache entry: nothing kept by
-    other code is read."""
-    modules = [Path(__file__), Path(__file__).with_name("_aws.py"), Path(__file__).with_name("_common.py")]
+    reads rows with, flows/redaction.py (every row's source_ref is the URL as it redacts it), and DuckDB's and
+    pyarrow's versions. Another digest is another cache entry: nothing kept by other code is read."""
+    here = Path(__file__)
+    modules = [here, here.with_name("_aws.py"), here.with_name("_common.py"), here.parent.parent / "redaction.py"]
     return hashlib.sha256(b"".join(path.read_bytes() for path in modules)
                           + f"{version('duckdb')} {version('pyarrow')}".encode()).hexdigest()
 
@@ -476,6 +477,10 @@ def fetch_live_table(options: dict, *, limits: SourceLimits = DEFAULT_LIMITS,
 
     The temporary files go to the default temp directory (TMPDIR): us-east-1's file needs several GB there, and as
     many region files as AWS's `fetch_concurrency` lie there at once.
+
+    Each region's GET is conditional once a download of it was kept (flows/cache.py, `downloads/`): with the ETag and
+    Last-Modified its server sent, and on HTTP 304 its kept rows are read instead, nothing downloaded or scanned.
+    Kept under `_download_key`: rows read by other code or under other limits are never used.
     """
     check_live_options(options)
     endpoint = options.get("endpoint", DEFAULT_ENDPOINT)
