@@ -164,20 +164,28 @@ def aws_catalog_counts(frame: pl.DataFrame, catalog, listed: dict[tuple[str, str
                     .otherwise(pl.col("count").cast(pl.String)).alias("check_catalog_accelerator_count")))
 
 
+def _listed_quotes(catalog) -> list[dict]:
+    """The catalog's count and accelerator id of each instance type it lists with both, as a quote is checked."""
+    accelerators = catalog.accelerators.accelerators
+    return [{"cloud": i.cloud, "instance_type": i.instance_type,
+             "check_catalog_accelerator_count": float(i.accelerator_count), "check_catalog_accelerator": i.accelerator}
+            for i in catalog.instances.instances if i.accelerator_count is not None and i.accelerator in accelerators]
+
+
+def _accelerator_keys(catalog) -> dict[str, str]:
+    """A quote's accelerator key (an id or alias, normalised) -> the accelerator id it names."""
+    return {normalise_alias(acc_id): acc_id for acc_id in catalog.accelerators.accelerators} | catalog.alias_map()
+
+
 def price_sheet_catalog_counts(frame: pl.DataFrame, catalog) -> pl.DataFrame:
     """(row_no, check_catalog_accelerator_count, check_catalog_accelerator, check_quoted_accelerator) of each quote
     for an instance type catalogs/instances.yaml lists: the catalog's count and accelerator id for its (cloud,
     instance_type), and the accelerator id the quote's own `accelerator` names (an id or alias; null when it names
     none or one the catalog does not know, which accelerator_in_catalog refuses)."""
-    accelerators = catalog.accelerators.accelerators
-    known = pl.DataFrame([{"cloud": i.cloud, "instance_type": i.instance_type,
-                           "check_catalog_accelerator_count": float(i.accelerator_count),
-                           "check_catalog_accelerator": i.accelerator}
-                          for i in catalog.instances.instances
-                          if i.accelerator_count is not None and i.accelerator in accelerators],
+    known = pl.DataFrame(_listed_quotes(catalog),
                          schema={"cloud": pl.String, "instance_type": pl.String,
                                  "check_catalog_accelerator_count": pl.Float64, "check_catalog_accelerator": pl.String})
-    ids = {normalise_alias(acc_id): acc_id for acc_id in accelerators} | catalog.alias_map()
+    ids = _accelerator_keys(catalog)
     quoted = pl.col("accelerator_key").cast(pl.String).replace_strict(ids, default=None, return_dtype=pl.String)
     return (_present(frame, "entry_kind", "cloud", "instance_type", "accelerator_key")
             .filter(pl.col("entry_kind") == "quote")
@@ -349,6 +357,19 @@ def _peaks(catalog) -> list[dict]:
             for acc_id, acc in catalog.accelerators.accelerators.items() for p, v in acc.modelled_peaks().items()]
 
 
+def _active_params(catalog) -> dict[str, float]:
+    """model id -> the parameters a token's FLOPs count: a mixture-of-experts model's active ones, else all."""
+    return {m: float(model.active_params or model.params) for m, model in catalog.models.models.items()}
+
+
+def _workload_flops(catalog) -> list[dict]:
+    """A training workload's FLOPs by 6 x N x tokens, N its model's (active) parameters, where it names its tokens."""
+    active = _active_params(catalog)
+    return [{"workload": w, "_workload_flops": 6 * active[wl.model] * wl.tokens}
+            for w, wl in catalog.workloads.workloads.items()
+            if wl.kind == "training" and wl.tokens is not None and wl.model in active]
+
+
 def _shown(figure: pl.Expr) -> pl.Expr:
     """A figure as a message writes it: 8, not 8.0."""
     return figure.cast(pl.String).str.replace(r"\.0$", "")
@@ -374,18 +395,14 @@ def run_throughputs(frame: pl.DataFrame, catalog) -> pl.DataFrame:
     disagree = (total > 0) & ((together - total).abs() > THROUGHPUT_TOLERANCE * total + PER_CHIP_ROUNDING * chips)
     # the FLOPs a token costs: a mixture-of-experts model's active parameters (Mixtral 8x7B: 12.9e9 of 46.7e9), else
     # all of them; by all, a Mixtral run at 27% MFU on an H100 implied more than 1 and was refused
-    active = {m: float(model.active_params or model.params) for m, model in catalog.models.models.items()}
+    active = _active_params(catalog)
     params = pl.DataFrame([{"model": m, "_params": n} for m, n in active.items()],
                           schema={"model": pl.String, "_params": pl.Float64})
     peaks = pl.DataFrame(_peaks(catalog), schema={"accelerator": pl.String, "precision": pl.String,
                                                   "_peak_tflops": pl.Float64})
     implied = 6 * pl.col("_params") * pl.coalesce(per_chip, from_total) / (pl.col("_peak_tflops") * 1e12)
     # a workload's FLOPs by 6 x N x tokens, N its model's (active) parameters: what one completed run of it computes
-    workload_flops = pl.DataFrame(
-        [{"workload": w, "_workload_flops": 6 * active[wl.model] * wl.tokens}
-         for w, wl in catalog.workloads.workloads.items()
-         if wl.kind == "training" and wl.tokens is not None and wl.model in active],
-        schema={"workload": pl.String, "_workload_flops": pl.Float64})
+    workload_flops = pl.DataFrame(_workload_flops(catalog), schema={"workload": pl.String, "_workload_flops": pl.Float64})
     seconds = pl.col("time_to_train_minutes").cast(pl.Float64) * 60
     # the peak of the row's precision; where the catalog lists none for it (fp32, or fp4 on an H100), the chip's
     # highest: a looser bound, but a bound (an own run prices its offers as measured whether or not a peak is listed)
@@ -405,6 +422,41 @@ def run_throughputs(frame: pl.DataFrame, catalog) -> pl.DataFrame:
                         _shown((together / total).round(3)), _shown(total))).alias("check_throughputs_disagree"),
                     pl.when(pl.col("kind") == "training").then(implied).alias("check_implied_mfu"),
                     pl.when(pl.col("kind") == "training").then(time_implied).alias("check_time_implied_mfu")))
+
+
+# ---------------------------------------------------------------- what of the catalog landing reads
+def suite_parameters(catalog) -> dict[str, list[str]]:
+    """The catalog's lists the table suites compare rows with (`{"$PARAMETER": ...}` in catalogs/expectations)."""
+    return {
+        "accelerator_alias_keys": sorted(catalog.alias_map()),
+        "accelerator_ids": sorted(catalog.accelerators.accelerators),
+        "model_ids": sorted(catalog.models.models),
+        # a price sheet names its accelerator by id or alias; its quotes' instance types, listed or not
+        "accelerator_keys": sorted(_accelerator_keys(catalog)),
+        "instance_types": sorted({i.instance_type for i in catalog.instances.instances}),
+        # own training runs name the workload they measured
+        "workload_ids": sorted(catalog.workloads.workloads),
+        "non_training_workload_ids": sorted(w_id for w_id, w in catalog.workloads.workloads.items()
+                                            if w.kind != "training"),
+    }
+
+
+def catalog_inputs(catalog) -> str:
+    """Everything of the catalog that validating a batch reads, as JSON text: the suites' parameters and what the row
+    checks compare rows with (the instance types' accelerator counts and ids, the accelerator keys, the models' active
+    parameters, the peaks, the training workloads' FLOPs). A batch's input digest (flows/reuse.py) takes this, not the
+    whole catalog: an edit of anything else (a workload's description or targets, a model's layers, a price) reuses
+    every source's load, and the SQL build rebuilds what reads the edited catalog table."""
+    return json.dumps({
+        "suite_parameters": suite_parameters(catalog),
+        "catalog_counts": sorted([cloud, instance_type, count, family] for (cloud, instance_type), (count, family)
+                                 in _catalog_counts(catalog).items()),
+        "listed_quotes": _listed_quotes(catalog),
+        "accelerator_keys": _accelerator_keys(catalog),
+        "active_params": _active_params(catalog),
+        "peaks": _peaks(catalog),
+        "workload_flops": _workload_flops(catalog),
+    }, sort_keys=True)
 
 
 # ---------------------------------------------------------------- entry points

@@ -17,7 +17,6 @@ import pyarrow.compute as pc
 from flows import chart_workers, checks, data_docs, gx_process, warehouse
 from flows.catalog_models import Catalog
 from flows.formatting import last_loaded
-from flows.names import normalise_alias
 from flows.reuse import PreviousLoad, input_digests, previous_load
 from flows.source_batches import SourceBatch, replaced_batch
 from flows.validate import BatchDataError, load_suite_json
@@ -117,19 +116,7 @@ def ask_validation(batch: SourceBatch, catalog: Catalog, keep: bool) -> gx_proce
     next batches while the run lands this one's rows (before, each was asked once the last had landed). With `keep`,
     that process keeps the result for the Data Docs."""
     suite = load_suite_json(catalog.root / "expectations" / f"{batch.table}.json")
-    parameters = {
-        "accelerator_alias_keys": sorted(catalog.alias_map()),
-        "accelerator_ids": sorted(catalog.accelerators.accelerators),
-        "model_ids": sorted(catalog.models.models),
-        # a price sheet names its accelerator by id or alias; its quotes' instance types, listed or not
-        "accelerator_keys": sorted(set(catalog.alias_map())
-                                   | {normalise_alias(a_id) for a_id in catalog.accelerators.accelerators}),
-        "instance_types": sorted({i.instance_type for i in catalog.instances.instances}),
-        # own training runs name the workload they measured
-        "workload_ids": sorted(catalog.workloads.workloads),
-        "non_training_workload_ids": sorted(w_id for w_id, w in catalog.workloads.workloads.items()
-                                            if w.kind != "training"),
-    }
+    parameters = checks.suite_parameters(catalog)
     # rows landed again: the run draws its charts again, so its chart workers import Matplotlib while GX validates
     chart_workers.start()
     return gx_process.validate_table_later(_validated_data(batch), suite, parameters, keep=keep)

@@ -38,7 +38,8 @@ def input_digests(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: lis
                   as_of: dt.date) -> dict[str, str]:
     """source_id -> digest of everything validating and landing its batch depends on: the rows as read (with the
     `source_ref` and `data_as_of` they carry: the same file read from another folder or under another date is
-    another batch), the table's suite, the catalog the expectations and checks read, the landing code and the Great
+    another batch), the table's suite, what of the catalog the expectations and checks read (checks.catalog_inputs:
+    a catalog edit elsewhere re-validates nothing), the landing code and the Great
     Expectations version, and the batches its multi-row checks read (checks.CHECK_INPUTS). Batches that were not
     read, or that a table-level check rejected, have none."""
     from importlib.metadata import version
@@ -46,7 +47,7 @@ def input_digests(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: lis
     code = hashlib.sha256(b"".join(path.read_bytes() for path in LANDING_CODE)
                           + version("great-expectations").encode()).hexdigest()
     own = {b.source_id: b.data_digest for b in batches if b.data_digest and not b.error}
-    catalog_digest = catalog.digest()
+    catalog_digest = hashlib.sha256(checks.catalog_inputs(catalog).encode()).hexdigest()
     digests = {}
     for b in batches:
         if b.source_id not in own:

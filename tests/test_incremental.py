@@ -118,16 +118,84 @@ def test_a_changed_source_lands_alone_and_rebuilds_only_what_reads_it(tmp_path, 
     assert digests(rerun) == digests(cold)
 
 
+def edited(catalog, part: str, items: str, key, **fields):
+    """`catalog` with `fields` of one entry of `catalog.<part>.<items>` (a dict's key, or a list's index) replaced."""
+    file = getattr(catalog, part)
+    entries = getattr(file, items)
+    entries = ({**entries, key: entries[key].model_copy(update=fields)} if isinstance(entries, dict)
+               else [e.model_copy(update=fields) if n == key else e for n, e in enumerate(entries)])
+    return catalog.model_copy(update={part: file.model_copy(update={items: entries})})
+
+
+def test_a_batchs_input_digest_reads_only_the_catalog_that_validating_it_reads(catalog):
+    """checks.catalog_inputs, which the input digests take: the suites' parameters (ids, aliases, instance types,
+    workload ids) and what the row checks compare with (accelerator counts, models' active parameters, peaks,
+    training workloads' FLOPs). An edit of anything else re-validates no source."""
+    from flows.checks import catalog_inputs
+
+    base = catalog_inputs(catalog)
+    counted = next(n for n, i in enumerate(catalog.instances.instances) if i.accelerator_count is not None)
+    serving = next(w for w, wl in catalog.workloads.workloads.items() if wl.kind == "inference")
+    alias_of = next(iter(catalog.accelerators.accelerators))
+    unread = {
+        "a training workload's description and deadline": edited(
+            catalog, "workloads", "workloads", "llama31-8b-pretrain-1t", description="edited", deadline_hours=360),
+        "a serving workload's output length": edited(catalog, "workloads", "workloads", serving, output_tokens=
+                                                     catalog.workloads.workloads[serving].output_tokens + 1),
+        "a model's layers": edited(catalog, "models", "models", "llama-3.1-8b", layers=33),
+        "an instance's network": edited(catalog, "instances", "instances", counted, network_gbps=123.0),
+        "an accelerator's name": edited(catalog, "accelerators", "accelerators", alias_of, name="renamed"),
+    }
+    read = {
+        "a training workload's tokens": edited(catalog, "workloads", "workloads", "llama31-8b-pretrain-1t",
+                                               tokens=2.0e12),
+        "a model's parameters": edited(catalog, "models", "models", "llama-3.1-8b", params=9.0e9),
+        "an accelerator's family (the kind a listing's count is of)": edited(
+            catalog, "accelerators", "accelerators", "h100-sxm-80gb", family="trainium"),
+        "an instance's accelerator count": edited(catalog, "instances", "instances", counted, accelerator_count=
+                                                  catalog.instances.instances[counted].accelerator_count + 1),
+        "an accelerator's aliases": edited(catalog, "accelerators", "accelerators", alias_of, aliases=[
+            *catalog.accelerators.accelerators[alias_of].aliases, "a new benchmark name"]),
+        "a workload removed": catalog.model_copy(update={"workloads": catalog.workloads.model_copy(update={
+            "workloads": {w: wl for w, wl in catalog.workloads.workloads.items() if w != serving}})}),
+    }
+    assert {what: catalog_inputs(c) == base for what, c in unread.items()} == dict.fromkeys(unread, True)
+    assert {what: catalog_inputs(c) == base for what, c in read.items()} == dict.fromkeys(read, False)
+
+
 @pytest.mark.slow  # two or three whole runs each (make test-slow, CI)
-def test_a_catalog_edit_validates_every_source_again(tmp_path, catalog_copy):
+def test_a_catalog_edit_validation_reads_validates_every_source_again(tmp_path, catalog_copy):
     path = tmp_path / "w.duckdb"
     run(path, load_catalog(catalog_copy), "first")  # the same files, read from the same folder, as the second run
     workloads = catalog_copy / "workloads.yaml"
-    workloads.write_text(workloads.read_text().replace("description:", "description: (edited)", 1))
+    text = workloads.read_text()
+    assert text.count("    tokens: 1.0e+12\n") == 1
+    workloads.write_text(text.replace("    tokens: 1.0e+12\n", "    tokens: 2.0e+12\n"))
     loads, built = run(path, load_catalog(catalog_copy), "second")
-    # the expectations read the catalog's ids, so every batch is validated against the edited catalog
+    # the own-run check reads a training workload's FLOPs (6 x N x tokens), so every batch is validated again
     assert not any(load.reused_from for load in loads.values())
     assert not built["marts.rankings"].reused  # catalog.workloads changed
+
+
+@pytest.mark.slow  # three whole runs (make test-slow, CI)
+def test_a_catalog_edit_validation_does_not_read_reuses_every_source_and_equals_a_cold_run(tmp_path, catalog_copy):
+    """A training workload's deadline halved and its description edited: nothing validation reads, so every source
+    reuses its load; the rankings, which read the deadline, are built again, as a cold run on the edited catalog
+    builds them (every table's digest equal)."""
+    rerun, cold = tmp_path / "rerun.duckdb", tmp_path / "cold.duckdb"
+    run(rerun, load_catalog(catalog_copy), "first")
+    workloads = catalog_copy / "workloads.yaml"
+    text = workloads.read_text()
+    assert text.count("    deadline_hours: 720\n") == 1
+    workloads.write_text(text.replace("    deadline_hours: 720\n", "    deadline_hours: 360\n")
+                         .replace("description:", "description: (edited)", 1))
+    changed = load_catalog(catalog_copy)
+    loads, built = run(rerun, changed, "second")
+    assert {s_id: load.reused_from for s_id, load in loads.items() if load.status == "landed"} == {
+        s_id: "first" for s_id, load in loads.items() if load.status == "landed"}
+    assert not built["marts.rankings"].reused
+    run(cold, changed, "second")
+    assert digests(rerun) == digests(cold)
 
 
 def load_record(path: Path, source_id: str) -> tuple:
