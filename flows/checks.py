@@ -143,16 +143,16 @@ def listed_counts(frames: Iterable[pl.DataFrame]) -> dict[tuple[str, str], tuple
             for cloud, instance_type, counts, kinds in found.iter_rows() if float(counts[0]).is_integer()}
 
 
-def aws_catalog_counts(frame: pl.DataFrame, catalog, listed: dict[tuple[str, str], tuple[int, str]] | None = None
-                       ) -> pl.DataFrame:
+def aws_catalog_counts(frame: pl.DataFrame, reads: dict[str, Any],
+                       listed: dict[tuple[str, str], tuple[int, str]] | None = None) -> pl.DataFrame:
     """(row_no, check_catalog_accelerator_count): the count the instance carries, written as the Price List writes
-    `gpu` (a whole number as text): instances.yaml's where it gives one (it corrects listings), else the
-    instance-type API's (`listed`).
+    `gpu` (a whole number as text): instances.yaml's where it gives one (it corrects listings: `reads`'
+    catalog_counts, catalog_reads), else the instance-type API's (`listed`).
 
     No check where the row has no whole-number `gpu` (fractional GPUs have an expectation of their own; ML ASIC
     rows may leave it out) or where an ML ASIC instance lists 0 GPUs (true: its chips are not GPUs).
     """
-    counts = {**(listed or {}), **_catalog_counts(catalog)}
+    counts = {**(listed or {}), **{(cloud, t): (n, f) for cloud, t, n, f in reads["catalog_counts"]}}
     known = pl.DataFrame([{"instance_type": t, "count": n, "family": f} for (cloud, t), (n, f) in counts.items()
                           if cloud == "aws"], schema={"instance_type": pl.String, "count": pl.Int64, "family": pl.String})
     gpu = pl.col("gpu").str.strip_chars()
@@ -177,15 +177,15 @@ def _accelerator_keys(catalog) -> dict[str, str]:
     return {normalise_alias(acc_id): acc_id for acc_id in catalog.accelerators.accelerators} | catalog.alias_map()
 
 
-def price_sheet_catalog_counts(frame: pl.DataFrame, catalog) -> pl.DataFrame:
+def price_sheet_catalog_counts(frame: pl.DataFrame, reads: dict[str, Any]) -> pl.DataFrame:
     """(row_no, check_catalog_accelerator_count, check_catalog_accelerator, check_quoted_accelerator) of each quote
     for an instance type catalogs/instances.yaml lists: the catalog's count and accelerator id for its (cloud,
     instance_type), and the accelerator id the quote's own `accelerator` names (an id or alias; null when it names
-    none or one the catalog does not know, which accelerator_in_catalog refuses)."""
-    known = pl.DataFrame(_listed_quotes(catalog),
+    none or one the catalog does not know, which accelerator_in_catalog refuses). `reads`: catalog_reads'."""
+    known = pl.DataFrame(reads["listed_quotes"],
                          schema={"cloud": pl.String, "instance_type": pl.String,
                                  "check_catalog_accelerator_count": pl.Float64, "check_catalog_accelerator": pl.String})
-    ids = _accelerator_keys(catalog)
+    ids = reads["accelerator_keys"]
     quoted = pl.col("accelerator_key").cast(pl.String).replace_strict(ids, default=None, return_dtype=pl.String)
     return (_present(frame, "entry_kind", "cloud", "instance_type", "accelerator_key")
             .filter(pl.col("entry_kind") == "quote")
@@ -375,7 +375,7 @@ def _shown(figure: pl.Expr) -> pl.Expr:
     return figure.cast(pl.String).str.replace(r"\.0$", "")
 
 
-def run_throughputs(frame: pl.DataFrame, catalog) -> pl.DataFrame:
+def run_throughputs(frame: pl.DataFrame, reads: dict[str, Any]) -> pl.DataFrame:
     """(row_no, check_output_tokens_per_s_per_chip, check_throughputs_disagree, check_implied_mfu,
     check_time_implied_mfu) of each run: output_tokens_per_s over its chips; where it also gives tokens_per_s_per_chip
     and the two differ by more than THROUGHPUT_TOLERANCE, both figures worked out; for a training row, the MFU its
@@ -384,7 +384,8 @@ def run_throughputs(frame: pl.DataFrame, catalog) -> pl.DataFrame:
     mixture-of-experts model's active parameters (what bounds the MFU at 1; the estimate's own N cancels out of its
     training time); and for an own run of a workload that names its `tokens`, the MFU its time implies: 6 x N x
     tokens over chips x peak x seconds, at the chip's highest listed peak where none is listed for the row's precision
-    (a workload without tokens, an MLPerf task alone, or a chip with no peak listed, has no such figure)."""
+    (a workload without tokens, an MLPerf task alone, or a chip with no peak listed, has no such figure). `reads`:
+    catalog_reads' active_params, peaks and workload_flops."""
     frame = _nan_as_null(_present(frame, "kind", "accelerator", "model", "precision", "chips", "output_tokens_per_s",
                                   "tokens_per_s_per_chip", "workload", "time_to_train_minutes"),
                          ["chips", "output_tokens_per_s", "tokens_per_s_per_chip", "time_to_train_minutes"])
@@ -395,14 +396,13 @@ def run_throughputs(frame: pl.DataFrame, catalog) -> pl.DataFrame:
     disagree = (total > 0) & ((together - total).abs() > THROUGHPUT_TOLERANCE * total + PER_CHIP_ROUNDING * chips)
     # the FLOPs a token costs: a mixture-of-experts model's active parameters (Mixtral 8x7B: 12.9e9 of 46.7e9), else
     # all of them; by all, a Mixtral run at 27% MFU on an H100 implied more than 1 and was refused
-    active = _active_params(catalog)
-    params = pl.DataFrame([{"model": m, "_params": n} for m, n in active.items()],
+    params = pl.DataFrame([{"model": m, "_params": n} for m, n in reads["active_params"].items()],
                           schema={"model": pl.String, "_params": pl.Float64})
-    peaks = pl.DataFrame(_peaks(catalog), schema={"accelerator": pl.String, "precision": pl.String,
+    peaks = pl.DataFrame(reads["peaks"], schema={"accelerator": pl.String, "precision": pl.String,
                                                   "_peak_tflops": pl.Float64})
     implied = 6 * pl.col("_params") * pl.coalesce(per_chip, from_total) / (pl.col("_peak_tflops") * 1e12)
     # a workload's FLOPs by 6 x N x tokens, N its model's (active) parameters: what one completed run of it computes
-    workload_flops = pl.DataFrame(_workload_flops(catalog), schema={"workload": pl.String, "_workload_flops": pl.Float64})
+    workload_flops = pl.DataFrame(reads["workload_flops"], schema={"workload": pl.String, "_workload_flops": pl.Float64})
     seconds = pl.col("time_to_train_minutes").cast(pl.Float64) * 60
     # the peak of the row's precision; where the catalog lists none for it (fp32, or fp4 on an H100), the chip's
     # highest: a looser bound, but a bound (an own run prices its offers as measured whether or not a peak is listed)
@@ -441,21 +441,52 @@ def suite_parameters(catalog) -> dict[str, list[str]]:
     }
 
 
-def catalog_inputs(catalog) -> str:
-    """Everything of the catalog that validating a batch reads, as JSON text: the suites' parameters and what the row
-    checks compare rows with (the instance types' accelerator counts and ids, the accelerator keys, the models' active
-    parameters, the peaks, the training workloads' FLOPs). A batch's input digest (flows/reuse.py) takes this, not the
-    whole catalog: an edit of anything else (a workload's description or targets, a model's layers, a price) reuses
-    every source's load, and the SQL build rebuilds what reads the edited catalog table."""
+# what of the catalog a row check compares rows with, by name (JSON-ready: what a batch's input digest takes)
+CATALOG_READERS = {
+    "catalog_counts": lambda catalog: sorted([cloud, instance_type, count, family] for (cloud, instance_type),
+                                             (count, family) in _catalog_counts(catalog).items()),
+    "listed_quotes": _listed_quotes,
+    "accelerator_keys": _accelerator_keys,
+    "active_params": _active_params,
+    "peaks": _peaks,
+    "workload_flops": _workload_flops,
+}
+# landed table -> what of the catalog its row checks read (add_check_columns hands aws_catalog_counts,
+# price_sheet_catalog_counts and run_throughputs these, never the catalog); the other tables' checks read none of it
+CHECK_CATALOG_INPUTS: dict[str, tuple[str, ...]] = {
+    "aws_pricing": ("catalog_counts",),
+    "price_sheet": ("listed_quotes", "accelerator_keys"),
+    "benchmark_runs": ("active_params", "peaks", "workload_flops"),
+}
+
+
+def catalog_reads(catalog, table: str) -> dict[str, Any]:
+    """What of the catalog the row checks of `table` compare rows with (CHECK_CATALOG_INPUTS), by name: all they are
+    given of it, so that a batch's input digest (catalog_inputs) holds everything its checks read."""
+    return {name: CATALOG_READERS[name](catalog) for name in CHECK_CATALOG_INPUTS.get(table, ())}
+
+
+def suite_parameter_names(suite: object) -> set[str]:
+    """The `{"$PARAMETER": name}` names anywhere in a suite's JSON."""
+    if isinstance(suite, dict):
+        found = {suite["$PARAMETER"]} if isinstance(suite.get("$PARAMETER"), str) else set()
+        return found.union(*(suite_parameter_names(value) for value in suite.values()))
+    if isinstance(suite, list):
+        return set().union(*(suite_parameter_names(value) for value in suite))
+    return set()
+
+
+def catalog_inputs(catalog, table: str, suite: dict | None) -> str:
+    """What of the catalog validating a batch of `table` with `suite` (its JSON; None: no suite) reads, as JSON text:
+    the suite's parameters it names (suite_parameters) and what the table's row checks compare rows with
+    (CHECK_CATALOG_INPUTS). A batch's input digest (flows/reuse.py) takes this, not the whole catalog: an edit of
+    anything else re-validates no batch of the table (a workload added re-validates own runs, which name workloads,
+    not prices; a workload's deadline or targets, none), and the SQL build rebuilds what reads the edit."""
+    parameters = suite_parameters(catalog)
+    named = sorted(suite_parameter_names(suite))
     return json.dumps({
-        "suite_parameters": suite_parameters(catalog),
-        "catalog_counts": sorted([cloud, instance_type, count, family] for (cloud, instance_type), (count, family)
-                                 in _catalog_counts(catalog).items()),
-        "listed_quotes": _listed_quotes(catalog),
-        "accelerator_keys": _accelerator_keys(catalog),
-        "active_params": _active_params(catalog),
-        "peaks": _peaks(catalog),
-        "workload_flops": _workload_flops(catalog),
+        "suite_parameters": {name: parameters.get(name) for name in named},
+        **catalog_reads(catalog, table),
     }, sort_keys=True)
 
 
@@ -498,16 +529,17 @@ def add_check_columns(batches: list, catalog, con, inputs: list | None = None, a
                                                       [notes.get(n) for n in frame["row_no"].to_list()],
                                                       dtype=pl.String)
         pairs = None
+        reads = catalog_reads(catalog, batch.table)
         if batch.table == "aws_pricing":
-            pairs = aws_catalog_counts(frame, catalog, listed)
+            pairs = aws_catalog_counts(frame, reads, listed)
         elif batch.table == "price_sheet":
-            pairs = price_sheet_catalog_counts(frame, catalog)
+            pairs = price_sheet_catalog_counts(frame, reads)
         elif batch.table == "azure_retail":
             pairs = azure_on_demand(frame, notes)
         elif batch.table == "gcp_billing":
             pairs = gcp_on_demand(frame, notes)
         elif batch.table == "benchmark_runs":
-            pairs = run_dates(frame).join(run_throughputs(frame, catalog), on="row_no", how="full", coalesce=True)
+            pairs = run_dates(frame).join(run_throughputs(frame, reads), on="row_no", how="full", coalesce=True)
         elif batch.table == "aws_spot":
             if aws_on_demand_prices is None:
                 aws_on_demand_prices = (aws_plain_linux_on_demand(aws_frames) if aws_frames

@@ -127,44 +127,55 @@ def edited(catalog, part: str, items: str, key, **fields):
     return catalog.model_copy(update={part: file.model_copy(update={items: entries})})
 
 
-def test_a_batchs_input_digest_reads_only_the_catalog_that_validating_it_reads(catalog):
-    """checks.catalog_inputs, which the input digests take: the suites' parameters (ids, aliases, instance types,
-    workload ids) and what the row checks compare with (accelerator counts, models' active parameters, peaks,
-    training workloads' FLOPs). An edit of anything else re-validates no source."""
+def test_a_batchs_input_digest_reads_only_the_catalog_that_validating_its_table_reads(catalog):
+    """checks.catalog_inputs, which the input digests take, by table: the parameters its suite names (ids, aliases,
+    instance types, workload ids) and what its row checks compare with (accelerator counts, models' active
+    parameters, peaks, training workloads' FLOPs). An edit re-validates the tables that read it, and only those."""
+    import json
+
     from flows.checks import catalog_inputs
 
-    base = catalog_inputs(catalog)
-    counted = next(n for n, i in enumerate(catalog.instances.instances) if i.accelerator_count is not None)
+    suites = {path.stem: json.loads(path.read_text()) for path in sorted((catalog.root / "expectations").glob("*.json"))
+              if path.stem != "catalog_accelerators"}
+    base = {table: catalog_inputs(catalog, table, suite) for table, suite in suites.items()}
+    counted = next(n for n, i in enumerate(catalog.instances.instances)
+                   if i.accelerator_count is not None and i.accelerator in catalog.accelerators.accelerators)
     serving = next(w for w, wl in catalog.workloads.workloads.items() if wl.kind == "inference")
-    alias_of = next(iter(catalog.accelerators.accelerators))
-    unread = {
-        "a training workload's description and deadline": edited(
+    chip = catalog.instances.instances[counted].accelerator
+    workloads = catalog.workloads.workloads
+    expected = {
+        "a training workload's description and deadline": (edited(
             catalog, "workloads", "workloads", "llama31-8b-pretrain-1t", description="edited", deadline_hours=360),
-        "a serving workload's output length": edited(catalog, "workloads", "workloads", serving, output_tokens=
-                                                     catalog.workloads.workloads[serving].output_tokens + 1),
-        "a model's layers": edited(catalog, "models", "models", "llama-3.1-8b", layers=33),
-        "an instance's network": edited(catalog, "instances", "instances", counted, network_gbps=123.0),
-        "an accelerator's name": edited(catalog, "accelerators", "accelerators", alias_of, name="renamed"),
+            set()),
+        "a serving workload's output length": (edited(
+            catalog, "workloads", "workloads", serving, output_tokens=workloads[serving].output_tokens + 1), set()),
+        "a model's layers": (edited(catalog, "models", "models", "llama-3.1-8b", layers=33), set()),
+        "an instance's network": (edited(catalog, "instances", "instances", counted, network_gbps=123.0), set()),
+        "an accelerator's name": (edited(catalog, "accelerators", "accelerators", chip, name="renamed"), set()),
+        # own runs: the MFU a training run's time implies, 6 x N x tokens
+        "a training workload's tokens": (edited(catalog, "workloads", "workloads", "llama31-8b-pretrain-1t",
+                                                tokens=2.0e12), {"benchmark_runs"}),
+        "a model's parameters": (edited(catalog, "models", "models", "llama-3.1-8b", params=9.0e9),
+                                 {"benchmark_runs"}),
+        # the Price List's count is checked against the catalog's count of that kind of chip
+        "an accelerator's family": (edited(catalog, "accelerators", "accelerators", chip, family="trainium"),
+                                    {"aws_pricing"}),
+        "an instance's accelerator count": (edited(catalog, "instances", "instances", counted, accelerator_count=
+                                                   catalog.instances.instances[counted].accelerator_count + 1),
+                                            {"aws_pricing", "price_sheet"}),
+        "an accelerator's aliases": (edited(catalog, "accelerators", "accelerators", chip, aliases=[
+            *catalog.accelerators.accelerators[chip].aliases, "a new benchmark name"]),
+            {"mlperf_inference", "mlperf_training", "price_sheet"}),
+        "a workload removed": (catalog.model_copy(update={"workloads": catalog.workloads.model_copy(update={
+            "workloads": {w: wl for w, wl in workloads.items() if w != serving}})}), {"benchmark_runs"}),
     }
-    read = {
-        "a training workload's tokens": edited(catalog, "workloads", "workloads", "llama31-8b-pretrain-1t",
-                                               tokens=2.0e12),
-        "a model's parameters": edited(catalog, "models", "models", "llama-3.1-8b", params=9.0e9),
-        "an accelerator's family (the kind a listing's count is of)": edited(
-            catalog, "accelerators", "accelerators", "h100-sxm-80gb", family="trainium"),
-        "an instance's accelerator count": edited(catalog, "instances", "instances", counted, accelerator_count=
-                                                  catalog.instances.instances[counted].accelerator_count + 1),
-        "an accelerator's aliases": edited(catalog, "accelerators", "accelerators", alias_of, aliases=[
-            *catalog.accelerators.accelerators[alias_of].aliases, "a new benchmark name"]),
-        "a workload removed": catalog.model_copy(update={"workloads": catalog.workloads.model_copy(update={
-            "workloads": {w: wl for w, wl in catalog.workloads.workloads.items() if w != serving}})}),
-    }
-    assert {what: catalog_inputs(c) == base for what, c in unread.items()} == dict.fromkeys(unread, True)
-    assert {what: catalog_inputs(c) == base for what, c in read.items()} == dict.fromkeys(read, False)
+    changed = {what: {table for table, suite in suites.items() if catalog_inputs(c, table, suite) != base[table]}
+               for what, (c, _) in expected.items()}
+    assert changed == {what: tables for what, (_, tables) in expected.items()}
 
 
 @pytest.mark.slow  # two or three whole runs each (make test-slow, CI)
-def test_a_catalog_edit_validation_reads_validates_every_source_again(tmp_path, catalog_copy):
+def test_a_catalog_edit_a_tables_validation_reads_validates_that_tables_batches_again(tmp_path, catalog_copy):
     path = tmp_path / "w.duckdb"
     run(path, load_catalog(catalog_copy), "first")  # the same files, read from the same folder, as the second run
     workloads = catalog_copy / "workloads.yaml"
@@ -172,9 +183,36 @@ def test_a_catalog_edit_validation_reads_validates_every_source_again(tmp_path, 
     assert text.count("    tokens: 1.0e+12\n") == 1
     workloads.write_text(text.replace("    tokens: 1.0e+12\n", "    tokens: 2.0e+12\n"))
     loads, built = run(path, load_catalog(catalog_copy), "second")
-    # the own-run check reads a training workload's FLOPs (6 x N x tokens), so every batch is validated again
-    assert not any(load.reused_from for load in loads.values())
+    # the own-run check reads a training workload's FLOPs (6 x N x tokens): the own runs are validated again; no
+    # other table's suite or checks read them, so the other sources reuse their loads
+    landed = {s_id: load for s_id, load in loads.items() if load.status == "landed"}
+    assert {s_id for s_id, load in landed.items() if not load.reused_from} == {"published_benchmarks"}
+    assert len(landed) > 5
     assert not built["marts.rankings"].reused  # catalog.workloads changed
+
+
+@pytest.mark.slow  # three whole runs (make test-slow, CI)
+def test_a_workload_added_validates_own_runs_again_and_reuses_every_price_source(tmp_path, catalog_copy):
+    """A serving workload added (a copy of one under another id): the own-run suite names the workload ids, so the
+    own runs are validated again; no price source's suite or checks read workloads, so each reuses its load; the
+    warehouse is a cold run's on the edited catalog."""
+    rerun, cold = tmp_path / "rerun.duckdb", tmp_path / "cold.duckdb"
+    run(rerun, load_catalog(catalog_copy), "first")
+    workloads = catalog_copy / "workloads.yaml"
+    text = workloads.read_text()
+    start = text.index("  llama2-70b-chat:\n")
+    end = text.index("\n\n", start)
+    workloads.write_text(text + "\n" + text[start:end].replace("  llama2-70b-chat:", "  llama2-70b-chat-copy:", 1)
+                         + "\n")
+    changed = load_catalog(catalog_copy)
+    assert "llama2-70b-chat-copy" in changed.workloads.workloads
+    loads, _ = run(rerun, changed, "second")
+    landed = {s_id: load for s_id, load in loads.items() if load.status == "landed"}
+    assert {s_id for s_id, load in landed.items() if not load.reused_from} == {"published_benchmarks"}
+    assert {"aws_pricing", "aws_spot", "azure_retail", "gcp_billing"} <= {
+        s_id for s_id, load in landed.items() if load.reused_from == "first"}
+    run(cold, changed, "second")
+    assert digests(rerun) == digests(cold)
 
 
 @pytest.mark.slow  # three whole runs (make test-slow, CI)
