@@ -429,4 +429,10 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
             loads += [record_stale(con, replaced_batch(catalog, other_id, load.source_id), run_id, as_of,
                                    last_good[other_id])
                       for other_id in fallbacks[load.source_id] if last_good[other_id] is not None]
+    # a fallback the run did not fall back on: its rows of this date go as its load went (clear_run_records), but
+    # those a run of another date reads; a cold run would not have had them
+    unused = sorted(fallback_ids - {load.source_id for load in loads})
+    if unused:
+        with warehouse.transaction(con):
+            warehouse.clear_other_sources(con, as_of, {b.source_id for b in batches} | (fallback_ids - set(unused)))
     return loads

@@ -1060,6 +1060,10 @@ MUTATIONS = (
     Mutation("reuse-ignores-the-catalog", "flows/reuse.py",
              "parts = [own[b.source_id], b.table, code, catalog_digest,",
              "parts = [own[b.source_id], b.table, code, \"any catalog\",", INCREMENTAL_TESTS),
+    Mutation("an-unused-fallbacks-rows-of-the-date-kept", "flows/land.py",
+             "    if unused:\n", "    if False:\n",
+             ("tests/test_incremental.py::test_a_same_date_re_run_on_an_offer_file_that_lands_leaves_no_price_list_rows_"
+              "of_that_date",)),
     Mutation("input-digest-takes-the-whole-catalog", "flows/reuse.py",
              "        catalog_digest = hashlib.sha256(checks.catalog_inputs(\n",
              "        catalog_digest = catalog.digest() or hashlib.sha256(checks.catalog_inputs(\n",

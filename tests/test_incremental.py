@@ -236,6 +236,44 @@ def test_a_catalog_edit_validation_does_not_read_reuses_every_source_and_equals_
     assert digests(rerun) == digests(cold)
 
 
+def test_a_same_date_re_run_on_an_offer_file_that_lands_leaves_no_price_list_rows_of_that_date(tmp_path, catalog):
+    """`--source aws_offer_file=FILE` replaces aws_pricing for the run (its fallback if the file fails, so its rows of
+    the date stay until the file lands). A re-run of a date whose first run landed the Price List, on an offer file
+    that lands: the Price List's rows of that date go with its load, as a cold run on the file never had them (they
+    stayed in raw.aws_pricing, read by no load)."""
+    import offer_file_builder as ofb
+
+    offer = tmp_path / "index.csv"
+    ofb.write_offer_file(offer, [p for p in ofb.accelerated_products() if p["attrs"]["Instance Type"] == "p5.48xlarge"])
+    given = {"aws_offer_file": [str(offer)]}
+    on_the_file, fallbacks = pipeline.with_source_files(catalog, given, AS_OF), pipeline.replaced_sources(catalog, given)
+    assert fallbacks == {"aws_offer_file": ["aws_pricing"]}
+
+    def land(path: Path, catalog, run_id: str, fallbacks=None) -> None:
+        con = warehouse.connect(path)
+        try:
+            land_all(con, catalog, [fetch_source(catalog, s_id) for s_id in pipeline.sources_to_run(catalog)], run_id,
+                     AS_OF, fallbacks=fallbacks)
+        finally:
+            con.close()
+
+    def price_rows(path: Path) -> list[tuple]:
+        con = warehouse.connect_read_only(path)
+        try:
+            return con.execute("select source_id, run_id, count(*) from raw.aws_pricing group by all order by all"
+                               ).fetchall()
+        finally:
+            con.close()
+
+    rerun, cold = tmp_path / "rerun.duckdb", tmp_path / "cold.duckdb"
+    land(rerun, catalog, "first")
+    assert [(s_id, run_id) for s_id, run_id, _ in price_rows(rerun)] == [("aws_pricing", "first")]
+    land(rerun, on_the_file, "second", fallbacks)
+    land(cold, on_the_file, "second", fallbacks)
+    assert price_rows(rerun) == price_rows(cold) and [s_id for s_id, _, _ in price_rows(cold)] == ["aws_offer_file"]
+    assert digests(rerun) == digests(cold)
+
+
 def load_record(path: Path, source_id: str) -> tuple:
     con = warehouse.connect_read_only(path)
     try:
