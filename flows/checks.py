@@ -484,6 +484,8 @@ def catalog_inputs(catalog, table: str, suite: dict | None) -> str:
     not prices; a workload's deadline or targets, none), and the SQL build rebuilds what reads the edit."""
     parameters = suite_parameters(catalog)
     named = sorted(suite_parameter_names(suite))
+    if not set(named) <= parameters.keys():  # GX reads " model_ids" as model_ids: a name not exactly one, every one
+        named = sorted(parameters)
     return json.dumps({
         "suite_parameters": {name: parameters.get(name) for name in named},
         **catalog_reads(catalog, table),

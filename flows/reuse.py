@@ -30,9 +30,10 @@ def arrow_digest(data: pa.Table) -> str:
 
 
 # The code that decides what landing does with a batch's rows: a change to it re-validates every source. It includes
-# source_batches.py, whose SourceBatch.of_rows types a batch's rows (or rejects the batch whole) before landing.
+# source_batches.py, whose SourceBatch.of_rows types a batch's rows (or rejects the batch whole) before landing, and
+# gx_process.py, which hands Great Expectations the batch as the frame it validates.
 LANDING_CODE = tuple(Path(__file__).with_name(name) for name in (
-    "land.py", "source_batches.py", "reuse.py", "checks.py", "validate.py", "warehouse.py", "names.py"))
+    "land.py", "source_batches.py", "reuse.py", "checks.py", "validate.py", "gx_process.py", "warehouse.py", "names.py"))
 
 
 def input_digests(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[SourceBatch],
