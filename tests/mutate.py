@@ -1063,7 +1063,7 @@ MUTATIONS = (
     Mutation("an-unused-fallbacks-rows-of-the-date-kept", "flows/land.py",
              "    if unused:\n", "    if False:\n",
              ("tests/test_incremental.py::test_a_same_date_re_run_on_an_offer_file_that_lands_leaves_no_price_list_rows_"
-              "of_that_date",)),
+              "of_that_date", *SLOW_TOO)),
     Mutation("input-digest-takes-the-whole-catalog", "flows/reuse.py",
              "        catalog_digest = hashlib.sha256(checks.catalog_inputs(\n",
              "        catalog_digest = catalog.digest() or hashlib.sha256(checks.catalog_inputs(\n",

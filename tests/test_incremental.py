@@ -243,6 +243,7 @@ def test_a_catalog_edit_validation_does_not_read_reuses_every_source_and_equals_
     assert digests(rerun) == digests(cold)
 
 
+@pytest.mark.slow  # three landings of every source, ~5 s (make test-slow, CI)
 def test_a_same_date_re_run_on_an_offer_file_that_lands_leaves_no_price_list_rows_of_that_date(tmp_path, catalog):
     """`--source aws_offer_file=FILE` replaces aws_pricing for the run (its fallback if the file fails, so its rows of
     the date stay until the file lands). A re-run of a date whose first run landed the Price List, on an offer file
