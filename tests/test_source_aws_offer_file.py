@@ -349,6 +349,25 @@ def test_an_offer_file_unchanged_on_the_server_is_not_downloaded_again(offer_ser
     assert offer_server.asked_with[2] == {}
 
 
+def test_a_live_batch_read_from_the_download_cache_has_the_digest_that_reuses_its_load(offer_server, private_tmp,
+                                                                                      download_cache, catalog):
+    """What decides reuse is the batch's digest (flows/reuse.py): a run's live batch made of the kept rows (the
+    server's 304) has the digest of the batch the download gave, so a same-date re-run reuses its load."""
+    from flows import pipeline
+    from flows.source_batches import fetch_source
+
+    offer_server.validators = dict(OFFER_VALIDATORS)
+    options = {"regions": ["us-east-1"], "endpoint": offer_server.endpoint}
+    sources = dict(catalog.sources.sources)
+    sources["aws_offer_file"] = sources["aws_offer_file"].model_copy(update={"live": options, "enabled": True})
+    live = pipeline.with_mode(catalog.model_copy(update={"sources": catalog.sources.model_copy(
+        update={"sources": sources})}), "live")
+    downloaded, kept = fetch_source(live, "aws_offer_file"), fetch_source(live, "aws_offer_file")
+    assert offer_server.asked_with[1] == {"If-None-Match": OFFER_VALIDATORS["ETag"],
+                                          "If-Modified-Since": OFFER_VALIDATORS["Last-Modified"]}
+    assert kept.rows_in == downloaded.rows_in > 0 and kept.data_digest == downloaded.data_digest
+
+
 def test_an_offer_file_changed_on_the_server_is_downloaded_and_read_again(offer_server, small_offer, private_tmp,
                                                                           download_cache):
     """A new file has a new ETag: the server answers the old one's If-None-Match with the file (200), whose rows
