@@ -1,5 +1,6 @@
 """What hweval keeps between runs outside the warehouse and reports folders (so a failed run leaves those untouched),
-under one folder (`cache_root`), each part bounded (CACHE_KEPT files, least recently used removed first):
+under one folder (`cache_root`), each part bounded (CACHE_KEPT files, DOWNLOADS_KEPT for downloads/, the least recently
+used removed first):
 
 - charts/: a chart's PNG under a key made of its drawing code, data and title (flows/chart_images.py), so that a run
   whose marts did not change draws nothing;

@@ -713,8 +713,9 @@ class Catalog(Strict):
     notifications: NotificationsFile = Field(default_factory=NotificationsFile)
 
     def digest(self) -> str:
-        """A digest of what the rankings and the row checks rest on (accelerators, instances, models, workloads), to
-        tell a catalog edit."""
+        """A digest of the catalog the rankings rest on (accelerators, instances, models, workloads), recorded with
+        each run (ops.runs.catalog_digest) to tell a catalog edit. A batch's input digest takes only what validating
+        its table reads (checks.catalog_inputs)."""
         parts = [part.model_dump_json() for part in (self.accelerators, self.instances, self.models, self.workloads)]
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 

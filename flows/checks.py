@@ -476,7 +476,7 @@ def suite_parameter_names(suite: object) -> set[str]:
     return set()
 
 
-def catalog_inputs(catalog, table: str, suite: dict | None) -> str:
+def catalog_inputs(catalog, table: str, suite: object) -> str:
     """What of the catalog validating a batch of `table` with `suite` (its JSON; None: no suite) reads, as JSON text:
     the suite's parameters it names (suite_parameters) and what the table's row checks compare rows with
     (CHECK_CATALOG_INPUTS). A batch's input digest (flows/reuse.py) takes this, not the whole catalog: an edit of

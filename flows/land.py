@@ -348,18 +348,22 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
     its source is stale. `accept_changes` names sources whose table-level checks are skipped this run (a real
     change in a feed that would otherwise stay stale). `fallbacks` maps a source given on the command line to the
     sources it replaces this run (`replaced_sources`): if it is stale with no last good data of its own, the run
-    uses their last good rows instead, and they are listed as stale.
+    uses their last good rows instead, and they are listed as stale. A replaced source the run does not fall back on
+    loses its rows of the date (but those a run of another date reads), as a cold run never had them.
     """
     warehouse.apply_ddl(con)
     checks.check_catalog(catalog)
+    run_ids = {b.source_id for b in batches}
+    # a source with last good data of its own never falls back on those it replaces (below): they are not kept
     fallbacks = {s_id: replaced for s_id, replaced in (fallbacks or {}).items()
-                 if s_id in {b.source_id for b in batches}}
+                 if s_id in run_ids and last_good_load(con, s_id, as_of) is None}
     fallback_ids = {other_id for replaced in fallbacks.values() for other_id in replaced}
-    # every source of this run (and each one it may fall back on) keeps its same-date rows until its own batch
-    # replaces them, in its transaction. The date's rows of every other source go now, before anything reads the
-    # warehouse: a same-date re-run's cross-source checks and input digests must not read rows this run removes
-    # (a run without aws_pricing checked its spot prices against the earlier run's on-demand prices, then cleared them)
-    kept = {b.source_id for b in batches} | fallback_ids
+    # every source of this run keeps its same-date rows until its own batch replaces them, in its transaction, and
+    # each it may fall back on until landing ends (below). The date's rows of every other source go now, before
+    # anything reads the warehouse: a same-date re-run's cross-source checks and input digests must not read rows
+    # this run removes (a run without aws_pricing checked its spot prices against the earlier run's on-demand prices,
+    # then cleared them; one whose offer file failed, against the replaced Price List's, then cleared them too)
+    kept = run_ids | fallback_ids
     with warehouse.transaction(con):
         warehouse.clear_other_sources(con, as_of, kept)
     # a batch whose input digest over the batches as read equals its source's last landed load's is that batch again
@@ -429,10 +433,12 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
             loads += [record_stale(con, replaced_batch(catalog, other_id, load.source_id), run_id, as_of,
                                    last_good[other_id])
                       for other_id in fallbacks[load.source_id] if last_good[other_id] is not None]
-    # a fallback the run did not fall back on: its rows of this date go as its load went (clear_run_records), but
-    # those a run of another date reads; a cold run would not have had them
-    unused = sorted(fallback_ids - {load.source_id for load in loads})
-    if unused:
+    # a fallback the run did not fall back on (the source given landed) loses its rows of this date now, as its load
+    # line went with the date's records: a cold run would not have had them. Nothing read them: the spot check reads
+    # the warehouse's prices only with no Price List batch to read, and then the source given, with no last good
+    # rows of its own, falls back
+    used = fallback_ids & {load.source_id for load in loads}
+    if used != fallback_ids:
         with warehouse.transaction(con):
-            warehouse.clear_other_sources(con, as_of, {b.source_id for b in batches} | (fallback_ids - set(unused)))
+            warehouse.clear_other_sources(con, as_of, run_ids | used)
     return loads

@@ -55,9 +55,9 @@ def input_digests(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: lis
             continue
         suite = catalog.root / "expectations" / f"{b.table}.json"
         suite_bytes = suite.read_bytes() if suite.is_file() else None
-        catalog_digest = hashlib.sha256(checks.catalog_inputs(
+        catalog_read = hashlib.sha256(checks.catalog_inputs(
             catalog, b.table, _suite_json(suite_bytes)).encode()).hexdigest()
-        parts = [own[b.source_id], b.table, code, catalog_digest,
+        parts = [own[b.source_id], b.table, code, catalog_read,
                  hashlib.sha256(suite_bytes).hexdigest() if suite_bytes is not None else "no suite"]
         for table in checks.CHECK_INPUTS.get(b.table, ()):
             read = sorted(own[o.source_id] for o in batches if o.table == table and o.source_id in own)

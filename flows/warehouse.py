@@ -486,7 +486,8 @@ def clear_other_sources(con: duckdb.DuckDBPyConnection, as_of, keep_sources: set
     """Re-running an as-of date replaces that date's rows instead of duplicating them: first, the date's rows of every
     source but `keep_sources` (this run's, and those it may fall back on) go, with their loads and quarantined rows,
     but landed rows a run of another date reads. A run does it before anything reads the warehouse (flows/land.py),
-    so that its checks and input digests never read rows it is about to remove: a cold run would not have had them.
+    so that its checks and input digests never read rows it is about to remove: a cold run would not have had them;
+    and once landing ends, for a source it replaced but did not fall back on (its load line is gone by then).
     `keep_sources`' landed rows stay until each lands anew: they may be the last good data the run falls back on,
     or the rows it reuses. (The build replaces each mart's rows of the date, or keeps them when the mart's inputs are
     unchanged: transform.py.)"""

@@ -282,6 +282,43 @@ def test_a_same_date_re_run_on_an_offer_file_that_lands_leaves_no_price_list_row
     assert digests(rerun) == digests(cold)
 
 
+@pytest.mark.slow  # five landings of every source (make test-slow, CI)
+def test_a_same_date_re_run_whose_offer_file_fails_checks_spot_prices_as_a_cold_run_would(tmp_path, catalog):
+    """The offer file landed three days before; the date's first run landed the Price List; its re-run on an offer
+    file that fails runs on the file's own last good rows, so it never falls back on the Price List, whose rows of
+    the date go at once: the spot check, with no Price List batch to read, reads the warehouse's last on-demand
+    prices, the offer file's, as a cold run does (it read the Price List's rows of the date, then cleared them: the
+    spot source's input digest differed from a cold run's)."""
+    import offer_file_builder as ofb
+
+    from flows.source_batches import failed_batch
+
+    offer = tmp_path / "index.csv"
+    ofb.write_offer_file(offer, [p for p in ofb.accelerated_products() if p["attrs"]["Instance Type"] == "p5.48xlarge"])
+    given = {"aws_offer_file": [str(offer)]}
+    earlier = AS_OF - dt.timedelta(days=3)
+    on_the_file = {day: pipeline.with_source_files(catalog, given, day) for day in (earlier, AS_OF)}
+    fallbacks = pipeline.replaced_sources(catalog, given)
+
+    def land(path: Path, catalog, run_id: str, as_of: dt.date, fail: str | None = None) -> None:
+        con = warehouse.connect(path)
+        try:
+            batches = [failed_batch(catalog, s_id, OSError("the file cannot be read")) if s_id == fail
+                       else fetch_source(catalog, s_id) for s_id in pipeline.sources_to_run(catalog)]
+            land_all(con, catalog, batches, run_id, as_of, fallbacks=fallbacks)
+        finally:
+            con.close()
+
+    rerun, cold = tmp_path / "rerun.duckdb", tmp_path / "cold.duckdb"
+    for path in (rerun, cold):
+        land(path, on_the_file[earlier], "file", earlier)
+    land(rerun, catalog, "first", AS_OF)
+    for path in (rerun, cold):
+        land(path, on_the_file[AS_OF], "second", AS_OF, fail="aws_offer_file")
+    assert load_record(rerun, "aws_offer_file")[2:] == (0, 0, None)  # stale: no rows of its own this run
+    assert digests(rerun) == digests(cold)
+
+
 def load_record(path: Path, source_id: str) -> tuple:
     con = warehouse.connect_read_only(path)
     try:

@@ -214,8 +214,9 @@ class OfferServer:
         self.short = 0  # how many answers, after the errors, end halfway through the body they announce
         self.requests: list[str] = []
         self.endpoint = ""
-        self.validators: dict[str, str] = {}  # ETag and Last-Modified sent with the file; an If-None-Match equal
-        self.asked_with: list[dict[str, str]] = []  # to the ETag is answered 304. A request's conditional headers
+        # the ETag and Last-Modified sent with the file; a request whose If-None-Match is that ETag is answered 304
+        self.validators: dict[str, str] = {}
+        self.asked_with: list[dict[str, str]] = []  # each request's If-None-Match and If-Modified-Since, as sent
         self.not_modified_always = False  # answer 304 whatever the request asks (a misbehaving server)
 
 
@@ -325,8 +326,8 @@ def test_an_offer_file_unchanged_on_the_server_is_not_downloaded_again(offer_ser
                                                                        caplog):
     """Issue 15 item 3's "the API's own validators": the first fetch keeps the rows it read with the ETag and
     Last-Modified the server sent; the next asks with them (If-None-Match, If-Modified-Since), and on the server's
-    304 reads the kept rows: the same Arrow table, byte for byte (its digest, which decides whether landing reuses
-    the source's load, is the same), with nothing downloaded or scanned."""
+    304 reads the kept rows: an equal Arrow table with the same IPC digest (flows/reuse.py arrow_digest), with
+    nothing downloaded or scanned."""
     from flows.reuse import arrow_digest
 
     caplog.set_level(logging.INFO, logger="flows.sources.aws_offer_file")
@@ -352,7 +353,8 @@ def test_an_offer_file_unchanged_on_the_server_is_not_downloaded_again(offer_ser
 def test_a_live_batch_read_from_the_download_cache_has_the_digest_that_reuses_its_load(offer_server, private_tmp,
                                                                                       download_cache, catalog):
     """What decides reuse is the batch's digest (flows/reuse.py): a run's live batch made of the kept rows (the
-    server's 304) has the digest of the batch the download gave, so a same-date re-run reuses its load."""
+    server's 304) has the digest of the batch the download gave, the digest a same-date re-run's landing compares
+    with its source's last load."""
     from flows import pipeline
     from flows.source_batches import fetch_source
 
@@ -489,7 +491,8 @@ def test_a_download_cache_it_cannot_look_into_or_half_written_entries_cost_nothi
 
 
 def test_the_download_cache_keeps_the_downloads_used_last(download_cache, monkeypatch):
-    """downloads/ is bounded (DOWNLOADS_KEPT files): writing one more removes the least recently used."""
+    """downloads/ is bounded (DOWNLOADS_KEPT files): writing one more removes the least recently used (here, the
+    one written first)."""
     import pyarrow as pa
 
     from flows import cache

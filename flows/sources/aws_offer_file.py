@@ -317,11 +317,10 @@ class _Truncated(OSError):
 
 @dataclass(frozen=True)
 class Downloaded:
-    """What `download` did: the bytes it wrote, and the validators to ask with next time whether the file changed."""
+    """What `download` did: whether it wrote the file, and the validators to ask with next time whether it changed."""
 
-    written: int  # bytes written to the target; 0 when not modified
-    validators: dict[str, str] = field(default_factory=dict)  # the response's ETag and Last-Modified, those it sent
-    not_modified: bool = False  # HTTP 304: the file is still the one the validators asked with name; nothing written
+    validators: dict[str, str] = field(default_factory=dict)  # the ETag and Last-Modified to send back next time
+    not_modified: bool = False  # HTTP 304: the file is the one the request's validators name; nothing written
 
 
 def _validators(headers) -> dict[str, str]:
@@ -342,7 +341,7 @@ def download(url: str, target: Path, *, timeout_s: float = 60.0, sleep: Callable
     backoff. With `validators` (an earlier response's ETag and Last-Modified) the GET is conditional
     (If-None-Match, If-Modified-Since): a server whose file did not change answers HTTP 304 with no body.
 
-    Returns what it wrote and the response's validators (`Downloaded`; `not_modified` on a 304, nothing written);
+    Returns the response's validators (`Downloaded`; `not_modified` on a 304, nothing written);
     LiveSourceError (URL and status or reason) when it cannot be fetched, at once
     for what a retry cannot mend (another HTTP status, a certificate that does not verify, a `target` that cannot be
     written: a full TMPDIR); SourceLimitError, not retried, as soon as the file is larger than
@@ -364,7 +363,7 @@ def download(url: str, target: Path, *, timeout_s: float = 60.0, sleep: Callable
             if expected is not None and expected.isdigit() and int(expected) != written:
                 raise _Truncated(f"truncated: {written:,} of {int(expected):,} bytes")
             log.info("%s: downloaded %d bytes", shown, written)
-            return Downloaded(written, sent)
+            return Downloaded(sent)
         except SourceFormatError:  # past max_file_bytes: the same file would be just as large on a retry
             raise
         except urllib.error.HTTPError as exc:
@@ -373,7 +372,7 @@ def download(url: str, target: Path, *, timeout_s: float = 60.0, sleep: Callable
                 if not conditions:
                     raise LiveSourceError(f"{shown}: HTTP 304 Not Modified, to a request that named no earlier "
                                           f"download (no If-None-Match or If-Modified-Since)") from None
-                return Downloaded(0, dict(_validators(validators or {})), not_modified=True)
+                return Downloaded(_validators(validators or {}), not_modified=True)
             retryable = exc.code in _http.RETRY_STATUSES
             if not retryable or attempt == RETRIES:
                 tries = f" after {attempt + 1} tries" if retryable else ""
