@@ -118,12 +118,12 @@ def duplicate_notes(frame: pl.DataFrame, key: tuple[str, ...]) -> dict[int, str]
 
 
 # ---------------------------------------------------------------- accelerator counts against the catalog
-def _catalog_counts(catalog) -> dict[tuple[str, str], tuple[int, str]]:
-    """(cloud, instance_type) -> (accelerator count, accelerator family)."""
+def _catalog_counts(catalog) -> list[list]:
+    """[cloud, instance_type, accelerator count, accelerator family] of each instance type the catalog counts."""
     accelerators = catalog.accelerators.accelerators
-    return {(i.cloud, i.instance_type): (i.accelerator_count,
-                                         accelerators[i.accelerator].family if i.accelerator in accelerators else "")
-            for i in catalog.instances.instances if i.accelerator_count is not None}
+    return sorted([i.cloud, i.instance_type, i.accelerator_count,
+                   accelerators[i.accelerator].family if i.accelerator in accelerators else ""]
+                  for i in catalog.instances.instances if i.accelerator_count is not None)
 
 
 def listed_counts(frames: Iterable[pl.DataFrame]) -> dict[tuple[str, str], tuple[int, str]]:
@@ -443,8 +443,7 @@ def suite_parameters(catalog) -> dict[str, list[str]]:
 
 # what of the catalog a row check compares rows with, by name (JSON-ready: what a batch's input digest takes)
 CATALOG_READERS = {
-    "catalog_counts": lambda catalog: sorted([cloud, instance_type, count, family] for (cloud, instance_type),
-                                             (count, family) in _catalog_counts(catalog).items()),
+    "catalog_counts": _catalog_counts,
     "listed_quotes": _listed_quotes,
     "accelerator_keys": _accelerator_keys,
     "active_params": _active_params,

@@ -354,9 +354,12 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
     warehouse.apply_ddl(con)
     checks.check_catalog(catalog)
     run_ids = {b.source_id for b in batches}
+    fallbacks = {s_id: replaced for s_id, replaced in (fallbacks or {}).items() if s_id in run_ids}
+    # found before this date's records are cleared: on a same-date re-run the earlier run may be the last good one
+    last_good = {s_id: last_good_load(con, s_id, as_of)
+                 for s_id in run_ids.union(*fallbacks.values())}
     # a source with last good data of its own never falls back on those it replaces (below): they are not kept
-    fallbacks = {s_id: replaced for s_id, replaced in (fallbacks or {}).items()
-                 if s_id in run_ids and last_good_load(con, s_id, as_of) is None}
+    fallbacks = {s_id: replaced for s_id, replaced in fallbacks.items() if last_good[s_id] is None}
     fallback_ids = {other_id for replaced in fallbacks.values() for other_id in replaced}
     # every source of this run keeps its same-date rows until its own batch replaces them, in its transaction, and
     # each it may fall back on until landing ends (below). The date's rows of every other source go now, before
@@ -390,8 +393,6 @@ def land_all(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: list[Sou
     with_checks = dict(zip([id(b) for b in to_check], checks.add_check_columns(to_check, catalog, con, readable, as_of),
                            strict=True))
     checked = [with_checks.get(id(b), b) for b in checked]
-    # found before this date's records are cleared: on a same-date re-run the earlier run may be the last good one
-    last_good = {s_id: last_good_load(con, s_id, as_of) for s_id in kept}
     prepare_warehouse(con, catalog, as_of)
     # every batch to land is asked of Great Expectations' process now: it validates the next ones while each lands
     asked = {id(b): ask_validation(b, catalog, keep=validated is not None)

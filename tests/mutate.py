@@ -1065,8 +1065,8 @@ MUTATIONS = (
              ("tests/test_incremental.py::test_a_same_date_re_run_on_an_offer_file_that_lands_leaves_no_price_list_rows_"
               "of_that_date", *SLOW_TOO)),
     Mutation("a-fallback-kept-when-the-source-given-has-its-own-last-good-rows", "flows/land.py",
-             "                 if s_id in run_ids and last_good_load(con, s_id, as_of) is None}",
-             "                 if s_id in run_ids}",
+             "    fallbacks = {s_id: replaced for s_id, replaced in fallbacks.items() if last_good[s_id] is None}\n",
+             "\n",
              ("tests/test_incremental.py::test_a_same_date_re_run_whose_offer_file_fails_checks_spot_prices_as_a_cold_"
               "run_would", *SLOW_TOO)),
     Mutation("input-digest-takes-the-whole-catalog", "flows/reuse.py",
