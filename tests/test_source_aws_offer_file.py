@@ -16,7 +16,7 @@ import pytest
 from builders import QuietHandler, close_loopback, serve_loopback
 from tls_server import UntrustedServer
 
-from flows.sources import aws_offer_file, aws_pricing
+from flows.sources import _download, aws_offer_file, aws_pricing
 from flows.sources._common import LiveSourceError, SourceFormatError
 
 OFFER_PATH = "/offers/v1.0/aws/AmazonEC2/current/us-east-1/index.csv"
@@ -331,6 +331,7 @@ def test_an_offer_file_unchanged_on_the_server_is_not_downloaded_again(offer_ser
     from flows.reuse import arrow_digest
 
     caplog.set_level(logging.INFO, logger="flows.sources.aws_offer_file")
+    caplog.set_level(logging.INFO, logger="flows.sources._download")
     offer_server.validators = dict(OFFER_VALIDATORS)
     options = {"regions": ["us-east-1"], "endpoint": offer_server.endpoint}
     first = aws_offer_file.fetch_live_table(options)
@@ -419,7 +420,7 @@ def test_a_download_cache_it_cannot_use_costs_a_download_and_a_304_never_asked_f
     assert aws_offer_file.fetch_live_table(options).equals(first)
     assert offer_server.asked_with[3] == {} and "their digest differs" in caplog.text
 
-    for etag in ('"' + "x" * aws_offer_file.MAX_VALIDATOR_CHARS + '"', '"caf\u00e9"'):
+    for etag in ('"' + "x" * _download.MAX_VALIDATOR_CHARS + '"', '"caf\u00e9"'):
         entry.unlink(missing_ok=True)
         offer_server.validators = {"ETag": etag}
         aws_offer_file.fetch_live_table(options)
@@ -572,7 +573,7 @@ def test_a_download_that_cannot_be_written_fails_at_once_naming_the_temporary_fo
     sleeps = []
     with pytest.raises(LiveSourceError, match=r"cannot write the download to /dev/full \(No space left on device\); "
                                               r"it goes to the temporary folder \(TMPDIR\)"):
-        aws_offer_file.download(offer_server.endpoint + OFFER_PATH, Path("/dev/full"), sleep=sleeps.append)
+        _download.download(offer_server.endpoint + OFFER_PATH, Path("/dev/full"), sleep=sleeps.append)
     assert sleeps == [] and len(offer_server.requests) == 1
 
 
@@ -582,7 +583,7 @@ def test_a_certificate_that_does_not_verify_is_not_retried(tmp_path):
         sleeps = []
         with pytest.raises(LiveSourceError, match=r"index.csv: the server's certificate does not verify "
                                                   r"\(self.signed certificate\)"):
-            aws_offer_file.download(server.base + OFFER_PATH, tmp_path / "f.csv", sleep=sleeps.append)
+            _download.download(server.base + OFFER_PATH, tmp_path / "f.csv", sleep=sleeps.append)
         assert sleeps == [] and server.connections == 1
     finally:
         server.close()

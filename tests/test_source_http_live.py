@@ -24,7 +24,7 @@ from builders import QuietHandler, close_loopback, raw_server, serve_loopback
 from tls_server import UntrustedServer
 
 from flows.redaction import redact_text, redact_url
-from flows.sources import _http, azure_retail, gcp_billing
+from flows.sources import _download, _http, azure_retail, gcp_billing
 from flows.sources._common import LiveSourceError, SourceFormatError, SourceLimitError, SourceLimits
 
 API_KEY = "AIzaSyTEST-not-a-real-key_0123456789"
@@ -742,8 +742,6 @@ def test_a_response_that_trickles_in_is_cut_at_the_sources_max_fetch_s(reader, p
     # a byte every 0.05 s of a 200-byte body or header (10 s), each read quick; the fetch may take 0.5 s in all. Before
     # the offer file's download read what had come (read1), it waited for whole 1 MiB chunks and ran on past the bound;
     # before stop 64, a header had only its reads' timeout
-    from flows.sources import aws_offer_file
-
     body = b" " * 200
     base = raw_server(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 200\r\n"
                       b"Connection: close\r\n\r\n" + body, trickle_s=0.05) if part == "body" else raw_server(
@@ -755,8 +753,8 @@ def test_a_response_that_trickles_in_is_cut_at_the_sources_max_fetch_s(reader, p
         if reader == "get_json":
             _http.get_json(base + "/x", what="t", retries=0, timeout_s=5, sleep=Sleeps(), limits=limits)
         else:
-            aws_offer_file.download(base + "/index.csv", tmp_path / "index.csv", timeout_s=5, sleep=Sleeps(),
-                                    limits=limits)
+            _download.download(base + "/index.csv", tmp_path / "index.csv", timeout_s=5, sleep=Sleeps(),
+                               limits=limits)
     assert time.monotonic() - started < 3
 
 
@@ -771,11 +769,9 @@ def test_a_body_cut_short_of_its_content_length_is_retried():
 
 
 def test_the_offer_files_download_fetches_http_urls_only(tmp_path):
-    from flows.sources import aws_offer_file
-
     local = tmp_path / "index.csv"
     local.write_text("not fetched\n")
     with pytest.raises(LiveSourceError, match=r"^not a URL that can be fetched: file://.*index\.csv \(expected "
                                               r"http:// or https://\)$"):
-        aws_offer_file.download(local.as_uri(), tmp_path / "copy.csv", sleep=Sleeps())
+        _download.download(local.as_uri(), tmp_path / "copy.csv", sleep=Sleeps())
     assert not (tmp_path / "copy.csv").exists()

@@ -38,6 +38,7 @@ from flows.catalog_models import Source
 from flows.sources import (
     SOURCE_KINDS,
     _aws,
+    _download,
     _http,
     aws_offer_file,
     aws_pricing,
@@ -277,8 +278,8 @@ def test_a_fetch_past_its_deadline_sends_no_request(endless, tmp_path):
     with pytest.raises(SourceLimitError, match=r"^t: the fetch is taking longer than max_fetch_s allows \(1 s\)"):
         _http.get_json(endless.base + "/v1/services/x/skus", what="t", limits=past, sleep=lambda s: None)
     with pytest.raises(SourceLimitError, match=r"/index.csv: the fetch is taking longer than max_fetch_s allows"):
-        aws_offer_file.download(endless.base + "/index.csv", tmp_path / "index.csv", limits=past,
-                                sleep=lambda s: None)
+        _download.download(endless.base + "/index.csv", tmp_path / "index.csv", limits=past,
+                           sleep=lambda s: None)
     assert endless.requests == []
 
 
