@@ -573,7 +573,7 @@ def stopped_run(patch: str, run: str, as_of: str, root: Path, webhook, stop, pre
                             text=True, start_new_session=True)
     try:
         assert proc.stdout.readline() == "waiting\n", proc.stderr.read()[-3000:]
-        servers = [pid for pid in children(proc.pid) if b"uvicorn" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        servers = [pid for pid in children(proc.pid) if b"uvicorn" in proc_file(pid, "cmdline").encode()]
         stop(proc)
         _, stderr = proc.communicate(timeout=120)
     finally:
@@ -584,8 +584,18 @@ def stopped_run(patch: str, run: str, as_of: str, root: Path, webhook, stop, pre
 
 
 def children(pid: int) -> list[int]:
+    """`pid`'s child processes, from each of its threads' /proc children list. A thread may end between the listing
+    and the read (Prefect's and anyio's worker threads come and go; CI once caught one gone): it has no children then."""
     return [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
-            for child in (task / "children").read_text().split()]
+            for child in proc_file(f"{pid}/task/{task.name}", "children").split()]
+
+
+def proc_file(pid: int | str, name: str) -> str:
+    """/proc/<pid>/<name>'s text, or "" when the process or thread has ended since it was listed."""
+    try:
+        return Path(f"/proc/{pid}/{name}").read_bytes().decode(errors="replace")
+    except (FileNotFoundError, ProcessLookupError):
+        return ""
 
 
 def marks(run) -> set[str]:
@@ -1193,3 +1203,11 @@ def test_what_changed_on_hand_made_days_says_each_change_in_words():
         "- Sources that turned stale: gcp_billing is stale (HTTP 503); no earlier data.",
         "- Sources fresh again: aws_spot is fresh again.",
     ]
+
+
+def test_a_thread_or_process_ended_since_it_was_listed_has_no_children():
+    """stopped_run lists the run's threads, then reads each one's children: a thread that ended in between (CI caught
+    one: FileNotFoundError on /proc/<pid>/task/<tid>/children) has none, and the listing goes on."""
+    assert proc_file(f"{os.getpid()}/task/999999999", "children") == ""
+    assert proc_file(999999999, "cmdline") == ""
+    assert isinstance(children(os.getpid()), list)
