@@ -233,7 +233,7 @@ def worker_outlives_its_killed_run(program: str, env: dict[str, str] | None = No
     def alive(pid: int) -> bool:
         try:
             state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except FileNotFoundError:
+        except (FileNotFoundError, ProcessLookupError):  # gone, or reaped between the open and the read (ESRCH)
             return False
         return state != "Z"  # exited, not yet reaped by whoever adopted it
 

@@ -559,6 +559,7 @@ def stopped_run(patch: str, run: str, as_of: str, root: Path, webhook, stop, pre
     named uvicorn as it was stopped)."""
     import subprocess
     import sys
+    import tempfile
 
     from prefect.settings import PREFECT_API_URL
 
@@ -568,17 +569,26 @@ def stopped_run(patch: str, run: str, as_of: str, root: Path, webhook, stop, pre
         "HWEVAL_NOTIFY_URL": webhook.url()} | (env or {})
     if prefect_api:
         env["PREFECT_API_URL"] = PREFECT_API_URL.value()
-    proc = subprocess.Popen([sys.executable, "-c", script, as_of, str(root / "w" / "hweval.duckdb"),
-                             str(root / "reports")], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
-    try:
-        assert proc.stdout.readline() == "waiting\n", proc.stderr.read()[-3000:]
-        servers = [pid for pid in children(proc.pid) if b"uvicorn" in proc_file(pid, "cmdline").encode()]
-        stop(proc)
-        _, stderr = proc.communicate(timeout=120)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
+    # stderr to a file (outside `root`, whose files the tests compare): a pipe nobody reads before "waiting" would hold
+    # the run once its log passed the pipe's 64 KiB
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen([sys.executable, "-c", script, as_of, str(root / "w" / "hweval.duckdb"),
+                                 str(root / "reports")], env=env, stdout=subprocess.PIPE, stderr=err, text=True,
+                                start_new_session=True)
+        try:
+            if proc.stdout.readline() != "waiting\n":
+                os.killpg(proc.pid, signal.SIGKILL)  # before its stderr is read: the patch may sleep for 10 minutes
+                proc.wait()
+                err.seek(0)
+                pytest.fail(f"the run did not reach the point it is stopped at:\n{err.read()[-3000:]}")
+            servers = [pid for pid in children(proc.pid) if b"uvicorn" in proc_file(pid, "cmdline").encode()]
+            stop(proc)
+            proc.communicate(timeout=120)  # its stdout drained as it ends
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        err.seek(0)
+        stderr = err.read()
     lines = [json.loads(r["body"])["message"].splitlines()[0] for r in webhook.requests]
     return proc.returncode, stderr, lines, servers
 
@@ -610,8 +620,9 @@ def marks(run) -> set[str]:
             if crash_notice.mark(kind, attempt) in run.tags}
 
 
-def crashed_runs(as_of: str) -> list:
-    """The flow runs of the nightly flow as of `as_of` that Prefect recorded as Crashed."""
+def crashed_runs(as_of: str, since: dt.datetime) -> list:
+    """The flow runs of the nightly flow as of `as_of`, created `since`, that Prefect recorded as Crashed (the session's
+    server may hold another module's crashed run of that date)."""
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import (
         FlowRunFilter,
@@ -621,9 +632,9 @@ def crashed_runs(as_of: str) -> list:
     )
 
     with get_client(sync_client=True) as client:
-        return client.read_flow_runs(flow_run_filter=FlowRunFilter(
+        return [run for run in client.read_flow_runs(flow_run_filter=FlowRunFilter(
             name=FlowRunFilterName(any_=[f"hweval-{as_of}"]),
-            state=FlowRunFilterState(type=FlowRunFilterStateType(any_=["CRASHED"]))))
+            state=FlowRunFilterState(type=FlowRunFilterStateType(any_=["CRASHED"])))) if run.created >= since]
 
 
 @pytest.mark.slow  # a run in a process of its own: make test-slow and CI
@@ -632,6 +643,7 @@ def test_a_run_stopped_by_sigterm_is_crashed_and_tells_the_channel(prefect_serve
     run Crashed, which no `except Exception` sees; the on_crashed hook tells the channel what a failed run tells it."""
     from flows.crash_notice import TELLING_TAG, TOLD_TAG
 
+    since = dt.datetime.now(dt.UTC)
     status, stderr, lines, _ = stopped_run(STOPPED_IN_THE_FETCH, NIGHTLY_RUN, "2026-12-03", tmp_path, webhook,
                                            lambda proc: proc.send_signal(signal.SIGTERM))
     assert status != 0 and "Crash detected! Execution was aborted by a termination signal" in stderr
@@ -644,7 +656,7 @@ def test_a_run_stopped_by_sigterm_is_crashed_and_tells_the_channel(prefect_serve
     assert f"Report: {tmp_path / 'reports' / 'latest' / 'index.md'}" in body["message"].splitlines()  # none from it
     assert not (tmp_path / "w" / "hweval.duckdb").exists()
     # tagged as told, so that the crash-notice deployment (triggered by the same Crashed state) says nothing again
-    [crashed] = crashed_runs("2026-12-03")
+    [crashed] = crashed_runs("2026-12-03", since)
     assert marks(crashed) == {TELLING_TAG, TOLD_TAG}
 
 
@@ -654,10 +666,11 @@ def test_a_run_stopped_after_it_told_its_channel_tells_it_once(prefect_server, t
     run is tagged as told, so that the crash-notice deployment says nothing either."""
     from flows.crash_notice import TOLD_TAG
 
+    since = dt.datetime.now(dt.UTC)
     status, _, lines, _ = stopped_run(STOPPED_AFTER_TELLING, NIGHTLY_RUN, "2026-12-04", tmp_path, webhook,
                                       lambda proc: proc.send_signal(signal.SIGTERM))
     assert status != 0 and lines == ["RuntimeError: boom"]
-    [crashed] = crashed_runs("2026-12-04")
+    [crashed] = crashed_runs("2026-12-04", since)
     assert marks(crashed) == {TOLD_TAG}
 
 
@@ -691,7 +704,7 @@ def test_ctrl_c_at_the_terminal_tells_the_channel_and_stops_the_runs_own_server(
     assert "Crash detected! Execution was aborted by an interrupt signal" in stderr and status != 0
     assert lines == [("flow run hweval-2026-12-05 crashed before it finished (Crashed: Execution was aborted by an "
                       "interrupt signal.)")]
-    assert gone(server)
+    assert gone(server, within_s=60)  # uvicorn's graceful end; a loaded machine may take a while
 
 
 @pytest.mark.slow  # `hweval run` in a process of its own, with its own temporary server: make test-slow and CI
@@ -700,7 +713,7 @@ def test_the_runs_own_server_ends_when_the_run_is_killed_outright(prefect_server
     status, _, lines, [server] = stopped_run(STOPPED_IN_THE_FETCH, CLI_RUN, "2026-12-06", tmp_path, webhook,
                                              lambda proc: proc.kill(), prefect_api=False)
     assert status == -signal.SIGKILL and lines == []
-    assert gone(server)
+    assert gone(server, within_s=60)  # PDEATHSIG's SIGTERM, then uvicorn's graceful end
 
 
 @pytest.mark.slow  # `hweval run` in a process of its own, after a whole run: make test-slow and CI
@@ -724,11 +737,12 @@ def test_a_run_stopped_in_a_duckdb_query_is_crashed_not_failed(flow_run, prefect
         # it was written just before the query let a loaded machine's signal land in Python, not in DuckDB)
         os.killpg(proc.pid, sig) if sig == signal.SIGINT else proc.send_signal(sig)
 
+    since = dt.datetime.now(dt.UTC)
     status, stderr, lines, _ = stopped_run(STOPPED_IN_A_QUERY, CLI_RUN, as_of, tmp_path, webhook, stop)
     assert "RuntimeError: Query interrupted" in stderr  # the signal landed in DuckDB: the build task failed of it
     # Prefect's handler sends SIGTERM again once the run is Crashed; an unhandled KeyboardInterrupt ends Python so too
     assert status == -sig, stderr[-3000:]
-    [crashed] = crashed_runs(as_of)
+    [crashed] = crashed_runs(as_of, since)
     assert crashed.state.message == f"Execution was aborted by {how}."
     assert lines == [f"flow run hweval-{as_of} crashed before it finished (Crashed: Execution was aborted by {how}.)"]
     assert json.loads(webhook.requests[0]["body"])["title"] == f"hweval {as_of}: run failed"

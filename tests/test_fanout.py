@@ -248,14 +248,20 @@ def test_a_share_whose_lease_is_lost_is_told_to_the_flow_while_it_is_held(prefec
     the flow ("lost"), which starts no more of that cloud's parts and leaves its sources stale."""
     from prefect.client.orchestration import SyncPrefectClient
 
+    held = threading.Event()
+
     def unreachable(self, *args, **kwargs):
+        held.wait(60)  # not before the share is held: Prefect renews at once, then only every 225 s
         raise RuntimeError("the server is unreachable (simulated)")
 
+    # patched before the share is taken: patched after it, Prefect's first renewal (at once, in its own thread) could
+    # come first on a loaded machine and succeed, and the next one is 225 s away
+    monkeypatch.setattr(SyncPrefectClient, "renew_concurrency_lease", unreachable)
     fanout.ensure_limits({"aws": 3, "default": 4})
     events = queue.SimpleQueue()
     with fanout.cloud_shares({"aws": 2}, events) as give_back:
         assert events.get(timeout=30) == ("share", "aws", None)
-        monkeypatch.setattr(SyncPrefectClient, "renew_concurrency_lease", unreachable)
+        held.set()
         kind, cloud, error = events.get(timeout=120)  # before give_back: while the share is held
         give_back("aws")
     assert (kind, cloud) == ("lost", "aws"), (kind, cloud, error)
@@ -276,8 +282,8 @@ def test_a_cloud_whose_share_another_run_holds_leaves_only_its_own_sources_stale
     monkeypatch.setenv("HWEVAL_TASK_RUNNER", "dask")
     catalog, server = wide_live_setup(tmp_path, 0.0, 2, LIMIT, "HWEVAL_TEST_GCP_KEY")
     # long enough for the free clouds' shares on a loaded 2-core machine (3 s timed gcp's out once, in a clean clone's
-    # CI run beside other work), short enough for the held one to give up soon
-    monkeypatch.setattr(fanout, "SLOT_WAIT_S", 10.0)
+    # CI run beside other work; 10 s left a loaded machine little margin), short enough for the held one to give up
+    monkeypatch.setattr(fanout, "SLOT_WAIT_S", 20.0)
     try:
         fanout.ensure_limits(catalog.sources.fetch_concurrency.model_dump())
         with concurrency("hweval-fetch-aws", occupy=LIMIT, strict=True, timeout_seconds=30):  # another run's

@@ -31,7 +31,7 @@ with runlock.exclusive(Path(sys.argv[1]), Path(sys.argv[2]), float(sys.argv[3]),
     print("held", flush=True)
     sys.stdin.read()  # until the test closes stdin, or kills this process
 """
-WAIT_LINE = (r"another hweval run \(pid {pid}, started \d\d:\d\d:\d\d UTC\) holds {path}; "
+WAIT_LINE = (r"another hweval run \(pid {pid}, started (?:\d{{4}}-\d\d-\d\d )?\d\d:\d\d:\d\d UTC\) holds {path}; "
              r"waiting up to {wait_s} s")
 
 
@@ -81,7 +81,7 @@ def test_a_run_told_not_to_wait_names_the_holder_and_how_to_wait(tmp_path, held)
             pytest.fail("got the lock another process holds")
     assert said == []
     assert re.fullmatch(
-        rf"another hweval run \(pid {first.pid}, started \d\d:\d\d:\d\d UTC\) holds "
+        rf"another hweval run \(pid {first.pid}, started (?:\d{{4}}-\d\d-\d\d )?\d\d:\d\d:\d\d UTC\) holds "
         rf"{re.escape(str(tmp_path / 'warehouse' / 'hweval.duckdb'))} and this run was told not to wait; nothing was "
         r"changed. Try again when it has finished, or wait longer with --wait SECONDS \(a deployment's "
         r"parameter wait_s, or HWEVAL_LOCK_WAIT_S\)",
