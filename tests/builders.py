@@ -217,32 +217,26 @@ def worker_outlives_its_killed_run(program: str, env: dict[str, str] | None = No
     sleeps), kill it (SIGKILL: no atexit, no executor shutdown) and wait up to `wait_s` for the worker to exit; whether
     the worker is still alive then."""
     import os
+    import select
     import signal
     import subprocess
     import sys
-    import time
 
     from flows.paths import PROJECT_ROOT
 
     run = subprocess.Popen([sys.executable, "-c", program], cwd=PROJECT_ROOT, stdout=subprocess.PIPE, text=True,
                            env=env)
-    worker = int(run.stdout.readline())
-    run.send_signal(signal.SIGKILL)
-    run.wait()
-
-    def alive(pid: int) -> bool:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):  # gone, or reaped between the open and the read (ESRCH)
-            return False
-        return state != "Z"  # exited, not yet reaped by whoever adopted it
-
-    deadline = time.monotonic() + wait_s
-    while alive(worker) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    outlived = alive(worker)
-    if outlived:  # (the test fails) not left behind: a mutation that keeps workers alive would leave one a run
-        os.kill(worker, signal.SIGKILL)
+    # the worker held by a pid file descriptor, taken while its run still lives (so it is that worker): it reads as
+    # ready once the worker has ended, and a signal sent through it cannot reach another process given its pid since
+    worker = os.pidfd_open(int(run.stdout.readline()))
+    try:
+        run.send_signal(signal.SIGKILL)
+        run.wait()
+        outlived = not select.select([worker], [], [], wait_s)[0]
+        if outlived:  # (the test fails) not left behind: a mutation that keeps workers alive would leave one a run
+            signal.pidfd_send_signal(worker, signal.SIGKILL)
+    finally:
+        os.close(worker)
     return outlived
 
 
