@@ -275,14 +275,20 @@ def favicon_links(site: Path) -> set[str]:
             for match in re.findall(r'<link rel="shortcut icon" href="([^"]+)"', page.read_text(encoding="utf-8"))}
 
 
+def proc_file(pid: int | str, name: str) -> str:
+    """/proc/<pid>/<name>'s text, or "" when the process or thread has ended (or was reaped) since it was listed."""
+    try:
+        return Path(f"/proc/{pid}/{name}").read_bytes().decode(errors="replace")
+    except (FileNotFoundError, ProcessLookupError):
+        return ""
+
+
 def gone(pid: int, within_s: float = 15.0) -> bool:
     """Whether process `pid` has ended (or is a zombie) within `within_s`."""
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
-        try:
-            if Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z"):
-                return True
-        except (FileNotFoundError, ProcessLookupError):
+        stat = proc_file(pid, "stat")
+        if not stat or stat.rsplit(") ", 1)[1].startswith("Z"):
             return True
         time.sleep(0.2)
     return False

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from builders import gone
+from builders import gone, proc_file
 from conftest import AS_OF, CATALOGS
 
 from flows.analytics import load_contract
@@ -599,13 +599,6 @@ def children(pid: int) -> list[int]:
     return [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
             for child in proc_file(f"{pid}/task/{task.name}", "children").split()]
 
-
-def proc_file(pid: int | str, name: str) -> str:
-    """/proc/<pid>/<name>'s text, or "" when the process or thread has ended since it was listed."""
-    try:
-        return Path(f"/proc/{pid}/{name}").read_bytes().decode(errors="replace")
-    except (FileNotFoundError, ProcessLookupError):
-        return ""
 
 
 def marks(run) -> set[str]:
@@ -1222,6 +1215,13 @@ def test_what_changed_on_hand_made_days_says_each_change_in_words():
 def test_a_thread_or_process_ended_since_it_was_listed_has_no_children():
     """stopped_run lists the run's threads, then reads each one's children: a thread that ended in between (CI caught
     one: FileNotFoundError on /proc/<pid>/task/<tid>/children) has none, and the listing goes on."""
+    import subprocess
+
     assert proc_file(f"{os.getpid()}/task/999999999", "children") == ""
     assert proc_file(999999999, "cmdline") == ""
-    assert isinstance(children(os.getpid()), list)
+    child = subprocess.Popen(["sleep", "60"])
+    try:
+        assert child.pid in children(os.getpid())
+    finally:
+        child.kill()
+        child.wait()
