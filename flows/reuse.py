@@ -50,21 +50,27 @@ def input_digests(con: duckdb.DuckDBPyConnection, catalog: Catalog, batches: lis
                           + version("great-expectations").encode()).hexdigest()
     own = {b.source_id: b.data_digest for b in batches if b.data_digest and not b.error}
     digests = {}
+    tables: dict[str, tuple[str, str]] = {}  # once a table in this call, not once a batch (instance_types: one a cloud)
     for b in batches:
         if b.source_id not in own:
             continue
-        suite = catalog.root / "expectations" / f"{b.table}.json"
-        suite_bytes = suite.read_bytes() if suite.is_file() else None
-        catalog_read = hashlib.sha256(checks.catalog_inputs(
-            catalog, b.table, _suite_json(suite_bytes)).encode()).hexdigest()
-        parts = [own[b.source_id], b.table, code, catalog_read,
-                 hashlib.sha256(suite_bytes).hexdigest() if suite_bytes is not None else "no suite"]
+        if b.table not in tables:
+            tables[b.table] = _table_parts(catalog, b.table)
+        parts = [own[b.source_id], b.table, code, *tables[b.table]]
         for table in checks.CHECK_INPUTS.get(b.table, ()):
             read = sorted(own[o.source_id] for o in batches if o.table == table and o.source_id in own)
             parts.append(f"{table}:{','.join(read)}" if read else
                          f"{table} from the warehouse:{checks.warehouse_inputs_digest(con, table, as_of)}")
         digests[b.source_id] = hashlib.sha256("\n".join(parts).encode()).hexdigest()
     return digests
+
+
+def _table_parts(catalog: Catalog, table: str) -> tuple[str, str]:
+    """A table's part of its batches' input digests: what of the catalog validating it reads, and its suite's bytes."""
+    suite = catalog.root / "expectations" / f"{table}.json"
+    suite_bytes = suite.read_bytes() if suite.is_file() else None
+    return (hashlib.sha256(checks.catalog_inputs(catalog, table, _suite_json(suite_bytes)).encode()).hexdigest(),
+            hashlib.sha256(suite_bytes).hexdigest() if suite_bytes is not None else "no suite")
 
 
 def _suite_json(suite: bytes | None) -> object:

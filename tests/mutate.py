@@ -1058,8 +1058,8 @@ MUTATIONS = (
              COST_TESTS + ("tests/test_flow.py",)),
     # ---------------------------------------------------------------- issue 15: incremental re-runs
     Mutation("reuse-ignores-the-catalog", "flows/reuse.py",
-             "parts = [own[b.source_id], b.table, code, catalog_read,",
-             "parts = [own[b.source_id], b.table, code, \"any catalog\",", INCREMENTAL_TESTS),
+             "    return (hashlib.sha256(checks.catalog_inputs(catalog, table, _suite_json(suite_bytes)).encode()).hexdigest(),",
+             "    return (\"any catalog\",", INCREMENTAL_TESTS),
     Mutation("an-unused-fallbacks-rows-of-the-date-kept", "flows/land.py",
              "    if used != fallback_ids:\n", "    if False:\n",
              ("tests/test_incremental.py::test_a_same_date_re_run_on_an_offer_file_that_lands_leaves_no_price_list_rows_"
@@ -1070,8 +1070,8 @@ MUTATIONS = (
              ("tests/test_incremental.py::test_a_same_date_re_run_whose_offer_file_fails_checks_spot_prices_as_a_cold_"
               "run_would", *SLOW_TOO)),
     Mutation("input-digest-takes-the-whole-catalog", "flows/reuse.py",
-             "        catalog_read = hashlib.sha256(checks.catalog_inputs(\n",
-             "        catalog_read = catalog.digest() or hashlib.sha256(checks.catalog_inputs(\n",
+             "    return (hashlib.sha256(checks.catalog_inputs(catalog, table, _suite_json(suite_bytes)).encode()).hexdigest(),",
+             "    return (catalog.digest() or hashlib.sha256(checks.catalog_inputs(catalog, table, _suite_json(suite_bytes)).encode()).hexdigest(),",
              ("tests/test_incremental.py::test_a_catalog_edit_validation_does_not_read_reuses_every_source_and_equals_a_"
               "cold_run", *SLOW_TOO)),
     Mutation("input-digest-misses-the-training-workloads-flops", "flows/checks.py",
