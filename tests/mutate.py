@@ -3062,6 +3062,9 @@ MUTATIONS = (
     Mutation("deferred-module-not-put-on-its-package", "flows/validate.py",
              "        setattr(sys.modules[parent], child, module)", "        pass",
              ("tests/test_gx_process.py::test_the_gx_process_validates_every_expectation_type_of_the_suites_without_loading_scipy_stats",)),
+    Mutation("ddl-applied-a-statement-at-a-time", "flows/warehouse.py",
+             "    with transaction(con):\n        for text in ddl:", "    with contextlib.nullcontext(con):\n        for text in ddl:",
+             ("tests/test_migrations.py::test_apply_ddl_that_fails_part_way_changes_nothing",)),
 )
 
 

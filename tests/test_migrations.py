@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import shutil
 
+import duckdb
 import pytest
 from conftest import AS_OF, RUN_ID
 
@@ -100,3 +101,33 @@ def test_history_rows_without_their_rankings_rows_refuse_the_migration_and_nothi
                                            r"the same as-of date and candidate: .* \(nothing was dropped\)"):
         migrations.migrate_marts(con)
     assert con.execute("select count(*) from marts.rank_history").fetchall() == [(stored_rows,)]
+
+
+# ---------------------------------------------------------------- warehouse.apply_ddl on a warehouse an older DDL made
+def _older_azure_retail(con) -> None:
+    """raw.azure_retail as a DDL before is_primary_meter_region made it, holding one row."""
+    con.execute("alter table raw.azure_retail drop column is_primary_meter_region")
+    con.execute("insert into raw.azure_retail (run_id, as_of, source_id, data_as_of, row_no, source_ref, retail_price) "
+                "values ('run-0', ?, 'azure_retail', ?, 0, 'page-1', 98.32)", [AS_OF, AS_OF])
+
+
+def test_apply_ddl_adds_the_columns_a_newer_ddl_declares_and_keeps_the_rows(fresh_db):
+    _older_azure_retail(fresh_db)
+    warehouse.apply_ddl(fresh_db)
+    assert fresh_db.execute("select retail_price, is_primary_meter_region from raw.azure_retail").fetchall() == [
+        (98.32, None)]
+
+
+def test_apply_ddl_that_fails_part_way_changes_nothing(fresh_db, tmp_path):
+    """One transaction: a macro that does not parse, after the column is added, leaves the table as it was."""
+    sql_dir = tmp_path / "sql"
+    shutil.copytree(warehouse.SQL_DIR, sql_dir)
+    with (sql_dir / "macros.sql").open("a") as f:
+        f.write("\ncreate or replace macro broken(x) as x +;\n")
+    _older_azure_retail(fresh_db)
+    with pytest.raises(duckdb.ParserException):
+        warehouse.apply_ddl(fresh_db, sql_dir)
+    assert "is_primary_meter_region" not in warehouse.relations.columns(fresh_db, "raw", "azure_retail")
+    assert fresh_db.execute("select count(*) from raw.azure_retail").fetchall() == [(1,)]
+    assert fresh_db.execute("select count(*) from duckdb_functions() where function_name = 'broken'").fetchall() == [
+        (0,)]
