@@ -392,7 +392,10 @@ def p2(repeat: int, offer_rows: int) -> list[tuple[str, list[float], float, str]
             kept.add(f"DuckDB scan: {int(count):,} rows kept")
             read_s.append(child([sys.executable, str(Path(tmp) / "source_reader.py"), str(ROOT), str(offer_file)], env,
                                 stdout=printed).seconds)
-            kept.add(f"the source's read: {int(printed.read_text()):,} rows kept")
+            read_kept = int(printed.read_text())
+            if read_kept != pandas_kept:  # the same rows, or the two reads are not compared
+                raise SystemExit(f"bench: the pandas reader kept {pandas_kept:,} rows and the source's read {read_kept:,}")
+            kept.add(f"the source's read: {read_kept:,} rows kept")
             _, mib, largest = offer_file_run(f"memory{n}", memory=True)
             run_mib.append(mib)
             run_largest.append(largest)
