@@ -137,6 +137,7 @@ class Ran(NamedTuple):
     seconds: float  # wall seconds of the child, from its start to its exit
     mib: float | None  # peak of the summed PSS of the child and every process it started (TreeMemory), when sampled
     largest_mib: float  # the largest ru_maxrss of the child or one of its reaped descendants (os.wait4)
+    parts: str = ""  # when sampled: what each kind of process held at that peak (TreeMemory.parts)
 
 
 def _children_of(pid: int) -> set[int]:
@@ -174,23 +175,71 @@ def _pss_kib(pid: int) -> int:
     return 0
 
 
+def _role(pid: int, root: int) -> tuple[str, bool]:
+    """What a process of the tree is, and whether that is settled: the child itself, Prefect's server (uvicorn),
+    multiprocessing's resource tracker, a chart worker (a spawned worker that has loaded Matplotlib's library), Great
+    Expectations' process (a spawned worker without it: never settled, looked at again at each new peak, as a chart
+    worker loads Matplotlib after its start), else its program's name; "ended" for one that ended since it was
+    listed."""
+    if pid == root:
+        return "its own process", True
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = f.read().split(b"\0")
+        command = b" ".join(argv).decode(errors="replace")
+        if "uvicorn" in command or "prefect.server" in command:
+            return "Prefect server", True
+        if "multiprocessing.resource_tracker" in command:
+            return "resource tracker", True  # the spawned workers' semaphore keeper
+        if "multiprocessing.spawn" in command:
+            with open(f"/proc/{pid}/maps") as f:
+                if "matplotlib" in f.read():
+                    return "chart worker", True
+            return "GX process", False  # a chart worker loads Matplotlib after its start
+    except OSError:
+        return "ended", True
+    return Path(argv[0].decode(errors="replace")).name or "other", True
+
+
+_PLURAL = {"chart worker": "chart workers", "GX process": "GX processes", "ended": "ended"}
+
+
 class TreeMemory:
     """The peak, sampled every `interval_s`, of the summed PSS of a process and all its descendants: the Prefect
     server a run starts, Great Expectations' process, the chart workers. os.wait4's ru_maxrss is the largest single
     process of them (a review found the empty flow's "188 MiB" was its server's, and the run's figure left out GX's
     process, 280 MiB, though moving GX there added to the whole). PSS counts a page that processes share once in
-    all; a peak that lasts less than `interval_s` may be missed."""
+    all; a peak that lasts less than `interval_s` may be missed. At each new peak it notes what each kind of process
+    held (`parts`: the child, Prefect's server, GX's process, the chart workers), which says where a peak comes from."""
 
     def __init__(self, pid: int, interval_s: float = 0.05):
         self.pid, self.interval_s, self.peak_kib = pid, interval_s, 0
+        self.peak_parts: dict[str, list[int]] = {}  # at the peak: each kind of process (_role) -> their PSS, KiB
+        self.roles: dict[int, str] = {}  # settled roles, by pid
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._sample, name="bench-tree-memory", daemon=True)
         self.thread.start()
 
     def _sample(self) -> None:
         while not self.done.is_set():
-            self.peak_kib = max(self.peak_kib, sum(_pss_kib(p) for p in _children_of(self.pid)))
+            sizes = {p: _pss_kib(p) for p in _children_of(self.pid)}
+            if sum(sizes.values()) > self.peak_kib:  # a new peak: what makes it up (read only then)
+                self.peak_kib = sum(sizes.values())
+                self.peak_parts = {}
+                for p, kib in sizes.items():
+                    role = self.roles.get(p)
+                    if role is None:
+                        role, settled = _role(p, self.pid)
+                        if settled:
+                            self.roles[p] = role
+                    self.peak_parts.setdefault(role, []).append(kib)
             self.done.wait(self.interval_s)
+
+    def parts(self) -> str:
+        """The peak's processes by kind, largest first: `GX process 251` (MiB), `2 chart workers 180`."""
+        kinds = sorted(self.peak_parts.items(), key=lambda item: -sum(item[1]))
+        return ", ".join(f"{role if len(sizes) == 1 else f'{len(sizes)} {_PLURAL.get(role, role)}'} "
+                         f"{sum(sizes) / 1024:.0f}" for role, sizes in kinds if sum(sizes))
 
     def stop(self) -> float:
         self.done.set()
@@ -220,6 +269,7 @@ def child(argv: list[str], env: dict[str, str], stdout: Path | None = None, memo
             _, status, usage = os.wait4(proc.pid, 0)
         finally:
             tree_mib = tree.stop() if tree is not None else None
+            parts = tree.parts() if tree is not None else ""
         seconds = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
         if proc.returncode != 0:
@@ -229,7 +279,7 @@ def child(argv: list[str], env: dict[str, str], stdout: Path | None = None, memo
     if largest_mib <= own_mib * 1.05:
         print(f"  bench: warning: the largest process's peak of {Path(argv[0]).name} ({largest_mib:.0f} MiB) may be "
               f"the bench's own ({own_mib:.0f} MiB), not the child's", flush=True)
-    return Ran(seconds, tree_mib, largest_mib)
+    return Ran(seconds, tree_mib, largest_mib, parts)
 
 
 def run_env() -> dict[str, str]:
@@ -261,6 +311,7 @@ def p1_and_p4(repeat: int) -> list[tuple[str, list[float], float, str]]:
     env = run_env()
     floor_s, floor_mib, run_s, run_mib, rerun_s = [], [], [], [], []
     floor_largest, run_largest = [], []  # the largest single process's peak, printed beside the whole tree's
+    run_parts = []  # what each kind of process held at the run's peak (TreeMemory.parts)
     with tempfile.TemporaryDirectory(prefix="hweval-bench-") as tmp:
         empty = Path(tmp) / "empty_flow.py"
         empty.write_text(EMPTY_FLOW)
@@ -278,15 +329,17 @@ def p1_and_p4(repeat: int) -> list[tuple[str, list[float], float, str]]:
             argv, cold = cold_run(f"run{n}")
             run_s.append(child(argv, cold).seconds)
             rerun_s.append(child(argv, cold).seconds)  # the same date again, nothing changed, with the cold run's cache
-            _, mib, largest = child([sys.executable, str(empty)], env, memory=True)
-            floor_mib.append(mib)
-            floor_largest.append(largest)
-            _, mib, largest = child(*cold_run(f"memory{n}"), memory=True)
-            run_mib.append(mib)
-            run_largest.append(largest)
+            floor_ran = child([sys.executable, str(empty)], env, memory=True)
+            floor_mib.append(floor_ran.mib)
+            floor_largest.append(floor_ran.largest_mib)
+            ran = child(*cold_run(f"memory{n}"), memory=True)
+            run_mib.append(ran.mib)
+            run_largest.append(ran.largest_mib)
+            run_parts.append(ran.parts)
             print(f"  repeat {n + 1}: empty flow {floor_s[-1]:.1f} s {floor_mib[-1]:.0f} MiB (largest process "
-                  f"{floor_largest[-1]:.0f}); run {run_s[-1]:.1f} s {run_mib[-1]:.0f} MiB (largest process "
-                  f"{run_largest[-1]:.0f}); re-run {rerun_s[-1]:.1f} s", flush=True)
+                  f"{floor_largest[-1]:.0f}; at its peak, MiB: {floor_ran.parts}); run {run_s[-1]:.1f} s "
+                  f"{run_mib[-1]:.0f} MiB (largest process {run_largest[-1]:.0f}; at its peak, MiB: {ran.parts}); "
+                  f"re-run {rerun_s[-1]:.1f} s", flush=True)
     time_ratios = [r / f for r, f in zip(run_s, floor_s, strict=True)]
     memory_ratios = [r / f for r, f in zip(run_mib, floor_mib, strict=True)]
     rerun_ratios = [r / c for r, c in zip(rerun_s, run_s, strict=True)]
@@ -296,7 +349,8 @@ def p1_and_p4(repeat: int) -> list[tuple[str, list[float], float, str]]:
         ("P1 make run / empty flow, peak memory", memory_ratios, 1.5,
          (f"run {spread(run_mib)} MiB against {spread(floor_mib)} MiB, each the summed PSS of its process and those it "
          f"started; the largest process alone: run {spread(run_largest)} MiB against {spread(floor_largest)} MiB "
-         f"({spread([r / f for r, f in zip(run_largest, floor_largest, strict=True)])}x)")),
+         f"({spread([r / f for r, f in zip(run_largest, floor_largest, strict=True)])}x); at the median run's peak, "
+         f"MiB: {run_parts[run_mib.index(statistics.median_low(run_mib))]}")),
         ("P4 unchanged re-run / cold run", rerun_ratios, 0.5,
          (f"re-run {spread(rerun_s)} s against {spread(run_s)} s; above the empty flow's floor: re-run "
           f"{spread([r - f for r, f in zip(rerun_s, floor_s, strict=True)])} s against cold "
@@ -337,7 +391,7 @@ def bare_scan_query(path: Path) -> str:
 def p2(repeat: int, offer_rows: int) -> list[tuple[str, list[float], float, str]]:
     env = run_env()
     floor_s, run_s, run_mib, pandas_s, pandas_mib, scan_s, read_s = [], [], [], [], [], [], []
-    run_largest = []
+    run_largest, run_parts = [], []
     products, families, cpu_types = offer_file_filter()
     with tempfile.TemporaryDirectory(prefix="hweval-bench-") as tmp:
         empty = Path(tmp) / "empty_flow.py"
@@ -396,12 +450,14 @@ def p2(repeat: int, offer_rows: int) -> list[tuple[str, list[float], float, str]
             if read_kept != pandas_kept:  # the same rows, or the two reads are not compared
                 raise SystemExit(f"bench: the pandas reader kept {pandas_kept:,} rows and the source's read {read_kept:,}")
             kept.add(f"the source's read: {read_kept:,} rows kept")
-            _, mib, largest = offer_file_run(f"memory{n}", memory=True)
-            run_mib.append(mib)
-            run_largest.append(largest)
+            ran = offer_file_run(f"memory{n}", memory=True)
+            run_mib.append(ran.mib)
+            run_largest.append(ran.largest_mib)
+            run_parts.append(ran.parts)
             print(f"  repeat {n + 1}: empty flow {floor_s[-1]:.1f} s; run {run_s[-1]:.1f} s, {run_mib[-1]:.0f} MiB (a "
                   f"run of its own, sampled); pandas reader {pandas_s[-1]:.1f} s {pandas_mib[-1]:.0f} MiB; DuckDB scan "
-                  f"{scan_s[-1]:.2f} s; the source's read {read_s[-1]:.1f} s", flush=True)
+                  f"{scan_s[-1]:.2f} s; the source's read {read_s[-1]:.1f} s; at the run's peak, MiB: {run_parts[-1]}",
+                  flush=True)
     print(f"  P2: {'; '.join(sorted(kept))}", flush=True)
     file = f"{lines:,}-line offer file ({size_mb:,.0f} MB)"
     over_floor = [r - f for r, f in zip(run_s, floor_s, strict=True)]
@@ -420,7 +476,8 @@ def p2(repeat: int, offer_rows: int) -> list[tuple[str, list[float], float, str]
          pandas_detail),
         ("P2 offer-file run, peak memory / 512 MB", [m / P2_MEMORY_MIB for m in run_mib], 1.0,
          (f"run {spread(run_mib)} MiB against 512 MB = {P2_MEMORY_MIB:.1f} MiB (the summed PSS of its process and "
-         f"those it started, in runs of their own; the run's largest process alone {spread(run_largest)} MiB)")),
+         f"those it started, in runs of their own; the run's largest process alone {spread(run_largest)} MiB; at "
+         f"the median run's peak, MiB: {run_parts[run_mib.index(statistics.median_low(run_mib))]})")),
     ]
 
 
