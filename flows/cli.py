@@ -304,6 +304,9 @@ def _pydantic_json_ctrl_c(exc: BaseException) -> bool:
 def entry() -> None:
     """The `hweval` command (pyproject's [project.scripts]): main() in a process of its own, which ends with it."""
     run_command.OWN_PROCESS = True
+    from flows import gx_process
+
+    gx_process.RELEASE_AFTER_SITE = True  # one run: GX's process stops once its Data Docs are built
     # stdout or stderr closed before the command started (`>&-`): Python leaves it None, and writes go nowhere.
     # stderr too: `hweval run 2>&1 | head` closed both, and the run's next log line failed it (exit 1, nothing
     # published)
@@ -324,8 +327,6 @@ def entry() -> None:
         _ending_by_ctrl_c(INTERRUPTED)  # its Ctrl-C, as above: the error it caused is no failure of the command
         raise KeyboardInterrupt from exc
     finally:
-        from flows import gx_process
-
         gx_process.stop_now()  # nothing takes its answers any more: the exit does not wait for its current call
     guarded.flush()  # a reader gone shows here at the latest, not in the interpreter's flush at exit (status 120)
     guarded_err.flush()

@@ -58,6 +58,14 @@ class Kept:
 
 _IN_WORKER = False  # set in the worker itself: there, GX runs in place
 
+# Set by flows/cli.py's entry(): this process is the `hweval` command's own, one run and done. Once that run's Data Docs
+# are built (`build_site_later`) nothing else of the run asks GX's process anything, so it is stopped then rather than
+# at the command's end: its ~190-250 MiB are gone before the run's process grows in its build and rendering. A cold run
+# on the embedded snapshot peaked at 780-783 MiB, all its processes summed, against 869-870 MiB before (2 runs each,
+# alternated): the peak moved from the rendering (GX's process 186 MiB of it) to the landing. A process that runs
+# more than one run (a test calling main(), a served deployment) keeps it for the next one.
+RELEASE_AFTER_SITE = False
+
 
 def enabled(environ: dict[str, str] | None = None) -> bool:
     """Whether GX runs in a process of its own (HWEVAL_GX_PROCESS: 1, the default, or 0); never inside it."""
@@ -163,6 +171,8 @@ def stop_now() -> None:
     under way is killed (it holds nothing to keep: the results it kept die with the run); an idle one, as at a run's
     end, is shut down in order (killing it too left one of the pool's semaphores for Python's exit to warn of)."""
     global _pool
+    if _releasing is not None:  # a process stopping after its run's Data Docs: its shutdown, not the exit, ends it
+        _releasing.join(timeout=10)
     with _LOCK:
         pool, _pool = _pool, None
     if pool is None:
@@ -226,8 +236,34 @@ def build_site(batches: list[ValidatedBatch], site_dir: Path, run_id: str, run_t
 
 def build_site_later(batches: list[ValidatedBatch], site_dir: Path, run_id: str,
                      run_time: dt.datetime | None = None) -> Pending:
-    """`build_site`, asked of the GX process and not waited on (its `result()`: the site's index.html)."""
-    return _submit(_build_site_here, [(b.source_id, b.result) for b in batches], site_dir, run_id, run_time)
+    """`build_site`, asked of the GX process and not waited on (its `result()`: the site's index.html). With
+    RELEASE_AFTER_SITE, that process is stopped once the site is built (`_release`)."""
+    pending = _submit(_build_site_here, [(b.source_id, b.result) for b in batches], site_dir, run_id, run_time)
+    if RELEASE_AFTER_SITE:
+        pool = pending.pool
+        pending.future.add_done_callback(lambda _built: _release(pool))
+    return pending
+
+
+_releasing: threading.Thread | None = None  # the last `_release`'s thread, which stop_now waits for
+
+
+def _release(pool: ProcessPoolExecutor) -> None:
+    """Stop `pool`'s process, if it is still the current one, in a thread of its own (a future's done-callback runs in
+    the pool's own thread, which the pool's shutdown joins). A call still queued is answered first, not cancelled;
+    the next call starts another process."""
+    global _releasing
+
+    def stop() -> None:
+        global _pool
+        with _LOCK:
+            if pool is not _pool:
+                return
+            _pool = None
+        pool.shutdown(wait=True)
+
+    _releasing = threading.Thread(target=stop, name="hweval-gx-release", daemon=True)
+    _releasing.start()
 
 
 # In the worker.

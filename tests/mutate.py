@@ -3062,6 +3062,17 @@ MUTATIONS = (
     Mutation("deferred-module-not-put-on-its-package", "flows/validate.py",
              "        setattr(sys.modules[parent], child, module)", "        pass",
              ("tests/test_gx_process.py::test_the_gx_process_validates_every_expectation_type_of_the_suites_without_loading_scipy_stats",)),
+    Mutation("gx-process-kept-after-its-runs-data-docs", "flows/gx_process.py",
+             "    if RELEASE_AFTER_SITE:\n", "    if False:\n",
+             ("tests/test_gx_process.py::test_a_run_in_its_own_process_stops_the_gx_process_once_its_data_docs_are_"
+              "built_and_another_keeps_it",)),
+    Mutation("gx-release-cancels-a-call-asked-after-the-site", "flows/gx_process.py",
+             "        pool.shutdown(wait=True)\n", "        pool.shutdown(wait=True, cancel_futures=True)\n",
+             ("tests/test_gx_process.py::test_a_run_in_its_own_process_stops_the_gx_process_once_its_data_docs_are_"
+              "built_and_another_keeps_it",)),
+    Mutation("hweval-command-keeps-gx-after-its-data-docs", "flows/cli.py",
+             "    gx_process.RELEASE_AFTER_SITE = True", "    gx_process.RELEASE_AFTER_SITE = False",
+             ("tests/test_cli.py::test_the_console_script_is_entry_which_skips_the_last_full_collection_at_exit",)),
     Mutation("ddl-applied-a-statement-at-a-time", "flows/warehouse.py",
              "    with transaction(con):\n        for text in ddl:", "    with contextlib.nullcontext(con):\n        for text in ddl:",
              ("tests/test_migrations.py::test_apply_ddl_that_fails_part_way_changes_nothing",)),

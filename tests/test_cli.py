@@ -506,13 +506,16 @@ def test_the_hweval_command_freezes_what_it_loaded_before_the_flow_and_a_test_ca
 
 def test_the_console_script_is_entry_which_skips_the_last_full_collection_at_exit(tmp_path):
     """pyproject's `hweval` is cli.entry: it exits with main()'s status, with the objects frozen (gc.freeze), so that
-    the interpreter's last collection does not walk them (1-3 s after a run, measured); atexit handlers still run."""
+    the interpreter's last collection does not walk them (1-3 s after a run, measured); atexit handlers still run. Its
+    one run stops GX's process once its Data Docs are built (gx_process.RELEASE_AFTER_SITE)."""
     import tomllib
 
     project = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert project["project"]["scripts"]["hweval"] == "flows.cli:entry"
     code = ("import atexit, gc, sys\n"
             "atexit.register(lambda: print('frozen at exit:', gc.get_freeze_count() > 0))\n"
+            "atexit.register(lambda: print('GX released after the Data Docs:',\n"
+            "                              __import__('flows.gx_process').gx_process.RELEASE_AFTER_SITE))\n"
             "sys.argv = ['hweval', 'check', '--catalog', sys.argv[1]]\n"
             "from flows.cli import entry\n"
             "entry()\n")
@@ -521,7 +524,8 @@ def test_the_console_script_is_entry_which_skips_the_last_full_collection_at_exi
                           timeout=120)
     assert proc.returncode == 2, proc.stderr  # main()'s status for a bad catalog, through entry()
     assert "hweval:" in proc.stderr
-    assert proc.stdout.strip() == "frozen at exit: True"
+    # atexit runs its handlers last registered first; GX's process goes once a run's Data Docs are built
+    assert proc.stdout.splitlines() == ["GX released after the Data Docs: True", "frozen at exit: True"]
 
 
 def test_the_command_stops_the_gx_process_at_its_end_without_waiting():

@@ -177,6 +177,32 @@ def test_data_docs_begun_in_the_gx_process_are_built_while_the_run_goes_on_and_t
     assert data_docs.finish_site() is None
 
 
+@pytest.mark.parametrize("release", [True, False])
+def test_a_run_in_its_own_process_stops_the_gx_process_once_its_data_docs_are_built_and_another_keeps_it(
+        own_gx_process, tmp_path, monkeypatch, release):
+    """`hweval`'s own process (cli.entry sets RELEASE_AFTER_SITE) has no use for GX's process after its run's Data
+    Docs: it is stopped as soon as they are built, before the reports render, and a call asked after the site is still
+    answered, by that process, not cancelled. A process that runs more than one run keeps it."""
+    monkeypatch.setattr(gx_process, "RELEASE_AFTER_SITE", release)
+    kept = [data_docs.ValidatedBatch("aws_pricing", gx_process.validate_table(ROWS, SUITE, PARAMETERS,
+                                                                             keep=True).result)]
+    worker = gx_process._call(os.getpid)
+    data_docs.begin_site(kept, tmp_path / "docs", "run-1")
+    # queued behind the site: more than the pool hands its process ahead (one call a worker, plus one), so that some
+    # are still the pool's own as the site is done, and a release that cancelled them would fail them
+    asked_after = [gx_process._submit(os.getpid) for _ in range(4)]
+    assert data_docs.finish_site() == tmp_path / "docs" / "index.html"
+    assert [answer.result() for answer in asked_after] == [worker] * 4
+    if release:
+        assert gone(worker, within_s=15)
+        assert gx_process._pool is None
+        assert gx_process.validate_table(ROWS, SUITE, PARAMETERS).failed_row_nos == {11, 12, 13}  # a new process
+        assert gx_process._call(os.getpid) != worker
+    else:
+        time.sleep(0.5)  # what a release would have had to stop it
+        assert gx_process._call(os.getpid) == worker
+
+
 def test_the_reports_are_rendered_beside_the_data_docs_the_gx_process_is_still_building(own_gx_process, tmp_path,
                                                                                           monkeypatch):
     """build_and_render's render_reports_to waits for the site the land step began, then moves it into the rendering:
