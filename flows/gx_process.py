@@ -61,7 +61,7 @@ _IN_WORKER = False  # set in the worker itself: there, GX runs in place
 # Set by flows/cli.py's entry(): this process is the `hweval` command's own, one run and done. Once that run's Data Docs
 # are built (`build_site_later`) nothing else of the run asks GX's process anything, so it is stopped then rather than
 # at the command's end: its ~190-250 MiB are gone before the run's process grows in its build and rendering. A cold run
-# on the embedded snapshot peaked at 780-783 MiB, all its processes summed, against 869-870 MiB before (2 runs each,
+# on the embedded snapshot peaked at 771-796 MiB, all its processes summed, against 869-870 MiB before (2 runs each,
 # alternated): the peak moved from the rendering (GX's process 186 MiB of it) to the landing. A process that runs
 # more than one run (a test calling main(), a served deployment) keeps it for the next one.
 RELEASE_AFTER_SITE = False
@@ -151,16 +151,17 @@ def _call(fn, *args):
     return _submit(fn, *args).result()
 
 
-def shutdown(pool: ProcessPoolExecutor | None = None) -> None:
+def shutdown(pool: ProcessPoolExecutor | None = None, *, cancel_queued: bool = True) -> None:
     """Stop the GX process (the next call starts another); the results it kept are gone with it. With `pool`, only
-    if that is still the current one (a call that saw it die leaves a newer one alone)."""
+    if that is still the current one (a call that saw it die leaves a newer one alone). Calls still queued are
+    cancelled, unless `cancel_queued` is false: then they are answered first."""
     global _pool
     with _LOCK:
         if pool is not None and pool is not _pool:
             return
         pool, _pool = _pool, None
     if pool is not None:
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown(wait=True, cancel_futures=cancel_queued)
 
 
 def stop_now() -> None:
@@ -249,20 +250,11 @@ _releasing: threading.Thread | None = None  # the last `_release`'s thread, whic
 
 
 def _release(pool: ProcessPoolExecutor) -> None:
-    """Stop `pool`'s process, if it is still the current one, in a thread of its own (a future's done-callback runs in
-    the pool's own thread, which the pool's shutdown joins). A call still queued is answered first, not cancelled;
-    the next call starts another process."""
+    """`shutdown(pool)` in a thread of its own (a future's done-callback runs in the pool's own thread, which the
+    pool's shutdown joins), a call still queued answered first, not cancelled; the next call starts another process."""
     global _releasing
-
-    def stop() -> None:
-        global _pool
-        with _LOCK:
-            if pool is not _pool:
-                return
-            _pool = None
-        pool.shutdown(wait=True)
-
-    _releasing = threading.Thread(target=stop, name="hweval-gx-release", daemon=True)
+    _releasing = threading.Thread(target=shutdown, args=(pool,), kwargs={"cancel_queued": False},
+                                  name="hweval-gx-release", daemon=True)
     _releasing.start()
 
 

@@ -3067,7 +3067,7 @@ MUTATIONS = (
              ("tests/test_gx_process.py::test_a_run_in_its_own_process_stops_the_gx_process_once_its_data_docs_are_"
               "built_and_another_keeps_it",)),
     Mutation("gx-release-cancels-a-call-asked-after-the-site", "flows/gx_process.py",
-             "        pool.shutdown(wait=True)\n", "        pool.shutdown(wait=True, cancel_futures=True)\n",
+             'kwargs={"cancel_queued": False}', 'kwargs={"cancel_queued": True}',
              ("tests/test_gx_process.py::test_a_run_in_its_own_process_stops_the_gx_process_once_its_data_docs_are_"
               "built_and_another_keeps_it",)),
     Mutation("hweval-command-keeps-gx-after-its-data-docs", "flows/cli.py",
