@@ -223,8 +223,8 @@ class TreeMemory:
     def _sample(self) -> None:
         while not self.done.is_set():
             sizes = {p: _pss_kib(p) for p in _children_of(self.pid)}
-            if sum(sizes.values()) > self.peak_kib:  # a new peak: what makes it up (read only then)
-                self.peak_kib = sum(sizes.values())
+            if (total := sum(sizes.values())) > self.peak_kib:  # a new peak: what makes it up (read only then)
+                self.peak_kib = total
                 self.peak_parts = {}
                 for p, kib in sizes.items():
                     role = self.roles.get(p)
@@ -303,6 +303,11 @@ def spread(values: list[float]) -> str:
     return f"{min(values):.2f} / {statistics.median(values):.2f} / {max(values):.2f}"
 
 
+def median_parts(mibs: list[float], parts: list[str]) -> str:
+    """The `parts` of the repeat whose peak is the median of `mibs` (the lower one of an even count)."""
+    return parts[mibs.index(statistics.median_low(mibs))]
+
+
 def verdict(ratios: list[float], goal: float) -> str:
     return "PASS" if statistics.median(ratios) <= goal else "FAIL"
 
@@ -350,7 +355,7 @@ def p1_and_p4(repeat: int) -> list[tuple[str, list[float], float, str]]:
          (f"run {spread(run_mib)} MiB against {spread(floor_mib)} MiB, each the summed PSS of its process and those it "
          f"started; the largest process alone: run {spread(run_largest)} MiB against {spread(floor_largest)} MiB "
          f"({spread([r / f for r, f in zip(run_largest, floor_largest, strict=True)])}x); at the median run's peak, "
-         f"MiB: {run_parts[run_mib.index(statistics.median_low(run_mib))]}")),
+         f"MiB: {median_parts(run_mib, run_parts)}")),
         ("P4 unchanged re-run / cold run", rerun_ratios, 0.5,
          (f"re-run {spread(rerun_s)} s against {spread(run_s)} s; above the empty flow's floor: re-run "
           f"{spread([r - f for r, f in zip(rerun_s, floor_s, strict=True)])} s against cold "
@@ -396,8 +401,9 @@ def p2(repeat: int, offer_rows: int) -> list[tuple[str, list[float], float, str]
     with tempfile.TemporaryDirectory(prefix="hweval-bench-") as tmp:
         empty = Path(tmp) / "empty_flow.py"
         empty.write_text(EMPTY_FLOW)
+        # not pandas.py: the script's folder comes first on sys.path
         scripts = {"pandas_reader": PANDAS_READER, "offer_file_writer": OFFER_FILE_WRITER,
-                   "duckdb_query": DUCKDB_QUERY, "source_reader": SOURCE_READER}  # not pandas.py: the script's folder comes first on sys.path
+                   "duckdb_query": DUCKDB_QUERY, "source_reader": SOURCE_READER}
         for name, text in scripts.items():
             (Path(tmp) / f"{name}.py").write_text(text)
         offer_file = Path(tmp) / "index.csv"
@@ -477,7 +483,7 @@ def p2(repeat: int, offer_rows: int) -> list[tuple[str, list[float], float, str]
         ("P2 offer-file run, peak memory / 512 MB", [m / P2_MEMORY_MIB for m in run_mib], 1.0,
          (f"run {spread(run_mib)} MiB against 512 MB = {P2_MEMORY_MIB:.1f} MiB (the summed PSS of its process and "
          f"those it started, in runs of their own; the run's largest process alone {spread(run_largest)} MiB; at "
-         f"the median run's peak, MiB: {run_parts[run_mib.index(statistics.median_low(run_mib))]})")),
+         f"the median run's peak, MiB: {median_parts(run_mib, run_parts)})")),
     ]
 
 
