@@ -180,12 +180,14 @@ def _role(pid: int, root: int) -> tuple[str, bool]:
     multiprocessing's resource tracker, a chart worker (a spawned worker that has loaded Matplotlib's library), Great
     Expectations' process (a spawned worker without it: never settled, looked at again at each new peak, as a chart
     worker loads Matplotlib after its start), else its program's name; "ended" for one that ended since it was
-    listed."""
+    listed, or is ending (no command line left)."""
     if pid == root:
         return "its own process", True
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             argv = f.read().split(b"\0")
+        if not argv[0]:  # a process that is ending (a zombie, or one past its exit) has no command line left: GX's,
+            return "ended", True  # released at its Data Docs, was once put down as "other" with its 186 MiB
         command = b" ".join(argv).decode(errors="replace")
         if "uvicorn" in command or "prefect.server" in command:
             return "Prefect server", True
