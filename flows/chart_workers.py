@@ -4,8 +4,9 @@ Matplotlib draws one chart at a time, in Python, on one core: 0.15-0.35 s a char
 charts in a cold run on the embedded snapshot, while the machine's other core waits. The charts the cache lacks
 (flows/chart_images.py) go to worker processes, up to CHARTS_PER_WORKER each (the one it draws and the next, waiting
 in its pipe); whenever every worker has that many, the run's process draws the next chart itself. The workers start
-when a run validates new rows (flows/land.py: it will draw charts again), or else at the first chart that needs
-drawing, so a run that lands nothing new and whose charts are all cached starts none. They are spawned
+when a run validates new rows (flows/land.py: it will draw charts again; in the `hweval` command's own process, once
+GX's process is stopped after the run's Data Docs, flows/gx_process.py `_release`), or else at the first chart that
+needs drawing, so a run that lands nothing new and whose charts are all cached starts none. They are spawned
 (flows/worker_processes.py), import Matplotlib once, stay until the process exits, and exit themselves if that
 process is killed. A worker draws with the same code and fonts as the run's process: a chart's PNG is the same bytes
 wherever it was drawn (tests/test_charts.py).

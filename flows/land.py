@@ -117,8 +117,11 @@ def ask_validation(batch: SourceBatch, catalog: Catalog, keep: bool) -> gx_proce
     that process keeps the result for the Data Docs."""
     suite = load_suite_json(catalog.root / "expectations" / f"{batch.table}.json")
     parameters = checks.suite_parameters(catalog)
-    # rows landed again: the run draws its charts again, so its chart workers import Matplotlib while GX validates
-    chart_workers.start()
+    # rows landed again: the run draws its charts again, so its chart workers import Matplotlib while GX validates;
+    # in the `hweval` command's process, once GX's process is stopped instead (gx_process._release): with both alive
+    # at once the run's summed memory peaked here
+    if not gx_process.releases_after_site():
+        chart_workers.start()
     return gx_process.validate_table_later(_validated_data(batch), suite, parameters, keep=keep)
 
 

@@ -3067,7 +3067,17 @@ MUTATIONS = (
              ("tests/test_gx_process.py::test_a_run_in_its_own_process_stops_the_gx_process_once_its_data_docs_are_"
               "built_and_another_keeps_it",)),
     Mutation("gx-release-cancels-a-call-asked-after-the-site", "flows/gx_process.py",
-             'kwargs={"cancel_queued": False}', 'kwargs={"cancel_queued": True}',
+             "        shutdown(pool, cancel_queued=False)\n", "        shutdown(pool, cancel_queued=True)\n",
+             ("tests/test_gx_process.py::test_a_run_in_its_own_process_stops_the_gx_process_once_its_data_docs_are_"
+              "built_and_another_keeps_it",)),
+    Mutation("chart-workers-start-beside-gx-in-the-command", "flows/land.py",
+             "    if not gx_process.releases_after_site():\n        chart_workers.start()",
+             "    if True:\n        chart_workers.start()",
+             ("tests/test_gx_process.py::test_a_landing_starts_the_chart_workers_beside_gx_only_where_gx_s_process_is_"
+              "kept",)),
+    Mutation("chart-workers-not-started-at-gx-release", "flows/gx_process.py",
+             "        shutdown(pool, cancel_queued=False)\n        chart_workers.start()\n",
+             "        shutdown(pool, cancel_queued=False)\n",
              ("tests/test_gx_process.py::test_a_run_in_its_own_process_stops_the_gx_process_once_its_data_docs_are_"
               "built_and_another_keeps_it",)),
     Mutation("hweval-command-keeps-gx-after-its-data-docs", "flows/cli.py",

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pytest
 from builders import gone, worker_outlives_its_killed_run
 
-from flows import data_docs, gx_process, validate
+from flows import chart_workers, data_docs, gx_process, validate
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -182,8 +182,11 @@ def test_a_run_in_its_own_process_stops_the_gx_process_once_its_data_docs_are_bu
         own_gx_process, tmp_path, monkeypatch, release):
     """`hweval`'s own process (cli.entry sets RELEASE_AFTER_SITE) has no use for GX's process after its run's Data
     Docs: it is stopped as soon as they are built, before the reports render, and a call asked after the site is still
-    answered, by that process, not cancelled. A process that runs more than one run keeps it."""
+    answered, by that process, not cancelled; then the chart workers start, which its landing left until then. A
+    process that runs more than one run keeps it, and starts no chart workers there."""
     monkeypatch.setattr(gx_process, "RELEASE_AFTER_SITE", release)
+    started = []  # at each start of the chart workers: GX's pool then (None: stopped)
+    monkeypatch.setattr(chart_workers, "start", lambda: started.append(gx_process._pool))
     kept = [data_docs.ValidatedBatch("aws_pricing", gx_process.validate_table(ROWS, SUITE, PARAMETERS,
                                                                              keep=True).result)]
     worker = gx_process._call(os.getpid)
@@ -196,11 +199,34 @@ def test_a_run_in_its_own_process_stops_the_gx_process_once_its_data_docs_are_bu
     if release:
         assert gone(worker, within_s=15)
         assert gx_process._pool is None
+        gx_process._releasing.join(timeout=10)
+        assert started == [None]  # once, after GX's process was stopped
         assert gx_process.validate_table(ROWS, SUITE, PARAMETERS).failed_row_nos == {11, 12, 13}  # a new process
         assert gx_process._call(os.getpid) != worker
     else:
         time.sleep(0.5)  # what a release would have had to stop it
         assert gx_process._call(os.getpid) == worker
+        assert started == []
+
+
+@pytest.mark.parametrize("release", [True, False])
+def test_a_landing_starts_the_chart_workers_beside_gx_only_where_gx_s_process_is_kept(own_gx_process, catalog,
+                                                                                       monkeypatch, release):
+    """A batch asked of GX (land.ask_validation) means charts to draw again: the chart workers start then, to import
+    Matplotlib while GX validates, unless GX's process stops at the run's Data Docs (the `hweval` command's own):
+    there they start at that stop (above), and the run's processes never hold both."""
+    from flows import land, source_batches
+
+    monkeypatch.setattr(gx_process, "RELEASE_AFTER_SITE", release)
+    started = []
+    monkeypatch.setattr(chart_workers, "start", lambda: started.append(True))
+    batch = source_batches.fetch_source(catalog, "aws_spot")
+    outcome = land.ask_validation(batch, catalog, keep=False).result()
+    assert outcome.failed_row_nos == set()  # the snapshot's 22 spot prices pass
+    assert started == ([] if release else [True])
+    monkeypatch.setenv(gx_process.ENV, "0")  # GX in the run's process: no process of its own to stop, nor to wait for
+    land.ask_validation(batch, catalog, keep=False).result()
+    assert started == ([True] if release else [True, True])
 
 
 def test_the_reports_are_rendered_beside_the_data_docs_the_gx_process_is_still_building(own_gx_process, tmp_path,
