@@ -3080,6 +3080,9 @@ MUTATIONS = (
              "        shutdown(pool, cancel_queued=False)\n",
              ("tests/test_gx_process.py::test_a_run_in_its_own_process_stops_the_gx_process_once_its_data_docs_are_"
               "built_and_another_keeps_it",)),
+    Mutation("gx-process-keeps-arrow-memory-after-a-call", "flows/gx_process.py",
+             "    pa.default_memory_pool().release_unused()\n", "    pass\n",
+             ("tests/test_gx_process.py::test_the_gx_process_gives_back_the_arrow_memory_of_a_batch_it_validated",)),
     Mutation("hweval-command-keeps-gx-after-its-data-docs", "flows/cli.py",
              "    gx_process.RELEASE_AFTER_SITE = True", "    gx_process.RELEASE_AFTER_SITE = False",
              ("tests/test_cli.py::test_the_console_script_is_entry_which_skips_the_last_full_collection_at_exit",)),
