@@ -315,7 +315,7 @@ def _give_back_arrow_memory() -> None:
     """Arrow's allocator keeps what a call freed for the next one, and a batch's frame is mostly Arrow's (pandas' text
     columns are Arrow-backed since pandas 3): after a validation of `make bench`'s 51,034 offer-file rows the process
     held 111 MiB more than once it gave that back (365 -> 254 MiB), which it otherwise kept to the run's Data Docs.
-    A few milliseconds a call."""
+    Well under a millisecond a call (0.02 ms with nothing to give back, 0.17 ms after 20 MiB freed, measured)."""
     import pyarrow as pa
 
     pa.default_memory_pool().release_unused()
