@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from builders import gone, worker_outlives_its_killed_run
+from builders import gone, proc_file, worker_outlives_its_killed_run
 
 from flows import chart_workers, data_docs, gx_process, validate
 
@@ -222,8 +222,7 @@ def test_the_gx_process_gives_back_the_arrow_memory_of_a_batch_it_validated(own_
     worker = gx_process._call(os.getpid)
 
     def resident_mib() -> float:
-        status = Path(f"/proc/{worker}/status").read_text()
-        return int(re.search(r"^VmRSS:\s+(\d+) kB", status, re.M).group(1)) / 1024
+        return int(re.search(r"^VmRSS:\s+(\d+) kB", proc_file(worker, "status"), re.M).group(1)) / 1024
 
     before = resident_mib()
     assert gx_process.validate_table(batch, suite).failed_row_nos == set()
