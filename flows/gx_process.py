@@ -245,9 +245,10 @@ def build_site(batches: list[ValidatedBatch], site_dir: Path, run_id: str, run_t
 def build_site_later(batches: list[ValidatedBatch], site_dir: Path, run_id: str,
                      run_time: dt.datetime | None = None) -> Pending:
     """`build_site`, asked of the GX process and not waited on (its `result()`: the site's index.html). With
-    RELEASE_AFTER_SITE, that process is stopped once the site is built (`_release`)."""
+    RELEASE_AFTER_SITE, that process is stopped once the site is built (`_release`): `releases_after_site`, which
+    flows/land.py asks too, decides both."""
     pending = _submit(_build_site_here, [(b.source_id, b.result) for b in batches], site_dir, run_id, run_time)
-    if RELEASE_AFTER_SITE:
+    if releases_after_site():
         pool = pending.pool
         pending.future.add_done_callback(lambda _built: _release(pool))
     return pending

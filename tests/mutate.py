@@ -3063,7 +3063,7 @@ MUTATIONS = (
              "        setattr(sys.modules[parent], child, module)", "        pass",
              ("tests/test_gx_process.py::test_the_gx_process_validates_every_expectation_type_of_the_suites_without_loading_scipy_stats",)),
     Mutation("gx-process-kept-after-its-runs-data-docs", "flows/gx_process.py",
-             "    if RELEASE_AFTER_SITE:\n", "    if False:\n",
+             "    if releases_after_site():\n", "    if False:\n",
              ("tests/test_gx_process.py::test_a_run_in_its_own_process_stops_the_gx_process_once_its_data_docs_are_"
               "built_and_another_keeps_it",)),
     Mutation("gx-release-cancels-a-call-asked-after-the-site", "flows/gx_process.py",
