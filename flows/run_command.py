@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flows import paths, run_startup, startup_gc
+from flows import paths, read_ahead, run_startup, startup_gc
 
 if TYPE_CHECKING:
     from flows.lake import LakeConfig
@@ -153,10 +153,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         run_startup.warm_flow_imports()
     try:
         check_run_inputs(args, source_files)  # on the catalog just loaded, while the server starts
+        # the files given with --source that read into Arrow (an offer file), read while the server starts: the
+        # flow's fetch takes them unless they changed (flows/read_ahead.py)
+        run_startup.read_given_files_ahead(args.catalog, source_files, args.as_of)
         # the catalog's per-chip figures, checked in Great Expectations' process meanwhile: a catalog that fails is
         # refused here, in one line, as one that does not load is
         run_startup.finish_catalog_check(args.catalog)
     except BaseException:
+        read_ahead.abandon()
         if server is not None:
             server.stop()
         raise
@@ -168,6 +172,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         try:
             server.wait_ready()
         except ServerStartError as exc:
+            read_ahead.abandon()
             print(f"hweval: {exc}; the run did not start", file=sys.stderr)
             return 1
 
@@ -227,6 +232,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         error = exc
         raise
     finally:  # a cancel the flow could not act on: the state the run reached, not Cancelling for ever
+        read_ahead.abandon()  # a file the flow did not fetch (it failed first): its table is not kept
         settled = None if cancelled else cancellation.settle(watch, error)
     if cancelled is not None:
         print(f"hweval: the run was {cancelled} (exit status {EXIT_CANCELLED})", file=sys.stderr)

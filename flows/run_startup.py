@@ -1,7 +1,8 @@
 """What `hweval run` does before its flow starts: it launches the temporary Prefect server the run needs when none is
 configured (a process of its own, seconds to answer), and while that server starts it does what the flow would
 otherwise do first: the catalog loaded and checked, the flow's first imports, the report templates compiled, the
-declared tables read. flows/run_command.py calls these in that order; flows/prefect_server.py is the server itself.
+declared tables read, the large files given with --source read (flows/read_ahead.py). flows/run_command.py calls
+these in that order; flows/prefect_server.py is the server itself.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from typing import TYPE_CHECKING
 from flows import paths
 
 if TYPE_CHECKING:
+    import datetime as dt
+
     from flows.prefect_server import TemporaryServer
 
 
@@ -57,6 +60,20 @@ def finish_catalog_check(catalog_dir: str | None) -> None:
     from flows.paths import absolute
 
     checked_catalog_ahead(absolute(catalog_dir or paths.catalog_dir()))
+
+
+def read_given_files_ahead(catalog_dir: str | None, source_files: dict[str, list[str]], as_of: dt.date | None) -> None:
+    """Begin reading the files given with --source whose kind reads into Arrow (an offer file), while the server
+    starts: the flow's fetch takes each table unless its file changed meanwhile (flows/read_ahead.py). Called once
+    `check_run_inputs` passed, on the catalog it loaded."""
+    from flows import pipeline, read_ahead
+    from flows.catalog import catalog_loaded_ahead
+    from flows.paths import absolute
+
+    if not source_files:
+        return
+    catalog = catalog_loaded_ahead(absolute(catalog_dir or paths.catalog_dir()))
+    read_ahead.begin(catalog, pipeline.source_snapshot_files(catalog, source_files, as_of or pipeline.default_as_of()))
 
 
 # Modules the flow imports on first use (Prefect's engines and what they import lazily, DuckDB's Arrow scan), about

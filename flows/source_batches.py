@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from flows import checks, warehouse
+from flows import checks, read_ahead, warehouse
 from flows.catalog_models import Catalog
 from flows.redaction import error_text
 from flows.reuse import arrow_digest
@@ -193,8 +193,10 @@ def fetch_source(catalog: Catalog, source_id: str, slots: FetchSlots | None = No
     else:
         with held(cloud_slots):
             for index in range(len(source.files)):
-                if arrow:
-                    tables.append(read_declared_table(catalog.root, source, source_id, index))
+                if arrow:  # the table `hweval run` read while its server started, if it is the same read
+                    ahead = read_ahead.take(catalog.root, source, source_id, index)
+                    tables.append(ahead if ahead is not None
+                                  else read_declared_table(catalog.root, source, source_id, index))
                 else:
                     rows.extend(read_declared_file(catalog.root, source, source_id, index))
         files, data_as_of = [f.path for f in source.files], max(f.as_of for f in source.files)

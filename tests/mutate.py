@@ -1873,9 +1873,10 @@ MUTATIONS = (
              "\n    try:\n        check_run_inputs(args, source_files)",
              ("tests/test_cli.py::test_a_refused_input_is_one_line_without_the_temporary_servers",)),
     Mutation("server-left-running-after-a-refused-input", "flows/run_command.py",
-             "    except BaseException:\n        if server is not None:\n            server.stop()\n        raise\n"
-             "    if server is not None:\n        # said once",
-             "    except BaseException:\n        raise\n    if server is not None:\n        # said once",
+             "    except BaseException:\n        read_ahead.abandon()\n        if server is not None:\n"
+             "            server.stop()\n        raise\n    if server is not None:\n        # said once",
+             "    except BaseException:\n        read_ahead.abandon()\n        raise\n    if server is not None:\n"
+             "        # said once",
              ("tests/test_cli.py::test_a_refused_input_is_one_line_without_the_temporary_servers",)),
     # the help listed exit statuses 0-5; README's table has 6 (cancelled from Prefect) too
     Mutation("help-without-exit-status-6", "flows/run_command.py",
@@ -3089,6 +3090,37 @@ MUTATIONS = (
     Mutation("ddl-applied-a-statement-at-a-time", "flows/warehouse.py",
              "    with transaction(con):\n        for text in ddl:", "    with contextlib.nullcontext(con):\n        for text in ddl:",
              ("tests/test_migrations.py::test_apply_ddl_that_fails_part_way_changes_nothing",)),
+    Mutation("read-ahead-taken-though-its-file-changed", "flows/read_ahead.py",
+             "    if read.signature is not None and signature(read.root / read.file.path) == read.signature:\n",
+             "    if True:\n",
+             ("tests/test_read_ahead.py::test_a_file_changed_after_its_read_began_is_read_again",)),
+    Mutation("read-ahead-taken-with-another-declaration", "flows/read_ahead.py",
+             "    if (read.kind, read.root, read.file, read.limits) != (source.kind, root, file, limits_for(source, "
+             "source_id)):\n",
+             "    if (read.kind, read.root) != (source.kind, root):\n",
+             ("tests/test_read_ahead.py::test_a_file_read_ahead_with_another_declaration_is_read_again",)),
+    Mutation("read-ahead-not-taken-by-the-fetch", "flows/source_batches.py",
+             "                    ahead = read_ahead.take(catalog.root, source, source_id, index)\n",
+             "                    ahead = None\n",
+             ("tests/test_read_ahead.py",)),
+    Mutation("hweval-run-reads-nothing-ahead", "flows/run_command.py",
+             "        run_startup.read_given_files_ahead(args.catalog, source_files, args.as_of)\n", "",
+             ("tests/test_read_ahead.py::test_hweval_run_reads_its_offer_file_ahead_of_the_flow_and_keeps_none_after_"
+              "it",)),
+    Mutation("hweval-run-keeps-the-read-ahead-of-a-refused-run", "flows/run_command.py",
+             "        read_ahead.abandon()\n        if server is not None:\n            server.stop()\n",
+             "        if server is not None:\n            server.stop()\n",
+             ("tests/test_read_ahead.py::test_hweval_run_reads_its_offer_file_ahead_of_the_flow_and_keeps_none_after_"
+              "it",)),
+    Mutation("hweval-run-keeps-the-read-ahead-when-its-server-fails", "flows/run_command.py",
+             "            read_ahead.abandon()\n            print(f\"hweval: {exc}; the run did not start\"",
+             "            print(f\"hweval: {exc}; the run did not start\"",
+             ("tests/test_read_ahead.py::test_hweval_run_reads_its_offer_file_ahead_of_the_flow_and_keeps_none_after_"
+              "it",)),
+    Mutation("hweval-run-keeps-a-read-ahead-not-taken", "flows/run_command.py",
+             "        read_ahead.abandon()  # a file the flow did not fetch", "        pass  # a file the flow did not fetch",
+             ("tests/test_read_ahead.py::test_hweval_run_reads_its_offer_file_ahead_of_the_flow_and_keeps_none_after_"
+              "it",)),
 )
 
 
