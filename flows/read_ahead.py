@@ -83,9 +83,12 @@ def begin(catalog: Catalog, given: dict[str, list[SnapshotFile]]) -> list[tuple[
             for index, file in enumerate(files):
                 if _executor is None:
                     _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hweval-read-ahead")
+                # the file's signature taken before its read is queued: a file replaced once the read has opened it
+                # must not pass for the one read
+                before = signature(catalog.root / file.path)
                 future = _executor.submit(read_declared_table, catalog.root, source, source_id, index)
                 _reads[(source_id, index)] = _Read(source.kind, catalog.root, file, limits_for(source, source_id),
-                                                   signature(catalog.root / file.path), time.monotonic(), future)
+                                                   before, time.monotonic(), future)
                 begun.append((source_id, index))
     return begun
 

@@ -175,6 +175,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             read_ahead.abandon()
             print(f"hweval: {exc}; the run did not start", file=sys.stderr)
             return 1
+        except BaseException:  # a Ctrl-C while the server starts: the reads queued are not run before the exit
+            read_ahead.abandon()
+            raise
 
     wait_s = lock_wait_s(args)
     if OWN_PROCESS:

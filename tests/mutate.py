@@ -3117,6 +3117,20 @@ MUTATIONS = (
              "            print(f\"hweval: {exc}; the run did not start\"",
              ("tests/test_read_ahead.py::test_hweval_run_reads_its_offer_file_ahead_of_the_flow_and_keeps_none_after_"
               "it",)),
+    Mutation("hweval-run-keeps-the-read-ahead-at-a-ctrl-c-before-its-flow", "flows/run_command.py",
+             "        except BaseException:  # a Ctrl-C while the server starts: the reads queued are not run before the "
+             "exit\n            read_ahead.abandon()\n            raise\n", "",
+             ("tests/test_read_ahead.py::test_hweval_run_reads_its_offer_file_ahead_of_the_flow_and_keeps_none_after_"
+              "it",)),
+    Mutation("read-ahead-taken-under-other-limits", "flows/read_ahead.py",
+             "    if (read.kind, read.root, read.file, read.limits) != (source.kind, root, file, limits_for(source, "
+             "source_id)):\n",
+             "    if (read.kind, read.root, read.file) != (source.kind, root, file):\n",
+             ("tests/test_read_ahead.py::test_a_file_read_ahead_under_other_limits_is_read_again_under_the_runs",)),
+    Mutation("read-ahead-taken-though-its-file-changed-during-the-read", "flows/read_ahead.py",
+             "    if not _unchanged(read, source_id):\n        return None\n    if error is not None:",
+             "    if error is not None:",
+             ("tests/test_read_ahead.py::test_a_file_changed_while_it_was_read_ahead_is_read_again",)),
     Mutation("hweval-run-keeps-a-read-ahead-not-taken", "flows/run_command.py",
              "        read_ahead.abandon()  # a file the flow did not fetch", "        pass  # a file the flow did not fetch",
              ("tests/test_read_ahead.py::test_hweval_run_reads_its_offer_file_ahead_of_the_flow_and_keeps_none_after_"

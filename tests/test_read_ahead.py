@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import threading
 from pathlib import Path
 
 import offer_file_builder as ofb
@@ -110,6 +111,56 @@ def test_a_file_read_ahead_with_another_declaration_is_read_again(catalog, offer
     assert set(batch.data.column("data_as_of").to_pylist()) == {dt.date(2026, 9, 11)} == {batch.data_as_of}
 
 
+def test_a_file_read_ahead_under_other_limits_is_read_again_under_the_runs(catalog, offer_file, reads, caplog):
+    """sources.yaml's limits changed between the read ahead and the flow (the catalog reloaded): the fetch reads under
+    the run's own, here one too small for the file's lines, so its read fails where the one ahead passed."""
+    from flows.sources._common import SourceLimitError
+
+    given = {"aws_offer_file": [str(offer_file)]}
+    begin(catalog, given)
+    run_catalog = pipeline.with_source_files(catalog, given, AS_OF)
+    sources = dict(run_catalog.sources.sources)
+    sources["aws_offer_file"] = sources["aws_offer_file"].model_copy(update={"max_line_bytes": 64})
+    run_catalog = run_catalog.model_copy(update={"sources": run_catalog.sources.model_copy(
+        update={"sources": sources})})
+    with caplog.at_level(logging.INFO, logger="flows.read_ahead"), pytest.raises(SourceLimitError):
+        fetch_source(run_catalog, "aws_offer_file")
+    assert "read ahead with another declaration; reading it again" in caplog.text
+
+
+def test_a_file_changed_while_it_was_read_ahead_is_read_again(catalog, offer_file, monkeypatch, caplog):
+    """The file rewritten while the fetch waits for its read ahead (unchanged when the fetch came for it): the table
+    read is not taken, as the signature is checked again once the read is done."""
+    real = aws_offer_file.read_table
+    fetch_waiting = threading.Event()
+    calls = []
+
+    def gated(path, *args, **kwargs):
+        calls.append(threading.current_thread().name)
+        table = real(path, *args, **kwargs)
+        if len(calls) == 1:  # the read ahead: it has read the file; the file changes before the read ends
+            assert fetch_waiting.wait(30)
+            ofb.write_offer_file(offer_file, [p for p in ofb.accelerated_products()
+                                              if p["attrs"]["Instance Type"] == "p5.48xlarge"])
+        return table
+
+    monkeypatch.setattr(aws_offer_file, "read_table", gated)
+    given = {"aws_offer_file": [str(offer_file)]}
+    begin(catalog, given)
+    # set once the fetch below has found the file unchanged and waits for the read (it comes for it at once)
+    timer = threading.Timer(0.5, fetch_waiting.set)
+    timer.start()
+    try:
+        with caplog.at_level(logging.INFO, logger="flows.read_ahead"):
+            batch = fetch_source(pipeline.with_source_files(catalog, given, AS_OF), "aws_offer_file")
+    finally:
+        fetch_waiting.set()
+        timer.cancel()
+    assert len(calls) == 2 and calls[0].startswith("hweval-read-ahead")  # ahead, then the fetch's own
+    assert f"{offer_file} changed since it was read ahead; reading it again" in caplog.text
+    assert set(batch.data.column("instance_type").to_pylist()) == {"p5.48xlarge"}
+
+
 def test_reads_abandoned_are_not_taken(catalog, offer_file, reads):
     given = {"aws_offer_file": [str(offer_file)]}
     begin(catalog, given)
@@ -119,7 +170,7 @@ def test_reads_abandoned_are_not_taken(catalog, offer_file, reads):
     assert reads[-1] == offer_file and len(reads) in (1, 2)  # the read ahead may have begun before it was dropped
 
 
-@pytest.mark.parametrize("end", ["fetched", "not fetched", "refused", "no server"])
+@pytest.mark.parametrize("end", ["fetched", "not fetched", "refused", "no server", "ctrl-c"])
 def test_hweval_run_reads_its_offer_file_ahead_of_the_flow_and_keeps_none_after_it(
         monkeypatch, tmp_path, capsys, catalog, offer_file, reads, end):
     """`hweval run --source aws_offer_file=FILE`: the file is read before the flow starts and the flow's fetch takes
@@ -147,17 +198,34 @@ def test_hweval_run_reads_its_offer_file_ahead_of_the_flow_and_keeps_none_after_
         if end == "refused":
             raise CatalogError("accelerators.yaml: a figure fails its check")
 
-    if end == "no server":
+    if end in ("no server", "ctrl-c"):
         calls = refused_run_setup(monkeypatch, server_answers=False)  # a stand-in server that does not answer
+    if end == "ctrl-c":  # pressed while the run waits for its server
+        class Interrupted:
+            def attach(self):
+                return self
+
+            def wait_ready(self):
+                assert read_ahead.pending() == [("aws_offer_file", 0)]
+                raise KeyboardInterrupt
+
+            def stop(self):
+                pass
+
+        monkeypatch.setattr(run_startup, "launch_temporary_server", Interrupted)
     else:
         monkeypatch.setattr(nightly, "nightly", flow)
         monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # not reached: the flow is replaced
     # the catalog's figures are checked in GX's process as the run starts: stood in for here
     monkeypatch.setattr(run_startup, "warm_catalog_check", lambda catalog_dir: None)
     monkeypatch.setattr(run_startup, "finish_catalog_check", catalog_checked)
-    assert main(["run", "--as-of", AS_OF.isoformat(), "--warehouse", str(tmp_path / "w.duckdb"), "--reports",
-                 str(tmp_path / "r"), "--source", f"aws_offer_file={offer_file}@2026-09-10"]) == {
-        "refused": 2, "no server": 1}.get(end, 0)
+    argv = ["run", "--as-of", AS_OF.isoformat(), "--warehouse", str(tmp_path / "w.duckdb"), "--reports",
+            str(tmp_path / "r"), "--source", f"aws_offer_file={offer_file}@2026-09-10"]
+    if end == "ctrl-c":
+        with pytest.raises(KeyboardInterrupt):
+            main(argv)
+    else:
+        assert main(argv) == {"refused": 2, "no server": 1}.get(end, 0)
     assert read_ahead.pending() == []
     if end == "fetched":
         assert reads == [offer_file]  # once: ahead, and taken by the flow's fetch
