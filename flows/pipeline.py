@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 
 from flows import analytics, duckdb_settings, paths, transform, warehouse
-from flows.catalog_models import Catalog, CatalogError, SnapshotFile
+from flows.catalog_models import Catalog, CatalogError, SnapshotFile, Source
 from flows.formatting import last_loaded
 from flows.land import SourceLoad, stale_past_limit
 from flows.sources import SAME_SKU_KINDS
@@ -190,14 +190,19 @@ def with_source_files(catalog: Catalog, source_files: dict[str, list[str]], as_o
     `source_snapshot_files`."""
     sources = dict(catalog.sources.sources)
     for source_id, files in source_snapshot_files(catalog, source_files, as_of).items():
-        # files given for a source are read in this run, live or not, even if sources.yaml leaves it disabled
-        sources[source_id] = sources[source_id].model_copy(update={"files": files, "live": None, "enabled": True})
+        sources[source_id] = reading_given_files(sources[source_id], files)
     for source_id, replaced in replaced_sources(catalog, source_files).items():
         for other_id in replaced:
             log.warning("--source %s: %s is not read in this run (both price the same AWS SKUs); if %s fails, the "
                         "run uses the last good rows of %s", source_id, other_id, source_id, other_id)
             sources[other_id] = sources[other_id].model_copy(update={"enabled": False})
     return catalog.model_copy(update={"sources": catalog.sources.model_copy(update={"sources": sources})})
+
+
+def reading_given_files(source: Source, files: list[SnapshotFile]) -> Source:
+    """A declared source (catalog_models.Source) reading `files` for a run: files given for a source are read in this
+    run, from disk, live or not, even if sources.yaml leaves it disabled."""
+    return source.model_copy(update={"files": files, "live": None, "enabled": True})
 
 
 def replaced_sources(catalog: Catalog, source_files: dict[str, list[str]] | None) -> dict[str, list[str]]:

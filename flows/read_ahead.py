@@ -68,6 +68,7 @@ def begin(catalog: Catalog, given: dict[str, list[SnapshotFile]]) -> list[tuple[
     """Start reading the files `given` for each source (pipeline.source_snapshot_files: what `--source` names) whose
     kind reads into Arrow; the (source id, file index) of each read begun. Reads still held from an earlier call are
     dropped first."""
+    from flows.pipeline import reading_given_files
     from flows.sources import limits_for, read_declared_table, reads_tables
 
     global _executor
@@ -78,8 +79,7 @@ def begin(catalog: Catalog, given: dict[str, list[SnapshotFile]]) -> list[tuple[
             declared = catalog.sources.sources[source_id]
             if not reads_tables(declared.kind):
                 continue
-            # as the flow reads it (pipeline.with_source_files): these files, from disk, whatever sources.yaml says
-            source = declared.model_copy(update={"files": files, "live": None, "enabled": True})
+            source = reading_given_files(declared, files)  # as the flow reads it (pipeline.with_source_files)
             for index, file in enumerate(files):
                 if _executor is None:
                     _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hweval-read-ahead")
